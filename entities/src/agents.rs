@@ -1,0 +1,51 @@
+//! `agents` table: per-user presets (system prompt, model, tools) that chats can use.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
+#[sea_orm(table_name = "agents")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+    pub id: String,
+    #[sea_orm(column_type = "Text")]
+    pub user_id: String,
+    pub name: String,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub system_prompt: Option<String>,
+    pub model: Option<String>,
+    /// Defaults to `true` in the database.
+    pub tools_enabled: bool,
+    /// Which tools the agent may use (JSON; shape defined by the application).
+    pub enabled_tools: Option<Json>,
+    pub created_at: ChronoDateTimeUtc,
+    pub updated_at: ChronoDateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::users::Entity",
+        from = "Column::UserId",
+        to = "super::users::Column::Id",
+        on_update = "NoAction",
+        on_delete = "Cascade"
+    )]
+    Users,
+    #[sea_orm(has_many = "super::chats::Entity")]
+    Chats,
+}
+
+impl Related<super::users::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Users.def()
+    }
+}
+
+impl Related<super::chats::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Chats.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

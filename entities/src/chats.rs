@@ -1,0 +1,124 @@
+//! `chats` table: conversations owned by a user, optionally bound to an agent.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
+#[sea_orm(table_name = "chats")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+    pub id: String,
+    #[sea_orm(column_type = "Text")]
+    pub user_id: String,
+    /// Set to `NULL` by the database when the agent is deleted.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub agent_id: Option<String>,
+    pub title: String,
+    /// Id of the message at the tip of the active branch. Not a foreign key (that would
+    /// make a cycle with `messages.chat_id`), so it may dangle; check before use.
+    pub active_leaf_id: Option<String>,
+    /// Defaults to `false` in the database.
+    pub ephemeral: bool,
+    /// Which embedder produced this chat's vectors (memories, document chunks).
+    pub embedder: Option<String>,
+    pub created_at: ChronoDateTimeUtc,
+    pub updated_at: ChronoDateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::users::Entity",
+        from = "Column::UserId",
+        to = "super::users::Column::Id",
+        on_update = "NoAction",
+        on_delete = "Cascade"
+    )]
+    Users,
+    #[sea_orm(
+        belongs_to = "super::agents::Entity",
+        from = "Column::AgentId",
+        to = "super::agents::Column::Id",
+        on_update = "NoAction",
+        on_delete = "SetNull"
+    )]
+    Agents,
+    #[sea_orm(has_many = "super::messages::Entity")]
+    Messages,
+    #[sea_orm(has_many = "super::runs::Entity")]
+    Runs,
+    #[sea_orm(has_many = "super::pending_asks::Entity")]
+    PendingAsks,
+    #[sea_orm(has_many = "super::memories::Entity")]
+    Memories,
+    #[sea_orm(has_many = "super::artifacts::Entity")]
+    Artifacts,
+    #[sea_orm(has_many = "super::documents::Entity")]
+    Documents,
+    #[sea_orm(has_many = "super::document_chunks::Entity")]
+    DocumentChunks,
+    #[sea_orm(has_many = "super::uploads::Entity")]
+    Uploads,
+}
+
+impl Related<super::users::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Users.def()
+    }
+}
+
+impl Related<super::agents::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Agents.def()
+    }
+}
+
+impl Related<super::messages::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Messages.def()
+    }
+}
+
+impl Related<super::runs::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Runs.def()
+    }
+}
+
+impl Related<super::pending_asks::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::PendingAsks.def()
+    }
+}
+
+impl Related<super::memories::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Memories.def()
+    }
+}
+
+impl Related<super::artifacts::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Artifacts.def()
+    }
+}
+
+impl Related<super::documents::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Documents.def()
+    }
+}
+
+impl Related<super::document_chunks::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::DocumentChunks.def()
+    }
+}
+
+impl Related<super::uploads::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Uploads.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,76 @@
+//! `documents` table: files uploaded into a chat and their text-extraction state; each
+//! document is backed by exactly one artifact.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
+#[sea_orm(table_name = "documents")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+    pub id: String,
+    #[sea_orm(column_type = "Text")]
+    pub chat_id: String,
+    #[sea_orm(column_type = "Text", unique)]
+    pub artifact_id: String,
+    pub filename: String,
+    pub size_bytes: i64,
+    pub content_type: String,
+    pub storage_path: String,
+    /// One of `uploading`, `processing`, `processed`, `error`.
+    pub status: String,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub error: Option<String>,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub warning: Option<String>,
+    /// Defaults to `false` in the database.
+    pub searchable: bool,
+    /// Defaults to 0 in the database.
+    pub char_count: i64,
+    pub uploaded_at: ChronoDateTimeUtc,
+    pub processed_at: Option<ChronoDateTimeUtc>,
+    /// Soft-deletion time.
+    pub deleted_at: Option<ChronoDateTimeUtc>,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::chats::Entity",
+        from = "Column::ChatId",
+        to = "super::chats::Column::Id",
+        on_update = "NoAction",
+        on_delete = "Cascade"
+    )]
+    Chats,
+    #[sea_orm(
+        belongs_to = "super::artifacts::Entity",
+        from = "Column::ArtifactId",
+        to = "super::artifacts::Column::Id",
+        on_update = "NoAction",
+        on_delete = "Cascade"
+    )]
+    Artifacts,
+    #[sea_orm(has_many = "super::document_chunks::Entity")]
+    DocumentChunks,
+}
+
+impl Related<super::chats::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Chats.def()
+    }
+}
+
+impl Related<super::artifacts::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Artifacts.def()
+    }
+}
+
+impl Related<super::document_chunks::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::DocumentChunks.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,21 @@
+//! sea-orm entities for Colloquy's schema, one module per table (see the `migration`
+//! crate for the DDL). Ids are application-generated UUID strings.
+
+pub use sea_orm;
+
+pub mod agents;
+pub mod api_keys;
+pub mod artifact_versions;
+pub mod artifacts;
+pub mod chats;
+pub mod document_chunks;
+pub mod documents;
+pub mod login_sessions;
+pub mod login_tokens;
+pub mod memories;
+pub mod messages;
+pub mod pending_asks;
+pub mod prelude;
+pub mod runs;
+pub mod uploads;
+pub mod users;

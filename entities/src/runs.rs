@@ -1,0 +1,76 @@
+//! `runs` table: one execution of the agent loop (model calls and tools) within a chat.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
+#[sea_orm(table_name = "runs")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
+    pub id: String,
+    #[sea_orm(column_type = "Text")]
+    pub chat_id: String,
+    #[sea_orm(column_type = "Text")]
+    pub user_id: String,
+    /// One of `running`, `paused`, `completed`, `cancelled`, `failed`, `interrupted`.
+    pub status: String,
+    pub stop_reason: Option<String>,
+    /// Not a foreign key.
+    pub user_message_id: Option<String>,
+    /// Not a foreign key.
+    pub assistant_message_id: Option<String>,
+    /// Defaults to 0 in the database.
+    pub iterations: i32,
+    /// Defaults to 0 in the database.
+    pub input_tokens: i64,
+    /// Defaults to 0 in the database.
+    pub output_tokens: i64,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub error: Option<String>,
+    /// Options of the run (JSON; shape defined by the application).
+    pub options: Option<Json>,
+    pub created_at: ChronoDateTimeUtc,
+    pub finished_at: Option<ChronoDateTimeUtc>,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::chats::Entity",
+        from = "Column::ChatId",
+        to = "super::chats::Column::Id",
+        on_update = "NoAction",
+        on_delete = "Cascade"
+    )]
+    Chats,
+    #[sea_orm(
+        belongs_to = "super::users::Entity",
+        from = "Column::UserId",
+        to = "super::users::Column::Id",
+        on_update = "NoAction",
+        on_delete = "Cascade"
+    )]
+    Users,
+    #[sea_orm(has_many = "super::pending_asks::Entity")]
+    PendingAsks,
+}
+
+impl Related<super::chats::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Chats.def()
+    }
+}
+
+impl Related<super::users::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Users.def()
+    }
+}
+
+impl Related<super::pending_asks::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::PendingAsks.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

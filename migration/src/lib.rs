@@ -1,0 +1,65 @@
+//! Colloquy's database migrations: one `create_x_table` migration per table, in
+//! foreign-key dependency order, run by [`Migrator`] on SQLite and PostgreSQL alike.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261121_000001_create_users_table;
+mod m20261121_000002_create_api_keys_table;
+mod m20261121_000003_create_login_sessions_table;
+mod m20261121_000004_create_login_tokens_table;
+mod m20261121_000005_create_agents_table;
+mod m20261121_000006_create_chats_table;
+mod m20261121_000007_create_messages_table;
+mod m20261121_000008_create_runs_table;
+mod m20261121_000009_create_pending_asks_table;
+mod m20261121_000010_create_memories_table;
+mod m20261121_000011_create_artifacts_table;
+mod m20261121_000012_create_artifact_versions_table;
+mod m20261121_000013_create_documents_table;
+mod m20261121_000014_create_document_chunks_table;
+mod m20261121_000015_create_uploads_table;
+
+/// Names of every table the migrations create, in creation order.
+pub const TABLES: [&str; 15] = [
+    "users",
+    "api_keys",
+    "login_sessions",
+    "login_tokens",
+    "agents",
+    "chats",
+    "messages",
+    "runs",
+    "pending_asks",
+    "memories",
+    "artifacts",
+    "artifact_versions",
+    "documents",
+    "document_chunks",
+    "uploads",
+];
+
+/// Applies (or rolls back) Colloquy's schema; `down` drops tables in reverse order.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261121_000001_create_users_table::Migration),
+            Box::new(m20261121_000002_create_api_keys_table::Migration),
+            Box::new(m20261121_000003_create_login_sessions_table::Migration),
+            Box::new(m20261121_000004_create_login_tokens_table::Migration),
+            Box::new(m20261121_000005_create_agents_table::Migration),
+            Box::new(m20261121_000006_create_chats_table::Migration),
+            Box::new(m20261121_000007_create_messages_table::Migration),
+            Box::new(m20261121_000008_create_runs_table::Migration),
+            Box::new(m20261121_000009_create_pending_asks_table::Migration),
+            Box::new(m20261121_000010_create_memories_table::Migration),
+            Box::new(m20261121_000011_create_artifacts_table::Migration),
+            Box::new(m20261121_000012_create_artifact_versions_table::Migration),
+            Box::new(m20261121_000013_create_documents_table::Migration),
+            Box::new(m20261121_000014_create_document_chunks_table::Migration),
+            Box::new(m20261121_000015_create_uploads_table::Migration),
+        ]
+    }
+}

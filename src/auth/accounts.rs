@@ -1,0 +1,319 @@
+//! `Accounts`: the queries behind authentication — users, API keys, login sessions and
+//! one-time login links. Plain async functions over the database; no HTTP in here.
+
+use chrono::{Duration, Utc};
+use entities::{api_keys, login_sessions, login_tokens, users};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, Set,
+};
+
+use super::principal::Principal;
+use super::secret::{hash_password, hash_token, new_token, verify_password};
+
+/// Longest accepted username.
+const MAX_USERNAME_CHARS: usize = 64;
+/// Longest accepted password: argon2 is deliberately slow, so unbounded input is a DoS vector.
+const MAX_PASSWORD_CHARS: usize = 1_024;
+/// Shortest password we accept from a person.
+const MIN_PASSWORD_CHARS: usize = 8;
+/// How many characters of an API key are kept in clear to tell keys apart.
+const KEY_PREFIX_CHARS: usize = 10;
+/// `last_used_at` is written at most this often per key, keeping requests read-only.
+const LAST_USED_GRANULARITY_SECS: i64 = 300;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("username must be 1-{MAX_USERNAME_CHARS} characters of letters, digits, '.', '_' or '-'")]
+    InvalidUsername,
+    #[error("password must be {MIN_PASSWORD_CHARS}-{MAX_PASSWORD_CHARS} characters")]
+    InvalidPassword,
+    #[error("a user named {0:?} already exists")]
+    UsernameTaken(String),
+    #[error("no user named {0:?}")]
+    NoSuchUser(String),
+    #[error("this login link was already used or has expired")]
+    LinkSpent,
+    #[error("password hashing failed: {0}")]
+    Hashing(String),
+    #[error(transparent)]
+    Database(#[from] DbErr),
+}
+
+/// A secret shown to its owner exactly once; only its hash is stored.
+#[derive(Debug, Clone)]
+pub struct IssuedSecret {
+    pub id: String,
+    pub secret: String,
+}
+
+pub struct NewUser<'a> {
+    pub username: &'a str,
+    pub password: Option<&'a str>,
+    pub is_admin: bool,
+}
+
+#[derive(Clone)]
+pub struct Accounts {
+    db: DatabaseConnection,
+    session_ttl: Duration,
+    link_ttl: Duration,
+}
+
+fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+impl Accounts {
+    pub fn new(db: DatabaseConnection, session_ttl_hours: u64, link_ttl_minutes: u64) -> Self {
+        Self {
+            db,
+            session_ttl: Duration::hours(session_ttl_hours as i64),
+            link_ttl: Duration::minutes(link_ttl_minutes as i64),
+        }
+    }
+
+    pub fn session_ttl(&self) -> Duration {
+        self.session_ttl
+    }
+
+    pub async fn count_users(&self) -> Result<u64, DbErr> {
+        users::Entity::find().count(&self.db).await
+    }
+
+    pub async fn create_user(&self, new: NewUser<'_>) -> Result<users::Model, AuthError> {
+        let username_ok = !new.username.is_empty()
+            && new.username.chars().count() <= MAX_USERNAME_CHARS
+            && new
+                .username
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !username_ok {
+            return Err(AuthError::InvalidUsername);
+        }
+        let password_hash = match new.password {
+            Some(password) => {
+                let length = password.chars().count();
+                if !(MIN_PASSWORD_CHARS..=MAX_PASSWORD_CHARS).contains(&length) {
+                    return Err(AuthError::InvalidPassword);
+                }
+                Some(hash_password_off_thread(password.to_string()).await?)
+            }
+            None => None,
+        };
+        if self.find_user(new.username).await?.is_some() {
+            return Err(AuthError::UsernameTaken(new.username.to_string()));
+        }
+        let user = users::ActiveModel {
+            id: Set(new_id()),
+            username: Set(new.username.to_string()),
+            password_hash: Set(password_hash),
+            is_admin: Set(new.is_admin),
+            created_at: Set(Utc::now()),
+        };
+        Ok(user.insert(&self.db).await?)
+    }
+
+    pub async fn find_user(&self, username: &str) -> Result<Option<users::Model>, DbErr> {
+        users::Entity::find()
+            .filter(users::Column::Username.eq(username))
+            .one(&self.db)
+            .await
+    }
+
+    async fn user_by_id(&self, id: &str) -> Result<Option<users::Model>, DbErr> {
+        users::Entity::find_by_id(id.to_string()).one(&self.db).await
+    }
+
+    /// The user if the password matches; `None` for an unknown user or a wrong password alike.
+    pub async fn verify_login(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<users::Model>, AuthError> {
+        if password.chars().count() > MAX_PASSWORD_CHARS {
+            return Ok(None);
+        }
+        let Some(user) = self.find_user(username).await? else {
+            return Ok(None);
+        };
+        let Some(stored) = user.password_hash.clone() else {
+            return Ok(None);
+        };
+        let password = password.to_string();
+        let matches = tokio::task::spawn_blocking(move || verify_password(&password, &stored))
+            .await
+            .map_err(|err| AuthError::Hashing(err.to_string()))?;
+        Ok(matches.then_some(user))
+    }
+
+    /// Creates a new API key for a user and returns it (the only time it is visible).
+    pub async fn issue_api_key(&self, user_id: &str, name: &str) -> Result<IssuedSecret, DbErr> {
+        let secret = new_token("cq_");
+        let id = self.store_api_key(user_id, name, &secret).await?;
+        Ok(IssuedSecret { id, secret })
+    }
+
+    /// Stores a key chosen elsewhere (the bootstrap key); a key already stored is left as is.
+    pub async fn import_api_key(&self, user_id: &str, name: &str, key: &str) -> Result<(), DbErr> {
+        let exists = api_keys::Entity::find()
+            .filter(api_keys::Column::KeyHash.eq(hash_token(key)))
+            .one(&self.db)
+            .await?
+            .is_some();
+        if !exists {
+            self.store_api_key(user_id, name, key).await?;
+        }
+        Ok(())
+    }
+
+    async fn store_api_key(&self, user_id: &str, name: &str, key: &str) -> Result<String, DbErr> {
+        let id = new_id();
+        api_keys::ActiveModel {
+            id: Set(id.clone()),
+            user_id: Set(user_id.to_string()),
+            name: Set(name.to_string()),
+            key_hash: Set(hash_token(key)),
+            key_prefix: Set(key.chars().take(KEY_PREFIX_CHARS).collect()),
+            created_at: Set(Utc::now()),
+            last_used_at: Set(None),
+            revoked_at: Set(None),
+        }
+        .insert(&self.db)
+        .await?;
+        Ok(id)
+    }
+
+    pub async fn list_api_keys(&self, user_id: &str) -> Result<Vec<api_keys::Model>, DbErr> {
+        api_keys::Entity::find()
+            .filter(api_keys::Column::UserId.eq(user_id))
+            .filter(api_keys::Column::RevokedAt.is_null())
+            .order_by_asc(api_keys::Column::CreatedAt)
+            .all(&self.db)
+            .await
+    }
+
+    /// Revokes one of the user's keys; `false` if they have no such key.
+    pub async fn revoke_api_key(&self, user_id: &str, key_id: &str) -> Result<bool, DbErr> {
+        let result = api_keys::Entity::update_many()
+            .col_expr(api_keys::Column::RevokedAt, Expr::value(Utc::now()))
+            .filter(api_keys::Column::Id.eq(key_id))
+            .filter(api_keys::Column::UserId.eq(user_id))
+            .filter(api_keys::Column::RevokedAt.is_null())
+            .exec(&self.db)
+            .await?;
+        Ok(result.rows_affected == 1)
+    }
+
+    pub async fn authenticate_api_key(&self, key: &str) -> Result<Option<Principal>, DbErr> {
+        let found = api_keys::Entity::find()
+            .filter(api_keys::Column::KeyHash.eq(hash_token(key)))
+            .filter(api_keys::Column::RevokedAt.is_null())
+            .find_also_related(users::Entity)
+            .one(&self.db)
+            .await?;
+        let Some((key, Some(user))) = found else {
+            return Ok(None);
+        };
+        let now = Utc::now();
+        let stale = key
+            .last_used_at
+            .is_none_or(|at| (now - at).num_seconds() > LAST_USED_GRANULARITY_SECS);
+        if stale {
+            api_keys::Entity::update_many()
+                .col_expr(api_keys::Column::LastUsedAt, Expr::value(now))
+                .filter(api_keys::Column::Id.eq(key.id.clone()))
+                .exec(&self.db)
+                .await?;
+        }
+        Ok(Some(Principal::new(&user, Some(key.id))))
+    }
+
+    pub async fn start_session(&self, user_id: &str) -> Result<IssuedSecret, DbErr> {
+        let secret = new_token("cqs_");
+        let id = new_id();
+        let now = Utc::now();
+        login_sessions::ActiveModel {
+            id: Set(id.clone()),
+            user_id: Set(user_id.to_string()),
+            token_hash: Set(hash_token(&secret)),
+            created_at: Set(now),
+            expires_at: Set(now + self.session_ttl),
+            last_seen_at: Set(None),
+        }
+        .insert(&self.db)
+        .await?;
+        Ok(IssuedSecret { id, secret })
+    }
+
+    pub async fn authenticate_session(&self, token: &str) -> Result<Option<Principal>, DbErr> {
+        let found = login_sessions::Entity::find()
+            .filter(login_sessions::Column::TokenHash.eq(hash_token(token)))
+            .filter(login_sessions::Column::ExpiresAt.gt(Utc::now()))
+            .find_also_related(users::Entity)
+            .one(&self.db)
+            .await?;
+        Ok(match found {
+            Some((_, Some(user))) => Some(Principal::new(&user, None)),
+            _ => None,
+        })
+    }
+
+    pub async fn end_session(&self, token: &str) -> Result<(), DbErr> {
+        login_sessions::Entity::delete_many()
+            .filter(login_sessions::Column::TokenHash.eq(hash_token(token)))
+            .exec(&self.db)
+            .await?;
+        Ok(())
+    }
+
+    /// A one-time login link token for a user (printed on first start, or by the CLI).
+    pub async fn issue_login_link(&self, user_id: &str) -> Result<IssuedSecret, DbErr> {
+        let secret = new_token("cql_");
+        let id = new_id();
+        let now = Utc::now();
+        login_tokens::ActiveModel {
+            id: Set(id.clone()),
+            user_id: Set(user_id.to_string()),
+            token_hash: Set(hash_token(&secret)),
+            created_at: Set(now),
+            expires_at: Set(now + self.link_ttl),
+            used_at: Set(None),
+        }
+        .insert(&self.db)
+        .await?;
+        Ok(IssuedSecret { id, secret })
+    }
+
+    /// Spends a login link: one conditional UPDATE, so two concurrent clicks cannot both win.
+    pub async fn redeem_login_link(&self, token: &str) -> Result<users::Model, AuthError> {
+        let hash = hash_token(token);
+        let now = Utc::now();
+        let spent = login_tokens::Entity::update_many()
+            .col_expr(login_tokens::Column::UsedAt, Expr::value(now))
+            .filter(login_tokens::Column::TokenHash.eq(hash.clone()))
+            .filter(login_tokens::Column::UsedAt.is_null())
+            .filter(login_tokens::Column::ExpiresAt.gt(now))
+            .exec(&self.db)
+            .await?;
+        if spent.rows_affected != 1 {
+            return Err(AuthError::LinkSpent);
+        }
+        let link = login_tokens::Entity::find()
+            .filter(login_tokens::Column::TokenHash.eq(hash))
+            .one(&self.db)
+            .await?
+            .ok_or(AuthError::LinkSpent)?;
+        self.user_by_id(&link.user_id)
+            .await?
+            .ok_or(AuthError::LinkSpent)
+    }
+}
+
+async fn hash_password_off_thread(password: String) -> Result<String, AuthError> {
+    tokio::task::spawn_blocking(move || hash_password(&password))
+        .await
+        .map_err(|err| AuthError::Hashing(err.to_string()))?
+        .map_err(|err| AuthError::Hashing(err.to_string()))
+}

@@ -1,0 +1,13 @@
+//! Authentication and identity: users with argon2 password hashes, API keys and login-session
+//! tokens stored only as SHA-256 hashes, one-time login links, and the `Principal` extractor
+//! every protected handler takes. Ownership checks (a chat is its owner's) use `Principal`.
+
+mod accounts;
+mod bootstrap;
+mod principal;
+mod secret;
+
+pub use accounts::{Accounts, AuthError, IssuedSecret, NewUser};
+pub use bootstrap::bootstrap_admin;
+pub use principal::{Principal, SESSION_COOKIE};
+pub use secret::hash_token;

@@ -1,0 +1,72 @@
+//! `Principal`: who is making a request, extracted from `Authorization: Bearer <api key>` or the
+//! session cookie. A request with neither, or with ones that match nothing, is refused with 401
+//! before any handler runs. A bad bearer token never falls back to the cookie.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::http::header::AUTHORIZATION;
+use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+
+use crate::error::AppError;
+use crate::state::AppState;
+
+/// Name of the login-session cookie.
+pub const SESSION_COOKIE: &str = "colloquy_session";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub user_id: String,
+    pub username: String,
+    pub is_admin: bool,
+    /// The API key used, if the request came with one.
+    pub api_key_id: Option<String>,
+}
+
+impl Principal {
+    pub(super) fn new(user: &entities::users::Model, api_key_id: Option<String>) -> Self {
+        Self {
+            user_id: user.id.clone(),
+            username: user.username.clone(),
+            is_admin: user.is_admin,
+            api_key_id,
+        }
+    }
+
+    /// The "project" that rate limits count against: the API key, or the user in a browser.
+    pub fn project(&self) -> &str {
+        self.api_key_id.as_deref().unwrap_or(&self.user_id)
+    }
+}
+
+impl FromRequest for Principal {
+    type Error = AppError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let bearer = req
+            .headers()
+            .get(AUTHORIZATION)
+            .map(|value| value.to_str().unwrap_or_default().to_string());
+        let cookie = req.cookie(SESSION_COOKIE).map(|c| c.value().to_string());
+        Box::pin(async move {
+            let state = state.ok_or_else(|| AppError::internal(anyhow::anyhow!("no app state")))?;
+            let accounts = &state.accounts;
+            let principal = match (bearer, cookie) {
+                (Some(header), _) => {
+                    let token = header
+                        .strip_prefix("Bearer ")
+                        .or_else(|| header.strip_prefix("bearer "))
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                        .ok_or(AppError::Unauthenticated)?;
+                    accounts.authenticate_api_key(token).await?
+                }
+                (None, Some(token)) => accounts.authenticate_session(&token).await?,
+                (None, None) => None,
+            };
+            principal.ok_or(AppError::Unauthenticated)
+        })
+    }
+}

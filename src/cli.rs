@@ -1,0 +1,124 @@
+//! The command line: `serve` (the default), `migrate`, `create-user` and `create-api-key`.
+//! Each subcommand is a small function over the same configuration the server uses.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+use crate::auth::{Accounts, NewUser};
+use crate::config::Config;
+use crate::startup::Application;
+
+#[derive(Debug, Parser)]
+#[command(name = "colloquy", version, about = "A self-hosted, stateful chat session engine")]
+pub struct Cli {
+    /// A TOML configuration file (also COLLOQUY_CONFIG).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server (the default).
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Create a user. The password is read from the first line of standard input when
+    /// --password-stdin is given; otherwise a one-time login link is printed.
+    CreateUser {
+        username: String,
+        /// Make the user an administrator.
+        #[arg(long)]
+        admin: bool,
+        /// Read the password from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Create an API key for an existing user and print it (shown only once).
+    CreateApiKey {
+        username: String,
+        /// A name to recognise the key by.
+        #[arg(long, default_value = "cli")]
+        name: String,
+    },
+}
+
+pub async fn run(command: Option<Command>, config: Config) -> anyhow::Result<()> {
+    match command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(config).await,
+        Command::Migrate => {
+            let db = crate::db::connect(&config).await?;
+            crate::db::migrate(&db).await?;
+            println!("database is up to date");
+            Ok(())
+        }
+        Command::CreateUser {
+            username,
+            admin,
+            password_stdin,
+        } => {
+            let accounts = accounts(&config).await?;
+            let password = if password_stdin {
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line)?;
+                Some(line.trim_end_matches(['\r', '\n']).to_string())
+            } else {
+                None
+            };
+            let user = accounts
+                .create_user(NewUser {
+                    username: &username,
+                    password: password.as_deref(),
+                    is_admin: admin,
+                })
+                .await?;
+            println!("created user {} ({})", user.username, user.id);
+            if password.is_none() {
+                let link = accounts.issue_login_link(&user.id).await?;
+                let base = config.public_url(config.bind.parse()?);
+                println!("one-time login link: {base}/login?token={}", link.secret);
+            }
+            Ok(())
+        }
+        Command::CreateApiKey { username, name } => {
+            let accounts = accounts(&config).await?;
+            let user = accounts
+                .find_user(&username)
+                .await?
+                .with_context(|| format!("no user named {username:?}"))?;
+            let key = accounts.issue_api_key(&user.id, &name).await?;
+            println!("{}", key.secret);
+            Ok(())
+        }
+    }
+}
+
+async fn accounts(config: &Config) -> anyhow::Result<Accounts> {
+    let db = crate::db::connect(config).await?;
+    crate::db::migrate(&db).await?;
+    Ok(Accounts::new(
+        db,
+        config.auth.session_ttl_hours,
+        config.auth.login_link_ttl_minutes,
+    ))
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let app = Application::build(config).await?;
+    tracing::info!(address = %app.address(), "Colloquy is listening");
+    if let Some(url) = app.login_url() {
+        // Printed to stdout, not the log: it is a secret meant for the operator's eyes once.
+        println!();
+        println!("    Colloquy created the first admin. Open this one-time link to log in:");
+        println!();
+        println!("        {url}");
+        println!();
+    }
+    app.run_until_stopped().await?;
+    tracing::info!("Colloquy stopped");
+    Ok(())
+}

@@ -1,0 +1,49 @@
+//! The database connection: SQLite (WAL, busy timeout, foreign keys, a pool so reads run beside
+//! the writer) or PostgreSQL, chosen by URL; and running the migrations. Queries live with the
+//! code that owns the data, not here.
+
+use std::time::Duration;
+
+use migration::{Migrator, MigratorTrait};
+use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+
+use crate::config::Config;
+
+/// Connects to the configured database, creating the SQLite file (and its directory) if needed.
+pub async fn connect(config: &Config) -> Result<DatabaseConnection, DbErr> {
+    let url = config.database_url();
+    if url.starts_with("sqlite:") {
+        std::fs::create_dir_all(&config.data_dir).map_err(|err| {
+            DbErr::Custom(format!(
+                "cannot create data directory {}: {err}",
+                config.data_dir.display()
+            ))
+        })?;
+    }
+    let busy_timeout = Duration::from_millis(config.database.busy_timeout_ms);
+    let mut options = ConnectOptions::new(url);
+    options
+        .max_connections(config.database.max_connections)
+        .min_connections(1)
+        .acquire_timeout(Duration::from_secs(10))
+        .sqlx_logging(false)
+        .map_sqlx_sqlite_opts(move |opts| {
+            opts.journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(busy_timeout)
+                .foreign_keys(true)
+                .create_if_missing(true)
+        });
+    Database::connect(options).await
+}
+
+/// Brings the schema up to date.
+pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
+    Migrator::up(db, None).await
+}
+
+/// Whether the database answers (readiness).
+pub async fn ping(db: &DatabaseConnection) -> Result<(), DbErr> {
+    db.ping().await
+}

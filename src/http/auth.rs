@@ -1,0 +1,212 @@
+//! Logging in and managing credentials: the one-time login link (`GET /login?token=`),
+//! password login and logout (`/auth/login`, `/auth/logout`), who am I (`/auth/me`), the
+//! caller's API keys (`/auth/api-keys`) and, for admins, creating users (`/auth/users`).
+
+use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
+use actix_web::http::header::LOCATION;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::auth::{AuthError, NewUser, Principal, SESSION_COOKIE};
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+/// Longest API key name.
+const MAX_KEY_NAME_CHARS: usize = 100;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/login", web::get().to(redeem_link))
+        .route("/auth/login", web::post().to(login))
+        .route("/auth/logout", web::post().to(logout))
+        .route("/auth/me", web::get().to(me))
+        .route("/auth/api-keys", web::get().to(list_keys))
+        .route("/auth/api-keys", web::post().to(create_key))
+        .route("/auth/api-keys/{id}", web::delete().to(revoke_key))
+        .route("/auth/users", web::post().to(create_user));
+}
+
+impl From<AuthError> for AppError {
+    fn from(err: AuthError) -> Self {
+        match err {
+            AuthError::InvalidUsername | AuthError::InvalidPassword => {
+                AppError::InvalidRequest(err.to_string())
+            }
+            AuthError::UsernameTaken(_) => AppError::Conflict(err.to_string()),
+            AuthError::NoSuchUser(_) => AppError::NotFound("user"),
+            AuthError::LinkSpent => AppError::Gone(err.to_string()),
+            AuthError::Hashing(_) => AppError::internal(err),
+            AuthError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+fn session_cookie(state: &AppState, token: String) -> Cookie<'static> {
+    let ttl = state.accounts.session_ttl();
+    Cookie::build(SESSION_COOKIE, token)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(state.config.auth.secure_cookies)
+        .max_age(CookieDuration::seconds(ttl.num_seconds()))
+        .finish()
+}
+
+#[derive(Deserialize)]
+struct LinkQuery {
+    token: String,
+}
+
+/// Spends a one-time link, starts a session and sends the browser to the UI.
+async fn redeem_link(
+    state: web::Data<AppState>,
+    query: web::Query<LinkQuery>,
+) -> AppResult<HttpResponse> {
+    let user = state.accounts.redeem_login_link(&query.token).await?;
+    let session = state.accounts.start_session(&user.id).await?;
+    tracing::info!(user = %user.username, "logged in with a one-time link");
+    Ok(HttpResponse::SeeOther()
+        .insert_header((LOCATION, "/"))
+        .cookie(session_cookie(&state, session.secret))
+        .finish())
+}
+
+#[derive(Deserialize)]
+struct LoginRequest {
+    username: String,
+    password: String,
+}
+
+async fn login(
+    state: web::Data<AppState>,
+    body: web::Json<LoginRequest>,
+) -> AppResult<HttpResponse> {
+    let user = state
+        .accounts
+        .verify_login(&body.username, &body.password)
+        .await?
+        .ok_or(AppError::Unauthenticated)?;
+    let session = state.accounts.start_session(&user.id).await?;
+    Ok(HttpResponse::Ok()
+        .cookie(session_cookie(&state, session.secret))
+        .json(json!({"id": user.id, "username": user.username, "is_admin": user.is_admin})))
+}
+
+async fn logout(
+    principal: Principal,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> AppResult<HttpResponse> {
+    if let Some(cookie) = req.cookie(SESSION_COOKIE) {
+        state.accounts.end_session(cookie.value()).await?;
+    }
+    let mut expired = session_cookie(&state, String::new());
+    expired.make_removal();
+    tracing::info!(user = %principal.username, "logged out");
+    Ok(HttpResponse::Ok().cookie(expired).json(json!({"logged_out": true})))
+}
+
+#[derive(Serialize)]
+struct Me<'a> {
+    id: &'a str,
+    username: &'a str,
+    is_admin: bool,
+}
+
+async fn me(principal: Principal) -> HttpResponse {
+    HttpResponse::Ok().json(Me {
+        id: &principal.user_id,
+        username: &principal.username,
+        is_admin: principal.is_admin,
+    })
+}
+
+#[derive(Serialize)]
+struct ApiKeyView {
+    id: String,
+    name: String,
+    prefix: String,
+    created_at: chrono::DateTime<chrono::Utc>,
+    last_used_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+async fn list_keys(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
+    let keys = state.accounts.list_api_keys(&principal.user_id).await?;
+    let data: Vec<ApiKeyView> = keys
+        .into_iter()
+        .map(|k| ApiKeyView {
+            id: k.id,
+            name: k.name,
+            prefix: k.key_prefix,
+            created_at: k.created_at,
+            last_used_at: k.last_used_at,
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({"data": data})))
+}
+
+#[derive(Deserialize)]
+struct CreateKey {
+    name: String,
+}
+
+async fn create_key(
+    principal: Principal,
+    state: web::Data<AppState>,
+    body: web::Json<CreateKey>,
+) -> AppResult<HttpResponse> {
+    let name = body.name.trim();
+    if name.is_empty() || name.chars().count() > MAX_KEY_NAME_CHARS {
+        return Err(AppError::invalid(format!(
+            "name must be 1-{MAX_KEY_NAME_CHARS} characters"
+        )));
+    }
+    let issued = state
+        .accounts
+        .issue_api_key(&principal.user_id, name)
+        .await?;
+    Ok(HttpResponse::Created().json(json!({"id": issued.id, "name": name, "key": issued.secret})))
+}
+
+async fn revoke_key(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    let revoked = state
+        .accounts
+        .revoke_api_key(&principal.user_id, &path)
+        .await?;
+    if !revoked {
+        return Err(AppError::NotFound("api key"));
+    }
+    Ok(HttpResponse::Ok().json(json!({"revoked": true, "id": path.into_inner()})))
+}
+
+#[derive(Deserialize)]
+struct CreateUser {
+    username: String,
+    password: Option<String>,
+    #[serde(default)]
+    is_admin: bool,
+}
+
+async fn create_user(
+    principal: Principal,
+    state: web::Data<AppState>,
+    body: web::Json<CreateUser>,
+) -> AppResult<HttpResponse> {
+    if !principal.is_admin {
+        return Err(AppError::Forbidden("only an admin can create users".into()));
+    }
+    let user = state
+        .accounts
+        .create_user(NewUser {
+            username: &body.username,
+            password: body.password.as_deref(),
+            is_admin: body.is_admin,
+        })
+        .await?;
+    Ok(HttpResponse::Created()
+        .json(json!({"id": user.id, "username": user.username, "is_admin": user.is_admin})))
+}

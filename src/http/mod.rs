@@ -1,0 +1,80 @@
+//! The HTTP surface: one file per resource, each with a `configure` function, plus the
+//! extractor settings that turn malformed input into clear 4xx errors and the request-id
+//! header. Handlers authenticate with `Principal` and never touch another user's data.
+
+mod auth;
+mod chats;
+mod health;
+mod models;
+
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::{HttpMessage, HttpRequest, web};
+use tracing_actix_web::RequestId;
+
+use crate::error::AppError;
+
+/// Mounts every route.
+pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
+    cfg.app_data(
+        web::JsonConfig::default()
+            .limit(max_json_body_bytes)
+            .error_handler(json_error),
+    )
+    .app_data(web::PathConfig::default().error_handler(path_error))
+    .app_data(web::QueryConfig::default().error_handler(query_error))
+    .configure(health::configure)
+    .configure(auth::configure)
+    .configure(models::configure)
+    .configure(chats::configure)
+    .default_service(web::to(not_found));
+}
+
+async fn not_found() -> AppError {
+    AppError::NotFound("route")
+}
+
+fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
+    let app = match err {
+        JsonPayloadError::OverflowKnownLength { limit, .. } | JsonPayloadError::Overflow { limit } => {
+            AppError::PayloadTooLarge { limit }
+        }
+        JsonPayloadError::ContentType => {
+            AppError::UnsupportedMediaType("send the body as application/json".into())
+        }
+        JsonPayloadError::Deserialize(err) => AppError::InvalidJson(err.to_string()),
+        other => AppError::InvalidJson(other.to_string()),
+    };
+    app.into()
+}
+
+fn path_error(err: PathError, _: &HttpRequest) -> actix_web::Error {
+    AppError::invalid(format!("invalid path: {err}")).into()
+}
+
+fn query_error(err: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
+    AppError::invalid(format!("invalid query string: {err}")).into()
+}
+
+/// Copies the request id that `TracingLogger` assigned into an `x-request-id` response header,
+/// so a client's report can be matched to the server's log lines.
+pub fn request_id_header<S, B>(
+    req: actix_web::dev::ServiceRequest,
+    service: &S,
+) -> impl std::future::Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
+where
+    S: Service<actix_web::dev::ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+{
+    let id = req.extensions().get::<RequestId>().map(|id| id.to_string());
+    let response = service.call(req);
+    async move {
+        let mut response = response.await?;
+        if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+            response
+                .headers_mut()
+                .insert(HeaderName::from_static("x-request-id"), value);
+        }
+        Ok(response)
+    }
+}

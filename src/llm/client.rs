@@ -1,0 +1,241 @@
+//! `LlmClient`: HTTP to the upstream with connect and read timeouts, and retries with
+//! exponential backoff on connection errors, 429 and 5xx (honouring `Retry-After`) — but only
+//! before the first chunk of a stream: once tokens have reached a client, a failure is an error.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_util::{Stream, StreamExt};
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::{RequestBuilder, Response};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Serialize;
+
+use super::LlmError;
+use super::stream::decode_chunks;
+use super::wire::{
+    ChatCompletion, ChatCompletionChunk, ChatRequest, EmbeddingRequest, EmbeddingResponse,
+    ModelList, StreamOptions,
+};
+use crate::config::LlmConfig;
+
+/// A stream of decoded chunks of one model turn.
+pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatCompletionChunk, LlmError>> + Send>>;
+
+/// Longest error body we read from the upstream for a message.
+const MAX_ERROR_BODY_CHARS: usize = 2_000;
+
+#[derive(Clone)]
+pub struct LlmClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<SecretString>,
+    default_model: String,
+    embedding_model: String,
+    retry: RetryPolicy,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RetryPolicy {
+    max_retries: u32,
+    initial_backoff: Duration,
+    max_backoff: Duration,
+}
+
+impl RetryPolicy {
+    fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let exponential = self.initial_backoff.saturating_mul(1 << attempt.min(16));
+        retry_after.unwrap_or(exponential).min(self.max_backoff)
+    }
+}
+
+impl LlmClient {
+    pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(config.connect_timeout_secs))
+            .read_timeout(Duration::from_secs(config.read_timeout_secs))
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build()
+            .map_err(|err| LlmError::Connect(err.to_string()))?;
+        Ok(Self {
+            http,
+            base_url: config.base_url.trim_end_matches('/').to_string(),
+            api_key: config.api_key.clone(),
+            default_model: config.model.clone(),
+            embedding_model: config.embedding_model.clone(),
+            retry: RetryPolicy {
+                max_retries: config.max_retries,
+                initial_backoff: Duration::from_millis(config.retry_initial_backoff_ms),
+                max_backoff: Duration::from_millis(config.retry_max_backoff_ms),
+            },
+        })
+    }
+
+    /// The model used when a request names none.
+    pub fn default_model(&self) -> &str {
+        &self.default_model
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url, path)
+    }
+
+    fn post<T: Serialize + ?Sized>(&self, path: &str, body: &T) -> RequestBuilder {
+        self.authorize(self.http.post(self.url(path)).json(body))
+    }
+
+    fn authorize(&self, request: RequestBuilder) -> RequestBuilder {
+        match &self.api_key {
+            Some(key) => request.bearer_auth(key.expose_secret()),
+            None => request,
+        }
+    }
+
+    /// One non-streaming completion.
+    pub async fn chat(&self, request: &ChatRequest) -> Result<ChatCompletion, LlmError> {
+        let mut request = request.clone();
+        request.stream = false;
+        request.stream_options = None;
+        let response = self.send(|| self.post("chat/completions", &request)).await?;
+        read_json(response).await
+    }
+
+    /// A streaming completion. Retries happen until the first chunk arrives; after that the
+    /// stream yields errors instead.
+    pub async fn chat_stream(&self, request: &ChatRequest) -> Result<ChatStream, LlmError> {
+        let mut request = request.clone();
+        request.stream = true;
+        request.stream_options = Some(StreamOptions {
+            include_usage: true,
+        });
+        let mut attempt = 0;
+        loop {
+            let response = self.send(|| self.post("chat/completions", &request)).await?;
+            let mut chunks = Box::pin(decode_chunks(response.bytes_stream()));
+            match chunks.next().await {
+                Some(Ok(first)) => {
+                    let rest = futures_util::stream::once(async move { Ok(first) }).chain(chunks);
+                    return Ok(Box::pin(rest));
+                }
+                Some(Err(err)) if err.is_retryable() && attempt < self.retry.max_retries => {
+                    tracing::warn!(%err, attempt, "upstream stream failed before its first chunk; retrying");
+                    tokio::time::sleep(self.retry.backoff(attempt, None)).await;
+                    attempt += 1;
+                }
+                Some(Err(err)) => return Err(err),
+                None => return Ok(Box::pin(futures_util::stream::empty())),
+            }
+        }
+    }
+
+    /// The upstream's model list, as it gives it.
+    pub async fn models(&self) -> Result<ModelList, LlmError> {
+        let response = self
+            .send(|| self.authorize(self.http.get(self.url("models"))))
+            .await?;
+        read_json(response).await
+    }
+
+    /// Embeds `inputs` with the configured embedding model, in input order.
+    pub async fn embeddings(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        if inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let body = EmbeddingRequest {
+            model: &self.embedding_model,
+            input: inputs,
+        };
+        let response = self.send(|| self.post("embeddings", &body)).await?;
+        let mut parsed: EmbeddingResponse = read_json(response).await?;
+        if parsed.data.len() != inputs.len() {
+            return Err(LlmError::InvalidResponse(format!(
+                "asked for {} embeddings, got {}",
+                inputs.len(),
+                parsed.data.len()
+            )));
+        }
+        parsed.data.sort_by_key(|e| e.index);
+        Ok(parsed.data.into_iter().map(|e| e.embedding).collect())
+    }
+
+    /// Sends a request, retrying connection failures, 429 and 5xx with backoff. Returns the
+    /// first successful response, or the last failure as a typed error.
+    async fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Response, LlmError> {
+        let mut attempt = 0;
+        loop {
+            let (err, retry_after) = match build().send().await {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let retry_after = retry_after(response.headers());
+                    (status_error(response).await, retry_after)
+                }
+                Err(err) => (LlmError::from_reqwest(&err), None),
+            };
+            if !err.is_retryable() || attempt >= self.retry.max_retries {
+                return Err(err);
+            }
+            let delay = self.retry.backoff(attempt, retry_after);
+            tracing::warn!(%err, attempt, delay_ms = delay.as_millis() as u64, "upstream request failed; retrying");
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is rare from model servers and is ignored).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?;
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+async fn status_error(response: Response) -> LlmError {
+    let status = response.status().as_u16();
+    let retry_after_secs = retry_after(response.headers()).map(|d| d.as_secs());
+    if status == 429 {
+        return LlmError::RateLimited { retry_after_secs };
+    }
+    let body = response.text().await.unwrap_or_default();
+    let message = serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("error"))
+                .and_then(|m| m.as_str().map(str::to_string))
+        })
+        .unwrap_or_else(|| body.chars().take(MAX_ERROR_BODY_CHARS).collect());
+    LlmError::Status { status, message }
+}
+
+async fn read_json<T: serde::de::DeserializeOwned>(response: Response) -> Result<T, LlmError> {
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|err| LlmError::from_reqwest(&err))?;
+    serde_json::from_slice(&bytes).map_err(|err| LlmError::InvalidResponse(err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_respects_retry_after_up_to_the_cap() {
+        let policy = RetryPolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+        };
+        assert_eq!(policy.backoff(0, None), Duration::from_millis(100));
+        assert_eq!(policy.backoff(2, None), Duration::from_millis(400));
+        assert_eq!(policy.backoff(10, None), Duration::from_secs(2));
+        assert_eq!(
+            policy.backoff(0, Some(Duration::from_secs(1))),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            policy.backoff(0, Some(Duration::from_secs(60))),
+            Duration::from_secs(2)
+        );
+    }
+}

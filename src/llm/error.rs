@@ -1,0 +1,101 @@
+//! `LlmError`: how a call to the upstream model server can fail, typed so the loop can tell a
+//! retryable hiccup from a refusal and the HTTP layer can pick a status.
+
+use actix_web::http::StatusCode;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LlmError {
+    /// The upstream could not be reached (refused, DNS, TLS) even after retries.
+    #[error("could not reach the model server: {0}")]
+    Connect(String),
+    /// The upstream did not answer in time.
+    #[error("the model server timed out: {0}")]
+    Timeout(String),
+    /// The upstream kept answering 429 after retries.
+    #[error("the model server is rate limiting requests")]
+    RateLimited { retry_after_secs: Option<u64> },
+    /// The upstream answered with an error status (after retries for 5xx).
+    #[error("the model server answered {status}: {message}")]
+    Status { status: u16, message: String },
+    /// A response or stream event that is not the OpenAI wire format.
+    #[error("the model server sent an invalid response: {0}")]
+    InvalidResponse(String),
+    /// An `error` object inside an otherwise successful stream.
+    #[error("the model server reported an error mid-stream: {0}")]
+    StreamError(String),
+    /// The stream ended (or broke) before the model finished its turn.
+    #[error("the model's stream was cut off before it finished: {0}")]
+    StreamTruncated(String),
+}
+
+impl LlmError {
+    /// Stable error code for clients.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Connect(_) => "upstream_unreachable",
+            Self::Timeout(_) => "upstream_timeout",
+            Self::RateLimited { .. } => "upstream_rate_limited",
+            Self::Status { status, .. } if Self::is_client_status(*status) => "upstream_rejected",
+            Self::Status { .. } => "upstream_error",
+            Self::InvalidResponse(_) => "upstream_invalid_response",
+            Self::StreamError(_) => "upstream_stream_error",
+            Self::StreamTruncated(_) => "upstream_stream_truncated",
+        }
+    }
+
+    /// The status our client sees: the upstream's refusal of the request itself (bad model
+    /// name, bad parameters) is the client's to fix; everything else is a gateway failure.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Status { status, .. } if Self::is_client_status(*status) => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            Self::RateLimited { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Connect(_)
+            | Self::Status { .. }
+            | Self::InvalidResponse(_)
+            | Self::StreamError(_)
+            | Self::StreamTruncated(_) => StatusCode::BAD_GATEWAY,
+        }
+    }
+
+    /// 400, 404, 413 and 422 mean the request was wrong; 401/403 mean *our* upstream
+    /// credentials are, which is a server problem.
+    fn is_client_status(status: u16) -> bool {
+        matches!(status, 400 | 404 | 413 | 422)
+    }
+
+    pub(crate) fn from_reqwest(err: &reqwest::Error) -> Self {
+        if err.is_timeout() {
+            Self::Timeout(err.to_string())
+        } else if err.is_connect() || err.is_request() {
+            Self::Connect(error_chain(err))
+        } else if err.is_decode() || err.is_body() {
+            Self::StreamTruncated(error_chain(err))
+        } else {
+            Self::Connect(error_chain(err))
+        }
+    }
+
+    /// Whether trying the same request again may succeed.
+    pub(crate) fn is_retryable(&self) -> bool {
+        match self {
+            Self::Connect(_) | Self::Timeout(_) | Self::RateLimited { .. } => true,
+            Self::Status { status, .. } => *status >= 500,
+            Self::StreamTruncated(_) => true,
+            Self::InvalidResponse(_) | Self::StreamError(_) => false,
+        }
+    }
+}
+
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
+}

@@ -1,0 +1,12 @@
+//! The upstream model client: OpenAI-compatible chat completions (streaming and not, with
+//! tools), model listing and embeddings, strictly on the wire format that Ollama, vLLM,
+//! llama.cpp's server and OpenAI share. It knows nothing of chats, runs or tools' meaning.
+
+mod client;
+mod error;
+mod stream;
+pub mod wire;
+
+pub use client::{ChatStream, LlmClient};
+pub use error::LlmError;
+pub use stream::{AssistantTurn, TurnAccumulator};

@@ -1,0 +1,306 @@
+//! Streaming: turning the upstream's SSE bytes into `ChatCompletionChunk`s as they arrive, and
+//! folding chunks into one `AssistantTurn`. Tool calls arrive as fragments keyed by `index`:
+//! the id and name in the first, the arguments spread over many. Garbage lines are skipped
+//! with a warning; a stream that ends before `[DONE]` or a finish reason is an error.
+
+use std::collections::BTreeMap;
+
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::LlmError;
+use super::wire::{ChatCompletionChunk, FinishReason, FunctionCall, ToolCall, Usage};
+
+/// Decodes an SSE byte stream of chat completion chunks. Ends after `data: [DONE]`; ends
+/// with `StreamTruncated` if the bytes stop before the model finished.
+pub(crate) fn decode_chunks<S, B, E>(
+    bytes: S,
+) -> impl Stream<Item = Result<ChatCompletionChunk, LlmError>> + Send + 'static
+where
+    S: Stream<Item = Result<B, E>> + Send + Unpin + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+    E: std::error::Error + Send + 'static,
+{
+    let events = bytes.eventsource();
+    futures_util::stream::unfold(
+        (events, DecodeState::default()),
+        |(mut events, mut state)| async move {
+            if state.done {
+                return None;
+            }
+            loop {
+                let Some(event) = events.next().await else {
+                    state.done = true;
+                    if state.finished {
+                        return None;
+                    }
+                    let err = LlmError::StreamTruncated("stream ended without [DONE]".into());
+                    return Some((Err(err), (events, state)));
+                };
+                let event = match event {
+                    Ok(event) => event,
+                    Err(EventStreamError::Utf8(err)) => {
+                        state.done = true;
+                        let err = LlmError::InvalidResponse(format!("stream is not UTF-8: {err}"));
+                        return Some((Err(err), (events, state)));
+                    }
+                    Err(EventStreamError::Parser(err)) => {
+                        tracing::warn!(%err, "skipping an unparsable SSE line from the upstream");
+                        continue;
+                    }
+                    Err(EventStreamError::Transport(err)) => {
+                        state.done = true;
+                        let err = LlmError::StreamTruncated(err.to_string());
+                        return Some((Err(err), (events, state)));
+                    }
+                };
+                let data = event.data.trim();
+                if data.is_empty() {
+                    continue;
+                }
+                if data == "[DONE]" {
+                    state.done = true;
+                    return None;
+                }
+                match parse_chunk(data) {
+                    Ok(Some(chunk)) => {
+                        if chunk.choices.iter().any(|c| c.finish_reason.is_some()) {
+                            state.finished = true;
+                        }
+                        return Some((Ok(chunk), (events, state)));
+                    }
+                    Ok(None) => continue,
+                    Err(err) => {
+                        state.done = true;
+                        return Some((Err(err), (events, state)));
+                    }
+                }
+            }
+        },
+    )
+}
+
+#[derive(Default)]
+struct DecodeState {
+    /// `[DONE]` seen or a fatal error returned: nothing more to yield.
+    done: bool,
+    /// A finish reason was seen, so a missing `[DONE]` is tolerated.
+    finished: bool,
+}
+
+/// Parses one `data:` payload. `Ok(None)` means "not a chunk, skip it" (garbage); an
+/// `{"error": ...}` object becomes `StreamError`.
+fn parse_chunk(data: &str) -> Result<Option<ChatCompletionChunk>, LlmError> {
+    let value: Value = match serde_json::from_str(data) {
+        Ok(value) => value,
+        Err(err) => {
+            tracing::warn!(%err, line = %truncate(data, 200), "skipping a non-JSON SSE event");
+            return Ok(None);
+        }
+    };
+    if let Some(error) = value.get("error") {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| error.to_string());
+        return Err(LlmError::StreamError(message));
+    }
+    match serde_json::from_value(value) {
+        Ok(chunk) => Ok(Some(chunk)),
+        Err(err) => {
+            tracing::warn!(%err, line = %truncate(data, 200), "skipping a malformed chunk");
+            Ok(None)
+        }
+    }
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+/// One finished model turn: its text, the tool calls it asked for, why it stopped, its usage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssistantTurn {
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: Option<FinishReason>,
+    pub usage: Option<Usage>,
+}
+
+/// A tool call being assembled from fragments.
+#[derive(Debug, Default)]
+struct PartialToolCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+/// Folds streamed chunks (choice 0) into an `AssistantTurn`.
+#[derive(Debug, Default)]
+pub struct TurnAccumulator {
+    content: String,
+    tool_calls: BTreeMap<u32, PartialToolCall>,
+    finish_reason: Option<FinishReason>,
+    usage: Option<Usage>,
+}
+
+impl TurnAccumulator {
+    /// Applies one chunk; returns the text it added, if any, for streaming to the client.
+    pub fn push(&mut self, chunk: &ChatCompletionChunk) -> Option<String> {
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage);
+        }
+        let choice = chunk.choices.iter().find(|c| c.index == 0)?;
+        if let Some(reason) = &choice.finish_reason {
+            self.finish_reason = Some(reason.clone());
+        }
+        for (position, delta) in choice.delta.tool_calls.iter().flatten().enumerate() {
+            // Servers that send whole calls in one chunk sometimes omit `index`.
+            let index = delta.index.unwrap_or(position as u32);
+            let call = self.tool_calls.entry(index).or_default();
+            if let Some(id) = delta.id.as_ref().filter(|id| !id.is_empty()) {
+                call.id.get_or_insert_with(|| id.clone());
+            }
+            if let Some(function) = &delta.function {
+                if let Some(name) = &function.name {
+                    if call.name.is_empty() {
+                        call.name.push_str(name);
+                    }
+                }
+                if let Some(fragment) = &function.arguments {
+                    call.arguments.push_str(fragment);
+                }
+            }
+        }
+        let text = choice.delta.content.as_deref().filter(|t| !t.is_empty())?;
+        self.content.push_str(text);
+        Some(text.to_string())
+    }
+
+    /// The text so far (what a cancelled run persists).
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+
+    pub fn finish(self) -> AssistantTurn {
+        let tool_calls = self
+            .tool_calls
+            .into_values()
+            .filter(|call| !call.name.is_empty())
+            .map(|call| ToolCall {
+                id: call
+                    .id
+                    .unwrap_or_else(|| format!("call_{}", uuid::Uuid::new_v4().simple())),
+                kind: "function".into(),
+                function: FunctionCall {
+                    name: call.name,
+                    arguments: if call.arguments.trim().is_empty() {
+                        "{}".into()
+                    } else {
+                        call.arguments
+                    },
+                },
+            })
+            .collect();
+        AssistantTurn {
+            content: self.content,
+            tool_calls,
+            finish_reason: self.finish_reason,
+            usage: self.usage,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn chunk(value: Value) -> ChatCompletionChunk {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn tool_call_fragments_are_joined_by_index() {
+        let mut acc = TurnAccumulator::default();
+        let chunks = [
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+                {"index": 0, "id": "call_a", "type": "function", "function": {"name": "web_search", "arguments": ""}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 1, "id": "call_b", "function": {"name": "calculator", "arguments": "{\"expr"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": "{\"query\": "}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 1, "function": {"arguments": "ession\": \"2+2\"}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": "\"rust\"}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+                   "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}}),
+        ];
+        for c in chunks {
+            assert_eq!(acc.push(&chunk(c)), None);
+        }
+        let turn = acc.finish();
+        assert_eq!(turn.finish_reason, Some(FinishReason::ToolCalls));
+        assert_eq!(turn.usage.unwrap().total_tokens, 10);
+        assert_eq!(turn.tool_calls.len(), 2);
+        assert_eq!(turn.tool_calls[0].id, "call_a");
+        assert_eq!(turn.tool_calls[0].function.name, "web_search");
+        assert_eq!(turn.tool_calls[0].function.arguments, "{\"query\": \"rust\"}");
+        assert_eq!(turn.tool_calls[1].function.arguments, "{\"expression\": \"2+2\"}");
+    }
+
+    #[test]
+    fn text_deltas_are_returned_and_accumulated() {
+        let mut acc = TurnAccumulator::default();
+        let first = acc.push(&chunk(json!({"choices": [{"index": 0, "delta": {"content": "Hel"}}]})));
+        let second = acc.push(&chunk(json!({"choices": [{"index": 0, "delta": {"content": "lo"}}]})));
+        assert_eq!(first.as_deref(), Some("Hel"));
+        assert_eq!(second.as_deref(), Some("lo"));
+        assert_eq!(acc.finish().content, "Hello");
+    }
+
+    async fn decode_all(raw: &'static str) -> Vec<Result<ChatCompletionChunk, LlmError>> {
+        let bytes = futures_util::stream::iter(
+            raw.as_bytes()
+                .chunks(7)
+                .map(|piece| Ok::<_, std::io::Error>(piece.to_vec())),
+        );
+        decode_chunks(bytes).collect().await
+    }
+
+    #[tokio::test]
+    async fn garbage_lines_are_skipped_and_done_ends_the_stream() {
+        let raw = ": keep-alive\n\ndata: not json at all\n\nnonsense line\n\n\
+                   data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n\
+                   data: [DONE]\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"after\"}}]}\n\n";
+        let items = decode_all(raw).await;
+        assert_eq!(items.len(), 1, "{items:?}");
+        let chunk = items[0].as_ref().unwrap();
+        assert_eq!(chunk.choices[0].delta.content.as_deref(), Some("ok"));
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_stops_early_is_truncated() {
+        let raw = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n";
+        let items = decode_all(raw).await;
+        assert_eq!(items.len(), 2);
+        assert!(matches!(items[1], Err(LlmError::StreamTruncated(_))), "{items:?}");
+    }
+
+    #[tokio::test]
+    async fn an_error_object_mid_stream_is_reported() {
+        let raw = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n\
+                   data: {\"error\":{\"message\":\"model overloaded\"}}\n\n";
+        let items = decode_all(raw).await;
+        match &items[1] {
+            Err(LlmError::StreamError(message)) => assert_eq!(message, "model overloaded"),
+            other => panic!("expected a stream error, got {other:?}"),
+        }
+    }
+}

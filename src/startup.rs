@@ -1,0 +1,128 @@
+//! `Application`: binds the listener first (so port 0 works and the login link shows the real
+//! port), connects and migrates the database, records runs a previous process left unfinished
+//! as interrupted, bootstraps the first admin, and mounts the routes.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::{App, HttpServer, web};
+use anyhow::Context;
+use entities::runs;
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
+use tracing_actix_web::TracingLogger;
+
+use crate::auth::{Accounts, bootstrap_admin};
+use crate::chat::Chats;
+use crate::config::Config;
+use crate::llm::LlmClient;
+use crate::state::AppState;
+
+pub struct Application {
+    address: SocketAddr,
+    server: Server,
+    state: AppState,
+    login_url: Option<String>,
+}
+
+impl Application {
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind(&config.bind)
+            .with_context(|| format!("cannot listen on {}", config.bind))?;
+        let address = listener.local_addr()?;
+        let db = crate::db::connect(&config)
+            .await
+            .context("cannot open the database")?;
+        crate::db::migrate(&db)
+            .await
+            .context("cannot migrate the database")?;
+        let interrupted = mark_interrupted_runs(&db).await?;
+        if interrupted > 0 {
+            tracing::warn!(interrupted, "runs left unfinished by the previous process were marked interrupted");
+        }
+        let accounts = Accounts::new(
+            db.clone(),
+            config.auth.session_ttl_hours,
+            config.auth.login_link_ttl_minutes,
+        );
+        let public_url = config.public_url(address);
+        let login_url = bootstrap_admin(&accounts, &config, &public_url)
+            .await
+            .context("cannot create the first admin")?;
+        let llm = LlmClient::new(&config.llm).context("cannot build the upstream client")?;
+        let state = AppState {
+            config: Arc::new(config),
+            chats: Chats::new(db.clone()),
+            db,
+            accounts,
+            llm,
+        };
+        let server = serve(listener, state.clone())?;
+        Ok(Self {
+            address,
+            server,
+            state,
+            login_url,
+        })
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    pub fn port(&self) -> u16 {
+        self.address.port()
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The one-time login link, when this start created the first admin.
+    pub fn login_url(&self) -> Option<&str> {
+        self.login_url.as_deref()
+    }
+
+    /// A handle that stops the server gracefully.
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until SIGINT/SIGTERM (or `handle().stop(true)`); in-flight requests get
+    /// `shutdown_timeout_secs` to finish.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
+    let config = state.config.clone();
+    let data = web::Data::new(state);
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .wrap_fn(crate::http::request_id_header)
+            .wrap(TracingLogger::default())
+            .app_data(data.clone())
+            .configure(|cfg| crate::http::configure(cfg, config.http.max_json_body_bytes))
+    })
+    .shutdown_timeout(config.shutdown_timeout_secs)
+    .listen(listener)?;
+    if let Some(workers) = config.workers {
+        server = server.workers(workers);
+    }
+    Ok(server.run())
+}
+
+/// Marks runs that were still `running` when the last process stopped as `interrupted`, so
+/// they never look alive to clients.
+async fn mark_interrupted_runs(db: &DatabaseConnection) -> Result<u64, DbErr> {
+    let result = runs::Entity::update_many()
+        .col_expr(runs::Column::Status, Expr::value("interrupted"))
+        .col_expr(runs::Column::StopReason, Expr::value("interrupted"))
+        .col_expr(runs::Column::FinishedAt, Expr::value(chrono::Utc::now()))
+        .filter(runs::Column::Status.eq("running"))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected)
+}

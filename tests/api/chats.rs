@@ -1,0 +1,92 @@
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{error_body, spawn_app};
+
+#[actix_web::test]
+async fn chats_can_be_created_listed_renamed_and_deleted() {
+    let app = spawn_app().await;
+    let first = app.create_chat("First").await;
+    let second = app.create_chat("Second").await;
+    let untitled = app.post_json("/chat/api/chats", &json!({})).await;
+    assert_eq!(untitled.status(), 201);
+    let untitled: Value = untitled.json().await.unwrap();
+    assert_eq!(untitled["title"], "New chat");
+
+    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 3);
+
+    let id = first["id"].as_str().unwrap();
+    let renamed = app
+        .request(Method::PATCH, &format!("/chat/api/chats/{id}"))
+        .json(&json!({"title": "  Renamed  "}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(renamed.status(), 200);
+    let fetched: Value = app.get(&format!("/chat/api/chats/{id}")).await.json().await.unwrap();
+    assert_eq!(fetched["title"], "Renamed");
+
+    let deleted = app
+        .request(Method::DELETE, &format!("/chat/api/chats/{id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    let gone = app.get(&format!("/chat/api/chats/{id}")).await;
+    assert_eq!(gone.status(), 404);
+    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let ids: Vec<&str> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&second["id"].as_str().unwrap()));
+    assert!(!ids.contains(&id));
+}
+
+#[actix_web::test]
+async fn another_users_chat_is_a_404_for_every_verb() {
+    let app = spawn_app().await;
+    let chat = app.create_chat("Private").await;
+    let id = chat["id"].as_str().unwrap();
+    let eve = app.create_user_with_key("eve").await;
+    for method in [Method::GET, Method::PATCH, Method::DELETE] {
+        let response = app
+            .anonymous(method.clone(), &format!("/chat/api/chats/{id}"))
+            .bearer_auth(&eve)
+            .json(&json!({"title": "pwned"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 404, "{method}");
+        assert_eq!(error_body(response).await["code"], "not_found");
+    }
+    let eves: Value = app
+        .anonymous(Method::GET, "/chat/api/chats")
+        .bearer_auth(&eve)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(eves["data"], json!([]));
+    let still_there: Value = app.get(&format!("/chat/api/chats/{id}")).await.json().await.unwrap();
+    assert_eq!(still_there["title"], "Private");
+}
+
+#[actix_web::test]
+async fn malformed_chat_ids_and_titles_are_client_errors() {
+    let app = spawn_app().await;
+    let response = app.get("/chat/api/chats/not-a-uuid").await;
+    assert_eq!(response.status(), 404);
+    let long_title = "x".repeat(201);
+    let response = app
+        .post_json("/chat/api/chats", &json!({"title": long_title}))
+        .await;
+    assert_eq!(response.status(), 400);
+    let response = app.post_json("/chat/api/chats", &json!({"title": "   "})).await;
+    assert_eq!(response.status(), 400);
+}

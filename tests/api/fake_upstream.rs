@@ -1,0 +1,308 @@
+//! A fake upstream model: a real HTTP server on 127.0.0.1:0 speaking OpenAI's wire protocol.
+//! Tests script its replies (text deltas, fragmented tool calls, usage, errors, delays, a
+//! stream cut mid-way, garbage lines) and read back every request it received.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+/// One scripted answer to one `/chat/completions` request.
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    /// Text, sent as one delta per piece when streaming.
+    pub pieces: Vec<String>,
+    /// Tool calls: (id, name, arguments JSON text).
+    pub tool_calls: Vec<(String, String, String)>,
+    /// Size of the argument fragments tool calls are streamed in.
+    pub fragment_chars: usize,
+    /// Answer with this status and body instead.
+    pub status: Option<(u16, String)>,
+    pub retry_after: Option<u64>,
+    /// Wait this long before answering at all.
+    pub delay: Duration,
+    /// Wait this long between streamed events.
+    pub event_gap: Duration,
+    /// Stop the stream after this many content events, without a finish reason or [DONE].
+    pub cut_after: Option<usize>,
+    /// Interleave comments and non-JSON lines with the real events.
+    pub garbage: bool,
+    pub usage: (u64, u64),
+}
+
+impl Reply {
+    pub fn text(text: &str) -> Self {
+        Self {
+            pieces: text
+                .split_inclusive(' ')
+                .map(str::to_string)
+                .collect(),
+            usage: (10, 5),
+            fragment_chars: 5,
+            ..Self::default()
+        }
+    }
+
+    pub fn tool_call(id: &str, name: &str, arguments: Value) -> Self {
+        Self {
+            tool_calls: vec![(id.into(), name.into(), arguments.to_string())],
+            usage: (20, 8),
+            fragment_chars: 5,
+            ..Self::default()
+        }
+    }
+
+    pub fn status(status: u16, body: &str) -> Self {
+        Self {
+            status: Some((status, body.into())),
+            ..Self::default()
+        }
+    }
+
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
+    }
+
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    pub fn event_gap(mut self, gap: Duration) -> Self {
+        self.event_gap = gap;
+        self
+    }
+
+    pub fn cut_after(mut self, events: usize) -> Self {
+        self.cut_after = Some(events);
+        self
+    }
+
+    pub fn with_garbage(mut self) -> Self {
+        self.garbage = true;
+        self
+    }
+
+    pub fn and_tool_call(mut self, id: &str, name: &str, arguments: Value) -> Self {
+        self.tool_calls
+            .push((id.into(), name.into(), arguments.to_string()));
+        self
+    }
+
+    /// The SSE events of this reply, in order.
+    fn events(&self) -> Vec<String> {
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1,
+                   "model": "fake-model",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            .to_string()
+        };
+        let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+        for piece in &self.pieces {
+            events.push(chunk(json!({"content": piece}), Value::Null));
+        }
+        for (index, (id, name, arguments)) in self.tool_calls.iter().enumerate() {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                        "function": {"name": name, "arguments": ""}}]}),
+                Value::Null,
+            ));
+            let chars: Vec<char> = arguments.chars().collect();
+            for fragment in chars.chunks(self.fragment_chars.max(1)) {
+                let fragment: String = fragment.iter().collect();
+                events.push(chunk(
+                    json!({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}),
+                    Value::Null,
+                ));
+            }
+        }
+        if let Some(cut) = self.cut_after {
+            events.truncate(cut + 1);
+            return events;
+        }
+        let finish = if self.tool_calls.is_empty() { "stop" } else { "tool_calls" };
+        events.push(chunk(json!({}), json!(finish)));
+        events.push(
+            json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1,
+                   "model": "fake-model", "choices": [], "usage": self.usage_json()})
+            .to_string(),
+        );
+        events.push("[DONE]".into());
+        events
+    }
+
+    fn usage_json(&self) -> Value {
+        json!({"prompt_tokens": self.usage.0, "completion_tokens": self.usage.1,
+               "total_tokens": self.usage.0 + self.usage.1})
+    }
+
+    fn completion(&self) -> Value {
+        let tool_calls: Vec<Value> = self
+            .tool_calls
+            .iter()
+            .map(|(id, name, arguments)| {
+                json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            })
+            .collect();
+        let mut message = json!({"role": "assistant", "content": self.pieces.concat()});
+        if !tool_calls.is_empty() {
+            message["tool_calls"] = json!(tool_calls);
+        }
+        let finish = if tool_calls.is_empty() { "stop" } else { "tool_calls" };
+        json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": "fake-model",
+               "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+               "usage": self.usage_json()})
+    }
+}
+
+/// A request the fake upstream received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub authorization: Option<String>,
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct Shared {
+    script: VecDeque<Reply>,
+    received: Vec<Recorded>,
+}
+
+#[derive(Clone)]
+pub struct FakeUpstream {
+    shared: Arc<Mutex<Shared>>,
+    pub base_url: String,
+    handle: actix_web::dev::ServerHandle,
+}
+
+impl FakeUpstream {
+    pub async fn start() -> Self {
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let data = web::Data::from(shared.clone());
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .app_data(web::PayloadConfig::default().limit(64 * 1024 * 1024))
+                .route("/v1/chat/completions", web::post().to(completions))
+                .route("/v1/models", web::get().to(models))
+                .route("/v1/embeddings", web::post().to(embeddings))
+        })
+        .workers(1)
+        .bind("127.0.0.1:0")
+        .expect("bind fake upstream");
+        let address = server.addrs()[0];
+        let server = server.run();
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        Self {
+            shared,
+            base_url: format!("http://{address}/v1"),
+            handle,
+        }
+    }
+
+    /// Queues replies, answered in order, one per request.
+    pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.shared.lock().unwrap().script.extend(replies);
+    }
+
+    /// Every request received so far.
+    pub fn received(&self) -> Vec<Recorded> {
+        self.shared.lock().unwrap().received.clone()
+    }
+
+    pub async fn stop(&self) {
+        self.handle.stop(false).await;
+    }
+}
+
+fn record(shared: &Mutex<Shared>, req: &HttpRequest, body: Value) {
+    let authorization = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    shared.lock().unwrap().received.push(Recorded {
+        path: req.path().to_string(),
+        authorization,
+        body,
+    });
+}
+
+async fn completions(shared: web::Data<Mutex<Shared>>, req: HttpRequest, body: Bytes) -> HttpResponse {
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return HttpResponse::BadRequest().json(json!({"error": {"message": "body is not JSON"}}));
+    };
+    record(&shared, &req, body.clone());
+    let reply = shared.lock().unwrap().script.pop_front();
+    let Some(reply) = reply else {
+        return HttpResponse::BadRequest()
+            .json(json!({"error": {"message": "fake upstream: no scripted reply left"}}));
+    };
+    if !reply.delay.is_zero() {
+        actix_web::rt::time::sleep(reply.delay).await;
+    }
+    if let Some((status, text)) = &reply.status {
+        let mut response = HttpResponse::build(
+            actix_web::http::StatusCode::from_u16(*status).expect("valid status"),
+        );
+        if let Some(seconds) = reply.retry_after {
+            response.insert_header(("retry-after", seconds.to_string()));
+        }
+        return response
+            .content_type("application/json")
+            .body(json!({"error": {"message": text, "type": "fake_error"}}).to_string());
+    }
+    if body["stream"] != json!(true) {
+        return HttpResponse::Ok().json(reply.completion());
+    }
+    let gap = reply.event_gap;
+    let garbage = reply.garbage;
+    let events: VecDeque<String> = reply.events().into();
+    let stream = futures_util::stream::unfold((events, true), move |(mut events, first)| async move {
+        let event = events.pop_front()?;
+        if !first && !gap.is_zero() {
+            actix_web::rt::time::sleep(gap).await;
+        }
+        let mut text = String::new();
+        if garbage {
+            text.push_str(": keep-alive comment\n\ndata: this is not json\n\nrandom garbage line\n\n");
+        }
+        text.push_str(&format!("data: {event}\n\n"));
+        Some((Ok::<_, actix_web::Error>(Bytes::from(text)), (events, false)))
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .streaming(stream)
+}
+
+async fn models(shared: web::Data<Mutex<Shared>>, req: HttpRequest) -> HttpResponse {
+    record(&shared, &req, Value::Null);
+    HttpResponse::Ok().json(json!({"object": "list", "data": [
+        {"id": "fake-model", "object": "model", "created": 1, "owned_by": "tests"}]}))
+}
+
+/// Deterministic embeddings: a 4-dimensional vector from the text's bytes.
+async fn embeddings(shared: web::Data<Mutex<Shared>>, req: HttpRequest, body: web::Json<Value>) -> HttpResponse {
+    record(&shared, &req, body.0.clone());
+    let inputs: Vec<String> = match &body["input"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
+        _ => Vec::new(),
+    };
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let sum: u32 = text.bytes().map(u32::from).sum();
+            let vector = [text.len() as f32, sum as f32, 1.0, (sum % 7) as f32];
+            json!({"object": "embedding", "index": index, "embedding": vector})
+        })
+        .collect();
+    HttpResponse::Ok().json(json!({"object": "list", "data": data, "model": body["model"]}))
+}

@@ -1,0 +1,195 @@
+//! `spawn_app()`: the real application on 127.0.0.1:0 with a temporary data directory, a
+//! fake upstream model, and an authenticated HTTP client — plus one helper per endpoint.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use colloquy::config::Config;
+use colloquy::startup::Application;
+use reqwest::{Method, RequestBuilder, Response};
+use secrecy::SecretString;
+use serde_json::Value;
+
+use crate::fake_upstream::FakeUpstream;
+
+/// The admin's API key in every test app.
+pub const ADMIN_KEY: &str = "cq_test_admin_key_0123456789";
+
+pub struct TestApp {
+    pub address: String,
+    pub http: reqwest::Client,
+    pub api_key: String,
+    pub upstream: FakeUpstream,
+    pub config: Config,
+    pub login_url: Option<String>,
+    pub data_dir: Arc<tempfile::TempDir>,
+    /// The server's own database pool, for arranging and inspecting state directly.
+    pub db: sea_orm::DatabaseConnection,
+    handle: actix_web::dev::ServerHandle,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Starts an app after letting the test adjust the configuration.
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
+    colloquy::telemetry::init(&colloquy::config::LogConfig {
+        filter: "warn".into(),
+        ..Default::default()
+    });
+    let upstream = FakeUpstream::start().await;
+    let data_dir = Arc::new(tempfile::tempdir().expect("temp dir"));
+    let mut config = test_config(&upstream, data_dir.path().to_path_buf());
+    adjust(&mut config);
+    start(config, upstream, data_dir).await
+}
+
+fn test_config(upstream: &FakeUpstream, data_dir: PathBuf) -> Config {
+    let mut config = Config {
+        bind: "127.0.0.1:0".into(),
+        data_dir,
+        shutdown_timeout_secs: 1,
+        workers: Some(2),
+        ..Config::default()
+    };
+    config.llm.base_url = upstream.base_url.clone();
+    config.llm.model = "fake-model".into();
+    config.llm.api_key = Some(SecretString::from("upstream-secret"));
+    config.llm.max_retries = 2;
+    config.llm.retry_initial_backoff_ms = 10;
+    config.llm.retry_max_backoff_ms = 2_000;
+    config.llm.read_timeout_secs = 5;
+    config.auth.bootstrap_api_key = Some(SecretString::from(ADMIN_KEY));
+    config
+}
+
+async fn start(config: Config, upstream: FakeUpstream, data_dir: Arc<tempfile::TempDir>) -> TestApp {
+    let app = Application::build(config.clone())
+        .await
+        .expect("application starts");
+    let address = format!("http://{}", app.address());
+    let login_url = app.login_url().map(str::to_string);
+    let handle = app.handle();
+    let db = app.state().db.clone();
+    actix_web::rt::spawn(app.run_until_stopped());
+    TestApp {
+        address,
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client"),
+        api_key: ADMIN_KEY.to_string(),
+        upstream,
+        config,
+        login_url,
+        data_dir,
+        db,
+        handle,
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// A request authenticated with this app's admin API key.
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .bearer_auth(&self.api_key)
+    }
+
+    /// A request with no credentials at all.
+    pub fn anonymous(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http.request(method, self.url(path))
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.request(Method::GET, path).send().await.expect("GET")
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> Response {
+        self.request(Method::POST, path)
+            .json(body)
+            .send()
+            .await
+            .expect("POST")
+    }
+
+    pub async fn create_chat(&self, title: &str) -> Value {
+        let response = self
+            .post_json("/chat/api/chats", &serde_json::json!({"title": title}))
+            .await;
+        assert_eq!(response.status(), 201);
+        response.json().await.expect("chat JSON")
+    }
+
+    /// Creates another user and returns an API key for them.
+    pub async fn create_user_with_key(&self, username: &str) -> String {
+        let response = self
+            .post_json(
+                "/auth/users",
+                &serde_json::json!({"username": username, "password": "a long password"}),
+            )
+            .await;
+        assert_eq!(response.status(), 201, "{:?}", response.text().await);
+        let login = self
+            .anonymous(Method::POST, "/auth/login")
+            .json(&serde_json::json!({"username": username, "password": "a long password"}))
+            .send()
+            .await
+            .expect("login");
+        assert_eq!(login.status(), 200);
+        let cookie = session_cookie(&login).expect("session cookie");
+        let key = self
+            .http
+            .post(self.url("/auth/api-keys"))
+            .header("cookie", format!("colloquy_session={cookie}"))
+            .json(&serde_json::json!({"name": "tests"}))
+            .send()
+            .await
+            .expect("create key");
+        assert_eq!(key.status(), 201);
+        let body: Value = key.json().await.expect("key JSON");
+        body["key"].as_str().expect("key").to_string()
+    }
+
+    /// Stops this app gracefully and starts a new one on the same data directory.
+    pub async fn restart(self) -> TestApp {
+        self.handle.stop(true).await;
+        let mut config = self.config.clone();
+        config.bind = "127.0.0.1:0".into();
+        start(config, self.upstream.clone(), self.data_dir.clone()).await
+    }
+
+    /// Closes the server's database pool, as if the database went away.
+    pub async fn close_database(&self) {
+        self.db.close_by_ref().await.expect("close pool");
+    }
+
+    pub async fn stop(&self) {
+        self.handle.stop(true).await;
+    }
+}
+
+/// The value of the `colloquy_session` cookie a response sets.
+pub fn session_cookie(response: &Response) -> Option<String> {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|v| v.strip_prefix("colloquy_session="))
+        .map(|v| v.split(';').next().unwrap_or_default().to_string())
+}
+
+/// The body of an error response, checked to be in OpenAI's shape.
+pub async fn error_body(response: Response) -> Value {
+    let body: Value = response.json().await.expect("error body is JSON");
+    assert!(body["error"]["message"].is_string(), "{body}");
+    assert!(body["error"]["type"].is_string(), "{body}");
+    assert!(body["error"]["code"].is_string(), "{body}");
+    body["error"].clone()
+}

@@ -1,0 +1,244 @@
+//! Start-up, restart and shutdown of the real application and of the real binary.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use sea_orm::{ActiveModelTrait, EntityTrait, Set};
+use serde_json::Value;
+
+use crate::helpers::spawn_app;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_colloquy");
+
+#[actix_web::test]
+async fn a_restart_keeps_users_keys_and_chats_and_does_not_bootstrap_again() {
+    let app = spawn_app().await;
+    assert!(app.login_url.is_some());
+    let chat = app.create_chat("Survives").await;
+    let app = app.restart().await;
+    assert!(app.login_url.is_none(), "the admin exists, no new link");
+    let fetched: Value = app
+        .get(&format!("/chat/api/chats/{}", chat["id"].as_str().unwrap()))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(fetched["title"], "Survives");
+}
+
+#[actix_web::test]
+async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
+    let app = spawn_app().await;
+    let chat = app.create_chat("Crashed").await;
+    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let run_id = uuid::Uuid::now_v7().to_string();
+    entities::runs::ActiveModel {
+        id: Set(run_id.clone()),
+        chat_id: Set(chat["id"].as_str().unwrap().to_string()),
+        user_id: Set(me["id"].as_str().unwrap().to_string()),
+        status: Set("running".into()),
+        stop_reason: Set(None),
+        user_message_id: Set(None),
+        assistant_message_id: Set(None),
+        iterations: Set(1),
+        input_tokens: Set(0),
+        output_tokens: Set(0),
+        error: Set(None),
+        options: Set(None),
+        created_at: Set(Utc::now()),
+        finished_at: Set(None),
+    }
+    .insert(&app.db)
+    .await
+    .unwrap();
+    let app = app.restart().await;
+    let run = entities::runs::Entity::find_by_id(run_id)
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.status, "interrupted");
+    assert_eq!(run.stop_reason.as_deref(), Some("interrupted"));
+    assert!(run.finished_at.is_some());
+}
+
+#[test]
+fn help_lists_the_subcommands() {
+    let output = Command::new(BINARY).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    for subcommand in ["serve", "migrate", "create-user", "create-api-key"] {
+        assert!(help.contains(subcommand), "{subcommand} missing from:\n{help}");
+    }
+}
+
+/// Runs the binary with a clean environment apart from `vars`.
+fn colloquy(dir: &std::path::Path, vars: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(BINARY);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("COLLOQUY_DATA_DIR", dir)
+        .env("COLLOQUY_LOG__FILTER", "info");
+    for (key, value) in vars {
+        command.env(key, value);
+    }
+    command
+}
+
+#[test]
+fn the_cli_creates_users_and_api_keys_that_the_server_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let migrate = colloquy(dir.path(), &[]).arg("migrate").output().unwrap();
+    assert!(migrate.status.success(), "{}", String::from_utf8_lossy(&migrate.stderr));
+    assert!(dir.path().join("colloquy.db").exists());
+
+    let mut create = colloquy(dir.path(), &[])
+        .args(["create-user", "grace", "--password-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    create
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"cobol forever\n")
+        .unwrap();
+    let created = create.wait_with_output().unwrap();
+    assert!(created.status.success());
+    assert!(String::from_utf8_lossy(&created.stdout).contains("created user grace"));
+
+    let key = colloquy(dir.path(), &[])
+        .args(["create-api-key", "grace", "--name", "ci"])
+        .output()
+        .unwrap();
+    assert!(key.status.success(), "{}", String::from_utf8_lossy(&key.stderr));
+    let key = String::from_utf8(key.stdout).unwrap().trim().to_string();
+    assert!(key.starts_with("cq_"), "{key}");
+
+    let missing = colloquy(dir.path(), &[])
+        .args(["create-api-key", "nobody"])
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+
+    let server = Server::start(dir.path(), &[]);
+    let client = reqwest::blocking::Client::new();
+    let me: Value = client
+        .get(format!("{}/auth/me", server.url))
+        .bearer_auth(&key)
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(me["username"], "grace");
+}
+
+/// The real binary, serving on a free port, with its stdout lines collected.
+struct Server {
+    child: std::process::Child,
+    url: String,
+    stdout: Vec<String>,
+}
+
+impl Server {
+    fn start(dir: &std::path::Path, vars: &[(&str, &str)]) -> Server {
+        let port = free_port();
+        let bind = format!("127.0.0.1:{port}");
+        let mut vars = vars.to_vec();
+        vars.push(("COLLOQUY_BIND", &bind));
+        let mut child = colloquy(dir, &vars)
+            .arg("serve")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let url = format!("http://{bind}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let client = reqwest::blocking::Client::new();
+        while client.get(format!("{url}/health")).send().is_err() {
+            assert!(Instant::now() < deadline, "server did not come up");
+            assert!(child.try_wait().unwrap().is_none(), "server exited early");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        // The banner is printed before the server answers; give the pipe a moment.
+        let mut lines = Vec::new();
+        while let Ok(line) = rx.recv_timeout(Duration::from_millis(300)) {
+            lines.push(line);
+        }
+        Server {
+            child,
+            url,
+            stdout: lines,
+        }
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn the_binary_bootstraps_on_defaults_prints_a_login_link_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("nested").join("data");
+    let server = Server::start(&data, &[("COLLOQUY_AUTH__BOOTSTRAP_API_KEY", "k")]);
+    assert!(data.join("colloquy.db").exists(), "data dir and database created");
+    let link = server
+        .stdout
+        .iter()
+        .find(|line| line.contains("/login?token="))
+        .unwrap_or_else(|| panic!("no login link in {:?}", server.stdout))
+        .trim()
+        .to_string();
+    assert!(link.starts_with(&server.url), "{link}");
+
+    let client = reqwest::blocking::Client::new();
+    let with_key = client
+        .get(format!("{}/v1/models", server.url))
+        .bearer_auth("k")
+        .send()
+        .unwrap();
+    // No upstream runs at the default address here: authenticated, then a gateway error.
+    assert_eq!(with_key.status(), 502);
+    let without = client.get(format!("{}/v1/models", server.url)).send().unwrap();
+    assert_eq!(without.status(), 401);
+
+    let status = server.terminate();
+    assert!(status.success(), "graceful exit, got {status:?}");
+}

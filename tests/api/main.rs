@@ -1,0 +1,11 @@
+//! Integration tests: the real server on a random port, a real SQLite file in a temporary
+//! directory, and a fake upstream model speaking OpenAI's wire protocol over real HTTP.
+
+mod auth;
+mod chats;
+mod errors;
+mod fake_upstream;
+mod health;
+mod helpers;
+mod lifecycle;
+mod llm_client;
