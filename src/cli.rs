@@ -12,7 +12,11 @@ use crate::config::Config;
 use crate::startup::Application;
 
 #[derive(Debug, Parser)]
-#[command(name = "colloquy", version, about = "A self-hosted, stateful chat session engine")]
+#[command(
+    name = "colloquy",
+    version,
+    about = "A self-hosted, stateful chat session engine"
+)]
 pub struct Cli {
     /// A TOML configuration file (also COLLOQUY_CONFIG).
     #[arg(long, global = true, value_name = "PATH")]

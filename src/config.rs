@@ -138,10 +138,13 @@ pub struct LlmConfig {
     /// Base URL of the OpenAI-compatible upstream, ending in `/v1` (Ollama's by default).
     pub base_url: String,
     /// Bearer token for the upstream, if it needs one.
+    #[serde(deserialize_with = "lenient::secret")]
     pub api_key: Option<SecretString>,
     /// Model used when a request names none.
+    #[serde(deserialize_with = "lenient::string")]
     pub model: String,
     /// Model for the upstream `/embeddings` endpoint.
+    #[serde(deserialize_with = "lenient::string")]
     pub embedding_model: String,
     /// Seconds to establish a connection to the upstream.
     pub connect_timeout_secs: u64,
@@ -175,8 +178,10 @@ impl Default for LlmConfig {
 #[serde(default)]
 pub struct AuthConfig {
     /// When set, created for the first admin on first start (for automated deployments).
+    #[serde(deserialize_with = "lenient::secret")]
     pub bootstrap_api_key: Option<SecretString>,
     /// Username of the admin created on first start.
+    #[serde(deserialize_with = "lenient::string")]
     pub admin_username: String,
     /// Lifetime of a browser login session, in hours.
     pub session_ttl_hours: u64,
@@ -292,9 +297,11 @@ pub struct ToolsConfig {
     pub web_search_url: Option<String>,
     /// GitHub REST API base URL.
     pub github_api_url: String,
+    #[serde(deserialize_with = "lenient::secret")]
     pub github_token: Option<SecretString>,
     /// GitLab v4 API base URL; `None` disables gitlab_code_search.
     pub gitlab_api_url: Option<String>,
+    #[serde(deserialize_with = "lenient::secret")]
     pub gitlab_token: Option<SecretString>,
     /// Hosts or addresses fetch_url may reach despite SSRF rules. For tests only; empty by default.
     pub ssrf_allow_list: Vec<String>,
@@ -483,13 +490,9 @@ impl Config {
         Self::extract(figment.merge(Self::env_provider()))
     }
 
-    /// Loads from TOML text and the environment (tests use this to check the layering).
+    /// Loads from TOML text over the defaults, without the environment.
     pub fn from_toml_str(toml: &str) -> Result<Self, ConfigError> {
-        Self::extract(
-            Figment::new()
-                .merge(Toml::string(toml))
-                .merge(Self::env_provider()),
-        )
+        Self::extract(Figment::new().merge(Toml::string(toml)))
     }
 
     fn env_provider() -> Env {
@@ -511,7 +514,9 @@ impl Config {
         if self.agent.max_iterations == 0
             || self.agent.max_iterations > self.agent.max_iterations_ceiling
         {
-            return invalid("agent.max_iterations must be between 1 and agent.max_iterations_ceiling");
+            return invalid(
+                "agent.max_iterations must be between 1 and agent.max_iterations_ceiling",
+            );
         }
         if self.documents.chunk_overlap_tokens >= self.documents.chunk_tokens {
             return invalid("documents.chunk_overlap_tokens must be smaller than chunk_tokens");
@@ -546,6 +551,49 @@ impl Config {
 
     pub fn shutdown_timeout(&self) -> Duration {
         Duration::from_secs(self.shutdown_timeout_secs)
+    }
+}
+
+/// Environment variables carry no types: `COLLOQUY_LLM__API_KEY=12345` arrives as a number.
+/// String settings accept any scalar and keep its text.
+mod lenient {
+    use secrecy::SecretString;
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Scalar {
+        Text(String),
+        Unsigned(u64),
+        Signed(i64),
+        Float(f64),
+        Bool(bool),
+    }
+
+    impl Scalar {
+        fn into_text(self) -> String {
+            match self {
+                Self::Text(text) => text,
+                Self::Unsigned(n) => n.to_string(),
+                Self::Signed(n) => n.to_string(),
+                Self::Float(n) => n.to_string(),
+                Self::Bool(b) => b.to_string(),
+            }
+        }
+    }
+
+    pub fn string<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+        Scalar::deserialize(deserializer).map(Scalar::into_text)
+    }
+
+    pub fn secret<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<SecretString>, D::Error> {
+        let value = Option::<Scalar>::deserialize(deserializer)?;
+        Ok(value
+            .map(Scalar::into_text)
+            .filter(|text| !text.is_empty())
+            .map(SecretString::from))
     }
 }
 
@@ -586,7 +634,10 @@ mod tests {
         assert_eq!(config.bind, "0.0.0.0:9000");
         assert_eq!(config.llm.model, "qwen");
         assert_eq!(config.agent.max_iterations, 3);
-        assert_eq!(config.agent.tool_timeout_secs, 15, "untouched fields keep defaults");
+        assert_eq!(
+            config.agent.tool_timeout_secs, 15,
+            "untouched fields keep defaults"
+        );
         let key = config.llm.api_key.as_ref().unwrap();
         assert_eq!(key.expose_secret(), "sk-very-secret");
         assert!(!format!("{config:?}").contains("sk-very-secret"));
@@ -606,10 +657,14 @@ mod tests {
             data_dir: PathBuf::from("/tmp/cq"),
             ..Config::default()
         };
-        assert_eq!(config.database_url(), "sqlite:///tmp/cq/colloquy.db?mode=rwc");
+        assert_eq!(
+            config.database_url(),
+            "sqlite:///tmp/cq/colloquy.db?mode=rwc"
+        );
     }
 
     #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
     fn environment_overrides_the_file_which_overrides_defaults() {
         figment::Jail::expect_with(|jail| {
             jail.create_file(
@@ -627,11 +682,19 @@ mod tests {
             assert_eq!(config.bind, "127.0.0.1:7000", "from the file");
             assert_eq!(config.llm.model, "from-file");
             assert_eq!(config.llm.base_url, "http://env:2/v1", "env beats the file");
-            assert_eq!(config.llm.api_key.as_ref().unwrap().expose_secret(), "12345");
+            assert_eq!(
+                config.llm.api_key.as_ref().unwrap().expose_secret(),
+                "12345"
+            );
             assert_eq!(config.data_dir, PathBuf::from("/srv/colloquy"));
             assert_eq!(config.database_url(), "postgres://u@h/db");
             assert_eq!(
-                config.auth.bootstrap_api_key.as_ref().unwrap().expose_secret(),
+                config
+                    .auth
+                    .bootstrap_api_key
+                    .as_ref()
+                    .unwrap()
+                    .expose_secret(),
                 "k"
             );
             assert_eq!(config.agent.max_iterations, 4);
@@ -640,6 +703,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
     fn a_missing_config_file_is_an_error() {
         figment::Jail::expect_with(|_| {
             let err = Config::load(Some(Path::new("/nonexistent/colloquy.toml"))).unwrap_err();

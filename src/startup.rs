@@ -39,7 +39,10 @@ impl Application {
             .context("cannot migrate the database")?;
         let interrupted = mark_interrupted_runs(&db).await?;
         if interrupted > 0 {
-            tracing::warn!(interrupted, "runs left unfinished by the previous process were marked interrupted");
+            tracing::warn!(
+                interrupted,
+                "runs left unfinished by the previous process were marked interrupted"
+            );
         }
         let accounts = Accounts::new(
             db.clone(),
@@ -98,13 +101,14 @@ impl Application {
 
 fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let config = state.config.clone();
+    let max_json_body_bytes = config.http.max_json_body_bytes;
     let data = web::Data::new(state);
     let mut server = HttpServer::new(move || {
         App::new()
             .wrap_fn(crate::http::request_id_header)
             .wrap(TracingLogger::default())
             .app_data(data.clone())
-            .configure(|cfg| crate::http::configure(cfg, config.http.max_json_body_bytes))
+            .configure(|cfg| crate::http::configure(cfg, max_json_body_bytes))
     })
     .shutdown_timeout(config.shutdown_timeout_secs)
     .listen(listener)?;

@@ -46,7 +46,12 @@ impl MigrationTrait for Migration {
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         // Dropping the table also drops its indexes and constraints.
         manager
-            .drop_table(Table::drop().table(LoginTokens::Table).if_exists().to_owned())
+            .drop_table(
+                Table::drop()
+                    .table(LoginTokens::Table)
+                    .if_exists()
+                    .to_owned(),
+            )
             .await
     }
 }

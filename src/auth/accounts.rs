@@ -25,7 +25,9 @@ const LAST_USED_GRANULARITY_SECS: i64 = 300;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
-    #[error("username must be 1-{MAX_USERNAME_CHARS} characters of letters, digits, '.', '_' or '-'")]
+    #[error(
+        "username must be 1-{MAX_USERNAME_CHARS} characters of letters, digits, '.', '_' or '-'"
+    )]
     InvalidUsername,
     #[error("password must be {MIN_PASSWORD_CHARS}-{MAX_PASSWORD_CHARS} characters")]
     InvalidPassword,
@@ -123,7 +125,9 @@ impl Accounts {
     }
 
     async fn user_by_id(&self, id: &str) -> Result<Option<users::Model>, DbErr> {
-        users::Entity::find_by_id(id.to_string()).one(&self.db).await
+        users::Entity::find_by_id(id.to_string())
+            .one(&self.db)
+            .await
     }
 
     /// The user if the password matches; `None` for an unknown user or a wrong password alike.

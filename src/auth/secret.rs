@@ -1,8 +1,8 @@
 //! Random bearer secrets and their stored form. Secrets are 256 random bits, so a fast
 //! SHA-256 of them is safe to store and look up by; passwords, which are guessable, get argon2.
 
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::RngCore;

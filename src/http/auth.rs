@@ -103,7 +103,9 @@ async fn logout(
     let mut expired = session_cookie(&state, String::new());
     expired.make_removal();
     tracing::info!(user = %principal.username, "logged out");
-    Ok(HttpResponse::Ok().cookie(expired).json(json!({"logged_out": true})))
+    Ok(HttpResponse::Ok()
+        .cookie(expired)
+        .json(json!({"logged_out": true})))
 }
 
 #[derive(Serialize)]

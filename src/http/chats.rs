@@ -59,10 +59,7 @@ async fn create(
         Some(raw) => Some(parse_title(&raw)?),
         None => None,
     };
-    let chat = state
-        .chats
-        .create(&principal.user_id, title, false)
-        .await?;
+    let chat = state.chats.create(&principal.user_id, title, false).await?;
     Ok(HttpResponse::Created().json(ChatView::from(chat)))
 }
 
@@ -107,10 +104,7 @@ async fn rename(
     body: web::Json<RenameChat>,
 ) -> AppResult<HttpResponse> {
     let title = parse_title(&body.title)?;
-    let chat = state
-        .chats
-        .rename(&principal.user_id, &path, title)
-        .await?;
+    let chat = state.chats.rename(&principal.user_id, &path, title).await?;
     Ok(HttpResponse::Ok().json(ChatView::from(chat)))
 }
 

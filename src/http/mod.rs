@@ -31,15 +31,14 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
     .default_service(web::to(not_found));
 }
 
-async fn not_found() -> AppError {
-    AppError::NotFound("route")
+async fn not_found() -> Result<actix_web::HttpResponse, AppError> {
+    Err(AppError::NotFound("route"))
 }
 
 fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
     let app = match err {
-        JsonPayloadError::OverflowKnownLength { limit, .. } | JsonPayloadError::Overflow { limit } => {
-            AppError::PayloadTooLarge { limit }
-        }
+        JsonPayloadError::OverflowKnownLength { limit, .. }
+        | JsonPayloadError::Overflow { limit } => AppError::PayloadTooLarge { limit },
         JsonPayloadError::ContentType => {
             AppError::UnsupportedMediaType("send the body as application/json".into())
         }
@@ -64,7 +63,11 @@ pub fn request_id_header<S, B>(
     service: &S,
 ) -> impl std::future::Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
 where
-    S: Service<actix_web::dev::ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    S: Service<
+            actix_web::dev::ServiceRequest,
+            Response = ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
 {
     let id = req.extensions().get::<RequestId>().map(|id| id.to_string());
     let response = service.call(req);

@@ -96,7 +96,9 @@ impl LlmClient {
         let mut request = request.clone();
         request.stream = false;
         request.stream_options = None;
-        let response = self.send(|| self.post("chat/completions", &request)).await?;
+        let response = self
+            .send(|| self.post("chat/completions", &request))
+            .await?;
         read_json(response).await
     }
 
@@ -110,7 +112,9 @@ impl LlmClient {
         });
         let mut attempt = 0;
         loop {
-            let response = self.send(|| self.post("chat/completions", &request)).await?;
+            let response = self
+                .send(|| self.post("chat/completions", &request))
+                .await?;
             let mut chunks = Box::pin(decode_chunks(response.bytes_stream()));
             match chunks.next().await {
                 Some(Ok(first)) => {

@@ -60,7 +60,6 @@ where
                     continue;
                 }
                 if data == "[DONE]" {
-                    state.done = true;
                     return None;
                 }
                 match parse_chunk(data) {
@@ -167,10 +166,10 @@ impl TurnAccumulator {
                 call.id.get_or_insert_with(|| id.clone());
             }
             if let Some(function) = &delta.function {
-                if let Some(name) = &function.name {
-                    if call.name.is_empty() {
-                        call.name.push_str(name);
-                    }
+                if let Some(name) = &function.name
+                    && call.name.is_empty()
+                {
+                    call.name.push_str(name);
                 }
                 if let Some(fragment) = &function.arguments {
                     call.arguments.push_str(fragment);
@@ -251,15 +250,25 @@ mod tests {
         assert_eq!(turn.tool_calls.len(), 2);
         assert_eq!(turn.tool_calls[0].id, "call_a");
         assert_eq!(turn.tool_calls[0].function.name, "web_search");
-        assert_eq!(turn.tool_calls[0].function.arguments, "{\"query\": \"rust\"}");
-        assert_eq!(turn.tool_calls[1].function.arguments, "{\"expression\": \"2+2\"}");
+        assert_eq!(
+            turn.tool_calls[0].function.arguments,
+            "{\"query\": \"rust\"}"
+        );
+        assert_eq!(
+            turn.tool_calls[1].function.arguments,
+            "{\"expression\": \"2+2\"}"
+        );
     }
 
     #[test]
     fn text_deltas_are_returned_and_accumulated() {
         let mut acc = TurnAccumulator::default();
-        let first = acc.push(&chunk(json!({"choices": [{"index": 0, "delta": {"content": "Hel"}}]})));
-        let second = acc.push(&chunk(json!({"choices": [{"index": 0, "delta": {"content": "lo"}}]})));
+        let first = acc.push(&chunk(
+            json!({"choices": [{"index": 0, "delta": {"content": "Hel"}}]}),
+        ));
+        let second = acc.push(&chunk(
+            json!({"choices": [{"index": 0, "delta": {"content": "lo"}}]}),
+        ));
         assert_eq!(first.as_deref(), Some("Hel"));
         assert_eq!(second.as_deref(), Some("lo"));
         assert_eq!(acc.finish().content, "Hello");
@@ -290,7 +299,10 @@ mod tests {
         let raw = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n";
         let items = decode_all(raw).await;
         assert_eq!(items.len(), 2);
-        assert!(matches!(items[1], Err(LlmError::StreamTruncated(_))), "{items:?}");
+        assert!(
+            matches!(items[1], Err(LlmError::StreamTruncated(_))),
+            "{items:?}"
+        );
     }
 
     #[tokio::test]

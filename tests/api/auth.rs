@@ -26,7 +26,12 @@ async fn requests_without_credentials_get_a_401_json_error_everywhere() {
 #[actix_web::test]
 async fn a_wrong_or_malformed_bearer_token_is_refused() {
     let app = spawn_app().await;
-    for header in ["Bearer nope", "Bearer ", "Basic YWRtaW46YWRtaW4=", "garbage"] {
+    for header in [
+        "Bearer nope",
+        "Bearer ",
+        "Basic YWRtaW46YWRtaW4=",
+        "garbage",
+    ] {
         let response = app
             .anonymous(Method::GET, "/v1/models")
             .header("authorization", header)
@@ -58,14 +63,20 @@ async fn the_bootstrap_key_authenticates_the_openai_api_and_upstream_gets_its_ow
 #[actix_web::test]
 async fn first_start_prints_a_one_time_login_link_that_logs_in_once() {
     let app = spawn_app().await;
-    let link = app.login_url.clone().expect("first start creates a login link");
+    let link = app
+        .login_url
+        .clone()
+        .expect("first start creates a login link");
     assert!(link.starts_with(&app.address), "{link}");
     let path = link.strip_prefix(&app.address).unwrap();
 
     let response = app.anonymous(Method::GET, path).send().await.unwrap();
     assert_eq!(response.status(), 303);
     assert_eq!(response.headers()["location"], "/");
-    let set_cookie = response.headers()["set-cookie"].to_str().unwrap().to_string();
+    let set_cookie = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(set_cookie.contains("HttpOnly"), "{set_cookie}");
     assert!(set_cookie.contains("SameSite=Lax"), "{set_cookie}");
     let cookie = session_cookie(&response).unwrap();
@@ -95,7 +106,10 @@ async fn first_start_prints_a_one_time_login_link_that_logs_in_once() {
 async fn password_login_sets_a_session_that_logout_ends() {
     let app = spawn_app().await;
     let created = app
-        .post_json("/auth/users", &json!({"username": "ada", "password": "analytical engine"}))
+        .post_json(
+            "/auth/users",
+            &json!({"username": "ada", "password": "analytical engine"}),
+        )
         .await;
     assert_eq!(created.status(), 201);
 
@@ -121,7 +135,11 @@ async fn password_login_sets_a_session_that_logout_ends() {
         .send()
         .await
         .unwrap();
-    assert_eq!(chats.status(), 200, "the session cookie works on the chat API");
+    assert_eq!(
+        chats.status(),
+        200,
+        "the session cookie works on the chat API"
+    );
 
     let logout = app
         .anonymous(Method::POST, "/auth/logout")
@@ -150,7 +168,10 @@ async fn api_keys_are_stored_hashed_and_revocable() {
     let key = body["key"].as_str().unwrap().to_string();
     let id = body["id"].as_str().unwrap().to_string();
 
-    let rows = entities::api_keys::Entity::find().all(&app.db).await.unwrap();
+    let rows = entities::api_keys::Entity::find()
+        .all(&app.db)
+        .await
+        .unwrap();
     assert_eq!(rows.len(), 2, "the bootstrap key and the new one");
     for row in &rows {
         assert_ne!(row.key_hash, key);
@@ -174,7 +195,10 @@ async fn api_keys_are_stored_hashed_and_revocable() {
         .map(|k| k["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["bootstrap", "laptop"]);
-    assert!(!listed.to_string().contains(&key), "keys are never shown again");
+    assert!(
+        !listed.to_string().contains(&key),
+        "keys are never shown again"
+    );
 
     let revoked = app
         .request(Method::DELETE, &format!("/auth/api-keys/{id}"))
@@ -206,17 +230,29 @@ async fn only_admins_create_users_and_usernames_are_unique() {
     assert_eq!(error_body(by_bob).await["code"], "forbidden");
 
     let duplicate = app
-        .post_json("/auth/users", &json!({"username": "bob", "password": "another password"}))
+        .post_json(
+            "/auth/users",
+            &json!({"username": "bob", "password": "another password"}),
+        )
         .await;
     assert_eq!(duplicate.status(), 409);
     let short = app
-        .post_json("/auth/users", &json!({"username": "eve", "password": "short"}))
+        .post_json(
+            "/auth/users",
+            &json!({"username": "eve", "password": "short"}),
+        )
         .await;
     assert_eq!(short.status(), 400);
     let bad_name = app
-        .post_json("/auth/users", &json!({"username": "../etc", "password": "a long password"}))
+        .post_json(
+            "/auth/users",
+            &json!({"username": "../etc", "password": "a long password"}),
+        )
         .await;
     assert_eq!(bad_name.status(), 400);
-    let users = entities::users::Entity::find().count(&app.db).await.unwrap();
+    let users = entities::users::Entity::find()
+        .count(&app.db)
+        .await
+        .unwrap();
     assert_eq!(users, 2, "admin and bob only");
 }

@@ -24,7 +24,12 @@ async fn chats_can_be_created_listed_renamed_and_deleted() {
         .await
         .unwrap();
     assert_eq!(renamed.status(), 200);
-    let fetched: Value = app.get(&format!("/chat/api/chats/{id}")).await.json().await.unwrap();
+    let fetched: Value = app
+        .get(&format!("/chat/api/chats/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(fetched["title"], "Renamed");
 
     let deleted = app
@@ -73,7 +78,12 @@ async fn another_users_chat_is_a_404_for_every_verb() {
         .await
         .unwrap();
     assert_eq!(eves["data"], json!([]));
-    let still_there: Value = app.get(&format!("/chat/api/chats/{id}")).await.json().await.unwrap();
+    let still_there: Value = app
+        .get(&format!("/chat/api/chats/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(still_there["title"], "Private");
 }
 
@@ -87,6 +97,8 @@ async fn malformed_chat_ids_and_titles_are_client_errors() {
         .post_json("/chat/api/chats", &json!({"title": long_title}))
         .await;
     assert_eq!(response.status(), 400);
-    let response = app.post_json("/chat/api/chats", &json!({"title": "   "})).await;
+    let response = app
+        .post_json("/chat/api/chats", &json!({"title": "   "}))
+        .await;
     assert_eq!(response.status(), 400);
 }

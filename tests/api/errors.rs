@@ -17,21 +17,34 @@ async fn malformed_json_is_a_400_that_says_what_is_wrong() {
     let error = error_body(response).await;
     assert_eq!(error["code"], "invalid_json");
     assert_eq!(error["type"], "invalid_request_error");
-    assert!(error["message"].as_str().unwrap().contains("EOF"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("EOF"),
+        "{error}"
+    );
 }
 
 #[actix_web::test]
 async fn wrong_types_and_unknown_fields_are_named_in_the_error() {
     let app = spawn_app().await;
-    let response = app.post_json("/chat/api/chats", &json!({"title": 42})).await;
+    let response = app
+        .post_json("/chat/api/chats", &json!({"title": 42}))
+        .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
-    assert!(error["message"].as_str().unwrap().contains("invalid type"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("invalid type"),
+        "{error}"
+    );
 
-    let response = app.post_json("/chat/api/chats", &json!({"titel": "typo"})).await;
+    let response = app
+        .post_json("/chat/api/chats", &json!({"titel": "typo"}))
+        .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
-    assert!(error["message"].as_str().unwrap().contains("titel"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("titel"),
+        "{error}"
+    );
 }
 
 #[actix_web::test]

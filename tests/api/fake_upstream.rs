@@ -36,10 +36,7 @@ pub struct Reply {
 impl Reply {
     pub fn text(text: &str) -> Self {
         Self {
-            pieces: text
-                .split_inclusive(' ')
-                .map(str::to_string)
-                .collect(),
+            pieces: text.split_inclusive(' ').map(str::to_string).collect(),
             usage: (10, 5),
             fragment_chars: 5,
             ..Self::default()
@@ -101,7 +98,10 @@ impl Reply {
                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
             .to_string()
         };
-        let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+        let mut events = vec![chunk(
+            json!({"role": "assistant", "content": ""}),
+            Value::Null,
+        )];
         for piece in &self.pieces {
             events.push(chunk(json!({"content": piece}), Value::Null));
         }
@@ -124,7 +124,11 @@ impl Reply {
             events.truncate(cut + 1);
             return events;
         }
-        let finish = if self.tool_calls.is_empty() { "stop" } else { "tool_calls" };
+        let finish = if self.tool_calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
         events.push(chunk(json!({}), json!(finish)));
         events.push(
             json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1,
@@ -152,7 +156,11 @@ impl Reply {
         if !tool_calls.is_empty() {
             message["tool_calls"] = json!(tool_calls);
         }
-        let finish = if tool_calls.is_empty() { "stop" } else { "tool_calls" };
+        let finish = if tool_calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
         json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": "fake-model",
                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                "usage": self.usage_json()})
@@ -234,7 +242,11 @@ fn record(shared: &Mutex<Shared>, req: &HttpRequest, body: Value) {
     });
 }
 
-async fn completions(shared: web::Data<Mutex<Shared>>, req: HttpRequest, body: Bytes) -> HttpResponse {
+async fn completions(
+    shared: web::Data<Mutex<Shared>>,
+    req: HttpRequest,
+    body: Bytes,
+) -> HttpResponse {
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         return HttpResponse::BadRequest().json(json!({"error": {"message": "body is not JSON"}}));
     };
@@ -264,18 +276,24 @@ async fn completions(shared: web::Data<Mutex<Shared>>, req: HttpRequest, body: B
     let gap = reply.event_gap;
     let garbage = reply.garbage;
     let events: VecDeque<String> = reply.events().into();
-    let stream = futures_util::stream::unfold((events, true), move |(mut events, first)| async move {
-        let event = events.pop_front()?;
-        if !first && !gap.is_zero() {
-            actix_web::rt::time::sleep(gap).await;
-        }
-        let mut text = String::new();
-        if garbage {
-            text.push_str(": keep-alive comment\n\ndata: this is not json\n\nrandom garbage line\n\n");
-        }
-        text.push_str(&format!("data: {event}\n\n"));
-        Some((Ok::<_, actix_web::Error>(Bytes::from(text)), (events, false)))
-    });
+    let stream =
+        futures_util::stream::unfold((events, true), move |(mut events, first)| async move {
+            let event = events.pop_front()?;
+            if !first && !gap.is_zero() {
+                actix_web::rt::time::sleep(gap).await;
+            }
+            let mut text = String::new();
+            if garbage {
+                text.push_str(
+                    ": keep-alive comment\n\ndata: this is not json\n\nrandom garbage line\n\n",
+                );
+            }
+            text.push_str(&format!("data: {event}\n\n"));
+            Some((
+                Ok::<_, actix_web::Error>(Bytes::from(text)),
+                (events, false),
+            ))
+        });
     HttpResponse::Ok()
         .content_type("text/event-stream")
         .streaming(stream)
@@ -288,11 +306,18 @@ async fn models(shared: web::Data<Mutex<Shared>>, req: HttpRequest) -> HttpRespo
 }
 
 /// Deterministic embeddings: a 4-dimensional vector from the text's bytes.
-async fn embeddings(shared: web::Data<Mutex<Shared>>, req: HttpRequest, body: web::Json<Value>) -> HttpResponse {
+async fn embeddings(
+    shared: web::Data<Mutex<Shared>>,
+    req: HttpRequest,
+    body: web::Json<Value>,
+) -> HttpResponse {
     record(&shared, &req, body.0.clone());
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
-        Value::Array(items) => items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_string))
+            .collect(),
         _ => Vec::new(),
     };
     let data: Vec<Value> = inputs

@@ -17,7 +17,11 @@ async fn health_answers_without_credentials_and_tags_the_request() {
 #[actix_web::test]
 async fn readiness_checks_the_database() {
     let app = spawn_app().await;
-    let response = app.anonymous(Method::GET, "/health/ready").send().await.unwrap();
+    let response = app
+        .anonymous(Method::GET, "/health/ready")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["database"], "ok");
@@ -28,8 +32,16 @@ async fn readiness_fails_when_the_database_is_gone() {
     let app = spawn_app().await;
     // Close the pool the server uses: the next readiness probe must fail, not hang or lie.
     app.close_database().await;
-    let response = app.anonymous(Method::GET, "/health/ready").send().await.unwrap();
+    let response = app
+        .anonymous(Method::GET, "/health/ready")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 503);
     let live = app.anonymous(Method::GET, "/health").send().await.unwrap();
-    assert_eq!(live.status(), 200, "liveness does not depend on the database");
+    assert_eq!(
+        live.status(),
+        200,
+        "liveness does not depend on the database"
+    );
 }

@@ -64,7 +64,11 @@ fn test_config(upstream: &FakeUpstream, data_dir: PathBuf) -> Config {
     config
 }
 
-async fn start(config: Config, upstream: FakeUpstream, data_dir: Arc<tempfile::TempDir>) -> TestApp {
+async fn start(
+    config: Config,
+    upstream: FakeUpstream,
+    data_dir: Arc<tempfile::TempDir>,
+) -> TestApp {
     let app = Application::build(config.clone())
         .await
         .expect("application starts");
@@ -167,10 +171,6 @@ impl TestApp {
     /// Closes the server's database pool, as if the database went away.
     pub async fn close_database(&self) {
         self.db.close_by_ref().await.expect("close pool");
-    }
-
-    pub async fn stop(&self) {
-        self.handle.stop(true).await;
     }
 }
 

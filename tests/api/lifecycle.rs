@@ -70,7 +70,10 @@ fn help_lists_the_subcommands() {
     assert!(output.status.success());
     let help = String::from_utf8(output.stdout).unwrap();
     for subcommand in ["serve", "migrate", "create-user", "create-api-key"] {
-        assert!(help.contains(subcommand), "{subcommand} missing from:\n{help}");
+        assert!(
+            help.contains(subcommand),
+            "{subcommand} missing from:\n{help}"
+        );
     }
 }
 
@@ -92,7 +95,11 @@ fn colloquy(dir: &std::path::Path, vars: &[(&str, &str)]) -> Command {
 fn the_cli_creates_users_and_api_keys_that_the_server_accepts() {
     let dir = tempfile::tempdir().unwrap();
     let migrate = colloquy(dir.path(), &[]).arg("migrate").output().unwrap();
-    assert!(migrate.status.success(), "{}", String::from_utf8_lossy(&migrate.stderr));
+    assert!(
+        migrate.status.success(),
+        "{}",
+        String::from_utf8_lossy(&migrate.stderr)
+    );
     assert!(dir.path().join("colloquy.db").exists());
 
     let mut create = colloquy(dir.path(), &[])
@@ -115,7 +122,11 @@ fn the_cli_creates_users_and_api_keys_that_the_server_accepts() {
         .args(["create-api-key", "grace", "--name", "ci"])
         .output()
         .unwrap();
-    assert!(key.status.success(), "{}", String::from_utf8_lossy(&key.stderr));
+    assert!(
+        key.status.success(),
+        "{}",
+        String::from_utf8_lossy(&key.stderr)
+    );
     let key = String::from_utf8(key.stdout).unwrap().trim().to_string();
     assert!(key.starts_with("cq_"), "{key}");
 
@@ -186,7 +197,13 @@ impl Server {
     /// Sends SIGTERM and waits for a clean exit.
     fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
-        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -218,7 +235,10 @@ fn the_binary_bootstraps_on_defaults_prints_a_login_link_and_stops_on_sigterm() 
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("nested").join("data");
     let server = Server::start(&data, &[("COLLOQUY_AUTH__BOOTSTRAP_API_KEY", "k")]);
-    assert!(data.join("colloquy.db").exists(), "data dir and database created");
+    assert!(
+        data.join("colloquy.db").exists(),
+        "data dir and database created"
+    );
     let link = server
         .stdout
         .iter()
@@ -236,7 +256,10 @@ fn the_binary_bootstraps_on_defaults_prints_a_login_link_and_stops_on_sigterm() 
         .unwrap();
     // No upstream runs at the default address here: authenticated, then a gateway error.
     assert_eq!(with_key.status(), 502);
-    let without = client.get(format!("{}/v1/models", server.url)).send().unwrap();
+    let without = client
+        .get(format!("{}/v1/models", server.url))
+        .send()
+        .unwrap();
     assert_eq!(without.status(), 401);
 
     let status = server.terminate();

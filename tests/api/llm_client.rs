@@ -33,7 +33,10 @@ fn request() -> ChatRequest {
 async fn stream_turn(
     client: &LlmClient,
 ) -> Result<(colloquy::llm::AssistantTurn, Vec<String>), (LlmError, Vec<String>)> {
-    let mut stream = client.chat_stream(&request()).await.map_err(|e| (e, vec![]))?;
+    let mut stream = client
+        .chat_stream(&request())
+        .await
+        .map_err(|e| (e, vec![]))?;
     let mut acc = TurnAccumulator::default();
     let mut deltas = Vec::new();
     while let Some(chunk) = stream.next().await {
@@ -58,22 +61,31 @@ async fn text_streams_as_deltas_with_usage_and_a_finish_reason() {
     assert_eq!(sent["stream"], true);
     assert_eq!(sent["stream_options"]["include_usage"], true);
     assert_eq!(sent["tools"][0]["function"]["name"], "calculator");
-    assert_eq!(sent["messages"], json!([{"role": "user", "content": "hello"}]));
+    assert_eq!(
+        sent["messages"],
+        json!([{"role": "user", "content": "hello"}])
+    );
 }
 
 #[actix_web::test]
 async fn fragmented_tool_call_arguments_are_reassembled() {
     let upstream = FakeUpstream::start().await;
     let args = json!({"expression": "sqrt(144) + 2^10", "note": "fragments of five chars"});
-    upstream.script([Reply::tool_call("call_1", "calculator", args.clone())
-        .and_tool_call("call_2", "web_search", json!({"query": "rust actors"}))]);
+    upstream.script([
+        Reply::tool_call("call_1", "calculator", args.clone()).and_tool_call(
+            "call_2",
+            "web_search",
+            json!({"query": "rust actors"}),
+        ),
+    ]);
     let (turn, deltas) = stream_turn(&client(&upstream)).await.unwrap();
     assert!(deltas.is_empty());
     assert_eq!(turn.finish_reason, Some(FinishReason::ToolCalls));
     assert_eq!(turn.tool_calls.len(), 2);
     assert_eq!(turn.tool_calls[0].id, "call_1");
     assert_eq!(turn.tool_calls[0].function.name, "calculator");
-    let parsed: serde_json::Value = serde_json::from_str(&turn.tool_calls[0].function.arguments).unwrap();
+    let parsed: serde_json::Value =
+        serde_json::from_str(&turn.tool_calls[0].function.arguments).unwrap();
     assert_eq!(parsed, args);
     assert_eq!(turn.tool_calls[1].function.name, "web_search");
 }
@@ -110,9 +122,15 @@ async fn a_persistent_500_becomes_a_typed_error_after_the_retries() {
 #[actix_web::test]
 async fn a_client_error_from_upstream_is_not_retried() {
     let upstream = FakeUpstream::start().await;
-    upstream.script([Reply::status(404, "model 'nope' not found"), Reply::text("unused")]);
+    upstream.script([
+        Reply::status(404, "model 'nope' not found"),
+        Reply::text("unused"),
+    ]);
     let err = client(&upstream).chat(&request()).await.unwrap_err();
-    assert!(matches!(err, LlmError::Status { status: 404, .. }), "{err:?}");
+    assert!(
+        matches!(err, LlmError::Status { status: 404, .. }),
+        "{err:?}"
+    );
     assert_eq!(err.code(), "upstream_rejected");
     assert_eq!(upstream.received().len(), 1);
 }
@@ -120,7 +138,10 @@ async fn a_client_error_from_upstream_is_not_retried() {
 #[actix_web::test]
 async fn a_429_waits_for_retry_after_before_retrying() {
     let upstream = FakeUpstream::start().await;
-    upstream.script([Reply::status(429, "slow down").retry_after(1), Reply::text("ok now")]);
+    upstream.script([
+        Reply::status(429, "slow down").retry_after(1),
+        Reply::text("ok now"),
+    ]);
     let started = Instant::now();
     let (turn, _) = stream_turn(&client(&upstream)).await.unwrap();
     assert_eq!(turn.content, "ok now");
@@ -134,11 +155,18 @@ async fn a_429_waits_for_retry_after_before_retrying() {
 #[actix_web::test]
 async fn a_stream_cut_mid_way_is_a_truncation_error_after_the_delivered_text() {
     let upstream = FakeUpstream::start().await;
-    upstream.script([Reply::text("one two three four five").cut_after(2), Reply::text("not a retry")]);
+    upstream.script([
+        Reply::text("one two three four five").cut_after(2),
+        Reply::text("not a retry"),
+    ]);
     let (err, deltas) = stream_turn(&client(&upstream)).await.unwrap_err();
     assert_eq!(deltas, ["one ", "two "]);
     assert!(matches!(err, LlmError::StreamTruncated(_)), "{err:?}");
-    assert_eq!(upstream.received().len(), 1, "no retry once tokens were delivered");
+    assert_eq!(
+        upstream.received().len(),
+        1,
+        "no retry once tokens were delivered"
+    );
 }
 
 #[actix_web::test]
@@ -153,7 +181,11 @@ async fn garbage_lines_in_the_stream_are_skipped() {
 #[actix_web::test]
 async fn non_streaming_completions_carry_tool_calls_and_usage() {
     let upstream = FakeUpstream::start().await;
-    upstream.script([Reply::tool_call("call_9", "calculator", json!({"expression": "1+1"}))]);
+    upstream.script([Reply::tool_call(
+        "call_9",
+        "calculator",
+        json!({"expression": "1+1"}),
+    )]);
     let completion = client(&upstream).chat(&request()).await.unwrap();
     assert_eq!(upstream.received()[0].body["stream"], false);
     let choice = &completion.choices[0];
@@ -166,7 +198,8 @@ async fn non_streaming_completions_carry_tool_calls_and_usage() {
 #[actix_web::test]
 async fn a_slow_upstream_can_still_answer_within_the_read_timeout() {
     let upstream = FakeUpstream::start().await;
-    upstream.script([Reply::text("slow but sure").delay(Duration::from_millis(300))
+    upstream.script([Reply::text("slow but sure")
+        .delay(Duration::from_millis(300))
         .event_gap(Duration::from_millis(50))]);
     let (turn, _) = stream_turn(&client(&upstream)).await.unwrap();
     assert_eq!(turn.content, "slow but sure");

@@ -1,0 +1,97 @@
+//! Server-side tools: one file per tool, each a `Tool` with its definition (what the model
+//! sees) and its `run`. Tools do not know about the loop: governance (timeouts, caching,
+//! loop detection, truncation) is the agent's. A failing tool returns a `ToolError`, which the
+//! loop turns into an error result for the model.
+
+pub mod calculator;
+mod calculator_parser;
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use crate::llm::wire::ToolDefinition;
+
+/// The progress event a tool announces when it starts (seed 000 "Research Events").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressKind {
+    Searching,
+    Reading,
+    CodeSearching,
+    Calculating,
+    /// Any other tool: `x_research.tool_call`.
+    Other,
+}
+
+impl ProgressKind {
+    pub fn event_type(self) -> &'static str {
+        match self {
+            Self::Searching => "x_research.searching",
+            Self::Reading => "x_research.reading",
+            Self::CodeSearching => "x_research.code_searching",
+            Self::Calculating => "x_research.calculating",
+            Self::Other => "x_research.tool_call",
+        }
+    }
+}
+
+/// Why a tool call failed, in words the model can act on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// Stable snake_case code.
+    pub code: String,
+    pub message: String,
+    /// What the model could do instead.
+    pub suggestion: String,
+}
+
+impl ToolError {
+    pub fn new(code: &str, message: impl Into<String>, suggestion: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+            suggestion: suggestion.into(),
+        }
+    }
+
+    /// Arguments that do not match the tool's schema.
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        Self::new(
+            "invalid_arguments",
+            message,
+            "Check the tool's parameter schema and call it again with valid arguments.",
+        )
+    }
+
+    /// The result the model sees: `{"error", "code", "suggestion"}`.
+    pub fn to_result(&self) -> Value {
+        json!({"error": self.message, "code": self.code, "suggestion": self.suggestion})
+    }
+}
+
+pub type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
+
+/// A server-side tool.
+pub trait Tool: Send + Sync + 'static {
+    /// The name the model calls it by.
+    fn name(&self) -> &'static str;
+    /// The definition sent to the model.
+    fn definition(&self) -> ToolDefinition;
+    /// The progress event this tool's calls announce.
+    fn progress(&self) -> ProgressKind;
+    /// Whether identical calls may be served from the result cache.
+    fn cacheable(&self) -> bool {
+        true
+    }
+    /// Runs one call. The future is dropped if the call times out or its run is cancelled.
+    fn run(&self, arguments: Value) -> ToolFuture;
+}
+
+pub type SharedTool = Arc<dyn Tool>;
+
+/// Parses a tool's arguments into its typed form, with a message naming what is wrong.
+pub fn parse_arguments<T: serde::de::DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
+    serde_json::from_value(arguments).map_err(|err| ToolError::invalid_arguments(err.to_string()))
+}
