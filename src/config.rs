@@ -242,6 +242,8 @@ pub struct AgentConfig {
     pub run_log_retention_secs: u64,
     /// Seconds a chat may sit idle before its actor is passivated (stopped; state stays in the DB).
     pub chat_idle_secs: u64,
+    /// System prompt sent first in every chat; `None` sends none.
+    pub system_prompt: Option<String>,
 }
 
 impl Default for AgentConfig {
@@ -257,6 +259,7 @@ impl Default for AgentConfig {
             run_time_budget_secs: 600,
             run_log_retention_secs: 600,
             chat_idle_secs: 600,
+            system_prompt: None,
         }
     }
 }

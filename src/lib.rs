@@ -9,10 +9,13 @@
 //! - `telemetry`  tracing subscriber set-up.
 //! - `db`         connecting (SQLite WAL or PostgreSQL) and migrating.
 //! - `auth`       users, API keys, login sessions and links; the `Principal` extractor.
-//! - `chat`       chats and their stored state, always scoped to the owner.
+//! - `chat`       chats: the supervisor, one `ChatSession` actor per active chat, the branch tree.
+//! - `agent`      runs: `AgentRun` and its governed loop, events, the run log, prompt assembly.
+//! - `tools`      one file per server-side tool, and the selection rules.
 //! - `llm`        the upstream OpenAI-compatible client: wire types, stream decoding, retries.
 //! - `http`       the routes, one file per resource.
 
+pub mod agent;
 pub mod auth;
 pub mod chat;
 pub mod cli;
@@ -24,3 +27,4 @@ pub mod llm;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+pub mod tools;

@@ -4,6 +4,9 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Actor;
 
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer, web};
@@ -13,7 +16,11 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 use tracing_actix_web::TracingLogger;
 
+use crate::agent::loop_actor::new_tool_cache;
 use crate::auth::{Accounts, bootstrap_admin};
+use crate::chat::supervisor::ChatSupervisor;
+use crate::tools::SharedTool;
+use crate::tools::calculator::Calculator;
 use crate::chat::Chats;
 use crate::config::Config;
 use crate::llm::LlmClient;
@@ -28,6 +35,15 @@ pub struct Application {
 
 impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Self> {
+        Self::build_with_tools(config, Vec::new()).await
+    }
+
+    /// Builds with extra tools beside the built-in ones (tests add slow or failing tools to
+    /// exercise the loop's governance).
+    pub async fn build_with_tools(
+        config: Config,
+        extra_tools: Vec<SharedTool>,
+    ) -> anyhow::Result<Self> {
         let listener = TcpListener::bind(&config.bind)
             .with_context(|| format!("cannot listen on {}", config.bind))?;
         let address = listener.local_addr()?;
@@ -54,12 +70,26 @@ impl Application {
             .await
             .context("cannot create the first admin")?;
         let llm = LlmClient::new(&config.llm).context("cannot build the upstream client")?;
+        let supervisor = ChatSupervisor::new(
+            db.clone(),
+            Duration::from_secs(config.agent.chat_idle_secs),
+            Duration::from_secs(config.agent.run_log_retention_secs),
+        );
+        let sessions = supervisor.registry();
+        let runs = supervisor.runs();
+        let mut tools: Vec<SharedTool> = vec![Arc::new(Calculator)];
+        tools.extend(extra_tools);
         let state = AppState {
+            tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
             chats: Chats::new(db.clone()),
             db,
             accounts,
             llm,
+            sessions,
+            runs,
+            supervisor: supervisor.start(),
+            tools: Arc::new(tools),
         };
         let server = serve(listener, state.clone())?;
         Ok(Self {

@@ -1,14 +1,20 @@
-//! `AppState`: what every handler can reach — the configuration, the database, the accounts
-//! and the upstream model client. Built once in `startup`; cheap to clone.
+//! `AppState`: what every handler can reach — the configuration, the database, accounts, the
+//! upstream client, the chat registry and supervisor, live runs, and the tools. Built once in
+//! `startup`; cheap to clone.
 
 use std::sync::Arc;
 
+use actix::Addr;
 use sea_orm::DatabaseConnection;
 
+use crate::agent::loop_actor::ToolCache;
+use crate::agent::run_log::RunRegistry;
 use crate::auth::Accounts;
 use crate::chat::Chats;
+use crate::chat::supervisor::{ChatRegistry, ChatSupervisor};
 use crate::config::Config;
 use crate::llm::LlmClient;
+use crate::tools::SharedTool;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -17,4 +23,12 @@ pub struct AppState {
     pub accounts: Accounts,
     pub chats: Chats,
     pub llm: LlmClient,
+    /// Active chat sessions.
+    pub sessions: ChatRegistry,
+    /// Live and recently finished runs.
+    pub runs: RunRegistry,
+    pub supervisor: Addr<ChatSupervisor>,
+    pub tool_cache: ToolCache,
+    /// Every tool this server can offer; requests select from these.
+    pub tools: Arc<Vec<SharedTool>>,
 }

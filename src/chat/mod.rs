@@ -1,6 +1,10 @@
-//! Chats: who owns them, and their stored state. Every lookup is scoped to the owner, so a
-//! chat someone else owns is indistinguishable from one that does not exist.
+//! Chats: who owns them, their branch trees, and the actors that keep active chats in memory.
+//! Every lookup is scoped to the owner, so a chat someone else owns is indistinguishable from
+//! one that does not exist.
 
 pub mod persistence;
+pub mod session;
+pub mod supervisor;
+pub mod tree;
 
 pub use persistence::{ChatId, Chats};

@@ -127,3 +127,156 @@ impl Chats {
         Ok(())
     }
 }
+
+/// Loads a chat's messages as tree nodes, with its stored active leaf.
+pub async fn load_messages(
+    db: &DatabaseConnection,
+    chat_id: &str,
+) -> Result<(Vec<super::tree::MessageNode>, Option<String>), DbErr> {
+    use entities::messages;
+    let chat = chats::Entity::find_by_id(chat_id.to_string())
+        .one(db)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound(format!("chat {chat_id}")))?;
+    let rows = messages::Entity::find()
+        .filter(messages::Column::ChatId.eq(chat_id))
+        .order_by_asc(messages::Column::Seq)
+        .all(db)
+        .await?;
+    let nodes = rows
+        .into_iter()
+        .map(|row| super::tree::MessageNode {
+            id: row.id,
+            parent_id: row.parent_id,
+            role: row.role,
+            content: row.content,
+            parts: row.parts,
+            tool_calls: row.tool_calls,
+            tool_call_id: row.tool_call_id,
+            run_id: row.run_id,
+            stop_reason: row.stop_reason,
+            seq: row.seq,
+            created_at: row.created_at,
+        })
+        .collect();
+    Ok((nodes, chat.active_leaf_id))
+}
+
+/// Stores new messages and the chat's new active leaf in one transaction.
+pub async fn store_messages(
+    db: &DatabaseConnection,
+    chat_id: &str,
+    nodes: &[super::tree::MessageNode],
+    active_leaf: Option<&str>,
+) -> Result<(), DbErr> {
+    use entities::messages;
+    use sea_orm::TransactionTrait;
+    let txn = db.begin().await?;
+    for node in nodes {
+        messages::ActiveModel {
+            id: Set(node.id.clone()),
+            chat_id: Set(chat_id.to_string()),
+            parent_id: Set(node.parent_id.clone()),
+            role: Set(node.role.clone()),
+            content: Set(node.content.clone()),
+            parts: Set(node.parts.clone()),
+            tool_calls: Set(node.tool_calls.clone()),
+            tool_call_id: Set(node.tool_call_id.clone()),
+            run_id: Set(node.run_id.clone()),
+            stop_reason: Set(node.stop_reason.clone()),
+            seq: Set(node.seq),
+            created_at: Set(node.created_at),
+        }
+        .insert(&txn)
+        .await?;
+    }
+    set_active_leaf_in(&txn, chat_id, active_leaf).await?;
+    txn.commit().await
+}
+
+pub async fn set_active_leaf(
+    db: &DatabaseConnection,
+    chat_id: &str,
+    active_leaf: Option<&str>,
+) -> Result<(), DbErr> {
+    set_active_leaf_in(db, chat_id, active_leaf).await
+}
+
+async fn set_active_leaf_in<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    chat_id: &str,
+    active_leaf: Option<&str>,
+) -> Result<(), DbErr> {
+    use sea_orm::sea_query::Expr;
+    chats::Entity::update_many()
+        .col_expr(chats::Column::ActiveLeafId, Expr::value(active_leaf.map(str::to_string)))
+        .col_expr(chats::Column::UpdatedAt, Expr::value(Utc::now()))
+        .filter(chats::Column::Id.eq(chat_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// A run as first recorded.
+pub struct NewRun<'a> {
+    pub id: &'a str,
+    pub chat_id: &'a str,
+    pub user_id: &'a str,
+    pub user_message_id: Option<&'a str>,
+    pub options: Option<serde_json::Value>,
+}
+
+pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), DbErr> {
+    entities::runs::ActiveModel {
+        id: Set(run.id.to_string()),
+        chat_id: Set(run.chat_id.to_string()),
+        user_id: Set(run.user_id.to_string()),
+        status: Set("running".into()),
+        stop_reason: Set(None),
+        user_message_id: Set(run.user_message_id.map(str::to_string)),
+        assistant_message_id: Set(None),
+        iterations: Set(0),
+        input_tokens: Set(0),
+        output_tokens: Set(0),
+        error: Set(None),
+        options: Set(run.options),
+        created_at: Set(Utc::now()),
+        finished_at: Set(None),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// How a run ended, as recorded.
+pub struct FinishedRun<'a> {
+    pub id: &'a str,
+    pub status: &'a str,
+    pub stop_reason: &'a str,
+    pub assistant_message_id: Option<&'a str>,
+    pub iterations: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub error: Option<&'a str>,
+}
+
+pub async fn finish_run(db: &DatabaseConnection, run: FinishedRun<'_>) -> Result<(), DbErr> {
+    use entities::runs;
+    use sea_orm::sea_query::Expr;
+    runs::Entity::update_many()
+        .col_expr(runs::Column::Status, Expr::value(run.status))
+        .col_expr(runs::Column::StopReason, Expr::value(run.stop_reason))
+        .col_expr(
+            runs::Column::AssistantMessageId,
+            Expr::value(run.assistant_message_id.map(str::to_string)),
+        )
+        .col_expr(runs::Column::Iterations, Expr::value(run.iterations as i32))
+        .col_expr(runs::Column::InputTokens, Expr::value(run.input_tokens as i64))
+        .col_expr(runs::Column::OutputTokens, Expr::value(run.output_tokens as i64))
+        .col_expr(runs::Column::Error, Expr::value(run.error.map(str::to_string)))
+        .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
+        .filter(runs::Column::Id.eq(run.id))
+        .exec(db)
+        .await?;
+    Ok(())
+}

@@ -114,5 +114,6 @@ async fn delete(
     path: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     state.chats.delete(&principal.user_id, &path).await?;
+    state.sessions.deactivate(&path);
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }

@@ -4,8 +4,12 @@
 
 mod auth;
 mod chats;
+mod completions;
 mod health;
+mod messages;
 mod models;
+mod runs;
+pub mod sse;
 
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
@@ -28,6 +32,9 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
     .configure(auth::configure)
     .configure(models::configure)
     .configure(chats::configure)
+    .configure(messages::configure)
+    .configure(runs::configure)
+    .configure(completions::configure)
     .default_service(web::to(not_found));
 }
 

@@ -41,8 +41,8 @@ impl Tool for Calculator {
         )
     }
 
-    fn progress(&self) -> ProgressKind {
-        ProgressKind::Calculating
+    fn progress(&self) -> Option<ProgressKind> {
+        Some(ProgressKind::Calculating)
     }
 
     fn run(&self, arguments: Value) -> ToolFuture {

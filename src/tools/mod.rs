@@ -79,8 +79,8 @@ pub trait Tool: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// The definition sent to the model.
     fn definition(&self) -> ToolDefinition;
-    /// The progress event this tool's calls announce.
-    fn progress(&self) -> ProgressKind;
+    /// The `x_research.*` event this tool's calls announce; `None` for non-research tools.
+    fn progress(&self) -> Option<ProgressKind>;
     /// Whether identical calls may be served from the result cache.
     fn cacheable(&self) -> bool {
         true
@@ -94,4 +94,36 @@ pub type SharedTool = Arc<dyn Tool>;
 /// Parses a tool's arguments into its typed form, with a message naming what is wrong.
 pub fn parse_arguments<T: serde::de::DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
     serde_json::from_value(arguments).map_err(|err| ToolError::invalid_arguments(err.to_string()))
+}
+
+/// Tools used when a request opts in without naming any (seed 000 "x_tools Selection").
+pub const DEFAULT_RESEARCH_TOOLS: [&str; 2] = ["web_search", "fetch_url"];
+
+/// Chooses a request's tools from those available (seed 000 "x_tools Selection"): omitted,
+/// empty or all-invalid names mean the defaults; invalid names are ignored; `web_search` brings
+/// `fetch_url` along; the calculator is always there.
+pub fn select(available: &[SharedTool], requested: Option<&[String]>) -> Vec<SharedTool> {
+    let is_available = |name: &str| available.iter().any(|t| t.name() == name);
+    let mut names: Vec<&str> = requested
+        .unwrap_or_default()
+        .iter()
+        .map(String::as_str)
+        .filter(|name| is_available(name))
+        .collect();
+    if names.is_empty() {
+        names.extend(DEFAULT_RESEARCH_TOOLS);
+    }
+    if names.contains(&"web_search") {
+        names.push("fetch_url");
+    }
+    names.push("calculator");
+    let mut chosen: Vec<SharedTool> = Vec::new();
+    for name in names {
+        if let Some(tool) = available.iter().find(|t| t.name() == name)
+            && !chosen.iter().any(|c| c.name() == name)
+        {
+            chosen.push(Arc::clone(tool));
+        }
+    }
+    chosen
 }

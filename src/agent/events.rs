@@ -1,0 +1,115 @@
+//! `RunEvent`: everything a run reports, in one internal type, and `StopReason`: every way a
+//! run can end. Wire encodings (Chat Completions chunks, seed 001's tool events, the `x_*`
+//! typed lines) live in `http::sse`; nothing here is stored in message history (seed 003).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::llm::wire::Usage;
+use crate::tools::ProgressKind;
+
+/// Why a run ended. Recorded on the run row and sent as the last event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without asking for more tools.
+    Completed,
+    /// The iteration cap was reached; the model gave a final answer without tools.
+    MaxIterations,
+    /// The model hit its output token limit.
+    Length,
+    /// A client cancelled the run.
+    Cancelled,
+    /// The run's wall-clock budget ran out.
+    TimeBudget,
+    /// The upstream model failed.
+    UpstreamError,
+    /// The process stopped while the run was in flight.
+    Interrupted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::MaxIterations => "max_iterations",
+            Self::Length => "length",
+            Self::Cancelled => "cancelled",
+            Self::TimeBudget => "time_budget",
+            Self::UpstreamError => "upstream_error",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    /// The run row's status for this stop.
+    pub fn run_status(self) -> &'static str {
+        match self {
+            Self::Completed | Self::MaxIterations | Self::Length | Self::TimeBudget => "completed",
+            Self::Cancelled => "cancelled",
+            Self::UpstreamError => "failed",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    /// OpenAI's `finish_reason` for the last chunk.
+    pub fn finish_reason(self) -> &'static str {
+        match self {
+            Self::Length => "length",
+            _ => "stop",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// The run began.
+    Started {
+        user_message_id: Option<String>,
+    },
+    /// Text from the model.
+    TextDelta { content: String },
+    /// A tool call is about to run (seed 001 `tool_call`, and for research tools seed 000's
+    /// `x_research.<kind>` with `arguments` as JSON text).
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Value,
+        progress: Option<ProgressKind>,
+    },
+    /// A tool call finished (seed 001 `tool_result`; `x_research.result` for research tools).
+    ToolResult {
+        tool_call_id: String,
+        name: String,
+        success: bool,
+        result: Value,
+        preview: String,
+        error: Option<String>,
+        research: bool,
+    },
+    /// The research phase is over (seed 000 `x_research.complete`).
+    ResearchComplete {
+        elapsed_ms: u64,
+        input_tokens: u64,
+        output_tokens: u64,
+        iterations: u32,
+        sources: u32,
+    },
+    /// A typed event owned by a feature (artifacts, ask_user, ...): sent as a `data:` line
+    /// `{"type": event_type, ...payload}`.
+    Extension { event_type: String, payload: Value },
+    /// The run ended. Always the last event.
+    Finished {
+        stop_reason: StopReason,
+        assistant_message_id: Option<String>,
+        usage: Usage,
+        iterations: u32,
+        error: Option<RunError>,
+    },
+}
+
+/// An error that ended a run, as clients see it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunError {
+    pub code: String,
+    pub message: String,
+}

@@ -1,0 +1,173 @@
+//! Starting runs: turns a request (chat API or OpenAI API) into a persisted turn, a `RunLog`
+//! registered for subscribers, and an `AgentRun` on the supervisor's arbiters. Shared by every
+//! HTTP entry point so they all get the same governance.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::loop_actor::RunSpec;
+use super::prompt;
+use super::run_log::RunLog;
+use crate::auth::Principal;
+use crate::chat::session::{BeginTurn, ChatError, Turn};
+use crate::chat::supervisor::SpawnRun;
+use crate::error::{AppError, AppResult};
+use crate::llm::wire::{ChatMessage, ChatRequest};
+use crate::state::AppState;
+use crate::tools;
+
+/// `web_search_options` (seed 000), in both APIs.
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
+pub struct WebSearchOptions {
+    pub max_iterations: Option<u32>,
+    pub x_tools: Option<Vec<String>>,
+    pub search_context_size: Option<String>,
+    pub x_deep_think: Option<bool>,
+}
+
+/// What a request asks of its run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Research tools on (seed 000: opt-in).
+    pub tools_enabled: bool,
+    pub web_search: Option<WebSearchOptions>,
+    /// Model, sampling; messages are filled in by the launcher.
+    pub template: Option<ChatRequest>,
+}
+
+impl From<ChatError> for AppError {
+    fn from(err: ChatError) -> Self {
+        use crate::chat::tree::TreeError;
+        match err {
+            ChatError::Tree(TreeError::UnknownMessage(_)) => AppError::NotFound("message"),
+            ChatError::Tree(other) => AppError::InvalidRequest(other.to_string()),
+            ChatError::EmptyContent => AppError::InvalidRequest(err.to_string()),
+            ChatError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+fn max_iterations(state: &AppState, options: &RunOptions) -> AppResult<u32> {
+    let limits = &state.config.agent;
+    match options.web_search.as_ref().and_then(|w| w.max_iterations) {
+        None => Ok(limits.max_iterations),
+        Some(0) => Err(AppError::invalid("max_iterations must be at least 1")),
+        Some(n) => Ok(n.min(limits.max_iterations_ceiling)),
+    }
+}
+
+fn select_tools(state: &AppState, options: &RunOptions) -> Vec<tools::SharedTool> {
+    if !options.tools_enabled {
+        return Vec::new();
+    }
+    let requested = options
+        .web_search
+        .as_ref()
+        .and_then(|w| w.x_tools.as_deref());
+    tools::select(&state.tools, requested)
+}
+
+fn spec(
+    state: &AppState,
+    log: Arc<RunLog>,
+    options: &RunOptions,
+    messages: Vec<ChatMessage>,
+    chat: Option<(actix::Addr<crate::chat::session::ChatSession>, String)>,
+) -> AppResult<RunSpec> {
+    let template = options
+        .template
+        .clone()
+        .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
+    Ok(RunSpec {
+        log,
+        llm: state.llm.clone(),
+        limits: state.config.agent.clone(),
+        template,
+        messages,
+        tools: select_tools(state, options),
+        max_iterations: max_iterations(state, options)?,
+        cache: state.tool_cache.clone(),
+        chat,
+    })
+}
+
+fn model_of(state: &AppState, options: &RunOptions) -> String {
+    options
+        .template
+        .as_ref()
+        .map(|t| t.model.clone())
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| state.llm.default_model().to_string())
+}
+
+/// Starts a turn in a stored chat the caller owns.
+pub async fn launch_chat_turn(
+    state: &AppState,
+    principal: &Principal,
+    chat_id: &str,
+    turn: Turn,
+    options: RunOptions,
+) -> AppResult<Arc<RunLog>> {
+    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+    max_iterations(state, &options)?;
+    let session = state.sessions.session(&chat.id);
+    let run_id = uuid::Uuid::now_v7().to_string();
+    let started = session
+        .send(BeginTurn {
+            turn,
+            run_id: run_id.clone(),
+            user_id: principal.user_id.clone(),
+            options: options
+                .web_search
+                .as_ref()
+                .and_then(|w| serde_json::to_value(w).ok()),
+        })
+        .await
+        .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))??;
+    let log = Arc::new(RunLog::new(
+        run_id,
+        Some(chat.id.clone()),
+        principal.user_id.clone(),
+        model_of(state, &options),
+    ));
+    log.push(super::events::RunEvent::Started {
+        user_message_id: Some(started.user_message_id.clone()),
+    });
+    let messages = prompt::assemble(
+        state.config.agent.system_prompt.as_deref(),
+        &started.context,
+    );
+    let spec = spec(
+        state,
+        log.clone(),
+        &options,
+        messages,
+        Some((session, started.user_message_id)),
+    )?;
+    state.runs.insert(log.clone());
+    state.supervisor.do_send(SpawnRun { spec });
+    Ok(log)
+}
+
+/// Starts a run over messages given whole, in no stored chat (OpenAI API without a chat).
+pub fn launch_ephemeral(
+    state: &AppState,
+    principal: &Principal,
+    messages: Vec<ChatMessage>,
+    options: RunOptions,
+) -> AppResult<Arc<RunLog>> {
+    let log = Arc::new(RunLog::new(
+        uuid::Uuid::now_v7().to_string(),
+        None,
+        principal.user_id.clone(),
+        model_of(state, &options),
+    ));
+    log.push(super::events::RunEvent::Started {
+        user_message_id: None,
+    });
+    let spec = spec(state, log.clone(), &options, messages, None)?;
+    state.runs.insert(log.clone());
+    state.supervisor.do_send(SpawnRun { spec });
+    Ok(log)
+}

@@ -1,0 +1,475 @@
+//! `AgentRun`: one actor per request, running the governed agentic loop (seed 000 "Agentic
+//! Loop", seed 001): stream a model turn; run the tool calls it asks for in parallel, each with
+//! a timeout, the result cache, loop detection, base64 stripping and truncation; feed results
+//! back; repeat up to the iteration cap, then ask for a final answer without tools. Every exit
+//! has a `StopReason`. The outcome is handed to the chat's `ChatSession` to persist.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use futures_util::StreamExt;
+use futures_util::future::join_all;
+use serde_json::Value;
+
+use super::events::{RunError, RunEvent, StopReason};
+use super::governance::{
+    CallKey, LoopDetector, result_preview, strip_base64_images, truncate_result,
+};
+use super::prompt::FINAL_ANSWER_INSTRUCTION;
+use super::run_log::RunLog;
+use crate::chat::session::{ChatSession, CompleteTurn};
+use crate::config::AgentConfig;
+use crate::llm::wire::{ChatMessage, ChatRequest, FinishReason, ToolCall, Usage};
+use crate::llm::{LlmClient, LlmError, TurnAccumulator};
+use crate::tools::{ProgressKind, SharedTool, ToolError};
+
+/// Results shared by identical calls (tool name + canonical arguments).
+pub type ToolCache = moka::future::Cache<String, Value>;
+
+/// Most entries the tool result cache holds.
+pub const TOOL_CACHE_CAPACITY: u64 = 10_000;
+
+pub fn new_tool_cache(ttl: Duration) -> ToolCache {
+    moka::future::Cache::builder()
+        .max_capacity(TOOL_CACHE_CAPACITY)
+        .time_to_live(ttl)
+        .build()
+}
+
+/// Everything one run needs.
+pub struct RunSpec {
+    pub log: Arc<RunLog>,
+    pub llm: LlmClient,
+    pub limits: AgentConfig,
+    /// Model, sampling options; `messages` and `tools` are filled in per call.
+    pub template: ChatRequest,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<SharedTool>,
+    pub max_iterations: u32,
+    pub cache: ToolCache,
+    /// The chat to persist the answer to, and the user message it replies to.
+    pub chat: Option<(Addr<ChatSession>, String)>,
+}
+
+pub struct AgentRun {
+    spec: Option<RunSpec>,
+}
+
+impl AgentRun {
+    pub fn new(spec: RunSpec) -> Self {
+        Self { spec: Some(spec) }
+    }
+}
+
+impl Actor for AgentRun {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let Some(spec) = self.spec.take() else {
+            ctx.stop();
+            return;
+        };
+        ctx.spawn(
+            execute(spec)
+                .into_actor(self)
+                .map(|(), _, ctx| ctx.stop()),
+        );
+    }
+}
+
+/// What the loop produced.
+#[derive(Debug)]
+struct LoopOutcome {
+    content: String,
+    stop_reason: StopReason,
+    usage: Usage,
+    iterations: u32,
+    error: Option<RunError>,
+}
+
+async fn execute(spec: RunSpec) {
+    let outcome = run_loop(&spec).await;
+    let mut assistant_message_id = None;
+    let mut error = outcome.error.clone();
+    if let Some((session, user_message_id)) = &spec.chat {
+        let stored = session
+            .send(CompleteTurn {
+                run_id: spec.log.run_id.clone(),
+                user_message_id: user_message_id.clone(),
+                content: outcome.content.clone(),
+                parts: None,
+                stop_reason: outcome.stop_reason,
+                usage: outcome.usage,
+                iterations: outcome.iterations,
+                error: outcome.error.as_ref().map(|e| e.message.clone()),
+            })
+            .await;
+        match stored {
+            Ok(Ok(id)) => assistant_message_id = id,
+            Ok(Err(err)) => {
+                tracing::error!(run_id = %spec.log.run_id, %err, "could not persist the run's answer");
+                error.get_or_insert(RunError {
+                    code: "persistence_failed".into(),
+                    message: "the answer could not be saved".into(),
+                });
+            }
+            Err(err) => {
+                tracing::error!(run_id = %spec.log.run_id, %err, "chat session gone before the run finished");
+                error.get_or_insert(RunError {
+                    code: "persistence_failed".into(),
+                    message: "the answer could not be saved".into(),
+                });
+            }
+        }
+    }
+    spec.log.push(RunEvent::Finished {
+        stop_reason: outcome.stop_reason,
+        assistant_message_id,
+        usage: outcome.usage,
+        iterations: outcome.iterations,
+        error,
+    });
+}
+
+/// Bookkeeping of one run of the loop.
+struct LoopState {
+    started: Instant,
+    content: String,
+    usage: Usage,
+    iterations: u32,
+    research_calls: u32,
+    sources: u32,
+    research_announced: bool,
+}
+
+impl LoopState {
+    fn append(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.content.is_empty() && !self.content.ends_with('\n') {
+            self.content.push_str("\n\n");
+        }
+        self.content.push_str(text);
+    }
+
+    fn announce_research(&mut self, log: &RunLog) {
+        if self.research_calls == 0 || self.research_announced {
+            return;
+        }
+        self.research_announced = true;
+        log.push(RunEvent::ResearchComplete {
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+            input_tokens: self.usage.prompt_tokens,
+            output_tokens: self.usage.completion_tokens,
+            iterations: self.iterations,
+            sources: self.sources,
+        });
+    }
+
+    fn stop(mut self, log: &RunLog, stop_reason: StopReason, error: Option<RunError>) -> LoopOutcome {
+        self.announce_research(log);
+        LoopOutcome {
+            content: self.content,
+            stop_reason,
+            usage: self.usage,
+            iterations: self.iterations,
+            error,
+        }
+    }
+}
+
+fn upstream_error(err: &LlmError) -> Option<RunError> {
+    Some(RunError {
+        code: err.code().into(),
+        message: err.to_string(),
+    })
+}
+
+/// How a wait inside the loop ended.
+enum Interrupt {
+    Cancelled,
+    OutOfTime,
+}
+
+impl Interrupt {
+    fn reason(&self) -> StopReason {
+        match self {
+            Self::Cancelled => StopReason::Cancelled,
+            Self::OutOfTime => StopReason::TimeBudget,
+        }
+    }
+}
+
+/// Waits for `future` unless the run is cancelled or out of time first.
+async fn guarded<F: std::future::Future>(
+    log: &RunLog,
+    deadline: tokio::time::Instant,
+    future: F,
+) -> Result<F::Output, Interrupt> {
+    tokio::select! {
+        biased;
+        () = log.cancel.cancelled() => Err(Interrupt::Cancelled),
+        () = tokio::time::sleep_until(deadline) => Err(Interrupt::OutOfTime),
+        output = future => Ok(output),
+    }
+}
+
+async fn run_loop(spec: &RunSpec) -> LoopOutcome {
+    let log = &spec.log;
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_secs(spec.limits.run_time_budget_secs);
+    let mut state = LoopState {
+        started: Instant::now(),
+        content: String::new(),
+        usage: Usage::default(),
+        iterations: 0,
+        research_calls: 0,
+        sources: 0,
+        research_announced: false,
+    };
+    let mut detector = LoopDetector::new(
+        spec.limits.loop_detection_window,
+        spec.limits.max_identical_calls,
+    );
+    let definitions: Vec<_> = spec.tools.iter().map(|t| t.definition()).collect();
+    let mut messages = spec.messages.clone();
+    let mut tool_rounds = 0;
+    loop {
+        let final_call = !spec.tools.is_empty() && tool_rounds >= spec.max_iterations;
+        let mut request = spec.template.clone();
+        request.messages = messages.clone();
+        if final_call {
+            request.messages.push(ChatMessage::user(FINAL_ANSWER_INSTRUCTION));
+        } else {
+            request = request.with_tools(definitions.clone());
+        }
+        state.iterations += 1;
+        let opened = match guarded(log, deadline, spec.llm.chat_stream(&request)).await {
+            Ok(opened) => opened,
+            Err(interrupt) => return state.stop(log, interrupt.reason(), None),
+        };
+        let mut stream = match opened {
+            Ok(stream) => stream,
+            Err(err) => {
+                let error = upstream_error(&err);
+                return state.stop(log, StopReason::UpstreamError, error);
+            }
+        };
+        let mut turn = TurnAccumulator::default();
+        loop {
+            let next = match guarded(log, deadline, stream.next()).await {
+                Ok(next) => next,
+                Err(interrupt) => {
+                    // Dropping the stream drops the upstream request.
+                    drop(stream);
+                    state.append(turn.content());
+                    return state.stop(log, interrupt.reason(), None);
+                }
+            };
+            match next {
+                None => break,
+                Some(Ok(chunk)) => {
+                    if let Some(text) = turn.push(&chunk) {
+                        state.announce_research(log);
+                        log.push(RunEvent::TextDelta { content: text });
+                    }
+                }
+                Some(Err(err)) => {
+                    state.append(turn.content());
+                    let error = upstream_error(&err);
+                    return state.stop(log, StopReason::UpstreamError, error);
+                }
+            }
+        }
+        let turn = turn.finish();
+        if let Some(usage) = turn.usage {
+            state.usage.add(usage);
+        }
+        state.append(&turn.content);
+        if turn.tool_calls.is_empty() || final_call {
+            let reason = if final_call {
+                StopReason::MaxIterations
+            } else if turn.finish_reason == Some(FinishReason::Length) {
+                StopReason::Length
+            } else {
+                StopReason::Completed
+            };
+            return state.stop(log, reason, None);
+        }
+        messages.push(ChatMessage::assistant_with_tools(
+            Some(turn.content.clone()),
+            turn.tool_calls.clone(),
+        ));
+        let round = run_tools(spec, &turn.tool_calls, &mut detector, &mut state);
+        let results = match guarded(log, deadline, round).await {
+            Ok(results) => results,
+            // Dropping the round drops every running tool call.
+            Err(interrupt) => return state.stop(log, interrupt.reason(), None),
+        };
+        for (call, text) in turn.tool_calls.iter().zip(results) {
+            messages.push(ChatMessage::tool_result(call.id.clone(), text));
+        }
+        tool_rounds += 1;
+    }
+}
+
+/// A call ready to run, or already answered by the governance rules.
+enum Planned {
+    Run {
+        tool: SharedTool,
+        arguments: Value,
+        key: CallKey,
+    },
+    Answered(Result<Value, ToolError>),
+}
+
+/// Runs one model turn's tool calls concurrently; returns the text fed back for each, in order.
+async fn run_tools(
+    spec: &RunSpec,
+    calls: &[ToolCall],
+    detector: &mut LoopDetector,
+    state: &mut LoopState,
+) -> Vec<String> {
+    let log = &spec.log;
+    let planned: Vec<(Option<SharedTool>, Planned)> = calls
+        .iter()
+        .map(|call| plan_call(spec, call, detector))
+        .collect();
+    for ((tool, plan), call) in planned.iter().zip(calls) {
+        let arguments = match plan {
+            Planned::Run { arguments, .. } => arguments.clone(),
+            Planned::Answered(_) => {
+                serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null)
+            }
+        };
+        log.push(RunEvent::ToolCall {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            arguments,
+            progress: tool.as_ref().and_then(|t| t.progress()),
+        });
+    }
+    let timeout = Duration::from_secs(spec.limits.tool_timeout_secs);
+    let runs = planned.into_iter().zip(calls).map(|((tool, plan), call)| {
+        let cache = spec.cache.clone();
+        async move {
+            let result = match plan {
+                Planned::Answered(result) => result,
+                Planned::Run {
+                    tool,
+                    arguments,
+                    key,
+                } => execute_call(&tool, arguments, key, &cache, timeout).await,
+            };
+            (tool, call, result)
+        }
+    });
+    let mut texts = Vec::with_capacity(calls.len());
+    for (tool, call, result) in join_all(runs).await {
+        let progress = tool.as_ref().and_then(|t| t.progress());
+        let research = progress.is_some();
+        let (mut value, success, error) = match result {
+            Ok(value) => (value, true, None),
+            Err(err) => (err.to_result(), false, Some(err.message.clone())),
+        };
+        strip_base64_images(&mut value);
+        if research {
+            state.research_calls += 1;
+            if success && progress != Some(ProgressKind::Calculating) {
+                state.sources += count_sources(&value);
+            }
+        }
+        let (text, _) = truncate_result(&value.to_string(), spec.limits.max_tool_result_chars);
+        log.push(RunEvent::ToolResult {
+            tool_call_id: call.id.clone(),
+            name: call.function.name.clone(),
+            success,
+            preview: result_preview(&value),
+            result: value,
+            error,
+            research,
+        });
+        texts.push(text);
+    }
+    texts
+}
+
+/// How many sources a research result cites: its result or page entries, or one.
+fn count_sources(value: &Value) -> u32 {
+    ["results", "pages"]
+        .iter()
+        .find_map(|field| value.get(*field).and_then(Value::as_array))
+        .map_or(1, |items| items.len() as u32)
+}
+
+/// Applies the rules that need no execution: known tool, valid JSON, loop detection.
+fn plan_call(
+    spec: &RunSpec,
+    call: &ToolCall,
+    detector: &mut LoopDetector,
+) -> (Option<SharedTool>, Planned) {
+    let name = &call.function.name;
+    let Some(tool) = spec.tools.iter().find(|t| t.name() == name).cloned() else {
+        let error = ToolError::new(
+            "unknown_tool",
+            format!("there is no tool named {name:?}"),
+            "Call only the tools listed in this request.",
+        );
+        return (None, Planned::Answered(Err(error)));
+    };
+    let arguments: Value = match serde_json::from_str(&call.function.arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        Ok(_) | Err(_) => {
+            let error = ToolError::invalid_arguments(format!(
+                "the arguments of {name} are not a JSON object: {}",
+                truncate_result(&call.function.arguments, 200).0
+            ));
+            return (Some(tool), Planned::Answered(Err(error)));
+        }
+    };
+    let key = CallKey::new(name, &arguments);
+    if let Err(seen) = detector.check(&key) {
+        let error = ToolError::new(
+            "repeated_call",
+            format!("{name} was already called {seen} times with these exact arguments in this run"),
+            "Use the results you already have, change the arguments, or answer the user now.",
+        );
+        return (Some(tool), Planned::Answered(Err(error)));
+    }
+    (
+        Some(tool.clone()),
+        Planned::Run {
+            tool,
+            arguments,
+            key,
+        },
+    )
+}
+
+/// Runs one call with its timeout, serving and filling the cache.
+async fn execute_call(
+    tool: &SharedTool,
+    arguments: Value,
+    key: CallKey,
+    cache: &ToolCache,
+    timeout: Duration,
+) -> Result<Value, ToolError> {
+    let cacheable = tool.cacheable();
+    if cacheable && let Some(hit) = cache.get(key.as_str()).await {
+        return Ok(hit);
+    }
+    let result = match tokio::time::timeout(timeout, tool.run(arguments)).await {
+        Ok(result) => result,
+        Err(_) => Err(ToolError::new(
+            "timeout",
+            format!("{} did not finish within {} seconds", tool.name(), timeout.as_secs()),
+            "Try a simpler request, or answer with what you have.",
+        )),
+    };
+    if cacheable && let Ok(value) = &result {
+        cache.insert(key.as_str().to_string(), value.clone()).await;
+    }
+    result
+}

@@ -1,0 +1,10 @@
+//! Runs of the agentic loop: `AgentRun` (one actor per request), the loop's governance rules,
+//! prompt assembly, the `RunEvent` type and the run event log clients subscribe to. It talks to
+//! chats only through messages to their `ChatSession`.
+
+pub mod events;
+pub mod governance;
+pub mod loop_actor;
+pub mod prompt;
+pub mod run_log;
+pub mod launch;

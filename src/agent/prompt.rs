@@ -1,0 +1,66 @@
+//! Prompt assembly: the model is sent exactly the active path of the chat (nothing from other
+//! branches), after the configured system prompt. Message parts and run metadata are never
+//! sent (seed 003: metadata does not reach the model).
+
+use crate::chat::tree::MessageNode;
+use crate::llm::wire::ChatMessage;
+
+/// What the model is told when the iteration cap is reached.
+pub const FINAL_ANSWER_INSTRUCTION: &str = "You have used every tool-call round allowed for \
+this request. Do not call any more tools. Answer the user now, using the information gathered \
+so far, and say briefly if something could not be verified.";
+
+/// The messages for the model: the system prompt (if any), then the path, root first.
+pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMessage> {
+    let mut messages = Vec::with_capacity(path.len() + 1);
+    if let Some(system) = system_prompt.filter(|s| !s.trim().is_empty()) {
+        messages.push(ChatMessage::system(system));
+    }
+    for node in path {
+        let content = node.content.clone().unwrap_or_default();
+        match node.role.as_str() {
+            "user" => messages.push(ChatMessage::user(content)),
+            "assistant" => messages.push(ChatMessage::assistant(content)),
+            "system" => messages.push(ChatMessage::system(content)),
+            // Tool exchanges are run-internal; a stored one without its call is meaningless.
+            _ => {}
+        }
+    }
+    messages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, role: &str, content: &str) -> MessageNode {
+        MessageNode {
+            id: id.into(),
+            parent_id: None,
+            role: role.into(),
+            content: Some(content.into()),
+            parts: Some(serde_json::json!([{"type": "artifact"}])),
+            tool_calls: None,
+            tool_call_id: None,
+            run_id: None,
+            stop_reason: None,
+            seq: 1,
+            created_at: chrono::Utc::now(),
+        }
+    }
+
+    #[test]
+    fn the_path_follows_the_system_prompt_without_parts() {
+        let path = [node("1", "user", "hi"), node("2", "assistant", "hello")];
+        let messages = assemble(Some("Be brief."), &path);
+        let json = serde_json::to_value(&messages).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"}
+            ])
+        );
+    }
+}

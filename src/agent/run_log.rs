@@ -1,0 +1,204 @@
+//! `RunLog`: a run's ordered event log, which any number of SSE subscribers read from any
+//! point (re-attach with `Last-Event-ID`), and `RunRegistry`, the process-wide map of live and
+//! recently finished runs. The log outlives its clients: a run goes on when they disconnect.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+use futures_util::Stream;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::events::RunEvent;
+
+/// Most events one run may log: a bound on memory for a runaway stream.
+const MAX_EVENTS_PER_RUN: usize = 200_000;
+
+pub struct RunLog {
+    pub run_id: String,
+    pub chat_id: Option<String>,
+    /// The user who may read and cancel this run.
+    pub owner_id: String,
+    pub model: String,
+    /// Unix seconds when the run started (the `created` of its chunks).
+    pub created: i64,
+    pub cancel: CancellationToken,
+    inner: Mutex<Inner>,
+    version: watch::Sender<usize>,
+}
+
+struct Inner {
+    events: Vec<Arc<RunEvent>>,
+    finished_at: Option<Instant>,
+}
+
+impl RunLog {
+    pub fn new(run_id: String, chat_id: Option<String>, owner_id: String, model: String) -> Self {
+        Self {
+            run_id,
+            chat_id,
+            owner_id,
+            model,
+            created: chrono::Utc::now().timestamp(),
+            cancel: CancellationToken::new(),
+            inner: Mutex::new(Inner {
+                events: Vec::new(),
+                finished_at: None,
+            }),
+            version: watch::channel(0).0,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding this lock cannot leave the Vec inconsistent; keep going.
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Appends an event and wakes subscribers. Returns its sequence number (from 1).
+    /// Events after `Finished` are ignored.
+    pub fn push(&self, event: RunEvent) -> usize {
+        let mut inner = self.lock();
+        if inner.finished_at.is_some() || inner.events.len() >= MAX_EVENTS_PER_RUN {
+            return inner.events.len();
+        }
+        let finished = matches!(event, RunEvent::Finished { .. });
+        inner.events.push(Arc::new(event));
+        if finished {
+            inner.finished_at = Some(Instant::now());
+        }
+        let seq = inner.events.len();
+        drop(inner);
+        self.version.send_replace(seq);
+        seq
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.lock().finished_at.is_some()
+    }
+
+    fn finished_before(&self, cutoff: Instant) -> bool {
+        self.lock().finished_at.is_some_and(|at| at < cutoff)
+    }
+
+    /// The events after sequence number `after`, then live ones until the run finishes.
+    pub fn subscribe(
+        self: &Arc<Self>,
+        after: usize,
+    ) -> impl Stream<Item = (usize, Arc<RunEvent>)> + Send + 'static {
+        let log = Arc::clone(self);
+        let receiver = self.version.subscribe();
+        futures_util::stream::unfold(
+            (log, receiver, after),
+            |(log, mut receiver, cursor)| async move {
+                loop {
+                    receiver.borrow_and_update();
+                    {
+                        let inner = log.lock();
+                        if let Some(event) = inner.events.get(cursor) {
+                            let event = Arc::clone(event);
+                            drop(inner);
+                            return Some(((cursor + 1, event), (log, receiver, cursor + 1)));
+                        }
+                        if inner.finished_at.is_some() {
+                            return None;
+                        }
+                    }
+                    if receiver.changed().await.is_err() {
+                        return None;
+                    }
+                }
+            },
+        )
+    }
+}
+
+/// Live and recently finished runs, by id.
+#[derive(Clone, Default)]
+pub struct RunRegistry {
+    runs: Arc<DashMap<String, Arc<RunLog>>>,
+}
+
+impl RunRegistry {
+    pub fn insert(&self, log: Arc<RunLog>) {
+        self.runs.insert(log.run_id.clone(), log);
+    }
+
+    pub fn get(&self, run_id: &str) -> Option<Arc<RunLog>> {
+        self.runs.get(run_id).map(|entry| Arc::clone(entry.value()))
+    }
+
+    /// Forgets runs that finished more than `retention` ago.
+    pub fn sweep(&self, retention: Duration) -> usize {
+        let Some(cutoff) = Instant::now().checked_sub(retention) else {
+            return 0;
+        };
+        let before = self.runs.len();
+        self.runs.retain(|_, log| !log.finished_before(cutoff));
+        before - self.runs.len()
+    }
+
+    /// Runs still in flight (for shutdown bookkeeping).
+    pub fn live(&self) -> Vec<Arc<RunLog>> {
+        self.runs
+            .iter()
+            .filter(|entry| !entry.value().is_finished())
+            .map(|entry| Arc::clone(entry.value()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::events::StopReason;
+    use futures_util::StreamExt;
+
+    fn finished() -> RunEvent {
+        RunEvent::Finished {
+            stop_reason: StopReason::Completed,
+            assistant_message_id: None,
+            usage: Default::default(),
+            iterations: 1,
+            error: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_subscriber_replays_what_it_missed_then_follows_live() {
+        let log = Arc::new(RunLog::new("r".into(), None, "u".into(), "m".into()));
+        for i in 0..3 {
+            log.push(RunEvent::TextDelta { content: i.to_string() });
+        }
+        let mut from_two = Box::pin(log.subscribe(2));
+        let (seq, event) = from_two.next().await.unwrap();
+        assert_eq!(seq, 3);
+        assert_eq!(*event, RunEvent::TextDelta { content: "2".into() });
+        let writer = Arc::clone(&log);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            writer.push(RunEvent::TextDelta { content: "3".into() });
+            writer.push(finished());
+            writer.push(RunEvent::TextDelta { content: "ignored".into() });
+        });
+        let rest: Vec<usize> = from_two.map(|(seq, _)| seq).collect().await;
+        assert_eq!(rest, [4, 5]);
+        let all: Vec<usize> = log.subscribe(0).map(|(seq, _)| seq).collect().await;
+        assert_eq!(all, [1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn finished_runs_are_swept_after_retention() {
+        let registry = RunRegistry::default();
+        let done = Arc::new(RunLog::new("done".into(), None, "u".into(), "m".into()));
+        done.push(finished());
+        let live = Arc::new(RunLog::new("live".into(), None, "u".into(), "m".into()));
+        registry.insert(done);
+        registry.insert(live);
+        assert_eq!(registry.sweep(Duration::from_secs(60)), 0);
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(registry.sweep(Duration::from_millis(1)), 1);
+        assert!(registry.get("live").is_some());
+        assert!(registry.get("done").is_none());
+    }
+}

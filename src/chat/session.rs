@@ -1,0 +1,436 @@
+//! `ChatSession`: the actor that owns one active chat — its branch tree of messages — and is
+//! the single writer for it. Every change is persisted before it is acknowledged (handlers
+//! that write are `AtomicResponse`s, so no other message interleaves). It never waits on a
+//! model or a tool: runs report back with `CompleteTurn`. Idle sessions stop themselves.
+
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use chrono::Utc;
+use sea_orm::{DatabaseConnection, DbErr};
+use serde_json::Value;
+
+use super::persistence::{self, FinishedRun, NewRun};
+use super::supervisor::ChatRegistry;
+use super::tree::{BranchTree, MessageNode, TreeError};
+use crate::agent::events::StopReason;
+use crate::llm::wire::Usage;
+
+/// How often an idle check runs.
+const IDLE_CHECK_EVERY: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+    #[error("database error: {0}")]
+    Database(#[from] DbErr),
+    #[error("message content must not be empty")]
+    EmptyContent,
+}
+
+/// What a new turn starts from.
+#[derive(Debug, Clone)]
+pub enum Turn {
+    /// A new user message after `parent_id` (the active leaf when `None`).
+    Send {
+        parent_id: Option<String>,
+        content: String,
+    },
+    /// A new version of user message `message_id`, as its sibling.
+    Edit { message_id: String, content: String },
+    /// A new answer to the user message that assistant message `message_id` answered.
+    Regenerate { message_id: String },
+}
+
+/// A turn's persisted start: the user message the answer will reply to, and the active path
+/// up to and including it (exactly what the model is sent).
+#[derive(Debug, Clone)]
+pub struct TurnStarted {
+    pub user_message_id: String,
+    pub context: Vec<MessageNode>,
+}
+
+/// Starts a turn: stores the user message (send, edit) and the run row, and moves the active
+/// branch.
+#[derive(Message)]
+#[rtype(result = "Result<TurnStarted, ChatError>")]
+pub struct BeginTurn {
+    pub turn: Turn,
+    pub run_id: String,
+    pub user_id: String,
+    pub options: Option<Value>,
+}
+
+/// Ends a turn: stores the assistant's answer (if any) and the run's outcome.
+#[derive(Message)]
+#[rtype(result = "Result<Option<String>, ChatError>")]
+pub struct CompleteTurn {
+    pub run_id: String,
+    pub user_message_id: String,
+    pub content: String,
+    pub parts: Option<Value>,
+    pub stop_reason: StopReason,
+    pub usage: Usage,
+    pub iterations: u32,
+    pub error: Option<String>,
+}
+
+/// Selects the branch that contains `message_id` (its latest leaf becomes active).
+#[derive(Message)]
+#[rtype(result = "Result<String, ChatError>")]
+pub struct SwitchBranch {
+    pub message_id: String,
+}
+
+/// Stores a conversation given whole (an OpenAI request with `store: true`) as a chain.
+#[derive(Message)]
+#[rtype(result = "Result<Option<String>, ChatError>")]
+pub struct ImportHistory {
+    /// (role, content) pairs, oldest first.
+    pub messages: Vec<(String, String)>,
+}
+
+/// The active branch, root first.
+#[derive(Message)]
+#[rtype(result = "Vec<MessageNode>")]
+pub struct GetActivePath;
+
+/// Every message with whether it is on the active branch.
+#[derive(Message)]
+#[rtype(result = "Vec<(MessageNode, bool)>")]
+pub struct GetTree;
+
+pub struct ChatSession {
+    chat_id: String,
+    db: DatabaseConnection,
+    tree: BranchTree,
+    registry: ChatRegistry,
+    active_runs: usize,
+    last_activity: Instant,
+    idle_after: Duration,
+}
+
+impl ChatSession {
+    pub fn new(
+        chat_id: String,
+        db: DatabaseConnection,
+        registry: ChatRegistry,
+        idle_after: Duration,
+    ) -> Self {
+        Self {
+            chat_id,
+            db,
+            tree: BranchTree::new(),
+            registry,
+            active_runs: 0,
+            last_activity: Instant::now(),
+            idle_after,
+        }
+    }
+
+    fn touch(&mut self) {
+        self.last_activity = Instant::now();
+    }
+
+    fn node(&self, parent_id: Option<String>, role: &str, content: Option<String>) -> MessageNode {
+        MessageNode {
+            id: uuid::Uuid::now_v7().to_string(),
+            parent_id,
+            role: role.into(),
+            content,
+            parts: None,
+            tool_calls: None,
+            tool_call_id: None,
+            run_id: None,
+            stop_reason: None,
+            seq: self.tree.next_seq(),
+            created_at: Utc::now(),
+        }
+    }
+
+    /// Persists `nodes` and the new leaf, then applies them to the tree.
+    fn persist(
+        &mut self,
+        nodes: Vec<MessageNode>,
+        leaf: Option<String>,
+    ) -> impl ActorFuture<Self, Output = Result<(), ChatError>> + use<> {
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        let stored = nodes.clone();
+        let stored_leaf = leaf.clone();
+        async move {
+            persistence::store_messages(&db, &chat_id, &stored, stored_leaf.as_deref()).await
+        }
+        .into_actor(self)
+        .map(move |result, act: &mut Self, _| {
+            result?;
+            for node in nodes {
+                act.tree.insert(node)?;
+            }
+            if let Some(leaf) = leaf {
+                act.tree.switch_to(&leaf)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Actor for ChatSession {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        // `wait` holds every other message until the chat is loaded.
+        ctx.wait(
+            async move { persistence::load_messages(&db, &chat_id).await }
+                .into_actor(self)
+                .map(|loaded, act, ctx| {
+                    let built = loaded.map_err(ChatError::from).and_then(|(nodes, leaf)| {
+                        BranchTree::from_nodes(nodes, leaf.as_deref()).map_err(ChatError::from)
+                    });
+                    match built {
+                        Ok(tree) => act.tree = tree,
+                        Err(err) => {
+                            tracing::error!(chat_id = %act.chat_id, %err, "cannot load chat");
+                            ctx.stop();
+                        }
+                    }
+                }),
+        );
+        ctx.run_interval(IDLE_CHECK_EVERY.min(self.idle_after), |act, ctx| {
+            if act.active_runs == 0 && act.last_activity.elapsed() >= act.idle_after {
+                tracing::debug!(chat_id = %act.chat_id, "passivating idle chat");
+                ctx.stop();
+            }
+        });
+    }
+
+    fn stopped(&mut self, ctx: &mut Self::Context) {
+        self.registry.remove(&self.chat_id, &ctx.address());
+    }
+}
+
+impl Handler<BeginTurn> for ChatSession {
+    type Result = AtomicResponse<Self, Result<TurnStarted, ChatError>>;
+
+    fn handle(&mut self, msg: BeginTurn, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let prepared = match &msg.turn {
+            Turn::Send { parent_id, content } => {
+                let parent = match parent_id {
+                    Some(id) => self.tree.get(id).map(|n| Some(n.id.clone())).ok_or_else(|| {
+                        ChatError::Tree(TreeError::UnknownMessage(id.clone()))
+                    }),
+                    None => Ok(self.tree.active_leaf().map(str::to_string)),
+                };
+                parent.and_then(|parent| self.user_node(parent, content, &msg.run_id))
+            }
+            Turn::Edit {
+                message_id,
+                content,
+            } => self
+                .tree
+                .edit_parent(message_id)
+                .map_err(ChatError::from)
+                .and_then(|parent| self.user_node(parent, content, &msg.run_id)),
+            Turn::Regenerate { message_id } => self
+                .tree
+                .regenerate_parent(message_id)
+                .map_err(ChatError::from)
+                .and_then(|parent| {
+                    parent.ok_or_else(|| TreeError::NotAnAssistantMessage(message_id.clone()).into())
+                })
+                .map(|parent| (None, parent)),
+        };
+        let (new_node, user_message_id) = match prepared {
+            Ok(prepared) => prepared,
+            Err(err) => return AtomicResponse::new(Box::pin(fut::ready(Err(err)))),
+        };
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        let run_user_message = user_message_id.clone();
+        let nodes: Vec<MessageNode> = new_node.into_iter().collect();
+        let persist = self.persist(nodes, Some(user_message_id.clone()));
+        let record_run = async move {
+            persistence::insert_run(
+                &db,
+                NewRun {
+                    id: &msg.run_id,
+                    chat_id: &chat_id,
+                    user_id: &msg.user_id,
+                    user_message_id: Some(&run_user_message),
+                    options: msg.options,
+                },
+            )
+            .await
+        }
+        .into_actor(self);
+        AtomicResponse::new(Box::pin(persist.then(move |stored, act, _| {
+            let context = stored.and_then(|()| {
+                Ok(act
+                    .tree
+                    .path_to(&user_message_id)?
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<_>>())
+            });
+            record_run.map(move |recorded, act: &mut Self, _| {
+                let context = context?;
+                recorded?;
+                act.active_runs += 1;
+                Ok(TurnStarted {
+                    user_message_id,
+                    context,
+                })
+            })
+        })))
+    }
+}
+
+impl ChatSession {
+    /// A new user message under `parent`; returns it and its id.
+    fn user_node(
+        &self,
+        parent: Option<String>,
+        content: &str,
+        run_id: &str,
+    ) -> Result<(Option<MessageNode>, String), ChatError> {
+        if content.trim().is_empty() {
+            return Err(ChatError::EmptyContent);
+        }
+        let mut node = self.node(parent, "user", Some(content.to_string()));
+        node.run_id = Some(run_id.to_string());
+        let id = node.id.clone();
+        Ok((Some(node), id))
+    }
+}
+
+impl Handler<CompleteTurn> for ChatSession {
+    type Result = AtomicResponse<Self, Result<Option<String>, ChatError>>;
+
+    fn handle(&mut self, msg: CompleteTurn, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        self.active_runs = self.active_runs.saturating_sub(1);
+        let has_answer = !msg.content.is_empty() || msg.parts.is_some();
+        let answer = has_answer.then(|| {
+            let mut node = self.node(
+                Some(msg.user_message_id.clone()),
+                "assistant",
+                Some(msg.content.clone()),
+            );
+            node.parts = msg.parts.clone();
+            node.run_id = Some(msg.run_id.clone());
+            node.stop_reason = Some(msg.stop_reason.as_str().to_string());
+            node
+        });
+        let answer_id = answer.as_ref().map(|n| n.id.clone());
+        // The answer becomes the active leaf only if the user is still on that branch.
+        let on_branch = self.tree.active_leaf() == Some(msg.user_message_id.as_str());
+        let leaf = if on_branch { answer_id.clone() } else { None };
+        let nodes: Vec<MessageNode> = answer.into_iter().collect();
+        let persist: Box<dyn ActorFuture<Self, Output = Result<(), ChatError>>> = if nodes.is_empty() {
+            Box::new(fut::ready(Ok(())))
+        } else if leaf.is_some() {
+            Box::new(self.persist(nodes, leaf))
+        } else {
+            let current = self.tree.active_leaf().map(str::to_string);
+            Box::new(self.persist(nodes, current))
+        };
+        let db = self.db.clone();
+        let assistant_id = answer_id.clone();
+        AtomicResponse::new(Box::pin(Box::into_pin(persist).then(move |stored, act, _| {
+            async move {
+                stored?;
+                persistence::finish_run(
+                    &db,
+                    FinishedRun {
+                        id: &msg.run_id,
+                        status: msg.stop_reason.run_status(),
+                        stop_reason: msg.stop_reason.as_str(),
+                        assistant_message_id: assistant_id.as_deref(),
+                        iterations: msg.iterations,
+                        input_tokens: msg.usage.prompt_tokens,
+                        output_tokens: msg.usage.completion_tokens,
+                        error: msg.error.as_deref(),
+                    },
+                )
+                .await?;
+                Ok(answer_id)
+            }
+            .into_actor(act)
+        })))
+    }
+}
+
+impl Handler<SwitchBranch> for ChatSession {
+    type Result = AtomicResponse<Self, Result<String, ChatError>>;
+
+    fn handle(&mut self, msg: SwitchBranch, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let leaf = match self.tree.latest_leaf_under(&msg.message_id) {
+            Ok(leaf) => leaf.to_string(),
+            Err(err) => return AtomicResponse::new(Box::pin(fut::ready(Err(err.into())))),
+        };
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        let stored_leaf = leaf.clone();
+        AtomicResponse::new(Box::pin(
+            async move { persistence::set_active_leaf(&db, &chat_id, Some(&stored_leaf)).await }
+                .into_actor(self)
+                .map(move |result, act, _| {
+                    result?;
+                    act.tree.switch_to(&leaf)?;
+                    Ok(leaf)
+                }),
+        ))
+    }
+}
+
+impl Handler<ImportHistory> for ChatSession {
+    type Result = AtomicResponse<Self, Result<Option<String>, ChatError>>;
+
+    fn handle(&mut self, msg: ImportHistory, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let mut parent = self.tree.active_leaf().map(str::to_string);
+        let mut seq = self.tree.next_seq();
+        let mut nodes = Vec::with_capacity(msg.messages.len());
+        for (role, content) in msg.messages {
+            let mut node = self.node(parent.clone(), &role, Some(content));
+            node.seq = seq;
+            seq += 1;
+            parent = Some(node.id.clone());
+            nodes.push(node);
+        }
+        let leaf = parent.clone();
+        AtomicResponse::new(Box::pin(
+            self.persist(nodes, leaf)
+                .map(move |result, _, _| result.map(|()| parent)),
+        ))
+    }
+}
+
+impl Handler<GetActivePath> for ChatSession {
+    type Result = MessageResult<GetActivePath>;
+
+    fn handle(&mut self, _: GetActivePath, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        MessageResult(self.tree.active_path().into_iter().cloned().collect())
+    }
+}
+
+impl Handler<GetTree> for ChatSession {
+    type Result = MessageResult<GetTree>;
+
+    fn handle(&mut self, _: GetTree, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        MessageResult(
+            self.tree
+                .nodes_in_order()
+                .into_iter()
+                .map(|node| (node.clone(), self.tree.is_on_active_path(&node.id)))
+                .collect(),
+        )
+    }
+}

@@ -1,0 +1,221 @@
+//! `POST /v1/chat/completions`: OpenAI's Chat Completions, streaming or not, running the
+//! governed loop. `web_search_options` opts into server-side tools; `x_chat_id` runs the turn
+//! inside a stored chat; without it the request is ephemeral, stored only with `store: true`.
+
+use actix_web::{HttpResponse, web};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::runs::stream_run;
+use super::sse::{Dialect, completion_id, payloads};
+use crate::agent::events::RunEvent;
+use crate::agent::launch::{RunOptions, WebSearchOptions, launch_chat_turn, launch_ephemeral};
+use crate::auth::Principal;
+use crate::chat::session::{ImportHistory, Turn};
+use crate::error::{AppError, AppResult};
+use crate::llm::wire::{ChatMessage, ChatRequest, Role};
+use crate::state::AppState;
+
+/// Most messages one request may carry.
+const MAX_MESSAGES: usize = 2_000;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/chat/completions", web::post().to(create));
+}
+
+#[derive(Deserialize)]
+struct CompletionRequest {
+    model: Option<String>,
+    messages: Vec<ChatMessage>,
+    #[serde(default)]
+    stream: bool,
+    temperature: Option<f32>,
+    top_p: Option<f32>,
+    max_tokens: Option<u32>,
+    max_completion_tokens: Option<u32>,
+    stop: Option<Value>,
+    tools: Option<Vec<Value>>,
+    web_search_options: Option<WebSearchOptions>,
+    x_chat_id: Option<String>,
+    #[serde(default)]
+    store: bool,
+}
+
+impl CompletionRequest {
+    fn validate(&self) -> AppResult<()> {
+        if self.messages.is_empty() {
+            return Err(AppError::invalid("messages must not be empty"));
+        }
+        if self.messages.len() > MAX_MESSAGES {
+            return Err(AppError::invalid(format!(
+                "at most {MAX_MESSAGES} messages per request"
+            )));
+        }
+        if self.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+            return Err(AppError::invalid(
+                "client-side tools are not supported; enable server-side tools with web_search_options",
+            ));
+        }
+        let last = &self.messages[self.messages.len() - 1];
+        if last.role != Role::User || last.text().trim().is_empty() {
+            return Err(AppError::invalid(
+                "the last message must be a non-empty user message",
+            ));
+        }
+        Ok(())
+    }
+
+    fn options(&self, default_model: &str) -> RunOptions {
+        let mut template = ChatRequest::new(
+            self.model
+                .clone()
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| default_model.to_string()),
+            Vec::new(),
+        );
+        template.temperature = self.temperature;
+        template.top_p = self.top_p;
+        template.max_tokens = self.max_completion_tokens.or(self.max_tokens);
+        template.stop = self.stop.clone();
+        RunOptions {
+            tools_enabled: self.web_search_options.is_some(),
+            web_search: self.web_search_options.clone(),
+            template: Some(template),
+        }
+    }
+}
+
+async fn create(
+    principal: Principal,
+    state: web::Data<AppState>,
+    body: web::Json<CompletionRequest>,
+) -> AppResult<HttpResponse> {
+    let request = body.into_inner();
+    request.validate()?;
+    let options = request.options(state.llm.default_model());
+    let last = request.messages[request.messages.len() - 1].text();
+    let (log, chat_id) = if let Some(chat_id) = &request.x_chat_id {
+        let turn = Turn::Send {
+            parent_id: None,
+            content: last,
+        };
+        let log = launch_chat_turn(&state, &principal, chat_id, turn, options).await?;
+        (log, Some(chat_id.clone()))
+    } else if request.store {
+        let chat = state.chats.create(&principal.user_id, None, true).await?;
+        let history: Vec<(String, String)> = request.messages[..request.messages.len() - 1]
+            .iter()
+            .filter(|m| matches!(m.role, Role::System | Role::User | Role::Assistant))
+            .map(|m| (role_name(m.role).to_string(), m.text()))
+            .collect();
+        if !history.is_empty() {
+            state
+                .sessions
+                .session(&chat.id)
+                .send(ImportHistory { messages: history })
+                .await
+                .map_err(|err| AppError::Unavailable(err.to_string()))??;
+        }
+        let turn = Turn::Send {
+            parent_id: None,
+            content: last,
+        };
+        let log = launch_chat_turn(&state, &principal, &chat.id, turn, options).await?;
+        (log, Some(chat.id))
+    } else {
+        (launch_ephemeral(&state, &principal, request.messages, options)?, None)
+    };
+    if request.stream {
+        let mut response = stream_run(log, 0, Dialect::OpenAi);
+        if let Some(chat_id) = chat_id
+            && let Ok(value) = chat_id.parse()
+        {
+            response
+                .headers_mut()
+                .insert(actix_web::http::header::HeaderName::from_static("x-chat-id"), value);
+        }
+        return Ok(response);
+    }
+    collect(log, chat_id).await
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System | Role::Developer => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+/// Waits for the run and answers in one JSON body, with the progress events accumulated in
+/// `metadata`, one list per kind (seed 003).
+async fn collect(
+    log: std::sync::Arc<crate::agent::run_log::RunLog>,
+    chat_id: Option<String>,
+) -> AppResult<HttpResponse> {
+    let mut events = Box::pin(log.subscribe(0));
+    let mut content = String::new();
+    let mut metadata: Map<String, Value> = Map::new();
+    while let Some((_, event)) = events.next().await {
+        match event.as_ref() {
+            RunEvent::TextDelta { content: text } => content.push_str(text),
+            RunEvent::Finished {
+                stop_reason,
+                usage,
+                error,
+                assistant_message_id,
+                iterations,
+            } => {
+                if let Some(error) = error
+                    && content.is_empty()
+                {
+                    return Err(AppError::Upstream(crate::llm::LlmError::Status {
+                        status: 502,
+                        message: format!("{} ({})", error.message, error.code),
+                    }));
+                }
+                let mut body = json!({
+                    "id": completion_id(&log),
+                    "object": "chat.completion",
+                    "created": log.created,
+                    "model": log.model,
+                    "choices": [{
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": stop_reason.finish_reason(),
+                    }],
+                    "usage": usage,
+                    "metadata": metadata,
+                    "x_stop_reason": stop_reason,
+                    "x_iterations": iterations,
+                });
+                if let Some(chat_id) = &chat_id {
+                    body["x_chat_id"] = json!(chat_id);
+                    body["x_message_id"] = json!(assistant_message_id);
+                }
+                return Ok(HttpResponse::Ok().json(body));
+            }
+            other => {
+                for (_, payload) in payloads(Dialect::OpenAi, &log, other) {
+                    let Some(kind) = payload
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .map(|t| t.split('.').next().unwrap_or(t).to_string())
+                    else {
+                        continue;
+                    };
+                    if let Some(list) = metadata
+                        .entry(kind)
+                        .or_insert_with(|| json!([]))
+                        .as_array_mut()
+                    {
+                        list.push(payload);
+                    }
+                }
+            }
+        }
+    }
+    Err(AppError::internal(anyhow::anyhow!("run ended without finishing")))
+}

@@ -1,0 +1,207 @@
+//! `/chat/api/{chatId}/messages` and the branch endpoints: read the active branch or the whole
+//! tree, send (the response is the run's SSE stream), edit a user message, regenerate an
+//! answer, switch branches.
+
+use actix_web::{HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::runs::stream_run;
+use super::sse::Dialect;
+use crate::agent::launch::{RunOptions, WebSearchOptions, launch_chat_turn};
+use crate::auth::Principal;
+use crate::chat::session::{GetActivePath, GetTree, SwitchBranch, Turn};
+use crate::chat::tree::MessageNode;
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+/// Longest message a user may send, in characters.
+const MAX_CONTENT_CHARS: usize = 200_000;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/chat/api/{chat_id}")
+            .route("/messages", web::get().to(list))
+            .route("/messages", web::post().to(send))
+            .route("/messages/{message_id}/edit", web::post().to(edit))
+            .route("/messages/{message_id}/regenerate", web::post().to(regenerate))
+            .route("/messages/{message_id}/switch", web::post().to(switch))
+            .route("/tree", web::get().to(tree)),
+    );
+}
+
+#[derive(Serialize)]
+struct MessageView<'a> {
+    id: &'a str,
+    parent_id: Option<&'a str>,
+    role: &'a str,
+    content: Option<&'a str>,
+    parts: Option<&'a serde_json::Value>,
+    stop_reason: Option<&'a str>,
+    run_id: Option<&'a str>,
+    created_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl<'a> From<&'a MessageNode> for MessageView<'a> {
+    fn from(node: &'a MessageNode) -> Self {
+        Self {
+            id: &node.id,
+            parent_id: node.parent_id.as_deref(),
+            role: &node.role,
+            content: node.content.as_deref(),
+            parts: node.parts.as_ref(),
+            stop_reason: node.stop_reason.as_deref(),
+            run_id: node.run_id.as_deref(),
+            created_at: node.created_at,
+        }
+    }
+}
+
+async fn session(
+    state: &AppState,
+    principal: &Principal,
+    chat_id: &str,
+) -> AppResult<actix::Addr<crate::chat::session::ChatSession>> {
+    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+    Ok(state.sessions.session(&chat.id))
+}
+
+fn mailbox(err: actix::MailboxError) -> AppError {
+    AppError::Unavailable(format!("chat is restarting, retry: {err}"))
+}
+
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    let session = session(&state, &principal, &path).await?;
+    let messages = session.send(GetActivePath).await.map_err(mailbox)?;
+    let data: Vec<MessageView> = messages.iter().map(MessageView::from).collect();
+    Ok(HttpResponse::Ok().json(json!({"data": data})))
+}
+
+/// Options shared by send, edit and regenerate.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct RunRequest {
+    #[serde(default)]
+    enable_tools: bool,
+    #[serde(rename = "web_search_options")]
+    web_search_options: Option<WebSearchOptions>,
+}
+
+impl RunRequest {
+    fn options(self) -> RunOptions {
+        RunOptions {
+            tools_enabled: self.enable_tools || self.web_search_options.is_some(),
+            web_search: self.web_search_options,
+            template: None,
+        }
+    }
+}
+
+fn checked_content(content: String) -> AppResult<String> {
+    if content.trim().is_empty() {
+        return Err(AppError::invalid("content must not be empty"));
+    }
+    if content.chars().count() > MAX_CONTENT_CHARS {
+        return Err(AppError::invalid(format!(
+            "content must be at most {MAX_CONTENT_CHARS} characters"
+        )));
+    }
+    Ok(content)
+}
+
+#[derive(Deserialize)]
+struct SendRequest {
+    content: String,
+    parent_id: Option<String>,
+    #[serde(flatten)]
+    run: RunRequest,
+}
+
+async fn send(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<SendRequest>,
+) -> AppResult<HttpResponse> {
+    let body = body.into_inner();
+    let turn = Turn::Send {
+        parent_id: body.parent_id,
+        content: checked_content(body.content)?,
+    };
+    let log = launch_chat_turn(&state, &principal, &path, turn, body.run.options()).await?;
+    Ok(stream_run(log, 0, Dialect::ChatApi))
+}
+
+#[derive(Deserialize)]
+struct EditRequest {
+    content: String,
+    #[serde(flatten)]
+    run: RunRequest,
+}
+
+async fn edit(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    body: web::Json<EditRequest>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, message_id) = path.into_inner();
+    let body = body.into_inner();
+    let turn = Turn::Edit {
+        message_id,
+        content: checked_content(body.content)?,
+    };
+    let log = launch_chat_turn(&state, &principal, &chat_id, turn, body.run.options()).await?;
+    Ok(stream_run(log, 0, Dialect::ChatApi))
+}
+
+async fn regenerate(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    body: Option<web::Json<RunRequest>>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, message_id) = path.into_inner();
+    let options = body.map(|b| b.into_inner()).unwrap_or_default().options();
+    let turn = Turn::Regenerate { message_id };
+    let log = launch_chat_turn(&state, &principal, &chat_id, turn, options).await?;
+    Ok(stream_run(log, 0, Dialect::ChatApi))
+}
+
+async fn switch(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, message_id) = path.into_inner();
+    let session = session(&state, &principal, &chat_id).await?;
+    let leaf = session
+        .send(SwitchBranch { message_id })
+        .await
+        .map_err(mailbox)??;
+    let messages = session.send(GetActivePath).await.map_err(mailbox)?;
+    let data: Vec<MessageView> = messages.iter().map(MessageView::from).collect();
+    Ok(HttpResponse::Ok().json(json!({"active_leaf_id": leaf, "data": data})))
+}
+
+async fn tree(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    let session = session(&state, &principal, &path).await?;
+    let nodes = session.send(GetTree).await.map_err(mailbox)?;
+    let data: Vec<serde_json::Value> = nodes
+        .iter()
+        .map(|(node, active)| {
+            let mut value = json!(MessageView::from(node));
+            value["on_active_branch"] = json!(active);
+            value
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({"data": data})))
+}

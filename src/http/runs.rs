@@ -1,0 +1,95 @@
+//! `/chat/api/{chatId}/runs/{runId}`: re-attach to a run's event stream (replaying what was
+//! missed after `Last-Event-ID` or `?after=N`, then live) and cancel it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web_lab::sse::Sse;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::sse::{Dialect, encode};
+use crate::agent::run_log::RunLog;
+use crate::auth::Principal;
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+/// Comment frames keep idle connections (long tool calls) open through proxies.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/chat/api/{chat_id}/runs/{run_id}")
+            .route("/events", web::get().to(events))
+            .route("/cancel", web::post().to(cancel)),
+    );
+}
+
+/// The run's events after `after` as an SSE response. The run does not depend on it: if the
+/// client goes away, only this subscription ends.
+pub fn stream_run(log: Arc<RunLog>, after: usize, dialect: Dialect) -> HttpResponse {
+    let source = Arc::clone(&log);
+    let frames = log
+        .subscribe(after)
+        .flat_map(move |(seq, event)| {
+            futures_util::stream::iter(encode(dialect, &source, seq, &event))
+        });
+    let body = Sse::from_infallible_stream(frames).with_keep_alive(KEEP_ALIVE);
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .insert_header(("x-run-id", log.run_id.as_str()))
+        .body(body)
+}
+
+/// The run, if it exists, belongs to this chat and the caller owns it.
+fn owned_run(state: &AppState, principal: &Principal, chat_id: &str, run_id: &str) -> AppResult<Arc<RunLog>> {
+    state
+        .runs
+        .get(run_id)
+        .filter(|log| log.owner_id == principal.user_id && log.chat_id.as_deref() == Some(chat_id))
+        .ok_or(AppError::NotFound("run"))
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    after: Option<usize>,
+}
+
+async fn events(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    query: web::Query<EventsQuery>,
+    req: HttpRequest,
+) -> AppResult<HttpResponse> {
+    let (chat_id, run_id) = path.into_inner();
+    let log = owned_run(&state, &principal, &chat_id, &run_id)?;
+    let last_event_id = req
+        .headers()
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.trim()
+                .parse::<usize>()
+                .map_err(|_| AppError::invalid("Last-Event-ID must be an event sequence number"))
+        })
+        .transpose()?;
+    let after = last_event_id.or(query.after).unwrap_or(0);
+    Ok(stream_run(log, after, Dialect::ChatApi))
+}
+
+async fn cancel(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, run_id) = path.into_inner();
+    let log = owned_run(&state, &principal, &chat_id, &run_id)?;
+    let was_running = !log.is_finished();
+    log.cancel.cancel();
+    Ok(HttpResponse::Accepted().json(json!({"run_id": run_id, "cancelled": was_running})))
+}

@@ -1,0 +1,155 @@
+//! Wire encodings of `RunEvent`s for SSE. One internal event, two dialects: the Chat
+//! Completions stream (`/v1`: OpenAI chunk objects, `x_*` typed `data:` lines, `[DONE]`) and
+//! the chat API stream the UI reads (the same, plus seed 001's `event: message` tool events and
+//! run bookkeeping). Every frame carries its event's sequence number as `id:`.
+
+use actix_web_lab::sse::{Data, Event};
+use serde_json::{Value, json};
+
+use crate::agent::events::RunEvent;
+use crate::agent::run_log::RunLog;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `/chat/api`: everything, for the UI.
+    ChatApi,
+    /// `/v1/chat/completions`: what OpenAI clients can parse.
+    OpenAi,
+}
+
+/// The OpenAI chunk id of a run.
+pub fn completion_id(log: &RunLog) -> String {
+    format!("chatcmpl-{}", log.run_id)
+}
+
+fn chunk(log: &RunLog, delta: Value, finish_reason: Option<&str>) -> Value {
+    json!({
+        "id": completion_id(log),
+        "object": "chat.completion.chunk",
+        "created": log.created,
+        "model": log.model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    })
+}
+
+/// The typed `data:` payloads of an event that both dialects share, plus those only the chat
+/// API gets (as `(event name, payload)`).
+pub fn payloads(dialect: Dialect, log: &RunLog, event: &RunEvent) -> Vec<(Option<&'static str>, Value)> {
+    let chat_api = dialect == Dialect::ChatApi;
+    let mut out = Vec::new();
+    match event {
+        RunEvent::Started { user_message_id } => {
+            if chat_api {
+                out.push((None, json!({"type": "run.started", "run_id": log.run_id,
+                    "chat_id": log.chat_id, "user_message_id": user_message_id})));
+            }
+            out.push((None, chunk(log, json!({"role": "assistant", "content": ""}), None)));
+        }
+        RunEvent::TextDelta { content } => {
+            out.push((None, chunk(log, json!({"content": content}), None)));
+        }
+        RunEvent::ToolCall {
+            id,
+            name,
+            arguments,
+            progress,
+        } => {
+            if chat_api {
+                out.push((Some("message"), json!({"type": "tool_call", "id": id, "name": name,
+                    "arguments": arguments})));
+            }
+            if let Some(progress) = progress {
+                out.push((None, json!({"type": progress.event_type(), "name": name,
+                    "arguments": arguments.to_string()})));
+            }
+        }
+        RunEvent::ToolResult {
+            tool_call_id,
+            name,
+            success,
+            result,
+            preview,
+            error,
+            research,
+        } => {
+            if chat_api {
+                let mut payload = json!({"type": "tool_result", "toolCallId": tool_call_id,
+                    "name": name, "success": success, "resultPreview": preview});
+                match error {
+                    Some(error) => payload["error"] = json!(error),
+                    None => payload["result"] = result.clone(),
+                }
+                out.push((Some("message"), payload));
+            }
+            if *research {
+                out.push((None, json!({"type": "x_research.result", "name": name,
+                    "tool_call_id": tool_call_id})));
+            }
+        }
+        RunEvent::ResearchComplete {
+            elapsed_ms,
+            input_tokens,
+            output_tokens,
+            iterations,
+            sources,
+        } => out.push((None, json!({"type": "x_research.complete", "elapsed_ms": elapsed_ms,
+            "input_tokens": input_tokens, "output_tokens": output_tokens,
+            "iterations": iterations, "sources": sources}))),
+        RunEvent::Extension {
+            event_type,
+            payload,
+        } => {
+            let mut value = json!({"type": event_type});
+            if let (Some(target), Some(fields)) = (value.as_object_mut(), payload.as_object()) {
+                for (key, field) in fields {
+                    target.insert(key.clone(), field.clone());
+                }
+            }
+            out.push((None, value));
+        }
+        RunEvent::Finished {
+            stop_reason,
+            assistant_message_id,
+            usage,
+            iterations,
+            error,
+        } => {
+            if let Some(error) = error {
+                out.push((None, json!({"type": "error", "error": {"message": error.message,
+                    "type": "run_error", "code": error.code}})));
+            }
+            if chat_api {
+                out.push((None, json!({"type": "run.finished", "run_id": log.run_id,
+                    "stop_reason": stop_reason, "assistant_message_id": assistant_message_id})));
+            }
+            let mut last = chunk(log, json!({}), Some(stop_reason.finish_reason()));
+            last["usage"] = json!(usage);
+            out.push((None, last));
+            out.push((None, json!({"type": "x_chat.metadata", "run_id": log.run_id,
+                "stop_reason": stop_reason, "iterations": iterations, "usage": {
+                    "prompt_tokens": usage.prompt_tokens,
+                    "completion_tokens": usage.completion_tokens,
+                    "total_tokens": usage.total_tokens,
+                }})));
+        }
+    }
+    out
+}
+
+/// The SSE frames of one event.
+pub fn encode(dialect: Dialect, log: &RunLog, seq: usize, event: &RunEvent) -> Vec<Event> {
+    let mut frames: Vec<Event> = payloads(dialect, log, event)
+        .into_iter()
+        .map(|(name, payload)| {
+            let mut data = Data::new(payload.to_string()).id(seq.to_string());
+            if let Some(name) = name {
+                data = data.event(name);
+            }
+            Event::Data(data)
+        })
+        .collect();
+    if matches!(event, RunEvent::Finished { .. }) {
+        frames.push(Event::Data(Data::new("[DONE]").id(seq.to_string())));
+    }
+    frames
+}
