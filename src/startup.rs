@@ -18,13 +18,13 @@ use tracing_actix_web::TracingLogger;
 
 use crate::agent::loop_actor::new_tool_cache;
 use crate::auth::{Accounts, bootstrap_admin};
-use crate::chat::supervisor::ChatSupervisor;
-use crate::tools::SharedTool;
-use crate::tools::calculator::Calculator;
 use crate::chat::Chats;
+use crate::chat::supervisor::ChatSupervisor;
 use crate::config::Config;
 use crate::llm::LlmClient;
 use crate::state::AppState;
+use crate::tools::SharedTool;
+use crate::tools::calculator::Calculator;
 
 pub struct Application {
     address: SocketAddr,

@@ -63,9 +63,7 @@ impl StopReason {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
     /// The run began.
-    Started {
-        user_message_id: Option<String>,
-    },
+    Started { user_message_id: Option<String> },
     /// Text from the model.
     TextDelta { content: String },
     /// A tool call is about to run (seed 001 `tool_call`, and for research tools seed 000's

@@ -70,11 +70,7 @@ impl Actor for AgentRun {
             ctx.stop();
             return;
         };
-        ctx.spawn(
-            execute(spec)
-                .into_actor(self)
-                .map(|(), _, ctx| ctx.stop()),
-        );
+        ctx.spawn(execute(spec).into_actor(self).map(|(), _, ctx| ctx.stop()));
     }
 }
 
@@ -168,7 +164,12 @@ impl LoopState {
         });
     }
 
-    fn stop(mut self, log: &RunLog, stop_reason: StopReason, error: Option<RunError>) -> LoopOutcome {
+    fn stop(
+        mut self,
+        log: &RunLog,
+        stop_reason: StopReason,
+        error: Option<RunError>,
+    ) -> LoopOutcome {
         self.announce_research(log);
         LoopOutcome {
             content: self.content,
@@ -241,7 +242,9 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         let mut request = spec.template.clone();
         request.messages = messages.clone();
         if final_call {
-            request.messages.push(ChatMessage::user(FINAL_ANSWER_INSTRUCTION));
+            request
+                .messages
+                .push(ChatMessage::user(FINAL_ANSWER_INSTRUCTION));
         } else {
             request = request.with_tools(definitions.clone());
         }
@@ -433,7 +436,9 @@ fn plan_call(
     if let Err(seen) = detector.check(&key) {
         let error = ToolError::new(
             "repeated_call",
-            format!("{name} was already called {seen} times with these exact arguments in this run"),
+            format!(
+                "{name} was already called {seen} times with these exact arguments in this run"
+            ),
             "Use the results you already have, change the arguments, or answer the user now.",
         );
         return (Some(tool), Planned::Answered(Err(error)));
@@ -464,7 +469,11 @@ async fn execute_call(
         Ok(result) => result,
         Err(_) => Err(ToolError::new(
             "timeout",
-            format!("{} did not finish within {} seconds", tool.name(), timeout.as_secs()),
+            format!(
+                "{} did not finish within {} seconds",
+                tool.name(),
+                timeout.as_secs()
+            ),
             "Try a simpler request, or answer with what you have.",
         )),
     };

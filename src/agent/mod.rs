@@ -4,7 +4,7 @@
 
 pub mod events;
 pub mod governance;
+pub mod launch;
 pub mod loop_actor;
 pub mod prompt;
 pub mod run_log;
-pub mod launch;

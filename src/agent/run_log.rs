@@ -52,7 +52,9 @@ impl RunLog {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding this lock cannot leave the Vec inconsistent; keep going.
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Appends an event and wakes subscribers. Returns its sequence number (from 1).
@@ -168,18 +170,29 @@ mod tests {
     async fn a_late_subscriber_replays_what_it_missed_then_follows_live() {
         let log = Arc::new(RunLog::new("r".into(), None, "u".into(), "m".into()));
         for i in 0..3 {
-            log.push(RunEvent::TextDelta { content: i.to_string() });
+            log.push(RunEvent::TextDelta {
+                content: i.to_string(),
+            });
         }
         let mut from_two = Box::pin(log.subscribe(2));
         let (seq, event) = from_two.next().await.unwrap();
         assert_eq!(seq, 3);
-        assert_eq!(*event, RunEvent::TextDelta { content: "2".into() });
+        assert_eq!(
+            *event,
+            RunEvent::TextDelta {
+                content: "2".into()
+            }
+        );
         let writer = Arc::clone(&log);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            writer.push(RunEvent::TextDelta { content: "3".into() });
+            writer.push(RunEvent::TextDelta {
+                content: "3".into(),
+            });
             writer.push(finished());
-            writer.push(RunEvent::TextDelta { content: "ignored".into() });
+            writer.push(RunEvent::TextDelta {
+                content: "ignored".into(),
+            });
         });
         let rest: Vec<usize> = from_two.map(|(seq, _)| seq).collect().await;
         assert_eq!(rest, [4, 5]);

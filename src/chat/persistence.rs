@@ -209,7 +209,10 @@ async fn set_active_leaf_in<C: sea_orm::ConnectionTrait>(
 ) -> Result<(), DbErr> {
     use sea_orm::sea_query::Expr;
     chats::Entity::update_many()
-        .col_expr(chats::Column::ActiveLeafId, Expr::value(active_leaf.map(str::to_string)))
+        .col_expr(
+            chats::Column::ActiveLeafId,
+            Expr::value(active_leaf.map(str::to_string)),
+        )
         .col_expr(chats::Column::UpdatedAt, Expr::value(Utc::now()))
         .filter(chats::Column::Id.eq(chat_id))
         .exec(db)
@@ -271,9 +274,18 @@ pub async fn finish_run(db: &DatabaseConnection, run: FinishedRun<'_>) -> Result
             Expr::value(run.assistant_message_id.map(str::to_string)),
         )
         .col_expr(runs::Column::Iterations, Expr::value(run.iterations as i32))
-        .col_expr(runs::Column::InputTokens, Expr::value(run.input_tokens as i64))
-        .col_expr(runs::Column::OutputTokens, Expr::value(run.output_tokens as i64))
-        .col_expr(runs::Column::Error, Expr::value(run.error.map(str::to_string)))
+        .col_expr(
+            runs::Column::InputTokens,
+            Expr::value(run.input_tokens as i64),
+        )
+        .col_expr(
+            runs::Column::OutputTokens,
+            Expr::value(run.output_tokens as i64),
+        )
+        .col_expr(
+            runs::Column::Error,
+            Expr::value(run.error.map(str::to_string)),
+        )
         .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
         .filter(runs::Column::Id.eq(run.id))
         .exec(db)

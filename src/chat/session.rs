@@ -220,9 +220,11 @@ impl Handler<BeginTurn> for ChatSession {
         let prepared = match &msg.turn {
             Turn::Send { parent_id, content } => {
                 let parent = match parent_id {
-                    Some(id) => self.tree.get(id).map(|n| Some(n.id.clone())).ok_or_else(|| {
-                        ChatError::Tree(TreeError::UnknownMessage(id.clone()))
-                    }),
+                    Some(id) => self
+                        .tree
+                        .get(id)
+                        .map(|n| Some(n.id.clone()))
+                        .ok_or_else(|| ChatError::Tree(TreeError::UnknownMessage(id.clone()))),
                     None => Ok(self.tree.active_leaf().map(str::to_string)),
                 };
                 parent.and_then(|parent| self.user_node(parent, content, &msg.run_id))
@@ -240,7 +242,8 @@ impl Handler<BeginTurn> for ChatSession {
                 .regenerate_parent(message_id)
                 .map_err(ChatError::from)
                 .and_then(|parent| {
-                    parent.ok_or_else(|| TreeError::NotAnAssistantMessage(message_id.clone()).into())
+                    parent
+                        .ok_or_else(|| TreeError::NotAnAssistantMessage(message_id.clone()).into())
                 })
                 .map(|parent| (None, parent)),
         };
@@ -327,40 +330,43 @@ impl Handler<CompleteTurn> for ChatSession {
         });
         let answer_id = answer.as_ref().map(|n| n.id.clone());
         // The answer becomes the active leaf only if the user is still on that branch.
-        let on_branch = self.tree.active_leaf() == Some(msg.user_message_id.as_str());
+        let on_branch = self.tree.is_on_active_path(&msg.user_message_id);
         let leaf = if on_branch { answer_id.clone() } else { None };
         let nodes: Vec<MessageNode> = answer.into_iter().collect();
-        let persist: Box<dyn ActorFuture<Self, Output = Result<(), ChatError>>> = if nodes.is_empty() {
-            Box::new(fut::ready(Ok(())))
-        } else if leaf.is_some() {
-            Box::new(self.persist(nodes, leaf))
-        } else {
-            let current = self.tree.active_leaf().map(str::to_string);
-            Box::new(self.persist(nodes, current))
-        };
+        let persist: Box<dyn ActorFuture<Self, Output = Result<(), ChatError>>> =
+            if nodes.is_empty() {
+                Box::new(fut::ready(Ok(())))
+            } else if leaf.is_some() {
+                Box::new(self.persist(nodes, leaf))
+            } else {
+                let current = self.tree.active_leaf().map(str::to_string);
+                Box::new(self.persist(nodes, current))
+            };
         let db = self.db.clone();
         let assistant_id = answer_id.clone();
-        AtomicResponse::new(Box::pin(Box::into_pin(persist).then(move |stored, act, _| {
-            async move {
-                stored?;
-                persistence::finish_run(
-                    &db,
-                    FinishedRun {
-                        id: &msg.run_id,
-                        status: msg.stop_reason.run_status(),
-                        stop_reason: msg.stop_reason.as_str(),
-                        assistant_message_id: assistant_id.as_deref(),
-                        iterations: msg.iterations,
-                        input_tokens: msg.usage.prompt_tokens,
-                        output_tokens: msg.usage.completion_tokens,
-                        error: msg.error.as_deref(),
-                    },
-                )
-                .await?;
-                Ok(answer_id)
-            }
-            .into_actor(act)
-        })))
+        AtomicResponse::new(Box::pin(Box::into_pin(persist).then(
+            move |stored, act, _| {
+                async move {
+                    stored?;
+                    persistence::finish_run(
+                        &db,
+                        FinishedRun {
+                            id: &msg.run_id,
+                            status: msg.stop_reason.run_status(),
+                            stop_reason: msg.stop_reason.as_str(),
+                            assistant_message_id: assistant_id.as_deref(),
+                            iterations: msg.iterations,
+                            input_tokens: msg.usage.prompt_tokens,
+                            output_tokens: msg.usage.completion_tokens,
+                            error: msg.error.as_deref(),
+                        },
+                    )
+                    .await?;
+                    Ok(answer_id)
+                }
+                .into_actor(act)
+            },
+        )))
     }
 }
 
@@ -394,12 +400,10 @@ impl Handler<ImportHistory> for ChatSession {
     fn handle(&mut self, msg: ImportHistory, _: &mut Self::Context) -> Self::Result {
         self.touch();
         let mut parent = self.tree.active_leaf().map(str::to_string);
-        let mut seq = self.tree.next_seq();
         let mut nodes = Vec::with_capacity(msg.messages.len());
-        for (role, content) in msg.messages {
+        for (seq, (role, content)) in (self.tree.next_seq()..).zip(msg.messages) {
             let mut node = self.node(parent.clone(), &role, Some(content));
             node.seq = seq;
-            seq += 1;
             parent = Some(node.id.clone());
             nodes.push(node);
         }

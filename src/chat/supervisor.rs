@@ -44,16 +44,21 @@ impl ChatRegistry {
         let registry = self.clone();
         let arbiter = self.arbiter();
         let chat = chat_id.to_string();
-        let mut entry = self.sessions.entry(chat_id.to_string()).or_insert_with(|| {
-            Self::start(&registry, &arbiter, chat.clone())
-        });
+        let mut entry = self
+            .sessions
+            .entry(chat_id.to_string())
+            .or_insert_with(|| Self::start(&registry, &arbiter, chat.clone()));
         if !entry.connected() {
             *entry = Self::start(&registry, &arbiter, chat);
         }
         entry.clone()
     }
 
-    fn start(registry: &ChatRegistry, arbiter: &ArbiterHandle, chat_id: String) -> Addr<ChatSession> {
+    fn start(
+        registry: &ChatRegistry,
+        arbiter: &ArbiterHandle,
+        chat_id: String,
+    ) -> Addr<ChatSession> {
         let db = registry.db.clone();
         let idle_after = registry.idle_after;
         let registry = registry.clone();
@@ -64,7 +69,8 @@ impl ChatRegistry {
 
     /// Forgets a stopped session, unless a newer one already replaced it.
     pub(super) fn remove(&self, chat_id: &str, addr: &Addr<ChatSession>) {
-        self.sessions.remove_if(chat_id, |_, current| current == addr);
+        self.sessions
+            .remove_if(chat_id, |_, current| current == addr);
     }
 
     /// Stops a chat's session (the chat was deleted).

@@ -124,16 +124,20 @@ async fn create(
         let log = launch_chat_turn(&state, &principal, &chat.id, turn, options).await?;
         (log, Some(chat.id))
     } else {
-        (launch_ephemeral(&state, &principal, request.messages, options)?, None)
+        (
+            launch_ephemeral(&state, &principal, request.messages, options)?,
+            None,
+        )
     };
     if request.stream {
         let mut response = stream_run(log, 0, Dialect::OpenAi);
         if let Some(chat_id) = chat_id
             && let Ok(value) = chat_id.parse()
         {
-            response
-                .headers_mut()
-                .insert(actix_web::http::header::HeaderName::from_static("x-chat-id"), value);
+            response.headers_mut().insert(
+                actix_web::http::header::HeaderName::from_static("x-chat-id"),
+                value,
+            );
         }
         return Ok(response);
     }
@@ -217,5 +221,7 @@ async fn collect(
             }
         }
     }
-    Err(AppError::internal(anyhow::anyhow!("run ended without finishing")))
+    Err(AppError::internal(anyhow::anyhow!(
+        "run ended without finishing"
+    )))
 }

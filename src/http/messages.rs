@@ -19,15 +19,23 @@ use crate::state::AppState;
 const MAX_CONTENT_CHARS: usize = 200_000;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::scope("/chat/api/{chat_id}")
-            .route("/messages", web::get().to(list))
-            .route("/messages", web::post().to(send))
-            .route("/messages/{message_id}/edit", web::post().to(edit))
-            .route("/messages/{message_id}/regenerate", web::post().to(regenerate))
-            .route("/messages/{message_id}/switch", web::post().to(switch))
-            .route("/tree", web::get().to(tree)),
-    );
+    // Plain routes, not a scope: a `/chat/api/{chat_id}` scope would swallow every other
+    // resource under a chat.
+    cfg.route("/chat/api/{chat_id}/messages", web::get().to(list))
+        .route("/chat/api/{chat_id}/messages", web::post().to(send))
+        .route(
+            "/chat/api/{chat_id}/messages/{message_id}/edit",
+            web::post().to(edit),
+        )
+        .route(
+            "/chat/api/{chat_id}/messages/{message_id}/regenerate",
+            web::post().to(regenerate),
+        )
+        .route(
+            "/chat/api/{chat_id}/messages/{message_id}/switch",
+            web::post().to(switch),
+        )
+        .route("/chat/api/{chat_id}/tree", web::get().to(tree));
 }
 
 #[derive(Serialize)]

@@ -20,10 +20,13 @@ use crate::state::AppState;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::scope("/chat/api/{chat_id}/runs/{run_id}")
-            .route("/events", web::get().to(events))
-            .route("/cancel", web::post().to(cancel)),
+    cfg.route(
+        "/chat/api/{chat_id}/runs/{run_id}/events",
+        web::get().to(events),
+    )
+    .route(
+        "/chat/api/{chat_id}/runs/{run_id}/cancel",
+        web::post().to(cancel),
     );
 }
 
@@ -31,11 +34,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// client goes away, only this subscription ends.
 pub fn stream_run(log: Arc<RunLog>, after: usize, dialect: Dialect) -> HttpResponse {
     let source = Arc::clone(&log);
-    let frames = log
-        .subscribe(after)
-        .flat_map(move |(seq, event)| {
-            futures_util::stream::iter(encode(dialect, &source, seq, &event))
-        });
+    let frames = log.subscribe(after).flat_map(move |(seq, event)| {
+        futures_util::stream::iter(encode(dialect, &source, seq, &event))
+    });
     let body = Sse::from_infallible_stream(frames).with_keep_alive(KEEP_ALIVE);
     HttpResponse::Ok()
         .content_type("text/event-stream")
@@ -46,7 +47,12 @@ pub fn stream_run(log: Arc<RunLog>, after: usize, dialect: Dialect) -> HttpRespo
 }
 
 /// The run, if it exists, belongs to this chat and the caller owns it.
-fn owned_run(state: &AppState, principal: &Principal, chat_id: &str, run_id: &str) -> AppResult<Arc<RunLog>> {
+fn owned_run(
+    state: &AppState,
+    principal: &Principal,
+    chat_id: &str,
+    run_id: &str,
+) -> AppResult<Arc<RunLog>> {
     state
         .runs
         .get(run_id)

@@ -34,16 +34,26 @@ fn chunk(log: &RunLog, delta: Value, finish_reason: Option<&str>) -> Value {
 
 /// The typed `data:` payloads of an event that both dialects share, plus those only the chat
 /// API gets (as `(event name, payload)`).
-pub fn payloads(dialect: Dialect, log: &RunLog, event: &RunEvent) -> Vec<(Option<&'static str>, Value)> {
+pub fn payloads(
+    dialect: Dialect,
+    log: &RunLog,
+    event: &RunEvent,
+) -> Vec<(Option<&'static str>, Value)> {
     let chat_api = dialect == Dialect::ChatApi;
     let mut out = Vec::new();
     match event {
         RunEvent::Started { user_message_id } => {
             if chat_api {
-                out.push((None, json!({"type": "run.started", "run_id": log.run_id,
-                    "chat_id": log.chat_id, "user_message_id": user_message_id})));
+                out.push((
+                    None,
+                    json!({"type": "run.started", "run_id": log.run_id,
+                    "chat_id": log.chat_id, "user_message_id": user_message_id}),
+                ));
             }
-            out.push((None, chunk(log, json!({"role": "assistant", "content": ""}), None)));
+            out.push((
+                None,
+                chunk(log, json!({"role": "assistant", "content": ""}), None),
+            ));
         }
         RunEvent::TextDelta { content } => {
             out.push((None, chunk(log, json!({"content": content}), None)));
@@ -55,12 +65,18 @@ pub fn payloads(dialect: Dialect, log: &RunLog, event: &RunEvent) -> Vec<(Option
             progress,
         } => {
             if chat_api {
-                out.push((Some("message"), json!({"type": "tool_call", "id": id, "name": name,
-                    "arguments": arguments})));
+                out.push((
+                    Some("message"),
+                    json!({"type": "tool_call", "id": id, "name": name,
+                    "arguments": arguments}),
+                ));
             }
             if let Some(progress) = progress {
-                out.push((None, json!({"type": progress.event_type(), "name": name,
-                    "arguments": arguments.to_string()})));
+                out.push((
+                    None,
+                    json!({"type": progress.event_type(), "name": name,
+                    "arguments": arguments.to_string()}),
+                ));
             }
         }
         RunEvent::ToolResult {
@@ -82,8 +98,11 @@ pub fn payloads(dialect: Dialect, log: &RunLog, event: &RunEvent) -> Vec<(Option
                 out.push((Some("message"), payload));
             }
             if *research {
-                out.push((None, json!({"type": "x_research.result", "name": name,
-                    "tool_call_id": tool_call_id})));
+                out.push((
+                    None,
+                    json!({"type": "x_research.result", "name": name,
+                    "tool_call_id": tool_call_id}),
+                ));
             }
         }
         RunEvent::ResearchComplete {
@@ -92,9 +111,12 @@ pub fn payloads(dialect: Dialect, log: &RunLog, event: &RunEvent) -> Vec<(Option
             output_tokens,
             iterations,
             sources,
-        } => out.push((None, json!({"type": "x_research.complete", "elapsed_ms": elapsed_ms,
+        } => out.push((
+            None,
+            json!({"type": "x_research.complete", "elapsed_ms": elapsed_ms,
             "input_tokens": input_tokens, "output_tokens": output_tokens,
-            "iterations": iterations, "sources": sources}))),
+            "iterations": iterations, "sources": sources}),
+        )),
         RunEvent::Extension {
             event_type,
             payload,
@@ -115,22 +137,31 @@ pub fn payloads(dialect: Dialect, log: &RunLog, event: &RunEvent) -> Vec<(Option
             error,
         } => {
             if let Some(error) = error {
-                out.push((None, json!({"type": "error", "error": {"message": error.message,
-                    "type": "run_error", "code": error.code}})));
+                out.push((
+                    None,
+                    json!({"type": "error", "error": {"message": error.message,
+                    "type": "run_error", "code": error.code}}),
+                ));
             }
             if chat_api {
-                out.push((None, json!({"type": "run.finished", "run_id": log.run_id,
-                    "stop_reason": stop_reason, "assistant_message_id": assistant_message_id})));
+                out.push((
+                    None,
+                    json!({"type": "run.finished", "run_id": log.run_id,
+                    "stop_reason": stop_reason, "assistant_message_id": assistant_message_id}),
+                ));
             }
             let mut last = chunk(log, json!({}), Some(stop_reason.finish_reason()));
             last["usage"] = json!(usage);
             out.push((None, last));
-            out.push((None, json!({"type": "x_chat.metadata", "run_id": log.run_id,
+            out.push((
+                None,
+                json!({"type": "x_chat.metadata", "run_id": log.run_id,
                 "stop_reason": stop_reason, "iterations": iterations, "usage": {
                     "prompt_tokens": usage.prompt_tokens,
                     "completion_tokens": usage.completion_tokens,
                     "total_tokens": usage.total_tokens,
-                }})));
+                }}),
+            ));
         }
     }
     out

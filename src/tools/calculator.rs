@@ -78,8 +78,14 @@ mod tests {
             .run(json!({"expression": "10000 * (1 + 0.05)^3"}))
             .await
             .unwrap();
-        assert_eq!(ok, json!({"expression": "10000 * (1 + 0.05)^3", "result": 11576.25}));
-        let err = Calculator.run(json!({"expression": "1/0"})).await.unwrap_err();
+        assert_eq!(
+            ok,
+            json!({"expression": "10000 * (1 + 0.05)^3", "result": 11576.25})
+        );
+        let err = Calculator
+            .run(json!({"expression": "1/0"}))
+            .await
+            .unwrap_err();
         assert_eq!(err.code, "division_by_zero");
         let result = err.to_result();
         assert!(result["error"].is_string() && result["suggestion"].is_string());

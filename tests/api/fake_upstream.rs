@@ -179,6 +179,28 @@ pub struct Recorded {
 struct Shared {
     script: VecDeque<Reply>,
     received: Vec<Recorded>,
+    /// Streams whose client went away before the last event was sent.
+    abandoned_streams: usize,
+}
+
+/// Counts a stream as abandoned if it is dropped before it finished.
+struct StreamGuard {
+    shared: Arc<Mutex<Shared>>,
+    finished: bool,
+}
+
+impl StreamGuard {
+    fn mark_finished(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.shared.lock().unwrap().abandoned_streams += 1;
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -217,6 +239,11 @@ impl FakeUpstream {
     /// Queues replies, answered in order, one per request.
     pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
         self.shared.lock().unwrap().script.extend(replies);
+    }
+
+    /// How many streams were dropped by their client before they finished.
+    pub fn abandoned_streams(&self) -> usize {
+        self.shared.lock().unwrap().abandoned_streams
     }
 
     /// Every request received so far.
@@ -276,9 +303,17 @@ async fn completions(
     let gap = reply.event_gap;
     let garbage = reply.garbage;
     let events: VecDeque<String> = reply.events().into();
-    let stream =
-        futures_util::stream::unfold((events, true), move |(mut events, first)| async move {
-            let event = events.pop_front()?;
+    let guard = StreamGuard {
+        shared: shared.into_inner(),
+        finished: false,
+    };
+    let stream = futures_util::stream::unfold(
+        (events, true, guard),
+        move |(mut events, first, mut guard)| async move {
+            let Some(event) = events.pop_front() else {
+                guard.mark_finished();
+                return None;
+            };
             if !first && !gap.is_zero() {
                 actix_web::rt::time::sleep(gap).await;
             }
@@ -291,9 +326,10 @@ async fn completions(
             text.push_str(&format!("data: {event}\n\n"));
             Some((
                 Ok::<_, actix_web::Error>(Bytes::from(text)),
-                (events, false),
+                (events, false, guard),
             ))
-        });
+        },
+    );
     HttpResponse::Ok()
         .content_type("text/event-stream")
         .streaming(stream)

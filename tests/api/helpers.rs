@@ -25,6 +25,7 @@ pub struct TestApp {
     pub data_dir: Arc<tempfile::TempDir>,
     /// The server's own database pool, for arranging and inspecting state directly.
     pub db: sea_orm::DatabaseConnection,
+    pub state: colloquy::state::AppState,
     handle: actix_web::dev::ServerHandle,
 }
 
@@ -69,9 +70,10 @@ async fn start(
     upstream: FakeUpstream,
     data_dir: Arc<tempfile::TempDir>,
 ) -> TestApp {
-    let app = Application::build(config.clone())
+    let app = Application::build_with_tools(config.clone(), crate::test_tools::all())
         .await
         .expect("application starts");
+    let state = app.state().clone();
     let address = format!("http://{}", app.address());
     let login_url = app.login_url().map(str::to_string);
     let handle = app.handle();
@@ -89,6 +91,7 @@ async fn start(
         login_url,
         data_dir,
         db,
+        state,
         handle,
     }
 }

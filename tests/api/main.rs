@@ -2,10 +2,14 @@
 //! directory, and a fake upstream model speaking OpenAI's wire protocol over real HTTP.
 
 mod auth;
+mod chat_engine;
 mod chats;
+mod completions;
 mod errors;
 mod fake_upstream;
 mod health;
 mod helpers;
 mod lifecycle;
 mod llm_client;
+mod sse;
+mod test_tools;

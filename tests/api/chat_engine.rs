@@ -1,0 +1,680 @@
+//! The chat engine through the chat API: the governed loop, runs and re-attach, cancel,
+//! branches, passivation and restarts — against the fake upstream over real HTTP.
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use sea_orm::EntityTrait;
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, spawn_app, spawn_app_with};
+use crate::sse::{Frame, content, finished, read_all, read_until};
+
+async fn send(app: &TestApp, chat_id: &str, body: Value) -> Vec<Frame> {
+    let response = app
+        .post_json(&format!("/chat/api/{chat_id}/messages"), &body)
+        .await;
+    assert_eq!(response.status(), 200, "{:?}", response.text().await);
+    read_all(response).await
+}
+
+async fn new_chat(app: &TestApp) -> String {
+    app.create_chat("Engine").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+async fn active_messages(app: &TestApp, chat_id: &str) -> Vec<Value> {
+    let body: Value = app
+        .get(&format!("/chat/api/{chat_id}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    body["data"].as_array().unwrap().clone()
+}
+
+fn contents(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}",
+                m["role"].as_str().unwrap(),
+                m["content"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+fn kinds(frames: &[Frame]) -> Vec<String> {
+    frames.iter().map(Frame::kind).collect()
+}
+
+/// The messages of the `index`th request the upstream received.
+fn sent_messages(app: &TestApp, index: usize) -> Vec<Value> {
+    app.upstream.received()[index].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[actix_web::test]
+async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call(
+            "call_1",
+            "calculator",
+            json!({"expression": "sqrt(144) + 2^3"}),
+        ),
+        Reply::tool_call("call_2", "calculator", json!({"expression": "20 * 2"})),
+        Reply::text("The answer is 40."),
+    ]);
+    let frames = send(
+        &app,
+        &chat,
+        json!({"content": "compute", "enableTools": true}),
+    )
+    .await;
+
+    let ids: Vec<usize> = frames.iter().filter_map(|f| f.id).collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] <= w[1]),
+        "ids are ordered: {ids:?}"
+    );
+    let tool_results: Vec<Value> = frames
+        .iter()
+        .filter(|f| f.kind() == "tool_result")
+        .map(Frame::json)
+        .collect();
+    assert_eq!(tool_results.len(), 2);
+    assert_eq!(tool_results[0]["success"], true);
+    assert_eq!(tool_results[0]["result"]["result"], 20.0);
+    assert_eq!(tool_results[0]["resultPreview"], "Result: 20.0");
+    let tool_call = frames.iter().find(|f| f.kind() == "tool_call").unwrap();
+    assert_eq!(tool_call.event.as_deref(), Some("message"));
+    assert_eq!(
+        tool_call.json()["arguments"]["expression"],
+        "sqrt(144) + 2^3"
+    );
+    let calculating = frames
+        .iter()
+        .find(|f| f.kind() == "x_research.calculating")
+        .unwrap();
+    assert_eq!(
+        calculating.json()["arguments"],
+        "{\"expression\":\"sqrt(144) + 2^3\"}"
+    );
+    assert_eq!(content(&frames), "The answer is 40.");
+    let order = kinds(&frames);
+    let complete = order
+        .iter()
+        .position(|k| k == "x_research.complete")
+        .unwrap();
+    let first_content = order.iter().position(|k| k == "content").unwrap();
+    assert!(complete < first_content, "{order:?}");
+    assert_eq!(finished(&frames)["stop_reason"], "completed");
+    assert_eq!(order.last().unwrap(), "[DONE]");
+    let metadata = frames
+        .iter()
+        .find(|f| f.kind() == "x_chat.metadata")
+        .unwrap()
+        .json();
+    assert_eq!(metadata["usage"]["prompt_tokens"], 20 + 20 + 10);
+    assert_eq!(metadata["iterations"], 3);
+
+    let received = app.upstream.received();
+    assert_eq!(received.len(), 3);
+    let second = sent_messages(&app, 1);
+    assert_eq!(second[1]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(second[2]["role"], "tool");
+    assert_eq!(second[2]["tool_call_id"], "call_1");
+    let result: Value = serde_json::from_str(second[2]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["result"], 20.0);
+    assert_eq!(
+        received[0].body["tools"][0]["function"]["name"],
+        "calculator"
+    );
+
+    let stored = active_messages(&app, &chat).await;
+    assert_eq!(
+        contents(&stored),
+        ["user:compute", "assistant:The answer is 40."]
+    );
+    assert_eq!(stored[1]["stop_reason"], "completed");
+}
+
+#[actix_web::test]
+async fn the_tool_calls_of_one_turn_run_concurrently() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call("a", "sleep", json!({"ms": 600, "tag": "a"}))
+            .and_tool_call("b", "sleep", json!({"ms": 600, "tag": "b"}))
+            .and_tool_call("c", "sleep", json!({"ms": 600, "tag": "c"})),
+        Reply::text("done"),
+    ]);
+    let started = Instant::now();
+    let frames = send(
+        &app,
+        &chat,
+        json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    let results = frames.iter().filter(|f| f.kind() == "tool_result").count();
+    assert_eq!(results, 3);
+    assert!(
+        elapsed < Duration::from_millis(1_400),
+        "three 600 ms calls took {elapsed:?}: they ran one after another"
+    );
+    assert!(elapsed >= Duration::from_millis(600));
+}
+
+#[actix_web::test]
+async fn the_iteration_cap_forces_a_final_answer_without_tools() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "1+1"})),
+        Reply::tool_call("c2", "calculator", json!({"expression": "2+2"})),
+        Reply::text("Final answer from what I have."),
+    ]);
+    let frames = send(
+        &app,
+        &chat,
+        json!({"content": "loop", "web_search_options": {"max_iterations": 2, "x_tools": ["calculator"]}}),
+    )
+    .await;
+    assert_eq!(finished(&frames)["stop_reason"], "max_iterations");
+    let received = app.upstream.received();
+    assert_eq!(received.len(), 3);
+    assert!(received[1].body.get("tools").is_some());
+    assert!(
+        received[2].body.get("tools").is_none(),
+        "the final call offers no tools"
+    );
+    let last = sent_messages(&app, 2);
+    let instruction = last.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        instruction.contains("Do not call any more tools"),
+        "{instruction}"
+    );
+    assert_eq!(content(&frames), "Final answer from what I have.");
+}
+
+#[actix_web::test]
+async fn a_request_cannot_raise_the_iteration_cap_above_the_ceiling() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    let calls: Vec<Reply> = (0..9)
+        .map(|i| {
+            Reply::tool_call(
+                &format!("c{i}"),
+                "calculator",
+                json!({"expression": format!("{i}+1")}),
+            )
+        })
+        .collect();
+    app.upstream.script(calls);
+    let frames = send(
+        &app,
+        &chat,
+        json!({"content": "loop", "web_search_options": {"max_iterations": 50, "x_tools": ["calculator"]}}),
+    )
+    .await;
+    assert_eq!(finished(&frames)["stop_reason"], "max_iterations");
+    assert_eq!(
+        app.upstream.received().len(),
+        9,
+        "8 rounds then one final call"
+    );
+}
+
+#[actix_web::test]
+async fn the_third_identical_call_is_refused_as_a_loop() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    let same = json!({"expression": "6*7"});
+    let reordered = json!({"expression": "6*7"});
+    app.upstream.script([
+        Reply::tool_call("r1", "calculator", same.clone()),
+        Reply::tool_call("r2", "calculator", reordered),
+        Reply::tool_call("r3", "calculator", same),
+        Reply::text("ok"),
+    ]);
+    let frames = send(
+        &app,
+        &chat,
+        json!({"content": "repeat", "enableTools": true}),
+    )
+    .await;
+    let results: Vec<Value> = frames
+        .iter()
+        .filter(|f| f.kind() == "tool_result")
+        .map(Frame::json)
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["success"], true);
+    assert_eq!(results[1]["success"], true);
+    assert_eq!(results[2]["success"], false);
+    assert!(
+        results[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("already called 2 times")
+    );
+    let fed_back = sent_messages(&app, 3);
+    let refusal: Value =
+        serde_json::from_str(fed_back.last().unwrap()["content"].as_str().unwrap()).unwrap();
+    assert_eq!(refusal["code"], "repeated_call");
+    assert!(refusal["suggestion"].is_string());
+    assert_eq!(finished(&frames)["stop_reason"], "completed");
+}
+
+#[actix_web::test]
+async fn a_tool_that_overruns_its_timeout_becomes_an_error_result_and_the_loop_goes_on() {
+    let app = spawn_app_with(|config| config.agent.tool_timeout_secs = 1).await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call("slow", "sleep", json!({"ms": 5_000, "tag": "timeout"})),
+        Reply::text("Sorry, that took too long."),
+    ]);
+    let started = Instant::now();
+    let frames = send(
+        &app,
+        &chat,
+        json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}),
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(4));
+    let result = frames
+        .iter()
+        .find(|f| f.kind() == "tool_result")
+        .unwrap()
+        .json();
+    assert_eq!(result["success"], false);
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("within 1 seconds")
+    );
+    let fed_back = sent_messages(&app, 1);
+    let error: Value =
+        serde_json::from_str(fed_back.last().unwrap()["content"].as_str().unwrap()).unwrap();
+    assert_eq!(error["code"], "timeout");
+    assert_eq!(content(&frames), "Sorry, that took too long.");
+}
+
+#[actix_web::test]
+async fn long_results_are_truncated_and_base64_images_replaced_before_the_model_sees_them() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call("big", "big_output", json!({})).and_tool_call(
+            "img",
+            "image_output",
+            json!({}),
+        ),
+        Reply::text("ok"),
+    ]);
+    send(
+        &app,
+        &chat,
+        json!({"content": "big", "web_search_options": {"x_tools": ["big_output", "image_output"]}}),
+    )
+    .await;
+    let fed_back = sent_messages(&app, 1);
+    let big = fed_back[2]["content"].as_str().unwrap();
+    assert!(
+        big.chars().count() < 10_200,
+        "{} chars",
+        big.chars().count()
+    );
+    assert!(big.contains("[truncated:"), "marker present");
+    let image = fed_back[3]["content"].as_str().unwrap();
+    assert!(!image.contains("iVBORw0KGgoAAAA"), "{image}");
+    assert!(image.contains("image omitted"), "{image}");
+    assert!(image.contains("a chart"));
+}
+
+#[actix_web::test]
+async fn a_failing_upstream_ends_the_run_with_a_reason_and_keeps_the_user_message() {
+    let app = spawn_app_with(|config| config.llm.max_retries = 0).await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([Reply::status(500, "exploded")]);
+    let frames = send(&app, &chat, json!({"content": "hello"})).await;
+    assert_eq!(finished(&frames)["stop_reason"], "upstream_error");
+    let error = frames.iter().find(|f| f.kind() == "error").unwrap().json();
+    assert_eq!(error["error"]["code"], "upstream_error");
+    let stored = active_messages(&app, &chat).await;
+    assert_eq!(contents(&stored), ["user:hello"]);
+}
+
+#[actix_web::test]
+async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_order() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    let text = "one two three four five six seven eight nine ten";
+    app.upstream
+        .script([Reply::text(text).event_gap(Duration::from_millis(80))]);
+    let response = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": "count"}),
+        )
+        .await;
+    let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
+    let mut deltas = 0;
+    let first = read_until(response, |frame| {
+        if frame.kind() == "content" {
+            deltas += 1;
+        }
+        deltas == 3
+    })
+    .await;
+    let last_seen = first.last().unwrap().id.unwrap();
+    // The run goes on without a client.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let rest = app
+        .request(
+            Method::GET,
+            &format!("/chat/api/{chat}/runs/{run_id}/events"),
+        )
+        .header("last-event-id", last_seen.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 200);
+    let rest = read_all(rest).await;
+    assert!(rest.iter().all(|f| f.id.unwrap() > last_seen));
+    let ids: Vec<usize> = rest.iter().filter_map(|f| f.id).collect();
+    assert!(ids.windows(2).all(|w| w[0] <= w[1]));
+    let mut all = first.clone();
+    all.extend(rest.clone());
+    assert_eq!(content(&all), text);
+    assert_eq!(rest.last().unwrap().data, "[DONE]");
+
+    let replay = app
+        .request(
+            Method::GET,
+            &format!("/chat/api/{chat}/runs/{run_id}/events?after=0"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        content(&read_all(replay).await),
+        text,
+        "a finished run replays whole"
+    );
+
+    let eve = app.create_user_with_key("eve").await;
+    let stolen = app
+        .anonymous(
+            Method::GET,
+            &format!("/chat/api/{chat}/runs/{run_id}/events"),
+        )
+        .bearer_auth(eve)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stolen.status(), 404);
+}
+
+#[actix_web::test]
+async fn cancel_stops_the_upstream_request_and_keeps_what_was_generated() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::text("a b c d e f g h i j k l m n o p").event_gap(Duration::from_millis(150))
+    ]);
+    let response = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": "talk"}),
+        )
+        .await;
+    let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
+    let cancel_url = format!("/chat/api/{chat}/runs/{run_id}/cancel");
+    let mut cancelled = false;
+    let frames = read_until(response, |frame| {
+        if frame.kind() == "content" && !cancelled {
+            cancelled = true;
+            let app_url = app.url(&cancel_url);
+            let client = app.http.clone();
+            let key = app.api_key.clone();
+            actix_web::rt::spawn(async move {
+                client.post(app_url).bearer_auth(key).send().await.unwrap();
+            });
+        }
+        frame.data == "[DONE]"
+    })
+    .await;
+    assert_eq!(finished(&frames)["stop_reason"], "cancelled");
+    let partial = content(&frames);
+    assert!(!partial.is_empty() && partial.len() < 31, "{partial:?}");
+
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while app.upstream.abandoned_streams() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the upstream stream was never dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stored = active_messages(&app, &chat).await;
+    assert_eq!(stored.len(), 2);
+    assert_eq!(stored[1]["stop_reason"], "cancelled");
+    assert_eq!(stored[1]["content"], partial);
+    let run = entities::runs::Entity::find_by_id(run_id)
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.status, "cancelled");
+}
+
+#[actix_web::test]
+async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_path() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::text("Paris."),
+        Reply::text("Berlin is the capital."),
+        Reply::text("Rome."),
+        Reply::text("Roma!"),
+    ]);
+    send(&app, &chat, json!({"content": "Capital of France?"})).await;
+    send(&app, &chat, json!({"content": "And Germany?"})).await;
+    let path = active_messages(&app, &chat).await;
+    let germany_id = path[2]["id"].as_str().unwrap().to_string();
+
+    let edit = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages/{germany_id}/edit"),
+            &json!({"content": "And Italy?"}),
+        )
+        .await;
+    assert_eq!(edit.status(), 200);
+    read_all(edit).await;
+    assert_eq!(
+        sent_messages(&app, 2),
+        vec![
+            json!({"role": "user", "content": "Capital of France?"}),
+            json!({"role": "assistant", "content": "Paris."}),
+            json!({"role": "user", "content": "And Italy?"}),
+        ],
+        "the edited branch replaces the old one in what the model sees"
+    );
+    let path = active_messages(&app, &chat).await;
+    assert_eq!(
+        contents(&path),
+        [
+            "user:Capital of France?",
+            "assistant:Paris.",
+            "user:And Italy?",
+            "assistant:Rome."
+        ]
+    );
+    let rome_id = path[3]["id"].as_str().unwrap().to_string();
+
+    let regen = app
+        .request(
+            Method::POST,
+            &format!("/chat/api/{chat}/messages/{rome_id}/regenerate"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(regen.status(), 200);
+    read_all(regen).await;
+    assert_eq!(
+        sent_messages(&app, 3).len(),
+        3,
+        "regenerating resends the path up to the question"
+    );
+    let path = active_messages(&app, &chat).await;
+    assert_eq!(contents(&path)[3], "assistant:Roma!");
+    assert_eq!(path[3]["parent_id"], path[2]["id"]);
+
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let nodes = tree["data"].as_array().unwrap();
+    assert_eq!(nodes.len(), 7);
+    let siblings_of_rome: Vec<&Value> = nodes
+        .iter()
+        .filter(|n| n["parent_id"] == path[2]["id"])
+        .collect();
+    assert_eq!(siblings_of_rome.len(), 2);
+
+    let switched = app
+        .request(
+            Method::POST,
+            &format!("/chat/api/{chat}/messages/{germany_id}/switch"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(switched.status(), 200);
+    let path = active_messages(&app, &chat).await;
+    assert_eq!(contents(&path)[3], "assistant:Berlin is the capital.");
+
+    let editing_an_answer = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages/{rome_id}/edit"),
+            &json!({"content": "nope"}),
+        )
+        .await;
+    assert_eq!(editing_an_answer.status(), 400);
+    let unknown = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages/{}/edit", uuid::Uuid::new_v4()),
+            &json!({"content": "nope"}),
+        )
+        .await;
+    assert_eq!(unknown.status(), 404);
+}
+
+#[actix_web::test]
+async fn idle_chats_are_passivated_and_reactivated_with_everything() {
+    let app = spawn_app_with(|config| config.agent.chat_idle_secs = 1).await;
+    let chat = new_chat(&app).await;
+    app.upstream
+        .script([Reply::text("first answer"), Reply::text("second answer")]);
+    send(&app, &chat, json!({"content": "first"})).await;
+    assert!(app.state.sessions.is_active(&chat));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.state.sessions.is_active(&chat) {
+        assert!(
+            Instant::now() < deadline,
+            "the idle chat was never passivated"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let path = active_messages(&app, &chat).await;
+    assert_eq!(contents(&path), ["user:first", "assistant:first answer"]);
+    send(&app, &chat, json!({"content": "second"})).await;
+    assert_eq!(
+        sent_messages(&app, 1).len(),
+        3,
+        "history survived passivation"
+    );
+}
+
+#[actix_web::test]
+async fn a_restart_keeps_every_acknowledged_message_and_the_active_branch() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([Reply::text("A1"), Reply::text("B1")]);
+    send(&app, &chat, json!({"content": "A"})).await;
+    let first = active_messages(&app, &chat).await;
+    let a_id = first[0]["id"].as_str().unwrap().to_string();
+    let edit = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages/{a_id}/edit"),
+            &json!({"content": "B"}),
+        )
+        .await;
+    read_all(edit).await;
+    let switched = app
+        .request(
+            Method::POST,
+            &format!("/chat/api/{chat}/messages/{a_id}/switch"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(switched.status(), 200);
+
+    let app = app.restart().await;
+    let path = active_messages(&app, &chat).await;
+    assert_eq!(
+        contents(&path),
+        ["user:A", "assistant:A1"],
+        "the switched-to branch is active"
+    );
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tree["data"].as_array().unwrap().len(), 4);
+}
+
+#[actix_web::test]
+async fn chats_are_independent_a_slow_model_in_one_does_not_delay_another() {
+    let app = spawn_app().await;
+    let slow = new_chat(&app).await;
+    let fast = new_chat(&app).await;
+    app.upstream.script([
+        Reply::text("slow answer").delay(Duration::from_millis(1_500)),
+        Reply::text("fast answer"),
+    ]);
+    let slow_request = app
+        .request(Method::POST, &format!("/chat/api/{slow}/messages"))
+        .json(&json!({"content": "slow"}));
+    let slow_request =
+        actix_web::rt::spawn(async move { read_all(slow_request.send().await.unwrap()).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = Instant::now();
+    let fast_frames = send(&app, &fast, json!({"content": "fast"})).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(1_000),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(content(&fast_frames), "fast answer");
+    let slow_frames = slow_request.await.unwrap();
+    assert_eq!(content(&slow_frames), "slow answer");
+}

@@ -1,0 +1,216 @@
+//! `/v1/chat/completions`: streaming and not, with server-side tools, ephemeral and stored.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{error_body, spawn_app};
+use crate::sse::{Frame, content, read_all};
+
+#[actix_web::test]
+async fn a_non_streaming_completion_accumulates_progress_events_in_metadata() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "2^10"})),
+        Reply::text("It is 1024."),
+    ]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "2^10?"}],
+                    "web_search_options": {"x_tools": ["calculator"]}}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["object"], "chat.completion");
+    assert_eq!(body["choices"][0]["message"]["content"], "It is 1024.");
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+    assert_eq!(body["usage"]["total_tokens"], 28 + 15);
+    let research = body["metadata"]["x_research"].as_array().unwrap();
+    let types: Vec<&str> = research
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "x_research.calculating",
+            "x_research.result",
+            "x_research.complete"
+        ]
+    );
+    assert!(body.get("x_chat_id").is_none(), "ephemeral by default");
+    let chats = entities::chats::Entity::find().all(&app.db).await.unwrap();
+    assert!(chats.is_empty(), "nothing stored without store: true");
+    let sent = &app.upstream.received()[0].body;
+    assert_eq!(
+        sent["messages"],
+        json!([{"role": "user", "content": "2^10?"}])
+    );
+}
+
+use sea_orm::EntityTrait;
+
+#[actix_web::test]
+async fn a_streaming_completion_speaks_openai_chunks_with_typed_x_events() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "1+2"})),
+        Reply::text("Three."),
+    ]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "1+2"}], "stream": true,
+                    "web_search_options": {"x_tools": ["calculator"], "max_iterations": 3}}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let frames = read_all(response).await;
+    assert!(
+        frames.iter().all(|f| f.event.is_none()),
+        "no named events on /v1"
+    );
+    let kinds: Vec<String> = frames.iter().map(Frame::kind).collect();
+    assert_eq!(kinds.first().unwrap(), "chunk", "role chunk first");
+    assert_eq!(frames[0].json()["choices"][0]["delta"]["role"], "assistant");
+    for expected in [
+        "x_research.calculating",
+        "x_research.result",
+        "x_research.complete",
+        "x_chat.metadata",
+    ] {
+        assert!(
+            kinds.iter().any(|k| k == expected),
+            "{expected} missing from {kinds:?}"
+        );
+    }
+    assert_eq!(kinds.last().unwrap(), "[DONE]");
+    assert_eq!(content(&frames), "Three.");
+    let finish = frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["choices"][0]["finish_reason"].is_string())
+        .unwrap();
+    assert_eq!(finish["choices"][0]["finish_reason"], "stop");
+    assert_eq!(finish["object"], "chat.completion.chunk");
+}
+
+#[actix_web::test]
+async fn x_chat_id_runs_inside_a_stored_chat_and_store_true_keeps_an_ephemeral_one() {
+    let app = spawn_app().await;
+    let chat = app.create_chat("Via OpenAI").await;
+    let chat_id = chat["id"].as_str().unwrap();
+    app.upstream.script([
+        Reply::text("first"),
+        Reply::text("second"),
+        Reply::text("stored"),
+    ]);
+    for question in ["q1", "q2"] {
+        let response = app
+            .post_json(
+                "/v1/chat/completions",
+                &json!({"messages": [{"role": "user", "content": question}], "x_chat_id": chat_id}),
+            )
+            .await;
+        assert_eq!(response.status(), 200);
+    }
+    let second = &app.upstream.received()[1].body["messages"];
+    assert_eq!(
+        second,
+        &json!([{"role": "user", "content": "q1"}, {"role": "assistant", "content": "first"},
+                {"role": "user", "content": "q2"}])
+    );
+
+    let stored = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "system", "content": "Be terse."},
+                                 {"role": "user", "content": "keep me"}], "store": true}),
+        )
+        .await;
+    let stored: Value = stored.json().await.unwrap();
+    let stored_id = stored["x_chat_id"].as_str().unwrap();
+    let messages: Value = app
+        .get(&format!("/chat/api/{stored_id}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let roles: Vec<&str> = messages["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant"]);
+
+    let eve = app.create_user_with_key("eve").await;
+    let foreign = app
+        .anonymous(Method::POST, "/v1/chat/completions")
+        .bearer_auth(eve)
+        .json(&json!({"messages": [{"role": "user", "content": "hi"}], "x_chat_id": chat_id}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 404);
+}
+
+#[actix_web::test]
+async fn bad_completion_requests_are_clear_4xx_errors() {
+    let app = spawn_app().await;
+    for (body, needle) in [
+        (json!({"messages": []}), "messages must not be empty"),
+        (
+            json!({"messages": [{"role": "assistant", "content": "hi"}]}),
+            "last message",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}),
+            "client-side tools",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": "hi"}], "web_search_options": {"max_iterations": 0}}),
+            "max_iterations",
+        ),
+        (json!({"messages": "hi"}), "invalid type"),
+        (
+            json!({"messages": [{"role": "wizard", "content": "hi"}]}),
+            "unknown variant",
+        ),
+    ] {
+        let response = app.post_json("/v1/chat/completions", &body).await;
+        assert_eq!(response.status(), 400, "{body}");
+        let error = error_body(response).await;
+        assert!(
+            error["message"].as_str().unwrap().contains(needle),
+            "{error} lacks {needle}"
+        );
+    }
+    assert!(app.upstream.received().is_empty());
+}
+
+#[actix_web::test]
+async fn an_upstream_failure_on_a_non_streaming_request_is_a_gateway_error() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::status(500, "a"),
+        Reply::status(500, "b"),
+        Reply::status(500, "c"),
+    ]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 502);
+    error_body(response).await;
+}
