@@ -1,7 +1,9 @@
 //! Wire encodings of `RunEvent`s for SSE. One internal event, two dialects: the Chat
 //! Completions stream (`/v1`: OpenAI chunk objects, `x_*` typed `data:` lines, `[DONE]`) and
 //! the chat API stream the UI reads (the same, plus seed 001's `event: message` tool events and
-//! run bookkeeping). Every frame carries its event's sequence number as `id:`.
+//! run bookkeeping). Chat API frames carry their event's sequence number as `id:` for
+//! re-attaching; `/v1` frames carry none, as OpenAI's do: its Python client turns every blank
+//! line after an `id:` (such as a keep-alive comment's) into an empty event it cannot parse.
 
 use actix_web_lab::sse::{Data, Event};
 use serde_json::{Value, json};
@@ -172,7 +174,10 @@ pub fn encode(dialect: Dialect, log: &RunLog, seq: usize, event: &RunEvent) -> V
     let mut frames: Vec<Event> = payloads(dialect, log, event)
         .into_iter()
         .map(|(name, payload)| {
-            let mut data = Data::new(payload.to_string()).id(seq.to_string());
+            let mut data = Data::new(payload.to_string());
+            if dialect == Dialect::ChatApi {
+                data = data.id(seq.to_string());
+            }
             if let Some(name) = name {
                 data = data.event(name);
             }
@@ -180,7 +185,11 @@ pub fn encode(dialect: Dialect, log: &RunLog, seq: usize, event: &RunEvent) -> V
         })
         .collect();
     if matches!(event, RunEvent::Finished { .. }) {
-        frames.push(Event::Data(Data::new("[DONE]").id(seq.to_string())));
+        let mut done = Data::new("[DONE]");
+        if dialect == Dialect::ChatApi {
+            done = done.id(seq.to_string());
+        }
+        frames.push(Event::Data(done));
     }
     frames
 }

@@ -11,5 +11,6 @@ mod health;
 mod helpers;
 mod lifecycle;
 mod llm_client;
+mod openai_python;
 mod sse;
 mod test_tools;

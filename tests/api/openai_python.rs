@@ -1,0 +1,98 @@
+//! The official OpenAI Python client against Colloquy: installed with pip into a virtualenv
+//! under `target/` on first use, then run as a subprocess against the real server.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::spawn_app;
+
+/// The virtualenv's python, creating the virtualenv and installing `openai` if needed.
+fn python_with_openai() -> PathBuf {
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/openai-venv");
+    let python = venv.join("bin/python");
+    let has_openai = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import openai"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !has_openai {
+        let created = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3 runs");
+        assert!(created.success(), "python3 -m venv failed");
+        let installed = Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "openai>=1.40,<3",
+            ])
+            .status()
+            .expect("pip runs");
+        assert!(installed.success(), "pip install openai failed");
+    }
+    python
+}
+
+#[actix_web::test]
+async fn the_official_openai_python_client_streams_and_non_streams() {
+    let python = tokio::task::spawn_blocking(python_with_openai)
+        .await
+        .unwrap();
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call("call_1", "calculator", json!({"expression": "2^10"})),
+        Reply::text("2^10 is 1024."),
+        Reply::text("Hello there!"),
+    ]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/openai_client.py");
+    let address = app.address.clone();
+    let key = app.api_key.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .env("COLLOQUY_URL", address)
+            .env("COLLOQUY_KEY", key)
+            .output()
+            .expect("the client script runs")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(seen["streamed"], "2^10 is 1024.");
+    assert_eq!(seen["finish_reasons"], json!(["stop"]));
+    let types: Vec<&str> = seen["event_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "x_research.calculating",
+            "x_research.result",
+            "x_research.complete",
+            "x_chat.metadata"
+        ]
+    );
+    assert_eq!(seen["non_stream"], "Hello there!");
+    assert_eq!(seen["non_stream_finish"], "stop");
+    assert_eq!(seen["total_tokens"], 15);
+    assert_eq!(seen["models"], json!(["fake-model"]));
+    let sent = app.upstream.received();
+    assert_eq!(sent[0].body["messages"][0]["content"], "What is 2^10?");
+}

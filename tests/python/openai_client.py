@@ -1,0 +1,49 @@
+"""Drives Colloquy with the official OpenAI Python client, as a user's program would.
+
+Run by tests/api/openai_python.rs with COLLOQUY_URL and COLLOQUY_KEY set; prints one JSON
+line describing what it saw, and exits non-zero if the client rejected anything.
+"""
+import json
+import os
+
+from openai import OpenAI
+
+client = OpenAI(base_url=os.environ["COLLOQUY_URL"] + "/v1", api_key=os.environ["COLLOQUY_KEY"])
+
+stream = client.chat.completions.create(
+    model="fake-model",
+    messages=[{"role": "user", "content": "What is 2^10?"}],
+    stream=True,
+    extra_body={"web_search_options": {"max_iterations": 3, "x_tools": ["calculator"]}},
+)
+event_types = []
+streamed = ""
+finish_reasons = []
+for chunk in stream:
+    raw = chunk.model_dump()
+    if raw.get("type"):
+        event_types.append(raw["type"])
+        continue
+    if chunk.choices:
+        choice = chunk.choices[0]
+        if choice.delta and choice.delta.content:
+            streamed += choice.delta.content
+        if choice.finish_reason:
+            finish_reasons.append(choice.finish_reason)
+
+completion = client.chat.completions.create(
+    model="fake-model",
+    messages=[{"role": "user", "content": "Say hello"}],
+)
+
+models = [model.id for model in client.models.list()]
+
+print(json.dumps({
+    "event_types": event_types,
+    "streamed": streamed,
+    "finish_reasons": finish_reasons,
+    "non_stream": completion.choices[0].message.content,
+    "non_stream_finish": completion.choices[0].finish_reason,
+    "total_tokens": completion.usage.total_tokens,
+    "models": models,
+}))
