@@ -144,6 +144,27 @@ async fn create(
     collect(log, chat_id).await
 }
 
+/// The HTTP error for a run that failed before producing anything.
+fn run_failure(error: &crate::agent::events::RunError) -> AppError {
+    use crate::llm::LlmError;
+    let message = error.message.clone();
+    AppError::Upstream(match error.code.as_str() {
+        "upstream_rejected" => LlmError::Status {
+            status: 400,
+            message,
+        },
+        "upstream_timeout" => LlmError::Timeout(message),
+        "upstream_unreachable" => LlmError::Connect(message),
+        "upstream_rate_limited" => LlmError::RateLimited {
+            retry_after_secs: None,
+        },
+        _ => LlmError::Status {
+            status: 502,
+            message,
+        },
+    })
+}
+
 fn role_name(role: Role) -> &'static str {
     match role {
         Role::System | Role::Developer => "system",
@@ -175,10 +196,7 @@ async fn collect(
                 if let Some(error) = error
                     && content.is_empty()
                 {
-                    return Err(AppError::Upstream(crate::llm::LlmError::Status {
-                        status: 502,
-                        message: format!("{} ({})", error.message, error.code),
-                    }));
+                    return Err(run_failure(error));
                 }
                 let mut body = json!({
                     "id": completion_id(&log),

@@ -678,3 +678,115 @@ async fn chats_are_independent_a_slow_model_in_one_does_not_delay_another() {
     let slow_frames = slow_request.await.unwrap();
     assert_eq!(content(&slow_frames), "slow answer");
 }
+
+#[actix_web::test]
+async fn identical_calls_are_served_from_the_cache_across_runs() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    let key = uuid::Uuid::new_v4().to_string();
+    app.upstream.script([
+        Reply::tool_call("k1", "counter", json!({"key": key})),
+        Reply::text("one"),
+        Reply::tool_call("k2", "counter", json!({"key": key})),
+        Reply::text("two"),
+    ]);
+    let options = json!({"x_tools": ["counter"]});
+    let first = send(
+        &app,
+        &chat,
+        json!({"content": "count", "web_search_options": options}),
+    )
+    .await;
+    let second = send(
+        &app,
+        &chat,
+        json!({"content": "again", "web_search_options": options}),
+    )
+    .await;
+    let result = |frames: &[Frame]| {
+        frames
+            .iter()
+            .find(|f| f.kind() == "tool_result")
+            .unwrap()
+            .json()["result"]
+            .clone()
+    };
+    assert_eq!(
+        result(&first),
+        result(&second),
+        "the second call was answered from the cache"
+    );
+}
+
+#[actix_web::test]
+async fn a_run_past_its_time_budget_stops_with_that_reason() {
+    let app = spawn_app_with(|config| config.agent.run_time_budget_secs = 1).await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call("s", "sleep", json!({"ms": 5_000, "tag": "budget"})),
+        Reply::text("never"),
+    ]);
+    let started = Instant::now();
+    let frames = send(
+        &app,
+        &chat,
+        json!({"content": "slow", "web_search_options": {"x_tools": ["sleep"]}}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(finished(&frames)["stop_reason"], "time_budget");
+    assert_eq!(app.upstream.received().len(), 1);
+    let stored = active_messages(&app, &chat).await;
+    assert_eq!(
+        contents(&stored),
+        ["user:slow"],
+        "nothing generated, nothing invented"
+    );
+}
+
+#[actix_web::test]
+async fn cancelling_during_a_tool_call_stops_the_tool() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call("s", "sleep", json!({"ms": 10_000, "tag": "cancel"})),
+        Reply::text("never"),
+    ]);
+    let response = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}),
+        )
+        .await;
+    let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
+    let started = Instant::now();
+    let mut sent = false;
+    let frames = read_until(response, |frame| {
+        if frame.kind() == "tool_call" && !sent {
+            sent = true;
+            let url = app.url(&format!("/chat/api/{chat}/runs/{run_id}/cancel"));
+            let client = app.http.clone();
+            let key = app.api_key.clone();
+            actix_web::rt::spawn(async move {
+                client.post(url).bearer_auth(key).send().await.unwrap();
+            });
+        }
+        frame.data == "[DONE]"
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(finished(&frames)["stop_reason"], "cancelled");
+    assert_eq!(
+        app.upstream.received().len(),
+        1,
+        "no model call after the cancel"
+    );
+}

@@ -214,3 +214,20 @@ async fn an_upstream_failure_on_a_non_streaming_request_is_a_gateway_error() {
     assert_eq!(response.status(), 502);
     error_body(response).await;
 }
+
+#[actix_web::test]
+async fn an_unknown_model_is_the_clients_error_not_a_gateway_error() {
+    let app = spawn_app().await;
+    app.upstream
+        .script([Reply::status(404, "model 'nope' not found")]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "nope", "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 400);
+    let error = error_body(response).await;
+    assert_eq!(error["code"], "upstream_rejected");
+    assert!(error["message"].as_str().unwrap().contains("not found"));
+}

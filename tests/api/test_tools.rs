@@ -11,7 +11,12 @@ use colloquy::tools::{ProgressKind, SharedTool, Tool, ToolFuture};
 use serde_json::{Value, json};
 
 pub fn all() -> Vec<SharedTool> {
-    vec![Arc::new(Sleep), Arc::new(BigOutput), Arc::new(ImageOutput)]
+    vec![
+        Arc::new(Sleep),
+        Arc::new(BigOutput),
+        Arc::new(ImageOutput),
+        Arc::new(Counter),
+    ]
 }
 
 /// Calls of `sleep` that started, across all apps in this test binary (tests filter by args).
@@ -79,6 +84,34 @@ impl Tool for ImageOutput {
         let png = format!("iVBORw0KGgo{}", "A".repeat(4_000));
         Box::pin(async move {
             Ok(json!({"image": format!("data:image/png;base64,{png}"), "caption": "a chart"}))
+        })
+    }
+}
+
+/// Executions of `counter`, across all apps in this test binary.
+pub static COUNTER_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// A cacheable tool that reports how many times it really ran.
+struct Counter;
+
+impl Tool for Counter {
+    fn name(&self) -> &'static str {
+        "counter"
+    }
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::function(
+            "counter",
+            "Counts",
+            json!({"type": "object", "properties": {"key": {"type": "string"}}}),
+        )
+    }
+    fn progress(&self) -> Option<ProgressKind> {
+        Some(ProgressKind::Other)
+    }
+    fn run(&self, arguments: Value) -> ToolFuture {
+        Box::pin(async move {
+            let runs = COUNTER_RUNS.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok(json!({"key": arguments["key"], "runs": runs}))
         })
     }
 }
