@@ -1,0 +1,619 @@
+//! Colloquy's latency overhead on `POST /v1/chat/completions`.
+//!
+//! Starts a zero-delay fake OpenAI upstream (actix-web, 1 worker, on 127.0.0.1:0) and Colloquy
+//! in-process in front of it (its own actix System on its own thread, SQLite in a temporary
+//! directory), then, for each fixed request rate (100, 500 and 1,000 req/s) and one scenario
+//! at a time, offers open-loop load from a separate tokio runtime: request `i` is sent at
+//! `start + i / rate` in its own task, whatever earlier requests are doing, through one shared
+//! `reqwest::Client` (pooled connections, no proxy). The scenarios are:
+//!
+//! - `direct non-stream`: client → fake upstream, full response latency;
+//! - `colloquy non-stream`: client → Colloquy → upstream, full response latency;
+//! - `direct stream TTFB`: client → fake upstream with `"stream": true`, time to the first body
+//!   bytes;
+//! - `colloquy stream TTFB`: the same through Colloquy. Colloquy sends its role chunk before
+//!   it calls the upstream, so this flatters it; hence also
+//! - `colloquy stream first content`: time to the first chunk whose delta has non-empty
+//!   content, i.e. after the upstream's answer went through Colloquy.
+//!
+//! Latencies are taken from the moment each request is handed to the client; `n` counts the
+//! requests sent in the measured window, `errors` those that were not a 200 with the expected
+//! body, and the percentiles are over the successful ones. A second table gives the overhead:
+//! Colloquy minus direct, per percentile (first content is compared with direct TTFB). The
+//! goal is a p99 overhead under 1 ms.
+//!
+//! Run with `cargo bench --bench overhead`. Settings (environment):
+//! - `BENCH_SECONDS`: measured seconds per scenario and rate (default 5);
+//! - `BENCH_WARMUP_SECONDS`: discarded seconds sent first at the same rate (default 0.5);
+//! - `BENCH_WORKERS`: Colloquy's HTTP workers (default 2).
+//!
+//! Everything shares the machine's cores (client, upstream and Colloquy), so the numbers are a
+//! bound on what one host sees, not on what Colloquy alone costs; the core count is printed.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix_web::{App, HttpResponse, HttpServer, web};
+use bytes::Bytes;
+use colloquy::config::Config;
+use colloquy::startup::Application;
+use secrecy::SecretString;
+use serde_json::{Value, json};
+use tokio::task::JoinSet;
+
+const RATES: [u32; 3] = [100, 500, 1_000];
+const API_KEY: &str = "bench-key";
+const MODEL: &str = "fake-model";
+/// The text the fake upstream answers, one delta per piece.
+const PIECES: [&str; 3] = ["Hello ", "from the ", "upstream"];
+/// Distinct error descriptions kept per scenario.
+const MAX_ERROR_KINDS: usize = 5;
+
+fn main() {
+    let settings = Settings::from_env();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let workers = settings.workers;
+    let servers = std::thread::Builder::new()
+        .name("bench-servers".into())
+        .spawn(move || {
+            actix_web::rt::System::new().block_on(serve(workers, ready_tx, stop_rx));
+        })
+        .expect("spawn the server thread");
+    let addresses = ready_rx
+        .recv()
+        .expect("the server thread reports its addresses");
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("client runtime");
+    runtime.block_on(run(&settings, &addresses));
+
+    // The servers stop and the temporary data directory is removed.
+    let _ = stop_tx.send(());
+    servers.join().expect("the server thread ends cleanly");
+}
+
+struct Settings {
+    seconds: f64,
+    warmup_seconds: f64,
+    workers: usize,
+}
+
+impl Settings {
+    fn from_env() -> Self {
+        fn var<T: std::str::FromStr>(name: &str, default: T) -> T {
+            match std::env::var(name) {
+                Ok(text) => text
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{name} must be a number, not {text:?}")),
+                Err(_) => default,
+            }
+        }
+        let settings = Self {
+            seconds: var("BENCH_SECONDS", 5.0),
+            warmup_seconds: var("BENCH_WARMUP_SECONDS", 0.5),
+            workers: var("BENCH_WORKERS", 2),
+        };
+        assert!(settings.seconds > 0.0, "BENCH_SECONDS must be positive");
+        assert!(
+            settings.warmup_seconds >= 0.0,
+            "BENCH_WARMUP_SECONDS must not be negative"
+        );
+        assert!(settings.workers > 0, "BENCH_WORKERS must be at least 1");
+        settings
+    }
+}
+
+struct Addresses {
+    upstream: SocketAddr,
+    colloquy: SocketAddr,
+}
+
+/// Runs the fake upstream and Colloquy until told to stop.
+async fn serve(
+    workers: usize,
+    ready: std::sync::mpsc::Sender<Addresses>,
+    stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let (upstream, upstream_handle) = start_upstream();
+    let data_dir = tempfile::tempdir().expect("temporary data directory");
+    let mut config = Config {
+        bind: "127.0.0.1:0".into(),
+        data_dir: data_dir.path().to_path_buf(),
+        workers: Some(workers),
+        shutdown_timeout_secs: 1,
+        ..Config::default()
+    };
+    config.llm.base_url = format!("http://{upstream}/v1");
+    config.llm.model = MODEL.into();
+    config.auth.bootstrap_api_key = Some(SecretString::from(API_KEY));
+    config.log.filter = "error".into();
+    colloquy::telemetry::init(&config.log);
+    let app = Application::build(config).await.expect("Colloquy starts");
+    let colloquy = app.address();
+    let colloquy_handle = app.handle();
+    actix_web::rt::spawn(app.run_until_stopped());
+    ready
+        .send(Addresses { upstream, colloquy })
+        .expect("the bench waits for the servers");
+    let _ = stop.await;
+    colloquy_handle.stop(false).await;
+    upstream_handle.stop(false).await;
+    drop(data_dir);
+}
+
+/// The fake upstream's canned answers, encoded once.
+struct Canned {
+    completion: Bytes,
+    events: Vec<Bytes>,
+}
+
+impl Canned {
+    fn new() -> Self {
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1,
+                   "model": MODEL,
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        };
+        let usage = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
+        let mut events = vec![chunk(
+            json!({"role": "assistant", "content": ""}),
+            Value::Null,
+        )];
+        events.extend(
+            PIECES
+                .iter()
+                .map(|piece| chunk(json!({"content": piece}), Value::Null)),
+        );
+        events.push(chunk(json!({}), json!("stop")));
+        events.push(
+            json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                           "created": 1, "model": MODEL, "choices": [], "usage": usage}),
+        );
+        let mut events: Vec<Bytes> = events
+            .iter()
+            .map(|event| Bytes::from(format!("data: {event}\n\n")))
+            .collect();
+        events.push(Bytes::from_static(b"data: [DONE]\n\n"));
+        let completion = json!({
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": MODEL,
+            "choices": [{"index": 0,
+                         "message": {"role": "assistant", "content": PIECES.concat()},
+                         "finish_reason": "stop"}],
+            "usage": usage,
+        });
+        Self {
+            completion: Bytes::from(completion.to_string()),
+            events,
+        }
+    }
+}
+
+fn start_upstream() -> (SocketAddr, actix_web::dev::ServerHandle) {
+    let canned = web::Data::new(Canned::new());
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(canned.clone())
+            .route("/v1/chat/completions", web::post().to(upstream_completions))
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .expect("bind the fake upstream");
+    let address = server.addrs()[0];
+    let server = server.run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    (address, handle)
+}
+
+/// Answers at once: an SSE stream when asked for one, else a `chat.completion`.
+async fn upstream_completions(canned: web::Data<Canned>, body: Bytes) -> HttpResponse {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return HttpResponse::BadRequest()
+            .json(json!({"error": {"message": "body is not JSON", "type": "invalid_request"}}));
+    };
+    if request["stream"] != json!(true) {
+        return HttpResponse::Ok()
+            .content_type("application/json")
+            .body(canned.completion.clone());
+    }
+    let events = canned.events.clone();
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .streaming(futures_util::stream::iter(
+            events.into_iter().map(Ok::<_, actix_web::Error>),
+        ))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Scenario {
+    DirectPlain,
+    ColloquyPlain,
+    DirectStream,
+    ColloquyStream,
+}
+
+impl Scenario {
+    const ALL: [Scenario; 4] = [
+        Scenario::DirectPlain,
+        Scenario::ColloquyPlain,
+        Scenario::DirectStream,
+        Scenario::ColloquyStream,
+    ];
+
+    fn streams(self) -> bool {
+        matches!(self, Scenario::DirectStream | Scenario::ColloquyStream)
+    }
+
+    fn through_colloquy(self) -> bool {
+        matches!(self, Scenario::ColloquyPlain | Scenario::ColloquyStream)
+    }
+}
+
+/// What one successful request measured, in microseconds.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    /// Full response (non-stream) or first body bytes (stream).
+    primary: u64,
+    /// Stream only: first chunk with non-empty delta content.
+    first_content: Option<u64>,
+}
+
+/// The outcome of one scenario at one rate.
+#[derive(Debug, Default)]
+struct Outcome {
+    sent: usize,
+    errors: usize,
+    primary: Vec<u64>,
+    first_content: Vec<u64>,
+    /// Error description → how often it was seen.
+    error_kinds: BTreeMap<String, usize>,
+    /// How far behind schedule the last request was handed to the client.
+    worst_lag: Duration,
+}
+
+struct Target {
+    client: reqwest::Client,
+    direct_url: String,
+    colloquy_url: String,
+}
+
+async fn run(settings: &Settings, addresses: &Addresses) {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("HTTP client");
+    let target = Arc::new(Target {
+        client,
+        direct_url: format!("http://{}/v1/chat/completions", addresses.upstream),
+        colloquy_url: format!("http://{}/v1/chat/completions", addresses.colloquy),
+    });
+    // One of each before timing anything: connections open, SQLite pages cached.
+    for scenario in Scenario::ALL {
+        if let Err(error) = one_request(&target, scenario).await {
+            eprintln!("warning: the first {scenario:?} request failed: {error}");
+        }
+    }
+
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    println!("# Colloquy overhead on /v1/chat/completions");
+    println!();
+    println!(
+        "cores: {cores}; Colloquy workers: {}; {} s measured per row after {} s warm-up; \
+         open-loop load; latencies in ms",
+        settings.workers, settings.seconds, settings.warmup_seconds
+    );
+    println!();
+
+    let mut results: BTreeMap<(u32, Scenario), Outcome> = BTreeMap::new();
+    for rate in RATES {
+        for scenario in Scenario::ALL {
+            let outcome = offer_load(&target, scenario, rate, settings).await;
+            results.insert((rate, scenario), outcome);
+        }
+    }
+
+    print_latencies(&results);
+    print_overheads(&results);
+    print_errors(&results);
+}
+
+/// Sends `rate` requests a second for the warm-up and then the measured duration, each in its
+/// own task, and gathers the measured ones.
+async fn offer_load(
+    target: &Arc<Target>,
+    scenario: Scenario,
+    rate: u32,
+    settings: &Settings,
+) -> Outcome {
+    let period = Duration::from_secs_f64(1.0 / f64::from(rate));
+    let warmup = (settings.warmup_seconds * f64::from(rate)).round() as usize;
+    let measured = ((settings.seconds * f64::from(rate)).round() as usize).max(1);
+    let mut outcome = Outcome {
+        sent: measured,
+        ..Outcome::default()
+    };
+    let mut tasks = JoinSet::new();
+    let start = tokio::time::Instant::now();
+    for i in 0..warmup + measured {
+        let due = start + period.mul_f64(i as f64);
+        tokio::time::sleep_until(due).await;
+        let lag = tokio::time::Instant::now().saturating_duration_since(due);
+        if i >= warmup {
+            outcome.worst_lag = outcome.worst_lag.max(lag);
+        }
+        let target = Arc::clone(target);
+        tasks.spawn(async move { (i >= warmup, one_request(&target, scenario).await) });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        let (counted, result) = joined.expect("a request task does not panic");
+        if !counted {
+            continue;
+        }
+        match result {
+            Ok(sample) => {
+                outcome.primary.push(sample.primary);
+                if let Some(first_content) = sample.first_content {
+                    outcome.first_content.push(first_content);
+                }
+            }
+            Err(error) => {
+                outcome.errors += 1;
+                if outcome.error_kinds.len() < MAX_ERROR_KINDS
+                    || outcome.error_kinds.contains_key(&error)
+                {
+                    *outcome.error_kinds.entry(error).or_default() += 1;
+                }
+            }
+        }
+    }
+    outcome.primary.sort_unstable();
+    outcome.first_content.sort_unstable();
+    outcome
+}
+
+fn micros(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Sends one request; `Err` describes why it does not count as a success.
+async fn one_request(target: &Target, scenario: Scenario) -> Result<Sample, String> {
+    let body = if scenario.streams() {
+        json!({"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": true})
+    } else {
+        json!({"model": MODEL, "messages": [{"role": "user", "content": "hi"}]})
+    };
+    let url = if scenario.through_colloquy() {
+        &target.colloquy_url
+    } else {
+        &target.direct_url
+    };
+    let request = target
+        .client
+        .post(url)
+        .bearer_auth(API_KEY)
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    let started = Instant::now();
+    let mut response = request.send().await.map_err(|err| format!("send: {err}"))?;
+    let status = response.status();
+    if status != reqwest::StatusCode::OK {
+        let text = response.text().await.unwrap_or_default();
+        return Err(format!("HTTP {status}: {}", truncate(&text)));
+    }
+    if !scenario.streams() {
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|err| format!("body: {err}"))?;
+        let elapsed = micros(started);
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|err| format!("body is not JSON: {err}"))?;
+        let content = value["choices"][0]["message"]["content"].as_str();
+        if content != Some(PIECES.concat().as_str()) {
+            return Err(format!("unexpected body: {}", truncate(&value.to_string())));
+        }
+        return Ok(Sample {
+            primary: elapsed,
+            first_content: None,
+        });
+    }
+
+    let mut ttfb = None;
+    let mut first_content = None;
+    let mut received: Vec<u8> = Vec::new();
+    let mut scanned = 0;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|err| format!("stream: {err}"))?
+    {
+        let at = micros(started);
+        if chunk.is_empty() {
+            continue;
+        }
+        ttfb.get_or_insert(at);
+        received.extend_from_slice(&chunk);
+        if first_content.is_none() {
+            // Scan the complete events that arrived so far.
+            while let Some(end) = find(&received[scanned..], b"\n\n") {
+                let event = &received[scanned..scanned + end];
+                scanned += end + 2;
+                if has_content(event) {
+                    first_content = Some(at);
+                    break;
+                }
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&received);
+    let Some(primary) = ttfb else {
+        return Err("empty stream".into());
+    };
+    if !text.contains("data: [DONE]") {
+        return Err(format!("stream without [DONE]: {}", truncate(&text)));
+    }
+    if first_content.is_none() {
+        return Err(format!("stream without content: {}", truncate(&text)));
+    }
+    Ok(Sample {
+        primary,
+        first_content: if scenario.through_colloquy() {
+            first_content
+        } else {
+            None
+        },
+    })
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// Whether an SSE event is a chunk whose delta carries non-empty content.
+fn has_content(event: &[u8]) -> bool {
+    String::from_utf8_lossy(event)
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim_start()).ok())
+        .any(|value| {
+            value["choices"][0]["delta"]["content"]
+                .as_str()
+                .is_some_and(|content| !content.is_empty())
+        })
+}
+
+fn truncate(text: &str) -> String {
+    const LIMIT: usize = 200;
+    match text.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// The `p`-th percentile (0–100) of sorted microseconds, nearest rank.
+fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn ms(micros: Option<u64>) -> String {
+    micros.map_or_else(|| "–".into(), |us| format!("{:.3}", us as f64 / 1_000.0))
+}
+
+fn signed_ms(micros: Option<i64>) -> String {
+    micros.map_or_else(|| "–".into(), |us| format!("{:+.3}", us as f64 / 1_000.0))
+}
+
+fn print_latencies(results: &BTreeMap<(u32, Scenario), Outcome>) {
+    println!(
+        "| rate (req/s) | scenario | n | errors | p50 (ms) | p99 (ms) | worst send lag (ms) |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|");
+    for ((rate, scenario), outcome) in results {
+        let mut rows = vec![(name(*scenario), &outcome.primary)];
+        if *scenario == Scenario::ColloquyStream {
+            rows.push(("colloquy stream first content", &outcome.first_content));
+        }
+        for (label, samples) in rows {
+            println!(
+                "| {rate} | {label} | {} | {} | {} | {} | {:.3} |",
+                outcome.sent,
+                outcome.errors,
+                ms(percentile(samples, 50.0)),
+                ms(percentile(samples, 99.0)),
+                outcome.worst_lag.as_secs_f64() * 1_000.0,
+            );
+        }
+    }
+    println!();
+}
+
+fn name(scenario: Scenario) -> &'static str {
+    match scenario {
+        Scenario::DirectPlain => "direct non-stream",
+        Scenario::ColloquyPlain => "colloquy non-stream",
+        Scenario::DirectStream => "direct stream TTFB",
+        Scenario::ColloquyStream => "colloquy stream TTFB",
+    }
+}
+
+fn print_overheads(results: &BTreeMap<(u32, Scenario), Outcome>) {
+    println!("Overhead = Colloquy − direct (goal: p99 overhead < 1 ms)");
+    println!();
+    println!("| rate (req/s) | measure | p50 overhead (ms) | p99 overhead (ms) | p99 < 1 ms |");
+    println!("|---:|---|---:|---:|---|");
+    for rate in RATES {
+        let samples = |scenario| results.get(&(rate, scenario));
+        let (Some(direct_plain), Some(colloquy_plain), Some(direct_stream), Some(colloquy_stream)) = (
+            samples(Scenario::DirectPlain),
+            samples(Scenario::ColloquyPlain),
+            samples(Scenario::DirectStream),
+            samples(Scenario::ColloquyStream),
+        ) else {
+            continue;
+        };
+        let rows = [
+            ("non-stream", &colloquy_plain.primary, &direct_plain.primary),
+            (
+                "stream TTFB",
+                &colloquy_stream.primary,
+                &direct_stream.primary,
+            ),
+            (
+                "stream first content (vs direct TTFB)",
+                &colloquy_stream.first_content,
+                &direct_stream.primary,
+            ),
+        ];
+        for (label, colloquy, direct) in rows {
+            let difference =
+                |p| Some(percentile(colloquy, p)? as i64 - percentile(direct, p)? as i64);
+            let p99 = difference(99.0);
+            let verdict = match p99 {
+                Some(us) if us < 1_000 => "yes",
+                Some(_) => "no",
+                None => "–",
+            };
+            println!(
+                "| {rate} | {label} | {} | {} | {verdict} |",
+                signed_ms(difference(50.0)),
+                signed_ms(p99),
+            );
+        }
+    }
+    println!();
+}
+
+fn print_errors(results: &BTreeMap<(u32, Scenario), Outcome>) {
+    let failing: Vec<_> = results
+        .iter()
+        .filter(|(_, outcome)| outcome.errors > 0)
+        .collect();
+    if failing.is_empty() {
+        println!("No errors.");
+        return;
+    }
+    println!("Errors (first {MAX_ERROR_KINDS} kinds per row):");
+    for ((rate, scenario), outcome) in failing {
+        println!(
+            "- {rate} req/s, {}: {} errors",
+            name(*scenario),
+            outcome.errors
+        );
+        for (kind, count) in &outcome.error_kinds {
+            println!("  - {count} × {kind}");
+        }
+    }
+}
