@@ -24,6 +24,7 @@ use crate::config::Config;
 use crate::llm::LlmClient;
 use crate::state::AppState;
 use crate::tools::SharedTool;
+use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
 
 pub struct Application {
@@ -79,6 +80,7 @@ impl Application {
         let runs = supervisor.runs();
         let mut tools: Vec<SharedTool> = vec![Arc::new(Calculator)];
         tools.extend(extra_tools);
+        let config_ask_user = config.ask_user.clone();
         let state = AppState {
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
@@ -90,7 +92,9 @@ impl Application {
             runs,
             supervisor: supervisor.start(),
             tools: Arc::new(tools),
+            ask_user: Arc::new(AskUser::new(config_ask_user)),
         };
+        resume_unfinished_answers(&state).await;
         let server = serve(listener, state.clone())?;
         Ok(Self {
             address,
@@ -146,6 +150,28 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
         server = server.workers(workers);
     }
     Ok(server.run())
+}
+
+/// Resumes the runs of questions that were answered while a previous process was running but
+/// whose continuation never finished: the stored answer is delivered, once.
+async fn resume_unfinished_answers(state: &AppState) {
+    let unfinished = match crate::chat::asks::unfinished(&state.db).await {
+        Ok(unfinished) => unfinished,
+        Err(err) => {
+            tracing::error!(%err, "cannot look for unfinished answers");
+            return;
+        }
+    };
+    for ask in unfinished {
+        let Some(answer) = ask.answer.clone() else {
+            continue;
+        };
+        let correlation_id = ask.correlation_id.clone();
+        match crate::agent::launch::resume_answered(state, ask, answer).await {
+            Ok(log) => tracing::info!(%correlation_id, run_id = %log.run_id, "resumed an answered question"),
+            Err(err) => tracing::error!(%correlation_id, %err, "cannot resume an answered question"),
+        }
+    }
 }
 
 /// Marks runs that were still `running` when the last process stopped as `interrupted`, so

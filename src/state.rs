@@ -29,6 +29,8 @@ pub struct AppState {
     pub runs: RunRegistry,
     pub supervisor: Addr<ChatSupervisor>,
     pub tool_cache: ToolCache,
-    /// Every tool this server can offer; requests select from these.
+    /// Every research tool this server can offer; requests select from these.
     pub tools: Arc<Vec<SharedTool>>,
+    /// ask_user, offered in every chat; also validates answers.
+    pub ask_user: Arc<crate::tools::ask_user::AskUser>,
 }

@@ -26,6 +26,8 @@ pub enum StopReason {
     UpstreamError,
     /// The process stopped while the run was in flight.
     Interrupted,
+    /// The model asked the user a question; the run continues when the answer arrives.
+    Paused,
 }
 
 impl StopReason {
@@ -38,6 +40,7 @@ impl StopReason {
             Self::TimeBudget => "time_budget",
             Self::UpstreamError => "upstream_error",
             Self::Interrupted => "interrupted",
+            Self::Paused => "paused",
         }
     }
 
@@ -48,6 +51,7 @@ impl StopReason {
             Self::Cancelled => "cancelled",
             Self::UpstreamError => "failed",
             Self::Interrupted => "interrupted",
+            Self::Paused => "paused",
         }
     }
 

@@ -79,16 +79,24 @@ fn spec(
         .template
         .clone()
         .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
+    let mut tools = select_tools(state, options);
+    if chat.is_some() {
+        // Seed 000: ask_user is always offered in a chat.
+        tools.push(state.ask_user.clone());
+    }
     Ok(RunSpec {
         log,
         llm: state.llm.clone(),
         limits: state.config.agent.clone(),
         template,
         messages,
-        tools: select_tools(state, options),
+        tools,
         max_iterations: max_iterations(state, options)?,
         cache: state.tool_cache.clone(),
         chat,
+        resume: None,
+        completes_ask: None,
+        ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
     })
 }
 
@@ -134,6 +142,13 @@ pub async fn launch_chat_turn(
     log.push(super::events::RunEvent::Started {
         user_message_id: Some(started.user_message_id.clone()),
     });
+    for correlation_id in &started.cancelled_asks {
+        log.push(super::events::RunEvent::Extension {
+            event_type: "x_ask_user.cancelled".into(),
+            payload: serde_json::json!({"correlation_id": correlation_id,
+                "reason": "the conversation moved on before the question was answered"}),
+        });
+    }
     let messages = prompt::assemble(
         state.config.agent.system_prompt.as_deref(),
         &started.context,
@@ -167,6 +182,106 @@ pub fn launch_ephemeral(
         user_message_id: None,
     });
     let spec = spec(state, log.clone(), &options, messages, None)?;
+    state.runs.insert(log.clone());
+    state.supervisor.do_send(SpawnRun { spec });
+    Ok(log)
+}
+
+/// Answers a pending question and resumes its run. `chat_id` is checked when the request names
+/// one. Answering twice is a conflict; an expired question is gone; someone else's is not found.
+pub async fn launch_resume(
+    state: &AppState,
+    principal: &Principal,
+    chat_id: Option<&str>,
+    correlation_id: &str,
+    answer: serde_json::Value,
+) -> AppResult<Arc<RunLog>> {
+    use crate::chat::asks;
+    let ask = asks::find(&state.db, correlation_id)
+        .await?
+        .filter(|ask| ask.user_id == principal.user_id)
+        .filter(|ask| chat_id.is_none_or(|id| id == ask.chat_id))
+        .ok_or(AppError::NotFound("question"))?;
+    match ask.status.as_str() {
+        "pending" if ask.expires_at <= chrono::Utc::now() => {
+            asks::mark_expired(&state.db, correlation_id).await?;
+            return Err(AppError::Gone("this question has expired".into()));
+        }
+        "pending" => {}
+        "expired" => return Err(AppError::Gone("this question has expired".into())),
+        "cancelled" => {
+            return Err(AppError::Conflict(
+                "this question was cancelled: the conversation moved on".into(),
+            ));
+        }
+        _ => return Err(AppError::Conflict("this question was already answered".into())),
+    }
+    let answer = state
+        .ask_user
+        .validate_answer(&ask.question, &answer)
+        .map_err(AppError::InvalidRequest)?;
+    if !asks::claim(&state.db, correlation_id, &answer).await? {
+        return Err(AppError::Conflict("this question was already answered".into()));
+    }
+    resume_answered(state, ask, answer).await
+}
+
+/// Resumes the run of an ask whose answer is stored: after a reply, or at start-up for replies
+/// a dead process claimed but never finished.
+pub async fn resume_answered(
+    state: &AppState,
+    ask: entities::pending_asks::Model,
+    answer: serde_json::Value,
+) -> AppResult<Arc<RunLog>> {
+    use super::loop_actor::Checkpoint;
+    let checkpoint: Checkpoint = serde_json::from_value(ask.checkpoint.clone())
+        .map_err(|err| AppError::internal(anyhow::anyhow!("corrupt checkpoint: {err}")))?;
+    let session = state.sessions.session(&ask.chat_id);
+    session
+        .send(crate::chat::session::ResumeTurn {
+            run_id: ask.run_id.clone(),
+        })
+        .await
+        .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))??;
+    let log = Arc::new(RunLog::new(
+        ask.run_id.clone(),
+        Some(ask.chat_id.clone()),
+        ask.user_id.clone(),
+        checkpoint.template.model.clone(),
+    ));
+    log.push(super::events::RunEvent::Started {
+        user_message_id: Some(checkpoint.user_message_id.clone()),
+    });
+    log.push(super::events::RunEvent::Extension {
+        event_type: "x_ask_user.answered".into(),
+        payload: serde_json::json!({"correlation_id": ask.correlation_id, "answer": answer}),
+    });
+    let mut messages = checkpoint.messages;
+    messages.push(ChatMessage::tool_result(
+        checkpoint.tool_call_id.clone(),
+        serde_json::json!({"answer": answer}).to_string(),
+    ));
+    let mut tools: Vec<tools::SharedTool> = state
+        .tools
+        .iter()
+        .filter(|t| checkpoint.tools.iter().any(|name| name == t.name()))
+        .cloned()
+        .collect();
+    tools.push(state.ask_user.clone());
+    let spec = RunSpec {
+        log: log.clone(),
+        llm: state.llm.clone(),
+        limits: state.config.agent.clone(),
+        template: checkpoint.template,
+        messages,
+        tools,
+        max_iterations: checkpoint.max_iterations,
+        cache: state.tool_cache.clone(),
+        chat: Some((session, checkpoint.user_message_id)),
+        resume: Some(checkpoint.point),
+        completes_ask: Some(ask.correlation_id.clone()),
+        ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
+    };
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });
     Ok(log)

@@ -50,6 +50,34 @@ pub struct RunSpec {
     pub cache: ToolCache,
     /// The chat to persist the answer to, and the user message it replies to.
     pub chat: Option<(Addr<ChatSession>, String)>,
+    /// Where a resumed run left off (its messages already end with the user's answer).
+    pub resume: Option<ResumePoint>,
+    /// The ask whose answer this run continues from.
+    pub completes_ask: Option<String>,
+    /// How long a question this run asks stays answerable.
+    pub ask_expiry: Duration,
+}
+
+/// The loop's counters at a pause, restored on resume.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct ResumePoint {
+    pub tool_rounds: u32,
+    pub iterations: u32,
+    pub usage: Usage,
+    pub content: String,
+}
+
+/// Everything a paused run needs to continue, stored with its pending ask.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Checkpoint {
+    pub messages: Vec<ChatMessage>,
+    pub tool_call_id: String,
+    pub user_message_id: String,
+    pub point: ResumePoint,
+    pub max_iterations: u32,
+    /// Names of the tools the run had, re-selected on resume.
+    pub tools: Vec<String>,
+    pub template: ChatRequest,
 }
 
 pub struct AgentRun {
@@ -82,10 +110,29 @@ struct LoopOutcome {
     usage: Usage,
     iterations: u32,
     error: Option<RunError>,
+    pause: Option<Pause>,
+}
+
+/// A question the run stopped on.
+#[derive(Debug)]
+struct Pause {
+    tool_call_id: String,
+    question: Value,
+    messages: Vec<ChatMessage>,
+    tool_rounds: u32,
 }
 
 async fn execute(spec: RunSpec) {
-    let outcome = run_loop(&spec).await;
+    let mut outcome = run_loop(&spec).await;
+    if let Some(pause) = outcome.pause.take() {
+        match pause_run(&spec, &outcome, pause).await {
+            Ok(()) => return,
+            Err(error) => {
+                outcome.stop_reason = StopReason::Interrupted;
+                outcome.error = Some(error);
+            }
+        }
+    }
     let mut assistant_message_id = None;
     let mut error = outcome.error.clone();
     if let Some((session, user_message_id)) = &spec.chat {
@@ -99,6 +146,7 @@ async fn execute(spec: RunSpec) {
                 usage: outcome.usage,
                 iterations: outcome.iterations,
                 error: outcome.error.as_ref().map(|e| e.message.clone()),
+                completes_ask: spec.completes_ask.clone(),
             })
             .await;
         match stored {
@@ -126,6 +174,74 @@ async fn execute(spec: RunSpec) {
         iterations: outcome.iterations,
         error,
     });
+}
+
+/// Stores the question and the checkpoint, tells the client, and ends the stream: a paused
+/// run is data until its answer comes.
+async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Result<(), RunError> {
+    let failed = |message: String| RunError {
+        code: "pause_failed".into(),
+        message,
+    };
+    let Some((session, user_message_id)) = &spec.chat else {
+        return Err(failed("questions need a stored chat".into()));
+    };
+    let correlation_id = format!("ask_{}", uuid::Uuid::new_v4().simple());
+    let checkpoint = Checkpoint {
+        messages: pause.messages,
+        tool_call_id: pause.tool_call_id.clone(),
+        user_message_id: user_message_id.clone(),
+        point: ResumePoint {
+            tool_rounds: pause.tool_rounds,
+            iterations: outcome.iterations,
+            usage: outcome.usage,
+            content: outcome.content.clone(),
+        },
+        max_iterations: spec.max_iterations,
+        tools: spec.tools.iter().map(|t| t.name().to_string()).collect(),
+        template: spec.template.clone(),
+    };
+    let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
+    let expires_at = chrono::Utc::now()
+        + chrono::Duration::from_std(spec.ask_expiry).unwrap_or(chrono::Duration::hours(24));
+    let ask = crate::chat::asks::NewAsk {
+        correlation_id: correlation_id.clone(),
+        chat_id: spec.log.chat_id.clone().unwrap_or_default(),
+        run_id: spec.log.run_id.clone(),
+        user_id: spec.log.owner_id.clone(),
+        tool_call_id: pause.tool_call_id,
+        question: pause.question.clone(),
+        checkpoint,
+        expires_at,
+    };
+    session
+        .send(crate::chat::session::PauseTurn {
+            ask,
+            usage: outcome.usage,
+            iterations: outcome.iterations,
+        })
+        .await
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))?;
+    let mut question = pause.question;
+    question["correlation_id"] = Value::String(correlation_id.clone());
+    question["expires_at"] = serde_json::json!(expires_at);
+    spec.log.push(RunEvent::Extension {
+        event_type: "x_ask_user.question".into(),
+        payload: question,
+    });
+    spec.log.push(RunEvent::Extension {
+        event_type: "x_ask_user.pending_state".into(),
+        payload: serde_json::json!({"correlation_id": correlation_id, "content": outcome.content}),
+    });
+    spec.log.push(RunEvent::Finished {
+        stop_reason: StopReason::Paused,
+        assistant_message_id: None,
+        usage: outcome.usage,
+        iterations: outcome.iterations,
+        error: None,
+    });
+    Ok(())
 }
 
 /// Bookkeeping of one run of the loop.
@@ -177,6 +293,7 @@ impl LoopState {
             usage: self.usage,
             iterations: self.iterations,
             error,
+            pause: None,
         }
     }
 }
@@ -221,11 +338,12 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
     let log = &spec.log;
     let deadline =
         tokio::time::Instant::now() + Duration::from_secs(spec.limits.run_time_budget_secs);
+    let resume = spec.resume.clone().unwrap_or_default();
     let mut state = LoopState {
         started: Instant::now(),
-        content: String::new(),
-        usage: Usage::default(),
-        iterations: 0,
+        content: resume.content,
+        usage: resume.usage,
+        iterations: resume.iterations,
         research_calls: 0,
         sources: 0,
         research_announced: false,
@@ -236,7 +354,7 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
     );
     let definitions: Vec<_> = spec.tools.iter().map(|t| t.definition()).collect();
     let mut messages = spec.messages.clone();
-    let mut tool_rounds = 0;
+    let mut tool_rounds = resume.tool_rounds;
     loop {
         let final_call = !spec.tools.is_empty() && tool_rounds >= spec.max_iterations;
         let mut request = spec.template.clone();
@@ -306,15 +424,27 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             turn.tool_calls.clone(),
         ));
         let round = run_tools(spec, &turn.tool_calls, &mut detector, &mut state);
-        let results = match guarded(log, deadline, round).await {
+        let (results, pause) = match guarded(log, deadline, round).await {
             Ok(results) => results,
             // Dropping the round drops every running tool call.
             Err(interrupt) => return state.stop(log, interrupt.reason(), None),
         };
         for (call, text) in turn.tool_calls.iter().zip(results) {
-            messages.push(ChatMessage::tool_result(call.id.clone(), text));
+            if let Some(text) = text {
+                messages.push(ChatMessage::tool_result(call.id.clone(), text));
+            }
         }
         tool_rounds += 1;
+        if let Some((tool_call_id, question)) = pause {
+            let mut outcome = state.stop(log, StopReason::Paused, None);
+            outcome.pause = Some(Pause {
+                tool_call_id,
+                question,
+                messages,
+                tool_rounds,
+            });
+            return outcome;
+        }
     }
 }
 
@@ -328,13 +458,14 @@ enum Planned {
     Answered(Result<Value, ToolError>),
 }
 
-/// Runs one model turn's tool calls concurrently; returns the text fed back for each, in order.
+/// Runs one model turn's tool calls concurrently; returns the text fed back for each, in order
+/// (`None` for the question the run pauses on), and that question if there is one.
 async fn run_tools(
     spec: &RunSpec,
     calls: &[ToolCall],
     detector: &mut LoopDetector,
     state: &mut LoopState,
-) -> Vec<String> {
+) -> (Vec<Option<String>>, Option<(String, Value)>) {
     let log = &spec.log;
     let planned: Vec<(Option<SharedTool>, Planned)> = calls
         .iter()
@@ -370,7 +501,22 @@ async fn run_tools(
         }
     });
     let mut texts = Vec::with_capacity(calls.len());
+    let mut pause = None;
     for (tool, call, result) in join_all(runs).await {
+        let pauses = tool.as_ref().is_some_and(|t| t.pauses());
+        let result = match result {
+            Ok(question) if pauses && pause.is_none() => {
+                pause = Some((call.id.clone(), question));
+                texts.push(None);
+                continue;
+            }
+            Ok(_) if pauses => Err(ToolError::new(
+                "one_question_at_a_time",
+                "only one question can be asked at a time",
+                "Ask one question, wait for the answer, then ask the next.",
+            )),
+            other => other,
+        };
         let progress = tool.as_ref().and_then(|t| t.progress());
         let research = progress.is_some();
         let (mut value, success, error) = match result {
@@ -394,9 +540,9 @@ async fn run_tools(
             error,
             research,
         });
-        texts.push(text);
+        texts.push(Some(text));
     }
-    texts
+    (texts, pause)
 }
 
 /// How many sources a research result cites: its result or page entries, or one.

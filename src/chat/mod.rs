@@ -8,3 +8,4 @@ pub mod supervisor;
 pub mod tree;
 
 pub use persistence::{ChatId, Chats};
+pub mod asks;

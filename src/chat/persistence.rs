@@ -169,9 +169,19 @@ pub async fn store_messages(
     nodes: &[super::tree::MessageNode],
     active_leaf: Option<&str>,
 ) -> Result<(), DbErr> {
-    use entities::messages;
     use sea_orm::TransactionTrait;
     let txn = db.begin().await?;
+    insert_nodes(&txn, chat_id, nodes).await?;
+    set_active_leaf_in(&txn, chat_id, active_leaf).await?;
+    txn.commit().await
+}
+
+async fn insert_nodes<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    chat_id: &str,
+    nodes: &[super::tree::MessageNode],
+) -> Result<(), DbErr> {
+    use entities::messages;
     for node in nodes {
         messages::ActiveModel {
             id: Set(node.id.clone()),
@@ -187,11 +197,10 @@ pub async fn store_messages(
             seq: Set(node.seq),
             created_at: Set(node.created_at),
         }
-        .insert(&txn)
+        .insert(db)
         .await?;
     }
-    set_active_leaf_in(&txn, chat_id, active_leaf).await?;
-    txn.commit().await
+    Ok(())
 }
 
 pub async fn set_active_leaf(
@@ -252,43 +261,82 @@ pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), 
 }
 
 /// How a run ended, as recorded.
-pub struct FinishedRun<'a> {
-    pub id: &'a str,
-    pub status: &'a str,
-    pub stop_reason: &'a str,
-    pub assistant_message_id: Option<&'a str>,
+#[derive(Debug, Clone)]
+pub struct FinishedRun {
+    pub id: String,
+    pub status: &'static str,
+    pub stop_reason: &'static str,
+    pub assistant_message_id: Option<String>,
     pub iterations: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
-    pub error: Option<&'a str>,
+    pub error: Option<String>,
 }
 
-pub async fn finish_run(db: &DatabaseConnection, run: FinishedRun<'_>) -> Result<(), DbErr> {
+pub async fn finish_run<C: sea_orm::ConnectionTrait>(db: &C, run: FinishedRun) -> Result<(), DbErr> {
     use entities::runs;
     use sea_orm::sea_query::Expr;
     runs::Entity::update_many()
         .col_expr(runs::Column::Status, Expr::value(run.status))
         .col_expr(runs::Column::StopReason, Expr::value(run.stop_reason))
-        .col_expr(
-            runs::Column::AssistantMessageId,
-            Expr::value(run.assistant_message_id.map(str::to_string)),
-        )
+        .col_expr(runs::Column::AssistantMessageId, Expr::value(run.assistant_message_id))
         .col_expr(runs::Column::Iterations, Expr::value(run.iterations as i32))
-        .col_expr(
-            runs::Column::InputTokens,
-            Expr::value(run.input_tokens as i64),
-        )
-        .col_expr(
-            runs::Column::OutputTokens,
-            Expr::value(run.output_tokens as i64),
-        )
-        .col_expr(
-            runs::Column::Error,
-            Expr::value(run.error.map(str::to_string)),
-        )
+        .col_expr(runs::Column::InputTokens, Expr::value(run.input_tokens as i64))
+        .col_expr(runs::Column::OutputTokens, Expr::value(run.output_tokens as i64))
+        .col_expr(runs::Column::Error, Expr::value(run.error))
         .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
         .filter(runs::Column::Id.eq(run.id))
         .exec(db)
         .await?;
     Ok(())
+}
+
+/// Marks a run running again (a paused run resumed).
+pub async fn resume_run(db: &DatabaseConnection, run_id: &str) -> Result<(), DbErr> {
+    use entities::runs;
+    use sea_orm::sea_query::Expr;
+    runs::Entity::update_many()
+        .col_expr(runs::Column::Status, Expr::value("running"))
+        .col_expr(runs::Column::StopReason, Expr::value(Option::<String>::None))
+        .col_expr(runs::Column::FinishedAt, Expr::value(Option::<chrono::DateTime<Utc>>::None))
+        .filter(runs::Column::Id.eq(run_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Everything the end of a turn writes, in one transaction: the answer, the active leaf, the
+/// run's outcome, and the ask it answered (so a resumed answer is delivered exactly once).
+pub async fn complete_turn(
+    db: &DatabaseConnection,
+    chat_id: &str,
+    nodes: &[super::tree::MessageNode],
+    active_leaf: Option<&str>,
+    run: FinishedRun,
+    completes_ask: Option<&str>,
+) -> Result<(), DbErr> {
+    use sea_orm::TransactionTrait;
+    let txn = db.begin().await?;
+    insert_nodes(&txn, chat_id, nodes).await?;
+    if !nodes.is_empty() {
+        set_active_leaf_in(&txn, chat_id, active_leaf).await?;
+    }
+    finish_run(&txn, run).await?;
+    if let Some(correlation_id) = completes_ask {
+        super::asks::complete(&txn, correlation_id).await?;
+    }
+    txn.commit().await
+}
+
+/// A paused run: its pending ask and its status, in one transaction.
+pub async fn pause_run(
+    db: &DatabaseConnection,
+    ask: super::asks::NewAsk,
+    run: FinishedRun,
+) -> Result<(), DbErr> {
+    use sea_orm::TransactionTrait;
+    let txn = db.begin().await?;
+    super::asks::insert(&txn, ask).await?;
+    finish_run(&txn, run).await?;
+    txn.commit().await
 }

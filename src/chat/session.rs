@@ -10,7 +10,7 @@ use chrono::Utc;
 use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
 
-use super::persistence::{self, FinishedRun, NewRun};
+use super::persistence::{self, NewRun};
 use super::supervisor::ChatRegistry;
 use super::tree::{BranchTree, MessageNode, TreeError};
 use crate::agent::events::StopReason;
@@ -49,6 +49,8 @@ pub enum Turn {
 pub struct TurnStarted {
     pub user_message_id: String,
     pub context: Vec<MessageNode>,
+    /// Questions that were pending in this chat and are now cancelled: the conversation moved on.
+    pub cancelled_asks: Vec<String>,
 }
 
 /// Starts a turn: stores the user message (send, edit) and the run row, and moves the active
@@ -74,6 +76,24 @@ pub struct CompleteTurn {
     pub usage: Usage,
     pub iterations: u32,
     pub error: Option<String>,
+    /// The ask whose answer this run continued from, completed in the same transaction.
+    pub completes_ask: Option<String>,
+}
+
+/// Pauses a run on a question: stores the pending ask and marks the run paused.
+#[derive(Message)]
+#[rtype(result = "Result<(), ChatError>")]
+pub struct PauseTurn {
+    pub ask: super::asks::NewAsk,
+    pub usage: Usage,
+    pub iterations: u32,
+}
+
+/// Marks a paused run running again (its question was answered).
+#[derive(Message)]
+#[rtype(result = "Result<(), ChatError>")]
+pub struct ResumeTurn {
+    pub run_id: String,
 }
 
 /// Selects the branch that contains `message_id` (its latest leaf becomes active).
@@ -267,7 +287,8 @@ impl Handler<BeginTurn> for ChatSession {
                     options: msg.options,
                 },
             )
-            .await
+            .await?;
+            super::asks::cancel_pending(&db, &chat_id).await
         }
         .into_actor(self);
         AtomicResponse::new(Box::pin(persist.then(move |stored, act, _| {
@@ -281,11 +302,12 @@ impl Handler<BeginTurn> for ChatSession {
             });
             record_run.map(move |recorded, act: &mut Self, _| {
                 let context = context?;
-                recorded?;
+                let cancelled_asks = recorded?;
                 act.active_runs += 1;
                 Ok(TurnStarted {
                     user_message_id,
                     context,
+                    cancelled_asks,
                 })
             })
         })))
@@ -330,43 +352,94 @@ impl Handler<CompleteTurn> for ChatSession {
         });
         let answer_id = answer.as_ref().map(|n| n.id.clone());
         // The answer becomes the active leaf only if the user is still on that branch.
-        let on_branch = self.tree.is_on_active_path(&msg.user_message_id);
-        let leaf = if on_branch { answer_id.clone() } else { None };
+        let leaf = if self.tree.is_on_active_path(&msg.user_message_id) {
+            answer_id.clone()
+        } else {
+            self.tree.active_leaf().map(str::to_string)
+        };
         let nodes: Vec<MessageNode> = answer.into_iter().collect();
-        let persist: Box<dyn ActorFuture<Self, Output = Result<(), ChatError>>> =
-            if nodes.is_empty() {
-                Box::new(fut::ready(Ok(())))
-            } else if leaf.is_some() {
-                Box::new(self.persist(nodes, leaf))
-            } else {
-                let current = self.tree.active_leaf().map(str::to_string);
-                Box::new(self.persist(nodes, current))
-            };
+        let run = persistence::FinishedRun {
+            id: msg.run_id.clone(),
+            status: msg.stop_reason.run_status(),
+            stop_reason: msg.stop_reason.as_str(),
+            assistant_message_id: answer_id.clone(),
+            iterations: msg.iterations,
+            input_tokens: msg.usage.prompt_tokens,
+            output_tokens: msg.usage.completion_tokens,
+            error: msg.error.clone(),
+        };
         let db = self.db.clone();
-        let assistant_id = answer_id.clone();
-        AtomicResponse::new(Box::pin(Box::into_pin(persist).then(
-            move |stored, act, _| {
-                async move {
-                    stored?;
-                    persistence::finish_run(
-                        &db,
-                        FinishedRun {
-                            id: &msg.run_id,
-                            status: msg.stop_reason.run_status(),
-                            stop_reason: msg.stop_reason.as_str(),
-                            assistant_message_id: assistant_id.as_deref(),
-                            iterations: msg.iterations,
-                            input_tokens: msg.usage.prompt_tokens,
-                            output_tokens: msg.usage.completion_tokens,
-                            error: msg.error.as_deref(),
-                        },
-                    )
-                    .await?;
-                    Ok(answer_id)
+        let chat_id = self.chat_id.clone();
+        let stored = nodes.clone();
+        let stored_leaf = leaf.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                persistence::complete_turn(
+                    &db,
+                    &chat_id,
+                    &stored,
+                    stored_leaf.as_deref(),
+                    run,
+                    msg.completes_ask.as_deref(),
+                )
+                .await
+            }
+            .into_actor(self)
+            .map(move |result, act, _| {
+                result?;
+                let inserted = !nodes.is_empty();
+                for node in nodes {
+                    act.tree.insert(node)?;
                 }
-                .into_actor(act)
-            },
-        )))
+                if inserted && let Some(leaf) = leaf {
+                    act.tree.switch_to(&leaf)?;
+                }
+                Ok(answer_id)
+            }),
+        ))
+    }
+}
+
+impl Handler<PauseTurn> for ChatSession {
+    type Result = AtomicResponse<Self, Result<(), ChatError>>;
+
+    fn handle(&mut self, msg: PauseTurn, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        self.active_runs = self.active_runs.saturating_sub(1);
+        let db = self.db.clone();
+        let run = persistence::FinishedRun {
+            id: msg.ask.run_id.clone(),
+            status: StopReason::Paused.run_status(),
+            stop_reason: StopReason::Paused.as_str(),
+            assistant_message_id: None,
+            iterations: msg.iterations,
+            input_tokens: msg.usage.prompt_tokens,
+            output_tokens: msg.usage.completion_tokens,
+            error: None,
+        };
+        AtomicResponse::new(Box::pin(
+            async move { persistence::pause_run(&db, msg.ask, run).await }
+                .into_actor(self)
+                .map(|result, _, _| result.map_err(ChatError::from)),
+        ))
+    }
+}
+
+impl Handler<ResumeTurn> for ChatSession {
+    type Result = AtomicResponse<Self, Result<(), ChatError>>;
+
+    fn handle(&mut self, msg: ResumeTurn, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let db = self.db.clone();
+        AtomicResponse::new(Box::pin(
+            async move { persistence::resume_run(&db, &msg.run_id).await }
+                .into_actor(self)
+                .map(|result, act, _| {
+                    result?;
+                    act.active_runs += 1;
+                    Ok(())
+                }),
+        ))
     }
 }
 

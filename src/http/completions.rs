@@ -10,7 +10,9 @@ use serde_json::{Map, Value, json};
 use super::runs::stream_run;
 use super::sse::{Dialect, completion_id, payloads};
 use crate::agent::events::RunEvent;
-use crate::agent::launch::{RunOptions, WebSearchOptions, launch_chat_turn, launch_ephemeral};
+use crate::agent::launch::{
+    RunOptions, WebSearchOptions, launch_chat_turn, launch_ephemeral, launch_resume,
+};
 use crate::auth::Principal;
 use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
@@ -27,6 +29,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[derive(Deserialize)]
 struct CompletionRequest {
     model: Option<String>,
+    #[serde(default)]
     messages: Vec<ChatMessage>,
     #[serde(default)]
     stream: bool,
@@ -40,6 +43,15 @@ struct CompletionRequest {
     x_chat_id: Option<String>,
     #[serde(default)]
     store: bool,
+    /// Answers a pending ask_user question and streams the paused run's continuation.
+    x_ask_user_reply: Option<AskUserReply>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AskUserReply {
+    correlation_id: String,
+    answer: Value,
 }
 
 impl CompletionRequest {
@@ -91,7 +103,15 @@ async fn create(
     state: web::Data<AppState>,
     body: web::Json<CompletionRequest>,
 ) -> AppResult<HttpResponse> {
-    let request = body.into_inner();
+    let mut request = body.into_inner();
+    if let Some(reply) = request.x_ask_user_reply.take() {
+        let log = launch_resume(&state, &principal, None, &reply.correlation_id, reply.answer).await?;
+        let chat_id = log.chat_id.clone();
+        if request.stream {
+            return Ok(stream_run(log, 0, Dialect::OpenAi));
+        }
+        return collect(log, chat_id).await;
+    }
     request.validate()?;
     let options = request.options(state.llm.default_model());
     let last = request.messages[request.messages.len() - 1].text();

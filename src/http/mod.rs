@@ -2,6 +2,7 @@
 //! extractor settings that turn malformed input into clear 4xx errors and the request-id
 //! header. Handlers authenticate with `Principal` and never touch another user's data.
 
+mod asks;
 mod auth;
 mod chats;
 mod completions;
@@ -34,6 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
     .configure(chats::configure)
     .configure(messages::configure)
     .configure(runs::configure)
+    .configure(asks::configure)
     .configure(completions::configure)
     .default_service(web::to(not_found));
 }

@@ -3,6 +3,7 @@
 //! loop detection, truncation) is the agent's. A failing tool returns a `ToolError`, which the
 //! loop turns into an error result for the model.
 
+pub mod ask_user;
 pub mod calculator;
 mod calculator_parser;
 
@@ -84,6 +85,11 @@ pub trait Tool: Send + Sync + 'static {
     /// Whether identical calls may be served from the result cache.
     fn cacheable(&self) -> bool {
         true
+    }
+    /// Whether a successful call pauses the run until the user replies (ask_user). The call's
+    /// result is then the question, and the user's reply becomes the tool result.
+    fn pauses(&self) -> bool {
+        false
     }
     /// Runs one call. The future is dropped if the call times out or its run is cancelled.
     fn run(&self, arguments: Value) -> ToolFuture;

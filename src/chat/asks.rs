@@ -1,0 +1,143 @@
+//! Pending asks in the database: a paused run's question, checkpoint and status
+//! (`pending` → `answered` → `completed`, or `cancelled` / `expired`). Status changes are
+//! conditional UPDATEs, so an answer is claimed once even when two arrive together.
+
+use chrono::{DateTime, Utc};
+use entities::{pending_asks, runs};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
+    QueryFilter, QueryOrder, Set,
+};
+use serde_json::Value;
+
+/// A new pending ask.
+pub struct NewAsk {
+    pub correlation_id: String,
+    pub chat_id: String,
+    pub run_id: String,
+    pub user_id: String,
+    pub tool_call_id: String,
+    pub question: Value,
+    pub checkpoint: Value,
+    pub expires_at: DateTime<Utc>,
+}
+
+pub async fn insert<C: ConnectionTrait>(db: &C, ask: NewAsk) -> Result<(), DbErr> {
+    pending_asks::ActiveModel {
+        id: Set(uuid::Uuid::now_v7().to_string()),
+        correlation_id: Set(ask.correlation_id),
+        chat_id: Set(ask.chat_id),
+        run_id: Set(ask.run_id),
+        user_id: Set(ask.user_id),
+        tool_call_id: Set(ask.tool_call_id),
+        question: Set(ask.question),
+        checkpoint: Set(ask.checkpoint),
+        status: Set("pending".into()),
+        answer: Set(None),
+        created_at: Set(Utc::now()),
+        expires_at: Set(ask.expires_at),
+        answered_at: Set(None),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+pub async fn find(
+    db: &DatabaseConnection,
+    correlation_id: &str,
+) -> Result<Option<pending_asks::Model>, DbErr> {
+    pending_asks::Entity::find()
+        .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
+        .one(db)
+        .await
+}
+
+/// Claims a pending, unexpired ask for `answer`. `false` if someone else got there first or it
+/// is no longer pending.
+pub async fn claim(
+    db: &DatabaseConnection,
+    correlation_id: &str,
+    answer: &Value,
+) -> Result<bool, DbErr> {
+    let now = Utc::now();
+    let result = pending_asks::Entity::update_many()
+        .col_expr(pending_asks::Column::Status, Expr::value("answered"))
+        .col_expr(pending_asks::Column::Answer, Expr::value(answer.clone()))
+        .col_expr(pending_asks::Column::AnsweredAt, Expr::value(now))
+        .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
+        .filter(pending_asks::Column::Status.eq("pending"))
+        .filter(pending_asks::Column::ExpiresAt.gt(now))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+pub async fn mark_expired(db: &DatabaseConnection, correlation_id: &str) -> Result<(), DbErr> {
+    pending_asks::Entity::update_many()
+        .col_expr(pending_asks::Column::Status, Expr::value("expired"))
+        .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
+        .filter(pending_asks::Column::Status.eq("pending"))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Marks an answered ask's continuation done (inside the transaction that stores its answer).
+pub async fn complete<C: ConnectionTrait>(db: &C, correlation_id: &str) -> Result<(), DbErr> {
+    pending_asks::Entity::update_many()
+        .col_expr(pending_asks::Column::Status, Expr::value("completed"))
+        .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Cancels a chat's pending asks (the conversation moved on) and their paused runs; returns
+/// their correlation ids.
+pub async fn cancel_pending<C: ConnectionTrait>(db: &C, chat_id: &str) -> Result<Vec<String>, DbErr> {
+    let pending = pending_asks::Entity::find()
+        .filter(pending_asks::Column::ChatId.eq(chat_id))
+        .filter(pending_asks::Column::Status.eq("pending"))
+        .all(db)
+        .await?;
+    for ask in &pending {
+        pending_asks::Entity::update_many()
+            .col_expr(pending_asks::Column::Status, Expr::value("cancelled"))
+            .filter(pending_asks::Column::Id.eq(ask.id.clone()))
+            .exec(db)
+            .await?;
+        runs::Entity::update_many()
+            .col_expr(runs::Column::Status, Expr::value("cancelled"))
+            .col_expr(runs::Column::StopReason, Expr::value("cancelled"))
+            .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
+            .filter(runs::Column::Id.eq(ask.run_id.clone()))
+            .filter(runs::Column::Status.eq("paused"))
+            .exec(db)
+            .await?;
+    }
+    Ok(pending.into_iter().map(|a| a.correlation_id).collect())
+}
+
+/// A chat's unexpired pending asks, oldest first.
+pub async fn list_pending(
+    db: &DatabaseConnection,
+    chat_id: &str,
+) -> Result<Vec<pending_asks::Model>, DbErr> {
+    pending_asks::Entity::find()
+        .filter(pending_asks::Column::ChatId.eq(chat_id))
+        .filter(pending_asks::Column::Status.eq("pending"))
+        .filter(pending_asks::Column::ExpiresAt.gt(Utc::now()))
+        .order_by_asc(pending_asks::Column::CreatedAt)
+        .all(db)
+        .await
+}
+
+/// Asks that were answered but whose continuation never completed (the process died).
+pub async fn unfinished(db: &DatabaseConnection) -> Result<Vec<pending_asks::Model>, DbErr> {
+    pending_asks::Entity::find()
+        .filter(pending_asks::Column::Status.eq("answered"))
+        .all(db)
+        .await
+}
