@@ -168,8 +168,12 @@ async fn resume_unfinished_answers(state: &AppState) {
         };
         let correlation_id = ask.correlation_id.clone();
         match crate::agent::launch::resume_answered(state, ask, answer).await {
-            Ok(log) => tracing::info!(%correlation_id, run_id = %log.run_id, "resumed an answered question"),
-            Err(err) => tracing::error!(%correlation_id, %err, "cannot resume an answered question"),
+            Ok(log) => {
+                tracing::info!(%correlation_id, run_id = %log.run_id, "resumed an answered question")
+            }
+            Err(err) => {
+                tracing::error!(%correlation_id, %err, "cannot resume an answered question")
+            }
         }
     }
 }

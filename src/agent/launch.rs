@@ -214,14 +214,20 @@ pub async fn launch_resume(
                 "this question was cancelled: the conversation moved on".into(),
             ));
         }
-        _ => return Err(AppError::Conflict("this question was already answered".into())),
+        _ => {
+            return Err(AppError::Conflict(
+                "this question was already answered".into(),
+            ));
+        }
     }
     let answer = state
         .ask_user
         .validate_answer(&ask.question, &answer)
         .map_err(AppError::InvalidRequest)?;
     if !asks::claim(&state.db, correlation_id, &answer).await? {
-        return Err(AppError::Conflict("this question was already answered".into()));
+        return Err(AppError::Conflict(
+            "this question was already answered".into(),
+        ));
     }
     resume_answered(state, ask, answer).await
 }

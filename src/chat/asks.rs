@@ -96,7 +96,10 @@ pub async fn complete<C: ConnectionTrait>(db: &C, correlation_id: &str) -> Resul
 
 /// Cancels a chat's pending asks (the conversation moved on) and their paused runs; returns
 /// their correlation ids.
-pub async fn cancel_pending<C: ConnectionTrait>(db: &C, chat_id: &str) -> Result<Vec<String>, DbErr> {
+pub async fn cancel_pending<C: ConnectionTrait>(
+    db: &C,
+    chat_id: &str,
+) -> Result<Vec<String>, DbErr> {
     let pending = pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
         .filter(pending_asks::Column::Status.eq("pending"))

@@ -273,16 +273,28 @@ pub struct FinishedRun {
     pub error: Option<String>,
 }
 
-pub async fn finish_run<C: sea_orm::ConnectionTrait>(db: &C, run: FinishedRun) -> Result<(), DbErr> {
+pub async fn finish_run<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    run: FinishedRun,
+) -> Result<(), DbErr> {
     use entities::runs;
     use sea_orm::sea_query::Expr;
     runs::Entity::update_many()
         .col_expr(runs::Column::Status, Expr::value(run.status))
         .col_expr(runs::Column::StopReason, Expr::value(run.stop_reason))
-        .col_expr(runs::Column::AssistantMessageId, Expr::value(run.assistant_message_id))
+        .col_expr(
+            runs::Column::AssistantMessageId,
+            Expr::value(run.assistant_message_id),
+        )
         .col_expr(runs::Column::Iterations, Expr::value(run.iterations as i32))
-        .col_expr(runs::Column::InputTokens, Expr::value(run.input_tokens as i64))
-        .col_expr(runs::Column::OutputTokens, Expr::value(run.output_tokens as i64))
+        .col_expr(
+            runs::Column::InputTokens,
+            Expr::value(run.input_tokens as i64),
+        )
+        .col_expr(
+            runs::Column::OutputTokens,
+            Expr::value(run.output_tokens as i64),
+        )
         .col_expr(runs::Column::Error, Expr::value(run.error))
         .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
         .filter(runs::Column::Id.eq(run.id))
@@ -297,8 +309,14 @@ pub async fn resume_run(db: &DatabaseConnection, run_id: &str) -> Result<(), DbE
     use sea_orm::sea_query::Expr;
     runs::Entity::update_many()
         .col_expr(runs::Column::Status, Expr::value("running"))
-        .col_expr(runs::Column::StopReason, Expr::value(Option::<String>::None))
-        .col_expr(runs::Column::FinishedAt, Expr::value(Option::<chrono::DateTime<Utc>>::None))
+        .col_expr(
+            runs::Column::StopReason,
+            Expr::value(Option::<String>::None),
+        )
+        .col_expr(
+            runs::Column::FinishedAt,
+            Expr::value(Option::<chrono::DateTime<Utc>>::None),
+        )
         .filter(runs::Column::Id.eq(run_id))
         .exec(db)
         .await?;

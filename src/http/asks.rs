@@ -15,8 +15,11 @@ use crate::error::AppResult;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/chat/api/{chat_id}/ask/{correlation_id}", web::post().to(answer))
-        .route("/chat/api/{chat_id}/asks", web::get().to(list));
+    cfg.route(
+        "/chat/api/{chat_id}/ask/{correlation_id}",
+        web::post().to(answer),
+    )
+    .route("/chat/api/{chat_id}/asks", web::get().to(list));
 }
 
 #[derive(Deserialize)]

@@ -105,7 +105,14 @@ async fn create(
 ) -> AppResult<HttpResponse> {
     let mut request = body.into_inner();
     if let Some(reply) = request.x_ask_user_reply.take() {
-        let log = launch_resume(&state, &principal, None, &reply.correlation_id, reply.answer).await?;
+        let log = launch_resume(
+            &state,
+            &principal,
+            None,
+            &reply.correlation_id,
+            reply.answer,
+        )
+        .await?;
         let chat_id = log.chat_id.clone();
         if request.stream {
             return Ok(stream_run(log, 0, Dialect::OpenAi));

@@ -309,19 +309,40 @@ mod tests {
     fn each_style_validates_its_arguments() {
         let t = tool();
         assert!(t.normalise(json!({"question": "Which?"})).is_ok());
-        let confirm = t.normalise(json!({"question": "Go?", "style": "confirm"})).unwrap();
+        let confirm = t
+            .normalise(json!({"question": "Go?", "style": "confirm"}))
+            .unwrap();
         assert_eq!(confirm["options"], json!(["Yes", "No"]));
-        assert!(t.normalise(json!({"question": "Rate", "style": "rating", "options": ["a"]})).is_err());
-        assert!(t.normalise(json!({"question": "Form", "style": "form"})).is_err(), "a form needs fields");
+        assert!(
+            t.normalise(json!({"question": "Rate", "style": "rating", "options": ["a"]}))
+                .is_err()
+        );
+        assert!(
+            t.normalise(json!({"question": "Form", "style": "form"}))
+                .is_err(),
+            "a form needs fields"
+        );
         let dup = json!({"question": "F", "style": "form", "fields": [
             {"label": "A", "key": "a"}, {"label": "B", "key": "a"}]});
         assert!(t.normalise(dup).unwrap_err().message.contains("twice"));
         let too_many: Vec<String> = (0..21).map(|i| format!("o{i}")).collect();
-        assert!(t.normalise(json!({"question": "Q", "options": too_many})).is_err());
+        assert!(
+            t.normalise(json!({"question": "Q", "options": too_many}))
+                .is_err()
+        );
         assert!(t.normalise(json!({"question": "x".repeat(4_001)})).is_err());
-        assert!(t.normalise(json!({"question": "Q", "fields": [{"label": "A", "key": "a"}]})).is_err());
-        assert!(t.normalise(json!({"question": "Q", "allow_free_text": false})).is_err());
-        assert!(t.normalise(json!({"question": "Q", "style": "poll"})).is_err());
+        assert!(
+            t.normalise(json!({"question": "Q", "fields": [{"label": "A", "key": "a"}]}))
+                .is_err()
+        );
+        assert!(
+            t.normalise(json!({"question": "Q", "allow_free_text": false}))
+                .is_err()
+        );
+        assert!(
+            t.normalise(json!({"question": "Q", "style": "poll"}))
+                .is_err()
+        );
     }
 
     #[test]
@@ -332,13 +353,18 @@ mod tests {
             .unwrap();
         assert!(t.validate_answer(&closed, &json!("a")).is_ok());
         assert!(t.validate_answer(&closed, &json!("c")).is_err());
-        assert!(t.validate_answer(&closed, &json!(["a", "b"])).is_err(), "single select");
+        assert!(
+            t.validate_answer(&closed, &json!(["a", "b"])).is_err(),
+            "single select"
+        );
         let multi = t
             .normalise(json!({"question": "Pick", "options": ["a", "b"], "allow_free_text": false, "multi_select": true}))
             .unwrap();
         assert!(t.validate_answer(&multi, &json!(["a", "b"])).is_ok());
         assert!(t.validate_answer(&multi, &json!(["a", "a"])).is_err());
-        let rating = t.normalise(json!({"question": "Rate", "style": "rating"})).unwrap();
+        let rating = t
+            .normalise(json!({"question": "Rate", "style": "rating"}))
+            .unwrap();
         assert!(t.validate_answer(&rating, &json!(5)).is_ok());
         assert!(t.validate_answer(&rating, &json!(6)).is_err());
         assert!(t.validate_answer(&rating, &json!("5")).is_err());
@@ -347,9 +373,18 @@ mod tests {
                 {"label": "Name", "key": "name", "required": true}, {"label": "Team", "key": "team"}]}))
             .unwrap();
         assert!(t.validate_answer(&form, &json!({"name": "Ada"})).is_ok());
-        assert!(t.validate_answer(&form, &json!({"team": "x"})).unwrap_err().contains("required"));
-        assert!(t.validate_answer(&form, &json!({"name": "Ada", "age": "3"})).is_err());
-        let confirm = t.normalise(json!({"question": "Go?", "style": "confirm"})).unwrap();
+        assert!(
+            t.validate_answer(&form, &json!({"team": "x"}))
+                .unwrap_err()
+                .contains("required")
+        );
+        assert!(
+            t.validate_answer(&form, &json!({"name": "Ada", "age": "3"}))
+                .is_err()
+        );
+        let confirm = t
+            .normalise(json!({"question": "Go?", "style": "confirm"}))
+            .unwrap();
         assert!(t.validate_answer(&confirm, &json!(true)).is_ok());
         assert!(t.validate_answer(&confirm, &json!(3)).is_err());
     }

@@ -1,6 +1,7 @@
 //! Integration tests: the real server on a random port, a real SQLite file in a temporary
 //! directory, and a fake upstream model speaking OpenAI's wire protocol over real HTTP.
 
+mod ask_user;
 mod auth;
 mod chat_engine;
 mod chats;

@@ -1,0 +1,431 @@
+//! ask_user: a run pauses on a question, and the correlated reply resumes it — over the chat
+//! API and /v1, across a restart, exactly once.
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
+use crate::sse::{Frame, content, finished, read_all};
+
+fn ask(question: Value) -> Reply {
+    Reply::tool_call("ask_1", "ask_user", question)
+}
+
+async fn new_chat(app: &TestApp) -> String {
+    app.create_chat("Questions").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+async fn send(app: &TestApp, chat: &str, text: &str) -> Vec<Frame> {
+    let response = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": text}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    read_all(response).await
+}
+
+fn question_event(frames: &[Frame]) -> Value {
+    frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["type"] == "x_ask_user.question")
+        .expect("a question event")
+}
+
+async fn reply(
+    app: &TestApp,
+    chat: &str,
+    correlation_id: &str,
+    answer: Value,
+) -> reqwest::Response {
+    app.post_json(
+        &format!("/chat/api/{chat}/ask/{correlation_id}"),
+        &json!({"answer": answer}),
+    )
+    .await
+}
+
+async fn ask_status(app: &TestApp, correlation_id: &str) -> String {
+    entities::pending_asks::Entity::find()
+        .filter(entities::pending_asks::Column::CorrelationId.eq(correlation_id))
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap()
+        .status
+}
+
+async fn paused_chat(app: &TestApp) -> (String, String) {
+    let chat = new_chat(app).await;
+    app.upstream
+        .script([Reply::text("Let me check one thing.").and_tool_call(
+            "ask_1",
+            "ask_user",
+            json!({"question": "Which language?", "options": ["Rust", "Go"]}),
+        )]);
+    let frames = send(app, &chat, "Write me a server").await;
+    let correlation_id = question_event(&frames)["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (chat, correlation_id)
+}
+
+#[actix_web::test]
+async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::text("Let me check one thing.")
+            .and_tool_call("ask_1", "ask_user", json!({"question": "Which language?", "options": ["Rust", "Go"], "allow_free_text": false})),
+        Reply::text("Here is a Rust server."),
+    ]);
+    let frames = send(&app, &chat, "Write me a server").await;
+    let question = question_event(&frames);
+    assert_eq!(question["question"], "Which language?");
+    assert_eq!(question["options"], json!(["Rust", "Go"]));
+    assert_eq!(question["style"], "default");
+    assert_eq!(question["allow_free_text"], false);
+    assert_eq!(question["multi_select"], false);
+    let correlation_id = question["correlation_id"].as_str().unwrap().to_string();
+    let pending = frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["type"] == "x_ask_user.pending_state")
+        .unwrap();
+    assert_eq!(pending["correlation_id"], correlation_id.as_str());
+    assert_eq!(pending["content"], "Let me check one thing.");
+    assert_eq!(finished(&frames)["stop_reason"], "paused");
+    assert_eq!(frames.last().unwrap().data, "[DONE]");
+    assert!(
+        app.upstream.received()[0].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["function"]["name"] == "ask_user")
+    );
+
+    let asks: Value = app
+        .get(&format!("/chat/api/{chat}/asks"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(asks["data"][0]["correlation_id"], correlation_id.as_str());
+    assert_eq!(asks["data"][0]["question"], "Which language?");
+
+    let wrong = reply(&app, &chat, &correlation_id, json!("Haskell")).await;
+    assert_eq!(wrong.status(), 400, "not an option and free text is off");
+    let resumed = reply(&app, &chat, &correlation_id, json!("Rust")).await;
+    assert_eq!(resumed.status(), 200);
+    let frames = read_all(resumed).await;
+    assert_eq!(content(&frames), "Here is a Rust server.");
+    assert_eq!(finished(&frames)["stop_reason"], "completed");
+    let continuation = app.upstream.received()[1].body["messages"].clone();
+    let last = continuation.as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["tool_call_id"], "ask_1");
+    assert_eq!(last["content"], json!({"answer": "Rust"}).to_string());
+
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let data = messages["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2);
+    assert_eq!(
+        data[1]["content"],
+        "Let me check one thing.\n\nHere is a Rust server."
+    );
+    assert_eq!(ask_status(&app, &correlation_id).await, "completed");
+
+    let twice = reply(&app, &chat, &correlation_id, json!("Go")).await;
+    assert_eq!(twice.status(), 409);
+    let asks: Value = app
+        .get(&format!("/chat/api/{chat}/asks"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(asks["data"], json!([]));
+}
+
+#[actix_web::test]
+async fn the_openai_api_pauses_and_resumes_with_x_ask_user_reply() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        ask(json!({"question": "Rate the idea", "style": "rating"})),
+        Reply::text("Thanks for the 4."),
+    ]);
+    let paused = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "idea"}], "x_chat_id": chat, "stream": true}),
+        )
+        .await;
+    let frames = read_all(paused).await;
+    let correlation_id = question_event(&frames)["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out_of_range = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 9}}),
+        )
+        .await;
+    assert_eq!(out_of_range.status(), 400);
+    let resumed = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 4}, "stream": true}),
+        )
+        .await;
+    assert_eq!(resumed.status(), 200);
+    let frames = read_all(resumed).await;
+    assert_eq!(content(&frames), "Thanks for the 4.");
+    let again = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 4}}),
+        )
+        .await;
+    assert_eq!(again.status(), 409);
+    let unknown = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"x_ask_user_reply": {"correlation_id": "ask_nope", "answer": 4}}),
+        )
+        .await;
+    assert_eq!(unknown.status(), 404);
+}
+
+#[actix_web::test]
+async fn a_question_asked_before_a_restart_is_answered_after_it() {
+    let app = spawn_app().await;
+    let (chat, correlation_id) = paused_chat(&app).await;
+    let app = app.restart().await;
+    app.upstream.script([Reply::text("Go it is.")]);
+    let asks: Value = app
+        .get(&format!("/chat/api/{chat}/asks"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(asks["data"][0]["correlation_id"], correlation_id.as_str());
+    let resumed = reply(&app, &chat, &correlation_id, json!("Go")).await;
+    assert_eq!(resumed.status(), 200);
+    let frames = read_all(resumed).await;
+    assert_eq!(content(&frames), "Go it is.");
+    let continuation = app.upstream.received().last().unwrap().body["messages"].clone();
+    assert_eq!(continuation[0]["content"], "Write me a server");
+    assert_eq!(ask_status(&app, &correlation_id).await, "completed");
+}
+
+#[actix_web::test]
+async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restart() {
+    let app = spawn_app().await;
+    let (chat, correlation_id) = paused_chat(&app).await;
+    // The reply was claimed (stored) and then the process died before the continuation ran.
+    assert!(
+        colloquy::chat::asks::claim(&app.db, &correlation_id, &json!("Rust"))
+            .await
+            .unwrap()
+    );
+    app.upstream.script([Reply::text("Rust server coming up.")]);
+    let app = app.restart().await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ask_status(&app, &correlation_id).await != "completed" {
+        assert!(
+            Instant::now() < deadline,
+            "the stored answer was never delivered"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let data = messages["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2);
+    assert!(
+        data[1]["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("Rust server coming up.")
+    );
+    let last = app.upstream.received().last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .cloned()
+        .unwrap();
+    assert_eq!(last["content"], json!({"answer": "Rust"}).to_string());
+    let twice = reply(&app, &chat, &correlation_id, json!("Go")).await;
+    assert_eq!(twice.status(), 409);
+    let app = app.restart().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        messages["data"].as_array().unwrap().len(),
+        2,
+        "not delivered a second time"
+    );
+}
+
+#[actix_web::test]
+async fn an_expired_question_is_gone() {
+    let app = spawn_app_with(|config| config.ask_user.expiry_hours = 0).await;
+    let (chat, correlation_id) = paused_chat(&app).await;
+    let late = reply(&app, &chat, &correlation_id, json!("Rust")).await;
+    assert_eq!(late.status(), 410);
+    assert_eq!(error_body(late).await["code"], "gone");
+    assert_eq!(ask_status(&app, &correlation_id).await, "expired");
+}
+
+#[actix_web::test]
+async fn another_users_question_is_not_found() {
+    let app = spawn_app().await;
+    let (chat, correlation_id) = paused_chat(&app).await;
+    let eve = app.create_user_with_key("eve").await;
+    let stolen = app
+        .anonymous(
+            Method::POST,
+            &format!("/chat/api/{chat}/ask/{correlation_id}"),
+        )
+        .bearer_auth(&eve)
+        .json(&json!({"answer": "Go"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stolen.status(), 404);
+    let via_openai = app
+        .anonymous(Method::POST, "/v1/chat/completions")
+        .bearer_auth(&eve)
+        .json(&json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": "Go"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(via_openai.status(), 404);
+    let listing = app
+        .anonymous(Method::GET, &format!("/chat/api/{chat}/asks"))
+        .bearer_auth(&eve)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listing.status(), 404);
+    assert_eq!(ask_status(&app, &correlation_id).await, "pending");
+}
+
+#[actix_web::test]
+async fn editing_while_a_question_is_pending_cancels_it() {
+    let app = spawn_app().await;
+    let (chat, correlation_id) = paused_chat(&app).await;
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let user_id = messages["data"][0]["id"].as_str().unwrap().to_string();
+    app.upstream.script([Reply::text("A Go server, then.")]);
+    let edited = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages/{user_id}/edit"),
+            &json!({"content": "Write me a Go server"}),
+        )
+        .await;
+    let frames = read_all(edited).await;
+    let cancelled = frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["type"] == "x_ask_user.cancelled")
+        .unwrap();
+    assert_eq!(cancelled["correlation_id"], correlation_id.as_str());
+    assert_eq!(ask_status(&app, &correlation_id).await, "cancelled");
+    let late = reply(&app, &chat, &correlation_id, json!("Rust")).await;
+    assert_eq!(late.status(), 409);
+    let asks: Value = app
+        .get(&format!("/chat/api/{chat}/asks"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(asks["data"], json!([]));
+}
+
+#[actix_web::test]
+async fn invalid_question_arguments_are_an_error_result_the_model_can_correct() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        ask(json!({"question": "Your details?", "style": "form"})),
+        Reply::text("I'll just assume."),
+    ]);
+    let frames = send(&app, &chat, "sign me up").await;
+    let result = frames
+        .iter()
+        .find(|f| f.kind() == "tool_result")
+        .unwrap()
+        .json();
+    assert_eq!(result["success"], false);
+    assert!(result["error"].as_str().unwrap().contains("fields"));
+    assert_eq!(finished(&frames)["stop_reason"], "completed");
+    let fed_back: Value = serde_json::from_str(
+        app.upstream.received()[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(fed_back["code"], "invalid_question");
+}
+
+#[actix_web::test]
+async fn form_answers_are_validated_against_their_fields() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        ask(json!({"question": "Details?", "style": "form", "fields": [
+            {"label": "Name", "key": "name", "required": true},
+            {"label": "Team", "key": "team", "placeholder": "optional"}]})),
+        Reply::text("Welcome, Ada."),
+    ]);
+    let frames = send(&app, &chat, "sign me up").await;
+    let question = question_event(&frames);
+    assert_eq!(question["fields"][0]["key"], "name");
+    let correlation_id = question["correlation_id"].as_str().unwrap();
+    let missing = reply(&app, &chat, correlation_id, json!({"team": "core"})).await;
+    assert_eq!(missing.status(), 400);
+    assert!(
+        error_body(missing).await["message"]
+            .as_str()
+            .unwrap()
+            .contains("required")
+    );
+    let ok = reply(&app, &chat, correlation_id, json!({"name": "Ada"})).await;
+    assert_eq!(ok.status(), 200);
+    assert_eq!(content(&read_all(ok).await), "Welcome, Ada.");
+}
