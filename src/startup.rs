@@ -17,6 +17,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 use tracing_actix_web::TracingLogger;
 
 use crate::agent::loop_actor::new_tool_cache;
+use crate::agent::rate_limit::ToolRateLimiter;
 use crate::auth::{Accounts, bootstrap_admin};
 use crate::chat::Chats;
 use crate::chat::supervisor::ChatSupervisor;
@@ -81,6 +82,7 @@ impl Application {
         let mut tools: Vec<SharedTool> = vec![Arc::new(Calculator)];
         tools.extend(extra_tools);
         let config_ask_user = config.ask_user.clone();
+        let rate_per_minute = config.tools.rate_limit_per_minute;
         let state = AppState {
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
@@ -93,6 +95,7 @@ impl Application {
             supervisor: supervisor.start(),
             tools: Arc::new(tools),
             ask_user: Arc::new(AskUser::new(config_ask_user)),
+            rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
         };
         resume_unfinished_answers(&state).await;
         let server = serve(listener, state.clone())?;

@@ -31,6 +31,8 @@ pub struct AppState {
     pub tool_cache: ToolCache,
     /// Every research tool this server can offer; requests select from these.
     pub tools: Arc<Vec<SharedTool>>,
+    /// Research tool calls per minute per project.
+    pub rate_limiter: Arc<crate::agent::rate_limit::ToolRateLimiter>,
     /// ask_user, offered in every chat; also validates answers.
     pub ask_user: Arc<crate::tools::ask_user::AskUser>,
 }

@@ -70,6 +70,7 @@ fn select_tools(state: &AppState, options: &RunOptions) -> Vec<tools::SharedTool
 
 fn spec(
     state: &AppState,
+    project: &str,
     log: Arc<RunLog>,
     options: &RunOptions,
     messages: Vec<ChatMessage>,
@@ -97,6 +98,8 @@ fn spec(
         resume: None,
         completes_ask: None,
         ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
+        project: project.to_string(),
+        rate_limiter: state.rate_limiter.clone(),
     })
 }
 
@@ -155,6 +158,7 @@ pub async fn launch_chat_turn(
     );
     let spec = spec(
         state,
+        principal.project(),
         log.clone(),
         &options,
         messages,
@@ -181,7 +185,14 @@ pub fn launch_ephemeral(
     log.push(super::events::RunEvent::Started {
         user_message_id: None,
     });
-    let spec = spec(state, log.clone(), &options, messages, None)?;
+    let spec = spec(
+        state,
+        principal.project(),
+        log.clone(),
+        &options,
+        messages,
+        None,
+    )?;
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });
     Ok(log)
@@ -287,6 +298,8 @@ pub async fn resume_answered(
         resume: Some(checkpoint.point),
         completes_ask: Some(ask.correlation_id.clone()),
         ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
+        project: ask.user_id.clone(),
+        rate_limiter: state.rate_limiter.clone(),
     };
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });

@@ -56,6 +56,9 @@ pub struct RunSpec {
     pub completes_ask: Option<String>,
     /// How long a question this run asks stays answerable.
     pub ask_expiry: Duration,
+    /// Research tool calls are counted against this project (API key or user).
+    pub project: String,
+    pub rate_limiter: Arc<super::rate_limit::ToolRateLimiter>,
 }
 
 /// The loop's counters at a pause, restored on resume.
@@ -578,6 +581,16 @@ fn plan_call(
             return (Some(tool), Planned::Answered(Err(error)));
         }
     };
+    if tool.progress().is_some()
+        && let Err(seconds) = spec.rate_limiter.check(&spec.project)
+    {
+        let error = ToolError::new(
+            "rate_limited",
+            format!("Research tool rate limit exceeded. Try again in {seconds} seconds."),
+            "Answer with what you have, or wait before calling research tools again.",
+        );
+        return (Some(tool), Planned::Answered(Err(error)));
+    }
     let key = CallKey::new(name, &arguments);
     if let Err(seen) = detector.check(&key) {
         let error = ToolError::new(

@@ -7,4 +7,5 @@ pub mod governance;
 pub mod launch;
 pub mod loop_actor;
 pub mod prompt;
+pub mod rate_limit;
 pub mod run_log;

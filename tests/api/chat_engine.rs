@@ -790,3 +790,64 @@ async fn cancelling_during_a_tool_call_stops_the_tool() {
         "no model call after the cancel"
     );
 }
+
+#[actix_web::test]
+async fn research_tools_are_rate_limited_per_project_with_the_seed_message() {
+    let app = spawn_app_with(|config| config.tools.rate_limit_per_minute = 2).await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call("a", "calculator", json!({"expression": "1+1"}))
+            .and_tool_call("b", "calculator", json!({"expression": "2+2"}))
+            .and_tool_call("c", "calculator", json!({"expression": "3+3"})),
+        Reply::text("ok"),
+    ]);
+    let frames = send(&app, &chat, json!({"content": "many", "enableTools": true})).await;
+    let results: Vec<Value> = frames
+        .iter()
+        .filter(|f| f.kind() == "tool_result")
+        .map(Frame::json)
+        .collect();
+    assert_eq!(results.iter().filter(|r| r["success"] == true).count(), 2);
+    let limited = results.iter().find(|r| r["success"] == false).unwrap();
+    let message = limited["error"].as_str().unwrap();
+    assert!(
+        message.starts_with("Research tool rate limit exceeded. Try again in ")
+            && message.ends_with(" seconds."),
+        "{message}"
+    );
+    let other_user = app.create_user_with_key("other").await;
+    let their_chat: Value = app
+        .anonymous(Method::POST, "/chat/api/chats")
+        .bearer_auth(&other_user)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    app.upstream.script([
+        Reply::tool_call("d", "calculator", json!({"expression": "4+4"})),
+        Reply::text("ok"),
+    ]);
+    let theirs = app
+        .anonymous(
+            Method::POST,
+            &format!("/chat/api/{}/messages", their_chat["id"].as_str().unwrap()),
+        )
+        .bearer_auth(&other_user)
+        .json(&json!({"content": "one", "enableTools": true}))
+        .send()
+        .await
+        .unwrap();
+    let theirs = read_all(theirs).await;
+    let result = theirs
+        .iter()
+        .find(|f| f.kind() == "tool_result")
+        .unwrap()
+        .json();
+    assert_eq!(
+        result["success"], true,
+        "another project has its own allowance"
+    );
+}
