@@ -284,7 +284,8 @@ pub struct ToolsConfig {
     pub fetch_budget_chars: usize,
     /// Largest response body fetch_url reads, in bytes.
     pub fetch_max_response_bytes: usize,
-    /// Seconds a single page fetch may take.
+    /// Seconds a single page fetch may take. Two waves (pages, then followed links) must fit in
+    /// the 15 s tool timeout.
     pub fetch_timeout_secs: u64,
     /// Most code_search results (seed: 30); its default is 5.
     pub code_search_max_results: u32,
@@ -321,7 +322,7 @@ impl Default for ToolsConfig {
             fetch_max_pages: 8,
             fetch_budget_chars: 24_000,
             fetch_max_response_bytes: 10 * 1024 * 1024,
-            fetch_timeout_secs: 10,
+            fetch_timeout_secs: 6,
             code_search_max_results: 30,
             gitlab_search_max_results: 20,
             code_search_full_content: 3,

@@ -27,6 +27,9 @@ use crate::state::AppState;
 use crate::tools::SharedTool;
 use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
+use crate::tools::fetch::Fetcher;
+use crate::tools::fetch_url::FetchUrl;
+use crate::tools::web_search::{Searxng, WebSearch};
 
 pub struct Application {
     address: SocketAddr,
@@ -79,7 +82,7 @@ impl Application {
         );
         let sessions = supervisor.registry();
         let runs = supervisor.runs();
-        let mut tools: Vec<SharedTool> = vec![Arc::new(Calculator)];
+        let mut tools = research_tools(&config)?;
         tools.extend(extra_tools);
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
@@ -153,6 +156,27 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
         server = server.workers(workers);
     }
     Ok(server.run())
+}
+
+/// The research tools this configuration offers: the calculator and fetch_url always,
+/// web_search with a search engine URL, code_search with a GitHub token, gitlab_code_search
+/// with a GitLab URL. web_search and fetch_url share one fetcher, so one's pages serve the other.
+fn research_tools(config: &Config) -> anyhow::Result<Vec<SharedTool>> {
+    let tools_config = &config.tools;
+    let fetcher = Arc::new(
+        Fetcher::new(tools_config, Duration::from_secs(config.agent.tool_cache_ttl_secs))
+            .context("cannot build the page fetcher")?,
+    );
+    let mut tools: Vec<SharedTool> = vec![
+        Arc::new(Calculator),
+        Arc::new(FetchUrl::new(fetcher.clone(), tools_config)),
+    ];
+    if let Some(url) = &tools_config.web_search_url {
+        let engine = Searxng::new(url, Duration::from_secs(tools_config.fetch_timeout_secs))
+            .context("cannot build the search client")?;
+        tools.push(Arc::new(WebSearch::new(Arc::new(engine), fetcher, tools_config)));
+    }
+    Ok(tools)
 }
 
 /// Resumes the runs of questions that were answered while a previous process was running but

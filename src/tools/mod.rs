@@ -6,6 +6,12 @@
 pub mod ask_user;
 pub mod calculator;
 mod calculator_parser;
+mod code_host;
+pub mod code_search;
+pub mod fetch;
+pub mod fetch_url;
+pub mod web_search;
+pub mod gitlab_code_search;
 
 use std::sync::Arc;
 
@@ -132,4 +138,64 @@ pub fn select(available: &[SharedTool], requested: Option<&[String]>) -> Vec<Sha
         }
     }
     chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Named(&'static str);
+
+    impl Tool for Named {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn definition(&self) -> ToolDefinition {
+            ToolDefinition::function(self.0, "", json!({"type": "object"}))
+        }
+        fn progress(&self) -> Option<ProgressKind> {
+            Some(ProgressKind::Other)
+        }
+        fn run(&self, _: Value) -> ToolFuture {
+            Box::pin(async { Ok(Value::Null) })
+        }
+    }
+
+    fn available() -> Vec<SharedTool> {
+        ["web_search", "fetch_url", "code_search", "calculator"]
+            .into_iter()
+            .map(|name| Arc::new(Named(name)) as SharedTool)
+            .collect()
+    }
+
+    fn names(requested: Option<&[&str]>) -> Vec<&'static str> {
+        let requested: Option<Vec<String>> =
+            requested.map(|r| r.iter().map(|s| s.to_string()).collect());
+        select(&available(), requested.as_deref())
+            .iter()
+            .map(|t| t.name())
+            .collect()
+    }
+
+    #[test]
+    fn x_tools_selection_follows_the_seed_table() {
+        assert_eq!(names(None), ["web_search", "fetch_url", "calculator"], "omitted");
+        assert_eq!(names(Some(&[])), ["web_search", "fetch_url", "calculator"], "empty");
+        assert_eq!(names(Some(&["web_search"])), ["web_search", "fetch_url", "calculator"]);
+        assert_eq!(names(Some(&["code_search"])), ["code_search", "calculator"]);
+        assert_eq!(names(Some(&["calculator"])), ["calculator"]);
+        assert_eq!(
+            names(Some(&["bogus", "code_search"])),
+            ["code_search", "calculator"],
+            "invalid names are ignored"
+        );
+        assert_eq!(
+            names(Some(&["bogus", "nope"])),
+            ["web_search", "fetch_url", "calculator"],
+            "all invalid falls back to the defaults"
+        );
+        let only_calculator: Vec<SharedTool> = vec![Arc::new(Named("calculator"))];
+        let chosen = select(&only_calculator, Some(&["gitlab_code_search".to_string()]));
+        assert_eq!(chosen.len(), 1, "unconfigured tools are never offered");
+    }
 }

@@ -11,18 +11,48 @@ use super::{FetchError, Link};
 
 /// Elements whose content is never page text: code, styling, and navigation chrome.
 const SKIPPED: &[&str] = &[
-    "script", "style", "noscript", "template", "head", "nav", "header", "footer", "aside",
-    "svg", "iframe", "object", "canvas", "select", "button",
+    "script", "style", "noscript", "template", "head", "nav", "header", "footer", "aside", "svg",
+    "iframe", "object", "canvas", "select", "button",
 ];
 /// Elements set off by a blank line.
 const PARAGRAPHS: &[&str] = &[
-    "p", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "ul", "ol", "dl", "table",
-    "figure", "hr",
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "dl",
+    "table",
+    "figure",
+    "hr",
 ];
 /// Elements that start on a line of their own.
 const BLOCKS: &[&str] = &[
-    "div", "section", "article", "main", "li", "tr", "dt", "dd", "figcaption", "form",
-    "fieldset", "address", "details", "summary", "caption", "thead", "tbody", "tfoot", "body",
+    "div",
+    "section",
+    "article",
+    "main",
+    "li",
+    "tr",
+    "dt",
+    "dd",
+    "figcaption",
+    "form",
+    "fieldset",
+    "address",
+    "details",
+    "summary",
+    "caption",
+    "thead",
+    "tbody",
+    "tfoot",
+    "body",
 ];
 /// Longest anchor text kept for a link; menus sometimes wrap whole cards in one `<a>`.
 const MAX_LINK_TEXT_CHARS: usize = 200;
@@ -42,7 +72,9 @@ impl ContentKind {
         let kind = match media_type {
             "text/html" | "application/xhtml+xml" => Self::Html,
             "application/pdf" | "application/x-pdf" => Self::Pdf,
-            "application/json" | "application/xml" | "application/javascript"
+            "application/json"
+            | "application/xml"
+            | "application/javascript"
             | "application/x-ndjson" => Self::Text,
             t if t.starts_with("text/") || t.ends_with("+json") || t.ends_with("+xml") => {
                 Self::Text
@@ -62,7 +94,8 @@ impl ContentKind {
                 "(none, and the body is not text)".into(),
             ));
         };
-        let start = text.trim_start().get(..64).unwrap_or(text).to_ascii_lowercase();
+        let start: String = text.trim_start().chars().take(16).collect();
+        let start = start.to_ascii_lowercase();
         if start.starts_with("<!doctype html") || start.starts_with("<html") {
             Ok(Self::Html)
         } else {
@@ -138,7 +171,9 @@ fn links(document: &Html, page: &Url) -> Vec<Link> {
     let mut found: Vec<Link> = Vec::new();
     let mut positions: HashMap<String, usize> = HashMap::new();
     for anchor in document.select(&anchor_selector) {
-        let Some(mut url) = anchor.attr("href").and_then(|href| base.join(href.trim()).ok())
+        let Some(mut url) = anchor
+            .attr("href")
+            .and_then(|href| base.join(href.trim()).ok())
         else {
             continue;
         };
@@ -378,14 +413,23 @@ mod tests {
              Name | Value\na | 1\n\n\
              line 1\n  indented"
         );
-        for hidden in ["secret", "color", "Site header", "Menu A", "Enable", "invisible", "Related", "Copyright"] {
+        for hidden in [
+            "secret",
+            "color",
+            "Site header",
+            "Menu A",
+            "Enable",
+            "invisible",
+            "Related",
+            "Copyright",
+        ] {
             assert!(!text.contains(hidden), "{hidden} leaked into {text:?}");
         }
     }
 
     #[test]
     fn links_are_absolute_deduplicated_http_urls_with_their_text() {
-        let html = r#"<html><body>
+        let html = r##"<html><body>
             <nav><a href="/guide/auth">Authentication</a></nav>
             <a href="advanced.html#retries">Advanced   Usage</a>
             <a href="https://docs.example.com/guide/auth"><img alt="">x</a>
@@ -394,7 +438,7 @@ mod tests {
             <a href="javascript:void(0)">Nothing</a>
             <a href="#top">Top</a>
             <a href="//other.example.org/p" title="Other"></a>
-            </body></html>"#;
+            </body></html>"##;
         let (_, links) = html_to_text(html, &page());
         let pairs: Vec<(&str, &str)> = links
             .iter()
@@ -404,7 +448,10 @@ mod tests {
             pairs,
             vec![
                 ("https://docs.example.com/guide/auth", "Authentication"),
-                ("https://docs.example.com/guide/advanced.html", "Advanced Usage"),
+                (
+                    "https://docs.example.com/guide/advanced.html",
+                    "Advanced Usage"
+                ),
                 ("https://other.example.org/p", "Other"),
             ]
         );
@@ -416,15 +463,34 @@ mod tests {
             parse_content_type("Text/HTML; charset=\"ISO-8859-1\""),
             ("text/html".into(), Some("ISO-8859-1".into()))
         );
-        assert_eq!(ContentKind::from_media_type("text/html"), Ok(ContentKind::Html));
-        assert_eq!(ContentKind::from_media_type("application/pdf"), Ok(ContentKind::Pdf));
-        for text in ["text/plain", "text/markdown", "application/json", "application/ld+json", "application/rss+xml"] {
-            assert_eq!(ContentKind::from_media_type(text), Ok(ContentKind::Text), "{text}");
+        assert_eq!(
+            ContentKind::from_media_type("text/html"),
+            Ok(ContentKind::Html)
+        );
+        assert_eq!(
+            ContentKind::from_media_type("application/pdf"),
+            Ok(ContentKind::Pdf)
+        );
+        for text in [
+            "text/plain",
+            "text/markdown",
+            "application/json",
+            "application/ld+json",
+            "application/rss+xml",
+        ] {
+            assert_eq!(
+                ContentKind::from_media_type(text),
+                Ok(ContentKind::Text),
+                "{text}"
+            );
         }
         let err = ContentKind::from_media_type("image/png").unwrap_err();
         assert_eq!(err.to_string(), "unsupported content type image/png");
         assert_eq!(ContentKind::sniff(b"%PDF-1.4 ..."), Ok(ContentKind::Pdf));
-        assert_eq!(ContentKind::sniff(b"  <!DOCTYPE html><p>x"), Ok(ContentKind::Html));
+        assert_eq!(
+            ContentKind::sniff(b"  <!DOCTYPE html><p>x"),
+            Ok(ContentKind::Html)
+        );
         assert_eq!(ContentKind::sniff(b"plain"), Ok(ContentKind::Text));
         assert!(ContentKind::sniff(&[0x89, b'P', b'N', b'G', 0xff, 0xfe]).is_err());
         assert_eq!(decode(b"caf\xe9", Some("iso-8859-1")), "café");

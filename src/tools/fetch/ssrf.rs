@@ -436,7 +436,11 @@ mod tests {
             refusal.to_string(),
             "refused: 127.0.0.1 is a loopback address"
         );
-        for url in ["https://example.com/", "http://8.8.8.8/", "http://[2606:4700::1]/"] {
+        for url in [
+            "https://example.com/",
+            "http://8.8.8.8/",
+            "http://[2606:4700::1]/",
+        ] {
             assert_eq!(guard.check_url(&Url::parse(url).unwrap()), Ok(()), "{url}");
         }
     }
