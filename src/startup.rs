@@ -27,8 +27,10 @@ use crate::state::AppState;
 use crate::tools::SharedTool;
 use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
+use crate::tools::code_search::CodeSearch;
 use crate::tools::fetch::Fetcher;
 use crate::tools::fetch_url::FetchUrl;
+use crate::tools::gitlab_code_search::GitlabCodeSearch;
 use crate::tools::web_search::{Searxng, WebSearch};
 
 pub struct Application {
@@ -164,8 +166,11 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
 fn research_tools(config: &Config) -> anyhow::Result<Vec<SharedTool>> {
     let tools_config = &config.tools;
     let fetcher = Arc::new(
-        Fetcher::new(tools_config, Duration::from_secs(config.agent.tool_cache_ttl_secs))
-            .context("cannot build the page fetcher")?,
+        Fetcher::new(
+            tools_config,
+            Duration::from_secs(config.agent.tool_cache_ttl_secs),
+        )
+        .context("cannot build the page fetcher")?,
     );
     let mut tools: Vec<SharedTool> = vec![
         Arc::new(Calculator),
@@ -174,7 +179,17 @@ fn research_tools(config: &Config) -> anyhow::Result<Vec<SharedTool>> {
     if let Some(url) = &tools_config.web_search_url {
         let engine = Searxng::new(url, Duration::from_secs(tools_config.fetch_timeout_secs))
             .context("cannot build the search client")?;
-        tools.push(Arc::new(WebSearch::new(Arc::new(engine), fetcher, tools_config)));
+        tools.push(Arc::new(WebSearch::new(
+            Arc::new(engine),
+            fetcher,
+            tools_config,
+        )));
+    }
+    if tools_config.github_token.is_some() {
+        tools.push(Arc::new(CodeSearch::new(tools_config)));
+    }
+    if let Some(gitlab) = GitlabCodeSearch::new(tools_config) {
+        tools.push(Arc::new(gitlab));
     }
     Ok(tools)
 }

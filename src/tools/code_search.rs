@@ -12,9 +12,9 @@ use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
 use super::code_host::{
-    Arguments, Browsed, CodeHostClient, Host, MAX_TREE_ENTRIES, Mode, README_MAX_CHARS, RECENT_COMMITS,
-    Repository, SEARCH_CONTENT_BUDGET_CHARS, browse_results, clip, content_fields, decode_base64,
-    language_shares, parameters_schema, secret_header, tree_json,
+    Arguments, Browsed, CodeHostClient, Host, MAX_TREE_ENTRIES, Mode, RECENT_COMMITS, Repository,
+    ReviewParts, attach_contents, browse_results, decode_base64, parameters_schema, secret_header,
+    tree_json,
 };
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::config::ToolsConfig;
@@ -48,7 +48,10 @@ impl CodeSearch {
     pub fn new(config: &ToolsConfig) -> Self {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static(JSON_MEDIA_TYPE));
-        headers.insert("x-github-api-version", HeaderValue::from_static(API_VERSION));
+        headers.insert(
+            "x-github-api-version",
+            HeaderValue::from_static(API_VERSION),
+        );
         let token = config
             .github_token
             .as_ref()
@@ -152,35 +155,25 @@ impl GithubApi {
             self.file_bytes(repository, path)
         }))
         .await;
-        let per_file = SEARCH_CONTENT_BUDGET_CHARS / fetched.len().max(1);
-        let mut fetched = fetched.into_iter();
-        let results: Vec<Value> = items
+        let mut results: Vec<Value> = items
             .iter()
             .map(|item| {
-                let snippets: Vec<&Value> = item["text_matches"]
-                    .as_array()
-                    .map(|m| m.iter().map(|m| &m["fragment"]).collect())
-                    .unwrap_or_default();
                 let mut result = json!({
                     "repository": item["repository"]["full_name"],
                     "path": item["path"],
                     "url": item["html_url"],
                 });
+                let snippets: Vec<&Value> = item["text_matches"]
+                    .as_array()
+                    .map(|m| m.iter().map(|m| &m["fragment"]).collect())
+                    .unwrap_or_default();
                 if !snippets.is_empty() {
                     result["snippets"] = json!(snippets);
-                }
-                match fetched.next() {
-                    Some(Ok(bytes)) => {
-                        if let Value::Object(fields) = &mut result {
-                            fields.extend(content_fields(&bytes, per_file));
-                        }
-                    }
-                    Some(Err(err)) => result["content_error"] = json!(err.message),
-                    None => {}
                 }
                 result
             })
             .collect();
+        attach_contents(&mut results, fetched);
         Ok(json!({
             "mode": "search",
             "query": query,
@@ -205,7 +198,9 @@ impl GithubApi {
 
     async fn review(&self, repository: &Repository) -> Result<Value, ToolError> {
         let repo: Vec<&str> = repository.segments().collect();
-        let url = self.client.url(["repos"].into_iter().chain(repo.iter().copied()), &[])?;
+        let url = self
+            .client
+            .url(["repos"].into_iter().chain(repo.iter().copied()), &[])?;
         let (_, meta) = self.client.get_json(url).await.map_err(|err| {
             self.client
                 .failure(err, &format!("repository {}", repository.as_str()))
@@ -219,47 +214,48 @@ impl GithubApi {
                 .collect::<Vec<&str>>()
         };
         let commits_per_page = RECENT_COMMITS.to_string();
+        let commits_query = [("per_page", commits_per_page.as_str())];
         let (languages, readme, tree, commits) = tokio::join!(
             self.part(under(&["languages"]), &[]),
             self.part(under(&["readme"]), &[]),
             self.part(
-                under(&["git", "trees"]).into_iter().chain([branch]).collect(),
+                under(&["git", "trees"])
+                    .into_iter()
+                    .chain([branch])
+                    .collect(),
                 &[("recursive", "1")]
             ),
-            self.part(under(&["commits"]), &[("per_page", &commits_per_page)]),
+            self.part(under(&["commits"]), &commits_query),
         );
-        let mut warnings = Vec::new();
-        let mut keep = |what: &str, part: Result<Value, ToolError>| match part {
-            Ok(value) => Some(value),
-            Err(err) if err.code == "not_found" && what == "readme" => None,
-            Err(err) => {
-                warnings.push(format!("{what}: {}", err.message));
-                None
-            }
-        };
-        let languages = keep("languages", languages).and_then(|l| l.as_object().cloned());
-        let readme = keep("readme", readme).map(|readme| {
+        let mut parts = ReviewParts::default();
+        parts.languages = parts
+            .keep("languages", languages, false)
+            .and_then(|languages| languages.as_object().cloned());
+        parts.readme = parts.keep("readme", readme, true).map(|readme| {
             let text = readme["content"]
                 .as_str()
                 .and_then(decode_base64)
                 .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
                 .unwrap_or_default();
-            let (content, truncated) = clip(&text, README_MAX_CHARS);
-            json!({"path": readme["path"], "content": content, "truncated": truncated})
+            let path = readme["path"].as_str().unwrap_or("README.md").to_string();
+            (path, text)
         });
-        let tree = keep("tree", tree).map(|tree| {
+        parts.tree = parts.keep("tree", tree, false).map(|tree| {
             let entries = tree["tree"].as_array().into_iter().flatten().map(|entry| {
                 let path = entry["path"].as_str().unwrap_or_default().to_string();
                 (path, entry["type"] == "tree")
             });
             tree_json(entries, tree["truncated"] == true)
         });
-        let commits = keep("recent commits", commits).map(|commits| {
-            let commits = commits.as_array().cloned().unwrap_or_default();
-            commits.iter().take(RECENT_COMMITS).map(commit_json).collect::<Vec<_>>()
+        parts.recent_commits = parts.keep("recent commits", commits, false).map(|commits| {
+            let commits = commits.as_array().map(Vec::as_slice).unwrap_or_default();
+            commits
+                .iter()
+                .take(RECENT_COMMITS)
+                .map(commit_json)
+                .collect()
         });
-        let mut review = json!({
-            "mode": "review",
+        Ok(parts.into_review(json!({
             "repository": meta["full_name"],
             "url": meta["html_url"],
             "description": meta["description"],
@@ -272,15 +268,7 @@ impl GithubApi {
             "archived": meta["archived"],
             "updated_at": meta["updated_at"],
             "pushed_at": meta["pushed_at"],
-            "languages": languages.map(|l| language_shares(&l)),
-            "readme": readme,
-            "tree": tree,
-            "recent_commits": commits,
-        });
-        if !warnings.is_empty() {
-            review["warnings"] = json!(warnings);
-        }
-        Ok(review)
+        })))
     }
 
     /// One part of a review: a JSON document, or the failure in the model's words.
@@ -297,7 +285,10 @@ impl GithubApi {
     async fn browse(&self, repository: &Repository, paths: &[String]) -> Result<Value, ToolError> {
         let outcomes = join_all(paths.iter().map(|path| async move {
             let subject = format!("{path:?} in {}", repository.as_str());
-            (path.clone(), self.contents(repository, path, &subject).await)
+            (
+                path.clone(),
+                self.contents(repository, path, &subject).await,
+            )
         }))
         .await;
         Ok(json!({
@@ -335,10 +326,7 @@ impl GithubApi {
                 })
                 .collect();
             let truncated = entries.len() > MAX_TREE_ENTRIES;
-            let entries = entries
-                .into_iter()
-                .take(MAX_TREE_ENTRIES)
-                .collect();
+            let entries = entries.into_iter().take(MAX_TREE_ENTRIES).collect();
             return Ok(Browsed::Dir {
                 path,
                 entries,

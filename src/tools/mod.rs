@@ -10,8 +10,8 @@ mod code_host;
 pub mod code_search;
 pub mod fetch;
 pub mod fetch_url;
-pub mod web_search;
 pub mod gitlab_code_search;
+pub mod web_search;
 
 use std::sync::Arc;
 
@@ -179,9 +179,20 @@ mod tests {
 
     #[test]
     fn x_tools_selection_follows_the_seed_table() {
-        assert_eq!(names(None), ["web_search", "fetch_url", "calculator"], "omitted");
-        assert_eq!(names(Some(&[])), ["web_search", "fetch_url", "calculator"], "empty");
-        assert_eq!(names(Some(&["web_search"])), ["web_search", "fetch_url", "calculator"]);
+        assert_eq!(
+            names(None),
+            ["web_search", "fetch_url", "calculator"],
+            "omitted"
+        );
+        assert_eq!(
+            names(Some(&[])),
+            ["web_search", "fetch_url", "calculator"],
+            "empty"
+        );
+        assert_eq!(
+            names(Some(&["web_search"])),
+            ["web_search", "fetch_url", "calculator"]
+        );
         assert_eq!(names(Some(&["code_search"])), ["code_search", "calculator"]);
         assert_eq!(names(Some(&["calculator"])), ["calculator"]);
         assert_eq!(

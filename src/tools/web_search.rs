@@ -95,12 +95,10 @@ impl SearchProvider for Searxng {
             url.query_pairs_mut()
                 .append_pair("q", query)
                 .append_pair("format", "json");
-            let response = self
-                .http
-                .get(url)
-                .send()
-                .await
-                .map_err(|err| search_failed(format!("the search engine is unreachable: {err}")))?;
+            let response =
+                self.http.get(url).send().await.map_err(|err| {
+                    search_failed(format!("the search engine is unreachable: {err}"))
+                })?;
             if response.status().as_u16() == 429 {
                 return Err(ToolError::new(
                     "rate_limited",
@@ -159,7 +157,11 @@ pub struct WebSearch {
 }
 
 impl WebSearch {
-    pub fn new(provider: Arc<dyn SearchProvider>, fetcher: Arc<Fetcher>, config: &ToolsConfig) -> Self {
+    pub fn new(
+        provider: Arc<dyn SearchProvider>,
+        fetcher: Arc<Fetcher>,
+        config: &ToolsConfig,
+    ) -> Self {
         Self {
             provider,
             fetcher,

@@ -84,9 +84,17 @@ async fn a_model_chains_web_search_fetch_url_and_calculator_as_the_seed_example_
     .await;
     let gold = format!("{}/gold", web.base);
     app.upstream.script([
-        Reply::tool_call("call_1", "web_search", json!({"query": "gold price per ounce"})),
+        Reply::tool_call(
+            "call_1",
+            "web_search",
+            json!({"query": "gold price per ounce"}),
+        ),
         Reply::tool_call("call_2", "fetch_url", json!({"url": gold})),
-        Reply::tool_call("call_3", "calculator", json!({"expression": "3.5 * 2400 * 0.92"})),
+        Reply::tool_call(
+            "call_3",
+            "calculator",
+            json!({"expression": "3.5 * 2400 * 0.92"}),
+        ),
         Reply::text("3.5 troy ounces cost about 7,728 EUR."),
     ]);
     let response = app
@@ -103,11 +111,20 @@ async fn a_model_chains_web_search_fetch_url_and_calculator_as_the_seed_example_
     let typed: Vec<Value> = frames
         .iter()
         .map(Frame::json)
-        .filter(|j| j["type"].as_str().is_some_and(|t| t.starts_with("x_research.")))
+        .filter(|j| {
+            j["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("x_research."))
+        })
         .collect();
     let sequence: Vec<(&str, &str)> = typed
         .iter()
-        .map(|e| (e["type"].as_str().unwrap(), e["name"].as_str().unwrap_or("")))
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap(),
+                e["name"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
     assert_eq!(
         sequence,
@@ -121,7 +138,10 @@ async fn a_model_chains_web_search_fetch_url_and_calculator_as_the_seed_example_
             ("x_research.complete", ""),
         ]
     );
-    assert_eq!(typed[0]["arguments"], "{\"query\":\"gold price per ounce\"}");
+    assert_eq!(
+        typed[0]["arguments"],
+        "{\"query\":\"gold price per ounce\"}"
+    );
     assert_eq!(typed[1]["tool_call_id"], "call_1");
     assert_eq!(typed[3]["tool_call_id"], "call_2");
     assert_eq!(typed[5]["tool_call_id"], "call_3");
@@ -131,7 +151,10 @@ async fn a_model_chains_web_search_fetch_url_and_calculator_as_the_seed_example_
         assert!(complete[field].is_u64(), "{field} in {complete}");
     }
     let kinds: Vec<String> = frames.iter().map(Frame::kind).collect();
-    let complete_at = kinds.iter().position(|k| k == "x_research.complete").unwrap();
+    let complete_at = kinds
+        .iter()
+        .position(|k| k == "x_research.complete")
+        .unwrap();
     let first_content = kinds.iter().position(|k| k == "content").unwrap();
     assert!(complete_at < first_content, "{kinds:?}");
     assert_eq!(kinds.last().unwrap(), "[DONE]");
@@ -140,26 +163,106 @@ async fn a_model_chains_web_search_fetch_url_and_calculator_as_the_seed_example_
     // What the model was given for each step.
     let received = app.upstream.received();
     let search_result: Value = serde_json::from_str(
-        received[1].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap(),
+        received[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
     )
     .unwrap();
-    assert_eq!(search_result["answer"], "Gold trades near $2,400 per ounce.");
+    assert_eq!(
+        search_result["answer"],
+        "Gold trades near $2,400 per ounce."
+    );
     assert_eq!(search_result["abstract"], "Gold is a chemical element.");
     assert_eq!(search_result["results"].as_array().unwrap().len(), 3);
     let fetched = search_result["fetched_pages"].as_array().unwrap();
     assert_eq!(fetched.len(), 2, "the top 2 results are fetched");
-    assert!(fetched[0]["content"].as_str().unwrap().contains("$2,400 per troy ounce"));
+    assert!(
+        fetched[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("$2,400 per troy ounce")
+    );
     assert!(!fetched[0]["content"].as_str().unwrap().contains("tracking"));
     let page: Value = serde_json::from_str(
-        received[2].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap(),
+        received[2].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
     )
     .unwrap();
-    assert!(page["content"].as_str().unwrap().contains("Spot gold is $2,400"), "{page}");
+    assert!(
+        page["content"]
+            .as_str()
+            .unwrap()
+            .contains("Spot gold is $2,400"),
+        "{page}"
+    );
     let calc: Value = serde_json::from_str(
-        received[3].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap(),
+        received[3].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
     )
     .unwrap();
     assert_eq!(calc["result"], 7728.0);
     assert_eq!(web.searches.lock().unwrap().len(), 1);
     assert!(web.searches.lock().unwrap()[0].contains("format=json"));
+}
+
+/// The tool names the upstream was offered in its first request.
+fn offered(app: &crate::helpers::TestApp) -> Vec<String> {
+    app.upstream.received()[0].body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[actix_web::test]
+async fn code_search_tools_are_offered_only_where_configured() {
+    let bare = spawn_app_with(|_| {}).await;
+    bare.upstream.script([Reply::text("ok")]);
+    bare.post_json(
+        "/v1/chat/completions",
+        &json!({"messages": [{"role": "user", "content": "hi"}],
+                "web_search_options": {"x_tools": ["code_search", "gitlab_code_search", "web_search"]}}),
+    )
+    .await;
+    assert_eq!(
+        offered(&bare),
+        ["fetch_url", "calculator"],
+        "nothing unconfigured is offered"
+    );
+
+    let configured = spawn_app_with(|config| {
+        config.tools.github_token = Some(secrecy::SecretString::from("ghp_test"));
+        config.tools.gitlab_api_url = Some("http://127.0.0.1:9/api/v4".into());
+    })
+    .await;
+    configured.upstream.script([Reply::text("ok")]);
+    configured
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "hi"}],
+                    "web_search_options": {"x_tools": ["code_search", "gitlab_code_search"]}}),
+        )
+        .await;
+    assert_eq!(
+        offered(&configured),
+        ["code_search", "gitlab_code_search", "calculator"]
+    );
 }
