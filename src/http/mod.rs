@@ -9,6 +9,7 @@ mod completions;
 mod health;
 mod messages;
 mod models;
+mod responses;
 mod runs;
 pub mod sse;
 
@@ -37,6 +38,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
     .configure(runs::configure)
     .configure(asks::configure)
     .configure(completions::configure)
+    .configure(responses::configure)
     .default_service(web::to(not_found));
 }
 

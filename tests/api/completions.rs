@@ -231,3 +231,67 @@ async fn an_unknown_model_is_the_clients_error_not_a_gateway_error() {
     assert_eq!(error["code"], "upstream_rejected");
     assert!(error["message"].as_str().unwrap().contains("not found"));
 }
+
+#[actix_web::test]
+async fn the_responses_api_takes_x_tools_from_web_search_preview() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "6*7"})),
+        Reply::text("42."),
+        Reply::tool_call("c2", "calculator", json!({"expression": "1+1"})),
+        Reply::text("Two."),
+    ]);
+    let response = app
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "fake-model", "input": "6*7?", "instructions": "Be exact.",
+                    "tools": [{"type": "web_search_preview", "x_tools": ["calculator"]}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["object"], "response");
+    assert_eq!(body["status"], "completed");
+    assert_eq!(body["output"][0]["content"][0]["type"], "output_text");
+    assert_eq!(body["output_text"], "42.");
+    assert_eq!(
+        body["metadata"]["x_research"][0]["type"],
+        "x_research.calculating"
+    );
+    let first = &app.upstream.received()[0].body;
+    assert_eq!(
+        first["messages"][0],
+        json!({"role": "system", "content": "Be exact."})
+    );
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["calculator"]);
+
+    let streamed = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": [{"role": "user", "content": [{"type": "input_text", "text": "1+1?"}]}],
+                    "stream": true, "tools": [{"type": "web_search_preview", "x_tools": ["calculator"]}]}),
+        )
+        .await;
+    let frames = read_all(streamed).await;
+    let events: Vec<&str> = frames.iter().filter_map(|f| f.event.as_deref()).collect();
+    assert_eq!(events.first(), Some(&"response.created"));
+    assert_eq!(events.last(), Some(&"response.completed"));
+    assert!(events.contains(&"x_research.calculating"), "{events:?}");
+    assert!(events.contains(&"response.output_text.delta"));
+    let completed = frames.last().unwrap().json();
+    assert_eq!(completed["response"]["output_text"], "Two.");
+
+    let unsupported = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": "hi", "tools": [{"type": "function", "name": "f"}]}),
+        )
+        .await;
+    assert_eq!(unsupported.status(), 400);
+}
