@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::runs::stream_run;
-use super::sse::{Dialect, completion_id, payloads};
+use super::sse::{Dialect, accumulate_metadata, completion_id};
 use crate::agent::events::RunEvent;
 use crate::agent::launch::{
     RunOptions, WebSearchOptions, launch_chat_turn, launch_ephemeral, launch_resume,
@@ -246,24 +246,7 @@ async fn collect(
                 }
                 return Ok(HttpResponse::Ok().json(body));
             }
-            other => {
-                for (_, payload) in payloads(Dialect::OpenAi, &log, other) {
-                    let Some(kind) = payload
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .map(|t| t.split('.').next().unwrap_or(t).to_string())
-                    else {
-                        continue;
-                    };
-                    if let Some(list) = metadata
-                        .entry(kind)
-                        .or_insert_with(|| json!([]))
-                        .as_array_mut()
-                    {
-                        list.push(payload);
-                    }
-                }
-            }
+            other => accumulate_metadata(&mut metadata, &log, other),
         }
     }
     Err(AppError::internal(anyhow::anyhow!(

@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::sse::{Dialect, payloads};
+use super::sse::{Dialect, accumulate_metadata, payloads};
 use crate::agent::events::{RunEvent, StopReason};
 use crate::agent::launch::{RunOptions, WebSearchOptions, launch_ephemeral};
 use crate::agent::run_log::RunLog;
@@ -188,19 +188,7 @@ async fn create(
                 body["metadata"] = Value::Object(metadata);
                 return Ok(HttpResponse::Ok().json(body));
             }
-            other => {
-                for (_, payload) in payloads(Dialect::OpenAi, &log, other) {
-                    if let Some(kind) = payload["type"].as_str().and_then(|t| t.split('.').next()) {
-                        if let Some(list) = metadata
-                            .entry(kind.to_string())
-                            .or_insert_with(|| json!([]))
-                            .as_array_mut()
-                        {
-                            list.push(payload);
-                        }
-                    }
-                }
-            }
+            other => accumulate_metadata(&mut metadata, &log, other),
         }
     }
     Err(AppError::internal(anyhow::anyhow!(

@@ -193,3 +193,24 @@ pub fn encode(dialect: Dialect, log: &RunLog, seq: usize, event: &RunEvent) -> V
     }
     frames
 }
+
+/// Adds an event's progress payloads to a non-streaming response's `metadata`: one list per
+/// kind (`x_research`, `x_ask_user`, ...), in order (seed 003).
+pub fn accumulate_metadata(
+    metadata: &mut serde_json::Map<String, Value>,
+    log: &RunLog,
+    event: &RunEvent,
+) {
+    for (_, payload) in payloads(Dialect::OpenAi, log, event) {
+        let Some(kind) = payload["type"].as_str().and_then(|t| t.split('.').next()) else {
+            continue;
+        };
+        if let Some(list) = metadata
+            .entry(kind.to_string())
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+        {
+            list.push(payload);
+        }
+    }
+}
