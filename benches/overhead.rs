@@ -20,7 +20,11 @@
 //! requests sent in the measured window, `errors` those that were not a 200 with the expected
 //! body, and the percentiles are over the successful ones. A second table gives the overhead:
 //! Colloquy minus direct, per percentile (first content is compared with direct TTFB). The
-//! goal is a p99 overhead under 1 ms.
+//! goal is a p99 overhead under 1 ms. Two more columns tell whether a row can be trusted:
+//! `worst send lag` (how late the generator handed a request to the client; tens of ms mean
+//! the client itself was starved of CPU) and `CPU (cores)` (the whole process's CPU time per
+//! wall-clock second; near the core count means the host, not only Colloquy, is saturated).
+//! The fake upstream sets `TCP_NODELAY` so that it adds no Nagle delay of its own.
 //!
 //! Run with `cargo bench --bench overhead`. Settings (environment):
 //! - `BENCH_SECONDS`: measured seconds per scenario and rate (default 5);
@@ -202,6 +206,7 @@ fn start_upstream() -> (SocketAddr, actix_web::dev::ServerHandle) {
             .route("/v1/chat/completions", web::post().to(upstream_completions))
     })
     .workers(1)
+    .tcp_nodelay(true)
     .bind("127.0.0.1:0")
     .expect("bind the fake upstream");
     let address = server.addrs()[0];
@@ -273,8 +278,11 @@ struct Outcome {
     first_content: Vec<u64>,
     /// Error description → how often it was seen.
     error_kinds: BTreeMap<String, usize>,
-    /// How far behind schedule the last request was handed to the client.
+    /// How far behind schedule the latest request was handed to the client.
     worst_lag: Duration,
+    /// CPU time of the whole process (client, upstream, Colloquy) per wall-clock second while
+    /// the load ran, when `/proc/self/stat` tells.
+    cpu_cores: Option<f64>,
 }
 
 struct Target {
@@ -302,11 +310,20 @@ async fn run(settings: &Settings, addresses: &Addresses) {
     }
 
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let load = std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "unknown".to_string(),
+        |text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    );
     println!("# Colloquy overhead on /v1/chat/completions");
     println!();
     println!(
-        "cores: {cores}; Colloquy workers: {}; {} s measured per row after {} s warm-up; \
-         open-loop load; latencies in ms",
+        "cores: {cores}; load average before the run: {load}; Colloquy workers: {}; \
+         {} s measured per row after {} s warm-up; open-loop load; latencies in ms",
         settings.workers, settings.seconds, settings.warmup_seconds
     );
     println!();
@@ -340,6 +357,7 @@ async fn offer_load(
         ..Outcome::default()
     };
     let mut tasks = JoinSet::new();
+    let cpu_before = process_cpu_seconds();
     let start = tokio::time::Instant::now();
     for i in 0..warmup + measured {
         let due = start + period.mul_f64(i as f64);
@@ -373,9 +391,25 @@ async fn offer_load(
             }
         }
     }
+    let wall = start.elapsed().as_secs_f64();
+    if let (Some(before), Some(after)) = (cpu_before, process_cpu_seconds()) {
+        outcome.cpu_cores = Some((after - before) / wall);
+    }
     outcome.primary.sort_unstable();
     outcome.first_content.sort_unstable();
     outcome
+}
+
+/// User plus system CPU seconds of this process so far (Linux; `None` elsewhere). The kernel
+/// reports them in `USER_HZ` ticks, which is 100 on every Linux architecture.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // utime and stime are fields 14 and 15; count after the parenthesised command name, which
+    // may itself contain spaces.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let utime: f64 = fields.nth(11)?.parse().ok()?;
+    let stime: f64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) / 100.0)
 }
 
 fn micros(since: Instant) -> u64 {
@@ -518,9 +552,10 @@ fn signed_ms(micros: Option<i64>) -> String {
 
 fn print_latencies(results: &BTreeMap<(u32, Scenario), Outcome>) {
     println!(
-        "| rate (req/s) | scenario | n | errors | p50 (ms) | p99 (ms) | worst send lag (ms) |"
+        "| rate (req/s) | scenario | n | errors | p50 (ms) | p99 (ms) | worst send lag (ms) \
+         | CPU (cores) |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|");
     for ((rate, scenario), outcome) in results {
         let mut rows = vec![(name(*scenario), &outcome.primary)];
         if *scenario == Scenario::ColloquyStream {
@@ -528,12 +563,15 @@ fn print_latencies(results: &BTreeMap<(u32, Scenario), Outcome>) {
         }
         for (label, samples) in rows {
             println!(
-                "| {rate} | {label} | {} | {} | {} | {} | {:.3} |",
+                "| {rate} | {label} | {} | {} | {} | {} | {:.3} | {} |",
                 outcome.sent,
                 outcome.errors,
                 ms(percentile(samples, 50.0)),
                 ms(percentile(samples, 99.0)),
                 outcome.worst_lag.as_secs_f64() * 1_000.0,
+                outcome
+                    .cpu_cores
+                    .map_or_else(|| "–".into(), |cores| format!("{cores:.2}")),
             );
         }
     }

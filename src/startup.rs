@@ -153,6 +153,9 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
             .configure(|cfg| crate::http::configure(cfg, max_json_body_bytes))
     })
     .shutdown_timeout(config.shutdown_timeout_secs)
+    // Without it, Nagle's algorithm holds a stream's second small write until the first is
+    // acknowledged (~40 ms with delayed ACKs): measured by benches/overhead.rs.
+    .tcp_nodelay(true)
     .listen(listener)?;
     if let Some(workers) = config.workers {
         server = server.workers(workers);

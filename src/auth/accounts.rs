@@ -56,11 +56,19 @@ pub struct NewUser<'a> {
     pub is_admin: bool,
 }
 
+/// How long a verified API key is trusted without asking the database again. Revocation
+/// clears the cache, so it only saves a query per request.
+const KEY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+/// Most API keys kept verified in memory.
+const KEY_CACHE_CAPACITY: u64 = 10_000;
+
 #[derive(Clone)]
 pub struct Accounts {
     db: DatabaseConnection,
     session_ttl: Duration,
     link_ttl: Duration,
+    /// Verified API keys by hash.
+    key_cache: moka::future::Cache<String, Principal>,
 }
 
 fn new_id() -> String {
@@ -73,6 +81,10 @@ impl Accounts {
             db,
             session_ttl: Duration::hours(session_ttl_hours as i64),
             link_ttl: Duration::minutes(link_ttl_minutes as i64),
+            key_cache: moka::future::Cache::builder()
+                .max_capacity(KEY_CACHE_CAPACITY)
+                .time_to_live(KEY_CACHE_TTL)
+                .build(),
         }
     }
 
@@ -207,12 +219,25 @@ impl Accounts {
             .filter(api_keys::Column::RevokedAt.is_null())
             .exec(&self.db)
             .await?;
+        self.key_cache.invalidate_all();
         Ok(result.rows_affected == 1)
     }
 
     pub async fn authenticate_api_key(&self, key: &str) -> Result<Option<Principal>, DbErr> {
+        let hash = hash_token(key);
+        if let Some(principal) = self.key_cache.get(&hash).await {
+            return Ok(Some(principal));
+        }
+        let principal = self.lookup_api_key(&hash).await?;
+        if let Some(principal) = &principal {
+            self.key_cache.insert(hash, principal.clone()).await;
+        }
+        Ok(principal)
+    }
+
+    async fn lookup_api_key(&self, hash: &str) -> Result<Option<Principal>, DbErr> {
         let found = api_keys::Entity::find()
-            .filter(api_keys::Column::KeyHash.eq(hash_token(key)))
+            .filter(api_keys::Column::KeyHash.eq(hash))
             .filter(api_keys::Column::RevokedAt.is_null())
             .find_also_related(users::Entity)
             .one(&self.db)
