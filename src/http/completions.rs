@@ -172,7 +172,7 @@ async fn create(
 }
 
 /// The HTTP error for a run that failed before producing anything.
-fn run_failure(error: &crate::agent::events::RunError) -> AppError {
+pub(super) fn run_failure(error: &crate::agent::events::RunError) -> AppError {
     use crate::llm::LlmError;
     let message = error.message.clone();
     AppError::Upstream(match error.code.as_str() {

@@ -173,14 +173,7 @@ async fn create(
                 if let Some(error) = error
                     && text.is_empty()
                 {
-                    return Err(AppError::Upstream(crate::llm::LlmError::Status {
-                        status: if error.code == "upstream_rejected" {
-                            400
-                        } else {
-                            502
-                        },
-                        message: error.message.clone(),
-                    }));
+                    return Err(super::completions::run_failure(error));
                 }
                 let mut body = response_object(&log, *stop_reason, &text);
                 body["usage"] = json!({"input_tokens": usage.prompt_tokens,
