@@ -373,6 +373,10 @@ pub struct MemoryConfig {
     pub max_injected: usize,
     /// Most memories one chat may hold.
     pub max_per_chat: usize,
+    /// Longest memory in characters.
+    pub max_content_chars: usize,
+    /// Most memories recall_memory returns.
+    pub recall_limit: usize,
 }
 
 impl Default for MemoryConfig {
@@ -384,6 +388,8 @@ impl Default for MemoryConfig {
             injection_threshold: 0.35,
             max_injected: 5,
             max_per_chat: 1_000,
+            max_content_chars: 4_000,
+            recall_limit: 10,
         }
     }
 }

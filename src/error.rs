@@ -30,6 +30,15 @@ pub enum AppError {
     /// The body is larger than the configured limit.
     #[error("request body is too large (limit {limit} bytes)")]
     PayloadTooLarge { limit: usize },
+    /// A declared size is over a limit; refused before the body is stored.
+    #[error("{message}")]
+    TooLarge { code: &'static str, message: String },
+    /// A count limit was reached (e.g. documents per chat).
+    #[error("{message}")]
+    LimitReached { code: &'static str, message: String },
+    /// A protocol precondition failed (e.g. an unsupported tus version).
+    #[error("{message}")]
+    PreconditionFailed { code: &'static str, message: String },
     /// The body's Content-Type is not one the endpoint accepts.
     #[error("unsupported content type: {0}")]
     UnsupportedMediaType(String),
@@ -74,6 +83,9 @@ impl AppError {
             Self::InvalidRequest(_) => "invalid_request",
             Self::InvalidJson(_) => "invalid_json",
             Self::PayloadTooLarge { .. } => "payload_too_large",
+            Self::TooLarge { code, .. }
+            | Self::LimitReached { code, .. }
+            | Self::PreconditionFailed { code, .. } => code,
             Self::UnsupportedMediaType(_) => "unsupported_media_type",
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",
@@ -119,7 +131,9 @@ impl ResponseError for AppError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::InvalidRequest(_) | Self::InvalidJson(_) => StatusCode::BAD_REQUEST,
-            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::PayloadTooLarge { .. } | Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::LimitReached { .. } => StatusCode::CONFLICT,
+            Self::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,

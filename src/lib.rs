@@ -12,6 +12,8 @@
 //! - `chat`       chats: the supervisor, one `ChatSession` actor per active chat, the branch tree.
 //! - `agent`      runs: `AgentRun` and its governed loop, events, the run log, prompt assembly.
 //! - `tools`      one file per server-side tool, and the selection rules.
+//! - `embed`      embedders (openai, minilm, hash) turning text into comparable vectors.
+//! - `documents`  the document workspace: extraction, chunking, the per-chat hybrid index.
 //! - `llm`        the upstream OpenAI-compatible client: wire types, stream decoding, retries.
 //! - `http`       the routes, one file per resource.
 
@@ -21,6 +23,8 @@ pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod documents;
+pub mod embed;
 pub mod error;
 pub mod http;
 pub mod llm;

@@ -77,10 +77,13 @@ impl Application {
             .await
             .context("cannot create the first admin")?;
         let llm = LlmClient::new(&config.llm).context("cannot build the upstream client")?;
+        let embedder =
+            crate::embed::from_config(&config, &llm).context("cannot set up the embedder")?;
         let supervisor = ChatSupervisor::new(
             db.clone(),
             Duration::from_secs(config.agent.chat_idle_secs),
             Duration::from_secs(config.agent.run_log_retention_secs),
+            embedder.clone(),
         );
         let sessions = supervisor.registry();
         let runs = supervisor.runs();
@@ -88,6 +91,7 @@ impl Application {
         tools.extend(extra_tools);
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
+        let workspace = crate::workspace::Workspace::new(db.clone(), &config, embedder.clone());
         let state = AppState {
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
@@ -95,6 +99,8 @@ impl Application {
             db,
             accounts,
             llm,
+            workspace,
+            embedder,
             sessions,
             runs,
             supervisor: supervisor.start(),
@@ -103,6 +109,11 @@ impl Application {
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
         };
         resume_unfinished_answers(&state).await;
+        match state.workspace.resume_unfinished().await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "resumed processing of documents"),
+            Err(err) => tracing::error!(%err, "could not resume document processing"),
+        }
         let server = serve(listener, state.clone())?;
         Ok(Self {
             address,

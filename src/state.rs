@@ -23,6 +23,10 @@ pub struct AppState {
     pub accounts: Accounts,
     pub chats: Chats,
     pub llm: LlmClient,
+    /// Makes the vectors of memories and document chunks.
+    pub embedder: crate::embed::SharedEmbedder,
+    /// Documents: records, processing and the per-chat indexes.
+    pub workspace: crate::workspace::Workspace,
     /// Active chat sessions.
     pub sessions: ChatRegistry,
     /// Live and recently finished runs.

@@ -16,6 +16,8 @@ use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, ChatRequest};
 use crate::state::AppState;
 use crate::tools;
+use crate::tools::chat_context::{ChatContext, Parts};
+use crate::tools::file_search::FileSearchTool;
 
 /// `web_search_options` (seed 000), in both APIs.
 #[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
@@ -75,15 +77,16 @@ fn spec(
     options: &RunOptions,
     messages: Vec<ChatMessage>,
     chat: Option<(actix::Addr<crate::chat::session::ChatSession>, String)>,
+    documents: bool,
 ) -> AppResult<RunSpec> {
     let template = options
         .template
         .clone()
         .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
     let mut tools = select_tools(state, options);
-    if chat.is_some() {
-        // Seed 000: ask_user is always offered in a chat.
-        tools.push(state.ask_user.clone());
+    let parts = Parts::default();
+    if let Some((session, _)) = &chat {
+        tools.extend(chat_tools(state, session.clone(), &log, &parts, documents));
     }
     Ok(RunSpec {
         log,
@@ -100,7 +103,106 @@ fn spec(
         ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
         project: project.to_string(),
         rate_limiter: state.rate_limiter.clone(),
+        parts,
     })
+}
+
+/// The tools every chat has (seed 000): artifacts, memory and ask_user.
+fn chat_tools(
+    state: &AppState,
+    session: actix::Addr<crate::chat::session::ChatSession>,
+    log: &Arc<RunLog>,
+    parts: &Parts,
+    documents: bool,
+) -> Vec<tools::SharedTool> {
+    use crate::tools::artifacts::{CreateArtifactTool, UpdateArtifactTool};
+    use crate::tools::memory::{RecallMemoryTool, SaveMemoryTool};
+    let ctx = Arc::new(ChatContext {
+        chat_id: log.chat_id.clone().unwrap_or_default(),
+        session,
+        log: log.clone(),
+        parts: parts.clone(),
+        embedder: state.embedder.clone(),
+        config: state.config.clone(),
+    });
+    let mut tools: Vec<tools::SharedTool> = vec![
+        Arc::new(CreateArtifactTool(ctx.clone())),
+        Arc::new(UpdateArtifactTool(ctx.clone())),
+        Arc::new(SaveMemoryTool(ctx.clone())),
+        Arc::new(RecallMemoryTool(ctx.clone())),
+        state.ask_user.clone(),
+    ];
+    if documents {
+        // Seed 000: file_search is offered when the chat has (searchable) documents.
+        tools.push(Arc::new(FileSearchTool::new(ctx, state.workspace.clone())));
+    }
+    tools
+}
+
+/// What the model is told about the chat's documents: the file list, and the passages most
+/// relevant to the user's message (automatic context injection, seed 002).
+async fn document_context(
+    state: &AppState,
+    chat_id: &str,
+    message: &str,
+) -> (Vec<crate::workspace::DocumentView>, Vec<prompt::Passage>) {
+    let listed = match state.workspace.list(chat_id).await {
+        Ok(rows) => rows,
+        Err(err) => {
+            tracing::warn!(%err, "could not list the chat's documents");
+            return (Vec::new(), Vec::new());
+        }
+    };
+    let files: Vec<crate::workspace::DocumentView> =
+        listed.into_iter().map(Into::into).collect();
+    let limits = &state.config.documents;
+    let mut passages = Vec::new();
+    if files.iter().any(|f| f.searchable) && limits.max_injected_chunks > 0 && !message.trim().is_empty() {
+        match state.workspace.search(chat_id, message, limits.max_injected_chunks).await {
+            Ok(hits) => passages.extend(
+                hits.into_iter()
+                    .filter(|h| h.relevance_score >= limits.injection_threshold)
+                    .map(|h| prompt::Passage { filename: h.filename, text: h.text }),
+            ),
+            Err(err) => tracing::warn!(%err, "could not search the chat's documents"),
+        }
+    }
+    (files, passages)
+}
+
+/// The chat's memories relevant to the user's message, for the model's context (passive
+/// injection): at least `memory.injection_threshold` similar, at most `memory.max_injected`.
+/// Failing to embed only means nothing is injected.
+async fn relevant_memories(
+    state: &AppState,
+    session: &actix::Addr<crate::chat::session::ChatSession>,
+    message: &str,
+) -> Vec<crate::chat::memory::Memory> {
+    use crate::chat::memory::{Embedded, RecallMemories};
+    let limits = &state.config.memory;
+    if limits.max_injected == 0 || message.trim().is_empty() {
+        return Vec::new();
+    }
+    let vector = match crate::embed::embed_one(state.embedder.as_ref(), message).await {
+        Ok(vector) => vector,
+        Err(err) => {
+            tracing::warn!(%err, "could not embed the message for memory injection");
+            return Vec::new();
+        }
+    };
+    let query = Embedded {
+        vector,
+        embedder: state.embedder.id().to_string(),
+    };
+    session
+        .send(RecallMemories {
+            query,
+            limit: limits.max_injected,
+            min_relevance: limits.injection_threshold,
+        })
+        .await
+        .map(|ranked| ranked.into_iter().map(|(m, _)| m).collect())
+        .unwrap_or_default()
 }
 
 fn model_of(state: &AppState, options: &RunOptions) -> String {
@@ -152,10 +254,21 @@ pub async fn launch_chat_turn(
                 "reason": "the conversation moved on before the question was answered"}),
         });
     }
-    let messages = prompt::assemble(
+    let user_text = started
+        .context
+        .last()
+        .and_then(|node| node.content.clone())
+        .unwrap_or_default();
+    let memories = relevant_memories(state, &session, &user_text).await;
+    let (files, passages) = document_context(state, &chat.id, &user_text).await;
+    let searchable = files.iter().any(|f| f.searchable);
+    let system = prompt::system_with_context(
         state.config.agent.system_prompt.as_deref(),
-        &started.context,
+        &memories,
+        &files,
+        &passages,
     );
+    let messages = prompt::assemble(system.as_deref(), &started.context);
     let spec = spec(
         state,
         principal.project(),
@@ -163,6 +276,7 @@ pub async fn launch_chat_turn(
         &options,
         messages,
         Some((session, started.user_message_id)),
+        searchable,
     )?;
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });
@@ -192,6 +306,7 @@ pub fn launch_ephemeral(
         &options,
         messages,
         None,
+        false,
     )?;
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });
@@ -284,7 +399,13 @@ pub async fn resume_answered(
         .filter(|t| checkpoint.tools.iter().any(|name| name == t.name()))
         .cloned()
         .collect();
-    tools.push(state.ask_user.clone());
+    let parts = Parts::from_vec(checkpoint.parts);
+    let documents = state
+        .workspace
+        .has_searchable(&ask.chat_id)
+        .await
+        .unwrap_or(false);
+    tools.extend(chat_tools(state, session.clone(), &log, &parts, documents));
     let spec = RunSpec {
         log: log.clone(),
         llm: state.llm.clone(),
@@ -300,6 +421,7 @@ pub async fn resume_answered(
         ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
         project: ask.user_id.clone(),
         rate_limiter: state.rate_limiter.clone(),
+        parts,
     };
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });

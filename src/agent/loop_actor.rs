@@ -59,6 +59,8 @@ pub struct RunSpec {
     /// Research tool calls are counted against this project (API key or user).
     pub project: String,
     pub rate_limiter: Arc<super::rate_limit::ToolRateLimiter>,
+    /// The answer's message parts (artifacts), filled by chat tools.
+    pub parts: crate::tools::chat_context::Parts,
 }
 
 /// The loop's counters at a pause, restored on resume.
@@ -81,6 +83,9 @@ pub struct Checkpoint {
     /// Names of the tools the run had, re-selected on resume.
     pub tools: Vec<String>,
     pub template: ChatRequest,
+    /// Message parts produced before the pause.
+    #[serde(default)]
+    pub parts: Vec<Value>,
 }
 
 pub struct AgentRun {
@@ -144,7 +149,7 @@ async fn execute(spec: RunSpec) {
                 run_id: spec.log.run_id.clone(),
                 user_message_id: user_message_id.clone(),
                 content: outcome.content.clone(),
-                parts: None,
+                parts: spec.parts.to_value(),
                 stop_reason: outcome.stop_reason,
                 usage: outcome.usage,
                 iterations: outcome.iterations,
@@ -203,6 +208,7 @@ async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Resul
         max_iterations: spec.max_iterations,
         tools: spec.tools.iter().map(|t| t.name().to_string()).collect(),
         template: spec.template.clone(),
+        parts: spec.parts.snapshot(),
     };
     let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
     let expires_at = chrono::Utc::now()

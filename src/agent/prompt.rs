@@ -10,6 +10,63 @@ pub const FINAL_ANSWER_INSTRUCTION: &str = "You have used every tool-call round 
 this request. Do not call any more tools. Answer the user now, using the information gathered \
 so far, and say briefly if something could not be verified.";
 
+/// The system prompt with the chat's relevant memories appended (passive injection), so the
+/// model follows saved preferences without calling recall_memory.
+/// A document passage injected into the context.
+#[derive(Debug, Clone)]
+pub struct Passage {
+    pub filename: String,
+    pub text: String,
+}
+
+pub fn system_with_context(
+    system_prompt: Option<&str>,
+    memories: &[crate::chat::memory::Memory],
+    files: &[crate::workspace::DocumentView],
+    passages: &[Passage],
+) -> Option<String> {
+    let mut system = system_prompt
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .unwrap_or_default();
+    if !memories.is_empty() {
+        if !system.is_empty() {
+            system.push_str("\n\n");
+        }
+        system.push_str(
+            "Saved memories for this chat (follow them unless the user says otherwise):",
+        );
+        for memory in memories {
+            system.push_str(&format!("\n- [{}] {}", memory.category, memory.content));
+        }
+    }
+    if !files.is_empty() {
+        if !system.is_empty() {
+            system.push_str("\n\n");
+        }
+        system.push_str("Documents uploaded to this chat (search them with file_search):");
+        for file in files {
+            let searchable = if file.searchable || file.status != "processed" {
+                ""
+            } else {
+                ", content not searchable"
+            };
+            system.push_str(&format!(
+                "\n- {} ({}, {}{searchable})",
+                file.filename, file.content_type, file.status
+            ));
+        }
+    }
+    if !passages.is_empty() {
+        system.push_str("\n\nPassages from the documents relevant to the user's message:");
+        for passage in passages {
+            system.push_str(&format!("\n\n[{}]\n{}", passage.filename, passage.text));
+        }
+    }
+    (!system.is_empty()).then_some(system)
+}
+
 /// The messages for the model: the system prompt (if any), then the path, root first.
 pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMessage> {
     let mut messages = Vec::with_capacity(path.len() + 1);

@@ -2,6 +2,8 @@
 //! Every lookup is scoped to the owner, so a chat someone else owns is indistinguishable from
 //! one that does not exist.
 
+pub mod artifacts;
+pub mod memory;
 pub mod persistence;
 pub mod session;
 pub mod supervisor;

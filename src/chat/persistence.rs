@@ -339,6 +339,11 @@ pub async fn complete_turn(
     if !nodes.is_empty() {
         set_active_leaf_in(&txn, chat_id, active_leaf).await?;
     }
+    for node in nodes {
+        if let Some(parts) = &node.parts {
+            super::artifacts::link_parts(&txn, parts, &node.id).await?;
+        }
+    }
     finish_run(&txn, run).await?;
     if let Some(correlation_id) = completes_ask {
         super::asks::complete(&txn, correlation_id).await?;

@@ -14,6 +14,7 @@ use super::persistence::{self, NewRun};
 use super::supervisor::ChatRegistry;
 use super::tree::{BranchTree, MessageNode, TreeError};
 use crate::agent::events::StopReason;
+use crate::embed::SharedEmbedder;
 use crate::llm::wire::Usage;
 
 /// How often an idle check runs.
@@ -122,9 +123,14 @@ pub struct GetActivePath;
 pub struct GetTree;
 
 pub struct ChatSession {
-    chat_id: String,
-    db: DatabaseConnection,
+    pub(super) chat_id: String,
+    pub(super) db: DatabaseConnection,
     tree: BranchTree,
+    /// Model-made artifacts by identifier (see `artifacts`).
+    pub(super) artifacts: super::artifacts::Directory,
+    /// Memories and their vector matrix (see `memory`).
+    pub(super) memories: super::memory::MemoryStore,
+    pub(super) embedder: SharedEmbedder,
     registry: ChatRegistry,
     active_runs: usize,
     last_activity: Instant,
@@ -137,11 +143,15 @@ impl ChatSession {
         db: DatabaseConnection,
         registry: ChatRegistry,
         idle_after: Duration,
+        embedder: SharedEmbedder,
     ) -> Self {
         Self {
             chat_id,
             db,
             tree: BranchTree::new(),
+            artifacts: Default::default(),
+            memories: super::memory::MemoryStore::default(),
+            embedder,
             registry,
             active_runs: 0,
             last_activity: Instant::now(),
@@ -149,7 +159,7 @@ impl ChatSession {
         }
     }
 
-    fn touch(&mut self) {
+    pub(super) fn touch(&mut self) {
         self.last_activity = Instant::now();
     }
 
@@ -204,14 +214,29 @@ impl Actor for ChatSession {
         let chat_id = self.chat_id.clone();
         // `wait` holds every other message until the chat is loaded.
         ctx.wait(
-            async move { persistence::load_messages(&db, &chat_id).await }
-                .into_actor(self)
-                .map(|loaded, act, ctx| {
-                    let built = loaded.map_err(ChatError::from).and_then(|(nodes, leaf)| {
-                        BranchTree::from_nodes(nodes, leaf.as_deref()).map_err(ChatError::from)
-                    });
+            async move {
+                let messages = persistence::load_messages(&db, &chat_id).await?;
+                let artifacts = super::artifacts::load_directory(&db, &chat_id).await?;
+                let memories = super::memory::load_rows(&db, &chat_id).await?;
+                Ok::<_, DbErr>((messages, artifacts, memories))
+            }
+            .into_actor(self)
+            .map(|loaded, act, ctx| {
+                    let built = loaded.map_err(ChatError::from).and_then(
+                        |((nodes, leaf), artifacts, memories)| {
+                            let tree = BranchTree::from_nodes(nodes, leaf.as_deref())?;
+                            Ok((tree, artifacts, memories))
+                        },
+                    );
                     match built {
-                        Ok(tree) => act.tree = tree,
+                        Ok((tree, artifacts, memories)) => {
+                            act.tree = tree;
+                            act.artifacts = artifacts;
+                            let (store, stale) =
+                                super::memory::MemoryStore::load(memories, act.embedder.id());
+                            act.memories = store;
+                            act.reembed_memories(stale, ctx);
+                        }
                         Err(err) => {
                             tracing::error!(chat_id = %act.chat_id, %err, "cannot load chat");
                             ctx.stop();

@@ -14,6 +14,7 @@ use sea_orm::DatabaseConnection;
 use super::session::ChatSession;
 use crate::agent::loop_actor::{AgentRun, RunSpec};
 use crate::agent::run_log::RunRegistry;
+use crate::embed::SharedEmbedder;
 
 /// How often finished run logs are swept.
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
@@ -26,6 +27,7 @@ pub struct ChatRegistry {
     next: Arc<AtomicUsize>,
     db: DatabaseConnection,
     idle_after: Duration,
+    embedder: SharedEmbedder,
 }
 
 impl ChatRegistry {
@@ -61,9 +63,10 @@ impl ChatRegistry {
     ) -> Addr<ChatSession> {
         let db = registry.db.clone();
         let idle_after = registry.idle_after;
+        let embedder = registry.embedder.clone();
         let registry = registry.clone();
         ChatSession::start_in_arbiter(arbiter, move |_| {
-            ChatSession::new(chat_id, db, registry, idle_after)
+            ChatSession::new(chat_id, db, registry, idle_after, embedder)
         })
     }
 
@@ -120,7 +123,12 @@ pub struct ChatSupervisor {
 
 impl ChatSupervisor {
     /// Creates the arbiter pool and the registries. Call inside an actix `System`.
-    pub fn new(db: DatabaseConnection, idle_after: Duration, run_retention: Duration) -> Self {
+    pub fn new(
+        db: DatabaseConnection,
+        idle_after: Duration,
+        run_retention: Duration,
+        embedder: SharedEmbedder,
+    ) -> Self {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
         let arbiters: Vec<Arbiter> = (0..threads).map(|_| Arbiter::new()).collect();
         let handles = arbiters.iter().map(Arbiter::handle).collect();
@@ -131,6 +139,7 @@ impl ChatSupervisor {
                 next: Arc::new(AtomicUsize::new(0)),
                 db,
                 idle_after,
+                embedder,
             },
             runs: RunRegistry::default(),
             run_retention,

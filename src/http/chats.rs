@@ -115,5 +115,6 @@ async fn delete(
 ) -> AppResult<HttpResponse> {
     state.chats.delete(&principal.user_id, &path).await?;
     state.sessions.deactivate(&path);
+    state.workspace.forget(&path).await;
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }

@@ -2,15 +2,19 @@
 //! extractor settings that turn malformed input into clear 4xx errors and the request-id
 //! header. Handlers authenticate with `Principal` and never touch another user's data.
 
+mod artifacts;
 mod asks;
 mod auth;
 mod chats;
 mod completions;
+mod documents;
 mod health;
+mod memories;
 mod messages;
 mod models;
 mod responses;
 mod runs;
+mod uploads;
 pub mod sse;
 
 use actix_web::dev::{Service, ServiceResponse};
@@ -37,6 +41,10 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
     .configure(messages::configure)
     .configure(runs::configure)
     .configure(asks::configure)
+    .configure(artifacts::configure)
+    .configure(memories::configure)
+    .configure(documents::configure)
+    .configure(uploads::configure)
     .configure(completions::configure)
     .configure(responses::configure)
     .default_service(web::to(not_found));

@@ -141,6 +141,11 @@ impl LlmClient {
     }
 
     /// Embeds `inputs` with the configured embedding model, in input order.
+    /// The model named in `/embeddings` requests.
+    pub fn embedding_model(&self) -> &str {
+        &self.embedding_model
+    }
+
     pub async fn embeddings(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         if inputs.is_empty() {
             return Ok(Vec::new());

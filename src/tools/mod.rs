@@ -3,14 +3,18 @@
 //! loop detection, truncation) is the agent's. A failing tool returns a `ToolError`, which the
 //! loop turns into an error result for the model.
 
+pub mod artifacts;
 pub mod ask_user;
 pub mod calculator;
+pub mod chat_context;
 mod calculator_parser;
 mod code_host;
 pub mod code_search;
 pub mod fetch;
 pub mod fetch_url;
+pub mod file_search;
 pub mod gitlab_code_search;
+pub mod memory;
 pub mod web_search;
 
 use std::sync::Arc;

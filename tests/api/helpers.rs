@@ -171,10 +171,22 @@ impl TestApp {
         start(config, self.upstream.clone(), self.data_dir.clone()).await
     }
 
+    /// Restarts with a changed configuration (same data directory and upstream).
+    pub async fn restart_with_config(self, mut config: Config) -> TestApp {
+        self.handle.stop(true).await;
+        config.bind = "127.0.0.1:0".into();
+        start(config, self.upstream.clone(), self.data_dir.clone()).await
+    }
+
     /// Closes the server's database pool, as if the database went away.
     pub async fn close_database(&self) {
         self.db.close_by_ref().await.expect("close pool");
     }
+}
+
+/// Stops `app` and starts it again on the same data with `config`.
+pub async fn restart_with(app: TestApp, config: Config) -> TestApp {
+    app.restart_with_config(config).await
 }
 
 /// The value of the `colloquy_session` cookie a response sets.

@@ -1,12 +1,14 @@
 //! Integration tests: the real server on a random port, a real SQLite file in a temporary
 //! directory, and a fake upstream model speaking OpenAI's wire protocol over real HTTP.
 
+mod artifacts_memory;
 mod ask_user;
 mod auth;
 mod chat_engine;
 mod chats;
 mod code_search;
 mod completions;
+mod documents;
 mod errors;
 mod fake_upstream;
 mod fetch_url;

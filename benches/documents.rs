@@ -1,0 +1,379 @@
+//! The document workspace under load: ingestion throughput (extract → chunk → embed with the
+//! hash embedder → index) over ~50 MB of generated prose, then hybrid search latency on a
+//! chat filled to seed 002's limits (50 files of 500,000 characters).
+//!
+//! Run with `cargo bench --bench documents`. The text is deterministic, so runs compare.
+
+use std::time::{Duration, Instant};
+
+use colloquy::documents::chunk::Chunker;
+use colloquy::documents::extract::{DocKind, extract};
+use colloquy::documents::index::{ChatIndex, IndexedChunk};
+use colloquy::embed::hash::HashEmbedder;
+
+/// Files per chat and characters per file: seed 002's limits.
+const FILES_PER_CHAT: usize = 50;
+const CHARS_PER_FILE: usize = 500_000;
+/// Two full chats: about 50 MB of text in all.
+const CHATS: usize = 2;
+const QUERIES: usize = 1_000;
+const WARM_UP_QUERIES: usize = 50;
+const TOP_K: usize = 5;
+
+/// Everyday words, drawn often.
+const COMMON: &[&str] = &[
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "with",
+    "was",
+    "on",
+    "be",
+    "by",
+    "this",
+    "are",
+    "from",
+    "or",
+    "at",
+    "an",
+    "which",
+    "have",
+    "not",
+    "but",
+    "all",
+    "can",
+    "their",
+    "has",
+    "more",
+    "when",
+    "will",
+    "one",
+    "each",
+    "other",
+    "about",
+    "into",
+    "than",
+    "system",
+    "data",
+    "server",
+    "request",
+    "user",
+    "model",
+    "report",
+    "team",
+    "process",
+    "network",
+    "storage",
+    "cluster",
+    "database",
+    "latency",
+    "release",
+    "budget",
+    "customer",
+    "quarter",
+    "revenue",
+    "policy",
+    "contract",
+    "schedule",
+    "design",
+    "review",
+    "service",
+    "running",
+    "runs",
+    "measured",
+    "measuring",
+    "failure",
+    "failures",
+    "recovery",
+    "backup",
+    "backups",
+    "shard",
+    "sharding",
+    "replica",
+    "replicas",
+    "index",
+    "indexes",
+    "query",
+    "queries",
+    "memory",
+    "disk",
+    "throughput",
+    "deadline",
+    "meeting",
+    "office",
+    "invoice",
+];
+/// Syllables for a long tail of rarer made-up words, as real documents have.
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "min", "ter", "sa", "vo", "rin", "del", "pra", "quo", "ze", "tan", "bel", "cor",
+    "nu", "phi", "gra", "dex", "mo", "lith", "ar", "ven", "sol", "tri",
+];
+
+/// A small linear congruential generator: deterministic and dependency-free.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        self.next() as usize % n
+    }
+}
+
+struct Vocabulary {
+    rare: Vec<String>,
+}
+
+impl Vocabulary {
+    fn new() -> Self {
+        let mut rng = Lcg(99);
+        let rare = (0..5_000)
+            .map(|_| {
+                let syllables = 2 + rng.below(3);
+                (0..syllables)
+                    .map(|_| SYLLABLES[rng.below(SYLLABLES.len())])
+                    .collect()
+            })
+            .collect();
+        Self { rare }
+    }
+
+    /// Two words in three are common; rare words follow a rough Zipf curve.
+    fn word<'a>(&'a self, rng: &mut Lcg) -> &'a str {
+        if rng.below(3) < 2 {
+            COMMON[rng.below(COMMON.len())]
+        } else {
+            let u = (rng.next() % 1_000_000) as f64 / 1_000_000.0;
+            &self.rare[(u * u * u * self.rare.len() as f64) as usize]
+        }
+    }
+}
+
+/// Paragraphs of sentences, cut at exactly `chars` characters.
+fn file_text(vocabulary: &Vocabulary, rng: &mut Lcg, chars: usize) -> String {
+    let mut text = String::with_capacity(chars + 200);
+    while text.len() < chars {
+        for _ in 0..3 + rng.below(5) {
+            let words = 6 + rng.below(16);
+            for w in 0..words {
+                let word = vocabulary.word(rng);
+                if w == 0 {
+                    let mut letters = word.chars();
+                    if let Some(first) = letters.next() {
+                        text.extend(first.to_uppercase());
+                        text.push_str(letters.as_str());
+                    }
+                } else {
+                    text.push(' ');
+                    text.push_str(word);
+                    if rng.below(12) == 0 {
+                        text.push(',');
+                    } else if rng.below(40) == 0 {
+                        text.push_str(&format!(" {}", rng.below(10_000)));
+                    }
+                }
+            }
+            text.push_str(if rng.below(10) == 0 { "? " } else { ". " });
+        }
+        text.push_str("\n\n");
+    }
+    text.truncate(chars);
+    text
+}
+
+fn query_text(vocabulary: &Vocabulary, rng: &mut Lcg) -> String {
+    let words: Vec<&str> = (0..2 + rng.below(6))
+        .map(|_| vocabulary.word(rng))
+        .collect();
+    match rng.below(4) {
+        0 => format!("what does the report say about {}?", words.join(" ")),
+        1 => format!("\"{}\" AND ({})", words[0], words[1..].join(" OR ")),
+        _ => words.join(" "),
+    }
+}
+
+#[derive(Default)]
+struct Stages {
+    extract: Duration,
+    chunk: Duration,
+    embed: Duration,
+    index: Duration,
+}
+
+fn ingest(
+    index: &mut ChatIndex,
+    chat: usize,
+    files: &[String],
+    chunker: &Chunker,
+    embedder: &HashEmbedder,
+    stages: &mut Stages,
+) -> usize {
+    let mut chunk_count = 0;
+    for (f, file) in files.iter().enumerate() {
+        let started = Instant::now();
+        let extraction = extract(file.as_bytes(), DocKind::Text, CHARS_PER_FILE).unwrap();
+        let text = extraction.text.unwrap_or_default();
+        stages.extract += started.elapsed();
+
+        let started = Instant::now();
+        let chunks = chunker.chunk(&text);
+        stages.chunk += started.elapsed();
+
+        let started = Instant::now();
+        let vectors: Vec<Vec<f32>> = chunks
+            .iter()
+            .map(|c| embedder.embed_text(&c.text))
+            .collect();
+        stages.embed += started.elapsed();
+
+        let document_id = format!("doc-{chat}-{f}");
+        let indexed: Vec<IndexedChunk> = chunks
+            .into_iter()
+            .zip(vectors)
+            .map(|(chunk, vector)| IndexedChunk {
+                chunk_id: format!("{document_id}-{}", chunk.index),
+                document_id: document_id.clone(),
+                filename: format!("file-{f}.txt"),
+                text: chunk.text,
+                vector,
+            })
+            .collect();
+        chunk_count += indexed.len();
+        let started = Instant::now();
+        index.add(indexed).unwrap();
+        stages.index += started.elapsed();
+    }
+    chunk_count
+}
+
+fn mb_per_s(bytes: usize, time: Duration) -> f64 {
+    bytes as f64 / 1e6 / time.as_secs_f64()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let rank = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1].as_secs_f64() * 1e3
+}
+
+fn main() {
+    let vocabulary = Vocabulary::new();
+    let mut rng = Lcg(2024);
+    let generated = Instant::now();
+    let chats: Vec<Vec<String>> = (0..CHATS)
+        .map(|_| {
+            (0..FILES_PER_CHAT)
+                .map(|_| file_text(&vocabulary, &mut rng, CHARS_PER_FILE))
+                .collect()
+        })
+        .collect();
+    let bytes: usize = chats.iter().flatten().map(String::len).sum();
+    println!(
+        "generated {} files, {:.1} MB of text in {:.1} s",
+        CHATS * FILES_PER_CHAT,
+        bytes as f64 / 1e6,
+        generated.elapsed().as_secs_f64()
+    );
+
+    let chunker = Chunker::default();
+    let embedder = HashEmbedder::default();
+    // Load the tokenizer before the clock starts: it happens once per process.
+    chunker.chunk("warm up");
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut stages = Stages::default();
+    let mut chunk_count = 0;
+    let mut indexes = Vec::new();
+    let started = Instant::now();
+    for (chat, files) in chats.iter().enumerate() {
+        let mut index = ChatIndex::open(&dir.path().join(format!("chat-{chat}"))).unwrap();
+        chunk_count += ingest(&mut index, chat, files, &chunker, &embedder, &mut stages);
+        indexes.push(index);
+    }
+    let total = started.elapsed();
+
+    println!();
+    println!("ingestion ({chunk_count} chunks of 1024 tokens)");
+    println!("  {:<10} {:>9} {:>10}", "stage", "seconds", "MB/s");
+    for (name, time) in [
+        ("extract", stages.extract),
+        ("chunk", stages.chunk),
+        ("embed", stages.embed),
+        ("index", stages.index),
+        ("total", total),
+    ] {
+        println!(
+            "  {name:<10} {:>9.2} {:>10.1}",
+            time.as_secs_f64(),
+            mb_per_s(bytes, time)
+        );
+    }
+
+    let index = &indexes[0];
+    let queries: Vec<String> = (0..WARM_UP_QUERIES + QUERIES)
+        .map(|_| query_text(&vocabulary, &mut rng))
+        .collect();
+    let mut latencies = Vec::with_capacity(QUERIES);
+    let mut empty = 0;
+    for (i, query) in queries.iter().enumerate() {
+        let started = Instant::now();
+        let vector = embedder.embed_text(query);
+        let hits = index.search(query, &vector, TOP_K).unwrap();
+        let elapsed = started.elapsed();
+        if i >= WARM_UP_QUERIES {
+            latencies.push(elapsed);
+            empty += usize::from(hits.is_empty());
+        }
+    }
+    latencies.sort();
+
+    println!();
+    println!(
+        "search (one chat: {} files, {} chunks; embed + hybrid top {TOP_K}; {QUERIES} queries)",
+        FILES_PER_CHAT,
+        index.len()
+    );
+    println!("  {:<10} {:>9}", "", "ms");
+    for (name, p) in [("p50", 0.50), ("p95", 0.95), ("p99", 0.99), ("max", 1.0)] {
+        println!("  {name:<10} {:>9.3}", percentile(&latencies, p));
+    }
+    if empty > 0 {
+        println!("  ({empty} queries found nothing)");
+    }
+
+    // Re-opening a chat: the words are on disk, the vectors come back from the database.
+    drop(indexes);
+    let reopened = Instant::now();
+    let mut index = ChatIndex::open(&dir.path().join("chat-0")).unwrap();
+    let opened = reopened.elapsed();
+    let stored: Vec<IndexedChunk> = (0..index.indexed_len())
+        .map(|i| IndexedChunk {
+            chunk_id: format!("c{i}"),
+            document_id: format!("d{}", i / 120),
+            filename: String::new(),
+            text: String::new(),
+            vector: embedder.embed_text(&queries[i % queries.len()]),
+        })
+        .collect();
+    let loading = Instant::now();
+    index.load_vectors(stored);
+    println!();
+    println!(
+        "reopen: {:.1} ms to open, {:.1} ms to load {} vectors",
+        opened.as_secs_f64() * 1e3,
+        loading.elapsed().as_secs_f64() * 1e3,
+        index.len()
+    );
+}

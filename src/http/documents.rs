@@ -1,0 +1,186 @@
+//! Documents REST (seed 002) under `/chat/api/{chatId}/documents`: the list (most recent
+//! first, with status and whether the content is searchable), a plain multipart upload (field
+//! `file`) for small files, and a soft delete that takes the document out of search at once.
+//! Large or unreliable uploads use tus (`uploads`).
+
+use actix_multipart::Multipart;
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use crate::auth::Principal;
+use crate::documents::extract::sanitize_filename;
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+use crate::workspace::{DocumentView, status};
+
+/// Room for multipart framing on top of the file itself.
+const MULTIPART_OVERHEAD: u64 = 64 * 1024;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/chat/api/{chat_id}/documents", web::get().to(list))
+        .route("/chat/api/{chat_id}/documents", web::post().to(upload))
+        .route(
+            "/chat/api/{chat_id}/documents/{artifact_id}",
+            web::delete().to(delete),
+        );
+}
+
+/// Refuses another document when the chat holds the most allowed.
+pub async fn check_count(state: &AppState, chat_id: &str) -> AppResult<()> {
+    let max = state.config.documents.max_files_per_chat;
+    if state.workspace.count(chat_id).await? >= max as u64 {
+        return Err(AppError::LimitReached {
+            code: "too_many_documents",
+            message: format!(
+                "this chat already holds {max} documents, the most allowed; delete one first"
+            ),
+        });
+    }
+    Ok(())
+}
+
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let documents: Vec<DocumentView> = state
+        .workspace
+        .list(&chat.id)
+        .await?
+        .into_iter()
+        .map(DocumentView::from)
+        .collect();
+    let total = documents.len();
+    Ok(HttpResponse::Ok().json(json!({"documents": documents, "total": total})))
+}
+
+fn too_large(limit: u64) -> AppError {
+    AppError::TooLarge {
+        code: "file_too_large",
+        message: format!("the most a document may have is {limit} bytes"),
+    }
+}
+
+async fn upload(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> AppResult<HttpResponse> {
+    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let limit = state.config.documents.max_file_bytes;
+    let declared = req
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit + MULTIPART_OVERHEAD) {
+        return Err(too_large(limit));
+    }
+    let is_multipart = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    if !is_multipart {
+        return Err(AppError::UnsupportedMediaType(
+            "send the file as multipart/form-data with a field named \"file\", or use the tus \
+             endpoint …/uploads"
+                .into(),
+        ));
+    }
+    check_count(&state, &chat.id).await?;
+    let mut form = Multipart::new(req.headers(), payload);
+    while let Some(field) = form.next().await {
+        let mut field = field.map_err(|err| AppError::invalid(format!("bad multipart body: {err}")))?;
+        if field.name() != Some("file") {
+            continue;
+        }
+        let filename = sanitize_filename(
+            field
+                .content_disposition()
+                .and_then(|cd| cd.get_filename())
+                .unwrap_or_default(),
+        );
+        let dir = state.workspace.uploads_dir();
+        tokio::fs::create_dir_all(&dir).await.map_err(AppError::internal)?;
+        let part = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));
+        let mut file = tokio::fs::File::create(&part).await.map_err(AppError::internal)?;
+        let mut size: u64 = 0;
+        let mut failure = None;
+        while let Some(chunk) = field.next().await {
+            match chunk {
+                Ok(chunk) => {
+                    size += chunk.len() as u64;
+                    if size > limit {
+                        failure = Some(too_large(limit));
+                        break;
+                    }
+                    if let Err(err) = file.write_all(&chunk).await {
+                        failure = Some(AppError::internal(err));
+                        break;
+                    }
+                }
+                Err(err) => {
+                    failure = Some(AppError::invalid(format!("the upload was interrupted: {err}")));
+                    break;
+                }
+            }
+        }
+        let flushed = file.flush().await;
+        drop(file);
+        if let Some(err) = failure.or(flushed.err().map(AppError::internal)) {
+            let _ = tokio::fs::remove_file(&part).await;
+            return Err(err);
+        }
+        let target_dir = state.workspace.files_dir(&chat.id);
+        tokio::fs::create_dir_all(&target_dir).await.map_err(AppError::internal)?;
+        let document = state
+            .workspace
+            .create(&chat.id, &filename, size, &part, status::UPLOADING)
+            .await?;
+        let target = target_dir.join(&document.id);
+        tokio::fs::rename(&part, &target).await.map_err(AppError::internal)?;
+        {
+            use sea_orm::sea_query::Expr;
+            use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+            entities::documents::Entity::update_many()
+                .col_expr(
+                    entities::documents::Column::StoragePath,
+                    Expr::value(target.to_string_lossy().into_owned()),
+                )
+                .filter(entities::documents::Column::Id.eq(document.id.clone()))
+                .exec(&state.db)
+                .await?;
+        }
+        state.workspace.submit(&document.id, size).await?;
+        let mut view = DocumentView::from(document);
+        view.status = status::PROCESSING.into();
+        view.size = size as i64;
+        return Ok(HttpResponse::Created().json(view));
+    }
+    Err(AppError::invalid("the form has no field named \"file\""))
+}
+
+async fn delete(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, artifact_id) = path.into_inner();
+    let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
+    let deleted = state
+        .workspace
+        .delete(&chat.id, &artifact_id)
+        .await
+        .map_err(AppError::internal)?;
+    if !deleted {
+        return Err(AppError::NotFound("document"));
+    }
+    Ok(HttpResponse::Ok().json(json!({"deleted": true, "artifact_id": artifact_id})))
+}

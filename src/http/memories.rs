@@ -1,0 +1,181 @@
+//! Memories REST under `/chat/api/{chatId}/memories`: list, create, update (re-embedded) and
+//! delete. Writes go through the chat's session, which owns the memories and their vectors.
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::auth::Principal;
+use crate::chat::memory::{
+    DeleteMemory, Embedded, ListMemories, MemoryError, SaveMemory, Saved, UpdateMemory,
+};
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+use crate::tools::memory::{category_for, checked_content};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/chat/api/{chat_id}/memories", web::get().to(list))
+        .route("/chat/api/{chat_id}/memories", web::post().to(create))
+        .route("/chat/api/{chat_id}/memories/{memory_id}", web::patch().to(update))
+        .route("/chat/api/{chat_id}/memories/{memory_id}", web::put().to(update))
+        .route(
+            "/chat/api/{chat_id}/memories/{memory_id}",
+            web::delete().to(delete),
+        );
+}
+
+fn unavailable(err: actix::MailboxError) -> AppError {
+    AppError::Unavailable(format!("chat is restarting, retry: {err}"))
+}
+
+fn memory_error(err: MemoryError) -> AppError {
+    match err {
+        MemoryError::Full(max) => AppError::Conflict(format!(
+            "this chat already holds {max} memories, the most allowed; delete some first"
+        )),
+        MemoryError::NotFound => AppError::NotFound("memory"),
+        MemoryError::StaleVector => AppError::Unavailable(err.to_string()),
+        MemoryError::Database(db) => AppError::Database(db),
+    }
+}
+
+async fn embed(state: &AppState, text: &str) -> AppResult<Embedded> {
+    let vector = crate::embed::embed_one(state.embedder.as_ref(), text)
+        .await
+        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+    Ok(Embedded {
+        vector,
+        embedder: state.embedder.id().to_string(),
+    })
+}
+
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let memories = state
+        .sessions
+        .session(&chat.id)
+        .send(ListMemories)
+        .await
+        .map_err(unavailable)?;
+    let total = memories.len();
+    Ok(HttpResponse::Ok().json(json!({"memories": memories, "total": total})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewMemory {
+    content: String,
+    category: Option<String>,
+}
+
+async fn create(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<NewMemory>,
+) -> AppResult<HttpResponse> {
+    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let limits = &state.config.memory;
+    let content =
+        checked_content(&body.content, limits.max_content_chars).map_err(AppError::InvalidRequest)?;
+    let category =
+        category_for(&content, body.category.as_deref()).map_err(AppError::InvalidRequest)?;
+    let embedded = embed(&state, &content).await?;
+    let saved = state
+        .sessions
+        .session(&chat.id)
+        .send(SaveMemory {
+            content,
+            category,
+            embedded,
+            duplicate_threshold: limits.duplicate_threshold,
+            max_per_chat: limits.max_per_chat,
+        })
+        .await
+        .map_err(unavailable)?
+        .map_err(memory_error)?;
+    Ok(match saved {
+        Saved::Saved(memory) => HttpResponse::Created().json(json!({
+            "status": "saved", "memory": memory,
+        })),
+        Saved::Duplicate(memory, similarity) => HttpResponse::Ok().json(json!({
+            "status": "duplicate", "memory": memory, "similarity": similarity,
+        })),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryChange {
+    content: Option<String>,
+    category: Option<String>,
+}
+
+async fn update(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    body: web::Json<MemoryChange>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, memory_id) = path.into_inner();
+    let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
+    let body = body.into_inner();
+    if body.content.is_none() && body.category.is_none() {
+        return Err(AppError::invalid("give content, category or both"));
+    }
+    let content = body
+        .content
+        .as_deref()
+        .map(|c| checked_content(c, state.config.memory.max_content_chars))
+        .transpose()
+        .map_err(AppError::InvalidRequest)?;
+    let category = body
+        .category
+        .as_deref()
+        .map(|c| category_for("", Some(c)))
+        .transpose()
+        .map_err(AppError::InvalidRequest)?;
+    let embedded = match &content {
+        Some(content) => Some(embed(&state, content).await?),
+        None => None,
+    };
+    let memory = state
+        .sessions
+        .session(&chat.id)
+        .send(UpdateMemory {
+            id: memory_id,
+            content,
+            category,
+            embedded,
+        })
+        .await
+        .map_err(unavailable)?
+        .map_err(memory_error)?;
+    Ok(HttpResponse::Ok().json(json!({"memory": memory})))
+}
+
+async fn delete(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, memory_id) = path.into_inner();
+    let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
+    let deleted = state
+        .sessions
+        .session(&chat.id)
+        .send(DeleteMemory {
+            id: memory_id.clone(),
+        })
+        .await
+        .map_err(unavailable)?
+        .map_err(memory_error)?;
+    if !deleted {
+        return Err(AppError::NotFound("memory"));
+    }
+    Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": memory_id})))
+}

@@ -1,0 +1,397 @@
+//! Resumable uploads: the tus 1.0 protocol (core, creation, termination) under
+//! `/chat/api/{chatId}/uploads`, so an interrupted upload continues from its offset.
+//! - `OPTIONS …/uploads` advertises the version, extensions and the size limit;
+//! - `POST …/uploads` (`Upload-Length`, `Upload-Metadata: filename <b64>,…`) creates the upload
+//!   and its document (status `uploading`) → 201 with `Location`; an `Upload-Length` over the
+//!   limit is refused with 413 before any byte is stored;
+//! - `HEAD …/uploads/{id}` → `Upload-Offset`;
+//! - `PATCH …/uploads/{id}` (`application/offset+octet-stream`, `Upload-Offset` equal to the
+//!   server's) appends; the last byte moves the document to `processing`;
+//! - `DELETE …/uploads/{id}` terminates an unfinished upload.
+//!
+//! The bytes on disk are the truth for the offset: whatever reached the file before a
+//! connection dropped counts, so a client always resumes from what the server really has.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use base64::Engine;
+use chrono::Utc;
+use dashmap::DashSet;
+use entities::uploads;
+use futures_util::StreamExt;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use tokio::io::AsyncWriteExt;
+
+use crate::auth::Principal;
+use crate::documents::extract::sanitize_filename;
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+use crate::workspace::status;
+
+pub const TUS_VERSION: &str = "1.0.0";
+/// How long an unfinished upload can be resumed.
+const UPLOAD_TTL: Duration = Duration::from_secs(24 * 3600);
+/// Longest `Upload-Metadata` header accepted.
+const MAX_METADATA_BYTES: usize = 4096;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/chat/api/{chat_id}/uploads", web::method(actix_web::http::Method::OPTIONS).to(options))
+        .route("/chat/api/{chat_id}/uploads", web::post().to(create))
+        .route("/chat/api/{chat_id}/uploads/{upload_id}", web::head().to(head))
+        .route("/chat/api/{chat_id}/uploads/{upload_id}", web::patch().to(patch))
+        .route("/chat/api/{chat_id}/uploads/{upload_id}", web::delete().to(terminate));
+}
+
+/// Uploads being written right now; a second concurrent PATCH is a conflict.
+fn writing() -> &'static DashSet<String> {
+    static WRITING: std::sync::OnceLock<DashSet<String>> = std::sync::OnceLock::new();
+    WRITING.get_or_init(DashSet::new)
+}
+
+fn tus(mut builder: actix_web::HttpResponseBuilder) -> actix_web::HttpResponseBuilder {
+    builder.insert_header(("Tus-Resumable", TUS_VERSION));
+    builder
+}
+
+fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// tus requires `Tus-Resumable` on every request but OPTIONS; another version is 412.
+fn check_version(req: &HttpRequest) -> AppResult<()> {
+    match header(req, "Tus-Resumable") {
+        Some(TUS_VERSION) => Ok(()),
+        other => Err(AppError::PreconditionFailed {
+            code: "tus_version_unsupported",
+            message: format!(
+                "Tus-Resumable {:?} is not supported; this endpoint speaks tus {TUS_VERSION}",
+                other.unwrap_or("(missing)")
+            ),
+        }),
+    }
+}
+
+async fn options(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    state.chats.get_owned(&principal.user_id, &path).await?;
+    Ok(tus(HttpResponse::NoContent())
+        .insert_header(("Tus-Version", TUS_VERSION))
+        .insert_header(("Tus-Extension", "creation,termination"))
+        .insert_header(("Tus-Max-Size", state.config.documents.max_file_bytes.to_string()))
+        .finish())
+}
+
+/// Parses `Upload-Metadata`: comma-separated `key base64value` pairs.
+fn parse_metadata(raw: &str) -> AppResult<serde_json::Map<String, serde_json::Value>> {
+    if raw.len() > MAX_METADATA_BYTES {
+        return Err(AppError::invalid("Upload-Metadata is too long"));
+    }
+    let mut map = serde_json::Map::new();
+    for pair in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let mut it = pair.splitn(2, ' ');
+        let key = it.next().unwrap_or_default();
+        let value = match it.next() {
+            Some(encoded) => base64::engine::general_purpose::STANDARD
+                .decode(encoded.trim())
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .ok_or_else(|| {
+                    AppError::invalid(format!("Upload-Metadata value of {key:?} is not base64 UTF-8"))
+                })?,
+            None => String::new(),
+        };
+        map.insert(key.to_string(), serde_json::Value::String(value));
+    }
+    Ok(map)
+}
+
+async fn create(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    check_version(&req)?;
+    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let limits = &state.config.documents;
+    if header(&req, "Upload-Defer-Length").is_some() {
+        return Err(AppError::invalid("Upload-Defer-Length is not supported; send Upload-Length"));
+    }
+    let length: u64 = header(&req, "Upload-Length")
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| AppError::invalid("Upload-Length must be a non-negative integer"))?;
+    if length > limits.max_file_bytes {
+        return Err(AppError::TooLarge {
+            code: "file_too_large",
+            message: format!(
+                "the file is {length} bytes; the most a document may have is {} bytes",
+                limits.max_file_bytes
+            ),
+        });
+    }
+    let metadata = parse_metadata(header(&req, "Upload-Metadata").unwrap_or_default())?;
+    let filename = sanitize_filename(
+        metadata
+            .get("filename")
+            .or_else(|| metadata.get("name"))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default(),
+    );
+    super::documents::check_count(&state, &chat.id).await?;
+    let upload_id = uuid::Uuid::now_v7().simple().to_string();
+    let dir = state.workspace.uploads_dir();
+    tokio::fs::create_dir_all(&dir).await.map_err(AppError::internal)?;
+    let storage_path = dir.join(format!("{upload_id}.part"));
+    tokio::fs::File::create(&storage_path).await.map_err(AppError::internal)?;
+    let document = state
+        .workspace
+        .create(&chat.id, &filename, length, &storage_path, status::UPLOADING)
+        .await?;
+    let now = Utc::now();
+    uploads::ActiveModel {
+        id: Set(upload_id.clone()),
+        chat_id: Set(chat.id.clone()),
+        user_id: Set(principal.user_id.clone()),
+        filename: Set(filename.clone()),
+        upload_length: Set(length as i64),
+        upload_offset: Set(0),
+        metadata: Set(Some(serde_json::Value::Object(metadata))),
+        storage_path: Set(storage_path.to_string_lossy().into_owned()),
+        document_id: Set(Some(document.id.clone())),
+        status: Set("uploading".into()),
+        created_at: Set(now),
+        updated_at: Set(now),
+        expires_at: Set(now + chrono::Duration::from_std(UPLOAD_TTL).unwrap_or_default()),
+    }
+    .insert(&state.db)
+    .await?;
+    let location = format!("/chat/api/{}/uploads/{upload_id}", chat.id);
+    let mut response = tus(HttpResponse::Created());
+    response
+        .insert_header(("Location", location.clone()))
+        .insert_header(("Upload-Offset", "0"));
+    if length == 0 {
+        finish(&state, &document.id, &storage_path, &chat.id, &upload_id, 0).await?;
+    }
+    Ok(response.json(serde_json::json!({
+        "upload_id": upload_id,
+        "location": location,
+        "artifact_id": document.artifact_id,
+        "filename": filename,
+        "status": if length == 0 { status::PROCESSING } else { status::UPLOADING },
+    })))
+}
+
+/// The upload a path names, in a chat the caller owns, still resumable.
+async fn owned_upload(
+    state: &AppState,
+    principal: &Principal,
+    chat_id: &str,
+    upload_id: &str,
+) -> AppResult<uploads::Model> {
+    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+    let upload = uploads::Entity::find_by_id(upload_id.to_string())
+        .filter(uploads::Column::ChatId.eq(chat.id))
+        .one(&state.db)
+        .await?
+        .filter(|u| u.status != "terminated")
+        .ok_or(AppError::NotFound("upload"))?;
+    if upload.status == "uploading" && upload.expires_at <= Utc::now() {
+        return Err(AppError::Gone("this upload expired; start a new one".into()));
+    }
+    Ok(upload)
+}
+
+/// Bytes really on disk for an upload.
+async fn stored_offset(upload: &uploads::Model) -> u64 {
+    if upload.status == "complete" {
+        return upload.upload_length as u64;
+    }
+    tokio::fs::metadata(&upload.storage_path)
+        .await
+        .map(|m| m.len().min(upload.upload_length as u64))
+        .unwrap_or(0)
+}
+
+async fn head(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> AppResult<HttpResponse> {
+    check_version(&req)?;
+    let (chat_id, upload_id) = path.into_inner();
+    let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
+    let offset = stored_offset(&upload).await;
+    Ok(tus(HttpResponse::Ok())
+        .insert_header(("Upload-Offset", offset.to_string()))
+        .insert_header(("Upload-Length", upload.upload_length.to_string()))
+        .insert_header(("Cache-Control", "no-store"))
+        .finish())
+}
+
+/// Releases the writing claim on drop, however the request ends.
+struct Writing(String);
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        writing().remove(&self.0);
+    }
+}
+
+async fn patch(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    mut body: web::Payload,
+) -> AppResult<HttpResponse> {
+    check_version(&req)?;
+    if header(&req, "Content-Type") != Some("application/offset+octet-stream") {
+        return Err(AppError::UnsupportedMediaType(
+            "PATCH needs Content-Type: application/offset+octet-stream".into(),
+        ));
+    }
+    let (chat_id, upload_id) = path.into_inner();
+    let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
+    let claimed: u64 = header(&req, "Upload-Offset")
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| AppError::invalid("Upload-Offset must be a non-negative integer"))?;
+    if !writing().insert(upload.id.clone()) {
+        return Err(AppError::Conflict("another request is writing this upload".into()));
+    }
+    let _writing = Writing(upload.id.clone());
+    let offset = stored_offset(&upload).await;
+    if upload.status == "complete" || claimed != offset {
+        return Err(AppError::Conflict(format!(
+            "Upload-Offset {claimed} does not match the server's offset {offset}"
+        )));
+    }
+    let length = upload.upload_length as u64;
+    let mut file = tokio::fs::OpenOptions::new()
+        .append(true)
+        .open(&upload.storage_path)
+        .await
+        .map_err(AppError::internal)?;
+    // Stored bytes may exceed what was counted if a previous write was cut mid-way.
+    file.set_len(offset).await.map_err(AppError::internal)?;
+    let mut written = offset;
+    let mut failure = None;
+    while let Some(chunk) = body.next().await {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(err) => {
+                failure = Some(AppError::invalid(format!("the upload was interrupted: {err}")));
+                break;
+            }
+        };
+        if written + chunk.len() as u64 > length {
+            failure = Some(AppError::TooLarge {
+                code: "upload_exceeds_length",
+                message: format!("the body goes past Upload-Length ({length} bytes)"),
+            });
+            break;
+        }
+        if let Err(err) = file.write_all(&chunk).await {
+            failure = Some(AppError::internal(err));
+            break;
+        }
+        written += chunk.len() as u64;
+    }
+    file.flush().await.map_err(AppError::internal)?;
+    drop(file);
+    let mut row: uploads::ActiveModel = upload.clone().into();
+    row.upload_offset = Set(written as i64);
+    row.updated_at = Set(Utc::now());
+    row.update(&state.db).await?;
+    if let Some(err) = failure {
+        return Err(err);
+    }
+    if written == length
+        && let Some(document_id) = &upload.document_id
+    {
+        let path = PathBuf::from(&upload.storage_path);
+        finish(&state, document_id, &path, &upload.chat_id, &upload.id, length).await?;
+    }
+    Ok(tus(HttpResponse::build(StatusCode::NO_CONTENT))
+        .insert_header(("Upload-Offset", written.to_string()))
+        .finish())
+}
+
+/// Moves a complete upload to the chat's files and queues its processing.
+async fn finish(
+    state: &AppState,
+    document_id: &str,
+    part: &std::path::Path,
+    chat_id: &str,
+    upload_id: &str,
+    length: u64,
+) -> AppResult<()> {
+    use sea_orm::sea_query::Expr;
+    let dir = state.workspace.files_dir(chat_id);
+    tokio::fs::create_dir_all(&dir).await.map_err(AppError::internal)?;
+    let target = dir.join(document_id);
+    tokio::fs::rename(part, &target).await.map_err(AppError::internal)?;
+    uploads::Entity::update_many()
+        .col_expr(uploads::Column::Status, Expr::value("complete"))
+        .col_expr(uploads::Column::StoragePath, Expr::value(target.to_string_lossy().into_owned()))
+        .filter(uploads::Column::Id.eq(upload_id))
+        .exec(&state.db)
+        .await?;
+    entities::documents::Entity::update_many()
+        .col_expr(
+            entities::documents::Column::StoragePath,
+            Expr::value(target.to_string_lossy().into_owned()),
+        )
+        .filter(entities::documents::Column::Id.eq(document_id))
+        .exec(&state.db)
+        .await?;
+    state.workspace.submit(document_id, length).await?;
+    Ok(())
+}
+
+async fn terminate(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> AppResult<HttpResponse> {
+    use sea_orm::sea_query::Expr;
+    check_version(&req)?;
+    let (chat_id, upload_id) = path.into_inner();
+    let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
+    if upload.status == "complete" {
+        return Err(AppError::Conflict(
+            "this upload is complete; delete the document instead".into(),
+        ));
+    }
+    uploads::Entity::update_many()
+        .col_expr(uploads::Column::Status, Expr::value("terminated"))
+        .filter(uploads::Column::Id.eq(upload.id.clone()))
+        .exec(&state.db)
+        .await?;
+    if let Some(document_id) = &upload.document_id {
+        state.workspace.discard(document_id).await?;
+    }
+    let _ = tokio::fs::remove_file(&upload.storage_path).await;
+    Ok(tus(HttpResponse::NoContent()).finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_pairs_are_base64_decoded() {
+        let map = parse_metadata("filename d29ybGRfZG9taW5hdGlvbl9wbGFuLnBkZg==,is_confidential").unwrap();
+        assert_eq!(map["filename"], "world_domination_plan.pdf");
+        assert_eq!(map["is_confidential"], "");
+        assert!(parse_metadata("filename !!!").is_err());
+    }
+}

@@ -1,0 +1,237 @@
+//! `create_artifact` and `update_artifact` (seed 000): versioned deliverables. The chat's
+//! session writes them; each write emits `x_artifact.created` / `x_artifact.updated` and puts
+//! the version in the answer's message parts, so it shows in history on every reload.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::chat_context::{ChatContext, session_gone};
+use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use crate::chat::artifacts::{
+    self, ArtifactError, CreateArtifact, MAX_LANGUAGE_CHARS, MAX_TITLE_CHARS, NewArtifact,
+    UpdateArtifact,
+};
+use crate::llm::wire::ToolDefinition;
+
+fn tool_error(err: ArtifactError) -> ToolError {
+    match err {
+        ArtifactError::Invalid(message) => ToolError::invalid_arguments(message),
+        ArtifactError::Exists(identifier) => ToolError::new(
+            "artifact_exists",
+            format!("an artifact with identifier {identifier:?} already exists in this chat"),
+            format!(
+                "Use update_artifact with identifier {identifier:?} to change it, or choose a \
+                 new identifier."
+            ),
+        ),
+        ArtifactError::NotFound(identifier) => ToolError::new(
+            "artifact_not_found",
+            format!("there is no artifact with identifier {identifier:?} in this chat"),
+            "Create it with create_artifact first, or use the identifier of an existing artifact.",
+        ),
+        ArtifactError::Database(message) => ToolError::new(
+            "storage_failed",
+            format!("the artifact could not be saved: {message}"),
+            "Try again, or give the content in your answer.",
+        ),
+    }
+}
+
+fn check_content(content: &str, max_bytes: usize) -> Result<(), ToolError> {
+    if content.len() > max_bytes {
+        return Err(ToolError::new(
+            "content_too_large",
+            format!(
+                "the content is {} bytes; an artifact holds at most {max_bytes} bytes",
+                content.len()
+            ),
+            "Split the content into several artifacts, or shorten it.",
+        ));
+    }
+    Ok(())
+}
+
+pub struct CreateArtifactTool(pub Arc<ChatContext>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateArgs {
+    identifier: String,
+    title: String,
+    #[serde(rename = "type")]
+    mime_type: String,
+    language: Option<String>,
+    content: String,
+}
+
+impl Tool for CreateArtifactTool {
+    fn name(&self) -> &'static str {
+        "create_artifact"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        let limits = &self.0.config.artifacts;
+        ToolDefinition::function(
+            "create_artifact",
+            "Create a persistent artifact (a code file, document, HTML page, SVG image or \
+             Mermaid diagram) stored in this chat, where the user can view, download and later \
+             see it updated. Use it for substantial deliverables rather than pasting them.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "identifier": {"type": "string", "description": format!(
+                        "Stable slug, 1-{} characters: ASCII letters, digits, '-', '_' and '.' \
+                         (e.g. \"fibonacci.py\"). Unique in the chat; reuse it with update_artifact.",
+                        limits.max_identifier_chars)},
+                    "title": {"type": "string", "description": "Human-readable title."},
+                    "type": {"type": "string", "description": "MIME type: text/markdown, \
+                        text/html, text/plain, image/svg+xml, text/x-mermaid, application/json, \
+                        or text/x-{language} for code (e.g. text/x-python)."},
+                    "language": {"type": "string", "description": "Programming language for \
+                        syntax highlighting (e.g. python). Omit for non-code artifacts."},
+                    "content": {"type": "string", "description": format!(
+                        "The full content, at most {} bytes.", limits.max_content_bytes)}
+                },
+                "required": ["identifier", "title", "type", "content"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn progress(&self) -> Option<ProgressKind> {
+        None
+    }
+
+    fn cacheable(&self) -> bool {
+        false
+    }
+
+    fn run(&self, arguments: Value) -> ToolFuture {
+        let ctx = Arc::clone(&self.0);
+        Box::pin(async move {
+            let args: CreateArgs = parse_arguments(arguments)?;
+            let limits = &ctx.config.artifacts;
+            artifacts::check_identifier(&args.identifier, limits.max_identifier_chars)
+                .map_err(tool_error)?;
+            let mime_type = artifacts::check_type(&args.mime_type).map_err(tool_error)?;
+            let title = args.title.trim().to_string();
+            if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
+                return Err(ToolError::invalid_arguments(format!(
+                    "title must be 1-{MAX_TITLE_CHARS} characters"
+                )));
+            }
+            let language = args
+                .language
+                .map(|l| l.trim().to_ascii_lowercase())
+                .filter(|l| !l.is_empty());
+            if language.as_ref().is_some_and(|l| l.chars().count() > MAX_LANGUAGE_CHARS) {
+                return Err(ToolError::invalid_arguments(format!(
+                    "language must be at most {MAX_LANGUAGE_CHARS} characters"
+                )));
+            }
+            check_content(&args.content, limits.max_content_bytes)?;
+            let content = args.content.clone();
+            let head = ctx
+                .session
+                .send(CreateArtifact(NewArtifact {
+                    identifier: args.identifier,
+                    title,
+                    mime_type,
+                    language,
+                    content: args.content,
+                }))
+                .await
+                .map_err(session_gone)?
+                .map_err(tool_error)?;
+            ctx.emit(
+                "x_artifact.created",
+                json!({"identifier": head.identifier, "title": head.title, "version": head.version}),
+            );
+            ctx.parts.upsert(artifacts::part(&head, &content));
+            Ok(json!({
+                "status": "created",
+                "artifact_id": head.id,
+                "identifier": head.identifier,
+                "title": head.title,
+                "type": head.mime_type,
+                "version": head.version,
+            }))
+        })
+    }
+}
+
+pub struct UpdateArtifactTool(pub Arc<ChatContext>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateArgs {
+    identifier: String,
+    content: String,
+}
+
+impl Tool for UpdateArtifactTool {
+    fn name(&self) -> &'static str {
+        "update_artifact"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::function(
+            "update_artifact",
+            "Replace the whole content of an artifact created earlier in this chat, making a \
+             new version (earlier versions are kept). Send the complete new content, not a diff.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "identifier": {"type": "string", "description": "The identifier of an \
+                        artifact created earlier in this chat."},
+                    "content": {"type": "string", "description": format!(
+                        "The complete updated content, at most {} bytes.",
+                        self.0.config.artifacts.max_content_bytes)}
+                },
+                "required": ["identifier", "content"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn progress(&self) -> Option<ProgressKind> {
+        None
+    }
+
+    fn cacheable(&self) -> bool {
+        false
+    }
+
+    fn run(&self, arguments: Value) -> ToolFuture {
+        let ctx = Arc::clone(&self.0);
+        Box::pin(async move {
+            let args: UpdateArgs = parse_arguments(arguments)?;
+            artifacts::check_identifier(&args.identifier, ctx.config.artifacts.max_identifier_chars)
+                .map_err(tool_error)?;
+            check_content(&args.content, ctx.config.artifacts.max_content_bytes)?;
+            let content = args.content.clone();
+            let head = ctx
+                .session
+                .send(UpdateArtifact {
+                    identifier: args.identifier,
+                    content: args.content,
+                })
+                .await
+                .map_err(session_gone)?
+                .map_err(tool_error)?;
+            ctx.emit(
+                "x_artifact.updated",
+                json!({"identifier": head.identifier, "version": head.version}),
+            );
+            ctx.parts.upsert(artifacts::part(&head, &content));
+            Ok(json!({
+                "status": "updated",
+                "artifact_id": head.id,
+                "identifier": head.identifier,
+                "version": head.version,
+            }))
+        })
+    }
+}

@@ -1,0 +1,76 @@
+//! What chat-scoped tools (artifacts, memory, file_search) reach: the chat's session, the
+//! run's event log, the run's message parts, the embedder and the limits. Built per run.
+
+use std::sync::{Arc, Mutex};
+
+use actix::Addr;
+use serde_json::Value;
+
+use crate::agent::events::RunEvent;
+use crate::agent::run_log::RunLog;
+use crate::chat::session::ChatSession;
+use crate::config::Config;
+use crate::embed::SharedEmbedder;
+
+/// The parts of the assistant message a run is producing (seed 003: deliverables are parts).
+/// An artifact appears once, at the latest version the run wrote.
+#[derive(Debug, Clone, Default)]
+pub struct Parts(Arc<Mutex<Vec<Value>>>);
+
+impl Parts {
+    pub fn from_vec(parts: Vec<Value>) -> Self {
+        Self(Arc::new(Mutex::new(parts)))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Value>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Adds a part, replacing an earlier part for the same artifact.
+    pub fn upsert(&self, part: Value) {
+        let mut parts = self.lock();
+        let same = |p: &Value| p.get("artifact_id").is_some() && p["artifact_id"] == part["artifact_id"];
+        match parts.iter_mut().find(|p| same(p)) {
+            Some(existing) => *existing = part,
+            None => parts.push(part),
+        }
+    }
+
+    pub fn snapshot(&self) -> Vec<Value> {
+        self.lock().clone()
+    }
+
+    /// The parts for the stored message; `None` when there are none.
+    pub fn to_value(&self) -> Option<Value> {
+        let parts = self.snapshot();
+        (!parts.is_empty()).then_some(Value::Array(parts))
+    }
+}
+
+pub struct ChatContext {
+    pub chat_id: String,
+    pub session: Addr<ChatSession>,
+    pub log: Arc<RunLog>,
+    pub parts: Parts,
+    pub embedder: SharedEmbedder,
+    pub config: Arc<Config>,
+}
+
+impl ChatContext {
+    /// Reports a feature event (`x_artifact.created`, …) to the run's subscribers.
+    pub fn emit(&self, event_type: &str, payload: Value) {
+        self.log.push(RunEvent::Extension {
+            event_type: event_type.into(),
+            payload,
+        });
+    }
+}
+
+/// The chat is restarting; the model may simply retry.
+pub fn session_gone(err: actix::MailboxError) -> super::ToolError {
+    super::ToolError::new(
+        "chat_unavailable",
+        format!("the chat is restarting: {err}"),
+        "Call the tool again.",
+    )
+}

@@ -1,0 +1,133 @@
+//! `file_search` (seed 000, seed 002): searches the chat's uploaded documents with the hybrid
+//! index. Offered only when the chat has searchable documents. Emits
+//! `response.file_search_call.in_progress`, `.searching` and `.completed`, each with the call's
+//! `item_id` and `output_index`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::chat_context::ChatContext;
+use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use crate::llm::wire::ToolDefinition;
+use crate::workspace::Workspace;
+
+/// Most results one call may ask for.
+pub const MAX_RESULTS: usize = 20;
+/// Longest query in characters.
+pub const MAX_QUERY_CHARS: usize = 2_000;
+
+pub struct FileSearchTool {
+    ctx: Arc<ChatContext>,
+    workspace: Workspace,
+    /// Numbers this run's file_search calls (`output_index`).
+    calls: AtomicUsize,
+}
+
+impl FileSearchTool {
+    pub fn new(ctx: Arc<ChatContext>, workspace: Workspace) -> Self {
+        Self {
+            ctx,
+            workspace,
+            calls: AtomicUsize::new(0),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    query: String,
+    max_results: Option<i64>,
+}
+
+impl Tool for FileSearchTool {
+    fn name(&self) -> &'static str {
+        "file_search"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::function(
+            "file_search",
+            "Search the content of the documents uploaded to this chat (PDFs, code, text, HTML). \
+             Returns the most relevant passages with their file names.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to find in the uploaded documents."},
+                    "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
+                        "description": "Most passages to return. Default: 5."}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn progress(&self) -> Option<ProgressKind> {
+        None
+    }
+
+    fn cacheable(&self) -> bool {
+        false
+    }
+
+    fn run(&self, arguments: Value) -> ToolFuture {
+        let ctx = Arc::clone(&self.ctx);
+        let workspace = self.workspace.clone();
+        let output_index = self.calls.fetch_add(1, Ordering::Relaxed);
+        Box::pin(async move {
+            let args: Args = parse_arguments(arguments)?;
+            let query = args.query.trim().to_string();
+            if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
+                return Err(ToolError::invalid_arguments(format!(
+                    "query must be 1-{MAX_QUERY_CHARS} characters"
+                )));
+            }
+            let limit = match args.max_results {
+                None => workspace.limits().default_search_results,
+                Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
+                Some(n) => {
+                    return Err(ToolError::invalid_arguments(format!(
+                        "max_results must be 1-{MAX_RESULTS} (got {n})"
+                    )));
+                }
+            };
+            let item_id = format!("fs_{}", uuid::Uuid::now_v7().simple());
+            let ids = json!({"item_id": item_id, "output_index": output_index});
+            ctx.emit("response.file_search_call.in_progress", ids.clone());
+            ctx.emit("response.file_search_call.searching", ids.clone());
+            let hits = workspace
+                .search(&ctx.chat_id, &query, limit)
+                .await
+                .map_err(|err| {
+                    ToolError::new(
+                        "search_failed",
+                        format!("the documents could not be searched: {err}"),
+                        "Try again, or answer without the documents.",
+                    )
+                })?;
+            let artifact_ids = workspace
+                .artifact_ids(&ctx.chat_id)
+                .await
+                .unwrap_or_default();
+            let results: Vec<Value> = hits
+                .into_iter()
+                .map(|hit| {
+                    json!({
+                        "filename": hit.filename,
+                        "chunk_text": hit.text,
+                        "relevance_score": (hit.relevance_score * 1000.0).round() / 1000.0,
+                        "artifact_id": artifact_ids.get(&hit.document_id).cloned().unwrap_or_default(),
+                    })
+                })
+                .collect();
+            let mut completed = ids;
+            completed["results_count"] = json!(results.len());
+            ctx.emit("response.file_search_call.completed", completed);
+            Ok(json!({ "results": results }))
+        })
+    }
+}

@@ -1,0 +1,219 @@
+//! `save_memory` and `recall_memory` (seed 000): per-chat memory. The content is embedded here,
+//! off the chat's mailbox; the chat's session checks for near-duplicates against its matrix and
+//! persists.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::chat_context::{ChatContext, session_gone};
+use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use crate::chat::memory::{
+    self, CATEGORIES, Embedded, MemoryError, RecallMemories, SaveMemory, Saved,
+};
+use crate::embed;
+use crate::llm::wire::ToolDefinition;
+
+fn embed_failed(err: embed::EmbedError) -> ToolError {
+    ToolError::new(
+        "embedding_failed",
+        err.to_string(),
+        "Try again later; memory is unavailable until the embedder answers.",
+    )
+}
+
+/// Embeds `text` with the chat's embedder.
+pub async fn embed_text(ctx: &ChatContext, text: &str) -> Result<Embedded, embed::EmbedError> {
+    let vector = embed::embed_one(ctx.embedder.as_ref(), text).await?;
+    Ok(Embedded {
+        vector,
+        embedder: ctx.embedder.id().to_string(),
+    })
+}
+
+/// Checks a category, or infers one (see `memory::infer_category`).
+pub fn category_for(content: &str, category: Option<&str>) -> Result<String, String> {
+    match category.map(str::trim).filter(|c| !c.is_empty()) {
+        None => Ok(memory::infer_category(content).to_string()),
+        Some(c) => {
+            let c = c.to_ascii_lowercase();
+            if CATEGORIES.contains(&c.as_str()) {
+                Ok(c)
+            } else {
+                Err(format!("category must be one of {}", CATEGORIES.join(", ")))
+            }
+        }
+    }
+}
+
+/// Checks a memory's content: not blank, within the limit; returns it trimmed.
+pub fn checked_content(content: &str, max_chars: usize) -> Result<String, String> {
+    let content = content.trim();
+    if content.is_empty() {
+        return Err("content must not be empty".into());
+    }
+    if content.chars().count() > max_chars {
+        return Err(format!("content must be at most {max_chars} characters"));
+    }
+    Ok(content.to_string())
+}
+
+pub struct SaveMemoryTool(pub Arc<ChatContext>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SaveArgs {
+    content: String,
+    category: Option<String>,
+}
+
+impl Tool for SaveMemoryTool {
+    fn name(&self) -> &'static str {
+        "save_memory"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::function(
+            "save_memory",
+            "Save a fact, preference or instruction to this chat's memory so it is remembered \
+             in later turns. Near-duplicates of saved memories are not saved twice.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string", "description": "The fact, preference or \
+                        instruction to remember, as a self-contained sentence."},
+                    "category": {"type": "string", "enum": CATEGORIES, "description": "Omit to \
+                        let the server infer it."}
+                },
+                "required": ["content"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn progress(&self) -> Option<ProgressKind> {
+        None
+    }
+
+    fn cacheable(&self) -> bool {
+        false
+    }
+
+    fn run(&self, arguments: Value) -> ToolFuture {
+        let ctx = Arc::clone(&self.0);
+        Box::pin(async move {
+            let args: SaveArgs = parse_arguments(arguments)?;
+            let limits = &ctx.config.memory;
+            let content = checked_content(&args.content, limits.max_content_chars)
+                .map_err(ToolError::invalid_arguments)?;
+            let category = category_for(&content, args.category.as_deref())
+                .map_err(ToolError::invalid_arguments)?;
+            let embedded = embed_text(&ctx, &content).await.map_err(embed_failed)?;
+            let saved = ctx
+                .session
+                .send(SaveMemory {
+                    content,
+                    category,
+                    embedded,
+                    duplicate_threshold: limits.duplicate_threshold,
+                    max_per_chat: limits.max_per_chat,
+                })
+                .await
+                .map_err(session_gone)?
+                .map_err(|err| match err {
+                    MemoryError::Full(max) => ToolError::new(
+                        "memory_full",
+                        format!("this chat already holds {max} memories, the most allowed"),
+                        "Tell the user memory is full; they can delete memories they no longer need.",
+                    ),
+                    other => ToolError::new(
+                        "storage_failed",
+                        other.to_string(),
+                        "Try again.",
+                    ),
+                })?;
+            Ok(match saved {
+                Saved::Saved(m) => json!({
+                    "status": "saved", "memory_id": m.id, "content": m.content,
+                    "category": m.category,
+                }),
+                Saved::Duplicate(m, similarity) => json!({
+                    "status": "duplicate", "memory_id": m.id, "content": m.content,
+                    "category": m.category, "similarity": similarity,
+                }),
+            })
+        })
+    }
+}
+
+pub struct RecallMemoryTool(pub Arc<ChatContext>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecallArgs {
+    query: String,
+}
+
+impl Tool for RecallMemoryTool {
+    fn name(&self) -> &'static str {
+        "recall_memory"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::function(
+            "recall_memory",
+            "Search this chat's saved memories (facts, preferences, instructions) by meaning. \
+             Returns the best matches with a relevance from 0 to 1.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to look for, in natural \
+                        language."}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn progress(&self) -> Option<ProgressKind> {
+        None
+    }
+
+    fn cacheable(&self) -> bool {
+        false
+    }
+
+    fn run(&self, arguments: Value) -> ToolFuture {
+        let ctx = Arc::clone(&self.0);
+        Box::pin(async move {
+            let args: RecallArgs = parse_arguments(arguments)?;
+            let query = checked_content(&args.query, ctx.config.memory.max_content_chars)
+                .map_err(ToolError::invalid_arguments)?;
+            let embedded = embed_text(&ctx, &query).await.map_err(embed_failed)?;
+            let ranked = ctx
+                .session
+                .send(RecallMemories {
+                    query: embedded,
+                    limit: ctx.config.memory.recall_limit,
+                    min_relevance: f32::MIN_POSITIVE,
+                })
+                .await
+                .map_err(session_gone)?;
+            let memories: Vec<Value> = ranked
+                .into_iter()
+                .map(|(m, relevance)| {
+                    json!({
+                        "id": m.id,
+                        "content": m.content,
+                        "category": m.category,
+                        "relevance": (relevance * 1000.0).round() / 1000.0,
+                        "created_at": m.created_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    })
+                })
+                .collect();
+            Ok(json!({ "memories": memories }))
+        })
+    }
+}

@@ -1,0 +1,533 @@
+//! The document workspace service (seed 002): document records, the processing queue and the
+//! per-chat hybrid indexes. Processing (extract → chunk → embed → store → index) runs on tokio
+//! tasks bounded by a semaphore, with CPU work on the blocking pool — never on a chat's
+//! mailbox. Chunks and their vectors are stored in the database, so an index directory that is
+//! missing or corrupt is rebuilt from them. Documents are chat-level: the same in every branch.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use chrono::Utc;
+use dashmap::DashMap;
+use entities::{artifacts, document_chunks, documents};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, Set, TransactionTrait,
+};
+use serde::Serialize;
+use tokio::sync::{Mutex, Semaphore};
+
+use crate::config::{Config, DocumentsConfig};
+use crate::documents::chunk::Chunker;
+use crate::documents::extract::{self, DocKind};
+use crate::documents::index::{ChatIndex, IndexedChunk, SearchHit};
+use crate::embed::{self, SharedEmbedder};
+
+pub const KIND_DOCUMENT: &str = "document";
+/// Chunks embedded per embedder call.
+const EMBED_BATCH: usize = 64;
+
+pub mod status {
+    pub const UPLOADING: &str = "uploading";
+    pub const PROCESSING: &str = "processing";
+    pub const PROCESSED: &str = "processed";
+    pub const ERROR: &str = "error";
+}
+
+/// A document as the REST API lists it (seed 002).
+#[derive(Debug, Clone, Serialize)]
+pub struct DocumentView {
+    pub artifact_id: String,
+    pub filename: String,
+    pub size: i64,
+    #[serde(rename = "type")]
+    pub content_type: String,
+    pub uploaded_at: chrono::DateTime<Utc>,
+    pub status: String,
+    pub searchable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+impl From<documents::Model> for DocumentView {
+    fn from(row: documents::Model) -> Self {
+        Self {
+            artifact_id: row.artifact_id,
+            filename: row.filename,
+            size: row.size_bytes,
+            content_type: row.content_type,
+            uploaded_at: row.uploaded_at,
+            status: row.status,
+            searchable: row.searchable,
+            error: row.error,
+            warning: row.warning,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Workspace {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: DatabaseConnection,
+    limits: DocumentsConfig,
+    data_dir: PathBuf,
+    embedder: SharedEmbedder,
+    indexes: DashMap<String, Arc<Mutex<ChatIndex>>>,
+    permits: Semaphore,
+    chunker: Chunker,
+}
+
+impl Workspace {
+    pub fn new(db: DatabaseConnection, config: &Config, embedder: SharedEmbedder) -> Self {
+        let limits = config.documents.clone();
+        Self {
+            inner: Arc::new(Inner {
+                db,
+                permits: Semaphore::new(limits.processing_concurrency.max(1)),
+                chunker: Chunker::new(limits.chunk_tokens, limits.chunk_overlap_tokens),
+                limits,
+                data_dir: config.data_dir.clone(),
+                embedder,
+                indexes: DashMap::new(),
+            }),
+        }
+    }
+
+    pub fn limits(&self) -> &DocumentsConfig {
+        &self.inner.limits
+    }
+
+    /// Where a chat's stored files live.
+    pub fn files_dir(&self, chat_id: &str) -> PathBuf {
+        self.inner.data_dir.join("documents").join(chat_id)
+    }
+
+    /// Where unfinished uploads live.
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.inner.data_dir.join("uploads")
+    }
+
+    fn index_dir(&self, chat_id: &str) -> PathBuf {
+        self.inner.data_dir.join("indexes").join(chat_id)
+    }
+
+    /// Documents of a chat that count against the per-chat limit (not deleted).
+    pub async fn count(&self, chat_id: &str) -> Result<u64, DbErr> {
+        documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .count(&self.inner.db)
+            .await
+    }
+
+    /// A chat's documents, most recent first.
+    pub async fn list(&self, chat_id: &str) -> Result<Vec<documents::Model>, DbErr> {
+        documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .order_by_desc(documents::Column::UploadedAt)
+            .order_by_desc(documents::Column::Id)
+            .all(&self.inner.db)
+            .await
+    }
+
+    /// document id → artifact id, for a chat's live documents.
+    pub async fn artifact_ids(
+        &self,
+        chat_id: &str,
+    ) -> Result<std::collections::HashMap<String, String>, DbErr> {
+        Ok(self
+            .list(chat_id)
+            .await?
+            .into_iter()
+            .map(|d| (d.id, d.artifact_id))
+            .collect())
+    }
+
+    /// Whether a chat has documents the model can search.
+    pub async fn has_searchable(&self, chat_id: &str) -> Result<bool, DbErr> {
+        let count = documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .filter(documents::Column::Searchable.eq(true))
+            .count(&self.inner.db)
+            .await?;
+        Ok(count > 0)
+    }
+
+    /// Creates a document and its artifact record, in `status`.
+    pub async fn create(
+        &self,
+        chat_id: &str,
+        filename: &str,
+        size: u64,
+        storage_path: &std::path::Path,
+        status: &str,
+    ) -> Result<documents::Model, DbErr> {
+        let now = Utc::now();
+        let artifact_id = format!("doc_{}", uuid::Uuid::now_v7().simple());
+        let txn = self.inner.db.begin().await?;
+        artifacts::ActiveModel {
+            id: Set(artifact_id.clone()),
+            chat_id: Set(chat_id.to_string()),
+            identifier: Set(artifact_id.clone()),
+            title: Set(filename.to_string()),
+            mime_type: Set("application/octet-stream".into()),
+            language: Set(None),
+            kind: Set(KIND_DOCUMENT.into()),
+            latest_version: Set(1),
+            message_id: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+            deleted_at: Set(None),
+        }
+        .insert(&txn)
+        .await?;
+        let row = documents::ActiveModel {
+            id: Set(uuid::Uuid::now_v7().to_string()),
+            chat_id: Set(chat_id.to_string()),
+            artifact_id: Set(artifact_id),
+            filename: Set(filename.to_string()),
+            size_bytes: Set(size as i64),
+            content_type: Set("application/octet-stream".into()),
+            storage_path: Set(storage_path.to_string_lossy().into_owned()),
+            status: Set(status.into()),
+            error: Set(None),
+            warning: Set(None),
+            searchable: Set(false),
+            char_count: Set(0),
+            uploaded_at: Set(now),
+            processed_at: Set(None),
+            deleted_at: Set(None),
+        }
+        .insert(&txn)
+        .await?;
+        txn.commit().await?;
+        Ok(row)
+    }
+
+    /// Deletes a document that never finished uploading (tus termination).
+    pub async fn discard(&self, document_id: &str) -> Result<(), DbErr> {
+        if let Some(doc) = documents::Entity::find_by_id(document_id)
+            .one(&self.inner.db)
+            .await?
+        {
+            let txn = self.inner.db.begin().await?;
+            documents::Entity::delete_by_id(doc.id).exec(&txn).await?;
+            artifacts::Entity::delete_by_id(doc.artifact_id).exec(&txn).await?;
+            txn.commit().await?;
+        }
+        Ok(())
+    }
+
+    /// Marks an uploaded document `processing` and queues it.
+    pub async fn submit(&self, document_id: &str, size: u64) -> Result<(), DbErr> {
+        use sea_orm::sea_query::Expr;
+        documents::Entity::update_many()
+            .col_expr(documents::Column::Status, Expr::value(status::PROCESSING))
+            .col_expr(documents::Column::SizeBytes, Expr::value(size as i64))
+            .filter(documents::Column::Id.eq(document_id))
+            .exec(&self.inner.db)
+            .await?;
+        self.enqueue(document_id.to_string());
+        Ok(())
+    }
+
+    /// Processes a document in the background, at most `processing_concurrency` at once.
+    pub fn enqueue(&self, document_id: String) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let Ok(_permit) = this.inner.permits.acquire().await else {
+                return;
+            };
+            if let Err(err) = this.process(&document_id).await {
+                tracing::error!(%document_id, %err, "document processing failed");
+                this.fail(&document_id, &err.to_string()).await;
+            }
+        });
+    }
+
+    /// Re-queues documents a previous process left in `processing`.
+    pub async fn resume_unfinished(&self) -> Result<usize, DbErr> {
+        let pending = documents::Entity::find()
+            .filter(documents::Column::Status.eq(status::PROCESSING))
+            .filter(documents::Column::DeletedAt.is_null())
+            .all(&self.inner.db)
+            .await?;
+        let count = pending.len();
+        for doc in pending {
+            self.enqueue(doc.id);
+        }
+        Ok(count)
+    }
+
+    async fn fail(&self, document_id: &str, message: &str) {
+        use sea_orm::sea_query::Expr;
+        let result = documents::Entity::update_many()
+            .col_expr(documents::Column::Status, Expr::value(status::ERROR))
+            .col_expr(documents::Column::Error, Expr::value(message))
+            .col_expr(documents::Column::ProcessedAt, Expr::value(Utc::now()))
+            .filter(documents::Column::Id.eq(document_id))
+            .exec(&self.inner.db)
+            .await;
+        if let Err(err) = result {
+            tracing::error!(%document_id, %err, "could not record a processing failure");
+        }
+    }
+
+    async fn process(&self, document_id: &str) -> anyhow::Result<()> {
+        let db = &self.inner.db;
+        let Some(doc) = documents::Entity::find_by_id(document_id).one(db).await? else {
+            return Ok(());
+        };
+        if doc.deleted_at.is_some() {
+            return Ok(());
+        }
+        let bytes = tokio::fs::read(&doc.storage_path)
+            .await
+            .map_err(|err| anyhow::anyhow!("the stored file could not be read: {err}"))?;
+        let filename = doc.filename.clone();
+        let max_chars = self.inner.limits.max_text_chars;
+        let this = self.clone();
+        let (content_type, extraction, chunks) = tokio::task::spawn_blocking(move || {
+            let head = &bytes[..bytes.len().min(8192)];
+            let (kind, content_type) = extract::sniff(head, &filename);
+            let extraction = extract::extract(&bytes, kind, max_chars)?;
+            let chunks = match (&extraction.text, kind) {
+                (Some(text), kind) if kind != DocKind::Binary => this.inner.chunker.chunk(text),
+                _ => Vec::new(),
+            };
+            anyhow::Ok((content_type, extraction, chunks))
+        })
+        .await??;
+        let mut vectors = Vec::with_capacity(chunks.len());
+        for batch in chunks.chunks(EMBED_BATCH) {
+            let texts = batch.iter().map(|c| c.text.clone()).collect();
+            vectors.extend(self.inner.embedder.embed(texts).await?);
+        }
+        let embedder_id = self.inner.embedder.id().to_string();
+        let now = Utc::now();
+        let rows: Vec<document_chunks::ActiveModel> = chunks
+            .iter()
+            .zip(&vectors)
+            .map(|(chunk, vector)| document_chunks::ActiveModel {
+                id: Set(uuid::Uuid::now_v7().to_string()),
+                document_id: Set(doc.id.clone()),
+                chat_id: Set(doc.chat_id.clone()),
+                chunk_index: Set(chunk.index as i32),
+                text: Set(chunk.text.clone()),
+                token_count: Set(chunk.token_count as i32),
+                embedding: Set(Some(embed::to_blob(vector))),
+                embedder: Set(Some(embedder_id.clone())),
+                created_at: Set(now),
+            })
+            .collect();
+        let indexed: Vec<IndexedChunk> = rows
+            .iter()
+            .zip(chunks)
+            .zip(vectors)
+            .map(|((row, chunk), vector)| IndexedChunk {
+                chunk_id: row.id.clone().unwrap(),
+                document_id: doc.id.clone(),
+                filename: doc.filename.clone(),
+                text: chunk.text,
+                vector,
+            })
+            .collect();
+        let searchable = extraction.text.is_some() && !indexed.is_empty();
+        let warning = extraction.truncated.then(|| {
+            format!(
+                "the text was truncated to the first {max_chars} characters; the rest is not searchable"
+            )
+        });
+        let txn = db.begin().await?;
+        document_chunks::Entity::delete_many()
+            .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
+            .exec(&txn)
+            .await?;
+        for batch in rows.chunks(200) {
+            document_chunks::Entity::insert_many(batch.to_vec())
+                .exec(&txn)
+                .await?;
+        }
+        let mut update: documents::ActiveModel = doc.clone().into();
+        update.status = Set(status::PROCESSED.into());
+        update.content_type = Set(content_type.to_string());
+        update.searchable = Set(searchable);
+        update.char_count = Set(extraction.char_count as i64);
+        update.warning = Set(warning);
+        update.error = Set(None);
+        update.processed_at = Set(Some(Utc::now()));
+        update.update(&txn).await?;
+        {
+            use sea_orm::sea_query::Expr;
+            artifacts::Entity::update_many()
+                .col_expr(artifacts::Column::MimeType, Expr::value(content_type))
+                .filter(artifacts::Column::Id.eq(doc.artifact_id.clone()))
+                .exec(&txn)
+                .await?;
+        }
+        txn.commit().await?;
+        if !indexed.is_empty() {
+            let index = self.index(&doc.chat_id).await?;
+            let mut guard = index.lock_owned().await;
+            let id = doc.id.clone();
+            tokio::task::spawn_blocking(move || {
+                guard.remove_document(&id)?;
+                guard.add(indexed)
+            })
+            .await??;
+        }
+        Ok(())
+    }
+
+    /// A chat's index, opened (and rebuilt from the database if it disagrees with it) on first
+    /// use.
+    pub async fn index(&self, chat_id: &str) -> anyhow::Result<Arc<Mutex<ChatIndex>>> {
+        if let Some(index) = self.inner.indexes.get(chat_id) {
+            return Ok(index.clone());
+        }
+        let (chunks, stale) = self.stored_chunks(chat_id).await?;
+        let dir = self.index_dir(chat_id);
+        let index = tokio::task::spawn_blocking(move || {
+            let mut index = ChatIndex::open(&dir)?;
+            if index.len() == chunks.len() {
+                index.load_vectors(chunks);
+            } else {
+                tracing::warn!(dir = %dir.display(), indexed = index.len(), stored = chunks.len(),
+                    "document index disagrees with the database; rebuilding it");
+                index.rebuild(chunks)?;
+            }
+            anyhow::Ok(index)
+        })
+        .await??;
+        let index = Arc::new(Mutex::new(index));
+        let index = self
+            .inner
+            .indexes
+            .entry(chat_id.to_string())
+            .or_insert(index)
+            .clone();
+        for document_id in stale {
+            tracing::info!(%document_id, "re-embedding a document made with another embedder");
+            self.enqueue(document_id);
+        }
+        Ok(index)
+    }
+
+    /// A chat's stored chunks of live documents with vectors from the current embedder, and
+    /// the documents whose vectors came from another one.
+    async fn stored_chunks(
+        &self,
+        chat_id: &str,
+    ) -> Result<(Vec<IndexedChunk>, Vec<String>), DbErr> {
+        let docs = documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .filter(documents::Column::Status.eq(status::PROCESSED))
+            .all(&self.inner.db)
+            .await?;
+        let embedder_id = self.inner.embedder.id();
+        let mut out = Vec::new();
+        let mut stale = Vec::new();
+        for doc in docs {
+            let chunks = document_chunks::Entity::find()
+                .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
+                .order_by_asc(document_chunks::Column::ChunkIndex)
+                .all(&self.inner.db)
+                .await?;
+            for chunk in chunks {
+                let vector = chunk
+                    .embedding
+                    .as_deref()
+                    .filter(|_| chunk.embedder.as_deref() == Some(embedder_id))
+                    .and_then(embed::from_blob);
+                // A vector from another embedder is not comparable: its document is
+                // re-processed instead.
+                match vector {
+                    Some(vector) => out.push(IndexedChunk {
+                        chunk_id: chunk.id,
+                        document_id: doc.id.clone(),
+                        filename: doc.filename.clone(),
+                        text: chunk.text,
+                        vector,
+                    }),
+                    None if !stale.contains(&doc.id) => stale.push(doc.id.clone()),
+                    None => {}
+                }
+            }
+        }
+        Ok((out, stale))
+    }
+
+    /// Searches a chat's documents: hybrid BM25 + vector ranking, relevance = cosine in [0, 1].
+    pub async fn search(
+        &self,
+        chat_id: &str,
+        query: &str,
+        limit: usize,
+    ) -> anyhow::Result<Vec<SearchHit>> {
+        let vector = embed::embed_one(self.inner.embedder.as_ref(), query).await?;
+        let index = self.index(chat_id).await?;
+        let guard = index.lock_owned().await;
+        let query = query.to_string();
+        tokio::task::spawn_blocking(move || guard.search(&query, &vector, limit)).await?
+    }
+
+    /// Soft-deletes a document; its chunks leave search at once.
+    pub async fn delete(&self, chat_id: &str, artifact_id: &str) -> anyhow::Result<bool> {
+        use sea_orm::sea_query::Expr;
+        let db = &self.inner.db;
+        let Some(doc) = documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::ArtifactId.eq(artifact_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .one(db)
+            .await?
+        else {
+            return Ok(false);
+        };
+        let now = Utc::now();
+        let txn = db.begin().await?;
+        documents::Entity::update_many()
+            .col_expr(documents::Column::DeletedAt, Expr::value(now))
+            .filter(documents::Column::Id.eq(doc.id.clone()))
+            .exec(&txn)
+            .await?;
+        artifacts::Entity::update_many()
+            .col_expr(artifacts::Column::DeletedAt, Expr::value(now))
+            .filter(artifacts::Column::Id.eq(artifact_id))
+            .exec(&txn)
+            .await?;
+        document_chunks::Entity::delete_many()
+            .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
+            .exec(&txn)
+            .await?;
+        txn.commit().await?;
+        let index = self.index(chat_id).await?;
+        let mut guard = index.lock_owned().await;
+        let id = doc.id.clone();
+        tokio::task::spawn_blocking(move || guard.remove_document(&id)).await??;
+        if let Err(err) = tokio::fs::remove_file(&doc.storage_path).await {
+            tracing::debug!(%err, "stored file already gone");
+        }
+        Ok(true)
+    }
+
+    /// Drops a deleted chat's index and stored files (its rows went with the chat).
+    pub async fn forget(&self, chat_id: &str) {
+        self.inner.indexes.remove(chat_id);
+        for dir in [self.index_dir(chat_id), self.files_dir(chat_id)] {
+            if let Err(err) = tokio::fs::remove_dir_all(&dir).await
+                && err.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!(dir = %dir.display(), %err, "could not remove a deleted chat's files");
+            }
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! The document workspace: tus and multipart uploads (with an interrupted upload resumed),
+//! processing by type, limits, the documents REST API, file_search with its events, automatic
+//! context injection, deletion, isolation and index rebuilds — over real HTTP.
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use reqwest::Method;
+use sea_orm::EntityTrait;
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
+use crate::sse::{Frame, read_all};
+
+/// A one-page PDF with the given lines of text in Helvetica, xref offsets computed.
+pub fn pdf_with_text(lines: &[&str]) -> Vec<u8> {
+    let mut content = String::from("BT /F1 12 Tf 72 720 Td 14 TL\n");
+    for line in lines {
+        content.push_str(&format!("({}) Tj T*\n", line.replace('(', "\\(").replace(')', "\\)")));
+    }
+    content.push_str("ET");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
+         /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_string(),
+        format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = pdf.len();
+    pdf.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for offset in offsets {
+        pdf.extend(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend(
+        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1)
+            .as_bytes(),
+    );
+    pdf
+}
+
+async fn new_chat(app: &TestApp) -> String {
+    app.create_chat("Docs").await["id"].as_str().unwrap().to_string()
+}
+
+async fn upload(app: &TestApp, chat: &str, filename: &str, bytes: Vec<u8>) -> reqwest::Response {
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
+    );
+    app.request(Method::POST, &format!("/chat/api/{chat}/documents"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn documents(app: &TestApp, chat: &str) -> Value {
+    let response = app.get(&format!("/chat/api/{chat}/documents")).await;
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+/// Waits until no document of the chat is uploading or processing; returns the list.
+async fn settled(app: &TestApp, chat: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let list = documents(app, chat).await;
+        let busy = list["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["status"] == "processing" || d["status"] == "uploading");
+        if !busy {
+            return list;
+        }
+        assert!(Instant::now() < deadline, "processing never finished: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn by_name<'a>(list: &'a Value, filename: &str) -> &'a Value {
+    list["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["filename"] == filename)
+        .unwrap_or_else(|| panic!("{filename} not listed: {list}"))
+}
+
+async fn send(app: &TestApp, chat: &str, text: &str) -> Vec<Frame> {
+    let response = app
+        .post_json(&format!("/chat/api/{chat}/messages"), &json!({"content": text}))
+        .await;
+    assert_eq!(response.status(), 200, "{:?}", response.text().await);
+    read_all(response).await
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[actix_web::test]
+async fn every_file_type_is_processed_per_seed_002() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    let pdf = pdf_with_text(&["Quarterly revenue grew by forty percent.", "Sharding uses consistent hashing."]);
+    let html = b"<html><head><title>Guide</title><script>var secret = 'zzscriptzz';</script></head>\
+        <body><h1>Deployment guide</h1><p>Blue green deployments avoid downtime.</p></body></html>";
+    let code = b"def fibonacci(n):\n    return n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)\n";
+    let png = [&[0x89u8, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a][..], &[0u8; 64][..]].concat();
+    for (name, bytes) in [
+        ("report.pdf", pdf),
+        ("guide.html", html.to_vec()),
+        ("fib.py", code.to_vec()),
+        ("notes.txt", png),
+        ("readme.md", b"# Readme\nRun `make test` before pushing.".to_vec()),
+    ] {
+        let response = upload(&app, &chat, name, bytes).await;
+        assert_eq!(response.status(), 201, "{name}: {:?}", response.text().await);
+    }
+    let list = settled(&app, &chat).await;
+    assert_eq!(list["total"], 5);
+    let pdf = by_name(&list, "report.pdf");
+    assert_eq!(pdf["status"], "processed", "{pdf}");
+    assert_eq!(pdf["type"], "application/pdf");
+    assert_eq!(pdf["searchable"], true);
+    assert!(pdf["artifact_id"].is_string() && pdf["uploaded_at"].is_string() && pdf["size"].as_i64().unwrap() > 100);
+    assert_eq!(by_name(&list, "guide.html")["type"], "text/html");
+    assert_eq!(by_name(&list, "fib.py")["type"], "text/x-python");
+    // Sniffed from the bytes, not the name: a PNG named .txt is a binary, stored but not searchable.
+    let binary = by_name(&list, "notes.txt");
+    assert_eq!(binary["status"], "processed");
+    assert_eq!(binary["searchable"], false);
+    assert_eq!(binary["type"], "image/png");
+    // Most recent first.
+    assert_eq!(list["documents"][0]["filename"], "readme.md");
+    assert_eq!(list["documents"][4]["filename"], "report.pdf");
+
+    // The text of each searchable type is really indexed (and a script's is not).
+    let hits = app.state.workspace.search(&chat, "revenue grew percent", 3).await.unwrap();
+    assert_eq!(hits[0].filename, "report.pdf");
+    assert!(hits[0].text.contains("Quarterly revenue grew"), "{:?}", hits[0].text);
+    let hits = app.state.workspace.search(&chat, "blue green deployments", 3).await.unwrap();
+    assert_eq!(hits[0].filename, "guide.html");
+    assert!(!hits[0].text.contains("zzscriptzz"));
+    let hits = app.state.workspace.search(&chat, "fibonacci", 3).await.unwrap();
+    assert_eq!(hits[0].filename, "fib.py");
+    assert!(hits.iter().all(|h| h.filename != "notes.txt"));
+}
+
+#[actix_web::test]
+async fn file_search_is_offered_with_documents_and_emits_its_events() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([Reply::text("No documents yet.")]);
+    send(&app, &chat, "hello").await;
+    assert!(!tool_names(&app.upstream.received()[0].body).contains(&"file_search".to_string()));
+
+    let spec = "API Key Authentication: all requests must include a valid API key in the \
+        Authorization header using the Bearer scheme. Keys are project-scoped and rotated via the dashboard.";
+    upload(&app, &chat, "api-design-spec.md", spec.as_bytes().to_vec()).await;
+    upload(&app, &chat, "cooking.txt", b"Simmer the tomatoes for twenty minutes with basil.".to_vec()).await;
+    let list = settled(&app, &chat).await;
+    let spec_id = by_name(&list, "api-design-spec.md")["artifact_id"].clone();
+
+    app.upstream.script([
+        Reply::tool_call("fs1", "file_search", json!({"query": "authentication flow for API keys", "max_results": 3})),
+        Reply::text("Keys go in the Authorization header."),
+    ]);
+    let frames = send(&app, &chat, "How do API keys authenticate requests?").await;
+    let received = app.upstream.received();
+    let first = &received[1].body;
+    assert!(tool_names(first).contains(&"file_search".to_string()));
+    // The file list and the relevant passage are in the system prompt.
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("api-design-spec.md (text/markdown, processed)"), "{system}");
+    assert!(system.contains("cooking.txt"), "{system}");
+    assert!(system.contains("Bearer scheme"), "the relevant chunk is injected: {system}");
+    assert!(!system.contains("Simmer the tomatoes"), "an irrelevant chunk is not: {system}");
+
+    let result: Value = serde_json::from_str(
+        received[2].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap(),
+    )
+    .unwrap();
+    let results = result["results"].as_array().unwrap();
+    assert!(!results.is_empty() && results.len() <= 3, "{result}");
+    assert_eq!(results[0]["filename"], "api-design-spec.md");
+    assert_eq!(results[0]["artifact_id"], spec_id);
+    assert!(results[0]["chunk_text"].as_str().unwrap().contains("Bearer scheme"));
+    let scores: Vec<f64> = results.iter().map(|r| r["relevance_score"].as_f64().unwrap()).collect();
+    assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
+
+    let kinds: Vec<Value> = frames
+        .iter()
+        .map(Frame::json)
+        .filter(|j| j["type"].as_str().is_some_and(|t| t.starts_with("response.file_search_call")))
+        .collect();
+    let types: Vec<&str> = kinds.iter().map(|k| k["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "response.file_search_call.in_progress",
+            "response.file_search_call.searching",
+            "response.file_search_call.completed"
+        ]
+    );
+    assert!(kinds.iter().all(|k| k["item_id"] == kinds[0]["item_id"] && k["output_index"] == 0));
+    assert!(kinds[0]["item_id"].as_str().unwrap().starts_with("fs_"));
+}
+
+#[actix_web::test]
+async fn deleting_a_document_removes_it_from_search_at_once() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    upload(&app, &chat, "alpha.txt", b"The aurora borealis glows green over Tromso.".to_vec()).await;
+    let list = settled(&app, &chat).await;
+    let id = by_name(&list, "alpha.txt")["artifact_id"].as_str().unwrap().to_string();
+    assert_eq!(app.state.workspace.search(&chat, "aurora borealis", 5).await.unwrap().len(), 1);
+    let deleted = app.request(Method::DELETE, &format!("/chat/api/{chat}/documents/{id}")).send().await.unwrap();
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(deleted.json::<Value>().await.unwrap(), json!({"deleted": true, "artifact_id": id}));
+    assert!(app.state.workspace.search(&chat, "aurora borealis", 5).await.unwrap().is_empty());
+    assert_eq!(documents(&app, &chat).await["total"], 0);
+    let again = app.request(Method::DELETE, &format!("/chat/api/{chat}/documents/{id}")).send().await.unwrap();
+    assert_eq!(again.status(), 404);
+    app.upstream.script([Reply::text("ok")]);
+    send(&app, &chat, "aurora?").await;
+    assert!(!tool_names(&app.upstream.received()[0].body).contains(&"file_search".to_string()));
+}
+
+fn tus(builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    builder.header("Tus-Resumable", "1.0.0")
+}
+
+fn metadata(filename: &str) -> String {
+    format!("filename {}", base64::engine::general_purpose::STANDARD.encode(filename))
+}
+
+/// Sends a PATCH whose body is cut off after `send` of `declared` bytes, then drops the socket.
+fn interrupted_patch(app: &TestApp, path: &str, offset: u64, body: &[u8], declared: usize) {
+    let address = app.address.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let head = format!(
+        "PATCH {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\n\
+         Tus-Resumable: 1.0.0\r\nUpload-Offset: {offset}\r\n\
+         Content-Type: application/offset+octet-stream\r\nContent-Length: {declared}\r\n\r\n",
+        app.api_key
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    stream.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    stream.shutdown(std::net::Shutdown::Both).ok();
+    let mut sink = Vec::new();
+    let _ = stream.read_to_end(&mut sink);
+}
+
+async fn offset(app: &TestApp, location: &str) -> u64 {
+    let head = tus(app.request(Method::HEAD, location)).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(head.headers()["cache-control"], "no-store");
+    head.headers()["upload-offset"].to_str().unwrap().parse().unwrap()
+}
+
+#[actix_web::test]
+async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    let options = app.request(Method::OPTIONS, &format!("/chat/api/{chat}/uploads")).send().await.unwrap();
+    assert_eq!(options.status(), 204);
+    assert_eq!(options.headers()["tus-version"], "1.0.0");
+    assert_eq!(options.headers()["tus-extension"], "creation,termination");
+    assert_eq!(options.headers()["tus-max-size"], "200000000");
+
+    let text: Vec<u8> = (0..4000)
+        .map(|i| format!("Line {i}: the quick brown fox studies resumable uploads.\n"))
+        .collect::<String>()
+        .into_bytes();
+    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+        .header("Upload-Length", text.len().to_string())
+        .header("Upload-Metadata", metadata("../../etc/big\u{7}notes.txt"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    assert_eq!(created.headers()["tus-resumable"], "1.0.0");
+    let location = created.headers()["location"].to_str().unwrap().to_string();
+    let body: Value = created.json().await.unwrap();
+    assert_eq!(body["filename"], "bignotes.txt", "path and control characters are stripped");
+    let listed = documents(&app, &chat).await;
+    assert_eq!(listed["documents"][0]["status"], "uploading");
+
+    // First part arrives whole.
+    let first = tus(app.request(Method::PATCH, &location))
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(text[..50_000].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 204);
+    assert_eq!(first.headers()["upload-offset"], "50000");
+
+    // The second is cut off mid-way: the server keeps what it received.
+    interrupted_patch(&app, &location, 50_000, &text[50_000..120_000], text.len() - 50_000);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut resumed_at = offset(&app, &location).await;
+    while resumed_at < 120_000 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        resumed_at = offset(&app, &location).await;
+    }
+    assert_eq!(resumed_at, 120_000, "the bytes that arrived count");
+
+    let stale = tus(app.request(Method::PATCH, &location))
+        .header("Upload-Offset", "50000")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(text[50_000..].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale.status(), 409, "a wrong offset is a conflict");
+    let wrong_type = tus(app.request(Method::PATCH, &location))
+        .header("Upload-Offset", resumed_at.to_string())
+        .header("Content-Type", "application/octet-stream")
+        .body(text[resumed_at as usize..].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong_type.status(), 415);
+    let no_version = app
+        .request(Method::HEAD, &location)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_version.status(), 412);
+
+    let rest = tus(app.request(Method::PATCH, &location))
+        .header("Upload-Offset", resumed_at.to_string())
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(text[resumed_at as usize..].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 204);
+    assert_eq!(rest.headers()["upload-offset"], text.len().to_string().as_str());
+    let list = settled(&app, &chat).await;
+    let doc = by_name(&list, "bignotes.txt");
+    assert_eq!(doc["status"], "processed", "{doc}");
+    assert_eq!(doc["size"], text.len());
+    let hits = app.state.workspace.search(&chat, "Line 3999", 1).await.unwrap();
+    assert!(hits[0].text.contains("Line 3999"), "the end of the file is indexed");
+    // Chunked with overlap: a 4000-line file is several chunks.
+    let chunks = entities::document_chunks::Entity::find()
+        .all(&app.db)
+        .await
+        .unwrap();
+    assert!(chunks.len() > 10, "{}", chunks.len());
+    assert!(chunks.iter().all(|c| c.token_count <= 1024));
+}
+
+#[actix_web::test]
+async fn tus_termination_and_limits_are_enforced_before_storing() {
+    let app = spawn_app_with(|c| {
+        c.documents.max_file_bytes = 10_000;
+        c.documents.max_files_per_chat = 2;
+    })
+    .await;
+    let chat = new_chat(&app).await;
+    let too_big = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+        .header("Upload-Length", "10001")
+        .header("Upload-Metadata", metadata("big.bin"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(too_big.status(), 413);
+    assert_eq!(error_body(too_big).await["code"], "file_too_large");
+    let multipart_big = upload(&app, &chat, "big.txt", vec![b'a'; 200_000]).await;
+    assert_eq!(multipart_big.status(), 413);
+    assert_eq!(documents(&app, &chat).await["total"], 0, "nothing was stored");
+    let stored: Vec<_> = std::fs::read_dir(app.data_dir.path().join("uploads"))
+        .map(|d| d.collect())
+        .unwrap_or_default();
+    assert!(stored.is_empty(), "no partial file remains: {stored:?}");
+
+    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+        .header("Upload-Length", "100")
+        .header("Upload-Metadata", metadata("half.txt"))
+        .send()
+        .await
+        .unwrap();
+    let location = created.headers()["location"].to_str().unwrap().to_string();
+    let overrun = tus(app.request(Method::PATCH, &location))
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(vec![b'x'; 150])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(overrun.status(), 413);
+    let terminated = tus(app.request(Method::DELETE, &location)).send().await.unwrap();
+    assert_eq!(terminated.status(), 204);
+    let gone = tus(app.request(Method::HEAD, &location)).send().await.unwrap();
+    assert_eq!(gone.status(), 404);
+    assert_eq!(documents(&app, &chat).await["total"], 0);
+
+    assert_eq!(upload(&app, &chat, "a.txt", b"one".to_vec()).await.status(), 201);
+    assert_eq!(upload(&app, &chat, "b.txt", b"two".to_vec()).await.status(), 201);
+    let third = upload(&app, &chat, "c.txt", b"three".to_vec()).await;
+    assert_eq!(third.status(), 409);
+    assert_eq!(error_body(third).await["code"], "too_many_documents");
+    let third_tus = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+        .header("Upload-Length", "5")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(third_tus.status(), 409);
+}
+
+#[actix_web::test]
+async fn long_text_is_truncated_with_a_warning() {
+    let app = spawn_app_with(|c| c.documents.max_text_chars = 1_000).await;
+    let chat = new_chat(&app).await;
+    let text = "word ".repeat(1_000) + "ENDMARKER";
+    upload(&app, &chat, "long.txt", text.into_bytes()).await;
+    let list = settled(&app, &chat).await;
+    let doc = by_name(&list, "long.txt");
+    assert_eq!(doc["status"], "processed");
+    assert!(doc["warning"].as_str().unwrap().contains("truncated"), "{doc}");
+    let hits = app.state.workspace.search(&chat, "ENDMARKER", 5).await.unwrap();
+    assert!(hits.iter().all(|h| !h.text.contains("ENDMARKER")));
+}
+
+#[actix_web::test]
+async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    upload(&app, &chat, "secret.md", b"The launch code word is pineapple.".to_vec()).await;
+    settled(&app, &chat).await;
+    let other = new_chat(&app).await;
+    assert_eq!(documents(&app, &other).await["total"], 0);
+    assert!(app.state.workspace.search(&other, "pineapple", 5).await.unwrap().is_empty());
+    let key = app.create_user_with_key("eve").await;
+    let list = app.http.get(app.url(&format!("/chat/api/{chat}/documents"))).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(list.status(), 404);
+    let form = reqwest::multipart::Form::new()
+        .part("file", reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("x.txt"));
+    let planted = app.http.post(app.url(&format!("/chat/api/{chat}/documents"))).bearer_auth(&key).multipart(form).send().await.unwrap();
+    assert_eq!(planted.status(), 404);
+    let tus_planted = app.http.post(app.url(&format!("/chat/api/{chat}/uploads")))
+        .bearer_auth(&key).header("Tus-Resumable", "1.0.0").header("Upload-Length", "1")
+        .send().await.unwrap();
+    assert_eq!(tus_planted.status(), 404);
+
+    // The index directory is lost (or corrupted) while the server is down: rebuilt on use.
+    let data = app.data_dir.path().to_path_buf();
+    let app = app.restart().await;
+    let index_dir = data.join("indexes").join(&chat);
+    std::fs::remove_dir_all(&index_dir).unwrap();
+    let hits = app.state.workspace.search(&chat, "launch code word", 5).await.unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].text.contains("pineapple"));
+    assert!(index_dir.exists());
+}
