@@ -15,6 +15,7 @@
 //! - `embed`      embedders (openai, minilm, hash) turning text into comparable vectors.
 //! - `documents`  the document workspace: extraction, chunking, the per-chat hybrid index.
 //! - `llm`        the upstream OpenAI-compatible client: wire types, stream decoding, retries.
+//! - `workspace`  the document service: records, the processing queue, per-chat indexes.
 //! - `http`       the routes, one file per resource.
 
 pub mod agent;
@@ -32,3 +33,4 @@ pub mod startup;
 pub mod state;
 pub mod telemetry;
 pub mod tools;
+pub mod workspace;

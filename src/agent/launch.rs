@@ -153,16 +153,25 @@ async fn document_context(
             return (Vec::new(), Vec::new());
         }
     };
-    let files: Vec<crate::workspace::DocumentView> =
-        listed.into_iter().map(Into::into).collect();
+    let files: Vec<crate::workspace::DocumentView> = listed.into_iter().map(Into::into).collect();
     let limits = &state.config.documents;
     let mut passages = Vec::new();
-    if files.iter().any(|f| f.searchable) && limits.max_injected_chunks > 0 && !message.trim().is_empty() {
-        match state.workspace.search(chat_id, message, limits.max_injected_chunks).await {
+    if files.iter().any(|f| f.searchable)
+        && limits.max_injected_chunks > 0
+        && !message.trim().is_empty()
+    {
+        match state
+            .workspace
+            .search(chat_id, message, limits.max_injected_chunks)
+            .await
+        {
             Ok(hits) => passages.extend(
                 hits.into_iter()
                     .filter(|h| h.relevance_score >= limits.injection_threshold)
-                    .map(|h| prompt::Passage { filename: h.filename, text: h.text }),
+                    .map(|h| prompt::Passage {
+                        filename: h.filename,
+                        text: h.text,
+                    }),
             ),
             Err(err) => tracing::warn!(%err, "could not search the chat's documents"),
         }

@@ -34,9 +34,8 @@ pub fn system_with_context(
         if !system.is_empty() {
             system.push_str("\n\n");
         }
-        system.push_str(
-            "Saved memories for this chat (follow them unless the user says otherwise):",
-        );
+        system
+            .push_str("Saved memories for this chat (follow them unless the user says otherwise):");
         for memory in memories {
             system.push_str(&format!("\n- [{}] {}", memory.category, memory.content));
         }

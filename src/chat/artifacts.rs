@@ -171,7 +171,10 @@ pub async fn link_parts<C: ConnectionTrait>(
             continue;
         };
         artifact_versions::Entity::update_many()
-            .col_expr(artifact_versions::Column::MessageId, Expr::value(message_id))
+            .col_expr(
+                artifact_versions::Column::MessageId,
+                Expr::value(message_id),
+            )
             .filter(artifact_versions::Column::ArtifactId.eq(id))
             .filter(artifact_versions::Column::Version.lte(version as i32))
             .filter(artifact_versions::Column::MessageId.is_null())
@@ -438,7 +441,14 @@ mod tests {
         for good in ["fibonacci.py", "auth-flow", "A_b.C-9", &"x".repeat(128)] {
             assert!(check_identifier(good, 128).is_ok(), "{good}");
         }
-        for bad in ["", "has space", "slash/name", "ünï", &"x".repeat(129), "a;b"] {
+        for bad in [
+            "",
+            "has space",
+            "slash/name",
+            "ünï",
+            &"x".repeat(129),
+            "a;b",
+        ] {
             assert!(check_identifier(bad, 128).is_err(), "{bad}");
         }
     }

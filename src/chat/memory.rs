@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 use entities::memories;
 use ndarray::{Array1, Array2, ArrayView1};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Set,
 };
 use serde::Serialize;
 
@@ -47,8 +47,18 @@ pub fn infer_category(content: &str) -> &'static str {
         return "instruction";
     }
     const LIKING: [&str; 12] = [
-        "prefer", "prefers", "preferred", "like", "likes", "love", "loves", "hate", "hates",
-        "dislike", "dislikes", "enjoys",
+        "prefer",
+        "prefers",
+        "preferred",
+        "like",
+        "likes",
+        "love",
+        "loves",
+        "hate",
+        "hates",
+        "dislike",
+        "dislikes",
+        "enjoys",
     ];
     if LIKING.iter().any(|w| has(w))
         || has("favorite")
@@ -143,7 +153,13 @@ impl MemoryStore {
     }
 
     fn rebuild(&mut self) {
-        let dim = self.vectors.iter().flatten().map(Vec::len).next().unwrap_or(0);
+        let dim = self
+            .vectors
+            .iter()
+            .flatten()
+            .map(Vec::len)
+            .next()
+            .unwrap_or(0);
         self.rows = (0..self.memories.len())
             .filter(|&i| self.vectors[i].as_ref().is_some_and(|v| v.len() == dim))
             .collect();
@@ -329,13 +345,13 @@ impl Handler<SaveMemory> for ChatSession {
         let db = self.db.clone();
         let vector = msg.embedded.vector;
         AtomicResponse::new(Box::pin(
-            async move { row.insert(&db).await }
-                .into_actor(self)
-                .map(move |result, act: &mut Self, _| {
+            async move { row.insert(&db).await }.into_actor(self).map(
+                move |result, act: &mut Self, _| {
                     result?;
                     act.memories.put(memory.clone(), Some(vector));
                     Ok(Saved::Saved(memory))
-                }),
+                },
+            ),
         ))
     }
 }
@@ -408,13 +424,13 @@ impl Handler<UpdateMemory> for ChatSession {
         };
         let db = self.db.clone();
         AtomicResponse::new(Box::pin(
-            async move { row.update(&db).await }
-                .into_actor(self)
-                .map(move |result, act: &mut Self, _| {
+            async move { row.update(&db).await }.into_actor(self).map(
+                move |result, act: &mut Self, _| {
                     result?;
                     act.memories.put(memory.clone(), vector);
                     Ok(memory)
-                }),
+                },
+            ),
         ))
     }
 }
@@ -522,7 +538,9 @@ impl ChatSession {
                         vectors,
                     });
                 }
-                Err(err) => tracing::warn!(%err, "could not re-embed memories; will retry on next load"),
+                Err(err) => {
+                    tracing::warn!(%err, "could not re-embed memories; will retry on next load")
+                }
             }
         });
     }
@@ -536,9 +554,18 @@ mod tests {
     fn categories_are_inferred_from_wording() {
         assert_eq!(infer_category("Always answer in French"), "instruction");
         assert_eq!(infer_category("Use tabs, not spaces"), "instruction");
-        assert_eq!(infer_category("Code must compile on Rust 1.80"), "instruction");
-        assert_eq!(infer_category("User prefers TypeScript with strict mode"), "preference");
-        assert_eq!(infer_category("Her favourite editor is Helix"), "preference");
+        assert_eq!(
+            infer_category("Code must compile on Rust 1.80"),
+            "instruction"
+        );
+        assert_eq!(
+            infer_category("User prefers TypeScript with strict mode"),
+            "preference"
+        );
+        assert_eq!(
+            infer_category("Her favourite editor is Helix"),
+            "preference"
+        );
         assert_eq!(infer_category("The project deadline is March 3"), "fact");
     }
 
@@ -574,7 +601,11 @@ mod tests {
             row("mid", &[0.5, 0.5], "e"),
         ];
         let (mut store, _) = MemoryStore::load(rows, "e");
-        let ids: Vec<_> = store.ranked(&[1.0, 0.0]).into_iter().map(|(m, s)| (m.id, s)).collect();
+        let ids: Vec<_> = store
+            .ranked(&[1.0, 0.0])
+            .into_iter()
+            .map(|(m, s)| (m.id, s))
+            .collect();
         assert_eq!(ids[0].0, "near");
         assert_eq!(ids[1].0, "mid");
         assert_eq!(ids[2], ("far".to_string(), 0.0));

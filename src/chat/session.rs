@@ -222,27 +222,27 @@ impl Actor for ChatSession {
             }
             .into_actor(self)
             .map(|loaded, act, ctx| {
-                    let built = loaded.map_err(ChatError::from).and_then(
-                        |((nodes, leaf), artifacts, memories)| {
-                            let tree = BranchTree::from_nodes(nodes, leaf.as_deref())?;
-                            Ok((tree, artifacts, memories))
-                        },
-                    );
-                    match built {
-                        Ok((tree, artifacts, memories)) => {
-                            act.tree = tree;
-                            act.artifacts = artifacts;
-                            let (store, stale) =
-                                super::memory::MemoryStore::load(memories, act.embedder.id());
-                            act.memories = store;
-                            act.reembed_memories(stale, ctx);
-                        }
-                        Err(err) => {
-                            tracing::error!(chat_id = %act.chat_id, %err, "cannot load chat");
-                            ctx.stop();
-                        }
+                let built = loaded.map_err(ChatError::from).and_then(
+                    |((nodes, leaf), artifacts, memories)| {
+                        let tree = BranchTree::from_nodes(nodes, leaf.as_deref())?;
+                        Ok((tree, artifacts, memories))
+                    },
+                );
+                match built {
+                    Ok((tree, artifacts, memories)) => {
+                        act.tree = tree;
+                        act.artifacts = artifacts;
+                        let (store, stale) =
+                            super::memory::MemoryStore::load(memories, act.embedder.id());
+                        act.memories = store;
+                        act.reembed_memories(stale, ctx);
                     }
-                }),
+                    Err(err) => {
+                        tracing::error!(chat_id = %act.chat_id, %err, "cannot load chat");
+                        ctx.stop();
+                    }
+                }
+            }),
         );
         ctx.run_interval(IDLE_CHECK_EVERY.min(self.idle_after), |act, ctx| {
             if act.active_runs == 0 && act.last_activity.elapsed() >= act.idle_after {

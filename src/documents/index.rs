@@ -19,7 +19,7 @@ use tantivy::schema::{TextOptions, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer};
 use tantivy::{
-    DocAddress, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument, Term,
+    Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument, Term,
 };
 
 /// The name the stemming analyzer is registered under; the schema's text field names it.

@@ -103,7 +103,10 @@ mod tests {
         let a = e.embed_text("The user prefers TypeScript with strict mode");
         let norm: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-5);
-        assert_eq!(a, e.embed_text("The user prefers TypeScript with strict mode"));
+        assert_eq!(
+            a,
+            e.embed_text("The user prefers TypeScript with strict mode")
+        );
         assert_eq!(a.len(), DEFAULT_DIM);
     }
 

@@ -413,11 +413,12 @@ fn write_test_tokenizer(path: &Path, vocab: &[String]) -> anyhow::Result<()> {
         ("[SEP]".into(), id("[SEP]")?),
         ("[CLS]".into(), id("[CLS]")?),
     )));
-    let special: Vec<AddedToken> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-        .into_iter()
-        .map(|token| AddedToken::from(token, true))
-        .collect();
-    tokenizer.add_special_tokens(&special);
+    tokenizer
+        .add_special_tokens(
+            ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                .map(|token| AddedToken::from(token, true)),
+        )
+        .map_err(|e| anyhow!("test special tokens: {e}"))?;
     tokenizer
         .save(path, true)
         .map_err(|e| anyhow!("writing {}: {e}", path.display()))
@@ -547,7 +548,10 @@ mod tests {
         let encoder = &model.encoder;
 
         let windows = encoder.windows(&text).unwrap();
-        let vector = model.embed_sync(&[text.clone()]).unwrap().remove(0);
+        let vector = model
+            .embed_sync(std::slice::from_ref(&text))
+            .unwrap()
+            .remove(0);
 
         assert!(windows.len() >= 3, "{} windows", windows.len());
         for window in &windows {

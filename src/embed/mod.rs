@@ -101,10 +101,9 @@ pub fn default_minilm_dir(data_dir: &Path) -> PathBuf {
 /// is configured or found in the data directory, else `hash`. Logs which is in use.
 pub fn from_config(config: &Config, llm: &LlmClient) -> anyhow::Result<SharedEmbedder> {
     let memory = &config.memory;
-    let minilm_dir = memory
-        .minilm_dir
-        .clone()
-        .or_else(|| Some(default_minilm_dir(&config.data_dir)).filter(|d| minilm::looks_like_model(d)));
+    let minilm_dir = memory.minilm_dir.clone().or_else(|| {
+        Some(default_minilm_dir(&config.data_dir)).filter(|d| minilm::looks_like_model(d))
+    });
     let choice = match memory.embedder.as_deref() {
         Some(name) => name.to_ascii_lowercase(),
         None if minilm_dir.is_some() => "minilm".into(),

@@ -14,7 +14,10 @@ use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/chat/api/{chat_id}/artifacts", web::get().to(list))
-        .route("/chat/api/{chat_id}/artifacts/{artifact}", web::get().to(get))
+        .route(
+            "/chat/api/{chat_id}/artifacts/{artifact}",
+            web::get().to(get),
+        )
         .route(
             "/chat/api/{chat_id}/artifacts/{artifact}",
             web::delete().to(delete),
@@ -66,7 +69,10 @@ async fn get(
     let (chat_id, key) = path.into_inner();
     let row = owned_artifact(&state, &principal, &chat_id, &key).await?;
     let versions = artifacts::versions(&state.db, &row.id).await?;
-    let content = versions.last().map(|v| v.content.clone()).unwrap_or_default();
+    let content = versions
+        .last()
+        .map(|v| v.content.clone())
+        .unwrap_or_default();
     let versions: Vec<_> = versions
         .into_iter()
         .map(|v| {

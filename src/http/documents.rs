@@ -97,7 +97,8 @@ async fn upload(
     check_count(&state, &chat.id).await?;
     let mut form = Multipart::new(req.headers(), payload);
     while let Some(field) = form.next().await {
-        let mut field = field.map_err(|err| AppError::invalid(format!("bad multipart body: {err}")))?;
+        let mut field =
+            field.map_err(|err| AppError::invalid(format!("bad multipart body: {err}")))?;
         if field.name() != Some("file") {
             continue;
         }
@@ -108,9 +109,13 @@ async fn upload(
                 .unwrap_or_default(),
         );
         let dir = state.workspace.uploads_dir();
-        tokio::fs::create_dir_all(&dir).await.map_err(AppError::internal)?;
+        tokio::fs::create_dir_all(&dir)
+            .await
+            .map_err(AppError::internal)?;
         let part = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));
-        let mut file = tokio::fs::File::create(&part).await.map_err(AppError::internal)?;
+        let mut file = tokio::fs::File::create(&part)
+            .await
+            .map_err(AppError::internal)?;
         let mut size: u64 = 0;
         let mut failure = None;
         while let Some(chunk) = field.next().await {
@@ -127,7 +132,9 @@ async fn upload(
                     }
                 }
                 Err(err) => {
-                    failure = Some(AppError::invalid(format!("the upload was interrupted: {err}")));
+                    failure = Some(AppError::invalid(format!(
+                        "the upload was interrupted: {err}"
+                    )));
                     break;
                 }
             }
@@ -139,13 +146,17 @@ async fn upload(
             return Err(err);
         }
         let target_dir = state.workspace.files_dir(&chat.id);
-        tokio::fs::create_dir_all(&target_dir).await.map_err(AppError::internal)?;
+        tokio::fs::create_dir_all(&target_dir)
+            .await
+            .map_err(AppError::internal)?;
         let document = state
             .workspace
             .create(&chat.id, &filename, size, &part, status::UPLOADING)
             .await?;
         let target = target_dir.join(&document.id);
-        tokio::fs::rename(&part, &target).await.map_err(AppError::internal)?;
+        tokio::fs::rename(&part, &target)
+            .await
+            .map_err(AppError::internal)?;
         {
             use sea_orm::sea_query::Expr;
             use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};

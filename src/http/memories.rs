@@ -16,8 +16,14 @@ use crate::tools::memory::{category_for, checked_content};
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/chat/api/{chat_id}/memories", web::get().to(list))
         .route("/chat/api/{chat_id}/memories", web::post().to(create))
-        .route("/chat/api/{chat_id}/memories/{memory_id}", web::patch().to(update))
-        .route("/chat/api/{chat_id}/memories/{memory_id}", web::put().to(update))
+        .route(
+            "/chat/api/{chat_id}/memories/{memory_id}",
+            web::patch().to(update),
+        )
+        .route(
+            "/chat/api/{chat_id}/memories/{memory_id}",
+            web::put().to(update),
+        )
         .route(
             "/chat/api/{chat_id}/memories/{memory_id}",
             web::delete().to(delete),
@@ -80,8 +86,8 @@ async fn create(
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
     let limits = &state.config.memory;
-    let content =
-        checked_content(&body.content, limits.max_content_chars).map_err(AppError::InvalidRequest)?;
+    let content = checked_content(&body.content, limits.max_content_chars)
+        .map_err(AppError::InvalidRequest)?;
     let category =
         category_for(&content, body.category.as_deref()).map_err(AppError::InvalidRequest)?;
     let embedded = embed(&state, &content).await?;

@@ -14,8 +14,8 @@ mod messages;
 mod models;
 mod responses;
 mod runs;
-mod uploads;
 pub mod sse;
+mod uploads;
 
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};

@@ -38,11 +38,23 @@ const UPLOAD_TTL: Duration = Duration::from_secs(24 * 3600);
 const MAX_METADATA_BYTES: usize = 4096;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/chat/api/{chat_id}/uploads", web::method(actix_web::http::Method::OPTIONS).to(options))
-        .route("/chat/api/{chat_id}/uploads", web::post().to(create))
-        .route("/chat/api/{chat_id}/uploads/{upload_id}", web::head().to(head))
-        .route("/chat/api/{chat_id}/uploads/{upload_id}", web::patch().to(patch))
-        .route("/chat/api/{chat_id}/uploads/{upload_id}", web::delete().to(terminate));
+    cfg.route(
+        "/chat/api/{chat_id}/uploads",
+        web::method(actix_web::http::Method::OPTIONS).to(options),
+    )
+    .route("/chat/api/{chat_id}/uploads", web::post().to(create))
+    .route(
+        "/chat/api/{chat_id}/uploads/{upload_id}",
+        web::head().to(head),
+    )
+    .route(
+        "/chat/api/{chat_id}/uploads/{upload_id}",
+        web::patch().to(patch),
+    )
+    .route(
+        "/chat/api/{chat_id}/uploads/{upload_id}",
+        web::delete().to(terminate),
+    );
 }
 
 /// Uploads being written right now; a second concurrent PATCH is a conflict.
@@ -83,7 +95,10 @@ async fn options(
     Ok(tus(HttpResponse::NoContent())
         .insert_header(("Tus-Version", TUS_VERSION))
         .insert_header(("Tus-Extension", "creation,termination"))
-        .insert_header(("Tus-Max-Size", state.config.documents.max_file_bytes.to_string()))
+        .insert_header((
+            "Tus-Max-Size",
+            state.config.documents.max_file_bytes.to_string(),
+        ))
         .finish())
 }
 
@@ -102,7 +117,9 @@ fn parse_metadata(raw: &str) -> AppResult<serde_json::Map<String, serde_json::Va
                 .ok()
                 .and_then(|bytes| String::from_utf8(bytes).ok())
                 .ok_or_else(|| {
-                    AppError::invalid(format!("Upload-Metadata value of {key:?} is not base64 UTF-8"))
+                    AppError::invalid(format!(
+                        "Upload-Metadata value of {key:?} is not base64 UTF-8"
+                    ))
                 })?,
             None => String::new(),
         };
@@ -121,7 +138,9 @@ async fn create(
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
     let limits = &state.config.documents;
     if header(&req, "Upload-Defer-Length").is_some() {
-        return Err(AppError::invalid("Upload-Defer-Length is not supported; send Upload-Length"));
+        return Err(AppError::invalid(
+            "Upload-Defer-Length is not supported; send Upload-Length",
+        ));
     }
     let length: u64 = header(&req, "Upload-Length")
         .and_then(|v| v.trim().parse().ok())
@@ -146,12 +165,22 @@ async fn create(
     super::documents::check_count(&state, &chat.id).await?;
     let upload_id = uuid::Uuid::now_v7().simple().to_string();
     let dir = state.workspace.uploads_dir();
-    tokio::fs::create_dir_all(&dir).await.map_err(AppError::internal)?;
+    tokio::fs::create_dir_all(&dir)
+        .await
+        .map_err(AppError::internal)?;
     let storage_path = dir.join(format!("{upload_id}.part"));
-    tokio::fs::File::create(&storage_path).await.map_err(AppError::internal)?;
+    tokio::fs::File::create(&storage_path)
+        .await
+        .map_err(AppError::internal)?;
     let document = state
         .workspace
-        .create(&chat.id, &filename, length, &storage_path, status::UPLOADING)
+        .create(
+            &chat.id,
+            &filename,
+            length,
+            &storage_path,
+            status::UPLOADING,
+        )
         .await?;
     let now = Utc::now();
     uploads::ActiveModel {
@@ -203,7 +232,9 @@ async fn owned_upload(
         .filter(|u| u.status != "terminated")
         .ok_or(AppError::NotFound("upload"))?;
     if upload.status == "uploading" && upload.expires_at <= Utc::now() {
-        return Err(AppError::Gone("this upload expired; start a new one".into()));
+        return Err(AppError::Gone(
+            "this upload expired; start a new one".into(),
+        ));
     }
     Ok(upload)
 }
@@ -264,7 +295,9 @@ async fn patch(
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| AppError::invalid("Upload-Offset must be a non-negative integer"))?;
     if !writing().insert(upload.id.clone()) {
-        return Err(AppError::Conflict("another request is writing this upload".into()));
+        return Err(AppError::Conflict(
+            "another request is writing this upload".into(),
+        ));
     }
     let _writing = Writing(upload.id.clone());
     let offset = stored_offset(&upload).await;
@@ -287,7 +320,9 @@ async fn patch(
         let chunk = match chunk {
             Ok(chunk) => chunk,
             Err(err) => {
-                failure = Some(AppError::invalid(format!("the upload was interrupted: {err}")));
+                failure = Some(AppError::invalid(format!(
+                    "the upload was interrupted: {err}"
+                )));
                 break;
             }
         };
@@ -317,7 +352,15 @@ async fn patch(
         && let Some(document_id) = &upload.document_id
     {
         let path = PathBuf::from(&upload.storage_path);
-        finish(&state, document_id, &path, &upload.chat_id, &upload.id, length).await?;
+        finish(
+            &state,
+            document_id,
+            &path,
+            &upload.chat_id,
+            &upload.id,
+            length,
+        )
+        .await?;
     }
     Ok(tus(HttpResponse::build(StatusCode::NO_CONTENT))
         .insert_header(("Upload-Offset", written.to_string()))
@@ -335,12 +378,19 @@ async fn finish(
 ) -> AppResult<()> {
     use sea_orm::sea_query::Expr;
     let dir = state.workspace.files_dir(chat_id);
-    tokio::fs::create_dir_all(&dir).await.map_err(AppError::internal)?;
+    tokio::fs::create_dir_all(&dir)
+        .await
+        .map_err(AppError::internal)?;
     let target = dir.join(document_id);
-    tokio::fs::rename(part, &target).await.map_err(AppError::internal)?;
+    tokio::fs::rename(part, &target)
+        .await
+        .map_err(AppError::internal)?;
     uploads::Entity::update_many()
         .col_expr(uploads::Column::Status, Expr::value("complete"))
-        .col_expr(uploads::Column::StoragePath, Expr::value(target.to_string_lossy().into_owned()))
+        .col_expr(
+            uploads::Column::StoragePath,
+            Expr::value(target.to_string_lossy().into_owned()),
+        )
         .filter(uploads::Column::Id.eq(upload_id))
         .exec(&state.db)
         .await?;
@@ -389,7 +439,8 @@ mod tests {
 
     #[test]
     fn metadata_pairs_are_base64_decoded() {
-        let map = parse_metadata("filename d29ybGRfZG9taW5hdGlvbl9wbGFuLnBkZg==,is_confidential").unwrap();
+        let map = parse_metadata("filename d29ybGRfZG9taW5hdGlvbl9wbGFuLnBkZg==,is_confidential")
+            .unwrap();
         assert_eq!(map["filename"], "world_domination_plan.pdf");
         assert_eq!(map["is_confidential"], "");
         assert!(parse_metadata("filename !!!").is_err());

@@ -126,7 +126,10 @@ impl Tool for CreateArtifactTool {
                 .language
                 .map(|l| l.trim().to_ascii_lowercase())
                 .filter(|l| !l.is_empty());
-            if language.as_ref().is_some_and(|l| l.chars().count() > MAX_LANGUAGE_CHARS) {
+            if language
+                .as_ref()
+                .is_some_and(|l| l.chars().count() > MAX_LANGUAGE_CHARS)
+            {
                 return Err(ToolError::invalid_arguments(format!(
                     "language must be at most {MAX_LANGUAGE_CHARS} characters"
                 )));
@@ -208,8 +211,11 @@ impl Tool for UpdateArtifactTool {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
             let args: UpdateArgs = parse_arguments(arguments)?;
-            artifacts::check_identifier(&args.identifier, ctx.config.artifacts.max_identifier_chars)
-                .map_err(tool_error)?;
+            artifacts::check_identifier(
+                &args.identifier,
+                ctx.config.artifacts.max_identifier_chars,
+            )
+            .map_err(tool_error)?;
             check_content(&args.content, ctx.config.artifacts.max_content_bytes)?;
             let content = args.content.clone();
             let head = ctx

@@ -23,13 +23,16 @@ impl Parts {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Value>> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Adds a part, replacing an earlier part for the same artifact.
     pub fn upsert(&self, part: Value) {
         let mut parts = self.lock();
-        let same = |p: &Value| p.get("artifact_id").is_some() && p["artifact_id"] == part["artifact_id"];
+        let same =
+            |p: &Value| p.get("artifact_id").is_some() && p["artifact_id"] == part["artifact_id"];
         match parts.iter_mut().find(|p| same(p)) {
             Some(existing) => *existing = part,
             None => parts.push(part),

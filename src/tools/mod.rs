@@ -6,8 +6,8 @@
 pub mod artifacts;
 pub mod ask_user;
 pub mod calculator;
-pub mod chat_context;
 mod calculator_parser;
+pub mod chat_context;
 mod code_host;
 pub mod code_search;
 pub mod fetch;

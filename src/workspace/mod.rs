@@ -77,7 +77,8 @@ struct Inner {
     limits: DocumentsConfig,
     data_dir: PathBuf,
     embedder: SharedEmbedder,
-    indexes: DashMap<String, Arc<Mutex<ChatIndex>>>,
+    /// Open indexes by chat; the cell makes concurrent first uses open the directory once.
+    indexes: DashMap<String, Arc<tokio::sync::OnceCell<Arc<Mutex<ChatIndex>>>>>,
     permits: Semaphore,
     chunker: Chunker,
 }
@@ -219,7 +220,9 @@ impl Workspace {
         {
             let txn = self.inner.db.begin().await?;
             documents::Entity::delete_by_id(doc.id).exec(&txn).await?;
-            artifacts::Entity::delete_by_id(doc.artifact_id).exec(&txn).await?;
+            artifacts::Entity::delete_by_id(doc.artifact_id)
+                .exec(&txn)
+                .await?;
             txn.commit().await?;
         }
         Ok(())
@@ -345,6 +348,8 @@ impl Workspace {
                 "the text was truncated to the first {max_chars} characters; the rest is not searchable"
             )
         });
+        // Opened before the chunks are stored, so a first open does not index them twice.
+        let index = self.index(&doc.chat_id).await?;
         let txn = db.begin().await?;
         document_chunks::Entity::delete_many()
             .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
@@ -374,7 +379,6 @@ impl Workspace {
         }
         txn.commit().await?;
         if !indexed.is_empty() {
-            let index = self.index(&doc.chat_id).await?;
             let mut guard = index.lock_owned().await;
             let id = doc.id.clone();
             tokio::task::spawn_blocking(move || {
@@ -389,35 +393,36 @@ impl Workspace {
     /// A chat's index, opened (and rebuilt from the database if it disagrees with it) on first
     /// use.
     pub async fn index(&self, chat_id: &str) -> anyhow::Result<Arc<Mutex<ChatIndex>>> {
-        if let Some(index) = self.inner.indexes.get(chat_id) {
-            return Ok(index.clone());
-        }
+        let cell = self
+            .inner
+            .indexes
+            .entry(chat_id.to_string())
+            .or_default()
+            .clone();
+        let index = cell.get_or_try_init(|| self.open_index(chat_id)).await?;
+        Ok(index.clone())
+    }
+
+    async fn open_index(&self, chat_id: &str) -> anyhow::Result<Arc<Mutex<ChatIndex>>> {
         let (chunks, stale) = self.stored_chunks(chat_id).await?;
         let dir = self.index_dir(chat_id);
         let index = tokio::task::spawn_blocking(move || {
             let mut index = ChatIndex::open(&dir)?;
-            if index.len() == chunks.len() {
+            if !index.needs_rebuild(chunks.len()) {
                 index.load_vectors(chunks);
             } else {
-                tracing::warn!(dir = %dir.display(), indexed = index.len(), stored = chunks.len(),
+                tracing::warn!(dir = %dir.display(), indexed = index.indexed_len(), stored = chunks.len(),
                     "document index disagrees with the database; rebuilding it");
                 index.rebuild(chunks)?;
             }
             anyhow::Ok(index)
         })
         .await??;
-        let index = Arc::new(Mutex::new(index));
-        let index = self
-            .inner
-            .indexes
-            .entry(chat_id.to_string())
-            .or_insert(index)
-            .clone();
         for document_id in stale {
             tracing::info!(%document_id, "re-embedding a document made with another embedder");
             self.enqueue(document_id);
         }
-        Ok(index)
+        Ok(Arc::new(Mutex::new(index)))
     }
 
     /// A chat's stored chunks of live documents with vectors from the current embedder, and

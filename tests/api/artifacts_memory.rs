@@ -21,7 +21,10 @@ async fn new_chat(app: &TestApp) -> String {
 
 async fn send(app: &TestApp, chat: &str, text: &str) -> Vec<Frame> {
     let response = app
-        .post_json(&format!("/chat/api/{chat}/messages"), &json!({"content": text}))
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": text}),
+        )
         .await;
     assert_eq!(response.status(), 200, "{:?}", response.text().await);
     read_all(response).await
@@ -80,8 +83,10 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     let first = send(&app, &chat, "Write a Fibonacci generator").await;
     assert_eq!(
         events(&first, "x_artifact.created"),
-        [json!({"type": "x_artifact.created", "identifier": "fibonacci.py",
-                "title": "Fibonacci Generator", "version": 1})]
+        [
+            json!({"type": "x_artifact.created", "identifier": "fibonacci.py",
+                "title": "Fibonacci Generator", "version": 1})
+        ]
     );
     let created = &tool_messages_sent(&app)[0];
     assert_eq!(created["status"], "created");
@@ -94,7 +99,12 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     let third = send(&app, &chat, "Return 2").await;
     assert_eq!(events(&third, "x_artifact.updated")[0]["version"], 3);
 
-    let list: Value = app.get(&format!("/chat/api/{chat}/artifacts")).await.json().await.unwrap();
+    let list: Value = app
+        .get(&format!("/chat/api/{chat}/artifacts"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["total"], 1);
     let item = &list["artifacts"][0];
     assert_eq!(item["identifier"], "fibonacci.py");
@@ -103,7 +113,12 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert_eq!(item["language"], "python");
     let id = item["id"].as_str().unwrap().to_string();
 
-    let one: Value = app.get(&format!("/chat/api/{chat}/artifacts/{id}")).await.json().await.unwrap();
+    let one: Value = app
+        .get(&format!("/chat/api/{chat}/artifacts/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
     let versions: Vec<i64> = one["versions"]
         .as_array()
         .unwrap()
@@ -113,30 +128,58 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert_eq!(versions, [1, 2, 3]);
     assert_eq!(one["content"], "def fib(): return 2  # v3\n");
     // Each version points at the assistant message that delivered it.
-    assert!(one["versions"].as_array().unwrap().iter().all(|v| v["message_id"].is_string()));
+    assert!(
+        one["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v["message_id"].is_string())
+    );
 
     let by_identifier: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts/fibonacci.py/versions/2"))
+        .get(&format!(
+            "/chat/api/{chat}/artifacts/fibonacci.py/versions/2"
+        ))
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(by_identifier["content"], "def fib(): return 1  # v2\n");
     assert_eq!(by_identifier["latest_version"], 3);
-    let missing = app.get(&format!("/chat/api/{chat}/artifacts/{id}/versions/4")).await;
+    let missing = app
+        .get(&format!("/chat/api/{chat}/artifacts/{id}/versions/4"))
+        .await;
     assert_eq!(missing.status(), 404);
 
-    let raw = app.get(&format!("/chat/api/{chat}/artifacts/{id}/raw")).await;
+    let raw = app
+        .get(&format!("/chat/api/{chat}/artifacts/{id}/raw"))
+        .await;
     assert_eq!(raw.status(), 200);
-    assert_eq!(raw.headers()["content-type"], "text/x-python; charset=utf-8");
-    let disposition = raw.headers()["content-disposition"].to_str().unwrap().to_string();
-    assert!(disposition.contains("attachment") && disposition.contains("fibonacci.py"), "{disposition}");
+    assert_eq!(
+        raw.headers()["content-type"],
+        "text/x-python; charset=utf-8"
+    );
+    let disposition = raw.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        disposition.contains("attachment") && disposition.contains("fibonacci.py"),
+        "{disposition}"
+    );
     assert_eq!(raw.text().await.unwrap(), "def fib(): return 2  # v3\n");
-    let raw_v1 = app.get(&format!("/chat/api/{chat}/artifacts/{id}/versions/1/raw")).await;
+    let raw_v1 = app
+        .get(&format!("/chat/api/{chat}/artifacts/{id}/versions/1/raw"))
+        .await;
     assert_eq!(raw_v1.text().await.unwrap(), "def fib(): pass  # v1\n");
 
     // Each answer carries its version as a message part; the events are not stored.
-    let messages: Value = app.get(&format!("/chat/api/{chat}/messages")).await.json().await.unwrap();
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
     let parts: Vec<Value> = messages["data"]
         .as_array()
         .unwrap()
@@ -152,7 +195,11 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert_eq!(parts[2]["mime_type"], "text/x-python");
     assert!(!messages.to_string().contains("x_artifact"));
 
-    let deleted = app.request(Method::DELETE, &format!("/chat/api/{chat}/artifacts/{id}")).send().await.unwrap();
+    let deleted = app
+        .request(Method::DELETE, &format!("/chat/api/{chat}/artifacts/{id}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(deleted.status(), 200);
     let gone = app.get(&format!("/chat/api/{chat}/artifacts/{id}")).await;
     assert_eq!(gone.status(), 404);
@@ -169,7 +216,12 @@ async fn create_then_update_in_one_run_is_one_part_at_the_latest_version() {
         Reply::text("Done."),
     ]);
     send(&app, &chat, "Draft and revise").await;
-    let messages: Value = app.get(&format!("/chat/api/{chat}/messages")).await.json().await.unwrap();
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
     let answer = &messages["data"][1];
     assert_eq!(answer["parts"].as_array().unwrap().len(), 1, "{answer}");
     assert_eq!(answer["parts"][0]["version"], 2);
@@ -183,11 +235,23 @@ async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_f
     app.upstream.script([
         create("main.rs", "fn main() {}"),
         create("main.rs", "fn main() { println!() }"),
-        Reply::tool_call("c3", "update_artifact", json!({"identifier": "nope", "content": "x"})),
-        Reply::tool_call("c4", "create_artifact", json!({"identifier": "bad id!", "title": "t",
-            "type": "text/plain", "content": "x"})),
-        Reply::tool_call("c5", "create_artifact", json!({"identifier": "zip", "title": "t",
-            "type": "application/zip", "content": "x"})),
+        Reply::tool_call(
+            "c3",
+            "update_artifact",
+            json!({"identifier": "nope", "content": "x"}),
+        ),
+        Reply::tool_call(
+            "c4",
+            "create_artifact",
+            json!({"identifier": "bad id!", "title": "t",
+            "type": "text/plain", "content": "x"}),
+        ),
+        Reply::tool_call(
+            "c5",
+            "create_artifact",
+            json!({"identifier": "zip", "title": "t",
+            "type": "application/zip", "content": "x"}),
+        ),
         Reply::text("I could only create one."),
     ]);
     let frames = send(&app, &chat, "Write main.rs").await;
@@ -195,35 +259,64 @@ async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_f
     let received = app.upstream.received();
     let tool_result = |request: usize| -> Value {
         let messages = received[request].body["messages"].as_array().unwrap();
-        serde_json::from_str(messages.last().unwrap()["content"].as_str().unwrap()).unwrap()
+        let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+        serde_json::from_str(tool["content"].as_str().unwrap()).unwrap()
     };
     let duplicate = tool_result(2);
     assert_eq!(duplicate["code"], "artifact_exists", "{duplicate}");
-    assert!(duplicate["suggestion"].as_str().unwrap().contains("update_artifact"));
+    assert!(
+        duplicate["suggestion"]
+            .as_str()
+            .unwrap()
+            .contains("update_artifact")
+    );
     assert_eq!(tool_result(3)["code"], "artifact_not_found");
     assert_eq!(tool_result(4)["code"], "invalid_arguments");
-    assert!(tool_result(5)["error"].as_str().unwrap().contains("text/x-{language}"));
-    let list: Value = app.get(&format!("/chat/api/{chat}/artifacts")).await.json().await.unwrap();
+    assert!(
+        tool_result(5)["error"]
+            .as_str()
+            .unwrap()
+            .contains("text/x-{language}")
+    );
+    let list: Value = app
+        .get(&format!("/chat/api/{chat}/artifacts"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["total"], 1);
-    let raw = app.get(&format!("/chat/api/{chat}/artifacts/main.rs/raw")).await;
-    assert_eq!(raw.text().await.unwrap(), "fn main() {}", "the duplicate did not overwrite");
+    let raw = app
+        .get(&format!("/chat/api/{chat}/artifacts/main.rs/raw"))
+        .await;
+    assert_eq!(
+        raw.text().await.unwrap(),
+        "fn main() {}",
+        "the duplicate did not overwrite"
+    );
 }
 
 #[actix_web::test]
 async fn oversize_artifact_content_is_refused() {
     let app = spawn_app_with(|c| c.artifacts.max_content_bytes = 100).await;
     let chat = new_chat(&app).await;
-    app.upstream.script([create("big.txt", &"x".repeat(101)), Reply::text("Too big.")]);
+    app.upstream
+        .script([create("big.txt", &"x".repeat(101)), Reply::text("Too big.")]);
     send(&app, &chat, "Make something big").await;
     assert_eq!(tool_messages_sent(&app)[0]["code"], "content_too_large");
 }
 
-async fn save(app: &TestApp, chat: &str, content: &str, category: Option<&str>) -> reqwest::Response {
+async fn save(
+    app: &TestApp,
+    chat: &str,
+    content: &str,
+    category: Option<&str>,
+) -> reqwest::Response {
     let mut body = json!({"content": content});
     if let Some(category) = category {
         body["category"] = json!(category);
     }
-    app.post_json(&format!("/chat/api/{chat}/memories"), &body).await
+    app.post_json(&format!("/chat/api/{chat}/memories"), &body)
+        .await
 }
 
 #[actix_web::test]
@@ -232,18 +325,35 @@ async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
     let chat = new_chat(&app).await;
     let preference = "User prefers TypeScript with strict mode enabled for all code examples";
     app.upstream.script([
-        Reply::tool_call("s1", "save_memory", json!({"content": preference, "category": "preference"})),
+        Reply::tool_call(
+            "s1",
+            "save_memory",
+            json!({"content": preference, "category": "preference"}),
+        ),
         Reply::tool_call("s2", "save_memory", json!({"content": preference})),
-        Reply::tool_call("s3", "save_memory", json!({"content": "The project deadline is March 3"})),
-        Reply::tool_call("s4", "save_memory", json!({"content": "Always use ESLint with the recommended ruleset"})),
-        Reply::tool_call("r1", "recall_memory", json!({"query": "Which language does the user prefer, TypeScript?"})),
+        Reply::tool_call(
+            "s3",
+            "save_memory",
+            json!({"content": "The project deadline is March 3"}),
+        ),
+        Reply::tool_call(
+            "s4",
+            "save_memory",
+            json!({"content": "Always use ESLint with the recommended ruleset"}),
+        ),
+        Reply::tool_call(
+            "r1",
+            "recall_memory",
+            json!({"query": "Which language does the user prefer, TypeScript?"}),
+        ),
         Reply::text("Noted."),
     ]);
     send(&app, &chat, "Remember these things").await;
     let received = app.upstream.received();
     let result = |request: usize| -> Value {
         let messages = received[request].body["messages"].as_array().unwrap();
-        serde_json::from_str(messages.last().unwrap()["content"].as_str().unwrap()).unwrap()
+        let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+        serde_json::from_str(tool["content"].as_str().unwrap()).unwrap()
     };
     let saved = result(1);
     assert_eq!(saved["status"], "saved");
@@ -258,20 +368,37 @@ async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
     let recalled = result(5);
     let memories = recalled["memories"].as_array().unwrap();
     assert_eq!(memories[0]["content"], preference, "{recalled}");
-    let relevances: Vec<f64> = memories.iter().map(|m| m["relevance"].as_f64().unwrap()).collect();
-    assert!(relevances.windows(2).all(|w| w[0] >= w[1]), "{relevances:?}");
+    let relevances: Vec<f64> = memories
+        .iter()
+        .map(|m| m["relevance"].as_f64().unwrap())
+        .collect();
+    assert!(
+        relevances.windows(2).all(|w| w[0] >= w[1]),
+        "{relevances:?}"
+    );
     assert!(relevances.iter().all(|r| (0.0..=1.0).contains(r)));
     assert!(memories[0]["created_at"].is_string() && memories[0]["id"].is_string());
 
-    let list: Value = app.get(&format!("/chat/api/{chat}/memories")).await.json().await.unwrap();
+    let list: Value = app
+        .get(&format!("/chat/api/{chat}/memories"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["total"], 3, "the duplicate was not stored: {list}");
     let rows = entities::memories::Entity::find()
         .filter(entities::memories::Column::ChatId.eq(chat.as_str()))
         .all(&app.db)
         .await
         .unwrap();
-    assert!(rows.iter().all(|r| r.embedding.as_ref().is_some_and(|e| e.len() == 384 * 4)));
-    assert!(rows.iter().all(|r| r.embedder.as_deref() == Some("hash-v1-384")));
+    assert!(
+        rows.iter()
+            .all(|r| r.embedding.as_ref().is_some_and(|e| e.len() == 384 * 4))
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.embedder.as_deref() == Some("hash-v1-384"))
+    );
 }
 
 #[actix_web::test]
@@ -287,7 +414,10 @@ async fn relevant_memories_reach_the_model_without_recall() {
     assert!(cosine(&hash.embed_text(relevant), &hash.embed_text(message)) >= threshold);
     assert!(cosine(&hash.embed_text(unrelated), &hash.embed_text(message)) < threshold);
     assert_eq!(save(&app, &chat, relevant, None).await.status(), 201);
-    assert_eq!(save(&app, &chat, unrelated, Some("fact")).await.status(), 201);
+    assert_eq!(
+        save(&app, &chat, unrelated, Some("fact")).await.status(),
+        201
+    );
     app.upstream.script([Reply::text("Bien sûr.")]);
     send(&app, &chat, message).await;
     let sent = &app.upstream.received()[0].body;
@@ -302,7 +432,13 @@ async fn relevant_memories_reach_the_model_without_recall() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    for name in ["create_artifact", "update_artifact", "save_memory", "recall_memory", "ask_user"] {
+    for name in [
+        "create_artifact",
+        "update_artifact",
+        "save_memory",
+        "recall_memory",
+        "ask_user",
+    ] {
         assert!(tools.contains(&name), "{tools:?}");
     }
 }
@@ -316,7 +452,11 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
     let created: Value = created.json().await.unwrap();
     assert_eq!(created["status"], "saved");
     let id = created["memory"]["id"].as_str().unwrap().to_string();
-    let again: Value = save(&app, &chat, "the user lives in lisbon!", None).await.json().await.unwrap();
+    let again: Value = save(&app, &chat, "the user lives in lisbon!", None)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(again["status"], "duplicate");
     assert_eq!(again["memory"]["id"], id.as_str());
 
@@ -326,7 +466,9 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
         (json!({"content": "x".repeat(5_000)}), 400),
         (json!({"text": "wrong field"}), 400),
     ] {
-        let response = app.post_json(&format!("/chat/api/{chat}/memories"), &body).await;
+        let response = app
+            .post_json(&format!("/chat/api/{chat}/memories"), &body)
+            .await;
         assert_eq!(response.status(), status, "{body}");
         assert_eq!(error_body(response).await["type"], "invalid_request_error");
     }
@@ -339,25 +481,48 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
         .unwrap();
     assert_eq!(updated.status(), 200);
     let updated: Value = updated.json().await.unwrap();
-    assert_eq!(updated["memory"]["content"], "The user moved to Porto in 2025");
+    assert_eq!(
+        updated["memory"]["content"],
+        "The user moved to Porto in 2025"
+    );
     // Re-embedded: the new wording is now a duplicate, the old one is not.
-    let porto: Value = save(&app, &chat, "the user moved to porto in 2025", None).await.json().await.unwrap();
+    let porto: Value = save(&app, &chat, "the user moved to porto in 2025", None)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(porto["status"], "duplicate");
     let lisbon = save(&app, &chat, "The user lives in Lisbon", None).await;
     assert_eq!(lisbon.status(), 201);
 
-    let deleted = app.request(Method::DELETE, &format!("/chat/api/{chat}/memories/{id}")).send().await.unwrap();
+    let deleted = app
+        .request(Method::DELETE, &format!("/chat/api/{chat}/memories/{id}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(deleted.status(), 200);
-    let twice = app.request(Method::DELETE, &format!("/chat/api/{chat}/memories/{id}")).send().await.unwrap();
+    let twice = app
+        .request(Method::DELETE, &format!("/chat/api/{chat}/memories/{id}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(twice.status(), 404);
-    let list: Value = app.get(&format!("/chat/api/{chat}/memories")).await.json().await.unwrap();
+    let list: Value = app
+        .get(&format!("/chat/api/{chat}/memories"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["total"], 1);
 }
 
 async fn wait_passivated(app: &TestApp, chat: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while app.state.sessions.is_active(chat) {
-        assert!(Instant::now() < deadline, "the idle chat was never passivated");
+        assert!(
+            Instant::now() < deadline,
+            "the idle chat was never passivated"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -366,7 +531,8 @@ async fn wait_passivated(app: &TestApp, chat: &str) {
 async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private() {
     let app = spawn_app_with(|c| c.agent.chat_idle_secs = 1).await;
     let chat = new_chat(&app).await;
-    app.upstream.script([create("plan.md", "# Plan v1"), Reply::text("Made a plan.")]);
+    app.upstream
+        .script([create("plan.md", "# Plan v1"), Reply::text("Made a plan.")]);
     send(&app, &chat, "Plan it").await;
     save(&app, &chat, "User prefers short bullet points", None).await;
     wait_passivated(&app, &chat).await;
@@ -375,7 +541,11 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
     app.upstream.script([
         update("plan.md", "# Plan v2"),
         create("plan.md", "# again"),
-        Reply::tool_call("r", "recall_memory", json!({"query": "bullet points preference"})),
+        Reply::tool_call(
+            "r",
+            "recall_memory",
+            json!({"query": "bullet points preference"}),
+        ),
         Reply::text("Revised."),
     ]);
     let frames = send(&app, &chat, "Revise it").await;
@@ -383,26 +553,62 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
     let received = app.upstream.received();
     let last_tool = |i: usize| -> Value {
         let messages = received[i].body["messages"].as_array().unwrap();
-        serde_json::from_str(messages.last().unwrap()["content"].as_str().unwrap()).unwrap()
+        let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+        serde_json::from_str(tool["content"].as_str().unwrap()).unwrap()
     };
     assert_eq!(last_tool(4)["code"], "artifact_exists");
-    assert_eq!(last_tool(5)["memories"][0]["content"], "User prefers short bullet points");
+    assert_eq!(
+        last_tool(5)["memories"][0]["content"],
+        "User prefers short bullet points"
+    );
 
     let app = app.restart().await;
-    let list: Value = app.get(&format!("/chat/api/{chat}/artifacts")).await.json().await.unwrap();
+    let list: Value = app
+        .get(&format!("/chat/api/{chat}/artifacts"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["artifacts"][0]["version"], 2);
-    let memories: Value = app.get(&format!("/chat/api/{chat}/memories")).await.json().await.unwrap();
-    assert_eq!(memories["memories"][0]["content"], "User prefers short bullet points");
-    let duplicate: Value = save(&app, &chat, "user prefers short bullet points", None).await.json().await.unwrap();
-    assert_eq!(duplicate["status"], "duplicate", "the vectors were reloaded");
+    let memories: Value = app
+        .get(&format!("/chat/api/{chat}/memories"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        memories["memories"][0]["content"],
+        "User prefers short bullet points"
+    );
+    let duplicate: Value = save(&app, &chat, "user prefers short bullet points", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        duplicate["status"], "duplicate",
+        "the vectors were reloaded"
+    );
 
     // Another chat of the same user sees none of them.
     let other = new_chat(&app).await;
-    let empty: Value = app.get(&format!("/chat/api/{other}/artifacts")).await.json().await.unwrap();
+    let empty: Value = app
+        .get(&format!("/chat/api/{other}/artifacts"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(empty["total"], 0);
-    let empty: Value = app.get(&format!("/chat/api/{other}/memories")).await.json().await.unwrap();
+    let empty: Value = app
+        .get(&format!("/chat/api/{other}/memories"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(empty["total"], 0);
-    let cross = app.get(&format!("/chat/api/{other}/artifacts/plan.md")).await;
+    let cross = app
+        .get(&format!("/chat/api/{other}/artifacts/plan.md"))
+        .await;
     assert_eq!(cross.status(), 404);
 
     // Another user sees neither the chat nor its contents.
@@ -413,7 +619,13 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
         format!("/chat/api/{chat}/artifacts/plan.md/raw"),
         format!("/chat/api/{chat}/memories"),
     ] {
-        let response = app.http.get(app.url(&path)).bearer_auth(&key).send().await.unwrap();
+        let response = app
+            .http
+            .get(app.url(&path))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 404, "{path}");
     }
     let delete = app
@@ -433,7 +645,11 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
         .await
         .unwrap();
     assert_eq!(write.status(), 404);
-    let unauthenticated = app.anonymous(Method::GET, &format!("/chat/api/{chat}/memories")).send().await.unwrap();
+    let unauthenticated = app
+        .anonymous(Method::GET, &format!("/chat/api/{chat}/memories"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(unauthenticated.status(), 401);
 }
 
@@ -441,7 +657,12 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
 async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
     let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
     let chat = new_chat(&app).await;
-    assert_eq!(save(&app, &chat, "The user's cat is called Miso", None).await.status(), 201);
+    assert_eq!(
+        save(&app, &chat, "The user's cat is called Miso", None)
+            .await
+            .status(),
+        201
+    );
     let row = || async {
         entities::memories::Entity::find()
             .filter(entities::memories::Column::ChatId.eq(chat.as_str()))
@@ -450,14 +671,27 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
             .unwrap()
             .unwrap()
     };
-    assert_eq!(row().await.embedder.as_deref(), Some("openai:nomic-embed-text"));
-    assert!(app.upstream.received().iter().any(|r| r.path == "/v1/embeddings"));
+    assert_eq!(
+        row().await.embedder.as_deref(),
+        Some("openai:nomic-embed-text")
+    );
+    assert!(
+        app.upstream
+            .received()
+            .iter()
+            .any(|r| r.path == "/v1/embeddings")
+    );
 
     let mut config = app.config.clone();
     config.memory.embedder = Some("hash".into());
     let app = crate::helpers::restart_with(app, config).await;
     // Loading the chat starts the re-embedding.
-    let list: Value = app.get(&format!("/chat/api/{chat}/memories")).await.json().await.unwrap();
+    let list: Value = app
+        .get(&format!("/chat/api/{chat}/memories"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["total"], 1);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -474,6 +708,10 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
         assert!(Instant::now() < deadline, "never re-embedded");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let duplicate: Value = save(&app, &chat, "the user's cat is called miso", None).await.json().await.unwrap();
+    let duplicate: Value = save(&app, &chat, "the user's cat is called miso", None)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(duplicate["status"], "duplicate");
 }

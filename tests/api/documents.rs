@@ -18,7 +18,10 @@ use crate::sse::{Frame, read_all};
 pub fn pdf_with_text(lines: &[&str]) -> Vec<u8> {
     let mut content = String::from("BT /F1 12 Tf 72 720 Td 14 TL\n");
     for line in lines {
-        content.push_str(&format!("({}) Tj T*\n", line.replace('(', "\\(").replace(')', "\\)")));
+        content.push_str(&format!(
+            "({}) Tj T*\n",
+            line.replace('(', "\\(").replace(')', "\\)")
+        ));
     }
     content.push_str("ET");
     let objects = [
@@ -27,7 +30,10 @@ pub fn pdf_with_text(lines: &[&str]) -> Vec<u8> {
         "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
          /Resources << /Font << /F1 5 0 R >> >> >>"
             .to_string(),
-        format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()),
+        format!(
+            "<< /Length {} >>\nstream\n{content}\nendstream",
+            content.len()
+        ),
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
     ];
     let mut pdf = b"%PDF-1.4\n".to_vec();
@@ -42,14 +48,20 @@ pub fn pdf_with_text(lines: &[&str]) -> Vec<u8> {
         pdf.extend(format!("{offset:010} 00000 n \n").as_bytes());
     }
     pdf.extend(
-        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1)
-            .as_bytes(),
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
     );
     pdf
 }
 
 async fn new_chat(app: &TestApp) -> String {
-    app.create_chat("Docs").await["id"].as_str().unwrap().to_string()
+    app.create_chat("Docs").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 async fn upload(app: &TestApp, chat: &str, filename: &str, bytes: Vec<u8>) -> reqwest::Response {
@@ -83,7 +95,10 @@ async fn settled(app: &TestApp, chat: &str) -> Value {
         if !busy {
             return list;
         }
-        assert!(Instant::now() < deadline, "processing never finished: {list}");
+        assert!(
+            Instant::now() < deadline,
+            "processing never finished: {list}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -99,7 +114,10 @@ fn by_name<'a>(list: &'a Value, filename: &str) -> &'a Value {
 
 async fn send(app: &TestApp, chat: &str, text: &str) -> Vec<Frame> {
     let response = app
-        .post_json(&format!("/chat/api/{chat}/messages"), &json!({"content": text}))
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": text}),
+        )
         .await;
     assert_eq!(response.status(), 200, "{:?}", response.text().await);
     read_all(response).await
@@ -121,20 +139,37 @@ fn tool_names(request: &Value) -> Vec<String> {
 async fn every_file_type_is_processed_per_seed_002() {
     let app = spawn_app().await;
     let chat = new_chat(&app).await;
-    let pdf = pdf_with_text(&["Quarterly revenue grew by forty percent.", "Sharding uses consistent hashing."]);
-    let html = b"<html><head><title>Guide</title><script>var secret = 'zzscriptzz';</script></head>\
+    let pdf = pdf_with_text(&[
+        "Quarterly revenue grew by forty percent.",
+        "Sharding uses consistent hashing.",
+    ]);
+    let html =
+        b"<html><head><title>Guide</title><script>var secret = 'zzscriptzz';</script></head>\
         <body><h1>Deployment guide</h1><p>Blue green deployments avoid downtime.</p></body></html>";
-    let code = b"def fibonacci(n):\n    return n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)\n";
-    let png = [&[0x89u8, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a][..], &[0u8; 64][..]].concat();
+    let code =
+        b"def fibonacci(n):\n    return n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)\n";
+    let png = [
+        &[0x89u8, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a][..],
+        &[0u8; 64][..],
+    ]
+    .concat();
     for (name, bytes) in [
         ("report.pdf", pdf),
         ("guide.html", html.to_vec()),
         ("fib.py", code.to_vec()),
         ("notes.txt", png),
-        ("readme.md", b"# Readme\nRun `make test` before pushing.".to_vec()),
+        (
+            "readme.md",
+            b"# Readme\nRun `make test` before pushing.".to_vec(),
+        ),
     ] {
         let response = upload(&app, &chat, name, bytes).await;
-        assert_eq!(response.status(), 201, "{name}: {:?}", response.text().await);
+        assert_eq!(
+            response.status(),
+            201,
+            "{name}: {:?}",
+            response.text().await
+        );
     }
     let list = settled(&app, &chat).await;
     assert_eq!(list["total"], 5);
@@ -142,7 +177,11 @@ async fn every_file_type_is_processed_per_seed_002() {
     assert_eq!(pdf["status"], "processed", "{pdf}");
     assert_eq!(pdf["type"], "application/pdf");
     assert_eq!(pdf["searchable"], true);
-    assert!(pdf["artifact_id"].is_string() && pdf["uploaded_at"].is_string() && pdf["size"].as_i64().unwrap() > 100);
+    assert!(
+        pdf["artifact_id"].is_string()
+            && pdf["uploaded_at"].is_string()
+            && pdf["size"].as_i64().unwrap() > 100
+    );
     assert_eq!(by_name(&list, "guide.html")["type"], "text/html");
     assert_eq!(by_name(&list, "fib.py")["type"], "text/x-python");
     // Sniffed from the bytes, not the name: a PNG named .txt is a binary, stored but not searchable.
@@ -155,13 +194,32 @@ async fn every_file_type_is_processed_per_seed_002() {
     assert_eq!(list["documents"][4]["filename"], "report.pdf");
 
     // The text of each searchable type is really indexed (and a script's is not).
-    let hits = app.state.workspace.search(&chat, "revenue grew percent", 3).await.unwrap();
+    let hits = app
+        .state
+        .workspace
+        .search(&chat, "revenue grew percent", 3)
+        .await
+        .unwrap();
     assert_eq!(hits[0].filename, "report.pdf");
-    assert!(hits[0].text.contains("Quarterly revenue grew"), "{:?}", hits[0].text);
-    let hits = app.state.workspace.search(&chat, "blue green deployments", 3).await.unwrap();
+    assert!(
+        hits[0].text.contains("Quarterly revenue grew"),
+        "{:?}",
+        hits[0].text
+    );
+    let hits = app
+        .state
+        .workspace
+        .search(&chat, "blue green deployments", 3)
+        .await
+        .unwrap();
     assert_eq!(hits[0].filename, "guide.html");
     assert!(!hits[0].text.contains("zzscriptzz"));
-    let hits = app.state.workspace.search(&chat, "fibonacci", 3).await.unwrap();
+    let hits = app
+        .state
+        .workspace
+        .search(&chat, "fibonacci", 3)
+        .await
+        .unwrap();
     assert_eq!(hits[0].filename, "fib.py");
     assert!(hits.iter().all(|h| h.filename != "notes.txt"));
 }
@@ -177,12 +235,22 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
     let spec = "API Key Authentication: all requests must include a valid API key in the \
         Authorization header using the Bearer scheme. Keys are project-scoped and rotated via the dashboard.";
     upload(&app, &chat, "api-design-spec.md", spec.as_bytes().to_vec()).await;
-    upload(&app, &chat, "cooking.txt", b"Simmer the tomatoes for twenty minutes with basil.".to_vec()).await;
+    upload(
+        &app,
+        &chat,
+        "cooking.txt",
+        b"Simmer the tomatoes for twenty minutes with basil.".to_vec(),
+    )
+    .await;
     let list = settled(&app, &chat).await;
     let spec_id = by_name(&list, "api-design-spec.md")["artifact_id"].clone();
 
     app.upstream.script([
-        Reply::tool_call("fs1", "file_search", json!({"query": "authentication flow for API keys", "max_results": 3})),
+        Reply::tool_call(
+            "fs1",
+            "file_search",
+            json!({"query": "authentication flow for API keys", "max_results": 3}),
+        ),
         Reply::text("Keys go in the Authorization header."),
     ]);
     let frames = send(&app, &chat, "How do API keys authenticate requests?").await;
@@ -191,27 +259,54 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
     assert!(tool_names(first).contains(&"file_search".to_string()));
     // The file list and the relevant passage are in the system prompt.
     let system = first["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains("api-design-spec.md (text/markdown, processed)"), "{system}");
+    assert!(
+        system.contains("api-design-spec.md (text/markdown, processed)"),
+        "{system}"
+    );
     assert!(system.contains("cooking.txt"), "{system}");
-    assert!(system.contains("Bearer scheme"), "the relevant chunk is injected: {system}");
-    assert!(!system.contains("Simmer the tomatoes"), "an irrelevant chunk is not: {system}");
+    assert!(
+        system.contains("Bearer scheme"),
+        "the relevant chunk is injected: {system}"
+    );
+    assert!(
+        !system.contains("Simmer the tomatoes"),
+        "an irrelevant chunk is not: {system}"
+    );
 
     let result: Value = serde_json::from_str(
-        received[2].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap(),
+        received[2].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
     )
     .unwrap();
     let results = result["results"].as_array().unwrap();
     assert!(!results.is_empty() && results.len() <= 3, "{result}");
     assert_eq!(results[0]["filename"], "api-design-spec.md");
     assert_eq!(results[0]["artifact_id"], spec_id);
-    assert!(results[0]["chunk_text"].as_str().unwrap().contains("Bearer scheme"));
-    let scores: Vec<f64> = results.iter().map(|r| r["relevance_score"].as_f64().unwrap()).collect();
+    assert!(
+        results[0]["chunk_text"]
+            .as_str()
+            .unwrap()
+            .contains("Bearer scheme")
+    );
+    let scores: Vec<f64> = results
+        .iter()
+        .map(|r| r["relevance_score"].as_f64().unwrap())
+        .collect();
     assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
 
     let kinds: Vec<Value> = frames
         .iter()
         .map(Frame::json)
-        .filter(|j| j["type"].as_str().is_some_and(|t| t.starts_with("response.file_search_call")))
+        .filter(|j| {
+            j["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("response.file_search_call"))
+        })
         .collect();
     let types: Vec<&str> = kinds.iter().map(|k| k["type"].as_str().unwrap()).collect();
     assert_eq!(
@@ -222,7 +317,11 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
             "response.file_search_call.completed"
         ]
     );
-    assert!(kinds.iter().all(|k| k["item_id"] == kinds[0]["item_id"] && k["output_index"] == 0));
+    assert!(
+        kinds
+            .iter()
+            .all(|k| k["item_id"] == kinds[0]["item_id"] && k["output_index"] == 0)
+    );
     assert!(kinds[0]["item_id"].as_str().unwrap().starts_with("fs_"));
 }
 
@@ -230,16 +329,51 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
 async fn deleting_a_document_removes_it_from_search_at_once() {
     let app = spawn_app().await;
     let chat = new_chat(&app).await;
-    upload(&app, &chat, "alpha.txt", b"The aurora borealis glows green over Tromso.".to_vec()).await;
+    upload(
+        &app,
+        &chat,
+        "alpha.txt",
+        b"The aurora borealis glows green over Tromso.".to_vec(),
+    )
+    .await;
     let list = settled(&app, &chat).await;
-    let id = by_name(&list, "alpha.txt")["artifact_id"].as_str().unwrap().to_string();
-    assert_eq!(app.state.workspace.search(&chat, "aurora borealis", 5).await.unwrap().len(), 1);
-    let deleted = app.request(Method::DELETE, &format!("/chat/api/{chat}/documents/{id}")).send().await.unwrap();
+    let id = by_name(&list, "alpha.txt")["artifact_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        app.state
+            .workspace
+            .search(&chat, "aurora borealis", 5)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let deleted = app
+        .request(Method::DELETE, &format!("/chat/api/{chat}/documents/{id}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(deleted.status(), 200);
-    assert_eq!(deleted.json::<Value>().await.unwrap(), json!({"deleted": true, "artifact_id": id}));
-    assert!(app.state.workspace.search(&chat, "aurora borealis", 5).await.unwrap().is_empty());
+    assert_eq!(
+        deleted.json::<Value>().await.unwrap(),
+        json!({"deleted": true, "artifact_id": id})
+    );
+    assert!(
+        app.state
+            .workspace
+            .search(&chat, "aurora borealis", 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(documents(&app, &chat).await["total"], 0);
-    let again = app.request(Method::DELETE, &format!("/chat/api/{chat}/documents/{id}")).send().await.unwrap();
+    let again = app
+        .request(Method::DELETE, &format!("/chat/api/{chat}/documents/{id}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.status(), 404);
     app.upstream.script([Reply::text("ok")]);
     send(&app, &chat, "aurora?").await;
@@ -251,7 +385,10 @@ fn tus(builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
 }
 
 fn metadata(filename: &str) -> String {
-    format!("filename {}", base64::engine::general_purpose::STANDARD.encode(filename))
+    format!(
+        "filename {}",
+        base64::engine::general_purpose::STANDARD.encode(filename)
+    )
 }
 
 /// Sends a PATCH whose body is cut off after `send` of `declared` bytes, then drops the socket.
@@ -274,17 +411,28 @@ fn interrupted_patch(app: &TestApp, path: &str, offset: u64, body: &[u8], declar
 }
 
 async fn offset(app: &TestApp, location: &str) -> u64 {
-    let head = tus(app.request(Method::HEAD, location)).send().await.unwrap();
+    let head = tus(app.request(Method::HEAD, location))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(head.status(), 200);
     assert_eq!(head.headers()["cache-control"], "no-store");
-    head.headers()["upload-offset"].to_str().unwrap().parse().unwrap()
+    head.headers()["upload-offset"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[actix_web::test]
 async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
     let app = spawn_app().await;
     let chat = new_chat(&app).await;
-    let options = app.request(Method::OPTIONS, &format!("/chat/api/{chat}/uploads")).send().await.unwrap();
+    let options = app
+        .request(Method::OPTIONS, &format!("/chat/api/{chat}/uploads"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(options.status(), 204);
     assert_eq!(options.headers()["tus-version"], "1.0.0");
     assert_eq!(options.headers()["tus-extension"], "creation,termination");
@@ -304,7 +452,10 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
     assert_eq!(created.headers()["tus-resumable"], "1.0.0");
     let location = created.headers()["location"].to_str().unwrap().to_string();
     let body: Value = created.json().await.unwrap();
-    assert_eq!(body["filename"], "bignotes.txt", "path and control characters are stripped");
+    assert_eq!(
+        body["filename"], "bignotes.txt",
+        "path and control characters are stripped"
+    );
     let listed = documents(&app, &chat).await;
     assert_eq!(listed["documents"][0]["status"], "uploading");
 
@@ -320,7 +471,13 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
     assert_eq!(first.headers()["upload-offset"], "50000");
 
     // The second is cut off mid-way: the server keeps what it received.
-    interrupted_patch(&app, &location, 50_000, &text[50_000..120_000], text.len() - 50_000);
+    interrupted_patch(
+        &app,
+        &location,
+        50_000,
+        &text[50_000..120_000],
+        text.len() - 50_000,
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut resumed_at = offset(&app, &location).await;
     while resumed_at < 120_000 && Instant::now() < deadline {
@@ -345,11 +502,7 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
         .await
         .unwrap();
     assert_eq!(wrong_type.status(), 415);
-    let no_version = app
-        .request(Method::HEAD, &location)
-        .send()
-        .await
-        .unwrap();
+    let no_version = app.request(Method::HEAD, &location).send().await.unwrap();
     assert_eq!(no_version.status(), 412);
 
     let rest = tus(app.request(Method::PATCH, &location))
@@ -360,13 +513,24 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
         .await
         .unwrap();
     assert_eq!(rest.status(), 204);
-    assert_eq!(rest.headers()["upload-offset"], text.len().to_string().as_str());
+    assert_eq!(
+        rest.headers()["upload-offset"],
+        text.len().to_string().as_str()
+    );
     let list = settled(&app, &chat).await;
     let doc = by_name(&list, "bignotes.txt");
     assert_eq!(doc["status"], "processed", "{doc}");
     assert_eq!(doc["size"], text.len());
-    let hits = app.state.workspace.search(&chat, "Line 3999", 1).await.unwrap();
-    assert!(hits[0].text.contains("Line 3999"), "the end of the file is indexed");
+    let hits = app
+        .state
+        .workspace
+        .search(&chat, "Line 3999", 1)
+        .await
+        .unwrap();
+    assert!(
+        hits[0].text.contains("Line 3999"),
+        "the end of the file is indexed"
+    );
     // Chunked with overlap: a 4000-line file is several chunks.
     let chunks = entities::document_chunks::Entity::find()
         .all(&app.db)
@@ -394,7 +558,11 @@ async fn tus_termination_and_limits_are_enforced_before_storing() {
     assert_eq!(error_body(too_big).await["code"], "file_too_large");
     let multipart_big = upload(&app, &chat, "big.txt", vec![b'a'; 200_000]).await;
     assert_eq!(multipart_big.status(), 413);
-    assert_eq!(documents(&app, &chat).await["total"], 0, "nothing was stored");
+    assert_eq!(
+        documents(&app, &chat).await["total"],
+        0,
+        "nothing was stored"
+    );
     let stored: Vec<_> = std::fs::read_dir(app.data_dir.path().join("uploads"))
         .map(|d| d.collect())
         .unwrap_or_default();
@@ -415,14 +583,26 @@ async fn tus_termination_and_limits_are_enforced_before_storing() {
         .await
         .unwrap();
     assert_eq!(overrun.status(), 413);
-    let terminated = tus(app.request(Method::DELETE, &location)).send().await.unwrap();
+    let terminated = tus(app.request(Method::DELETE, &location))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(terminated.status(), 204);
-    let gone = tus(app.request(Method::HEAD, &location)).send().await.unwrap();
+    let gone = tus(app.request(Method::HEAD, &location))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(gone.status(), 404);
     assert_eq!(documents(&app, &chat).await["total"], 0);
 
-    assert_eq!(upload(&app, &chat, "a.txt", b"one".to_vec()).await.status(), 201);
-    assert_eq!(upload(&app, &chat, "b.txt", b"two".to_vec()).await.status(), 201);
+    assert_eq!(
+        upload(&app, &chat, "a.txt", b"one".to_vec()).await.status(),
+        201
+    );
+    assert_eq!(
+        upload(&app, &chat, "b.txt", b"two".to_vec()).await.status(),
+        201
+    );
     let third = upload(&app, &chat, "c.txt", b"three".to_vec()).await;
     assert_eq!(third.status(), 409);
     assert_eq!(error_body(third).await["code"], "too_many_documents");
@@ -443,8 +623,16 @@ async fn long_text_is_truncated_with_a_warning() {
     let list = settled(&app, &chat).await;
     let doc = by_name(&list, "long.txt");
     assert_eq!(doc["status"], "processed");
-    assert!(doc["warning"].as_str().unwrap().contains("truncated"), "{doc}");
-    let hits = app.state.workspace.search(&chat, "ENDMARKER", 5).await.unwrap();
+    assert!(
+        doc["warning"].as_str().unwrap().contains("truncated"),
+        "{doc}"
+    );
+    let hits = app
+        .state
+        .workspace
+        .search(&chat, "ENDMARKER", 5)
+        .await
+        .unwrap();
     assert!(hits.iter().all(|h| !h.text.contains("ENDMARKER")));
 }
 
@@ -452,21 +640,55 @@ async fn long_text_is_truncated_with_a_warning() {
 async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     let app = spawn_app().await;
     let chat = new_chat(&app).await;
-    upload(&app, &chat, "secret.md", b"The launch code word is pineapple.".to_vec()).await;
+    upload(
+        &app,
+        &chat,
+        "secret.md",
+        b"The launch code word is pineapple.".to_vec(),
+    )
+    .await;
     settled(&app, &chat).await;
     let other = new_chat(&app).await;
     assert_eq!(documents(&app, &other).await["total"], 0);
-    assert!(app.state.workspace.search(&other, "pineapple", 5).await.unwrap().is_empty());
+    assert!(
+        app.state
+            .workspace
+            .search(&other, "pineapple", 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let key = app.create_user_with_key("eve").await;
-    let list = app.http.get(app.url(&format!("/chat/api/{chat}/documents"))).bearer_auth(&key).send().await.unwrap();
+    let list = app
+        .http
+        .get(app.url(&format!("/chat/api/{chat}/documents")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(list.status(), 404);
-    let form = reqwest::multipart::Form::new()
-        .part("file", reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("x.txt"));
-    let planted = app.http.post(app.url(&format!("/chat/api/{chat}/documents"))).bearer_auth(&key).multipart(form).send().await.unwrap();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("x.txt"),
+    );
+    let planted = app
+        .http
+        .post(app.url(&format!("/chat/api/{chat}/documents")))
+        .bearer_auth(&key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(planted.status(), 404);
-    let tus_planted = app.http.post(app.url(&format!("/chat/api/{chat}/uploads")))
-        .bearer_auth(&key).header("Tus-Resumable", "1.0.0").header("Upload-Length", "1")
-        .send().await.unwrap();
+    let tus_planted = app
+        .http
+        .post(app.url(&format!("/chat/api/{chat}/uploads")))
+        .bearer_auth(&key)
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", "1")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(tus_planted.status(), 404);
 
     // The index directory is lost (or corrupted) while the server is down: rebuilt on use.
@@ -474,7 +696,12 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     let app = app.restart().await;
     let index_dir = data.join("indexes").join(&chat);
     std::fs::remove_dir_all(&index_dir).unwrap();
-    let hits = app.state.workspace.search(&chat, "launch code word", 5).await.unwrap();
+    let hits = app
+        .state
+        .workspace
+        .search(&chat, "launch code word", 5)
+        .await
+        .unwrap();
     assert_eq!(hits.len(), 1);
     assert!(hits[0].text.contains("pineapple"));
     assert!(index_dir.exists());
