@@ -715,3 +715,34 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
         .unwrap();
     assert_eq!(duplicate["status"], "duplicate");
 }
+
+#[actix_web::test]
+async fn the_minilm_embedder_runs_real_inference_for_memory() {
+    let model_dir = tempfile::tempdir().unwrap();
+    colloquy::embed::minilm::write_test_model(model_dir.path(), 7).unwrap();
+    let dir = model_dir.path().to_path_buf();
+    let app = spawn_app_with(move |c| c.memory.minilm_dir = Some(dir)).await;
+    assert!(
+        app.state.embedder.id().starts_with("minilm:"),
+        "{}",
+        app.state.embedder.id()
+    );
+    let chat = new_chat(&app).await;
+    let saved = save(&app, &chat, "the user likes green tea in the morning", None).await;
+    assert_eq!(saved.status(), 201);
+    let again: Value = save(&app, &chat, "the user likes green tea in the morning", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["status"], "duplicate");
+    let rows = entities::memories::Entity::find()
+        .filter(entities::memories::Column::ChatId.eq(chat.as_str()))
+        .all(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    // The tiny test model has 32 dimensions: the vector really came from the BERT.
+    assert_eq!(rows[0].embedding.as_ref().unwrap().len(), 32 * 4);
+    assert!(rows[0].embedder.as_deref().unwrap().starts_with("minilm:"));
+}

@@ -141,7 +141,20 @@ async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer(
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(offered, ["fetch_url", "calculator", "ask_user"]);
+    // Research tools as opted into, then the tools every chat has (seed 000); no file_search
+    // without documents.
+    assert_eq!(
+        offered,
+        [
+            "fetch_url",
+            "calculator",
+            "create_artifact",
+            "update_artifact",
+            "save_memory",
+            "recall_memory",
+            "ask_user"
+        ]
+    );
 
     let stored = active_messages(&app, &chat).await;
     assert_eq!(

@@ -706,3 +706,52 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     assert!(hits[0].text.contains("pineapple"));
     assert!(index_dir.exists());
 }
+
+#[actix_web::test]
+async fn switching_embedders_re_embeds_document_chunks() {
+    let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
+    let chat = new_chat(&app).await;
+    upload(
+        &app,
+        &chat,
+        "glacier.txt",
+        b"Glaciers carve fjords over thousands of years.".to_vec(),
+    )
+    .await;
+    settled(&app, &chat).await;
+    let chunk = || async {
+        entities::document_chunks::Entity::find()
+            .one(&app.db)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(
+        chunk().await.embedder.as_deref(),
+        Some("openai:nomic-embed-text")
+    );
+    let mut config = app.config.clone();
+    config.memory.embedder = Some("hash".into());
+    let app = crate::helpers::restart_with(app, config).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let hits = app
+            .state
+            .workspace
+            .search(&chat, "glaciers carve fjords", 5)
+            .await
+            .unwrap();
+        if let Some(hit) = hits.first() {
+            assert!(hit.text.contains("fjords"));
+            break;
+        }
+        assert!(Instant::now() < deadline, "never re-embedded");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let stored = entities::document_chunks::Entity::find()
+        .all(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].embedder.as_deref(), Some("hash-v1-384"));
+}
