@@ -755,3 +755,44 @@ async fn switching_embedders_re_embeds_document_chunks() {
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].embedder.as_deref(), Some("hash-v1-384"));
 }
+
+#[actix_web::test]
+async fn documents_belong_to_the_chat_not_a_branch() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream
+        .script([Reply::text("Hi."), Reply::text("Edited answer.")]);
+    send(&app, &chat, "first question").await;
+    upload(
+        &app,
+        &chat,
+        "atlas.md",
+        b"The atlas lists every lighthouse on the coast.".to_vec(),
+    )
+    .await;
+    settled(&app, &chat).await;
+    // Editing the first message starts a branch that forks before the upload happened.
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let first_id = messages["data"][0]["id"].as_str().unwrap().to_string();
+    let edit = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages/{first_id}/edit"),
+            &json!({"content": "which lighthouse is in the atlas?"}),
+        )
+        .await;
+    assert_eq!(edit.status(), 200);
+    read_all(edit).await;
+    let sent = &app.upstream.received()[1].body;
+    assert!(tool_names(sent).contains(&"file_search".to_string()));
+    assert!(
+        sent["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("atlas.md")
+    );
+}
