@@ -109,6 +109,9 @@ impl Application {
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
         };
         resume_unfinished_answers(&state).await;
+        state
+            .workspace
+            .start_upload_sweeper(Duration::from_secs(600));
         match state.workspace.resume_unfinished().await {
             Ok(0) => {}
             Ok(count) => tracing::info!(count, "resumed processing of documents"),

@@ -524,6 +524,45 @@ impl Workspace {
         Ok(true)
     }
 
+    /// Terminates uploads whose resumption window passed: their partial files and documents go.
+    pub async fn sweep_expired_uploads(&self) -> Result<usize, DbErr> {
+        use entities::uploads;
+        use sea_orm::sea_query::Expr;
+        let expired = uploads::Entity::find()
+            .filter(uploads::Column::Status.eq("uploading"))
+            .filter(uploads::Column::ExpiresAt.lte(Utc::now()))
+            .all(&self.inner.db)
+            .await?;
+        for upload in &expired {
+            uploads::Entity::update_many()
+                .col_expr(uploads::Column::Status, Expr::value("terminated"))
+                .filter(uploads::Column::Id.eq(upload.id.clone()))
+                .exec(&self.inner.db)
+                .await?;
+            if let Some(document_id) = &upload.document_id {
+                self.discard(document_id).await?;
+            }
+            let _ = tokio::fs::remove_file(&upload.storage_path).await;
+        }
+        Ok(expired.len())
+    }
+
+    /// Sweeps expired uploads now and then every `every`.
+    pub fn start_upload_sweeper(&self, every: std::time::Duration) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                match this.sweep_expired_uploads().await {
+                    Ok(0) => {}
+                    Ok(count) => tracing::info!(count, "terminated expired uploads"),
+                    Err(err) => tracing::warn!(%err, "could not sweep expired uploads"),
+                }
+            }
+        });
+    }
+
     /// Drops a deleted chat's index and stored files (its rows went with the chat).
     pub async fn forget(&self, chat_id: &str) {
         self.inner.indexes.remove(chat_id);

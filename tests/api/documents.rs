@@ -796,3 +796,44 @@ async fn documents_belong_to_the_chat_not_a_branch() {
             .contains("atlas.md")
     );
 }
+
+#[actix_web::test]
+async fn expired_uploads_are_swept_with_their_partial_files() {
+    use sea_orm::{ActiveModelTrait, Set};
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+        .header("Upload-Length", "10")
+        .header("Upload-Metadata", metadata("slow.txt"))
+        .send()
+        .await
+        .unwrap();
+    let location = created.headers()["location"].to_str().unwrap().to_string();
+    let upload_id = location.rsplit('/').next().unwrap().to_string();
+    let row = entities::uploads::Entity::find_by_id(upload_id)
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    let part = std::path::PathBuf::from(&row.storage_path);
+    assert!(part.exists());
+    let mut expired: entities::uploads::ActiveModel = row.into();
+    expired.expires_at = Set(chrono::Utc::now() - chrono::Duration::seconds(1));
+    expired.update(&app.db).await.unwrap();
+    let gone = tus(app.request(Method::HEAD, &location))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 410);
+    assert_eq!(
+        app.state.workspace.sweep_expired_uploads().await.unwrap(),
+        1
+    );
+    assert!(!part.exists());
+    assert_eq!(documents(&app, &chat).await["total"], 0);
+    let after = tus(app.request(Method::HEAD, &location))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 404);
+}
