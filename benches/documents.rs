@@ -1,9 +1,12 @@
 //! The document workspace under load: ingestion throughput (extract → chunk → embed with the
-//! hash embedder → index) over ~50 MB of generated prose, then hybrid search latency on a
-//! chat filled to seed 002's limits (50 files of 500,000 characters).
+//! hash embedder → index) over ~50 MB of generated prose, as two chats filled to seed 002's
+//! limits (50 files of 500,000 characters): the first one file after another on one thread
+//! (with per-stage times), the second with the next file prepared while the last is indexed.
+//! Then hybrid search latency on the first chat, and the cost of reopening it.
 //!
 //! Run with `cargo bench --bench documents`. The text is deterministic, so runs compare.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use colloquy::documents::chunk::Chunker;
@@ -20,101 +23,17 @@ const QUERIES: usize = 1_000;
 const WARM_UP_QUERIES: usize = 50;
 const TOP_K: usize = 5;
 
-/// Everyday words, drawn often.
-const COMMON: &[&str] = &[
-    "the",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
-    "that",
-    "for",
-    "it",
-    "as",
-    "with",
-    "was",
-    "on",
-    "be",
-    "by",
-    "this",
-    "are",
-    "from",
-    "or",
-    "at",
-    "an",
-    "which",
-    "have",
-    "not",
-    "but",
-    "all",
-    "can",
-    "their",
-    "has",
-    "more",
-    "when",
-    "will",
-    "one",
-    "each",
-    "other",
-    "about",
-    "into",
-    "than",
-    "system",
-    "data",
-    "server",
-    "request",
-    "user",
-    "model",
-    "report",
-    "team",
-    "process",
-    "network",
-    "storage",
-    "cluster",
-    "database",
-    "latency",
-    "release",
-    "budget",
-    "customer",
-    "quarter",
-    "revenue",
-    "policy",
-    "contract",
-    "schedule",
-    "design",
-    "review",
-    "service",
-    "running",
-    "runs",
-    "measured",
-    "measuring",
-    "failure",
-    "failures",
-    "recovery",
-    "backup",
-    "backups",
-    "shard",
-    "sharding",
-    "replica",
-    "replicas",
-    "index",
-    "indexes",
-    "query",
-    "queries",
-    "memory",
-    "disk",
-    "throughput",
-    "deadline",
-    "meeting",
-    "office",
-    "invoice",
-];
+/// Everyday words, drawn often (stop words, common nouns, a few inflections).
+const COMMON: &str = "the of and to in is that for it as with was on be by this are from or at an \
+    which have not but all can their has more when will one each other about into than system \
+    data server request user model report team process network storage cluster database latency \
+    release budget customer quarter revenue policy contract schedule design review service \
+    running runs measured measuring failure failures recovery backup backups shard sharding \
+    replica replicas index indexes query queries memory disk throughput deadline meeting office \
+    invoice";
 /// Syllables for a long tail of rarer made-up words, as real documents have.
-const SYLLABLES: &[&str] = &[
-    "ka", "lo", "min", "ter", "sa", "vo", "rin", "del", "pra", "quo", "ze", "tan", "bel", "cor",
-    "nu", "phi", "gra", "dex", "mo", "lith", "ar", "ven", "sol", "tri",
-];
+const SYLLABLES: &str = "ka lo min ter sa vo rin del pra quo ze tan bel cor nu phi gra dex mo lith \
+    ar ven sol tri";
 
 /// A small linear congruential generator: deterministic and dependency-free.
 struct Lcg(u64);
@@ -134,27 +53,32 @@ impl Lcg {
 }
 
 struct Vocabulary {
+    common: Vec<&'static str>,
     rare: Vec<String>,
 }
 
 impl Vocabulary {
     fn new() -> Self {
         let mut rng = Lcg(99);
+        let syllables: Vec<&str> = SYLLABLES.split_whitespace().collect();
         let rare = (0..5_000)
             .map(|_| {
-                let syllables = 2 + rng.below(3);
-                (0..syllables)
-                    .map(|_| SYLLABLES[rng.below(SYLLABLES.len())])
+                let count = 2 + rng.below(3);
+                (0..count)
+                    .map(|_| syllables[rng.below(syllables.len())])
                     .collect()
             })
             .collect();
-        Self { rare }
+        Self {
+            common: COMMON.split_whitespace().collect(),
+            rare,
+        }
     }
 
     /// Two words in three are common; rare words follow a rough Zipf curve.
     fn word<'a>(&'a self, rng: &mut Lcg) -> &'a str {
         if rng.below(3) < 2 {
-            COMMON[rng.below(COMMON.len())]
+            self.common[rng.below(self.common.len())]
         } else {
             let u = (rng.next() % 1_000_000) as f64 / 1_000_000.0;
             &self.rare[(u * u * u * self.rare.len() as f64) as usize]
@@ -213,50 +137,90 @@ struct Stages {
     index: Duration,
 }
 
-fn ingest(
-    index: &mut ChatIndex,
+/// One file through extract → chunk → embed, ready for the index.
+fn prepare(
     chat: usize,
-    files: &[String],
+    f: usize,
+    file: &str,
     chunker: &Chunker,
     embedder: &HashEmbedder,
     stages: &mut Stages,
-) -> usize {
-    let mut chunk_count = 0;
+) -> Vec<IndexedChunk> {
+    let started = Instant::now();
+    let extraction = extract(file.as_bytes(), DocKind::Text, CHARS_PER_FILE).unwrap();
+    let text = extraction.text.unwrap_or_default();
+    stages.extract += started.elapsed();
+
+    let started = Instant::now();
+    let chunks = chunker.chunk(&text);
+    stages.chunk += started.elapsed();
+
+    let started = Instant::now();
+    let vectors: Vec<Vec<f32>> = chunks
+        .iter()
+        .map(|c| embedder.embed_text(&c.text))
+        .collect();
+    stages.embed += started.elapsed();
+
+    let document_id = format!("doc-{chat}-{f}");
+    chunks
+        .into_iter()
+        .zip(vectors)
+        .map(|(chunk, vector)| IndexedChunk {
+            chunk_id: format!("{document_id}-{}", chunk.index),
+            document_id: document_id.clone(),
+            filename: format!("file-{f}.txt"),
+            text: chunk.text,
+            vector,
+        })
+        .collect()
+}
+
+/// Each file through every stage in turn, on one thread: per-stage times.
+fn ingest_sequentially(index: &mut ChatIndex, chat: usize, files: &[String]) -> Stages {
+    let (chunker, embedder) = (Chunker::default(), HashEmbedder::default());
+    let mut stages = Stages::default();
     for (f, file) in files.iter().enumerate() {
+        let chunks = prepare(chat, f, file, &chunker, &embedder, &mut stages);
         let started = Instant::now();
-        let extraction = extract(file.as_bytes(), DocKind::Text, CHARS_PER_FILE).unwrap();
-        let text = extraction.text.unwrap_or_default();
-        stages.extract += started.elapsed();
-
-        let started = Instant::now();
-        let chunks = chunker.chunk(&text);
-        stages.chunk += started.elapsed();
-
-        let started = Instant::now();
-        let vectors: Vec<Vec<f32>> = chunks
-            .iter()
-            .map(|c| embedder.embed_text(&c.text))
-            .collect();
-        stages.embed += started.elapsed();
-
-        let document_id = format!("doc-{chat}-{f}");
-        let indexed: Vec<IndexedChunk> = chunks
-            .into_iter()
-            .zip(vectors)
-            .map(|(chunk, vector)| IndexedChunk {
-                chunk_id: format!("{document_id}-{}", chunk.index),
-                document_id: document_id.clone(),
-                filename: format!("file-{f}.txt"),
-                text: chunk.text,
-                vector,
-            })
-            .collect();
-        chunk_count += indexed.len();
-        let started = Instant::now();
-        index.add(indexed).unwrap();
+        index.add(chunks).unwrap();
         stages.index += started.elapsed();
     }
-    chunk_count
+    // Count the merges still running in the background.
+    let started = Instant::now();
+    index.settle().unwrap();
+    stages.index += started.elapsed();
+    stages
+}
+
+/// The next file is prepared on a second thread while the previous one is indexed.
+fn ingest_pipelined(index: &mut ChatIndex, chat: usize, files: &[String]) {
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<IndexedChunk>>(1);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let (chunker, embedder) = (Chunker::default(), HashEmbedder::default());
+            let mut stages = Stages::default();
+            for (f, file) in files.iter().enumerate() {
+                let chunks = prepare(chat, f, file, &chunker, &embedder, &mut stages);
+                sender.send(chunks).unwrap();
+            }
+        });
+        for chunks in receiver {
+            index.add(chunks).unwrap();
+        }
+        index.settle().unwrap();
+    });
+}
+
+/// Segments in an index directory (one `.store` file each).
+fn segment_count(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|entry| {
+            let name = entry.as_ref().unwrap().file_name();
+            name.to_string_lossy().ends_with(".store")
+        })
+        .count()
 }
 
 fn mb_per_s(bytes: usize, time: Duration) -> f64 {
@@ -287,39 +251,67 @@ fn main() {
         generated.elapsed().as_secs_f64()
     );
 
-    let chunker = Chunker::default();
     let embedder = HashEmbedder::default();
     // Load the tokenizer before the clock starts: it happens once per process.
-    chunker.chunk("warm up");
-
+    Chunker::default().chunk("warm up");
     let dir = tempfile::tempdir().unwrap();
-    let mut stages = Stages::default();
-    let mut chunk_count = 0;
-    let mut indexes = Vec::new();
+    let chat_dir = |chat: usize| dir.path().join(format!("chat-{chat}"));
+    let chat_bytes: Vec<usize> = chats
+        .iter()
+        .map(|files| files.iter().map(String::len).sum())
+        .collect();
+
+    let mut first = ChatIndex::open(&chat_dir(0)).unwrap();
     let started = Instant::now();
-    for (chat, files) in chats.iter().enumerate() {
-        let mut index = ChatIndex::open(&dir.path().join(format!("chat-{chat}"))).unwrap();
-        chunk_count += ingest(&mut index, chat, files, &chunker, &embedder, &mut stages);
-        indexes.push(index);
-    }
-    let total = started.elapsed();
+    let stages = ingest_sequentially(&mut first, 0, &chats[0]);
+    let sequential = started.elapsed();
+
+    let mut second = ChatIndex::open(&chat_dir(1)).unwrap();
+    let started = Instant::now();
+    ingest_pipelined(&mut second, 1, &chats[1]);
+    let pipelined = started.elapsed();
 
     println!();
-    println!("ingestion ({chunk_count} chunks of 1024 tokens)");
+    println!(
+        "ingestion, one file after another ({} files, {:.1} MB, {} chunks of 1024 tokens, {} segments)",
+        FILES_PER_CHAT,
+        chat_bytes[0] as f64 / 1e6,
+        first.len(),
+        segment_count(&chat_dir(0))
+    );
     println!("  {:<10} {:>9} {:>10}", "stage", "seconds", "MB/s");
     for (name, time) in [
         ("extract", stages.extract),
         ("chunk", stages.chunk),
         ("embed", stages.embed),
         ("index", stages.index),
-        ("total", total),
+        ("total", sequential),
     ] {
         println!(
             "  {name:<10} {:>9.2} {:>10.1}",
             time.as_secs_f64(),
-            mb_per_s(bytes, time)
+            mb_per_s(chat_bytes[0], time)
         );
     }
+    println!();
+    println!(
+        "ingestion, next file prepared while the last is indexed ({} files, {:.1} MB)",
+        FILES_PER_CHAT,
+        chat_bytes[1] as f64 / 1e6
+    );
+    println!(
+        "  {:<10} {:>9.2} {:>10.1}",
+        "total",
+        pipelined.as_secs_f64(),
+        mb_per_s(chat_bytes[1], pipelined)
+    );
+    println!(
+        "  all {CHATS} chats: {:.1} MB in {:.2} s, {:.1} MB/s",
+        bytes as f64 / 1e6,
+        (sequential + pipelined).as_secs_f64(),
+        mb_per_s(bytes, sequential + pipelined)
+    );
+    let indexes = [first, second];
 
     let index = &indexes[0];
     let queries: Vec<String> = (0..WARM_UP_QUERIES + QUERIES)

@@ -2,23 +2,18 @@
 //! tokens, 128 shared with the next window) so each chunk fits an embedder and a prompt.
 //! Plain Rust on the calling thread; embedding and indexing the chunks are not done here.
 //!
-//! Long texts are encoded piece by piece, cut only where cl100k_base's own pre-tokenizer
-//! cuts, so the tokens are those of the whole text; a run of more than `MAX_UNBROKEN_BYTES`
-//! without such a place (a base64 blob, a line of digits) is cut anyway, which keeps the
-//! byte-pair merge (quadratic in a piece's length) from stalling on hostile input.
+//! Tokens come from `tokens::encode`: tiktoken's own, found several times faster, with
+//! overlong runs (base64, digits) cut so hostile input cannot stall the byte-pair merge.
 
 use tiktoken_rs::{CoreBPE, Rank};
+
+use super::tokens;
 
 /// Tokens in a chunk (seed 002).
 pub const CHUNK_TOKENS: usize = 1024;
 /// Tokens a chunk shares with the next one, so a sentence cut by a boundary is whole in one
 /// of them (seed 002).
 pub const OVERLAP_TOKENS: usize = 128;
-/// Bytes encoded in one call once a safe cut is found: large enough that per-call overhead
-/// vanishes, small enough to keep the encoder's working set in cache.
-const SEGMENT_BYTES: usize = 8 * 1024;
-/// Longest run without a safe cut before one is forced.
-const MAX_UNBROKEN_BYTES: usize = 256;
 
 /// One window of a document's tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,19 +58,19 @@ impl Chunker {
 
     /// The text's chunks, in order; none for an empty text.
     pub fn chunk(&self, text: &str) -> Vec<Chunk> {
-        let tokens = self.encode(text);
+        let ends = tokens::encode(self.bpe, text).ends;
         let step = self.chunk_tokens - self.overlap_tokens;
-        let mut chunks = Vec::with_capacity(tokens.len().div_ceil(step));
+        let mut chunks = Vec::with_capacity(ends.len().div_ceil(step));
         let mut start = 0;
-        while start < tokens.len() {
-            let end = (start + self.chunk_tokens).min(tokens.len());
-            let window = &tokens[start..end];
+        while start < ends.len() {
+            let end = (start + self.chunk_tokens).min(ends.len());
+            let from = if start == 0 { 0 } else { ends[start - 1] };
             chunks.push(Chunk {
                 index: chunks.len(),
-                text: self.decode_window(window),
-                token_count: window.len(),
+                text: whole_characters(text, from, ends[end - 1]).to_string(),
+                token_count: end - start,
             });
-            if end == tokens.len() {
+            if end == ends.len() {
                 break;
             }
             start += step;
@@ -85,116 +80,60 @@ impl Chunker {
 
     /// The cl100k_base tokens of a text, special-token markers included as plain text.
     pub fn encode(&self, text: &str) -> Vec<Rank> {
-        let mut tokens = Vec::with_capacity(text.len() / 4 + 1);
-        for segment in segments(text) {
-            tokens.extend(self.bpe.encode_ordinary(segment));
-        }
-        tokens
-    }
-
-    /// The text of a window of tokens, without the partial characters at its edges.
-    fn decode_window(&self, window: &[Rank]) -> String {
-        // unwrap_or_default: every id came from this encoder, so every id decodes.
-        let bytes = self.bpe.decode_bytes(window).unwrap_or_default();
-        let start = bytes
-            .iter()
-            .take(3)
-            .take_while(|b| is_continuation(**b))
-            .count();
-        let bytes = &bytes[start..];
-        match std::str::from_utf8(bytes) {
-            Ok(text) => text.to_string(),
-            // Only the tail is cut short: keep what precedes it.
-            Err(err) if err.error_len().is_none() => {
-                String::from_utf8_lossy(&bytes[..err.valid_up_to()]).into_owned()
-            }
-            Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-        }
+        tokens::encode(self.bpe, text).ids
     }
 }
 
-fn is_continuation(byte: u8) -> bool {
-    byte & 0b1100_0000 == 0b1000_0000
-}
-
-/// Splits a text into pieces whose encodings, concatenated, are the text's encoding.
-///
-/// cl100k_base's pre-tokenizer always cuts before a space that follows a visible ASCII
-/// character and precedes an ASCII letter (the word and its leading space are one piece), and
-/// its patterns only look ahead, never behind, across such a cut; so cutting there changes
-/// nothing. Past `MAX_UNBROKEN_BYTES` without such a place a cut is forced on any character
-/// boundary, which may change a token or two there.
-fn segments(text: &str) -> impl Iterator<Item = &str> {
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    let mut last_cut = 0;
-    let mut i = 1;
-    std::iter::from_fn(move || {
-        while i < bytes.len() {
-            let at = i;
-            i += 1;
-            let safe = bytes[at] == b' '
-                && bytes[at - 1].is_ascii_graphic()
-                && bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic);
-            let forced = !safe && at - last_cut >= MAX_UNBROKEN_BYTES && text.is_char_boundary(at);
-            if safe || forced {
-                last_cut = at;
-                if forced || at - start >= SEGMENT_BYTES {
-                    let segment = &text[start..at];
-                    start = at;
-                    return Some(segment);
-                }
-            }
-        }
-        (start < bytes.len()).then(|| {
-            let segment = &text[start..];
-            start = bytes.len();
-            segment
-        })
-    })
+/// The characters wholly inside `text[from..to]`: a token may end inside a character that
+/// takes several tokens.
+fn whole_characters(text: &str, mut from: usize, mut to: usize) -> &str {
+    while from < to && !text.is_char_boundary(from) {
+        from += 1;
+    }
+    while to > from && !text.is_char_boundary(to) {
+        to -= 1;
+    }
+    &text[from..to]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::documents::tokens::{MAX_UNBROKEN_BYTES, segments};
+
+    /// A window's text by decoding its token ids, partial characters at the edges dropped.
+    fn decode_window(chunker: &Chunker, window: &[Rank]) -> String {
+        let bytes = chunker.bpe.decode_bytes(window).unwrap();
+        let start = bytes.iter().take_while(|b| **b & 0xC0 == 0x80).count();
+        let bytes = &bytes[start..];
+        match std::str::from_utf8(bytes) {
+            Ok(text) => text.to_string(),
+            Err(err) => {
+                assert!(err.error_len().is_none(), "only the tail may be cut short");
+                std::str::from_utf8(&bytes[..err.valid_up_to()])
+                    .unwrap()
+                    .to_string()
+            }
+        }
+    }
 
     /// Deterministic prose with punctuation, numbers, newlines and some non-ASCII words.
     fn prose(words: usize) -> String {
-        const WORDS: &[&str] = &[
-            "the",
-            "system",
-            "uses",
-            "a",
-            "three-tier",
-            "architecture,",
-            "with",
-            "load",
-            "balancer",
-            "and",
-            "database",
-            "cluster.",
-            "Café",
-            "naïve",
-            "über",
-            "42",
-            "x=3;",
-            "(see",
-            "note)",
-            "日本語",
-            "テキスト",
-            "🦀",
-            "shards",
-            "\n\n",
-            "don't",
-            "it's",
-        ];
+        // Split on spaces; "¶" stands for a paragraph break.
+        const WORDS: &str = "the system uses a three-tier architecture, with load balancer and \
+            database cluster. Café naïve über 42 x=3; (see note) 日本語 テキスト 🦀 shards ¶ \
+            don't it's";
+        let vocabulary: Vec<&str> = WORDS
+            .split_whitespace()
+            .map(|w| if w == "¶" { "\n\n" } else { w })
+            .collect();
         let mut state: u64 = 7;
         let mut out = String::new();
         for _ in 0..words {
             state = state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let word = WORDS[(state >> 33) as usize % WORDS.len()];
+            let word = vocabulary[(state >> 33) as usize % vocabulary.len()];
             if !out.is_empty() && !out.ends_with('\n') {
                 out.push(' ');
             }
@@ -225,7 +164,7 @@ mod tests {
             let start = i * step;
             let window = &tokens[start..(start + CHUNK_TOKENS).min(tokens.len())];
             assert_eq!(chunk.token_count, window.len());
-            assert_eq!(chunk.text, chunker.decode_window(window));
+            assert_eq!(chunk.text, decode_window(&chunker, window));
         }
         for chunk in &chunks[..chunks.len() - 1] {
             assert_eq!(chunk.token_count, CHUNK_TOKENS);
@@ -279,9 +218,13 @@ mod tests {
         // Tiny windows cut through multi-token characters: no replacement characters appear,
         // and every chunk's text is a piece of the original.
         let tiny = Chunker::new(5, 2);
+        let ids = tiny.encode(&text);
         for chunk in tiny.chunk(&text) {
             assert!(!chunk.text.contains('\u{fffd}'), "{:?}", chunk.text);
             assert!(text.contains(&chunk.text), "{:?}", chunk.text);
+            let start = chunk.index * 3;
+            let window = &ids[start..(start + 5).min(ids.len())];
+            assert_eq!(chunk.text, decode_window(&tiny, window));
         }
     }
 

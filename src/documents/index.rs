@@ -1,35 +1,31 @@
-//! `ChatIndex`: one chat's searchable chunks. Words go to a tantivy index on disk (BM25 with
-//! English stemming); vectors stay in memory, one contiguous matrix row per chunk. A search
-//! fuses both rankings (reciprocal rank fusion) and scores each hit by its cosine similarity.
-//! The database is the source of truth: this index can be wiped and rebuilt from it at any
-//! time, and never reads it itself.
+//! `ChatIndex`: one chat's searchable chunks. Words go to a tantivy index on disk (BM25 over
+//! English stems, `analyzer`), written through `writer`; vectors stay in memory (`vectors`).
+//! A search fuses both rankings (reciprocal rank fusion) and scores each hit by its cosine
+//! similarity. The database is the source of truth: this index can be wiped and rebuilt from
+//! it at any time, and never reads it itself.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
-use tantivy::indexer::IndexWriterOptions;
 use tantivy::query::{QueryParser, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing};
-use tantivy::schema::{TextOptions, Value};
-use tantivy::tokenizer::TextAnalyzer;
-use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer};
+use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema};
+use tantivy::schema::{TextFieldIndexing, TextOptions, Value};
 use tantivy::{
-    Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument, Term,
+    DocAddress, Index, IndexReader, IndexSettings, ReloadPolicy, Searcher, TantivyDocument, Term,
 };
+
+use super::analyzer;
+use super::vectors::{Vectors, chunk_key, top_rows};
+use super::writer::IdleWriter;
 
 /// The name the stemming analyzer is registered under; the schema's text field names it.
 const STEMMED_TOKENIZER: &str = "en_stem";
-/// Longer "words" (hashes, base64) are dropped from the word index: nobody searches for them
-/// by typing them, and they bloat the term dictionary.
-const MAX_WORD_BYTES: usize = 40;
-/// Memory tantivy may buffer before flushing a segment. A chat holds at most 50 files of
-/// 500,000 characters (about 25 MB of text), and tantivy's floor is 15 MB.
-const WRITER_MEMORY_BYTES: usize = 32_000_000;
 /// How deep each ranking goes before fusion: enough that a chunk ranked well by one side
 /// and modestly by the other still surfaces.
 const CANDIDATES_PER_RANKING: usize = 50;
@@ -62,29 +58,21 @@ pub struct SearchHit {
 #[derive(Clone, Copy)]
 struct Fields {
     chunk_id: Field,
+    /// `chunk_key(chunk_id)`, a fast field: ranks words without opening stored documents.
+    chunk_key: Field,
     document_id: Field,
     filename: Field,
     text: Field,
 }
 
-/// What a vector row belongs to.
-struct Row {
-    chunk_id: String,
-    document_id: String,
-}
-
-/// One chat's hybrid index. Holds no writer between edits (tantivy's writer keeps ~12 MB per
-/// thread), so many chats can be open at once; edits take the directory's writer lock.
+/// One chat's hybrid index.
 pub struct ChatIndex {
     dir: PathBuf,
-    index: Index,
     reader: IndexReader,
     parser: QueryParser,
     fields: Fields,
-    /// One unit-length row per chunk, in `rows` order; `0 × 0` until the first vector.
-    vectors: Array2<f32>,
-    rows: Vec<Row>,
-    row_of: HashMap<String, usize>,
+    vectors: Vectors,
+    writer: IdleWriter,
     recreated: bool,
 }
 
@@ -111,16 +99,13 @@ impl ChatIndex {
                 (index, reader, true)
             }
         };
-        let parser = QueryParser::for_index(&index, vec![fields.text]);
         Ok(Self {
             dir: dir.to_path_buf(),
-            index,
+            parser: QueryParser::for_index(&index, vec![fields.text]),
+            writer: IdleWriter::new(index, reader.clone(), dir),
             reader,
-            parser,
             fields,
-            vectors: Array2::zeros((0, 0)),
-            rows: Vec::new(),
-            row_of: HashMap::new(),
+            vectors: Vectors::default(),
             recreated,
         })
     }
@@ -138,11 +123,11 @@ impl ChatIndex {
 
     /// Chunks with a vector in memory.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.vectors.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.vectors.len() == 0
     }
 
     /// Chunks in the word index on disk.
@@ -155,13 +140,14 @@ impl ChatIndex {
         &self.dir
     }
 
-    /// Indexes chunks, searchable as soon as this returns. A chunk id already present is
-    /// replaced. All vectors must have the index's dimension.
+    /// Indexes chunks, searchable as soon as this returns. A chunk whose id has a vector in
+    /// memory is replaced (ids only on disk are not looked for: to replace a document,
+    /// `remove_document` it first). All vectors must have the index's dimension.
     pub fn add(&mut self, chunks: Vec<IndexedChunk>) -> anyhow::Result<()> {
         if chunks.is_empty() {
             return Ok(());
         }
-        let dim = self.dimension().unwrap_or(chunks[0].vector.len());
+        let dim = self.vectors.dimension().unwrap_or(chunks[0].vector.len());
         if let Some(bad) = chunks.iter().find(|c| c.vector.len() != dim) {
             bail!(
                 "chunk {} has a {}-dimensional vector; this index holds {dim}-dimensional ones",
@@ -169,54 +155,61 @@ impl ChatIndex {
                 bad.vector.len()
             );
         }
-        self.write(|writer, fields| {
+        let fields = self.fields;
+        let vectors = &self.vectors;
+        self.writer.edit(|writer| {
             for chunk in &chunks {
-                writer.delete_term(Term::from_field_text(fields.chunk_id, &chunk.chunk_id));
+                if vectors.contains(chunk_key(&chunk.chunk_id)) {
+                    writer.delete_term(Term::from_field_text(fields.chunk_id, &chunk.chunk_id));
+                }
                 writer.add_document(document(fields, chunk))?;
             }
             Ok(())
         })?;
-        self.push_vectors(chunks);
+        self.reader.reload()?;
+        self.vectors.push(chunks);
         Ok(())
     }
 
     /// Replaces the vectors in memory, for an index whose words on disk are intact. Chunks
     /// whose vector differs in dimension from the first are skipped.
     pub fn load_vectors(&mut self, chunks: Vec<IndexedChunk>) {
-        self.clear_vectors();
-        self.push_vectors(chunks);
+        self.vectors.clear();
+        self.vectors.push(chunks);
     }
 
     /// Replaces everything, words and vectors, with these chunks.
     pub fn rebuild(&mut self, chunks: Vec<IndexedChunk>) -> anyhow::Result<()> {
-        self.write(|writer, fields| {
+        let fields = self.fields;
+        self.writer.edit(|writer| {
             writer.delete_all_documents()?;
             for chunk in &chunks {
                 writer.add_document(document(fields, chunk))?;
             }
             Ok(())
         })?;
-        self.clear_vectors();
-        self.push_vectors(chunks);
+        self.reader.reload()?;
+        self.load_vectors(chunks);
         self.recreated = false;
         Ok(())
     }
 
     /// Removes a document's chunks, words and vectors, effective when this returns.
     pub fn remove_document(&mut self, document_id: &str) -> anyhow::Result<()> {
-        self.write(|writer, fields| {
-            writer.delete_term(Term::from_field_text(fields.document_id, document_id));
+        let field = self.fields.document_id;
+        self.writer.edit(|writer| {
+            writer.delete_term(Term::from_field_text(field, document_id));
             Ok(())
         })?;
-        let keep: Vec<usize> = (0..self.rows.len())
-            .filter(|&row| self.rows[row].document_id != document_id)
-            .collect();
-        if keep.len() < self.rows.len() {
-            self.vectors = self.vectors.select(Axis(0), &keep);
-            self.rows.retain(|row| row.document_id != document_id);
-            self.reindex_rows();
-        }
+        self.reader.reload()?;
+        self.vectors.remove_document(document_id);
         Ok(())
+    }
+
+    /// Lets the merges of the last edits finish and closes the index's writer now rather than
+    /// once the index has been idle a few seconds. The next edit opens it again.
+    pub fn settle(&mut self) -> anyhow::Result<()> {
+        self.writer.close()
     }
 
     /// The `k` best chunks for a query: BM25 over stemmed words and cosine similarity over
@@ -234,187 +227,78 @@ impl ChatIndex {
         let depth = CANDIDATES_PER_RANKING.max(k);
         let searcher = self.reader.searcher();
 
-        let (parsed, _ignored_errors) = self.parser.parse_query_lenient(query);
+        // Words are indexed without positions, so a quoted phrase is searched as its words.
+        let (parsed, _ignored_errors) = self.parser.parse_query_lenient(&query.replace('"', " "));
         let lexical = searcher.search(&parsed, &TopDocs::with_limit(depth).order_by_score())?;
-        let similarities = self.similarities(query_vector)?;
+        let similarities = self.vectors.similarities(query_vector)?;
         let semantic = similarities
             .as_deref()
             .map(|scores| top_rows(scores, depth))
             .unwrap_or_default();
 
-        // Fused score by chunk id, with the stored document when the word search loaded it.
-        let mut fused: HashMap<String, (f32, Option<TantivyDocument>)> = HashMap::new();
+        // Fused score by chunk key, with the word index's address when it has one.
+        let mut fused: HashMap<u64, (f32, Option<DocAddress>)> = HashMap::new();
+        let mut keys = KeyColumns::new(&searcher);
         for (rank, (_, address)) in lexical.into_iter().enumerate() {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let Some(chunk_id) = text_of(&doc, self.fields.chunk_id) else {
-                continue;
-            };
-            fused.insert(chunk_id.to_string(), (rrf(rank), Some(doc)));
+            if let Some(key) = keys.key(address)? {
+                fused.insert(key, (rrf(rank), Some(address)));
+            }
         }
         for (rank, row) in semantic.into_iter().enumerate() {
-            let entry = fused
-                .entry(self.rows[row].chunk_id.clone())
-                .or_insert((0.0, None));
-            entry.0 += rrf(rank);
+            fused.entry(self.vectors.key(row)).or_insert((0.0, None)).0 += rrf(rank);
         }
 
-        let cosine = |chunk_id: &str| -> f32 {
-            match (&similarities, self.row_of.get(chunk_id)) {
-                (Some(scores), Some(&row)) => scores[row].clamp(0.0, 1.0),
+        let relevance = |key: u64| -> f32 {
+            match (&similarities, self.vectors.row_index(key)) {
+                (Some(scores), Some(row)) => scores[row].clamp(0.0, 1.0),
                 _ => 0.0,
             }
         };
-        let mut ranked: Vec<(String, f32, f32, Option<TantivyDocument>)> = fused
+        let mut ranked: Vec<(u64, f32, f32, Option<DocAddress>)> = fused
             .into_iter()
-            .map(|(chunk_id, (score, doc))| {
-                let relevance = cosine(&chunk_id);
-                (chunk_id, score, relevance, doc)
-            })
+            .map(|(key, (score, address))| (key, score, relevance(key), address))
             .collect();
         ranked.sort_by(|a, b| {
             b.1.total_cmp(&a.1)
                 .then(b.2.total_cmp(&a.2))
-                .then_with(|| a.0.cmp(&b.0))
+                .then(a.0.cmp(&b.0))
         });
 
         let mut hits = Vec::with_capacity(k);
-        for (chunk_id, _, relevance_score, doc) in ranked {
+        for (key, _, relevance_score, address) in ranked {
             if hits.len() == k {
                 break;
             }
-            let doc = match doc {
-                Some(doc) => doc,
-                // A vector without words on disk: the two halves disagree until a rebuild.
-                None => match self.find(&searcher, &chunk_id)? {
-                    Some(doc) => doc,
-                    None => continue,
-                },
+            let address = match address.or_else(|| self.find(&searcher, key)) {
+                Some(address) => address,
+                // A vector whose words are not on disk: the halves disagree until a rebuild.
+                None => continue,
             };
+            let doc: TantivyDocument = searcher.doc(address)?;
             let field = |field| text_of(&doc, field).unwrap_or_default().to_string();
             hits.push(SearchHit {
+                chunk_id: field(self.fields.chunk_id),
                 document_id: field(self.fields.document_id),
                 filename: field(self.fields.filename),
                 text: field(self.fields.text),
-                chunk_id,
                 relevance_score,
             });
         }
         Ok(hits)
     }
 
-    /// The cosine similarity of every row with the query; `None` when there are no rows or
-    /// the query vector is zero (it would rank every chunk alike).
-    fn similarities(&self, query_vector: &[f32]) -> anyhow::Result<Option<Vec<f32>>> {
-        let Some(dim) = self.dimension() else {
-            return Ok(None);
-        };
-        if query_vector.len() != dim {
-            bail!(
-                "the query vector has {} dimensions; this index holds {dim}-dimensional vectors",
-                query_vector.len()
-            );
-        }
-        let mut query = query_vector.to_vec();
-        if !normalize(&mut query) {
-            return Ok(None);
-        }
-        Ok(Some(
-            self.vectors.dot(&ArrayView1::from(&query[..])).to_vec(),
-        ))
-    }
-
-    /// Looks a chunk up by id in the word index.
-    fn find(
-        &self,
-        searcher: &tantivy::Searcher,
-        chunk_id: &str,
-    ) -> anyhow::Result<Option<TantivyDocument>> {
-        let term = Term::from_field_text(self.fields.chunk_id, chunk_id);
+    /// Looks up in the word index a chunk found by its vector.
+    fn find(&self, searcher: &Searcher, key: u64) -> Option<DocAddress> {
+        let row = self.vectors.row(key)?;
+        let term = Term::from_field_text(self.fields.chunk_id, &row.chunk_id);
         let query = TermQuery::new(term, IndexRecordOption::Basic);
-        let found = searcher.search(&query, &DocSetCollector)?;
-        match found.into_iter().next() {
-            Some(address) => Ok(Some(searcher.doc::<TantivyDocument>(address)?)),
-            None => Ok(None),
-        }
-    }
-
-    /// Runs one edit with a short-lived writer, commits it and makes it visible to searches.
-    /// An edit that fails is rolled back when the writer drops.
-    fn write(
-        &self,
-        edit: impl FnOnce(&IndexWriter, Fields) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
-        let options = IndexWriterOptions::builder()
-            .memory_budget_per_thread(WRITER_MEMORY_BYTES)
-            .num_worker_threads(1)
-            .num_merge_threads(1)
-            .build();
-        let mut writer: IndexWriter = self
-            .index
-            .writer_with_options(options)
-            .with_context(|| format!("could not lock the index in {}", self.dir.display()))?;
-        edit(&writer, self.fields)?;
-        writer.commit()?;
-        // Merges started by this commit finish before the writer (and its lock) goes away.
-        writer.wait_merging_threads()?;
-        self.reader.reload()?;
-        Ok(())
-    }
-
-    fn dimension(&self) -> Option<usize> {
-        (!self.rows.is_empty()).then(|| self.vectors.ncols())
-    }
-
-    fn clear_vectors(&mut self) {
-        self.vectors = Array2::zeros((0, 0));
-        self.rows.clear();
-        self.row_of.clear();
-    }
-
-    /// Appends (or, for a known chunk id, replaces) vector rows, normalised to unit length.
-    fn push_vectors(&mut self, chunks: Vec<IndexedChunk>) {
-        let Some(dim) = self
-            .dimension()
-            .or_else(|| chunks.first().map(|c| c.vector.len()))
-        else {
-            return;
-        };
-        let mut flat = Vec::with_capacity(chunks.len() * dim);
-        for chunk in chunks {
-            let mut vector = chunk.vector;
-            if vector.len() != dim {
-                tracing::warn!(chunk_id = %chunk.chunk_id, "vector of the wrong dimension skipped");
-                continue;
+        match searcher.search(&query, &DocSetCollector) {
+            Ok(found) => found.into_iter().next(),
+            Err(err) => {
+                tracing::warn!(error = %err, "looking a chunk up by id");
+                None
             }
-            normalize(&mut vector);
-            if let Some(&row) = self.row_of.get(&chunk.chunk_id) {
-                self.vectors
-                    .row_mut(row)
-                    .assign(&ArrayView1::from(&vector[..]));
-                continue;
-            }
-            flat.extend_from_slice(&vector);
-            self.row_of.insert(chunk.chunk_id.clone(), self.rows.len());
-            self.rows.push(Row {
-                chunk_id: chunk.chunk_id,
-                document_id: chunk.document_id,
-            });
         }
-        let added = flat.len() / dim;
-        // unwrap: `flat` holds `added` whole rows of `dim` values.
-        let new_rows = ArrayView2::from_shape((added, dim), &flat).unwrap();
-        if self.vectors.nrows() == 0 {
-            self.vectors = new_rows.to_owned();
-        } else {
-            // unwrap: same number of columns, and `vectors` is an owned standard-layout array.
-            self.vectors.append(Axis(0), new_rows).unwrap();
-        }
-    }
-
-    fn reindex_rows(&mut self) {
-        self.row_of = (self.rows.iter().enumerate())
-            .map(|(i, row)| (row.chunk_id.clone(), i))
-            .collect();
     }
 }
 
@@ -425,11 +309,14 @@ fn schema() -> (Schema, Fields) {
         .set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer(STEMMED_TOKENIZER)
-                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+                // Frequencies for BM25. Positions would serve only phrase queries, which
+                // natural-language questions do not use, and cost indexing time.
+                .set_index_option(IndexRecordOption::WithFreqs),
         )
         .set_stored();
     let fields = Fields {
         chunk_id: builder.add_text_field("chunk_id", STRING | STORED),
+        chunk_key: builder.add_u64_field("chunk_key", FAST),
         document_id: builder.add_text_field("document_id", STRING | STORED),
         filename: builder.add_text_field("filename", STORED),
         text: builder.add_text_field("text", text_options),
@@ -439,12 +326,9 @@ fn schema() -> (Schema, Fields) {
 
 /// Tokenizers are not stored with an index: every opened or created index needs this.
 fn register_analyzer(index: &Index) {
-    let analyzer = TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(MAX_WORD_BYTES))
-        .filter(LowerCaser)
-        .filter(Stemmer::new(Language::English))
-        .build();
-    index.tokenizers().register(STEMMED_TOKENIZER, analyzer);
+    index
+        .tokenizers()
+        .register(STEMMED_TOKENIZER, analyzer::english());
 }
 
 fn reader_for(index: &Index) -> anyhow::Result<IndexReader> {
@@ -485,10 +369,39 @@ fn create(dir: &Path, schema: &Schema) -> anyhow::Result<(Index, IndexReader)> {
 fn document(fields: Fields, chunk: &IndexedChunk) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
     doc.add_text(fields.chunk_id, &chunk.chunk_id);
+    doc.add_u64(fields.chunk_key, chunk_key(&chunk.chunk_id));
     doc.add_text(fields.document_id, &chunk.document_id);
     doc.add_text(fields.filename, &chunk.filename);
     doc.add_text(fields.text, &chunk.text);
     doc
+}
+
+/// The chunk keys of word-search hits, reading each segment's column once.
+struct KeyColumns<'a> {
+    searcher: &'a Searcher,
+    columns: HashMap<u32, Column<u64>>,
+}
+
+impl<'a> KeyColumns<'a> {
+    fn new(searcher: &'a Searcher) -> Self {
+        Self {
+            searcher,
+            columns: HashMap::new(),
+        }
+    }
+
+    fn key(&mut self, address: DocAddress) -> anyhow::Result<Option<u64>> {
+        let column = match self.columns.entry(address.segment_ord) {
+            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Vacant(entry) => entry.insert(
+                self.searcher
+                    .segment_reader(address.segment_ord)
+                    .fast_fields()
+                    .u64("chunk_key")?,
+            ),
+        };
+        Ok(column.first(address.doc_id))
+    }
 }
 
 fn text_of(doc: &TantivyDocument, field: Field) -> Option<&str> {
@@ -498,29 +411,6 @@ fn text_of(doc: &TantivyDocument, field: Field) -> Option<&str> {
 /// Reciprocal rank fusion's share for a 0-based rank.
 fn rrf(rank: usize) -> f32 {
     1.0 / (RRF_K + rank as f32 + 1.0)
-}
-
-/// The `depth` best rows by score, best first (ties by row order).
-fn top_rows(scores: &[f32], depth: usize) -> Vec<usize> {
-    let by_score = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
-    let mut rows: Vec<usize> = (0..scores.len()).collect();
-    if rows.len() > depth {
-        rows.select_nth_unstable_by(depth - 1, by_score);
-        rows.truncate(depth);
-    }
-    rows.sort_unstable_by(by_score);
-    rows
-}
-
-/// Scales a vector to unit length; false for a zero (or non-finite) vector.
-fn normalize(v: &mut [f32]) -> bool {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 && norm.is_finite() {
-        v.iter_mut().for_each(|x| *x /= norm);
-        true
-    } else {
-        false
-    }
 }
 
 #[cfg(test)]
@@ -703,6 +593,32 @@ mod tests {
         assert!(index.was_recreated());
         assert!(path.join("meta.json").exists());
         assert!(!index.needs_rebuild(0));
+    }
+
+    #[test]
+    fn many_small_additions_merge_in_the_background_and_stay_searchable() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = ChatIndex::open(dir.path()).unwrap();
+        for i in 0..30 {
+            let text = format!("Report number {i} mentions the word zebra{i} once.");
+            index
+                .add(vec![chunk(&format!("c{i}"), &format!("d{i}"), &text)])
+                .unwrap();
+            // Each addition is searchable at once, merges or not.
+            assert_eq!(
+                ids(&index.search(&format!("zebra{i}"), &[0.0; 384], 1).unwrap()),
+                [format!("c{i}")]
+            );
+        }
+        index.settle().unwrap();
+        assert_eq!((index.len(), index.indexed_len()), (30, 30));
+        assert_eq!(ids(&search(&index, "zebra7", 1)), ["c7"]);
+        index.remove_document("d7").unwrap();
+        assert!(
+            search(&index, "zebra7", 30)
+                .iter()
+                .all(|h| h.chunk_id != "c7")
+        );
     }
 
     #[test]

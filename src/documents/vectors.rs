@@ -1,0 +1,228 @@
+//! The vector half of a chat's index: one unit-length row per chunk in a contiguous `ndarray`
+//! matrix, with what each row belongs to, so the cosine similarity of a query with every chunk
+//! is one matrix–vector product. Memory only: the caller reloads it from the database.
+
+use std::collections::HashMap;
+
+use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
+
+use super::index::IndexedChunk;
+
+/// What a row belongs to.
+pub(crate) struct Row {
+    pub(crate) chunk_id: String,
+    pub(crate) key: u64,
+    pub(crate) document_id: String,
+}
+
+#[derive(Default)]
+pub(crate) struct Vectors {
+    /// One unit-length row per chunk, in `rows` order; `0 × 0` until the first vector.
+    matrix: Array2<f32>,
+    rows: Vec<Row>,
+    /// Row by chunk key.
+    row_of: HashMap<u64, usize>,
+}
+
+impl Vectors {
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The vectors' length; `None` before the first.
+    pub(crate) fn dimension(&self) -> Option<usize> {
+        (!self.rows.is_empty()).then(|| self.matrix.ncols())
+    }
+
+    pub(crate) fn contains(&self, key: u64) -> bool {
+        self.row_of.contains_key(&key)
+    }
+
+    /// The row of a chunk key.
+    pub(crate) fn row(&self, key: u64) -> Option<&Row> {
+        self.row_of.get(&key).map(|&row| &self.rows[row])
+    }
+
+    /// The row number of a chunk key.
+    pub(crate) fn row_index(&self, key: u64) -> Option<usize> {
+        self.row_of.get(&key).copied()
+    }
+
+    /// The key of the chunk in a row.
+    pub(crate) fn key(&self, row: usize) -> u64 {
+        self.rows[row].key
+    }
+
+    pub(crate) fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Appends (or, for a known chunk id, replaces) rows, normalised to unit length. Vectors
+    /// whose length differs from the others' are skipped.
+    pub(crate) fn push(&mut self, chunks: Vec<IndexedChunk>) {
+        let Some(dim) = self
+            .dimension()
+            .or_else(|| chunks.first().map(|c| c.vector.len()))
+        else {
+            return;
+        };
+        let mut flat = Vec::with_capacity(chunks.len() * dim);
+        for chunk in chunks {
+            let mut vector = chunk.vector;
+            if vector.len() != dim {
+                tracing::warn!(chunk_id = %chunk.chunk_id, "vector of the wrong dimension skipped");
+                continue;
+            }
+            normalize(&mut vector);
+            let key = chunk_key(&chunk.chunk_id);
+            if let Some(&row) = self.row_of.get(&key) {
+                self.matrix
+                    .row_mut(row)
+                    .assign(&ArrayView1::from(&vector[..]));
+                continue;
+            }
+            flat.extend_from_slice(&vector);
+            self.row_of.insert(key, self.rows.len());
+            self.rows.push(Row {
+                chunk_id: chunk.chunk_id,
+                key,
+                document_id: chunk.document_id,
+            });
+        }
+        let added = flat.len() / dim;
+        // unwrap: `flat` holds `added` whole rows of `dim` values.
+        let new_rows = ArrayView2::from_shape((added, dim), &flat).unwrap();
+        if self.matrix.nrows() == 0 {
+            self.matrix = new_rows.to_owned();
+        } else {
+            // unwrap: same number of columns, and the matrix is owned and row-major.
+            self.matrix.append(Axis(0), new_rows).unwrap();
+        }
+    }
+
+    /// Drops a document's rows, keeping the others in order.
+    pub(crate) fn remove_document(&mut self, document_id: &str) {
+        let keep: Vec<usize> = (0..self.rows.len())
+            .filter(|&row| self.rows[row].document_id != document_id)
+            .collect();
+        if keep.len() == self.rows.len() {
+            return;
+        }
+        self.matrix = self.matrix.select(Axis(0), &keep);
+        self.rows.retain(|row| row.document_id != document_id);
+        self.row_of = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| (row.key, i))
+            .collect();
+    }
+
+    /// The cosine similarity of every row with the query, by row; `None` when there are no
+    /// rows or the query vector is zero (it would rank every chunk alike).
+    pub(crate) fn similarities(&self, query: &[f32]) -> anyhow::Result<Option<Vec<f32>>> {
+        let Some(dim) = self.dimension() else {
+            return Ok(None);
+        };
+        if query.len() != dim {
+            anyhow::bail!(
+                "the query vector has {} dimensions; this index holds {dim}-dimensional vectors",
+                query.len()
+            );
+        }
+        let mut query = query.to_vec();
+        if !normalize(&mut query) {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.matrix.dot(&ArrayView1::from(&query[..])).to_vec(),
+        ))
+    }
+}
+
+/// The `depth` best rows by score, best first (ties by row order).
+pub(crate) fn top_rows(scores: &[f32], depth: usize) -> Vec<usize> {
+    if depth == 0 {
+        return Vec::new();
+    }
+    let by_score = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
+    let mut rows: Vec<usize> = (0..scores.len()).collect();
+    if rows.len() > depth {
+        rows.select_nth_unstable_by(depth - 1, by_score);
+        rows.truncate(depth);
+    }
+    rows.sort_unstable_by(by_score);
+    rows
+}
+
+/// A chunk id's 64-bit FNV-1a hash: how the two rankings are joined without reading stored
+/// documents. Two ids of one chat sharing a key (odds about 1 in 10^12 at 6,000 chunks)
+/// would be confused with each other.
+pub(crate) fn chunk_key(chunk_id: &str) -> u64 {
+    chunk_id.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Scales a vector to unit length; false for a zero (or non-finite) vector.
+fn normalize(v: &mut [f32]) -> bool {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        v.iter_mut().for_each(|x| *x /= norm);
+        true
+    } else {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(id: &str, document: &str, vector: &[f32]) -> IndexedChunk {
+        IndexedChunk {
+            chunk_id: id.into(),
+            document_id: document.into(),
+            filename: String::new(),
+            text: String::new(),
+            vector: vector.to_vec(),
+        }
+    }
+
+    #[test]
+    fn rows_are_unit_length_and_stay_aligned_after_a_removal() {
+        let mut vectors = Vectors::default();
+        vectors.push(vec![
+            chunk("a", "d1", &[3.0, 4.0]),
+            chunk("b", "d2", &[0.0, 2.0]),
+            chunk("c", "d1", &[1.0, 0.0]),
+            chunk("bad", "d3", &[1.0, 0.0, 0.0]),
+        ]);
+        assert_eq!(vectors.len(), 3);
+        let scores = vectors.similarities(&[0.0, 5.0]).unwrap().unwrap();
+        assert_eq!(scores, [0.8, 1.0, 0.0]);
+        vectors.remove_document("d1");
+        assert_eq!(vectors.len(), 1);
+        assert_eq!(vectors.row(chunk_key("b")).unwrap().chunk_id, "b");
+        assert_eq!(vectors.similarities(&[0.0, 1.0]).unwrap().unwrap(), [1.0]);
+        assert!(vectors.similarities(&[0.0, 0.0]).unwrap().is_none());
+        assert!(vectors.similarities(&[1.0]).is_err());
+    }
+
+    #[test]
+    fn a_known_chunk_id_replaces_its_row() {
+        let mut vectors = Vectors::default();
+        vectors.push(vec![chunk("a", "d", &[1.0, 0.0])]);
+        vectors.push(vec![chunk("a", "d", &[0.0, 1.0])]);
+        assert_eq!(vectors.len(), 1);
+        assert_eq!(vectors.similarities(&[0.0, 1.0]).unwrap().unwrap(), [1.0]);
+    }
+
+    #[test]
+    fn top_rows_are_the_best_in_order() {
+        let scores = [0.1, 0.9, 0.5, 0.9, -1.0, 0.7];
+        assert_eq!(top_rows(&scores, 3), [1, 3, 5]);
+        assert_eq!(top_rows(&scores, 10), [1, 3, 5, 2, 0, 4]);
+        assert!(top_rows(&scores, 0).is_empty());
+    }
+}
