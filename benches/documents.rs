@@ -1,18 +1,22 @@
 //! The document workspace under load: ingestion throughput (extract → chunk → embed with the
 //! hash embedder → index) over ~50 MB of generated prose, as two chats filled to seed 002's
-//! limits (50 files of 500,000 characters): the first one file after another on one thread
-//! (with per-stage times), the second with the next file prepared while the last is indexed.
-//! Then hybrid search latency on the first chat, and the cost of reopening it.
+//! limits (50 files of 500,000 characters). The first chat takes one file after another on
+//! one thread, each its own commit, which gives every stage's cost; the second is ingested
+//! the way the workspace does it (files prepared two at a time, indexed in groups through
+//! `OpenIndex`), which is the throughput an upload burst sees. Then hybrid search latency
+//! on the first chat, and the cost of reopening it.
 //!
 //! Run with `cargo bench --bench documents`. The text is deterministic, so runs compare.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use colloquy::documents::chunk::Chunker;
 use colloquy::documents::extract::{DocKind, extract};
 use colloquy::documents::index::{ChatIndex, IndexedChunk};
 use colloquy::embed::hash::HashEmbedder;
+use colloquy::workspace::OpenIndex;
 
 /// Files per chat and characters per file: seed 002's limits.
 const FILES_PER_CHAT: usize = 50;
@@ -22,6 +26,8 @@ const CHATS: usize = 2;
 const QUERIES: usize = 1_000;
 const WARM_UP_QUERIES: usize = 50;
 const TOP_K: usize = 5;
+/// Files prepared at once: the default `documents.processing_concurrency`.
+const PROCESSING_CONCURRENCY: usize = 2;
 
 /// Everyday words, drawn often (stop words, common nouns, a few inflections).
 const COMMON: &str = "the of and to in is that for it as with was on be by this are from or at an \
@@ -193,23 +199,49 @@ fn ingest_sequentially(index: &mut ChatIndex, chat: usize, files: &[String]) -> 
     stages
 }
 
-/// The next file is prepared on a second thread while the previous one is indexed.
-fn ingest_pipelined(index: &mut ChatIndex, chat: usize, files: &[String]) {
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<IndexedChunk>>(1);
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let (chunker, embedder) = (Chunker::default(), HashEmbedder::default());
-            let mut stages = Stages::default();
-            for (f, file) in files.iter().enumerate() {
-                let chunks = prepare(chat, f, file, &chunker, &embedder, &mut stages);
-                sender.send(chunks).unwrap();
-            }
-        });
-        for chunks in receiver {
-            index.add(chunks).unwrap();
+/// As the workspace ingests an upload burst: `PROCESSING_CONCURRENCY` files prepared at once
+/// on the blocking pool, each then handed to the chat's `OpenIndex`, which indexes whatever
+/// is waiting in one commit. (The workspace also stores chunks in the database; not here.)
+fn ingest_like_the_workspace(index: ChatIndex, chat: usize, files: &[String]) -> ChatIndex {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let open = Arc::new(OpenIndex::new(index));
+    let permits = Arc::new(tokio::sync::Semaphore::new(PROCESSING_CONCURRENCY));
+    let chunker = Arc::new(Chunker::default());
+    runtime.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (f, file) in files.iter().enumerate() {
+            let (open, permits, chunker, file) =
+                (open.clone(), permits.clone(), chunker.clone(), file.clone());
+            tasks.spawn(async move {
+                let permit = permits.acquire_owned().await.unwrap();
+                let chunks = tokio::task::spawn_blocking(move || {
+                    prepare(
+                        chat,
+                        f,
+                        &file,
+                        &chunker,
+                        &HashEmbedder::default(),
+                        &mut Stages::default(),
+                    )
+                })
+                .await
+                .unwrap();
+                drop(permit);
+                open.replace_document(format!("doc-{chat}-{f}"), chunks)
+                    .await
+                    .unwrap();
+            });
         }
-        index.settle().unwrap();
+        while let Some(done) = tasks.join_next().await {
+            done.unwrap();
+        }
+        open.settle().await.unwrap();
     });
+    open.into_inner().expect("every task is done")
 }
 
 /// Segments in an index directory (one `.store` file each).
@@ -266,14 +298,14 @@ fn main() {
     let stages = ingest_sequentially(&mut first, 0, &chats[0]);
     let sequential = started.elapsed();
 
-    let mut second = ChatIndex::open(&chat_dir(1)).unwrap();
+    let second = ChatIndex::open(&chat_dir(1)).unwrap();
     let started = Instant::now();
-    ingest_pipelined(&mut second, 1, &chats[1]);
+    let second = ingest_like_the_workspace(second, 1, &chats[1]);
     let pipelined = started.elapsed();
 
     println!();
     println!(
-        "ingestion, one file after another ({} files, {:.1} MB, {} chunks of 1024 tokens, {} segments)",
+        "ingestion, one file after another on one thread, a commit each ({} files, {:.1} MB, {} chunks of 1024 tokens, {} segments)",
         FILES_PER_CHAT,
         chat_bytes[0] as f64 / 1e6,
         first.len(),
@@ -295,9 +327,11 @@ fn main() {
     }
     println!();
     println!(
-        "ingestion, next file prepared while the last is indexed ({} files, {:.1} MB)",
+        "ingestion as the workspace does it ({} files, {:.1} MB, {} chunks; {PROCESSING_CONCURRENCY} files prepared at once, indexed in groups, {} segments)",
         FILES_PER_CHAT,
-        chat_bytes[1] as f64 / 1e6
+        chat_bytes[1] as f64 / 1e6,
+        second.len(),
+        segment_count(&chat_dir(1))
     );
     println!(
         "  {:<10} {:>9.2} {:>10.1}",

@@ -142,22 +142,46 @@ impl ChatIndex {
 
     /// Indexes chunks, searchable as soon as this returns. A chunk whose id has a vector in
     /// memory is replaced (ids only on disk are not looked for: to replace a document,
-    /// `remove_document` it first). All vectors must have the index's dimension.
+    /// `remove_document` it first, or use `replace_documents`). All vectors must have the
+    /// index's dimension.
     pub fn add(&mut self, chunks: Vec<IndexedChunk>) -> anyhow::Result<()> {
-        if chunks.is_empty() {
+        self.apply(&[], chunks)
+    }
+
+    /// Replaces documents: each one's chunks on disk and in memory go, and the given chunks
+    /// come in, all in one commit. Committing is the fixed cost of an edit, so documents that
+    /// are ready together are best indexed together.
+    pub fn replace_documents(
+        &mut self,
+        documents: Vec<(String, Vec<IndexedChunk>)>,
+    ) -> anyhow::Result<()> {
+        let (ids, chunks): (Vec<String>, Vec<Vec<IndexedChunk>>) = documents.into_iter().unzip();
+        self.apply(&ids, chunks.into_iter().flatten().collect())
+    }
+
+    /// Removes `removed` documents and adds `chunks`, in one commit.
+    fn apply(&mut self, removed: &[String], chunks: Vec<IndexedChunk>) -> anyhow::Result<()> {
+        if removed.is_empty() && chunks.is_empty() {
             return Ok(());
         }
-        let dim = self.vectors.dimension().unwrap_or(chunks[0].vector.len());
-        if let Some(bad) = chunks.iter().find(|c| c.vector.len() != dim) {
+        let dim = self
+            .vectors
+            .dimension()
+            .or_else(|| chunks.first().map(|c| c.vector.len()));
+        if let Some(bad) = chunks.iter().find(|c| Some(c.vector.len()) != dim) {
             bail!(
-                "chunk {} has a {}-dimensional vector; this index holds {dim}-dimensional ones",
+                "chunk {} has a {}-dimensional vector; this index holds {}-dimensional ones",
                 bad.chunk_id,
-                bad.vector.len()
+                bad.vector.len(),
+                dim.unwrap_or_default()
             );
         }
         let fields = self.fields;
         let vectors = &self.vectors;
         self.writer.edit(|writer| {
+            for document_id in removed {
+                writer.delete_term(Term::from_field_text(fields.document_id, document_id));
+            }
             for chunk in &chunks {
                 if vectors.contains(chunk_key(&chunk.chunk_id)) {
                     writer.delete_term(Term::from_field_text(fields.chunk_id, &chunk.chunk_id));
@@ -167,6 +191,9 @@ impl ChatIndex {
             Ok(())
         })?;
         self.reader.reload()?;
+        for document_id in removed {
+            self.vectors.remove_document(document_id);
+        }
         self.vectors.push(chunks);
         Ok(())
     }
@@ -196,14 +223,7 @@ impl ChatIndex {
 
     /// Removes a document's chunks, words and vectors, effective when this returns.
     pub fn remove_document(&mut self, document_id: &str) -> anyhow::Result<()> {
-        let field = self.fields.document_id;
-        self.writer.edit(|writer| {
-            writer.delete_term(Term::from_field_text(field, document_id));
-            Ok(())
-        })?;
-        self.reader.reload()?;
-        self.vectors.remove_document(document_id);
-        Ok(())
+        self.apply(&[document_id.to_string()], Vec::new())
     }
 
     /// Lets the merges of the last edits finish and closes the index's writer now rather than
@@ -524,6 +544,40 @@ mod tests {
         let hits = search(&index, "quarterly revenue", 1);
         assert_eq!(ids(&hits), ["c2"]);
         assert!(hits[0].relevance_score > 0.5);
+    }
+
+    #[test]
+    fn documents_are_replaced_and_added_in_one_edit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = ChatIndex::open(dir.path()).unwrap();
+        index.add(sample()).unwrap();
+        index
+            .replace_documents(vec![
+                (
+                    "d2".into(),
+                    vec![chunk("c5", "d2", "Sharding moved to range partitioning.")],
+                ),
+                (
+                    "d3".into(),
+                    vec![chunk("c6", "d3", "The kitchen menu lists soup on Fridays.")],
+                ),
+            ])
+            .unwrap();
+        assert_eq!((index.len(), index.indexed_len()), (4, 4));
+        let found: Vec<String> = search(&index, "sharding partitioning kitchen", 10)
+            .into_iter()
+            .map(|h| h.chunk_id)
+            .collect();
+        assert!(found.contains(&"c5".to_string()), "{found:?}");
+        assert!(found.contains(&"c6".to_string()), "{found:?}");
+        assert!(
+            !found.iter().any(|id| id == "c3" || id == "c4"),
+            "{found:?}"
+        );
+        // Reopened, the words on disk agree.
+        drop(index);
+        let index = ChatIndex::open(dir.path()).unwrap();
+        assert_eq!(index.indexed_len(), 4);
     }
 
     #[test]

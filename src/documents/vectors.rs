@@ -134,10 +134,60 @@ impl Vectors {
         if !normalize(&mut query) {
             return Ok(None);
         }
-        Ok(Some(
-            self.matrix.dot(&ArrayView1::from(&query[..])).to_vec(),
-        ))
+        let scores = match self.matrix.as_slice() {
+            Some(flat) => dot_rows(flat, &query),
+            // Not row-major (never the case for a matrix this type builds): ndarray's product.
+            None => self.matrix.dot(&ArrayView1::from(&query[..])).to_vec(),
+        };
+        Ok(Some(scores))
     }
+}
+
+/// The dot product of every `query.len()`-long row of a row-major `matrix` with `query`.
+/// Searching is mostly this loop over the whole matrix (some 11 MB at the limits), so it runs
+/// eight lanes wide where the CPU can.
+fn dot_rows(matrix: &[f32], query: &[f32]) -> Vec<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has just been seen to support the features the function is built for.
+        return unsafe { dot_rows_avx2(matrix, query) };
+    }
+    dot_rows_portable(matrix, query)
+}
+
+/// `dot_rows_portable` compiled for AVX2, so its lanes become 256-bit registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn dot_rows_avx2(matrix: &[f32], query: &[f32]) -> Vec<f32> {
+    dot_rows_portable(matrix, query)
+}
+
+#[inline(always)]
+fn dot_rows_portable(matrix: &[f32], query: &[f32]) -> Vec<f32> {
+    if query.is_empty() {
+        return Vec::new();
+    }
+    matrix
+        .chunks_exact(query.len())
+        .map(|row| dot(row, query))
+        .collect()
+}
+
+/// Sixteen independent running sums, which the compiler keeps in vector registers (a single
+/// sum would make every addition wait for the previous one).
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 16;
+    let (a_blocks, a_rest) = a.as_chunks::<LANES>();
+    let (b_blocks, b_rest) = b.as_chunks::<LANES>();
+    let mut sums = [0.0f32; LANES];
+    for (x, y) in a_blocks.iter().zip(b_blocks) {
+        for lane in 0..LANES {
+            sums[lane] += x[lane] * y[lane];
+        }
+    }
+    let rest: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    sums.iter().sum::<f32>() + rest
 }
 
 /// The `depth` best rows by score, best first (ties by row order).
@@ -216,6 +266,28 @@ mod tests {
         vectors.push(vec![chunk("a", "d", &[0.0, 1.0])]);
         assert_eq!(vectors.len(), 1);
         assert_eq!(vectors.similarities(&[0.0, 1.0]).unwrap().unwrap(), [1.0]);
+    }
+
+    #[test]
+    fn fast_dot_products_equal_plain_ones() {
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        };
+        for dim in [1, 7, 16, 33, 384] {
+            let matrix: Vec<f32> = (0..dim * 50).map(|_| next()).collect();
+            let query: Vec<f32> = (0..dim).map(|_| next()).collect();
+            let fast = dot_rows(&matrix, &query);
+            assert_eq!(fast.len(), 50);
+            for (row, score) in matrix.chunks(dim).zip(&fast) {
+                let plain: f32 = row.iter().zip(&query).map(|(x, y)| x * y).sum();
+                assert!(
+                    (plain - score).abs() < 1e-4,
+                    "dim {dim}: {plain} vs {score}"
+                );
+            }
+        }
     }
 
     #[test]

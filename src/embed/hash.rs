@@ -32,27 +32,66 @@ impl HashEmbedder {
     }
 
     /// One text's vector, on the calling thread.
+    ///
+    /// Runs over bytes: ASCII letters and digits (nearly all of most documents) take a path
+    /// with no decoding and no allocation per word; other characters go through Unicode's
+    /// rules. Either way the same words and trigrams are added in the same order.
     pub fn embed_text(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; self.dim];
-        let mut word = String::new();
-        for c in text.chars().chain(std::iter::once(' ')) {
-            if c.is_alphanumeric() {
-                word.extend(c.to_lowercase());
-            } else if !word.is_empty() {
-                self.add_word(&mut v, &word);
-                word.clear();
+        // The current word between boundary marks: `^` + lowercased word (+ `$` when added).
+        let mut word = vec![b'^'];
+        let mut ascii = true;
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            let b = bytes[at];
+            if b.is_ascii() {
+                at += 1;
+                if b.is_ascii_alphanumeric() {
+                    word.push(b.to_ascii_lowercase());
+                    continue;
+                }
+            } else {
+                // unwrap: `at` is on a character boundary of a `str`, with bytes left.
+                let c = text[at..].chars().next().unwrap();
+                at += c.len_utf8();
+                if c.is_alphanumeric() {
+                    let mut buf = [0u8; 4];
+                    for lower in c.to_lowercase() {
+                        word.extend_from_slice(lower.encode_utf8(&mut buf).as_bytes());
+                    }
+                    ascii &= c.is_ascii();
+                    continue;
+                }
             }
+            self.end_word(&mut v, &mut word, &mut ascii);
         }
+        self.end_word(&mut v, &mut word, &mut ascii);
         normalize(&mut v);
         v
     }
 
-    fn add_word(&self, v: &mut [f32], word: &str) {
-        self.add(v, fnv1a(0x77, word.as_bytes()), WORD_WEIGHT);
-        let chars: Vec<char> = std::iter::once('^')
-            .chain(word.chars())
-            .chain(std::iter::once('$'))
-            .collect();
+    /// Adds the word in `word` (if any) and starts the next one.
+    fn end_word(&self, v: &mut [f32], word: &mut Vec<u8>, ascii: &mut bool) {
+        if word.len() > 1 {
+            self.add(v, fnv1a(0x77, &word[1..]), WORD_WEIGHT);
+            word.push(b'$');
+            if *ascii {
+                for gram in word.windows(3) {
+                    self.add(v, fnv1a(0x33, gram), TRIGRAM_WEIGHT);
+                }
+            } else {
+                // Trigrams of characters, not bytes. unwrap: only whole characters were added.
+                let marked = std::str::from_utf8(word).unwrap();
+                self.add_char_trigrams(v, marked);
+            }
+        }
+        word.truncate(1);
+        *ascii = true;
+    }
+
+    fn add_char_trigrams(&self, v: &mut [f32], marked: &str) {
+        let chars: Vec<char> = marked.chars().collect();
         let mut buf = [0u8; 12];
         for gram in chars.windows(3) {
             let mut len = 0;
@@ -119,6 +158,38 @@ mod tests {
         let related = e.embed_text("Which language does the user prefer? TypeScript?");
         let unrelated = e.embed_text("The deadline for the quarterly report is Friday");
         assert!(cosine(&a, &related) > cosine(&a, &unrelated) + 0.2);
+    }
+
+    /// The definition, one character at a time: what the byte-wise `embed_text` must equal.
+    fn reference(e: &HashEmbedder, text: &str) -> Vec<f32> {
+        let mut v = vec![0.0f32; e.dim];
+        let mut word = String::new();
+        for c in text.chars().chain(std::iter::once(' ')) {
+            if c.is_alphanumeric() {
+                word.extend(c.to_lowercase());
+            } else if !word.is_empty() {
+                e.add(&mut v, fnv1a(0x77, word.as_bytes()), WORD_WEIGHT);
+                e.add_char_trigrams(&mut v, &format!("^{word}$"));
+                word.clear();
+            }
+        }
+        normalize(&mut v);
+        v
+    }
+
+    #[test]
+    fn the_fast_path_equals_the_definition() {
+        let e = HashEmbedder::default();
+        for text in [
+            "",
+            "a",
+            "Plain ASCII words, digits 42 and x1 -- punctuation!",
+            "Café naïve ÉCOLE İstanbul straße ﬁne 東京 2024年 emoji 🚀 end",
+            "mixedÄscii wordsß at the end é",
+            "tab\tnew\nline\r\u{0}zero",
+        ] {
+            assert_eq!(e.embed_text(text), reference(&e, text), "{text:?}");
+        }
     }
 
     #[test]

@@ -34,6 +34,94 @@ pub mod status {
     pub const ERROR: &str = "error";
 }
 
+/// One chat's open index, and the documents waiting to go into it.
+///
+/// Documents are indexed in groups: each one queues its chunks in `waiting`, then takes the
+/// index's lock; whoever gets it indexes everything waiting at that moment in one commit and
+/// tells the others. A commit is the fixed cost of an edit (some 25-50 ms, most of it making
+/// the files durable), so a burst of uploads costs a few commits rather than one each.
+pub struct OpenIndex {
+    index: Arc<Mutex<ChatIndex>>,
+    waiting: std::sync::Mutex<Vec<Waiting>>,
+}
+
+struct Waiting {
+    document_id: String,
+    chunks: Vec<IndexedChunk>,
+    done: tokio::sync::oneshot::Sender<Result<(), String>>,
+}
+
+impl OpenIndex {
+    pub fn new(index: ChatIndex) -> Self {
+        Self {
+            index: Arc::new(Mutex::new(index)),
+            waiting: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Replaces a document's chunks in the index (none: removes them), together with any
+    /// other documents waiting; searchable when this returns.
+    pub async fn replace_document(
+        &self,
+        document_id: String,
+        chunks: Vec<IndexedChunk>,
+    ) -> anyhow::Result<()> {
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        self.lock_waiting().push(Waiting {
+            document_id,
+            chunks,
+            done,
+        });
+        let mut guard = self.index.clone().lock_owned().await;
+        let batch = std::mem::take(&mut *self.lock_waiting());
+        // Empty when another document's turn took this one along.
+        if !batch.is_empty() {
+            let mut documents = Vec::with_capacity(batch.len());
+            let mut waiters = Vec::with_capacity(batch.len());
+            for waiting in batch {
+                documents.push((waiting.document_id, waiting.chunks));
+                waiters.push(waiting.done);
+            }
+            let result =
+                tokio::task::spawn_blocking(move || guard.replace_documents(documents)).await;
+            let result = match result {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(err)) => Err(format!("indexing failed: {err:#}")),
+                Err(err) => Err(format!("indexing failed: {err}")),
+            };
+            for waiter in waiters {
+                // A waiter that went away no longer needs to know.
+                let _ = waiter.send(result.clone());
+            }
+        } else {
+            drop(guard);
+        }
+        outcome
+            .await
+            .map_err(|_| anyhow::anyhow!("indexing was abandoned"))?
+            .map_err(anyhow::Error::msg)
+    }
+
+    /// Lets the index's background merges finish (see `ChatIndex::settle`).
+    pub async fn settle(&self) -> anyhow::Result<()> {
+        let mut guard = self.index.clone().lock_owned().await;
+        tokio::task::spawn_blocking(move || guard.settle()).await?
+    }
+
+    /// Takes the index back, once no one else holds this.
+    pub fn into_inner(self: Arc<Self>) -> Option<ChatIndex> {
+        let open = Arc::into_inner(self)?;
+        Arc::into_inner(open.index).map(Mutex::into_inner)
+    }
+
+    /// The waiting list holds no invariant a panic could break.
+    fn lock_waiting(&self) -> std::sync::MutexGuard<'_, Vec<Waiting>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// A document as the REST API lists it (seed 002).
 #[derive(Debug, Clone, Serialize)]
 pub struct DocumentView {
@@ -78,7 +166,7 @@ struct Inner {
     data_dir: PathBuf,
     embedder: SharedEmbedder,
     /// Open indexes by chat; the cell makes concurrent first uses open the directory once.
-    indexes: DashMap<String, Arc<tokio::sync::OnceCell<Arc<Mutex<ChatIndex>>>>>,
+    indexes: DashMap<String, Arc<tokio::sync::OnceCell<Arc<OpenIndex>>>>,
     permits: Semaphore,
     chunker: Chunker,
 }
@@ -245,10 +333,10 @@ impl Workspace {
     pub fn enqueue(&self, document_id: String) {
         let this = self.clone();
         tokio::spawn(async move {
-            let Ok(_permit) = this.inner.permits.acquire().await else {
+            let Ok(permit) = this.inner.permits.acquire().await else {
                 return;
             };
-            if let Err(err) = this.process(&document_id).await {
+            if let Err(err) = this.process(&document_id, permit).await {
                 tracing::error!(%document_id, %err, "document processing failed");
                 this.fail(&document_id, &err.to_string()).await;
             }
@@ -283,7 +371,14 @@ impl Workspace {
         }
     }
 
-    async fn process(&self, document_id: &str) -> anyhow::Result<()> {
+    /// Extracts, chunks and embeds a document under a processing `permit`, then indexes and
+    /// stores it. The permit goes back before indexing, which waits its turn per chat, so the
+    /// next document is prepared meanwhile.
+    async fn process(
+        &self,
+        document_id: &str,
+        permit: tokio::sync::SemaphorePermit<'_>,
+    ) -> anyhow::Result<()> {
         let db = &self.inner.db;
         let Some(doc) = documents::Entity::find_by_id(document_id).one(db).await? else {
             return Ok(());
@@ -348,9 +443,36 @@ impl Workspace {
                 "the text was truncated to the first {max_chars} characters; the rest is not searchable"
             )
         });
+        drop(permit);
         // Opened before the chunks are stored, so a first open does not index them twice.
         let index = self.index(&doc.chat_id).await?;
-        let txn = db.begin().await?;
+        // Indexed before the document is marked processed, so a processed document is
+        // searchable. If storing then fails, its chunks leave the index again.
+        index.replace_document(doc.id.clone(), indexed).await?;
+        if let Err(err) = self
+            .store_processed(&doc, rows, content_type, searchable, &extraction, warning)
+            .await
+        {
+            if let Err(unindex) = index.replace_document(doc.id.clone(), Vec::new()).await {
+                tracing::warn!(document_id = %doc.id, error = %format!("{unindex:#}"),
+                    "could not take an unstored document out of the index; it is rebuilt on next open");
+            }
+            return Err(err.into());
+        }
+        Ok(())
+    }
+
+    /// Stores a processed document's chunks and marks it processed, in one transaction.
+    async fn store_processed(
+        &self,
+        doc: &documents::Model,
+        rows: Vec<document_chunks::ActiveModel>,
+        content_type: &str,
+        searchable: bool,
+        extraction: &extract::Extraction,
+        warning: Option<String>,
+    ) -> Result<(), DbErr> {
+        let txn = self.inner.db.begin().await?;
         document_chunks::Entity::delete_many()
             .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
             .exec(&txn)
@@ -377,22 +499,12 @@ impl Workspace {
                 .exec(&txn)
                 .await?;
         }
-        txn.commit().await?;
-        if !indexed.is_empty() {
-            let mut guard = index.lock_owned().await;
-            let id = doc.id.clone();
-            tokio::task::spawn_blocking(move || {
-                guard.remove_document(&id)?;
-                guard.add(indexed)
-            })
-            .await??;
-        }
-        Ok(())
+        txn.commit().await
     }
 
     /// A chat's index, opened (and rebuilt from the database if it disagrees with it) on first
     /// use.
-    pub async fn index(&self, chat_id: &str) -> anyhow::Result<Arc<Mutex<ChatIndex>>> {
+    pub async fn index(&self, chat_id: &str) -> anyhow::Result<Arc<OpenIndex>> {
         let cell = self
             .inner
             .indexes
@@ -403,7 +515,7 @@ impl Workspace {
         Ok(index.clone())
     }
 
-    async fn open_index(&self, chat_id: &str) -> anyhow::Result<Arc<Mutex<ChatIndex>>> {
+    async fn open_index(&self, chat_id: &str) -> anyhow::Result<Arc<OpenIndex>> {
         let (chunks, stale) = self.stored_chunks(chat_id).await?;
         let dir = self.index_dir(chat_id);
         let index = tokio::task::spawn_blocking(move || {
@@ -422,7 +534,7 @@ impl Workspace {
             tracing::info!(%document_id, "re-embedding a document made with another embedder");
             self.enqueue(document_id);
         }
-        Ok(Arc::new(Mutex::new(index)))
+        Ok(Arc::new(OpenIndex::new(index)))
     }
 
     /// A chat's stored chunks of live documents with vectors from the current embedder, and
@@ -479,7 +591,7 @@ impl Workspace {
     ) -> anyhow::Result<Vec<SearchHit>> {
         let vector = embed::embed_one(self.inner.embedder.as_ref(), query).await?;
         let index = self.index(chat_id).await?;
-        let guard = index.lock_owned().await;
+        let guard = index.index.clone().lock_owned().await;
         let query = query.to_string();
         tokio::task::spawn_blocking(move || guard.search(&query, &vector, limit)).await?
     }
@@ -514,10 +626,10 @@ impl Workspace {
             .exec(&txn)
             .await?;
         txn.commit().await?;
-        let index = self.index(chat_id).await?;
-        let mut guard = index.lock_owned().await;
-        let id = doc.id.clone();
-        tokio::task::spawn_blocking(move || guard.remove_document(&id)).await??;
+        self.index(chat_id)
+            .await?
+            .replace_document(doc.id.clone(), Vec::new())
+            .await?;
         if let Err(err) = tokio::fs::remove_file(&doc.storage_path).await {
             tracing::debug!(%err, "stored file already gone");
         }
