@@ -339,12 +339,6 @@ fn main() {
         pipelined.as_secs_f64(),
         mb_per_s(chat_bytes[1], pipelined)
     );
-    println!(
-        "  all {CHATS} chats: {:.1} MB in {:.2} s, {:.1} MB/s",
-        bytes as f64 / 1e6,
-        (sequential + pipelined).as_secs_f64(),
-        mb_per_s(bytes, sequential + pipelined)
-    );
     let indexes = [first, second];
 
     let index = &indexes[0];

@@ -30,6 +30,10 @@ const WRITER_MEMORY_BYTES: usize = 32_000_000;
 /// Segments of up to this many chunks count as one size when merging; tantivy's default
 /// (10,000) puts a whole chat in one layer and re-merges everything every few uploads.
 const MIN_MERGE_LAYER_CHUNKS: u32 = 100;
+/// Threads indexing words. A burst of uploads is indexed in a few large commits (the
+/// workspace groups documents), and once the files are prepared indexing is all that is
+/// left, so it may use two cores; each commit makes a segment per thread.
+const MAX_INDEXING_THREADS: usize = 2;
 
 pub(crate) struct IdleWriter {
     index: Index,
@@ -92,7 +96,7 @@ impl IdleWriter {
     fn open(&self) -> anyhow::Result<IndexWriter> {
         let options = IndexWriterOptions::builder()
             .memory_budget_per_thread(WRITER_MEMORY_BYTES)
-            .num_worker_threads(1)
+            .num_worker_threads(indexing_threads())
             .num_merge_threads(1)
             .build();
         let deadline = Instant::now() + LOCK_WAIT;
@@ -170,6 +174,12 @@ fn close(slot: &mut Slot, reader: &IndexReader) -> anyhow::Result<()> {
         reader.reload()?;
     }
     Ok(())
+}
+
+fn indexing_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, MAX_INDEXING_THREADS)
 }
 
 /// The slot holds no invariant a panic could break, so a poisoned lock is still usable.
