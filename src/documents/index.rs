@@ -150,13 +150,43 @@ impl ChatIndex {
 
     /// Replaces documents: each one's chunks on disk and in memory go, and the given chunks
     /// come in, all in one commit. Committing is the fixed cost of an edit, so documents that
-    /// are ready together are best indexed together.
+    /// are ready together are best indexed together. A document whose vectors do not have
+    /// the index's dimension is left as it was and returned with the reason, without holding
+    /// the others back; an error means nothing was changed.
     pub fn replace_documents(
         &mut self,
         documents: Vec<(String, Vec<IndexedChunk>)>,
-    ) -> anyhow::Result<()> {
-        let (ids, chunks): (Vec<String>, Vec<Vec<IndexedChunk>>) = documents.into_iter().unzip();
-        self.apply(&ids, chunks.into_iter().flatten().collect())
+    ) -> anyhow::Result<Vec<(String, String)>> {
+        let mut dim = self.vectors.dimension();
+        let mut ids = Vec::with_capacity(documents.len());
+        let mut chunks = Vec::new();
+        let mut rejected = Vec::new();
+        for (document_id, document_chunks) in documents {
+            let expected = dim.or_else(|| document_chunks.first().map(|c| c.vector.len()));
+            match document_chunks
+                .iter()
+                .find(|c| Some(c.vector.len()) != expected)
+            {
+                Some(bad) => {
+                    let reason = format!(
+                        "chunk {} has a {}-dimensional vector; this index holds {}-dimensional ones",
+                        bad.chunk_id,
+                        bad.vector.len(),
+                        expected.unwrap_or_default()
+                    );
+                    rejected.push((document_id, reason));
+                }
+                None => {
+                    if !document_chunks.is_empty() {
+                        dim = expected;
+                    }
+                    ids.push(document_id);
+                    chunks.extend(document_chunks);
+                }
+            }
+        }
+        self.apply(&ids, chunks)?;
+        Ok(rejected)
     }
 
     /// Removes `removed` documents and adds `chunks`, in one commit.
@@ -564,6 +594,19 @@ mod tests {
             ])
             .unwrap();
         assert_eq!((index.len(), index.indexed_len()), (4, 4));
+        // A document with vectors of another dimension is refused alone.
+        let mut odd = chunk("c7", "d4", "Odd vectors.");
+        odd.vector.truncate(10);
+        let rejected = index
+            .replace_documents(vec![
+                ("d4".into(), vec![odd]),
+                ("d5".into(), vec![chunk("c8", "d5", "Fine vectors.")]),
+            ])
+            .unwrap();
+        assert_eq!(rejected.len(), 1);
+        assert_eq!(rejected[0].0, "d4");
+        assert!(rejected[0].1.contains("10-dimensional"), "{rejected:?}");
+        assert_eq!((index.len(), index.indexed_len()), (5, 5));
         let found: Vec<String> = search(&index, "sharding partitioning kitchen", 10)
             .into_iter()
             .map(|h| h.chunk_id)
@@ -577,7 +620,7 @@ mod tests {
         // Reopened, the words on disk agree.
         drop(index);
         let index = ChatIndex::open(dir.path()).unwrap();
-        assert_eq!(index.indexed_len(), 4);
+        assert_eq!(index.indexed_len(), 5);
     }
 
     #[test]

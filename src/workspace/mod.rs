@@ -82,16 +82,24 @@ impl OpenIndex {
                 documents.push((waiting.document_id, waiting.chunks));
                 waiters.push(waiting.done);
             }
+            let ids: Vec<String> = documents.iter().map(|(id, _)| id.clone()).collect();
             let result =
                 tokio::task::spawn_blocking(move || guard.replace_documents(documents)).await;
             let result = match result {
-                Ok(Ok(())) => Ok(()),
+                Ok(Ok(rejected)) => Ok(rejected),
                 Ok(Err(err)) => Err(format!("indexing failed: {err:#}")),
                 Err(err) => Err(format!("indexing failed: {err}")),
             };
-            for waiter in waiters {
+            for (id, waiter) in ids.into_iter().zip(waiters) {
+                let outcome = match &result {
+                    Ok(rejected) => match rejected.iter().find(|(r, _)| *r == id) {
+                        Some((_, reason)) => Err(format!("indexing failed: {reason}")),
+                        None => Ok(()),
+                    },
+                    Err(err) => Err(err.clone()),
+                };
                 // A waiter that went away no longer needs to know.
-                let _ = waiter.send(result.clone());
+                let _ = waiter.send(outcome);
             }
         } else {
             drop(guard);
@@ -685,5 +693,67 @@ impl Workspace {
                 tracing::warn!(dir = %dir.display(), %err, "could not remove a deleted chat's files");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::hash::HashEmbedder;
+
+    fn chunks(document: &str, texts: &[&str]) -> Vec<IndexedChunk> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| IndexedChunk {
+                chunk_id: format!("{document}-{i}"),
+                document_id: document.into(),
+                filename: format!("{document}.txt"),
+                text: text.to_string(),
+                vector: HashEmbedder::default().embed_text(text),
+            })
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn documents_indexed_at_once_are_all_searchable_and_a_bad_one_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = Arc::new(OpenIndex::new(ChatIndex::open(dir.path()).unwrap()));
+        let mut tasks = tokio::task::JoinSet::new();
+        for d in 0..12 {
+            let open = open.clone();
+            tasks.spawn(async move {
+                let id = format!("d{d}");
+                let mut chunks = chunks(&id, &[&format!("report number{d} on sharding")]);
+                if d == 5 {
+                    chunks[0].vector.truncate(3);
+                }
+                (d, open.replace_document(id, chunks).await)
+            });
+        }
+        let mut failed = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            let (d, outcome) = done.unwrap();
+            if let Err(err) = outcome {
+                assert!(err.to_string().contains("3-dimensional"), "{err:#}");
+                failed.push(d);
+            }
+        }
+        assert_eq!(failed, [5]);
+        let index = open.index.lock().await;
+        assert_eq!((index.len(), index.indexed_len()), (11, 11));
+        let query = "number7";
+        let hits = index
+            .search(query, &HashEmbedder::default().embed_text(query), 1)
+            .unwrap();
+        assert_eq!(hits[0].document_id, "d7");
+        drop(index);
+
+        // Replacing with nothing removes a document.
+        open.replace_document("d7".into(), Vec::new())
+            .await
+            .unwrap();
+        let index = open.index.lock().await;
+        assert_eq!((index.len(), index.indexed_len()), (10, 10));
     }
 }
