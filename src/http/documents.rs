@@ -13,7 +13,7 @@ use crate::auth::Principal;
 use crate::documents::extract::sanitize_filename;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
-use crate::workspace::{DocumentView, status};
+use crate::workspace::{CreateError, DocumentView, status};
 
 /// Room for multipart framing on top of the file itself.
 const MULTIPART_OVERHEAD: u64 = 64 * 1024;
@@ -27,18 +27,24 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         );
 }
 
-/// Refuses another document when the chat holds the most allowed.
+/// Refuses another document when the chat holds the most allowed: early, before a body is
+/// received. `Workspace::create` checks again, atomically, when the record is made.
 pub async fn check_count(state: &AppState, chat_id: &str) -> AppResult<()> {
     let max = state.config.documents.max_files_per_chat;
     if state.workspace.count(chat_id).await? >= max as u64 {
-        return Err(AppError::LimitReached {
-            code: "too_many_documents",
-            message: format!(
-                "this chat already holds {max} documents, the most allowed; delete one first"
-            ),
-        });
+        return Err(create_error(CreateError::TooMany { max }));
     }
     Ok(())
+}
+
+pub fn create_error(err: CreateError) -> AppError {
+    match err {
+        CreateError::TooMany { .. } => AppError::LimitReached {
+            code: "too_many_documents",
+            message: err.to_string(),
+        },
+        CreateError::Db(err) => err.into(),
+    }
 }
 
 async fn list(
@@ -149,10 +155,17 @@ async fn upload(
         tokio::fs::create_dir_all(&target_dir)
             .await
             .map_err(AppError::internal)?;
-        let document = state
+        let document = match state
             .workspace
             .create(&chat.id, &filename, size, &part, status::UPLOADING)
-            .await?;
+            .await
+        {
+            Ok(document) => document,
+            Err(err) => {
+                let _ = tokio::fs::remove_file(&part).await;
+                return Err(create_error(err));
+            }
+        };
         let target = target_dir.join(&document.id);
         tokio::fs::rename(&part, &target)
             .await

@@ -181,7 +181,14 @@ async fn create(
             &storage_path,
             status::UPLOADING,
         )
-        .await?;
+        .await;
+    let document = match document {
+        Ok(document) => document,
+        Err(err) => {
+            let _ = tokio::fs::remove_file(&storage_path).await;
+            return Err(super::documents::create_error(err));
+        }
+    };
     let now = Utc::now();
     uploads::ActiveModel {
         id: Set(upload_id.clone()),

@@ -177,6 +177,18 @@ struct Inner {
     indexes: DashMap<String, Arc<tokio::sync::OnceCell<Arc<OpenIndex>>>>,
     permits: Semaphore,
     chunker: Chunker,
+    /// Held from counting a chat's documents to inserting a new one, so two uploads arriving
+    /// together cannot both take the last place.
+    creating: Mutex<()>,
+}
+
+/// Why a document record was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("this chat already holds {max} documents, the most allowed; delete one first")]
+    TooMany { max: usize },
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 impl Workspace {
@@ -191,6 +203,7 @@ impl Workspace {
                 data_dir: config.data_dir.clone(),
                 embedder,
                 indexes: DashMap::new(),
+                creating: Mutex::new(()),
             }),
         }
     }
@@ -265,7 +278,12 @@ impl Workspace {
         size: u64,
         storage_path: &std::path::Path,
         status: &str,
-    ) -> Result<documents::Model, DbErr> {
+    ) -> Result<documents::Model, CreateError> {
+        let _creating = self.inner.creating.lock().await;
+        let max = self.inner.limits.max_files_per_chat;
+        if self.count(chat_id).await? >= max as u64 {
+            return Err(CreateError::TooMany { max });
+        }
         let now = Utc::now();
         let artifact_id = format!("doc_{}", uuid::Uuid::now_v7().simple());
         let txn = self.inner.db.begin().await?;

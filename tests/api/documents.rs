@@ -615,6 +615,42 @@ async fn tus_termination_and_limits_are_enforced_before_storing() {
 }
 
 #[actix_web::test]
+async fn uploads_racing_for_the_last_place_get_it_once() {
+    let app = spawn_app_with(|c| c.documents.max_files_per_chat = 3).await;
+    let chat = new_chat(&app).await;
+    for name in ["a.txt", "b.txt"] {
+        assert_eq!(
+            upload(&app, &chat, name, b"text".to_vec()).await.status(),
+            201
+        );
+    }
+    // Eight uploads at once, each with a body large enough (2.4 MB) to be received in many reads:
+    // all pass the early count, and only one may take the third place.
+    let racing = (0..8).map(|i| {
+        let (app, chat) = (&app, &chat);
+        async move {
+            let body = format!("racer {i} ").repeat(300_000).into_bytes();
+            upload(app, chat, &format!("racer-{i}.txt"), body).await
+        }
+    });
+    let responses = futures_util::future::join_all(racing).await;
+    let mut statuses: Vec<u16> = responses.iter().map(|r| r.status().as_u16()).collect();
+    statuses.sort();
+    assert_eq!(statuses, [201, 409, 409, 409, 409, 409, 409, 409]);
+    for response in responses {
+        if response.status() == 409 {
+            assert_eq!(error_body(response).await["code"], "too_many_documents");
+        }
+    }
+    assert_eq!(documents(&app, &chat).await["total"], 3);
+    // Refused uploads leave no file behind.
+    let uploads = std::fs::read_dir(app.state.workspace.uploads_dir())
+        .map(|dir| dir.count())
+        .unwrap_or_default();
+    assert_eq!(uploads, 0);
+}
+
+#[actix_web::test]
 async fn long_text_is_truncated_with_a_warning() {
     let app = spawn_app_with(|c| c.documents.max_text_chars = 1_000).await;
     let chat = new_chat(&app).await;
