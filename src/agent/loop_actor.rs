@@ -504,7 +504,7 @@ async fn run_tools(
                     tool,
                     arguments,
                     key,
-                } => execute_call(&tool, arguments, key, &cache, timeout).await,
+                } => execute_call(&tool, &call.id, arguments, key, &cache, timeout).await,
             };
             (tool, call, result)
         }
@@ -621,6 +621,7 @@ fn plan_call(
 /// Runs one call with its timeout, serving and filling the cache.
 async fn execute_call(
     tool: &SharedTool,
+    call_id: &str,
     arguments: Value,
     key: CallKey,
     cache: &ToolCache,
@@ -630,7 +631,7 @@ async fn execute_call(
     if cacheable && let Some(hit) = cache.get(key.as_str()).await {
         return Ok(hit);
     }
-    let result = match tokio::time::timeout(timeout, tool.run(arguments)).await {
+    let result = match tokio::time::timeout(timeout, tool.run_call(call_id, arguments)).await {
         Ok(result) => result,
         Err(_) => Err(ToolError::new(
             "timeout",

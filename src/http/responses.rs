@@ -1,6 +1,10 @@
 //! `POST /v1/responses`: OpenAI's Responses API over the same runs as Chat Completions. A
 //! `web_search_preview` tool opts into server-side tools, its `x_tools` choosing them (seed
-//! 000). Streams use typed `event:` lines: `response.*` for the answer, `x_*` for progress.
+//! 000). `x_chat_id` runs the request as a turn of a stored chat, whose documents the model
+//! may search: a `file_search` tool (seed 002) needs it, and each search becomes a
+//! `file_search_call` output item, its passages' `chunk_text` included only when `include`
+//! names `file_search_call.results`. Streams use typed `event:` lines: `response.*` for the
+//! answer, `x_*` for progress.
 
 use std::sync::Arc;
 
@@ -12,15 +16,19 @@ use serde_json::{Map, Value, json};
 
 use super::sse::{Dialect, accumulate_metadata, payloads};
 use crate::agent::events::{RunEvent, StopReason};
-use crate::agent::launch::{RunOptions, WebSearchOptions, launch_ephemeral};
+use crate::agent::launch::{RunOptions, WebSearchOptions, launch_chat_turn, launch_ephemeral};
 use crate::agent::run_log::RunLog;
 use crate::auth::Principal;
+use crate::chat::session::Turn;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
 use crate::state::AppState;
+use crate::tools::file_search;
 
 /// Most input items one request may carry.
 const MAX_INPUT_ITEMS: usize = 2_000;
+/// The `include` value that puts passages' text in `file_search_call` items (seed 002).
+const INCLUDE_FILE_SEARCH_RESULTS: &str = "file_search_call.results";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/responses", web::post().to(create));
@@ -58,6 +66,10 @@ struct ResponsesRequest {
     max_output_tokens: Option<u32>,
     #[serde(default)]
     tools: Vec<Value>,
+    #[serde(default)]
+    include: Vec<String>,
+    /// Run as a turn of this stored chat (its history is the context).
+    x_chat_id: Option<String>,
 }
 
 impl ResponsesRequest {
@@ -120,9 +132,19 @@ impl ResponsesRequest {
                         )?,
                     );
                 }
+                // The chat's tools, file_search among them once it has searchable documents,
+                // come with every turn of a stored chat.
+                Some("file_search") if self.x_chat_id.is_some() => {}
+                Some("file_search") => {
+                    return Err(AppError::invalid(
+                        "file_search searches a chat's uploaded documents: send x_chat_id with \
+                         the chat's id",
+                    ));
+                }
                 other => {
                     return Err(AppError::invalid(format!(
-                        "tool type {} is not supported; use web_search_preview for server-side tools",
+                        "tool type {} is not supported; use web_search_preview for server-side \
+                         tools, or file_search with x_chat_id",
                         other.unwrap_or("(missing)")
                     )));
                 }
@@ -152,18 +174,41 @@ async fn create(
     body: web::Json<ResponsesRequest>,
 ) -> AppResult<HttpResponse> {
     let request = body.into_inner();
-    let messages = request.messages()?;
+    let mut messages = request.messages()?;
     let options = request.options(state.llm.default_model())?;
-    let log = launch_ephemeral(&state, &principal, messages, options)?;
+    if let Some(unknown) = request
+        .include
+        .iter()
+        .find(|value| value.as_str() != INCLUDE_FILE_SEARCH_RESULTS)
+    {
+        return Err(AppError::invalid(format!(
+            "include value {unknown:?} is not supported; the one known is \
+             {INCLUDE_FILE_SEARCH_RESULTS:?}"
+        )));
+    }
+    let include_results = !request.include.is_empty();
+    let log = match &request.x_chat_id {
+        Some(chat_id) => {
+            // The chat's history is the context; the request's last user message is the turn.
+            // unwrap: `messages` ends with a user message.
+            let content = messages.pop().unwrap().text();
+            let turn = Turn::Send {
+                parent_id: None,
+                content,
+            };
+            launch_chat_turn(&state, &principal, chat_id, turn, options).await?
+        }
+        None => launch_ephemeral(&state, &principal, messages, options)?,
+    };
     if request.stream {
-        return Ok(stream(log));
+        return Ok(stream(log, include_results));
     }
     let mut events = Box::pin(log.subscribe(0));
-    let mut text = String::new();
+    let mut output = Output::new(include_results);
     let mut metadata: Map<String, Value> = Map::new();
     while let Some((_, event)) = events.next().await {
+        output.observe(event.as_ref());
         match event.as_ref() {
-            RunEvent::TextDelta { content } => text.push_str(content),
             RunEvent::Finished {
                 stop_reason,
                 usage,
@@ -171,16 +216,20 @@ async fn create(
                 ..
             } => {
                 if let Some(error) = error
-                    && text.is_empty()
+                    && output.text.is_empty()
                 {
                     return Err(super::completions::run_failure(error));
                 }
-                let mut body = response_object(&log, *stop_reason, &text);
+                let mut body = response_object(&log, *stop_reason, &output);
                 body["usage"] = json!({"input_tokens": usage.prompt_tokens,
                     "output_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens});
                 body["metadata"] = Value::Object(metadata);
+                if let Some(chat_id) = &log.chat_id {
+                    body["x_chat_id"] = json!(chat_id);
+                }
                 return Ok(HttpResponse::Ok().json(body));
             }
+            RunEvent::TextDelta { .. } => {}
             other => accumulate_metadata(&mut metadata, &log, other),
         }
     }
@@ -189,12 +238,151 @@ async fn create(
     )))
 }
 
+/// The response's output items as a run's events build them: one `file_search_call` per
+/// search, in call order, and the assistant message, placed where its first text came (last
+/// when there was none).
+struct Output {
+    include_results: bool,
+    items: Vec<OutputItem>,
+    /// The message's place in `items`, once text has come.
+    message_index: Option<usize>,
+    text: String,
+}
+
+enum OutputItem {
+    Message,
+    FileSearch {
+        id: String,
+        call_id: String,
+        query: Value,
+        status: &'static str,
+        results: Option<Value>,
+    },
+}
+
+impl Output {
+    fn new(include_results: bool) -> Self {
+        Self {
+            include_results,
+            items: Vec::new(),
+            message_index: None,
+            text: String::new(),
+        }
+    }
+
+    fn observe(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::TextDelta { content } => {
+                self.message_index();
+                self.text.push_str(content);
+            }
+            RunEvent::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } if name == "file_search" => self.items.push(OutputItem::FileSearch {
+                id: file_search::item_id(id),
+                call_id: id.clone(),
+                query: arguments["query"].clone(),
+                status: "in_progress",
+                results: None,
+            }),
+            RunEvent::ToolResult {
+                tool_call_id,
+                name,
+                success,
+                result,
+                ..
+            } if name == "file_search" => {
+                let include_results = self.include_results;
+                for item in &mut self.items {
+                    if let OutputItem::FileSearch {
+                        call_id,
+                        status,
+                        results,
+                        ..
+                    } = item
+                        && call_id == tool_call_id
+                    {
+                        *status = if *success { "completed" } else { "failed" };
+                        *results = success.then(|| passages(result, include_results));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The message's output index, placing it now if it has none yet.
+    fn message_index(&mut self) -> usize {
+        *self.message_index.get_or_insert_with(|| {
+            self.items.push(OutputItem::Message);
+            self.items.len() - 1
+        })
+    }
+
+    /// The output index of the file_search item `item_id`.
+    fn index_of(&self, item_id: &str) -> Option<usize> {
+        self.items
+            .iter()
+            .position(|item| matches!(item, OutputItem::FileSearch { id, .. } if id == item_id))
+    }
+
+    fn to_json(&self, log: &RunLog) -> Value {
+        let message = json!({
+            "type": "message",
+            "id": message_id(log),
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": self.text, "annotations": []}],
+        });
+        let mut items: Vec<Value> = self
+            .items
+            .iter()
+            .map(|item| match item {
+                OutputItem::Message => message.clone(),
+                OutputItem::FileSearch {
+                    id,
+                    query,
+                    status,
+                    results,
+                    ..
+                } => json!({
+                    "type": "file_search_call",
+                    "id": id,
+                    "status": status,
+                    "queries": [query],
+                    "results": results,
+                }),
+            })
+            .collect();
+        if self.message_index.is_none() {
+            items.push(message);
+        }
+        Value::Array(items)
+    }
+}
+
+/// A file_search result's passages, without their text unless asked for.
+fn passages(result: &Value, include_text: bool) -> Value {
+    let mut results = result["results"].clone();
+    if !include_text && let Some(list) = results.as_array_mut() {
+        for passage in list {
+            if let Some(fields) = passage.as_object_mut() {
+                fields.remove("chunk_text");
+            }
+        }
+    }
+    results
+}
+
 fn message_id(log: &RunLog) -> String {
     format!("msg_{}", log.run_id)
 }
 
 /// The response object, as `response.completed` and a non-streaming answer carry it.
-fn response_object(log: &RunLog, stop_reason: StopReason, text: &str) -> Value {
+fn response_object(log: &RunLog, stop_reason: StopReason, output: &Output) -> Value {
     let status = match stop_reason {
         StopReason::Completed | StopReason::MaxIterations | StopReason::Paused => "completed",
         StopReason::UpstreamError | StopReason::Interrupted => "failed",
@@ -206,14 +394,8 @@ fn response_object(log: &RunLog, stop_reason: StopReason, text: &str) -> Value {
         "created_at": log.created,
         "model": log.model,
         "status": status,
-        "output": [{
-            "type": "message",
-            "id": message_id(log),
-            "status": "completed",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": []}],
-        }],
-        "output_text": text,
+        "output": output.to_json(log),
+        "output_text": output.text,
         "x_stop_reason": stop_reason,
     })
 }
@@ -223,26 +405,29 @@ fn typed(name: &str, payload: Value) -> Event {
 }
 
 /// The run as a Responses stream.
-fn stream(log: Arc<RunLog>) -> HttpResponse {
+fn stream(log: Arc<RunLog>, include_results: bool) -> HttpResponse {
     let source = log.clone();
     let frames = log
         .subscribe(0)
-        .scan(String::new(), move |text, (_, event)| {
+        .scan(Output::new(include_results), move |output, (_, event)| {
             let log = &source;
             let mut out = Vec::new();
+            output.observe(event.as_ref());
             match event.as_ref() {
                 RunEvent::Started { .. } => {
-                    let mut response = response_object(log, StopReason::Completed, "");
+                    let mut response = response_object(log, StopReason::Completed, output);
                     response["status"] = json!("in_progress");
                     response["output"] = json!([]);
+                    if let Some(chat_id) = &log.chat_id {
+                        response["x_chat_id"] = json!(chat_id);
+                    }
                     out.push(typed("response.created", json!({"type": "response.created", "response": response})));
                 }
                 RunEvent::TextDelta { content } => {
-                    text.push_str(content);
                     out.push(typed(
                         "response.output_text.delta",
                         json!({"type": "response.output_text.delta", "item_id": message_id(log),
-                               "output_index": 0, "content_index": 0, "delta": content}),
+                               "output_index": output.message_index(), "content_index": 0, "delta": content}),
                     ));
                 }
                 RunEvent::Finished {
@@ -254,18 +439,26 @@ fn stream(log: Arc<RunLog>) -> HttpResponse {
                     if let Some(error) = error {
                         out.push(typed("error", json!({"type": "error", "code": error.code, "message": error.message})));
                     }
+                    let message_index = output.message_index.unwrap_or(output.items.len());
                     out.push(typed(
                         "response.output_text.done",
                         json!({"type": "response.output_text.done", "item_id": message_id(log),
-                               "output_index": 0, "content_index": 0, "text": text}),
+                               "output_index": message_index, "content_index": 0, "text": output.text}),
                     ));
-                    let mut response = response_object(log, *stop_reason, text);
+                    let mut response = response_object(log, *stop_reason, output);
                     response["usage"] = json!({"input_tokens": usage.prompt_tokens,
                         "output_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens});
+                    if let Some(chat_id) = &log.chat_id {
+                        response["x_chat_id"] = json!(chat_id);
+                    }
                     out.push(typed("response.completed", json!({"type": "response.completed", "response": response})));
                 }
                 other => {
-                    for (_, payload) in payloads(Dialect::OpenAi, log, other) {
+                    for (_, mut payload) in payloads(Dialect::OpenAi, log, other) {
+                        // A search's events carry its place among this response's items.
+                        if let Some(index) = payload["item_id"].as_str().and_then(|id| output.index_of(id)) {
+                            payload["output_index"] = json!(index);
+                        }
                         if let Some(kind) = payload["type"].as_str().map(str::to_string) {
                             out.push(typed(&kind, payload));
                         }

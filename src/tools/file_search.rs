@@ -43,6 +43,11 @@ struct Args {
     max_results: Option<i64>,
 }
 
+/// The id of the output item (and events) of the model's file_search call `call_id`.
+pub fn item_id(call_id: &str) -> String {
+    format!("fs_{call_id}")
+}
+
 impl Tool for FileSearchTool {
     fn name(&self) -> &'static str {
         "file_search"
@@ -75,6 +80,13 @@ impl Tool for FileSearchTool {
     }
 
     fn run(&self, arguments: Value) -> ToolFuture {
+        let call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
+        self.run_call(&call_id, arguments)
+    }
+
+    /// The call's events (and the Responses API's output item) are `fs_<call id>`.
+    fn run_call(&self, call_id: &str, arguments: Value) -> ToolFuture {
+        let item_id = item_id(call_id);
         let ctx = Arc::clone(&self.ctx);
         let workspace = self.workspace.clone();
         let output_index = self.calls.fetch_add(1, Ordering::Relaxed);
@@ -95,7 +107,6 @@ impl Tool for FileSearchTool {
                     )));
                 }
             };
-            let item_id = format!("fs_{}", uuid::Uuid::now_v7().simple());
             let ids = json!({"item_id": item_id, "output_index": output_index});
             ctx.emit("response.file_search_call.in_progress", ids.clone());
             ctx.emit("response.file_search_call.searching", ids.clone());

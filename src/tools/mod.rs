@@ -103,6 +103,12 @@ pub trait Tool: Send + Sync + 'static {
     }
     /// Runs one call. The future is dropped if the call times out or its run is cancelled.
     fn run(&self, arguments: Value) -> ToolFuture;
+    /// Runs the model's call `call_id`: for tools whose events name the call (file_search's
+    /// `item_id`). Others just `run`.
+    fn run_call(&self, call_id: &str, arguments: Value) -> ToolFuture {
+        let _ = call_id;
+        self.run(arguments)
+    }
 }
 
 pub type SharedTool = Arc<dyn Tool>;

@@ -326,6 +326,131 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
 }
 
 #[actix_web::test]
+async fn the_responses_api_searches_a_chats_documents_with_file_search() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    let spec = "API Key Authentication: all requests must include a valid API key in the \
+        Authorization header using the Bearer scheme.";
+    upload(&app, &chat, "api-design-spec.md", spec.as_bytes().to_vec()).await;
+    let list = settled(&app, &chat).await;
+    let spec_id = by_name(&list, "api-design-spec.md")["artifact_id"].clone();
+
+    // file_search needs a chat, and include values are checked.
+    let no_chat = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": "hi", "tools": [{"type": "file_search"}]}),
+        )
+        .await;
+    assert_eq!(no_chat.status(), 400);
+    assert!(
+        error_body(no_chat).await["message"]
+            .as_str()
+            .unwrap()
+            .contains("x_chat_id")
+    );
+    let bad_include = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": "hi", "x_chat_id": chat, "include": ["everything"]}),
+        )
+        .await;
+    assert_eq!(bad_include.status(), 400);
+
+    // Without include: the item has the passages' metadata, not their text.
+    app.upstream.script([
+        Reply::tool_call(
+            "fs1",
+            "file_search",
+            json!({"query": "API key authentication"}),
+        ),
+        Reply::text("Keys go in the Authorization header."),
+    ]);
+    let response = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": "How do API keys work?", "x_chat_id": chat,
+                    "tools": [{"type": "file_search"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["x_chat_id"], chat);
+    let output = body["output"].as_array().unwrap();
+    assert_eq!(output.len(), 2, "{body}");
+    let call = &output[0];
+    assert_eq!(call["type"], "file_search_call");
+    assert_eq!(call["id"], "fs_fs1");
+    assert_eq!(call["status"], "completed");
+    assert_eq!(call["queries"], json!(["API key authentication"]));
+    let first = &call["results"][0];
+    assert_eq!(first["filename"], "api-design-spec.md");
+    assert_eq!(first["artifact_id"], spec_id);
+    assert!((0.0..=1.0).contains(&first["relevance_score"].as_f64().unwrap()));
+    assert!(first.get("chunk_text").is_none(), "{first}");
+    assert_eq!(output[1]["type"], "message");
+    assert_eq!(body["output_text"], "Keys go in the Authorization header.");
+    // The model was offered file_search, and the turn is stored in the chat.
+    assert!(tool_names(&app.upstream.received()[0].body).contains(&"file_search".to_string()));
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(messages.to_string().contains("How do API keys work?"));
+
+    // Streamed, with include: the item's events and the final item carry the text.
+    app.upstream.script([
+        Reply::tool_call("fs2", "file_search", json!({"query": "Bearer scheme"})),
+        Reply::text("Use Bearer."),
+    ]);
+    let streamed = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": "Which scheme?", "x_chat_id": chat, "stream": true,
+                    "tools": [{"type": "file_search"}],
+                    "include": ["file_search_call.results"]}),
+        )
+        .await;
+    let frames = read_all(streamed).await;
+    let searching: Vec<Value> = frames
+        .iter()
+        .map(Frame::json)
+        .filter(|j| {
+            j["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("response.file_search_call"))
+        })
+        .collect();
+    assert_eq!(searching.len(), 3);
+    assert!(
+        searching
+            .iter()
+            .all(|e| e["item_id"] == "fs_fs2" && e["output_index"] == 0),
+        "{searching:?}"
+    );
+    let delta = frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["type"] == "response.output_text.delta")
+        .unwrap();
+    assert_eq!(delta["output_index"], 1);
+    let completed = frames.last().unwrap().json();
+    assert_eq!(completed["type"], "response.completed");
+    let item = &completed["response"]["output"][0];
+    assert_eq!(item["id"], "fs_fs2");
+    assert!(
+        item["results"][0]["chunk_text"]
+            .as_str()
+            .unwrap()
+            .contains("Bearer scheme"),
+        "{item}"
+    );
+    assert_eq!(completed["response"]["output"][1]["type"], "message");
+}
+
+#[actix_web::test]
 async fn deleting_a_document_removes_it_from_search_at_once() {
     let app = spawn_app().await;
     let chat = new_chat(&app).await;
