@@ -76,6 +76,19 @@ async fn upload(app: &TestApp, chat: &str, filename: &str, bytes: Vec<u8>) -> re
         .unwrap()
 }
 
+/// The `response.file_search_call.*` events of a stream, as JSON.
+fn file_search_events(frames: &[Frame]) -> Vec<Value> {
+    frames
+        .iter()
+        .map(Frame::json)
+        .filter(|j| {
+            j["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("response.file_search_call"))
+        })
+        .collect()
+}
+
 async fn documents(app: &TestApp, chat: &str) -> Value {
     let response = app.get(&format!("/chat/api/{chat}/documents")).await;
     assert_eq!(response.status(), 200);
@@ -299,15 +312,7 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
         .collect();
     assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
 
-    let kinds: Vec<Value> = frames
-        .iter()
-        .map(Frame::json)
-        .filter(|j| {
-            j["type"]
-                .as_str()
-                .is_some_and(|t| t.starts_with("response.file_search_call"))
-        })
-        .collect();
+    let kinds = file_search_events(&frames);
     let types: Vec<&str> = kinds.iter().map(|k| k["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
@@ -414,15 +419,7 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
         )
         .await;
     let frames = read_all(streamed).await;
-    let searching: Vec<Value> = frames
-        .iter()
-        .map(Frame::json)
-        .filter(|j| {
-            j["type"]
-                .as_str()
-                .is_some_and(|t| t.starts_with("response.file_search_call"))
-        })
-        .collect();
+    let searching = file_search_events(&frames);
     assert_eq!(searching.len(), 3);
     assert!(
         searching
