@@ -16,6 +16,7 @@ use colloquy::documents::chunk::Chunker;
 use colloquy::documents::extract::{DocKind, extract};
 use colloquy::documents::index::{ChatIndex, IndexedChunk};
 use colloquy::embed::hash::HashEmbedder;
+use colloquy::tools::fetch::extract::Deadline;
 use colloquy::workspace::OpenIndex;
 
 /// Files per chat and characters per file: seed 002's limits.
@@ -153,7 +154,8 @@ fn prepare(
     stages: &mut Stages,
 ) -> Vec<IndexedChunk> {
     let started = Instant::now();
-    let extraction = extract(file.as_bytes(), DocKind::Text, CHARS_PER_FILE).unwrap();
+    let deadline = Deadline::after(std::time::Duration::from_secs(60));
+    let extraction = extract(file.as_bytes(), DocKind::Text, CHARS_PER_FILE, &deadline).unwrap();
     let text = extraction.text.unwrap_or_default();
     stages.extract += started.elapsed();
 

@@ -16,6 +16,10 @@ use serde::Deserialize;
 pub const CONFIG_PATH_VAR: &str = "COLLOQUY_CONFIG";
 /// The prefix of every configuration environment variable.
 const ENV_PREFIX: &str = "COLLOQUY_";
+/// Times work resumed at start-up (a document's processing, an answered ask's continuation)
+/// may have been cut off by a crash, a restart or a timeout before it is failed instead of
+/// begun again: once may be bad luck, twice is an input that kills the process.
+pub const MAX_CUT_OFF_ATTEMPTS: i32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -287,6 +291,10 @@ pub struct ToolsConfig {
     /// Seconds a single page fetch may take. Two waves (pages, then followed links) must fit in
     /// the 15 s tool timeout.
     pub fetch_timeout_secs: u64,
+    /// Seconds one fetched page's text extraction (HTML parsing, PDF reading) may take. Pages
+    /// are hostile input: one that needs longer is an `extraction_failed` result, never a
+    /// worker held for minutes.
+    pub fetch_extraction_budget_secs: u64,
     /// Most code_search results (seed: 30); its default is 5.
     pub code_search_max_results: u32,
     /// Most gitlab_code_search results (seed: 20).
@@ -323,6 +331,7 @@ impl Default for ToolsConfig {
             fetch_budget_chars: 24_000,
             fetch_max_response_bytes: 10 * 1024 * 1024,
             fetch_timeout_secs: 6,
+            fetch_extraction_budget_secs: 5,
             code_search_max_results: 30,
             gitlab_search_max_results: 20,
             code_search_full_content: 3,
@@ -416,6 +425,9 @@ pub struct DocumentsConfig {
     pub max_injected_chunks: usize,
     /// Documents processed at once.
     pub processing_concurrency: usize,
+    /// Seconds extracting one document's text may take; a file that needs longer (a hostile
+    /// HTML or PDF structure) is marked `error` instead of holding a processing slot.
+    pub extraction_budget_secs: u64,
 }
 
 impl Default for DocumentsConfig {
@@ -430,6 +442,7 @@ impl Default for DocumentsConfig {
             injection_threshold: 0.3,
             max_injected_chunks: 3,
             processing_concurrency: 2,
+            extraction_budget_secs: 120,
         }
     }
 }

@@ -11,9 +11,6 @@ use actix::Actor;
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
-use entities::runs;
-use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 use tracing_actix_web::TracingLogger;
 
 use crate::agent::loop_actor::new_tool_cache;
@@ -21,7 +18,7 @@ use crate::agent::rate_limit::ToolRateLimiter;
 use crate::auth::{Accounts, bootstrap_admin};
 use crate::chat::Chats;
 use crate::chat::supervisor::ChatSupervisor;
-use crate::config::Config;
+use crate::config::{Config, MAX_CUT_OFF_ATTEMPTS};
 use crate::llm::LlmClient;
 use crate::state::AppState;
 use crate::tools::SharedTool;
@@ -60,11 +57,12 @@ impl Application {
         crate::db::migrate(&db)
             .await
             .context("cannot migrate the database")?;
-        let interrupted = mark_interrupted_runs(&db).await?;
+        let interrupted = crate::chat::recovery::recover_interrupted_runs(&db).await?;
         if interrupted > 0 {
             tracing::warn!(
                 interrupted,
-                "runs left unfinished by the previous process were marked interrupted"
+                "runs left unfinished by the previous process were marked interrupted, \
+                 keeping the text they had streamed"
             );
         }
         let accounts = Accounts::new(
@@ -113,8 +111,17 @@ impl Application {
             .workspace
             .start_upload_sweeper(Duration::from_secs(600));
         match state.workspace.resume_unfinished().await {
-            Ok(0) => {}
-            Ok(count) => tracing::info!(count, "resumed processing of documents"),
+            Ok(resumed) => {
+                if resumed.requeued > 0 {
+                    tracing::info!(count = resumed.requeued, "resumed processing of documents");
+                }
+                if resumed.failed > 0 {
+                    tracing::warn!(
+                        count = resumed.failed,
+                        "documents whose processing was cut off repeatedly were marked error"
+                    );
+                }
+            }
             Err(err) => tracing::error!(%err, "could not resume document processing"),
         }
         let server = serve(listener, state.clone())?;
@@ -226,6 +233,27 @@ async fn resume_unfinished_answers(state: &AppState) {
             continue;
         };
         let correlation_id = ask.correlation_id.clone();
+        // The continuation ran once when the answer came, then once per earlier start.
+        let cut_offs = ask.resume_attempts + 1;
+        if cut_offs >= MAX_CUT_OFF_ATTEMPTS {
+            let reason = format!(
+                "the run's continuation after this answer was cut off {cut_offs} times \
+                 (a crash or restart); it is not resumed again"
+            );
+            match crate::chat::asks::fail_unresumable(&state.db, &ask, &reason).await {
+                Ok(()) => {
+                    tracing::warn!(%correlation_id, cut_offs, "gave up on an answered question")
+                }
+                Err(err) => {
+                    tracing::error!(%correlation_id, %err, "cannot fail an answered question")
+                }
+            }
+            continue;
+        }
+        if let Err(err) = crate::chat::asks::record_resumption(&state.db, &correlation_id).await {
+            tracing::error!(%correlation_id, %err, "cannot record a resumption; not resuming");
+            continue;
+        }
         match crate::agent::launch::resume_answered(state, ask, answer).await {
             Ok(log) => {
                 tracing::info!(%correlation_id, run_id = %log.run_id, "resumed an answered question")
@@ -235,17 +263,4 @@ async fn resume_unfinished_answers(state: &AppState) {
             }
         }
     }
-}
-
-/// Marks runs that were still `running` when the last process stopped as `interrupted`, so
-/// they never look alive to clients.
-async fn mark_interrupted_runs(db: &DatabaseConnection) -> Result<u64, DbErr> {
-    let result = runs::Entity::update_many()
-        .col_expr(runs::Column::Status, Expr::value("interrupted"))
-        .col_expr(runs::Column::StopReason, Expr::value("interrupted"))
-        .col_expr(runs::Column::FinishedAt, Expr::value(chrono::Utc::now()))
-        .filter(runs::Column::Status.eq("running"))
-        .exec(db)
-        .await?;
-    Ok(result.rows_affected)
 }

@@ -31,6 +31,9 @@ pub struct Model {
     pub processed_at: Option<ChronoDateTimeUtc>,
     /// Soft-deletion time.
     pub deleted_at: Option<ChronoDateTimeUtc>,
+    /// Times processing was begun; recorded before each attempt, so a document whose
+    /// processing is cut off again and again is failed instead of retried. Defaults to 0.
+    pub processing_attempts: i32,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -22,12 +22,15 @@ pub struct Model {
     pub question: Json,
     /// Run state needed to resume after the answer (JSON).
     pub checkpoint: Json,
-    /// One of `pending`, `answered`, `resuming`, `completed`, `cancelled`, `expired`.
+    /// One of `pending`, `answered`, `resuming`, `completed`, `cancelled`, `expired`, `failed`.
     pub status: String,
     pub answer: Option<Json>,
     pub created_at: ChronoDateTimeUtc,
     pub expires_at: ChronoDateTimeUtc,
     pub answered_at: Option<ChronoDateTimeUtc>,
+    /// Times an answered ask's continuation was resumed at start-up; one that keeps being
+    /// cut off is failed instead of resumed at every start. Defaults to 0.
+    pub resume_attempts: i32,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

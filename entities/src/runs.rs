@@ -31,6 +31,10 @@ pub struct Model {
     pub options: Option<Json>,
     pub created_at: ChronoDateTimeUtc,
     pub finished_at: Option<ChronoDateTimeUtc>,
+    /// The answer text streamed so far while the run is `running` (saved about once a
+    /// second), so a crash keeps it; becomes an `interrupted` answer at the next start.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub draft: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,5 +1,6 @@
 //! Colloquy's database migrations: one `create_x_table` migration per table, in
-//! foreign-key dependency order, run by [`Migrator`] on SQLite and PostgreSQL alike.
+//! foreign-key dependency order, then the columns added since; run by [`Migrator`] on SQLite
+//! and PostgreSQL alike.
 
 pub use sea_orm_migration::prelude::*;
 
@@ -18,6 +19,7 @@ mod m20261121_000012_create_artifact_versions_table;
 mod m20261121_000013_create_documents_table;
 mod m20261121_000014_create_document_chunks_table;
 mod m20261121_000015_create_uploads_table;
+mod m20261123_000016_add_crash_recovery_columns;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 15] = [
@@ -60,6 +62,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000013_create_documents_table::Migration),
             Box::new(m20261121_000014_create_document_chunks_table::Migration),
             Box::new(m20261121_000015_create_uploads_table::Migration),
+            Box::new(m20261123_000016_add_crash_recovery_columns::Migration),
         ]
     }
 }

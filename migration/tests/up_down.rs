@@ -254,6 +254,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
         options: Set(Some(json!({"stream": true}))),
         created_at: Set(now),
         finished_at: Set(None),
+        draft: Set(None),
         ..Default::default()
     }
     .insert(db)
@@ -277,6 +278,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
         created_at: Set(now),
         expires_at: Set(later),
         answered_at: Set(None),
+        ..Default::default()
     }
     .insert(db)
     .await?;
@@ -347,6 +349,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .await?;
     assert!(!document.searchable, "searchable defaults to false");
     assert_eq!(document.char_count, 0);
+    assert_eq!(document.processing_attempts, 0, "attempts start at 0");
 
     document_chunks::ActiveModel {
         id: Set(id("chunk-0")),

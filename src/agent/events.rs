@@ -31,6 +31,23 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// Every stop reason, for parsing a stored one.
+    const ALL: [Self; 8] = [
+        Self::Completed,
+        Self::MaxIterations,
+        Self::Length,
+        Self::Cancelled,
+        Self::TimeBudget,
+        Self::UpstreamError,
+        Self::Interrupted,
+        Self::Paused,
+    ];
+
+    /// The stop reason a run row records as `code`.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|reason| reason.as_str() == code)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Completed => "completed",

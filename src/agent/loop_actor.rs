@@ -18,7 +18,7 @@ use super::governance::{
 };
 use super::prompt::FINAL_ANSWER_INSTRUCTION;
 use super::run_log::RunLog;
-use crate::chat::session::{ChatSession, CompleteTurn};
+use crate::chat::session::{ChatSession, CompleteTurn, SaveDraft};
 use crate::config::AgentConfig;
 use crate::llm::wire::{ChatMessage, ChatRequest, FinishReason, ToolCall, Usage};
 use crate::llm::{LlmClient, LlmError, TurnAccumulator};
@@ -253,10 +253,19 @@ async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Resul
     Ok(())
 }
 
+/// While text streams, the answer so far is saved at least this often, so a crash loses at
+/// most about a second of it.
+const DRAFT_SAVE_INTERVAL: Duration = Duration::from_secs(1);
+/// ... or as soon as this many bytes are new, whichever comes first.
+const DRAFT_SAVE_BYTES: usize = 4096;
+
 /// Bookkeeping of one run of the loop.
 struct LoopState {
     started: Instant,
     content: String,
+    /// When the answer's draft was last saved, and how long it was then.
+    draft_saved_at: Instant,
+    draft_saved_len: usize,
     usage: Usage,
     iterations: u32,
     research_calls: u32,
@@ -273,6 +282,36 @@ impl LoopState {
             self.content.push_str("\n\n");
         }
         self.content.push_str(text);
+    }
+
+    /// Saves the answer so far (`content` and the turn's `pending` text) through the chat
+    /// session when enough time or text has passed since the last save, or when `force`d.
+    fn save_draft(&mut self, spec: &RunSpec, pending: &str, force: bool) {
+        let Some((session, _)) = &spec.chat else {
+            return;
+        };
+        let len = self.content.len() + pending.len();
+        let new_bytes = len.saturating_sub(self.draft_saved_len);
+        if new_bytes == 0
+            || (!force
+                && new_bytes < DRAFT_SAVE_BYTES
+                && self.draft_saved_at.elapsed() < DRAFT_SAVE_INTERVAL)
+        {
+            return;
+        }
+        let mut draft = self.content.clone();
+        if !pending.is_empty() {
+            if !draft.is_empty() && !draft.ends_with('\n') {
+                draft.push_str("\n\n");
+            }
+            draft.push_str(pending);
+        }
+        session.do_send(SaveDraft {
+            run_id: spec.log.run_id.clone(),
+            content: draft,
+        });
+        self.draft_saved_at = Instant::now();
+        self.draft_saved_len = len;
     }
 
     fn announce_research(&mut self, log: &RunLog) {
@@ -350,6 +389,8 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
     let resume = spec.resume.clone().unwrap_or_default();
     let mut state = LoopState {
         started: Instant::now(),
+        draft_saved_at: Instant::now(),
+        draft_saved_len: resume.content.len(),
         content: resume.content,
         usage: resume.usage,
         iterations: resume.iterations,
@@ -404,6 +445,7 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                     if let Some(text) = turn.push(&chunk) {
                         state.announce_research(log);
                         log.push(RunEvent::TextDelta { content: text });
+                        state.save_draft(spec, turn.content(), false);
                     }
                 }
                 Some(Err(err)) => {
@@ -428,6 +470,8 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             };
             return state.stop(log, reason, None);
         }
+        // Tools may take a while: what was said before them is saved first.
+        state.save_draft(spec, "", true);
         messages.push(ChatMessage::assistant_with_tools(
             Some(turn.content.clone()),
             turn.tool_calls.clone(),

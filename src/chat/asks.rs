@@ -1,5 +1,6 @@
 //! Pending asks in the database: a paused run's question, checkpoint and status
-//! (`pending` → `answered` → `completed`, or `cancelled` / `expired`). Status changes are
+//! (`pending` → `answered` → `completed`, or `cancelled` / `expired`, or `failed` when its
+//! continuation was cut off again and again). Status changes are
 //! conditional UPDATEs, so an answer is claimed once even when two arrive together.
 
 use chrono::{DateTime, Utc};
@@ -7,7 +8,7 @@ use entities::{pending_asks, runs};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, QueryOrder, Set,
+    QueryFilter, QueryOrder, Set, TransactionTrait,
 };
 use serde_json::Value;
 
@@ -38,6 +39,7 @@ pub async fn insert<C: ConnectionTrait>(db: &C, ask: NewAsk) -> Result<(), DbErr
         created_at: Set(Utc::now()),
         expires_at: Set(ask.expires_at),
         answered_at: Set(None),
+        resume_attempts: Set(0),
     }
     .insert(db)
     .await?;
@@ -135,6 +137,43 @@ pub async fn list_pending(
         .order_by_asc(pending_asks::Column::CreatedAt)
         .all(db)
         .await
+}
+
+/// Records that an answered ask's continuation is being resumed at start-up.
+pub async fn record_resumption(db: &DatabaseConnection, correlation_id: &str) -> Result<(), DbErr> {
+    pending_asks::Entity::update_many()
+        .col_expr(
+            pending_asks::Column::ResumeAttempts,
+            sea_orm::sea_query::ExprTrait::add(Expr::col(pending_asks::Column::ResumeAttempts), 1),
+        )
+        .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Gives up on an answered ask whose continuation keeps being cut off: the ask is `failed` and
+/// its run `failed` with `reason`, in one transaction.
+pub async fn fail_unresumable(
+    db: &DatabaseConnection,
+    ask: &pending_asks::Model,
+    reason: &str,
+) -> Result<(), DbErr> {
+    let txn = db.begin().await?;
+    pending_asks::Entity::update_many()
+        .col_expr(pending_asks::Column::Status, Expr::value("failed"))
+        .filter(pending_asks::Column::Id.eq(ask.id.clone()))
+        .exec(&txn)
+        .await?;
+    runs::Entity::update_many()
+        .col_expr(runs::Column::Status, Expr::value("failed"))
+        .col_expr(runs::Column::StopReason, Expr::value("interrupted"))
+        .col_expr(runs::Column::Error, Expr::value(reason))
+        .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
+        .filter(runs::Column::Id.eq(ask.run_id.clone()))
+        .exec(&txn)
+        .await?;
+    txn.commit().await
 }
 
 /// Asks that were answered but whose continuation never completed (the process died).

@@ -5,6 +5,7 @@
 pub mod artifacts;
 pub mod memory;
 pub mod persistence;
+pub mod recovery;
 pub mod session;
 pub mod supervisor;
 pub mod tree;

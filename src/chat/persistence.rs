@@ -254,6 +254,7 @@ pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), 
         options: Set(run.options),
         created_at: Set(Utc::now()),
         finished_at: Set(None),
+        draft: Set(None),
     }
     .insert(db)
     .await?;
@@ -297,6 +298,7 @@ pub async fn finish_run<C: sea_orm::ConnectionTrait>(
         )
         .col_expr(runs::Column::Error, Expr::value(run.error))
         .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
+        .col_expr(runs::Column::Draft, Expr::value(Option::<String>::None))
         .filter(runs::Column::Id.eq(run.id))
         .exec(db)
         .await?;

@@ -81,6 +81,16 @@ pub struct CompleteTurn {
     pub completes_ask: Option<String>,
 }
 
+/// Saves the answer text a running run has streamed so far, so a crash does not lose it.
+/// Sent about once a second while text streams; a draft arriving after the run finished is
+/// ignored.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SaveDraft {
+    pub run_id: String,
+    pub content: String,
+}
+
 /// Pauses a run on a question: stores the pending ask and marks the run paused.
 #[derive(Message)]
 #[rtype(result = "Result<(), ChatError>")]
@@ -446,6 +456,24 @@ impl Handler<PauseTurn> for ChatSession {
             async move { persistence::pause_run(&db, msg.ask, run).await }
                 .into_actor(self)
                 .map(|result, _, _| result.map_err(ChatError::from)),
+        ))
+    }
+}
+
+impl Handler<SaveDraft> for ChatSession {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, msg: SaveDraft, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let db = self.db.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Err(err) = super::recovery::save_draft(&db, &msg.run_id, &msg.content).await
+                {
+                    tracing::warn!(run_id = %msg.run_id, %err, "could not save a run's draft");
+                }
+            }
+            .into_actor(self),
         ))
     }
 }

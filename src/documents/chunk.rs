@@ -249,4 +249,29 @@ mod tests {
         let chunks = chunker.chunk("one two three");
         assert_eq!(chunks.iter().map(|c| c.token_count).sum::<usize>(), 3);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Any text, however odd (control characters, lone combining marks, huge unbroken
+        /// runs), is cut into windows of whole characters that move forward and cover it.
+        #[test]
+        fn any_text_is_chunked_into_whole_characters_that_cover_it(
+            text in "(\\PC|\\p{M}|[\\x00-\\x1f]| {1,40}|a{1,300}|\\u{1F600}){0,400}",
+            chunk_tokens in 1usize..64,
+            overlap in 0usize..64,
+        ) {
+            let chunker = Chunker::new(chunk_tokens, overlap);
+            let chunks = chunker.chunk(&text);
+            proptest::prop_assert_eq!(chunks.is_empty(), chunker.encode(&text).is_empty());
+            for (i, chunk) in chunks.iter().enumerate() {
+                proptest::prop_assert_eq!(chunk.index, i);
+                proptest::prop_assert!(chunk.token_count <= chunk_tokens);
+                proptest::prop_assert!(text.contains(chunk.text.as_str()));
+            }
+            if let Some(last) = chunks.last() {
+                proptest::prop_assert!(text.ends_with(last.text.as_str()));
+            }
+        }
+    }
 }

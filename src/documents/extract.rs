@@ -3,12 +3,11 @@
 //! Pure functions of bytes; storing the upload and indexing the text are other modules' work.
 //! The HTML and PDF extractors are the fetch tool's (`tools::fetch::extract`), not copies.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use url::Url;
 
-use crate::tools::fetch::FetchError;
-use crate::tools::fetch::extract::{decode, html_to_text, pdf_to_text};
+use crate::tools::fetch::extract::{Deadline, decode};
+use crate::tools::fetch::html::html_to_text;
+use crate::tools::fetch::pdf::pdf_to_text;
 
 /// Longest stored filename in bytes: what common file systems allow for one path component.
 pub const MAX_FILENAME_BYTES: usize = 255;
@@ -17,6 +16,10 @@ pub const FALLBACK_FILENAME: &str = "upload";
 /// Longest extension kept whole when a long filename is shortened; longer "extensions" are
 /// just part of the name.
 const MAX_KEPT_EXTENSION_BYTES: usize = 16;
+/// Bytes of an HTML file that are parsed; the rest is left out (and the text marked
+/// truncated). A DOM costs several times its source in memory, and 32 MiB of markup holds far
+/// more than the `max_text_chars` that are kept.
+const MAX_HTML_BYTES: usize = 32 * 1024 * 1024;
 /// How far into a file its HTML markers are looked for.
 const HTML_SNIFF_BYTES: usize = 1024;
 
@@ -318,16 +321,38 @@ pub struct Extraction {
 pub enum ExtractError {
     #[error("the PDF could not be read: {0}")]
     Pdf(String),
+    #[error("the HTML could not be read: {0}")]
+    Html(String),
 }
 
 /// Extracts the text of a file of the given kind, keeping at most `max_chars` characters.
 /// PDFs through `pdf-extract`, HTML as its visible text, text and code decoded as UTF-8
 /// (a UTF-8 or UTF-16 byte order mark is honoured; invalid bytes become U+FFFD).
-pub fn extract(bytes: &[u8], kind: DocKind, max_chars: usize) -> Result<Extraction, ExtractError> {
+/// Hostile structure (deep nesting, object loops) gives an error, never a crash; so does
+/// taking longer than `deadline`.
+pub fn extract(
+    bytes: &[u8],
+    kind: DocKind,
+    max_chars: usize,
+    deadline: &Deadline,
+) -> Result<Extraction, ExtractError> {
+    let mut cut_short = false;
     let text = match kind {
         DocKind::Binary => None,
-        DocKind::Pdf => Some(pdf_text(bytes)?),
-        DocKind::Html => Some(html_text(bytes)),
+        DocKind::Pdf => Some(pdf_to_text(bytes, deadline).map_err(|err| {
+            ExtractError::Pdf(
+                err.to_string()
+                    .trim_start_matches("could not read the PDF: ")
+                    .to_string(),
+            )
+        })?),
+        DocKind::Html => {
+            cut_short = bytes.len() > MAX_HTML_BYTES;
+            Some(html_text(
+                &bytes[..bytes.len().min(MAX_HTML_BYTES)],
+                deadline,
+            )?)
+        }
         DocKind::Text | DocKind::Code => {
             // A character takes at most 4 bytes in UTF-8 and UTF-16, so this prefix holds more
             // than `max_chars` characters whenever the file does: huge files are not decoded
@@ -348,7 +373,7 @@ pub fn extract(bytes: &[u8], kind: DocKind, max_chars: usize) -> Result<Extracti
             text.truncate(cut);
             (true, max_chars)
         }
-        None => (false, text.chars().count()),
+        None => (cut_short, text.chars().count()),
     };
     Ok(Extraction {
         text: Some(text),
@@ -357,33 +382,22 @@ pub fn extract(bytes: &[u8], kind: DocKind, max_chars: usize) -> Result<Extracti
     })
 }
 
-/// A PDF's text. `pdf-extract` panics on some malformed files; that is reported as an
-/// unreadable PDF rather than taking the worker down.
-fn pdf_text(bytes: &[u8]) -> Result<String, ExtractError> {
-    match catch_unwind(AssertUnwindSafe(|| pdf_to_text(bytes))) {
-        Ok(Ok(text)) => Ok(text),
-        Ok(Err(FetchError::Extraction(reason))) => Err(ExtractError::Pdf(
-            reason
-                .trim_start_matches("could not read the PDF: ")
-                .to_string(),
-        )),
-        Ok(Err(other)) => Err(ExtractError::Pdf(other.to_string())),
-        Err(_) => Err(ExtractError::Pdf(
-            "the PDF reader failed on this file".into(),
-        )),
-    }
-}
-
 /// The visible text of an HTML file (a byte order mark, else UTF-8).
-fn html_text(bytes: &[u8]) -> String {
+fn html_text(bytes: &[u8], deadline: &Deadline) -> Result<String, ExtractError> {
     // unwrap: a constant, valid URL. Links are resolved against it and then ignored.
     let base = Url::parse("http://localhost/").unwrap();
-    html_to_text(&decode(bytes, None), &base).0
+    html_to_text(&decode(bytes, None), &base, deadline)
+        .map(|(text, _)| text)
+        .map_err(|err| ExtractError::Html(err.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn generous() -> Deadline {
+        Deadline::after(std::time::Duration::from_secs(60))
+    }
 
     const PNG: &[u8] = &[
         0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D,
@@ -473,43 +487,51 @@ mod tests {
 
     #[test]
     fn text_is_decoded_with_its_byte_order_mark() {
-        let utf8 = extract(b"\xEF\xBB\xBFhello", DocKind::Text, 100).unwrap();
+        let utf8 = extract(b"\xEF\xBB\xBFhello", DocKind::Text, 100, &generous()).unwrap();
         assert_eq!(utf8.text.as_deref(), Some("hello"));
         let utf16: Vec<u8> = [0xFF, 0xFE]
             .into_iter()
             .chain("hé".encode_utf16().flat_map(u16::to_le_bytes))
             .collect();
-        let decoded = extract(&utf16, DocKind::Code, 100).unwrap();
+        let decoded = extract(&utf16, DocKind::Code, 100, &generous()).unwrap();
         assert_eq!(decoded.text.as_deref(), Some("hé"));
         assert_eq!(decoded.char_count, 2);
-        let lossy = extract(b"ok \xff", DocKind::Text, 100).unwrap();
+        let lossy = extract(b"ok \xff", DocKind::Text, 100, &generous()).unwrap();
         assert_eq!(lossy.text.as_deref(), Some("ok \u{fffd}"));
     }
 
     #[test]
     fn text_beyond_the_limit_is_cut_on_a_character() {
         let text = "é".repeat(10);
-        let cut = extract(text.as_bytes(), DocKind::Text, 4).unwrap();
+        let cut = extract(text.as_bytes(), DocKind::Text, 4, &generous()).unwrap();
         assert_eq!(cut.text.as_deref(), Some("éééé"));
         assert!(cut.truncated);
         assert_eq!(cut.char_count, 4);
-        let whole = extract(text.as_bytes(), DocKind::Text, 10).unwrap();
+        let whole = extract(text.as_bytes(), DocKind::Text, 10, &generous()).unwrap();
         assert!(!whole.truncated);
         assert_eq!(whole.char_count, 10);
     }
 
     #[test]
     fn binaries_and_blank_files_have_no_text() {
-        let binary = extract(PNG, DocKind::Binary, 100).unwrap();
+        let binary = extract(PNG, DocKind::Binary, 100, &generous()).unwrap();
         assert_eq!(binary.text, None);
-        assert_eq!(extract(b" \n\t", DocKind::Text, 100).unwrap().text, None);
+        assert_eq!(
+            extract(b" \n\t", DocKind::Text, 100, &generous())
+                .unwrap()
+                .text,
+            None
+        );
     }
 
     #[test]
     fn html_becomes_its_visible_text() {
         let page = b"<html><head><script>var x = 1;</script></head>\
                      <body><h1>Title</h1><p>First paragraph.</p></body></html>";
-        let text = extract(page, DocKind::Html, 1000).unwrap().text.unwrap();
+        let text = extract(page, DocKind::Html, 1000, &generous())
+            .unwrap()
+            .text
+            .unwrap();
         assert!(text.contains("Title"), "{text:?}");
         assert!(text.contains("First paragraph."), "{text:?}");
         assert!(!text.contains("var x"), "{text:?}");
@@ -518,9 +540,12 @@ mod tests {
     #[test]
     fn a_pdf_becomes_its_text_and_a_broken_one_an_error() {
         let pdf = include_bytes!("../../tests/fixtures/fetch/report.pdf");
-        let text = extract(pdf, DocKind::Pdf, 10_000).unwrap().text.unwrap();
+        let text = extract(pdf, DocKind::Pdf, 10_000, &generous())
+            .unwrap()
+            .text
+            .unwrap();
         assert!(text.contains("Quarterly report"), "{text:?}");
-        let err = extract(b"%PDF-1.4 not really", DocKind::Pdf, 100).unwrap_err();
+        let err = extract(b"%PDF-1.4 not really", DocKind::Pdf, 100, &generous()).unwrap_err();
         assert!(
             err.to_string().starts_with("the PDF could not be read: "),
             "{err}"

@@ -46,6 +46,8 @@ struct MessageView<'a> {
     content: Option<&'a str>,
     parts: Option<&'a serde_json::Value>,
     stop_reason: Option<&'a str>,
+    /// An answer cut off by a crash or restart: the text it had streamed, kept.
+    interrupted: bool,
     run_id: Option<&'a str>,
     created_at: chrono::DateTime<chrono::Utc>,
 }
@@ -59,6 +61,7 @@ impl<'a> From<&'a MessageNode> for MessageView<'a> {
             content: node.content.as_deref(),
             parts: node.parts.as_ref(),
             stop_reason: node.stop_reason.as_deref(),
+            interrupted: node.stop_reason.as_deref() == Some(crate::chat::recovery::INTERRUPTED),
             run_id: node.run_id.as_deref(),
             created_at: node.created_at,
         }

@@ -1,5 +1,6 @@
 //! `/chat/api/{chatId}/runs/{runId}`: re-attach to a run's event stream (replaying what was
-//! missed after `Last-Event-ID` or `?after=N`, then live) and cancel it.
+//! missed after `Last-Event-ID` or `?after=N`, then live; a run no longer in memory is told
+//! from the database) and cancel it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,9 +12,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::sse::{Dialect, encode};
+use crate::agent::events::{RunError, RunEvent, StopReason};
 use crate::agent::run_log::RunLog;
 use crate::auth::Principal;
+use crate::chat::recovery;
 use crate::error::{AppError, AppResult};
+use crate::llm::wire::Usage;
 use crate::state::AppState;
 
 /// Comment frames keep idle connections (long tool calls) open through proxies.
@@ -65,6 +69,59 @@ struct EventsQuery {
     after: Option<usize>,
 }
 
+/// A finished run whose events are no longer in memory (the process that ran it is gone, or
+/// its log outlived `run_log_retention_secs`), told again from what was stored: its answer
+/// as one text delta, then how it ended.
+async fn stored_run(
+    state: &AppState,
+    principal: &Principal,
+    chat_id: &str,
+    run_id: &str,
+) -> AppResult<Arc<RunLog>> {
+    let (run, answer) = recovery::find_run(&state.db, &principal.user_id, chat_id, run_id)
+        .await?
+        .ok_or(AppError::NotFound("run"))?;
+    let stop_reason = run
+        .stop_reason
+        .as_deref()
+        .and_then(StopReason::from_code)
+        // A run still marked running belongs to a live process (another replica).
+        .ok_or(AppError::NotFound("run"))?;
+    let log = RunLog::new(
+        run.id.clone(),
+        Some(run.chat_id.clone()),
+        run.user_id.clone(),
+        state.config.llm.model.clone(),
+    );
+    log.push(RunEvent::Started {
+        user_message_id: run.user_message_id.clone(),
+    });
+    if let Some(content) = answer.as_ref().and_then(|a| a.content.clone())
+        && !content.is_empty()
+    {
+        log.push(RunEvent::TextDelta { content });
+    }
+    let (input, output) = (
+        run.input_tokens.max(0) as u64,
+        run.output_tokens.max(0) as u64,
+    );
+    log.push(RunEvent::Finished {
+        stop_reason,
+        assistant_message_id: run.assistant_message_id.clone(),
+        usage: Usage {
+            prompt_tokens: input,
+            completion_tokens: output,
+            total_tokens: input + output,
+        },
+        iterations: run.iterations.max(0) as u32,
+        error: run.error.map(|message| RunError {
+            code: stop_reason.as_str().into(),
+            message,
+        }),
+    });
+    Ok(Arc::new(log))
+}
+
 async fn events(
     principal: Principal,
     state: web::Data<AppState>,
@@ -73,7 +130,10 @@ async fn events(
     req: HttpRequest,
 ) -> AppResult<HttpResponse> {
     let (chat_id, run_id) = path.into_inner();
-    let log = owned_run(&state, &principal, &chat_id, &run_id)?;
+    let log = match owned_run(&state, &principal, &chat_id, &run_id) {
+        Ok(log) => log,
+        Err(_) => stored_run(&state, &principal, &chat_id, &run_id).await?,
+    };
     let last_event_id = req
         .headers()
         .get("last-event-id")

@@ -315,4 +315,49 @@ mod tests {
             other => panic!("expected a stream error, got {other:?}"),
         }
     }
+
+    /// Pieces of upstream SSE: real chunk lines, broken JSON, comments, stray fields and
+    /// split points anywhere, including inside a multi-byte character.
+    fn sse_piece() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"h\xc3\xa9\"}}]}\n\n".to_vec()),
+            Just(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":3,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\"}}]}}]}\n\n".to_vec()),
+            Just(b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n".to_vec()),
+            Just(b"data: [DONE]\n\n".to_vec()),
+            Just(b": keep-alive\n\n".to_vec()),
+            Just(b"data: {not json\n\n".to_vec()),
+            Just(b"event: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n".to_vec()),
+            Just(b"\r\n".to_vec()),
+            proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn any_upstream_bytes_decode_to_chunks_or_errors_without_panicking(
+            pieces in proptest::collection::vec(sse_piece(), 0..40),
+            cut in 1usize..97,
+        ) {
+            let bytes = pieces.concat();
+            // Delivered in arbitrary slices, as TCP would.
+            let slices: Vec<Result<Vec<u8>, std::io::Error>> =
+                bytes.chunks(cut).map(|slice| Ok(slice.to_vec())).collect();
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let items: Vec<_> = runtime.block_on(
+                decode_chunks(futures_util::stream::iter(slices)).collect::<Vec<_>>(),
+            );
+            let mut turn = TurnAccumulator::default();
+            for item in &items {
+                if let Ok(chunk) = item {
+                    turn.push(chunk);
+                }
+            }
+            let _ = turn.finish();
+            // Whatever came, the stream ends, and at most one error ends it.
+            proptest::prop_assert!(items.iter().filter(|i| i.is_err()).count() <= 1);
+        }
+    }
 }

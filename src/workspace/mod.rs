@@ -17,11 +17,12 @@ use sea_orm::{
 use serde::Serialize;
 use tokio::sync::{Mutex, Semaphore};
 
-use crate::config::{Config, DocumentsConfig};
+use crate::config::{Config, DocumentsConfig, MAX_CUT_OFF_ATTEMPTS};
 use crate::documents::chunk::Chunker;
 use crate::documents::extract::{self, DocKind};
 use crate::documents::index::{ChatIndex, IndexedChunk, SearchHit};
 use crate::embed::{self, SharedEmbedder};
+use crate::tools::fetch::extract::Deadline;
 
 pub const KIND_DOCUMENT: &str = "document";
 /// Chunks embedded per embedder call.
@@ -161,6 +162,15 @@ impl From<documents::Model> for DocumentView {
             warning: row.warning,
         }
     }
+}
+
+/// What `Workspace::resume_unfinished` did at start-up.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Resumed {
+    /// Documents queued for processing again.
+    pub requeued: usize,
+    /// Documents marked `error` because their processing kept being cut off.
+    pub failed: usize,
 }
 
 #[derive(Clone)]
@@ -319,6 +329,7 @@ impl Workspace {
             uploaded_at: Set(now),
             processed_at: Set(None),
             deleted_at: Set(None),
+            processing_attempts: Set(0),
         }
         .insert(&txn)
         .await?;
@@ -369,18 +380,33 @@ impl Workspace {
         });
     }
 
-    /// Re-queues documents a previous process left in `processing`.
-    pub async fn resume_unfinished(&self) -> Result<usize, DbErr> {
+    /// Re-queues documents a previous process left in `processing`, except those whose
+    /// processing was already cut off `MAX_CUT_OFF_ATTEMPTS` times: they are marked `error`,
+    /// so a file that crashes the process does not crash it again at every start.
+    pub async fn resume_unfinished(&self) -> Result<Resumed, DbErr> {
         let pending = documents::Entity::find()
             .filter(documents::Column::Status.eq(status::PROCESSING))
             .filter(documents::Column::DeletedAt.is_null())
             .all(&self.inner.db)
             .await?;
-        let count = pending.len();
+        let mut resumed = Resumed::default();
         for doc in pending {
-            self.enqueue(doc.id);
+            if doc.processing_attempts >= MAX_CUT_OFF_ATTEMPTS {
+                let reason = format!(
+                    "processing this file was cut off {} times (a crash, restart or timeout); \
+                     it is not retried. Delete it, or upload it again to retry.",
+                    doc.processing_attempts
+                );
+                tracing::warn!(document_id = %doc.id, attempts = doc.processing_attempts,
+                    "not resuming a document whose processing keeps being cut off");
+                self.fail(&doc.id, &reason).await;
+                resumed.failed += 1;
+            } else {
+                self.enqueue(doc.id);
+                resumed.requeued += 1;
+            }
         }
-        Ok(count)
+        Ok(resumed)
     }
 
     async fn fail(&self, document_id: &str, message: &str) {
@@ -412,16 +438,31 @@ impl Workspace {
         if doc.deleted_at.is_some() {
             return Ok(());
         }
+        // Recorded before any work, so an attempt that takes the process down still counts.
+        use sea_orm::sea_query::Expr;
+        documents::Entity::update_many()
+            .col_expr(
+                documents::Column::ProcessingAttempts,
+                sea_orm::sea_query::ExprTrait::add(
+                    Expr::col(documents::Column::ProcessingAttempts),
+                    1,
+                ),
+            )
+            .filter(documents::Column::Id.eq(document_id))
+            .exec(db)
+            .await?;
         let bytes = tokio::fs::read(&doc.storage_path)
             .await
             .map_err(|err| anyhow::anyhow!("the stored file could not be read: {err}"))?;
         let filename = doc.filename.clone();
         let max_chars = self.inner.limits.max_text_chars;
+        let budget = std::time::Duration::from_secs(self.inner.limits.extraction_budget_secs);
         let this = self.clone();
         let (content_type, extraction, chunks) = tokio::task::spawn_blocking(move || {
             let head = &bytes[..bytes.len().min(8192)];
             let (kind, content_type) = extract::sniff(head, &filename);
-            let extraction = extract::extract(&bytes, kind, max_chars)?;
+            let deadline = Deadline::after(budget);
+            let extraction = extract::extract(&bytes, kind, max_chars, &deadline)?;
             let chunks = match (&extraction.text, kind) {
                 (Some(text), kind) if kind != DocKind::Binary => this.inner.chunker.chunk(text),
                 _ => Vec::new(),

@@ -12,6 +12,7 @@ mod documents;
 mod errors;
 mod fake_upstream;
 mod fetch_url;
+mod hardening;
 mod health;
 mod helpers;
 mod lifecycle;

@@ -4,6 +4,8 @@
 //! for the next. Tools decide which pages to fetch and how to shape results; this must not.
 
 pub mod extract;
+pub mod html;
+pub mod pdf;
 pub mod ssrf;
 
 use std::sync::Arc;
@@ -97,6 +99,7 @@ pub struct Fetcher {
     cache: Cache<String, Page>,
     max_response_bytes: usize,
     timeout: Duration,
+    extraction_budget: Duration,
 }
 
 impl Fetcher {
@@ -134,6 +137,7 @@ impl Fetcher {
             cache,
             max_response_bytes: config.fetch_max_response_bytes,
             timeout,
+            extraction_budget: Duration::from_secs(config.fetch_extraction_budget_secs),
         })
     }
 
@@ -218,13 +222,23 @@ impl Fetcher {
         };
         let (media_type, charset) = header.unwrap_or_default();
         let base = url.clone();
-        // Parsing a large page or PDF is CPU work: keep it off the async workers. A panic in
-        // the PDF parser (it has some) becomes an error, not a crash.
-        let (text, links) = tokio::task::spawn_blocking(move || {
-            extract::extract(kind, &body, charset.as_deref(), &base)
-        })
-        .await
-        .map_err(|_| FetchError::Extraction(format!("could not extract text from {url}")))??;
+        // Parsing a large page or PDF is CPU work: keep it off the async workers, within its
+        // budget. The extractors stop themselves at the deadline; the outer timeout (with a
+        // second's grace) is for the one step that cannot look at it, lopdf's loading.
+        let budget = self.extraction_budget;
+        let deadline = extract::Deadline::after(budget);
+        let extraction = tokio::task::spawn_blocking(move || {
+            extract::extract(kind, &body, charset.as_deref(), &base, &deadline)
+        });
+        let (text, links) = tokio::time::timeout(budget + Duration::from_secs(1), extraction)
+            .await
+            .map_err(|_| {
+                FetchError::Extraction(format!(
+                    "reading the content took longer than its budget of {:.1} s",
+                    budget.as_secs_f32()
+                ))
+            })?
+            .map_err(|_| FetchError::Extraction(format!("could not extract text from {url}")))??;
         Ok(Page {
             url: url.into(),
             content_type: match (media_type.is_empty(), kind) {

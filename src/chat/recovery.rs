@@ -1,0 +1,115 @@
+//! What survives a crash of a run: the draft of its answer, saved as it streams, becomes an
+//! `interrupted` answer on its branch at the next start, and a finished run (interrupted or
+//! not) can still be looked up by its owner after the process that ran it is gone.
+
+use chrono::Utc;
+use entities::{chats, messages, runs};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Set, TransactionTrait,
+};
+
+/// The stop reason (and run status) of a run cut off by a dead process.
+pub const INTERRUPTED: &str = "interrupted";
+
+/// Saves the answer text a running run has produced so far. A run that already finished
+/// keeps what it finished with.
+pub async fn save_draft(db: &DatabaseConnection, run_id: &str, draft: &str) -> Result<(), DbErr> {
+    runs::Entity::update_many()
+        .col_expr(runs::Column::Draft, Expr::value(draft))
+        .filter(runs::Column::Id.eq(run_id))
+        .filter(runs::Column::Status.eq("running"))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Marks the runs a dead process left `running` as `interrupted`. A run that had streamed
+/// text keeps it: the draft becomes an assistant message (stop reason `interrupted`) under the
+/// user message it answered, made the chat's active leaf if the question was. Runs before any
+/// chat session starts, so nothing in memory disagrees. Returns how many runs were marked.
+pub async fn recover_interrupted_runs(db: &DatabaseConnection) -> Result<u64, DbErr> {
+    let running = runs::Entity::find()
+        .filter(runs::Column::Status.eq("running"))
+        .all(db)
+        .await?;
+    let count = running.len() as u64;
+    for run in running {
+        let txn = db.begin().await?;
+        let mut answer_id = run.assistant_message_id.clone();
+        if let (Some(draft), Some(question), None) =
+            (&run.draft, &run.user_message_id, &run.assistant_message_id)
+            && !draft.trim().is_empty()
+            && messages::Entity::find_by_id(question.clone())
+                .one(&txn)
+                .await?
+                .is_some()
+        {
+            let last_seq = messages::Entity::find()
+                .filter(messages::Column::ChatId.eq(run.chat_id.clone()))
+                .order_by_desc(messages::Column::Seq)
+                .one(&txn)
+                .await?
+                .map_or(0, |m| m.seq);
+            let id = uuid::Uuid::now_v7().to_string();
+            messages::ActiveModel {
+                id: Set(id.clone()),
+                chat_id: Set(run.chat_id.clone()),
+                parent_id: Set(Some(question.clone())),
+                role: Set("assistant".into()),
+                content: Set(Some(draft.clone())),
+                parts: Set(None),
+                tool_calls: Set(None),
+                tool_call_id: Set(None),
+                run_id: Set(Some(run.id.clone())),
+                stop_reason: Set(Some(INTERRUPTED.into())),
+                seq: Set(last_seq + 1),
+                created_at: Set(Utc::now()),
+            }
+            .insert(&txn)
+            .await?;
+            chats::Entity::update_many()
+                .col_expr(chats::Column::ActiveLeafId, Expr::value(id.clone()))
+                .filter(chats::Column::Id.eq(run.chat_id.clone()))
+                .filter(chats::Column::ActiveLeafId.eq(question.clone()))
+                .exec(&txn)
+                .await?;
+            answer_id = Some(id);
+        }
+        runs::Entity::update_many()
+            .col_expr(runs::Column::Status, Expr::value(INTERRUPTED))
+            .col_expr(runs::Column::StopReason, Expr::value(INTERRUPTED))
+            .col_expr(runs::Column::AssistantMessageId, Expr::value(answer_id))
+            .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
+            .col_expr(runs::Column::Draft, Expr::value(Option::<String>::None))
+            .filter(runs::Column::Id.eq(run.id.clone()))
+            .filter(runs::Column::Status.eq("running"))
+            .exec(&txn)
+            .await?;
+        txn.commit().await?;
+    }
+    Ok(count)
+}
+
+/// A run of `chat_id` owned by `user_id`, with its answer message if it has one.
+pub async fn find_run(
+    db: &DatabaseConnection,
+    user_id: &str,
+    chat_id: &str,
+    run_id: &str,
+) -> Result<Option<(runs::Model, Option<messages::Model>)>, DbErr> {
+    let Some(run) = runs::Entity::find_by_id(run_id.to_string())
+        .filter(runs::Column::ChatId.eq(chat_id))
+        .filter(runs::Column::UserId.eq(user_id))
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let answer = match &run.assistant_message_id {
+        Some(id) => messages::Entity::find_by_id(id.clone()).one(db).await?,
+        None => None,
+    };
+    Ok(Some((run, answer)))
+}
