@@ -93,6 +93,10 @@ fn whole_characters(text: &str, mut from: usize, mut to: usize) -> &str {
     while to > from && !text.is_char_boundary(to) {
         to -= 1;
     }
+    if !text.is_char_boundary(from) {
+        // The whole window lies inside one character (found by the property test below).
+        return "";
+    }
     &text[from..to]
 }
 
