@@ -540,3 +540,66 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     let finished = crate::sse::finished(&frames);
     assert_eq!(finished["stop_reason"], "interrupted", "{finished}");
 }
+
+#[actix_web::test]
+async fn json_nested_100000_deep_is_refused_as_a_request_and_as_tool_arguments() {
+    let app = spawn_app().await;
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let body = format!(
+        r#"{{"model": "fake-model", "messages": [{{"role": "user", "content": {deep}}}]}}"#
+    );
+    let refused = app
+        .request(Method::POST, "/v1/chat/completions")
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let error = crate::helpers::error_body(refused).await;
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("recursion limit"),
+        "{error}"
+    );
+
+    // The model's own arguments, nested as deep: an error result, and the run goes on.
+    app.upstream.script([
+        Reply {
+            tool_calls: vec![("call_1".into(), "calculator".into(), deep.clone())],
+            usage: (20, 8),
+            fragment_chars: 4096,
+            ..Reply::default()
+        },
+        Reply::text("I could not calculate that."),
+    ]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model",
+                    "messages": [{"role": "user", "content": "Compute."}],
+                    "web_search_options": {"x_tools": ["calculator"]}}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "I could not calculate that."
+    );
+    let received = app.upstream.received();
+    let tool_message = received.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    assert!(
+        tool_message["content"].as_str().unwrap().contains("error"),
+        "{tool_message}"
+    );
+    assert_alive(&app).await;
+}
