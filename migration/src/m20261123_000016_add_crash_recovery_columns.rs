@@ -19,7 +19,7 @@ impl MigrationTrait for Migration {
             .alter_table(
                 Table::alter()
                     .table(Documents::Table)
-                    .add_column(integer(Attempts::ProcessingAttempts).default(0))
+                    .add_column(integer(NewColumn::ProcessingAttempts).default(0))
                     .to_owned(),
             )
             .await?;
@@ -27,7 +27,7 @@ impl MigrationTrait for Migration {
             .alter_table(
                 Table::alter()
                     .table(PendingAsks::Table)
-                    .add_column(integer(Attempts::ResumeAttempts).default(0))
+                    .add_column(integer(NewColumn::ResumeAttempts).default(0))
                     .to_owned(),
             )
             .await?;
@@ -35,7 +35,7 @@ impl MigrationTrait for Migration {
             .alter_table(
                 Table::alter()
                     .table(Runs::Table)
-                    .add_column(text_null(Attempts::Draft))
+                    .add_column(text_null(NewColumn::Draft))
                     .to_owned(),
             )
             .await
@@ -46,7 +46,7 @@ impl MigrationTrait for Migration {
             .alter_table(
                 Table::alter()
                     .table(Runs::Table)
-                    .drop_column(Attempts::Draft)
+                    .drop_column(NewColumn::Draft)
                     .to_owned(),
             )
             .await?;
@@ -54,7 +54,7 @@ impl MigrationTrait for Migration {
             .alter_table(
                 Table::alter()
                     .table(PendingAsks::Table)
-                    .drop_column(Attempts::ResumeAttempts)
+                    .drop_column(NewColumn::ResumeAttempts)
                     .to_owned(),
             )
             .await?;
@@ -62,7 +62,7 @@ impl MigrationTrait for Migration {
             .alter_table(
                 Table::alter()
                     .table(Documents::Table)
-                    .drop_column(Attempts::ProcessingAttempts)
+                    .drop_column(NewColumn::ProcessingAttempts)
                     .to_owned(),
             )
             .await
@@ -70,7 +70,7 @@ impl MigrationTrait for Migration {
 }
 
 #[derive(DeriveIden)]
-enum Attempts {
+enum NewColumn {
     ProcessingAttempts,
     ResumeAttempts,
     Draft,
