@@ -39,7 +39,9 @@ pub struct Config {
     /// crate root when it exists.
     pub static_dir: Option<PathBuf>,
     /// The URL people reach this server at, used in the printed login link. Defaults to
-    /// `http://{bind}`.
+    /// `http://{bind}`. Its origin is also one a browser session may change data from (beside
+    /// the origin the request addressed): set it behind a proxy that terminates TLS or rewrites
+    /// `Host`, or the UI's requests are refused as cross-site.
     pub public_url: Option<String>,
     /// Seconds in-flight requests get to finish after SIGINT/SIGTERM before they are dropped.
     pub shutdown_timeout_secs: u64,
@@ -537,6 +539,13 @@ impl Config {
         if url::Url::parse(&self.llm.base_url).is_err() {
             return invalid("llm.base_url must be a URL");
         }
+        if let Some(public_url) = &self.public_url {
+            let web = url::Url::parse(public_url)
+                .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host());
+            if !web {
+                return invalid("public_url must be an http:// or https:// URL");
+            }
+        }
         Ok(())
     }
 
@@ -659,6 +668,8 @@ mod tests {
         assert!(err.to_string().contains("max_iterations"), "{err}");
         let err = Config::from_toml_str("[agent]\nmax_iterations = \"many\"\n").unwrap_err();
         assert!(err.to_string().contains("max_iterations"), "{err}");
+        let err = Config::from_toml_str("public_url = \"chat.example\"\n").unwrap_err();
+        assert!(err.to_string().contains("public_url"), "{err}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::auth::{AuthError, NewUser, Principal, SESSION_COOKIE};
+use crate::auth::{AuthError, NewUser, Principal, SESSION_COOKIE, Unattributed, check_same_origin};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
@@ -77,10 +77,18 @@ struct LoginRequest {
     password: String,
 }
 
+/// Password login. A browser posting from another origin is refused (login CSRF would sign the
+/// victim into the attacker's account); clients that send no `Origin` at all may log in.
 async fn login(
     state: web::Data<AppState>,
+    req: HttpRequest,
     body: web::Json<LoginRequest>,
 ) -> AppResult<HttpResponse> {
+    check_same_origin(
+        &req,
+        state.config.public_url.as_deref(),
+        Unattributed::Allow,
+    )?;
     let user = state
         .accounts
         .verify_login(&body.username, &body.password)

@@ -108,6 +108,32 @@ impl TestApp {
             .bearer_auth(&self.api_key)
     }
 
+    /// A request as the browser UI sends it: the session cookie, and this server's `Origin`.
+    pub fn browser(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
+        self.with_session(method, path, session)
+            .header("origin", &self.address)
+    }
+
+    /// A request with the session cookie and nothing said about where it comes from.
+    pub fn with_session(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .header("cookie", format!("colloquy_session={session}"))
+    }
+
+    /// Spends the first-start login link and returns the admin's session cookie value.
+    pub async fn admin_session(&self) -> String {
+        let link = self.login_url.as_deref().expect("first start made a link");
+        let path = &link[link.find("/login?").expect("a login link")..];
+        let response = self
+            .anonymous(Method::GET, path)
+            .send()
+            .await
+            .expect("redeem link");
+        assert_eq!(response.status(), 303);
+        session_cookie(&response).expect("session cookie")
+    }
+
     /// A request with no credentials at all.
     pub fn anonymous(&self, method: Method, path: &str) -> RequestBuilder {
         self.http.request(method, self.url(path))
@@ -151,9 +177,7 @@ impl TestApp {
         assert_eq!(login.status(), 200);
         let cookie = session_cookie(&login).expect("session cookie");
         let key = self
-            .http
-            .post(self.url("/auth/api-keys"))
-            .header("cookie", format!("colloquy_session={cookie}"))
+            .browser(Method::POST, "/auth/api-keys", &cookie)
             .json(&serde_json::json!({"name": "tests"}))
             .send()
             .await

@@ -8,6 +8,7 @@ mod chat_engine;
 mod chats;
 mod code_search;
 mod completions;
+mod cross_site;
 mod documents;
 mod errors;
 mod fake_upstream;
