@@ -191,6 +191,18 @@ pub struct AuthConfig {
     pub login_link_ttl_minutes: u64,
     /// Mark the session cookie `Secure` (set when served over HTTPS).
     pub secure_cookies: bool,
+    /// Failed password logins one username may take (from any address) before further tries
+    /// wait; the allowance refills over `login_failure_window_secs`. Low, because guessing one
+    /// person's password is what it stops; anyone can spend it, so a locked-out person still
+    /// has their sessions, API keys and login links.
+    pub login_failures_per_account: u32,
+    /// Failed password logins one client address (an IPv6 /64) may take across all usernames.
+    /// Higher than the per-account limit: people behind one NAT share it. Behind a reverse
+    /// proxy every client is the proxy's address, so raise it there.
+    pub login_failures_per_address: u32,
+    /// Seconds over which a spent allowance refills completely (one try back every
+    /// window / limit seconds).
+    pub login_failure_window_secs: u64,
 }
 
 impl Default for AuthConfig {
@@ -201,6 +213,9 @@ impl Default for AuthConfig {
             session_ttl_hours: 24 * 30,
             login_link_ttl_minutes: 60 * 24,
             secure_cookies: false,
+            login_failures_per_account: 5,
+            login_failures_per_address: 20,
+            login_failure_window_secs: 15 * 60,
         }
     }
 }
@@ -538,6 +553,14 @@ impl Config {
         }
         if url::Url::parse(&self.llm.base_url).is_err() {
             return invalid("llm.base_url must be a URL");
+        }
+        if self.auth.login_failures_per_account == 0
+            || self.auth.login_failures_per_address == 0
+            || self.auth.login_failure_window_secs == 0
+        {
+            return invalid(
+                "auth.login_failures_* and login_failure_window_secs must be at least 1",
+            );
         }
         if let Some(public_url) = &self.public_url {
             let web = url::Url::parse(public_url)

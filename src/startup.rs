@@ -18,7 +18,7 @@ use tracing_actix_web::TracingLogger;
 
 use crate::agent::loop_actor::new_tool_cache;
 use crate::agent::rate_limit::ToolRateLimiter;
-use crate::auth::{Accounts, bootstrap_admin};
+use crate::auth::{Accounts, LoginThrottle, bootstrap_admin};
 use crate::chat::Chats;
 use crate::chat::supervisor::ChatSupervisor;
 use crate::config::Config;
@@ -92,12 +92,14 @@ impl Application {
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
         let workspace = crate::workspace::Workspace::new(db.clone(), &config, embedder.clone());
+        let login_throttle = Arc::new(LoginThrottle::new(&config.auth));
         let state = AppState {
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
             chats: Chats::new(db.clone()),
             db,
             accounts,
+            login_throttle,
             llm,
             workspace,
             embedder,

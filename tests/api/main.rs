@@ -19,5 +19,6 @@ mod lifecycle;
 mod llm_client;
 mod openai_python;
 mod research;
+mod sign_in;
 mod sse;
 mod test_tools;
