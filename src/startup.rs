@@ -24,6 +24,7 @@ use crate::chat::supervisor::ChatSupervisor;
 use crate::config::Config;
 use crate::llm::LlmClient;
 use crate::state::AppState;
+use crate::telemetry::RequestSpan;
 use crate::tools::SharedTool;
 use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
@@ -164,7 +165,7 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let mut server = HttpServer::new(move || {
         App::new()
             .wrap_fn(crate::http::request_id_header)
-            .wrap(TracingLogger::default())
+            .wrap(TracingLogger::<RequestSpan>::new())
             .app_data(data.clone())
             .configure(|cfg| crate::http::configure(cfg, max_json_body_bytes))
     })

@@ -17,6 +17,7 @@ mod health;
 mod helpers;
 mod lifecycle;
 mod llm_client;
+mod logs;
 mod openai_python;
 mod research;
 mod sign_in;
