@@ -43,7 +43,9 @@ pub struct Config {
     /// crate root when it exists.
     pub static_dir: Option<PathBuf>,
     /// The URL people reach this server at, used in the printed login link. Defaults to
-    /// `http://{bind}`.
+    /// `http://{bind}`. Its origin is also one a browser session may change data from (beside
+    /// the origin the request addressed): set it behind a proxy that terminates TLS or rewrites
+    /// `Host`, or the UI's requests are refused as cross-site.
     pub public_url: Option<String>,
     /// Seconds in-flight requests get to finish after SIGINT/SIGTERM before they are dropped.
     pub shutdown_timeout_secs: u64,
@@ -193,6 +195,18 @@ pub struct AuthConfig {
     pub login_link_ttl_minutes: u64,
     /// Mark the session cookie `Secure` (set when served over HTTPS).
     pub secure_cookies: bool,
+    /// Failed password logins one username may take (from any address) before further tries
+    /// wait; the allowance refills over `login_failure_window_secs`. Low, because guessing one
+    /// person's password is what it stops; anyone can spend it, so a locked-out person still
+    /// has their sessions, API keys and login links.
+    pub login_failures_per_account: u32,
+    /// Failed password logins one client address (an IPv6 /64) may take across all usernames.
+    /// Higher than the per-account limit: people behind one NAT share it. Behind a reverse
+    /// proxy every client is the proxy's address, so raise it there.
+    pub login_failures_per_address: u32,
+    /// Seconds over which a spent allowance refills completely (one try back every
+    /// window / limit seconds).
+    pub login_failure_window_secs: u64,
 }
 
 impl Default for AuthConfig {
@@ -203,6 +217,9 @@ impl Default for AuthConfig {
             session_ttl_hours: 24 * 30,
             login_link_ttl_minutes: 60 * 24,
             secure_cookies: false,
+            login_failures_per_account: 5,
+            login_failures_per_address: 20,
+            login_failure_window_secs: 15 * 60,
         }
     }
 }
@@ -550,6 +567,21 @@ impl Config {
         if url::Url::parse(&self.llm.base_url).is_err() {
             return invalid("llm.base_url must be a URL");
         }
+        if self.auth.login_failures_per_account == 0
+            || self.auth.login_failures_per_address == 0
+            || self.auth.login_failure_window_secs == 0
+        {
+            return invalid(
+                "auth.login_failures_* and login_failure_window_secs must be at least 1",
+            );
+        }
+        if let Some(public_url) = &self.public_url {
+            let web = url::Url::parse(public_url)
+                .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host());
+            if !web {
+                return invalid("public_url must be an http:// or https:// URL");
+            }
+        }
         Ok(())
     }
 
@@ -672,6 +704,8 @@ mod tests {
         assert!(err.to_string().contains("max_iterations"), "{err}");
         let err = Config::from_toml_str("[agent]\nmax_iterations = \"many\"\n").unwrap_err();
         assert!(err.to_string().contains("max_iterations"), "{err}");
+        let err = Config::from_toml_str("public_url = \"chat.example\"\n").unwrap_err();
+        assert!(err.to_string().contains("public_url"), "{err}");
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub enum AppError {
     /// Authenticated, but the action needs rights this user does not have.
     #[error("{0}")]
     Forbidden(String),
+    /// A browser-session request that changes data from a page that is not Colloquy's own.
+    #[error(transparent)]
+    CrossSite(#[from] crate::auth::CrossSiteError),
     /// The resource does not exist, or belongs to someone else (we never say which).
     #[error("{0} not found")]
     NotFound(&'static str),
@@ -79,6 +82,7 @@ impl AppError {
         match self {
             Self::Unauthenticated => "unauthenticated",
             Self::Forbidden(_) => "forbidden",
+            Self::CrossSite(_) => "cross_site_request",
             Self::NotFound(_) => "not_found",
             Self::InvalidRequest(_) => "invalid_request",
             Self::InvalidJson(_) => "invalid_json",
@@ -128,7 +132,7 @@ impl ResponseError for AppError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Forbidden(_) | Self::CrossSite(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::InvalidRequest(_) | Self::InvalidJson(_) => StatusCode::BAD_REQUEST,
             Self::PayloadTooLarge { .. } | Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,

@@ -15,12 +15,13 @@ use tracing_actix_web::TracingLogger;
 
 use crate::agent::loop_actor::new_tool_cache;
 use crate::agent::rate_limit::ToolRateLimiter;
-use crate::auth::{Accounts, bootstrap_admin};
+use crate::auth::{Accounts, LoginThrottle, bootstrap_admin};
 use crate::chat::Chats;
 use crate::chat::supervisor::ChatSupervisor;
 use crate::config::{Config, MAX_CUT_OFF_ATTEMPTS};
 use crate::llm::LlmClient;
 use crate::state::AppState;
+use crate::telemetry::RequestSpan;
 use crate::tools::SharedTool;
 use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
@@ -90,12 +91,14 @@ impl Application {
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
         let workspace = crate::workspace::Workspace::new(db.clone(), &config, embedder.clone());
+        let login_throttle = Arc::new(LoginThrottle::new(&config.auth));
         let state = AppState {
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
             chats: Chats::new(db.clone()),
             db,
             accounts,
+            login_throttle,
             llm,
             workspace,
             embedder,
@@ -169,7 +172,7 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let mut server = HttpServer::new(move || {
         App::new()
             .wrap_fn(crate::http::request_id_header)
-            .wrap(TracingLogger::default())
+            .wrap(TracingLogger::<RequestSpan>::new())
             .app_data(data.clone())
             .configure(|cfg| crate::http::configure(cfg, max_json_body_bytes))
     })

@@ -21,6 +21,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub db: DatabaseConnection,
     pub accounts: Accounts,
+    /// Failed password logins, per account and per client address.
+    pub login_throttle: Arc<crate::auth::LoginThrottle>,
     pub chats: Chats,
     pub llm: LlmClient,
     /// Makes the vectors of memories and document chunks.

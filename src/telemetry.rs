@@ -1,18 +1,136 @@
 //! Logging: a `tracing` subscriber, as text or JSON lines, filtered by `log.filter`. Each HTTP
-//! request runs in a span carrying its request id (see `http::request_id`).
+//! request runs in a span (`RequestSpan`) carrying its request id and its path — never its query
+//! string's values, which can be secrets (`/login?token=`), nor any header holding credentials.
 
+use std::io::IsTerminal;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::{Error, HttpMessage};
+use tracing::Span;
+use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
 
 use crate::config::{LogConfig, LogFormat};
 
-/// Installs the global subscriber. A second call (tests start many apps) is a no-op.
+/// What replaces every query-string value in the logs.
+const REDACTED: &str = "REDACTED";
+/// Longest query parameter name logged as is; our secrets are 40+ characters, names are short.
+const MAX_LOGGED_KEY_CHARS: usize = 32;
+
+/// Installs the global subscriber, writing to stderr (in colour only on a terminal). A second
+/// call (tests start many apps) is a no-op.
 pub fn init(config: &LogConfig) {
+    install(config, std::io::stderr, std::io::stderr().is_terminal());
+}
+
+/// Installs the global subscriber writing plain text to `writer` (tests capture the log to
+/// search it). A second call is a no-op.
+pub fn init_with_writer<W>(config: &LogConfig, writer: W)
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    install(config, writer, false);
+}
+
+fn install<W>(config: &LogConfig, writer: W, ansi: bool)
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
     let filter = EnvFilter::try_new(&config.filter).unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_ansi(ansi)
+        .with_writer(writer);
     let _ = match config.format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),
     };
+}
+
+/// The root span of every request: method, route, path with its query values redacted, client
+/// address, user agent, request id, and on completion the status (and error, if any). Headers
+/// such as `Authorization` and `Cookie` are never recorded.
+pub struct RequestSpan;
+
+impl RootSpanBuilder for RequestSpan {
+    fn on_request_start(request: &ServiceRequest) -> Span {
+        let route = request.match_pattern().unwrap_or_else(|| "default".into());
+        let request_id = request
+            .extensions()
+            .get::<RequestId>()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let user_agent = request
+            .headers()
+            .get("user-agent")
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("");
+        let client = request
+            .peer_addr()
+            .map(|peer| peer.ip().to_string())
+            .unwrap_or_default();
+        tracing::info_span!(
+            "HTTP request",
+            http.method = %request.method().as_str(),
+            http.route = %route,
+            http.target = %redacted_target(request.path(), request.query_string()),
+            http.client_ip = %client,
+            http.user_agent = %user_agent,
+            http.status_code = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            request_id = %request_id,
+            exception.message = tracing::field::Empty,
+            exception.details = tracing::field::Empty,
+        )
+    }
+
+    fn on_request_end<B: MessageBody>(span: Span, outcome: &Result<ServiceResponse<B>, Error>) {
+        DefaultRootSpanBuilder::on_request_end(span, outcome);
+    }
+}
+
+/// `path?key=REDACTED&…`: which parameters a request had, never their values. A "key" that
+/// does not look like a parameter name (a bare secret as the whole query) is redacted too.
+pub fn redacted_target(path: &str, query: &str) -> String {
+    if query.is_empty() {
+        return path.to_string();
+    }
+    let keys: Vec<String> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let key = pair.split('=').next().unwrap_or_default();
+            let name_like = key.len() <= MAX_LOGGED_KEY_CHARS
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            let key = if name_like { key } else { REDACTED };
+            format!("{key}={REDACTED}")
+        })
+        .collect();
+    format!("{path}?{}", keys.join("&"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_redacted_and_keys_kept() {
+        assert_eq!(
+            redacted_target("/login", "token=cql_secret"),
+            "/login?token=REDACTED"
+        );
+        assert_eq!(
+            redacted_target("/chat/api/x/runs/y/events", "after=3&key=cq_abc&flag"),
+            "/chat/api/x/runs/y/events?after=REDACTED&key=REDACTED&flag=REDACTED"
+        );
+        assert_eq!(
+            redacted_target("/login", "cql_0123456789abcdefghijklmnopqrstuvwxyzABCD"),
+            "/login?REDACTED=REDACTED"
+        );
+        assert_eq!(redacted_target("/health", ""), "/health");
+    }
 }

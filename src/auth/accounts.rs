@@ -10,7 +10,7 @@ use sea_orm::{
 };
 
 use super::principal::Principal;
-use super::secret::{hash_password, hash_token, new_token, verify_password};
+use super::secret::{hash_password, hash_token, new_token, verify_password_or_dummy};
 
 /// Longest accepted username.
 const MAX_USERNAME_CHARS: usize = 64;
@@ -142,7 +142,9 @@ impl Accounts {
             .await
     }
 
-    /// The user if the password matches; `None` for an unknown user or a wrong password alike.
+    /// The user if the password matches; `None` for an unknown user, a user without a password
+    /// or a wrong password alike — and all three take the same argon2 work, so the time taken
+    /// does not tell which usernames exist.
     pub async fn verify_login(
         &self,
         username: &str,
@@ -151,17 +153,15 @@ impl Accounts {
         if password.chars().count() > MAX_PASSWORD_CHARS {
             return Ok(None);
         }
-        let Some(user) = self.find_user(username).await? else {
-            return Ok(None);
-        };
-        let Some(stored) = user.password_hash.clone() else {
-            return Ok(None);
-        };
+        let user = self.find_user(username).await?;
+        let stored = user.as_ref().and_then(|user| user.password_hash.clone());
         let password = password.to_string();
-        let matches = tokio::task::spawn_blocking(move || verify_password(&password, &stored))
-            .await
-            .map_err(|err| AuthError::Hashing(err.to_string()))?;
-        Ok(matches.then_some(user))
+        let matches = tokio::task::spawn_blocking(move || {
+            verify_password_or_dummy(&password, stored.as_deref())
+        })
+        .await
+        .map_err(|err| AuthError::Hashing(err.to_string()))?;
+        Ok(user.filter(|_| matches))
     }
 
     /// Creates a new API key for a user and returns it (the only time it is visible).

@@ -1,13 +1,19 @@
 //! Authentication and identity: users with argon2 password hashes, API keys and login-session
 //! tokens stored only as SHA-256 hashes, one-time login links, and the `Principal` extractor
 //! every protected handler takes. Ownership checks (a chat is its owner's) use `Principal`.
+//! Browser sessions are held to their own origin (`origin`); failed password logins are limited
+//! per account and per address (`throttle`).
 
 mod accounts;
 mod bootstrap;
+mod origin;
 mod principal;
 mod secret;
+mod throttle;
 
 pub use accounts::{Accounts, AuthError, IssuedSecret, NewUser};
 pub use bootstrap::bootstrap_admin;
+pub use origin::{CrossSiteError, Unattributed, check_same_origin};
 pub use principal::{Principal, SESSION_COOKIE};
 pub use secret::hash_token;
+pub use throttle::{LoginAttempt, LoginThrottle, Throttled, ThrottledBy};

@@ -1,6 +1,7 @@
 //! `Principal`: who is making a request, extracted from `Authorization: Bearer <api key>` or the
 //! session cookie. A request with neither, or with ones that match nothing, is refused with 401
-//! before any handler runs. A bad bearer token never falls back to the cookie.
+//! before any handler runs. A bad bearer token never falls back to the cookie. A cookie request
+//! that changes data must come from Colloquy's own pages (`origin`), or it is refused with 403.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -8,6 +9,7 @@ use std::pin::Pin;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 
+use super::origin::{Unattributed, check_same_origin};
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -50,7 +52,20 @@ impl FromRequest for Principal {
             .get(AUTHORIZATION)
             .map(|value| value.to_str().unwrap_or_default().to_string());
         let cookie = req.cookie(SESSION_COOKIE).map(|c| c.value().to_string());
+        // Checked before the session is looked up: a forged request costs no query.
+        let cross_site = match (&state, &bearer, &cookie) {
+            (Some(state), None, Some(_)) if !req.method().is_safe() => check_same_origin(
+                req,
+                state.config.public_url.as_deref(),
+                Unattributed::Refuse,
+            )
+            .err(),
+            _ => None,
+        };
         Box::pin(async move {
+            if let Some(err) = cross_site {
+                return Err(err.into());
+            }
             let state = state.ok_or_else(|| AppError::internal(anyhow::anyhow!("no app state")))?;
             let accounts = &state.accounts;
             let principal = match (bearer, cookie) {

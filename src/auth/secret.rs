@@ -1,6 +1,8 @@
 //! Random bearer secrets and their stored form. Secrets are 256 random bits, so a fast
 //! SHA-256 of them is safe to store and look up by; passwords, which are guessable, get argon2.
 
+use std::sync::LazyLock;
+
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use base64::Engine;
@@ -32,6 +34,26 @@ pub fn hash_password(password: &str) -> Result<String, argon2::password_hash::Er
         .to_string())
 }
 
+/// A hash made once with the same parameters as real ones, checked against when there is no
+/// real hash (unknown user, user without a password) so that costs the same time as a wrong
+/// password and does not tell which usernames exist.
+static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
+    // unwrap: hashing a fixed password with a fresh salt and default parameters cannot fail.
+    hash_password("colloquy: no such password").unwrap()
+});
+
+/// Checks `password` against `stored`, or — when there is nothing stored — spends the same work
+/// on a dummy hash and answers `false`. Slow on purpose: call it off the async runtime.
+pub fn verify_password_or_dummy(password: &str, stored: Option<&str>) -> bool {
+    match stored {
+        Some(stored) => verify_password(password, stored),
+        None => {
+            verify_password(password, &DUMMY_HASH);
+            false
+        }
+    }
+}
+
 /// Constant-time check of a password against a stored argon2 hash; a corrupt hash is a mismatch.
 pub fn verify_password(password: &str, stored: &str) -> bool {
     PasswordHash::new(stored)
@@ -54,6 +76,17 @@ mod tests {
         assert!(verify_password("correct horse", &hash));
         assert!(!verify_password("wrong horse", &hash));
         assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    #[test]
+    fn without_a_stored_hash_nothing_verifies() {
+        assert!(!verify_password_or_dummy(
+            "colloquy: no such password",
+            None
+        ));
+        assert!(!verify_password_or_dummy("", None));
+        let hash = hash_password("correct horse").unwrap();
+        assert!(verify_password_or_dummy("correct horse", Some(&hash)));
     }
 
     #[test]

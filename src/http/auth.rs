@@ -8,7 +8,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::auth::{AuthError, NewUser, Principal, SESSION_COOKIE};
+use crate::auth::{
+    AuthError, NewUser, Principal, SESSION_COOKIE, ThrottledBy, Unattributed, check_same_origin,
+};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
@@ -77,16 +79,52 @@ struct LoginRequest {
     password: String,
 }
 
+/// Password login. A browser posting from another origin is refused (login CSRF would sign the
+/// victim into the attacker's account); clients that send no `Origin` at all may log in. Failed
+/// attempts are limited per username and per client address (the TCP peer): while either is
+/// spent every attempt, the right password too, gets 429 with `Retry-After`.
 async fn login(
     state: web::Data<AppState>,
+    req: HttpRequest,
     body: web::Json<LoginRequest>,
 ) -> AppResult<HttpResponse> {
-    let user = state
+    check_same_origin(
+        &req,
+        state.config.public_url.as_deref(),
+        Unattributed::Allow,
+    )?;
+    let address = req.peer_addr().map(|peer| peer.ip());
+    let attempt = state
+        .login_throttle
+        .begin(&body.username, address)
+        .map_err(|throttled| {
+            let limit = match throttled.by {
+                ThrottledBy::Account => "account",
+                ThrottledBy::Address => "address",
+            };
+            let client = address.map(|ip| ip.to_string()).unwrap_or_default();
+            tracing::warn!(limit, %client, "password login refused: too many failures");
+            AppError::RateLimited {
+                retry_after_secs: throttled.retry_after_secs,
+            }
+        })?;
+    let verified = state
         .accounts
         .verify_login(&body.username, &body.password)
-        .await?
-        .ok_or(AppError::Unauthenticated)?;
+        .await;
+    let user = match verified {
+        Ok(Some(user)) => {
+            state.login_throttle.forgive(attempt);
+            user
+        }
+        Ok(None) => return Err(AppError::Unauthenticated),
+        Err(err) => {
+            state.login_throttle.forgive(attempt);
+            return Err(err.into());
+        }
+    };
     let session = state.accounts.start_session(&user.id).await?;
+    tracing::info!(user = %user.username, "logged in with a password");
     Ok(HttpResponse::Ok()
         .cookie(session_cookie(&state, session.secret))
         .json(json!({"id": user.id, "username": user.username, "is_admin": user.is_admin})))

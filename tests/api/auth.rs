@@ -144,6 +144,7 @@ async fn password_login_sets_a_session_that_logout_ends() {
     let logout = app
         .anonymous(Method::POST, "/auth/logout")
         .header("cookie", &cookie)
+        .header("origin", &app.address)
         .send()
         .await
         .unwrap();

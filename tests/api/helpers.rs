@@ -1,8 +1,9 @@
 //! `spawn_app()`: the real application on 127.0.0.1:0 with a temporary data directory, a
 //! fake upstream model, and an authenticated HTTP client — plus one helper per endpoint.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use colloquy::config::Config;
 use colloquy::startup::Application;
@@ -35,10 +36,9 @@ pub async fn spawn_app() -> TestApp {
 
 /// Starts an app after letting the test adjust the configuration.
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
-    colloquy::telemetry::init(&colloquy::config::LogConfig {
-        filter: "warn".into(),
-        ..Default::default()
-    });
+    // The production filter, so the captured log is what an operator would see; only warnings
+    // and errors reach stderr, as before.
+    colloquy::telemetry::init_with_writer(&colloquy::config::LogConfig::default(), CapturedLog);
     let upstream = FakeUpstream::start().await;
     let data_dir = Arc::new(tempfile::tempdir().expect("temp dir"));
     let mut config = test_config(&upstream, data_dir.path().to_path_buf());
@@ -108,6 +108,32 @@ impl TestApp {
             .bearer_auth(&self.api_key)
     }
 
+    /// A request as the browser UI sends it: the session cookie, and this server's `Origin`.
+    pub fn browser(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
+        self.with_session(method, path, session)
+            .header("origin", &self.address)
+    }
+
+    /// A request with the session cookie and nothing said about where it comes from.
+    pub fn with_session(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .header("cookie", format!("colloquy_session={session}"))
+    }
+
+    /// Spends the first-start login link and returns the admin's session cookie value.
+    pub async fn admin_session(&self) -> String {
+        let link = self.login_url.as_deref().expect("first start made a link");
+        let path = &link[link.find("/login?").expect("a login link")..];
+        let response = self
+            .anonymous(Method::GET, path)
+            .send()
+            .await
+            .expect("redeem link");
+        assert_eq!(response.status(), 303);
+        session_cookie(&response).expect("session cookie")
+    }
+
     /// A request with no credentials at all.
     pub fn anonymous(&self, method: Method, path: &str) -> RequestBuilder {
         self.http.request(method, self.url(path))
@@ -151,9 +177,7 @@ impl TestApp {
         assert_eq!(login.status(), 200);
         let cookie = session_cookie(&login).expect("session cookie");
         let key = self
-            .http
-            .post(self.url("/auth/api-keys"))
-            .header("cookie", format!("colloquy_session={cookie}"))
+            .browser(Method::POST, "/auth/api-keys", &cookie)
             .json(&serde_json::json!({"name": "tests"}))
             .send()
             .await
@@ -207,4 +231,52 @@ pub async fn error_body(response: Response) -> Value {
     assert!(body["error"]["type"].is_string(), "{body}");
     assert!(body["error"]["code"].is_string(), "{body}");
     body["error"].clone()
+}
+
+/// Everything every test app in this binary logged, as formatted text lines.
+static LOG: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+
+/// The log written so far by every app this test binary started (tests run concurrently, so
+/// it holds their lines too).
+pub fn captured_log() -> String {
+    String::from_utf8_lossy(&LOG.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+}
+
+/// The test binary's log writer: keeps every line in `LOG` and copies warnings and errors to
+/// stderr.
+#[derive(Clone, Copy)]
+struct CapturedLog;
+
+struct CapturedLine {
+    to_stderr: bool,
+}
+
+impl Write for CapturedLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        LOG.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(bytes);
+        if self.to_stderr {
+            std::io::stderr().write_all(bytes)?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for CapturedLog {
+    type Writer = CapturedLine;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        CapturedLine { to_stderr: true }
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Self::Writer {
+        CapturedLine {
+            to_stderr: *meta.level() <= tracing::Level::WARN,
+        }
+    }
 }
