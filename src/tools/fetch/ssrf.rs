@@ -62,6 +62,9 @@ fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
         _ if ip.is_loopback() => "a loopback address",
         // ::ffff:a.b.c.d reaches a.b.c.d: judge that.
         [0, 0, 0, 0, 0, 0xffff, _, _] => return v4_reason(embedded(6)),
+        // ::ffff:0:a.b.c.d (IPv4-translated, RFC 2765/6145) names an IPv4 host behind a
+        // stateless translator; no public name resolves to one.
+        [0, 0, 0, 0, 0xffff, 0, _, _] => "an IPv4-translated address",
         // ::a.b.c.d (deprecated IPv4-compatible): no legitimate use left.
         [0, 0, 0, 0, 0, 0, _, _] => "an IPv4-compatible address",
         // NAT64 translates to the embedded IPv4 address.
@@ -78,6 +81,9 @@ fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
         [first, ..] if first & 0xffc0 == 0xfe80 => "a link-local address",
         [first, ..] if first & 0xffc0 == 0xfec0 => "a site-local address",
         [first, ..] if first & 0xff00 == 0xff00 => "a multicast address",
+        // ISATAP (RFC 5214): a prefix not refused above, then an interface id of
+        // [02]00:5efe:a.b.c.d, which a host's tunnel interface sends to a.b.c.d.
+        [_, _, _, _, 0x0000 | 0x0200, 0x5efe, _, _] => return v4_reason(embedded(6)),
         _ => return None,
     };
     Some(reason)
@@ -334,11 +340,19 @@ mod tests {
             "::ffff:169.254.169.254",
             "::127.0.0.1",
             "::8.8.8.8",
+            "::ffff:0:7f00:1",
+            "::ffff:0:a00:1",
+            "::ffff:0:808:808",
+            "::ffff:0:0",
             "64:ff9b::7f00:1",
             "64:ff9b::a9fe:a9fe",
             "64:ff9b:1::1",
             "2002:7f00:1::",
             "2002:c0a8:101::1",
+            "2002:a9fe:a9fe::1",
+            "2606:4700::5efe:7f00:1",
+            "2606:4700::200:5efe:a00:5",
+            "fe80::5efe:808:808",
             "2001:db8::1",
             "3fff::1",
             "2001::1",
@@ -362,6 +376,7 @@ mod tests {
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
             "2002:808:808::1",
+            "2606:4700::5efe:808:808",
         ] {
             assert!(!is_forbidden(ip(address)), "{address} must be allowed");
         }
@@ -464,6 +479,35 @@ mod tests {
         assert_eq!(
             guard.filter_resolved("other.test", vec![ip("127.0.0.1")]),
             Ok(vec![ip("127.0.0.1")])
+        );
+    }
+
+    #[test]
+    fn ipv4_translated_addresses_are_refused_whatever_they_embed() {
+        let guard = Guard::default();
+        for url in [
+            "http://[::ffff:0:127.0.0.1]/",
+            "http://[::ffff:0:10.0.0.1]/",
+            "http://[::ffff:0:169.254.169.254]/",
+            "http://[::ffff:0:8.8.8.8]/",
+        ] {
+            let refusal = guard.check_url(&Url::parse(url).unwrap()).unwrap_err();
+            assert!(
+                refusal
+                    .to_string()
+                    .ends_with("is an IPv4-translated address"),
+                "{url}: {refusal}"
+            );
+        }
+        assert_eq!(
+            forbidden_reason(ip("::ffff:0:7f00:1")),
+            Some("an IPv4-translated address")
+        );
+        // IPv4-mapped addresses, next door, are still judged by the address they map.
+        assert_eq!(forbidden_reason(ip("::ffff:8.8.8.8")), None);
+        assert_eq!(
+            forbidden_reason(ip("::ffff:127.0.0.1")),
+            Some("a loopback address")
         );
     }
 
