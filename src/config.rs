@@ -307,7 +307,9 @@ pub struct ToolsConfig {
     pub gitlab_api_url: Option<String>,
     #[serde(deserialize_with = "lenient::secret")]
     pub gitlab_token: Option<SecretString>,
-    /// Hosts or addresses fetch_url may reach despite SSRF rules. For tests only; empty by default.
+    /// `HOST:PORT` entries (IPv6 as `[ADDRESS]:PORT`) fetch_url may reach despite the SSRF
+    /// rules, each on its port only; an entry without a port is refused at start-up. For
+    /// tests only; empty by default.
     pub ssrf_allow_list: Vec<String>,
 }
 
@@ -537,6 +539,9 @@ impl Config {
         if url::Url::parse(&self.llm.base_url).is_err() {
             return invalid("llm.base_url must be a URL");
         }
+        if let Err(err) = crate::tools::fetch::ssrf::AllowList::parse(&self.tools.ssrf_allow_list) {
+            return invalid(&err.to_string());
+        }
         Ok(())
     }
 
@@ -659,6 +664,22 @@ mod tests {
         assert!(err.to_string().contains("max_iterations"), "{err}");
         let err = Config::from_toml_str("[agent]\nmax_iterations = \"many\"\n").unwrap_err();
         assert!(err.to_string().contains("max_iterations"), "{err}");
+    }
+
+    #[test]
+    fn ssrf_allow_list_entries_need_a_port() {
+        let err =
+            Config::from_toml_str("[tools]\nssrf_allow_list = [\"127.0.0.1\"]\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid configuration: tools.ssrf_allow_list entry \"127.0.0.1\" has no port: write \
+             it as HOST:PORT (IPv6 as [ADDRESS]:PORT); an entry exempts one port, never a whole host"
+        );
+        let config = Config::from_toml_str(
+            "[tools]\nssrf_allow_list = [\"127.0.0.1:8081\", \"[::1]:8082\"]\n",
+        )
+        .unwrap();
+        assert_eq!(config.tools.ssrf_allow_list.len(), 2);
     }
 
     #[test]

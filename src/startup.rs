@@ -51,6 +51,8 @@ impl Application {
         config: Config,
         extra_tools: Vec<SharedTool>,
     ) -> anyhow::Result<Self> {
+        // Configurations built in code (tests, embedders) are held to the same rules as loaded ones.
+        config.validate()?;
         let listener = TcpListener::bind(&config.bind)
             .with_context(|| format!("cannot listen on {}", config.bind))?;
         let address = listener.local_addr()?;
