@@ -192,7 +192,7 @@ fn research_tools(config: &Config) -> anyhow::Result<Vec<SharedTool>> {
         .context("cannot build the page fetcher")?,
     );
     let mut tools: Vec<SharedTool> = vec![
-        Arc::new(Calculator),
+        Arc::new(Calculator::new(tools_config)),
         Arc::new(FetchUrl::new(fetcher.clone(), tools_config)),
     ];
     if let Some(url) = &tools_config.web_search_url {
