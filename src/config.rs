@@ -208,12 +208,19 @@ impl Default for AuthConfig {
 pub struct HttpConfig {
     /// Largest JSON request body in bytes: a chat request with a long history fits, a flood does not.
     pub max_json_body_bytes: usize,
+    /// Longest message in characters, however it enters: the chat API's send and edit, each
+    /// message of a Chat Completions or Responses request, each text of an ask_user answer
+    /// (refused with `message_too_long`).
+    /// 200,000 is a long pasted document (some 50,000 tokens), yet bounds what one message puts
+    /// in the database and in every later prompt of its chat.
+    pub max_message_chars: usize,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             max_json_body_bytes: 4 * 1024 * 1024,
+            max_message_chars: 200_000,
         }
     }
 }

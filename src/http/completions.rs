@@ -11,7 +11,8 @@ use super::runs::stream_run;
 use super::sse::{Dialect, accumulate_metadata, completion_id};
 use crate::agent::events::RunEvent;
 use crate::agent::launch::{
-    RunOptions, WebSearchOptions, launch_chat_turn, launch_ephemeral, launch_resume,
+    RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
+    launch_resume,
 };
 use crate::auth::Principal;
 use crate::chat::session::{ImportHistory, Turn};
@@ -120,6 +121,8 @@ async fn create(
         return collect(log, chat_id).await;
     }
     request.validate()?;
+    // Before anything is stored: `store: true` imports the whole history first.
+    check_message_lengths(&state, &request.messages)?;
     let options = request.options(state.llm.default_model());
     let last = request.messages[request.messages.len() - 1].text();
     let (log, chat_id) = if let Some(chat_id) = &request.x_chat_id {

@@ -16,6 +16,7 @@ mod health;
 mod helpers;
 mod lifecycle;
 mod llm_client;
+mod message_limit;
 mod openai_python;
 mod research;
 mod sse;
