@@ -280,12 +280,15 @@ pub async fn launch_chat_turn(
         })
         .await
         .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))??;
-    let log = Arc::new(RunLog::new(
-        run_id,
-        Some(chat.id.clone()),
-        principal.user_id.clone(),
-        model_of(state, &options),
-    ));
+    let log = Arc::new(
+        RunLog::new(
+            run_id,
+            Some(chat.id.clone()),
+            principal.user_id.clone(),
+            model_of(state, &options),
+        )
+        .owned_by_admin(principal.is_admin),
+    );
     log.push(super::events::RunEvent::Started {
         user_message_id: Some(started.user_message_id.clone()),
     });
@@ -333,12 +336,15 @@ pub fn launch_ephemeral(
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
     check_message_lengths(state, &messages)?;
-    let log = Arc::new(RunLog::new(
-        uuid::Uuid::now_v7().to_string(),
-        None,
-        principal.user_id.clone(),
-        model_of(state, &options),
-    ));
+    let log = Arc::new(
+        RunLog::new(
+            uuid::Uuid::now_v7().to_string(),
+            None,
+            principal.user_id.clone(),
+            model_of(state, &options),
+        )
+        .owned_by_admin(principal.is_admin),
+    );
     log.push(super::events::RunEvent::Started {
         user_message_id: None,
     });
@@ -433,12 +439,21 @@ pub async fn resume_answered(
         })
         .await
         .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))??;
-    let log = Arc::new(RunLog::new(
-        ask.run_id.clone(),
-        Some(ask.chat_id.clone()),
-        ask.user_id.clone(),
-        checkpoint.template.model.clone(),
-    ));
+    // The owner is not at hand when a start-up resumes the run: ask the database.
+    use sea_orm::EntityTrait;
+    let owner_is_admin = entities::users::Entity::find_by_id(ask.user_id.clone())
+        .one(&state.db)
+        .await?
+        .is_some_and(|user| user.is_admin);
+    let log = Arc::new(
+        RunLog::new(
+            ask.run_id.clone(),
+            Some(ask.chat_id.clone()),
+            ask.user_id.clone(),
+            checkpoint.template.model.clone(),
+        )
+        .owned_by_admin(owner_is_admin),
+    );
     log.push(super::events::RunEvent::Started {
         user_message_id: Some(checkpoint.user_message_id.clone()),
     });

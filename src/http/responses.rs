@@ -440,7 +440,7 @@ fn stream(log: Arc<RunLog>, include_results: bool) -> HttpResponse {
                     ..
                 } => {
                     if let Some(error) = error {
-                        out.push(typed("error", json!({"type": "error", "code": error.code, "message": error.message})));
+                        out.push(typed("error", json!({"type": "error", "code": error.code, "message": error.shown()})));
                     }
                     let message_index = output.message_index.unwrap_or(output.items.len());
                     out.push(typed(
