@@ -21,3 +21,4 @@ mod openai_python;
 mod research;
 mod sse;
 mod test_tools;
+mod tus_races;
