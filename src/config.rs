@@ -229,12 +229,19 @@ impl Default for AuthConfig {
 pub struct HttpConfig {
     /// Largest JSON request body in bytes: a chat request with a long history fits, a flood does not.
     pub max_json_body_bytes: usize,
+    /// Longest message in characters, however it enters: the chat API's send and edit, each
+    /// message of a Chat Completions or Responses request, each text of an ask_user answer
+    /// (refused with `message_too_long`).
+    /// 200,000 is a long pasted document (some 50,000 tokens), yet bounds what one message puts
+    /// in the database and in every later prompt of its chat.
+    pub max_message_chars: usize,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             max_json_body_bytes: 4 * 1024 * 1024,
+            max_message_chars: 200_000,
         }
     }
 }
@@ -332,7 +339,9 @@ pub struct ToolsConfig {
     pub gitlab_api_url: Option<String>,
     #[serde(deserialize_with = "lenient::secret")]
     pub gitlab_token: Option<SecretString>,
-    /// Hosts or addresses fetch_url may reach despite SSRF rules. For tests only; empty by default.
+    /// `HOST:PORT` entries (IPv6 as `[ADDRESS]:PORT`) fetch_url may reach despite the SSRF
+    /// rules, each on its port only; an entry without a port is refused at start-up. For
+    /// tests only; empty by default.
     pub ssrf_allow_list: Vec<String>,
 }
 
@@ -582,6 +591,9 @@ impl Config {
                 return invalid("public_url must be an http:// or https:// URL");
             }
         }
+        if let Err(err) = crate::tools::fetch::ssrf::AllowList::parse(&self.tools.ssrf_allow_list) {
+            return invalid(&err.to_string());
+        }
         Ok(())
     }
 
@@ -706,6 +718,22 @@ mod tests {
         assert!(err.to_string().contains("max_iterations"), "{err}");
         let err = Config::from_toml_str("public_url = \"chat.example\"\n").unwrap_err();
         assert!(err.to_string().contains("public_url"), "{err}");
+    }
+
+    #[test]
+    fn ssrf_allow_list_entries_need_a_port() {
+        let err =
+            Config::from_toml_str("[tools]\nssrf_allow_list = [\"127.0.0.1\"]\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid configuration: tools.ssrf_allow_list entry \"127.0.0.1\" has no port: write \
+             it as HOST:PORT (IPv6 as [ADDRESS]:PORT); an entry exempts one port, never a whole host"
+        );
+        let config = Config::from_toml_str(
+            "[tools]\nssrf_allow_list = [\"127.0.0.1:8081\", \"[::1]:8082\"]\n",
+        )
+        .unwrap();
+        assert_eq!(config.tools.ssrf_allow_list.len(), 2);
     }
 
     #[test]

@@ -54,9 +54,11 @@ pub enum AppError {
     /// Too many requests; retry after the given number of seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
-    /// The upstream model server failed.
-    #[error(transparent)]
-    Upstream(#[from] LlmError),
+    /// The upstream model server failed. `message` is what the caller reads: the public
+    /// summary (`LlmError::public_message`), or for an admin the whole cause; the cause is
+    /// logged either way.
+    #[error("{message}")]
+    Upstream { error: LlmError, message: String },
     /// The database failed.
     #[error("database error")]
     Database(#[from] sea_orm::DbErr),
@@ -77,6 +79,17 @@ impl AppError {
         Self::InvalidRequest(message.into())
     }
 
+    /// An upstream failure as `reader_is_admin` may read it: admins see the whole cause (the
+    /// upstream's address, its answer), everyone else the public summary.
+    pub fn upstream(error: LlmError, reader_is_admin: bool) -> Self {
+        let message = if reader_is_admin {
+            error.to_string()
+        } else {
+            error.public_message()
+        };
+        Self::Upstream { error, message }
+    }
+
     /// The stable code clients can match on. Never change an existing one.
     pub fn code(&self) -> &'static str {
         match self {
@@ -94,7 +107,7 @@ impl AppError {
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",
             Self::RateLimited { .. } => "rate_limited",
-            Self::Upstream(err) => err.code(),
+            Self::Upstream { error, .. } => error.code(),
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",
             Self::Internal(_) => "internal_error",
@@ -142,7 +155,7 @@ impl ResponseError for AppError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Upstream(err) => err.status(),
+            Self::Upstream { error, .. } => error.status(),
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -150,11 +163,16 @@ impl ResponseError for AppError {
 
     fn error_response(&self) -> HttpResponse {
         let status = self.status_code();
-        let message = if status.is_server_error() && !matches!(self, Self::Upstream(_)) {
-            tracing::error!(error = ?anyhow_chain(self), code = self.code(), "request failed");
-            "internal error".to_string()
-        } else {
-            self.to_string()
+        let message = match self {
+            Self::Upstream { error, message } => {
+                tracing::warn!(%error, code = self.code(), "the model server failed");
+                message.clone()
+            }
+            _ if status.is_server_error() => {
+                tracing::error!(error = ?anyhow_chain(self), code = self.code(), "request failed");
+                "internal error".to_string()
+            }
+            _ => self.to_string(),
         };
         let mut response = HttpResponse::build(status);
         match self {
@@ -191,6 +209,13 @@ fn anyhow_chain(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
+impl From<LlmError> for AppError {
+    /// Without a reader known to be an admin, the public summary.
+    fn from(error: LlmError) -> Self {
+        Self::upstream(error, false)
+    }
+}
+
 pub type AppResult<T> = Result<T, AppError>;
 
 #[cfg(test)]
@@ -214,6 +239,28 @@ mod tests {
         let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(json["error"]["message"], "chat not found");
         assert_eq!(json["error"]["type"], "not_found_error");
+    }
+
+    #[actix_web::test]
+    async fn upstream_failures_show_their_cause_only_to_admins() {
+        let error = LlmError::Connect(
+            "error sending request for url (http://10.1.2.3:8000/v1/models)".into(),
+        );
+        let body = |error: AppError| async move {
+            let response = error.error_response();
+            assert_eq!(response.status(), 502);
+            let body = to_bytes(response.into_body()).await.unwrap();
+            serde_json::from_slice::<serde_json::Value>(&body).unwrap()["error"].clone()
+        };
+        let public = body(AppError::from(error.clone())).await;
+        assert_eq!(public["message"], "could not reach the model server");
+        assert_eq!(public["code"], "upstream_unreachable");
+        let admin = body(AppError::upstream(error, true)).await;
+        assert!(
+            admin["message"].as_str().unwrap().contains("10.1.2.3:8000"),
+            "{admin}"
+        );
+        assert_eq!(admin["code"], "upstream_unreachable");
     }
 
     #[test]

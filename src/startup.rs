@@ -49,6 +49,8 @@ impl Application {
         config: Config,
         extra_tools: Vec<SharedTool>,
     ) -> anyhow::Result<Self> {
+        // Configurations built in code (tests, embedders) are held to the same rules as loaded ones.
+        config.validate()?;
         let listener = TcpListener::bind(&config.bind)
             .with_context(|| format!("cannot listen on {}", config.bind))?;
         let address = listener.local_addr()?;
@@ -200,7 +202,7 @@ fn research_tools(config: &Config) -> anyhow::Result<Vec<SharedTool>> {
         .context("cannot build the page fetcher")?,
     );
     let mut tools: Vec<SharedTool> = vec![
-        Arc::new(Calculator),
+        Arc::new(Calculator::new(tools_config)),
         Arc::new(FetchUrl::new(fetcher.clone(), tools_config)),
     ];
     if let Some(url) = &tools_config.web_search_url {

@@ -130,5 +130,27 @@ pub enum RunEvent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunError {
     pub code: String,
+    /// What anyone may read (and what is stored with the run): never the upstream's address
+    /// or the body of its server-side errors.
     pub message: String,
+    /// The whole cause, kept only when the run's reader is an admin; shown instead of
+    /// `message`.
+    #[serde(skip)]
+    pub detail: Option<String>,
+}
+
+impl RunError {
+    /// An error with nothing to hide.
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    /// What the run's reader is shown.
+    pub fn shown(&self) -> &str {
+        self.detail.as_deref().unwrap_or(&self.message)
+    }
 }

@@ -13,7 +13,7 @@ use crate::auth::Principal;
 use crate::chat::session::{BeginTurn, ChatError, Turn};
 use crate::chat::supervisor::SpawnRun;
 use crate::error::{AppError, AppResult};
-use crate::llm::wire::{ChatMessage, ChatRequest};
+use crate::llm::wire::{ChatMessage, ChatRequest, Role};
 use crate::state::AppState;
 use crate::tools;
 use crate::tools::chat_context::{ChatContext, Parts};
@@ -48,6 +48,36 @@ impl From<ChatError> for AppError {
             ChatError::Database(db) => AppError::Database(db),
         }
     }
+}
+
+/// Refuses a message longer than `http.max_message_chars`: the one limit on a message however
+/// it enters (the chat API's send and edit, Chat Completions, Responses, ask_user answers,
+/// which also have their own `ask_user.max_text_chars`), with one code,
+/// `message_too_long`. Runs are launched only through this module, which checks every message
+/// it is given; handlers that store messages before launching check them first.
+pub fn check_message_length(state: &AppState, role: Role, text: &str) -> AppResult<()> {
+    let max = state.config.http.max_message_chars;
+    let chars = text.chars().count();
+    if chars > max {
+        let role = serde_json::to_value(role)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        return Err(AppError::TooLarge {
+            code: "message_too_long",
+            message: format!(
+                "the {role} message has {chars} characters; a message may have at most {max}"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `check_message_length` for each of `messages`.
+pub fn check_message_lengths(state: &AppState, messages: &[ChatMessage]) -> AppResult<()> {
+    messages
+        .iter()
+        .try_for_each(|message| check_message_length(state, message.role, &message.text()))
 }
 
 fn max_iterations(state: &AppState, options: &RunOptions) -> AppResult<u32> {
@@ -233,6 +263,9 @@ pub async fn launch_chat_turn(
 ) -> AppResult<Arc<RunLog>> {
     let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
     max_iterations(state, &options)?;
+    if let Turn::Send { content, .. } | Turn::Edit { content, .. } = &turn {
+        check_message_length(state, Role::User, content)?;
+    }
     let session = state.sessions.session(&chat.id);
     let run_id = uuid::Uuid::now_v7().to_string();
     let started = session
@@ -247,12 +280,15 @@ pub async fn launch_chat_turn(
         })
         .await
         .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))??;
-    let log = Arc::new(RunLog::new(
-        run_id,
-        Some(chat.id.clone()),
-        principal.user_id.clone(),
-        model_of(state, &options),
-    ));
+    let log = Arc::new(
+        RunLog::new(
+            run_id,
+            Some(chat.id.clone()),
+            principal.user_id.clone(),
+            model_of(state, &options),
+        )
+        .owned_by_admin(principal.is_admin),
+    );
     log.push(super::events::RunEvent::Started {
         user_message_id: Some(started.user_message_id.clone()),
     });
@@ -299,12 +335,16 @@ pub fn launch_ephemeral(
     messages: Vec<ChatMessage>,
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
-    let log = Arc::new(RunLog::new(
-        uuid::Uuid::now_v7().to_string(),
-        None,
-        principal.user_id.clone(),
-        model_of(state, &options),
-    ));
+    check_message_lengths(state, &messages)?;
+    let log = Arc::new(
+        RunLog::new(
+            uuid::Uuid::now_v7().to_string(),
+            None,
+            principal.user_id.clone(),
+            model_of(state, &options),
+        )
+        .owned_by_admin(principal.is_admin),
+    );
     log.push(super::events::RunEvent::Started {
         user_message_id: None,
     });
@@ -355,6 +395,9 @@ pub async fn launch_resume(
             ));
         }
     }
+    for text in answer_texts(&answer) {
+        check_message_length(state, Role::User, text)?;
+    }
     let answer = state
         .ask_user
         .validate_answer(&ask.question, &answer)
@@ -365,6 +408,18 @@ pub async fn launch_resume(
         ));
     }
     resume_answered(state, ask, answer).await
+}
+
+/// The texts a user wrote in an answer: the answer itself, its chosen items or its form's
+/// field values.
+fn answer_texts(answer: &serde_json::Value) -> Vec<&str> {
+    use serde_json::Value;
+    match answer {
+        Value::String(text) => vec![text.as_str()],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        Value::Object(fields) => fields.values().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Resumes the run of an ask whose answer is stored: after a reply, or at start-up for replies
@@ -384,12 +439,21 @@ pub async fn resume_answered(
         })
         .await
         .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))??;
-    let log = Arc::new(RunLog::new(
-        ask.run_id.clone(),
-        Some(ask.chat_id.clone()),
-        ask.user_id.clone(),
-        checkpoint.template.model.clone(),
-    ));
+    // The owner is not at hand when a start-up resumes the run: ask the database.
+    use sea_orm::EntityTrait;
+    let owner_is_admin = entities::users::Entity::find_by_id(ask.user_id.clone())
+        .one(&state.db)
+        .await?
+        .is_some_and(|user| user.is_admin);
+    let log = Arc::new(
+        RunLog::new(
+            ask.run_id.clone(),
+            Some(ask.chat_id.clone()),
+            ask.user_id.clone(),
+            checkpoint.template.model.clone(),
+        )
+        .owned_by_admin(owner_is_admin),
+    );
     log.push(super::events::RunEvent::Started {
         user_message_id: Some(checkpoint.user_message_id.clone()),
     });

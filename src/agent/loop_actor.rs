@@ -161,17 +161,17 @@ async fn execute(spec: RunSpec) {
             Ok(Ok(id)) => assistant_message_id = id,
             Ok(Err(err)) => {
                 tracing::error!(run_id = %spec.log.run_id, %err, "could not persist the run's answer");
-                error.get_or_insert(RunError {
-                    code: "persistence_failed".into(),
-                    message: "the answer could not be saved".into(),
-                });
+                error.get_or_insert(RunError::new(
+                    "persistence_failed",
+                    "the answer could not be saved",
+                ));
             }
             Err(err) => {
                 tracing::error!(run_id = %spec.log.run_id, %err, "chat session gone before the run finished");
-                error.get_or_insert(RunError {
-                    code: "persistence_failed".into(),
-                    message: "the answer could not be saved".into(),
-                });
+                error.get_or_insert(RunError::new(
+                    "persistence_failed",
+                    "the answer could not be saved",
+                ));
             }
         }
     }
@@ -187,9 +187,15 @@ async fn execute(spec: RunSpec) {
 /// Stores the question and the checkpoint, tells the client, and ends the stream: a paused
 /// run is data until its answer comes.
 async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Result<(), RunError> {
-    let failed = |message: String| RunError {
-        code: "pause_failed".into(),
-        message,
+    let failed = |cause: String| {
+        tracing::error!(run_id = %spec.log.run_id, %cause, "could not pause the run");
+        RunError {
+            detail: spec
+                .log
+                .owner_is_admin
+                .then(|| format!("the question could not be saved: {cause}")),
+            ..RunError::new("pause_failed", "the question could not be saved")
+        }
     };
     let Some((session, user_message_id)) = &spec.chat else {
         return Err(failed("questions need a stored chat".into()));
@@ -346,10 +352,13 @@ impl LoopState {
     }
 }
 
-fn upstream_error(err: &LlmError) -> Option<RunError> {
+/// The run's error for an upstream failure: the public summary, and the whole cause (which
+/// names the upstream's address) only for an admin's run. The cause is logged either way.
+fn upstream_error(log: &RunLog, err: &LlmError) -> Option<RunError> {
+    tracing::warn!(run_id = %log.run_id, error = %err, "the model server failed");
     Some(RunError {
-        code: err.code().into(),
-        message: err.to_string(),
+        detail: log.owner_is_admin.then(|| err.to_string()),
+        ..RunError::new(err.code(), err.public_message())
     })
 }
 
@@ -424,7 +433,7 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         let mut stream = match opened {
             Ok(stream) => stream,
             Err(err) => {
-                let error = upstream_error(&err);
+                let error = upstream_error(log, &err);
                 return state.stop(log, StopReason::UpstreamError, error);
             }
         };
@@ -450,7 +459,7 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 }
                 Some(Err(err)) => {
                     state.append(turn.content());
-                    let error = upstream_error(&err);
+                    let error = upstream_error(log, &err);
                     return state.stop(log, StopReason::UpstreamError, error);
                 }
             }

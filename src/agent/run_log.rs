@@ -20,6 +20,9 @@ pub struct RunLog {
     pub chat_id: Option<String>,
     /// The user who may read and cancel this run.
     pub owner_id: String,
+    /// Whether the owner, this log's only reader, is an admin and so may see the whole cause
+    /// of a failure (the upstream's address and answer), not just its public summary.
+    pub owner_is_admin: bool,
     pub model: String,
     /// Unix seconds when the run started (the `created` of its chunks).
     pub created: i64,
@@ -39,6 +42,7 @@ impl RunLog {
             run_id,
             chat_id,
             owner_id,
+            owner_is_admin: false,
             model,
             created: chrono::Utc::now().timestamp(),
             cancel: CancellationToken::new(),
@@ -48,6 +52,12 @@ impl RunLog {
             }),
             version: watch::channel(0).0,
         }
+    }
+
+    /// Marks the owner an admin (or not): see `owner_is_admin`.
+    pub fn owned_by_admin(mut self, is_admin: bool) -> Self {
+        self.owner_is_admin = is_admin;
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {

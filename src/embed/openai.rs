@@ -28,10 +28,12 @@ impl Embedder for OpenAiEmbedder {
         Box::pin(async move {
             let mut out = Vec::with_capacity(texts.len());
             for batch in texts.chunks(BATCH) {
-                let vectors = llm
-                    .embeddings(batch)
-                    .await
-                    .map_err(|err| EmbedError::Upstream(err.to_string()))?;
+                let vectors = llm.embeddings(batch).await.map_err(|err| {
+                    // The cause names the upstream's address; documents and tool results
+                    // that show this error to users get the summary.
+                    tracing::warn!(error = %err, "the embedding request failed");
+                    EmbedError::Upstream(err.public_message())
+                })?;
                 out.extend(vectors.into_iter().map(|mut v| {
                     normalize(&mut v);
                     v

@@ -11,7 +11,8 @@ use super::runs::stream_run;
 use super::sse::{Dialect, accumulate_metadata, completion_id};
 use crate::agent::events::RunEvent;
 use crate::agent::launch::{
-    RunOptions, WebSearchOptions, launch_chat_turn, launch_ephemeral, launch_resume,
+    RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
+    launch_resume,
 };
 use crate::auth::Principal;
 use crate::chat::session::{ImportHistory, Turn};
@@ -120,6 +121,8 @@ async fn create(
         return collect(log, chat_id).await;
     }
     request.validate()?;
+    // Before anything is stored: `store: true` imports the whole history first.
+    check_message_lengths(&state, &request.messages)?;
     let options = request.options(state.llm.default_model());
     let last = request.messages[request.messages.len() - 1].text();
     let (log, chat_id) = if let Some(chat_id) = &request.x_chat_id {
@@ -171,25 +174,31 @@ async fn create(
     collect(log, chat_id).await
 }
 
-/// The HTTP error for a run that failed before producing anything.
+/// The HTTP error for a run that failed before producing anything: the status and code of
+/// its upstream failure, worded as the run's reader may see it (`RunError::shown`).
 pub(super) fn run_failure(error: &crate::agent::events::RunError) -> AppError {
     use crate::llm::LlmError;
-    let message = error.message.clone();
-    AppError::Upstream(match error.code.as_str() {
+    let message = error.shown().to_string();
+    let cause = message.clone();
+    let upstream = match error.code.as_str() {
         "upstream_rejected" => LlmError::Status {
             status: 400,
-            message,
+            message: cause,
         },
-        "upstream_timeout" => LlmError::Timeout(message),
-        "upstream_unreachable" => LlmError::Connect(message),
+        "upstream_timeout" => LlmError::Timeout(cause),
+        "upstream_unreachable" => LlmError::Connect(cause),
         "upstream_rate_limited" => LlmError::RateLimited {
             retry_after_secs: None,
         },
         _ => LlmError::Status {
             status: 502,
-            message,
+            message: cause,
         },
-    })
+    };
+    AppError::Upstream {
+        error: upstream,
+        message,
+    }
 }
 
 fn role_name(role: Role) -> &'static str {

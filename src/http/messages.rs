@@ -15,9 +15,6 @@ use crate::chat::tree::MessageNode;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
-/// Longest message a user may send, in characters.
-const MAX_CONTENT_CHARS: usize = 200_000;
-
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Plain routes, not a scope: a `/chat/api/{chat_id}` scope would swallow every other
     // resource under a chat.
@@ -112,14 +109,10 @@ impl RunRequest {
     }
 }
 
+/// Refuses empty content; its length is checked, as every route's is, by `launch_chat_turn`.
 fn checked_content(content: String) -> AppResult<String> {
     if content.trim().is_empty() {
         return Err(AppError::invalid("content must not be empty"));
-    }
-    if content.chars().count() > MAX_CONTENT_CHARS {
-        return Err(AppError::invalid(format!(
-            "content must be at most {MAX_CONTENT_CHARS} characters"
-        )));
     }
     Ok(content)
 }

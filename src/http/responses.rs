@@ -16,7 +16,9 @@ use serde_json::{Map, Value, json};
 
 use super::sse::{Dialect, accumulate_metadata, payloads};
 use crate::agent::events::{RunEvent, StopReason};
-use crate::agent::launch::{RunOptions, WebSearchOptions, launch_chat_turn, launch_ephemeral};
+use crate::agent::launch::{
+    RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
+};
 use crate::agent::run_log::RunLog;
 use crate::auth::Principal;
 use crate::chat::session::Turn;
@@ -175,6 +177,7 @@ async fn create(
 ) -> AppResult<HttpResponse> {
     let request = body.into_inner();
     let mut messages = request.messages()?;
+    check_message_lengths(&state, &messages)?;
     let options = request.options(state.llm.default_model())?;
     if let Some(unknown) = request
         .include
@@ -437,7 +440,7 @@ fn stream(log: Arc<RunLog>, include_results: bool) -> HttpResponse {
                     ..
                 } => {
                     if let Some(error) = error {
-                        out.push(typed("error", json!({"type": "error", "code": error.code, "message": error.message})));
+                        out.push(typed("error", json!({"type": "error", "code": error.code, "message": error.shown()})));
                     }
                     let message_index = output.message_index.unwrap_or(output.items.len());
                     out.push(typed(

@@ -141,7 +141,7 @@ pub fn payloads(
             if let Some(error) = error {
                 out.push((
                     None,
-                    json!({"type": "error", "error": {"message": error.message,
+                    json!({"type": "error", "error": {"message": error.shown(),
                     "type": "run_error", "code": error.code}}),
                 ));
             }

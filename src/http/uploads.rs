@@ -7,7 +7,8 @@
 //! - `HEAD …/uploads/{id}` → `Upload-Offset`;
 //! - `PATCH …/uploads/{id}` (`application/offset+octet-stream`, `Upload-Offset` equal to the
 //!   server's) appends; the last byte moves the document to `processing`;
-//! - `DELETE …/uploads/{id}` terminates an unfinished upload.
+//! - `DELETE …/uploads/{id}` terminates an unfinished upload; a PATCH writing it stops (409).
+//!   Racing requests get 204, 404 or 409, never a half-written upload (`workspace::uploads`).
 //!
 //! The bytes on disk are the truth for the offset: whatever reached the file before a
 //! connection dropped counts, so a client always resumes from what the server really has.
@@ -19,7 +20,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use base64::Engine;
 use chrono::Utc;
-use dashmap::DashSet;
 use entities::uploads;
 use futures_util::StreamExt;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
@@ -29,7 +29,7 @@ use crate::auth::Principal;
 use crate::documents::extract::sanitize_filename;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
-use crate::workspace::status;
+use crate::workspace::{Termination, status, upload_status};
 
 pub const TUS_VERSION: &str = "1.0.0";
 /// How long an unfinished upload can be resumed.
@@ -55,12 +55,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/chat/api/{chat_id}/uploads/{upload_id}",
         web::delete().to(terminate),
     );
-}
-
-/// Uploads being written right now; a second concurrent PATCH is a conflict.
-fn writing() -> &'static DashSet<String> {
-    static WRITING: std::sync::OnceLock<DashSet<String>> = std::sync::OnceLock::new();
-    WRITING.get_or_init(DashSet::new)
 }
 
 fn tus(mut builder: actix_web::HttpResponseBuilder) -> actix_web::HttpResponseBuilder {
@@ -200,7 +194,7 @@ async fn create(
         metadata: Set(Some(serde_json::Value::Object(metadata))),
         storage_path: Set(storage_path.to_string_lossy().into_owned()),
         document_id: Set(Some(document.id.clone())),
-        status: Set("uploading".into()),
+        status: Set(upload_status::UPLOADING.into()),
         created_at: Set(now),
         updated_at: Set(now),
         expires_at: Set(now + chrono::Duration::from_std(UPLOAD_TTL).unwrap_or_default()),
@@ -236,9 +230,9 @@ async fn owned_upload(
         .filter(uploads::Column::ChatId.eq(chat.id))
         .one(&state.db)
         .await?
-        .filter(|u| u.status != "terminated")
+        .filter(|u| u.status != upload_status::TERMINATED)
         .ok_or(AppError::NotFound("upload"))?;
-    if upload.status == "uploading" && upload.expires_at <= Utc::now() {
+    if upload.status == upload_status::UPLOADING && upload.expires_at <= Utc::now() {
         return Err(AppError::Gone(
             "this upload expired; start a new one".into(),
         ));
@@ -248,7 +242,7 @@ async fn owned_upload(
 
 /// Bytes really on disk for an upload.
 async fn stored_offset(upload: &uploads::Model) -> u64 {
-    if upload.status == "complete" {
+    if upload.status == upload_status::COMPLETE {
         return upload.upload_length as u64;
     }
     tokio::fs::metadata(&upload.storage_path)
@@ -274,15 +268,6 @@ async fn head(
         .finish())
 }
 
-/// Releases the writing claim on drop, however the request ends.
-struct Writing(String);
-
-impl Drop for Writing {
-    fn drop(&mut self) {
-        writing().remove(&self.0);
-    }
-}
-
 async fn patch(
     req: HttpRequest,
     principal: Principal,
@@ -297,24 +282,27 @@ async fn patch(
         ));
     }
     let (chat_id, upload_id) = path.into_inner();
-    let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
+    owned_upload(&state, &principal, &chat_id, &upload_id).await?;
     let claimed: u64 = header(&req, "Upload-Offset")
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| AppError::invalid("Upload-Offset must be a non-negative integer"))?;
-    if !writing().insert(upload.id.clone()) {
+    let Some(claim) = state.workspace.claim_upload(&upload_id) else {
         return Err(AppError::Conflict(
-            "another request is writing this upload".into(),
+            "another request is writing or terminating this upload".into(),
         ));
-    }
-    let _writing = Writing(upload.id.clone());
+    };
+    // Read again under the claim: a termination may have ended it meanwhile.
+    let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
     let offset = stored_offset(&upload).await;
-    if upload.status == "complete" || claimed != offset {
+    if upload.status == upload_status::COMPLETE || claimed != offset {
         return Err(AppError::Conflict(format!(
             "Upload-Offset {claimed} does not match the server's offset {offset}"
         )));
     }
     let length = upload.upload_length as u64;
+    // Created if missing: the offset of a missing file is 0, so the client starts over.
     let mut file = tokio::fs::OpenOptions::new()
+        .create(true)
         .append(true)
         .open(&upload.storage_path)
         .await
@@ -323,7 +311,20 @@ async fn patch(
     file.set_len(offset).await.map_err(AppError::internal)?;
     let mut written = offset;
     let mut failure = None;
-    while let Some(chunk) = body.next().await {
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = claim.stop_requested() => {
+                failure = Some(AppError::Conflict(
+                    "the upload is being terminated".into(),
+                ));
+                break;
+            }
+            next = body.next() => next,
+        };
+        let Some(chunk) = next else {
+            break;
+        };
         let chunk = match chunk {
             Ok(chunk) => chunk,
             Err(err) => {
@@ -393,7 +394,10 @@ async fn finish(
         .await
         .map_err(AppError::internal)?;
     uploads::Entity::update_many()
-        .col_expr(uploads::Column::Status, Expr::value("complete"))
+        .col_expr(
+            uploads::Column::Status,
+            Expr::value(upload_status::COMPLETE),
+        )
         .col_expr(
             uploads::Column::StoragePath,
             Expr::value(target.to_string_lossy().into_owned()),
@@ -419,25 +423,19 @@ async fn terminate(
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> AppResult<HttpResponse> {
-    use sea_orm::sea_query::Expr;
     check_version(&req)?;
     let (chat_id, upload_id) = path.into_inner();
-    let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
-    if upload.status == "complete" {
-        return Err(AppError::Conflict(
+    owned_upload(&state, &principal, &chat_id, &upload_id).await?;
+    match state.workspace.terminate_upload(&upload_id).await? {
+        Termination::Terminated => Ok(tus(HttpResponse::NoContent()).finish()),
+        Termination::NotFound => Err(AppError::NotFound("upload")),
+        Termination::Complete => Err(AppError::Conflict(
             "this upload is complete; delete the document instead".into(),
-        ));
+        )),
+        Termination::Busy => Err(AppError::Conflict(
+            "this upload is being written; retry the termination".into(),
+        )),
     }
-    uploads::Entity::update_many()
-        .col_expr(uploads::Column::Status, Expr::value("terminated"))
-        .filter(uploads::Column::Id.eq(upload.id.clone()))
-        .exec(&state.db)
-        .await?;
-    if let Some(document_id) = &upload.document_id {
-        state.workspace.discard(document_id).await?;
-    }
-    let _ = tokio::fs::remove_file(&upload.storage_path).await;
-    Ok(tus(HttpResponse::NoContent()).finish())
 }
 
 #[cfg(test)]

@@ -78,6 +78,23 @@ impl LlmError {
         }
     }
 
+    /// The failure in words anyone may read: what went wrong, never the upstream's address
+    /// (reqwest's errors name the URL) or the body of its server-side errors. The full
+    /// `to_string()` is for the log and for admins.
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::Connect(_) => "could not reach the model server".into(),
+            Self::Timeout(_) => "the model server timed out".into(),
+            // The upstream's refusal of the request itself says what the caller must fix.
+            Self::RateLimited { .. } => self.to_string(),
+            Self::Status { status, .. } if Self::is_client_status(*status) => self.to_string(),
+            Self::Status { status, .. } => format!("the model server answered {status}"),
+            Self::InvalidResponse(_) => "the model server sent an invalid response".into(),
+            Self::StreamError(_) => "the model server reported an error mid-stream".into(),
+            Self::StreamTruncated(_) => "the model's stream was cut off before it finished".into(),
+        }
+    }
+
     /// Whether trying the same request again may succeed.
     pub(crate) fn is_retryable(&self) -> bool {
         match self {
@@ -98,4 +115,41 @@ fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_messages_never_carry_the_detail() {
+        let address = "http://10.1.2.3:11434/v1/chat/completions";
+        for err in [
+            LlmError::Connect(format!("error sending request for url ({address})")),
+            LlmError::Timeout(format!("operation timed out for url ({address})")),
+            LlmError::Status {
+                status: 500,
+                message: format!("proxy error talking to {address}"),
+            },
+            LlmError::Status {
+                status: 401,
+                message: format!("bad key for {address}"),
+            },
+            LlmError::InvalidResponse(address.into()),
+            LlmError::StreamError(address.into()),
+            LlmError::StreamTruncated(format!("error decoding response body for url ({address})")),
+        ] {
+            assert!(err.to_string().contains(address), "{err}");
+            assert!(!err.public_message().contains("10.1.2.3"), "{err:?}");
+        }
+        let rejected = LlmError::Status {
+            status: 404,
+            message: "model 'nope' not found".into(),
+        };
+        assert_eq!(
+            rejected.public_message(),
+            "the model server answered 404: model 'nope' not found",
+            "the caller's own mistake is explained"
+        );
+    }
 }

@@ -4,11 +4,23 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::calculator_parser::{CalculatorError, MAX_EXPRESSION_CHARS, evaluate};
+use super::calculator_parser::{CalculatorError, evaluate};
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use crate::config::ToolsConfig;
 use crate::llm::wire::ToolDefinition;
 
-pub struct Calculator;
+pub struct Calculator {
+    /// Longest expression, in characters (`tools.calculator_max_chars`).
+    max_chars: usize,
+}
+
+impl Calculator {
+    pub fn new(config: &ToolsConfig) -> Self {
+        Self {
+            max_chars: config.calculator_max_chars,
+        }
+    }
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,7 +44,7 @@ impl Tool for Calculator {
                 "properties": {
                     "expression": {
                         "type": "string",
-                        "description": format!("The expression, at most {MAX_EXPRESSION_CHARS} characters, e.g. \"10000 * (1 + 0.05)^3\"."),
+                        "description": format!("The expression, at most {} characters, e.g. \"10000 * (1 + 0.05)^3\".", self.max_chars),
                     }
                 },
                 "required": ["expression"],
@@ -46,9 +58,10 @@ impl Tool for Calculator {
     }
 
     fn run(&self, arguments: Value) -> ToolFuture {
+        let max_chars = self.max_chars;
         Box::pin(async move {
             let Arguments { expression } = parse_arguments(arguments)?;
-            let result = evaluate(&expression).map_err(calculator_error)?;
+            let result = evaluate(&expression, max_chars).map_err(calculator_error)?;
             Ok(json!({"expression": expression, "result": result}))
         })
     }
@@ -60,6 +73,9 @@ fn calculator_error(err: CalculatorError) -> ToolError {
             "Use only the supported functions and constants, or substitute numbers for variables."
         }
         CalculatorError::TooLong { .. } => "Split the calculation into smaller expressions.",
+        CalculatorError::TooDeep { .. } => {
+            "Remove redundant parentheses and signs, or compute inner parts in separate calls."
+        }
         CalculatorError::DivisionByZero | CalculatorError::NotFinite => {
             "Check the inputs: the result is undefined or out of range."
         }
@@ -72,9 +88,13 @@ fn calculator_error(err: CalculatorError) -> ToolError {
 mod tests {
     use super::*;
 
+    fn calculator() -> Calculator {
+        Calculator::new(&ToolsConfig::default())
+    }
+
     #[tokio::test]
     async fn results_and_errors_have_the_seed_shape() {
-        let ok = Calculator
+        let ok = calculator()
             .run(json!({"expression": "10000 * (1 + 0.05)^3"}))
             .await
             .unwrap();
@@ -82,14 +102,53 @@ mod tests {
             ok,
             json!({"expression": "10000 * (1 + 0.05)^3", "result": 11576.25})
         );
-        let err = Calculator
+        let err = calculator()
             .run(json!({"expression": "1/0"}))
             .await
             .unwrap_err();
         assert_eq!(err.code, "division_by_zero");
         let result = err.to_result();
         assert!(result["error"].is_string() && result["suggestion"].is_string());
-        let err = Calculator.run(json!({"expr": "1"})).await.unwrap_err();
+        let err = calculator().run(json!({"expr": "1"})).await.unwrap_err();
         assert_eq!(err.code, "invalid_arguments");
+    }
+
+    #[tokio::test]
+    async fn the_configured_length_limit_applies_and_is_advertised() {
+        let tool = Calculator::new(&ToolsConfig {
+            calculator_max_chars: 12,
+            ..ToolsConfig::default()
+        });
+        let parameters = tool.definition().function.parameters.unwrap();
+        let description = parameters["properties"]["expression"]["description"].clone();
+        assert!(
+            description
+                .as_str()
+                .unwrap()
+                .contains("at most 12 characters"),
+            "{description}"
+        );
+        let err = tool
+            .run(json!({"expression": "1 + 2 + 3 + 4"}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, "too_long");
+        assert_eq!(err.message, "expression is longer than 12 characters");
+        let ok = tool.run(json!({"expression": "1 + 2 + 3"})).await.unwrap();
+        assert_eq!(ok["result"], 6.0);
+    }
+
+    #[tokio::test]
+    async fn deep_nesting_is_a_clear_error_whatever_the_length_limit() {
+        let tool = Calculator::new(&ToolsConfig {
+            calculator_max_chars: 100_000,
+            ..ToolsConfig::default()
+        });
+        let err = tool
+            .run(json!({"expression": format!("{}1", "-".repeat(99_999))}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, "too_deep");
+        assert_eq!(err.message, "expression is nested more than 32 levels deep");
     }
 }

@@ -3,16 +3,15 @@
 //! the functions sqrt/log/ln/sin/cos/tan/abs/floor/ceil/round/min/max and the constants pi and e.
 //! Every failure is a `CalculatorError` with a stable code; no input can panic or exhaust the stack.
 
-/// Longest expression accepted, in characters (the spec's limit).
-pub const MAX_EXPRESSION_CHARS: usize = 1_000;
-
 /// Deepest nesting of parentheses / unary operators / function calls / exponents accepted.
 ///
-/// 64 is far beyond anything a person or a model writes on purpose (`((((1))))` is 4), yet it
-/// bounds the parser's recursion: measured at about 5 KiB of stack per level in a debug build
-/// (under 400 KiB at the limit, a fifth of a 2 MiB thread stack) and about 1 KiB in release.
-/// Without a limit, 1,000 characters of `(` or `-` would recurse 1,000 levels deep.
-pub const MAX_DEPTH: usize = 64;
+/// 32 is far beyond anything a person or a model writes on purpose (`((((1))))` is 4), yet it
+/// bounds the parser's recursion: measured at up to 6 KiB of stack per level in a debug build
+/// (nested calls; under 200 KiB at the limit, so even a 256 KiB thread holds it) and about
+/// 1 KiB in release. It is independent of the length limit (`tools.calculator_max_chars`,
+/// which the caller passes in): without it, 100,000 characters of `(` would recurse 100,000
+/// levels deep.
+pub const MAX_DEPTH: usize = 32;
 
 /// Decimal places kept in a result whose magnitude is below `ROUNDING_LIMIT`.
 ///
@@ -97,7 +96,7 @@ impl CalculatorError {
     }
 }
 
-/// Evaluates an arithmetic expression. The result is rounded to 10 decimal places when its
+/// Evaluates an arithmetic expression of at most `max_chars` characters. The result is rounded to 10 decimal places when its
 /// magnitude is below 1e15 (to remove floating-point noise) and is never `-0.0`, NaN or infinite.
 ///
 /// # Errors
@@ -105,11 +104,9 @@ impl CalculatorError {
 /// Any `CalculatorError`: the expression is empty, too long, too deeply nested or malformed,
 /// names an unknown function or constant, calls a function with the wrong number of arguments,
 /// divides by zero, or produces a value that is not finite.
-pub fn evaluate(expression: &str) -> Result<f64, CalculatorError> {
-    if expression.chars().count() > MAX_EXPRESSION_CHARS {
-        return Err(CalculatorError::TooLong {
-            max: MAX_EXPRESSION_CHARS,
-        });
+pub fn evaluate(expression: &str, max_chars: usize) -> Result<f64, CalculatorError> {
+    if expression.chars().count() > max_chars {
+        return Err(CalculatorError::TooLong { max: max_chars });
     }
     if expression.trim().is_empty() {
         return Err(CalculatorError::Empty);
@@ -685,6 +682,13 @@ fn eval(expr: &Expr) -> Result<f64, CalculatorError> {
 mod tests {
     use super::*;
 
+    /// The spec's (and the configuration's default) length limit.
+    const MAX_EXPRESSION_CHARS: usize = 1_000;
+
+    fn evaluate(expression: &str) -> Result<f64, CalculatorError> {
+        super::evaluate(expression, MAX_EXPRESSION_CHARS)
+    }
+
     fn ok(expression: &str) -> f64 {
         match evaluate(expression) {
             Ok(value) => value,
@@ -1048,6 +1052,69 @@ mod tests {
         assert_eq!(run[1], Ok(1.0));
         assert!(run[2].is_ok(), "{:?}", run[2]);
         assert_eq!(run[3], Err(CalculatorError::TooDeep { max: MAX_DEPTH }));
+    }
+
+    #[test]
+    fn the_length_limit_is_the_one_passed_in() {
+        assert_eq!(
+            super::evaluate("1+2+3", 4),
+            Err(CalculatorError::TooLong { max: 4 })
+        );
+        assert_eq!(super::evaluate("1+2+3", 5), Ok(6.0));
+        assert_eq!(
+            super::evaluate("1+1", 2).unwrap_err().to_string(),
+            "expression is longer than 2 characters"
+        );
+        let long_sum = format!("1{}", "+1".repeat(49_999));
+        assert_eq!(long_sum.chars().count(), 99_999);
+        assert_eq!(super::evaluate(&long_sum, 100_000), Ok(50_000.0));
+    }
+
+    #[test]
+    fn deep_nesting_under_a_large_length_limit_fails_cleanly_on_a_small_stack() {
+        // A 100,000-character limit lets 100,000 levels of nesting through the length check;
+        // the depth limit must stop them without the stack, here a 256 KiB one.
+        const MAX_CHARS: usize = 100_000;
+        let run = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let n = MAX_CHARS / 2 - 1;
+                let deep = [
+                    format!("{}1{}", "(".repeat(n), ")".repeat(n)),
+                    format!("{}1", "(".repeat(MAX_CHARS - 1)),
+                    format!("{}1", "-".repeat(MAX_CHARS - 1)),
+                    format!("{}1", "+-".repeat(n)),
+                    format!(
+                        "{}1{}",
+                        "abs(".repeat(MAX_CHARS / 5 - 1),
+                        ")".repeat(MAX_CHARS / 5 - 1)
+                    ),
+                    format!("2{}", "^2".repeat(n)),
+                    format!("{}1", "(-abs(2^".repeat(MAX_CHARS / 8 - 1)),
+                ]
+                .map(|input| super::evaluate(&input, MAX_CHARS));
+                let deepest_valid = [
+                    format!("{}1{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH)),
+                    format!("{}1", "-".repeat(MAX_DEPTH)),
+                    format!("{}1{}", "max(1,".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH)),
+                    format!("1{}", "^1".repeat(MAX_DEPTH)),
+                ]
+                .map(|input| super::evaluate(&input, MAX_CHARS));
+                (deep, deepest_valid)
+            })
+            .unwrap()
+            .join()
+            .expect("the parser did not overflow a 256 KiB stack");
+        let (deep, deepest_valid) = run;
+        for result in deep {
+            let error = result.unwrap_err();
+            assert_eq!(error, CalculatorError::TooDeep { max: MAX_DEPTH });
+            assert_eq!(
+                error.to_string(),
+                format!("expression is nested more than {MAX_DEPTH} levels deep")
+            );
+        }
+        assert_eq!(deepest_valid, [Ok(1.0), Ok(1.0), Ok(1.0), Ok(1.0)]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! The document workspace service (seed 002): document records, the processing queue and the
-//! per-chat hybrid indexes. Processing (extract → chunk → embed → store → index) runs on tokio
-//! tasks bounded by a semaphore, with CPU work on the blocking pool — never on a chat's
-//! mailbox. Chunks and their vectors are stored in the database, so an index directory that is
+//! The document workspace service (seed 002): document records, the processing queue, the
+//! per-chat hybrid indexes, and (`uploads`) who may write or end an unfinished upload.
+//! Processing (extract → chunk → embed → store → index) runs on tokio tasks bounded by a
+//! semaphore, with CPU work on the blocking pool — never on a chat's mailbox. Chunks and their vectors are stored in the database, so an index directory that is
 //! missing or corrupt is rebuilt from them. Documents are chat-level: the same in every branch.
 
 use std::path::PathBuf;
@@ -23,6 +23,10 @@ use crate::documents::extract::{self, DocKind};
 use crate::documents::index::{ChatIndex, IndexedChunk, SearchHit};
 use crate::embed::{self, SharedEmbedder};
 use crate::tools::fetch::extract::Deadline;
+
+pub mod uploads;
+
+pub use uploads::{Termination, UploadClaim, upload_status};
 
 pub const KIND_DOCUMENT: &str = "document";
 /// Chunks embedded per embedder call.
@@ -190,6 +194,8 @@ struct Inner {
     /// Held from counting a chat's documents to inserting a new one, so two uploads arriving
     /// together cannot both take the last place.
     creating: Mutex<()>,
+    /// Uploads a PATCH is writing or a termination is ending.
+    upload_claims: uploads::UploadClaims,
 }
 
 /// Why a document record was not created.
@@ -214,6 +220,7 @@ impl Workspace {
                 embedder,
                 indexes: DashMap::new(),
                 creating: Mutex::new(()),
+                upload_claims: uploads::UploadClaims::default(),
             }),
         }
     }
@@ -335,22 +342,6 @@ impl Workspace {
         .await?;
         txn.commit().await?;
         Ok(row)
-    }
-
-    /// Deletes a document that never finished uploading (tus termination).
-    pub async fn discard(&self, document_id: &str) -> Result<(), DbErr> {
-        if let Some(doc) = documents::Entity::find_by_id(document_id)
-            .one(&self.inner.db)
-            .await?
-        {
-            let txn = self.inner.db.begin().await?;
-            documents::Entity::delete_by_id(doc.id).exec(&txn).await?;
-            artifacts::Entity::delete_by_id(doc.artifact_id)
-                .exec(&txn)
-                .await?;
-            txn.commit().await?;
-        }
-        Ok(())
     }
 
     /// Marks an uploaded document `processing` and queues it.
@@ -701,45 +692,6 @@ impl Workspace {
             tracing::debug!(%err, "stored file already gone");
         }
         Ok(true)
-    }
-
-    /// Terminates uploads whose resumption window passed: their partial files and documents go.
-    pub async fn sweep_expired_uploads(&self) -> Result<usize, DbErr> {
-        use entities::uploads;
-        use sea_orm::sea_query::Expr;
-        let expired = uploads::Entity::find()
-            .filter(uploads::Column::Status.eq("uploading"))
-            .filter(uploads::Column::ExpiresAt.lte(Utc::now()))
-            .all(&self.inner.db)
-            .await?;
-        for upload in &expired {
-            uploads::Entity::update_many()
-                .col_expr(uploads::Column::Status, Expr::value("terminated"))
-                .filter(uploads::Column::Id.eq(upload.id.clone()))
-                .exec(&self.inner.db)
-                .await?;
-            if let Some(document_id) = &upload.document_id {
-                self.discard(document_id).await?;
-            }
-            let _ = tokio::fs::remove_file(&upload.storage_path).await;
-        }
-        Ok(expired.len())
-    }
-
-    /// Sweeps expired uploads now and then every `every`.
-    pub fn start_upload_sweeper(&self, every: std::time::Duration) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
-            loop {
-                ticks.tick().await;
-                match this.sweep_expired_uploads().await {
-                    Ok(0) => {}
-                    Ok(count) => tracing::info!(count, "terminated expired uploads"),
-                    Err(err) => tracing::warn!(%err, "could not sweep expired uploads"),
-                }
-            }
-        });
     }
 
     /// Drops a deleted chat's index and stored files (its rows went with the chat).

@@ -295,3 +295,37 @@ async fn the_responses_api_takes_x_tools_from_web_search_preview() {
         .await;
     assert_eq!(unsupported.status(), 400);
 }
+
+#[actix_web::test]
+async fn the_calculator_holds_expressions_to_the_configured_length() {
+    let app = crate::helpers::spawn_app_with(|config| config.tools.calculator_max_chars = 10).await;
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "1 + 2 + 3 + 4"})),
+        Reply::text("That was too long for the calculator."),
+    ]);
+
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "Add them up"}],
+                    "web_search_options": {"x_tools": ["calculator"]}}),
+        )
+        .await;
+
+    assert_eq!(response.status(), 200);
+    let received = app.upstream.received();
+    let offered = &received[0].body["tools"][0]["function"];
+    assert_eq!(offered["name"], "calculator");
+    let description = offered["parameters"]["properties"]["expression"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        description.contains("at most 10 characters"),
+        "{description}"
+    );
+    let messages = received[1].body["messages"].as_array().unwrap().clone();
+    let tool_message = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    let result: Value = serde_json::from_str(tool_message["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["code"], "too_long");
+    assert_eq!(result["error"], "expression is longer than 10 characters");
+}

@@ -57,7 +57,7 @@ pub fn pdf_with_text(lines: &[&str]) -> Vec<u8> {
     pdf
 }
 
-async fn new_chat(app: &TestApp) -> String {
+pub async fn new_chat(app: &TestApp) -> String {
     app.create_chat("Docs").await["id"]
         .as_str()
         .unwrap()
@@ -89,14 +89,14 @@ fn file_search_events(frames: &[Frame]) -> Vec<Value> {
         .collect()
 }
 
-async fn documents(app: &TestApp, chat: &str) -> Value {
+pub async fn documents(app: &TestApp, chat: &str) -> Value {
     let response = app.get(&format!("/chat/api/{chat}/documents")).await;
     assert_eq!(response.status(), 200);
     response.json().await.unwrap()
 }
 
 /// Waits until no document of the chat is uploading or processing; returns the list.
-async fn settled(app: &TestApp, chat: &str) -> Value {
+pub async fn settled(app: &TestApp, chat: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let list = documents(app, chat).await;
@@ -502,11 +502,11 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
     assert!(!tool_names(&app.upstream.received()[0].body).contains(&"file_search".to_string()));
 }
 
-fn tus(builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+pub fn tus(builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
     builder.header("Tus-Resumable", "1.0.0")
 }
 
-fn metadata(filename: &str) -> String {
+pub fn metadata(filename: &str) -> String {
     format!(
         "filename {}",
         base64::engine::general_purpose::STANDARD.encode(filename)
@@ -532,7 +532,7 @@ fn interrupted_patch(app: &TestApp, path: &str, offset: u64, body: &[u8], declar
     let _ = stream.read_to_end(&mut sink);
 }
 
-async fn offset(app: &TestApp, location: &str) -> u64 {
+pub async fn offset(app: &TestApp, location: &str) -> u64 {
     let head = tus(app.request(Method::HEAD, location))
         .send()
         .await

@@ -84,3 +84,139 @@ async fn an_unreachable_upstream_is_a_502_not_a_500() {
     assert_eq!(error["code"], "upstream_unreachable");
     assert_eq!(error["type"], "upstream_error");
 }
+
+/// An upstream base URL whose port nothing listens on (bound, then released).
+fn closed_upstream() -> (String, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    drop(listener);
+    (format!("http://{address}/v1"), address)
+}
+
+/// The `error` frame of a streamed run.
+fn error_frame(frames: &[crate::sse::Frame]) -> serde_json::Value {
+    frames
+        .iter()
+        .map(crate::sse::Frame::json)
+        .find(|j| j["type"] == "error")
+        .expect("an error event")
+}
+
+#[actix_web::test]
+async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
+    let (base_url, address) = closed_upstream();
+    let app = spawn_app_with(move |config| config.llm.base_url = base_url).await;
+    let key = app.create_user_with_key("bob").await;
+    let as_bob =
+        |method: Method, path: &str| app.http.request(method, app.url(path)).bearer_auth(&key);
+    let ask = json!({"messages": [{"role": "user", "content": "Hello?"}]});
+
+    let plain = as_bob(Method::POST, "/v1/chat/completions")
+        .json(&ask)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(plain.status(), 502);
+    let body = plain.text().await.unwrap();
+    assert!(!body.contains(&address), "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["code"], "upstream_unreachable");
+    assert_eq!(
+        error["error"]["message"],
+        "could not reach the model server"
+    );
+
+    let streamed = as_bob(Method::POST, "/v1/chat/completions")
+        .json(&json!({"messages": ask["messages"], "stream": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(streamed.status(), 200);
+    let frames = crate::sse::read_all(streamed).await;
+    assert!(
+        frames.iter().all(|f| !f.data.contains(&address)),
+        "{frames:?}"
+    );
+    let error = error_frame(&frames)["error"].clone();
+    assert_eq!(error["code"], "upstream_unreachable");
+    assert_eq!(error["message"], "could not reach the model server");
+
+    let responses = as_bob(Method::POST, "/v1/responses")
+        .json(&json!({"input": "Hello?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(responses.status(), 502);
+    let body = responses.text().await.unwrap();
+    assert!(!body.contains(&address), "{body}");
+
+    let models = as_bob(Method::GET, "/v1/models").send().await.unwrap();
+    assert_eq!(models.status(), 502);
+    let body = models.text().await.unwrap();
+    assert!(!body.contains(&address), "{body}");
+    assert!(body.contains("upstream_unreachable"), "{body}");
+
+    // A chat turn: the stream, and the run's stored error, say the same without the address.
+    let chat = as_bob(Method::POST, "/chat/api/chats")
+        .json(&json!({"title": "Offline"}))
+        .send()
+        .await
+        .unwrap();
+    let chat: serde_json::Value = chat.json().await.unwrap();
+    let chat_id = chat["id"].as_str().unwrap();
+    let sent = as_bob(Method::POST, &format!("/chat/api/{chat_id}/messages"))
+        .json(&json!({"content": "Hello?"}))
+        .send()
+        .await
+        .unwrap();
+    let frames = crate::sse::read_all(sent).await;
+    assert!(
+        frames.iter().all(|f| !f.data.contains(&address)),
+        "{frames:?}"
+    );
+    assert_eq!(
+        error_frame(&frames)["error"]["code"],
+        "upstream_unreachable"
+    );
+    use sea_orm::EntityTrait;
+    let runs = entities::runs::Entity::find().all(&app.db).await.unwrap();
+    assert!(!runs.is_empty());
+    for run in runs {
+        let stored = run.error.unwrap_or_default();
+        assert!(!stored.contains(&address), "{stored}");
+        assert_eq!(stored, "could not reach the model server");
+    }
+}
+
+#[actix_web::test]
+async fn an_admin_sees_which_model_server_could_not_be_reached() {
+    let (base_url, address) = closed_upstream();
+    let app = spawn_app_with(move |config| config.llm.base_url = base_url).await;
+
+    let plain = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "Hello?"}]}),
+        )
+        .await;
+    assert_eq!(plain.status(), 502);
+    let error = error_body(plain).await;
+    assert_eq!(error["code"], "upstream_unreachable");
+    assert!(
+        error["message"].as_str().unwrap().contains(&address),
+        "{error}"
+    );
+
+    let streamed = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "Hello?"}], "stream": true}),
+        )
+        .await;
+    let frames = crate::sse::read_all(streamed).await;
+    let error = error_frame(&frames)["error"].clone();
+    assert!(
+        error["message"].as_str().unwrap().contains(&address),
+        "{error}"
+    );
+}

@@ -1,7 +1,7 @@
 //! fetch_url and the Fetcher against a fake web site: a real HTTP server on 127.0.0.1:0 serving
 //! HTML with links, a PDF, an image, huge and slow bodies and redirects, counting every request.
-//! The site is reachable only through `ssrf_allow_list`; with it empty, or naming other hosts,
-//! the SSRF refusals are shown against the same server.
+//! The site is reachable only through `ssrf_allow_list` naming its `127.0.0.1:port`; with it
+//! empty, or naming other hosts or ports, the SSRF refusals are shown against the same server.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -53,7 +53,12 @@ impl FakeSite {
     }
 
     fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
+        format!("http://{}{path}", self.address())
+    }
+
+    /// `127.0.0.1:port`, as an `ssrf_allow_list` entry names it.
+    fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
     }
 
     fn hits(&self, path: &str) -> usize {
@@ -201,7 +206,7 @@ fn refusal(result: Result<colloquy::tools::fetch::Page, FetchError>) -> String {
 #[actix_web::test]
 async fn a_single_url_returns_its_readable_text_and_nothing_else() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
 
     let result = run(&tool, json!({"url": site.url("/")})).await.unwrap();
 
@@ -223,7 +228,7 @@ async fn a_single_url_returns_its_readable_text_and_nothing_else() {
 #[actix_web::test]
 async fn url_and_urls_are_merged_deduplicated_and_returned_as_pages() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
 
     let result = run(
         &tool,
@@ -257,7 +262,7 @@ async fn url_and_urls_are_merged_deduplicated_and_returned_as_pages() {
 #[actix_web::test]
 async fn more_than_five_urls_are_refused_without_fetching_any() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
     let urls: Vec<String> = (1..=6).map(|n| site.url(&format!("/page/{n}"))).collect();
 
     let err = run(&tool, json!({"urls": urls})).await.unwrap_err();
@@ -271,7 +276,7 @@ async fn more_than_five_urls_are_refused_without_fetching_any() {
 #[actix_web::test]
 async fn one_bad_url_does_not_fail_the_others() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
 
     let result = run(
         &tool,
@@ -296,7 +301,7 @@ async fn one_bad_url_does_not_fail_the_others() {
 #[actix_web::test]
 async fn discover_links_lists_each_pages_absolute_links_with_their_text() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
 
     let result = run(&tool, json!({"url": site.url("/"), "discover_links": true}))
         .await
@@ -326,7 +331,7 @@ async fn discover_links_lists_each_pages_absolute_links_with_their_text() {
 #[actix_web::test]
 async fn max_follow_fetches_unfetched_same_site_links_and_marks_them() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
 
     let result = run(
         &tool,
@@ -369,7 +374,7 @@ async fn a_call_never_fetches_more_than_eight_pages() {
     let site = FakeSite::start().await;
     let config = ToolsConfig {
         fetch_max_follow: 10,
-        ..allowing(&["127.0.0.1"])
+        ..allowing(&[&site.address()])
     };
     let tool = tool_for_site(&config);
     // 4 same-site links on the home page and 1 on each other page: 8 to follow, room for 3.
@@ -394,7 +399,7 @@ async fn a_call_never_fetches_more_than_eight_pages() {
 #[actix_web::test]
 async fn the_character_budget_is_shared_equally_by_the_pages_fetched() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
 
     let result = run(
         &tool,
@@ -416,7 +421,7 @@ async fn the_character_budget_is_shared_equally_by_the_pages_fetched() {
 #[actix_web::test]
 async fn a_pdf_is_read_as_text() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
 
     let result = run(&tool, json!({"url": site.url("/report.pdf")}))
         .await
@@ -431,7 +436,7 @@ async fn a_pdf_is_read_as_text() {
 #[actix_web::test]
 async fn an_image_is_refused_as_an_unsupported_content_type() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
 
     let err = run(&tool, json!({"url": site.url("/image.png")}))
         .await
@@ -446,7 +451,7 @@ async fn an_image_is_refused_as_an_unsupported_content_type() {
 #[actix_web::test]
 async fn bodies_over_the_size_cap_are_refused_whether_announced_or_streamed() {
     let site = FakeSite::start().await;
-    let fetcher = fetcher(&allowing(&["127.0.0.1"]));
+    let fetcher = fetcher(&allowing(&[&site.address()]));
 
     for path in ["/huge", "/huge-stream"] {
         let result = within(fetcher.fetch_page(&site.url(path))).await;
@@ -467,7 +472,7 @@ async fn bodies_over_the_size_cap_are_refused_whether_announced_or_streamed() {
 #[actix_web::test]
 async fn a_slow_page_times_out() {
     let site = FakeSite::start().await;
-    let tool = tool_for_site(&allowing(&["127.0.0.1"]));
+    let tool = tool_for_site(&allowing(&[&site.address()]));
     let started = Instant::now();
 
     let err = run(&tool, json!({"url": site.url("/slow")}))
@@ -486,7 +491,7 @@ async fn a_slow_page_times_out() {
 #[actix_web::test]
 async fn redirects_are_followed_but_not_forever() {
     let site = FakeSite::start().await;
-    let fetcher = fetcher(&allowing(&["127.0.0.1"]));
+    let fetcher = fetcher(&allowing(&[&site.address()]));
 
     let page = within(fetcher.fetch_page(&site.url("/redirect")))
         .await
@@ -507,7 +512,7 @@ async fn redirects_are_followed_but_not_forever() {
 #[actix_web::test]
 async fn a_page_fetched_once_is_served_from_the_cache_to_every_tool() {
     let site = FakeSite::start().await;
-    let config = allowing(&["127.0.0.1"]);
+    let config = allowing(&[&site.address()]);
     let shared = fetcher(&config);
     let tool = FetchUrl::new(Arc::clone(&shared), &config);
     assert_eq!(shared.cached(&site.url("/page/7")).await, None);
@@ -538,7 +543,7 @@ async fn urls_are_fetched_in_parallel() {
     let site = FakeSite::start().await;
     let tool = tool_for_site(&ToolsConfig {
         fetch_timeout_secs: 10,
-        ..allowing(&["127.0.0.1"])
+        ..allowing(&[&site.address()])
     });
     let started = Instant::now();
 
@@ -573,9 +578,54 @@ async fn without_the_allow_list_the_local_site_is_refused() {
 }
 
 #[actix_web::test]
+async fn an_allow_list_entry_opens_one_port_not_the_whole_host() {
+    let site = FakeSite::start().await;
+    let other = FakeSite::start().await;
+    let fetcher = fetcher(&allowing(&[&site.address()]));
+
+    let allowed = within(fetcher.fetch_page(&site.url("/plain"))).await;
+    let refused = within(fetcher.fetch_page(&other.url("/plain"))).await;
+
+    assert_eq!(allowed.unwrap().text, "Just text.");
+    assert_eq!(refusal(refused), "refused: 127.0.0.1 is a loopback address");
+    assert_eq!(other.total_hits(), 0);
+    site.stop().await;
+    other.stop().await;
+}
+
+#[actix_web::test]
+async fn an_allow_list_entry_without_a_port_stops_the_server_from_starting() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let mut config = colloquy::config::Config {
+        bind: "127.0.0.1:0".into(),
+        data_dir: data_dir.path().to_path_buf(),
+        ..Default::default()
+    };
+    config.tools.ssrf_allow_list = vec!["127.0.0.1".into()];
+
+    let started = colloquy::startup::Application::build(config).await;
+
+    let Err(err) = started else {
+        panic!("an allow-list entry without a port was accepted")
+    };
+    assert!(
+        err.to_string()
+            .contains("ssrf_allow_list entry \"127.0.0.1\" has no port"),
+        "{err:#}"
+    );
+    assert!(
+        Fetcher::new(&allowing(&["127.0.0.1"]), CACHE_TTL).is_err(),
+        "a fetcher is not built with one either"
+    );
+}
+
+#[actix_web::test]
 async fn a_redirect_from_an_allowed_host_to_loopback_is_refused() {
     let site = FakeSite::start().await;
-    let fetcher = fetcher_resolving(&allowing(&["public.test"]), &[("public.test", "127.0.0.1")]);
+    let fetcher = fetcher_resolving(
+        &allowing(&[&format!("public.test:{}", site.port)]),
+        &[("public.test", "127.0.0.1")],
+    );
     let secret = site.url("/secret");
     let start = format!("http://public.test:{}/to?to={secret}", site.port);
 

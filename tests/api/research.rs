@@ -77,9 +77,10 @@ async fn start_fake_web() -> FakeWeb {
 async fn a_model_chains_web_search_fetch_url_and_calculator_as_the_seed_example_shows() {
     let web = start_fake_web().await;
     let search_url = web.base.clone();
+    let site = web.base.trim_start_matches("http://").to_string();
     let app = spawn_app_with(move |config| {
         config.tools.web_search_url = Some(search_url);
-        config.tools.ssrf_allow_list = vec!["127.0.0.1".into()];
+        config.tools.ssrf_allow_list = vec![site];
     })
     .await;
     let gold = format!("{}/gold", web.base);

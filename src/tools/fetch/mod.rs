@@ -17,7 +17,7 @@ use reqwest::redirect::Policy;
 use url::Url;
 
 use self::extract::ContentKind;
-use self::ssrf::{AllowList, CheckedResolver, Guard, Refusal};
+use self::ssrf::{AllowEntryError, AllowList, CheckedResolver, Guard, Refusal};
 pub use self::ssrf::{HostResolver, SystemResolver};
 use crate::config::ToolsConfig;
 
@@ -92,6 +92,15 @@ impl FetchError {
     }
 }
 
+/// Why a `Fetcher` could not be built (at start-up).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    AllowList(#[from] AllowEntryError),
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
 /// Fetches pages through one HTTP client whose every connection goes to a checked address.
 pub struct Fetcher {
     client: reqwest::Client,
@@ -104,7 +113,7 @@ pub struct Fetcher {
 
 impl Fetcher {
     /// A fetcher resolving names with the system resolver.
-    pub fn new(config: &ToolsConfig, cache_ttl: Duration) -> Result<Self, reqwest::Error> {
+    pub fn new(config: &ToolsConfig, cache_ttl: Duration) -> Result<Self, BuildError> {
         Self::with_resolver(config, cache_ttl, Arc::new(SystemResolver))
     }
 
@@ -113,8 +122,8 @@ impl Fetcher {
         config: &ToolsConfig,
         cache_ttl: Duration,
         resolver: Arc<dyn HostResolver>,
-    ) -> Result<Self, reqwest::Error> {
-        let guard = Arc::new(Guard::new(AllowList::new(&config.ssrf_allow_list)));
+    ) -> Result<Self, BuildError> {
+        let guard = Arc::new(Guard::new(AllowList::parse(&config.ssrf_allow_list)?));
         let timeout = Duration::from_secs(config.fetch_timeout_secs);
         let client = reqwest::Client::builder()
             .redirect(Policy::none())

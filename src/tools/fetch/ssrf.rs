@@ -3,7 +3,7 @@
 //! it only addresses that passed the check (so there is no window between checking a name and
 //! connecting to it). Fetching itself is `super::Fetcher`'s.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -62,6 +62,9 @@ fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
         _ if ip.is_loopback() => "a loopback address",
         // ::ffff:a.b.c.d reaches a.b.c.d: judge that.
         [0, 0, 0, 0, 0, 0xffff, _, _] => return v4_reason(embedded(6)),
+        // ::ffff:0:a.b.c.d (IPv4-translated, RFC 2765/6145) names an IPv4 host behind a
+        // stateless translator; no public name resolves to one.
+        [0, 0, 0, 0, 0xffff, 0, _, _] => "an IPv4-translated address",
         // ::a.b.c.d (deprecated IPv4-compatible): no legitimate use left.
         [0, 0, 0, 0, 0, 0, _, _] => "an IPv4-compatible address",
         // NAT64 translates to the embedded IPv4 address.
@@ -78,6 +81,9 @@ fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
         [first, ..] if first & 0xffc0 == 0xfe80 => "a link-local address",
         [first, ..] if first & 0xffc0 == 0xfec0 => "a site-local address",
         [first, ..] if first & 0xff00 == 0xff00 => "a multicast address",
+        // ISATAP (RFC 5214): a prefix not refused above, then an interface id of
+        // [02]00:5efe:a.b.c.d, which a host's tunnel interface sends to a.b.c.d.
+        [_, _, _, _, 0x0000 | 0x0200, 0x5efe, _, _] => return v4_reason(embedded(6)),
         _ => return None,
     };
     Some(reason)
@@ -136,39 +142,80 @@ fn parse_aton_number(part: &str) -> Option<u32> {
     part.parse().ok()
 }
 
-/// Hosts and addresses exempt from the SSRF rules (config `tools.ssrf_allow_list`), so tests
-/// can reach fake servers on 127.0.0.1. Entries are host names (the name may resolve to
-/// anything), IPs (reachable on any port) or `IP:port` (that port only; such entries apply to
-/// URLs naming the address, since a resolved name's port is not known to the resolver).
+/// Addresses and hosts exempt from the SSRF rules (config `tools.ssrf_allow_list`), so tests
+/// can reach fake servers on 127.0.0.1. Every entry is `HOST:PORT` and exempts that port only,
+/// never a whole host (a bare `127.0.0.1` would open the server itself and everything else on
+/// loopback): `IP:PORT` (IPv6 as `[::1]:PORT`) exempts URLs naming that address and port; a
+/// `name:PORT` lets that name resolve to any address, and URLs naming it on another port are
+/// refused, since the resolver never sees a port.
 #[derive(Debug, Default, Clone)]
 pub struct AllowList {
-    hosts: HashSet<String>,
-    ips: HashSet<IpAddr>,
     sockets: HashSet<SocketAddr>,
+    hosts: HashMap<String, HashSet<u16>>,
+}
+
+/// Why an allow-list entry is not `HOST:PORT`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllowEntryError {
+    #[error(
+        "tools.ssrf_allow_list entry {0:?} has no port: write it as HOST:PORT (IPv6 as \
+         [ADDRESS]:PORT); an entry exempts one port, never a whole host"
+    )]
+    NoPort(String),
+    #[error("tools.ssrf_allow_list entry {0:?} has an invalid port: use 1 to 65535")]
+    BadPort(String),
 }
 
 impl AllowList {
-    pub fn new(entries: &[String]) -> Self {
+    /// Parses the configured entries; any entry that is not `HOST:PORT` is an error.
+    pub fn parse(entries: &[String]) -> Result<Self, AllowEntryError> {
         let mut list = Self::default();
-        for entry in entries.iter().map(|e| e.trim().to_ascii_lowercase()) {
+        for raw in entries {
+            let entry = raw.trim().to_ascii_lowercase();
             if let Ok(socket) = entry.parse::<SocketAddr>() {
-                list.sockets.insert(socket);
-            } else if let Some(ip) = parse_host_ip(&entry) {
-                list.ips.insert(ip);
-            } else if !entry.is_empty() {
-                list.hosts.insert(entry.trim_end_matches('.').to_string());
+                list.insert_socket(socket, raw)?;
+                continue;
+            }
+            let Some((host, port)) = entry.rsplit_once(':') else {
+                return Err(AllowEntryError::NoPort(raw.clone()));
+            };
+            // `::1` or `[::1]` split at their own colons: an address with no port.
+            if host.is_empty() || port.is_empty() || host.contains(':') || host.starts_with('[') {
+                return Err(AllowEntryError::NoPort(raw.clone()));
+            }
+            let port: u16 = port
+                .parse()
+                .map_err(|_| AllowEntryError::BadPort(raw.clone()))?;
+            match parse_host_ip(host) {
+                Some(ip) => list.insert_socket(SocketAddr::new(ip, port), raw)?,
+                None if port == 0 => return Err(AllowEntryError::BadPort(raw.clone())),
+                None => {
+                    list.hosts
+                        .entry(host.trim_end_matches('.').to_string())
+                        .or_default()
+                        .insert(port);
+                }
             }
         }
-        list
+        Ok(list)
     }
 
-    fn allows_host(&self, host: &str) -> bool {
+    fn insert_socket(&mut self, socket: SocketAddr, raw: &str) -> Result<(), AllowEntryError> {
+        if socket.port() == 0 {
+            return Err(AllowEntryError::BadPort(raw.to_string()));
+        }
+        self.sockets.insert(socket);
+        Ok(())
+    }
+
+    /// The ports `host` is listed with, if it is listed.
+    fn host_ports(&self, host: &str) -> Option<&HashSet<u16>> {
         self.hosts
-            .contains(host.trim_end_matches('.').to_ascii_lowercase().as_str())
+            .get(host.trim_end_matches('.').to_ascii_lowercase().as_str())
     }
 
     fn allows_socket(&self, ip: IpAddr, port: u16) -> bool {
-        self.ips.contains(&ip) || self.sockets.contains(&SocketAddr::new(ip, port))
+        self.sockets.contains(&SocketAddr::new(ip, port))
     }
 }
 
@@ -193,15 +240,7 @@ impl Guard {
             Some(Host::Ipv6(v6)) => IpAddr::V6(v6),
             Some(Host::Domain(name)) => match parse_host_ip(name) {
                 Some(ip) => ip,
-                None if name.eq_ignore_ascii_case("localhost")
-                    || name.to_ascii_lowercase().ends_with(".localhost") =>
-                {
-                    if self.allow.allows_host(name) {
-                        return Ok(());
-                    }
-                    return Err(Refusal(format!("{name} is a loopback name")));
-                }
-                None => return Ok(()),
+                None => return self.check_name(name, port),
             },
         };
         match forbidden_reason(ip) {
@@ -212,16 +251,39 @@ impl Guard {
         }
     }
 
-    /// Keeps the addresses `host` may connect to; refuses when none is left.
+    /// A URL naming a host: an allow-listed name only on its listed ports (the resolver lets
+    /// it reach anything, whatever the port); `localhost` names never, unless listed. Other
+    /// names are judged when they are resolved.
+    fn check_name(&self, name: &str, port: u16) -> Result<(), Refusal> {
+        match self.allow.host_ports(name) {
+            Some(ports) if ports.contains(&port) => Ok(()),
+            Some(ports) => {
+                let mut listed: Vec<String> = ports.iter().map(u16::to_string).collect();
+                listed.sort();
+                Err(Refusal(format!(
+                    "{name} is allow-listed for port {} only, not {port}",
+                    listed.join(", ")
+                )))
+            }
+            None if name.eq_ignore_ascii_case("localhost")
+                || name.to_ascii_lowercase().ends_with(".localhost") =>
+            {
+                Err(Refusal(format!("{name} is a loopback name")))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps the addresses `host` may connect to; refuses when none is left. An allow-listed
+    /// name keeps them all (`check_url` has held it to its ports).
     pub fn filter_resolved(&self, host: &str, ips: Vec<IpAddr>) -> Result<Vec<IpAddr>, Refusal> {
-        if self.allow.allows_host(host) {
+        if self.allow.host_ports(host).is_some() {
             return Ok(ips);
         }
         let mut refused = None;
         let allowed: Vec<IpAddr> = ips
             .into_iter()
             .filter(|&ip| match forbidden_reason(ip) {
-                Some(_) if self.allow.ips.contains(&ip) => true,
                 Some(reason) => {
                     refused.get_or_insert((ip, reason));
                     false
@@ -334,11 +396,19 @@ mod tests {
             "::ffff:169.254.169.254",
             "::127.0.0.1",
             "::8.8.8.8",
+            "::ffff:0:7f00:1",
+            "::ffff:0:a00:1",
+            "::ffff:0:808:808",
+            "::ffff:0:0",
             "64:ff9b::7f00:1",
             "64:ff9b::a9fe:a9fe",
             "64:ff9b:1::1",
             "2002:7f00:1::",
             "2002:c0a8:101::1",
+            "2002:a9fe:a9fe::1",
+            "2606:4700::5efe:7f00:1",
+            "2606:4700::200:5efe:a00:5",
+            "fe80::5efe:808:808",
             "2001:db8::1",
             "3fff::1",
             "2001::1",
@@ -362,6 +432,7 @@ mod tests {
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
             "2002:808:808::1",
+            "2606:4700::5efe:808:808",
         ] {
             assert!(!is_forbidden(ip(address)), "{address} must be allowed");
         }
@@ -447,23 +518,113 @@ mod tests {
 
     #[test]
     fn the_allow_list_exempts_exactly_its_entries() {
-        let guard = Guard::new(AllowList::new(&[
-            "127.0.0.1".into(),
-            "10.0.0.1:8080".into(),
-            "Public.Test".into(),
-        ]));
+        let guard = Guard::new(
+            AllowList::parse(&[
+                "127.0.0.1:1234".into(),
+                "[::1]:8080".into(),
+                "10.0.0.1:8080".into(),
+                "Public.Test:443".into(),
+                "localhost:9000".into(),
+            ])
+            .unwrap(),
+        );
         let check = |url: &str| guard.check_url(&Url::parse(url).unwrap());
         assert_eq!(check("http://127.0.0.1:1234/"), Ok(()));
+        assert_eq!(check("http://[::1]:8080/"), Ok(()));
         assert_eq!(check("http://10.0.0.1:8080/"), Ok(()));
-        assert!(check("http://10.0.0.1:8081/").is_err());
-        assert!(check("http://127.0.0.2/").is_err());
+        assert_eq!(check("http://localhost:9000/"), Ok(()));
+        assert_eq!(check("https://public.test/"), Ok(()));
+        for refused in [
+            "http://127.0.0.1:1235/",
+            "http://127.0.0.1/",
+            "http://[::1]:8081/",
+            "http://10.0.0.1:8081/",
+            "http://127.0.0.2:1234/",
+            "http://localhost:9001/",
+        ] {
+            assert!(check(refused).is_err(), "{refused}");
+        }
+        assert_eq!(
+            check("http://public.test:8443/"),
+            Err(Refusal(
+                "public.test is allow-listed for port 443 only, not 8443".into()
+            ))
+        );
         assert_eq!(
             guard.filter_resolved("public.test", vec![ip("10.9.9.9")]),
             Ok(vec![ip("10.9.9.9")])
         );
+        // An IP:port entry applies to URLs naming the address, not to names resolving to it.
+        assert!(
+            guard
+                .filter_resolved("other.test", vec![ip("127.0.0.1")])
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn allow_list_entries_without_a_port_are_refused() {
+        for entry in [
+            "127.0.0.1",
+            "::1",
+            "[::1]",
+            "public.test",
+            "10.0.0.1:",
+            ":80",
+        ] {
+            assert_eq!(
+                AllowList::parse(&[entry.to_string()]).unwrap_err(),
+                AllowEntryError::NoPort(entry.into()),
+                "{entry}"
+            );
+        }
+        for entry in [
+            "127.0.0.1:0",
+            "127.0.0.1:65536",
+            "public.test:http",
+            "host:0",
+        ] {
+            assert_eq!(
+                AllowList::parse(&[entry.to_string()]).unwrap_err(),
+                AllowEntryError::BadPort(entry.into()),
+                "{entry}"
+            );
+        }
+        let message = AllowList::parse(&["127.0.0.1".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("\"127.0.0.1\" has no port: write it as HOST:PORT"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn ipv4_translated_addresses_are_refused_whatever_they_embed() {
+        let guard = Guard::default();
+        for url in [
+            "http://[::ffff:0:127.0.0.1]/",
+            "http://[::ffff:0:10.0.0.1]/",
+            "http://[::ffff:0:169.254.169.254]/",
+            "http://[::ffff:0:8.8.8.8]/",
+        ] {
+            let refusal = guard.check_url(&Url::parse(url).unwrap()).unwrap_err();
+            assert!(
+                refusal
+                    .to_string()
+                    .ends_with("is an IPv4-translated address"),
+                "{url}: {refusal}"
+            );
+        }
         assert_eq!(
-            guard.filter_resolved("other.test", vec![ip("127.0.0.1")]),
-            Ok(vec![ip("127.0.0.1")])
+            forbidden_reason(ip("::ffff:0:7f00:1")),
+            Some("an IPv4-translated address")
+        );
+        // IPv4-mapped addresses, next door, are still judged by the address they map.
+        assert_eq!(forbidden_reason(ip("::ffff:8.8.8.8")), None);
+        assert_eq!(
+            forbidden_reason(ip("::ffff:127.0.0.1")),
+            Some("a loopback address")
         );
     }
 
