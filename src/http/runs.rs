@@ -114,10 +114,10 @@ async fn stored_run(
             total_tokens: input + output,
         },
         iterations: run.iterations.max(0) as u32,
-        error: run.error.map(|message| RunError {
-            code: stop_reason.as_str().into(),
-            message,
-        }),
+        // The stored error is the public summary (never the upstream's address).
+        error: run
+            .error
+            .map(|message| RunError::new(stop_reason.as_str(), message)),
     });
     Ok(Arc::new(log))
 }

@@ -1136,4 +1136,30 @@ mod tests {
             }
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Any expression, nested or not, under a length limit far above the default, is a
+        /// number or an error on a 256 KiB stack: never a panic or an overflow.
+        #[test]
+        fn any_expression_is_a_number_or_an_error_on_a_small_stack(
+            pieces in proptest::collection::vec(
+                "[0-9.eE+*/^%(), -]|sqrt\\(|log\\(|min\\(|pi|e|1e308|[a-z]{1,4}|\\PC",
+                0..400,
+            ),
+            depth in 0usize..5_000,
+        ) {
+            let expression = format!("{}{}{}", "(".repeat(depth), pieces.concat(), ")".repeat(depth));
+            let outcome = std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn(move || super::evaluate(&expression, 100_000).map(f64::is_finite))
+                .unwrap()
+                .join();
+            proptest::prop_assert!(outcome.is_ok(), "panicked");
+            if let Ok(Ok(finite)) = outcome {
+                proptest::prop_assert!(finite, "results are finite numbers");
+            }
+        }
+    }
 }
