@@ -36,60 +36,80 @@ pub async fn recover_interrupted_runs(db: &DatabaseConnection) -> Result<u64, Db
         .await?;
     let count = running.len() as u64;
     for run in running {
-        let txn = db.begin().await?;
-        let mut answer_id = run.assistant_message_id.clone();
-        if let (Some(draft), Some(question), None) =
-            (&run.draft, &run.user_message_id, &run.assistant_message_id)
-            && !draft.trim().is_empty()
-            && messages::Entity::find_by_id(question.clone())
-                .one(&txn)
-                .await?
-                .is_some()
-        {
-            let last_seq = messages::Entity::find()
-                .filter(messages::Column::ChatId.eq(run.chat_id.clone()))
-                .order_by_desc(messages::Column::Seq)
-                .one(&txn)
-                .await?
-                .map_or(0, |m| m.seq);
-            let id = uuid::Uuid::now_v7().to_string();
-            messages::ActiveModel {
-                id: Set(id.clone()),
-                chat_id: Set(run.chat_id.clone()),
-                parent_id: Set(Some(question.clone())),
-                role: Set("assistant".into()),
-                content: Set(Some(draft.clone())),
-                parts: Set(None),
-                tool_calls: Set(None),
-                tool_call_id: Set(None),
-                run_id: Set(Some(run.id.clone())),
-                stop_reason: Set(Some(INTERRUPTED.into())),
-                seq: Set(last_seq + 1),
-                created_at: Set(Utc::now()),
-            }
-            .insert(&txn)
-            .await?;
-            chats::Entity::update_many()
-                .col_expr(chats::Column::ActiveLeafId, Expr::value(id.clone()))
-                .filter(chats::Column::Id.eq(run.chat_id.clone()))
-                .filter(chats::Column::ActiveLeafId.eq(question.clone()))
-                .exec(&txn)
-                .await?;
-            answer_id = Some(id);
+        // One run's draft that cannot be kept must not stop the server from starting (that
+        // would be a crash loop of its own): the run is then marked without it.
+        if let Err(err) = recover_run(db, &run).await {
+            tracing::error!(run_id = %run.id, %err, "could not keep an interrupted run's draft");
+            mark_interrupted(db, &run.id, run.assistant_message_id.clone()).await?;
         }
-        runs::Entity::update_many()
-            .col_expr(runs::Column::Status, Expr::value(INTERRUPTED))
-            .col_expr(runs::Column::StopReason, Expr::value(INTERRUPTED))
-            .col_expr(runs::Column::AssistantMessageId, Expr::value(answer_id))
-            .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
-            .col_expr(runs::Column::Draft, Expr::value(Option::<String>::None))
-            .filter(runs::Column::Id.eq(run.id.clone()))
-            .filter(runs::Column::Status.eq("running"))
-            .exec(&txn)
-            .await?;
-        txn.commit().await?;
     }
     Ok(count)
+}
+
+/// Marks a running run `interrupted`, with `answer_id` as its answer.
+async fn mark_interrupted<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    run_id: &str,
+    answer_id: Option<String>,
+) -> Result<(), DbErr> {
+    runs::Entity::update_many()
+        .col_expr(runs::Column::Status, Expr::value(INTERRUPTED))
+        .col_expr(runs::Column::StopReason, Expr::value(INTERRUPTED))
+        .col_expr(runs::Column::AssistantMessageId, Expr::value(answer_id))
+        .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
+        .col_expr(runs::Column::Draft, Expr::value(Option::<String>::None))
+        .filter(runs::Column::Id.eq(run_id))
+        .filter(runs::Column::Status.eq("running"))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Keeps one run's draft as its interrupted answer and marks it, in one transaction.
+async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(), DbErr> {
+    let txn = db.begin().await?;
+    let mut answer_id = run.assistant_message_id.clone();
+    if let (Some(draft), Some(question), None) =
+        (&run.draft, &run.user_message_id, &run.assistant_message_id)
+        && !draft.trim().is_empty()
+        && messages::Entity::find_by_id(question.clone())
+            .one(&txn)
+            .await?
+            .is_some()
+    {
+        let last_seq = messages::Entity::find()
+            .filter(messages::Column::ChatId.eq(run.chat_id.clone()))
+            .order_by_desc(messages::Column::Seq)
+            .one(&txn)
+            .await?
+            .map_or(0, |m| m.seq);
+        let id = uuid::Uuid::now_v7().to_string();
+        messages::ActiveModel {
+            id: Set(id.clone()),
+            chat_id: Set(run.chat_id.clone()),
+            parent_id: Set(Some(question.clone())),
+            role: Set("assistant".into()),
+            content: Set(Some(draft.clone())),
+            parts: Set(None),
+            tool_calls: Set(None),
+            tool_call_id: Set(None),
+            run_id: Set(Some(run.id.clone())),
+            stop_reason: Set(Some(INTERRUPTED.into())),
+            seq: Set(last_seq + 1),
+            created_at: Set(Utc::now()),
+        }
+        .insert(&txn)
+        .await?;
+        chats::Entity::update_many()
+            .col_expr(chats::Column::ActiveLeafId, Expr::value(id.clone()))
+            .filter(chats::Column::Id.eq(run.chat_id.clone()))
+            .filter(chats::Column::ActiveLeafId.eq(question.clone()))
+            .exec(&txn)
+            .await?;
+        answer_id = Some(id);
+    }
+    mark_interrupted(&txn, &run.id, answer_id).await?;
+    txn.commit().await
 }
 
 /// A run of `chat_id` owned by `user_id`, with its answer message if it has one.
