@@ -64,7 +64,12 @@ pub async fn new_chat(app: &TestApp) -> String {
         .to_string()
 }
 
-async fn upload(app: &TestApp, chat: &str, filename: &str, bytes: Vec<u8>) -> reqwest::Response {
+pub async fn upload(
+    app: &TestApp,
+    chat: &str,
+    filename: &str,
+    bytes: Vec<u8>,
+) -> reqwest::Response {
     let form = reqwest::multipart::Form::new().part(
         "file",
         reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
@@ -97,7 +102,7 @@ pub async fn documents(app: &TestApp, chat: &str) -> Value {
 
 /// Waits until no document of the chat is uploading or processing; returns the list.
 pub async fn settled(app: &TestApp, chat: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let list = documents(app, chat).await;
         let busy = list["documents"]

@@ -10,6 +10,7 @@ use reqwest::Method;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
 
+use crate::documents::new_chat;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
 use crate::sse::read_all;
@@ -166,48 +167,18 @@ async fn web_search_auto_fetches_a_page_nested_5000_deep_and_the_server_lives() 
     assert_alive(&app).await;
 }
 
-async fn new_chat(app: &TestApp) -> String {
-    app.create_chat("Hostile").await["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-async fn upload(app: &TestApp, chat: &str, filename: &str, bytes: Vec<u8>) -> Value {
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
-    );
-    let response = app
-        .request(Method::POST, &format!("/chat/api/{chat}/documents"))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+/// Uploads a file and checks it was accepted.
+async fn upload(app: &TestApp, chat: &str, filename: &str, bytes: Vec<u8>) {
+    let response = crate::documents::upload(app, chat, filename, bytes).await;
     assert!(response.status().is_success(), "{:?}", response.status());
-    response.json().await.unwrap()
 }
 
-/// Waits until no document of the chat is processing; returns the list.
+/// The chat's documents once none is uploading or processing.
 async fn settled(app: &TestApp, chat: &str) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let list: Value = app
-            .get(&format!("/chat/api/{chat}/documents"))
-            .await
-            .json()
-            .await
-            .unwrap();
-        let documents = list["documents"].as_array().unwrap().clone();
-        if documents
-            .iter()
-            .all(|d| d["status"] != "processing" && d["status"] != "uploading")
-        {
-            return documents;
-        }
-        assert!(Instant::now() < deadline, "processing never ended: {list}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::documents::settled(app, chat).await["documents"]
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 #[actix_web::test]
