@@ -86,11 +86,13 @@ impl ChatMessage {
         Self::plain(Role::Assistant, content)
     }
 
-    /// An assistant turn that called tools (content may be empty).
+    /// An assistant turn that called tools. Its `content` is always sent, `""` when the model
+    /// said nothing: llama-cpp-python's chat templates fail on a missing `content` (an empty
+    /// 200 answer) and refuse `null` (500); every server accepts `""`.
     pub fn assistant_with_tools(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
         Self {
             role: Role::Assistant,
-            content: content.filter(|c| !c.is_empty()).map(MessageContent::Text),
+            content: Some(MessageContent::Text(content.unwrap_or_default())),
             tool_calls: (!tool_calls.is_empty()).then_some(tool_calls),
             tool_call_id: None,
             name: None,
@@ -392,7 +394,8 @@ mod tests {
         );
         assert_eq!(
             serde_json::to_value(&message).unwrap(),
-            json!({"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "call_1",
+                "type": "function",
                 "function": {"name": "calculator", "arguments": "{\"expression\":\"1+1\"}"}}]})
         );
     }

@@ -278,6 +278,26 @@ async fn completions(
         return HttpResponse::BadRequest().json(json!({"error": {"message": "body is not JSON"}}));
     };
     record(&shared, &req, body.clone());
+    // llama-cpp-python's chat templates read every message's `content`: an assistant message
+    // with tool calls but no `content` makes the template raise, and the server answers 200
+    // with an empty body; `content: null` gets a 500. Behave the same.
+    if let Some(messages) = body["messages"].as_array() {
+        for message in messages {
+            let Some(fields) = message.as_object() else {
+                continue;
+            };
+            if fields.contains_key("tool_calls") {
+                match fields.get("content") {
+                    None => return HttpResponse::Ok().content_type("text/event-stream").finish(),
+                    Some(Value::Null) => {
+                        return HttpResponse::InternalServerError()
+                            .json(json!({"error": {"message": "content must be a string"}}));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+    }
     let reply = shared.lock().unwrap().script.pop_front();
     let Some(reply) = reply else {
         return HttpResponse::BadRequest()
