@@ -3,7 +3,7 @@
 //! sent (seed 003: metadata does not reach the model).
 
 use crate::chat::tree::MessageNode;
-use crate::llm::wire::ChatMessage;
+use crate::llm::wire::{ChatMessage, MessageContent, Role};
 
 /// What the model is told when the iteration cap is reached.
 pub const FINAL_ANSWER_INSTRUCTION: &str = "You have used every tool-call round allowed for \
@@ -66,16 +66,28 @@ pub fn system_with_context(
     (!system.is_empty()).then_some(system)
 }
 
-/// The messages for the model: the system prompt (if any), then the path, root first.
+/// The messages for the model: the system prompt (if any), then the path, root first. User
+/// messages in a row (a turn that failed without an answer, then another question) are sent
+/// as one, so roles alternate as the templates of Gemma, Mistral and Llama 2 require.
 pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMessage> {
-    let mut messages = Vec::with_capacity(path.len() + 1);
+    let mut messages: Vec<ChatMessage> = Vec::with_capacity(path.len() + 1);
     if let Some(system) = system_prompt.filter(|s| !s.trim().is_empty()) {
         messages.push(ChatMessage::system(system));
     }
     for node in path {
         let content = node.content.clone().unwrap_or_default();
         match node.role.as_str() {
-            "user" => messages.push(ChatMessage::user(content)),
+            "user" => match messages.last_mut() {
+                Some(ChatMessage {
+                    role: Role::User,
+                    content: Some(MessageContent::Text(previous)),
+                    ..
+                }) => {
+                    previous.push_str("\n\n");
+                    previous.push_str(&content);
+                }
+                _ => messages.push(ChatMessage::user(content)),
+            },
             "assistant" => messages.push(ChatMessage::assistant(content)),
             "system" => messages.push(ChatMessage::system(content)),
             // Tool exchanges are run-internal; a stored one without its call is meaningless.
@@ -103,6 +115,25 @@ mod tests {
             seq: 1,
             created_at: chrono::Utc::now(),
         }
+    }
+
+    #[test]
+    fn user_messages_in_a_row_are_sent_as_one_so_roles_alternate() {
+        let path = [
+            node("1", "user", "first question"),
+            node("2", "user", "asked again"),
+            node("3", "assistant", "an answer"),
+            node("4", "user", "next"),
+        ];
+        let json = serde_json::to_value(assemble(None, &path)).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {"role": "user", "content": "first question\n\nasked again"},
+                {"role": "assistant", "content": "an answer"},
+                {"role": "user", "content": "next"}
+            ])
+        );
     }
 
     #[test]

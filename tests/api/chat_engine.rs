@@ -373,6 +373,34 @@ async fn a_failing_upstream_ends_the_run_with_a_reason_and_keeps_the_user_messag
 }
 
 #[actix_web::test]
+async fn after_a_failed_turn_the_next_request_still_alternates_roles() {
+    let app = spawn_app_with(|config| config.llm.max_retries = 0).await;
+    let chat = new_chat(&app).await;
+    app.upstream
+        .script([Reply::status(500, "exploded"), Reply::text("Hello again.")]);
+    send(&app, &chat, json!({"content": "hello"})).await;
+    let frames = send(&app, &chat, json!({"content": "are you there?"})).await;
+    assert_eq!(finished(&frames)["stop_reason"], "completed");
+    let sent = app.upstream.received().last().unwrap().body.clone();
+    let roles: Vec<&str> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .filter(|role| *role != "system")
+        .collect();
+    assert_eq!(roles, ["user"], "{sent}");
+    let question = sent["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        question.contains("hello") && question.ends_with("are you there?"),
+        "{question}"
+    );
+}
+
+#[actix_web::test]
 async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_order() {
     let app = spawn_app().await;
     let chat = new_chat(&app).await;

@@ -288,7 +288,11 @@ async fn completions(
             };
             if fields.contains_key("tool_calls") {
                 match fields.get("content") {
-                    None => return HttpResponse::Ok().content_type("text/event-stream").finish(),
+                    None => {
+                        return HttpResponse::Ok()
+                            .content_type("text/event-stream")
+                            .finish();
+                    }
                     Some(Value::Null) => {
                         return HttpResponse::InternalServerError()
                             .json(json!({"error": {"message": "content must be a string"}}));
