@@ -190,6 +190,9 @@ pub(super) fn run_failure(error: &crate::agent::events::RunError) -> AppError {
         "upstream_rate_limited" => LlmError::RateLimited {
             retry_after_secs: None,
         },
+        "upstream_invalid_response" => LlmError::InvalidResponse(cause),
+        "upstream_stream_error" => LlmError::StreamError(cause),
+        "upstream_stream_truncated" => LlmError::StreamTruncated(cause),
         _ => LlmError::Status {
             status: 502,
             message: cause,

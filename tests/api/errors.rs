@@ -220,3 +220,25 @@ async fn an_admin_sees_which_model_server_could_not_be_reached() {
         "{error}"
     );
 }
+
+#[actix_web::test]
+async fn a_stream_cut_off_before_any_answer_is_a_truncation_said_once() {
+    let app = spawn_app_with(|config| config.llm.max_retries = 0).await;
+    app.upstream
+        .script([crate::fake_upstream::Reply::text("one two three four").cut_after(0)]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "count"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 502);
+    let error = error_body(response).await;
+    assert_eq!(error["code"], "upstream_stream_truncated", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert_eq!(
+        message.matches("cut off").count(),
+        1,
+        "the cause is said once: {message}"
+    );
+}
