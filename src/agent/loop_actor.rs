@@ -536,9 +536,10 @@ async fn run_tools(
     for ((tool, plan), call) in planned.iter().zip(calls) {
         let arguments = match plan {
             Planned::Run { arguments, .. } => arguments.clone(),
-            Planned::Answered(_) => {
-                serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null)
-            }
+            // Arguments that are not JSON are kept as their raw text, so the event shows what
+            // the model sent.
+            Planned::Answered(_) => serde_json::from_str(&call.function.arguments)
+                .unwrap_or_else(|_| Value::String(call.function.arguments.clone())),
         };
         log.push(RunEvent::ToolCall {
             id: call.id.clone(),

@@ -74,10 +74,14 @@ pub fn payloads(
                 ));
             }
             if let Some(progress) = progress {
+                // Arguments that were not JSON arrive as their raw text: show that text.
+                let text = match arguments {
+                    Value::String(raw) => raw.clone(),
+                    other => other.to_string(),
+                };
                 out.push((
                     None,
-                    json!({"type": progress.event_type(), "name": name,
-                    "arguments": arguments.to_string()}),
+                    json!({"type": progress.event_type(), "name": name, "arguments": text}),
                 ));
             }
         }

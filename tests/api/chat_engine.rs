@@ -895,3 +895,36 @@ async fn research_tools_are_rate_limited_per_project_with_the_seed_message() {
         "another project has its own allowance"
     );
 }
+
+#[actix_web::test]
+async fn tool_arguments_that_are_not_json_are_shown_as_the_model_sent_them() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply {
+            tool_calls: vec![(
+                "call_1".into(),
+                "fetch_url".into(),
+                "{\"url\": https://example.com".into(),
+            )],
+            usage: (20, 8),
+            fragment_chars: 7,
+            ..Reply::default()
+        },
+        Reply::text("Those arguments were broken."),
+    ]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "stream": true,
+                    "messages": [{"role": "user", "content": "Read example.com"}],
+                    "web_search_options": {"x_tools": ["fetch_url"]}}),
+        )
+        .await;
+    let frames = read_all(response).await;
+    let reading = frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["type"] == "x_research.reading")
+        .expect("an x_research.reading event");
+    assert_eq!(reading["arguments"], "{\"url\": https://example.com");
+}
