@@ -152,6 +152,10 @@ pub struct LlmConfig {
     /// Model for the upstream `/embeddings` endpoint.
     #[serde(deserialize_with = "lenient::string")]
     pub embedding_model: String,
+    /// Base URL for `/embeddings` when another server than the chat's serves them; `None`
+    /// uses `base_url`. A single-slot llama-server evicts the chat's cached prompt at every
+    /// embedding call, so give embeddings a server of their own there.
+    pub embedding_base_url: Option<String>,
     /// Seconds to establish a connection to the upstream.
     pub connect_timeout_secs: u64,
     /// Seconds without a single byte from the upstream before a read fails (a stalled stream).
@@ -171,6 +175,7 @@ impl Default for LlmConfig {
             api_key: None,
             model: "llama3.2".into(),
             embedding_model: "nomic-embed-text".into(),
+            embedding_base_url: None,
             connect_timeout_secs: 10,
             read_timeout_secs: 120,
             max_retries: 3,

@@ -29,6 +29,8 @@ const MAX_ERROR_BODY_CHARS: usize = 2_000;
 pub struct LlmClient {
     http: reqwest::Client,
     base_url: String,
+    /// Where `/embeddings` goes: `llm.embedding_base_url`, else `base_url`.
+    embedding_base_url: String,
     api_key: Option<SecretString>,
     default_model: String,
     embedding_model: String,
@@ -60,6 +62,12 @@ impl LlmClient {
         Ok(Self {
             http,
             base_url: config.base_url.trim_end_matches('/').to_string(),
+            embedding_base_url: config
+                .embedding_base_url
+                .as_deref()
+                .unwrap_or(&config.base_url)
+                .trim_end_matches('/')
+                .to_string(),
             api_key: config.api_key.clone(),
             default_model: config.model.clone(),
             embedding_model: config.embedding_model.clone(),
@@ -154,7 +162,10 @@ impl LlmClient {
             model: &self.embedding_model,
             input: inputs,
         };
-        let response = self.send(|| self.post("embeddings", &body)).await?;
+        let url = format!("{}/embeddings", self.embedding_base_url);
+        let response = self
+            .send(|| self.authorize(self.http.post(&url).json(&body)))
+            .await?;
         let mut parsed: EmbeddingResponse = read_json(response).await?;
         if parsed.data.len() != inputs.len() {
             return Err(LlmError::InvalidResponse(format!(
@@ -164,7 +175,11 @@ impl LlmClient {
             )));
         }
         parsed.data.sort_by_key(|e| e.index);
-        Ok(parsed.data.into_iter().map(|e| e.embedding).collect())
+        parsed
+            .data
+            .into_iter()
+            .map(|e| e.embedding.pooled())
+            .collect()
     }
 
     /// Sends a request, retrying connection failures, 429 and 5xx with backoff. Returns the

@@ -362,6 +362,41 @@ pub struct EmbeddingRequest<'a> {
     pub input: &'a [String],
 }
 
+/// One input's embedding: a vector, or (llama-server without `--pooling`) one vector per token.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum EmbeddingVectors {
+    Pooled(Vec<f32>),
+    PerToken(Vec<Vec<f32>>),
+}
+
+impl EmbeddingVectors {
+    /// The input's vector: per-token vectors are mean-pooled, as `--pooling mean` would.
+    pub fn pooled(self) -> Result<Vec<f32>, super::LlmError> {
+        let tokens = match self {
+            Self::Pooled(vector) => return Ok(vector),
+            Self::PerToken(tokens) => tokens,
+        };
+        let width = tokens.first().map_or(0, Vec::len);
+        if width == 0 || tokens.iter().any(|t| t.len() != width) {
+            return Err(super::LlmError::InvalidResponse(
+                "the embedding server returned per-token vectors of uneven or no length; \
+                 start llama-server with --pooling mean"
+                    .into(),
+            ));
+        }
+        let mut mean = vec![0.0f32; width];
+        for token in &tokens {
+            for (sum, value) in mean.iter_mut().zip(token) {
+                *sum += value;
+            }
+        }
+        let count = tokens.len() as f32;
+        mean.iter_mut().for_each(|sum| *sum /= count);
+        Ok(mean)
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct EmbeddingResponse {
     pub data: Vec<Embedding>,
@@ -371,7 +406,7 @@ pub struct EmbeddingResponse {
 pub struct Embedding {
     #[serde(default)]
     pub index: usize,
-    pub embedding: Vec<f32>,
+    pub embedding: EmbeddingVectors,
 }
 
 #[cfg(test)]

@@ -181,6 +181,9 @@ struct Shared {
     received: Vec<Recorded>,
     /// Streams whose client went away before the last event was sent.
     abandoned_streams: usize,
+    /// Answer `/embeddings` with one vector per token, as llama-server does without
+    /// `--pooling`.
+    per_token_embeddings: bool,
 }
 
 /// Counts a stream as abandoned if it is dropped before it finished.
@@ -239,6 +242,12 @@ impl FakeUpstream {
     /// Queues replies, answered in order, one per request.
     pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
         self.shared.lock().unwrap().script.extend(replies);
+    }
+
+    /// From now on, `/embeddings` answers with per-token vectors (two per input: the usual
+    /// vector and three times it, so their mean is twice the usual vector).
+    pub fn embed_per_token(&self) {
+        self.shared.lock().unwrap().per_token_embeddings = true;
     }
 
     /// How many streams were dropped by their client before they finished.
@@ -372,6 +381,7 @@ async fn embeddings(
     body: web::Json<Value>,
 ) -> HttpResponse {
     record(&shared, &req, body.0.clone());
+    let per_token = shared.lock().unwrap().per_token_embeddings;
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
         Value::Array(items) => items
@@ -386,6 +396,11 @@ async fn embeddings(
         .map(|(index, text)| {
             let sum: u32 = text.bytes().map(u32::from).sum();
             let vector = [text.len() as f32, sum as f32, 1.0, (sum % 7) as f32];
+            if per_token {
+                let tripled = vector.map(|v| v * 3.0);
+                return json!({"object": "embedding", "index": index,
+                              "embedding": [vector, tripled]});
+            }
             json!({"object": "embedding", "index": index, "embedding": vector})
         })
         .collect();

@@ -242,3 +242,38 @@ async fn embeddings_come_back_in_input_order() {
     assert_eq!(sent.path, "/v1/embeddings");
     assert_eq!(sent.body["input"], json!(["a", "bb", "ccc"]));
 }
+
+#[actix_web::test]
+async fn per_token_embeddings_are_mean_pooled() {
+    let upstream = FakeUpstream::start().await;
+    let client = client(&upstream);
+    let inputs = vec!["ab".to_string(), "hello".to_string()];
+    let pooled = client.embeddings(&inputs).await.unwrap();
+    upstream.embed_per_token();
+    let per_token = client.embeddings(&inputs).await.unwrap();
+    for (one, mean) in pooled.iter().zip(&per_token) {
+        let doubled: Vec<f32> = one.iter().map(|v| v * 2.0).collect();
+        assert_eq!(mean, &doubled);
+    }
+}
+
+#[actix_web::test]
+async fn embeddings_go_to_their_own_base_url_when_one_is_set() {
+    let embeddings = FakeUpstream::start().await;
+    // The chat server is not even running.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let chat_url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let client = LlmClient::new(&LlmConfig {
+        base_url: chat_url,
+        embedding_base_url: Some(embeddings.base_url.clone()),
+        max_retries: 0,
+        ..LlmConfig::default()
+    })
+    .unwrap();
+    let vectors = client.embeddings(&["text".to_string()]).await.unwrap();
+    assert_eq!(vectors.len(), 1);
+    let received = embeddings.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].path, "/v1/embeddings");
+}
