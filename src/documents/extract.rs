@@ -20,6 +20,9 @@ const MAX_KEPT_EXTENSION_BYTES: usize = 16;
 /// truncated). A DOM costs several times its source in memory, and 32 MiB of markup holds far
 /// more than the `max_text_chars` that are kept.
 const MAX_HTML_BYTES: usize = 32 * 1024 * 1024;
+/// How much of a file's start `sniff` is given: enough for every magic number and for the
+/// text check to be fair.
+pub const SNIFF_BYTES: usize = 8192;
 /// How far into a file its HTML markers are looked for.
 const HTML_SNIFF_BYTES: usize = 1024;
 

@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::auth::Principal;
-use crate::documents::extract::sanitize_filename;
+use crate::documents::extract::{SNIFF_BYTES, sanitize_filename};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 use crate::workspace::{CreateError, DocumentView, status};
@@ -124,9 +124,13 @@ async fn upload(
             .map_err(AppError::internal)?;
         let mut size: u64 = 0;
         let mut failure = None;
+        // The first bytes decide the type (as processing will), so the response names it.
+        let mut head: Vec<u8> = Vec::new();
         while let Some(chunk) = field.next().await {
             match chunk {
                 Ok(chunk) => {
+                    let room = SNIFF_BYTES.saturating_sub(head.len());
+                    head.extend_from_slice(&chunk[..chunk.len().min(room)]);
                     size += chunk.len() as u64;
                     if size > limit {
                         failure = Some(too_large(limit));
@@ -170,6 +174,7 @@ async fn upload(
         tokio::fs::rename(&part, &target)
             .await
             .map_err(AppError::internal)?;
+        let (_, content_type) = crate::documents::extract::sniff(&head, &filename);
         {
             use sea_orm::sea_query::Expr;
             use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
@@ -177,6 +182,10 @@ async fn upload(
                 .col_expr(
                     entities::documents::Column::StoragePath,
                     Expr::value(target.to_string_lossy().into_owned()),
+                )
+                .col_expr(
+                    entities::documents::Column::ContentType,
+                    Expr::value(content_type),
                 )
                 .filter(entities::documents::Column::Id.eq(document.id.clone()))
                 .exec(&state.db)
@@ -186,6 +195,7 @@ async fn upload(
         let mut view = DocumentView::from(document);
         view.status = status::PROCESSING.into();
         view.size = size as i64;
+        view.content_type = content_type.into();
         return Ok(HttpResponse::Created().json(view));
     }
     Err(AppError::invalid("the form has no field named \"file\""))

@@ -450,7 +450,7 @@ impl Workspace {
         let budget = std::time::Duration::from_secs(self.inner.limits.extraction_budget_secs);
         let this = self.clone();
         let (content_type, extraction, chunks) = tokio::task::spawn_blocking(move || {
-            let head = &bytes[..bytes.len().min(8192)];
+            let head = &bytes[..bytes.len().min(extract::SNIFF_BYTES)];
             let (kind, content_type) = extract::sniff(head, &filename);
             let deadline = Deadline::after(budget);
             let extraction = extract::extract(&bytes, kind, max_chars, &deadline)?;
