@@ -465,9 +465,22 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             }
         }
         let turn = turn.finish();
-        if let Some(usage) = turn.usage {
-            state.usage.add(usage);
-        }
+        let usage = match turn.usage {
+            Some(usage) if super::usage::is_real(Some(&usage)) => usage,
+            _ => {
+                let (request, content, calls) = (
+                    request.clone(),
+                    turn.content.clone(),
+                    turn.tool_calls.clone(),
+                );
+                tokio::task::spawn_blocking(move || {
+                    super::usage::estimate(&request, &content, &calls)
+                })
+                .await
+                .unwrap_or_default()
+            }
+        };
+        state.usage.add(usage);
         state.append(&turn.content);
         if turn.tool_calls.is_empty() || final_call {
             let reason = if final_call {

@@ -1,6 +1,7 @@
 //! Runs of the agentic loop: `AgentRun` (one actor per request), the loop's governance rules,
-//! prompt assembly, the `RunEvent` type and the run event log clients subscribe to. It talks to
-//! chats only through messages to their `ChatSession`.
+//! prompt assembly, the `RunEvent` type, the run event log clients subscribe to, and usage
+//! estimates for upstreams that report none. It talks to chats only through messages to their
+//! `ChatSession`.
 
 pub mod events;
 pub mod governance;
@@ -9,3 +10,4 @@ pub mod loop_actor;
 pub mod prompt;
 pub mod rate_limit;
 pub mod run_log;
+pub mod usage;

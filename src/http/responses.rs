@@ -224,8 +224,7 @@ async fn create(
                     return Err(super::completions::run_failure(error));
                 }
                 let mut body = response_object(&log, *stop_reason, &output);
-                body["usage"] = json!({"input_tokens": usage.prompt_tokens,
-                    "output_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens});
+                body["usage"] = responses_usage(usage);
                 body["metadata"] = Value::Object(metadata);
                 if let Some(chat_id) = &log.chat_id {
                     body["x_chat_id"] = json!(chat_id);
@@ -449,8 +448,7 @@ fn stream(log: Arc<RunLog>, include_results: bool) -> HttpResponse {
                                "output_index": message_index, "content_index": 0, "text": output.text}),
                     ));
                     let mut response = response_object(log, *stop_reason, output);
-                    response["usage"] = json!({"input_tokens": usage.prompt_tokens,
-                        "output_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens});
+                    response["usage"] = responses_usage(usage);
                     if let Some(chat_id) = &log.chat_id {
                         response["x_chat_id"] = json!(chat_id);
                     }
@@ -476,4 +474,14 @@ fn stream(log: Arc<RunLog>, include_results: bool) -> HttpResponse {
         .insert_header(("cache-control", "no-cache"))
         .insert_header(("x-run-id", log.run_id.as_str()))
         .body(Sse::from_infallible_stream(frames))
+}
+
+/// Usage in the Responses API's names; `estimated` only when Colloquy counted it.
+fn responses_usage(usage: &crate::llm::wire::Usage) -> Value {
+    let mut value = json!({"input_tokens": usage.prompt_tokens,
+        "output_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens});
+    if usage.estimated {
+        value["estimated"] = json!(true);
+    }
+    value
 }

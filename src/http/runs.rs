@@ -112,6 +112,7 @@ async fn stored_run(
             prompt_tokens: input,
             completion_tokens: output,
             total_tokens: input + output,
+            estimated: false,
         },
         iterations: run.iterations.max(0) as u32,
         // The stored error is the public summary (never the upstream's address).

@@ -162,11 +162,7 @@ pub fn payloads(
             out.push((
                 None,
                 json!({"type": "x_chat.metadata", "run_id": log.run_id,
-                "stop_reason": stop_reason, "iterations": iterations, "usage": {
-                    "prompt_tokens": usage.prompt_tokens,
-                    "completion_tokens": usage.completion_tokens,
-                    "total_tokens": usage.total_tokens,
-                }}),
+                "stop_reason": stop_reason, "iterations": iterations, "usage": usage}),
             ));
         }
     }

@@ -226,6 +226,10 @@ pub struct Usage {
     pub completion_tokens: u64,
     #[serde(default)]
     pub total_tokens: u64,
+    /// Counted by Colloquy (cl100k_base) because the upstream reported none, as servers that
+    /// ignore `stream_options.include_usage` do; sent only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -233,6 +237,7 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.total_tokens += other.total_tokens;
+        self.estimated |= other.estimated;
     }
 }
 

@@ -329,3 +329,35 @@ async fn the_calculator_holds_expressions_to_the_configured_length() {
     assert_eq!(result["code"], "too_long");
     assert_eq!(result["error"], "expression is longer than 10 characters");
 }
+
+#[actix_web::test]
+async fn usage_the_upstream_did_not_report_is_estimated_and_says_so() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::text("Paris is the capital of France.").without_usage(),
+        Reply::text("Measured."),
+    ]);
+    let ask = |content: &str| json!({"model": "fake-model", "messages": [{"role": "user", "content": content}]});
+    let estimated: Value = app
+        .post_json(
+            "/v1/chat/completions",
+            &ask("What is the capital of France?"),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let usage = &estimated["usage"];
+    assert_eq!(usage["estimated"], true, "{estimated}");
+    assert_eq!(usage["completion_tokens"], 7, "{usage}");
+    assert!(usage["prompt_tokens"].as_u64().unwrap() >= 11, "{usage}");
+
+    let measured: Value = app
+        .post_json("/v1/chat/completions", &ask("Again?"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(measured["usage"]["prompt_tokens"], 10);
+    assert!(measured["usage"].get("estimated").is_none(), "{measured}");
+}

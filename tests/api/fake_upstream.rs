@@ -31,6 +31,8 @@ pub struct Reply {
     /// Interleave comments and non-JSON lines with the real events.
     pub garbage: bool,
     pub usage: (u64, u64),
+    /// Send no usage at all, as llama-cpp-python does whatever `stream_options` says.
+    pub omit_usage: bool,
 }
 
 impl Reply {
@@ -71,6 +73,11 @@ impl Reply {
 
     pub fn event_gap(mut self, gap: Duration) -> Self {
         self.event_gap = gap;
+        self
+    }
+
+    pub fn without_usage(mut self) -> Self {
+        self.omit_usage = true;
         self
     }
 
@@ -130,11 +137,13 @@ impl Reply {
             "tool_calls"
         };
         events.push(chunk(json!({}), json!(finish)));
-        events.push(
-            json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1,
-                   "model": "fake-model", "choices": [], "usage": self.usage_json()})
-            .to_string(),
-        );
+        if !self.omit_usage {
+            events.push(
+                json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1,
+                       "model": "fake-model", "choices": [], "usage": self.usage_json()})
+                .to_string(),
+            );
+        }
         events.push("[DONE]".into());
         events
     }
@@ -161,9 +170,13 @@ impl Reply {
         } else {
             "tool_calls"
         };
-        json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": "fake-model",
-               "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-               "usage": self.usage_json()})
+        let mut completion = json!({"id": "chatcmpl-fake", "object": "chat.completion",
+               "created": 1, "model": "fake-model",
+               "choices": [{"index": 0, "message": message, "finish_reason": finish}]});
+        if !self.omit_usage {
+            completion["usage"] = self.usage_json();
+        }
+        completion
     }
 }
 
