@@ -39,8 +39,9 @@ pub struct Config {
     pub bind: String,
     /// Directory for the SQLite database, uploads and indexes (`COLLOQUY_DATA_DIR`).
     pub data_dir: PathBuf,
-    /// Directory holding the browser UI; `None` serves the `static/` folder next to the binary's
-    /// crate root when it exists.
+    /// Serve the browser UI from this directory (the output of `node static/build.mjs DIR`)
+    /// instead of the build embedded in the binary (`COLLOQUY_STATIC_DIR`): for working on the
+    /// UI without rebuilding the server. `None`, the default, serves the embedded build.
     pub static_dir: Option<PathBuf>,
     /// The URL people reach this server at, used in the printed login link. Defaults to
     /// `http://{bind}`. Its origin is also one a browser session may change data from (beside

@@ -85,6 +85,14 @@ impl RunLog {
         seq
     }
 
+    /// The user message the run answers, from its `Started` event.
+    pub fn user_message_id(&self) -> Option<String> {
+        match self.lock().events.first().map(|event| event.as_ref()) {
+            Some(RunEvent::Started { user_message_id }) => user_message_id.clone(),
+            _ => None,
+        }
+    }
+
     pub fn is_finished(&self) -> bool {
         self.lock().finished_at.is_some()
     }
@@ -148,6 +156,21 @@ impl RunRegistry {
         let before = self.runs.len();
         self.runs.retain(|_, log| !log.finished_before(cutoff));
         before - self.runs.len()
+    }
+
+    /// A chat's runs still in flight, oldest first, so a reloaded client can re-attach.
+    pub fn live_in_chat(&self, chat_id: &str) -> Vec<Arc<RunLog>> {
+        let mut runs: Vec<Arc<RunLog>> = self
+            .runs
+            .iter()
+            .filter(|entry| {
+                let log = entry.value();
+                log.chat_id.as_deref() == Some(chat_id) && !log.is_finished()
+            })
+            .map(|entry| Arc::clone(entry.value()))
+            .collect();
+        runs.sort_by_key(|log| log.created);
+        runs
     }
 
     /// Runs still in flight (for shutdown bookkeeping).

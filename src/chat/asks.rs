@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 use entities::{pending_asks, runs};
 use sea_orm::sea_query::Expr;
+use sea_orm::QuerySelect;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
     QueryFilter, QueryOrder, Set, TransactionTrait,
@@ -137,6 +138,25 @@ pub async fn list_pending(
         .order_by_asc(pending_asks::Column::CreatedAt)
         .all(db)
         .await
+}
+
+/// How many of a chat's asks, newest first, `list_recent` returns.
+pub const RECENT_ASKS: u64 = 100;
+
+/// A chat's latest asks whatever their state (pending, answered, cancelled, expired, ...),
+/// oldest first, so a reloaded UI can show each question with its outcome.
+pub async fn list_recent(
+    db: &DatabaseConnection,
+    chat_id: &str,
+) -> Result<Vec<pending_asks::Model>, DbErr> {
+    let mut asks = pending_asks::Entity::find()
+        .filter(pending_asks::Column::ChatId.eq(chat_id))
+        .order_by_desc(pending_asks::Column::CreatedAt)
+        .limit(RECENT_ASKS)
+        .all(db)
+        .await?;
+    asks.reverse();
+    Ok(asks)
 }
 
 /// Records that an answered ask's continuation is being resumed at start-up.

@@ -11,7 +11,7 @@ use super::sse::Dialect;
 use crate::agent::launch::launch_resume;
 use crate::auth::Principal;
 use crate::chat::asks;
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -47,14 +47,36 @@ async fn answer(
     Ok(stream_run(log, 0, Dialect::ChatApi))
 }
 
+#[derive(Deserialize)]
+struct ListQuery {
+    /// `pending` (the default): questions still waiting; `all`: the chat's latest questions
+    /// with their state and answer, for showing each outcome again after a reload.
+    status: Option<String>,
+}
+
 async fn list(
     principal: Principal,
     state: web::Data<AppState>,
     path: web::Path<String>,
+    query: web::Query<ListQuery>,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
-    let pending = asks::list_pending(&state.db, &chat.id).await?;
-    let data: Vec<Value> = pending
+    let all = match query.status.as_deref() {
+        None | Some("pending") => false,
+        Some("all") => true,
+        Some(other) => {
+            return Err(AppError::invalid(format!(
+                "status must be \"pending\" or \"all\", not {other:?}"
+            )));
+        }
+    };
+    let asks = if all {
+        asks::list_recent(&state.db, &chat.id).await?
+    } else {
+        asks::list_pending(&state.db, &chat.id).await?
+    };
+    let now = chrono::Utc::now();
+    let data: Vec<Value> = asks
         .into_iter()
         .map(|ask| {
             let mut question = ask.question;
@@ -62,6 +84,17 @@ async fn list(
             question["run_id"] = json!(ask.run_id);
             question["created_at"] = json!(ask.created_at);
             question["expires_at"] = json!(ask.expires_at);
+            if all {
+                // An unanswered question past its expiry is expired, swept or not.
+                let status = if ask.status == "pending" && ask.expires_at <= now {
+                    "expired"
+                } else {
+                    ask.status.as_str()
+                };
+                question["status"] = json!(status);
+                question["answer"] = json!(ask.answer);
+                question["answered_at"] = json!(ask.answered_at);
+            }
             question
         })
         .collect();

@@ -62,15 +62,37 @@ struct LinkQuery {
 /// Spends a one-time link, starts a session and sends the browser to the UI.
 async fn redeem_link(
     state: web::Data<AppState>,
+    req: HttpRequest,
     query: web::Query<LinkQuery>,
 ) -> AppResult<HttpResponse> {
-    let user = state.accounts.redeem_login_link(&query.token).await?;
+    let user = match state.accounts.redeem_login_link(&query.token).await {
+        Ok(user) => user,
+        // A person who clicked a spent link gets the sign-in page saying so, not JSON.
+        Err(err) if wants_html(&req) => {
+            let reason = match err {
+                AuthError::LinkSpent => "link_spent",
+                _ => "link_failed",
+            };
+            return Ok(HttpResponse::SeeOther()
+                .insert_header((LOCATION, format!("/?signin={reason}")))
+                .finish());
+        }
+        Err(err) => return Err(err.into()),
+    };
     let session = state.accounts.start_session(&user.id).await?;
     tracing::info!(user = %user.username, "logged in with a one-time link");
     Ok(HttpResponse::SeeOther()
         .insert_header((LOCATION, "/"))
         .cookie(session_cookie(&state, session.secret))
         .finish())
+}
+
+/// A browser navigating (it asks for HTML), as opposed to a script.
+fn wants_html(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(actix_web::http::header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"))
 }
 
 #[derive(Deserialize)]

@@ -88,7 +88,17 @@ async fn get(
     path: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
-    Ok(HttpResponse::Ok().json(ChatView::from(chat)))
+    // Runs still streaming in this chat, so a reloaded page (or another device) re-attaches.
+    let running: Vec<serde_json::Value> = state
+        .runs
+        .live_in_chat(&chat.id)
+        .iter()
+        .filter(|log| log.owner_id == principal.user_id)
+        .map(|log| json!({"id": log.run_id, "user_message_id": log.user_message_id()}))
+        .collect();
+    let mut view = json!(ChatView::from(chat));
+    view["running_runs"] = json!(running);
+    Ok(HttpResponse::Ok().json(view))
 }
 
 #[derive(Deserialize)]

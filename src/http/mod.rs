@@ -15,6 +15,7 @@ mod models;
 mod responses;
 mod runs;
 pub mod sse;
+pub mod ui;
 mod uploads;
 
 use actix_web::dev::{Service, ServiceResponse};
@@ -47,6 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
     .configure(uploads::configure)
     .configure(completions::configure)
     .configure(responses::configure)
+    .configure(ui::configure)
     .default_service(web::to(not_found));
 }
 

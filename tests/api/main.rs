@@ -4,6 +4,7 @@
 mod artifacts_memory;
 mod ask_user;
 mod auth;
+mod browser;
 mod chat_engine;
 mod chats;
 mod code_search;

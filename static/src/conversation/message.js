@@ -1,0 +1,97 @@
+// One message of the active branch: a user's text (with Edit) or an answer rendered as
+// Markdown (with Copy and Regenerate), its `‹ 2/3 ›` sibling switcher, the tool calls the
+// answer made, its artifacts, its ask_user cards and, when it ended early, why.
+import { renderMarkdown } from "../markdown/render.js";
+import { stopNote } from "./run.js";
+import { h } from "../ui/dom.js";
+
+/// Markdown rendered once per message content; a long chat re-renders nothing it has shown.
+const rendered = new Map();
+
+export function markdownOf(id, content) {
+  const cached = rendered.get(id);
+  if (cached && cached.content === content) return cached.el;
+  const el = h("div", { class: "markdown" });
+  renderMarkdown(content, el);
+  rendered.set(id, { content, el });
+  return el;
+}
+
+export function siblingSwitcher(siblings, current, onSwitch) {
+  if (siblings.length < 2) return null;
+  const index = siblings.findIndex((s) => s.id === current.id);
+  const go = (delta) => onSwitch(siblings[index + delta]);
+  return h("div", { class: "siblings", role: "group", "aria-label": "Versions" },
+    h("button", { type: "button", class: "icon", "aria-label": "Previous version", disabled: index <= 0, onclick: () => go(-1) }, "‹"),
+    h("span", { class: "sibling-count", "aria-live": "polite" }, `${index + 1}/${siblings.length}`),
+    h("button", { type: "button", class: "icon", "aria-label": "Next version", disabled: index >= siblings.length - 1, onclick: () => go(1) }, "›"));
+}
+
+export function toolList(tools) {
+  if (!tools || tools.length === 0) return null;
+  const failed = tools.filter((t) => t.status === "failed").length;
+  const summary = `${tools.length} tool call${tools.length === 1 ? "" : "s"}${failed ? `, ${failed} failed` : ""}`;
+  return h("details", { class: "tools" },
+    h("summary", null, summary),
+    h("ol", null, tools.map((tool) => {
+      const args = typeof tool.arguments === "string" ? tool.arguments : JSON.stringify(tool.arguments ?? {});
+      const state = { running: "running", done: "done", failed: "failed" }[tool.status] ?? "";
+      return h("li", { class: `tool tool-${state}` },
+        h("div", { class: "tool-head" },
+          h("span", { class: "tool-name" }, tool.name),
+          h("span", { class: "tool-state" }, state)),
+        h("code", { class: "tool-args" }, args.length > 300 ? `${args.slice(0, 300)}…` : args),
+        tool.error ? h("p", { class: "tool-error" }, `Error: ${typeof tool.error === "string" ? tool.error : tool.error.message ?? JSON.stringify(tool.error)}`) : null,
+        tool.preview ? h("pre", { class: "tool-preview" }, String(tool.preview).slice(0, 1000)) : null);
+    })));
+}
+
+export function artifactList(artifacts) {
+  if (!artifacts || artifacts.length === 0) return null;
+  return h("ul", { class: "artifacts", "aria-label": "Artifacts" },
+    artifacts.map((a) => h("li", null, "📄 ", h("strong", null, a.title || a.identifier), ` (${a.identifier}, version ${a.version})`)));
+}
+
+export function stopLine(stopReason) {
+  const note = stopNote(stopReason);
+  return note ? h("p", { class: `stop-note stop-${stopReason}`, role: "note" }, note) : null;
+}
+
+function copyButton(text) {
+  const button = h("button", { type: "button", class: "action" }, "Copy");
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => (button.textContent = "Copy"), 1500);
+  });
+  return button;
+}
+
+/// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, tools, cards}
+export function messageView(node, ctx) {
+  if (node.role === "user") {
+    const body = h("div", { class: "user-text" }, node.content ?? "");
+    const edit = h("button", { type: "button", class: "action", disabled: ctx.busy }, "Edit");
+    const el = h("article", { class: "message user", "aria-label": "You", dataset: { id: node.id } },
+      body,
+      h("div", { class: "message-actions" }, siblingSwitcher(ctx.siblings, node, ctx.onSwitch), edit));
+    edit.addEventListener("click", () => ctx.onEdit(node, el));
+    return el;
+  }
+  const parts = Array.isArray(node.parts) ? node.parts : [];
+  const artifacts = parts.filter((p) => p.type === "artifact");
+  return h("article", { class: "message assistant", "aria-label": "Assistant", dataset: { id: node.id } },
+    ctx.cards,
+    toolList(ctx.tools),
+    markdownOf(node.id, node.content ?? ""),
+    artifactList(artifacts),
+    stopLine(node.stop_reason),
+    h("div", { class: "message-actions" },
+      siblingSwitcher(ctx.siblings, node, ctx.onSwitch),
+      copyButton(node.content ?? ""),
+      h("button", { type: "button", class: "action", disabled: ctx.busy, onclick: () => ctx.onRegenerate(node) }, "Regenerate")));
+}

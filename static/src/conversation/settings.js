@@ -1,0 +1,43 @@
+// The chat's settings: the Tools switch (`enableTools`), which research tools to allow
+// (`x_tools`) and the tool-iteration limit. Kept per chat in this browser and sent with every
+// send, edit and regenerate.
+import { settings } from "../store.js";
+import { h } from "../ui/dom.js";
+
+const RESEARCH_TOOLS = [
+  ["web_search", "Web search"],
+  ["fetch_url", "Read web pages"],
+  ["code_search", "GitHub code search"],
+  ["gitlab_code_search", "GitLab code search"],
+  ["calculator", "Calculator"],
+];
+
+export function settingsPanel(chatId) {
+  const value = settings.get(chatId);
+  const toggle = h("input", { type: "checkbox", id: "tools-switch", role: "switch", checked: value.enableTools });
+  const boxes = RESEARCH_TOOLS.map(([name, label]) => {
+    const box = h("input", { type: "checkbox", id: `tool-${name}`, value: name, checked: value.tools.includes(name) });
+    return { name, box, row: h("div", { class: "check" }, box, h("label", { for: `tool-${name}` }, label)) };
+  });
+  const iterations = h("input", { type: "number", id: "max-iterations", min: 1, max: 8, step: 1, value: String(value.maxIterations) });
+  const toolFields = h("fieldset", { class: "tool-choices", disabled: !value.enableTools },
+    h("legend", null, "Research tools to allow"),
+    boxes.map((b) => b.row),
+    h("div", { class: "field inline" }, h("label", { for: "max-iterations" }, "Tool rounds per answer (1–8)"), iterations));
+  const save = () => {
+    const rounds = Math.min(8, Math.max(1, Math.round(Number(iterations.value) || 5)));
+    const next = {
+      enableTools: toggle.checked,
+      tools: boxes.filter((b) => b.box.checked).map((b) => b.name),
+      maxIterations: rounds,
+    };
+    toolFields.disabled = !next.enableTools;
+    settings.set(chatId, next);
+  };
+  for (const control of [toggle, iterations, ...boxes.map((b) => b.box)]) control.addEventListener("change", save);
+  const el = h("section", { id: "chat-settings", class: "settings", "aria-label": "Chat settings" },
+    h("div", { class: "check switch" }, toggle, h("label", { for: "tools-switch" }, "Tools"),
+      h("span", { class: "muted" }, " — let the assistant search, read pages and calculate")),
+    toolFields);
+  return { el, focus: () => toggle.focus() };
+}

@@ -1,0 +1,494 @@
+// The conversation screen: the active branch, the composer, and the run in flight. A run's
+// SSE stream (from send, edit, regenerate, an ask_user answer, or a re-attach after a reload)
+// is folded into a run object by `applyFrame`; the streaming answer is re-rendered at most
+// every 50 ms, and only its tail. If the connection drops, the view re-attaches with the last
+// sequence number it saw, so nothing is lost or doubled.
+import { api, stream, chatPath, ApiError } from "../api.js";
+import { readFrames } from "../sse.js";
+import { navigate } from "../router.js";
+import { store, drafts, settings } from "../store.js";
+import { h, throttle } from "../ui/dom.js";
+import { StreamingMarkdown } from "../markdown/render.js";
+import { newRun, applyFrame } from "./run.js";
+import { messageView, toolList, artifactList } from "./message.js";
+import { askCard } from "./askcard.js";
+import { settingsPanel } from "./settings.js";
+import { refreshChats } from "../chats/sidebar.js";
+
+const ROOT = "\u0000root";
+const TOUCH = window.matchMedia?.("(pointer: coarse)").matches ?? false;
+const REATTACH_TRIES = 6;
+
+export function conversationView({ chatId, onMenu }) {
+  let nodes = new Map();
+  let children = new Map();
+  let path = [];
+  let asks = [];
+  const runs = new Map();
+  let live = null;
+  let destroyed = false;
+  let stick = true;
+  let chat = null;
+
+  const title = h("h1", { class: "chat-heading" }, chatId ? "" : "New chat");
+  const banner = h("div", { class: "banner", role: "alert", hidden: true });
+  const list = h("div", { class: "messages", role: "log", "aria-label": "Conversation", "aria-live": "off" });
+  const jump = h("button", { type: "button", class: "jump", hidden: true, onclick: () => scrollToEnd(true) }, "↓ Latest");
+  const scroller = h("div", { class: "scroller" }, list);
+  const input = h("textarea", {
+    id: "composer",
+    rows: 1,
+    placeholder: TOUCH ? "Message Colloquy" : "Message Colloquy (Enter to send, Shift+Enter for a new line)",
+    "aria-label": "Message",
+  });
+  input.value = drafts.get(chatId);
+  const sendButton = h("button", { type: "submit", class: "primary send" }, "Send");
+  const stopButton = h("button", { type: "button", class: "danger stop", hidden: true }, "Stop");
+  const settingsButton = h("button", { type: "button", class: "icon-text", "aria-expanded": "false", "aria-controls": "chat-settings" }, "⚙ Settings");
+  const panel = settingsPanel(chatId);
+  panel.el.hidden = true;
+  const composer = h("form", { class: "composer", "aria-label": "Send a message" },
+    h("div", { class: "composer-row" }, input, sendButton, stopButton),
+    h("p", { class: "composer-status", role: "status" }));
+  const header = h("header", { class: "chat-header" },
+    h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
+    title,
+    settingsButton);
+  const el = h("main", { class: "conversation", "aria-labelledby": "chat-heading-text" },
+    header, panel.el, banner, scroller, jump, composer);
+  title.id = "chat-heading-text";
+
+  settingsButton.addEventListener("click", () => {
+    panel.el.hidden = !panel.el.hidden;
+    settingsButton.setAttribute("aria-expanded", String(!panel.el.hidden));
+    if (!panel.el.hidden) panel.focus();
+  });
+
+  // Auto-scroll follows the answer until the reader scrolls up, and resumes at the bottom.
+  scroller.addEventListener("scroll", () => {
+    const distance = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+    stick = distance < 48;
+    jump.hidden = stick;
+  }, { passive: true });
+  function scrollToEnd(force = false) {
+    if (force) stick = true;
+    if (stick) {
+      scroller.scrollTop = scroller.scrollHeight;
+      jump.hidden = true;
+    }
+  }
+
+  input.addEventListener("input", () => {
+    drafts.set(chatId, input.value);
+    autosize();
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || event.shiftKey || event.isComposing || TOUCH) return;
+    event.preventDefault();
+    composer.requestSubmit();
+  });
+  composer.addEventListener("submit", (event) => {
+    event.preventDefault();
+    send();
+  });
+  stopButton.addEventListener("click", stop);
+  function autosize() {
+    input.style.height = "auto";
+    input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+  }
+
+  function showBanner(text, kind = "error") {
+    banner.replaceChildren(h("span", null, text), h("button", { type: "button", class: "icon", "aria-label": "Dismiss", onclick: () => (banner.hidden = true) }, "×"));
+    banner.className = `banner banner-${kind}`;
+    banner.hidden = false;
+  }
+
+  function setBusy(busy) {
+    sendButton.hidden = busy;
+    stopButton.hidden = !busy;
+    list.setAttribute("aria-busy", String(busy));
+    for (const button of list.querySelectorAll(".message-actions button.action:not(:first-child)")) button.disabled = busy;
+  }
+
+  // ---- loading and drawing the branch ----
+
+  async function load() {
+    if (!chatId) {
+      draw();
+      input.focus();
+      return;
+    }
+    try {
+      const [chatInfo, tree, asked] = await Promise.all([
+        api("GET", `/chat/api/chats/${encodeURIComponent(chatId)}`),
+        api("GET", chatPath(chatId, "/tree")),
+        api("GET", chatPath(chatId, "/asks?status=all")),
+      ]);
+      if (destroyed) return;
+      chat = chatInfo;
+      title.textContent = chat.title;
+      document.title = `${chat.title} · Colloquy`;
+      setTree(tree.data);
+      asks = asked.data;
+      draw();
+      scrollToEnd(true);
+      const running = chat.running_runs ?? [];
+      if (running.length > 0 && !live) reattach(running[running.length - 1].id);
+      else input.focus();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        title.textContent = "Chat not found";
+        showBanner("This chat does not exist, or it is not yours.");
+        return;
+      }
+      if (err instanceof ApiError && err.status === 401) return;
+      showBanner(`Could not load the chat: ${err.message}`);
+    }
+  }
+
+  function setTree(data) {
+    nodes = new Map(data.map((n) => [n.id, n]));
+    children = new Map();
+    for (const node of data) {
+      const key = node.parent_id ?? ROOT;
+      if (!children.has(key)) children.set(key, []);
+      children.get(key).push(node);
+    }
+    const active = data.filter((n) => n.on_active_branch);
+    const activeIds = new Set(active.map((n) => n.id));
+    const leaf = active.find((n) => !(children.get(n.id) ?? []).some((c) => activeIds.has(c.id)));
+    path = [];
+    for (let node = leaf; node; node = node.parent_id ? nodes.get(node.parent_id) : null) path.unshift(node);
+  }
+
+  async function refreshTree() {
+    const [tree, asked] = await Promise.all([
+      api("GET", chatPath(chatId, "/tree")),
+      api("GET", chatPath(chatId, "/asks?status=all")),
+    ]);
+    setTree(tree.data);
+    asks = asked.data;
+  }
+
+  function visible(node) {
+    if (node.role === "user") return true;
+    if (node.role !== "assistant") return false;
+    return Boolean(node.content) || (Array.isArray(node.parts) && node.parts.length > 0) || Boolean(node.stop_reason && node.stop_reason !== "completed");
+  }
+
+  function siblingsOf(node) {
+    return (children.get(node.parent_id ?? ROOT) ?? []).filter((n) => n.role === node.role);
+  }
+
+  function cardsFor(runId) {
+    return asks.filter((a) => a.run_id === runId && a.status !== "pending").map((a) => askCard(a, () => {}));
+  }
+
+  /// Redraws the branch; the live answer (if any) is kept and moved to the end.
+  function draw() {
+    const busy = Boolean(live);
+    const shown = path.filter(visible);
+    const views = shown.map((node) => messageView(node, {
+      siblings: siblingsOf(node),
+      busy,
+      onSwitch: switchTo,
+      onEdit: startEdit,
+      onRegenerate: regenerate,
+      tools: node.run_id ? runs.get(node.run_id)?.tools : null,
+      cards: node.role === "assistant" && node.run_id ? cardsFor(node.run_id) : null,
+    }));
+    const onPath = new Set(shown.map((n) => n.run_id).filter(Boolean));
+    const answeredRuns = new Set(shown.filter((n) => n.role === "assistant").map((n) => n.run_id));
+    // Questions still open, and closed ones whose run never produced an answer on this branch.
+    const loose = asks.filter((a) => !answeredRuns.has(a.run_id) && (a.status === "pending" || onPath.has(a.run_id) || isLatestTurn(a)));
+    const looseCards = loose.filter((a) => !(live && live.run.asks.some((b) => b.correlation_id === a.correlation_id)))
+      .map((a) => askCard(a, (answer) => answerAsk(a, answer)));
+    if (views.length === 0 && !live && looseCards.length === 0) {
+      views.push(h("div", { class: "empty" },
+        h("h2", null, "How can I help?"),
+        h("p", { class: "muted" }, "Ask anything. Turn on tools in ⚙ Settings to let the assistant search the web, read pages and calculate.")));
+    }
+    list.replaceChildren(...views, ...looseCards, ...(live ? [live.el] : []));
+    setBusy(busy);
+  }
+
+  function isLatestTurn(ask) {
+    const lastUser = [...path].reverse().find((n) => n.role === "user");
+    return lastUser && ask.status !== "pending" && path[path.length - 1] === lastUser && ask.created_at >= lastUser.created_at;
+  }
+
+  // ---- runs ----
+
+  function liveElement(run) {
+    const progress = h("p", { class: "progress", role: "status" });
+    const tools = h("div", { class: "live-tools" });
+    const cards = h("div", { class: "live-asks" });
+    const body = h("div", { class: "markdown" });
+    const typing = h("span", { class: "typing", "aria-label": "The assistant is answering" }, h("span"), h("span"), h("span"));
+    const footer = h("div", { class: "live-footer" });
+    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, progress, cards, tools, body, typing, footer);
+    const md = new StreamingMarkdown(body);
+    const renderText = throttle(() => {
+      md.update(run.text);
+      scrollToEnd();
+    }, 50);
+    return { el, progress, tools, cards, body, typing, footer, md, renderText };
+  }
+
+  function paint(view, run, changes) {
+    if (changes.includes("text")) {
+      view.typing.hidden = true;
+      view.renderText();
+    }
+    if (changes.includes("progress")) {
+      view.progress.textContent = run.progress ?? "";
+      view.progress.hidden = !run.progress;
+    }
+    if (changes.includes("tools")) view.tools.replaceChildren(toolList(run.tools) ?? "");
+    if (changes.includes("asks")) {
+      view.cards.replaceChildren(...run.asks.map((ask) => askCard(ask, (answer) => answerAsk(ask, answer))));
+      view.typing.hidden = true;
+      scrollToEnd();
+    }
+    if (changes.includes("artifacts")) view.footer.replaceChildren(artifactList(run.artifacts) ?? "");
+    if (changes.includes("error") && run.error) showBanner(errorText(run.error));
+  }
+
+  function errorText(error) {
+    if (error.code === "upstream_unreachable") return `The model server cannot be reached: ${error.message}`;
+    if (error.code === "upstream_error" || error.code?.startsWith("upstream")) return `The model server failed: ${error.message}`;
+    return `The run failed: ${error.message}`;
+  }
+
+  /// Starts a run: `open(signal)` makes the request whose answer is the run's SSE stream.
+  async function runStream(open, optimistic) {
+    if (live) return;
+    banner.hidden = true;
+    const run = newRun();
+    const view = liveElement(run);
+    const controller = new AbortController();
+    live = { run, ...view, controller };
+    optimistic?.();
+    draw();
+    scrollToEnd(true);
+    try {
+      const response = await open(controller.signal);
+      run.runId = response.headers.get("x-run-id") ?? run.runId;
+      await consume(response, run, view);
+    } catch (err) {
+      if (err.name !== "AbortError" && !run.runId) {
+        live = null;
+        if (err instanceof ApiError && err.status === 401) {
+          await refreshTree().catch(() => {});
+          draw();
+          return false;
+        }
+        showBanner(err.message);
+        await refreshTree().catch(() => {});
+        draw();
+        return false;
+      }
+    }
+    await follow(run, view);
+    return true;
+  }
+
+  async function consume(response, run, view) {
+    await readFrames(response, (frame) => {
+      const changes = applyFrame(run, frame);
+      if (changes.includes("started") && chatId) {
+        refreshTree().then(() => !destroyed && draw()).catch(() => {});
+      }
+      paint(view, run, changes);
+    });
+  }
+
+  /// Keeps the run's stream until it is finished: a dropped connection re-attaches after the
+  /// last event seen.
+  async function follow(run, view) {
+    let tries = 0;
+    while (!run.done && !destroyed && run.runId && tries < REATTACH_TRIES) {
+      tries++;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(4000, 250 * 2 ** (tries - 1))));
+      try {
+        const response = await stream("GET", chatPath(chatId, `/runs/${encodeURIComponent(run.runId)}/events?after=${run.lastSeq}`), undefined, { signal: live?.controller.signal });
+        tries = 0;
+        await consume(response, run, view);
+      } catch (err) {
+        if (err.name === "AbortError") break;
+        if (err instanceof ApiError && (err.status === 404 || err.status === 401)) break;
+      }
+    }
+    if (destroyed) return;
+    await finish(run, view);
+  }
+
+  async function finish(run, view) {
+    if (run.text) view.md.finish(run.text);
+    if (run.runId) runs.set(run.runId, run);
+    if (!run.done) showBanner("The connection to Colloquy was lost. Reload the page to see the rest of the answer.");
+    live = null;
+    try {
+      await refreshTree();
+    } catch {
+      // Keep what was shown.
+    }
+    if (destroyed) return;
+    draw();
+    scrollToEnd();
+    refreshChats().catch(() => {});
+    if (run.stopReason !== "paused") input.focus();
+  }
+
+  function reattach(runId) {
+    runStream((signal) => stream("GET", chatPath(chatId, `/runs/${encodeURIComponent(runId)}/events?after=0`), undefined, { signal }));
+  }
+
+  function runBody(extra = {}) {
+    return { ...extra, ...settings.request(settings.get(chatId)) };
+  }
+
+  async function send() {
+    const content = input.value.trim();
+    if (!content || live) return;
+    if (!chatId) {
+      // A new chat: create it (titled by the question), then send from its own URL.
+      try {
+        const created = await api("POST", "/chat/api/chats", { title: content.replace(/\s+/g, " ").slice(0, 80) });
+        drafts.set(null, "");
+        drafts.set(created.id, content);
+        settings.set(created.id, settings.get(null));
+        sessionStorage.setItem("colloquy.autosend", created.id);
+        navigate(`/c/${encodeURIComponent(created.id)}`);
+        refreshChats().catch(() => {});
+      } catch (err) {
+        showBanner(`Could not start a chat: ${err.message}`);
+      }
+      return;
+    }
+    input.value = "";
+    autosize();
+    const ok = await runStream(
+      (signal) => stream("POST", chatPath(chatId, "/messages"), runBody({ content }), { signal }),
+      () => path.push({ id: "pending", role: "user", content, parent_id: path.at(-1)?.id ?? null }),
+    );
+    if (ok === false) {
+      input.value = content;
+      autosize();
+    } else {
+      drafts.set(chatId, "");
+    }
+  }
+
+  function stop() {
+    if (!live?.run.runId) {
+      live?.controller.abort();
+      return;
+    }
+    api("POST", chatPath(chatId, `/runs/${encodeURIComponent(live.run.runId)}/cancel`)).catch((err) => showBanner(`Could not stop the run: ${err.message}`));
+  }
+
+  function regenerate(node) {
+    runStream(
+      (signal) => stream("POST", chatPath(chatId, `/messages/${encodeURIComponent(node.id)}/regenerate`), runBody(), { signal }),
+      () => {
+        const at = path.indexOf(node);
+        if (at >= 0) path = path.slice(0, at);
+      },
+    );
+  }
+
+  function startEdit(node, article) {
+    if (live) return;
+    const box = h("textarea", { "aria-label": "Edit your message", rows: 3 });
+    box.value = node.content ?? "";
+    const save = h("button", { type: "submit", class: "primary" }, "Save and send");
+    const cancel = h("button", { type: "button", onclick: () => draw() }, "Cancel");
+    const form = h("form", { class: "edit-form" }, box, h("div", { class: "row" }, cancel, save));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const content = box.value.trim();
+      if (!content) return box.focus();
+      runStream(
+        (signal) => stream("POST", chatPath(chatId, `/messages/${encodeURIComponent(node.id)}/edit`), runBody({ content }), { signal }),
+        () => {
+          const at = path.indexOf(node);
+          if (at >= 0) path = [...path.slice(0, at), { id: "pending", role: "user", content, parent_id: node.parent_id }];
+        },
+      );
+    });
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") draw();
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing && !TOUCH) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    article.replaceChildren(form);
+    box.focus();
+  }
+
+  async function switchTo(sibling) {
+    if (live || !sibling) return;
+    try {
+      await api("POST", chatPath(chatId, `/messages/${encodeURIComponent(sibling.id)}/switch`));
+      await refreshTree();
+      draw();
+    } catch (err) {
+      showBanner(`Could not switch versions: ${err.message}`);
+    }
+  }
+
+  async function answerAsk(ask, answer) {
+    if (live) throw new Error("Wait for the current answer to finish.");
+    let failure = null;
+    await runStream(async (signal) => {
+      try {
+        return await stream("POST", chatPath(chatId, `/ask/${encodeURIComponent(ask.correlation_id)}`), { answer }, { signal });
+      } catch (err) {
+        failure = err;
+        throw err;
+      }
+    }, () => {
+      asks = asks.filter((a) => a.correlation_id !== ask.correlation_id);
+      asks.push({ ...ask, status: "answered", answer });
+    });
+    if (failure) {
+      banner.hidden = true;
+      await refreshTree().catch(() => {});
+      draw();
+      if (failure.status === 410) throw new Error("This question expired before it was answered.");
+      if (failure.status === 409) throw new Error("This question was already answered.");
+      throw failure;
+    }
+  }
+
+  const unsubscribe = store.subscribe((_, patch) => {
+    if ("chats" in patch && chatId) {
+      const mine = store.get().chats.find((c) => c.id === chatId);
+      if (mine && mine.title !== title.textContent) {
+        title.textContent = mine.title;
+        document.title = `${mine.title} · Colloquy`;
+      }
+    }
+  });
+
+  load().then(() => {
+    if (chatId && sessionStorage.getItem("colloquy.autosend") === chatId) {
+      sessionStorage.removeItem("colloquy.autosend");
+      send();
+    }
+  });
+  if (!chatId) document.title = "New chat · Colloquy";
+  requestAnimationFrame(autosize);
+
+  return {
+    el,
+    destroy() {
+      destroyed = true;
+      live?.controller.abort();
+      unsubscribe();
+    },
+  };
+}
+

@@ -1,0 +1,128 @@
+// Markdown to safe DOM: math is lifted out first (math.js), marked renders the rest, DOMPurify
+// sanitises the HTML, then code blocks get a copy button and, when the message has them, the
+// lazily loaded highlighter and KaTeX finish the job. `StreamingMarkdown` re-renders only the
+// growing tail of a streaming answer: finished blocks are rendered once and kept.
+
+import { Marked } from "marked";
+import DOMPurify from "dompurify";
+import { extractMath } from "./math.js";
+import { h } from "../ui/dom.js";
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "A" && node.hasAttribute("href")) {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer nofollow");
+  }
+});
+
+const PURIFY = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe"],
+  FORBID_ATTR: ["style"],
+  ADD_ATTR: ["data-math", "target"],
+};
+
+/// Renders `source` into `target`, replacing what it held.
+export function renderMarkdown(source, target) {
+  const { text, maths } = extractMath(source);
+  target.innerHTML = DOMPurify.sanitize(marked.parse(text), PURIFY);
+  enhance(target, maths);
+}
+
+function enhance(root, maths) {
+  const blocks = root.querySelectorAll("pre > code");
+  for (const code of blocks) decorateCode(code);
+  if (blocks.length > 0) highlightLater(blocks);
+  const spans = root.querySelectorAll("span[data-math]");
+  if (spans.length > 0) typesetLater(spans, maths);
+}
+
+function decorateCode(code) {
+  const pre = code.parentElement;
+  const language = /language-([\w+-]+)/.exec(code.className)?.[1] ?? "";
+  const copy = h("button", { type: "button", class: "copy", "aria-label": `Copy ${language || "code"}` }, "Copy");
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(code.textContent);
+      copy.textContent = "Copied";
+    } catch {
+      copy.textContent = "Copy failed";
+    }
+    setTimeout(() => (copy.textContent = "Copy"), 1500);
+  });
+  const bar = h("div", { class: "code-bar" }, h("span", { class: "code-lang" }, language || "text"), copy);
+  pre.before(h("div", { class: "code-block" }));
+  const wrapper = pre.previousElementSibling;
+  wrapper.append(bar, pre);
+}
+
+function highlightLater(blocks) {
+  import("./highlight.js").then(({ highlight }) => {
+    for (const code of blocks) if (code.isConnected) highlight(code);
+  });
+}
+
+function typesetLater(spans, maths) {
+  import("./katex.js").then(({ typeset }) => {
+    for (const span of spans) {
+      const math = maths[Number(span.dataset.math)];
+      if (math && span.isConnected) typeset(span, math.tex, math.display);
+    }
+  });
+}
+
+/// Where the finished part of a streaming answer ends: after the last blank line that is not
+/// inside a fenced code block or a $$ block. Text before it will not change how it renders.
+export function stableLength(text) {
+  let stable = 0;
+  let fence = null;
+  let displayMath = false;
+  let pos = 0;
+  while (pos < text.length) {
+    const next = text.indexOf("\n", pos);
+    if (next === -1) break;
+    const line = text.slice(pos, next);
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence) {
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = null;
+    } else if (marker) {
+      fence = marker;
+    } else if ((line.match(/\$\$/g) ?? []).length % 2 === 1) {
+      displayMath = !displayMath;
+    } else if (line.trim() === "" && !displayMath) {
+      stable = next + 1;
+    }
+    pos = next + 1;
+  }
+  return stable;
+}
+
+export class StreamingMarkdown {
+  constructor(container) {
+    this.container = container;
+    this.done = h("div", { class: "md-done" });
+    this.tail = h("div", { class: "md-tail" });
+    container.replaceChildren(this.done, this.tail);
+    this.committed = 0;
+  }
+
+  /// Shows `text` (the whole answer so far), rendering only what changed.
+  update(text) {
+    const stable = stableLength(text);
+    if (stable > this.committed) {
+      const block = h("div");
+      renderMarkdown(text.slice(this.committed, stable), block);
+      this.done.append(...block.childNodes);
+      this.committed = stable;
+    }
+    renderMarkdown(text.slice(this.committed), this.tail);
+  }
+
+  /// The answer is complete: render it once as a whole (lists or references split across
+  /// blocks while streaming come out as the author meant).
+  finish(text) {
+    renderMarkdown(text, this.container);
+  }
+}

@@ -1,0 +1,293 @@
+//! The browser UI end to end: a real headless Chromium (Debian's `chromium`, driven by npm's
+//! `playwright-core`, both installed by `.ci/run`) against the real server and the fake
+//! upstream. Each test scripts the upstream, then runs one scenario from `tests/browser/`
+//! (one per numbered point of the UI's issue); screenshots land in
+//! `target/browser-screenshots/`. Set `COLLOQUY_TEST_STATIC_DIR` to a `node static/build.mjs`
+//! output to try UI changes without rebuilding the server.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, spawn_app_with};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn chromium() -> PathBuf {
+    if let Some(path) = std::env::var_os("CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|path| path.exists())
+        .expect("the browser tests need Chromium: `apt install chromium` (.ci/run installs it)")
+}
+
+async fn browser_app(adjust: impl FnOnce(&mut colloquy::config::Config)) -> TestApp {
+    spawn_app_with(|config| {
+        if let Some(dir) = std::env::var_os("COLLOQUY_TEST_STATIC_DIR") {
+            config.static_dir = Some(PathBuf::from(dir));
+        }
+        adjust(config);
+    })
+    .await
+}
+
+/// Runs `tests/browser/<scenario>.mjs` against `app`; fails the test with its output.
+async fn run_scenario(app: &TestApp, scenario: &str, extra: &[(&str, String)]) {
+    let mut command = Command::new("node");
+    command
+        .arg(root().join(format!("tests/browser/{scenario}.mjs")))
+        .current_dir(root())
+        .env("SCENARIO", scenario)
+        .env("COLLOQUY_URL", &app.address)
+        .env(
+            "COLLOQUY_LOGIN_URL",
+            app.login_url.clone().expect("a first-start login link"),
+        )
+        .env("CHROMIUM", chromium())
+        .env("SCREENSHOT_DIR", root().join("target/browser-screenshots"));
+    for (key, value) in extra {
+        command.env(key, value);
+    }
+    let output = actix_web::rt::task::spawn_blocking(move || command.output())
+        .await
+        .expect("the scenario's thread")
+        .expect("node runs (install Node.js 20+)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "browser scenario {scenario} failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+}
+
+fn text(reply: &str) -> Reply {
+    Reply::text(reply)
+}
+
+#[actix_web::test]
+async fn the_ui_is_served_to_a_signed_out_visitor_as_a_sign_in_page_under_a_strict_csp() {
+    let app = browser_app(|_| {}).await;
+    let page = app.anonymous(Method::GET, "/").send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
+    assert!(
+        page.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let html = page.text().await.unwrap();
+    let script = html
+        .split('"')
+        .find(|piece| piece.starts_with("/assets/app-") && piece.ends_with(".js"))
+        .expect("the page loads the app's bundle");
+    let compressed = app
+        .anonymous(Method::GET, script)
+        .header("accept-encoding", "br, gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(compressed.headers()["content-encoding"], "br");
+    assert!(
+        compressed.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("immutable")
+    );
+    let missing = app.anonymous(Method::GET, "/assets/nope.js").send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+    run_scenario(&app, "serving", &[]).await;
+}
+
+#[actix_web::test]
+async fn people_sign_in_with_the_link_or_a_password_and_an_expired_session_keeps_the_draft() {
+    let app = browser_app(|_| {}).await;
+    let created = app
+        .post_json(
+            "/auth/users",
+            &json!({"username": "ada", "password": "analytical engine"}),
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    run_scenario(&app, "sign_in", &[]).await;
+}
+
+#[actix_web::test]
+async fn chats_are_listed_newest_first_renamed_searched_deleted_and_each_has_its_own_url() {
+    let app = browser_app(|_| {}).await;
+    app.upstream.script([
+        text("First answer about apples."),
+        text("Second answer about pears."),
+    ]);
+    run_scenario(&app, "chats", &[]).await;
+}
+
+#[actix_web::test]
+async fn a_reply_streams_as_sanitised_markdown_with_code_math_and_prices_left_alone() {
+    let app = browser_app(|_| {}).await;
+    let answer = "# Plan\n\nHere is a list:\n\n- one\n- **two**\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n\
+        ```rust\nfn main() { println!(\"hi\"); }\n```\n\nEuler: $e^{i\\pi} + 1 = 0$ and \\(a^2\\).\n\n\
+        It costs $5 and $10 today.\n\n<img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script>\n";
+    app.upstream.script([
+        Reply {
+            pieces: answer
+                .split_inclusive(['\n', ' '])
+                .map(str::to_string)
+                .collect(),
+            ..text("")
+        }
+        .event_gap(Duration::from_millis(15)),
+        text("Second line received."),
+    ]);
+    run_scenario(&app, "markdown", &[]).await;
+    let sent = app.upstream.received();
+    let last_user = sent
+        .last()
+        .and_then(|r| r.body["messages"].as_array().cloned())
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user").cloned())
+        .expect("a user message");
+    assert_eq!(
+        last_user["content"], "line one\nline two",
+        "Shift+Enter adds a line; Enter sends"
+    );
+}
+
+#[actix_web::test]
+async fn stop_keeps_the_partial_answer_and_a_reload_mid_reply_reattaches_without_loss_or_doubling()
+{
+    let app = browser_app(|_| {}).await;
+    let long: String = (1..=60).map(|i| format!("w{i} ")).collect();
+    app.upstream.script([
+        text(&long).event_gap(Duration::from_millis(60)),
+        text(&long).event_gap(Duration::from_millis(150)),
+    ]);
+    run_scenario(&app, "stream_control", &[("EXPECTED", long.trim().to_string())]).await;
+}
+
+#[actix_web::test]
+async fn an_unreachable_model_server_gets_a_banner_naming_it() {
+    let app = browser_app(|config| {
+        config.llm.base_url = "http://127.0.0.1:9/v1".into();
+        config.llm.max_retries = 0;
+    })
+    .await;
+    run_scenario(&app, "unreachable", &[]).await;
+}
+
+#[actix_web::test]
+async fn editing_and_regenerating_make_branches_and_the_chosen_one_survives_a_reload() {
+    let app = browser_app(|_| {}).await;
+    app.upstream.script([
+        text("Answer to the first question."),
+        text("Answer to the edited question."),
+        text("A regenerated answer."),
+    ]);
+    run_scenario(&app, "branches", &[]).await;
+}
+
+#[actix_web::test]
+async fn tools_are_switched_on_in_settings_and_their_progress_and_calls_are_shown() {
+    let app = browser_app(|_| {}).await;
+    app.upstream.script([
+        Reply::tool_call("call_1", "calculator", json!({"expression": "2^10"}))
+            .delay(Duration::from_millis(300)),
+        Reply::tool_call("call_2", "calculator", json!({"expression": "1/0"})),
+        text("2^10 is 1024.").event_gap(Duration::from_millis(20)),
+        text("With tools at 1 round, here is my answer."),
+    ]);
+    run_scenario(&app, "tools", &[]).await;
+    let requests = app.upstream.received();
+    let names = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        names(&requests[0].body).contains(&"calculator".to_string()),
+        "the Tools switch offered the calculator: {:?}",
+        names(&requests[0].body)
+    );
+}
+
+#[actix_web::test]
+async fn ask_user_cards_of_every_style_take_answers_and_survive_a_reload() {
+    let app = browser_app(|_| {}).await;
+    app.upstream.script([
+        Reply::tool_call(
+            "ask_1",
+            "ask_user",
+            json!({"question": "Which language?", "options": ["Python", "Rust"], "allow_free_text": true}),
+        ),
+        text("Rust it is."),
+        Reply::tool_call(
+            "ask_2",
+            "ask_user",
+            json!({"question": "Overwrite the file?", "style": "confirm"}),
+        ),
+        text("Overwritten."),
+        Reply::tool_call(
+            "ask_3",
+            "ask_user",
+            json!({"question": "How was it?", "style": "rating"}),
+        ),
+        text("Thanks for rating."),
+        Reply::tool_call(
+            "ask_4",
+            "ask_user",
+            json!({"question": "Connection details?", "style": "form", "fields": [
+                {"label": "Host", "key": "host", "placeholder": "localhost", "required": true},
+                {"label": "Port", "key": "port", "placeholder": "5432"}]}),
+        ),
+        text("Connecting to db.example."),
+        Reply::tool_call(
+            "ask_5",
+            "ask_user",
+            json!({"question": "Which toppings?", "options": ["Cheese", "Olives", "Basil"],
+                   "multi_select": true, "allow_free_text": false}),
+        ),
+        text("Never mind the toppings."),
+    ]);
+    run_scenario(&app, "ask_user", &[]).await;
+    let requests = app.upstream.received();
+    let tool_results: Vec<String> = requests
+        .iter()
+        .filter_map(|r| r.body["messages"].as_array().cloned())
+        .filter_map(|m| m.last().cloned())
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        tool_results,
+        vec![
+            r#"{"answer":"Rust"}"#.to_string(),
+            r#"{"answer":"Yes"}"#.to_string(),
+            r#"{"answer":4}"#.to_string(),
+            r#"{"answer":{"host":"db.example"}}"#.to_string(),
+        ],
+        "each card sent its answer"
+    );
+}
+
+#[actix_web::test]
+async fn the_screens_are_accessible_usable_at_375_px_themed_and_light_to_load() {
+    let app = browser_app(|_| {}).await;
+    app.upstream.script([text("A short answer with `code`.")]);
+    run_scenario(&app, "quality", &[]).await;
+}
