@@ -79,13 +79,19 @@ async fn from_dir(
     if !safe {
         return Err(AppError::NotFound("asset"));
     }
-    let body = tokio::fs::read(dir.join(relative))
+    let file = dir.join(relative);
+    let body = tokio::fs::read(&file)
         .await
         .map_err(|_| AppError::NotFound("asset"))?;
+    let sibling = |ext: &str| {
+        let mut name = file.clone().into_os_string();
+        name.push(ext);
+        std::fs::read(name).ok().map(bytes::Bytes::from)
+    };
     let encodings = Encodings {
         plain: bytes::Bytes::from(body),
-        gzip: None,
-        brotli: None,
+        gzip: sibling(".gz"),
+        brotli: sibling(".br"),
     };
     Ok(respond(req, encodings, content_type(path), cache))
 }
@@ -108,16 +114,16 @@ fn content_type(path: &str) -> &'static str {
 /// A file's bytes, and the same precompressed when the build made them.
 struct Encodings {
     plain: bytes::Bytes,
-    gzip: Option<&'static [u8]>,
-    brotli: Option<&'static [u8]>,
+    gzip: Option<bytes::Bytes>,
+    brotli: Option<bytes::Bytes>,
 }
 
 impl Encodings {
     fn of(asset: &'static Asset) -> Self {
         Self {
             plain: bytes::Bytes::from_static(asset.body),
-            gzip: asset.gzip,
-            brotli: asset.brotli,
+            gzip: asset.gzip.map(bytes::Bytes::from_static),
+            brotli: asset.brotli.map(bytes::Bytes::from_static),
         }
     }
 }
@@ -142,8 +148,8 @@ fn respond(
             })
     };
     let (body, encoding) = match (asset.brotli, asset.gzip) {
-        (Some(br), _) if accepts("br") => (bytes::Bytes::from_static(br), Some("br")),
-        (_, Some(gz)) if accepts("gzip") => (bytes::Bytes::from_static(gz), Some("gzip")),
+        (Some(br), _) if accepts("br") => (br, Some("br")),
+        (_, Some(gz)) if accepts("gzip") => (gz, Some("gzip")),
         _ => (asset.plain, None),
     };
     let mut response = HttpResponse::Ok();

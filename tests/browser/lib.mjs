@@ -23,6 +23,7 @@ export async function launch(options = {}) {
     hasTouch: options.hasTouch ?? false,
     isMobile: options.isMobile ?? false,
     permissions: ["clipboard-read", "clipboard-write"],
+    storageState: options.storageState,
   });
   const page = await context.newPage();
   page.setDefaultTimeout(15000);

@@ -42,7 +42,7 @@ export function toolList(tools) {
           h("span", { class: "tool-state" }, state)),
         h("code", { class: "tool-args" }, args.length > 300 ? `${args.slice(0, 300)}…` : args),
         tool.error ? h("p", { class: "tool-error" }, `Error: ${typeof tool.error === "string" ? tool.error : tool.error.message ?? JSON.stringify(tool.error)}`) : null,
-        tool.preview ? h("pre", { class: "tool-preview" }, String(tool.preview).slice(0, 1000)) : null);
+        tool.preview && !tool.error ? h("pre", { class: "tool-preview" }, String(tool.preview).slice(0, 1000)) : null);
     })));
 }
 

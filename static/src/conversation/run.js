@@ -64,6 +64,10 @@ export function applyFrame(run, frame) {
     const content = event.choices?.[0]?.delta?.content;
     if (content) {
       run.text += content;
+      if (run.progress) {
+        run.progress = null;
+        return ["text", "progress"];
+      }
       return ["text"];
     }
     return [];
@@ -97,8 +101,8 @@ export function applyFrame(run, frame) {
       run.progress = progressLabel(event.type, event.name, event.arguments);
       return ["progress"];
     case "x_research.result":
-      run.progress = null;
-      return ["progress"];
+      // The label stays until the next step starts or the answer does.
+      return [];
     case "x_research.complete":
       run.research = event;
       run.progress = null;

@@ -115,7 +115,7 @@ export function conversationView({ chatId, onMenu }) {
   async function load() {
     if (!chatId) {
       draw();
-      input.focus();
+      requestAnimationFrame(() => input.focus());
       return;
     }
     try {
@@ -134,7 +134,7 @@ export function conversationView({ chatId, onMenu }) {
       scrollToEnd(true);
       const running = chat.running_runs ?? [];
       if (running.length > 0 && !live) reattach(running[running.length - 1].id);
-      else input.focus();
+      else requestAnimationFrame(() => input.focus());
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         title.textContent = "Chat not found";
