@@ -5,8 +5,8 @@
 
 use chrono::{DateTime, Utc};
 use entities::{pending_asks, runs};
-use sea_orm::sea_query::Expr;
 use sea_orm::QuerySelect;
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
     QueryFilter, QueryOrder, Set, TransactionTrait,

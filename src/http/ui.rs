@@ -73,9 +73,9 @@ async fn from_dir(
     cache: &'static str,
 ) -> Result<HttpResponse, AppError> {
     let relative = path.trim_start_matches('/');
-    let safe = relative.split('/').all(|part| {
-        !part.is_empty() && !part.starts_with('.') && !part.contains('\\')
-    });
+    let safe = relative
+        .split('/')
+        .all(|part| !part.is_empty() && !part.starts_with('.') && !part.contains('\\'));
     if !safe {
         return Err(AppError::NotFound("asset"));
     }
@@ -185,7 +185,10 @@ mod tests {
         assert!(referenced.iter().any(|p| p.ends_with(".js")), "{html}");
         assert!(referenced.iter().any(|p| p.ends_with(".css")), "{html}");
         for path in referenced {
-            assert!(find(path).is_some(), "{path} is referenced but not embedded");
+            assert!(
+                find(path).is_some(),
+                "{path} is referenced but not embedded"
+            );
         }
         assert!(!html.contains("<script>"), "no inline script: {html}");
     }

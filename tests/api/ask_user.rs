@@ -429,3 +429,60 @@ async fn form_answers_are_validated_against_their_fields() {
     assert_eq!(ok.status(), 200);
     assert_eq!(content(&read_all(ok).await), "Welcome, Ada.");
 }
+
+#[actix_web::test]
+async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() {
+    let app = spawn_app().await;
+    let (chat, first) = paused_chat(&app).await;
+    app.upstream.script([
+        Reply::text("Rust, then."),
+        Reply::tool_call(
+            "ask_2",
+            "ask_user",
+            json!({"question": "Proceed?", "style": "confirm"}),
+        ),
+        Reply::text("Moving on."),
+    ]);
+    read_all(reply(&app, &chat, &first, json!("Rust")).await).await;
+    let frames = send(&app, &chat, "Next step").await;
+    let second = question_event(&frames)["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    send(&app, &chat, "Skip that").await;
+
+    let all: Value = app
+        .get(&format!("/chat/api/{chat}/asks?status=all"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let outcomes: Vec<(String, String, Value)> = all["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["correlation_id"].as_str().unwrap().to_string(),
+                a["status"].as_str().unwrap().to_string(),
+                a["answer"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            (first, "completed".to_string(), json!("Rust")),
+            (second, "cancelled".to_string(), Value::Null),
+        ]
+    );
+    let pending: Value = app
+        .get(&format!("/chat/api/{chat}/asks"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(pending["data"], json!([]));
+    let bad = app.get(&format!("/chat/api/{chat}/asks?status=some")).await;
+    assert_eq!(bad.status(), 400);
+}

@@ -75,6 +75,21 @@ async fn run_scenario(app: &TestApp, scenario: &str, extra: &[(&str, String)]) {
     );
 }
 
+#[test]
+fn the_uis_stream_decoding_and_rendering_helpers_pass_their_unit_tests() {
+    let output = Command::new("node")
+        .args(["--test", "static/tests/"])
+        .current_dir(root())
+        .output()
+        .expect("node runs (install Node.js 20+)");
+    assert!(
+        output.status.success(),
+        "node --test static/tests/ failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 fn text(reply: &str) -> Reply {
     Reply::text(reply)
 }
@@ -85,7 +100,10 @@ async fn the_ui_is_served_to_a_signed_out_visitor_as_a_sign_in_page_under_a_stri
     let page = app.anonymous(Method::GET, "/").send().await.unwrap();
     assert_eq!(page.status(), 200);
     let csp = page.headers()["content-security-policy"].to_str().unwrap();
-    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
     assert!(
         page.headers()["content-type"]
             .to_str()
@@ -113,7 +131,11 @@ async fn the_ui_is_served_to_a_signed_out_visitor_as_a_sign_in_page_under_a_stri
                 .contains("immutable")
         );
     }
-    let missing = app.anonymous(Method::GET, "/assets/nope.js").send().await.unwrap();
+    let missing = app
+        .anonymous(Method::GET, "/assets/nope.js")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(missing.status(), 404);
     run_scenario(&app, "serving", &[]).await;
 }
@@ -175,12 +197,18 @@ async fn a_reply_streams_as_sanitised_markdown_with_code_math_and_prices_left_al
 async fn stop_keeps_the_partial_answer_and_a_reload_mid_reply_reattaches_without_loss_or_doubling()
 {
     let app = browser_app(|_| {}).await;
-    let long: String = (1..=60).map(|i| format!("w{i} ")).collect();
+    // One word per paragraph, so the answer is tall enough to scroll.
+    let long: String = (1..=60).map(|i| format!("w{i} \n\n")).collect();
     app.upstream.script([
         text(&long).event_gap(Duration::from_millis(60)),
         text(&long).event_gap(Duration::from_millis(150)),
     ]);
-    run_scenario(&app, "stream_control", &[("EXPECTED", long.trim().to_string())]).await;
+    run_scenario(
+        &app,
+        "stream_control",
+        &[("EXPECTED", long.trim().to_string())],
+    )
+    .await;
 }
 
 #[actix_web::test]

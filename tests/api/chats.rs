@@ -102,3 +102,38 @@ async fn malformed_chat_ids_and_titles_are_client_errors() {
         .await;
     assert_eq!(response.status(), 400);
 }
+
+#[actix_web::test]
+async fn a_chat_lists_its_running_runs_so_a_reloaded_page_can_reattach() {
+    let app = spawn_app().await;
+    let chat = app.create_chat("Slow").await;
+    let id = chat["id"].as_str().unwrap();
+    app.upstream
+        .script([crate::fake_upstream::Reply::text("one two three four")
+            .event_gap(std::time::Duration::from_millis(300))]);
+    let stream = app
+        .post_json(
+            &format!("/chat/api/{id}/messages"),
+            &json!({"content": "Count"}),
+        )
+        .await;
+    let run_id = stream.headers()["x-run-id"].to_str().unwrap().to_string();
+    let view: Value = app
+        .get(&format!("/chat/api/chats/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let running = view["running_runs"].as_array().unwrap();
+    assert_eq!(running.len(), 1, "{view}");
+    assert_eq!(running[0]["id"], run_id.as_str());
+    assert!(running[0]["user_message_id"].is_string());
+    stream.text().await.unwrap();
+    let after: Value = app
+        .get(&format!("/chat/api/chats/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(after["running_runs"], json!([]));
+}
