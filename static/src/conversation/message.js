@@ -17,6 +17,12 @@ export function markdownOf(id, content) {
   return el;
 }
 
+/// Keeps what a live answer already rendered as the stored message's rendering.
+export function adoptRendering(id, content, el) {
+  el.classList.add("markdown");
+  rendered.set(id, { content, el });
+}
+
 export function siblingSwitcher(siblings, current, onSwitch) {
   if (siblings.length < 2) return null;
   const index = siblings.findIndex((s) => s.id === current.id);

@@ -10,7 +10,7 @@ import { store, drafts, settings } from "../store.js";
 import { h, throttle } from "../ui/dom.js";
 import { StreamingMarkdown } from "../markdown/render.js";
 import { newRun, applyFrame } from "./run.js";
-import { messageView, toolList, artifactList } from "./message.js";
+import { messageView, toolList, artifactList, adoptRendering } from "./message.js";
 import { askCard } from "./askcard.js";
 import { settingsPanel } from "./settings.js";
 import { refreshChats } from "../chats/sidebar.js";
@@ -324,7 +324,10 @@ export function conversationView({ chatId, onMenu }) {
   }
 
   async function finish(run, view) {
-    if (run.text) view.md.finish(run.text);
+    if (run.text) {
+      view.md.finish(run.text);
+      if (run.assistantMessageId) adoptRendering(run.assistantMessageId, run.text, view.body);
+    }
     if (run.runId) runs.set(run.runId, run);
     if (!run.done) showBanner("The connection to Colloquy was lost. Reload the page to see the rest of the answer.");
     live = null;

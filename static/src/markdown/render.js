@@ -25,17 +25,18 @@ const PURIFY = {
   ADD_ATTR: ["data-math", "target"],
 };
 
-/// Renders `source` into `target`, replacing what it held.
-export function renderMarkdown(source, target) {
+/// Renders `source` into `target`, replacing what it held. `highlight: false` leaves code
+/// plain (the streaming tail: it is highlighted once it settles).
+export function renderMarkdown(source, target, { highlight = true } = {}) {
   const { text, maths } = extractMath(source);
   target.innerHTML = DOMPurify.sanitize(marked.parse(text), PURIFY);
-  enhance(target, maths);
+  enhance(target, maths, highlight);
 }
 
-function enhance(root, maths) {
+function enhance(root, maths, highlight) {
   const blocks = root.querySelectorAll("pre > code");
   for (const code of blocks) decorateCode(code);
-  if (blocks.length > 0) highlightLater(blocks);
+  if (blocks.length > 0 && highlight) highlightLater(blocks);
   const spans = root.querySelectorAll("span[data-math]");
   if (spans.length > 0) typesetLater(spans, maths);
 }
@@ -92,12 +93,18 @@ export class StreamingMarkdown {
       this.done.append(...block.childNodes);
       this.committed = stable;
     }
-    renderMarkdown(text.slice(this.committed), this.tail);
+    renderMarkdown(text.slice(this.committed), this.tail, { highlight: false });
   }
 
-  /// The answer is complete: render it once as a whole (lists or references split across
-  /// blocks while streaming come out as the author meant).
+  /// The answer is complete: the tail settles too (rendered once more, highlighted). The
+  /// whole answer is not re-rendered: that would be one long task at the end of every reply.
   finish(text) {
-    renderMarkdown(text, this.container);
+    if (text.length > this.committed) {
+      const block = h("div");
+      renderMarkdown(text.slice(this.committed), block);
+      this.done.append(...block.childNodes);
+      this.committed = text.length;
+    }
+    this.tail.replaceChildren();
   }
 }
