@@ -14,12 +14,15 @@ await scenario(async ({ page }) => {
   await page.getByRole("button", { name: "Stop" }).click();
   await waitIdle(page);
   await page.getByText("You stopped this answer.").waitFor();
-  const kept = flat(await page.getByRole("article", { name: "Assistant" }).last().innerText());
-  assert(kept.includes("w1 w2 w3 w4 w5"), `the partial answer stays: ${kept}`);
+  const kept = await until("the partial answer to stay", async () => {
+    const text = flat(await page.getByRole("article", { name: "Assistant" }).last().innerText());
+    return text.includes("w1 w2 w3 w4 w5") && text;
+  });
   assert(!kept.includes("w60"), "it was stopped before the end");
   await page.reload();
   await page.getByText("You stopped this answer.").waitFor();
-  assert(flat(await page.getByRole("article", { name: "Assistant" }).last().innerText()).includes("w1 w2 w3 w4 w5"), "kept on the server");
+  await until("the partial answer, kept on the server", async () =>
+    flat(await page.getByRole("article", { name: "Assistant" }).last().innerText()).includes("w1 w2 w3 w4 w5"));
   await screenshot(page, "stopped");
 
   // The second answer streams slowly; reload in the middle of it.
@@ -46,6 +49,5 @@ await scenario(async ({ page }) => {
   assert(count === 1, `no doubled words (w1 ×${count})`);
   // A second device (a fresh page) sees the same answer.
   await page.reload();
-  const final = await words();
-  assert(final.includes(expected), "stored in full");
+  await until("the answer stored in full", async () => (await words()).includes(expected));
 });
