@@ -43,8 +43,10 @@ await scenario(async ({ page }) => {
   const after = await scroller.evaluate((el) => el.scrollTop);
   assert(Math.abs(after - before) < 2, `the reader was not pulled down (${before} → ${after})`);
   await waitIdle(page);
-  const text = await words();
-  assert(text.includes(expected), `the whole answer, once: ${text}`);
+  const text = await until("the whole answer", async () => {
+    const shown = await words();
+    return shown.includes(expected) && shown;
+  });
   const count = text.split(" ").filter((w) => w === "w1").length;
   assert(count === 1, `no doubled words (w1 ×${count})`);
   // A second device (a fresh page) sees the same answer.
