@@ -157,7 +157,26 @@ impl ChatIndex {
         &mut self,
         documents: Vec<(String, Vec<IndexedChunk>)>,
     ) -> anyhow::Result<Vec<(String, String)>> {
-        let mut dim = self.vectors.dimension();
+        // An empty index takes the dimension most of the batch has, so one bad document that
+        // happens to come first cannot get every good one rejected.
+        let mut dim = self.vectors.dimension().or_else(|| {
+            let mut counts: Vec<(usize, usize)> = Vec::new();
+            for chunk in documents.iter().flat_map(|(_, chunks)| chunks.first()) {
+                match counts
+                    .iter_mut()
+                    .find(|(len, _)| *len == chunk.vector.len())
+                {
+                    Some((_, count)) => *count += 1,
+                    None => counts.push((chunk.vector.len(), 1)),
+                }
+            }
+            // The first of the most frequent, so ties keep the batch's order.
+            let most = counts.iter().map(|(_, count)| *count).max()?;
+            counts
+                .into_iter()
+                .find(|(_, count)| *count == most)
+                .map(|(len, _)| len)
+        });
         let mut ids = Vec::with_capacity(documents.len());
         let mut chunks = Vec::new();
         let mut rejected = Vec::new();
