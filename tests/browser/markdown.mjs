@@ -49,6 +49,6 @@ await scenario(async ({ page }) => {
   assert((await box.inputValue()) === "line one\nline two", "Shift+Enter added a line");
   await box.press("Enter");
   await waitForAnswer(page, "Second line received.");
-  const users = await page.getByRole("article", { name: "You" }).allInnerTexts();
-  assert(users.some((t) => t.includes("line one\nline two")), `sent with its line break: ${users}`);
+  await until("the message shown with its line break", async () =>
+    (await page.getByRole("article", { name: "You" }).allInnerTexts()).some((t) => t.includes("line one\nline two")));
 });
