@@ -35,6 +35,9 @@ pub struct Model {
     /// second), so a crash keeps it; becomes an `interrupted` answer at the next start.
     #[sea_orm(column_type = "Text", nullable)]
     pub draft: Option<String>,
+    /// What each tool call of the run did (JSON array of `{id, name, arguments, success,
+    /// preview, error}`), appended as each round of calls finishes.
+    pub tool_calls: Option<Json>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

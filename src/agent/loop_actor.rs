@@ -18,7 +18,8 @@ use super::governance::{
 };
 use super::prompt::FINAL_ANSWER_INSTRUCTION;
 use super::run_log::RunLog;
-use crate::chat::session::{ChatSession, CompleteTurn, SaveDraft};
+use crate::chat::persistence::ToolCallRecord;
+use crate::chat::session::{ChatSession, CompleteTurn, RecordToolCalls, SaveDraft};
 use crate::config::AgentConfig;
 use crate::llm::wire::{ChatMessage, ChatRequest, FinishReason, ToolCall, Usage};
 use crate::llm::{LlmClient, LlmError, TurnAccumulator};
@@ -577,6 +578,7 @@ async fn run_tools(
         }
     });
     let mut texts = Vec::with_capacity(calls.len());
+    let mut records = Vec::with_capacity(calls.len());
     let mut pause = None;
     for (tool, call, result) in join_all(runs).await {
         let pauses = tool.as_ref().is_some_and(|t| t.pauses());
@@ -607,18 +609,47 @@ async fn run_tools(
             }
         }
         let (text, _) = truncate_result(&value.to_string(), spec.limits.max_tool_result_chars);
+        let preview = result_preview(&value);
+        records.push(ToolCallRecord {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            arguments: recorded_arguments(&call.function.arguments),
+            success,
+            preview: preview.clone(),
+            error: error.clone(),
+        });
         log.push(RunEvent::ToolResult {
             tool_call_id: call.id.clone(),
             name: call.function.name.clone(),
             success,
-            preview: result_preview(&value),
+            preview,
             result: value,
             error,
             research,
         });
         texts.push(Some(text));
     }
+    if let Some((session, _)) = &spec.chat
+        && !records.is_empty()
+    {
+        session.do_send(RecordToolCalls {
+            run_id: log.run_id.clone(),
+            calls: records,
+        });
+    }
     (texts, pause)
+}
+
+/// Longest argument text kept in a run's record of its tool calls.
+const RECORDED_ARGUMENTS_CHARS: usize = 1_000;
+
+/// A call's arguments as recorded: the JSON object when short, else its text shortened.
+fn recorded_arguments(raw: &str) -> Value {
+    let (short, truncated) = truncate_result(raw, RECORDED_ARGUMENTS_CHARS);
+    if !truncated && let Ok(value) = serde_json::from_str::<Value>(raw) {
+        return value;
+    }
+    Value::String(short)
 }
 
 /// How many sources a research result cites: its result or page entries, or one.

@@ -255,10 +255,90 @@ pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), 
         created_at: Set(Utc::now()),
         finished_at: Set(None),
         draft: Set(None),
+        tool_calls: Set(None),
     }
     .insert(db)
     .await?;
     Ok(())
+}
+
+/// The most tool calls a run keeps a record of; a run that makes more keeps its first ones.
+pub const MAX_RECORDED_TOOL_CALLS: usize = 200;
+
+/// What one tool call of a run did, kept for showing under the answer after a reload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolCallRecord {
+    pub id: String,
+    pub name: String,
+    /// The arguments as the model sent them (a JSON object, or the raw text if not JSON),
+    /// shortened to a string when long.
+    pub arguments: serde_json::Value,
+    pub success: bool,
+    /// A short preview of the result.
+    pub preview: String,
+    pub error: Option<String>,
+}
+
+/// Adds `calls` to the run's record of tool calls, up to [`MAX_RECORDED_TOOL_CALLS`]. The
+/// caller serialises writes for one run (its chat session handles them one at a time).
+pub async fn append_tool_calls(
+    db: &DatabaseConnection,
+    run_id: &str,
+    calls: Vec<ToolCallRecord>,
+) -> Result<(), DbErr> {
+    use entities::runs;
+    use sea_orm::sea_query::Expr;
+    let Some(run) = runs::Entity::find_by_id(run_id).one(db).await? else {
+        return Ok(());
+    };
+    let recorded = extend_tool_record(run.tool_calls, calls);
+    runs::Entity::update_many()
+        .col_expr(runs::Column::ToolCalls, Expr::value(recorded))
+        .filter(runs::Column::Id.eq(run_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// `recorded` (a run's stored record, if any) with `calls` added after it, at most
+/// [`MAX_RECORDED_TOOL_CALLS`] in all.
+fn extend_tool_record(
+    recorded: Option<serde_json::Value>,
+    calls: Vec<ToolCallRecord>,
+) -> serde_json::Value {
+    let mut items = match recorded {
+        Some(serde_json::Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    let room = MAX_RECORDED_TOOL_CALLS.saturating_sub(items.len());
+    items.extend(
+        calls
+            .into_iter()
+            .take(room)
+            .filter_map(|call| serde_json::to_value(call).ok()),
+    );
+    serde_json::Value::Array(items)
+}
+
+/// The recorded tool calls of a chat's runs, by run id (runs that made none are left out).
+pub async fn tool_calls_by_run(
+    db: &DatabaseConnection,
+    chat_id: &str,
+) -> Result<std::collections::HashMap<String, serde_json::Value>, DbErr> {
+    use entities::runs;
+    let rows: Vec<(String, Option<serde_json::Value>)> = runs::Entity::find()
+        .select_only()
+        .column(runs::Column::Id)
+        .column(runs::Column::ToolCalls)
+        .filter(runs::Column::ChatId.eq(chat_id))
+        .filter(runs::Column::ToolCalls.is_not_null())
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, calls)| calls.map(|calls| (id, calls)))
+        .collect())
 }
 
 /// How a run ended, as recorded.
@@ -364,4 +444,49 @@ pub async fn pause_run(
     super::asks::insert(&txn, ask).await?;
     finish_run(&txn, run).await?;
     txn.commit().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: usize) -> ToolCallRecord {
+        ToolCallRecord {
+            id: format!("call_{id}"),
+            name: "calculator".into(),
+            arguments: serde_json::json!({"expression": "1+1"}),
+            success: true,
+            preview: "Result: 2.0".into(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_tool_record_grows_in_order_and_stops_at_its_limit() {
+        let first = extend_tool_record(None, vec![call(0), call(1)]);
+        let second = extend_tool_record(Some(first), vec![call(2)]);
+        let ids: Vec<&str> = second
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["call_0", "call_1", "call_2"]);
+
+        let full = extend_tool_record(None, (0..MAX_RECORDED_TOOL_CALLS + 5).map(call).collect());
+        assert_eq!(full.as_array().unwrap().len(), MAX_RECORDED_TOOL_CALLS);
+        let still_full = extend_tool_record(Some(full), vec![call(999)]);
+        let items = still_full.as_array().unwrap();
+        assert_eq!(items.len(), MAX_RECORDED_TOOL_CALLS);
+        assert_eq!(
+            items.last().unwrap()["id"],
+            format!("call_{}", MAX_RECORDED_TOOL_CALLS - 1)
+        );
+    }
+
+    #[test]
+    fn a_record_that_is_not_a_list_is_started_again() {
+        let record = extend_tool_record(Some(serde_json::json!({"bad": true})), vec![call(7)]);
+        assert_eq!(record.as_array().unwrap().len(), 1);
+    }
 }

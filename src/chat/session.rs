@@ -91,6 +91,14 @@ pub struct SaveDraft {
     pub content: String,
 }
 
+/// Adds a round of tool calls to the run's record (shown under its answer after a reload).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordToolCalls {
+    pub run_id: String,
+    pub calls: Vec<persistence::ToolCallRecord>,
+}
+
 /// Pauses a run on a question: stores the pending ask and marks the run paused.
 #[derive(Message)]
 #[rtype(result = "Result<(), ChatError>")]
@@ -471,6 +479,25 @@ impl Handler<SaveDraft> for ChatSession {
                 if let Err(err) = super::recovery::save_draft(&db, &msg.run_id, &msg.content).await
                 {
                     tracing::warn!(run_id = %msg.run_id, %err, "could not save a run's draft");
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}
+
+impl Handler<RecordToolCalls> for ChatSession {
+    type Result = AtomicResponse<Self, ()>;
+
+    /// Atomic, so two rounds of one run append in order.
+    fn handle(&mut self, msg: RecordToolCalls, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let db = self.db.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Err(err) = persistence::append_tool_calls(&db, &msg.run_id, msg.calls).await
+                {
+                    tracing::warn!(run_id = %msg.run_id, %err, "could not record a run's tool calls");
                 }
             }
             .into_actor(self),

@@ -199,11 +199,18 @@ async fn tree(
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
     let nodes = session.send(GetTree).await.map_err(mailbox)?;
+    let tool_calls = crate::chat::persistence::tool_calls_by_run(&state.db, &path).await?;
     let data: Vec<serde_json::Value> = nodes
         .iter()
         .map(|(node, active)| {
             let mut value = json!(MessageView::from(node));
             value["on_active_branch"] = json!(active);
+            // An answer carries a record of the tool calls its run made.
+            if node.role == "assistant"
+                && let Some(calls) = node.run_id.as_ref().and_then(|id| tool_calls.get(id))
+            {
+                value["tools"] = calls.clone();
+            }
             value
         })
         .collect();

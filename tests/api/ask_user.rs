@@ -486,3 +486,84 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
     let bad = app.get(&format!("/chat/api/{chat}/asks?status=some")).await;
     assert_eq!(bad.status(), 400);
 }
+
+#[actix_web::test]
+async fn an_answers_tool_calls_are_recorded_before_and_after_a_pause_and_a_restart() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([
+        Reply::tool_call("call_1", "calculator", json!({"expression": "6*7"})),
+        ask(json!({"question": "Which precision?", "options": ["1", "2"]})),
+    ]);
+    let response = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": "compute", "enableTools": true, "x_tools": ["calculator"]}),
+        )
+        .await;
+    let frames = read_all(response).await;
+    let correlation_id = question_event(&frames)["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let app = app.restart().await;
+    app.upstream.script([
+        Reply::tool_call("call_2", "calculator", json!({"expression": "1/0"})),
+        Reply::text("42, and 1/0 has no value."),
+    ]);
+    let resumed = reply(&app, &chat, &correlation_id, json!("2")).await;
+    assert_eq!(resumed.status(), 200);
+    assert_eq!(
+        content(&read_all(resumed).await),
+        "42, and 1/0 has no value."
+    );
+
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let answer = tree["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the answer is stored");
+    let tools = answer["tools"]
+        .as_array()
+        .expect("the answer lists its tool calls");
+    let summary: Vec<(&str, &str, bool)> = tools
+        .iter()
+        .map(|t| {
+            (
+                t["id"].as_str().unwrap(),
+                t["name"].as_str().unwrap(),
+                t["success"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    // The question itself is shown as its card, not as a tool call.
+    assert_eq!(
+        summary,
+        [
+            ("call_1", "calculator", true),
+            ("call_2", "calculator", false)
+        ]
+    );
+    assert_eq!(tools[0]["arguments"]["expression"], "6*7");
+    assert_eq!(tools[0]["preview"], "Result: 42.0");
+    assert!(
+        tools[1]["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "the failed call keeps its error: {}",
+        tools[1]
+    );
+    let user = tree["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    assert!(user.get("tools").is_none(), "only answers carry tool calls");
+}

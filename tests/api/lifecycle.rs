@@ -50,6 +50,7 @@ async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
         created_at: Set(Utc::now()),
         finished_at: Set(None),
         draft: Set(None),
+        tool_calls: Set(None),
     }
     .insert(&app.db)
     .await

@@ -34,7 +34,15 @@ await scenario(async ({ page }) => {
   await page.getByRole("button", { name: "⚙ Settings" }).click();
   assert(await page.getByRole("switch", { name: "Tools" }).isChecked(), "the switch is remembered");
   assert((await page.getByRole("spinbutton", { name: "Tool rounds per answer (1–8)" }).inputValue()) === "3", "the limit is remembered");
-  // The list of tool calls is still under the answer while the page lives; send another.
+  // The answer's tool calls are recorded on the server: the list is back after the reload.
+  const reloaded = page.getByRole("article", { name: "Assistant" }).filter({ hasText: "2^10 is 1024." });
+  const again = reloaded.getByText("2 tool calls, 1 failed");
+  await again.waitFor();
+  await again.click();
+  await reloaded.getByText("calculator").first().waitFor();
+  await reloaded.getByText(/Error: .*(division|zero|divide)/i).waitFor();
+  await until("the arguments shown after the reload", async () => (await reloaded.locator(".tool-args").first().innerText()).includes("2^10"));
+  await screenshot(page, "tool-calls-after-reload");
   await send(page, "Once more");
   await waitForAnswer(page, "With tools at 1 round, here is my answer.");
 });

@@ -33,6 +33,29 @@ export function siblingSwitcher(siblings, current, onSwitch) {
     h("button", { type: "button", class: "icon", "aria-label": "Next version", disabled: index >= siblings.length - 1, onclick: () => go(1) }, "›"));
 }
 
+/// The tool calls an answer's run recorded on the server (`/tree`'s `tools`), in the shape the
+/// live run keeps them.
+export function storedTools(records) {
+  if (!Array.isArray(records)) return null;
+  return records.map((r) => ({
+    id: r.id,
+    name: r.name,
+    arguments: r.arguments,
+    status: r.success ? "done" : "failed",
+    preview: r.preview ?? null,
+    error: r.error ?? null,
+  }));
+}
+
+/// The stored record, then what this page saw live that the record does not have yet (a run
+/// that paused before a reload and resumed after it has both halves).
+export function mergeTools(stored, live) {
+  if (!live || live.length === 0) return stored;
+  if (!stored || stored.length === 0) return live;
+  const known = new Set(stored.map((t) => t.id));
+  return [...stored, ...live.filter((t) => !known.has(t.id))];
+}
+
 export function toolList(tools) {
   if (!tools || tools.length === 0) return null;
   const failed = tools.filter((t) => t.status === "failed").length;

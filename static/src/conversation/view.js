@@ -10,7 +10,7 @@ import { store, drafts, settings } from "../store.js";
 import { h, throttle } from "../ui/dom.js";
 import { StreamingMarkdown } from "../markdown/render.js";
 import { newRun, applyFrame } from "./run.js";
-import { messageView, toolList, artifactList, adoptRendering } from "./message.js";
+import { messageView, toolList, artifactList, adoptRendering, storedTools, mergeTools } from "./message.js";
 import { askCard } from "./askcard.js";
 import { settingsPanel } from "./settings.js";
 import { refreshChats } from "../chats/sidebar.js";
@@ -194,7 +194,7 @@ export function conversationView({ chatId, onMenu }) {
       onSwitch: switchTo,
       onEdit: startEdit,
       onRegenerate: regenerate,
-      tools: node.run_id ? runs.get(node.run_id)?.tools : null,
+      tools: mergeTools(storedTools(node.tools), node.run_id ? runs.get(node.run_id)?.tools : null),
       cards: node.role === "assistant" && node.run_id ? cardsFor(node.run_id) : null,
     }));
     const onPath = new Set(shown.map((n) => n.run_id).filter(Boolean));
