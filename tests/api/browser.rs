@@ -323,6 +323,39 @@ async fn ask_user_cards_of_every_style_take_answers_and_survive_a_reload() {
 }
 
 #[actix_web::test]
+async fn a_question_that_expired_unanswered_says_so() {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+    let app = browser_app(|_| {}).await;
+    let chat = app.create_chat("Ports").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.upstream.script([Reply::tool_call(
+        "ask_1",
+        "ask_user",
+        json!({"question": "Which port?", "options": ["8080", "9090"]}),
+    )]);
+    let paused = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": "Serve it"}),
+        )
+        .await;
+    crate::sse::read_all(paused).await;
+    let expired = entities::pending_asks::Entity::update_many()
+        .col_expr(
+            entities::pending_asks::Column::ExpiresAt,
+            Expr::value(chrono::Utc::now() - chrono::Duration::hours(1)),
+        )
+        .filter(entities::pending_asks::Column::ChatId.eq(chat.as_str()))
+        .exec(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(expired.rows_affected, 1, "the question was stored");
+    run_scenario(&app, "ask_expired", &[("CHAT_ID", chat)]).await;
+}
+
+#[actix_web::test]
 async fn the_screens_are_accessible_usable_at_375_px_themed_and_light_to_load() {
     let app = browser_app(|_| {}).await;
     app.upstream.script([text("A short answer with `code`.")]);
