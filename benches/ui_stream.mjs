@@ -36,15 +36,40 @@ await page.evaluate(() => {
   };
   requestAnimationFrame(tick);
 });
+const profiling = process.env.BENCH_PROFILE === "1";
+if (profiling) {
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 500 });
+  await cdp.send("Profiler.start");
+}
 const busyBefore = await metric("TaskDuration");
 const started = Date.now();
 const box = page.getByRole("textbox", { name: "Message" });
 await box.fill("Now the long one");
 await box.press("Enter");
-await page.getByRole("button", { name: "Stop" }).waitFor();
-await page.getByRole("button", { name: "Send", exact: true }).waitFor();
+// Waited for with a cheap check a few times a second: Playwright's role queries walk the whole
+// accessibility tree of 300 messages at every poll, which would be measured as the page's own work.
+const busy = (state) => page.waitForFunction(
+  (want) => document.querySelector('[role="log"]')?.getAttribute("aria-busy") === want,
+  state, { polling: 250, timeout: 120000 });
+await busy("true");
+await busy("false");
 const wallMs = Date.now() - started;
 const busyAfter = await metric("TaskDuration");
+if (profiling) {
+  const { profile } = await cdp.send("Profiler.stop");
+  const selfTime = new Map();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const deltas = profile.timeDeltas;
+  profile.samples.forEach((id, i) => {
+    const frame = byId.get(id).callFrame;
+    const key = `${frame.functionName || "(anonymous)"} ${frame.url.split("/").pop()}:${frame.lineNumber}`;
+    selfTime.set(key, (selfTime.get(key) ?? 0) + (deltas[i] ?? 0) / 1000);
+  });
+  const top = [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, 25);
+  console.log("self time by function (ms):");
+  for (const [key, ms] of top) console.log(`  ${ms.toFixed(0).padStart(6)}  ${key}`);
+}
 const { frames, long } = await page.evaluate(() => {
   window.__stop = true;
   return { frames: window.__frames, long: window.__long };

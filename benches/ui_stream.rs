@@ -9,7 +9,8 @@
 //! milliseconds. The browser side is `benches/ui_stream.mjs` (playwright-core, Debian's
 //! `chromium`).
 //!
-//! Run with `cargo bench --bench ui_stream`.
+//! Run with `cargo bench --bench ui_stream`. `BENCH_PROFILE=1` also prints where the main
+//! thread spent its time (Chrome's sampling profiler, self time by function).
 
 #[path = "../tests/api/fake_upstream.rs"]
 #[allow(dead_code)]
@@ -73,6 +74,8 @@ fn main() {
         config.llm.base_url = upstream.base_url.clone();
         config.llm.model = "fake-model".into();
         config.auth.bootstrap_api_key = Some(SecretString::from(API_KEY));
+        // A `node static/build.mjs DIR` output, to measure UI changes without a release build.
+        config.static_dir = std::env::var_os("COLLOQUY_STATIC_DIR").map(PathBuf::from);
         let app = Application::build(config).await.expect("Colloquy starts");
         let address = format!("http://{}", app.address());
         let login = app.login_url().expect("a login link").to_string();
@@ -116,6 +119,7 @@ fn main() {
                 .env("COLLOQUY_LOGIN_URL", &login)
                 .env("CHAT_ID", &chat_id)
                 .env("REPLY_TOKENS", REPLY_TOKENS.to_string())
+                .env("BENCH_PROFILE", std::env::var("BENCH_PROFILE").unwrap_or_default())
                 .status()
         })
         .await

@@ -26,7 +26,8 @@ const result = await build({
   bundle: true,
   splitting: true,
   format: "esm",
-  minify: true,
+  // COLLOQUY_UI_MINIFY=0 keeps names readable, for profiling.
+  minify: process.env.COLLOQUY_UI_MINIFY !== "0",
   sourcemap: false,
   target: ["es2022"],
   outdir: join(out, "assets"),
