@@ -119,7 +119,10 @@ fn main() {
                 .env("COLLOQUY_LOGIN_URL", &login)
                 .env("CHAT_ID", &chat_id)
                 .env("REPLY_TOKENS", REPLY_TOKENS.to_string())
-                .env("BENCH_PROFILE", std::env::var("BENCH_PROFILE").unwrap_or_default())
+                .env(
+                    "BENCH_PROFILE",
+                    std::env::var("BENCH_PROFILE").unwrap_or_default(),
+                )
                 .status()
         })
         .await

@@ -157,6 +157,12 @@ pub struct LlmConfig {
     /// uses `base_url`. A single-slot llama-server evicts the chat's cached prompt at every
     /// embedding call, so give embeddings a server of their own there.
     pub embedding_base_url: Option<String>,
+    /// The context window (in tokens) of every model, when set; overrides discovery.
+    pub context_length: Option<u32>,
+    /// Context windows by model name, for models the server does not describe. Without an
+    /// entry, Colloquy asks the server (llama.cpp's `/props`, vLLM's `max_model_len` in
+    /// `/v1/models`, Ollama's `/api/show`) and learns it from a context-overflow error.
+    pub context_lengths: std::collections::HashMap<String, u32>,
     /// Seconds to establish a connection to the upstream.
     pub connect_timeout_secs: u64,
     /// Seconds without a single byte from the upstream before a read fails (a stalled stream).
@@ -177,6 +183,8 @@ impl Default for LlmConfig {
             model: "llama3.2".into(),
             embedding_model: "nomic-embed-text".into(),
             embedding_base_url: None,
+            context_length: None,
+            context_lengths: std::collections::HashMap::new(),
             connect_timeout_secs: 10,
             read_timeout_secs: 120,
             max_retries: 3,

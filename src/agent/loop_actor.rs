@@ -12,6 +12,7 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use serde_json::Value;
 
+use super::context::{self, TooLarge};
 use super::events::{RunError, RunEvent, StopReason};
 use super::governance::{
     CallKey, LoopDetector, result_preview, strip_base64_images, truncate_result,
@@ -21,7 +22,7 @@ use super::run_log::RunLog;
 use crate::chat::persistence::ToolCallRecord;
 use crate::chat::session::{ChatSession, CompleteTurn, RecordToolCalls, SaveDraft};
 use crate::config::AgentConfig;
-use crate::llm::wire::{ChatMessage, ChatRequest, FinishReason, ToolCall, Usage};
+use crate::llm::wire::{ChatMessage, ChatRequest, FinishReason, Role, ToolCall, Usage};
 use crate::llm::{LlmClient, LlmError, TurnAccumulator};
 use crate::tools::{ProgressKind, SharedTool, ToolError};
 
@@ -415,6 +416,13 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
     let definitions: Vec<_> = spec.tools.iter().map(|t| t.definition()).collect();
     let mut messages = spec.messages.clone();
     let mut tool_rounds = resume.tool_rounds;
+    // The latest turn (the user's message, and this run's exchanges after it) is never
+    // dropped to fit the context.
+    let latest_turn = messages
+        .iter()
+        .rposition(|m| m.role == Role::User)
+        .unwrap_or(0);
+    let mut fitting = Fitting::default();
     loop {
         let final_call = !spec.tools.is_empty() && tool_rounds >= spec.max_iterations;
         let mut request = spec.template.clone();
@@ -426,6 +434,16 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         } else {
             request = request.with_tools(definitions.clone());
         }
+        let window = match guarded(log, deadline, spec.llm.context_length(&request.model)).await {
+            Ok(window) => window,
+            Err(interrupt) => return state.stop(log, interrupt.reason(), None),
+        };
+        if let Some(window) = window
+            && let Err(too_large) = fitting.fit(log, &mut request, latest_turn, window)
+        {
+            let error = RunError::new("context_length_exceeded", too_large.message());
+            return state.stop(log, StopReason::UpstreamError, Some(error));
+        }
         state.iterations += 1;
         let opened = match guarded(log, deadline, spec.llm.chat_stream(&request)).await {
             Ok(opened) => opened,
@@ -433,6 +451,18 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         };
         let mut stream = match opened {
             Ok(stream) => stream,
+            // The server told how large its context is: fit the request to it and try once
+            // more.
+            Err(LlmError::ContextOverflow {
+                context_length: Some(size),
+                ..
+            }) if !fitting.learnt && window != Some(size) => {
+                tracing::info!(run_id = %log.run_id, model = %request.model, size, "learnt the model's context window from its error");
+                spec.llm.learn_context_length(&request.model, size);
+                fitting.learnt = true;
+                state.iterations -= 1;
+                continue;
+            }
             Err(err) => {
                 let error = upstream_error(log, &err);
                 return state.stop(log, StopReason::UpstreamError, error);
@@ -523,6 +553,41 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         }
     }
 }
+
+/// Fitting each request of a run into the model's context window.
+#[derive(Default)]
+struct Fitting {
+    /// What the last trimming did, so the event is sent when it changes, not every call.
+    last: Option<(usize, usize)>,
+    /// Whether the window was already learnt from an overflow error in this run.
+    learnt: bool,
+}
+
+impl Fitting {
+    fn fit(
+        &mut self,
+        log: &RunLog,
+        request: &mut ChatRequest,
+        latest_turn: usize,
+        window: u32,
+    ) -> Result<(), TooLarge> {
+        let Some(trimmed) = context::fit(request, latest_turn, window)? else {
+            return Ok(());
+        };
+        let now = (trimmed.dropped_messages, trimmed.shortened_results);
+        if self.last != Some(now) {
+            self.last = Some(now);
+            log.push(RunEvent::Extension {
+                event_type: CONTEXT_TRIMMED.into(),
+                payload: trimmed.payload(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The event saying a request was fitted into the model's context window.
+pub const CONTEXT_TRIMMED: &str = "x_chat.context_trimmed";
 
 /// A call ready to run, or already answered by the governance rules.
 enum Planned {

@@ -3,6 +3,7 @@
 //! estimates for upstreams that report none. It talks to chats only through messages to their
 //! `ChatSession`.
 
+pub mod context;
 pub mod events;
 pub mod governance;
 pub mod launch;

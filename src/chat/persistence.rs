@@ -320,24 +320,39 @@ fn extend_tool_record(
     serde_json::Value::Array(items)
 }
 
-/// The recorded tool calls of a chat's runs, by run id (runs that made none are left out).
-pub async fn tool_calls_by_run(
+/// What a run's answer shows beside its text: the tool calls it made and the error it
+/// ended with.
+#[derive(Debug, Clone, Default)]
+pub struct RunRecord {
+    pub tool_calls: Option<serde_json::Value>,
+    pub error: Option<String>,
+}
+
+/// The records of a chat's runs that made tool calls or failed, by run id.
+pub async fn run_records(
     db: &DatabaseConnection,
     chat_id: &str,
-) -> Result<std::collections::HashMap<String, serde_json::Value>, DbErr> {
+) -> Result<std::collections::HashMap<String, RunRecord>, DbErr> {
     use entities::runs;
-    let rows: Vec<(String, Option<serde_json::Value>)> = runs::Entity::find()
+    use sea_orm::Condition;
+    type Row = (String, Option<serde_json::Value>, Option<String>);
+    let rows: Vec<Row> = runs::Entity::find()
         .select_only()
         .column(runs::Column::Id)
         .column(runs::Column::ToolCalls)
+        .column(runs::Column::Error)
         .filter(runs::Column::ChatId.eq(chat_id))
-        .filter(runs::Column::ToolCalls.is_not_null())
+        .filter(
+            Condition::any()
+                .add(runs::Column::ToolCalls.is_not_null())
+                .add(runs::Column::Error.is_not_null()),
+        )
         .into_tuple()
         .all(db)
         .await?;
     Ok(rows
         .into_iter()
-        .filter_map(|(id, calls)| calls.map(|calls| (id, calls)))
+        .map(|(id, tool_calls, error)| (id, RunRecord { tool_calls, error }))
         .collect())
 }
 

@@ -381,7 +381,10 @@ impl Handler<CompleteTurn> for ChatSession {
     fn handle(&mut self, msg: CompleteTurn, _: &mut Self::Context) -> Self::Result {
         self.touch();
         self.active_runs = self.active_runs.saturating_sub(1);
-        let has_answer = !msg.content.is_empty() || msg.parts.is_some();
+        // A turn that ended without text is still answered on its branch (its run holds the
+        // error), so the history never has a question left hanging and roles alternate.
+        let ended_early = !matches!(msg.stop_reason, StopReason::Completed | StopReason::Paused);
+        let has_answer = !msg.content.is_empty() || msg.parts.is_some() || ended_early;
         let answer = has_answer.then(|| {
             let mut node = self.node(
                 Some(msg.user_message_id.clone()),

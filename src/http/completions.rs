@@ -193,6 +193,10 @@ pub(super) fn run_failure(error: &crate::agent::events::RunError) -> AppError {
         "upstream_invalid_response" => LlmError::InvalidResponse(cause),
         "upstream_stream_error" => LlmError::StreamError(cause),
         "upstream_stream_truncated" => LlmError::StreamTruncated(cause),
+        "context_length_exceeded" => LlmError::ContextOverflow {
+            context_length: None,
+            message: cause,
+        },
         _ => LlmError::Status {
             status: 502,
             message: cause,

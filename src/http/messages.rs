@@ -199,17 +199,22 @@ async fn tree(
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
     let nodes = session.send(GetTree).await.map_err(mailbox)?;
-    let tool_calls = crate::chat::persistence::tool_calls_by_run(&state.db, &path).await?;
+    let runs = crate::chat::persistence::run_records(&state.db, &path).await?;
     let data: Vec<serde_json::Value> = nodes
         .iter()
         .map(|(node, active)| {
             let mut value = json!(MessageView::from(node));
             value["on_active_branch"] = json!(active);
-            // An answer carries a record of the tool calls its run made.
+            // An answer carries the tool calls its run made and the error it ended with.
             if node.role == "assistant"
-                && let Some(calls) = node.run_id.as_ref().and_then(|id| tool_calls.get(id))
+                && let Some(run) = node.run_id.as_ref().and_then(|id| runs.get(id))
             {
-                value["tools"] = calls.clone();
+                if let Some(calls) = &run.tool_calls {
+                    value["tools"] = calls.clone();
+                }
+                if let Some(error) = &run.error {
+                    value["error"] = json!(error);
+                }
             }
             value
         })

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::LlmError;
 use super::stream::decode_chunks;
+use super::window::{self, ContextWindows, Known};
 use super::wire::{
     ChatCompletion, ChatCompletionChunk, ChatRequest, EmbeddingRequest, EmbeddingResponse,
     ModelList, StreamOptions,
@@ -24,6 +25,8 @@ pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatCompletionChunk, LlmE
 
 /// Longest error body we read from the upstream for a message.
 const MAX_ERROR_BODY_CHARS: usize = 2_000;
+/// How long asking a server for a model's context window may take.
+const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Clone)]
 pub struct LlmClient {
@@ -35,6 +38,7 @@ pub struct LlmClient {
     default_model: String,
     embedding_model: String,
     retry: RetryPolicy,
+    windows: std::sync::Arc<ContextWindows>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -76,6 +80,10 @@ impl LlmClient {
                 initial_backoff: Duration::from_millis(config.retry_initial_backoff_ms),
                 max_backoff: Duration::from_millis(config.retry_max_backoff_ms),
             },
+            windows: std::sync::Arc::new(ContextWindows::new(
+                config.context_length,
+                config.context_lengths.clone(),
+            )),
         })
     }
 
@@ -138,6 +146,61 @@ impl LlmClient {
                 None => return Ok(Box::pin(futures_util::stream::empty())),
             }
         }
+    }
+
+    /// The context window of `model` in tokens, if it is configured or the server says it;
+    /// `None` when nothing tells (requests are then sent as they are).
+    pub async fn context_length(&self, model: &str) -> Option<u32> {
+        match self.windows.known(model) {
+            Known::Size(size) => return Some(size),
+            Known::Unknown => return None,
+            Known::Ask => {}
+        }
+        let found = self.describe_context_length(model).await;
+        tracing::info!(model, context_length = ?found, "asked the model server for the context window");
+        self.windows.learn(model, found);
+        found
+    }
+
+    /// Remembers a window an overflow error revealed.
+    pub fn learn_context_length(&self, model: &str, size: u32) {
+        self.windows.learn(model, Some(size));
+    }
+
+    /// Asks the server, the ways llama.cpp, vLLM and Ollama answer, each briefly.
+    async fn describe_context_length(&self, model: &str) -> Option<u32> {
+        let root = self
+            .base_url
+            .strip_suffix("/v1")
+            .unwrap_or(&self.base_url)
+            .to_string();
+        let ask = |request: RequestBuilder| async move {
+            let response = self
+                .authorize(request.timeout(DESCRIBE_TIMEOUT))
+                .send()
+                .await
+                .ok()
+                .filter(|r| r.status().is_success())?;
+            response.json::<serde_json::Value>().await.ok()
+        };
+        if let Some(size) = ask(self.http.get(format!("{root}/props")))
+            .await
+            .and_then(|props| window::from_props(&props))
+        {
+            return Some(size);
+        }
+        if let Some(size) = ask(self.http.get(self.url("models")))
+            .await
+            .and_then(|list| window::from_model_list(&list, model))
+        {
+            return Some(size);
+        }
+        ask(self
+            .http
+            .post(format!("{root}/api/show"))
+            .json(&serde_json::json!({ "model": model })))
+        .await
+        .and_then(|show| window::from_ollama_show(&show))
     }
 
     /// The upstream's model list, as it gives it.
@@ -220,14 +283,20 @@ async fn status_error(response: Response) -> LlmError {
         return LlmError::RateLimited { retry_after_secs };
     }
     let body = response.text().await.unwrap_or_default();
-    let message = serde_json::from_str::<serde_json::Value>(&body)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/error/message")
-                .or_else(|| v.get("error"))
-                .and_then(|m| m.as_str().map(str::to_string))
-        })
+    let parsed = serde_json::from_str::<serde_json::Value>(&body).unwrap_or_default();
+    let message = parsed
+        .pointer("/error/message")
+        .or_else(|| parsed.get("error"))
+        .and_then(|m| m.as_str().map(str::to_string))
         .unwrap_or_else(|| body.chars().take(MAX_ERROR_BODY_CHARS).collect());
+    if matches!(status, 400 | 413)
+        && let Some(context_length) = window::overflow(&parsed, &message)
+    {
+        return LlmError::ContextOverflow {
+            context_length,
+            message,
+        };
+    }
     LlmError::Status { status, message }
 }
 

@@ -23,6 +23,13 @@ pub enum LlmError {
     /// An `error` object inside an otherwise successful stream.
     #[error("the model server reported an error mid-stream: {0}")]
     StreamError(String),
+    /// The upstream refused the request as longer than the model's context window; carries
+    /// the window's size when the error said it.
+    #[error("the request does not fit the model's context window: {message}")]
+    ContextOverflow {
+        context_length: Option<u32>,
+        message: String,
+    },
     /// The stream ended (or broke) before the model finished its turn.
     #[error("the model's stream was cut off before it finished: {0}")]
     StreamTruncated(String),
@@ -40,6 +47,7 @@ impl LlmError {
             Self::InvalidResponse(_) => "upstream_invalid_response",
             Self::StreamError(_) => "upstream_stream_error",
             Self::StreamTruncated(_) => "upstream_stream_truncated",
+            Self::ContextOverflow { .. } => "context_length_exceeded",
         }
     }
 
@@ -50,6 +58,7 @@ impl LlmError {
             Self::Status { status, .. } if Self::is_client_status(*status) => {
                 StatusCode::BAD_REQUEST
             }
+            Self::ContextOverflow { .. } => StatusCode::BAD_REQUEST,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::RateLimited { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Connect(_)
@@ -88,6 +97,7 @@ impl LlmError {
             // The upstream's refusal of the request itself says what the caller must fix.
             Self::RateLimited { .. } => self.to_string(),
             Self::Status { status, .. } if Self::is_client_status(*status) => self.to_string(),
+            Self::ContextOverflow { .. } => self.to_string(),
             Self::Status { status, .. } => format!("the model server answered {status}"),
             Self::InvalidResponse(_) => "the model server sent an invalid response".into(),
             Self::StreamError(_) => "the model server reported an error mid-stream".into(),
@@ -101,7 +111,7 @@ impl LlmError {
             Self::Connect(_) | Self::Timeout(_) | Self::RateLimited { .. } => true,
             Self::Status { status, .. } => *status >= 500,
             Self::StreamTruncated(_) => true,
-            Self::InvalidResponse(_) | Self::StreamError(_) => false,
+            Self::InvalidResponse(_) | Self::StreamError(_) | Self::ContextOverflow { .. } => false,
         }
     }
 }

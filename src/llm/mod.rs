@@ -5,6 +5,7 @@
 mod client;
 mod error;
 mod stream;
+mod window;
 pub mod wire;
 
 pub use client::{ChatStream, LlmClient};

@@ -369,18 +369,41 @@ async fn a_failing_upstream_ends_the_run_with_a_reason_and_keeps_the_user_messag
     let error = frames.iter().find(|f| f.kind() == "error").unwrap().json();
     assert_eq!(error["error"]["code"], "upstream_error");
     let stored = active_messages(&app, &chat).await;
-    assert_eq!(contents(&stored), ["user:hello"]);
+    assert_eq!(contents(&stored), ["user:hello", "assistant:"]);
+    assert_eq!(stored[1]["stop_reason"], "upstream_error");
+    assert_eq!(
+        finished(&frames)["assistant_message_id"],
+        stored[1]["id"],
+        "the failed turn's answer is the run's"
+    );
 }
 
 #[actix_web::test]
 async fn after_a_failed_turn_the_next_request_still_alternates_roles() {
     let app = spawn_app_with(|config| config.llm.max_retries = 0).await;
+    app.upstream.alternate_roles();
     let chat = new_chat(&app).await;
     app.upstream
         .script([Reply::status(500, "exploded"), Reply::text("Hello again.")]);
     send(&app, &chat, json!({"content": "hello"})).await;
+    // The failed turn is answered on its branch by a message that carries the error.
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let failed = &tree["data"][1];
+    assert_eq!(failed["role"], "assistant", "{tree}");
+    assert_eq!(failed["stop_reason"], "upstream_error");
+    assert_eq!(failed["content"], "");
+    assert!(
+        failed["error"].as_str().is_some_and(|e| e.contains("500")),
+        "the answer says why: {failed}"
+    );
+
     let frames = send(&app, &chat, json!({"content": "are you there?"})).await;
-    assert_eq!(finished(&frames)["stop_reason"], "completed");
+    assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
     let sent = app.upstream.received().last().unwrap().body.clone();
     let roles: Vec<&str> = sent["messages"]
         .as_array()
@@ -389,15 +412,10 @@ async fn after_a_failed_turn_the_next_request_still_alternates_roles() {
         .map(|m| m["role"].as_str().unwrap())
         .filter(|role| *role != "system")
         .collect();
-    assert_eq!(roles, ["user"], "{sent}");
-    let question = sent["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        question.contains("hello") && question.ends_with("are you there?"),
-        "{question}"
-    );
+    assert_eq!(roles, ["user", "assistant", "user"], "{sent}");
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["content"], "are you there?");
+    assert_eq!(messages[messages.len() - 3]["content"], "hello");
 }
 
 #[actix_web::test]
@@ -787,9 +805,10 @@ async fn a_run_past_its_time_budget_stops_with_that_reason() {
     let stored = active_messages(&app, &chat).await;
     assert_eq!(
         contents(&stored),
-        ["user:slow"],
-        "nothing generated, nothing invented"
+        ["user:slow", "assistant:"],
+        "nothing generated, nothing invented: the turn is closed with its reason"
     );
+    assert_eq!(stored[1]["stop_reason"], "time_budget");
 }
 
 #[actix_web::test]
@@ -927,4 +946,129 @@ async fn tool_arguments_that_are_not_json_are_shown_as_the_model_sent_them() {
         .find(|j| j["type"] == "x_research.reading")
         .expect("an x_research.reading event");
     assert_eq!(reading["arguments"], "{\"url\": https://example.com");
+}
+
+/// About `n` words of plain English.
+fn prose(n: usize) -> String {
+    const WORDS: [&str; 8] = [
+        "the", "model", "reads", "every", "message", "before", "it", "answers",
+    ];
+    (0..n)
+        .map(|i| WORDS[i % WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[actix_web::test]
+async fn a_chat_that_outgrows_the_context_keeps_working_and_says_what_was_trimmed() {
+    let app = spawn_app().await;
+    app.upstream.context_length(4_096);
+    let chat = new_chat(&app).await;
+    let mut trimmed = Vec::new();
+    for turn in 0..10 {
+        app.upstream
+            .script([Reply::text(&format!("answer {turn}: {}", prose(250)))]);
+        let frames = send(
+            &app,
+            &chat,
+            json!({"content": format!("question {turn}: {}", prose(250))}),
+        )
+        .await;
+        assert_eq!(
+            finished(&frames)["stop_reason"],
+            "completed",
+            "turn {turn}: {frames:?}"
+        );
+        trimmed.extend(
+            frames
+                .iter()
+                .filter(|f| f.kind() == "x_chat.context_trimmed")
+                .map(Frame::json),
+        );
+    }
+    assert!(!trimmed.is_empty(), "the run says history was trimmed");
+    let event = trimmed.last().unwrap();
+    assert_eq!(event["context_length"], 4_096);
+    assert!(event["dropped_messages"].as_u64().unwrap() >= 2, "{event}");
+    let last = app.upstream.received().last().unwrap().body.clone();
+    assert!(crate::fake_upstream::fake_tokens(&last) <= 4_096);
+    let messages = last["messages"].as_array().unwrap();
+    assert!(
+        messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("question 9:")
+    );
+    let history: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(history.first(), Some(&"user"), "history starts at a turn");
+    assert!(history.len() < 19, "older turns were left out: {history:?}");
+    // Nothing is lost from the chat itself.
+    assert_eq!(active_messages(&app, &chat).await.len(), 20);
+}
+
+#[actix_web::test]
+async fn a_message_larger_than_the_context_is_refused_up_front_and_the_chat_stays_usable() {
+    let app = spawn_app().await;
+    app.upstream.context_length(4_096);
+    let chat = new_chat(&app).await;
+    let frames = send(&app, &chat, json!({"content": prose(6_000)})).await;
+    assert_eq!(finished(&frames)["stop_reason"], "upstream_error");
+    let error = frames.iter().find(|f| f.kind() == "error").unwrap().json();
+    assert_eq!(error["error"]["code"], "context_length_exceeded");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("4096 tokens"), "{message}");
+    assert!(
+        app.upstream
+            .received()
+            .iter()
+            .all(|r| r.path != "/v1/chat/completions"),
+        "the model was never sent what cannot fit"
+    );
+
+    app.upstream.script([Reply::text("Hi.")]);
+    let frames = send(&app, &chat, json!({"content": "hello"})).await;
+    assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
+    let sent = app.upstream.received().last().unwrap().body.clone();
+    assert_eq!(
+        sent["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .count(),
+        1,
+        "the refused turn is left out: {sent}"
+    );
+}
+
+#[actix_web::test]
+async fn a_window_the_server_only_states_in_its_error_is_learnt_and_the_request_refitted() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    for turn in 0..6 {
+        app.upstream.script([Reply::text(&prose(400))]);
+        send(
+            &app,
+            &chat,
+            json!({"content": format!("q{turn} {}", prose(400))}),
+        )
+        .await;
+    }
+    app.upstream.hidden_context_length(4_096);
+    app.upstream.script([Reply::text("Still here.")]);
+    let frames = send(&app, &chat, json!({"content": "and now?"})).await;
+    assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
+    assert_eq!(content(&frames), "Still here.");
+    let sent = app.upstream.received().last().unwrap().body.clone();
+    assert!(crate::fake_upstream::fake_tokens(&sent) <= 4_096);
+    let rejected = &app.upstream.received()[app.upstream.received().len() - 2];
+    assert!(
+        crate::fake_upstream::fake_tokens(&rejected.body) > 4_096,
+        "the first try was refused by the server"
+    );
+    assert!(frames.iter().any(|f| f.kind() == "x_chat.context_trimmed"));
 }

@@ -197,6 +197,14 @@ struct Shared {
     /// Answer `/embeddings` with one vector per token, as llama-server does without
     /// `--pooling`.
     per_token_embeddings: bool,
+    /// The context window `/props` reports; requests longer than it get llama-server's 400
+    /// when `enforce_context` is set.
+    n_ctx: Option<u32>,
+    enforce_context: bool,
+    n_ctx_hidden: bool,
+    /// Reject conversations whose user and assistant turns do not alternate, as the chat
+    /// templates of Gemma, Mistral and Llama 2 do.
+    alternate_roles: bool,
 }
 
 /// Counts a stream as abandoned if it is dropped before it finished.
@@ -237,6 +245,7 @@ impl FakeUpstream {
                 .route("/v1/chat/completions", web::post().to(completions))
                 .route("/v1/models", web::get().to(models))
                 .route("/v1/embeddings", web::post().to(embeddings))
+                .route("/props", web::get().to(props))
         })
         .workers(1)
         .bind("127.0.0.1:0")
@@ -261,6 +270,27 @@ impl FakeUpstream {
     /// vector and three times it, so their mean is twice the usual vector).
     pub fn embed_per_token(&self) {
         self.shared.lock().unwrap().per_token_embeddings = true;
+    }
+
+    /// From now on, the fake is a llama-server with a context window of `n_ctx` tokens: it
+    /// says so in `/props` and answers a longer request with its 400.
+    pub fn context_length(&self, n_ctx: u32) {
+        let mut shared = self.shared.lock().unwrap();
+        shared.n_ctx = Some(n_ctx);
+        shared.enforce_context = true;
+    }
+
+    /// Like `context_length`, but `/props` says nothing: the window shows only in the
+    /// overflow error (as with llama-cpp-python).
+    pub fn hidden_context_length(&self, n_ctx: u32) {
+        self.context_length(n_ctx);
+        self.shared.lock().unwrap().n_ctx_hidden = true;
+    }
+
+    /// From now on, conversations whose user and assistant turns do not alternate are
+    /// rejected the way a Jinja chat template rejects them.
+    pub fn alternate_roles(&self) {
+        self.shared.lock().unwrap().alternate_roles = true;
     }
 
     /// How many streams were dropped by their client before they finished.
@@ -324,6 +354,9 @@ async fn completions(
             }
         }
     }
+    if let Some(refusal) = refuse_like_a_real_server(&shared, &body) {
+        return refusal;
+    }
     let reply = shared.lock().unwrap().script.pop_front();
     let Some(reply) = reply else {
         return HttpResponse::BadRequest()
@@ -379,6 +412,71 @@ async fn completions(
     HttpResponse::Ok()
         .content_type("text/event-stream")
         .streaming(stream)
+}
+
+/// Tokens the fake counts for a request: about four bytes of text each, plus four per
+/// message (close to what real tokenizers give for English).
+pub fn fake_tokens(body: &Value) -> u32 {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let text: usize = messages
+        .iter()
+        .map(|m| m["content"].as_str().map_or(0, str::len) + m["tool_calls"].to_string().len())
+        .sum();
+    let tools = body.get("tools").map_or(0, |tools| tools.to_string().len());
+    ((text + tools) / 4 + 4 * messages.len()) as u32
+}
+
+/// llama-server's 400 for a prompt longer than its context, and a chat template's refusal
+/// of roles that do not alternate (llama-server answers that with a 500).
+fn refuse_like_a_real_server(shared: &Mutex<Shared>, body: &Value) -> Option<HttpResponse> {
+    let (n_ctx, enforce, alternate) = {
+        let shared = shared.lock().unwrap();
+        (shared.n_ctx, shared.enforce_context, shared.alternate_roles)
+    };
+    if enforce && let Some(n_ctx) = n_ctx {
+        let prompt = fake_tokens(body);
+        if prompt > n_ctx {
+            return Some(HttpResponse::BadRequest().json(json!({"error": {
+                "code": 400,
+                "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": prompt,
+                "n_ctx": n_ctx}})));
+        }
+    }
+    if alternate {
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m.get("tool_calls").is_none())
+            .filter_map(|m| m["role"].as_str())
+            .filter(|role| matches!(*role, "user" | "assistant"))
+            .collect();
+        let alternates = roles
+            .iter()
+            .enumerate()
+            .all(|(i, role)| *role == if i % 2 == 0 { "user" } else { "assistant" });
+        if !alternates {
+            return Some(HttpResponse::InternalServerError().json(json!({"error": {
+                "code": 500,
+                "message": "Conversation roles must alternate user/assistant/user/assistant/...",
+                "type": "server_error"}})));
+        }
+    }
+    None
+}
+
+/// llama-server's `/props`: the context window of its slots.
+async fn props(shared: web::Data<Mutex<Shared>>) -> HttpResponse {
+    let shared = shared.lock().unwrap();
+    if shared.n_ctx_hidden {
+        return HttpResponse::NotFound().finish();
+    }
+    let n_ctx = shared.n_ctx.unwrap_or(1_048_576);
+    HttpResponse::Ok().json(json!({
+        "default_generation_settings": {"n_ctx": n_ctx},
+        "total_slots": 1}))
 }
 
 async fn models(shared: web::Data<Mutex<Shared>>, req: HttpRequest) -> HttpResponse {

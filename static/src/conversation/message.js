@@ -119,6 +119,7 @@ export function messageView(node, ctx) {
     markdownOf(node.id, node.content ?? ""),
     artifactList(artifacts),
     stopLine(node.stop_reason),
+    node.error ? h("p", { class: "run-error" }, `Error: ${node.error}`) : null,
     h("div", { class: "message-actions" },
       siblingSwitcher(ctx.siblings, node, ctx.onSwitch),
       copyButton(node.content ?? ""),

@@ -1,0 +1,298 @@
+//! Fitting a request into the model's context window. Tokens are counted with cl100k_base (the
+//! tokenizer Colloquy has; a model's own may count more, hence the margin), and the request
+//! loses its oldest turns first: the system prompt (with memories and passages) and the latest
+//! turn (the user's message and this run's tool exchanges) are kept. If they alone do not fit,
+//! this run's oldest tool results are shortened; if even that is not enough, the request is
+//! refused before it reaches the model, naming both sizes.
+
+use serde_json::{Value, json};
+
+use crate::documents::chunk::Chunker;
+use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
+
+/// Tokens a message costs beyond its text (role and separators).
+const TOKENS_PER_MESSAGE: u64 = 4;
+/// Share of the context kept free because the model's tokenizer may count more than cl100k.
+const MARGIN_PERCENT: u64 = 15;
+/// Most tokens kept for the answer when the request sets no `max_tokens`.
+const DEFAULT_ANSWER_RESERVE: u64 = 1_024;
+/// What a tool result shortened to fit says instead.
+pub const REMOVED_RESULT: &str =
+    "{\"note\":\"this result was removed to fit the model's context window\"}";
+
+/// What fitting did to a request that did not fit as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trimmed {
+    /// Earlier messages left out, oldest first.
+    pub dropped_messages: usize,
+    /// This run's tool results shortened.
+    pub shortened_results: usize,
+    /// The estimated prompt size after fitting, in tokens.
+    pub prompt_tokens: u64,
+    pub context_length: u32,
+}
+
+impl Trimmed {
+    /// The `x_chat.context_trimmed` event's payload.
+    pub fn payload(&self) -> Value {
+        json!({
+            "dropped_messages": self.dropped_messages,
+            "shortened_results": self.shortened_results,
+            "prompt_tokens": self.prompt_tokens,
+            "context_length": self.context_length,
+        })
+    }
+}
+
+/// The request cannot fit: what it needs at the least, and what the model has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooLarge {
+    pub needed_tokens: u64,
+    /// Tokens the prompt may use: the context less the answer's reserve and the margin.
+    pub prompt_budget: u64,
+    pub context_length: u32,
+}
+
+impl TooLarge {
+    pub fn message(&self) -> String {
+        format!(
+            "the message needs about {} tokens, but the model's context holds {} tokens \
+             ({} for the prompt once room is kept for the answer); shorten the message or \
+             use a model with a larger context",
+            self.needed_tokens, self.context_length, self.prompt_budget
+        )
+    }
+}
+
+/// Tokens the prompt may use in a context of `context_length`, when `max_tokens` (if any) is
+/// kept for the answer.
+pub fn prompt_budget(context_length: u32, max_tokens: Option<u32>) -> u64 {
+    let context = u64::from(context_length);
+    let reserve = max_tokens
+        .map(u64::from)
+        .unwrap_or_else(|| (context / 4).min(DEFAULT_ANSWER_RESERVE));
+    let margin = context * MARGIN_PERCENT / 100;
+    context.saturating_sub(reserve).saturating_sub(margin)
+}
+
+/// Fits `request` into `context_length`. `latest_turn` is the index (in `request.messages`)
+/// where the latest turn begins: messages from there on are never dropped. Returns `None`
+/// when the request fits as it is.
+pub fn fit(
+    request: &mut ChatRequest,
+    latest_turn: usize,
+    context_length: u32,
+) -> Result<Option<Trimmed>, TooLarge> {
+    let chunker = Chunker::default();
+    let count = |message: &ChatMessage| message_tokens(&chunker, message);
+    let budget = prompt_budget(context_length, request.max_tokens);
+    let tools = request.tools.as_ref().map_or(0, |tools| {
+        text_tokens(&chunker, &serde_json::to_string(tools).unwrap_or_default())
+    });
+    let mut sizes: Vec<u64> = request.messages.iter().map(count).collect();
+    let total = |sizes: &[u64]| tools + sizes.iter().sum::<u64>();
+    if total(&sizes) <= budget {
+        return Ok(None);
+    }
+    let latest_turn = latest_turn.min(request.messages.len());
+    // Leading system messages stay.
+    let first = request
+        .messages
+        .iter()
+        .take(latest_turn)
+        .take_while(|m| matches!(m.role, Role::System | Role::Developer))
+        .count();
+    // Drop whole turns from the oldest: after the cut the history begins with a user message.
+    let mut cut = first;
+    while total(&sizes) - sizes[first..cut].iter().sum::<u64>() > budget && cut < latest_turn {
+        cut += 1;
+        while cut < latest_turn && request.messages[cut].role != Role::User {
+            cut += 1;
+        }
+    }
+    let dropped_messages = cut - first;
+    request.messages.drain(first..cut);
+    sizes.drain(first..cut);
+    let latest_turn = latest_turn - dropped_messages;
+    // Then this run's oldest tool results.
+    let mut shortened_results = 0;
+    for index in latest_turn..request.messages.len() {
+        if total(&sizes) <= budget {
+            break;
+        }
+        let message = &mut request.messages[index];
+        if message.role != Role::Tool {
+            continue;
+        }
+        message.content = Some(MessageContent::Text(REMOVED_RESULT.into()));
+        sizes[index] = count(message);
+        shortened_results += 1;
+    }
+    let prompt_tokens = total(&sizes);
+    if prompt_tokens > budget {
+        return Err(TooLarge {
+            needed_tokens: prompt_tokens,
+            prompt_budget: budget,
+            context_length,
+        });
+    }
+    Ok(Some(Trimmed {
+        dropped_messages,
+        shortened_results,
+        prompt_tokens,
+        context_length,
+    }))
+}
+
+fn text_tokens(chunker: &Chunker, text: &str) -> u64 {
+    chunker.encode(text).len() as u64
+}
+
+fn message_tokens(chunker: &Chunker, message: &ChatMessage) -> u64 {
+    let mut tokens = TOKENS_PER_MESSAGE;
+    match &message.content {
+        Some(MessageContent::Text(text)) => tokens += text_tokens(chunker, text),
+        Some(MessageContent::Parts(parts)) => {
+            for part in parts {
+                if let Some(text) = part["text"].as_str() {
+                    tokens += text_tokens(chunker, text);
+                }
+            }
+        }
+        None => {}
+    }
+    for call in message.tool_calls.as_deref().unwrap_or_default() {
+        tokens += text_tokens(chunker, &call.function.name);
+        tokens += text_tokens(chunker, &call.function.arguments);
+    }
+    tokens
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::wire::{FunctionCall, ToolCall};
+
+    fn words(n: usize) -> String {
+        (0..n).map(|i| format!("word{i} ")).collect()
+    }
+
+    fn roles(request: &ChatRequest) -> Vec<&'static str> {
+        request
+            .messages
+            .iter()
+            .map(|m| match m.role {
+                Role::System | Role::Developer => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::Tool => "tool",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_request_that_fits_is_left_alone() {
+        let mut request = ChatRequest::new(
+            "m",
+            vec![ChatMessage::system("Be brief."), ChatMessage::user("hi")],
+        );
+        let before = request.clone();
+        assert_eq!(fit(&mut request, 1, 4_096), Ok(None));
+        assert_eq!(request, before);
+    }
+
+    #[test]
+    fn the_oldest_turns_go_first_and_the_system_prompt_and_latest_turn_stay() {
+        let mut messages = vec![ChatMessage::system("You are helpful.")];
+        for turn in 0..10 {
+            messages.push(ChatMessage::user(format!(
+                "question {turn}: {}",
+                words(150)
+            )));
+            messages.push(ChatMessage::assistant(format!(
+                "answer {turn}: {}",
+                words(150)
+            )));
+        }
+        messages.push(ChatMessage::user("the latest question"));
+        let latest = messages.len() - 1;
+        let mut request = ChatRequest::new("m", messages);
+        let trimmed = fit(&mut request, latest, 4_096).unwrap().expect("trimmed");
+        assert!(trimmed.prompt_tokens <= prompt_budget(4_096, None));
+        assert_eq!(trimmed.dropped_messages % 2, 0, "whole turns are dropped");
+        assert!(trimmed.dropped_messages > 0);
+        let kept = roles(&request);
+        assert_eq!(kept[0], "system");
+        assert_eq!(kept[1], "user", "history resumes at a user message");
+        assert_eq!(
+            request.messages.last().unwrap().content,
+            Some(MessageContent::Text("the latest question".into()))
+        );
+        // The newest history is what remains.
+        let Some(MessageContent::Text(last_answer)) = &request.messages[kept.len() - 2].content
+        else {
+            panic!("an answer")
+        };
+        assert!(last_answer.starts_with("answer 9:"));
+    }
+
+    #[test]
+    fn this_runs_oldest_tool_results_are_shortened_when_history_is_not_enough() {
+        let call = ToolCall {
+            id: "c1".into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: "fetch_url".into(),
+                arguments: "{}".into(),
+            },
+        };
+        let messages = vec![
+            ChatMessage::user("read these"),
+            ChatMessage::assistant_with_tools(Some(String::new()), vec![call.clone()]),
+            ChatMessage::tool_result("c1", words(2_000)),
+            ChatMessage::assistant_with_tools(Some(String::new()), vec![call]),
+            ChatMessage::tool_result("c1", words(200)),
+        ];
+        let mut request = ChatRequest::new("m", messages);
+        let trimmed = fit(&mut request, 0, 4_096).unwrap().expect("trimmed");
+        assert_eq!(trimmed.shortened_results, 1);
+        assert_eq!(
+            request.messages[2].content,
+            Some(MessageContent::Text(REMOVED_RESULT.into()))
+        );
+        assert_ne!(
+            request.messages[4].content,
+            Some(MessageContent::Text(REMOVED_RESULT.into())),
+            "the newest result is kept"
+        );
+    }
+
+    #[test]
+    fn a_latest_message_larger_than_the_context_is_refused_naming_both_sizes() {
+        let mut request = ChatRequest::new(
+            "m",
+            vec![
+                ChatMessage::user("old"),
+                ChatMessage::assistant("older answer"),
+                ChatMessage::user(words(6_000)),
+            ],
+        );
+        let err = fit(&mut request, 2, 4_096).unwrap_err();
+        assert_eq!(err.context_length, 4_096);
+        assert!(err.needed_tokens > 4_096);
+        let message = err.message();
+        assert!(
+            message.contains(&err.needed_tokens.to_string()),
+            "{message}"
+        );
+        assert!(message.contains("4096"), "{message}");
+    }
+
+    #[test]
+    fn the_answer_reserve_follows_max_tokens() {
+        assert_eq!(prompt_budget(4_096, None), 4_096 - 1_024 - 614);
+        assert_eq!(prompt_budget(4_096, Some(100)), 4_096 - 100 - 614);
+        assert_eq!(prompt_budget(1_000, None), 1_000 - 250 - 150);
+        assert_eq!(prompt_budget(100, Some(500)), 0);
+    }
+}
