@@ -165,10 +165,22 @@ pub struct LlmConfig {
     pub context_lengths: std::collections::HashMap<String, u32>,
     /// Seconds to establish a connection to the upstream.
     pub connect_timeout_secs: u64,
-    /// Seconds without a single byte from the upstream before a read fails (a stalled stream).
+    /// Seconds an answer's first byte may take for a short prompt. Servers read the whole
+    /// prompt before they send anything (llama-server sends its headers, then nothing), so the
+    /// allowance grows with the prompt: see `prompt_tokens_per_sec`.
+    pub first_byte_timeout_secs: u64,
+    /// The slowest prompt reading Colloquy waits for, in tokens per second: a prompt of N
+    /// tokens adds N / this to `first_byte_timeout_secs`.
+    pub prompt_tokens_per_sec: u32,
+    /// Seconds without a byte between the chunks of an answer before it fails (a server that
+    /// froze mid-answer).
     pub read_timeout_secs: u64,
-    /// Retries after the first attempt, on connection errors, 429 and 5xx before the first token.
+    /// Retries after the first attempt, on connection errors, 429 and 5xx before the first
+    /// token. A request that timed out is not retried: the server accepted it and may still
+    /// be working on it.
     pub max_retries: u32,
+    /// Seconds after the first attempt when retrying stops, whatever `max_retries` allows.
+    pub retry_deadline_secs: u64,
     /// First retry delay in milliseconds; doubled each retry.
     pub retry_initial_backoff_ms: u64,
     /// Longest delay between retries (and the most of a `Retry-After` we honour), in ms.
@@ -186,8 +198,11 @@ impl Default for LlmConfig {
             context_length: None,
             context_lengths: std::collections::HashMap::new(),
             connect_timeout_secs: 10,
-            read_timeout_secs: 120,
+            first_byte_timeout_secs: 60,
+            prompt_tokens_per_sec: 25,
+            read_timeout_secs: 60,
             max_retries: 3,
+            retry_deadline_secs: 30,
             retry_initial_backoff_ms: 250,
             retry_max_backoff_ms: 10_000,
         }

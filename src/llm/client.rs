@@ -1,6 +1,9 @@
-//! `LlmClient`: HTTP to the upstream with connect and read timeouts, and retries with
-//! exponential backoff on connection errors, 429 and 5xx (honouring `Retry-After`) — but only
-//! before the first chunk of a stream: once tokens have reached a client, a failure is an error.
+//! `LlmClient`: HTTP to the upstream with timeouts that fit real servers — a connect timeout,
+//! a first-byte allowance that grows with the prompt (servers read the whole prompt before
+//! they send anything), and a timeout between chunks — and retries with exponential backoff
+//! on connection errors, 429 and 5xx (honouring `Retry-After`) within a total deadline. A
+//! request that timed out is never sent again (the server may still be working on it), and
+//! nothing is retried once the first chunk of a stream has arrived.
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -38,6 +41,7 @@ pub struct LlmClient {
     default_model: String,
     embedding_model: String,
     retry: RetryPolicy,
+    timeouts: Timeouts,
     windows: std::sync::Arc<ContextWindows>,
 }
 
@@ -46,9 +50,70 @@ struct RetryPolicy {
     max_retries: u32,
     initial_backoff: Duration,
     max_backoff: Duration,
+    /// No retry starts after this long since the first attempt.
+    deadline: Duration,
+}
+
+/// How long each part of an answer may take.
+#[derive(Debug, Clone, Copy)]
+struct Timeouts {
+    first_byte: Duration,
+    prompt_tokens_per_sec: u32,
+    between_chunks: Duration,
+}
+
+impl Timeouts {
+    /// The first byte's allowance for a request body of `body_bytes` (about four bytes a
+    /// token).
+    fn first_byte(&self, body_bytes: usize) -> Duration {
+        let tokens = body_bytes as f64 / 4.0;
+        let reading = tokens / f64::from(self.prompt_tokens_per_sec.max(1));
+        self.first_byte + Duration::from_secs_f64(reading.min(86_400.0))
+    }
+}
+
+/// An answer's bytes, failing with `TimedOut` when the first takes longer than `first` or a
+/// later one longer than `between`.
+fn timed_bytes(
+    response: Response,
+    first: Duration,
+    between: Duration,
+) -> impl Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + Unpin + 'static {
+    let bytes = response.bytes_stream();
+    Box::pin(futures_util::stream::unfold(
+        (bytes, first, false),
+        move |(mut bytes, wait, ended)| async move {
+            if ended {
+                return None;
+            }
+            match tokio::time::timeout(wait, bytes.next()).await {
+                Ok(Some(Ok(chunk))) => Some((Ok(chunk), (bytes, between, false))),
+                Ok(Some(Err(err))) => Some((
+                    Err(std::io::Error::other(
+                        LlmError::from_reqwest(&err).to_string(),
+                    )),
+                    (bytes, between, true),
+                )),
+                Ok(None) => None,
+                Err(_) => Some((
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("the model server sent nothing for {} s", wait.as_secs()),
+                    )),
+                    (bytes, between, true),
+                )),
+            }
+        },
+    ))
 }
 
 impl RetryPolicy {
+    /// Whether another attempt may follow attempt number `attempt`, `elapsed` after the first
+    /// began: within `max_retries`, and with its backoff ending before the deadline.
+    fn allows(&self, attempt: u32, elapsed: Duration, retry_after: Option<Duration>) -> bool {
+        attempt < self.max_retries && elapsed + self.backoff(attempt, retry_after) < self.deadline
+    }
+
     fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         let exponential = self.initial_backoff.saturating_mul(1 << attempt.min(16));
         retry_after.unwrap_or(exponential).min(self.max_backoff)
@@ -59,7 +124,6 @@ impl LlmClient {
     pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(config.connect_timeout_secs))
-            .read_timeout(Duration::from_secs(config.read_timeout_secs))
             .pool_idle_timeout(Duration::from_secs(90))
             .build()
             .map_err(|err| LlmError::Connect(err.to_string()))?;
@@ -79,6 +143,12 @@ impl LlmClient {
                 max_retries: config.max_retries,
                 initial_backoff: Duration::from_millis(config.retry_initial_backoff_ms),
                 max_backoff: Duration::from_millis(config.retry_max_backoff_ms),
+                deadline: Duration::from_secs(config.retry_deadline_secs),
+            },
+            timeouts: Timeouts {
+                first_byte: Duration::from_secs(config.first_byte_timeout_secs),
+                prompt_tokens_per_sec: config.prompt_tokens_per_sec,
+                between_chunks: Duration::from_secs(config.read_timeout_secs),
             },
             windows: std::sync::Arc::new(ContextWindows::new(
                 config.context_length,
@@ -96,8 +166,16 @@ impl LlmClient {
         format!("{}/{}", self.base_url, path)
     }
 
-    fn post<T: Serialize + ?Sized>(&self, path: &str, body: &T) -> RequestBuilder {
-        self.authorize(self.http.post(self.url(path)).json(body))
+    /// A JSON POST, and the first-byte allowance for its size.
+    fn post<T: Serialize + ?Sized>(&self, url: &str, body: &T) -> (RequestBuilder, Duration) {
+        let body = serde_json::to_vec(body).unwrap_or_default();
+        let first_byte = self.timeouts.first_byte(body.len());
+        let request = self
+            .http
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        (self.authorize(request), first_byte)
     }
 
     fn authorize(&self, request: RequestBuilder) -> RequestBuilder {
@@ -112,10 +190,27 @@ impl LlmClient {
         let mut request = request.clone();
         request.stream = false;
         request.stream_options = None;
-        let response = self
-            .send(|| self.post("chat/completions", &request))
-            .await?;
-        read_json(response).await
+        let (builder, first_byte) = self.post(&self.url("chat/completions"), &request);
+        let (response, left) = self.send(&builder, first_byte).await?;
+        self.read_json_within(response, left).await
+    }
+
+    /// The body of a non-streaming answer, within what is left of its first-byte allowance
+    /// plus one chunk interval.
+    async fn read_json_within<T: serde::de::DeserializeOwned>(
+        &self,
+        response: Response,
+        left: Duration,
+    ) -> Result<T, LlmError> {
+        let allowed = left + self.timeouts.between_chunks;
+        tokio::time::timeout(allowed, read_json(response))
+            .await
+            .unwrap_or_else(|_| {
+                Err(LlmError::Timeout(format!(
+                    "the model server did not finish its answer within {} s",
+                    allowed.as_secs()
+                )))
+            })
     }
 
     /// A streaming completion. Retries happen until the first chunk arrives; after that the
@@ -126,18 +221,24 @@ impl LlmClient {
         request.stream_options = Some(StreamOptions {
             include_usage: true,
         });
+        let (builder, first_byte) = self.post(&self.url("chat/completions"), &request);
+        let started = tokio::time::Instant::now();
         let mut attempt = 0;
         loop {
-            let response = self
-                .send(|| self.post("chat/completions", &request))
-                .await?;
-            let mut chunks = Box::pin(decode_chunks(response.bytes_stream()));
+            let (response, left) = self.send(&builder, first_byte).await?;
+            let bytes = timed_bytes(response, left, self.timeouts.between_chunks);
+            let mut chunks = Box::pin(decode_chunks(bytes));
             match chunks.next().await {
                 Some(Ok(first)) => {
                     let rest = futures_util::stream::once(async move { Ok(first) }).chain(chunks);
                     return Ok(Box::pin(rest));
                 }
-                Some(Err(err)) if err.is_retryable() && attempt < self.retry.max_retries => {
+                // The server answered, but with nothing usable (llama-cpp-python's empty 200
+                // on a template error): it is not working on it any more, so try again.
+                Some(Err(err))
+                    if err.is_retryable()
+                        && self.retry.allows(attempt, started.elapsed(), None) =>
+                {
                     tracing::warn!(%err, attempt, "upstream stream failed before its first chunk; retrying");
                     tokio::time::sleep(self.retry.backoff(attempt, None)).await;
                     attempt += 1;
@@ -205,10 +306,9 @@ impl LlmClient {
 
     /// The upstream's model list, as it gives it.
     pub async fn models(&self) -> Result<ModelList, LlmError> {
-        let response = self
-            .send(|| self.authorize(self.http.get(self.url("models"))))
-            .await?;
-        read_json(response).await
+        let builder = self.authorize(self.http.get(self.url("models")));
+        let (response, left) = self.send(&builder, self.timeouts.first_byte).await?;
+        self.read_json_within(response, left).await
     }
 
     /// Embeds `inputs` with the configured embedding model, in input order.
@@ -226,10 +326,9 @@ impl LlmClient {
             input: inputs,
         };
         let url = format!("{}/embeddings", self.embedding_base_url);
-        let response = self
-            .send(|| self.authorize(self.http.post(&url).json(&body)))
-            .await?;
-        let mut parsed: EmbeddingResponse = read_json(response).await?;
+        let (builder, first_byte) = self.post(&url, &body);
+        let (response, left) = self.send(&builder, first_byte).await?;
+        let mut parsed: EmbeddingResponse = self.read_json_within(response, left).await?;
         if parsed.data.len() != inputs.len() {
             return Err(LlmError::InvalidResponse(format!(
                 "asked for {} embeddings, got {}",
@@ -245,20 +344,40 @@ impl LlmClient {
             .collect()
     }
 
-    /// Sends a request, retrying connection failures, 429 and 5xx with backoff. Returns the
-    /// first successful response, or the last failure as a typed error.
-    async fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Response, LlmError> {
+    /// Sends a request, retrying connection failures, 429 and 5xx with backoff until the
+    /// retry deadline. Returns the first successful response with what is left of its
+    /// `first_byte` allowance (for the body's first bytes), or the last failure as a typed
+    /// error. Headers that take longer than the allowance are a timeout, never retried.
+    async fn send(
+        &self,
+        builder: &RequestBuilder,
+        first_byte: Duration,
+    ) -> Result<(Response, Duration), LlmError> {
+        let started = tokio::time::Instant::now();
         let mut attempt = 0;
         loop {
-            let (err, retry_after) = match build().send().await {
-                Ok(response) if response.status().is_success() => return Ok(response),
-                Ok(response) => {
+            let request = builder
+                .try_clone()
+                .ok_or_else(|| LlmError::Connect("the request cannot be sent twice".into()))?;
+            let sent = tokio::time::Instant::now();
+            let outcome = tokio::time::timeout(first_byte, request.send()).await;
+            let (err, retry_after) = match outcome {
+                Err(_) => {
+                    return Err(LlmError::Timeout(format!(
+                        "the model server did not answer within {} s",
+                        first_byte.as_secs()
+                    )));
+                }
+                Ok(Ok(response)) if response.status().is_success() => {
+                    return Ok((response, first_byte.saturating_sub(sent.elapsed())));
+                }
+                Ok(Ok(response)) => {
                     let retry_after = retry_after(response.headers());
                     (status_error(response).await, retry_after)
                 }
-                Err(err) => (LlmError::from_reqwest(&err), None),
+                Ok(Err(err)) => (LlmError::from_reqwest(&err), None),
             };
-            if !err.is_retryable() || attempt >= self.retry.max_retries {
+            if !err.is_retryable() || !self.retry.allows(attempt, started.elapsed(), retry_after) {
                 return Err(err);
             }
             let delay = self.retry.backoff(attempt, retry_after);
@@ -313,11 +432,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn retries_end_at_the_count_or_the_deadline_whichever_comes_first() {
+        let policy = RetryPolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+            deadline: Duration::from_secs(1),
+        };
+        assert!(policy.allows(0, Duration::ZERO, None));
+        assert!(!policy.allows(3, Duration::ZERO, None), "the count");
+        assert!(
+            !policy.allows(0, Duration::from_millis(950), None),
+            "the deadline"
+        );
+        assert!(
+            !policy.allows(0, Duration::ZERO, Some(Duration::from_secs(5))),
+            "a Retry-After past the deadline"
+        );
+    }
+
+    #[test]
+    fn the_first_byte_allowance_grows_with_the_prompt() {
+        let timeouts = Timeouts {
+            first_byte: Duration::from_secs(60),
+            prompt_tokens_per_sec: 25,
+            between_chunks: Duration::from_secs(60),
+        };
+        assert_eq!(timeouts.first_byte(0), Duration::from_secs(60));
+        // 3,400 tokens at 25 a second: 136 s more.
+        assert_eq!(timeouts.first_byte(13_600), Duration::from_secs(196));
+    }
+
+    #[test]
     fn backoff_doubles_and_respects_retry_after_up_to_the_cap() {
         let policy = RetryPolicy {
             max_retries: 3,
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(2),
+            deadline: Duration::from_secs(5),
         };
         assert_eq!(policy.backoff(0, None), Duration::from_millis(100));
         assert_eq!(policy.backoff(2, None), Duration::from_millis(400));

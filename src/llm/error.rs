@@ -76,9 +76,12 @@ impl LlmError {
     }
 
     pub(crate) fn from_reqwest(err: &reqwest::Error) -> Self {
-        if err.is_timeout() {
+        // A connect timeout is a failure to connect: the server never got the request.
+        if err.is_connect() {
+            Self::Connect(error_chain(err))
+        } else if err.is_timeout() {
             Self::Timeout(err.to_string())
-        } else if err.is_connect() || err.is_request() {
+        } else if err.is_request() {
             Self::Connect(error_chain(err))
         } else if err.is_decode() || err.is_body() {
             Self::StreamTruncated(error_chain(err))
@@ -108,7 +111,10 @@ impl LlmError {
     /// Whether trying the same request again may succeed.
     pub(crate) fn is_retryable(&self) -> bool {
         match self {
-            Self::Connect(_) | Self::Timeout(_) | Self::RateLimited { .. } => true,
+            Self::Connect(_) | Self::RateLimited { .. } => true,
+            // The server accepted the request and may still be working on it: sending it
+            // again would pile a duplicate onto a busy server.
+            Self::Timeout(_) => false,
             Self::Status { status, .. } => *status >= 500,
             Self::StreamTruncated(_) => true,
             Self::InvalidResponse(_) | Self::StreamError(_) | Self::ContextOverflow { .. } => false,

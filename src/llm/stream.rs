@@ -51,7 +51,14 @@ where
                     }
                     Err(EventStreamError::Transport(err)) => {
                         state.done = true;
-                        let err = LlmError::StreamTruncated(err.to_string());
+                        let silent = (&err as &dyn std::error::Error)
+                            .downcast_ref::<std::io::Error>()
+                            .is_some_and(|e| e.kind() == std::io::ErrorKind::TimedOut);
+                        let err = if silent {
+                            LlmError::Timeout(err.to_string())
+                        } else {
+                            LlmError::StreamTruncated(err.to_string())
+                        };
                         return Some((Err(err), (events, state)));
                     }
                 };

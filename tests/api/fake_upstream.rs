@@ -33,6 +33,10 @@ pub struct Reply {
     pub usage: (u64, u64),
     /// Send no usage at all, as llama-cpp-python does whatever `stream_options` says.
     pub omit_usage: bool,
+    /// Send the headers at once, then nothing for this long (llama-server reading a prompt).
+    pub silence_before_first_event: Duration,
+    /// After this many events, fall silent for the second duration (a frozen server).
+    pub stall: Option<(usize, Duration)>,
 }
 
 impl Reply {
@@ -78,6 +82,18 @@ impl Reply {
 
     pub fn without_usage(mut self) -> Self {
         self.omit_usage = true;
+        self
+    }
+
+    /// Headers at once, then silence for `silence` before the first event.
+    pub fn silent_first(mut self, silence: Duration) -> Self {
+        self.silence_before_first_event = silence;
+        self
+    }
+
+    /// Silence for `silence` after `events` events.
+    pub fn stall_after(mut self, events: usize, silence: Duration) -> Self {
+        self.stall = Some((events, silence));
         self
     }
 
@@ -381,19 +397,29 @@ async fn completions(
     }
     let gap = reply.event_gap;
     let garbage = reply.garbage;
+    let silence = reply.silence_before_first_event;
+    let stall = reply.stall;
     let events: VecDeque<String> = reply.events().into();
     let guard = StreamGuard {
         shared: shared.into_inner(),
         finished: false,
     };
     let stream = futures_util::stream::unfold(
-        (events, true, guard),
-        move |(mut events, first, mut guard)| async move {
+        (events, 0usize, guard),
+        move |(mut events, sent, mut guard)| async move {
             let Some(event) = events.pop_front() else {
                 guard.mark_finished();
                 return None;
             };
-            if !first && !gap.is_zero() {
+            if sent == 0 && !silence.is_zero() {
+                actix_web::rt::time::sleep(silence).await;
+            }
+            if let Some((after, pause)) = stall
+                && sent == after
+            {
+                actix_web::rt::time::sleep(pause).await;
+            }
+            if sent > 0 && !gap.is_zero() {
                 actix_web::rt::time::sleep(gap).await;
             }
             let mut text = String::new();
@@ -405,7 +431,7 @@ async fn completions(
             text.push_str(&format!("data: {event}\n\n"));
             Some((
                 Ok::<_, actix_web::Error>(Bytes::from(text)),
-                (events, false, guard),
+                (events, sent + 1, guard),
             ))
         },
     );

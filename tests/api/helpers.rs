@@ -61,6 +61,7 @@ fn test_config(upstream: &FakeUpstream, data_dir: PathBuf) -> Config {
     config.llm.retry_initial_backoff_ms = 10;
     config.llm.retry_max_backoff_ms = 2_000;
     config.llm.read_timeout_secs = 5;
+    config.llm.first_byte_timeout_secs = 5;
     config.auth.bootstrap_api_key = Some(SecretString::from(ADMIN_KEY));
     config
 }

@@ -211,7 +211,8 @@ async fn a_stalled_upstream_hits_the_read_timeout() {
     upstream.script([Reply::text("too late").delay(Duration::from_secs(3))]);
     let client = LlmClient::new(&LlmConfig {
         base_url: upstream.base_url.clone(),
-        read_timeout_secs: 1,
+        first_byte_timeout_secs: 1,
+        prompt_tokens_per_sec: 100_000,
         max_retries: 0,
         ..LlmConfig::default()
     })
@@ -276,4 +277,94 @@ async fn embeddings_go_to_their_own_base_url_when_one_is_set() {
     let received = embeddings.received();
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].path, "/v1/embeddings");
+}
+
+fn timed_client(upstream: &FakeUpstream, adjust: impl FnOnce(&mut LlmConfig)) -> LlmClient {
+    let mut config = LlmConfig {
+        base_url: upstream.base_url.clone(),
+        model: "fake-model".into(),
+        max_retries: 2,
+        retry_initial_backoff_ms: 10,
+        first_byte_timeout_secs: 1,
+        prompt_tokens_per_sec: 1_000,
+        read_timeout_secs: 1,
+        ..LlmConfig::default()
+    };
+    adjust(&mut config);
+    LlmClient::new(&config).unwrap()
+}
+
+async fn drain(client: &LlmClient, request: &ChatRequest) -> Result<String, LlmError> {
+    let mut stream = client.chat_stream(request).await?;
+    let mut acc = TurnAccumulator::default();
+    while let Some(chunk) = stream.next().await {
+        acc.push(&chunk?);
+    }
+    Ok(acc.finish().content)
+}
+
+#[actix_web::test]
+async fn a_long_prompt_gets_a_longer_first_byte_allowance_and_a_timeout_is_not_resent() {
+    let upstream = FakeUpstream::start().await;
+    let client = timed_client(&upstream, |_| {});
+    // Headers at once, then 2 s of silence while the "server reads the prompt".
+    upstream.script([Reply::text("read it").silent_first(Duration::from_secs(2))]);
+    let started = Instant::now();
+    let err = drain(&client, &request()).await.unwrap_err();
+    assert!(matches!(err, LlmError::Timeout(_)), "{err:?}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1_900),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        upstream.received().len(),
+        1,
+        "a request the server accepted is not sent again"
+    );
+
+    // About 3,000 tokens of prompt: 3 s more at 1,000 tokens a second.
+    upstream.script([Reply::text("read it").silent_first(Duration::from_secs(2))]);
+    let long = ChatRequest::new("fake-model", vec![ChatMessage::user("word ".repeat(2_400))]);
+    assert_eq!(drain(&client, &long).await.unwrap(), "read it");
+}
+
+#[actix_web::test]
+async fn a_server_that_freezes_mid_answer_fails_between_chunks_without_a_retry() {
+    let upstream = FakeUpstream::start().await;
+    let client = timed_client(&upstream, |_| {});
+    upstream
+        .script([Reply::text("one two three four five").stall_after(3, Duration::from_secs(10))]);
+    let started = Instant::now();
+    let err = drain(&client, &request()).await.unwrap_err();
+    assert!(matches!(err, LlmError::Timeout(_)), "{err:?}");
+    assert_eq!(err.code(), "upstream_timeout");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(upstream.received().len(), 1);
+}
+
+#[actix_web::test]
+async fn retries_stop_at_the_retry_deadline() {
+    let upstream = FakeUpstream::start().await;
+    let client = timed_client(&upstream, |config| {
+        config.max_retries = 50;
+        config.retry_initial_backoff_ms = 100;
+        config.retry_max_backoff_ms = 200;
+        config.retry_deadline_secs = 1;
+    });
+    upstream.script((0..60).map(|_| Reply::status(503, "busy")));
+    let started = Instant::now();
+    let err = client.chat(&request()).await.unwrap_err();
+    assert_eq!(err.code(), "upstream_error", "{err:?}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        started.elapsed()
+    );
+    let attempts = upstream.received().len();
+    assert!((3..50).contains(&attempts), "{attempts} attempts");
 }
