@@ -65,6 +65,10 @@ pub enum AppError {
     /// The server is shutting down or not ready.
     #[error("{0}")]
     Unavailable(String),
+    /// The embedder failed; the message names it and says what it returned (never an
+    /// upstream's address), because the fix is in its configuration.
+    #[error("{0}")]
+    EmbedderFailed(String),
     /// Anything else that is our fault.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
@@ -110,6 +114,7 @@ impl AppError {
             Self::Upstream { error, .. } => error.code(),
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",
+            Self::EmbedderFailed(_) => "embedder_failed",
             Self::Internal(_) => "internal_error",
         }
     }
@@ -157,7 +162,7 @@ impl ResponseError for AppError {
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Upstream { error, .. } => error.status(),
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::EmbedderFailed(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -166,6 +171,10 @@ impl ResponseError for AppError {
         let message = match self {
             Self::Upstream { error, message } => {
                 tracing::warn!(%error, code = self.code(), "the model server failed");
+                message.clone()
+            }
+            Self::EmbedderFailed(message) => {
+                tracing::warn!(code = self.code(), %message, "the embedder failed");
                 message.clone()
             }
             _ if status.is_server_error() => {

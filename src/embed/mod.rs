@@ -23,7 +23,8 @@ use crate::llm::LlmClient;
 pub enum EmbedError {
     #[error("embedding model failed: {0}")]
     Model(String),
-    #[error("embedding service failed: {0}")]
+    /// Names the embedder and what went wrong.
+    #[error("{0}")]
     Upstream(String),
 }
 

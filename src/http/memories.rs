@@ -48,7 +48,7 @@ fn memory_error(err: MemoryError) -> AppError {
 async fn embed(state: &AppState, text: &str) -> AppResult<Embedded> {
     let vector = crate::embed::embed_one(state.embedder.as_ref(), text)
         .await
-        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+        .map_err(|err| AppError::EmbedderFailed(err.to_string()))?;
     Ok(Embedded {
         vector,
         embedder: state.embedder.id().to_string(),

@@ -746,3 +746,23 @@ async fn the_minilm_embedder_runs_real_inference_for_memory() {
     assert_eq!(rows[0].embedding.as_ref().unwrap().len(), 32 * 4);
     assert!(rows[0].embedder.as_deref().unwrap().starts_with("minilm:"));
 }
+
+#[actix_web::test]
+async fn an_embedder_that_answers_garbage_is_named_with_what_it_returned() {
+    let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
+    let chat = new_chat(&app).await;
+    app.upstream.embed_garbage();
+    let refused = save(&app, &chat, "The user's cat is called Miso", None).await;
+    assert_eq!(refused.status(), 503);
+    let error = crate::helpers::error_body(refused).await;
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("openai:nomic-embed-text") && message.contains("invalid response"),
+        "{message}"
+    );
+    assert!(
+        message.contains("not a vector") || message.contains("invalid type"),
+        "{message}"
+    );
+    assert!(!message.contains("127.0.0.1"), "{message}");
+}

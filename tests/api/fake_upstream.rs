@@ -213,6 +213,7 @@ struct Shared {
     /// Answer `/embeddings` with one vector per token, as llama-server does without
     /// `--pooling`.
     per_token_embeddings: bool,
+    garbage_embeddings: bool,
     /// The context window `/props` reports; requests longer than it get llama-server's 400
     /// when `enforce_context` is set.
     n_ctx: Option<u32>,
@@ -284,6 +285,11 @@ impl FakeUpstream {
 
     /// From now on, `/embeddings` answers with per-token vectors (two per input: the usual
     /// vector and three times it, so their mean is twice the usual vector).
+    /// From now on, `/embeddings` answers with a string where each vector should be.
+    pub fn embed_garbage(&self) {
+        self.shared.lock().unwrap().garbage_embeddings = true;
+    }
+
     pub fn embed_per_token(&self) {
         self.shared.lock().unwrap().per_token_embeddings = true;
     }
@@ -518,7 +524,14 @@ async fn embeddings(
     body: web::Json<Value>,
 ) -> HttpResponse {
     record(&shared, &req, body.0.clone());
-    let per_token = shared.lock().unwrap().per_token_embeddings;
+    let (per_token, garbage) = {
+        let shared = shared.lock().unwrap();
+        (shared.per_token_embeddings, shared.garbage_embeddings)
+    };
+    if garbage {
+        return HttpResponse::Ok().json(json!({"object": "list", "data": [
+            {"object": "embedding", "index": 0, "embedding": "not a vector"}]}));
+    }
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
         Value::Array(items) => items
