@@ -53,6 +53,11 @@ fn check_content(content: &str, max_bytes: usize) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// What `check_identifier` accepts, for servers that constrain arguments by the schema.
+const IDENTIFIER_PATTERN: &str = "^[A-Za-z0-9._-]+$";
+/// A code type `check_type` accepts: `text/x-{language}`.
+const CODE_TYPE_PATTERN: &str = "^text/x-[A-Za-z0-9+#._-]{1,32}$";
+
 pub struct CreateArtifactTool(pub Arc<ChatContext>);
 
 #[derive(Deserialize)]
@@ -81,17 +86,25 @@ impl Tool for CreateArtifactTool {
             json!({
                 "type": "object",
                 "properties": {
-                    "identifier": {"type": "string", "description": format!(
+                    "identifier": {"type": "string", "minLength": 1,
+                        "maxLength": limits.max_identifier_chars, "pattern": IDENTIFIER_PATTERN,
+                        "description": format!(
                         "Stable slug, 1-{} characters: ASCII letters, digits, '-', '_' and '.' \
                          (e.g. \"fibonacci.py\"). Unique in the chat; reuse it with update_artifact.",
                         limits.max_identifier_chars)},
-                    "title": {"type": "string", "description": "Human-readable title."},
-                    "type": {"type": "string", "description": "MIME type: text/markdown, \
+                    "title": {"type": "string", "minLength": 1, "maxLength": MAX_TITLE_CHARS,
+                        "description": "Human-readable title."},
+                    "type": {"type": "string", "anyOf": [
+                        {"enum": artifacts::FIXED_TYPES},
+                        {"pattern": CODE_TYPE_PATTERN}],
+                        "description": "MIME type: text/markdown, \
                         text/html, text/plain, image/svg+xml, text/x-mermaid, application/json, \
                         or text/x-{language} for code (e.g. text/x-python)."},
-                    "language": {"type": "string", "description": "Programming language for \
+                    "language": {"type": "string", "maxLength": artifacts::MAX_LANGUAGE_CHARS,
+                        "description": "Programming language for \
                         syntax highlighting (e.g. python). Omit for non-code artifacts."},
-                    "content": {"type": "string", "description": format!(
+                    "content": {"type": "string", "maxLength": limits.max_content_bytes,
+                        "description": format!(
                         "The full content, at most {} bytes.", limits.max_content_bytes)}
                 },
                 "required": ["identifier", "title", "type", "content"],
@@ -187,9 +200,13 @@ impl Tool for UpdateArtifactTool {
             json!({
                 "type": "object",
                 "properties": {
-                    "identifier": {"type": "string", "description": "The identifier of an \
+                    "identifier": {"type": "string", "minLength": 1,
+                        "maxLength": self.0.config.artifacts.max_identifier_chars,
+                        "pattern": IDENTIFIER_PATTERN, "description": "The identifier of an \
                         artifact created earlier in this chat."},
-                    "content": {"type": "string", "description": format!(
+                    "content": {"type": "string",
+                        "maxLength": self.0.config.artifacts.max_content_bytes,
+                        "description": format!(
                         "The complete updated content, at most {} bytes.",
                         self.0.config.artifacts.max_content_bytes)}
                 },

@@ -252,6 +252,7 @@ impl Tool for AskUser {
     }
 
     fn definition(&self) -> ToolDefinition {
+        let text = self.limits.max_text_chars;
         ToolDefinition::function(
             "ask_user",
             "Pause and ask the user a clarifying question when ambiguity prevents a useful \
@@ -260,21 +261,30 @@ impl Tool for AskUser {
             json!({
                 "type": "object",
                 "properties": {
-                    "question": {"type": "string", "description": "The question to ask."},
-                    "options": {"type": "array", "items": {"type": "string"}, "description": "Choices to offer."},
+                    "question": {"type": "string", "minLength": 1, "maxLength": text,
+                        "description": "The question to ask."},
+                    "options": {"type": "array", "maxItems": self.limits.max_options,
+                        "items": {"type": "string", "minLength": 1, "maxLength": text},
+                        "description": "Choices to offer."},
                     "allow_free_text": {"type": "boolean", "description": "Whether the user may type an answer besides the options. Default true."},
                     "multi_select": {"type": "boolean", "description": "Whether several options may be chosen. Default false."},
                     "style": {"type": "string", "enum": ["default", "confirm", "rating", "form"]},
-                    "fields": {"type": "array", "description": "Form fields (style form).", "items": {
+                    "fields": {"type": "array", "maxItems": self.limits.max_fields,
+                        "description": "Form fields (style form).", "items": {
                         "type": "object",
                         "properties": {
-                            "label": {"type": "string"}, "key": {"type": "string"},
-                            "placeholder": {"type": "string"}, "required": {"type": "boolean"}
+                            "label": {"type": "string", "minLength": 1, "maxLength": text},
+                            "key": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS,
+                                "pattern": "^[A-Za-z0-9_-]+$"},
+                            "placeholder": {"type": "string", "maxLength": text},
+                            "required": {"type": "boolean"}
                         },
-                        "required": ["label", "key"]
+                        "required": ["label", "key"],
+                        "additionalProperties": false
                     }}
                 },
-                "required": ["question"]
+                "required": ["question"],
+                "additionalProperties": false
             }),
         )
     }

@@ -44,6 +44,8 @@ impl Tool for Calculator {
                 "properties": {
                     "expression": {
                         "type": "string",
+                        "minLength": 1,
+                        "maxLength": self.max_chars,
                         "description": format!("The expression, at most {} characters, e.g. \"10000 * (1 + 0.05)^3\".", self.max_chars),
                     }
                 },

@@ -19,6 +19,8 @@ use crate::llm::wire::ToolDefinition;
 /// Discovered links listed per page: enough to explore a site, few enough that a nav-heavy
 /// page does not crowd its neighbours out of the result.
 pub const MAX_DISCOVERED_LINKS_PER_PAGE: usize = 40;
+/// Longest URL the schema allows.
+const MAX_URL_CHARS: usize = 2_048;
 
 pub struct FetchUrl {
     fetcher: Arc<Fetcher>,
@@ -163,11 +165,13 @@ impl Tool for FetchUrl {
                 "properties": {
                     "url": {
                         "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_URL_CHARS,
                         "description": "A single URL to fetch. Must be http or https."
                     },
                     "urls": {
                         "type": "array",
-                        "items": {"type": "string"},
+                        "items": {"type": "string", "minLength": 1, "maxLength": MAX_URL_CHARS},
                         "maxItems": max_urls,
                         "description": format!("Several URLs to fetch in parallel (at most {max_urls}). Use this or `url`; both are merged and de-duplicated.")
                     },

@@ -61,7 +61,8 @@ impl Tool for FileSearchTool {
             json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "What to find in the uploaded documents."},
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                        "description": "What to find in the uploaded documents."},
                     "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
                         "description": "Most passages to return. Default: 5."}
                 },

@@ -81,7 +81,9 @@ impl Tool for SaveMemoryTool {
             json!({
                 "type": "object",
                 "properties": {
-                    "content": {"type": "string", "description": "The fact, preference or \
+                    "content": {"type": "string", "minLength": 1,
+                        "maxLength": self.0.config.memory.max_content_chars,
+                        "description": "The fact, preference or \
                         instruction to remember, as a self-contained sentence."},
                     "category": {"type": "string", "enum": CATEGORIES, "description": "Omit to \
                         let the server infer it."}
@@ -168,7 +170,9 @@ impl Tool for RecallMemoryTool {
             json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "What to look for, in natural \
+                    "query": {"type": "string", "minLength": 1,
+                        "maxLength": self.0.config.memory.max_content_chars,
+                        "description": "What to look for, in natural \
                         language."}
                 },
                 "required": ["query"],

@@ -196,7 +196,8 @@ impl Tool for WebSearch {
             "Search the web. Returns titles, URLs and snippets, plus the text of the top results.",
             json!({
                 "type": "object",
-                "properties": {"query": {"type": "string", "description": "The search query to look up on the web."}},
+                "properties": {"query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                    "description": "The search query to look up on the web."}},
                 "required": ["query"],
                 "additionalProperties": false
             }),

@@ -498,7 +498,7 @@ async fn an_answers_tool_calls_are_recorded_before_and_after_a_pause_and_a_resta
     let response = app
         .post_json(
             &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "compute", "enableTools": true, "x_tools": ["calculator"]}),
+            &json!({"content": "compute", "enableTools": true}),
         )
         .await;
     let frames = read_all(response).await;

@@ -1072,3 +1072,87 @@ async fn a_window_the_server_only_states_in_its_error_is_learnt_and_the_request_
     );
     assert!(frames.iter().any(|f| f.kind() == "x_chat.context_trimmed"));
 }
+
+/// Where a tool parameter lacks the bound a grammar-constrained server would enforce.
+fn unbounded(schema: &Value, at: &str, out: &mut Vec<String>) {
+    match schema["type"].as_str() {
+        Some("string") => {
+            let bounded = schema.get("maxLength").is_some()
+                || schema.get("enum").is_some()
+                || schema["anyOf"].as_array().is_some_and(|branches| {
+                    branches
+                        .iter()
+                        .all(|b| b.get("enum").is_some() || b.get("pattern").is_some())
+                });
+            if !bounded {
+                out.push(format!("{at}: a string without maxLength or enum"));
+            }
+        }
+        Some("integer" | "number") => {
+            if schema.get("minimum").is_none() || schema.get("maximum").is_none() {
+                out.push(format!("{at}: a number without minimum and maximum"));
+            }
+        }
+        Some("array") => {
+            if schema.get("maxItems").is_none() {
+                out.push(format!("{at}: an array without maxItems"));
+            }
+            unbounded(&schema["items"], &format!("{at}[]"), out);
+        }
+        Some("object") => {
+            if schema["additionalProperties"] != json!(false) {
+                out.push(format!("{at}: an object that allows any property"));
+            }
+            for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+                unbounded(property, &format!("{at}.{name}"), out);
+            }
+        }
+        Some("boolean") => {}
+        other => out.push(format!("{at}: no known type ({other:?})")),
+    }
+}
+
+#[actix_web::test]
+async fn every_built_in_tools_parameters_carry_the_bounds_the_server_enforces() {
+    let app = spawn_app_with(|config| {
+        config.tools.web_search_url = Some("http://127.0.0.1:9/search".into());
+        config.tools.gitlab_api_url = Some("http://127.0.0.1:9/api/v4".into());
+        config.tools.github_token = Some("ghp_test".into());
+        config.tools.gitlab_token = Some("glpat-test".into());
+    })
+    .await;
+    let chat = new_chat(&app).await;
+    app.upstream.script([Reply::text("ok")]);
+    send(
+        &app,
+        &chat,
+        json!({"content": "hi", "enableTools": true, "web_search_options": {
+               "x_tools": ["web_search", "fetch_url", "code_search", "gitlab_code_search", "calculator"]}}),
+    )
+    .await;
+    let offered = app.upstream.received()[0].body["tools"].clone();
+    let names: Vec<&str> = offered
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "web_search",
+        "code_search",
+        "gitlab_code_search",
+        "ask_user",
+        "create_artifact",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} is offered: {names:?}"
+        );
+    }
+    let mut problems = Vec::new();
+    for tool in offered.as_array().unwrap() {
+        let name = tool["function"]["name"].as_str().unwrap();
+        unbounded(&tool["function"]["parameters"], name, &mut problems);
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}

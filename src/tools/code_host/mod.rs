@@ -19,6 +19,11 @@ pub use results::{
 pub const DEFAULT_MAX_RESULTS: i64 = 5;
 /// Tree entries a review shows: a project's layout, not an inventory of a monorepo.
 pub const MAX_TREE_ENTRIES: usize = 500;
+/// Longest values the schema allows (GitHub's code search takes queries up to 256).
+const MAX_QUERY_CHARS: usize = 256;
+const MAX_REPOSITORY_CHARS: usize = 300;
+const MAX_PATH_CHARS: usize = 1_000;
+const MAX_LANGUAGE_CHARS: usize = 50;
 /// Commits a review shows.
 pub const RECENT_COMMITS: usize = 10;
 
@@ -229,12 +234,12 @@ pub fn parameters_schema(host: &Host, max_results: u32, max_paths: usize) -> Val
     json!({
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": query},
-            "repository": {"type": "string", "description": repository},
-            "path": {"type": "string", "description": "A file or directory to fetch from the repository. Requires repository."},
-            "paths": {"type": "array", "items": {"type": "string"}, "maxItems": max_paths,
+            "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": query},
+            "repository": {"type": "string", "minLength": 1, "maxLength": MAX_REPOSITORY_CHARS, "description": repository},
+            "path": {"type": "string", "maxLength": MAX_PATH_CHARS, "description": "A file or directory to fetch from the repository. Requires repository."},
+            "paths": {"type": "array", "items": {"type": "string", "maxLength": MAX_PATH_CHARS}, "maxItems": max_paths,
                       "description": format!("Several files or directories to fetch (max {max_paths}). Requires repository.")},
-            "language": {"type": "string", "description": "Filter by programming language (e.g. swift, python, javascript). Only used with query."},
+            "language": {"type": "string", "maxLength": MAX_LANGUAGE_CHARS, "description": "Filter by programming language (e.g. swift, python, javascript). Only used with query."},
             "max_results": {"type": "integer", "minimum": 1, "maximum": max_results,
                             "description": format!("Maximum results (1-{max_results}, default {DEFAULT_MAX_RESULTS}). Full file content is fetched for the top 3. Only used with query.")}
         },
