@@ -22,6 +22,7 @@ mod llm_client;
 mod logs;
 mod message_limit;
 mod openai_python;
+mod real_server;
 mod research;
 mod sign_in;
 mod sse;
