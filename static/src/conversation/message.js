@@ -122,6 +122,6 @@ export function messageView(node, ctx) {
     node.error ? h("p", { class: "run-error" }, `Error: ${node.error}`) : null,
     h("div", { class: "message-actions" },
       siblingSwitcher(ctx.siblings, node, ctx.onSwitch),
-      copyButton(node.content ?? ""),
+      node.content ? copyButton(node.content) : null,
       h("button", { type: "button", class: "action", disabled: ctx.busy, onclick: () => ctx.onRegenerate(node) }, "Regenerate")));
 }

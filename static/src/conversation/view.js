@@ -255,7 +255,10 @@ export function conversationView({ chatId, onMenu }) {
   }
 
   function errorText(error) {
-    if (error.code === "upstream_unreachable") return `The model server cannot be reached: ${error.message}`;
+    if (error.code === "upstream_unreachable") {
+      const cause = error.message.replace(/^could not reach the model server:?\s*/, "");
+      return cause ? `The model server cannot be reached: ${cause}` : "The model server cannot be reached.";
+    }
     if (error.code === "upstream_error" || error.code?.startsWith("upstream")) return `The model server failed: ${error.message}`;
     return `The run failed: ${error.message}`;
   }
