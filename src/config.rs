@@ -301,6 +301,37 @@ pub struct AgentConfig {
     pub chat_idle_secs: u64,
     /// System prompt sent first in every chat; `None` sends none.
     pub system_prompt: Option<String>,
+    /// What a chat that sets none does with history that outgrows the model's context.
+    pub context_strategy: ContextStrategy,
+}
+
+/// What happens to the oldest turns of a chat whose history outgrows the model's context.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextStrategy {
+    /// They are left out of the request.
+    #[default]
+    Drop,
+    /// The model summarises them, and the summary goes in their place.
+    Summarize,
+}
+
+impl ContextStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Drop => "drop",
+            Self::Summarize => "summarize",
+        }
+    }
+
+    /// The strategy a stored value names; `None` for anything else.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "drop" => Some(Self::Drop),
+            "summarize" => Some(Self::Summarize),
+            _ => None,
+        }
+    }
 }
 
 impl Default for AgentConfig {
@@ -317,6 +348,7 @@ impl Default for AgentConfig {
             run_log_retention_secs: 600,
             chat_idle_secs: 600,
             system_prompt: None,
+            context_strategy: ContextStrategy::Drop,
         }
     }
 }

@@ -21,6 +21,11 @@ pub struct Model {
     pub ephemeral: bool,
     /// Which embedder produced this chat's vectors (memories, document chunks).
     pub embedder: Option<String>,
+    /// `drop` or `summarize`: what happens to history that outgrows the model's context.
+    /// `NULL` means the server's default (`agent.context_strategy`).
+    pub context_strategy: Option<String>,
+    /// The rolling summary of the oldest turns (see `agent::summary`), or `NULL`.
+    pub history_summary: Option<Json>,
     pub created_at: ChronoDateTimeUtc,
     pub updated_at: ChronoDateTimeUtc,
 }

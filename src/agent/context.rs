@@ -21,10 +21,14 @@ pub const REMOVED_RESULT: &str =
     "{\"note\":\"this result was removed to fit the model's context window\"}";
 
 /// What fitting did to a request that did not fit as it was.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Trimmed {
     /// Earlier messages left out, oldest first.
     pub dropped_messages: usize,
+    /// The messages left out, for a summary to stand in for them.
+    pub dropped: Vec<ChatMessage>,
+    /// How many of the left-out messages a summary stands in for (set by the caller).
+    pub summarized_messages: usize,
     /// This run's tool results shortened.
     pub shortened_results: usize,
     /// The estimated prompt size after fitting, in tokens.
@@ -37,6 +41,7 @@ impl Trimmed {
     pub fn payload(&self) -> Value {
         json!({
             "dropped_messages": self.dropped_messages,
+            "summarized_messages": self.summarized_messages,
             "shortened_results": self.shortened_results,
             "prompt_tokens": self.prompt_tokens,
             "context_length": self.context_length,
@@ -76,12 +81,14 @@ pub fn prompt_budget(context_length: u32, max_tokens: Option<u32>) -> u64 {
 }
 
 /// Fits `request` into `context_length`. `latest_turn` is the index (in `request.messages`)
-/// where the latest turn begins: messages from there on are never dropped. Returns `None`
-/// when the request fits as it is.
+/// where the latest turn begins: messages from there on are never dropped. When turns must be
+/// dropped, enough are dropped to leave `reserve` tokens free (room for a summary of them).
+/// Returns `None` when the request fits as it is.
 pub fn fit(
     request: &mut ChatRequest,
     latest_turn: usize,
     context_length: u32,
+    reserve: u64,
 ) -> Result<Option<Trimmed>, TooLarge> {
     let chunker = Chunker::default();
     let count = |message: &ChatMessage| message_tokens(&chunker, message);
@@ -103,15 +110,16 @@ pub fn fit(
         .take_while(|m| matches!(m.role, Role::System | Role::Developer))
         .count();
     // Drop whole turns from the oldest: after the cut the history begins with a user message.
+    let target = budget.saturating_sub(reserve);
     let mut cut = first;
-    while total(&sizes) - sizes[first..cut].iter().sum::<u64>() > budget && cut < latest_turn {
+    while total(&sizes) - sizes[first..cut].iter().sum::<u64>() > target && cut < latest_turn {
         cut += 1;
         while cut < latest_turn && request.messages[cut].role != Role::User {
             cut += 1;
         }
     }
     let dropped_messages = cut - first;
-    request.messages.drain(first..cut);
+    let dropped: Vec<ChatMessage> = request.messages.drain(first..cut).collect();
     sizes.drain(first..cut);
     let latest_turn = latest_turn - dropped_messages;
     // Then this run's oldest tool results.
@@ -138,10 +146,17 @@ pub fn fit(
     }
     Ok(Some(Trimmed {
         dropped_messages,
+        dropped,
+        summarized_messages: 0,
         shortened_results,
         prompt_tokens,
         context_length,
     }))
+}
+
+/// The estimated tokens of `text`.
+pub fn tokens(text: &str) -> u64 {
+    text_tokens(&Chunker::default(), text)
 }
 
 fn text_tokens(chunker: &Chunker, text: &str) -> u64 {
@@ -197,7 +212,7 @@ mod tests {
             vec![ChatMessage::system("Be brief."), ChatMessage::user("hi")],
         );
         let before = request.clone();
-        assert_eq!(fit(&mut request, 1, 4_096), Ok(None));
+        assert_eq!(fit(&mut request, 1, 4_096, 0), Ok(None));
         assert_eq!(request, before);
     }
 
@@ -217,7 +232,9 @@ mod tests {
         messages.push(ChatMessage::user("the latest question"));
         let latest = messages.len() - 1;
         let mut request = ChatRequest::new("m", messages);
-        let trimmed = fit(&mut request, latest, 4_096).unwrap().expect("trimmed");
+        let trimmed = fit(&mut request, latest, 4_096, 0)
+            .unwrap()
+            .expect("trimmed");
         assert!(trimmed.prompt_tokens <= prompt_budget(4_096, None));
         assert_eq!(trimmed.dropped_messages % 2, 0, "whole turns are dropped");
         assert!(trimmed.dropped_messages > 0);
@@ -234,6 +251,39 @@ mod tests {
             panic!("an answer")
         };
         assert!(last_answer.starts_with("answer 9:"));
+    }
+
+    #[test]
+    fn a_reserve_leaves_room_for_a_summary_and_the_dropped_messages_are_handed_back() {
+        let history = |request: &mut Vec<ChatMessage>| {
+            request.push(ChatMessage::system("You are helpful."));
+            for turn in 0..10 {
+                request.push(ChatMessage::user(format!(
+                    "question {turn}: {}",
+                    words(150)
+                )));
+                request.push(ChatMessage::assistant(format!(
+                    "answer {turn}: {}",
+                    words(150)
+                )));
+            }
+            request.push(ChatMessage::user("the latest question"));
+        };
+        let mut messages = Vec::new();
+        history(&mut messages);
+        let latest = messages.len() - 1;
+        let mut plain = ChatRequest::new("m", messages.clone());
+        let without = fit(&mut plain, latest, 4_096, 0).unwrap().unwrap();
+        let mut reserved = ChatRequest::new("m", messages.clone());
+        let with = fit(&mut reserved, latest, 4_096, 600).unwrap().unwrap();
+        assert!(with.dropped_messages > without.dropped_messages);
+        assert!(with.prompt_tokens + 600 <= prompt_budget(4_096, None));
+        assert_eq!(with.dropped.len(), with.dropped_messages);
+        assert_eq!(with.dropped[..], messages[1..1 + with.dropped_messages]);
+        assert_eq!(with.summarized_messages, 0);
+        // A request that fits keeps everything, whatever the reserve.
+        let mut small = ChatRequest::new("m", vec![ChatMessage::user("hi")]);
+        assert_eq!(fit(&mut small, 0, 4_096, 3_000), Ok(None));
     }
 
     #[test]
@@ -254,7 +304,7 @@ mod tests {
             ChatMessage::tool_result("c1", words(200)),
         ];
         let mut request = ChatRequest::new("m", messages);
-        let trimmed = fit(&mut request, 0, 4_096).unwrap().expect("trimmed");
+        let trimmed = fit(&mut request, 0, 4_096, 0).unwrap().expect("trimmed");
         assert_eq!(trimmed.shortened_results, 1);
         assert_eq!(
             request.messages[2].content,
@@ -277,7 +327,7 @@ mod tests {
                 ChatMessage::user(words(6_000)),
             ],
         );
-        let err = fit(&mut request, 2, 4_096).unwrap_err();
+        let err = fit(&mut request, 2, 4_096, 0).unwrap_err();
         assert_eq!(err.context_length, 4_096);
         assert!(err.needed_tokens > 4_096);
         let message = err.message();

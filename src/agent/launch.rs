@@ -134,6 +134,7 @@ fn spec(
         project: project.to_string(),
         rate_limiter: state.rate_limiter.clone(),
         parts,
+        context_strategy: state.config.agent.context_strategy,
     })
 }
 
@@ -314,7 +315,7 @@ pub async fn launch_chat_turn(
         &passages,
     );
     let messages = prompt::assemble(system.as_deref(), &started.context);
-    let spec = spec(
+    let mut spec = spec(
         state,
         principal.project(),
         log.clone(),
@@ -323,6 +324,8 @@ pub async fn launch_chat_turn(
         Some((session, started.user_message_id)),
         searchable,
     )?;
+    spec.context_strategy =
+        crate::chat::persistence::context_strategy_of(&chat, state.config.agent.context_strategy);
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });
     Ok(log)
@@ -479,6 +482,17 @@ pub async fn resume_answered(
         .await
         .unwrap_or(false);
     tools.extend(chat_tools(state, session.clone(), &log, &parts, documents));
+    let context_strategy = state
+        .chats
+        .get_owned(&ask.user_id, &ask.chat_id)
+        .await
+        .map(|chat| {
+            crate::chat::persistence::context_strategy_of(
+                &chat,
+                state.config.agent.context_strategy,
+            )
+        })
+        .unwrap_or(state.config.agent.context_strategy);
     let spec = RunSpec {
         log: log.clone(),
         llm: state.llm.clone(),
@@ -495,6 +509,7 @@ pub async fn resume_answered(
         project: ask.user_id.clone(),
         rate_limiter: state.rate_limiter.clone(),
         parts,
+        context_strategy,
     };
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });

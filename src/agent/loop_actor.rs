@@ -12,8 +12,8 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use serde_json::Value;
 
-use super::context::{self, TooLarge};
 use super::events::{RunError, RunEvent, StopReason};
+use super::fitting::{Fitting, Unfit};
 use super::governance::{
     CallKey, LoopDetector, result_preview, strip_base64_images, truncate_result,
 };
@@ -63,6 +63,8 @@ pub struct RunSpec {
     pub rate_limiter: Arc<super::rate_limit::ToolRateLimiter>,
     /// The answer's message parts (artifacts), filled by chat tools.
     pub parts: crate::tools::chat_context::Parts,
+    /// What to do with history that outgrows the model's context.
+    pub context_strategy: crate::config::ContextStrategy,
 }
 
 /// The loop's counters at a pause, restored on resume.
@@ -365,7 +367,7 @@ fn upstream_error(log: &RunLog, err: &LlmError) -> Option<RunError> {
 }
 
 /// How a wait inside the loop ended.
-enum Interrupt {
+pub(super) enum Interrupt {
     Cancelled,
     OutOfTime,
 }
@@ -380,7 +382,7 @@ impl Interrupt {
 }
 
 /// Waits for `future` unless the run is cancelled or out of time first.
-async fn guarded<F: std::future::Future>(
+pub(super) async fn guarded<F: std::future::Future>(
     log: &RunLog,
     deadline: tokio::time::Instant,
     future: F,
@@ -438,11 +440,27 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             Ok(window) => window,
             Err(interrupt) => return state.stop(log, interrupt.reason(), None),
         };
-        if let Some(window) = window
-            && let Err(too_large) = fitting.fit(log, &mut request, latest_turn, window)
-        {
-            let error = RunError::new("context_length_exceeded", too_large.message());
-            return state.stop(log, StopReason::UpstreamError, Some(error));
+        if let Some(window) = window {
+            let fitted = fitting
+                .fit(
+                    spec,
+                    deadline,
+                    &mut state.usage,
+                    &mut request,
+                    latest_turn,
+                    window,
+                )
+                .await;
+            match fitted {
+                Ok(()) => {}
+                Err(Unfit::TooLarge(too_large)) => {
+                    let error = RunError::new("context_length_exceeded", too_large.message());
+                    return state.stop(log, StopReason::UpstreamError, Some(error));
+                }
+                Err(Unfit::Interrupted(interrupt)) => {
+                    return state.stop(log, interrupt.reason(), None);
+                }
+            }
         }
         state.iterations += 1;
         let opened = match guarded(log, deadline, spec.llm.chat_stream(&request)).await {
@@ -553,41 +571,6 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         }
     }
 }
-
-/// Fitting each request of a run into the model's context window.
-#[derive(Default)]
-struct Fitting {
-    /// What the last trimming did, so the event is sent when it changes, not every call.
-    last: Option<(usize, usize)>,
-    /// Whether the window was already learnt from an overflow error in this run.
-    learnt: bool,
-}
-
-impl Fitting {
-    fn fit(
-        &mut self,
-        log: &RunLog,
-        request: &mut ChatRequest,
-        latest_turn: usize,
-        window: u32,
-    ) -> Result<(), TooLarge> {
-        let Some(trimmed) = context::fit(request, latest_turn, window)? else {
-            return Ok(());
-        };
-        let now = (trimmed.dropped_messages, trimmed.shortened_results);
-        if self.last != Some(now) {
-            self.last = Some(now);
-            log.push(RunEvent::Extension {
-                event_type: CONTEXT_TRIMMED.into(),
-                payload: trimmed.payload(),
-            });
-        }
-        Ok(())
-    }
-}
-
-/// The event saying a request was fitted into the model's context window.
-pub const CONTEXT_TRIMMED: &str = "x_chat.context_trimmed";
 
 /// A call ready to run, or already answered by the governance rules.
 enum Planned {

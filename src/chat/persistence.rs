@@ -8,6 +8,7 @@ use sea_orm::{
     QuerySelect, Set,
 };
 
+use crate::config::ContextStrategy;
 use crate::error::{AppError, AppResult};
 
 /// Longest chat title in characters.
@@ -75,6 +76,17 @@ impl Chats {
         title: Option<String>,
         ephemeral: bool,
     ) -> Result<chats::Model, DbErr> {
+        self.create_with(owner, title, ephemeral, None).await
+    }
+
+    /// `create`, with the chat's context strategy (`None`: the server's default).
+    pub async fn create_with(
+        &self,
+        owner: &str,
+        title: Option<String>,
+        ephemeral: bool,
+        context_strategy: Option<ContextStrategy>,
+    ) -> Result<chats::Model, DbErr> {
         let now = Utc::now();
         chats::ActiveModel {
             id: Set(ChatId::new().0),
@@ -84,6 +96,8 @@ impl Chats {
             active_leaf_id: Set(None),
             ephemeral: Set(ephemeral),
             embedder: Set(None),
+            context_strategy: Set(context_strategy.map(|s| s.as_str().to_string())),
+            history_summary: Set(None),
             created_at: Set(now),
             updated_at: Set(now),
         }
@@ -112,11 +126,23 @@ impl Chats {
             .await
     }
 
-    pub async fn rename(&self, owner: &str, id: &str, title: String) -> AppResult<chats::Model> {
+    /// Renames the chat and/or sets its context strategy; what is `None` stays as it is.
+    pub async fn update(
+        &self,
+        owner: &str,
+        id: &str,
+        title: Option<String>,
+        context_strategy: Option<ContextStrategy>,
+    ) -> AppResult<chats::Model> {
         let chat = self.get_owned(owner, id).await?;
         let mut active: chats::ActiveModel = chat.into();
-        active.title = Set(title);
-        active.updated_at = Set(Utc::now());
+        if let Some(title) = title {
+            active.title = Set(title);
+            active.updated_at = Set(Utc::now());
+        }
+        if let Some(strategy) = context_strategy {
+            active.context_strategy = Set(Some(strategy.as_str().to_string()));
+        }
         Ok(active.update(&self.db).await?)
     }
 
@@ -126,6 +152,59 @@ impl Chats {
         chats::Entity::delete_by_id(chat.id).exec(&self.db).await?;
         Ok(())
     }
+}
+
+/// The context strategy a chat row names, or `default` when it names none.
+pub fn context_strategy_of(chat: &chats::Model, default: ContextStrategy) -> ContextStrategy {
+    chat.context_strategy
+        .as_deref()
+        .and_then(ContextStrategy::parse)
+        .unwrap_or(default)
+}
+
+/// A rolling summary of the oldest messages of a chat's history (`agent::summary`): its text,
+/// how many of the left-out messages (those with text, oldest first) it covers, and a digest
+/// of them, so it is reused only for the same messages.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HistorySummary {
+    /// The first message (of those with text) the summary is of; older ones were left out
+    /// without being read.
+    #[serde(default)]
+    pub from: usize,
+    pub covers: usize,
+    pub digest: String,
+    pub text: String,
+}
+
+/// The chat's kept history summary, if any (an unreadable one counts as none).
+pub async fn history_summary(
+    db: &DatabaseConnection,
+    chat_id: &str,
+) -> Result<Option<HistorySummary>, DbErr> {
+    let chat = chats::Entity::find_by_id(chat_id.to_string())
+        .one(db)
+        .await?;
+    Ok(chat
+        .and_then(|chat| chat.history_summary)
+        .and_then(|value| serde_json::from_value(value).ok()))
+}
+
+/// Keeps `summary` as the chat's history summary, replacing the one before.
+pub async fn store_history_summary(
+    db: &DatabaseConnection,
+    chat_id: &str,
+    summary: &HistorySummary,
+) -> Result<(), DbErr> {
+    let value = serde_json::to_value(summary).map_err(|err| DbErr::Custom(err.to_string()))?;
+    chats::Entity::update_many()
+        .col_expr(
+            chats::Column::HistorySummary,
+            sea_orm::sea_query::Expr::value(value),
+        )
+        .filter(chats::Column::Id.eq(chat_id))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// Loads a chat's messages as tree nodes, with its stored active leaf.

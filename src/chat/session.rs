@@ -99,6 +99,16 @@ pub struct RecordToolCalls {
     pub calls: Vec<persistence::ToolCallRecord>,
 }
 
+/// The chat's kept summary of its oldest history (`None` if none, or unreadable).
+#[derive(Message)]
+#[rtype(result = "Option<persistence::HistorySummary>")]
+pub struct LoadHistorySummary;
+
+/// Keeps a new summary of the chat's oldest history.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StoreHistorySummary(pub persistence::HistorySummary);
+
 /// Pauses a run on a question: stores the pending ask and marks the run paused.
 #[derive(Message)]
 #[rtype(result = "Result<(), ChatError>")]
@@ -501,6 +511,40 @@ impl Handler<RecordToolCalls> for ChatSession {
                 if let Err(err) = persistence::append_tool_calls(&db, &msg.run_id, msg.calls).await
                 {
                     tracing::warn!(run_id = %msg.run_id, %err, "could not record a run's tool calls");
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}
+
+impl Handler<LoadHistorySummary> for ChatSession {
+    type Result = ResponseFuture<Option<persistence::HistorySummary>>;
+
+    fn handle(&mut self, _: LoadHistorySummary, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let (db, chat_id) = (self.db.clone(), self.chat_id.clone());
+        Box::pin(async move {
+            persistence::history_summary(&db, &chat_id)
+                .await
+                .unwrap_or_else(|err| {
+                    tracing::warn!(%chat_id, %err, "could not read the chat's history summary");
+                    None
+                })
+        })
+    }
+}
+
+impl Handler<StoreHistorySummary> for ChatSession {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, msg: StoreHistorySummary, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let (db, chat_id) = (self.db.clone(), self.chat_id.clone());
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Err(err) = persistence::store_history_summary(&db, &chat_id, &msg.0).await {
+                    tracing::warn!(%chat_id, %err, "could not keep the chat's history summary");
                 }
             }
             .into_actor(self),

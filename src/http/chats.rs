@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::persistence::parse_title;
+use crate::chat::persistence::{context_strategy_of, parse_title};
+use crate::config::ContextStrategy;
 use crate::error::AppResult;
 use crate::state::AppState;
 
@@ -20,7 +21,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("", web::post().to(create))
             .route("", web::get().to(list))
             .route("/{chat_id}", web::get().to(get))
-            .route("/{chat_id}", web::patch().to(rename))
+            .route("/{chat_id}", web::patch().to(update))
             .route("/{chat_id}", web::delete().to(delete)),
     );
 }
@@ -29,13 +30,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 struct ChatView {
     id: String,
     title: String,
+    /// What happens to history that outgrows the model's context (`drop` or `summarize`).
+    context_strategy: ContextStrategy,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
 
-impl From<chats::Model> for ChatView {
-    fn from(chat: chats::Model) -> Self {
+impl ChatView {
+    fn new(state: &AppState, chat: chats::Model) -> Self {
         Self {
+            context_strategy: context_strategy_of(&chat, state.config.agent.context_strategy),
             id: chat.id,
             title: chat.title,
             created_at: chat.created_at,
@@ -48,6 +52,7 @@ impl From<chats::Model> for ChatView {
 #[serde(deny_unknown_fields)]
 struct CreateChat {
     title: Option<String>,
+    context_strategy: Option<ContextStrategy>,
 }
 
 async fn create(
@@ -55,12 +60,16 @@ async fn create(
     state: web::Data<AppState>,
     body: web::Json<CreateChat>,
 ) -> AppResult<HttpResponse> {
-    let title = match body.into_inner().title {
+    let body = body.into_inner();
+    let title = match body.title {
         Some(raw) => Some(parse_title(&raw)?),
         None => None,
     };
-    let chat = state.chats.create(&principal.user_id, title, false).await?;
-    Ok(HttpResponse::Created().json(ChatView::from(chat)))
+    let chat = state
+        .chats
+        .create_with(&principal.user_id, title, false, body.context_strategy)
+        .await?;
+    Ok(HttpResponse::Created().json(ChatView::new(&state, chat)))
 }
 
 #[derive(Deserialize)]
@@ -78,7 +87,10 @@ async fn list(
         .unwrap_or(DEFAULT_LIST_LIMIT)
         .clamp(1, MAX_LIST_LIMIT);
     let chats = state.chats.list(&principal.user_id, limit).await?;
-    let data: Vec<ChatView> = chats.into_iter().map(ChatView::from).collect();
+    let data: Vec<ChatView> = chats
+        .into_iter()
+        .map(|chat| ChatView::new(&state, chat))
+        .collect();
     Ok(HttpResponse::Ok().json(json!({"data": data})))
 }
 
@@ -96,26 +108,37 @@ async fn get(
         .filter(|log| log.owner_id == principal.user_id)
         .map(|log| json!({"id": log.run_id, "user_message_id": log.user_message_id()}))
         .collect();
-    let mut view = json!(ChatView::from(chat));
+    let mut view = json!(ChatView::new(&state, chat));
     view["running_runs"] = json!(running);
     Ok(HttpResponse::Ok().json(view))
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RenameChat {
-    title: String,
+struct UpdateChat {
+    title: Option<String>,
+    context_strategy: Option<ContextStrategy>,
 }
 
-async fn rename(
+/// Renames a chat and/or sets its context strategy.
+async fn update(
     principal: Principal,
     state: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<RenameChat>,
+    body: web::Json<UpdateChat>,
 ) -> AppResult<HttpResponse> {
-    let title = parse_title(&body.title)?;
-    let chat = state.chats.rename(&principal.user_id, &path, title).await?;
-    Ok(HttpResponse::Ok().json(ChatView::from(chat)))
+    let body = body.into_inner();
+    if body.title.is_none() && body.context_strategy.is_none() {
+        return Err(crate::error::AppError::invalid(
+            "give a title or a context_strategy to change",
+        ));
+    }
+    let title = body.title.as_deref().map(parse_title).transpose()?;
+    let chat = state
+        .chats
+        .update(&principal.user_id, &path, title, body.context_strategy)
+        .await?;
+    Ok(HttpResponse::Ok().json(ChatView::new(&state, chat)))
 }
 
 async fn delete(

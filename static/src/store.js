@@ -44,7 +44,7 @@ export const drafts = {
 /// Per-chat run settings (the Tools switch, research tools, iteration limit).
 export const settings = {
   key: (chatId) => `colloquy.settings.${chatId ?? "new"}`,
-  defaults: () => ({ enableTools: false, tools: ["web_search", "fetch_url", "calculator"], maxIterations: 5 }),
+  defaults: () => ({ enableTools: false, tools: ["web_search", "fetch_url", "calculator"], maxIterations: 5, contextStrategy: null }),
   get(chatId) {
     try {
       const saved = JSON.parse(localStorage.getItem(this.key(chatId)) ?? "null");

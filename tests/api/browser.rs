@@ -264,6 +264,29 @@ async fn tools_are_switched_on_in_settings_and_their_progress_and_calls_are_show
 }
 
 #[actix_web::test]
+async fn a_chat_set_to_summarize_says_when_older_messages_were_summarised() {
+    let app = browser_app(|_| {}).await;
+    app.upstream.context_length(4_096);
+    app.upstream.summarize(true);
+    app.upstream
+        .script((0..4).map(|turn| text(&format!("answer {turn}."))));
+    run_scenario(&app, "long_chat", &[]).await;
+    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chat = &listed["data"][0];
+    assert_eq!(
+        chat["context_strategy"], "drop",
+        "changed back after the reload"
+    );
+    let summaries = app
+        .upstream
+        .received()
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions" && r.body["stream"] != true)
+        .count();
+    assert!(summaries >= 1, "the model was asked for a summary");
+}
+
+#[actix_web::test]
 async fn ask_user_cards_of_every_style_take_answers_and_survive_a_reload() {
     let app = browser_app(|_| {}).await;
     app.upstream.script([

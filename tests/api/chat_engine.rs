@@ -1010,6 +1010,160 @@ async fn a_chat_that_outgrows_the_context_keeps_working_and_says_what_was_trimme
     assert_eq!(active_messages(&app, &chat).await.len(), 20);
 }
 
+/// The requests that asked the model for an answer (streaming), not for a summary.
+fn answer_requests(app: &TestApp) -> Vec<Value> {
+    app.upstream
+        .received()
+        .into_iter()
+        .filter(|r| r.path == "/v1/chat/completions" && r.body["stream"] == true)
+        .map(|r| r.body)
+        .collect()
+}
+
+fn summary_requests(app: &TestApp) -> Vec<Value> {
+    app.upstream
+        .received()
+        .into_iter()
+        .filter(|r| r.path == "/v1/chat/completions" && r.body["stream"] != true)
+        .map(|r| r.body)
+        .collect()
+}
+
+async fn summarizing_chat(app: &TestApp) -> String {
+    let created = app
+        .post_json(
+            "/chat/api/chats",
+            &json!({"title": "Long", "context_strategy": "summarize"}),
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    created.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[actix_web::test]
+async fn a_summarizing_chat_puts_a_rolling_summary_of_the_left_out_turns_in_their_place() {
+    let app = spawn_app().await;
+    app.upstream.context_length(4_096);
+    app.upstream.summarize(true);
+    let chat = summarizing_chat(&app).await;
+    let mut trimmed = Vec::new();
+    for turn in 0..10 {
+        app.upstream
+            .script([Reply::text(&format!("answer {turn}: {}", prose(250)))]);
+        let frames = send(
+            &app,
+            &chat,
+            json!({"content": format!("question {turn}: {}", prose(250))}),
+        )
+        .await;
+        assert_eq!(
+            finished(&frames)["stop_reason"],
+            "completed",
+            "turn {turn}: {frames:?}"
+        );
+        trimmed.extend(
+            frames
+                .iter()
+                .filter(|f| f.kind() == "x_chat.context_trimmed")
+                .map(Frame::json),
+        );
+    }
+    let event = trimmed.last().expect("the run says history was trimmed");
+    let dropped = event["dropped_messages"].as_u64().unwrap();
+    assert!(dropped >= 2, "{event}");
+    assert_eq!(event["summarized_messages"], dropped, "{event}");
+
+    let last = answer_requests(&app).last().unwrap().clone();
+    assert!(crate::fake_upstream::fake_tokens(&last) <= 4_096);
+    let messages = last["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap_or_default();
+    assert_eq!(messages[0]["role"], "system", "{last}");
+    assert!(
+        system.contains("Earlier in this conversation (summarised"),
+        "{system}"
+    );
+    // The oldest question is no longer in the history, but the summary still tells of it.
+    assert!(!messages[1..].iter().any(|m| {
+        m["content"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("question 0:")
+    }));
+    assert!(system.contains("question 0;"), "{system}");
+    assert!(
+        messages.iter().filter(|m| m["role"] == "system").count() == 1,
+        "one system message, first"
+    );
+    let history: Vec<&str> = messages[1..]
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(history.first(), Some(&"user"), "history starts at a turn");
+
+    // Each turn extends the summary it kept: no left-out message is read twice.
+    let summaries = summary_requests(&app);
+    assert!(!summaries.is_empty());
+    for question in 0..3 {
+        let line = format!("User: question {question}:");
+        let read = summaries
+            .iter()
+            .filter(|body| body.to_string().contains(&line))
+            .count();
+        assert!(read <= 1, "question {question} was summarised {read} times");
+    }
+    for body in &summaries {
+        assert!(crate::fake_upstream::fake_tokens(body) <= 4_096, "{body}");
+        assert_eq!(body["temperature"], 0.0);
+        assert!(body.get("tools").is_none());
+    }
+}
+
+#[actix_web::test]
+async fn when_summarizing_fails_the_turn_still_answers_and_says_why() {
+    let app = spawn_app().await;
+    app.upstream.context_length(4_096);
+    let chat = summarizing_chat(&app).await;
+    app.upstream.summarize(true);
+    for turn in 0..7 {
+        app.upstream
+            .script([Reply::text(&format!("answer {turn}: {}", prose(250)))]);
+        send(
+            &app,
+            &chat,
+            json!({"content": format!("question {turn}: {}", prose(250))}),
+        )
+        .await;
+    }
+    // The summary request is refused; the answer is not.
+    app.upstream.summarize(false);
+    app.upstream.script([
+        Reply::status(400, "summaries are not served here"),
+        Reply::text("Answered anyway."),
+    ]);
+    let frames = send(
+        &app,
+        &chat,
+        json!({"content": format!("question 7: {}", prose(900))}),
+    )
+    .await;
+    assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
+    assert_eq!(content(&frames), "Answered anyway.");
+    let event = frames
+        .iter()
+        .filter(|f| f.kind() == "x_chat.context_trimmed")
+        .map(Frame::json)
+        .last()
+        .expect("trimmed");
+    let error = event["summary_error"]
+        .as_str()
+        .expect("the failure is told");
+    assert!(error.contains("summaries are not served here"), "{error}");
+    assert!(crate::fake_upstream::fake_tokens(answer_requests(&app).last().unwrap()) <= 4_096);
+}
+
 #[actix_web::test]
 async fn a_message_larger_than_the_context_is_refused_up_front_and_the_chat_stays_usable() {
     let app = spawn_app().await;

@@ -137,3 +137,55 @@ async fn a_chat_lists_its_running_runs_so_a_reloaded_page_can_reattach() {
         .unwrap();
     assert_eq!(after["running_runs"], json!([]));
 }
+
+#[actix_web::test]
+async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
+    let app = spawn_app().await;
+    let plain = app.create_chat("Plain").await;
+    assert_eq!(plain["context_strategy"], "drop", "the server's default");
+    let created = app
+        .post_json(
+            "/chat/api/chats",
+            &json!({"title": "Long", "context_strategy": "summarize"}),
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    let created: Value = created.json().await.unwrap();
+    assert_eq!(created["context_strategy"], "summarize");
+
+    let id = plain["id"].as_str().unwrap();
+    let path = format!("/chat/api/chats/{id}");
+    let changed = app
+        .request(Method::PATCH, &path)
+        .json(&json!({"context_strategy": "summarize"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(changed.status(), 200);
+    let fetched: Value = app.get(&path).await.json().await.unwrap();
+    assert_eq!(fetched["context_strategy"], "summarize");
+    assert_eq!(fetched["title"], "Plain", "the title is left as it was");
+
+    for (bad, code, says) in [
+        (
+            json!({"context_strategy": "forget"}),
+            "invalid_json",
+            "summarize",
+        ),
+        (json!({}), "invalid_request", "context_strategy"),
+    ] {
+        let refused = app
+            .request(Method::PATCH, &path)
+            .json(&bad)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 400, "{bad}");
+        let body = error_body(refused).await;
+        assert_eq!(body["code"], code, "{body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    }
+    let fetched: Value = app.get(&path).await.json().await.unwrap();
+    assert_eq!(fetched["context_strategy"], "summarize");
+}

@@ -222,6 +222,9 @@ struct Shared {
     /// Reject conversations whose user and assistant turns do not alternate, as the chat
     /// templates of Gemma, Mistral and Llama 2 do.
     alternate_roles: bool,
+    /// Answer non-streaming requests (Colloquy's summary requests) without the script, with a
+    /// "summary" naming each `question N` the request mentions.
+    summarize: bool,
 }
 
 /// Counts a stream as abandoned if it is dropped before it finished.
@@ -315,6 +318,13 @@ impl FakeUpstream {
         self.shared.lock().unwrap().alternate_roles = true;
     }
 
+    /// From now on (or, with `false`, no longer), non-streaming requests are answered with a
+    /// summary of what they mention instead of the next scripted reply: "Summary: question 0;
+    /// question 3" for a request whose messages mention questions 0 and 3.
+    pub fn summarize(&self, on: bool) {
+        self.shared.lock().unwrap().summarize = on;
+    }
+
     /// How many streams were dropped by their client before they finished.
     pub fn abandoned_streams(&self) -> usize {
         self.shared.lock().unwrap().abandoned_streams
@@ -378,6 +388,9 @@ async fn completions(
     }
     if let Some(refusal) = refuse_like_a_real_server(&shared, &body) {
         return refusal;
+    }
+    if body["stream"] != json!(true) && shared.lock().unwrap().summarize {
+        return HttpResponse::Ok().json(Reply::text(&summary_of(&body)).completion());
     }
     let reply = shared.lock().unwrap().script.pop_front();
     let Some(reply) = reply else {
@@ -444,6 +457,30 @@ async fn completions(
     HttpResponse::Ok()
         .content_type("text/event-stream")
         .streaming(stream)
+}
+
+/// The fake's summary of a request: each distinct `question N` its messages mention, in order
+/// of first mention.
+fn summary_of(body: &Value) -> String {
+    let mut found: Vec<String> = Vec::new();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        let text = message["content"].as_str().unwrap_or_default();
+        let mut rest = text;
+        while let Some(at) = rest.find("question ") {
+            let digits: String = rest[at + 9..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if !digits.is_empty() {
+                let name = format!("question {digits}");
+                if !found.contains(&name) {
+                    found.push(name);
+                }
+            }
+            rest = &rest[at + 9..];
+        }
+    }
+    format!("Summary: {}", found.join("; "))
 }
 
 /// Tokens the fake counts for a request: about four bytes of text each, plus four per

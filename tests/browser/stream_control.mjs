@@ -36,7 +36,9 @@ await scenario(async ({ page }) => {
   // Scrolling up stops the pull to the bottom while words keep arriving.
   await page.setViewportSize({ width: 900, height: 400 });
   const scroller = page.locator(".scroller");
-  await scroller.evaluate((el) => el.scrollBy(0, -200));
+  // The reader scrolls up with the mouse wheel (only the reader's own scrolling unpins it).
+  await scroller.hover();
+  await page.mouse.wheel(0, -200);
   await page.getByRole("button", { name: "↓ Latest" }).waitFor();
   const before = await scroller.evaluate((el) => el.scrollTop);
   await until("more words", async () => (await words()).includes("w30 "));

@@ -2,7 +2,7 @@
 // Markdown (with Copy and Regenerate), its `‹ 2/3 ›` sibling switcher, the tool calls the
 // answer made, its artifacts, its ask_user cards and, when it ended early, why.
 import { renderMarkdown } from "../markdown/render.js";
-import { stopNote } from "./run.js";
+import { stopNote, trimmedNote } from "./run.js";
 import { h } from "../ui/dom.js";
 
 /// Markdown rendered once per message content; a long chat re-renders nothing it has shown.
@@ -81,6 +81,11 @@ export function artifactList(artifacts) {
     artifacts.map((a) => h("li", null, "📄 ", h("strong", null, a.title || a.identifier), ` (${a.identifier}, version ${a.version})`)));
 }
 
+export function trimLine(trimmed) {
+  const note = trimmed ? trimmedNote(trimmed) : "";
+  return note ? h("p", { class: "trim-note", role: "note" }, note) : null;
+}
+
 export function stopLine(stopReason) {
   const note = stopNote(stopReason);
   return note ? h("p", { class: `stop-note stop-${stopReason}`, role: "note" }, note) : null;
@@ -100,7 +105,7 @@ function copyButton(text) {
   return button;
 }
 
-/// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, tools, cards}
+/// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, tools, cards, trimmed}
 export function messageView(node, ctx) {
   if (node.role === "user") {
     const body = h("div", { class: "user-text" }, node.content ?? "");
@@ -118,6 +123,7 @@ export function messageView(node, ctx) {
     toolList(ctx.tools),
     markdownOf(node.id, node.content ?? ""),
     artifactList(artifacts),
+    trimLine(ctx.trimmed),
     stopLine(node.stop_reason),
     node.error ? h("p", { class: "run-error" }, `Error: ${node.error}`) : null,
     h("div", { class: "message-actions" },

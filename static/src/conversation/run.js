@@ -14,6 +14,7 @@ export function newRun(runId = null) {
     asks: [],
     artifacts: [],
     research: null,
+    trimmed: null,
     stopReason: null,
     error: null,
     usage: null,
@@ -143,9 +144,29 @@ export function applyFrame(run, frame) {
     case "x_chat.metadata":
       run.usage = event.usage ?? null;
       return [];
+    case "x_chat.context_trimmed":
+      run.trimmed = event;
+      return ["trimmed"];
     default:
       return [];
   }
+}
+
+/// What `x_chat.context_trimmed` says, in words.
+export function trimmedNote(trimmed) {
+  const dropped = trimmed.dropped_messages ?? 0;
+  const summarized = trimmed.summarized_messages ?? 0;
+  const shortened = trimmed.shortened_results ?? 0;
+  const parts = [];
+  if (dropped > 0) {
+    const oldest = `The ${dropped === 1 ? "oldest message" : `${dropped} oldest messages`} did not fit the model's context`;
+    if (summarized >= dropped) parts.push(`${oldest}; the model was given a summary of ${dropped === 1 ? "it" : "them"} instead.`);
+    else if (summarized > 0) parts.push(`${oldest}: ${summarized} of them were summarised, the rest left out.`);
+    else parts.push(`${oldest} and ${dropped === 1 ? "was" : "were"} left out.`);
+  }
+  if (shortened > 0) parts.push(`${shortened} tool result${shortened === 1 ? " was" : "s were"} shortened to fit.`);
+  if (trimmed.summary_error) parts.push(`(${trimmed.summary_error})`);
+  return parts.join(" ");
 }
 
 const STOP_NOTES = {

@@ -1,8 +1,15 @@
 // The chat's settings: the Tools switch (`enableTools`), which research tools to allow
-// (`x_tools`) and the tool-iteration limit. Kept per chat in this browser and sent with every
-// send, edit and regenerate.
+// (`x_tools`) and the tool-iteration limit, kept per chat in this browser and sent with every
+// send, edit and regenerate; and what happens to history that outgrows the model's context,
+// which is the chat's own (`context_strategy`, kept by the server).
+import { api } from "../api.js";
 import { settings } from "../store.js";
 import { h } from "../ui/dom.js";
+
+const CONTEXT_STRATEGIES = [
+  ["drop", "Leave out the oldest messages"],
+  ["summarize", "Summarise the oldest messages"],
+];
 
 const RESEARCH_TOOLS = [
   ["web_search", "Web search"],
@@ -35,9 +42,39 @@ export function settingsPanel(chatId) {
     settings.set(chatId, next);
   };
   for (const control of [toggle, iterations, ...boxes.map((b) => b.box)]) control.addEventListener("change", save);
+  const strategy = h("select", { id: "context-strategy" },
+    CONTEXT_STRATEGIES.map(([name, label]) => h("option", { value: name }, label)));
+  strategy.value = value.contextStrategy ?? "drop";
+  const strategyStatus = h("span", { class: "muted", role: "status" });
+  strategy.addEventListener("change", async () => {
+    const chosen = strategy.value;
+    if (!chatId) {
+      // A chat not created yet: it is created with this choice.
+      settings.set(chatId, { ...settings.get(chatId), contextStrategy: chosen });
+      return;
+    }
+    strategyStatus.textContent = "Saving…";
+    try {
+      const saved = await api("PATCH", `/chat/api/chats/${encodeURIComponent(chatId)}`, { context_strategy: chosen });
+      strategy.value = saved.context_strategy;
+      strategyStatus.textContent = "Saved.";
+    } catch (err) {
+      strategyStatus.textContent = `Not saved: ${err.message}`;
+    }
+  });
   const el = h("section", { id: "chat-settings", class: "settings", "aria-label": "Chat settings" },
     h("div", { class: "check switch" }, toggle, h("label", { for: "tools-switch" }, "Tools"),
       h("span", { class: "muted" }, " — let the assistant search, read pages and calculate")),
-    toolFields);
-  return { el, focus: () => toggle.focus() };
+    toolFields,
+    h("div", { class: "field inline" },
+      h("label", { for: "context-strategy" }, "When the conversation no longer fits the model's context"),
+      strategy, strategyStatus));
+  return {
+    el,
+    focus: () => toggle.focus(),
+    /// Shows the stored chat's own setting.
+    setChat: (chat) => {
+      if (chat?.context_strategy) strategy.value = chat.context_strategy;
+    },
+  };
 }

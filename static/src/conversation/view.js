@@ -10,7 +10,7 @@ import { store, drafts, settings } from "../store.js";
 import { h, throttle } from "../ui/dom.js";
 import { StreamingMarkdown } from "../markdown/render.js";
 import { newRun, applyFrame } from "./run.js";
-import { messageView, toolList, artifactList, adoptRendering, storedTools, mergeTools } from "./message.js";
+import { messageView, toolList, artifactList, adoptRendering, storedTools, mergeTools, trimLine } from "./message.js";
 import { askCard } from "./askcard.js";
 import { settingsPanel } from "./settings.js";
 import { refreshChats } from "../chats/sidebar.js";
@@ -65,11 +65,30 @@ export function conversationView({ chatId, onMenu }) {
   });
 
   // Auto-scroll follows the answer until the reader scrolls up, and resumes at the bottom.
+  // Only the reader's own scrolling unpins it: messages laid out late (off-screen ones are
+  // sized by estimate until shown) move the bottom without anyone scrolling.
+  let readerScrolledAt = -Infinity;
+  const readerScrolls = () => (readerScrolledAt = performance.now());
+  for (const type of ["wheel", "touchmove", "pointerdown"]) {
+    scroller.addEventListener(type, readerScrolls, { passive: true });
+  }
+  const SCROLL_KEYS = new Set(["PageUp", "PageDown", "ArrowUp", "ArrowDown", "Home", "End", " "]);
+  const keyScrolls = (event) => {
+    if (SCROLL_KEYS.has(event.key) && event.target !== input) readerScrolls();
+  };
+  document.addEventListener("keydown", keyScrolls, { passive: true });
   scroller.addEventListener("scroll", () => {
     const distance = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
-    stick = distance < 48;
+    if (distance < 48) stick = true;
+    else if (performance.now() - readerScrolledAt < 1000) stick = false;
+    else if (stick) scroller.scrollTop = scroller.scrollHeight;
     jump.hidden = stick;
   }, { passive: true });
+  // The list grows (a long message laid out, an answer's last lines): stay at the bottom.
+  const grows = new ResizeObserver(() => {
+    if (stick) scrollToEnd();
+  });
+  grows.observe(list);
   function scrollToEnd(force = false) {
     if (force) stick = true;
     if (stick) {
@@ -126,6 +145,7 @@ export function conversationView({ chatId, onMenu }) {
       ]);
       if (destroyed) return;
       chat = chatInfo;
+      panel.setChat(chat);
       title.textContent = chat.title;
       document.title = `${chat.title} · Colloquy`;
       setTree(tree.data);
@@ -195,6 +215,7 @@ export function conversationView({ chatId, onMenu }) {
       onEdit: startEdit,
       onRegenerate: regenerate,
       tools: mergeTools(storedTools(node.tools), node.run_id ? runs.get(node.run_id)?.tools : null),
+      trimmed: node.run_id ? runs.get(node.run_id)?.trimmed : null,
       cards: node.role === "assistant" && node.run_id ? cardsFor(node.run_id) : null,
     }));
     const onPath = new Set(shown.map((n) => n.run_id).filter(Boolean));
@@ -208,7 +229,12 @@ export function conversationView({ chatId, onMenu }) {
         h("h2", null, "How can I help?"),
         h("p", { class: "muted" }, "Ask anything. Turn on tools in ⚙ Settings to let the assistant search the web, read pages and calculate.")));
     }
+    const top = scroller.scrollTop;
     list.replaceChildren(...views, ...looseCards, ...(live ? [live.el] : []));
+    // New elements are sized by estimate until laid out: keep the reader where they were, or
+    // at the bottom, before the browser paints.
+    if (stick) scroller.scrollTop = scroller.scrollHeight;
+    else scroller.scrollTop = top;
     setBusy(busy);
   }
 
@@ -226,13 +252,14 @@ export function conversationView({ chatId, onMenu }) {
     const body = h("div", { class: "markdown" });
     const typing = h("span", { class: "typing", "aria-label": "The assistant is answering" }, h("span"), h("span"), h("span"));
     const footer = h("div", { class: "live-footer" });
-    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, progress, cards, tools, body, typing, footer);
+    const trim = h("div", { class: "live-trim" });
+    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, progress, cards, tools, body, typing, trim, footer);
     const md = new StreamingMarkdown(body);
     const renderText = throttle(() => {
       md.update(run.text);
       scrollToEnd();
     }, 50);
-    return { el, progress, tools, cards, body, typing, footer, md, renderText };
+    return { el, progress, tools, cards, body, typing, trim, footer, md, renderText };
   }
 
   function paint(view, run, changes) {
@@ -251,6 +278,7 @@ export function conversationView({ chatId, onMenu }) {
       scrollToEnd();
     }
     if (changes.includes("artifacts")) view.footer.replaceChildren(artifactList(run.artifacts) ?? "");
+    if (changes.includes("trimmed")) view.trim.replaceChildren(trimLine(run.trimmed) ?? "");
     if (changes.includes("error") && run.error) showBanner(errorText(run.error));
   }
 
@@ -360,7 +388,11 @@ export function conversationView({ chatId, onMenu }) {
     if (!chatId) {
       // A new chat: create it (titled by the question), then send from its own URL.
       try {
-        const created = await api("POST", "/chat/api/chats", { title: content.replace(/\s+/g, " ").slice(0, 80) });
+        const strategy = settings.get(null).contextStrategy;
+        const created = await api("POST", "/chat/api/chats", {
+          title: content.replace(/\s+/g, " ").slice(0, 80),
+          ...(strategy ? { context_strategy: strategy } : {}),
+        });
         drafts.set(null, "");
         drafts.set(created.id, content);
         settings.set(created.id, settings.get(null));
@@ -492,6 +524,8 @@ export function conversationView({ chatId, onMenu }) {
     el,
     destroy() {
       destroyed = true;
+      grows.disconnect();
+      document.removeEventListener("keydown", keyScrolls);
       live?.controller.abort();
       unsubscribe();
     },

@@ -1,0 +1,207 @@
+//! Fitting each request of a run into the model's context window (`context::fit`), and, when
+//! the chat's context strategy is `summarize`, putting a summary of the left-out turns in
+//! their place (`summary`). The run says what was done with `x_chat.context_trimmed`.
+
+use super::context::{self, TooLarge, Trimmed};
+use super::loop_actor::{Interrupt, RunSpec, guarded};
+use super::run_log::RunLog;
+use super::summary;
+use crate::agent::events::RunEvent;
+use crate::chat::persistence::HistorySummary;
+use crate::chat::session::{LoadHistorySummary, StoreHistorySummary};
+use crate::config::ContextStrategy;
+use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role, Usage};
+
+/// The event saying a request was fitted into the model's context window.
+pub const CONTEXT_TRIMMED: &str = "x_chat.context_trimmed";
+
+/// What introduces the summary in the system prompt.
+pub const SUMMARY_HEADING: &str = "Earlier in this conversation (summarised, as it no longer \
+fits the model's context):";
+
+/// Why a request could not be sent.
+pub(super) enum Unfit {
+    TooLarge(TooLarge),
+    Interrupted(Interrupt),
+}
+
+/// Fitting the requests of one run.
+#[derive(Default)]
+pub(super) struct Fitting {
+    /// What the last trimming did, so the event is sent when it changes, not every call.
+    last: Option<(usize, usize, usize)>,
+    /// Whether the window was already learnt from an overflow error in this run.
+    pub learnt: bool,
+    /// The history summary in use: `None` until the chat's kept one is looked up.
+    summary: Option<Option<HistorySummary>>,
+    /// Summarising failed once in this run: the rest of it only drops.
+    summary_failed: bool,
+}
+
+impl Fitting {
+    /// Fits `request` into `window`; summarising costs are added to `usage`.
+    pub(super) async fn fit(
+        &mut self,
+        spec: &RunSpec,
+        deadline: tokio::time::Instant,
+        usage: &mut Usage,
+        request: &mut ChatRequest,
+        latest_turn: usize,
+        window: u32,
+    ) -> Result<(), Unfit> {
+        let log = &spec.log;
+        let summarize = spec.context_strategy == ContextStrategy::Summarize && !self.summary_failed;
+        // Room for the summary and its heading.
+        let reserve = if summarize {
+            u64::from(summary::summary_tokens(window)) + context::tokens(SUMMARY_HEADING) + 8
+        } else {
+            0
+        };
+        let Some(mut trimmed) =
+            context::fit(request, latest_turn, window, reserve).map_err(Unfit::TooLarge)?
+        else {
+            return Ok(());
+        };
+        let mut summary_error = None;
+        if summarize && trimmed.dropped_messages > 0 {
+            match self
+                .summary_of(spec, deadline, usage, request, &trimmed, window)
+                .await
+            {
+                Ok(Some(kept)) => {
+                    let note = format!("{SUMMARY_HEADING}\n{}", kept.text);
+                    let added = context::tokens(&note) + 4;
+                    if trimmed.prompt_tokens + added
+                        <= context::prompt_budget(window, request.max_tokens)
+                    {
+                        insert_summary(request, note);
+                        trimmed.prompt_tokens += added;
+                        trimmed.summarized_messages = kept.covers - kept.from;
+                    }
+                }
+                Ok(None) => {}
+                Err(SummaryFailed::Interrupted(interrupt)) => {
+                    return Err(Unfit::Interrupted(interrupt));
+                }
+                Err(SummaryFailed::Model(message)) => summary_error = Some(message),
+            }
+        }
+        self.announce(log, &trimmed, summary_error);
+        Ok(())
+    }
+
+    fn announce(&mut self, log: &RunLog, trimmed: &Trimmed, summary_error: Option<String>) {
+        let now = (
+            trimmed.dropped_messages,
+            trimmed.summarized_messages,
+            trimmed.shortened_results,
+        );
+        if self.last == Some(now) && summary_error.is_none() {
+            return;
+        }
+        self.last = Some(now);
+        let mut payload = trimmed.payload();
+        if let Some(message) = summary_error {
+            payload["summary_error"] = message.into();
+        }
+        log.push(RunEvent::Extension {
+            event_type: CONTEXT_TRIMMED.into(),
+            payload,
+        });
+    }
+
+    /// The summary standing in for `trimmed.dropped`: the one in use if it still covers them,
+    /// else extended (or made) by the model and kept with the chat.
+    async fn summary_of(
+        &mut self,
+        spec: &RunSpec,
+        deadline: tokio::time::Instant,
+        usage: &mut Usage,
+        request: &ChatRequest,
+        trimmed: &Trimmed,
+        window: u32,
+    ) -> Result<Option<HistorySummary>, SummaryFailed> {
+        let log = &spec.log;
+        let kept = match &self.summary {
+            Some(kept) => kept.clone(),
+            None => match &spec.chat {
+                Some((session, _)) => guarded(log, deadline, session.send(LoadHistorySummary))
+                    .await
+                    .map_err(SummaryFailed::Interrupted)?
+                    .unwrap_or_default(),
+                None => None,
+            },
+        };
+        let made = guarded(
+            log,
+            deadline,
+            summary::summarize(&spec.llm, &request.model, window, &trimmed.dropped, kept),
+        )
+        .await
+        .map_err(SummaryFailed::Interrupted)?;
+        match made {
+            Ok(made) => {
+                usage.add(made.usage);
+                if made.calls > 0
+                    && let Some((session, _)) = &spec.chat
+                {
+                    session.do_send(StoreHistorySummary(made.summary.clone()));
+                }
+                self.summary = Some(Some(made.summary.clone()));
+                Ok((made.summary.covers > made.summary.from).then_some(made.summary))
+            }
+            Err(err) => {
+                tracing::warn!(run_id = %log.run_id, %err, "could not summarise the left-out history; it is only dropped");
+                self.summary_failed = true;
+                Err(SummaryFailed::Model(format!(
+                    "the earlier messages could not be summarised, so they were left out: {err}"
+                )))
+            }
+        }
+    }
+}
+
+enum SummaryFailed {
+    Interrupted(Interrupt),
+    Model(String),
+}
+
+/// Adds the summary to the leading system message (templates that take one system message
+/// only at the start accept that), or puts one first.
+fn insert_summary(request: &mut ChatRequest, note: String) {
+    let leading = request
+        .messages
+        .iter()
+        .take_while(|m| matches!(m.role, Role::System | Role::Developer))
+        .count();
+    if leading > 0
+        && let Some(MessageContent::Text(text)) = &mut request.messages[leading - 1].content
+    {
+        text.push_str("\n\n");
+        text.push_str(&note);
+        return;
+    }
+    request.messages.insert(0, ChatMessage::system(note));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_joins_the_leading_system_message_or_comes_first() {
+        let mut with_system = ChatRequest::new(
+            "m",
+            vec![ChatMessage::system("Be brief."), ChatMessage::user("hi")],
+        );
+        insert_summary(&mut with_system, "S".into());
+        assert_eq!(with_system.messages.len(), 2);
+        assert_eq!(with_system.messages[0].text(), "Be brief.\n\nS");
+
+        let mut without = ChatRequest::new("m", vec![ChatMessage::user("hi")]);
+        insert_summary(&mut without, "S".into());
+        assert_eq!(without.messages[0].role, Role::System);
+        assert_eq!(without.messages[0].text(), "S");
+        assert_eq!(without.messages[1].text(), "hi");
+    }
+}
