@@ -16,6 +16,9 @@ const TOKENS_PER_MESSAGE: u64 = 4;
 const MARGIN_PERCENT: u64 = 15;
 /// Most tokens kept for the answer when the request sets no `max_tokens`.
 const DEFAULT_ANSWER_RESERVE: u64 = 1_024;
+/// Fewest tokens left for the answer (at most an eighth of the context) when a request fits
+/// only by leaving less room than usual; the request's `max_tokens` is then set to the room.
+const MIN_ANSWER_RESERVE: u64 = 256;
 /// What a tool result shortened to fit says instead.
 pub const REMOVED_RESULT: &str =
     "{\"note\":\"this result was removed to fit the model's context window\"}";
@@ -34,6 +37,9 @@ pub struct Trimmed {
     /// The estimated prompt size after fitting, in tokens.
     pub prompt_tokens: u64,
     pub context_length: u32,
+    /// The room left for the answer when it is less than usual (the request's `max_tokens`
+    /// is set to it).
+    pub answer_tokens: Option<u32>,
 }
 
 impl Trimmed {
@@ -45,6 +51,7 @@ impl Trimmed {
             "shortened_results": self.shortened_results,
             "prompt_tokens": self.prompt_tokens,
             "context_length": self.context_length,
+            "answer_tokens": self.answer_tokens,
         })
     }
 }
@@ -53,6 +60,9 @@ impl Trimmed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TooLarge {
     pub needed_tokens: u64,
+    /// How many of them the definitions of the tools offered take, and how many tools.
+    pub tool_tokens: u64,
+    pub tools: usize,
     /// Tokens the prompt may use: the context less the answer's reserve and the margin.
     pub prompt_budget: u64,
     pub context_length: u32,
@@ -60,11 +70,26 @@ pub struct TooLarge {
 
 impl TooLarge {
     pub fn message(&self) -> String {
+        let (what, remedy) = if self.tool_tokens * 4 >= self.needed_tokens && self.tools > 0 {
+            (
+                format!(
+                    "the request needs about {} tokens ({} of them for the definitions of the \
+                     {} tools offered)",
+                    self.needed_tokens, self.tool_tokens, self.tools
+                ),
+                "turn tools off or offer fewer, shorten the message, or use a model with a \
+                 larger context",
+            )
+        } else {
+            (
+                format!("the message needs about {} tokens", self.needed_tokens),
+                "shorten the message or use a model with a larger context",
+            )
+        };
         format!(
-            "the message needs about {} tokens, but the model's context holds {} tokens \
-             ({} for the prompt once room is kept for the answer); shorten the message or \
-             use a model with a larger context",
-            self.needed_tokens, self.context_length, self.prompt_budget
+            "{what}, but the model's context holds {} tokens ({} for the prompt once room is \
+             kept for the answer); {remedy}",
+            self.context_length, self.prompt_budget
         )
     }
 }
@@ -137,12 +162,28 @@ pub fn fit(
         shortened_results += 1;
     }
     let prompt_tokens = total(&sizes);
+    let mut answer_tokens = None;
     if prompt_tokens > budget {
-        return Err(TooLarge {
-            needed_tokens: prompt_tokens,
-            prompt_budget: budget,
-            context_length,
-        });
+        // Last, less room for the answer than usual, if the request left it to us.
+        let context = u64::from(context_length);
+        let floor = MIN_ANSWER_RESERVE.min(context / 8);
+        let smallest = prompt_budget(context_length, Some(u32::try_from(floor).unwrap_or(0)));
+        if request.max_tokens.is_some() || prompt_tokens > smallest {
+            return Err(TooLarge {
+                needed_tokens: prompt_tokens,
+                tool_tokens: tools,
+                tools: request.tools.as_ref().map_or(0, Vec::len),
+                prompt_budget: if request.max_tokens.is_some() {
+                    budget
+                } else {
+                    smallest
+                },
+                context_length,
+            });
+        }
+        let room = smallest - prompt_tokens + floor;
+        answer_tokens = Some(u32::try_from(room).unwrap_or(u32::MAX));
+        request.max_tokens = answer_tokens;
     }
     Ok(Some(Trimmed {
         dropped_messages,
@@ -151,6 +192,7 @@ pub fn fit(
         shortened_results,
         prompt_tokens,
         context_length,
+        answer_tokens,
     }))
 }
 
@@ -336,6 +378,53 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("4096"), "{message}");
+    }
+
+    #[test]
+    fn a_latest_turn_that_fits_only_with_less_room_for_the_answer_gets_a_smaller_max_tokens() {
+        // 4,096 tokens: the prompt may have 2,458 with the usual answer room, 3,226 at least.
+        let mut request = ChatRequest::new(
+            "m",
+            vec![
+                ChatMessage::system("Be brief."),
+                ChatMessage::user(words(1_400)),
+            ],
+        );
+        let trimmed = fit(&mut request, 1, 4_096, 0).unwrap().expect("fitted");
+        let room = trimmed.answer_tokens.expect("less room than usual");
+        assert_eq!(request.max_tokens, Some(room));
+        assert!((256..1_024).contains(&room), "{room}");
+        assert_eq!(
+            u64::from(room) + trimmed.prompt_tokens + 614,
+            4_096,
+            "the answer gets what the prompt and the margin leave"
+        );
+        assert_eq!(trimmed.payload()["answer_tokens"], room);
+
+        // A client's own max_tokens is never lowered: that request is refused instead.
+        let mut strict = ChatRequest::new("m", vec![ChatMessage::user(words(1_400))]);
+        strict.max_tokens = Some(1_000);
+        assert!(fit(&mut strict, 0, 4_096, 0).is_err());
+        assert_eq!(strict.max_tokens, Some(1_000));
+    }
+
+    #[test]
+    fn a_refusal_caused_by_tool_definitions_says_so() {
+        let tool = |n: usize| {
+            crate::llm::wire::ToolDefinition::function(
+                &format!("tool_{n}"),
+                &words(300),
+                json!({"type": "object", "properties": {}}),
+            )
+        };
+        let mut request = ChatRequest::new("m", vec![ChatMessage::user("hi")])
+            .with_tools((0..8).map(tool).collect());
+        let err = fit(&mut request, 0, 2_048, 0).unwrap_err();
+        assert_eq!(err.tools, 8);
+        assert!(err.tool_tokens * 2 > err.needed_tokens);
+        let message = err.message();
+        assert!(message.contains("definitions of the 8 tools"), "{message}");
+        assert!(message.contains("turn tools off"), "{message}");
     }
 
     #[test]

@@ -118,6 +118,7 @@ fn spec(
     if let Some((session, _)) = &chat {
         tools.extend(chat_tools(state, session.clone(), &log, &parts, documents));
     }
+    check_tool_choice(template.tool_choice.as_ref(), &tools)?;
     Ok(RunSpec {
         log,
         llm: state.llm.clone(),
@@ -136,6 +137,29 @@ fn spec(
         parts,
         context_strategy: state.config.agent.context_strategy,
     })
+}
+
+/// A `tool_choice` that forces a tool needs that tool (or any, for `required`) to be offered.
+fn check_tool_choice(
+    choice: Option<&serde_json::Value>,
+    tools: &[tools::SharedTool],
+) -> AppResult<()> {
+    let Some(choice) = choice else {
+        return Ok(());
+    };
+    if choice == "required" && tools.is_empty() {
+        return Err(AppError::invalid(
+            "tool_choice \"required\" needs tools: enable them with web_search_options",
+        ));
+    }
+    if let Some(name) = choice["function"]["name"].as_str()
+        && !tools.iter().any(|t| t.name() == name)
+    {
+        return Err(AppError::invalid(format!(
+            "tool_choice names {name}, which is not among this request's tools"
+        )));
+    }
+    Ok(())
 }
 
 /// The tools every chat has (seed 000): artifacts, memory and ask_user.

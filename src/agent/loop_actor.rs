@@ -436,6 +436,12 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         } else {
             request = request.with_tools(definitions.clone());
         }
+        // A client's `tool_choice` forces the run's first call only (not one after a tool
+        // round or a resumed pause), so the loop can end; without tools there is nothing to
+        // choose.
+        if request.tools.is_none() || tool_rounds > 0 {
+            request.tool_choice = None;
+        }
         let window = match guarded(log, deadline, spec.llm.context_length(&request.model)).await {
             Ok(window) => window,
             Err(interrupt) => return state.stop(log, interrupt.reason(), None),

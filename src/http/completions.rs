@@ -40,6 +40,9 @@ struct CompletionRequest {
     max_completion_tokens: Option<u32>,
     stop: Option<Value>,
     tools: Option<Vec<Value>>,
+    /// For the server-side tools: `auto`, `none`, `required` or one named function; it
+    /// applies to the run's first model call (later calls are `auto`, so the loop can end).
+    tool_choice: Option<Value>,
     web_search_options: Option<WebSearchOptions>,
     x_chat_id: Option<String>,
     #[serde(default)]
@@ -70,6 +73,9 @@ impl CompletionRequest {
                 "client-side tools are not supported; enable server-side tools with web_search_options",
             ));
         }
+        if let Some(choice) = &self.tool_choice {
+            check_tool_choice(choice)?;
+        }
         let last = &self.messages[self.messages.len() - 1];
         if last.role != Role::User || last.text().trim().is_empty() {
             return Err(AppError::invalid(
@@ -91,11 +97,25 @@ impl CompletionRequest {
         template.top_p = self.top_p;
         template.max_tokens = self.max_completion_tokens.or(self.max_tokens);
         template.stop = self.stop.clone();
+        template.tool_choice = self.tool_choice.clone();
         RunOptions {
             tools_enabled: self.web_search_options.is_some(),
             web_search: self.web_search_options.clone(),
             template: Some(template),
         }
+    }
+}
+
+/// `tool_choice` as OpenAI defines it: a mode, or `{"type": "function", "function": {"name"}}`.
+fn check_tool_choice(choice: &Value) -> AppResult<()> {
+    let named = choice["type"] == "function" && choice["function"]["name"].is_string();
+    match choice.as_str() {
+        Some("auto" | "none" | "required") => Ok(()),
+        None if named => Ok(()),
+        _ => Err(AppError::invalid(
+            "tool_choice must be \"auto\", \"none\", \"required\" or \
+             {\"type\": \"function\", \"function\": {\"name\": …}}",
+        )),
     }
 }
 

@@ -361,3 +361,68 @@ async fn usage_the_upstream_did_not_report_is_estimated_and_says_so() {
     assert_eq!(measured["usage"]["prompt_tokens"], 10);
     assert!(measured["usage"].get("estimated").is_none(), "{measured}");
 }
+
+#[actix_web::test]
+async fn tool_choice_forces_the_first_call_only_and_is_checked() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "6*7"})),
+        Reply::text("It is 42."),
+    ]);
+    let forced = json!({"type": "function", "function": {"name": "calculator"}});
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "6*7?"}],
+                    "tool_choice": forced,
+                    "web_search_options": {"x_tools": ["calculator"]}}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], "It is 42.");
+    let sent = app.upstream.received();
+    assert_eq!(
+        sent[0].body["tool_choice"], forced,
+        "the first call is forced"
+    );
+    assert!(
+        sent[1].body.get("tool_choice").is_none(),
+        "after the tool round the model may answer: {}",
+        sent[1].body
+    );
+
+    for (choice, says) in [
+        (json!("sometimes"), "tool_choice must be"),
+        (
+            json!({"type": "function", "function": {"name": "web_search"}}),
+            "not among this request's tools",
+        ),
+        (json!("required"), "needs tools"),
+    ] {
+        let tools = if choice == "required" {
+            json!(null)
+        } else {
+            json!({"x_tools": ["calculator"]})
+        };
+        let refused = app
+            .post_json(
+                "/v1/chat/completions",
+                &json!({"model": "fake-model",
+                        "messages": [{"role": "user", "content": "hi"}],
+                        "tool_choice": choice, "web_search_options": tools}),
+            )
+            .await;
+        assert_eq!(refused.status(), 400, "{choice}");
+        let error = error_body(refused).await;
+        assert!(
+            error["message"].as_str().unwrap().contains(says),
+            "{choice}: {error}"
+        );
+    }
+    assert_eq!(
+        app.upstream.received().len(),
+        2,
+        "nothing refused reached the model"
+    );
+}
