@@ -1153,9 +1153,8 @@ async fn when_summarizing_fails_the_turn_still_answers_and_says_why() {
     assert_eq!(content(&frames), "Answered anyway.");
     let event = frames
         .iter()
-        .filter(|f| f.kind() == "x_chat.context_trimmed")
+        .rfind(|f| f.kind() == "x_chat.context_trimmed")
         .map(Frame::json)
-        .last()
         .expect("trimmed");
     let error = event["summary_error"]
         .as_str()
