@@ -233,20 +233,39 @@ impl LlmClient {
                     let rest = futures_util::stream::once(async move { Ok(first) }).chain(chunks);
                     return Ok(Box::pin(rest));
                 }
-                // The server answered, but with nothing usable (llama-cpp-python's empty 200
-                // on a template error): it is not working on it any more, so try again.
-                Some(Err(err))
-                    if err.is_retryable()
-                        && self.retry.allows(attempt, started.elapsed(), None) =>
-                {
+                Some(Err(err)) => {
+                    // llama-cpp-python answers a streaming request longer than its context
+                    // with an empty 200; asked without streaming, it says the size (which
+                    // may differ from what was known: the server may have restarted).
+                    if attempt == 0
+                        && matches!(err, LlmError::StreamTruncated(_))
+                        && let Err(overflow @ LlmError::ContextOverflow { .. }) =
+                            self.probe_fit(&request).await
+                    {
+                        return Err(overflow);
+                    }
+                    // The server answered, but with nothing usable (llama-cpp-python's empty
+                    // 200 on a template error): it is not working on it any more, so try
+                    // again.
+                    if !(err.is_retryable() && self.retry.allows(attempt, started.elapsed(), None))
+                    {
+                        return Err(err);
+                    }
                     tracing::warn!(%err, attempt, "upstream stream failed before its first chunk; retrying");
                     tokio::time::sleep(self.retry.backoff(attempt, None)).await;
                     attempt += 1;
                 }
-                Some(Err(err)) => return Err(err),
                 None => return Ok(Box::pin(futures_util::stream::empty())),
             }
         }
+    }
+
+    /// Asks for one token without streaming, to learn whether `request` fits the model's
+    /// context (an overflow is then a 400 that says the size).
+    async fn probe_fit(&self, request: &ChatRequest) -> Result<(), LlmError> {
+        let mut probe = request.clone();
+        probe.max_tokens = Some(1);
+        self.chat(&probe).await.map(drop)
     }
 
     /// The context window of `model` in tokens, if it is configured or the server says it;

@@ -1226,6 +1226,39 @@ async fn a_window_the_server_only_states_in_its_error_is_learnt_and_the_request_
     assert!(frames.iter().any(|f| f.kind() == "x_chat.context_trimmed"));
 }
 
+#[actix_web::test]
+async fn a_window_llama_cpp_python_hides_behind_an_empty_stream_is_asked_for_and_learnt() {
+    let app = spawn_app().await;
+    let chat = new_chat(&app).await;
+    for turn in 0..6 {
+        app.upstream.script([Reply::text(&prose(400))]);
+        send(
+            &app,
+            &chat,
+            json!({"content": format!("q{turn} {}", prose(400))}),
+        )
+        .await;
+    }
+    app.upstream.context_length_like_llama_cpp_python(4_096);
+    app.upstream.script([Reply::text("Still here.")]);
+    let frames = send(&app, &chat, json!({"content": "and now?"})).await;
+    assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
+    assert_eq!(content(&frames), "Still here.");
+    let received = app.upstream.received();
+    let tail: Vec<(bool, Option<u64>)> = received[received.len() - 3..]
+        .iter()
+        .map(|r| (r.body["stream"] == true, r.body["max_tokens"].as_u64()))
+        .collect();
+    assert_eq!(
+        tail,
+        [(true, None), (false, Some(1)), (true, None)],
+        "the empty stream, the one-token question that tells the size, the refitted request"
+    );
+    let sent = &received.last().unwrap().body;
+    assert!(crate::fake_upstream::fake_tokens(sent) <= 4_096);
+    assert!(frames.iter().any(|f| f.kind() == "x_chat.context_trimmed"));
+}
+
 /// Where a tool parameter lacks the bound a grammar-constrained server would enforce.
 fn unbounded(schema: &Value, at: &str, out: &mut Vec<String>) {
     match schema["type"].as_str() {

@@ -219,6 +219,9 @@ struct Shared {
     n_ctx: Option<u32>,
     enforce_context: bool,
     n_ctx_hidden: bool,
+    /// Refuse an over-long request as llama-cpp-python does: a streaming one with an empty
+    /// 200, a non-streaming one with an OpenAI-style 400 that states the window.
+    overflow_like_llama_cpp_python: bool,
     /// Reject conversations whose user and assistant turns do not alternate, as the chat
     /// templates of Gemma, Mistral and Llama 2 do.
     alternate_roles: bool,
@@ -310,6 +313,13 @@ impl FakeUpstream {
     pub fn hidden_context_length(&self, n_ctx: u32) {
         self.context_length(n_ctx);
         self.shared.lock().unwrap().n_ctx_hidden = true;
+    }
+
+    /// Like `hidden_context_length`, with llama-cpp-python's refusals: an empty 200 for a
+    /// streaming request, and only a non-streaming one gets the 400 that says the size.
+    pub fn context_length_like_llama_cpp_python(&self, n_ctx: u32) {
+        self.hidden_context_length(n_ctx);
+        self.shared.lock().unwrap().overflow_like_llama_cpp_python = true;
     }
 
     /// From now on, conversations whose user and assistant turns do not alternate are
@@ -498,12 +508,33 @@ pub fn fake_tokens(body: &Value) -> u32 {
 /// llama-server's 400 for a prompt longer than its context, and a chat template's refusal
 /// of roles that do not alternate (llama-server answers that with a 500).
 fn refuse_like_a_real_server(shared: &Mutex<Shared>, body: &Value) -> Option<HttpResponse> {
-    let (n_ctx, enforce, alternate) = {
+    let (n_ctx, enforce, alternate, like_python) = {
         let shared = shared.lock().unwrap();
-        (shared.n_ctx, shared.enforce_context, shared.alternate_roles)
+        (
+            shared.n_ctx,
+            shared.enforce_context,
+            shared.alternate_roles,
+            shared.overflow_like_llama_cpp_python,
+        )
     };
     if enforce && let Some(n_ctx) = n_ctx {
         let prompt = fake_tokens(body);
+        if prompt > n_ctx && like_python {
+            if body["stream"] == json!(true) {
+                return Some(
+                    HttpResponse::Ok()
+                        .content_type("text/event-stream")
+                        .finish(),
+                );
+            }
+            return Some(HttpResponse::BadRequest().json(json!({"error": {
+                "message": format!("This model's maximum context length is {n_ctx} tokens. \
+                    However, you requested {prompt} tokens ({prompt} in the messages, 0 in the \
+                    completion). Please reduce the length of the messages or completion."),
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded"}})));
+        }
         if prompt > n_ctx {
             return Some(HttpResponse::BadRequest().json(json!({"error": {
                 "code": 400,

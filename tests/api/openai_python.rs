@@ -93,6 +93,30 @@ async fn the_official_openai_python_client_streams_and_non_streams() {
     assert_eq!(seen["non_stream_finish"], "stop");
     assert_eq!(seen["total_tokens"], 15);
     assert_eq!(seen["models"], json!(["fake-model"]));
+    assert_eq!(seen["retrieved"], "fake-model");
+    assert_eq!(seen["missing"], "NotFoundError");
+    // Colloquy's embedder (the hash embedder here) answers, and names itself.
+    let embedder = app.state.embedder.clone();
+    assert_eq!(seen["embedding_model"], embedder.id());
+    let expected = embedder
+        .embed(vec!["first text".into(), "second text".into()])
+        .await
+        .unwrap();
+    let close = |got: &Value, want: &[f32]| {
+        let got: Vec<f64> = serde_json::from_value(got.clone()).unwrap();
+        got.len() == want.len()
+            && got
+                .iter()
+                .zip(want)
+                .all(|(a, b)| (a - f64::from(*b)).abs() < 1e-6)
+    };
+    assert!(
+        close(&seen["embeddings"][0], &expected[0]),
+        "decoded from base64"
+    );
+    assert!(close(&seen["embeddings"][1], &expected[1]));
+    assert!(close(&seen["float_embedding"], &expected[0]), "as floats");
+    assert!(seen["embedding_tokens"].as_u64().unwrap() >= 4);
     let sent = app.upstream.received();
     assert_eq!(sent[0].body["messages"][0]["content"], "What is 2^10?");
 }

@@ -37,6 +37,16 @@ completion = client.chat.completions.create(
 )
 
 models = [model.id for model in client.models.list()]
+retrieved = client.models.retrieve("fake-model").id
+try:
+    client.models.retrieve("no-such-model")
+    missing = "found"
+except Exception as err:  # the SDK raises NotFoundError
+    missing = type(err).__name__
+
+# The SDK asks for base64 by default and decodes it; a list of floats when asked for "float".
+embedded = client.embeddings.create(model="any", input=["first text", "second text"])
+as_floats = client.embeddings.create(model="any", input="first text", encoding_format="float")
 
 print(json.dumps({
     "event_types": event_types,
@@ -46,4 +56,10 @@ print(json.dumps({
     "non_stream_finish": completion.choices[0].finish_reason,
     "total_tokens": completion.usage.total_tokens,
     "models": models,
+    "retrieved": retrieved,
+    "missing": missing,
+    "embedding_model": embedded.model,
+    "embeddings": [item.embedding for item in embedded.data],
+    "float_embedding": as_floats.data[0].embedding,
+    "embedding_tokens": embedded.usage.prompt_tokens,
 }))
