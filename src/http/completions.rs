@@ -34,6 +34,9 @@ struct CompletionRequest {
     messages: Vec<ChatMessage>,
     #[serde(default)]
     stream: bool,
+    /// `{include_usage}`: usage on the stream's `x_chat.metadata` chunk, OpenAI's final
+    /// usage chunk.
+    stream_options: Option<StreamOptions>,
     temperature: Option<f32>,
     top_p: Option<f32>,
     max_tokens: Option<u32>,
@@ -49,6 +52,12 @@ struct CompletionRequest {
     store: bool,
     /// Answers a pending ask_user question and streams the paused run's continuation.
     x_ask_user_reply: Option<AskUserReply>,
+}
+
+#[derive(Deserialize)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: bool,
 }
 
 #[derive(Deserialize)]
@@ -83,6 +92,15 @@ impl CompletionRequest {
             ));
         }
         Ok(())
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::OpenAi {
+            include_usage: self
+                .stream_options
+                .as_ref()
+                .is_some_and(|options| options.include_usage),
+        }
     }
 
     fn options(&self, default_model: &str) -> RunOptions {
@@ -136,7 +154,7 @@ async fn create(
         .await?;
         let chat_id = log.chat_id.clone();
         if request.stream {
-            return Ok(stream_run(log, 0, Dialect::OpenAi));
+            return Ok(stream_run(log, 0, request.dialect()));
         }
         return collect(log, chat_id).await;
     }
@@ -144,6 +162,7 @@ async fn create(
     // Before anything is stored: `store: true` imports the whole history first.
     check_message_lengths(&state, &request.messages)?;
     let options = request.options(state.llm.default_model());
+    let dialect = request.dialect();
     let last = request.messages[request.messages.len() - 1].text();
     let (log, chat_id) = if let Some(chat_id) = &request.x_chat_id {
         let turn = Turn::Send {
@@ -180,7 +199,7 @@ async fn create(
         )
     };
     if request.stream {
-        let mut response = stream_run(log, 0, Dialect::OpenAi);
+        let mut response = stream_run(log, 0, dialect);
         if let Some(chat_id) = chat_id
             && let Ok(value) = chat_id.parse()
         {
@@ -238,7 +257,8 @@ fn role_name(role: Role) -> &'static str {
 }
 
 /// Waits for the run and answers in one JSON body, with the progress events accumulated in
-/// `metadata`, one list per kind (seed 003).
+/// `x_metadata`, one list per kind (seed 003's `metadata`, renamed: OpenAI's `metadata` is a map
+/// of strings, and SDKs reject lists there).
 async fn collect(
     log: std::sync::Arc<crate::agent::run_log::RunLog>,
     chat_id: Option<String>,
@@ -269,10 +289,11 @@ async fn collect(
                     "choices": [{
                         "index": 0,
                         "message": {"role": "assistant", "content": content},
-                        "finish_reason": stop_reason.finish_reason(),
+                        "finish_reason": if error.is_some() { "error" } else { stop_reason.finish_reason() },
                     }],
                     "usage": usage,
-                    "metadata": metadata,
+                    // Not `metadata`: OpenAI's is a map of strings, which SDKs check.
+                    "x_metadata": metadata,
                     "x_stop_reason": stop_reason,
                     "x_iterations": iterations,
                 });

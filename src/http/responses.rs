@@ -455,7 +455,13 @@ fn stream(log: Arc<RunLog>, include_results: bool) -> HttpResponse {
                     out.push(typed("response.completed", json!({"type": "response.completed", "response": response})));
                 }
                 other => {
-                    for (_, mut payload) in payloads(Dialect::OpenAi, log, other) {
+                    for (_, mut payload) in payloads(
+                        Dialect::OpenAi {
+                            include_usage: true,
+                        },
+                        log,
+                        other,
+                    ) {
                         // A search's events carry its place among this response's items.
                         if let Some(index) = payload["item_id"].as_str().and_then(|id| output.index_of(id)) {
                             payload["output_index"] = json!(index);

@@ -15,8 +15,11 @@ use crate::agent::run_log::RunLog;
 pub enum Dialect {
     /// `/chat/api`: everything, for the UI.
     ChatApi,
-    /// `/v1/chat/completions`: what OpenAI clients can parse.
-    OpenAi,
+    /// `/v1/chat/completions`: what OpenAI clients can parse. Every line is a
+    /// `chat.completion.chunk`: the typed `x_*` lines are chunks with `choices: []` that keep
+    /// their `type` and fields, and usage is on one line only, `x_chat.metadata`'s, when the
+    /// client asked for it (`stream_options.include_usage`), as OpenAI's final usage chunk is.
+    OpenAi { include_usage: bool },
 }
 
 /// The OpenAI chunk id of a run.
@@ -156,8 +159,16 @@ pub fn payloads(
                     "stop_reason": stop_reason, "assistant_message_id": assistant_message_id}),
                 ));
             }
-            let mut last = chunk(log, json!({}), Some(stop_reason.finish_reason()));
-            last["usage"] = json!(usage);
+            // A run that failed says so where clients look for why the answer ended.
+            let finish_reason = if error.is_some() {
+                "error"
+            } else {
+                stop_reason.finish_reason()
+            };
+            let mut last = chunk(log, json!({}), Some(finish_reason));
+            if chat_api {
+                last["usage"] = json!(usage);
+            }
             out.push((None, last));
             out.push((
                 None,
@@ -169,10 +180,38 @@ pub fn payloads(
     out
 }
 
+/// A typed payload as a `chat.completion.chunk` with no choices, keeping its `type` and fields;
+/// `x_chat.metadata` keeps its usage only when the client asked for usage.
+fn typed_chunk(log: &RunLog, payload: Value, include_usage: bool) -> Value {
+    if payload["object"] == "chat.completion.chunk" {
+        return payload;
+    }
+    let mut wrapped = json!({
+        "id": completion_id(log),
+        "object": "chat.completion.chunk",
+        "created": log.created,
+        "model": log.model,
+        "choices": [],
+    });
+    if let (Some(target), Value::Object(fields)) = (wrapped.as_object_mut(), payload) {
+        for (key, field) in fields {
+            if key == "usage" && !include_usage {
+                continue;
+            }
+            target.insert(key, field);
+        }
+    }
+    wrapped
+}
+
 /// The SSE frames of one event.
 pub fn encode(dialect: Dialect, log: &RunLog, seq: usize, event: &RunEvent) -> Vec<Event> {
     let mut frames: Vec<Event> = payloads(dialect, log, event)
         .into_iter()
+        .map(|(name, payload)| match dialect {
+            Dialect::OpenAi { include_usage } => (name, typed_chunk(log, payload, include_usage)),
+            Dialect::ChatApi => (name, payload),
+        })
         .map(|(name, payload)| {
             let mut data = Data::new(payload.to_string());
             if dialect == Dialect::ChatApi {
@@ -201,7 +240,10 @@ pub fn accumulate_metadata(
     log: &RunLog,
     event: &RunEvent,
 ) {
-    for (_, payload) in payloads(Dialect::OpenAi, log, event) {
+    let dialect = Dialect::OpenAi {
+        include_usage: true,
+    };
+    for (_, payload) in payloads(dialect, log, event) {
         let Some(kind) = payload["type"].as_str().and_then(|t| t.split('.').next()) else {
             continue;
         };

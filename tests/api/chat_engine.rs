@@ -959,18 +959,16 @@ fn prose(n: usize) -> String {
         .join(" ")
 }
 
-#[actix_web::test]
-async fn a_chat_that_outgrows_the_context_keeps_working_and_says_what_was_trimmed() {
-    let app = spawn_app().await;
-    app.upstream.context_length(4_096);
-    let chat = new_chat(&app).await;
+/// Ten turns of "question N" and "answer N", each about 250 words; every one must complete.
+/// Returns the `x_chat.context_trimmed` events they sent.
+async fn ten_long_turns(app: &TestApp, chat: &str) -> Vec<Value> {
     let mut trimmed = Vec::new();
     for turn in 0..10 {
         app.upstream
             .script([Reply::text(&format!("answer {turn}: {}", prose(250)))]);
         let frames = send(
-            &app,
-            &chat,
+            app,
+            chat,
             json!({"content": format!("question {turn}: {}", prose(250))}),
         )
         .await;
@@ -986,6 +984,15 @@ async fn a_chat_that_outgrows_the_context_keeps_working_and_says_what_was_trimme
                 .map(Frame::json),
         );
     }
+    trimmed
+}
+
+#[actix_web::test]
+async fn a_chat_that_outgrows_the_context_keeps_working_and_says_what_was_trimmed() {
+    let app = spawn_app().await;
+    app.upstream.context_length(4_096);
+    let chat = new_chat(&app).await;
+    let trimmed = ten_long_turns(&app, &chat).await;
     assert!(!trimmed.is_empty(), "the run says history was trimmed");
     let event = trimmed.last().unwrap();
     assert_eq!(event["context_length"], 4_096);
@@ -1049,28 +1056,7 @@ async fn a_summarizing_chat_puts_a_rolling_summary_of_the_left_out_turns_in_thei
     app.upstream.context_length(4_096);
     app.upstream.summarize(true);
     let chat = summarizing_chat(&app).await;
-    let mut trimmed = Vec::new();
-    for turn in 0..10 {
-        app.upstream
-            .script([Reply::text(&format!("answer {turn}: {}", prose(250)))]);
-        let frames = send(
-            &app,
-            &chat,
-            json!({"content": format!("question {turn}: {}", prose(250))}),
-        )
-        .await;
-        assert_eq!(
-            finished(&frames)["stop_reason"],
-            "completed",
-            "turn {turn}: {frames:?}"
-        );
-        trimmed.extend(
-            frames
-                .iter()
-                .filter(|f| f.kind() == "x_chat.context_trimmed")
-                .map(Frame::json),
-        );
-    }
+    let trimmed = ten_long_turns(&app, &chat).await;
     let event = trimmed.last().expect("the run says history was trimmed");
     let dropped = event["dropped_messages"].as_u64().unwrap();
     assert!(dropped >= 2, "{event}");

@@ -27,7 +27,11 @@ async fn a_non_streaming_completion_accumulates_progress_events_in_metadata() {
     assert_eq!(body["choices"][0]["message"]["content"], "It is 1024.");
     assert_eq!(body["choices"][0]["finish_reason"], "stop");
     assert_eq!(body["usage"]["total_tokens"], 28 + 15);
-    let research = body["metadata"]["x_research"].as_array().unwrap();
+    assert!(
+        body.get("metadata").is_none(),
+        "OpenAI's metadata is a map of strings; the event lists are elsewhere"
+    );
+    let research = body["x_metadata"]["x_research"].as_array().unwrap();
     let types: Vec<&str> = research
         .iter()
         .map(|e| e["type"].as_str().unwrap())
@@ -101,6 +105,67 @@ async fn a_streaming_completion_speaks_openai_chunks_with_typed_x_events() {
         .unwrap();
     assert_eq!(finish["choices"][0]["finish_reason"], "stop");
     assert_eq!(finish["object"], "chat.completion.chunk");
+    // Every line is a chunk a strict client parses; typed lines have no choices.
+    for frame in frames.iter().filter(|f| f.data != "[DONE]") {
+        let json = frame.json();
+        assert_eq!(json["object"], "chat.completion.chunk", "{json}");
+        assert!(
+            json["id"].is_string() && json["created"].is_number(),
+            "{json}"
+        );
+        assert!(json["choices"].is_array(), "{json}");
+        if json["type"].is_string() {
+            assert_eq!(json["choices"], json!([]), "{json}");
+        }
+    }
+    assert!(
+        frames.iter().all(|f| f.json().get("usage").is_none()),
+        "no usage unless asked for"
+    );
+}
+
+#[actix_web::test]
+async fn usage_is_streamed_once_when_asked_for_and_an_error_ends_with_finish_reason_error() {
+    let app = spawn_app().await;
+    app.upstream.script([Reply::text("Fine.")]);
+    let frames = read_all(
+        app.post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "hi"}], "stream": true,
+                    "stream_options": {"include_usage": true}}),
+        )
+        .await,
+    )
+    .await;
+    let with_usage: Vec<Value> = frames
+        .iter()
+        .filter(|f| f.data != "[DONE]")
+        .map(Frame::json)
+        .filter(|j| j.get("usage").is_some())
+        .collect();
+    assert_eq!(with_usage.len(), 1, "usage on one line: {with_usage:?}");
+    assert_eq!(with_usage[0]["type"], "x_chat.metadata");
+    assert_eq!(with_usage[0]["choices"], json!([]));
+    assert!(with_usage[0]["usage"]["total_tokens"].as_u64().unwrap() > 0);
+
+    app.upstream
+        .script([Reply::text("This answer breaks off").cut_after(2)]);
+    let frames = read_all(
+        app.post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "hi"}], "stream": true}),
+        )
+        .await,
+    )
+    .await;
+    assert!(frames.iter().any(|f| f.kind() == "error"));
+    let finish = frames
+        .iter()
+        .filter(|f| f.data != "[DONE]")
+        .map(Frame::json)
+        .find(|j| j["choices"][0]["finish_reason"].is_string())
+        .unwrap();
+    assert_eq!(finish["choices"][0]["finish_reason"], "error");
 }
 
 #[actix_web::test]

@@ -50,6 +50,8 @@ async fn the_official_openai_python_client_streams_and_non_streams() {
     app.upstream.script([
         Reply::tool_call("call_1", "calculator", json!({"expression": "2^10"})),
         Reply::text("2^10 is 1024."),
+        Reply::tool_call("call_2", "calculator", json!({"expression": "3^3"})),
+        Reply::text("3^3 is 27."),
         Reply::text("Hello there!"),
     ]);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/openai_client.py");
@@ -89,6 +91,9 @@ async fn the_official_openai_python_client_streams_and_non_streams() {
             "x_chat.metadata"
         ]
     );
+    assert_eq!(seen["helper_content"], "3^3 is 27.");
+    assert_eq!(seen["helper_usage_lines"], 1, "usage once");
+    assert!(seen["helper_total_tokens"].as_u64().unwrap() > 0);
     assert_eq!(seen["non_stream"], "Hello there!");
     assert_eq!(seen["non_stream_finish"], "stop");
     assert_eq!(seen["total_tokens"], 15);

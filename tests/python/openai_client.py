@@ -31,6 +31,20 @@ for chunk in stream:
         if choice.finish_reason:
             finish_reasons.append(choice.finish_reason)
 
+# The SDK's stream helper accumulates every chunk; typed x_* lines must not break it, and with
+# include_usage the usage arrives once.
+with client.chat.completions.stream(
+    model="fake-model",
+    messages=[{"role": "user", "content": "What is 3^3?"}],
+    stream_options={"include_usage": True},
+    extra_body={"web_search_options": {"max_iterations": 3, "x_tools": ["calculator"]}},
+) as helper:
+    usage_lines = 0
+    for event in helper:
+        if event.type == "chunk" and event.chunk.usage is not None:
+            usage_lines += 1
+    helped = helper.get_final_completion()
+
 completion = client.chat.completions.create(
     model="fake-model",
     messages=[{"role": "user", "content": "Say hello"}],
@@ -56,6 +70,9 @@ print(json.dumps({
     "non_stream_finish": completion.choices[0].finish_reason,
     "total_tokens": completion.usage.total_tokens,
     "models": models,
+    "helper_content": helped.choices[0].message.content,
+    "helper_usage_lines": usage_lines,
+    "helper_total_tokens": helped.usage.total_tokens if helped.usage else None,
     "retrieved": retrieved,
     "missing": missing,
     "embedding_model": embedded.model,
