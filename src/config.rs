@@ -264,6 +264,9 @@ pub struct HttpConfig {
     /// 200,000 is a long pasted document (some 50,000 tokens), yet bounds what one message puts
     /// in the database and in every later prompt of its chat.
     pub max_message_chars: usize,
+    /// Largest `/v1/chat/completions` body in bytes: room for a few high-resolution images sent
+    /// inline as base64 (a 5 MB photo is about 7 MB of JSON).
+    pub max_v1_body_bytes: usize,
 }
 
 impl Default for HttpConfig {
@@ -271,6 +274,7 @@ impl Default for HttpConfig {
         Self {
             max_json_body_bytes: 4 * 1024 * 1024,
             max_message_chars: 200_000,
+            max_v1_body_bytes: 32 * 1024 * 1024,
         }
     }
 }

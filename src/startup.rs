@@ -170,13 +170,14 @@ impl Application {
 fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let config = state.config.clone();
     let max_json_body_bytes = config.http.max_json_body_bytes;
+    let max_v1_body_bytes = config.http.max_v1_body_bytes;
     let data = web::Data::new(state);
     let mut server = HttpServer::new(move || {
         App::new()
             .wrap_fn(crate::http::request_id_header)
             .wrap(TracingLogger::<RequestSpan>::new())
             .app_data(data.clone())
-            .configure(|cfg| crate::http::configure(cfg, max_json_body_bytes))
+            .configure(|cfg| crate::http::configure(cfg, max_json_body_bytes, max_v1_body_bytes))
     })
     .shutdown_timeout(config.shutdown_timeout_secs)
     // Without it, Nagle's algorithm holds a stream's second small write until the first is

@@ -17,15 +17,47 @@ use crate::agent::launch::{
 use crate::auth::Principal;
 use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
-use crate::llm::wire::{ChatMessage, ChatRequest, Role};
+use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
 use crate::state::AppState;
 
 /// Most messages one request may carry.
 const MAX_MESSAGES: usize = 2_000;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/chat/completions", web::post().to(create));
+/// `max_body_bytes`: this route's own JSON limit, larger than the rest's (inline images).
+pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
+    cfg.service(
+        web::resource("/v1/chat/completions")
+            .app_data(
+                web::JsonConfig::default()
+                    .limit(max_body_bytes)
+                    .error_handler(super::json_error),
+            )
+            .route(web::post().to(create)),
+    );
 }
+
+/// Parameters Colloquy cannot honour, refused by name rather than dropped.
+const REFUSED: [(&str, &str); 4] = [
+    (
+        "logprobs",
+        "logprobs are not supported: the answer is assembled from a run of several model calls",
+    ),
+    (
+        "top_logprobs",
+        "top_logprobs is not supported: the answer is assembled from a run of several model calls",
+    ),
+    (
+        "functions",
+        "functions (the legacy form of tools) is not supported; use tools",
+    ),
+    (
+        "function_call",
+        "function_call (the legacy form of tool_choice) is not supported; use tool_choice",
+    ),
+];
+
+/// Fields this handler reads itself, which the upstream must not see.
+const OWN_FIELDS: [&str; 1] = ["n"];
 
 #[derive(Deserialize)]
 struct CompletionRequest {
@@ -52,6 +84,10 @@ struct CompletionRequest {
     store: bool,
     /// Answers a pending ask_user question and streams the paused run's continuation.
     x_ask_user_reply: Option<AskUserReply>,
+    /// Everything else: OpenAI parameters passed to the upstream (`response_format`, `seed`,
+    /// penalties, `logit_bias`, `user`, `parallel_tool_calls`, ...), checked by `validate`.
+    #[serde(flatten)]
+    extra: serde_json::Map<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -85,11 +121,41 @@ impl CompletionRequest {
         if let Some(choice) = &self.tool_choice {
             check_tool_choice(choice)?;
         }
+        for (field, reason) in REFUSED {
+            if self
+                .extra
+                .get(field)
+                .is_some_and(|v| !v.is_null() && *v != false)
+            {
+                return Err(AppError::invalid(reason));
+            }
+        }
+        if let Some(n) = self.extra.get("n").filter(|n| !n.is_null())
+            && n.as_u64() != Some(1)
+        {
+            return Err(AppError::invalid(format!(
+                "n must be 1 (not {n}): Colloquy runs one answer per request; send several requests"
+            )));
+        }
         let last = &self.messages[self.messages.len() - 1];
-        if last.role != Role::User || last.text().trim().is_empty() {
-            return Err(AppError::invalid(
-                "the last message must be a non-empty user message",
-            ));
+        let has_content = !last.text().trim().is_empty()
+            || matches!(&last.content, Some(MessageContent::Parts(parts)) if !parts.is_empty());
+        let stored = self.x_chat_id.is_some() || self.store;
+        let allowed = match last.role {
+            Role::User => has_content && (!stored || !last.text().trim().is_empty()),
+            // A prefill: the model continues the assistant's words, after a user's question.
+            Role::Assistant => {
+                has_content && !stored && self.messages.iter().any(|m| m.role == Role::User)
+            }
+            _ => false,
+        };
+        if !allowed {
+            return Err(AppError::invalid(if stored {
+                "the last message must be a user message with text (a stored chat continues from it)"
+            } else {
+                "the last message must be a user message with content, or an assistant message \
+                 to continue (a prefill) after a user message"
+            }));
         }
         Ok(())
     }
@@ -116,6 +182,12 @@ impl CompletionRequest {
         template.max_tokens = self.max_completion_tokens.or(self.max_tokens);
         template.stop = self.stop.clone();
         template.tool_choice = self.tool_choice.clone();
+        template.extra = self
+            .extra
+            .iter()
+            .filter(|(key, _)| !key.starts_with("x_") && !OWN_FIELDS.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
         RunOptions {
             tools_enabled: self.web_search_options.is_some(),
             web_search: self.web_search_options.clone(),

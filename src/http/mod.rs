@@ -27,7 +27,11 @@ use tracing_actix_web::RequestId;
 use crate::error::AppError;
 
 /// Mounts every route.
-pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
+pub fn configure(
+    cfg: &mut web::ServiceConfig,
+    max_json_body_bytes: usize,
+    max_v1_body_bytes: usize,
+) {
     cfg.app_data(
         web::JsonConfig::default()
             .limit(max_json_body_bytes)
@@ -46,7 +50,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_json_body_bytes: usize) {
     .configure(memories::configure)
     .configure(documents::configure)
     .configure(uploads::configure)
-    .configure(completions::configure)
+    .configure(|cfg| completions::configure(cfg, max_v1_body_bytes))
     .configure(responses::configure)
     .configure(ui::configure)
     .default_service(web::to(not_found));
@@ -56,7 +60,7 @@ async fn not_found() -> Result<actix_web::HttpResponse, AppError> {
     Err(AppError::NotFound("route"))
 }
 
-fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
+pub(super) fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
     let app = match err {
         JsonPayloadError::OverflowKnownLength { limit, .. }
         | JsonPayloadError::Overflow { limit } => AppError::PayloadTooLarge { limit },

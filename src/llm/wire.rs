@@ -194,6 +194,10 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Value>,
+    /// Other parameters a client sent (`response_format`, `seed`, penalties, `logit_bias`,
+    /// `user`, `parallel_tool_calls`, ...), passed to the upstream as they are.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, Value>,
 }
 
 impl ChatRequest {
@@ -209,6 +213,7 @@ impl ChatRequest {
             top_p: None,
             max_tokens: None,
             stop: None,
+            extra: serde_json::Map::new(),
         }
     }
 

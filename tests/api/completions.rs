@@ -491,3 +491,125 @@ async fn tool_choice_forces_the_first_call_only_and_is_checked() {
         "nothing refused reached the model"
     );
 }
+
+#[actix_web::test]
+async fn openai_parameters_reach_the_upstream_or_are_refused_by_name() {
+    let app = spawn_app().await;
+    app.upstream.script([Reply::text("{\"colour\": \"red\"}")]);
+    let schema = json!({"type": "json_schema", "json_schema": {"name": "colour", "strict": true,
+        "schema": {"type": "object", "properties": {"colour": {"type": "string"}},
+                   "required": ["colour"], "additionalProperties": false}}});
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model",
+                    "messages": [{"role": "user", "content": "A colour as JSON"}],
+                    "response_format": schema, "seed": 7, "presence_penalty": 0.5,
+                    "frequency_penalty": 0.25, "logit_bias": {"50256": -100}, "user": "u-1",
+                    "parallel_tool_calls": false, "n": 1, "service_tier": "auto",
+                    "x_custom": "not for the upstream"}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let sent = app.upstream.received()[0].body.clone();
+    assert_eq!(sent["response_format"], schema);
+    for (field, value) in [
+        ("seed", json!(7)),
+        ("presence_penalty", json!(0.5)),
+        ("frequency_penalty", json!(0.25)),
+        ("logit_bias", json!({"50256": -100})),
+        ("user", json!("u-1")),
+        ("parallel_tool_calls", json!(false)),
+        ("service_tier", json!("auto")),
+    ] {
+        assert_eq!(sent[field], value, "{field} forwarded: {sent}");
+    }
+    assert!(
+        sent.get("x_custom").is_none() && sent.get("n").is_none(),
+        "{sent}"
+    );
+
+    for (body, says) in [
+        (json!({"n": 2}), "n must be 1"),
+        (json!({"logprobs": true}), "logprobs"),
+        (json!({"top_logprobs": 3}), "top_logprobs"),
+        (json!({"functions": [{"name": "f"}]}), "functions"),
+    ] {
+        let mut request = json!({"messages": [{"role": "user", "content": "hi"}]});
+        for (key, value) in body.as_object().unwrap() {
+            request[key] = value.clone();
+        }
+        let refused = app.post_json("/v1/chat/completions", &request).await;
+        assert_eq!(refused.status(), 400, "{body}");
+        let error = error_body(refused).await;
+        assert!(
+            error["message"].as_str().unwrap().contains(says),
+            "{body}: {error}"
+        );
+    }
+    assert_eq!(
+        app.upstream.received().len(),
+        1,
+        "nothing refused reached the model"
+    );
+}
+
+#[actix_web::test]
+async fn an_image_only_message_a_prefill_and_a_large_inline_image_are_accepted() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::text("A cat."),
+        Reply::text(" world!"),
+        Reply::text("A big picture."),
+    ]);
+    let image = |bytes: usize| {
+        use base64::Engine;
+        let data = base64::engine::general_purpose::STANDARD.encode(vec![7u8; bytes]);
+        json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{data}")}})
+    };
+    let only_image = json!({"messages": [{"role": "user", "content": [image(64)]}]});
+    let response = app.post_json("/v1/chat/completions", &only_image).await;
+    assert_eq!(response.status(), 200, "{:?}", response.text().await);
+    let sent = app.upstream.received()[0].body.clone();
+    assert_eq!(
+        sent["messages"].as_array().unwrap().last().unwrap()["content"][0]["type"],
+        "image_url"
+    );
+
+    let prefill = json!({"messages": [{"role": "user", "content": "Say hello world"},
+                                      {"role": "assistant", "content": "Hello"}]});
+    let response = app.post_json("/v1/chat/completions", &prefill).await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], " world!");
+    let sent = app.upstream.received()[1].body.clone();
+    assert_eq!(
+        sent["messages"].as_array().unwrap().last().unwrap()["role"],
+        "assistant"
+    );
+    let mut stored = prefill.clone();
+    stored["store"] = json!(true);
+    let refused = app.post_json("/v1/chat/completions", &stored).await;
+    assert_eq!(refused.status(), 400);
+
+    // A 5 MB photo (about 7 MB of JSON) fits /v1's own limit; 40 MB does not.
+    let big = json!({"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "What is this?"}, image(5 * 1024 * 1024)]}]});
+    let response = app.post_json("/v1/chat/completions", &big).await;
+    assert_eq!(response.status(), 200);
+    let huge = json!({"messages": [{"role": "user", "content": [image(40 * 1024 * 1024)]}]});
+    let response = app.post_json("/v1/chat/completions", &huge).await;
+    assert_eq!(response.status(), 413);
+    // Elsewhere the JSON limit stays small.
+    let chat = app.create_chat("Small").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let response = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": "x".repeat(5 * 1024 * 1024)}),
+        )
+        .await;
+    assert_eq!(response.status(), 413);
+}
