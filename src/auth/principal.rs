@@ -14,7 +14,17 @@ use crate::error::AppError;
 use crate::state::AppState;
 
 /// Name of the login-session cookie.
-pub const SESSION_COOKIE: &str = "colloquy_session";
+pub const SESSION_COOKIE: &str = "session";
+/// The session cookie's name before it was `session` (seed 002's examples send `session`);
+/// still read, so an upgrade signs nobody out.
+pub const LEGACY_SESSION_COOKIE: &str = "colloquy_session";
+
+/// The browser session token a request carries, under either cookie name.
+pub fn session_token(req: &HttpRequest) -> Option<String> {
+    req.cookie(SESSION_COOKIE)
+        .or_else(|| req.cookie(LEGACY_SESSION_COOKIE))
+        .map(|c| c.value().to_string())
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
@@ -51,7 +61,7 @@ impl FromRequest for Principal {
             .headers()
             .get(AUTHORIZATION)
             .map(|value| value.to_str().unwrap_or_default().to_string());
-        let cookie = req.cookie(SESSION_COOKIE).map(|c| c.value().to_string());
+        let cookie = session_token(req);
         // Checked before the session is looked up: a forged request costs no query.
         let cross_site = match (&state, &bearer, &cookie) {
             (Some(state), None, Some(_)) if !req.method().is_safe() => check_same_origin(

@@ -157,14 +157,17 @@ async fn logout(
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> AppResult<HttpResponse> {
-    if let Some(cookie) = req.cookie(SESSION_COOKIE) {
-        state.accounts.end_session(cookie.value()).await?;
+    if let Some(token) = crate::auth::session_token(&req) {
+        state.accounts.end_session(&token).await?;
     }
     let mut expired = session_cookie(&state, String::new());
     expired.make_removal();
+    let mut legacy = expired.clone();
+    legacy.set_name(crate::auth::LEGACY_SESSION_COOKIE);
     tracing::info!(user = %principal.username, "logged out");
     Ok(HttpResponse::Ok()
         .cookie(expired)
+        .cookie(legacy)
         .json(json!({"logged_out": true})))
 }
 

@@ -81,6 +81,7 @@ async fn first_start_prints_a_one_time_login_link_that_logs_in_once() {
     assert!(set_cookie.contains("SameSite=Lax"), "{set_cookie}");
     let cookie = session_cookie(&response).unwrap();
 
+    // The cookie's old name is still read, so an upgrade signs nobody out.
     let me = app
         .anonymous(Method::GET, "/auth/me")
         .header("cookie", format!("colloquy_session={cookie}"))
@@ -128,7 +129,8 @@ async fn password_login_sets_a_session_that_logout_ends() {
         .await
         .unwrap();
     assert_eq!(login.status(), 200);
-    let cookie = format!("colloquy_session={}", session_cookie(&login).unwrap());
+    // Seed 002's examples send the cookie as `session`.
+    let cookie = format!("session={}", session_cookie(&login).unwrap());
     let chats = app
         .anonymous(Method::GET, "/chat/api/chats")
         .header("cookie", &cookie)

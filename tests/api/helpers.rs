@@ -119,7 +119,7 @@ impl TestApp {
     pub fn with_session(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
         self.http
             .request(method, self.url(path))
-            .header("cookie", format!("colloquy_session={session}"))
+            .header("cookie", format!("session={session}"))
     }
 
     /// Spends the first-start login link and returns the admin's session cookie value.
@@ -214,14 +214,14 @@ pub async fn restart_with(app: TestApp, config: Config) -> TestApp {
     app.restart_with_config(config).await
 }
 
-/// The value of the `colloquy_session` cookie a response sets.
+/// The value of the `session` cookie a response sets.
 pub fn session_cookie(response: &Response) -> Option<String> {
     response
         .headers()
         .get_all("set-cookie")
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .find_map(|v| v.strip_prefix("colloquy_session="))
+        .find_map(|v| v.strip_prefix("session="))
         .map(|v| v.split(';').next().unwrap_or_default().to_string())
 }
 
