@@ -21,6 +21,7 @@ mod lifecycle;
 mod llm_client;
 mod logs;
 mod message_limit;
+mod openai_node;
 mod openai_python;
 mod real_server;
 mod research;

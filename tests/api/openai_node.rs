@@ -1,0 +1,90 @@
+//! The official OpenAI Node SDK against Colloquy: `tests/clients/node/` (its `package.json`
+//! and lock file) is installed with `npm ci` into `target/node-clients/` on first use, and its
+//! script runs there as a subprocess against the real server.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::spawn_app;
+
+const FILES: [&str; 3] = ["package.json", "package-lock.json", "openai_client.mjs"];
+
+/// `target/node-clients/`, with the pinned clients installed and the current script.
+fn node_clients() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let source = root.join("tests/clients/node");
+    let target = root.join("target/node-clients");
+    std::fs::create_dir_all(&target).expect("target/node-clients");
+    let read = |dir: &Path, name: &str| std::fs::read(dir.join(name)).ok();
+    let lock_changed = read(&source, "package-lock.json") != read(&target, "package-lock.json");
+    for name in FILES {
+        std::fs::copy(source.join(name), target.join(name)).expect("copy the client files");
+    }
+    if lock_changed || !target.join("node_modules/openai").exists() {
+        let installed = Command::new("npm")
+            .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
+            .current_dir(&target)
+            .status()
+            .expect("npm runs (install Node.js 20+)");
+        assert!(installed.success(), "npm ci in target/node-clients failed");
+    }
+    target
+}
+
+#[actix_web::test]
+async fn the_official_openai_node_client_streams_with_its_helper_and_embeds() {
+    let dir = tokio::task::spawn_blocking(node_clients).await.unwrap();
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call("call_1", "calculator", json!({"expression": "2^10"})),
+        Reply::text("2^10 is 1024."),
+        Reply::text("Hello there!"),
+    ]);
+    let (address, key) = (app.address.clone(), app.api_key.clone());
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg("openai_client.mjs")
+            .current_dir(dir)
+            .env("COLLOQUY_URL", address)
+            .env("COLLOQUY_KEY", key)
+            .output()
+            .expect("node runs")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(seen["helper_content"], "2^10 is 1024.");
+    assert_eq!(seen["usage_chunks"], 1, "usage on one chunk: {seen}");
+    assert!(seen["helper_total_tokens"].as_u64().unwrap() > 0);
+    let types: Vec<&str> = seen["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "x_research.calculating",
+            "x_research.result",
+            "x_research.complete",
+            "x_chat.metadata"
+        ],
+        "the typed lines reach the SDK's chunk handler"
+    );
+    assert_eq!(seen["text"], "Hello there!");
+    assert_eq!(seen["finish_reasons"], json!(["stop"]));
+    assert!(seen["embedding_length"].as_u64().unwrap() > 0);
+    // The SDK sent what the request asked for.
+    let sent = app.upstream.received();
+    assert_eq!(sent[0].body["messages"][0]["content"], "What is 2^10?");
+}

@@ -1,0 +1,49 @@
+// Drives Colloquy's /v1 with the official OpenAI Node SDK, as a user's program would. Run by
+// tests/api/openai_node.rs with COLLOQUY_URL and COLLOQUY_KEY set; prints one JSON line of what
+// it saw and exits non-zero if the SDK rejected anything.
+import OpenAI from "openai";
+
+const client = new OpenAI({ baseURL: `${process.env.COLLOQUY_URL}/v1`, apiKey: process.env.COLLOQUY_KEY });
+
+// The stream helper parses every line as a chunk (it threw "chunk.choices is not iterable" on
+// the typed x_* lines before they were chunks).
+const runner = client.chat.completions.stream({
+  model: "fake-model",
+  messages: [{ role: "user", content: "What is 2^10?" }],
+  stream_options: { include_usage: true },
+  web_search_options: { max_iterations: 3, x_tools: ["calculator"] },
+});
+const types = [];
+let usageChunks = 0;
+runner.on("chunk", (chunk) => {
+  if (chunk.type) types.push(chunk.type);
+  if (chunk.usage) usageChunks += 1;
+});
+const final = await runner.finalChatCompletion();
+
+// A plain stream read chunk by chunk.
+const stream = await client.chat.completions.create({
+  model: "fake-model",
+  messages: [{ role: "user", content: "Say hello" }],
+  stream: true,
+});
+let text = "";
+const finishReasons = [];
+for await (const chunk of stream) {
+  for (const choice of chunk.choices) {
+    text += choice.delta?.content ?? "";
+    if (choice.finish_reason) finishReasons.push(choice.finish_reason);
+  }
+}
+
+const embedded = await client.embeddings.create({ model: "any", input: "first text" });
+
+console.log(JSON.stringify({
+  helper_content: final.choices[0].message.content,
+  helper_total_tokens: final.usage?.total_tokens ?? null,
+  usage_chunks: usageChunks,
+  types,
+  text,
+  finish_reasons: finishReasons,
+  embedding_length: embedded.data[0].embedding.length,
+}));
