@@ -1184,8 +1184,9 @@ async fn a_message_larger_than_the_context_is_refused_up_front_and_the_chat_stay
     );
 }
 
-#[actix_web::test]
-async fn a_window_the_server_only_states_in_its_error_is_learnt_and_the_request_refitted() {
+/// A chat with six turns of about 400 words each way (some 5,000 tokens), on a server that
+/// has not yet said anything of its context.
+async fn a_chat_of_six_long_turns() -> (TestApp, String) {
     let app = spawn_app().await;
     let chat = new_chat(&app).await;
     for turn in 0..6 {
@@ -1197,6 +1198,12 @@ async fn a_window_the_server_only_states_in_its_error_is_learnt_and_the_request_
         )
         .await;
     }
+    (app, chat)
+}
+
+#[actix_web::test]
+async fn a_window_the_server_only_states_in_its_error_is_learnt_and_the_request_refitted() {
+    let (app, chat) = a_chat_of_six_long_turns().await;
     app.upstream.hidden_context_length(4_096);
     app.upstream.script([Reply::text("Still here.")]);
     let frames = send(&app, &chat, json!({"content": "and now?"})).await;
@@ -1214,17 +1221,7 @@ async fn a_window_the_server_only_states_in_its_error_is_learnt_and_the_request_
 
 #[actix_web::test]
 async fn a_window_llama_cpp_python_hides_behind_an_empty_stream_is_asked_for_and_learnt() {
-    let app = spawn_app().await;
-    let chat = new_chat(&app).await;
-    for turn in 0..6 {
-        app.upstream.script([Reply::text(&prose(400))]);
-        send(
-            &app,
-            &chat,
-            json!({"content": format!("q{turn} {}", prose(400))}),
-        )
-        .await;
-    }
+    let (app, chat) = a_chat_of_six_long_turns().await;
     app.upstream.context_length_like_llama_cpp_python(4_096);
     app.upstream.script([Reply::text("Still here.")]);
     let frames = send(&app, &chat, json!({"content": "and now?"})).await;

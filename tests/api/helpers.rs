@@ -281,3 +281,22 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for CapturedLog {
         }
     }
 }
+
+/// Runs a client program (an SDK script) against `app` with `COLLOQUY_URL` and `COLLOQUY_KEY`
+/// set, and returns the one JSON line it prints; fails with its output if it exits non-zero.
+pub async fn run_client(app: &TestApp, mut command: std::process::Command) -> Value {
+    command
+        .env("COLLOQUY_URL", &app.address)
+        .env("COLLOQUY_KEY", &app.api_key);
+    let output = actix_web::rt::task::spawn_blocking(move || command.output())
+        .await
+        .expect("the client's thread")
+        .expect("the client program runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).expect("one JSON line")
+}

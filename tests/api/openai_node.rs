@@ -8,7 +8,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
-use crate::helpers::spawn_app;
+use crate::helpers::{run_client, spawn_app};
 
 const FILES: [&str; 3] = ["package.json", "package-lock.json", "openai_client.mjs"];
 
@@ -43,25 +43,9 @@ async fn the_official_openai_node_client_streams_with_its_helper_and_embeds() {
         Reply::text("2^10 is 1024."),
         Reply::text("Hello there!"),
     ]);
-    let (address, key) = (app.address.clone(), app.api_key.clone());
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .arg("openai_client.mjs")
-            .current_dir(dir)
-            .env("COLLOQUY_URL", address)
-            .env("COLLOQUY_KEY", key)
-            .output()
-            .expect("node runs")
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    let mut command = Command::new("node");
+    command.arg("openai_client.mjs").current_dir(dir);
+    let seen = run_client(&app, command).await;
     assert_eq!(seen["helper_content"], "2^10 is 1024.");
     assert_eq!(seen["usage_chunks"], 1, "usage on one chunk: {seen}");
     assert!(seen["helper_total_tokens"].as_u64().unwrap() > 0);

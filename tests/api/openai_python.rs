@@ -7,7 +7,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
-use crate::helpers::spawn_app;
+use crate::helpers::{run_client, spawn_app};
 
 /// The virtualenv's python, creating the virtualenv and installing `openai` if needed.
 fn python_with_openai() -> PathBuf {
@@ -55,25 +55,9 @@ async fn the_official_openai_python_client_streams_and_non_streams() {
         Reply::text("Hello there!"),
     ]);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/openai_client.py");
-    let address = app.address.clone();
-    let key = app.api_key.clone();
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new(python)
-            .arg(script)
-            .env("COLLOQUY_URL", address)
-            .env("COLLOQUY_KEY", key)
-            .output()
-            .expect("the client script runs")
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    let mut command = Command::new(python);
+    command.arg(script);
+    let seen = run_client(&app, command).await;
     assert_eq!(seen["streamed"], "2^10 is 1024.");
     assert_eq!(seen["finish_reasons"], json!(["stop"]));
     let types: Vec<&str> = seen["event_types"]
