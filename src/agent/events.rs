@@ -28,11 +28,14 @@ pub enum StopReason {
     Interrupted,
     /// The model asked the user a question; the run continues when the answer arrives.
     Paused,
+    /// The model called a tool of the client's (Chat Completions `tools`): the client runs it
+    /// and continues the conversation with its result.
+    ToolCalls,
 }
 
 impl StopReason {
     /// Every stop reason, for parsing a stored one.
-    const ALL: [Self; 8] = [
+    const ALL: [Self; 9] = [
         Self::Completed,
         Self::MaxIterations,
         Self::Length,
@@ -41,6 +44,7 @@ impl StopReason {
         Self::UpstreamError,
         Self::Interrupted,
         Self::Paused,
+        Self::ToolCalls,
     ];
 
     /// The stop reason a run row records as `code`.
@@ -58,13 +62,18 @@ impl StopReason {
             Self::UpstreamError => "upstream_error",
             Self::Interrupted => "interrupted",
             Self::Paused => "paused",
+            Self::ToolCalls => "tool_calls",
         }
     }
 
     /// The run row's status for this stop.
     pub fn run_status(self) -> &'static str {
         match self {
-            Self::Completed | Self::MaxIterations | Self::Length | Self::TimeBudget => "completed",
+            Self::Completed
+            | Self::MaxIterations
+            | Self::Length
+            | Self::TimeBudget
+            | Self::ToolCalls => "completed",
             Self::Cancelled => "cancelled",
             Self::UpstreamError => "failed",
             Self::Interrupted => "interrupted",
@@ -76,6 +85,7 @@ impl StopReason {
     pub fn finish_reason(self) -> &'static str {
         match self {
             Self::Length => "length",
+            Self::ToolCalls => "tool_calls",
             _ => "stop",
         }
     }
@@ -112,6 +122,11 @@ pub enum RunEvent {
         output_tokens: u64,
         iterations: u32,
         sources: u32,
+    },
+    /// The model called tools of the client's: sent as OpenAI's `tool_calls` deltas, just
+    /// before `Finished` with `StopReason::ToolCalls`.
+    ClientToolCalls {
+        calls: Vec<crate::llm::wire::ToolCall>,
     },
     /// A typed event owned by a feature (artifacts, ask_user, ...): sent as a `data:` line
     /// `{"type": event_type, ...payload}`.

@@ -36,6 +36,9 @@ pub struct RunOptions {
     pub web_search: Option<WebSearchOptions>,
     /// Model, sampling; messages are filled in by the launcher.
     pub template: Option<ChatRequest>,
+    /// The client's own tools (Chat Completions `tools`): offered beside the server-side
+    /// ones; a call of one ends the run, for the client to run it.
+    pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
 }
 
 impl From<ChatError> for AppError {
@@ -118,7 +121,18 @@ fn spec(
     if let Some((session, _)) = &chat {
         tools.extend(chat_tools(state, session.clone(), &log, &parts, documents));
     }
-    check_tool_choice(template.tool_choice.as_ref(), &tools)?;
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    for tool in &options.client_tools {
+        let name = tool.function.name.as_str();
+        if names.contains(&name) {
+            return Err(AppError::invalid(format!(
+                "the client tool {name} has the name of one of Colloquy's server-side tools \
+                 (or of another client tool); rename it"
+            )));
+        }
+        names.push(name);
+    }
+    check_tool_choice(template.tool_choice.as_ref(), &names)?;
     Ok(RunSpec {
         log,
         llm: state.llm.clone(),
@@ -136,14 +150,13 @@ fn spec(
         rate_limiter: state.rate_limiter.clone(),
         parts,
         context_strategy: state.config.agent.context_strategy,
+        client_tools: options.client_tools.clone(),
     })
 }
 
-/// A `tool_choice` that forces a tool needs that tool (or any, for `required`) to be offered.
-fn check_tool_choice(
-    choice: Option<&serde_json::Value>,
-    tools: &[tools::SharedTool],
-) -> AppResult<()> {
+/// A `tool_choice` that forces a tool needs that tool (or any, for `required`) to be offered;
+/// `tools` names every tool the request offers.
+fn check_tool_choice(choice: Option<&serde_json::Value>, tools: &[&str]) -> AppResult<()> {
     let Some(choice) = choice else {
         return Ok(());
     };
@@ -153,7 +166,7 @@ fn check_tool_choice(
         ));
     }
     if let Some(name) = choice["function"]["name"].as_str()
-        && !tools.iter().any(|t| t.name() == name)
+        && !tools.contains(&name)
     {
         return Err(AppError::invalid(format!(
             "tool_choice names {name}, which is not among this request's tools"
@@ -534,6 +547,7 @@ pub async fn resume_answered(
         rate_limiter: state.rate_limiter.clone(),
         parts,
         context_strategy,
+        client_tools: Vec::new(),
     };
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });

@@ -65,6 +65,8 @@ pub struct RunSpec {
     pub parts: crate::tools::chat_context::Parts,
     /// What to do with history that outgrows the model's context.
     pub context_strategy: crate::config::ContextStrategy,
+    /// The client's own tools: offered with the server's; a call of one ends the run.
+    pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
 }
 
 /// The loop's counters at a pause, restored on resume.
@@ -415,7 +417,8 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         spec.limits.loop_detection_window,
         spec.limits.max_identical_calls,
     );
-    let definitions: Vec<_> = spec.tools.iter().map(|t| t.definition()).collect();
+    let mut definitions: Vec<_> = spec.tools.iter().map(|t| t.definition()).collect();
+    definitions.extend(spec.client_tools.iter().cloned());
     let mut messages = spec.messages.clone();
     let mut tool_rounds = resume.tool_rounds;
     // The latest turn (the user's message, and this run's exchanges after it) is never
@@ -546,6 +549,25 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 StopReason::Completed
             };
             return state.stop(log, reason, None);
+        }
+        // A call of a client's tool ends the run: the client runs it and continues the
+        // conversation with its result (server-side calls of the same turn are not run; the
+        // model may ask for them again then).
+        let client_calls: Vec<ToolCall> = turn
+            .tool_calls
+            .iter()
+            .filter(|call| {
+                spec.client_tools
+                    .iter()
+                    .any(|tool| tool.function.name == call.function.name)
+            })
+            .cloned()
+            .collect();
+        if !client_calls.is_empty() {
+            log.push(RunEvent::ClientToolCalls {
+                calls: client_calls,
+            });
+            return state.stop(log, StopReason::ToolCalls, None);
         }
         // Tools may take a while: what was said before them is saved first.
         state.save_draft(spec, "", true);

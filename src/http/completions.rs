@@ -17,7 +17,7 @@ use crate::agent::launch::{
 use crate::auth::Principal;
 use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
-use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
+use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role, ToolDefinition};
 use crate::state::AppState;
 
 /// Most messages one request may carry.
@@ -55,6 +55,9 @@ const REFUSED: [(&str, &str); 4] = [
         "function_call (the legacy form of tool_choice) is not supported; use tool_choice",
     ),
 ];
+
+/// Most client-side tools one request may offer (OpenAI's limit).
+const MAX_CLIENT_TOOLS: usize = 128;
 
 /// Fields this handler reads itself, which the upstream must not see.
 const OWN_FIELDS: [&str; 1] = ["n"];
@@ -113,9 +116,11 @@ impl CompletionRequest {
                 "at most {MAX_MESSAGES} messages per request"
             )));
         }
-        if self.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+        let client_tools = self.client_tools()?;
+        if !client_tools.is_empty() && (self.x_chat_id.is_some() || self.store) {
             return Err(AppError::invalid(
-                "client-side tools are not supported; enable server-side tools with web_search_options",
+                "client-side tools work in requests that carry their whole conversation: not \
+                 with x_chat_id or store",
             ));
         }
         if let Some(choice) = &self.tool_choice {
@@ -143,6 +148,8 @@ impl CompletionRequest {
         let stored = self.x_chat_id.is_some() || self.store;
         let allowed = match last.role {
             Role::User => has_content && (!stored || !last.text().trim().is_empty()),
+            // The result of a client tool: the conversation goes on from it.
+            Role::Tool => !stored && last.tool_call_id.is_some(),
             // A prefill: the model continues the assistant's words, after a user's question.
             Role::Assistant => {
                 has_content && !stored && self.messages.iter().any(|m| m.role == Role::User)
@@ -158,6 +165,46 @@ impl CompletionRequest {
             }));
         }
         Ok(())
+    }
+
+    /// The client's `tools`, checked: functions with a name of at most 64 letters, digits,
+    /// `_` or `-`, each named once, at most `MAX_CLIENT_TOOLS`.
+    fn client_tools(&self) -> AppResult<Vec<ToolDefinition>> {
+        let raw = self.tools.clone().unwrap_or_default();
+        if raw.len() > MAX_CLIENT_TOOLS {
+            return Err(AppError::invalid(format!(
+                "at most {MAX_CLIENT_TOOLS} client-side tools per request, not {}",
+                raw.len()
+            )));
+        }
+        let mut tools: Vec<ToolDefinition> = Vec::with_capacity(raw.len());
+        for (index, value) in raw.into_iter().enumerate() {
+            let tool: ToolDefinition = serde_json::from_value(value).map_err(|err| {
+                AppError::invalid(format!(
+                    "client-side tools are {{\"type\": \"function\", \"function\": {{\"name\", \
+                     \"description\", \"parameters\"}}}}; tools[{index}] is not: {err}"
+                ))
+            })?;
+            let name = &tool.function.name;
+            let valid = tool.kind == "function"
+                && (1..=64).contains(&name.len())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return Err(AppError::invalid(format!(
+                    "client-side tools[{index}] must be of type function with a name of 1-64 \
+                     letters, digits, _ or -"
+                )));
+            }
+            if tools.iter().any(|t| t.function.name == *name) {
+                return Err(AppError::invalid(format!(
+                    "client-side tools name {name} twice"
+                )));
+            }
+            tools.push(tool);
+        }
+        Ok(tools)
     }
 
     fn dialect(&self) -> Dialect {
@@ -192,6 +239,8 @@ impl CompletionRequest {
             tools_enabled: self.web_search_options.is_some(),
             web_search: self.web_search_options.clone(),
             template: Some(template),
+            // Checked by `validate`.
+            client_tools: self.client_tools().unwrap_or_default(),
         }
     }
 }
@@ -231,6 +280,16 @@ async fn create(
         return collect(log, chat_id).await;
     }
     request.validate()?;
+    // Servers reject an assistant message with tool calls and no `content` (llama-cpp-python's
+    // templates read it): a client's null or missing content is sent as "".
+    for message in &mut request.messages {
+        if message.role == Role::Assistant
+            && message.tool_calls.is_some()
+            && message.content.is_none()
+        {
+            message.content = Some(MessageContent::Text(String::new()));
+        }
+    }
     // Before anything is stored: `store: true` imports the whole history first.
     check_message_lengths(&state, &request.messages)?;
     let options = request.options(state.llm.default_model());
@@ -319,6 +378,17 @@ pub(super) fn run_failure(error: &crate::agent::events::RunError) -> AppError {
     }
 }
 
+/// The answer's message: its text, and the client tools the model called (then the text may
+/// be `null`, as OpenAI's is).
+fn message(content: String, tool_calls: Option<Value>) -> Value {
+    match tool_calls {
+        Some(calls) => json!({"role": "assistant",
+            "content": if content.is_empty() { Value::Null } else { json!(content) },
+            "tool_calls": calls}),
+        None => json!({"role": "assistant", "content": content}),
+    }
+}
+
 fn role_name(role: Role) -> &'static str {
     match role {
         Role::System | Role::Developer => "system",
@@ -338,9 +408,11 @@ async fn collect(
     let mut events = Box::pin(log.subscribe(0));
     let mut content = String::new();
     let mut metadata: Map<String, Value> = Map::new();
+    let mut tool_calls: Option<Value> = None;
     while let Some((_, event)) = events.next().await {
         match event.as_ref() {
             RunEvent::TextDelta { content: text } => content.push_str(text),
+            RunEvent::ClientToolCalls { calls } => tool_calls = Some(json!(calls)),
             RunEvent::Finished {
                 stop_reason,
                 usage,
@@ -360,7 +432,7 @@ async fn collect(
                     "model": log.model,
                     "choices": [{
                         "index": 0,
-                        "message": {"role": "assistant", "content": content},
+                        "message": message(content, tool_calls),
                         "finish_reason": if error.is_some() { "error" } else { stop_reason.finish_reason() },
                     }],
                     "usage": usage,

@@ -105,6 +105,7 @@ impl RunRequest {
             tools_enabled: self.enable_tools || self.web_search_options.is_some(),
             web_search: self.web_search_options,
             template: None,
+            client_tools: Vec::new(),
         }
     }
 }

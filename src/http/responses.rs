@@ -166,6 +166,7 @@ impl ResponsesRequest {
             tools_enabled: web_search.is_some(),
             web_search,
             template: Some(template),
+            client_tools: Vec::new(),
         })
     }
 }
@@ -386,7 +387,10 @@ fn message_id(log: &RunLog) -> String {
 /// The response object, as `response.completed` and a non-streaming answer carry it.
 fn response_object(log: &RunLog, stop_reason: StopReason, output: &Output) -> Value {
     let status = match stop_reason {
-        StopReason::Completed | StopReason::MaxIterations | StopReason::Paused => "completed",
+        StopReason::Completed
+        | StopReason::MaxIterations
+        | StopReason::Paused
+        | StopReason::ToolCalls => "completed",
         StopReason::UpstreamError | StopReason::Interrupted => "failed",
         StopReason::Length | StopReason::Cancelled | StopReason::TimeBudget => "incomplete",
     };

@@ -126,6 +126,18 @@ pub fn payloads(
             "input_tokens": input_tokens, "output_tokens": output_tokens,
             "iterations": iterations, "sources": sources}),
         )),
+        RunEvent::ClientToolCalls { calls } => {
+            let deltas: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    json!({"index": index, "id": call.id, "type": "function",
+                           "function": {"name": call.function.name,
+                                        "arguments": call.function.arguments}})
+                })
+                .collect();
+            out.push((None, chunk(log, json!({"tool_calls": deltas}), None)));
+        }
         RunEvent::Extension {
             event_type,
             payload,

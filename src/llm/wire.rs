@@ -154,6 +154,7 @@ impl ToolDefinition {
                 name: name.into(),
                 description: Some(description.into()),
                 parameters: Some(parameters),
+                strict: None,
             },
         }
     }
@@ -166,6 +167,9 @@ pub struct FunctionDefinition {
     pub description: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
+    /// OpenAI's structured-outputs flag on a client's tool, passed on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -613,3 +613,148 @@ async fn an_image_only_message_a_prefill_and_a_large_inline_image_are_accepted()
         .await;
     assert_eq!(response.status(), 413);
 }
+
+fn weather_tool() -> Value {
+    json!({"type": "function", "function": {"name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}})
+}
+
+#[actix_web::test]
+async fn a_client_tool_call_is_returned_and_its_result_continues_the_conversation() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call("call_w", "get_weather", json!({"city": "Oslo"})),
+        Reply::text("It is sunny in Oslo."),
+    ]);
+    let asked = json!({"role": "user", "content": "Weather in Oslo?"});
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "messages": [asked], "tools": [weather_tool()],
+                    "web_search_options": {"x_tools": ["calculator"]}}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    let choice = &body["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls", "{body}");
+    assert!(choice["message"]["content"].is_null());
+    let call = &choice["message"]["tool_calls"][0];
+    assert_eq!(call["id"], "call_w");
+    assert_eq!(call["type"], "function");
+    assert_eq!(call["function"]["name"], "get_weather");
+    let arguments: Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments, json!({"city": "Oslo"}));
+    let offered: Vec<String> = app.upstream.received()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(offered.contains(&"calculator".into()) && offered.contains(&"get_weather".into()));
+
+    // The client ran it: the conversation goes on from the tool's result, as SDKs send it.
+    let mut assistant = choice["message"].clone();
+    assistant["content"] = Value::Null;
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "tools": [weather_tool()], "messages": [
+                asked, assistant,
+                {"role": "tool", "tool_call_id": "call_w", "content": "{\"sky\": \"clear\"}"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "It is sunny in Oslo."
+    );
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+    let sent = app.upstream.received()[1].body["messages"].clone();
+    assert_eq!(
+        sent[1]["content"], "",
+        "a null content is sent as \"\": {sent}"
+    );
+    assert_eq!(sent[1]["tool_calls"][0]["id"], "call_w");
+    assert_eq!(sent[2]["role"], "tool");
+    assert_eq!(sent[2]["tool_call_id"], "call_w");
+}
+
+#[actix_web::test]
+async fn a_streamed_client_tool_call_arrives_as_tool_call_deltas() {
+    let app = spawn_app().await;
+    app.upstream.script([Reply::tool_call(
+        "call_w",
+        "get_weather",
+        json!({"city": "Oslo"}),
+    )]);
+    let frames = read_all(
+        app.post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "Weather?"}], "stream": true,
+                    "tools": [weather_tool()]}),
+        )
+        .await,
+    )
+    .await;
+    let chunks: Vec<Value> = frames
+        .iter()
+        .filter(|f| f.data != "[DONE]")
+        .map(Frame::json)
+        .collect();
+    let delta = chunks
+        .iter()
+        .find(|c| c["choices"][0]["delta"]["tool_calls"].is_array())
+        .expect("a tool_calls delta");
+    let call = &delta["choices"][0]["delta"]["tool_calls"][0];
+    assert_eq!(call["index"], 0);
+    assert_eq!(call["id"], "call_w");
+    assert_eq!(call["function"]["name"], "get_weather");
+    let finish = chunks
+        .iter()
+        .find(|c| c["choices"][0]["finish_reason"].is_string())
+        .unwrap();
+    assert_eq!(finish["choices"][0]["finish_reason"], "tool_calls");
+}
+
+#[actix_web::test]
+async fn client_tools_that_cannot_be_served_are_refused_by_name() {
+    let app = spawn_app().await;
+    let chat = app.create_chat("Stored").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let calculator = json!({"type": "function", "function": {"name": "calculator"}});
+    for (extra, says) in [
+        (
+            json!({"tools": [calculator], "web_search_options": {"x_tools": ["calculator"]}}),
+            "server-side tools",
+        ),
+        (json!({"tools": [weather_tool(), weather_tool()]}), "twice"),
+        (
+            json!({"tools": [{"type": "function", "function": {"name": "bad name!"}}]}),
+            "letters, digits",
+        ),
+        (
+            json!({"tools": [weather_tool()], "x_chat_id": chat}),
+            "not with x_chat_id",
+        ),
+    ] {
+        let mut request = json!({"messages": [{"role": "user", "content": "hi"}]});
+        for (key, value) in extra.as_object().unwrap() {
+            request[key] = value.clone();
+        }
+        let refused = app.post_json("/v1/chat/completions", &request).await;
+        assert_eq!(refused.status(), 400, "{extra}");
+        let error = error_body(refused).await;
+        assert!(
+            error["message"].as_str().unwrap().contains(says),
+            "{extra}: {error}"
+        );
+    }
+    assert!(app.upstream.received().is_empty());
+}

@@ -42,6 +42,8 @@ async fn the_official_openai_node_client_streams_with_its_helper_and_embeds() {
         Reply::tool_call("call_1", "calculator", json!({"expression": "2^10"})),
         Reply::text("2^10 is 1024."),
         Reply::text("Hello there!"),
+        Reply::tool_call("call_w", "get_weather", json!({"city": "Oslo"})),
+        Reply::text("It is sunny in Oslo."),
     ]);
     let mut command = Command::new("node");
     command.arg("openai_client.mjs").current_dir(dir);
@@ -68,6 +70,18 @@ async fn the_official_openai_node_client_streams_with_its_helper_and_embeds() {
     assert_eq!(seen["text"], "Hello there!");
     assert_eq!(seen["finish_reasons"], json!(["stop"]));
     assert!(seen["embedding_length"].as_u64().unwrap() > 0);
+    // runTools: the client's function ran with the model's arguments, and its result went back.
+    assert_eq!(seen["tool_ran_with"], json!(["Oslo"]));
+    assert_eq!(seen["tool_answer"], "It is sunny in Oslo.");
+    let last = app.upstream.received().last().unwrap().body.clone();
+    let messages = last["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["role"], "tool");
+    assert!(
+        messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("clear")
+    );
     // The SDK sent what the request asked for.
     let sent = app.upstream.received();
     assert_eq!(sent[0].body["messages"][0]["content"], "What is 2^10?");

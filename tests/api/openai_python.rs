@@ -53,6 +53,9 @@ async fn the_official_openai_python_client_streams_and_non_streams() {
         Reply::tool_call("call_2", "calculator", json!({"expression": "3^3"})),
         Reply::text("3^3 is 27."),
         Reply::text("Hello there!"),
+        Reply::tool_call("call_w", "get_weather", json!({"city": "Oslo"})),
+        Reply::text("It is sunny in Oslo."),
+        Reply::text("{\"name\": \"red\", \"hex\": \"#ff0000\"}"),
     ]);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/openai_client.py");
     let mut command = Command::new(python);
@@ -82,6 +85,20 @@ async fn the_official_openai_python_client_streams_and_non_streams() {
     assert_eq!(seen["non_stream_finish"], "stop");
     assert_eq!(seen["total_tokens"], 15);
     assert_eq!(seen["models"], json!(["fake-model"]));
+    assert_eq!(seen["tool_finish"], "tool_calls");
+    assert_eq!(seen["tool_name"], "get_weather");
+    assert_eq!(seen["tool_arguments"], json!({"city": "Oslo"}));
+    assert_eq!(seen["tool_answer"], "It is sunny in Oslo.");
+    assert_eq!(seen["parsed"], json!({"name": "red", "hex": "#ff0000"}));
+    let received = app.upstream.received();
+    let parse_request = received
+        .iter()
+        .find(|r| r.body["response_format"]["type"] == "json_schema")
+        .expect("parse() sent a JSON schema, forwarded");
+    assert_eq!(
+        parse_request.body["response_format"]["json_schema"]["name"],
+        "Colour"
+    );
     assert_eq!(seen["retrieved"], "fake-model");
     assert_eq!(seen["missing"], "NotFoundError");
     // Colloquy's embedder (the hash embedder here) answers, and names itself.

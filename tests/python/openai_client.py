@@ -50,6 +50,37 @@ completion = client.chat.completions.create(
     messages=[{"role": "user", "content": "Say hello"}],
 )
 
+# A function-calling round trip: the model calls the client's tool, the client answers it.
+weather_tool = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}
+asked = [{"role": "user", "content": "Weather in Oslo?"}]
+first = client.chat.completions.create(model="fake-model", messages=asked, tools=[weather_tool])
+call = first.choices[0].message.tool_calls[0]
+answered = client.chat.completions.create(
+    model="fake-model",
+    tools=[weather_tool],
+    messages=asked + [first.choices[0].message.model_dump(exclude_none=True),
+                      {"role": "tool", "tool_call_id": call.id,
+                       "content": json.dumps({"sky": "clear"})}],
+)
+
+# Structured output: parse() sends a JSON schema and validates the answer with the model.
+from pydantic import BaseModel
+
+
+class Colour(BaseModel):
+    name: str
+    hex: str
+
+
+parsed = client.chat.completions.parse(
+    model="fake-model",
+    messages=[{"role": "user", "content": "A colour"}],
+    response_format=Colour,
+).choices[0].message.parsed
+
 models = [model.id for model in client.models.list()]
 retrieved = client.models.retrieve("fake-model").id
 try:
@@ -70,6 +101,11 @@ print(json.dumps({
     "non_stream_finish": completion.choices[0].finish_reason,
     "total_tokens": completion.usage.total_tokens,
     "models": models,
+    "tool_finish": first.choices[0].finish_reason,
+    "tool_name": call.function.name,
+    "tool_arguments": json.loads(call.function.arguments),
+    "tool_answer": answered.choices[0].message.content,
+    "parsed": parsed.model_dump(),
     "helper_content": helped.choices[0].message.content,
     "helper_usage_lines": usage_lines,
     "helper_total_tokens": helped.usage.total_tokens if helped.usage else None,

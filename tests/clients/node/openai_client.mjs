@@ -38,6 +38,28 @@ for await (const chunk of stream) {
 
 const embedded = await client.embeddings.create({ model: "any", input: "first text" });
 
+// runTools: the SDK runs the client's own function when the model calls it, sends the result
+// back, and returns the model's final answer.
+const ranWith = [];
+const toolRunner = client.chat.completions.runTools({
+  model: "fake-model",
+  messages: [{ role: "user", content: "Weather in Oslo?" }],
+  tools: [{
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "The weather in a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      parse: JSON.parse,
+      function: async ({ city }) => {
+        ranWith.push(city);
+        return { sky: "clear", city };
+      },
+    },
+  }],
+});
+const toolAnswer = await toolRunner.finalContent();
+
 console.log(JSON.stringify({
   helper_content: final.choices[0].message.content,
   helper_total_tokens: final.usage?.total_tokens ?? null,
@@ -46,4 +68,6 @@ console.log(JSON.stringify({
   text,
   finish_reasons: finishReasons,
   embedding_length: embedded.data[0].embedding.length,
+  tool_ran_with: ranWith,
+  tool_answer: toolAnswer,
 }));
