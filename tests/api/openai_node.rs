@@ -1,6 +1,7 @@
-//! The official OpenAI Node SDK against Colloquy: `tests/clients/node/` (its `package.json`
-//! and lock file) is installed with `npm ci` into `target/node-clients/` on first use, and its
-//! script runs there as a subprocess against the real server.
+//! Node clients against Colloquy — the official OpenAI SDK, and Vercel's AI SDK with
+//! `@ai-sdk/openai-compatible`: `tests/clients/node/` (its `package.json` and lock file) is
+//! installed with `npm ci` into `target/node-clients/` on first use, and its scripts run there
+//! as subprocesses against the real server.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,7 +11,12 @@ use serde_json::{Value, json};
 use crate::fake_upstream::Reply;
 use crate::helpers::{run_client, spawn_app};
 
-const FILES: [&str; 3] = ["package.json", "package-lock.json", "openai_client.mjs"];
+const FILES: [&str; 4] = [
+    "package.json",
+    "package-lock.json",
+    "openai_client.mjs",
+    "vercel_ai.mjs",
+];
 
 /// `target/node-clients/`, with the pinned clients installed and the current script.
 fn node_clients() -> PathBuf {
@@ -23,7 +29,7 @@ fn node_clients() -> PathBuf {
     for name in FILES {
         std::fs::copy(source.join(name), target.join(name)).expect("copy the client files");
     }
-    if lock_changed || !target.join("node_modules/openai").exists() {
+    if lock_changed || !target.join("node_modules/ai").exists() {
         let installed = Command::new("npm")
             .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
             .current_dir(&target)
@@ -85,4 +91,39 @@ async fn the_official_openai_node_client_streams_with_its_helper_and_embeds() {
     // The SDK sent what the request asked for.
     let sent = app.upstream.received();
     assert_eq!(sent[0].body["messages"][0]["content"], "What is 2^10?");
+}
+
+#[actix_web::test]
+async fn vercels_ai_sdk_streams_without_error_parts_and_runs_a_tool_round_trip() {
+    let dir = tokio::task::spawn_blocking(node_clients).await.unwrap();
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call("call_1", "calculator", json!({"expression": "2^10"})),
+        Reply::text("2^10 is 1024."),
+        Reply::tool_call("call_w", "get_weather", json!({"city": "Oslo"})),
+        Reply::text("It is sunny in Oslo."),
+    ]);
+    let mut command = Command::new("node");
+    command.arg("vercel_ai.mjs").current_dir(dir);
+    let seen = run_client(&app, command).await;
+    assert_eq!(seen["errors"], json!([]), "no error parts: {seen}");
+    assert_eq!(seen["text"], "2^10 is 1024.");
+    assert_eq!(seen["finish_reason"], "stop");
+    assert!(seen["total_tokens"].as_u64().unwrap() > 0, "{seen}");
+    assert_eq!(seen["tool_ran_with"], json!(["Oslo"]));
+    assert_eq!(seen["tool_answer"], "It is sunny in Oslo.");
+    let sent = app.upstream.received();
+    assert!(
+        sent[0].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["function"]["name"] == "calculator"),
+        "the server-side tool was switched on"
+    );
+    let last = &sent.last().unwrap().body;
+    assert_eq!(
+        last["messages"].as_array().unwrap().last().unwrap()["role"],
+        "tool"
+    );
 }
