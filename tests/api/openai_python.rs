@@ -9,35 +9,46 @@ use serde_json::{Value, json};
 use crate::fake_upstream::Reply;
 use crate::helpers::{run_client, spawn_app};
 
-/// The virtualenv's python, creating the virtualenv and installing `openai` if needed.
+/// The virtualenv's python, with `tests/python/requirements.txt` (the pinned clients:
+/// `openai`, `langchain-openai`) installed; the virtualenv is made, or brought up to date,
+/// the first time a test asks after the list changed.
 fn python_with_openai() -> PathBuf {
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/openai-venv");
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let venv = root.join("target/openai-venv");
     let python = venv.join("bin/python");
-    let has_openai = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import openai"])
-            .status()
-            .is_ok_and(|s| s.success());
-    if !has_openai {
+    let wanted = root.join("tests/python/requirements.txt");
+    let installed_list = venv.join("requirements.txt");
+    let current = std::fs::read(&wanted).expect("tests/python/requirements.txt");
+    if python.exists() && std::fs::read(&installed_list).ok().as_ref() == Some(&current) {
+        return python;
+    }
+    if !python.exists() {
         let created = Command::new("python3")
             .args(["-m", "venv"])
             .arg(&venv)
             .status()
             .expect("python3 runs");
         assert!(created.success(), "python3 -m venv failed");
-        let installed = Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "openai>=1.40,<3",
-            ])
-            .status()
-            .expect("pip runs");
-        assert!(installed.success(), "pip install openai failed");
     }
+    let installed = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(&wanted)
+        .status()
+        .expect("pip runs");
+    assert!(
+        installed.success(),
+        "pip install -r tests/python/requirements.txt failed"
+    );
+    std::fs::write(&installed_list, current).expect("record what is installed");
     python
 }
 
@@ -125,4 +136,36 @@ async fn the_official_openai_python_client_streams_and_non_streams() {
     assert!(seen["embedding_tokens"].as_u64().unwrap() >= 4);
     let sent = app.upstream.received();
     assert_eq!(sent[0].body["messages"][0]["content"], "What is 2^10?");
+}
+
+#[actix_web::test]
+async fn langchains_chat_openai_counts_usage_once_binds_tools_and_structures_output() {
+    let python = tokio::task::spawn_blocking(python_with_openai)
+        .await
+        .unwrap();
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::text("Hello there!"),
+        Reply::tool_call("call_w", "get_weather", json!({"city": "Oslo"})),
+        Reply::text("It is sunny in Oslo."),
+        Reply::text("{\"name\": \"red\", \"hex\": \"#ff0000\"}"),
+    ]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/langchain_client.py");
+    let mut command = Command::new(python);
+    command.arg(script);
+    let seen = run_client(&app, command).await;
+    assert_eq!(seen["streamed"], "Hello there!");
+    // The fake reports 10 + 5 tokens for a turn: counted once, not twice.
+    assert_eq!(seen["usage"]["total_tokens"], 15, "{seen}");
+    assert_eq!(seen["tool_name"], "get_weather");
+    assert_eq!(seen["tool_args"], json!({"city": "Oslo"}));
+    assert_eq!(seen["tool_answer"], "It is sunny in Oslo.");
+    assert_eq!(seen["colour"], json!({"name": "red", "hex": "#ff0000"}));
+    let sent = app.upstream.received();
+    assert_eq!(sent[0].body["stream"], true);
+    assert_eq!(
+        sent[2].body["messages"].as_array().unwrap().last().unwrap()["role"],
+        "tool"
+    );
+    assert_eq!(sent[3].body["response_format"]["type"], "json_schema");
 }
