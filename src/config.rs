@@ -267,6 +267,9 @@ pub struct HttpConfig {
     /// Largest `/v1/chat/completions` body in bytes: room for a few high-resolution images sent
     /// inline as base64 (a 5 MB photo is about 7 MB of JSON).
     pub max_v1_body_bytes: usize,
+    /// Days a chat made by a `/v1` request without `x_chat_id` is kept after its last use,
+    /// unless someone opens it in the UI (OpenAI keeps stored responses 30 days).
+    pub v1_chat_retention_days: u64,
 }
 
 impl Default for HttpConfig {
@@ -275,6 +278,7 @@ impl Default for HttpConfig {
             max_json_body_bytes: 4 * 1024 * 1024,
             max_message_chars: 200_000,
             max_v1_body_bytes: 32 * 1024 * 1024,
+            v1_chat_retention_days: 30,
         }
     }
 }

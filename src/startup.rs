@@ -112,6 +112,7 @@ impl Application {
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
         };
         resume_unfinished_answers(&state).await;
+        start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
         state
             .workspace
             .start_upload_sweeper(Duration::from_secs(600));
@@ -269,4 +270,40 @@ async fn resume_unfinished_answers(state: &AppState) {
             }
         }
     }
+}
+
+/// Deletes chats made by `/v1` requests that nobody opened in the UI and nobody used for
+/// `http.v1_chat_retention_days`, with their sessions and indexes; returns how many.
+pub async fn sweep_api_chats(state: &AppState) -> Result<usize, sea_orm::DbErr> {
+    let days = i64::try_from(state.config.http.v1_chat_retention_days).unwrap_or(i64::MAX);
+    let before = chrono::Utc::now() - chrono::Duration::days(days.min(36_500));
+    let mut swept = 0;
+    loop {
+        let ids = state.chats.unused_api_chats(before, 100).await?;
+        if ids.is_empty() {
+            return Ok(swept);
+        }
+        for id in ids {
+            state.sessions.deactivate(&id);
+            state.workspace.forget(&id).await;
+            state.chats.delete_swept(&id).await?;
+            swept += 1;
+        }
+    }
+}
+
+fn start_api_chat_sweeper(state: AppState, every: Duration) {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(every);
+        loop {
+            ticks.tick().await;
+            match sweep_api_chats(&state).await {
+                Ok(0) => {}
+                Ok(count) => {
+                    tracing::info!(count, "swept chats of /v1 requests past their retention")
+                }
+                Err(err) => tracing::warn!(%err, "could not sweep the chats of /v1 requests"),
+            }
+        }
+    });
 }

@@ -146,6 +146,40 @@ impl Chats {
         Ok(active.update(&self.db).await?)
     }
 
+    /// Keeps a chat made by a `/v1` request (someone opened it in the UI): it joins the chat
+    /// list and is no longer swept.
+    pub async fn keep(&self, chat: chats::Model) -> Result<chats::Model, DbErr> {
+        if !chat.ephemeral {
+            return Ok(chat);
+        }
+        let mut active: chats::ActiveModel = chat.into();
+        active.ephemeral = Set(false);
+        active.update(&self.db).await
+    }
+
+    /// Chats made by `/v1` requests and not used since `before`, at most `limit` of them.
+    pub async fn unused_api_chats(
+        &self,
+        before: chrono::DateTime<Utc>,
+        limit: u64,
+    ) -> Result<Vec<String>, DbErr> {
+        let rows = chats::Entity::find()
+            .filter(chats::Column::Ephemeral.eq(true))
+            .filter(chats::Column::UpdatedAt.lt(before))
+            .limit(limit)
+            .all(&self.db)
+            .await?;
+        Ok(rows.into_iter().map(|chat| chat.id).collect())
+    }
+
+    /// Deletes a chat whoever owns it (for the sweeper), with everything in it.
+    pub async fn delete_swept(&self, id: &str) -> Result<(), DbErr> {
+        chats::Entity::delete_by_id(id.to_string())
+            .exec(&self.db)
+            .await?;
+        Ok(())
+    }
+
     /// Deletes the chat and, through foreign keys, everything in it.
     pub async fn delete(&self, owner: &str, id: &str) -> AppResult<()> {
         let chat = self.get_owned(owner, id).await?;

@@ -99,7 +99,11 @@ async fn get(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let mut chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    // A chat a `/v1` request made, opened in the UI (a browser session): it is kept.
+    if chat.ephemeral && principal.api_key_id.is_none() {
+        chat = state.chats.keep(chat).await?;
+    }
     // Runs still streaming in this chat, so a reloaded page (or another device) re-attaches.
     let running: Vec<serde_json::Value> = state
         .runs

@@ -1,6 +1,7 @@
 //! `POST /v1/chat/completions`: OpenAI's Chat Completions, streaming or not, running the
 //! governed loop. `web_search_options` opts into server-side tools; `x_chat_id` runs the turn
-//! inside a stored chat; without it the request is ephemeral, stored only with `store: true`.
+//! inside a stored chat; without it the request runs in a fresh chat of its own (kept for
+//! `http.v1_chat_retention_days` unless opened in the UI), or with `store: false` in none.
 
 use actix_web::{HttpResponse, web};
 use futures_util::StreamExt;
@@ -83,8 +84,9 @@ struct CompletionRequest {
     tool_choice: Option<Value>,
     web_search_options: Option<WebSearchOptions>,
     x_chat_id: Option<String>,
-    #[serde(default)]
-    store: bool,
+    /// `false`: run without a chat, storing nothing. Otherwise (and by default) a request
+    /// without `x_chat_id` runs in a fresh chat of its own (see `in_new_chat`).
+    store: Option<bool>,
     /// Answers a pending ask_user question and streams the paused run's continuation.
     x_ask_user_reply: Option<AskUserReply>,
     /// Everything else: OpenAI parameters passed to the upstream (`response_format`, `seed`,
@@ -117,7 +119,7 @@ impl CompletionRequest {
             )));
         }
         let client_tools = self.client_tools()?;
-        if !client_tools.is_empty() && (self.x_chat_id.is_some() || self.store) {
+        if !client_tools.is_empty() && (self.x_chat_id.is_some() || self.store == Some(true)) {
             return Err(AppError::invalid(
                 "client-side tools work in requests that carry their whole conversation: not \
                  with x_chat_id or store",
@@ -145,7 +147,7 @@ impl CompletionRequest {
         let last = &self.messages[self.messages.len() - 1];
         let has_content = !last.text().trim().is_empty()
             || matches!(&last.content, Some(MessageContent::Parts(parts)) if !parts.is_empty());
-        let stored = self.x_chat_id.is_some() || self.store;
+        let stored = self.x_chat_id.is_some() || self.store == Some(true);
         let allowed = match last.role {
             Role::User => has_content && (!stored || !last.text().trim().is_empty()),
             // The result of a client tool: the conversation goes on from it.
@@ -205,6 +207,22 @@ impl CompletionRequest {
             tools.push(tool);
         }
         Ok(tools)
+    }
+
+    /// Whether a request without `x_chat_id` runs in a fresh chat of its own (so the chat
+    /// tools — artifacts, memory, ask_user — work, and the client may continue there):
+    /// unless `store: false`, and unless the conversation is one a stored chat cannot hold
+    /// (client-side tools, a tool result or a prefill last).
+    fn in_new_chat(&self) -> bool {
+        match self.store {
+            Some(store) => store,
+            None => {
+                let last = &self.messages[self.messages.len() - 1];
+                self.tools.as_ref().is_none_or(Vec::is_empty)
+                    && last.role == Role::User
+                    && !last.text().trim().is_empty()
+            }
+        }
     }
 
     fn dialect(&self) -> Dialect {
@@ -302,7 +320,8 @@ async fn create(
         };
         let log = launch_chat_turn(&state, &principal, chat_id, turn, options).await?;
         (log, Some(chat_id.clone()))
-    } else if request.store {
+    } else if request.in_new_chat() {
+        // Kept `v1_chat_retention_days` unless someone opens it in the UI (see `sweep`).
         let chat = state.chats.create(&principal.user_id, None, true).await?;
         let history: Vec<(String, String)> = request.messages[..request.messages.len() - 1]
             .iter()

@@ -44,13 +44,51 @@ async fn a_non_streaming_completion_accumulates_progress_events_in_metadata() {
             "x_research.complete"
         ]
     );
-    assert!(body.get("x_chat_id").is_none(), "ephemeral by default");
+    // A plain request runs in a fresh chat of its own, which the client may continue; it is
+    // not in the chat list (the UI's) until someone opens it there.
+    let chat_id = body["x_chat_id"]
+        .as_str()
+        .expect("the chat's id")
+        .to_string();
     let chats = entities::chats::Entity::find().all(&app.db).await.unwrap();
-    assert!(chats.is_empty(), "nothing stored without store: true");
+    assert_eq!(chats.len(), 1);
+    assert_eq!(chats[0].id, chat_id);
+    assert!(chats[0].ephemeral);
+    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    assert_eq!(listed["data"], json!([]));
     let sent = &app.upstream.received()[0].body;
     assert_eq!(
+        sent["messages"].as_array().unwrap().last().unwrap()["content"],
+        "2^10?"
+    );
+
+    // `store: false`: nothing is stored, and the upstream gets the messages as they are.
+    app.upstream.script([Reply::text("Four.")]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "2+2?"}],
+                    "store": false}),
+        )
+        .await;
+    let body: Value = response.json().await.unwrap();
+    assert!(body.get("x_chat_id").is_none(), "{body}");
+    assert_eq!(
+        entities::chats::Entity::find()
+            .all(&app.db)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let sent = &app.upstream.received()[2].body;
+    assert_eq!(
         sent["messages"],
-        json!([{"role": "user", "content": "2^10?"}])
+        json!([{"role": "user", "content": "2+2?"}])
+    );
+    assert!(
+        sent.get("tools").is_none(),
+        "no chat tools without a chat: {sent}"
     );
 }
 
@@ -470,10 +508,11 @@ async fn tool_choice_forces_the_first_call_only_and_is_checked() {
         } else {
             json!({"x_tools": ["calculator"]})
         };
+        // Without a chat (store: false) a request with no web_search_options has no tools.
         let refused = app
             .post_json(
                 "/v1/chat/completions",
-                &json!({"model": "fake-model",
+                &json!({"model": "fake-model", "store": false,
                         "messages": [{"role": "user", "content": "hi"}],
                         "tool_choice": choice, "web_search_options": tools}),
             )
@@ -757,4 +796,125 @@ async fn client_tools_that_cannot_be_served_are_refused_by_name() {
         );
     }
     assert!(app.upstream.received().is_empty());
+}
+
+#[actix_web::test]
+async fn a_plain_request_gets_a_chat_so_seed_000s_artifact_flow_works_and_can_continue() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::tool_call(
+            "call_create",
+            "create_artifact",
+            json!({"identifier": "fibonacci.py", "title": "Fibonacci Generator",
+                   "type": "text/x-python", "language": "python",
+                   "content": "def fib(n):\n    return n"}),
+        ),
+        Reply::text("I've created a Fibonacci function."),
+        Reply::text("It returns n."),
+    ]);
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "stream": true, "messages": [
+                {"role": "user", "content": "Create a Python function to calculate fibonacci numbers"}]}),
+        )
+        .await;
+    let chat = response.headers()["x-chat-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let frames = read_all(response).await;
+    assert!(
+        frames.iter().any(|f| f.kind() == "x_artifact.created"),
+        "{frames:?}"
+    );
+    let listed: Value = app
+        .get(&format!("/chat/api/{chat}/artifacts"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["artifacts"][0]["identifier"], "fibonacci.py");
+
+    // The client continues in its chat, which remembers the turn.
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"x_chat_id": chat, "messages": [{"role": "user", "content": "What does it return?"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let sent = app.upstream.received().last().unwrap().body.clone();
+    let texts: Vec<&str> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        texts.contains(&"I've created a Fibonacci function."),
+        "{texts:?}"
+    );
+}
+
+#[actix_web::test]
+async fn chats_of_plain_requests_are_swept_after_their_retention_unless_opened_in_the_ui() {
+    use sea_orm::{ActiveModelTrait, IntoActiveModel, Set};
+    let app = spawn_app().await;
+    let mut made = Vec::new();
+    for question in ["first?", "second?"] {
+        app.upstream.script([Reply::text("ok")]);
+        let body: Value = app
+            .post_json(
+                "/v1/chat/completions",
+                &json!({"messages": [{"role": "user", "content": question}]}),
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        made.push(body["x_chat_id"].as_str().unwrap().to_string());
+    }
+    // The second is opened in the UI (a browser session): it is kept, and listed.
+    let session = app.admin_session().await;
+    let opened = app
+        .with_session(
+            Method::GET,
+            &format!("/chat/api/chats/{}", made[1]),
+            &session,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    assert_eq!(listed["data"][0]["id"], made[1].as_str());
+
+    let old = chrono::Utc::now() - chrono::Duration::days(31);
+    for id in &made {
+        let chat = entities::chats::Entity::find_by_id(id.clone())
+            .one(&app.db)
+            .await
+            .unwrap()
+            .unwrap();
+        let mut active = chat.into_active_model();
+        active.updated_at = Set(old);
+        active.update(&app.db).await.unwrap();
+    }
+    assert_eq!(
+        colloquy::startup::sweep_api_chats(&app.state)
+            .await
+            .unwrap(),
+        1
+    );
+    let left: Vec<String> = entities::chats::Entity::find()
+        .all(&app.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|chat| chat.id)
+        .collect();
+    assert_eq!(left, [made[1].clone()], "the unopened one is gone");
+    let gone = app.get(&format!("/chat/api/chats/{}", made[0])).await;
+    assert_eq!(gone.status(), 404);
 }

@@ -239,7 +239,7 @@ async fn code_search_tools_are_offered_only_where_configured() {
     bare.upstream.script([Reply::text("ok")]);
     bare.post_json(
         "/v1/chat/completions",
-        &json!({"messages": [{"role": "user", "content": "hi"}],
+        &json!({"messages": [{"role": "user", "content": "hi"}], "store": false,
                 "web_search_options": {"x_tools": ["code_search", "gitlab_code_search", "web_search"]}}),
     )
     .await;
@@ -258,7 +258,7 @@ async fn code_search_tools_are_offered_only_where_configured() {
     configured
         .post_json(
             "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "hi"}],
+            &json!({"messages": [{"role": "user", "content": "hi"}], "store": false,
                     "web_search_options": {"x_tools": ["code_search", "gitlab_code_search"]}}),
         )
         .await;
