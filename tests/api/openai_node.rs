@@ -50,6 +50,7 @@ async fn the_official_openai_node_client_streams_with_its_helper_and_embeds() {
         Reply::text("Hello there!"),
         Reply::tool_call("call_w", "get_weather", json!({"city": "Oslo"})),
         Reply::text("It is sunny in Oslo."),
+        Reply::text("{\"name\": \"red\", \"hex\": \"#ff0000\"}"),
     ]);
     let mut command = Command::new("node");
     command.arg("openai_client.mjs").current_dir(dir);
@@ -79,7 +80,16 @@ async fn the_official_openai_node_client_streams_with_its_helper_and_embeds() {
     // runTools: the client's function ran with the model's arguments, and its result went back.
     assert_eq!(seen["tool_ran_with"], json!(["Oslo"]));
     assert_eq!(seen["tool_answer"], "It is sunny in Oslo.");
-    let last = app.upstream.received().last().unwrap().body.clone();
+    // parse(): the zod type went as a JSON schema, and the answer came back parsed.
+    assert_eq!(seen["parsed"], json!({"name": "red", "hex": "#ff0000"}));
+    let received = app.upstream.received();
+    let parse_request = &received.last().unwrap().body;
+    assert_eq!(parse_request["response_format"]["type"], "json_schema");
+    assert_eq!(
+        parse_request["response_format"]["json_schema"]["name"],
+        "colour"
+    );
+    let last = received[received.len() - 2].body.clone();
     let messages = last["messages"].as_array().unwrap();
     assert_eq!(messages.last().unwrap()["role"], "tool");
     assert!(

@@ -2,6 +2,8 @@
 // tests/api/openai_node.rs with COLLOQUY_URL and COLLOQUY_KEY set; prints one JSON line of what
 // it saw and exits non-zero if the SDK rejected anything.
 import OpenAI from "openai";
+import { zodResponseFormat } from "openai/helpers/zod";
+import { z } from "zod";
 
 const client = new OpenAI({ baseURL: `${process.env.COLLOQUY_URL}/v1`, apiKey: process.env.COLLOQUY_KEY });
 
@@ -60,6 +62,14 @@ const toolRunner = client.chat.completions.runTools({
 });
 const toolAnswer = await toolRunner.finalContent();
 
+// parse(): a JSON schema from a zod type, and the answer validated with it.
+const Colour = z.object({ name: z.string(), hex: z.string() });
+const parsed = await client.chat.completions.parse({
+  model: "fake-model",
+  messages: [{ role: "user", content: "A colour" }],
+  response_format: zodResponseFormat(Colour, "colour"),
+});
+
 console.log(JSON.stringify({
   helper_content: final.choices[0].message.content,
   helper_total_tokens: final.usage?.total_tokens ?? null,
@@ -70,4 +80,5 @@ console.log(JSON.stringify({
   embedding_length: embedded.data[0].embedding.length,
   tool_ran_with: ranWith,
   tool_answer: toolAnswer,
+  parsed: parsed.choices[0].message.parsed,
 }));
