@@ -70,11 +70,13 @@ impl RunLog {
     /// Appends an event and wakes subscribers. Returns its sequence number (from 1).
     /// Events after `Finished` are ignored.
     pub fn push(&self, event: RunEvent) -> usize {
+        let finished = matches!(event, RunEvent::Finished { .. });
         let mut inner = self.lock();
-        if inner.finished_at.is_some() || inner.events.len() >= MAX_EVENTS_PER_RUN {
+        // Past the bound only the terminal event gets in: subscribers wait for it.
+        if inner.finished_at.is_some() || (inner.events.len() >= MAX_EVENTS_PER_RUN && !finished)
+        {
             return inner.events.len();
         }
-        let finished = matches!(event, RunEvent::Finished { .. });
         inner.events.push(Arc::new(event));
         if finished {
             inner.finished_at = Some(Instant::now());
@@ -197,6 +199,22 @@ mod tests {
             iterations: 1,
             error: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_run_past_the_event_bound_still_logs_its_end_and_subscribers_see_it() {
+        let log = Arc::new(RunLog::new("r".into(), None, "u".into(), "m".into()));
+        for _ in 0..=MAX_EVENTS_PER_RUN {
+            log.push(RunEvent::TextDelta {
+                content: "x".into(),
+            });
+        }
+        assert_eq!(log.push(finished()), MAX_EVENTS_PER_RUN + 1);
+        assert!(log.is_finished());
+        let mut from_end = Box::pin(log.subscribe(MAX_EVENTS_PER_RUN));
+        let (_, last) = from_end.next().await.expect("the terminal event");
+        assert!(matches!(*last, RunEvent::Finished { .. }));
+        assert!(from_end.next().await.is_none(), "and the stream ends");
     }
 
     #[tokio::test]
