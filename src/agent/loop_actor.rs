@@ -761,7 +761,11 @@ fn plan_call(
             return (Some(tool), Planned::Answered(Err(error)));
         }
     };
+    let key = CallKey::new(name, &arguments);
+    // A result the cache will serve costs no research call, so it does not count.
+    let cached = tool.cacheable() && spec.cache.contains_key(key.as_str());
     if tool.progress().is_some()
+        && !cached
         && let Err(seconds) = spec.rate_limiter.check(&spec.project)
     {
         let error = ToolError::new(
@@ -771,7 +775,6 @@ fn plan_call(
         );
         return (Some(tool), Planned::Answered(Err(error)));
     }
-    let key = CallKey::new(name, &arguments);
     if let Err(seen) = detector.check(&key) {
         let error = ToolError::new(
             "repeated_call",

@@ -73,8 +73,7 @@ impl RunLog {
         let finished = matches!(event, RunEvent::Finished { .. });
         let mut inner = self.lock();
         // Past the bound only the terminal event gets in: subscribers wait for it.
-        if inner.finished_at.is_some() || (inner.events.len() >= MAX_EVENTS_PER_RUN && !finished)
-        {
+        if inner.finished_at.is_some() || (inner.events.len() >= MAX_EVENTS_PER_RUN && !finished) {
             return inner.events.len();
         }
         inner.events.push(Arc::new(event));

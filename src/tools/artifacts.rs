@@ -117,10 +117,6 @@ impl Tool for CreateArtifactTool {
         None
     }
 
-    fn cacheable(&self) -> bool {
-        false
-    }
-
     fn run(&self, arguments: Value) -> ToolFuture {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
@@ -218,10 +214,6 @@ impl Tool for UpdateArtifactTool {
 
     fn progress(&self) -> Option<ProgressKind> {
         None
-    }
-
-    fn cacheable(&self) -> bool {
-        false
     }
 
     fn run(&self, arguments: Value) -> ToolFuture {

@@ -293,10 +293,6 @@ impl Tool for AskUser {
         None
     }
 
-    fn cacheable(&self) -> bool {
-        false
-    }
-
     fn pauses(&self) -> bool {
         true
     }

@@ -58,6 +58,11 @@ impl Tool for Calculator {
     fn progress(&self) -> Option<ProgressKind> {
         Some(ProgressKind::Calculating)
     }
+    /// Its result depends only on the arguments (and the outside world, for the cache's
+    /// five minutes).
+    fn cacheable(&self) -> bool {
+        true
+    }
 
     fn run(&self, arguments: Value) -> ToolFuture {
         let max_chars = self.max_chars;

@@ -194,6 +194,11 @@ impl Tool for FetchUrl {
     fn progress(&self) -> Option<ProgressKind> {
         Some(ProgressKind::Reading)
     }
+    /// Its result depends only on the arguments (and the outside world, for the cache's
+    /// five minutes).
+    fn cacheable(&self) -> bool {
+        true
+    }
 
     fn run(&self, arguments: Value) -> ToolFuture {
         let fetcher = Arc::clone(&self.fetcher);

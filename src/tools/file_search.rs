@@ -76,10 +76,6 @@ impl Tool for FileSearchTool {
         None
     }
 
-    fn cacheable(&self) -> bool {
-        false
-    }
-
     fn run(&self, arguments: Value) -> ToolFuture {
         let call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
         self.run_call(&call_id, arguments)

@@ -98,10 +98,6 @@ impl Tool for SaveMemoryTool {
         None
     }
 
-    fn cacheable(&self) -> bool {
-        false
-    }
-
     fn run(&self, arguments: Value) -> ToolFuture {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
@@ -183,10 +179,6 @@ impl Tool for RecallMemoryTool {
 
     fn progress(&self) -> Option<ProgressKind> {
         None
-    }
-
-    fn cacheable(&self) -> bool {
-        false
     }
 
     fn run(&self, arguments: Value) -> ToolFuture {

@@ -92,9 +92,11 @@ pub trait Tool: Send + Sync + 'static {
     fn definition(&self) -> ToolDefinition;
     /// The `x_research.*` event this tool's calls announce; `None` for non-research tools.
     fn progress(&self) -> Option<ProgressKind>;
-    /// Whether identical calls may be served from the result cache.
+    /// Whether identical calls may be served from the result cache, which is shared by every
+    /// chat and user: opt in only for tools whose result depends on nothing but the arguments
+    /// (never a chat's own data).
     fn cacheable(&self) -> bool {
-        true
+        false
     }
     /// Whether a successful call pauses the run until the user replies (ask_user). The call's
     /// result is then the question, and the user's reply becomes the tool result.
@@ -169,6 +171,11 @@ mod tests {
         fn run(&self, _: Value) -> ToolFuture {
             Box::pin(async { Ok(Value::Null) })
         }
+    }
+
+    #[test]
+    fn a_tool_is_not_cached_unless_it_says_so() {
+        assert!(!Named("anything").cacheable());
     }
 
     fn available() -> Vec<SharedTool> {

@@ -207,6 +207,11 @@ impl Tool for WebSearch {
     fn progress(&self) -> Option<ProgressKind> {
         Some(ProgressKind::Searching)
     }
+    /// Its result depends only on the arguments (and the outside world, for the cache's
+    /// five minutes).
+    fn cacheable(&self) -> bool {
+        true
+    }
 
     fn run(&self, arguments: Value) -> ToolFuture {
         let provider = self.provider.clone();

@@ -855,6 +855,37 @@ async fn cancelling_during_a_tool_call_stops_the_tool() {
 }
 
 #[actix_web::test]
+async fn a_research_result_served_from_the_cache_does_not_count_against_the_rate_limit() {
+    let app = spawn_app_with(|config| config.tools.rate_limit_per_minute = 1).await;
+    let chat = new_chat(&app).await;
+    for turn in 0..2 {
+        app.upstream.script([
+            Reply::tool_call("a", "calculator", json!({"expression": "6*7"})),
+            Reply::text("42"),
+        ]);
+        let frames = send(&app, &chat, json!({"content": "6*7?", "enableTools": true})).await;
+        let result = frames
+            .iter()
+            .find(|f| f.kind() == "tool_result")
+            .map(Frame::json)
+            .unwrap();
+        assert_eq!(result["success"], true, "turn {turn}: {result}");
+    }
+    // A new call is still counted: the one allowed this minute was spent by the first turn.
+    app.upstream.script([
+        Reply::tool_call("b", "calculator", json!({"expression": "6*8"})),
+        Reply::text("48"),
+    ]);
+    let frames = send(&app, &chat, json!({"content": "6*8?", "enableTools": true})).await;
+    let result = frames
+        .iter()
+        .find(|f| f.kind() == "tool_result")
+        .map(Frame::json)
+        .unwrap();
+    assert_eq!(result["success"], false, "{result}");
+}
+
+#[actix_web::test]
 async fn research_tools_are_rate_limited_per_project_with_the_seed_message() {
     let app = spawn_app_with(|config| config.tools.rate_limit_per_minute = 2).await;
     let chat = new_chat(&app).await;

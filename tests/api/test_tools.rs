@@ -38,9 +38,6 @@ impl Tool for Sleep {
     fn progress(&self) -> Option<ProgressKind> {
         Some(ProgressKind::Other)
     }
-    fn cacheable(&self) -> bool {
-        false
-    }
     fn run(&self, arguments: Value) -> ToolFuture {
         Box::pin(async move {
             SLEEPS_STARTED.fetch_add(1, Ordering::SeqCst);
@@ -107,6 +104,9 @@ impl Tool for Counter {
     }
     fn progress(&self) -> Option<ProgressKind> {
         Some(ProgressKind::Other)
+    }
+    fn cacheable(&self) -> bool {
+        true
     }
     fn run(&self, arguments: Value) -> ToolFuture {
         Box::pin(async move {

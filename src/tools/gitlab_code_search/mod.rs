@@ -122,6 +122,11 @@ impl Tool for GitlabCodeSearch {
     fn progress(&self) -> Option<ProgressKind> {
         Some(ProgressKind::CodeSearching)
     }
+    /// Its result depends only on the arguments (and the outside world, for the cache's
+    /// five minutes).
+    fn cacheable(&self) -> bool {
+        true
+    }
 
     fn run(&self, arguments: Value) -> ToolFuture {
         let api = Arc::clone(&self.inner);
