@@ -1,7 +1,7 @@
 // Issue 21, point 3 in the UI: a chat's context strategy is chosen in its settings (before the
 // chat exists, or later), kept by the server, and an answer says when older messages no
 // longer fit the model's context and were summarised.
-import { scenario, signIn, send, screenshot, assert, until, waitForAnswer, waitIdle } from "./lib.mjs";
+import { scenario, signIn, send, screenshot, assert, until, waitIdle } from "./lib.mjs";
 
 const words = ["the", "model", "reads", "every", "message", "before", "it", "answers"];
 const prose = (n) => Array.from({ length: n }, (_, i) => words[i % words.length]).join(" ");
@@ -16,12 +16,15 @@ await scenario(async ({ page }) => {
 
   for (let turn = 0; turn < 4; turn++) {
     await send(page, `question ${turn}: ${prose(700)}`);
-    await waitForAnswer(page, `answer ${turn}.`);
+    // textContent, not innerText: these messages are so long that an answer may be laid out
+    // below the fold (content-visibility), where innerText is empty.
+    await until(`answer ${turn}`, async () =>
+      (await page.getByRole("article", { name: "Assistant" }).allTextContents()).some((t) => t.includes(`answer ${turn}.`)));
     await waitIdle(page);
   }
   const last = page.getByRole("article", { name: "Assistant" }).filter({ hasText: "answer 3." });
   await until("the note that older messages were summarised", async () =>
-    /did not fit the model's context; the model was given a summary of them instead/.test(await last.innerText()));
+    /did not fit the model's context; the model was given a summary of them instead/.test(await last.textContent()));
   const jump = page.getByRole("button", { name: "↓ Latest" });
   assert(await jump.isHidden(), "long messages laid out late do not unpin the view from the latest answer");
   await screenshot(page, "summarised");
