@@ -543,7 +543,7 @@ pub async fn resume_answered(
         resume: Some(checkpoint.point),
         completes_ask: Some(ask.correlation_id.clone()),
         ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
-        project: ask.user_id.clone(),
+        project: checkpoint.project.unwrap_or_else(|| ask.user_id.clone()),
         rate_limiter: state.rate_limiter.clone(),
         parts,
         context_strategy,

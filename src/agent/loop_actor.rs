@@ -92,6 +92,11 @@ pub struct Checkpoint {
     /// Message parts produced before the pause.
     #[serde(default)]
     pub parts: Vec<Value>,
+    /// The project (API key, or user) the run's research calls count against, so the resumed
+    /// run counts against the same one. `None` in checkpoints made before it was kept: the
+    /// user, then.
+    #[serde(default)]
+    pub project: Option<String>,
 }
 
 pub struct AgentRun {
@@ -221,6 +226,7 @@ async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Resul
         tools: spec.tools.iter().map(|t| t.name().to_string()).collect(),
         template: spec.template.clone(),
         parts: spec.parts.snapshot(),
+        project: Some(spec.project.clone()),
     };
     let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
     let expires_at = chrono::Utc::now()

@@ -567,3 +567,51 @@ async fn an_answers_tool_calls_are_recorded_before_and_after_a_pause_and_a_resta
         .unwrap();
     assert!(user.get("tools").is_none(), "only answers carry tool calls");
 }
+
+#[actix_web::test]
+async fn a_resumed_run_counts_its_research_calls_against_the_same_project() {
+    let app = spawn_app_with(|config| config.tools.rate_limit_per_minute = 1).await;
+    let chat = new_chat(&app).await;
+    // The first round spends the key's one research call of the minute, and asks.
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "6*7"})).and_tool_call(
+            "ask_1",
+            "ask_user",
+            json!({"question": "Which language?", "options": ["Rust", "Go"]}),
+        ),
+        Reply::tool_call("c2", "calculator", json!({"expression": "6*8"})),
+        Reply::text("done"),
+    ]);
+    let response = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": "compute", "enableTools": true}),
+        )
+        .await;
+    let frames = read_all(response).await;
+    let first = frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["type"] == "tool_result" && j["name"] == "calculator")
+        .unwrap();
+    assert_eq!(first["success"], true);
+    let correlation_id = question_event(&frames)["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The same key answers: the resumed run's call counts against it, and is refused.
+    let frames = read_all(reply(&app, &chat, &correlation_id, json!("Go")).await).await;
+    let second = frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["type"] == "tool_result" && j["name"] == "calculator")
+        .expect("the resumed run's call");
+    assert_eq!(second["success"], false, "{second}");
+    assert!(
+        second["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Research tool rate limit exceeded"),
+        "{second}"
+    );
+}
