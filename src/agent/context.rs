@@ -258,8 +258,8 @@ mod tests {
         assert_eq!(request, before);
     }
 
-    #[test]
-    fn the_oldest_turns_go_first_and_the_system_prompt_and_latest_turn_stay() {
+    /// A system prompt, ten turns of about 300 tokens each, and the latest question.
+    fn long_history() -> Vec<ChatMessage> {
         let mut messages = vec![ChatMessage::system("You are helpful.")];
         for turn in 0..10 {
             messages.push(ChatMessage::user(format!(
@@ -272,6 +272,12 @@ mod tests {
             )));
         }
         messages.push(ChatMessage::user("the latest question"));
+        messages
+    }
+
+    #[test]
+    fn the_oldest_turns_go_first_and_the_system_prompt_and_latest_turn_stay() {
+        let messages = long_history();
         let latest = messages.len() - 1;
         let mut request = ChatRequest::new("m", messages);
         let trimmed = fit(&mut request, latest, 4_096, 0)
@@ -297,22 +303,7 @@ mod tests {
 
     #[test]
     fn a_reserve_leaves_room_for_a_summary_and_the_dropped_messages_are_handed_back() {
-        let history = |request: &mut Vec<ChatMessage>| {
-            request.push(ChatMessage::system("You are helpful."));
-            for turn in 0..10 {
-                request.push(ChatMessage::user(format!(
-                    "question {turn}: {}",
-                    words(150)
-                )));
-                request.push(ChatMessage::assistant(format!(
-                    "answer {turn}: {}",
-                    words(150)
-                )));
-            }
-            request.push(ChatMessage::user("the latest question"));
-        };
-        let mut messages = Vec::new();
-        history(&mut messages);
+        let messages = long_history();
         let latest = messages.len() - 1;
         let mut plain = ChatRequest::new("m", messages.clone());
         let without = fit(&mut plain, latest, 4_096, 0).unwrap().unwrap();
