@@ -261,7 +261,7 @@ async fn resume_unfinished_answers(state: &AppState) {
             tracing::error!(%correlation_id, %err, "cannot record a resumption; not resuming");
             continue;
         }
-        match crate::agent::launch::resume_answered(state, ask, answer).await {
+        match crate::agent::launch::resume_answered(state, ask, answer, None).await {
             Ok(log) => {
                 tracing::info!(%correlation_id, run_id = %log.run_id, "resumed an answered question")
             }

@@ -31,6 +31,9 @@ pub struct Model {
     /// Times an answered ask's continuation was resumed at start-up; one that keeps being
     /// cut off is failed instead of resumed at every start. Defaults to 0.
     pub resume_attempts: i32,
+    /// What the run waits for: `ask_user` (a question for the person) or `client_tools`
+    /// (the results of tools the API client runs itself).
+    pub kind: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -175,6 +175,16 @@ fn check_tool_choice(choice: Option<&serde_json::Value>, tools: &[&str]) -> AppR
     Ok(())
 }
 
+/// The names of the tools `chat_tools` gives.
+const CHAT_TOOL_NAMES: [&str; 6] = [
+    "create_artifact",
+    "update_artifact",
+    "save_memory",
+    "recall_memory",
+    "ask_user",
+    "file_search",
+];
+
 /// The tools every chat has (seed 000): artifacts, memory and ask_user.
 fn chat_tools(
     state: &AppState,
@@ -204,6 +214,7 @@ fn chat_tools(
         // Seed 000: file_search is offered when the chat has (searchable) documents.
         tools.push(Arc::new(FileSearchTool::new(ctx, state.workspace.clone())));
     }
+    debug_assert!(tools.iter().all(|t| CHAT_TOOL_NAMES.contains(&t.name())));
     tools
 }
 
@@ -416,6 +427,7 @@ pub async fn launch_resume(
         .await?
         .filter(|ask| ask.user_id == principal.user_id)
         .filter(|ask| chat_id.is_none_or(|id| id == ask.chat_id))
+        .filter(|ask| asks::AskKind::of(ask) == asks::AskKind::AskUser)
         .ok_or(AppError::NotFound("question"))?;
     match ask.status.as_str() {
         "pending" if ask.expires_at <= chrono::Utc::now() => {
@@ -447,7 +459,105 @@ pub async fn launch_resume(
             "this question was already answered".into(),
         ));
     }
-    resume_answered(state, ask, answer).await
+    resume_answered(state, ask, answer, None).await
+}
+
+/// One result of a client tool: the `role: "tool"` message a client sends for a call.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ToolResult {
+    pub tool_call_id: String,
+    pub content: String,
+}
+
+/// Continues a stored chat's run that stopped on calls of the client's own tools, with their
+/// results: one for each call, no other. `client_tools` (the request's `tools`) are offered
+/// from then on; empty keeps those the run had.
+pub async fn launch_tool_results(
+    state: &AppState,
+    principal: &Principal,
+    chat_id: &str,
+    results: Vec<ToolResult>,
+    client_tools: Vec<crate::llm::wire::ToolDefinition>,
+) -> AppResult<Arc<RunLog>> {
+    use crate::chat::asks;
+    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+    let ask = asks::pending_client_tools(&state.db, &chat.id)
+        .await?
+        .ok_or_else(|| {
+            AppError::invalid(
+                "this chat has no tool calls waiting for results: a tool message continues the \
+                 run that called the tool, and the conversation has moved on (or never called one)",
+            )
+        })?;
+    if ask.expires_at <= chrono::Utc::now() {
+        asks::mark_expired(&state.db, &ask.correlation_id).await?;
+        return Err(AppError::Gone(
+            "the tool calls waited too long for their results and have expired".into(),
+        ));
+    }
+    let calls: Vec<String> = ask.question["calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .filter_map(|c| c["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    for result in &results {
+        if !calls.contains(&result.tool_call_id) {
+            return Err(AppError::invalid(format!(
+                "tool_call_id {:?} is not one of the calls waiting in this chat ({})",
+                result.tool_call_id,
+                calls.join(", ")
+            )));
+        }
+        check_message_length(state, Role::Tool, &result.content)?;
+    }
+    let mut ordered = Vec::with_capacity(calls.len());
+    for id in &calls {
+        let mut given = results.iter().filter(|r| &r.tool_call_id == id);
+        match (given.next(), given.next()) {
+            (Some(result), None) => ordered.push(result.clone()),
+            (None, _) => {
+                return Err(AppError::invalid(format!(
+                    "the result of tool call {id} is missing: send one tool message for each \
+                     of {}",
+                    calls.join(", ")
+                )));
+            }
+            (Some(_), Some(_)) => {
+                return Err(AppError::invalid(format!(
+                    "tool call {id} has more than one result"
+                )));
+            }
+        }
+    }
+    // The run's server-side tools: the ones it was given, and the chat's own.
+    let server_tools: Vec<&str> = ask.checkpoint["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .chain(CHAT_TOOL_NAMES)
+        .collect();
+    if let Some(clash) = client_tools
+        .iter()
+        .find(|tool| server_tools.contains(&tool.function.name.as_str()))
+    {
+        return Err(AppError::invalid(format!(
+            "the client tool {} has the name of one of Colloquy's server-side tools; rename it",
+            clash.function.name
+        )));
+    }
+    let answer = serde_json::json!({"results": ordered});
+    if !asks::claim(&state.db, &ask.correlation_id, &answer).await? {
+        return Err(AppError::Conflict(
+            "these tool results were already sent".into(),
+        ));
+    }
+    let client_tools = (!client_tools.is_empty()).then_some(client_tools);
+    resume_answered(state, ask, answer, client_tools).await
 }
 
 /// The texts a user wrote in an answer: the answer itself, its chosen items or its form's
@@ -463,12 +573,15 @@ fn answer_texts(answer: &serde_json::Value) -> Vec<&str> {
 }
 
 /// Resumes the run of an ask whose answer is stored: after a reply, or at start-up for replies
-/// a dead process claimed but never finished.
+/// a dead process claimed but never finished. A run that waited for client tools offers
+/// `client_tools` from then on, if given, else the ones it had.
 pub async fn resume_answered(
     state: &AppState,
     ask: entities::pending_asks::Model,
     answer: serde_json::Value,
+    client_tools: Option<Vec<crate::llm::wire::ToolDefinition>>,
 ) -> AppResult<Arc<RunLog>> {
+    use crate::chat::asks::AskKind;
     use super::loop_actor::Checkpoint;
     let checkpoint: Checkpoint = serde_json::from_value(ask.checkpoint.clone())
         .map_err(|err| AppError::internal(anyhow::anyhow!("corrupt checkpoint: {err}")))?;
@@ -497,15 +610,30 @@ pub async fn resume_answered(
     log.push(super::events::RunEvent::Started {
         user_message_id: Some(checkpoint.user_message_id.clone()),
     });
-    log.push(super::events::RunEvent::Extension {
-        event_type: "x_ask_user.answered".into(),
-        payload: serde_json::json!({"correlation_id": ask.correlation_id, "answer": answer}),
-    });
     let mut messages = checkpoint.messages;
-    messages.push(ChatMessage::tool_result(
-        checkpoint.tool_call_id.clone(),
-        serde_json::json!({"answer": answer}).to_string(),
-    ));
+    match AskKind::of(&ask) {
+        AskKind::AskUser => {
+            log.push(super::events::RunEvent::Extension {
+                event_type: "x_ask_user.answered".into(),
+                payload: serde_json::json!({"correlation_id": ask.correlation_id, "answer": answer}),
+            });
+            messages.push(ChatMessage::tool_result(
+                checkpoint.tool_call_id.clone(),
+                serde_json::json!({"answer": answer}).to_string(),
+            ));
+        }
+        AskKind::ClientTools => {
+            let results: Vec<ToolResult> =
+                serde_json::from_value(answer["results"].clone()).map_err(|err| {
+                    AppError::internal(anyhow::anyhow!("corrupt tool results: {err}"))
+                })?;
+            messages.extend(
+                results
+                    .into_iter()
+                    .map(|r| ChatMessage::tool_result(r.tool_call_id, r.content)),
+            );
+        }
+    }
     let mut tools: Vec<tools::SharedTool> = state
         .tools
         .iter()
@@ -547,7 +675,7 @@ pub async fn resume_answered(
         rate_limiter: state.rate_limiter.clone(),
         parts,
         context_strategy,
-        client_tools: Vec::new(),
+        client_tools: client_tools.unwrap_or(checkpoint.client_tools),
     };
     state.runs.insert(log.clone());
     state.supervisor.do_send(SpawnRun { spec });

@@ -19,6 +19,7 @@ use super::governance::{
 };
 use super::prompt::FINAL_ANSWER_INSTRUCTION;
 use super::run_log::RunLog;
+use crate::chat::asks::{AskKind, NewAsk};
 use crate::chat::persistence::ToolCallRecord;
 use crate::chat::session::{ChatSession, CompleteTurn, RecordToolCalls, SaveDraft};
 use crate::config::AgentConfig;
@@ -97,6 +98,10 @@ pub struct Checkpoint {
     /// user, then.
     #[serde(default)]
     pub project: Option<String>,
+    /// The client's own tools the run offered (Chat Completions `tools`), offered again when
+    /// it goes on.
+    #[serde(default)]
+    pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
 }
 
 pub struct AgentRun {
@@ -132,13 +137,25 @@ struct LoopOutcome {
     pause: Option<Pause>,
 }
 
-/// A question the run stopped on.
+/// Where a run in a stored chat stopped to wait, with what it needs to go on.
 #[derive(Debug)]
 struct Pause {
-    tool_call_id: String,
-    question: Value,
+    waiting: Waiting,
     messages: Vec<ChatMessage>,
     tool_rounds: u32,
+}
+
+/// What a paused run waits for.
+#[derive(Debug)]
+enum Waiting {
+    /// The person's answer to an ask_user question.
+    Answer {
+        tool_call_id: String,
+        question: Value,
+    },
+    /// The results of the client's own tools, which the model called (the last of
+    /// `messages` is the call).
+    ClientTools { calls: Vec<ToolCall> },
 }
 
 async fn execute(spec: RunSpec) {
@@ -195,8 +212,8 @@ async fn execute(spec: RunSpec) {
     });
 }
 
-/// Stores the question and the checkpoint, tells the client, and ends the stream: a paused
-/// run is data until its answer comes.
+/// Stores what the run waits for and its checkpoint, tells the client, and ends the stream: a
+/// paused run is data until its answer (or its client tools' results) comes.
 async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Result<(), RunError> {
     let failed = |cause: String| {
         tracing::error!(run_id = %spec.log.run_id, %cause, "could not pause the run");
@@ -204,17 +221,28 @@ async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Resul
             detail: spec
                 .log
                 .owner_is_admin
-                .then(|| format!("the question could not be saved: {cause}")),
+                .then(|| format!("the run's pause could not be saved: {cause}")),
             ..RunError::new("pause_failed", "the question could not be saved")
         }
     };
     let Some((session, user_message_id)) = &spec.chat else {
-        return Err(failed("questions need a stored chat".into()));
+        return Err(failed("a paused run needs a stored chat".into()));
     };
-    let correlation_id = format!("ask_{}", uuid::Uuid::new_v4().simple());
+    let (kind, prefix, tool_call_id, question, stop_reason) = match pause.waiting {
+        Waiting::Answer {
+            tool_call_id,
+            question,
+        } => (AskKind::AskUser, "ask", tool_call_id, question, StopReason::Paused),
+        Waiting::ClientTools { calls } => {
+            let first = calls.first().map(|c| c.id.clone()).unwrap_or_default();
+            let question = serde_json::json!({"type": "client_tool_calls", "calls": calls});
+            (AskKind::ClientTools, "tools", first, question, StopReason::ToolCalls)
+        }
+    };
+    let correlation_id = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
     let checkpoint = Checkpoint {
         messages: pause.messages,
-        tool_call_id: pause.tool_call_id.clone(),
+        tool_call_id: tool_call_id.clone(),
         user_message_id: user_message_id.clone(),
         point: ResumePoint {
             tool_rounds: pause.tool_rounds,
@@ -227,42 +255,47 @@ async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Resul
         template: spec.template.clone(),
         parts: spec.parts.snapshot(),
         project: Some(spec.project.clone()),
+        client_tools: spec.client_tools.clone(),
     };
     let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
     let expires_at = chrono::Utc::now()
         + chrono::Duration::from_std(spec.ask_expiry).unwrap_or(chrono::Duration::hours(24));
-    let ask = crate::chat::asks::NewAsk {
+    let ask = NewAsk {
+        kind,
         correlation_id: correlation_id.clone(),
         chat_id: spec.log.chat_id.clone().unwrap_or_default(),
         run_id: spec.log.run_id.clone(),
         user_id: spec.log.owner_id.clone(),
-        tool_call_id: pause.tool_call_id,
-        question: pause.question.clone(),
+        tool_call_id,
+        question: question.clone(),
         checkpoint,
         expires_at,
     };
     session
         .send(crate::chat::session::PauseTurn {
             ask,
+            stop_reason,
             usage: outcome.usage,
             iterations: outcome.iterations,
         })
         .await
         .map_err(|e| failed(e.to_string()))?
         .map_err(|e| failed(e.to_string()))?;
-    let mut question = pause.question;
-    question["correlation_id"] = Value::String(correlation_id.clone());
-    question["expires_at"] = serde_json::json!(expires_at);
-    spec.log.push(RunEvent::Extension {
-        event_type: "x_ask_user.question".into(),
-        payload: question,
-    });
-    spec.log.push(RunEvent::Extension {
-        event_type: "x_ask_user.pending_state".into(),
-        payload: serde_json::json!({"correlation_id": correlation_id, "content": outcome.content}),
-    });
+    if kind == AskKind::AskUser {
+        let mut question = question;
+        question["correlation_id"] = Value::String(correlation_id.clone());
+        question["expires_at"] = serde_json::json!(expires_at);
+        spec.log.push(RunEvent::Extension {
+            event_type: "x_ask_user.question".into(),
+            payload: question,
+        });
+        spec.log.push(RunEvent::Extension {
+            event_type: "x_ask_user.pending_state".into(),
+            payload: serde_json::json!({"correlation_id": correlation_id, "content": outcome.content}),
+        });
+    }
     spec.log.push(RunEvent::Finished {
-        stop_reason: StopReason::Paused,
+        stop_reason,
         assistant_message_id: None,
         usage: outcome.usage,
         iterations: outcome.iterations,
@@ -571,9 +604,26 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             .collect();
         if !client_calls.is_empty() {
             log.push(RunEvent::ClientToolCalls {
-                calls: client_calls,
+                calls: client_calls.clone(),
             });
-            return state.stop(log, StopReason::ToolCalls, None);
+            let mut outcome = state.stop(log, StopReason::ToolCalls, None);
+            // In a stored chat the run waits for the results, which come with the client's
+            // next request there; a run without a chat is over (the client sends the whole
+            // conversation again).
+            if spec.chat.is_some() {
+                messages.push(ChatMessage::assistant_with_tools(
+                    Some(turn.content.clone()),
+                    client_calls.clone(),
+                ));
+                outcome.pause = Some(Pause {
+                    waiting: Waiting::ClientTools {
+                        calls: client_calls,
+                    },
+                    messages,
+                    tool_rounds,
+                });
+            }
+            return outcome;
         }
         // Tools may take a while: what was said before them is saved first.
         state.save_draft(spec, "", true);
@@ -596,8 +646,10 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         if let Some((tool_call_id, question)) = pause {
             let mut outcome = state.stop(log, StopReason::Paused, None);
             outcome.pause = Some(Pause {
-                tool_call_id,
-                question,
+                waiting: Waiting::Answer {
+                    tool_call_id,
+                    question,
+                },
                 messages,
                 tool_rounds,
             });

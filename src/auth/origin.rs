@@ -1,7 +1,11 @@
 //! The cross-site check for browser sessions: a request that changes data with the session
 //! cookie must come from one of Colloquy's own pages, as the browser reports it (`Origin`, else
 //! `Sec-Fetch-Site`). SameSite=Lax alone lets a page on another port of the same host through.
-//! API-key requests are never checked here: a browser does not attach a bearer token by itself.
+//! A request that carries neither header is not a page's: every browser in use sends `Origin`
+//! with a cross-origin POST, PUT, PATCH or DELETE, so such a request comes from a script or
+//! `curl` holding the cookie (as seed 002's examples do) and passes — the rule of Go's
+//! `net/http.CrossOriginProtection`. API-key requests are never checked here: a browser does
+//! not attach a bearer token by itself.
 
 use actix_web::HttpRequest;
 use actix_web::http::header::{HOST, HeaderMap, ORIGIN};
@@ -23,34 +27,13 @@ pub enum CrossSiteError {
          may only change data from Colloquy's own pages"
     )]
     ForeignSite(String),
-    /// A session-cookie request that changes data but says nothing about where it comes from.
-    #[error(
-        "cross-site request refused: a request that changes data with a session cookie must send \
-         an Origin header (browsers do; other clients should use an API key)"
-    )]
-    Unattributed,
-}
-
-/// What to do with a request that carries neither `Origin` nor `Sec-Fetch-Site`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unattributed {
-    /// Session-cookie requests: every browser in use sends `Origin` on POST/PUT/PATCH/DELETE,
-    /// so a request without one is not from a page we can vouch for.
-    Refuse,
-    /// Password login: it carries no session yet, so a client without a browser (curl, scripts)
-    /// may log in; a browser always sends `Origin`, which is what login CSRF would need.
-    Allow,
 }
 
 /// Refuses a request whose page is not one of Colloquy's own origins: the configured
 /// `public_url`'s origin, or the origin the request itself addressed — the connection's scheme
 /// with the `Host` header (the URI authority on HTTP/2). `X-Forwarded-*` and `Forwarded` are not
 /// consulted: behind a proxy that terminates TLS or rewrites `Host`, set `public_url`.
-pub fn check_same_origin(
-    req: &HttpRequest,
-    public_url: Option<&str>,
-    unattributed: Unattributed,
-) -> Result<(), CrossSiteError> {
+pub fn check_same_origin(req: &HttpRequest, public_url: Option<&str>) -> Result<(), CrossSiteError> {
     let headers = req.headers();
     let mut own: Vec<String> = public_url.and_then(origin_of).into_iter().collect();
     own.extend(addressed_origin(req));
@@ -58,7 +41,6 @@ pub fn check_same_origin(
         header_text(headers, ORIGIN.as_str()),
         header_text(headers, SEC_FETCH_SITE),
         &own,
-        unattributed,
     )
 }
 
@@ -67,7 +49,6 @@ fn decide(
     origin: Option<&str>,
     fetch_site: Option<&str>,
     own: &[String],
-    unattributed: Unattributed,
 ) -> Result<(), CrossSiteError> {
     if let Some(origin) = origin {
         // `Origin: null` (sandboxed frames, some redirects) parses to no origin: refused.
@@ -79,15 +60,12 @@ fn decide(
         };
     }
     match fetch_site.map(str::to_ascii_lowercase).as_deref() {
-        // `none`: the person typed the address or used a bookmark, no page sent it.
-        Some("same-origin" | "none") => Ok(()),
+        // `none`: the person typed the address or used a bookmark, no page sent it. No header
+        // at all: not a browser's page (see the module's comment).
+        Some("same-origin" | "none") | None => Ok(()),
         Some(other) => Err(CrossSiteError::ForeignSite(
             other.chars().take(40).collect(),
         )),
-        None => match unattributed {
-            Unattributed::Refuse => Err(CrossSiteError::Unattributed),
-            Unattributed::Allow => Ok(()),
-        },
     }
 }
 
@@ -150,9 +128,8 @@ mod tests {
     #[test]
     fn only_our_own_origins_pass() {
         let own = own();
-        let strict = Unattributed::Refuse;
-        assert!(decide(Some("http://127.0.0.1:8080"), None, &own, strict).is_ok());
-        assert!(decide(Some("https://chat.example"), None, &own, strict).is_ok());
+        assert!(decide(Some("http://127.0.0.1:8080"), None, &own).is_ok());
+        assert!(decide(Some("https://chat.example"), None, &own).is_ok());
         for foreign in [
             "http://127.0.0.1:8081",
             "http://chat.example",
@@ -162,7 +139,7 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    decide(Some(foreign), Some("same-origin"), &own, strict),
+                    decide(Some(foreign), Some("same-origin"), &own),
                     Err(CrossSiteError::ForeignOrigin(_))
                 ),
                 "{foreign:?} passed"
@@ -173,22 +150,17 @@ mod tests {
     #[test]
     fn without_an_origin_sec_fetch_site_decides() {
         let own = own();
-        let strict = Unattributed::Refuse;
-        assert!(decide(None, Some("same-origin"), &own, strict).is_ok());
-        assert!(decide(None, Some("none"), &own, strict).is_ok());
+        assert!(decide(None, Some("same-origin"), &own).is_ok());
+        assert!(decide(None, Some("none"), &own).is_ok());
         assert_eq!(
-            decide(None, Some("cross-site"), &own, Unattributed::Allow),
+            decide(None, Some("cross-site"), &own),
             Err(CrossSiteError::ForeignSite("cross-site".into()))
         );
-        assert!(decide(None, Some("same-site"), &own, strict).is_err());
+        assert!(decide(None, Some("same-site"), &own).is_err());
     }
 
     #[test]
-    fn a_request_that_says_nothing_is_refused_only_when_asked_to() {
-        assert_eq!(
-            decide(None, None, &own(), Unattributed::Refuse),
-            Err(CrossSiteError::Unattributed)
-        );
-        assert!(decide(None, None, &own(), Unattributed::Allow).is_ok());
+    fn a_request_that_says_nothing_is_not_a_pages_and_passes() {
+        assert!(decide(None, None, &own()).is_ok());
     }
 }

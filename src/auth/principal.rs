@@ -9,7 +9,7 @@ use std::pin::Pin;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 
-use super::origin::{Unattributed, check_same_origin};
+use super::origin::check_same_origin;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -64,12 +64,7 @@ impl FromRequest for Principal {
         let cookie = session_token(req);
         // Checked before the session is looked up: a forged request costs no query.
         let cross_site = match (&state, &bearer, &cookie) {
-            (Some(state), None, Some(_)) if !req.method().is_safe() => check_same_origin(
-                req,
-                state.config.public_url.as_deref(),
-                Unattributed::Refuse,
-            )
-            .err(),
+            (Some(state), None, Some(_)) if !req.method().is_safe() => check_same_origin(req, state.config.public_url.as_deref()).err(),
             _ => None,
         };
         Box::pin(async move {

@@ -13,8 +13,36 @@ use sea_orm::{
 };
 use serde_json::Value;
 
+/// What a paused run waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskKind {
+    /// A question for the person (the ask_user tool).
+    AskUser,
+    /// The results of tools the API client runs itself (Chat Completions `tools`), sent with
+    /// the client's next request in the same chat.
+    ClientTools,
+}
+
+impl AskKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AskKind::AskUser => "ask_user",
+            AskKind::ClientTools => "client_tools",
+        }
+    }
+
+    pub fn of(ask: &pending_asks::Model) -> Self {
+        if ask.kind == AskKind::ClientTools.as_str() {
+            AskKind::ClientTools
+        } else {
+            AskKind::AskUser
+        }
+    }
+}
+
 /// A new pending ask.
 pub struct NewAsk {
+    pub kind: AskKind,
     pub correlation_id: String,
     pub chat_id: String,
     pub run_id: String,
@@ -41,6 +69,7 @@ pub async fn insert<C: ConnectionTrait>(db: &C, ask: NewAsk) -> Result<(), DbErr
         expires_at: Set(ask.expires_at),
         answered_at: Set(None),
         resume_attempts: Set(0),
+        kind: Set(ask.kind.as_str().into()),
     }
     .insert(db)
     .await?;
@@ -98,7 +127,7 @@ pub async fn complete<C: ConnectionTrait>(db: &C, correlation_id: &str) -> Resul
 }
 
 /// Cancels a chat's pending asks (the conversation moved on) and their paused runs; returns
-/// their correlation ids.
+/// the correlation ids of the questions among them (client tool calls are not announced).
 pub async fn cancel_pending<C: ConnectionTrait>(
     db: &C,
     chat_id: &str,
@@ -123,16 +152,36 @@ pub async fn cancel_pending<C: ConnectionTrait>(
             .exec(db)
             .await?;
     }
-    Ok(pending.into_iter().map(|a| a.correlation_id).collect())
+    Ok(pending
+        .into_iter()
+        .filter(|ask| AskKind::of(ask) == AskKind::AskUser)
+        .map(|a| a.correlation_id)
+        .collect())
 }
 
-/// A chat's unexpired pending asks, oldest first.
+/// The chat's latest client tool calls still waiting for their results (expired or not:
+/// the caller tells the two apart).
+pub async fn pending_client_tools(
+    db: &DatabaseConnection,
+    chat_id: &str,
+) -> Result<Option<pending_asks::Model>, DbErr> {
+    pending_asks::Entity::find()
+        .filter(pending_asks::Column::ChatId.eq(chat_id))
+        .filter(pending_asks::Column::Kind.eq(AskKind::ClientTools.as_str()))
+        .filter(pending_asks::Column::Status.eq("pending"))
+        .order_by_desc(pending_asks::Column::CreatedAt)
+        .one(db)
+        .await
+}
+
+/// A chat's unexpired pending questions, oldest first.
 pub async fn list_pending(
     db: &DatabaseConnection,
     chat_id: &str,
 ) -> Result<Vec<pending_asks::Model>, DbErr> {
     pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
+        .filter(pending_asks::Column::Kind.eq(AskKind::AskUser.as_str()))
         .filter(pending_asks::Column::Status.eq("pending"))
         .filter(pending_asks::Column::ExpiresAt.gt(Utc::now()))
         .order_by_asc(pending_asks::Column::CreatedAt)
@@ -143,7 +192,7 @@ pub async fn list_pending(
 /// How many of a chat's asks, newest first, `list_recent` returns.
 pub const RECENT_ASKS: u64 = 100;
 
-/// A chat's latest asks whatever their state (pending, answered, cancelled, expired, ...),
+/// A chat's latest questions whatever their state (pending, answered, cancelled, expired, ...),
 /// oldest first, so a reloaded UI can show each question with its outcome.
 pub async fn list_recent(
     db: &DatabaseConnection,
@@ -151,6 +200,7 @@ pub async fn list_recent(
 ) -> Result<Vec<pending_asks::Model>, DbErr> {
     let mut asks = pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
+        .filter(pending_asks::Column::Kind.eq(AskKind::AskUser.as_str()))
         .order_by_desc(pending_asks::Column::CreatedAt)
         .limit(RECENT_ASKS)
         .all(db)

@@ -109,11 +109,13 @@ pub struct LoadHistorySummary;
 #[rtype(result = "()")]
 pub struct StoreHistorySummary(pub persistence::HistorySummary);
 
-/// Pauses a run on a question: stores the pending ask and marks the run paused.
+/// Pauses a run on a question, or on the client's tool calls: stores the pending ask and
+/// marks the run paused, with `stop_reason` (`paused` or `tool_calls`).
 #[derive(Message)]
 #[rtype(result = "Result<(), ChatError>")]
 pub struct PauseTurn {
     pub ask: super::asks::NewAsk,
+    pub stop_reason: StopReason,
     pub usage: Usage,
     pub iterations: u32,
 }
@@ -466,7 +468,7 @@ impl Handler<PauseTurn> for ChatSession {
         let run = persistence::FinishedRun {
             id: msg.ask.run_id.clone(),
             status: StopReason::Paused.run_status(),
-            stop_reason: StopReason::Paused.as_str(),
+            stop_reason: msg.stop_reason.as_str(),
             assistant_message_id: None,
             iterations: msg.iterations,
             input_tokens: msg.usage.prompt_tokens,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::auth::{
-    AuthError, NewUser, Principal, SESSION_COOKIE, ThrottledBy, Unattributed, check_same_origin,
+    AuthError, NewUser, Principal, SESSION_COOKIE, ThrottledBy, check_same_origin,
 };
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
@@ -110,11 +110,7 @@ async fn login(
     req: HttpRequest,
     body: web::Json<LoginRequest>,
 ) -> AppResult<HttpResponse> {
-    check_same_origin(
-        &req,
-        state.config.public_url.as_deref(),
-        Unattributed::Allow,
-    )?;
+    check_same_origin(&req, state.config.public_url.as_deref())?;
     let address = req.peer_addr().map(|peer| peer.ip());
     let attempt = state
         .login_throttle

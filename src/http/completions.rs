@@ -12,8 +12,8 @@ use super::runs::stream_run;
 use super::sse::{Dialect, accumulate_metadata, completion_id};
 use crate::agent::events::RunEvent;
 use crate::agent::launch::{
-    RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
-    launch_resume,
+    RunOptions, ToolResult, WebSearchOptions, check_message_lengths, launch_chat_turn,
+    launch_ephemeral, launch_resume, launch_tool_results,
 };
 use crate::auth::Principal;
 use crate::chat::session::{ImportHistory, Turn};
@@ -118,13 +118,7 @@ impl CompletionRequest {
                 "at most {MAX_MESSAGES} messages per request"
             )));
         }
-        let client_tools = self.client_tools()?;
-        if !client_tools.is_empty() && (self.x_chat_id.is_some() || self.store == Some(true)) {
-            return Err(AppError::invalid(
-                "client-side tools work in requests that carry their whole conversation: not \
-                 with x_chat_id or store",
-            ));
-        }
+        self.client_tools()?;
         if let Some(choice) = &self.tool_choice {
             check_tool_choice(choice)?;
         }
@@ -150,8 +144,11 @@ impl CompletionRequest {
         let stored = self.x_chat_id.is_some() || self.store == Some(true);
         let allowed = match last.role {
             Role::User => has_content && (!stored || !last.text().trim().is_empty()),
-            // The result of a client tool: the conversation goes on from it.
-            Role::Tool => !stored && last.tool_call_id.is_some(),
+            // The result of a client tool: the conversation goes on from it (in a stored chat,
+            // the run that called the tool goes on).
+            Role::Tool => {
+                last.tool_call_id.is_some() && (!stored || self.x_chat_id.is_some())
+            }
             // A prefill: the model continues the assistant's words, after a user's question.
             Role::Assistant => {
                 has_content && !stored && self.messages.iter().any(|m| m.role == Role::User)
@@ -160,7 +157,8 @@ impl CompletionRequest {
         };
         if !allowed {
             return Err(AppError::invalid(if stored {
-                "the last message must be a user message with text (a stored chat continues from it)"
+                "the last message must be a user message with text (a stored chat continues from \
+                 it), or with x_chat_id the results of the chat's waiting client tool calls"
             } else {
                 "the last message must be a user message with content, or an assistant message \
                  to continue (a prefill) after a user message"
@@ -313,7 +311,15 @@ async fn create(
     let options = request.options(state.llm.default_model());
     let dialect = request.dialect();
     let last = request.messages[request.messages.len() - 1].text();
-    let (log, chat_id) = if let Some(chat_id) = &request.x_chat_id {
+    let last_role = request.messages[request.messages.len() - 1].role;
+    let (log, chat_id) = if let Some(chat_id) = &request.x_chat_id
+        && last_role == Role::Tool
+    {
+        let results = trailing_tool_results(&request.messages);
+        let client_tools = request.client_tools()?;
+        let log = launch_tool_results(&state, &principal, chat_id, results, client_tools).await?;
+        (log, Some(chat_id.clone()))
+    } else if let Some(chat_id) = &request.x_chat_id {
         let turn = Turn::Send {
             parent_id: None,
             content: last,
@@ -361,6 +367,22 @@ async fn create(
         return Ok(response);
     }
     collect(log, chat_id).await
+}
+
+/// The `role: "tool"` messages that end a conversation: the results of the client tool calls
+/// the last answer made.
+fn trailing_tool_results(messages: &[ChatMessage]) -> Vec<ToolResult> {
+    let mut results: Vec<ToolResult> = messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role == Role::Tool)
+        .map(|m| ToolResult {
+            tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
+            content: m.text(),
+        })
+        .collect();
+    results.reverse();
+    results
 }
 
 /// The HTTP error for a run that failed before producing anything: the status and code of

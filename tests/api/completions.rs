@@ -778,9 +778,19 @@ async fn client_tools_that_cannot_be_served_are_refused_by_name() {
             json!({"tools": [{"type": "function", "function": {"name": "bad name!"}}]}),
             "letters, digits",
         ),
+        // Tool results in a chat where no call waits for them.
         (
-            json!({"tools": [weather_tool()], "x_chat_id": chat}),
-            "not with x_chat_id",
+            json!({"x_chat_id": chat, "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "tool", "tool_call_id": "call_x", "content": "42"}]}),
+            "no tool calls waiting",
+        ),
+        // ... and where there is no chat to continue.
+        (
+            json!({"store": true, "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "tool", "tool_call_id": "call_x", "content": "42"}]}),
+            "waiting client tool calls",
         ),
     ] {
         let mut request = json!({"messages": [{"role": "user", "content": "hi"}]});
@@ -796,6 +806,134 @@ async fn client_tools_that_cannot_be_served_are_refused_by_name() {
         );
     }
     assert!(app.upstream.received().is_empty());
+}
+
+#[actix_web::test]
+async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_restart() {
+    let app = spawn_app().await;
+    let chat = app.create_chat("Weather").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.upstream.script([
+        Reply::tool_call("call_c", "calculator", json!({"expression": "6*7"})),
+        Reply {
+            pieces: vec!["Let me look.".into()],
+            ..Reply::tool_call("call_w", "get_weather", json!({"city": "Oslo"}))
+        }
+        .and_tool_call("call_t", "get_weather", json!({"city": "Turku"})),
+    ]);
+    let asked = json!({"role": "user", "content": "Weather in Oslo and Turku?"});
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "x_chat_id": chat, "messages": [asked],
+                    "tools": [weather_tool()],
+                    "web_search_options": {"x_tools": ["calculator"]}}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["choices"][0]["finish_reason"], "tool_calls", "{body}");
+    assert_eq!(body["x_chat_id"], json!(chat));
+    let calls = body["choices"][0]["message"]["tool_calls"].clone();
+    assert_eq!(calls.as_array().unwrap().len(), 2, "{body}");
+    // Not a question for the person: the UI's list of questions stays empty.
+    let asks: Value = app
+        .get(&format!("/chat/api/{chat}/asks?status=all"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(asks["data"], json!([]), "{asks}");
+
+    let app = app.restart().await;
+    app.upstream.script([Reply::text("Oslo is sunny, Turku rainy.")]);
+    let assistant = body["choices"][0]["message"].clone();
+    let oslo = json!({"role": "tool", "tool_call_id": "call_w", "content": "sunny"});
+    let turku = json!({"role": "tool", "tool_call_id": "call_t", "content": "rainy"});
+    // Every waiting call needs its result, and only those.
+    for (results, says) in [
+        (json!([oslo]), "call_t is missing"),
+        (
+            json!([oslo, turku, {"role": "tool", "tool_call_id": "call_z", "content": "?"}]),
+            "not one of the calls",
+        ),
+    ] {
+        let mut messages = vec![asked.clone(), assistant.clone()];
+        messages.extend(results.as_array().unwrap().iter().cloned());
+        let refused = app
+            .post_json(
+                "/v1/chat/completions",
+                &json!({"x_chat_id": chat, "messages": messages, "tools": [weather_tool()]}),
+            )
+            .await;
+        assert_eq!(refused.status(), 400);
+        let error = error_body(refused).await;
+        assert!(error["message"].as_str().unwrap().contains(says), "{error}");
+    }
+    let frames = read_all(
+        app.post_json(
+            "/v1/chat/completions",
+            &json!({"x_chat_id": chat, "stream": true, "tools": [weather_tool()],
+                    "messages": [asked, assistant, turku, oslo]}),
+        )
+        .await,
+    )
+    .await;
+    let text: String = frames
+        .iter()
+        .filter(|f| f.data != "[DONE]")
+        .filter_map(|f| f.json()["choices"][0]["delta"]["content"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(text, "Oslo is sunny, Turku rainy.");
+    // The model saw the server-side round, its own calls and both results, in call order.
+    let received = app.upstream.received();
+    let sent = received.last().unwrap().body["messages"].clone();
+    let roles: Vec<&str> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles[roles.len() - 6..],
+        ["user", "assistant", "tool", "assistant", "tool", "tool"],
+        "{sent}"
+    );
+    let n = roles.len();
+    assert_eq!(sent[n - 5]["tool_calls"][0]["function"]["name"], "calculator");
+    assert!(sent[n - 4]["content"].as_str().unwrap().contains("42"), "{sent}");
+    assert_eq!(sent[n - 3]["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(sent[n - 3]["content"], "Let me look.");
+    assert_eq!(sent[n - 2]["tool_call_id"], "call_w");
+    assert_eq!(sent[n - 2]["content"], "sunny");
+    assert_eq!(sent[n - 1]["tool_call_id"], "call_t");
+    assert_eq!(sent[n - 1]["content"], "rainy");
+    let offered = received.last().unwrap().body["tools"].clone();
+    assert!(offered.to_string().contains("get_weather"), "{offered}");
+    // The chat holds one answer, with what was said before the calls.
+    let history: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let last = history["data"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "assistant", "{history}");
+    assert_eq!(
+        last["content"], "Let me look.\n\nOslo is sunny, Turku rainy.",
+        "{history}"
+    );
+    // The results were delivered once.
+    let again = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"x_chat_id": chat, "messages": [{"role": "tool", "tool_call_id": "call_w",
+                    "content": "sunny"}]}),
+        )
+        .await;
+    assert_eq!(again.status(), 400);
 }
 
 #[actix_web::test]

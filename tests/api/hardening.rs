@@ -343,6 +343,7 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
         answered_at: Set(Some(Utc::now())),
         // Cut off once when answered, once more after the previous start.
         resume_attempts: Set(1),
+        kind: Set("ask_user".into()),
     }
     .insert(&app.db)
     .await
