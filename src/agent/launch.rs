@@ -581,8 +581,8 @@ pub async fn resume_answered(
     answer: serde_json::Value,
     client_tools: Option<Vec<crate::llm::wire::ToolDefinition>>,
 ) -> AppResult<Arc<RunLog>> {
-    use crate::chat::asks::AskKind;
     use super::loop_actor::Checkpoint;
+    use crate::chat::asks::AskKind;
     let checkpoint: Checkpoint = serde_json::from_value(ask.checkpoint.clone())
         .map_err(|err| AppError::internal(anyhow::anyhow!("corrupt checkpoint: {err}")))?;
     let session = state.sessions.session(&ask.chat_id);
@@ -623,8 +623,8 @@ pub async fn resume_answered(
             ));
         }
         AskKind::ClientTools => {
-            let results: Vec<ToolResult> =
-                serde_json::from_value(answer["results"].clone()).map_err(|err| {
+            let results: Vec<ToolResult> = serde_json::from_value(answer["results"].clone())
+                .map_err(|err| {
                     AppError::internal(anyhow::anyhow!("corrupt tool results: {err}"))
                 })?;
             messages.extend(

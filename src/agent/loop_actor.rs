@@ -232,11 +232,23 @@ async fn pause_run(spec: &RunSpec, outcome: &LoopOutcome, pause: Pause) -> Resul
         Waiting::Answer {
             tool_call_id,
             question,
-        } => (AskKind::AskUser, "ask", tool_call_id, question, StopReason::Paused),
+        } => (
+            AskKind::AskUser,
+            "ask",
+            tool_call_id,
+            question,
+            StopReason::Paused,
+        ),
         Waiting::ClientTools { calls } => {
             let first = calls.first().map(|c| c.id.clone()).unwrap_or_default();
             let question = serde_json::json!({"type": "client_tool_calls", "calls": calls});
-            (AskKind::ClientTools, "tools", first, question, StopReason::ToolCalls)
+            (
+                AskKind::ClientTools,
+                "tools",
+                first,
+                question,
+                StopReason::ToolCalls,
+            )
         }
     };
     let correlation_id = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());

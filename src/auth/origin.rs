@@ -33,7 +33,10 @@ pub enum CrossSiteError {
 /// `public_url`'s origin, or the origin the request itself addressed — the connection's scheme
 /// with the `Host` header (the URI authority on HTTP/2). `X-Forwarded-*` and `Forwarded` are not
 /// consulted: behind a proxy that terminates TLS or rewrites `Host`, set `public_url`.
-pub fn check_same_origin(req: &HttpRequest, public_url: Option<&str>) -> Result<(), CrossSiteError> {
+pub fn check_same_origin(
+    req: &HttpRequest,
+    public_url: Option<&str>,
+) -> Result<(), CrossSiteError> {
     let headers = req.headers();
     let mut own: Vec<String> = public_url.and_then(origin_of).into_iter().collect();
     own.extend(addressed_origin(req));

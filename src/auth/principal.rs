@@ -64,7 +64,9 @@ impl FromRequest for Principal {
         let cookie = session_token(req);
         // Checked before the session is looked up: a forged request costs no query.
         let cross_site = match (&state, &bearer, &cookie) {
-            (Some(state), None, Some(_)) if !req.method().is_safe() => check_same_origin(req, state.config.public_url.as_deref()).err(),
+            (Some(state), None, Some(_)) if !req.method().is_safe() => {
+                check_same_origin(req, state.config.public_url.as_deref()).err()
+            }
             _ => None,
         };
         Box::pin(async move {

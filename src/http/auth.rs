@@ -8,9 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::auth::{
-    AuthError, NewUser, Principal, SESSION_COOKIE, ThrottledBy, check_same_origin,
-};
+use crate::auth::{AuthError, NewUser, Principal, SESSION_COOKIE, ThrottledBy, check_same_origin};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 

@@ -146,9 +146,7 @@ impl CompletionRequest {
             Role::User => has_content && (!stored || !last.text().trim().is_empty()),
             // The result of a client tool: the conversation goes on from it (in a stored chat,
             // the run that called the tool goes on).
-            Role::Tool => {
-                last.tool_call_id.is_some() && (!stored || self.x_chat_id.is_some())
-            }
+            Role::Tool => last.tool_call_id.is_some() && (!stored || self.x_chat_id.is_some()),
             // A prefill: the model continues the assistant's words, after a user's question.
             Role::Assistant => {
                 has_content && !stored && self.messages.iter().any(|m| m.role == Role::User)

@@ -848,7 +848,8 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
     assert_eq!(asks["data"], json!([]), "{asks}");
 
     let app = app.restart().await;
-    app.upstream.script([Reply::text("Oslo is sunny, Turku rainy.")]);
+    app.upstream
+        .script([Reply::text("Oslo is sunny, Turku rainy.")]);
     let assistant = body["choices"][0]["message"].clone();
     let oslo = json!({"role": "tool", "tool_call_id": "call_w", "content": "sunny"});
     let turku = json!({"role": "tool", "tool_call_id": "call_t", "content": "rainy"});
@@ -884,7 +885,11 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
     let text: String = frames
         .iter()
         .filter(|f| f.data != "[DONE]")
-        .filter_map(|f| f.json()["choices"][0]["delta"]["content"].as_str().map(str::to_string))
+        .filter_map(|f| {
+            f.json()["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
         .collect();
     assert_eq!(text, "Oslo is sunny, Turku rainy.");
     // The model saw the server-side round, its own calls and both results, in call order.
@@ -902,8 +907,14 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
         "{sent}"
     );
     let n = roles.len();
-    assert_eq!(sent[n - 5]["tool_calls"][0]["function"]["name"], "calculator");
-    assert!(sent[n - 4]["content"].as_str().unwrap().contains("42"), "{sent}");
+    assert_eq!(
+        sent[n - 5]["tool_calls"][0]["function"]["name"],
+        "calculator"
+    );
+    assert!(
+        sent[n - 4]["content"].as_str().unwrap().contains("42"),
+        "{sent}"
+    );
     assert_eq!(sent[n - 3]["tool_calls"].as_array().unwrap().len(), 2);
     assert_eq!(sent[n - 3]["content"], "Let me look.");
     assert_eq!(sent[n - 2]["tool_call_id"], "call_w");

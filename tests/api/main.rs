@@ -25,6 +25,7 @@ mod openai_node;
 mod openai_python;
 mod real_server;
 mod research;
+mod seed_examples;
 mod sign_in;
 mod sse;
 mod test_tools;

@@ -11,15 +11,16 @@ use serde_json::{Value, json};
 use crate::fake_upstream::Reply;
 use crate::helpers::{run_client, spawn_app};
 
-const FILES: [&str; 4] = [
+const FILES: [&str; 5] = [
     "package.json",
     "package-lock.json",
     "openai_client.mjs",
     "vercel_ai.mjs",
+    "seed_examples.mjs",
 ];
 
 /// `target/node-clients/`, with the pinned clients installed and the current script.
-fn node_clients() -> PathBuf {
+pub fn node_clients() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let source = root.join("tests/clients/node");
     let target = root.join("target/node-clients");

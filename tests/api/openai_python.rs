@@ -12,7 +12,7 @@ use crate::helpers::{run_client, spawn_app};
 /// The virtualenv's python, with `tests/python/requirements.txt` (the pinned clients:
 /// `openai`, `langchain-openai`) installed; the virtualenv is made, or brought up to date,
 /// the first time a test asks after the list changed.
-fn python_with_openai() -> PathBuf {
+pub fn python_with_openai() -> PathBuf {
     static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
