@@ -29,8 +29,13 @@ pub mod embed;
 pub mod error;
 pub mod http;
 pub mod llm;
+pub mod run;
 pub mod startup;
 pub mod state;
+pub mod supervisor;
 pub mod telemetry;
 pub mod tools;
 pub mod workspace;
+
+#[cfg(test)]
+mod architecture;

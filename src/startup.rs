@@ -17,7 +17,8 @@ use crate::agent::loop_actor::new_tool_cache;
 use crate::agent::rate_limit::ToolRateLimiter;
 use crate::auth::{Accounts, LoginThrottle, bootstrap_admin};
 use crate::chat::Chats;
-use crate::chat::supervisor::ChatSupervisor;
+use crate::supervisor::ChatSupervisor;
+use crate::supervisor::launch::Launcher;
 use crate::config::{Config, MAX_CUT_OFF_ATTEMPTS};
 use crate::llm::LlmClient;
 use crate::state::AppState;
@@ -94,13 +95,11 @@ impl Application {
         let rate_per_minute = config.tools.rate_limit_per_minute;
         let workspace = crate::workspace::Workspace::new(db.clone(), &config, embedder.clone());
         let login_throttle = Arc::new(LoginThrottle::new(&config.auth));
-        let state = AppState {
+        let launcher = Launcher {
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
             chats: Chats::new(db.clone()),
             db,
-            accounts,
-            login_throttle,
             llm,
             workspace,
             embedder,
@@ -110,6 +109,24 @@ impl Application {
             tools: Arc::new(tools),
             ask_user: Arc::new(AskUser::new(config_ask_user)),
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
+        };
+        let state = AppState {
+            config: launcher.config.clone(),
+            db: launcher.db.clone(),
+            accounts,
+            login_throttle,
+            chats: launcher.chats.clone(),
+            llm: launcher.llm.clone(),
+            embedder: launcher.embedder.clone(),
+            workspace: launcher.workspace.clone(),
+            sessions: launcher.sessions.clone(),
+            runs: launcher.runs.clone(),
+            supervisor: launcher.supervisor.clone(),
+            tool_cache: launcher.tool_cache.clone(),
+            tools: launcher.tools.clone(),
+            rate_limiter: launcher.rate_limiter.clone(),
+            ask_user: launcher.ask_user.clone(),
+            launcher,
         };
         resume_unfinished_answers(&state).await;
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
@@ -261,7 +278,7 @@ async fn resume_unfinished_answers(state: &AppState) {
             tracing::error!(%correlation_id, %err, "cannot record a resumption; not resuming");
             continue;
         }
-        match crate::agent::launch::resume_answered(state, ask, answer, None).await {
+        match crate::supervisor::launch::resume_answered(&state.launcher, ask, answer, None).await {
             Ok(log) => {
                 tracing::info!(%correlation_id, run_id = %log.run_id, "resumed an answered question")
             }

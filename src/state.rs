@@ -8,10 +8,11 @@ use actix::Addr;
 use sea_orm::DatabaseConnection;
 
 use crate::agent::loop_actor::ToolCache;
-use crate::agent::run_log::RunRegistry;
+use crate::run::log::RunRegistry;
 use crate::auth::Accounts;
 use crate::chat::Chats;
-use crate::chat::supervisor::{ChatRegistry, ChatSupervisor};
+use crate::chat::registry::ChatRegistry;
+use crate::supervisor::ChatSupervisor;
 use crate::config::Config;
 use crate::llm::LlmClient;
 use crate::tools::SharedTool;
@@ -41,4 +42,6 @@ pub struct AppState {
     pub rate_limiter: Arc<crate::agent::rate_limit::ToolRateLimiter>,
     /// ask_user, offered in every chat; also validates answers.
     pub ask_user: Arc<crate::tools::ask_user::AskUser>,
+    /// Starts and resumes runs; holds the same handles as the fields above.
+    pub launcher: crate::supervisor::launch::Launcher,
 }

@@ -4,9 +4,9 @@
 
 use super::context::{self, TooLarge, Trimmed};
 use super::loop_actor::{Interrupt, RunSpec, guarded};
-use super::run_log::RunLog;
+use crate::run::log::RunLog;
 use super::summary;
-use crate::agent::events::RunEvent;
+use crate::run::events::RunEvent;
 use crate::chat::persistence::HistorySummary;
 use crate::chat::session::{LoadHistorySummary, StoreHistorySummary};
 use crate::config::ContextStrategy;

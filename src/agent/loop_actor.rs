@@ -12,13 +12,13 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use serde_json::Value;
 
-use super::events::{RunError, RunEvent, StopReason};
+use crate::run::events::{RunError, RunEvent, StopReason};
 use super::fitting::{Fitting, Unfit};
 use super::governance::{
     CallKey, LoopDetector, result_preview, strip_base64_images, truncate_result,
 };
 use super::prompt::FINAL_ANSWER_INSTRUCTION;
-use super::run_log::RunLog;
+use crate::run::log::RunLog;
 use crate::chat::asks::{AskKind, NewAsk};
 use crate::chat::persistence::ToolCallRecord;
 use crate::chat::session::{ChatSession, CompleteTurn, RecordToolCalls, SaveDraft};

@@ -4,13 +4,10 @@
 //! `ChatSession`.
 
 pub mod context;
-pub mod events;
 pub mod fitting;
 pub mod governance;
-pub mod launch;
 pub mod loop_actor;
 pub mod prompt;
 pub mod rate_limit;
-pub mod run_log;
 pub mod summary;
 pub mod usage;

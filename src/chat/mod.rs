@@ -7,7 +7,7 @@ pub mod memory;
 pub mod persistence;
 pub mod recovery;
 pub mod session;
-pub mod supervisor;
+pub mod registry;
 pub mod tree;
 
 pub use persistence::{ChatId, Chats};

@@ -11,9 +11,9 @@ use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
 
 use super::persistence::{self, NewRun};
-use super::supervisor::ChatRegistry;
+use super::registry::ChatRegistry;
 use super::tree::{BranchTree, MessageNode, TreeError};
-use crate::agent::events::StopReason;
+use crate::run::events::StopReason;
 use crate::embed::SharedEmbedder;
 use crate::llm::wire::Usage;
 

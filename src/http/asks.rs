@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::runs::stream_run;
 use super::sse::Dialect;
-use crate::agent::launch::launch_resume;
+use crate::supervisor::launch::launch_resume;
 use crate::auth::Principal;
 use crate::chat::asks;
 use crate::error::{AppError, AppResult};
@@ -37,7 +37,7 @@ async fn answer(
     let (chat_id, correlation_id) = path.into_inner();
     let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
     let log = launch_resume(
-        &state,
+            &state.launcher,
         &principal,
         Some(&chat.id),
         &correlation_id,

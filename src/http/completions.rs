@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::runs::stream_run;
 use super::sse::{Dialect, accumulate_metadata, completion_id};
-use crate::agent::events::RunEvent;
-use crate::agent::launch::{
+use crate::run::events::RunEvent;
+use crate::supervisor::launch::{
     RunOptions, ToolResult, WebSearchOptions, check_message_lengths, launch_chat_turn,
     launch_ephemeral, launch_resume, launch_tool_results,
 };
@@ -280,7 +280,7 @@ async fn create(
     let mut request = body.into_inner();
     if let Some(reply) = request.x_ask_user_reply.take() {
         let log = launch_resume(
-            &state,
+            &state.launcher,
             &principal,
             None,
             &reply.correlation_id,
@@ -305,7 +305,7 @@ async fn create(
         }
     }
     // Before anything is stored: `store: true` imports the whole history first.
-    check_message_lengths(&state, &request.messages)?;
+    check_message_lengths(&state.config, &request.messages)?;
     let options = request.options(state.llm.default_model());
     let dialect = request.dialect();
     let last = request.messages[request.messages.len() - 1].text();
@@ -315,14 +315,16 @@ async fn create(
     {
         let results = trailing_tool_results(&request.messages);
         let client_tools = request.client_tools()?;
-        let log = launch_tool_results(&state, &principal, chat_id, results, client_tools).await?;
+        let log = launch_tool_results(
+            &state.launcher, &principal, chat_id, results, client_tools).await?;
         (log, Some(chat_id.clone()))
     } else if let Some(chat_id) = &request.x_chat_id {
         let turn = Turn::Send {
             parent_id: None,
             content: last,
         };
-        let log = launch_chat_turn(&state, &principal, chat_id, turn, options).await?;
+        let log = launch_chat_turn(
+            &state.launcher, &principal, chat_id, turn, options).await?;
         (log, Some(chat_id.clone()))
     } else if request.in_new_chat() {
         // Kept `v1_chat_retention_days` unless someone opens it in the UI (see `sweep`).
@@ -344,11 +346,13 @@ async fn create(
             parent_id: None,
             content: last,
         };
-        let log = launch_chat_turn(&state, &principal, &chat.id, turn, options).await?;
+        let log = launch_chat_turn(
+            &state.launcher, &principal, &chat.id, turn, options).await?;
         (log, Some(chat.id))
     } else {
         (
-            launch_ephemeral(&state, &principal, request.messages, options)?,
+            launch_ephemeral(
+            &state.launcher, &principal, request.messages, options)?,
             None,
         )
     };
@@ -385,7 +389,7 @@ fn trailing_tool_results(messages: &[ChatMessage]) -> Vec<ToolResult> {
 
 /// The HTTP error for a run that failed before producing anything: the status and code of
 /// its upstream failure, worded as the run's reader may see it (`RunError::shown`).
-pub(super) fn run_failure(error: &crate::agent::events::RunError) -> AppError {
+pub(super) fn run_failure(error: &crate::run::events::RunError) -> AppError {
     use crate::llm::LlmError;
     let message = error.shown().to_string();
     let cause = message.clone();
@@ -441,7 +445,7 @@ fn role_name(role: Role) -> &'static str {
 /// `x_metadata`, one list per kind (seed 003's `metadata`, renamed: OpenAI's `metadata` is a map
 /// of strings, and SDKs reject lists there).
 async fn collect(
-    log: std::sync::Arc<crate::agent::run_log::RunLog>,
+    log: std::sync::Arc<crate::run::log::RunLog>,
     chat_id: Option<String>,
 ) -> AppResult<HttpResponse> {
     let mut events = Box::pin(log.subscribe(0));

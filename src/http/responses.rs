@@ -15,11 +15,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::sse::{Dialect, accumulate_metadata, payloads};
-use crate::agent::events::{RunEvent, StopReason};
-use crate::agent::launch::{
+use crate::run::events::{RunEvent, StopReason};
+use crate::supervisor::launch::{
     RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
 };
-use crate::agent::run_log::RunLog;
+use crate::run::log::RunLog;
 use crate::auth::Principal;
 use crate::chat::session::Turn;
 use crate::error::{AppError, AppResult};
@@ -178,7 +178,7 @@ async fn create(
 ) -> AppResult<HttpResponse> {
     let request = body.into_inner();
     let mut messages = request.messages()?;
-    check_message_lengths(&state, &messages)?;
+    check_message_lengths(&state.config, &messages)?;
     let options = request.options(state.llm.default_model())?;
     if let Some(unknown) = request
         .include
@@ -200,9 +200,11 @@ async fn create(
                 parent_id: None,
                 content,
             };
-            launch_chat_turn(&state, &principal, chat_id, turn, options).await?
+            launch_chat_turn(
+            &state.launcher, &principal, chat_id, turn, options).await?
         }
-        None => launch_ephemeral(&state, &principal, messages, options)?,
+        None => launch_ephemeral(
+            &state.launcher, &principal, messages, options)?,
     };
     if request.stream {
         return Ok(stream(log, include_results));

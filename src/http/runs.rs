@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::sse::{Dialect, encode};
-use crate::agent::events::{RunError, RunEvent, StopReason};
-use crate::agent::run_log::RunLog;
+use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::log::RunLog;
 use crate::auth::Principal;
 use crate::chat::recovery;
 use crate::error::{AppError, AppResult};

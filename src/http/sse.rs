@@ -8,8 +8,8 @@
 use actix_web_lab::sse::{Data, Event};
 use serde_json::{Value, json};
 
-use crate::agent::events::RunEvent;
-use crate::agent::run_log::RunLog;
+use crate::run::events::RunEvent;
+use crate::run::log::RunLog;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use actix::Addr;
 use serde_json::Value;
 
-use crate::agent::events::RunEvent;
-use crate::agent::run_log::RunLog;
+use crate::run::events::RunEvent;
+use crate::run::log::RunLog;
 use crate::chat::session::ChatSession;
 use crate::config::Config;
 use crate::embed::SharedEmbedder;

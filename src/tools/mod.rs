@@ -24,28 +24,7 @@ use serde_json::{Value, json};
 
 use crate::llm::wire::ToolDefinition;
 
-/// The progress event a tool announces when it starts (seed 000 "Research Events").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProgressKind {
-    Searching,
-    Reading,
-    CodeSearching,
-    Calculating,
-    /// Any other tool: `x_research.tool_call`.
-    Other,
-}
-
-impl ProgressKind {
-    pub fn event_type(self) -> &'static str {
-        match self {
-            Self::Searching => "x_research.searching",
-            Self::Reading => "x_research.reading",
-            Self::CodeSearching => "x_research.code_searching",
-            Self::Calculating => "x_research.calculating",
-            Self::Other => "x_research.tool_call",
-        }
-    }
-}
+pub use crate::run::events::ProgressKind;
 
 /// Why a tool call failed, in words the model can act on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

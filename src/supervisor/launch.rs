@@ -6,18 +6,42 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::loop_actor::RunSpec;
-use super::prompt;
-use super::run_log::RunLog;
+use crate::agent::loop_actor::RunSpec;
+use crate::agent::prompt;
+use crate::run::log::RunLog;
 use crate::auth::Principal;
+use crate::config::Config;
 use crate::chat::session::{BeginTurn, ChatError, Turn};
-use crate::chat::supervisor::SpawnRun;
+use crate::supervisor::SpawnRun;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
-use crate::state::AppState;
 use crate::tools;
 use crate::tools::chat_context::{ChatContext, Parts};
 use crate::tools::file_search::FileSearchTool;
+
+/// What launching and resuming runs needs, and no more: built once at start-up beside
+/// `AppState` (which holds one), so this floor never reaches up to the application's state.
+#[derive(Clone)]
+pub struct Launcher {
+    pub config: Arc<Config>,
+    pub db: sea_orm::DatabaseConnection,
+    pub chats: crate::chat::Chats,
+    pub llm: crate::llm::LlmClient,
+    pub embedder: crate::embed::SharedEmbedder,
+    pub workspace: crate::workspace::Workspace,
+    /// Active chat sessions.
+    pub sessions: crate::chat::registry::ChatRegistry,
+    /// Live and recently finished runs.
+    pub runs: crate::run::log::RunRegistry,
+    pub supervisor: actix::Addr<super::ChatSupervisor>,
+    pub tool_cache: crate::agent::loop_actor::ToolCache,
+    /// Every research tool this server can offer; requests select from these.
+    pub tools: Arc<Vec<tools::SharedTool>>,
+    /// Research tool calls per minute per project.
+    pub rate_limiter: Arc<crate::agent::rate_limit::ToolRateLimiter>,
+    /// ask_user, offered in every chat; also validates answers.
+    pub ask_user: Arc<crate::tools::ask_user::AskUser>,
+}
 
 /// `web_search_options` (seed 000), in both APIs.
 #[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
@@ -58,8 +82,8 @@ impl From<ChatError> for AppError {
 /// which also have their own `ask_user.max_text_chars`), with one code,
 /// `message_too_long`. Runs are launched only through this module, which checks every message
 /// it is given; handlers that store messages before launching check them first.
-pub fn check_message_length(state: &AppState, role: Role, text: &str) -> AppResult<()> {
-    let max = state.config.http.max_message_chars;
+pub fn check_message_length(config: &Config, role: Role, text: &str) -> AppResult<()> {
+    let max = config.http.max_message_chars;
     let chars = text.chars().count();
     if chars > max {
         let role = serde_json::to_value(role)
@@ -77,14 +101,14 @@ pub fn check_message_length(state: &AppState, role: Role, text: &str) -> AppResu
 }
 
 /// `check_message_length` for each of `messages`.
-pub fn check_message_lengths(state: &AppState, messages: &[ChatMessage]) -> AppResult<()> {
+pub fn check_message_lengths(config: &Config, messages: &[ChatMessage]) -> AppResult<()> {
     messages
         .iter()
-        .try_for_each(|message| check_message_length(state, message.role, &message.text()))
+        .try_for_each(|message| check_message_length(config, message.role, &message.text()))
 }
 
-fn max_iterations(state: &AppState, options: &RunOptions) -> AppResult<u32> {
-    let limits = &state.config.agent;
+fn max_iterations(launcher: &Launcher, options: &RunOptions) -> AppResult<u32> {
+    let limits = &launcher.config.agent;
     match options.web_search.as_ref().and_then(|w| w.max_iterations) {
         None => Ok(limits.max_iterations),
         Some(0) => Err(AppError::invalid("max_iterations must be at least 1")),
@@ -92,7 +116,7 @@ fn max_iterations(state: &AppState, options: &RunOptions) -> AppResult<u32> {
     }
 }
 
-fn select_tools(state: &AppState, options: &RunOptions) -> Vec<tools::SharedTool> {
+fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedTool> {
     if !options.tools_enabled {
         return Vec::new();
     }
@@ -100,11 +124,11 @@ fn select_tools(state: &AppState, options: &RunOptions) -> Vec<tools::SharedTool
         .web_search
         .as_ref()
         .and_then(|w| w.x_tools.as_deref());
-    tools::select(&state.tools, requested)
+    tools::select(&launcher.tools, requested)
 }
 
 fn spec(
-    state: &AppState,
+    launcher: &Launcher,
     project: &str,
     log: Arc<RunLog>,
     options: &RunOptions,
@@ -116,10 +140,10 @@ fn spec(
         .template
         .clone()
         .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
-    let mut tools = select_tools(state, options);
+    let mut tools = select_tools(launcher, options);
     let parts = Parts::default();
     if let Some((session, _)) = &chat {
-        tools.extend(chat_tools(state, session.clone(), &log, &parts, documents));
+        tools.extend(chat_tools(launcher, session.clone(), &log, &parts, documents));
     }
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     for tool in &options.client_tools {
@@ -135,21 +159,21 @@ fn spec(
     check_tool_choice(template.tool_choice.as_ref(), &names)?;
     Ok(RunSpec {
         log,
-        llm: state.llm.clone(),
-        limits: state.config.agent.clone(),
+        llm: launcher.llm.clone(),
+        limits: launcher.config.agent.clone(),
         template,
         messages,
         tools,
-        max_iterations: max_iterations(state, options)?,
-        cache: state.tool_cache.clone(),
+        max_iterations: max_iterations(launcher, options)?,
+        cache: launcher.tool_cache.clone(),
         chat,
         resume: None,
         completes_ask: None,
-        ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
+        ask_expiry: std::time::Duration::from_secs(launcher.config.ask_user.expiry_hours * 3600),
         project: project.to_string(),
-        rate_limiter: state.rate_limiter.clone(),
+        rate_limiter: launcher.rate_limiter.clone(),
         parts,
-        context_strategy: state.config.agent.context_strategy,
+        context_strategy: launcher.config.agent.context_strategy,
         client_tools: options.client_tools.clone(),
     })
 }
@@ -187,7 +211,7 @@ const CHAT_TOOL_NAMES: [&str; 6] = [
 
 /// The tools every chat has (seed 000): artifacts, memory and ask_user.
 fn chat_tools(
-    state: &AppState,
+    launcher: &Launcher,
     session: actix::Addr<crate::chat::session::ChatSession>,
     log: &Arc<RunLog>,
     parts: &Parts,
@@ -200,19 +224,19 @@ fn chat_tools(
         session,
         log: log.clone(),
         parts: parts.clone(),
-        embedder: state.embedder.clone(),
-        config: state.config.clone(),
+        embedder: launcher.embedder.clone(),
+        config: launcher.config.clone(),
     });
     let mut tools: Vec<tools::SharedTool> = vec![
         Arc::new(CreateArtifactTool(ctx.clone())),
         Arc::new(UpdateArtifactTool(ctx.clone())),
         Arc::new(SaveMemoryTool(ctx.clone())),
         Arc::new(RecallMemoryTool(ctx.clone())),
-        state.ask_user.clone(),
+        launcher.ask_user.clone(),
     ];
     if documents {
         // Seed 000: file_search is offered when the chat has (searchable) documents.
-        tools.push(Arc::new(FileSearchTool::new(ctx, state.workspace.clone())));
+        tools.push(Arc::new(FileSearchTool::new(ctx, launcher.workspace.clone())));
     }
     debug_assert!(tools.iter().all(|t| CHAT_TOOL_NAMES.contains(&t.name())));
     tools
@@ -221,11 +245,11 @@ fn chat_tools(
 /// What the model is told about the chat's documents: the file list, and the passages most
 /// relevant to the user's message (automatic context injection, seed 002).
 async fn document_context(
-    state: &AppState,
+    launcher: &Launcher,
     chat_id: &str,
     message: &str,
 ) -> (Vec<crate::workspace::DocumentView>, Vec<prompt::Passage>) {
-    let listed = match state.workspace.list(chat_id).await {
+    let listed = match launcher.workspace.list(chat_id).await {
         Ok(rows) => rows,
         Err(err) => {
             tracing::warn!(%err, "could not list the chat's documents");
@@ -233,13 +257,13 @@ async fn document_context(
         }
     };
     let files: Vec<crate::workspace::DocumentView> = listed.into_iter().map(Into::into).collect();
-    let limits = &state.config.documents;
+    let limits = &launcher.config.documents;
     let mut passages = Vec::new();
     if files.iter().any(|f| f.searchable)
         && limits.max_injected_chunks > 0
         && !message.trim().is_empty()
     {
-        match state
+        match launcher
             .workspace
             .search(chat_id, message, limits.max_injected_chunks)
             .await
@@ -262,16 +286,16 @@ async fn document_context(
 /// injection): at least `memory.injection_threshold` similar, at most `memory.max_injected`.
 /// Failing to embed only means nothing is injected.
 async fn relevant_memories(
-    state: &AppState,
+    launcher: &Launcher,
     session: &actix::Addr<crate::chat::session::ChatSession>,
     message: &str,
 ) -> Vec<crate::chat::memory::Memory> {
     use crate::chat::memory::{Embedded, RecallMemories};
-    let limits = &state.config.memory;
+    let limits = &launcher.config.memory;
     if limits.max_injected == 0 || message.trim().is_empty() {
         return Vec::new();
     }
-    let vector = match crate::embed::embed_one(state.embedder.as_ref(), message).await {
+    let vector = match crate::embed::embed_one(launcher.embedder.as_ref(), message).await {
         Ok(vector) => vector,
         Err(err) => {
             tracing::warn!(%err, "could not embed the message for memory injection");
@@ -280,7 +304,7 @@ async fn relevant_memories(
     };
     let query = Embedded {
         vector,
-        embedder: state.embedder.id().to_string(),
+        embedder: launcher.embedder.id().to_string(),
     };
     session
         .send(RecallMemories {
@@ -293,29 +317,29 @@ async fn relevant_memories(
         .unwrap_or_default()
 }
 
-fn model_of(state: &AppState, options: &RunOptions) -> String {
+fn model_of(launcher: &Launcher, options: &RunOptions) -> String {
     options
         .template
         .as_ref()
         .map(|t| t.model.clone())
         .filter(|m| !m.is_empty())
-        .unwrap_or_else(|| state.llm.default_model().to_string())
+        .unwrap_or_else(|| launcher.llm.default_model().to_string())
 }
 
 /// Starts a turn in a stored chat the caller owns.
 pub async fn launch_chat_turn(
-    state: &AppState,
+    launcher: &Launcher,
     principal: &Principal,
     chat_id: &str,
     turn: Turn,
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
-    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
-    max_iterations(state, &options)?;
+    let chat = launcher.chats.get_owned(&principal.user_id, chat_id).await?;
+    max_iterations(launcher, &options)?;
     if let Turn::Send { content, .. } | Turn::Edit { content, .. } = &turn {
-        check_message_length(state, Role::User, content)?;
+        check_message_length(&launcher.config, Role::User, content)?;
     }
-    let session = state.sessions.session(&chat.id);
+    let session = launcher.sessions.session(&chat.id);
     let run_id = uuid::Uuid::now_v7().to_string();
     let started = session
         .send(BeginTurn {
@@ -334,15 +358,15 @@ pub async fn launch_chat_turn(
             run_id,
             Some(chat.id.clone()),
             principal.user_id.clone(),
-            model_of(state, &options),
+            model_of(launcher, &options),
         )
         .owned_by_admin(principal.is_admin),
     );
-    log.push(super::events::RunEvent::Started {
+    log.push(crate::run::events::RunEvent::Started {
         user_message_id: Some(started.user_message_id.clone()),
     });
     for correlation_id in &started.cancelled_asks {
-        log.push(super::events::RunEvent::Extension {
+        log.push(crate::run::events::RunEvent::Extension {
             event_type: "x_ask_user.cancelled".into(),
             payload: serde_json::json!({"correlation_id": correlation_id,
                 "reason": "the conversation moved on before the question was answered"}),
@@ -353,18 +377,18 @@ pub async fn launch_chat_turn(
         .last()
         .and_then(|node| node.content.clone())
         .unwrap_or_default();
-    let memories = relevant_memories(state, &session, &user_text).await;
-    let (files, passages) = document_context(state, &chat.id, &user_text).await;
+    let memories = relevant_memories(launcher, &session, &user_text).await;
+    let (files, passages) = document_context(launcher, &chat.id, &user_text).await;
     let searchable = files.iter().any(|f| f.searchable);
     let system = prompt::system_with_context(
-        state.config.agent.system_prompt.as_deref(),
+        launcher.config.agent.system_prompt.as_deref(),
         &memories,
         &files,
         &passages,
     );
     let messages = prompt::assemble(system.as_deref(), &started.context);
     let mut spec = spec(
-        state,
+        launcher,
         principal.project(),
         log.clone(),
         &options,
@@ -373,34 +397,34 @@ pub async fn launch_chat_turn(
         searchable,
     )?;
     spec.context_strategy =
-        crate::chat::persistence::context_strategy_of(&chat, state.config.agent.context_strategy);
-    state.runs.insert(log.clone());
-    state.supervisor.do_send(SpawnRun { spec });
+        crate::chat::persistence::context_strategy_of(&chat, launcher.config.agent.context_strategy);
+    launcher.runs.insert(log.clone());
+    launcher.supervisor.do_send(SpawnRun { spec });
     Ok(log)
 }
 
 /// Starts a run over messages given whole, in no stored chat (OpenAI API without a chat).
 pub fn launch_ephemeral(
-    state: &AppState,
+    launcher: &Launcher,
     principal: &Principal,
     messages: Vec<ChatMessage>,
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
-    check_message_lengths(state, &messages)?;
+    check_message_lengths(&launcher.config, &messages)?;
     let log = Arc::new(
         RunLog::new(
             uuid::Uuid::now_v7().to_string(),
             None,
             principal.user_id.clone(),
-            model_of(state, &options),
+            model_of(launcher, &options),
         )
         .owned_by_admin(principal.is_admin),
     );
-    log.push(super::events::RunEvent::Started {
+    log.push(crate::run::events::RunEvent::Started {
         user_message_id: None,
     });
     let spec = spec(
-        state,
+        launcher,
         principal.project(),
         log.clone(),
         &options,
@@ -408,22 +432,22 @@ pub fn launch_ephemeral(
         None,
         false,
     )?;
-    state.runs.insert(log.clone());
-    state.supervisor.do_send(SpawnRun { spec });
+    launcher.runs.insert(log.clone());
+    launcher.supervisor.do_send(SpawnRun { spec });
     Ok(log)
 }
 
 /// Answers a pending question and resumes its run. `chat_id` is checked when the request names
 /// one. Answering twice is a conflict; an expired question is gone; someone else's is not found.
 pub async fn launch_resume(
-    state: &AppState,
+    launcher: &Launcher,
     principal: &Principal,
     chat_id: Option<&str>,
     correlation_id: &str,
     answer: serde_json::Value,
 ) -> AppResult<Arc<RunLog>> {
     use crate::chat::asks;
-    let ask = asks::find(&state.db, correlation_id)
+    let ask = asks::find(&launcher.db, correlation_id)
         .await?
         .filter(|ask| ask.user_id == principal.user_id)
         .filter(|ask| chat_id.is_none_or(|id| id == ask.chat_id))
@@ -431,7 +455,7 @@ pub async fn launch_resume(
         .ok_or(AppError::NotFound("question"))?;
     match ask.status.as_str() {
         "pending" if ask.expires_at <= chrono::Utc::now() => {
-            asks::mark_expired(&state.db, correlation_id).await?;
+            asks::mark_expired(&launcher.db, correlation_id).await?;
             return Err(AppError::Gone("this question has expired".into()));
         }
         "pending" => {}
@@ -448,18 +472,18 @@ pub async fn launch_resume(
         }
     }
     for text in answer_texts(&answer) {
-        check_message_length(state, Role::User, text)?;
+        check_message_length(&launcher.config, Role::User, text)?;
     }
-    let answer = state
+    let answer = launcher
         .ask_user
         .validate_answer(&ask.question, &answer)
         .map_err(AppError::InvalidRequest)?;
-    if !asks::claim(&state.db, correlation_id, &answer).await? {
+    if !asks::claim(&launcher.db, correlation_id, &answer).await? {
         return Err(AppError::Conflict(
             "this question was already answered".into(),
         ));
     }
-    resume_answered(state, ask, answer, None).await
+    resume_answered(launcher, ask, answer, None).await
 }
 
 /// One result of a client tool: the `role: "tool"` message a client sends for a call.
@@ -473,15 +497,15 @@ pub struct ToolResult {
 /// results: one for each call, no other. `client_tools` (the request's `tools`) are offered
 /// from then on; empty keeps those the run had.
 pub async fn launch_tool_results(
-    state: &AppState,
+    launcher: &Launcher,
     principal: &Principal,
     chat_id: &str,
     results: Vec<ToolResult>,
     client_tools: Vec<crate::llm::wire::ToolDefinition>,
 ) -> AppResult<Arc<RunLog>> {
     use crate::chat::asks;
-    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
-    let ask = asks::pending_client_tools(&state.db, &chat.id)
+    let chat = launcher.chats.get_owned(&principal.user_id, chat_id).await?;
+    let ask = asks::pending_client_tools(&launcher.db, &chat.id)
         .await?
         .ok_or_else(|| {
             AppError::invalid(
@@ -490,7 +514,7 @@ pub async fn launch_tool_results(
             )
         })?;
     if ask.expires_at <= chrono::Utc::now() {
-        asks::mark_expired(&state.db, &ask.correlation_id).await?;
+        asks::mark_expired(&launcher.db, &ask.correlation_id).await?;
         return Err(AppError::Gone(
             "the tool calls waited too long for their results and have expired".into(),
         ));
@@ -512,7 +536,7 @@ pub async fn launch_tool_results(
                 calls.join(", ")
             )));
         }
-        check_message_length(state, Role::Tool, &result.content)?;
+        check_message_length(&launcher.config, Role::Tool, &result.content)?;
     }
     let mut ordered = Vec::with_capacity(calls.len());
     for id in &calls {
@@ -551,13 +575,13 @@ pub async fn launch_tool_results(
         )));
     }
     let answer = serde_json::json!({"results": ordered});
-    if !asks::claim(&state.db, &ask.correlation_id, &answer).await? {
+    if !asks::claim(&launcher.db, &ask.correlation_id, &answer).await? {
         return Err(AppError::Conflict(
             "these tool results were already sent".into(),
         ));
     }
     let client_tools = (!client_tools.is_empty()).then_some(client_tools);
-    resume_answered(state, ask, answer, client_tools).await
+    resume_answered(launcher, ask, answer, client_tools).await
 }
 
 /// The texts a user wrote in an answer: the answer itself, its chosen items or its form's
@@ -576,16 +600,16 @@ fn answer_texts(answer: &serde_json::Value) -> Vec<&str> {
 /// a dead process claimed but never finished. A run that waited for client tools offers
 /// `client_tools` from then on, if given, else the ones it had.
 pub async fn resume_answered(
-    state: &AppState,
+    launcher: &Launcher,
     ask: entities::pending_asks::Model,
     answer: serde_json::Value,
     client_tools: Option<Vec<crate::llm::wire::ToolDefinition>>,
 ) -> AppResult<Arc<RunLog>> {
-    use super::loop_actor::Checkpoint;
+    use crate::agent::loop_actor::Checkpoint;
     use crate::chat::asks::AskKind;
     let checkpoint: Checkpoint = serde_json::from_value(ask.checkpoint.clone())
         .map_err(|err| AppError::internal(anyhow::anyhow!("corrupt checkpoint: {err}")))?;
-    let session = state.sessions.session(&ask.chat_id);
+    let session = launcher.sessions.session(&ask.chat_id);
     session
         .send(crate::chat::session::ResumeTurn {
             run_id: ask.run_id.clone(),
@@ -595,7 +619,7 @@ pub async fn resume_answered(
     // The owner is not at hand when a start-up resumes the run: ask the database.
     use sea_orm::EntityTrait;
     let owner_is_admin = entities::users::Entity::find_by_id(ask.user_id.clone())
-        .one(&state.db)
+        .one(&launcher.db)
         .await?
         .is_some_and(|user| user.is_admin);
     let log = Arc::new(
@@ -607,13 +631,13 @@ pub async fn resume_answered(
         )
         .owned_by_admin(owner_is_admin),
     );
-    log.push(super::events::RunEvent::Started {
+    log.push(crate::run::events::RunEvent::Started {
         user_message_id: Some(checkpoint.user_message_id.clone()),
     });
     let mut messages = checkpoint.messages;
     match AskKind::of(&ask) {
         AskKind::AskUser => {
-            log.push(super::events::RunEvent::Extension {
+            log.push(crate::run::events::RunEvent::Extension {
                 event_type: "x_ask_user.answered".into(),
                 payload: serde_json::json!({"correlation_id": ask.correlation_id, "answer": answer}),
             });
@@ -634,50 +658,50 @@ pub async fn resume_answered(
             );
         }
     }
-    let mut tools: Vec<tools::SharedTool> = state
+    let mut tools: Vec<tools::SharedTool> = launcher
         .tools
         .iter()
         .filter(|t| checkpoint.tools.iter().any(|name| name == t.name()))
         .cloned()
         .collect();
     let parts = Parts::from_vec(checkpoint.parts);
-    let documents = state
+    let documents = launcher
         .workspace
         .has_searchable(&ask.chat_id)
         .await
         .unwrap_or(false);
-    tools.extend(chat_tools(state, session.clone(), &log, &parts, documents));
-    let context_strategy = state
+    tools.extend(chat_tools(launcher, session.clone(), &log, &parts, documents));
+    let context_strategy = launcher
         .chats
         .get_owned(&ask.user_id, &ask.chat_id)
         .await
         .map(|chat| {
             crate::chat::persistence::context_strategy_of(
                 &chat,
-                state.config.agent.context_strategy,
+                launcher.config.agent.context_strategy,
             )
         })
-        .unwrap_or(state.config.agent.context_strategy);
+        .unwrap_or(launcher.config.agent.context_strategy);
     let spec = RunSpec {
         log: log.clone(),
-        llm: state.llm.clone(),
-        limits: state.config.agent.clone(),
+        llm: launcher.llm.clone(),
+        limits: launcher.config.agent.clone(),
         template: checkpoint.template,
         messages,
         tools,
         max_iterations: checkpoint.max_iterations,
-        cache: state.tool_cache.clone(),
+        cache: launcher.tool_cache.clone(),
         chat: Some((session, checkpoint.user_message_id)),
         resume: Some(checkpoint.point),
         completes_ask: Some(ask.correlation_id.clone()),
-        ask_expiry: std::time::Duration::from_secs(state.config.ask_user.expiry_hours * 3600),
+        ask_expiry: std::time::Duration::from_secs(launcher.config.ask_user.expiry_hours * 3600),
         project: checkpoint.project.unwrap_or_else(|| ask.user_id.clone()),
-        rate_limiter: state.rate_limiter.clone(),
+        rate_limiter: launcher.rate_limiter.clone(),
         parts,
         context_strategy,
         client_tools: client_tools.unwrap_or(checkpoint.client_tools),
     };
-    state.runs.insert(log.clone());
-    state.supervisor.do_send(SpawnRun { spec });
+    launcher.runs.insert(log.clone());
+    launcher.supervisor.do_send(SpawnRun { spec });
     Ok(log)
 }

@@ -6,7 +6,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::llm::wire::Usage;
-use crate::tools::ProgressKind;
 
 /// Why a run ended. Recorded on the run row and sent as the last event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -167,5 +166,28 @@ impl RunError {
     /// What the run's reader is shown.
     pub fn shown(&self) -> &str {
         self.detail.as_deref().unwrap_or(&self.message)
+    }
+}
+
+/// The progress event a tool announces when it starts (seed 000 "Research Events").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressKind {
+    Searching,
+    Reading,
+    CodeSearching,
+    Calculating,
+    /// Any other tool: `x_research.tool_call`.
+    Other,
+}
+
+impl ProgressKind {
+    pub fn event_type(self) -> &'static str {
+        match self {
+            Self::Searching => "x_research.searching",
+            Self::Reading => "x_research.reading",
+            Self::CodeSearching => "x_research.code_searching",
+            Self::Calculating => "x_research.calculating",
+            Self::Other => "x_research.tool_call",
+        }
     }
 }

@@ -1,7 +1,7 @@
-//! `ChatSupervisor`: one per process. It activates chats on first use (a `ChatSession` loaded
-//! from the database, placed on one of a pool of arbiters rather than the HTTP worker that
-//! asked), keeps the registry of active chats, spawns one `AgentRun` per request, and sweeps
-//! finished run logs. `ChatRegistry` is the lock-free handle HTTP handlers use.
+//! `ChatRegistry`: the active chats, by id. It activates a chat on first use (a `ChatSession`
+//! loaded from the database, placed on one of the supervisor's pool of arbiters rather than
+//! the HTTP worker that asked) and forgets a session when it stops. Cloning shares the map; it
+//! is the lock-free handle HTTP handlers and the run launcher use.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,12 +12,7 @@ use dashmap::DashMap;
 use sea_orm::DatabaseConnection;
 
 use super::session::ChatSession;
-use crate::agent::loop_actor::{AgentRun, RunSpec};
-use crate::agent::run_log::RunRegistry;
 use crate::embed::SharedEmbedder;
-
-/// How often finished run logs are swept.
-const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
 /// The active chats, by id. Cloning shares the map.
 #[derive(Clone)]
@@ -31,7 +26,25 @@ pub struct ChatRegistry {
 }
 
 impl ChatRegistry {
-    fn arbiter(&self) -> ArbiterHandle {
+    /// A registry placing sessions on `arbiters`, which must not be empty.
+    pub fn new(
+        arbiters: Vec<ArbiterHandle>,
+        db: DatabaseConnection,
+        idle_after: Duration,
+        embedder: SharedEmbedder,
+    ) -> Self {
+        Self {
+            sessions: Arc::new(DashMap::new()),
+            arbiters: Arc::new(arbiters),
+            next: Arc::new(AtomicUsize::new(0)),
+            db,
+            idle_after,
+            embedder,
+        }
+    }
+
+    /// The next arbiter of the pool, in turn.
+    pub fn arbiter(&self) -> ArbiterHandle {
         let index = self.next.fetch_add(1, Ordering::Relaxed) % self.arbiters.len();
         self.arbiters[index].clone()
     }
@@ -107,80 +120,3 @@ impl Handler<StopSession> for ChatSession {
     }
 }
 
-/// Starts one run of the agentic loop.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SpawnRun {
-    pub spec: RunSpec,
-}
-
-pub struct ChatSupervisor {
-    registry: ChatRegistry,
-    runs: RunRegistry,
-    run_retention: Duration,
-    _arbiters: Vec<Arbiter>,
-}
-
-impl ChatSupervisor {
-    /// Creates the arbiter pool and the registries. Call inside an actix `System`.
-    pub fn new(
-        db: DatabaseConnection,
-        idle_after: Duration,
-        run_retention: Duration,
-        embedder: SharedEmbedder,
-    ) -> Self {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let arbiters: Vec<Arbiter> = (0..threads).map(|_| Arbiter::new()).collect();
-        let handles = arbiters.iter().map(Arbiter::handle).collect();
-        Self {
-            registry: ChatRegistry {
-                sessions: Arc::new(DashMap::new()),
-                arbiters: Arc::new(handles),
-                next: Arc::new(AtomicUsize::new(0)),
-                db,
-                idle_after,
-                embedder,
-            },
-            runs: RunRegistry::default(),
-            run_retention,
-            _arbiters: arbiters,
-        }
-    }
-
-    pub fn registry(&self) -> ChatRegistry {
-        self.registry.clone()
-    }
-
-    pub fn runs(&self) -> RunRegistry {
-        self.runs.clone()
-    }
-}
-
-impl Actor for ChatSupervisor {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(SWEEP_EVERY, |act, _| {
-            let swept = act.runs.sweep(act.run_retention);
-            if swept > 0 {
-                tracing::debug!(swept, "forgot finished run logs");
-            }
-        });
-    }
-
-    fn stopped(&mut self, _: &mut Self::Context) {
-        for arbiter in &self._arbiters {
-            arbiter.stop();
-        }
-    }
-}
-
-impl Handler<SpawnRun> for ChatSupervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: SpawnRun, _: &mut Self::Context) {
-        self.runs.insert(msg.spec.log.clone());
-        let arbiter = self.registry.arbiter();
-        AgentRun::start_in_arbiter(&arbiter, move |_| AgentRun::new(msg.spec));
-    }
-}

@@ -187,7 +187,7 @@ impl RunRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::events::StopReason;
+    use crate::run::events::StopReason;
     use futures_util::StreamExt;
 
     fn finished() -> RunEvent {

@@ -1,0 +1,191 @@
+//! The architecture test: modules sit on floors, and a module imports only from its own floor
+//! or lower ones, never from above. It reads every `src/**/*.rs` and looks at each `crate::…`
+//! path outside comments, so a new upward import fails here, not in review.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Each top-level module's floor, lowest first. ARCHITECTURE.md draws the same map.
+const FLOORS: [(&str, u8); 20] = [
+    ("error", 0),
+    ("config", 0),
+    ("db", 0),
+    ("telemetry", 0),
+    ("llm", 10),
+    ("documents", 10),
+    ("embed", 10),
+    ("run", 15),
+    ("auth", 20),
+    ("chat", 20),
+    ("workspace", 20),
+    ("tools", 30),
+    ("agent", 40),
+    ("supervisor", 50),
+    ("state", 60),
+    ("http", 70),
+    ("startup", 80),
+    ("cli", 90),
+    ("architecture", 100),
+    ("lib", 100),
+];
+
+fn floor(module: &str) -> Option<u8> {
+    FLOORS
+        .iter()
+        .find(|(name, _)| *name == module)
+        .map(|(_, floor)| *floor)
+}
+
+/// The top-level module a source file belongs to.
+fn module_of(src: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(src).unwrap_or(file);
+    let first = relative
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .unwrap_or_default();
+    first.trim_end_matches(".rs").to_string()
+}
+
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+/// The top-level modules a piece of code names through `crate::`: `crate::a::…` and each
+/// first segment of `crate::{a, b::c}`.
+fn crate_modules(code: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut modules = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().last();
+        rest = &rest[at + "crate::".len()..];
+        // `$crate::` in macros, or an identifier ending in `crate` (`other_crate::`).
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            // Split the group at its top-level commas, up to its matching brace.
+            let mut depth = 0usize;
+            let mut start = 0usize;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        modules.insert(ident(group[start..i].trim()));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        modules.insert(ident(group[start..i].trim()));
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            modules.insert(ident(rest));
+        }
+    }
+    modules.retain(|m| !m.is_empty());
+    modules
+}
+
+/// The code of a file without its comments (line comments; doc comments are line comments).
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.find("//") {
+            Some(at) if !line[..at].contains('"') => &line[..at],
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every upward import in the tree at `src`: `file: module (floor) imports module (floor)`.
+fn upward_imports(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let module = module_of(src, &file);
+        // The binary's entry point sits above everything; this file names modules in strings.
+        if module == "main" || module == "architecture" {
+            continue;
+        }
+        let Some(own) = floor(&module) else {
+            found.push(format!("{}: module {module} has no floor", file.display()));
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for imported in crate_modules(&without_comments(&text)) {
+            match floor(&imported) {
+                Some(theirs) if theirs > own => found.push(format!(
+                    "{}: {module} (floor {own}) imports {imported} (floor {theirs})",
+                    file.display()
+                )),
+                Some(_) => {}
+                None => found.push(format!(
+                    "{}: imports crate::{imported}, which has no floor",
+                    file.display()
+                )),
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_imports_one_on_a_higher_floor() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let upward = upward_imports(&src);
+    assert!(
+        upward.is_empty(),
+        "imports against the floors (see ARCHITECTURE.md):\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_finds_plain_grouped_and_nested_imports_but_not_comments() {
+    let code = without_comments(
+        "use crate::chat::session::ChatSession;\n\
+         use crate::{agent::events::RunEvent, tools::{Tool, ToolError}, state};\n\
+         // crate::http is only mentioned here\n\
+         let x = crate::llm::wire::Usage::default(); // crate::startup too\n\
+         macro_rules! m { () => { $crate::db::connect() } }",
+    );
+    let found: Vec<String> = crate_modules(&code).into_iter().collect();
+    assert_eq!(found, ["agent", "chat", "llm", "state", "tools"]);
+}
+
+#[test]
+fn an_import_from_a_higher_floor_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+    std::fs::write(
+        dir.path().join("tools/chat_context.rs"),
+        // The circle the run module broke: a tool importing the loop's events.
+        "use crate::agent::events::RunEvent;\nuse crate::chat::session::ChatSession;\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("db.rs"), "use crate::config::Config;\n").unwrap();
+    let found = upward_imports(dir.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("tools (floor 30) imports agent (floor 40)"));
+}

@@ -1,0 +1,90 @@
+//! The supervisor and run launching, above both chats and runs. `ChatSupervisor`: one per
+//! process. It owns the pool of arbiters that chat sessions (through `ChatRegistry`) and runs
+//! are placed on, spawns one `AgentRun` per request, and sweeps finished run logs. `launch`
+//! turns a request into a persisted turn and a run.
+
+pub mod launch;
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use sea_orm::DatabaseConnection;
+
+use crate::agent::loop_actor::{AgentRun, RunSpec};
+use crate::chat::registry::ChatRegistry;
+use crate::embed::SharedEmbedder;
+use crate::run::log::RunRegistry;
+
+/// How often finished run logs are swept.
+const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// Starts one run of the agentic loop.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SpawnRun {
+    pub spec: RunSpec,
+}
+
+pub struct ChatSupervisor {
+    registry: ChatRegistry,
+    runs: RunRegistry,
+    run_retention: Duration,
+    _arbiters: Vec<Arbiter>,
+}
+
+impl ChatSupervisor {
+    /// Creates the arbiter pool and the registries. Call inside an actix `System`.
+    pub fn new(
+        db: DatabaseConnection,
+        idle_after: Duration,
+        run_retention: Duration,
+        embedder: SharedEmbedder,
+    ) -> Self {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let arbiters: Vec<Arbiter> = (0..threads).map(|_| Arbiter::new()).collect();
+        let handles = arbiters.iter().map(Arbiter::handle).collect();
+        Self {
+            registry: ChatRegistry::new(handles, db, idle_after, embedder),
+            runs: RunRegistry::default(),
+            run_retention,
+            _arbiters: arbiters,
+        }
+    }
+
+    pub fn registry(&self) -> ChatRegistry {
+        self.registry.clone()
+    }
+
+    pub fn runs(&self) -> RunRegistry {
+        self.runs.clone()
+    }
+}
+
+impl Actor for ChatSupervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(SWEEP_EVERY, |act, _| {
+            let swept = act.runs.sweep(act.run_retention);
+            if swept > 0 {
+                tracing::debug!(swept, "forgot finished run logs");
+            }
+        });
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        for arbiter in &self._arbiters {
+            arbiter.stop();
+        }
+    }
+}
+
+impl Handler<SpawnRun> for ChatSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: SpawnRun, _: &mut Self::Context) {
+        self.runs.insert(msg.spec.log.clone());
+        let arbiter = self.registry.arbiter();
+        AgentRun::start_in_arbiter(&arbiter, move |_| AgentRun::new(msg.spec));
+    }
+}
