@@ -660,7 +660,7 @@ impl Config {
                 return invalid("public_url must be an http:// or https:// URL");
             }
         }
-        if let Err(err) = crate::tools::fetch::ssrf::AllowList::parse(&self.tools.ssrf_allow_list) {
+        if let Err(err) = crate::ssrf::AllowList::parse(&self.tools.ssrf_allow_list) {
             return invalid(&err.to_string());
         }
         Ok(())

@@ -8,8 +8,6 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
-use crate::llm::LlmError;
-
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     /// No credentials, or credentials that match nothing.
@@ -18,9 +16,10 @@ pub enum AppError {
     /// Authenticated, but the action needs rights this user does not have.
     #[error("{0}")]
     Forbidden(String),
-    /// A browser-session request that changes data from a page that is not Colloquy's own.
-    #[error(transparent)]
-    CrossSite(#[from] crate::auth::CrossSiteError),
+    /// A browser-session request that changes data from a page that is not Colloquy's own
+    /// (`auth::CrossSiteError`, converted where it is defined).
+    #[error("{0}")]
+    CrossSite(String),
     /// The resource does not exist, or belongs to someone else (we never say which).
     #[error("{0} not found")]
     NotFound(&'static str),
@@ -54,11 +53,16 @@ pub enum AppError {
     /// Too many requests; retry after the given number of seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
-    /// The upstream model server failed. `message` is what the caller reads: the public
-    /// summary (`LlmError::public_message`), or for an admin the whole cause; the cause is
-    /// logged either way.
+    /// The upstream model server failed (`llm::LlmError`, converted where it is defined, by
+    /// `AppError::upstream`): its status and code, the whole `cause` (logged), and `message`,
+    /// what the caller reads — the public summary, or for an admin the whole cause.
     #[error("{message}")]
-    Upstream { error: LlmError, message: String },
+    Upstream {
+        status: StatusCode,
+        code: &'static str,
+        cause: String,
+        message: String,
+    },
     /// The database failed.
     #[error("database error")]
     Database(#[from] sea_orm::DbErr),
@@ -83,17 +87,6 @@ impl AppError {
         Self::InvalidRequest(message.into())
     }
 
-    /// An upstream failure as `reader_is_admin` may read it: admins see the whole cause (the
-    /// upstream's address, its answer), everyone else the public summary.
-    pub fn upstream(error: LlmError, reader_is_admin: bool) -> Self {
-        let message = if reader_is_admin {
-            error.to_string()
-        } else {
-            error.public_message()
-        };
-        Self::Upstream { error, message }
-    }
-
     /// The stable code clients can match on. Never change an existing one.
     pub fn code(&self) -> &'static str {
         match self {
@@ -111,7 +104,7 @@ impl AppError {
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",
             Self::RateLimited { .. } => "rate_limited",
-            Self::Upstream { error, .. } => error.code(),
+            Self::Upstream { code, .. } => code,
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",
             Self::EmbedderFailed(_) => "embedder_failed",
@@ -160,7 +153,7 @@ impl ResponseError for AppError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Upstream { error, .. } => error.status(),
+            Self::Upstream { status, .. } => *status,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Unavailable(_) | Self::EmbedderFailed(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -169,8 +162,8 @@ impl ResponseError for AppError {
     fn error_response(&self) -> HttpResponse {
         let status = self.status_code();
         let message = match self {
-            Self::Upstream { error, message } => {
-                tracing::warn!(%error, code = self.code(), "the model server failed");
+            Self::Upstream { cause, message, .. } => {
+                tracing::warn!(error = %cause, code = self.code(), "the model server failed");
                 message.clone()
             }
             Self::EmbedderFailed(message) => {
@@ -218,13 +211,6 @@ fn anyhow_chain(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
-impl From<LlmError> for AppError {
-    /// Without a reader known to be an admin, the public summary.
-    fn from(error: LlmError) -> Self {
-        Self::upstream(error, false)
-    }
-}
-
 pub type AppResult<T> = Result<T, AppError>;
 
 #[cfg(test)]
@@ -248,28 +234,6 @@ mod tests {
         let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(json["error"]["message"], "chat not found");
         assert_eq!(json["error"]["type"], "not_found_error");
-    }
-
-    #[actix_web::test]
-    async fn upstream_failures_show_their_cause_only_to_admins() {
-        let error = LlmError::Connect(
-            "error sending request for url (http://10.1.2.3:8000/v1/models)".into(),
-        );
-        let body = |error: AppError| async move {
-            let response = error.error_response();
-            assert_eq!(response.status(), 502);
-            let body = to_bytes(response.into_body()).await.unwrap();
-            serde_json::from_slice::<serde_json::Value>(&body).unwrap()["error"].clone()
-        };
-        let public = body(AppError::from(error.clone())).await;
-        assert_eq!(public["message"], "could not reach the model server");
-        assert_eq!(public["code"], "upstream_unreachable");
-        let admin = body(AppError::upstream(error, true)).await;
-        assert!(
-            admin["message"].as_str().unwrap().contains("10.1.2.3:8000"),
-            "{admin}"
-        );
-        assert_eq!(admin["code"], "upstream_unreachable");
     }
 
     #[test]

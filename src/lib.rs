@@ -1,22 +1,26 @@
 //! Colloquy: a self-hosted, stateful chat session engine with an OpenAI-compatible API.
 //!
-//! Layout, in reading order:
-//! - `config`     defaults → TOML file → `COLLOQUY_*` environment; every limit is a field here.
-//! - `startup`    `Application`: bind, migrate, bootstrap the admin, mount routes, serve.
+//! Layout, from the top floor down (a module imports only from its floor or below; the
+//! `architecture` test holds it to that, and ARCHITECTURE.md draws the map):
 //! - `cli`        the `serve`, `migrate`, `create-user` and `create-api-key` subcommands.
+//! - `startup`    `Application`: bind, migrate, bootstrap the admin, mount routes, serve.
+//! - `http`       the routes, one file per resource; the `Principal` extractor.
 //! - `state`      `AppState`, what handlers can reach.
-//! - `error`      `AppError`, the one mapping from failures to HTTP statuses and stable codes.
-//! - `telemetry`  tracing subscriber set-up.
-//! - `db`         connecting (SQLite WAL or PostgreSQL) and migrating.
-//! - `auth`       users, API keys, login sessions and links; the `Principal` extractor.
-//! - `chat`       chats: the supervisor, one `ChatSession` actor per active chat, the branch tree.
-//! - `agent`      runs: `AgentRun` and its governed loop, events, the run log, prompt assembly.
+//! - `supervisor` `ChatSupervisor` (spawns runs) and `launch` (request → turn → run).
+//! - `agent`      `AgentRun` and its governed loop, context fitting, prompt assembly.
 //! - `tools`      one file per server-side tool, and the selection rules.
-//! - `embed`      embedders (openai, minilm, hash) turning text into comparable vectors.
-//! - `documents`  the document workspace: extraction, chunking, the per-chat hybrid index.
-//! - `llm`        the upstream OpenAI-compatible client: wire types, stream decoding, retries.
+//! - `chat`       one `ChatSession` actor per active chat, its registry, the branch tree.
 //! - `workspace`  the document service: records, the processing queue, per-chat indexes.
-//! - `http`       the routes, one file per resource.
+//! - `auth`       users, API keys, login sessions and links, `Principal`.
+//! - `run`        what a run reports: `RunEvent`, `StopReason`, the run log.
+//! - `llm`        the upstream OpenAI-compatible client: wire types, stream decoding, retries.
+//! - `documents`  retrieval: text extraction (HTML, PDF), chunking, the per-chat hybrid index.
+//! - `embed`      embedders (openai, minilm, hash) turning text into comparable vectors.
+//! - `config`     defaults → TOML file → `COLLOQUY_*` environment; every limit is a field here.
+//! - `error`      `AppError`, the one mapping from failures to HTTP statuses and stable codes.
+//! - `db`         connecting (SQLite WAL or PostgreSQL) and migrating.
+//! - `ssrf`       which addresses a fetch may reach.
+//! - `telemetry`  tracing subscriber set-up.
 
 pub mod agent;
 pub mod auth;
@@ -30,6 +34,7 @@ pub mod error;
 pub mod http;
 pub mod llm;
 pub mod run;
+pub mod ssrf;
 pub mod startup;
 pub mod state;
 pub mod supervisor;

@@ -8,13 +8,13 @@ use actix::Addr;
 use sea_orm::DatabaseConnection;
 
 use crate::agent::loop_actor::ToolCache;
-use crate::run::log::RunRegistry;
 use crate::auth::Accounts;
 use crate::chat::Chats;
 use crate::chat::registry::ChatRegistry;
-use crate::supervisor::ChatSupervisor;
 use crate::config::Config;
 use crate::llm::LlmClient;
+use crate::run::log::RunRegistry;
+use crate::supervisor::ChatSupervisor;
 use crate::tools::SharedTool;
 
 #[derive(Clone)]

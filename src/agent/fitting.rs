@@ -4,13 +4,13 @@
 
 use super::context::{self, TooLarge, Trimmed};
 use super::loop_actor::{Interrupt, RunSpec, guarded};
-use crate::run::log::RunLog;
 use super::summary;
-use crate::run::events::RunEvent;
 use crate::chat::persistence::HistorySummary;
 use crate::chat::session::{LoadHistorySummary, StoreHistorySummary};
 use crate::config::ContextStrategy;
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role, Usage};
+use crate::run::events::RunEvent;
+use crate::run::log::RunLog;
 
 /// The event saying a request was fitted into the model's context window.
 pub const CONTEXT_TRIMMED: &str = "x_chat.context_trimmed";

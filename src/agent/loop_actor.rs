@@ -12,19 +12,19 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use serde_json::Value;
 
-use crate::run::events::{RunError, RunEvent, StopReason};
 use super::fitting::{Fitting, Unfit};
 use super::governance::{
     CallKey, LoopDetector, result_preview, strip_base64_images, truncate_result,
 };
 use super::prompt::FINAL_ANSWER_INSTRUCTION;
-use crate::run::log::RunLog;
 use crate::chat::asks::{AskKind, NewAsk};
 use crate::chat::persistence::ToolCallRecord;
 use crate::chat::session::{ChatSession, CompleteTurn, RecordToolCalls, SaveDraft};
 use crate::config::AgentConfig;
 use crate::llm::wire::{ChatMessage, ChatRequest, FinishReason, Role, ToolCall, Usage};
 use crate::llm::{LlmClient, LlmError, TurnAccumulator};
+use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::log::RunLog;
 use crate::tools::{ProgressKind, SharedTool, ToolError};
 
 /// Results shared by identical calls (tool name + canonical arguments).

@@ -1,7 +1,7 @@
 //! Runs of the agentic loop: `AgentRun` (one actor per request), the loop's governance rules,
-//! prompt assembly, the `RunEvent` type, the run event log clients subscribe to, and usage
-//! estimates for upstreams that report none. It talks to chats only through messages to their
-//! `ChatSession`.
+//! context fitting and summaries, prompt assembly, and usage estimates for upstreams that
+//! report none. It reports through `crate::run` (events, the run log) and talks to chats only
+//! through messages to their `ChatSession`; `crate::supervisor` starts it.
 
 pub mod context;
 pub mod fitting;

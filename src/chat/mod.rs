@@ -6,8 +6,8 @@ pub mod artifacts;
 pub mod memory;
 pub mod persistence;
 pub mod recovery;
-pub mod session;
 pub mod registry;
+pub mod session;
 pub mod tree;
 
 pub use persistence::{ChatId, Chats};

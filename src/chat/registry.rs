@@ -119,4 +119,3 @@ impl Handler<StopSession> for ChatSession {
         ctx.stop();
     }
 }
-

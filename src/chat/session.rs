@@ -13,9 +13,9 @@ use serde_json::Value;
 use super::persistence::{self, NewRun};
 use super::registry::ChatRegistry;
 use super::tree::{BranchTree, MessageNode, TreeError};
-use crate::run::events::StopReason;
 use crate::embed::SharedEmbedder;
 use crate::llm::wire::Usage;
+use crate::run::events::StopReason;
 
 /// How often an idle check runs.
 const IDLE_CHECK_EVERY: Duration = Duration::from_secs(5);

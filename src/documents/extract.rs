@@ -5,9 +5,9 @@
 
 use url::Url;
 
-use crate::tools::fetch::extract::{Deadline, decode};
-use crate::tools::fetch::html::html_to_text;
-use crate::tools::fetch::pdf::pdf_to_text;
+use super::html::html_to_text;
+use super::pdf::pdf_to_text;
+use super::text::{Deadline, decode};
 
 /// Longest stored filename in bytes: what common file systems allow for one path component.
 pub const MAX_FILENAME_BYTES: usize = 255;

@@ -7,7 +7,10 @@
 mod analyzer;
 pub mod chunk;
 pub mod extract;
+pub mod html;
 pub mod index;
+pub mod pdf;
+pub mod text;
 mod tokens;
 mod vectors;
 mod writer;

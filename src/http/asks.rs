@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 
 use super::runs::stream_run;
 use super::sse::Dialect;
-use crate::supervisor::launch::launch_resume;
 use crate::auth::Principal;
 use crate::chat::asks;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
+use crate::supervisor::launch::launch_resume;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route(
@@ -37,7 +37,7 @@ async fn answer(
     let (chat_id, correlation_id) = path.into_inner();
     let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
     let log = launch_resume(
-            &state.launcher,
+        &state.launcher,
         &principal,
         Some(&chat.id),
         &correlation_id,

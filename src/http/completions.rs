@@ -10,16 +10,16 @@ use serde_json::{Map, Value, json};
 
 use super::runs::stream_run;
 use super::sse::{Dialect, accumulate_metadata, completion_id};
-use crate::run::events::RunEvent;
-use crate::supervisor::launch::{
-    RunOptions, ToolResult, WebSearchOptions, check_message_lengths, launch_chat_turn,
-    launch_ephemeral, launch_resume, launch_tool_results,
-};
 use crate::auth::Principal;
 use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role, ToolDefinition};
+use crate::run::events::RunEvent;
 use crate::state::AppState;
+use crate::supervisor::launch::{
+    RunOptions, ToolResult, WebSearchOptions, check_message_lengths, launch_chat_turn,
+    launch_ephemeral, launch_resume, launch_tool_results,
+};
 
 /// Most messages one request may carry.
 const MAX_MESSAGES: usize = 2_000;
@@ -315,16 +315,15 @@ async fn create(
     {
         let results = trailing_tool_results(&request.messages);
         let client_tools = request.client_tools()?;
-        let log = launch_tool_results(
-            &state.launcher, &principal, chat_id, results, client_tools).await?;
+        let log = launch_tool_results(&state.launcher, &principal, chat_id, results, client_tools)
+            .await?;
         (log, Some(chat_id.clone()))
     } else if let Some(chat_id) = &request.x_chat_id {
         let turn = Turn::Send {
             parent_id: None,
             content: last,
         };
-        let log = launch_chat_turn(
-            &state.launcher, &principal, chat_id, turn, options).await?;
+        let log = launch_chat_turn(&state.launcher, &principal, chat_id, turn, options).await?;
         (log, Some(chat_id.clone()))
     } else if request.in_new_chat() {
         // Kept `v1_chat_retention_days` unless someone opens it in the UI (see `sweep`).
@@ -346,13 +345,11 @@ async fn create(
             parent_id: None,
             content: last,
         };
-        let log = launch_chat_turn(
-            &state.launcher, &principal, &chat.id, turn, options).await?;
+        let log = launch_chat_turn(&state.launcher, &principal, &chat.id, turn, options).await?;
         (log, Some(chat.id))
     } else {
         (
-            launch_ephemeral(
-            &state.launcher, &principal, request.messages, options)?,
+            launch_ephemeral(&state.launcher, &principal, request.messages, options)?,
             None,
         )
     };
@@ -416,7 +413,9 @@ pub(super) fn run_failure(error: &crate::run::events::RunError) -> AppError {
         },
     };
     AppError::Upstream {
-        error: upstream,
+        status: upstream.status(),
+        code: upstream.code(),
+        cause: upstream.to_string(),
         message,
     }
 }

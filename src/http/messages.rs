@@ -8,12 +8,12 @@ use serde_json::json;
 
 use super::runs::stream_run;
 use super::sse::Dialect;
-use crate::supervisor::launch::{RunOptions, WebSearchOptions, launch_chat_turn};
 use crate::auth::Principal;
 use crate::chat::session::{GetActivePath, GetTree, SwitchBranch, Turn};
 use crate::chat::tree::MessageNode;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
+use crate::supervisor::launch::{RunOptions, WebSearchOptions, launch_chat_turn};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Plain routes, not a scope: a `/chat/api/{chat_id}` scope would swallow every other
@@ -137,8 +137,8 @@ async fn send(
         parent_id: body.parent_id,
         content: checked_content(body.content)?,
     };
-    let log = launch_chat_turn(
-            &state.launcher, &principal, &path, turn, body.run.options()).await?;
+    let log =
+        launch_chat_turn(&state.launcher, &principal, &path, turn, body.run.options()).await?;
     Ok(stream_run(log, 0, Dialect::ChatApi))
 }
 
@@ -162,7 +162,13 @@ async fn edit(
         content: checked_content(body.content)?,
     };
     let log = launch_chat_turn(
-            &state.launcher, &principal, &chat_id, turn, body.run.options()).await?;
+        &state.launcher,
+        &principal,
+        &chat_id,
+        turn,
+        body.run.options(),
+    )
+    .await?;
     Ok(stream_run(log, 0, Dialect::ChatApi))
 }
 
@@ -175,8 +181,7 @@ async fn regenerate(
     let (chat_id, message_id) = path.into_inner();
     let options = body.map(|b| b.into_inner()).unwrap_or_default().options();
     let turn = Turn::Regenerate { message_id };
-    let log = launch_chat_turn(
-            &state.launcher, &principal, &chat_id, turn, options).await?;
+    let log = launch_chat_turn(&state.launcher, &principal, &chat_id, turn, options).await?;
     Ok(stream_run(log, 0, Dialect::ChatApi))
 }
 

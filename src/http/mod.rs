@@ -12,6 +12,7 @@ mod health;
 mod memories;
 mod messages;
 mod models;
+mod principal;
 mod responses;
 mod runs;
 pub mod sse;

@@ -15,16 +15,16 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::sse::{Dialect, accumulate_metadata, payloads};
-use crate::run::events::{RunEvent, StopReason};
-use crate::supervisor::launch::{
-    RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
-};
-use crate::run::log::RunLog;
 use crate::auth::Principal;
 use crate::chat::session::Turn;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
+use crate::run::events::{RunEvent, StopReason};
+use crate::run::log::RunLog;
 use crate::state::AppState;
+use crate::supervisor::launch::{
+    RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
+};
 use crate::tools::file_search;
 
 /// Most input items one request may carry.
@@ -200,11 +200,9 @@ async fn create(
                 parent_id: None,
                 content,
             };
-            launch_chat_turn(
-            &state.launcher, &principal, chat_id, turn, options).await?
+            launch_chat_turn(&state.launcher, &principal, chat_id, turn, options).await?
         }
-        None => launch_ephemeral(
-            &state.launcher, &principal, messages, options)?,
+        None => launch_ephemeral(&state.launcher, &principal, messages, options)?,
     };
     if request.stream {
         return Ok(stream(log, include_results));

@@ -12,12 +12,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::sse::{Dialect, encode};
-use crate::run::events::{RunError, RunEvent, StopReason};
-use crate::run::log::RunLog;
 use crate::auth::Principal;
 use crate::chat::recovery;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::Usage;
+use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::log::RunLog;
 use crate::state::AppState;
 
 /// Comment frames keep idle connections (long tool calls) open through proxies.

@@ -8,13 +8,13 @@ use serde::Deserialize;
 
 use crate::agent::loop_actor::RunSpec;
 use crate::agent::prompt;
-use crate::run::log::RunLog;
 use crate::auth::Principal;
-use crate::config::Config;
 use crate::chat::session::{BeginTurn, ChatError, Turn};
-use crate::supervisor::SpawnRun;
+use crate::config::Config;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
+use crate::run::log::RunLog;
+use crate::supervisor::SpawnRun;
 use crate::tools;
 use crate::tools::chat_context::{ChatContext, Parts};
 use crate::tools::file_search::FileSearchTool;
@@ -143,7 +143,13 @@ fn spec(
     let mut tools = select_tools(launcher, options);
     let parts = Parts::default();
     if let Some((session, _)) = &chat {
-        tools.extend(chat_tools(launcher, session.clone(), &log, &parts, documents));
+        tools.extend(chat_tools(
+            launcher,
+            session.clone(),
+            &log,
+            &parts,
+            documents,
+        ));
     }
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     for tool in &options.client_tools {
@@ -236,7 +242,10 @@ fn chat_tools(
     ];
     if documents {
         // Seed 000: file_search is offered when the chat has (searchable) documents.
-        tools.push(Arc::new(FileSearchTool::new(ctx, launcher.workspace.clone())));
+        tools.push(Arc::new(FileSearchTool::new(
+            ctx,
+            launcher.workspace.clone(),
+        )));
     }
     debug_assert!(tools.iter().all(|t| CHAT_TOOL_NAMES.contains(&t.name())));
     tools
@@ -334,7 +343,10 @@ pub async fn launch_chat_turn(
     turn: Turn,
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
-    let chat = launcher.chats.get_owned(&principal.user_id, chat_id).await?;
+    let chat = launcher
+        .chats
+        .get_owned(&principal.user_id, chat_id)
+        .await?;
     max_iterations(launcher, &options)?;
     if let Turn::Send { content, .. } | Turn::Edit { content, .. } = &turn {
         check_message_length(&launcher.config, Role::User, content)?;
@@ -396,8 +408,10 @@ pub async fn launch_chat_turn(
         Some((session, started.user_message_id)),
         searchable,
     )?;
-    spec.context_strategy =
-        crate::chat::persistence::context_strategy_of(&chat, launcher.config.agent.context_strategy);
+    spec.context_strategy = crate::chat::persistence::context_strategy_of(
+        &chat,
+        launcher.config.agent.context_strategy,
+    );
     launcher.runs.insert(log.clone());
     launcher.supervisor.do_send(SpawnRun { spec });
     Ok(log)
@@ -504,7 +518,10 @@ pub async fn launch_tool_results(
     client_tools: Vec<crate::llm::wire::ToolDefinition>,
 ) -> AppResult<Arc<RunLog>> {
     use crate::chat::asks;
-    let chat = launcher.chats.get_owned(&principal.user_id, chat_id).await?;
+    let chat = launcher
+        .chats
+        .get_owned(&principal.user_id, chat_id)
+        .await?;
     let ask = asks::pending_client_tools(&launcher.db, &chat.id)
         .await?
         .ok_or_else(|| {
@@ -670,7 +687,13 @@ pub async fn resume_answered(
         .has_searchable(&ask.chat_id)
         .await
         .unwrap_or(false);
-    tools.extend(chat_tools(launcher, session.clone(), &log, &parts, documents));
+    tools.extend(chat_tools(
+        launcher,
+        session.clone(),
+        &log,
+        &parts,
+        documents,
+    ));
     let context_strategy = launcher
         .chats
         .get_owned(&ask.user_id, &ask.chat_id)

@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex};
 use actix::Addr;
 use serde_json::Value;
 
-use crate::run::events::RunEvent;
-use crate::run::log::RunLog;
 use crate::chat::session::ChatSession;
 use crate::config::Config;
 use crate::embed::SharedEmbedder;
+use crate::run::events::RunEvent;
+use crate::run::log::RunLog;
 
 /// The parts of the assistant message a run is producing (seed 003: deliverables are parts).
 /// An artifact appears once, at the latest version the run wrote.

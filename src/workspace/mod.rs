@@ -21,8 +21,8 @@ use crate::config::{Config, DocumentsConfig, MAX_CUT_OFF_ATTEMPTS};
 use crate::documents::chunk::Chunker;
 use crate::documents::extract::{self, DocKind};
 use crate::documents::index::{ChatIndex, IndexedChunk, SearchHit};
+use crate::documents::text::Deadline;
 use crate::embed::{self, SharedEmbedder};
-use crate::tools::fetch::extract::Deadline;
 
 pub mod uploads;
 

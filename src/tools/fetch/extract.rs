@@ -1,41 +1,14 @@
-//! Turning a fetched body into readable text: HTML through `super::html`, PDF through
-//! `super::pdf`, text types as they are. Pure functions of bytes, each bounded by a `Deadline`;
-//! the network is `super::Fetcher`'s.
-
-use std::time::{Duration, Instant};
+//! Turning a fetched body into readable text: what kind it is (its content type, or a sniff),
+//! then HTML and PDF through retrieval's extractors (`documents::html`, `documents::pdf`), text
+//! types as they are. Pure functions of bytes, each bounded by a `Deadline`; the network is
+//! `super::Fetcher`'s.
 
 use url::Url;
 
-use super::{FetchError, Link, html, pdf};
+pub use crate::documents::text::{Deadline, decode};
+use crate::documents::{html, pdf};
 
-/// When an extraction gives up. Extractors check it between slices of work, so a hostile
-/// body costs at most about its budget, then becomes an `extraction_failed` error.
-#[derive(Debug, Clone, Copy)]
-pub struct Deadline {
-    at: Instant,
-    budget: Duration,
-}
-
-impl Deadline {
-    /// A deadline `budget` from now.
-    pub fn after(budget: Duration) -> Self {
-        Self {
-            at: Instant::now() + budget,
-            budget,
-        }
-    }
-
-    /// An error once the deadline has passed.
-    pub fn check(&self) -> Result<(), FetchError> {
-        if Instant::now() >= self.at {
-            return Err(FetchError::Extraction(format!(
-                "reading the content took longer than its budget of {:.1} s",
-                self.budget.as_secs_f32()
-            )));
-        }
-        Ok(())
-    }
-}
+use super::{FetchError, Link};
 
 /// How a body is turned into text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,14 +70,6 @@ pub fn parse_content_type(header: &str) -> (String, Option<String>) {
     (media_type, charset)
 }
 
-/// Decodes a text body by its declared charset (UTF-8 when none or unknown; a BOM wins).
-pub fn decode(body: &[u8], charset: Option<&str>) -> String {
-    let encoding = charset
-        .and_then(|label| encoding_rs::Encoding::for_label(label.as_bytes()))
-        .unwrap_or(encoding_rs::UTF_8);
-    encoding.decode(body).0.into_owned()
-}
-
 /// Extracts the text and links of a body of the given kind, fetched from `base`.
 pub fn extract(
     kind: ContentKind,
@@ -114,33 +79,16 @@ pub fn extract(
     deadline: &Deadline,
 ) -> Result<(String, Vec<Link>), FetchError> {
     match kind {
-        ContentKind::Html => html::html_to_text(&decode(body, charset), base, deadline),
+        ContentKind::Html => Ok(html::html_to_text(&decode(body, charset), base, deadline)?),
         ContentKind::Pdf => Ok((pdf::pdf_to_text(body, deadline)?, Vec::new())),
         ContentKind::Text => Ok((decode(body, charset).trim().to_string(), Vec::new())),
     }
 }
 
-/// Trims every line, drops runs of more than one blank line, trims the whole.
-pub(super) fn tidy_lines(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut blank_run = 0;
-    for line in text.lines().map(str::trim_end) {
-        if line.trim().is_empty() {
-            blank_run += 1;
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(if blank_run > 0 { "\n\n" } else { "\n" });
-        }
-        blank_run = 0;
-        out.push_str(line);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn content_types_map_to_extractors_and_images_are_refused() {

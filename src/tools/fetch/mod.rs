@@ -4,9 +4,6 @@
 //! for the next. Tools decide which pages to fetch and how to shape results; this must not.
 
 pub mod extract;
-pub mod html;
-pub mod pdf;
-pub mod ssrf;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,9 +14,9 @@ use reqwest::redirect::Policy;
 use url::Url;
 
 use self::extract::ContentKind;
-use self::ssrf::{AllowEntryError, AllowList, CheckedResolver, Guard, Refusal};
-pub use self::ssrf::{HostResolver, SystemResolver};
 use crate::config::ToolsConfig;
+use crate::ssrf::{AllowEntryError, AllowList, CheckedResolver, Guard, Refusal};
+pub use crate::ssrf::{HostResolver, SystemResolver};
 
 /// Redirects followed per fetch: enough for http→https→canonical chains, short of loops.
 pub const MAX_REDIRECTS: usize = 5;
@@ -43,13 +40,7 @@ pub struct Page {
     pub links: Vec<Link>,
 }
 
-/// A link found on a page.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
-    pub url: String,
-    /// Its anchor text, whitespace collapsed; may be empty.
-    pub text: String,
-}
+pub use crate::documents::html::Link;
 
 /// Why a page could not be fetched.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -74,6 +65,12 @@ pub enum FetchError {
     Request { url: String, reason: String },
     #[error("{0}")]
     Extraction(String),
+}
+
+impl From<crate::documents::text::ExtractionError> for FetchError {
+    fn from(err: crate::documents::text::ExtractionError) -> Self {
+        Self::Extraction(err.0)
+    }
 }
 
 impl FetchError {

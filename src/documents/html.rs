@@ -11,8 +11,15 @@ use html5ever::tendril::{StrTendril, TendrilSink};
 use scraper::{ElementRef, Html, HtmlTreeSink, Node, Selector};
 use url::Url;
 
-use super::extract::{Deadline, tidy_lines};
-use super::{FetchError, Link};
+use super::text::{Deadline, ExtractionError, tidy_lines};
+
+/// A link found on a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub url: String,
+    /// Its anchor text, whitespace collapsed; may be empty.
+    pub text: String,
+}
 
 /// Elements whose content is never page text: code, styling, and navigation chrome.
 const SKIPPED: &[&str] = &[
@@ -77,7 +84,7 @@ pub fn html_to_text(
     html: &str,
     page: &Url,
     deadline: &Deadline,
-) -> Result<(String, Vec<Link>), FetchError> {
+) -> Result<(String, Vec<Link>), ExtractionError> {
     let document = parse(html, deadline)?;
     let mut writer = TextWriter::default();
     writer.write(document.root_element(), deadline)?;
@@ -86,7 +93,7 @@ pub fn html_to_text(
 }
 
 /// Parses a document, giving up between slices once `deadline` has passed.
-fn parse(html: &str, deadline: &Deadline) -> Result<Html, FetchError> {
+fn parse(html: &str, deadline: &Deadline) -> Result<Html, ExtractionError> {
     let mut parser = html5ever::driver::parse_document(
         HtmlTreeSink::new(Html::new_document()),
         Default::default(),
@@ -200,7 +207,7 @@ struct TextWriter {
 impl TextWriter {
     /// Walks the tree under `root` in document order with an explicit stack of open
     /// elements; a skipped element's subtree is passed over by counting its depth.
-    fn write(&mut self, root: ElementRef<'_>, deadline: &Deadline) -> Result<(), FetchError> {
+    fn write(&mut self, root: ElementRef<'_>, deadline: &Deadline) -> Result<(), ExtractionError> {
         let mut open: Vec<Open> = Vec::new();
         let mut skipped_depth = 0usize;
         for (visited, edge) in root.traverse().enumerate() {

@@ -12,8 +12,7 @@ use pdf_extract::{
     PlainTextOutput, Transform,
 };
 
-use super::FetchError;
-use super::extract::{Deadline, tidy_lines};
+use super::text::{Deadline, ExtractionError, tidy_lines};
 
 /// Longest `Parent` chain, and deepest page tree, accepted. Real files have a handful of
 /// levels; lopdf itself stops descending at 256.
@@ -26,7 +25,7 @@ const MAX_FORM_DEPTH: usize = 32;
 const EXTRACTION_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// The readable text of a PDF, one line per text line, blank lines between blocks.
-pub fn pdf_to_text(body: &[u8], deadline: &Deadline) -> Result<String, FetchError> {
+pub fn pdf_to_text(body: &[u8], deadline: &Deadline) -> Result<String, ExtractionError> {
     let outcome = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("pdf-extract".into())
@@ -43,11 +42,11 @@ pub fn pdf_to_text(body: &[u8], deadline: &Deadline) -> Result<String, FetchErro
     }
 }
 
-fn unreadable(reason: &str) -> FetchError {
-    FetchError::Extraction(format!("could not read the PDF: {reason}"))
+fn unreadable(reason: &str) -> ExtractionError {
+    ExtractionError(format!("could not read the PDF: {reason}"))
 }
 
-fn read(body: &[u8], deadline: &Deadline) -> Result<String, FetchError> {
+fn read(body: &[u8], deadline: &Deadline) -> Result<String, ExtractionError> {
     let mut doc = Document::load_mem(body).map_err(|err| unreadable(&err.to_string()))?;
     if doc.is_encrypted() {
         // Files "encrypted" with an empty user password open in every reader; others cannot
@@ -426,7 +425,7 @@ mod tests {
     #[test]
     fn a_pdf_becomes_its_text() {
         // A one-page PDF (Helvetica text, two lines), as a browser would download it.
-        let pdf = include_bytes!("../../../tests/fixtures/fetch/report.pdf");
+        let pdf = include_bytes!("../../tests/fixtures/fetch/report.pdf");
         let text = pdf_to_text(pdf, &generous()).unwrap();
         assert!(text.contains("Quarterly report"), "{text:?}");
         assert!(text.contains("Revenue grew by 12 percent."), "{text:?}");
@@ -520,7 +519,7 @@ mod tests {
             edits in proptest::collection::vec((0usize..4096, proptest::num::u8::ANY), 0..24),
             keep in 0usize..4096,
         ) {
-            let mut pdf = include_bytes!("../../../tests/fixtures/fetch/report.pdf").to_vec();
+            let mut pdf = include_bytes!("../../tests/fixtures/fetch/report.pdf").to_vec();
             for (at, byte) in edits {
                 let at = at % pdf.len();
                 pdf[at] = byte;

@@ -1,7 +1,8 @@
 //! SSRF protection for page fetches: which addresses are off limits, how resolvers spell IPv4
 //! hosts, the test-only allow-list, and the DNS resolver reqwest connects through, which hands
 //! it only addresses that passed the check (so there is no window between checking a name and
-//! connecting to it). Fetching itself is `super::Fetcher`'s.
+//! connecting to it). Fetching itself is `tools::fetch::Fetcher`'s; configuration checks its
+//! allow-list with `AllowList::parse`, so this sits on the lowest floor.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
