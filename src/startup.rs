@@ -133,6 +133,11 @@ impl Application {
         state
             .workspace
             .start_upload_sweeper(Duration::from_secs(600));
+        // A chat's index is closed when the chat goes idle, as its session is.
+        state.workspace.start_index_sweeper(
+            Duration::from_secs(60),
+            Duration::from_secs(state.config.agent.chat_idle_secs),
+        );
         match state.workspace.resume_unfinished().await {
             Ok(resumed) => {
                 if resumed.requeued > 0 {

@@ -163,25 +163,67 @@ fn spec(
         names.push(name);
     }
     check_tool_choice(template.tool_choice.as_ref(), &names)?;
-    Ok(RunSpec {
+    Ok(launcher.assemble(RunPlan {
         log,
-        llm: launcher.llm.clone(),
-        limits: launcher.config.agent.clone(),
         template,
         messages,
         tools,
         max_iterations: max_iterations(launcher, options)?,
-        cache: launcher.tool_cache.clone(),
         chat,
         resume: None,
         completes_ask: None,
-        ask_expiry: std::time::Duration::from_secs(launcher.config.ask_user.expiry_hours * 3600),
         project: project.to_string(),
-        rate_limiter: launcher.rate_limiter.clone(),
         parts,
         context_strategy: launcher.config.agent.context_strategy,
         client_tools: options.client_tools.clone(),
-    })
+    }))
+}
+
+/// What differs from one run to the next; `Launcher::assemble` adds what every run shares.
+struct RunPlan {
+    log: Arc<RunLog>,
+    template: ChatRequest,
+    messages: Vec<ChatMessage>,
+    tools: Vec<tools::SharedTool>,
+    max_iterations: u32,
+    chat: Option<(actix::Addr<crate::chat::session::ChatSession>, String)>,
+    resume: Option<crate::agent::loop_actor::ResumePoint>,
+    completes_ask: Option<String>,
+    project: String,
+    parts: Parts,
+    context_strategy: crate::config::ContextStrategy,
+    client_tools: Vec<crate::llm::wire::ToolDefinition>,
+}
+
+impl Launcher {
+    /// The one place a run's set-up is put together, for new and resumed runs alike.
+    fn assemble(&self, plan: RunPlan) -> RunSpec {
+        RunSpec {
+            log: plan.log,
+            llm: self.llm.clone(),
+            limits: self.config.agent.clone(),
+            template: plan.template,
+            messages: plan.messages,
+            tools: plan.tools,
+            max_iterations: plan.max_iterations,
+            cache: self.tool_cache.clone(),
+            chat: plan.chat,
+            resume: plan.resume,
+            completes_ask: plan.completes_ask,
+            ask_expiry: std::time::Duration::from_secs(self.config.ask_user.expiry_hours * 3600),
+            project: plan.project,
+            rate_limiter: self.rate_limiter.clone(),
+            parts: plan.parts,
+            context_strategy: plan.context_strategy,
+            client_tools: plan.client_tools,
+        }
+    }
+
+    /// Registers the run's log (so clients can subscribe at once) and spawns the run.
+    fn start(&self, spec: RunSpec) {
+        self.runs.insert(spec.log.clone());
+        self.supervisor.do_send(SpawnRun { spec });
+    }
 }
 
 /// A `tool_choice` that forces a tool needs that tool (or any, for `required`) to be offered;
@@ -412,8 +454,7 @@ pub async fn launch_chat_turn(
         &chat,
         launcher.config.agent.context_strategy,
     );
-    launcher.runs.insert(log.clone());
-    launcher.supervisor.do_send(SpawnRun { spec });
+    launcher.start(spec);
     Ok(log)
 }
 
@@ -446,8 +487,7 @@ pub fn launch_ephemeral(
         None,
         false,
     )?;
-    launcher.runs.insert(log.clone());
-    launcher.supervisor.do_send(SpawnRun { spec });
+    launcher.start(spec);
     Ok(log)
 }
 
@@ -705,26 +745,20 @@ pub async fn resume_answered(
             )
         })
         .unwrap_or(launcher.config.agent.context_strategy);
-    let spec = RunSpec {
+    let spec = launcher.assemble(RunPlan {
         log: log.clone(),
-        llm: launcher.llm.clone(),
-        limits: launcher.config.agent.clone(),
         template: checkpoint.template,
         messages,
         tools,
         max_iterations: checkpoint.max_iterations,
-        cache: launcher.tool_cache.clone(),
         chat: Some((session, checkpoint.user_message_id)),
         resume: Some(checkpoint.point),
         completes_ask: Some(ask.correlation_id.clone()),
-        ask_expiry: std::time::Duration::from_secs(launcher.config.ask_user.expiry_hours * 3600),
         project: checkpoint.project.unwrap_or_else(|| ask.user_id.clone()),
-        rate_limiter: launcher.rate_limiter.clone(),
         parts,
         context_strategy,
         client_tools: client_tools.unwrap_or(checkpoint.client_tools),
-    };
-    launcher.runs.insert(log.clone());
-    launcher.supervisor.do_send(SpawnRun { spec });
+    });
+    launcher.start(spec);
     Ok(log)
 }

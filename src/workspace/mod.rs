@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::Utc;
 use dashmap::DashMap;
@@ -48,6 +49,8 @@ pub mod status {
 pub struct OpenIndex {
     index: Arc<Mutex<ChatIndex>>,
     waiting: std::sync::Mutex<Vec<Waiting>>,
+    /// When the chat last asked for it; an index idle long enough is closed.
+    last_used: std::sync::Mutex<std::time::Instant>,
 }
 
 struct Waiting {
@@ -61,7 +64,22 @@ impl OpenIndex {
         Self {
             index: Arc::new(Mutex::new(index)),
             waiting: std::sync::Mutex::default(),
+            last_used: std::sync::Mutex::new(std::time::Instant::now()),
         }
+    }
+
+    fn touch(&self) {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = std::time::Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .elapsed()
     }
 
     /// Replaces a document's chunks in the index (none: removes them), together with any
@@ -191,9 +209,9 @@ struct Inner {
     indexes: DashMap<String, Arc<tokio::sync::OnceCell<Arc<OpenIndex>>>>,
     permits: Semaphore,
     chunker: Chunker,
-    /// Held from counting a chat's documents to inserting a new one, so two uploads arriving
-    /// together cannot both take the last place.
-    creating: Mutex<()>,
+    /// Per chat, held from counting the chat's documents to inserting a new one, so two
+    /// uploads arriving together cannot both take the last place (other chats do not wait).
+    creating: DashMap<String, Arc<Mutex<()>>>,
     /// Uploads a PATCH is writing or a termination is ending.
     upload_claims: uploads::UploadClaims,
 }
@@ -219,7 +237,7 @@ impl Workspace {
                 data_dir: config.data_dir.clone(),
                 embedder,
                 indexes: DashMap::new(),
-                creating: Mutex::new(()),
+                creating: DashMap::new(),
                 upload_claims: uploads::UploadClaims::default(),
             }),
         }
@@ -296,7 +314,38 @@ impl Workspace {
         storage_path: &std::path::Path,
         status: &str,
     ) -> Result<documents::Model, CreateError> {
-        let _creating = self.inner.creating.lock().await;
+        let lock = self.creation_lock(chat_id);
+        let created = {
+            let _creating = lock.lock().await;
+            self.create_counted(chat_id, filename, size, storage_path, status)
+                .await
+        };
+        drop(lock);
+        // The chat's lock is forgotten once no creation holds or waits for it.
+        self.inner
+            .creating
+            .remove_if(chat_id, |_, lock| Arc::strong_count(lock) == 1);
+        created
+    }
+
+    /// The lock that orders one chat's document creations.
+    fn creation_lock(&self, chat_id: &str) -> Arc<Mutex<()>> {
+        self.inner
+            .creating
+            .entry(chat_id.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// `create`, under the chat's creation lock.
+    async fn create_counted(
+        &self,
+        chat_id: &str,
+        filename: &str,
+        size: u64,
+        storage_path: &std::path::Path,
+        status: &str,
+    ) -> Result<documents::Model, CreateError> {
         let max = self.inner.limits.max_files_per_chat;
         if self.count(chat_id).await? >= max as u64 {
             return Err(CreateError::TooMany { max });
@@ -570,7 +619,65 @@ impl Workspace {
             .or_default()
             .clone();
         let index = cell.get_or_try_init(|| self.open_index(chat_id)).await?;
+        index.touch();
         Ok(index.clone())
+    }
+
+    /// How many chats' indexes are open.
+    pub fn open_indexes(&self) -> usize {
+        self.inner.indexes.len()
+    }
+
+    /// Closes the indexes no one has asked for in `idle` and no one holds (a search, a
+    /// document being indexed, a first use still opening it); returns how many. The next use
+    /// opens the index again, so an idle chat costs no memory and no open files.
+    pub async fn close_idle_indexes(&self, idle: Duration) -> usize {
+        // Only the map holds the cell, and only the cell holds the index: checked under the
+        // map's lock, so no `index` call can be between finding the cell and using it.
+        let unused = |cell: &Arc<tokio::sync::OnceCell<Arc<OpenIndex>>>| {
+            Arc::strong_count(cell) == 1
+                && cell
+                    .get()
+                    .is_some_and(|open| Arc::strong_count(open) == 1 && open.idle_for() >= idle)
+        };
+        let candidates: Vec<String> = self
+            .inner
+            .indexes
+            .iter()
+            .filter(|entry| unused(entry.value()))
+            .map(|entry| entry.key().clone())
+            .collect();
+        let mut closed = Vec::new();
+        for chat_id in candidates {
+            if let Some((_, cell)) = self
+                .inner
+                .indexes
+                .remove_if(&chat_id, |_, cell| unused(cell))
+            {
+                closed.push(cell);
+            }
+        }
+        let count = closed.len();
+        // Closing an index closes its writer, which may wait on the disk: not on this task.
+        if count > 0 {
+            let _ = tokio::task::spawn_blocking(move || drop(closed)).await;
+        }
+        count
+    }
+
+    /// Every `every`, closes the indexes idle for `idle` (`close_idle_indexes`).
+    pub fn start_index_sweeper(&self, every: Duration, idle: Duration) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                let closed = this.close_idle_indexes(idle).await;
+                if closed > 0 {
+                    tracing::debug!(closed, "closed idle document indexes");
+                }
+            }
+        });
     }
 
     async fn open_index(&self, chat_id: &str) -> anyhow::Result<Arc<OpenIndex>> {
@@ -766,5 +873,82 @@ mod tests {
             .unwrap();
         let index = open.index.lock().await;
         assert_eq!((index.len(), index.indexed_len()), (10, 10));
+    }
+
+    /// A workspace over a fresh migrated SQLite file, with `chats` chats of one user.
+    async fn workspace(
+        chats: usize,
+        max_files: usize,
+    ) -> (tempfile::TempDir, Workspace, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        };
+        config.documents.max_files_per_chat = max_files;
+        let db = crate::db::connect(&config).await.unwrap();
+        crate::db::migrate(&db).await.unwrap();
+        let user = crate::auth::Accounts::new(db.clone(), 1, 1)
+            .create_user(crate::auth::NewUser {
+                username: "reader",
+                password: None,
+                is_admin: false,
+            })
+            .await
+            .unwrap();
+        let store = crate::chat::Chats::new(db.clone());
+        let mut ids = Vec::new();
+        for _ in 0..chats {
+            ids.push(store.create(&user.id, None, false).await.unwrap().id);
+        }
+        let workspace = Workspace::new(db, &config, Arc::new(HashEmbedder::default()));
+        (dir, workspace, ids)
+    }
+
+    #[tokio::test]
+    async fn a_chat_creating_a_document_does_not_hold_up_another_chat() {
+        let (dir, workspace, chats) = workspace(2, 1).await;
+        let path = dir.path().join("file.txt");
+        // Chat 0 is in the middle of creating one (its lock held)...
+        let busy = workspace.creation_lock(&chats[0]);
+        let _held = busy.lock().await;
+        // ... and chat 1 creates its own meanwhile.
+        let created = tokio::time::timeout(
+            Duration::from_secs(5),
+            workspace.create(&chats[1], "b.txt", 1, &path, status::PROCESSING),
+        )
+        .await
+        .expect("another chat's creation did not wait");
+        assert!(created.is_ok());
+        // Within one chat the limit still holds.
+        let second = workspace
+            .create(&chats[1], "c.txt", 1, &path, status::PROCESSING)
+            .await;
+        assert!(matches!(second, Err(CreateError::TooMany { max: 1 })));
+        // Chat 1's lock was forgotten once unused; chat 0's is still held.
+        assert_eq!(workspace.inner.creating.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn an_idle_index_is_closed_and_one_in_use_is_not() {
+        let (_dir, workspace, chats) = workspace(2, 5).await;
+        let in_use = workspace.index(&chats[0]).await.unwrap();
+        workspace.index(&chats[1]).await.unwrap();
+        assert_eq!(workspace.open_indexes(), 2);
+        // Used recently: kept.
+        assert_eq!(
+            workspace.close_idle_indexes(Duration::from_secs(600)).await,
+            0
+        );
+        // Idle (for a zero allowance), but chat 0's is held by a search: only chat 1's closes.
+        assert_eq!(workspace.close_idle_indexes(Duration::ZERO).await, 1);
+        assert_eq!(workspace.open_indexes(), 1);
+        drop(in_use);
+        assert_eq!(workspace.close_idle_indexes(Duration::ZERO).await, 1);
+        assert_eq!(workspace.open_indexes(), 0);
+        // The next use opens it again.
+        let hits = workspace.search(&chats[1], "anything", 3).await.unwrap();
+        assert!(hits.is_empty());
+        assert_eq!(workspace.open_indexes(), 1);
     }
 }
