@@ -211,6 +211,14 @@ fn anyhow_chain(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
+impl From<actix::MailboxError> for AppError {
+    /// A chat's session actor stopped (or its mailbox closed) while a request waited on it:
+    /// it is restarted on the next use, so the client may simply retry.
+    fn from(err: actix::MailboxError) -> Self {
+        Self::Unavailable(format!("chat is restarting, retry: {err}"))
+    }
+}
+
 pub type AppResult<T> = Result<T, AppError>;
 
 #[cfg(test)]

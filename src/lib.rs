@@ -22,6 +22,8 @@
 //! - `ssrf`       which addresses a fetch may reach.
 //! - `telemetry`  tracing subscriber set-up.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod agent;
 pub mod auth;
 pub mod chat;

@@ -38,8 +38,9 @@ pub fn hash_password(password: &str) -> Result<String, argon2::password_hash::Er
 /// real hash (unknown user, user without a password) so that costs the same time as a wrong
 /// password and does not tell which usernames exist.
 static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
-    // unwrap: hashing a fixed password with a fresh salt and default parameters cannot fail.
-    hash_password("colloquy: no such password").unwrap()
+    // Hashing a fixed password with a fresh salt and default parameters cannot fail; if it
+    // did, the empty string fails to parse: unknown users are still refused, only faster.
+    hash_password("colloquy: no such password").unwrap_or_default()
 });
 
 /// Checks `password` against `stored`, or — when there is nothing stored — spends the same work

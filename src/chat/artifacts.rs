@@ -42,12 +42,18 @@ pub enum ArtifactError {
     #[error("there is no artifact with identifier {0:?} in this chat")]
     NotFound(String),
     #[error("database error: {0}")]
-    Database(String),
+    Database(#[from] DbErr),
 }
 
-impl From<DbErr> for ArtifactError {
-    fn from(err: DbErr) -> Self {
-        Self::Database(err.to_string())
+impl From<ArtifactError> for crate::error::AppError {
+    fn from(err: ArtifactError) -> Self {
+        use crate::error::AppError;
+        match err {
+            ArtifactError::Invalid(message) => AppError::InvalidRequest(message),
+            ArtifactError::Exists(_) => AppError::Conflict(err.to_string()),
+            ArtifactError::NotFound(_) => AppError::NotFound("artifact"),
+            ArtifactError::Database(db) => AppError::Database(db),
+        }
     }
 }
 

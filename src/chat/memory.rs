@@ -6,6 +6,7 @@
 //! from another embedder are left out of the matrix, never compared, and re-embedded in the
 //! background (`ChatSession::reembed_memories`).
 
+use crate::error::AppError;
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
 use entities::memories;
@@ -543,6 +544,19 @@ impl ChatSession {
                 }
             }
         });
+    }
+}
+
+impl From<MemoryError> for AppError {
+    fn from(err: MemoryError) -> Self {
+        match err {
+            MemoryError::Full(max) => Self::Conflict(format!(
+                "this chat already holds {max} memories, the most allowed; delete some first"
+            )),
+            MemoryError::NotFound => Self::NotFound("memory"),
+            MemoryError::StaleVector => Self::Unavailable(err.to_string()),
+            MemoryError::Database(db) => Self::Database(db),
+        }
     }
 }
 

@@ -387,8 +387,9 @@ pub fn extract(
 
 /// The visible text of an HTML file (a byte order mark, else UTF-8).
 fn html_text(bytes: &[u8], deadline: &Deadline) -> Result<String, ExtractError> {
-    // unwrap: a constant, valid URL. Links are resolved against it and then ignored.
-    let base = Url::parse("http://localhost/").unwrap();
+    // Links are resolved against it and then ignored.
+    let base =
+        Url::parse("http://localhost/").map_err(|err| ExtractError::Html(err.to_string()))?;
     html_to_text(&decode(bytes, None), &base, deadline)
         .map(|(text, _)| text)
         .map_err(|err| ExtractError::Html(err.to_string()))

@@ -114,9 +114,12 @@ fn parse(html: &str, deadline: &Deadline) -> Result<Html, ExtractionError> {
 }
 
 fn links(document: &Html, page: &Url) -> Vec<Link> {
-    // unwrap: constant selectors that parse.
-    let base_selector = Selector::parse("base[href]").unwrap();
-    let anchor_selector = Selector::parse("a[href]").unwrap();
+    // Constant selectors, which parse.
+    let (Ok(base_selector), Ok(anchor_selector)) =
+        (Selector::parse("base[href]"), Selector::parse("a[href]"))
+    else {
+        return Vec::new();
+    };
     let base = document
         .select(&base_selector)
         .next()

@@ -90,13 +90,18 @@ impl Vectors {
             });
         }
         let added = flat.len() / dim;
-        // unwrap: `flat` holds `added` whole rows of `dim` values.
-        let new_rows = ArrayView2::from_shape((added, dim), &flat).unwrap();
-        if self.matrix.nrows() == 0 {
-            self.matrix = new_rows.to_owned();
-        } else {
-            // unwrap: same number of columns, and the matrix is owned and row-major.
-            self.matrix.append(Axis(0), new_rows).unwrap();
+        // `flat` holds `added` whole rows of `dim` values, and the matrix is owned, row-major
+        // and `dim` wide: neither step can fail, but a failure is logged, not a panic.
+        let appended = ArrayView2::from_shape((added, dim), &flat).and_then(|new_rows| {
+            if self.matrix.nrows() == 0 {
+                self.matrix = new_rows.to_owned();
+                Ok(())
+            } else {
+                self.matrix.append(Axis(0), new_rows)
+            }
+        });
+        if let Err(err) = appended {
+            tracing::error!(%err, "could not add vectors to the matrix");
         }
     }
 

@@ -52,8 +52,10 @@ impl HashEmbedder {
                     continue;
                 }
             } else {
-                // unwrap: `at` is on a character boundary of a `str`, with bytes left.
-                let c = text[at..].chars().next().unwrap();
+                // `at` is on a character boundary of a `str`, with bytes left.
+                let Some(c) = text[at..].chars().next() else {
+                    break;
+                };
                 at += c.len_utf8();
                 if c.is_alphanumeric() {
                     let mut buf = [0u8; 4];
@@ -81,9 +83,10 @@ impl HashEmbedder {
                     self.add(v, fnv1a(0x33, gram), TRIGRAM_WEIGHT);
                 }
             } else {
-                // Trigrams of characters, not bytes. unwrap: only whole characters were added.
-                let marked = std::str::from_utf8(word).unwrap();
-                self.add_char_trigrams(v, marked);
+                // Trigrams of characters, not bytes (only whole characters were added).
+                if let Ok(marked) = std::str::from_utf8(word) {
+                    self.add_char_trigrams(v, marked);
+                }
             }
         }
         word.truncate(1);

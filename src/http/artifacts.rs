@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::artifacts::{self, ArtifactError, ArtifactView, DeleteArtifact};
+use crate::chat::artifacts::{self, ArtifactView, DeleteArtifact};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
@@ -202,12 +202,7 @@ async fn delete(
         .send(DeleteArtifact {
             artifact_id: row.id.clone(),
         })
-        .await
-        .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))?
-        .map_err(|err| match err {
-            ArtifactError::Database(message) => AppError::internal(anyhow::anyhow!(message)),
-            other => AppError::InvalidRequest(other.to_string()),
-        })?;
+        .await??;
     if !deleted {
         return Err(AppError::NotFound("artifact"));
     }

@@ -338,8 +338,7 @@ async fn create(
                 .sessions
                 .session(&chat.id)
                 .send(ImportHistory { messages: history })
-                .await
-                .map_err(|err| AppError::Unavailable(err.to_string()))??;
+                .await??;
         }
         let turn = Turn::Send {
             parent_id: None,

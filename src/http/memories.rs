@@ -6,9 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::memory::{
-    DeleteMemory, Embedded, ListMemories, MemoryError, SaveMemory, Saved, UpdateMemory,
-};
+use crate::chat::memory::{DeleteMemory, Embedded, ListMemories, SaveMemory, Saved, UpdateMemory};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 use crate::tools::memory::{category_for, checked_content};
@@ -30,21 +28,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         );
 }
 
-fn unavailable(err: actix::MailboxError) -> AppError {
-    AppError::Unavailable(format!("chat is restarting, retry: {err}"))
-}
-
-fn memory_error(err: MemoryError) -> AppError {
-    match err {
-        MemoryError::Full(max) => AppError::Conflict(format!(
-            "this chat already holds {max} memories, the most allowed; delete some first"
-        )),
-        MemoryError::NotFound => AppError::NotFound("memory"),
-        MemoryError::StaleVector => AppError::Unavailable(err.to_string()),
-        MemoryError::Database(db) => AppError::Database(db),
-    }
-}
-
 async fn embed(state: &AppState, text: &str) -> AppResult<Embedded> {
     let vector = crate::embed::embed_one(state.embedder.as_ref(), text)
         .await
@@ -61,12 +44,7 @@ async fn list(
     path: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
-    let memories = state
-        .sessions
-        .session(&chat.id)
-        .send(ListMemories)
-        .await
-        .map_err(unavailable)?;
+    let memories = state.sessions.session(&chat.id).send(ListMemories).await?;
     let total = memories.len();
     Ok(HttpResponse::Ok().json(json!({"memories": memories, "total": total})))
 }
@@ -101,9 +79,7 @@ async fn create(
             duplicate_threshold: limits.duplicate_threshold,
             max_per_chat: limits.max_per_chat,
         })
-        .await
-        .map_err(unavailable)?
-        .map_err(memory_error)?;
+        .await??;
     Ok(match saved {
         Saved::Saved(memory) => HttpResponse::Created().json(json!({
             "status": "saved", "memory": memory,
@@ -158,9 +134,7 @@ async fn update(
             category,
             embedded,
         })
-        .await
-        .map_err(unavailable)?
-        .map_err(memory_error)?;
+        .await??;
     Ok(HttpResponse::Ok().json(json!({"memory": memory})))
 }
 
@@ -177,9 +151,7 @@ async fn delete(
         .send(DeleteMemory {
             id: memory_id.clone(),
         })
-        .await
-        .map_err(unavailable)?
-        .map_err(memory_error)?;
+        .await??;
     if !deleted {
         return Err(AppError::NotFound("memory"));
     }

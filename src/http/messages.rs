@@ -74,17 +74,13 @@ async fn session(
     Ok(state.sessions.session(&chat.id))
 }
 
-fn mailbox(err: actix::MailboxError) -> AppError {
-    AppError::Unavailable(format!("chat is restarting, retry: {err}"))
-}
-
 async fn list(
     principal: Principal,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
-    let messages = session.send(GetActivePath).await.map_err(mailbox)?;
+    let messages = session.send(GetActivePath).await?;
     let data: Vec<MessageView> = messages.iter().map(MessageView::from).collect();
     Ok(HttpResponse::Ok().json(json!({"data": data})))
 }
@@ -192,11 +188,8 @@ async fn switch(
 ) -> AppResult<HttpResponse> {
     let (chat_id, message_id) = path.into_inner();
     let session = session(&state, &principal, &chat_id).await?;
-    let leaf = session
-        .send(SwitchBranch { message_id })
-        .await
-        .map_err(mailbox)??;
-    let messages = session.send(GetActivePath).await.map_err(mailbox)?;
+    let leaf = session.send(SwitchBranch { message_id }).await??;
+    let messages = session.send(GetActivePath).await?;
     let data: Vec<MessageView> = messages.iter().map(MessageView::from).collect();
     Ok(HttpResponse::Ok().json(json!({"active_leaf_id": leaf, "data": data})))
 }
@@ -207,7 +200,7 @@ async fn tree(
     path: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
-    let nodes = session.send(GetTree).await.map_err(mailbox)?;
+    let nodes = session.send(GetTree).await?;
     let runs = crate::chat::persistence::run_records(&state.db, &path).await?;
     let data: Vec<serde_json::Value> = nodes
         .iter()

@@ -194,8 +194,10 @@ async fn create(
     let log = match &request.x_chat_id {
         Some(chat_id) => {
             // The chat's history is the context; the request's last user message is the turn.
-            // unwrap: `messages` ends with a user message.
-            let content = messages.pop().unwrap().text();
+            let content = messages
+                .pop()
+                .map(|message| message.text())
+                .ok_or_else(|| AppError::invalid("input must end with a user message"))?;
             let turn = Turn::Send {
                 parent_id: None,
                 content,

@@ -405,8 +405,7 @@ pub async fn launch_chat_turn(
                 .as_ref()
                 .and_then(|w| serde_json::to_value(w).ok()),
         })
-        .await
-        .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))??;
+        .await??;
     let log = Arc::new(
         RunLog::new(
             run_id,
@@ -671,8 +670,7 @@ pub async fn resume_answered(
         .send(crate::chat::session::ResumeTurn {
             run_id: ask.run_id.clone(),
         })
-        .await
-        .map_err(|err| AppError::Unavailable(format!("chat is restarting, retry: {err}")))??;
+        .await??;
     // The owner is not at hand when a start-up resumes the run: ask the database.
     use sea_orm::EntityTrait;
     let owner_is_admin = entities::users::Entity::find_by_id(ask.user_id.clone())

@@ -31,9 +31,9 @@ fn tool_error(err: ArtifactError) -> ToolError {
             format!("there is no artifact with identifier {identifier:?} in this chat"),
             "Create it with create_artifact first, or use the identifier of an existing artifact.",
         ),
-        ArtifactError::Database(message) => ToolError::new(
+        ArtifactError::Database(db) => ToolError::new(
             "storage_failed",
-            format!("the artifact could not be saved: {message}"),
+            format!("the artifact could not be saved: {db}"),
             "Try again, or give the content in your answer.",
         ),
     }

@@ -40,7 +40,7 @@ pub enum FetchError {
 
 /// A code host's JSON API: a base URL, default headers (token included) and a timeout.
 pub struct CodeHostClient {
-    http: reqwest::Client,
+    http: Result<reqwest::Client, String>,
     base: Result<Url, String>,
     host: &'static Host,
     has_token: bool,
@@ -55,13 +55,13 @@ impl CodeHostClient {
         headers: HeaderMap,
         has_token: bool,
     ) -> Self {
-        // unwrap: building fails only if the TLS backend cannot start, a start-up failure
+        // Building fails only if the TLS backend cannot start; then every call says so.
         let http = reqwest::Client::builder()
             .user_agent("colloquy")
             .default_headers(headers)
             .timeout(timeout)
             .build()
-            .expect("the code host HTTP client builds");
+            .map_err(|err| format!("the {} HTTP client could not start: {err}", host.name));
         let base = Url::parse(base_url)
             .ok()
             .filter(|url| !url.cannot_be_a_base())
@@ -111,7 +111,11 @@ impl CodeHostClient {
         url: Url,
         accept: Option<&'static str>,
     ) -> Result<(HeaderMap, bytes::Bytes), FetchError> {
-        let mut request = self.http.get(url);
+        let http = self
+            .http
+            .as_ref()
+            .map_err(|reason| FetchError::Unreachable(reason.clone()))?;
+        let mut request = http.get(url);
         if let Some(accept) = accept {
             request = request.header(reqwest::header::ACCEPT, accept);
         }
