@@ -9,7 +9,7 @@ use sea_orm::{
 };
 
 use crate::config::ContextStrategy;
-use crate::error::{AppError, AppResult};
+use crate::error::AppError;
 
 /// Longest chat title in characters.
 pub const MAX_TITLE_CHARS: usize = 200;
@@ -49,13 +49,33 @@ impl std::fmt::Display for ChatId {
     }
 }
 
+/// Why a chat could not be found, named or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatStoreError {
+    /// No such chat, or someone else's (never said which).
+    #[error("chat not found")]
+    NotFound,
+    #[error("title must be 1-{MAX_TITLE_CHARS} characters")]
+    InvalidTitle,
+    #[error(transparent)]
+    Database(#[from] DbErr),
+}
+
+impl From<ChatStoreError> for AppError {
+    fn from(err: ChatStoreError) -> Self {
+        match err {
+            ChatStoreError::NotFound => AppError::NotFound("chat"),
+            ChatStoreError::InvalidTitle => AppError::InvalidRequest(err.to_string()),
+            ChatStoreError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
 /// Checks and trims a title.
-pub fn parse_title(raw: &str) -> AppResult<String> {
+pub fn parse_title(raw: &str) -> Result<String, ChatStoreError> {
     let title = raw.trim();
     if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
-        return Err(AppError::invalid(format!(
-            "title must be 1-{MAX_TITLE_CHARS} characters"
-        )));
+        return Err(ChatStoreError::InvalidTitle);
     }
     Ok(title.to_string())
 }
@@ -106,13 +126,13 @@ impl Chats {
     }
 
     /// The chat if `owner` owns it; `NotFound` otherwise (also for someone else's chat).
-    pub async fn get_owned(&self, owner: &str, id: &str) -> AppResult<chats::Model> {
-        let id = ChatId::parse(id).ok_or(AppError::NotFound("chat"))?;
+    pub async fn get_owned(&self, owner: &str, id: &str) -> Result<chats::Model, ChatStoreError> {
+        let id = ChatId::parse(id).ok_or(ChatStoreError::NotFound)?;
         chats::Entity::find_by_id(id.0)
             .filter(chats::Column::UserId.eq(owner))
             .one(&self.db)
             .await?
-            .ok_or(AppError::NotFound("chat"))
+            .ok_or(ChatStoreError::NotFound)
     }
 
     /// The owner's chats, most recently updated first.
@@ -133,7 +153,7 @@ impl Chats {
         id: &str,
         title: Option<String>,
         context_strategy: Option<ContextStrategy>,
-    ) -> AppResult<chats::Model> {
+    ) -> Result<chats::Model, ChatStoreError> {
         let chat = self.get_owned(owner, id).await?;
         let mut active: chats::ActiveModel = chat.into();
         if let Some(title) = title {
@@ -181,7 +201,7 @@ impl Chats {
     }
 
     /// Deletes the chat and, through foreign keys, everything in it.
-    pub async fn delete(&self, owner: &str, id: &str) -> AppResult<()> {
+    pub async fn delete(&self, owner: &str, id: &str) -> Result<(), ChatStoreError> {
         let chat = self.get_owned(owner, id).await?;
         chats::Entity::delete_by_id(chat.id).exec(&self.db).await?;
         Ok(())
