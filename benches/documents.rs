@@ -12,12 +12,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use colloquy::documents::chunk::Chunker;
-use colloquy::documents::extract::{DocKind, extract};
-use colloquy::documents::index::{ChatIndex, IndexedChunk};
-use colloquy::embed::hash::HashEmbedder;
+use colloquy::documents::OpenIndex;
+use colloquy::retrieval::chunk::Chunker;
+use colloquy::retrieval::embed::hash::HashEmbedder;
+use colloquy::retrieval::extract::{DocKind, extract};
+use colloquy::retrieval::index::{ChatIndex, IndexedChunk};
 use colloquy::tools::fetch::extract::Deadline;
-use colloquy::workspace::OpenIndex;
 
 /// Files per chat and characters per file: seed 002's limits.
 const FILES_PER_CHAT: usize = 50;

@@ -10,12 +10,11 @@
 //! - `agent`      `AgentRun` and its governed loop, context fitting, prompt assembly.
 //! - `tools`      one file per server-side tool, and the selection rules.
 //! - `chat`       one `ChatSession` actor per active chat, its registry, the branch tree.
-//! - `workspace`  the document service: records, the processing queue, per-chat indexes.
+//! - `documents`  the document service: records, the processing queue, per-chat indexes.
 //! - `auth`       users, API keys, login sessions and links, `Principal`.
 //! - `run`        what a run reports: `RunEvent`, `StopReason`, the run log.
 //! - `llm`        the upstream OpenAI-compatible client: wire types, stream decoding, retries.
-//! - `documents`  retrieval: text extraction (HTML, PDF), chunking, the per-chat hybrid index.
-//! - `embed`      embedders (openai, minilm, hash) turning text into comparable vectors.
+//! - `retrieval`  text extraction (HTML, PDF), chunking, embedders, the per-chat hybrid index.
 //! - `config`     defaults → TOML file → `COLLOQUY_*` environment; every limit is a field here.
 //! - `error`      `AppError`, the one mapping from failures to HTTP statuses and stable codes.
 //! - `db`         connecting (SQLite WAL or PostgreSQL) and migrating.
@@ -31,10 +30,10 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod documents;
-pub mod embed;
 pub mod error;
 pub mod http;
 pub mod llm;
+pub mod retrieval;
 pub mod run;
 pub mod ssrf;
 pub mod startup;
@@ -42,7 +41,6 @@ pub mod state;
 pub mod supervisor;
 pub mod telemetry;
 pub mod tools;
-pub mod workspace;
 
 #[cfg(test)]
 mod architecture;

@@ -79,8 +79,8 @@ impl Application {
             .await
             .context("cannot create the first admin")?;
         let llm = LlmClient::new(&config.llm).context("cannot build the upstream client")?;
-        let embedder =
-            crate::embed::from_config(&config, &llm).context("cannot set up the embedder")?;
+        let embedder = crate::retrieval::embed::from_config(&config, &llm)
+            .context("cannot set up the embedder")?;
         let supervisor = ChatSupervisor::new(
             db.clone(),
             Duration::from_secs(config.agent.chat_idle_secs),
@@ -93,7 +93,7 @@ impl Application {
         tools.extend(extra_tools);
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
-        let workspace = crate::workspace::Workspace::new(db.clone(), &config, embedder.clone());
+        let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
         let login_throttle = Arc::new(LoginThrottle::new(&config.auth));
         let launcher = Launcher {
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),

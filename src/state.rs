@@ -27,9 +27,9 @@ pub struct AppState {
     pub chats: Chats,
     pub llm: LlmClient,
     /// Makes the vectors of memories and document chunks.
-    pub embedder: crate::embed::SharedEmbedder,
+    pub embedder: crate::retrieval::embed::SharedEmbedder,
     /// Documents: records, processing and the per-chat indexes.
-    pub workspace: crate::workspace::Workspace,
+    pub workspace: crate::documents::Workspace,
     /// Active chat sessions.
     pub sessions: ChatRegistry,
     /// Live and recently finished runs.

@@ -7,8 +7,8 @@
 
 use serde_json::{Value, json};
 
-use crate::documents::chunk::Chunker;
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
+use crate::retrieval::chunk::Chunker;
 
 /// Tokens a message costs beyond its text (role and separators).
 const TOKENS_PER_MESSAGE: u64 = 4;

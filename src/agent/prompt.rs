@@ -22,7 +22,7 @@ pub struct Passage {
 pub fn system_with_context(
     system_prompt: Option<&str>,
     memories: &[crate::chat::memory::Memory],
-    files: &[crate::workspace::DocumentView],
+    files: &[crate::documents::DocumentView],
     passages: &[Passage],
 ) -> Option<String> {
     let mut system = system_prompt

@@ -8,9 +8,9 @@
 use sha2::{Digest, Sha256};
 
 use crate::chat::persistence::HistorySummary;
-use crate::documents::chunk::Chunker;
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role, Usage};
 use crate::llm::{LlmClient, LlmError};
+use crate::retrieval::chunk::Chunker;
 
 /// Model calls one request may spend on summarising; older turns beyond what they can read
 /// are left out without a summary.

@@ -2,8 +2,8 @@
 //! such as llama-cpp-python, or report zeros): the request and the answer counted with
 //! cl100k_base and marked `estimated`, never zeros shown as if measured.
 
-use crate::documents::chunk::Chunker;
 use crate::llm::wire::{ChatRequest, MessageContent, ToolCall, Usage};
+use crate::retrieval::chunk::Chunker;
 
 /// Tokens a message costs beyond its text (its role and separators), as OpenAI counts them.
 const TOKENS_PER_MESSAGE: u64 = 4;

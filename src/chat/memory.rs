@@ -18,7 +18,7 @@ use sea_orm::{
 use serde::Serialize;
 
 use super::session::ChatSession;
-use crate::embed;
+use crate::retrieval::embed;
 
 pub const CATEGORIES: [&str; 3] = ["preference", "fact", "instruction"];
 

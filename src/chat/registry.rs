@@ -12,7 +12,7 @@ use dashmap::DashMap;
 use sea_orm::DatabaseConnection;
 
 use super::session::ChatSession;
-use crate::embed::SharedEmbedder;
+use crate::retrieval::embed::SharedEmbedder;
 
 /// The active chats, by id. Cloning shares the map.
 #[derive(Clone)]

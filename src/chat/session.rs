@@ -13,8 +13,8 @@ use serde_json::Value;
 use super::persistence::{self, NewRun};
 use super::registry::ChatRegistry;
 use super::tree::{BranchTree, MessageNode, TreeError};
-use crate::embed::SharedEmbedder;
 use crate::llm::wire::Usage;
+use crate::retrieval::embed::SharedEmbedder;
 use crate::run::events::StopReason;
 
 /// How often an idle check runs.

@@ -10,10 +10,10 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::auth::Principal;
-use crate::documents::extract::{SNIFF_BYTES, sanitize_filename};
+use crate::documents::{CreateError, DocumentView, status};
 use crate::error::{AppError, AppResult};
+use crate::retrieval::extract::{SNIFF_BYTES, sanitize_filename};
 use crate::state::AppState;
-use crate::workspace::{CreateError, DocumentView, status};
 
 /// Room for multipart framing on top of the file itself.
 const MULTIPART_OVERHEAD: u64 = 64 * 1024;
@@ -174,7 +174,7 @@ async fn upload(
         tokio::fs::rename(&part, &target)
             .await
             .map_err(AppError::internal)?;
-        let (_, content_type) = crate::documents::extract::sniff(&head, &filename);
+        let (_, content_type) = crate::retrieval::extract::sniff(&head, &filename);
         {
             use sea_orm::sea_query::Expr;
             use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};

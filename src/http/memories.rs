@@ -29,7 +29,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 async fn embed(state: &AppState, text: &str) -> AppResult<Embedded> {
-    let vector = crate::embed::embed_one(state.embedder.as_ref(), text)
+    let vector = crate::retrieval::embed::embed_one(state.embedder.as_ref(), text)
         .await
         .map_err(|err| AppError::EmbedderFailed(err.to_string()))?;
     Ok(Embedded {

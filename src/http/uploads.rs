@@ -26,10 +26,10 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use tokio::io::AsyncWriteExt;
 
 use crate::auth::Principal;
-use crate::documents::extract::sanitize_filename;
+use crate::documents::{Termination, status, upload_status};
 use crate::error::{AppError, AppResult};
+use crate::retrieval::extract::sanitize_filename;
 use crate::state::AppState;
-use crate::workspace::{Termination, status, upload_status};
 
 pub const TUS_VERSION: &str = "1.0.0";
 /// How long an unfinished upload can be resumed.

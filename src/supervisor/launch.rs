@@ -27,8 +27,8 @@ pub struct Launcher {
     pub db: sea_orm::DatabaseConnection,
     pub chats: crate::chat::Chats,
     pub llm: crate::llm::LlmClient,
-    pub embedder: crate::embed::SharedEmbedder,
-    pub workspace: crate::workspace::Workspace,
+    pub embedder: crate::retrieval::embed::SharedEmbedder,
+    pub workspace: crate::documents::Workspace,
     /// Active chat sessions.
     pub sessions: crate::chat::registry::ChatRegistry,
     /// Live and recently finished runs.
@@ -299,7 +299,7 @@ async fn document_context(
     launcher: &Launcher,
     chat_id: &str,
     message: &str,
-) -> (Vec<crate::workspace::DocumentView>, Vec<prompt::Passage>) {
+) -> (Vec<crate::documents::DocumentView>, Vec<prompt::Passage>) {
     let listed = match launcher.workspace.list(chat_id).await {
         Ok(rows) => rows,
         Err(err) => {
@@ -307,7 +307,7 @@ async fn document_context(
             return (Vec::new(), Vec::new());
         }
     };
-    let files: Vec<crate::workspace::DocumentView> = listed.into_iter().map(Into::into).collect();
+    let files: Vec<crate::documents::DocumentView> = listed.into_iter().map(Into::into).collect();
     let limits = &launcher.config.documents;
     let mut passages = Vec::new();
     if files.iter().any(|f| f.searchable)
@@ -346,7 +346,8 @@ async fn relevant_memories(
     if limits.max_injected == 0 || message.trim().is_empty() {
         return Vec::new();
     }
-    let vector = match crate::embed::embed_one(launcher.embedder.as_ref(), message).await {
+    let vector = match crate::retrieval::embed::embed_one(launcher.embedder.as_ref(), message).await
+    {
         Ok(vector) => vector,
         Err(err) => {
             tracing::warn!(%err, "could not embed the message for memory injection");

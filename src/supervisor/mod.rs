@@ -12,7 +12,7 @@ use sea_orm::DatabaseConnection;
 
 use crate::agent::loop_actor::{AgentRun, RunSpec};
 use crate::chat::registry::ChatRegistry;
-use crate::embed::SharedEmbedder;
+use crate::retrieval::embed::SharedEmbedder;
 use crate::run::log::RunRegistry;
 
 /// How often finished run logs are swept.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::chat::session::ChatSession;
 use crate::config::Config;
-use crate::embed::SharedEmbedder;
+use crate::retrieval::embed::SharedEmbedder;
 use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::chat_context::ChatContext;
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use crate::documents::Workspace;
 use crate::llm::wire::ToolDefinition;
-use crate::workspace::Workspace;
 
 /// Most results one call may ask for.
 pub const MAX_RESULTS: usize = 20;

@@ -12,8 +12,8 @@ use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::chat::memory::{
     self, CATEGORIES, Embedded, MemoryError, RecallMemories, SaveMemory, Saved,
 };
-use crate::embed;
 use crate::llm::wire::ToolDefinition;
+use crate::retrieval::embed;
 
 fn embed_failed(err: embed::EmbedError) -> ToolError {
     ToolError::new(

@@ -403,7 +403,7 @@ async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
 
 #[actix_web::test]
 async fn relevant_memories_reach_the_model_without_recall() {
-    use colloquy::embed::{cosine, hash::HashEmbedder};
+    use colloquy::retrieval::embed::{cosine, hash::HashEmbedder};
     let app = spawn_app().await;
     let chat = new_chat(&app).await;
     let relevant = "Always answer questions about cooking in French";
@@ -719,7 +719,7 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
 #[actix_web::test]
 async fn the_minilm_embedder_runs_real_inference_for_memory() {
     let model_dir = tempfile::tempdir().unwrap();
-    colloquy::embed::minilm::write_test_model(model_dir.path(), 7).unwrap();
+    colloquy::retrieval::embed::minilm::write_test_model(model_dir.path(), 7).unwrap();
     let dir = model_dir.path().to_path_buf();
     let app = spawn_app_with(move |c| c.memory.minilm_dir = Some(dir)).await;
     assert!(

@@ -5,8 +5,8 @@
 
 use url::Url;
 
-pub use crate::documents::text::{Deadline, decode};
-use crate::documents::{html, pdf};
+pub use crate::retrieval::text::{Deadline, decode};
+use crate::retrieval::{html, pdf};
 
 use super::{FetchError, Link};
 

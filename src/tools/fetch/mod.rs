@@ -40,7 +40,7 @@ pub struct Page {
     pub links: Vec<Link>,
 }
 
-pub use crate::documents::html::Link;
+pub use crate::retrieval::html::Link;
 
 /// Why a page could not be fetched.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -67,8 +67,8 @@ pub enum FetchError {
     Extraction(String),
 }
 
-impl From<crate::documents::text::ExtractionError> for FetchError {
-    fn from(err: crate::documents::text::ExtractionError) -> Self {
+impl From<crate::retrieval::text::ExtractionError> for FetchError {
+    fn from(err: crate::retrieval::text::ExtractionError) -> Self {
         Self::Extraction(err.0)
     }
 }

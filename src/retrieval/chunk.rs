@@ -103,7 +103,7 @@ fn whole_characters(text: &str, mut from: usize, mut to: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::documents::tokens::{MAX_UNBROKEN_BYTES, segments};
+    use crate::retrieval::tokens::{MAX_UNBROKEN_BYTES, segments};
 
     /// A window's text by decoding its token ids, partial characters at the edges dropped.
     fn decode_window(chunker: &Chunker, window: &[Rank]) -> String {

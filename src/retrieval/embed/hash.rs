@@ -137,7 +137,7 @@ impl Embedder for HashEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::cosine;
+    use crate::retrieval::embed::cosine;
 
     #[test]
     fn vectors_are_unit_length_and_deterministic() {

@@ -485,8 +485,8 @@ fn rrf(rank: usize) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::cosine;
-    use crate::embed::hash::HashEmbedder;
+    use crate::retrieval::embed::cosine;
+    use crate::retrieval::embed::hash::HashEmbedder;
 
     fn chunk(id: &str, document: &str, text: &str) -> IndexedChunk {
         IndexedChunk {

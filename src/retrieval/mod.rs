@@ -1,0 +1,18 @@
+//! Retrieval as plain Rust, no I/O but an index's own directory: `text`, `html` and `pdf`
+//! (bounded extraction of untrusted bodies, for uploads and fetched pages alike), `extract`
+//! (what a file is, a safe filename, its text), `chunk` (overlapping 1024-token windows, tokens
+//! from `tokens`' fast cl100k_base encoder), `embed` (the embedders) and `index` (one chat's
+//! hybrid index: words on disk through `analyzer` and `writer`, `vectors` in memory). Storage,
+//! queues and routes live in `crate::documents`.
+
+mod analyzer;
+pub mod chunk;
+pub mod embed;
+pub mod extract;
+pub mod html;
+pub mod index;
+pub mod pdf;
+pub mod text;
+mod tokens;
+mod vectors;
+mod writer;
