@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
-use crate::retrieval::new_chat;
+use crate::documents::new_chat;
 use crate::sse::read_all;
 
 /// The depth that aborted the server before: 5,000 nested elements (about 30 KB).
@@ -169,13 +169,13 @@ async fn web_search_auto_fetches_a_page_nested_5000_deep_and_the_server_lives() 
 
 /// Uploads a file and checks it was accepted.
 async fn upload(app: &TestApp, chat: &str, filename: &str, bytes: Vec<u8>) {
-    let response = crate::retrieval::upload(app, chat, filename, bytes).await;
+    let response = crate::documents::upload(app, chat, filename, bytes).await;
     assert!(response.status().is_success(), "{:?}", response.status());
 }
 
 /// The chat's documents once none is uploading or processing.
 async fn settled(app: &TestApp, chat: &str) -> Vec<Value> {
-    crate::retrieval::settled(app, chat).await["documents"]
+    crate::documents::settled(app, chat).await["documents"]
         .as_array()
         .unwrap()
         .clone()

@@ -310,8 +310,8 @@ async fn a_question_about_an_uploaded_document_runs_on_a_real_server() {
         return;
     };
     let app = app_for(&server).await;
-    let chat = crate::retrieval::new_chat(&app).await;
-    let uploaded = crate::retrieval::upload(
+    let chat = crate::documents::new_chat(&app).await;
+    let uploaded = crate::documents::upload(
         &app,
         &chat,
         "lighthouse.txt",
@@ -319,7 +319,7 @@ async fn a_question_about_an_uploaded_document_runs_on_a_real_server() {
     )
     .await;
     assert_eq!(uploaded.status(), 201);
-    crate::retrieval::settled(&app, &chat).await;
+    crate::documents::settled(&app, &chat).await;
     let frames = send(
         &app,
         &chat,

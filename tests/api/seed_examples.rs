@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app};
-use crate::retrieval::{documents, settled, upload};
+use crate::documents::{documents, settled, upload};
 
 /// The examples each client runs, in order, with the model's replies for each.
 const EXAMPLES: [&str; 5] = [
