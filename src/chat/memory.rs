@@ -1,5 +1,5 @@
 //! Per-chat memory (seed 000 save_memory / recall_memory): facts, preferences and instructions
-//! with their embeddings. A chat's memories and their vectors — an ndarray matrix, one unit row
+//! with their embeddings. A chat's memories and their vectors — a `retrieval::vectors::UnitMatrix`, one
 //! per memory — live in its `ChatSession`, which is their single writer; every change is
 //! persisted before it is acknowledged. Vectors are made outside the actor (embedding is slow)
 //! and handed in with the id of the embedder that made them. Memories whose stored vector came
@@ -7,10 +7,10 @@
 //! background (`ChatSession::reembed_memories`).
 
 use crate::error::AppError;
+use crate::retrieval::vectors::UnitMatrix;
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
 use entities::memories;
-use ndarray::{Array1, Array2, ArrayView1};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
     Set,
@@ -107,7 +107,7 @@ pub struct MemoryStore {
     /// Per memory, its vector from the current embedder (`None` while stale).
     vectors: Vec<Option<Vec<f32>>>,
     /// Unit rows of the memories that have a current vector; `rows[i]` is its memory index.
-    matrix: Array2<f32>,
+    matrix: UnitMatrix,
     rows: Vec<usize>,
     embedder: String,
 }
@@ -154,43 +154,31 @@ impl MemoryStore {
     }
 
     fn rebuild(&mut self) {
-        let dim = self
-            .vectors
-            .iter()
-            .flatten()
-            .map(Vec::len)
-            .next()
-            .unwrap_or(0);
-        self.rows = (0..self.memories.len())
-            .filter(|&i| self.vectors[i].as_ref().is_some_and(|v| v.len() == dim))
+        let current: Vec<usize> = (0..self.memories.len())
+            .filter(|&i| self.vectors[i].is_some())
             .collect();
-        let mut matrix = Array2::<f32>::zeros((self.rows.len(), dim));
-        for (row, &i) in self.rows.iter().enumerate() {
-            let mut v = self.vectors[i].clone().unwrap_or_default();
-            embed::normalize(&mut v);
-            matrix.row_mut(row).assign(&ArrayView1::from(&v[..]));
-        }
+        let (matrix, placed) =
+            UnitMatrix::from_vectors(current.iter().filter_map(|&i| self.vectors[i].as_deref()));
+        self.rows = current
+            .iter()
+            .zip(placed)
+            .filter_map(|(&i, row)| row.map(|_| i))
+            .collect();
         self.matrix = matrix;
     }
 
     /// Every memory with a current vector, most similar to `query` first, with its cosine
     /// similarity clamped to [0, 1].
     pub fn ranked(&self, query: &[f32]) -> Vec<(Memory, f32)> {
-        if self.rows.is_empty() || query.len() != self.matrix.ncols() {
+        // No memories with vectors, a query of another length, or a zero one: nothing ranks.
+        let Ok(Some(scores)) = self.matrix.similarities(query) else {
             return Vec::new();
-        }
-        let mut q = Array1::from(query.to_vec());
-        let norm = q.dot(&q).sqrt();
-        if norm == 0.0 {
-            return Vec::new();
-        }
-        q /= norm;
-        let scores = self.matrix.dot(&q);
+        };
         let mut ranked: Vec<(Memory, f32)> = self
             .rows
             .iter()
-            .zip(scores.iter())
-            .map(|(&i, &s)| (self.memories[i].clone(), s.clamp(0.0, 1.0)))
+            .zip(scores)
+            .map(|(&i, s)| (self.memories[i].clone(), s.clamp(0.0, 1.0)))
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         ranked

@@ -14,5 +14,5 @@ pub mod index;
 pub mod pdf;
 pub mod text;
 mod tokens;
-mod vectors;
+pub mod vectors;
 mod writer;

@@ -1,12 +1,130 @@
-//! The vector half of a chat's index: one unit-length row per chunk in a contiguous `ndarray`
-//! matrix, with what each row belongs to, so the cosine similarity of a query with every chunk
-//! is one matrix–vector product. Memory only: the caller reloads it from the database.
+//! Vectors in memory. `UnitMatrix`: unit-length rows in one contiguous `ndarray` matrix, so the
+//! cosine similarity of a query with every row is one matrix–vector product (eight lanes wide
+//! where the CPU can) — the one such type, for document chunks and a chat's memories alike.
+//! `Vectors`: the vector half of a chat's index, a `UnitMatrix` with what each row belongs to.
+//! Memory only: callers reload them from the database.
 
 use std::collections::HashMap;
 
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 
+use super::embed::normalize;
 use super::index::IndexedChunk;
+
+/// A query whose length is not the matrix's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the query vector has {got} dimensions; this index holds {held}-dimensional vectors")]
+pub struct DimensionMismatch {
+    pub got: usize,
+    pub held: usize,
+}
+
+/// Unit-length rows of one length, in one row-major matrix.
+#[derive(Debug, Default)]
+pub struct UnitMatrix {
+    /// `0 × 0` until the first row.
+    matrix: Array2<f32>,
+}
+
+impl UnitMatrix {
+    /// A matrix of `vectors`, each scaled to unit length (a zero vector stays zero, similar to
+    /// nothing). Those of another length than the first are left out: the second value gives
+    /// each input's row, `None` for those.
+    pub fn from_vectors<'a>(
+        vectors: impl IntoIterator<Item = &'a [f32]>,
+    ) -> (Self, Vec<Option<usize>>) {
+        let mut placed = Vec::new();
+        let mut flat = Vec::new();
+        let mut dim = None;
+        let mut rows = 0;
+        for vector in vectors {
+            let length = *dim.get_or_insert(vector.len());
+            let start = flat.len();
+            flat.extend_from_slice(vector);
+            if vector.len() != length {
+                flat.truncate(start);
+                placed.push(None);
+                continue;
+            }
+            normalize(&mut flat[start..]);
+            placed.push(Some(rows));
+            rows += 1;
+        }
+        let mut matrix = Self::default();
+        if let Some(dim) = dim {
+            matrix.append(flat, dim);
+        }
+        (matrix, placed)
+    }
+
+    pub fn len(&self) -> usize {
+        self.matrix.nrows()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.matrix.nrows() == 0
+    }
+
+    /// The rows' length; `None` before the first row.
+    pub fn dimension(&self) -> Option<usize> {
+        (self.matrix.nrows() > 0).then(|| self.matrix.ncols())
+    }
+
+    /// Appends whole rows of `dim` values, already unit length, given one after another.
+    fn append(&mut self, flat: Vec<f32>, dim: usize) {
+        if dim == 0 || flat.is_empty() {
+            return;
+        }
+        let added = flat.len() / dim;
+        // `flat` holds `added` whole rows of `dim` values, and the matrix is owned, row-major
+        // and `dim` wide: neither step can fail, but a failure is logged, not a panic.
+        let appended = ArrayView2::from_shape((added, dim), &flat).and_then(|new_rows| {
+            if self.matrix.nrows() == 0 {
+                self.matrix = new_rows.to_owned();
+                Ok(())
+            } else {
+                self.matrix.append(Axis(0), new_rows)
+            }
+        });
+        if let Err(err) = appended {
+            tracing::error!(%err, "could not add vectors to the matrix");
+        }
+    }
+
+    /// Replaces a row with a unit-length vector of the matrix's length.
+    fn set_row(&mut self, row: usize, vector: &[f32]) {
+        self.matrix.row_mut(row).assign(&ArrayView1::from(vector));
+    }
+
+    /// Keeps only the rows `keep`, in that order.
+    fn keep_rows(&mut self, keep: &[usize]) {
+        self.matrix = self.matrix.select(Axis(0), keep);
+    }
+
+    /// The cosine similarity of every row with `query`, by row; `None` when there are no rows
+    /// or the query is zero (it would rank every row alike).
+    pub fn similarities(&self, query: &[f32]) -> Result<Option<Vec<f32>>, DimensionMismatch> {
+        let Some(dim) = self.dimension() else {
+            return Ok(None);
+        };
+        if query.len() != dim {
+            return Err(DimensionMismatch {
+                got: query.len(),
+                held: dim,
+            });
+        }
+        let mut query = query.to_vec();
+        if !normalize(&mut query) {
+            return Ok(None);
+        }
+        let scores = match self.matrix.as_slice() {
+            Some(flat) => dot_rows(flat, &query),
+            // Not row-major (never the case for a matrix this type builds): ndarray's product.
+            None => self.matrix.dot(&ArrayView1::from(&query[..])).to_vec(),
+        };
+        Ok(Some(scores))
+    }
+}
 
 /// What a row belongs to.
 pub(crate) struct Row {
@@ -17,8 +135,8 @@ pub(crate) struct Row {
 
 #[derive(Default)]
 pub(crate) struct Vectors {
-    /// One unit-length row per chunk, in `rows` order; `0 × 0` until the first vector.
-    matrix: Array2<f32>,
+    /// One unit-length row per chunk, in `rows` order.
+    matrix: UnitMatrix,
     rows: Vec<Row>,
     /// Row by chunk key.
     row_of: HashMap<u64, usize>,
@@ -31,7 +149,7 @@ impl Vectors {
 
     /// The vectors' length; `None` before the first.
     pub(crate) fn dimension(&self) -> Option<usize> {
-        (!self.rows.is_empty()).then(|| self.matrix.ncols())
+        self.matrix.dimension()
     }
 
     pub(crate) fn contains(&self, key: u64) -> bool {
@@ -76,9 +194,7 @@ impl Vectors {
             normalize(&mut vector);
             let key = chunk_key(&chunk.chunk_id);
             if let Some(&row) = self.row_of.get(&key) {
-                self.matrix
-                    .row_mut(row)
-                    .assign(&ArrayView1::from(&vector[..]));
+                self.matrix.set_row(row, &vector);
                 continue;
             }
             flat.extend_from_slice(&vector);
@@ -89,20 +205,7 @@ impl Vectors {
                 document_id: chunk.document_id,
             });
         }
-        let added = flat.len() / dim;
-        // `flat` holds `added` whole rows of `dim` values, and the matrix is owned, row-major
-        // and `dim` wide: neither step can fail, but a failure is logged, not a panic.
-        let appended = ArrayView2::from_shape((added, dim), &flat).and_then(|new_rows| {
-            if self.matrix.nrows() == 0 {
-                self.matrix = new_rows.to_owned();
-                Ok(())
-            } else {
-                self.matrix.append(Axis(0), new_rows)
-            }
-        });
-        if let Err(err) = appended {
-            tracing::error!(%err, "could not add vectors to the matrix");
-        }
+        self.matrix.append(flat, dim);
     }
 
     /// Drops a document's rows, keeping the others in order.
@@ -113,7 +216,7 @@ impl Vectors {
         if keep.len() == self.rows.len() {
             return;
         }
-        self.matrix = self.matrix.select(Axis(0), &keep);
+        self.matrix.keep_rows(&keep);
         self.rows.retain(|row| row.document_id != document_id);
         self.row_of = self
             .rows
@@ -125,26 +228,11 @@ impl Vectors {
 
     /// The cosine similarity of every row with the query, by row; `None` when there are no
     /// rows or the query vector is zero (it would rank every chunk alike).
-    pub(crate) fn similarities(&self, query: &[f32]) -> anyhow::Result<Option<Vec<f32>>> {
-        let Some(dim) = self.dimension() else {
-            return Ok(None);
-        };
-        if query.len() != dim {
-            anyhow::bail!(
-                "the query vector has {} dimensions; this index holds {dim}-dimensional vectors",
-                query.len()
-            );
-        }
-        let mut query = query.to_vec();
-        if !normalize(&mut query) {
-            return Ok(None);
-        }
-        let scores = match self.matrix.as_slice() {
-            Some(flat) => dot_rows(flat, &query),
-            // Not row-major (never the case for a matrix this type builds): ndarray's product.
-            None => self.matrix.dot(&ArrayView1::from(&query[..])).to_vec(),
-        };
-        Ok(Some(scores))
+    pub(crate) fn similarities(
+        &self,
+        query: &[f32],
+    ) -> Result<Option<Vec<f32>>, DimensionMismatch> {
+        self.matrix.similarities(query)
     }
 }
 
@@ -219,17 +307,6 @@ pub(crate) fn chunk_key(chunk_id: &str) -> u64 {
     })
 }
 
-/// Scales a vector to unit length; false for a zero (or non-finite) vector.
-fn normalize(v: &mut [f32]) -> bool {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 && norm.is_finite() {
-        v.iter_mut().for_each(|x| *x /= norm);
-        true
-    } else {
-        false
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,6 +339,26 @@ mod tests {
         assert_eq!(vectors.similarities(&[0.0, 1.0]).unwrap().unwrap(), [1.0]);
         assert!(vectors.similarities(&[0.0, 0.0]).unwrap().is_none());
         assert!(vectors.similarities(&[1.0]).is_err());
+    }
+
+    #[test]
+    fn a_matrix_from_vectors_places_each_of_the_first_ones_length() {
+        let vectors: [&[f32]; 4] = [&[3.0, 4.0], &[1.0, 2.0, 3.0], &[0.0, 0.0], &[0.0, 7.0]];
+        let (matrix, placed) = UnitMatrix::from_vectors(vectors);
+        assert_eq!(placed, [Some(0), None, Some(1), Some(2)]);
+        assert_eq!((matrix.len(), matrix.dimension()), (3, Some(2)));
+        // Unit rows: cosine similarities; the zero vector is similar to nothing.
+        assert_eq!(
+            matrix.similarities(&[0.0, 2.0]).unwrap().unwrap(),
+            [0.8, 0.0, 1.0]
+        );
+        assert_eq!(
+            matrix.similarities(&[1.0]),
+            Err(DimensionMismatch { got: 1, held: 2 })
+        );
+        let (empty, placed) = UnitMatrix::from_vectors(std::iter::empty());
+        assert!(empty.is_empty() && placed.is_empty());
+        assert_eq!(empty.similarities(&[1.0]), Ok(None));
     }
 
     #[test]

@@ -10,9 +10,9 @@ use reqwest::Method;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
 
+use crate::documents::new_chat;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
-use crate::documents::new_chat;
 use crate::sse::read_all;
 
 /// The depth that aborted the server before: 5,000 nested elements (about 30 KB).

@@ -10,9 +10,9 @@ use std::process::Command;
 
 use serde_json::json;
 
+use crate::documents::{documents, settled, upload};
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app};
-use crate::documents::{documents, settled, upload};
 
 /// The examples each client runs, in order, with the model's replies for each.
 const EXAMPLES: [&str; 5] = [

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use reqwest::Method;
 use sea_orm::EntityTrait;
 
-use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
 use crate::documents::{documents, metadata, new_chat, offset, settled, tus};
+use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
 
 /// How long any single step may take before a test fails instead of hanging.
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);

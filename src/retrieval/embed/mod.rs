@@ -67,11 +67,15 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
-/// Scales `v` to unit length in place (a zero vector stays zero).
-pub fn normalize(v: &mut [f32]) {
+/// Scales `v` to unit length in place; `false` (and `v` unchanged) for a zero or non-finite
+/// vector, which has no direction.
+pub fn normalize(v: &mut [f32]) -> bool {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
+    if norm > 0.0 && norm.is_finite() {
         v.iter_mut().for_each(|x| *x /= norm);
+        true
+    } else {
+        false
     }
 }
 
