@@ -1,6 +1,6 @@
 //! Per-chat memory (seed 000 save_memory / recall_memory): facts, preferences and instructions
-//! with their embeddings. A chat's memories and their vectors — a `retrieval::vectors::UnitMatrix`, one
-//! per memory — live in its `ChatSession`, which is their single writer; every change is
+//! with their embeddings. A chat's memories and their vectors (a `UnitMatrix`, one unit row
+//! per memory) live in its `ChatSession`, which is their single writer; every change is
 //! persisted before it is acknowledged. Vectors are made outside the actor (embedding is slow)
 //! and handed in with the id of the embedder that made them. Memories whose stored vector came
 //! from another embedder are left out of the matrix, never compared, and re-embedded in the
