@@ -693,21 +693,20 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
         .await
         .unwrap();
     assert_eq!(list["total"], 1);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let stored = entities::memories::Entity::find()
-            .filter(entities::memories::Column::ChatId.eq(chat.as_str()))
-            .one(&app.db)
-            .await
-            .unwrap()
-            .unwrap();
-        if stored.embedder.as_deref() == Some("hash-v1-384") {
-            assert_eq!(stored.embedding.unwrap().len(), 384 * 4);
-            break;
-        }
-        assert!(Instant::now() < deadline, "never re-embedded");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let stored = crate::helpers::eventually(
+        "re-embedding the memory",
+        Duration::from_secs(10),
+        || async {
+            entities::memories::Entity::find()
+                .filter(entities::memories::Column::ChatId.eq(chat.as_str()))
+                .one(&app.db)
+                .await
+                .unwrap()
+                .filter(|stored| stored.embedder.as_deref() == Some("hash-v1-384"))
+        },
+    )
+    .await;
+    assert_eq!(stored.embedding.unwrap().len(), 384 * 4);
     let duplicate: Value = save(&app, &chat, "the user's cat is called miso", None)
         .await
         .json()

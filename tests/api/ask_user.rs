@@ -1,14 +1,14 @@
 //! ask_user: a run pauses on a question, and the correlated reply resumes it — over the chat
 //! API and /v1, across a restart, exactly once.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Method;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all};
 
 fn ask(question: Value) -> Reply {
@@ -246,14 +246,12 @@ async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restar
     );
     app.upstream.script([Reply::text("Rust server coming up.")]);
     let app = app.restart().await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while ask_status(&app, &correlation_id).await != "completed" {
-        assert!(
-            Instant::now() < deadline,
-            "the stored answer was never delivered"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "delivering the stored answer",
+        Duration::from_secs(10),
+        || async { (ask_status(&app, &correlation_id).await == "completed").then_some(()) },
+    )
+    .await;
     let messages: Value = app
         .get(&format!("/chat/api/{chat}/messages"))
         .await
@@ -278,7 +276,12 @@ async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restar
     let twice = reply(&app, &chat, &correlation_id, json!("Go")).await;
     assert_eq!(twice.status(), 409);
     let app = app.restart().await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Start-up resumes unfinished answers before it serves: had it resumed this completed one
+    // again, that run would be live now.
+    assert!(
+        app.state.runs.live().is_empty(),
+        "a completed answer was resumed again"
+    );
     let messages: Value = app
         .get(&format!("/chat/api/{chat}/messages"))
         .await

@@ -8,7 +8,7 @@ use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all, read_until};
 
 async fn send(app: &TestApp, chat_id: &str, body: Value) -> Vec<Frame> {
@@ -441,8 +441,19 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
     })
     .await;
     let last_seen = first.last().unwrap().id.unwrap();
-    // The run goes on without a client.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The run goes on without a client, to its end.
+    eventually(
+        "the run finishing without a client",
+        Duration::from_secs(10),
+        || async {
+            app.state
+                .runs
+                .get(&run_id)
+                .is_some_and(|log| log.is_finished())
+                .then_some(())
+        },
+    )
+    .await;
     let rest = app
         .request(
             Method::GET,
@@ -522,14 +533,12 @@ async fn cancel_stops_the_upstream_request_and_keeps_what_was_generated() {
     let partial = content(&frames);
     assert!(!partial.is_empty() && partial.len() < 31, "{partial:?}");
 
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while app.upstream.abandoned_streams() == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the upstream stream was never dropped"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "dropping the upstream stream",
+        Duration::from_secs(5),
+        || async { (app.upstream.abandoned_streams() > 0).then_some(()) },
+    )
+    .await;
     let stored = active_messages(&app, &chat).await;
     assert_eq!(stored.len(), 2);
     assert_eq!(stored[1]["stop_reason"], "cancelled");
@@ -655,14 +664,12 @@ async fn idle_chats_are_passivated_and_reactivated_with_everything() {
         .script([Reply::text("first answer"), Reply::text("second answer")]);
     send(&app, &chat, json!({"content": "first"})).await;
     assert!(app.state.sessions.is_active(&chat));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while app.state.sessions.is_active(&chat) {
-        assert!(
-            Instant::now() < deadline,
-            "the idle chat was never passivated"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        "passivating the idle chat",
+        Duration::from_secs(10),
+        || async { (!app.state.sessions.is_active(&chat)).then_some(()) },
+    )
+    .await;
     let path = active_messages(&app, &chat).await;
     assert_eq!(contents(&path), ["user:first", "assistant:first answer"]);
     send(&app, &chat, json!({"content": "second"})).await;
@@ -728,7 +735,13 @@ async fn chats_are_independent_a_slow_model_in_one_does_not_delay_another() {
         .json(&json!({"content": "slow"}));
     let slow_request =
         actix_web::rt::spawn(async move { read_all(slow_request.send().await.unwrap()).await });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The slow chat's request reached the model first: now the fast one goes.
+    eventually(
+        "the slow request reaching the model",
+        Duration::from_secs(5),
+        || async { (app.upstream.received().len() == 1).then_some(()) },
+    )
+    .await;
     let started = Instant::now();
     let fast_frames = send(&app, &fast, json!({"content": "fast"})).await;
     assert!(

@@ -2,8 +2,7 @@
 //! processing by type, limits, the documents REST API, file_search with its events, automatic
 //! context injection, deletion, isolation and index rebuilds — over real HTTP.
 
-use std::io::{Read, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use reqwest::Method;
@@ -11,7 +10,7 @@ use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, read_all};
 
 /// A one-page PDF with the given lines of text in Helvetica, xref offsets computed.
@@ -102,23 +101,16 @@ pub async fn documents(app: &TestApp, chat: &str) -> Value {
 
 /// Waits until no document of the chat is uploading or processing; returns the list.
 pub async fn settled(app: &TestApp, chat: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
+    eventually("processing finishing", Duration::from_secs(90), || async {
         let list = documents(app, chat).await;
         let busy = list["documents"]
             .as_array()
             .unwrap()
             .iter()
             .any(|d| d["status"] == "processing" || d["status"] == "uploading");
-        if !busy {
-            return list;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "processing never finished: {list}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (!busy).then_some(list)
+    })
+    .await
 }
 
 fn by_name<'a>(list: &'a Value, filename: &str) -> &'a Value {
@@ -524,22 +516,24 @@ pub fn metadata(filename: &str) -> String {
 }
 
 /// Sends a PATCH whose body is cut off after `send` of `declared` bytes, then drops the socket.
-fn interrupted_patch(app: &TestApp, path: &str, offset: u64, body: &[u8], declared: usize) {
+async fn interrupted_patch(app: &TestApp, path: &str, offset: u64, body: &[u8], declared: usize) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let address = app.address.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
     let head = format!(
         "PATCH {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\n\
          Tus-Resumable: 1.0.0\r\nUpload-Offset: {offset}\r\n\
          Content-Type: application/offset+octet-stream\r\nContent-Length: {declared}\r\n\r\n",
         app.api_key
     );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body).unwrap();
-    stream.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    stream.shutdown(std::net::Shutdown::Both).ok();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    stream.flush().await.unwrap();
+    // The server has the bytes in flight; then the client goes away mid-body.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stream.shutdown().await.ok();
     let mut sink = Vec::new();
-    let _ = stream.read_to_end(&mut sink);
+    let _ = stream.read_to_end(&mut sink).await;
 }
 
 pub async fn offset(app: &TestApp, location: &str) -> u64 {
@@ -609,14 +603,18 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
         50_000,
         &text[50_000..120_000],
         text.len() - 50_000,
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut resumed_at = offset(&app, &location).await;
-    while resumed_at < 120_000 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        resumed_at = offset(&app, &location).await;
-    }
-    assert_eq!(resumed_at, 120_000, "the bytes that arrived count");
+    )
+    .await;
+    // The bytes that arrived count.
+    let resumed_at: u64 = eventually(
+        "the interrupted PATCH's bytes counting",
+        Duration::from_secs(10),
+        || async {
+            let at = offset(&app, &location).await;
+            (at == 120_000).then_some(at)
+        },
+    )
+    .await;
 
     let stale = tus(app.request(Method::PATCH, &location))
         .header("Upload-Offset", "50000")
@@ -901,21 +899,21 @@ async fn switching_embedders_re_embeds_document_chunks() {
     let mut config = app.config.clone();
     config.memory.embedder = Some("hash".into());
     let app = crate::helpers::restart_with(app, config).await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let hits = app
-            .state
-            .workspace
-            .search(&chat, "glaciers carve fjords", 5)
-            .await
-            .unwrap();
-        if let Some(hit) = hits.first() {
-            assert!(hit.text.contains("fjords"));
-            break;
-        }
-        assert!(Instant::now() < deadline, "never re-embedded");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let hit = eventually(
+        "re-embedding the document",
+        Duration::from_secs(20),
+        || async {
+            app.state
+                .workspace
+                .search(&chat, "glaciers carve fjords", 5)
+                .await
+                .unwrap()
+                .into_iter()
+                .next()
+        },
+    )
+    .await;
+    assert!(hit.text.contains("fjords"));
     let stored = entities::document_chunks::Entity::find()
         .all(&app.db)
         .await

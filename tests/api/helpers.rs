@@ -300,3 +300,23 @@ pub async fn run_client(app: &TestApp, mut command: std::process::Command) -> Va
     );
     serde_json::from_str(stdout.trim()).expect("one JSON line")
 }
+
+/// Polls `check` every 20 ms until it gives `Some`, and returns that; fails the test, naming
+/// `what`, if `within` passes first. The one way tests wait for something to happen.
+pub async fn eventually<T, F, Fut>(what: &str, within: std::time::Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} did not happen within {within:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
