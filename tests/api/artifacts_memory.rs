@@ -10,25 +10,7 @@ use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
-use crate::sse::{Frame, read_all};
-
-async fn new_chat(app: &TestApp) -> String {
-    app.create_chat("Deliverables").await["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-async fn send(app: &TestApp, chat: &str, text: &str) -> Vec<Frame> {
-    let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": text}),
-        )
-        .await;
-    assert_eq!(response.status(), 200, "{:?}", response.text().await);
-    read_all(response).await
-}
+use crate::sse::Frame;
 
 fn events(frames: &[Frame], kind: &str) -> Vec<Value> {
     frames
@@ -71,7 +53,7 @@ fn update(identifier: &str, content: &str) -> Reply {
 #[actix_web::test]
 async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         create("fibonacci.py", "def fib(): pass  # v1\n"),
         Reply::text("Created it."),
@@ -80,7 +62,7 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
         update("fibonacci.py", "def fib(): return 2  # v3\n"),
         Reply::text("Updated again."),
     ]);
-    let first = send(&app, &chat, "Write a Fibonacci generator").await;
+    let first = app.send_text(&chat, "Write a Fibonacci generator").await;
     assert_eq!(
         events(&first, "x_artifact.created"),
         [
@@ -91,12 +73,12 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     let created = &tool_messages_sent(&app)[0];
     assert_eq!(created["status"], "created");
     assert_eq!(created["version"], 1);
-    let second = send(&app, &chat, "Return 1").await;
+    let second = app.send_text(&chat, "Return 1").await;
     assert_eq!(
         events(&second, "x_artifact.updated"),
         [json!({"type": "x_artifact.updated", "identifier": "fibonacci.py", "version": 2})]
     );
-    let third = send(&app, &chat, "Return 2").await;
+    let third = app.send_text(&chat, "Return 2").await;
     assert_eq!(events(&third, "x_artifact.updated")[0]["version"], 3);
 
     let list: Value = app
@@ -209,13 +191,13 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
 #[actix_web::test]
 async fn create_then_update_in_one_run_is_one_part_at_the_latest_version() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         create("notes.md", "v1"),
         update("notes.md", "v2"),
         Reply::text("Done."),
     ]);
-    send(&app, &chat, "Draft and revise").await;
+    app.send_text(&chat, "Draft and revise").await;
     let messages: Value = app
         .get(&format!("/chat/api/{chat}/messages"))
         .await
@@ -231,7 +213,7 @@ async fn create_then_update_in_one_run_is_one_part_at_the_latest_version() {
 #[actix_web::test]
 async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_fix() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         create("main.rs", "fn main() {}"),
         create("main.rs", "fn main() { println!() }"),
@@ -254,7 +236,7 @@ async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_f
         ),
         Reply::text("I could only create one."),
     ]);
-    let frames = send(&app, &chat, "Write main.rs").await;
+    let frames = app.send_text(&chat, "Write main.rs").await;
     assert_eq!(events(&frames, "x_artifact.created").len(), 1);
     let received = app.upstream.received();
     let tool_result = |request: usize| -> Value {
@@ -298,10 +280,10 @@ async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_f
 #[actix_web::test]
 async fn oversize_artifact_content_is_refused() {
     let app = spawn_app_with(|c| c.artifacts.max_content_bytes = 100).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream
         .script([create("big.txt", &"x".repeat(101)), Reply::text("Too big.")]);
-    send(&app, &chat, "Make something big").await;
+    app.send_text(&chat, "Make something big").await;
     assert_eq!(tool_messages_sent(&app)[0]["code"], "content_too_large");
 }
 
@@ -322,7 +304,7 @@ async fn save(
 #[actix_web::test]
 async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let preference = "User prefers TypeScript with strict mode enabled for all code examples";
     app.upstream.script([
         Reply::tool_call(
@@ -348,7 +330,7 @@ async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
         ),
         Reply::text("Noted."),
     ]);
-    send(&app, &chat, "Remember these things").await;
+    app.send_text(&chat, "Remember these things").await;
     let received = app.upstream.received();
     let result = |request: usize| -> Value {
         let messages = received[request].body["messages"].as_array().unwrap();
@@ -405,7 +387,7 @@ async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
 async fn relevant_memories_reach_the_model_without_recall() {
     use colloquy::retrieval::embed::{cosine, hash::HashEmbedder};
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let relevant = "Always answer questions about cooking in French";
     let unrelated = "The staging database password rotates every Monday";
     let message = "Can you answer a cooking question for me?";
@@ -419,7 +401,7 @@ async fn relevant_memories_reach_the_model_without_recall() {
         201
     );
     app.upstream.script([Reply::text("Bien sûr.")]);
-    send(&app, &chat, message).await;
+    app.send_text(&chat, message).await;
     let sent = &app.upstream.received()[0].body;
     let system = sent["messages"][0]["content"].as_str().unwrap();
     assert_eq!(sent["messages"][0]["role"], "system");
@@ -446,7 +428,7 @@ async fn relevant_memories_reach_the_model_without_recall() {
 #[actix_web::test]
 async fn memories_rest_creates_updates_re_embeds_and_deletes() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let created = save(&app, &chat, "The user lives in Lisbon", None).await;
     assert_eq!(created.status(), 201);
     let created: Value = created.json().await.unwrap();
@@ -530,10 +512,10 @@ async fn wait_passivated(app: &TestApp, chat: &str) {
 #[actix_web::test]
 async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private() {
     let app = spawn_app_with(|c| c.agent.chat_idle_secs = 1).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream
         .script([create("plan.md", "# Plan v1"), Reply::text("Made a plan.")]);
-    send(&app, &chat, "Plan it").await;
+    app.send_text(&chat, "Plan it").await;
     save(&app, &chat, "User prefers short bullet points", None).await;
     wait_passivated(&app, &chat).await;
 
@@ -548,7 +530,7 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
         ),
         Reply::text("Revised."),
     ]);
-    let frames = send(&app, &chat, "Revise it").await;
+    let frames = app.send_text(&chat, "Revise it").await;
     assert_eq!(events(&frames, "x_artifact.updated")[0]["version"], 2);
     let received = app.upstream.received();
     let last_tool = |i: usize| -> Value {
@@ -591,7 +573,7 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
     );
 
     // Another chat of the same user sees none of them.
-    let other = new_chat(&app).await;
+    let other = app.new_chat().await;
     let empty: Value = app
         .get(&format!("/chat/api/{other}/artifacts"))
         .await
@@ -656,7 +638,7 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
 #[actix_web::test]
 async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
     let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     assert_eq!(
         save(&app, &chat, "The user's cat is called Miso", None)
             .await
@@ -726,7 +708,7 @@ async fn the_minilm_embedder_runs_real_inference_for_memory() {
         "{}",
         app.state.embedder.id()
     );
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let saved = save(&app, &chat, "the user likes green tea in the morning", None).await;
     assert_eq!(saved.status(), 201);
     let again: Value = save(&app, &chat, "the user likes green tea in the morning", None)
@@ -749,7 +731,7 @@ async fn the_minilm_embedder_runs_real_inference_for_memory() {
 #[actix_web::test]
 async fn an_embedder_that_answers_garbage_is_named_with_what_it_returned() {
     let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.embed_garbage();
     let refused = save(&app, &chat, "The user's cat is called Miso", None).await;
     assert_eq!(refused.status(), 503);

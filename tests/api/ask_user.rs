@@ -15,24 +15,6 @@ fn ask(question: Value) -> Reply {
     Reply::tool_call("ask_1", "ask_user", question)
 }
 
-async fn new_chat(app: &TestApp) -> String {
-    app.create_chat("Questions").await["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-async fn send(app: &TestApp, chat: &str, text: &str) -> Vec<Frame> {
-    let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": text}),
-        )
-        .await;
-    assert_eq!(response.status(), 200);
-    read_all(response).await
-}
-
 fn question_event(frames: &[Frame]) -> Value {
     frames
         .iter()
@@ -65,14 +47,14 @@ async fn ask_status(app: &TestApp, correlation_id: &str) -> String {
 }
 
 async fn paused_chat(app: &TestApp) -> (String, String) {
-    let chat = new_chat(app).await;
+    let chat = app.new_chat().await;
     app.upstream
         .script([Reply::text("Let me check one thing.").and_tool_call(
             "ask_1",
             "ask_user",
             json!({"question": "Which language?", "options": ["Rust", "Go"]}),
         )]);
-    let frames = send(app, &chat, "Write me a server").await;
+    let frames = app.send_text(&chat, "Write me a server").await;
     let correlation_id = question_event(&frames)["correlation_id"]
         .as_str()
         .unwrap()
@@ -83,13 +65,13 @@ async fn paused_chat(app: &TestApp) -> (String, String) {
 #[actix_web::test]
 async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::text("Let me check one thing.")
             .and_tool_call("ask_1", "ask_user", json!({"question": "Which language?", "options": ["Rust", "Go"], "allow_free_text": false})),
         Reply::text("Here is a Rust server."),
     ]);
-    let frames = send(&app, &chat, "Write me a server").await;
+    let frames = app.send_text(&chat, "Write me a server").await;
     let question = question_event(&frames);
     assert_eq!(question["question"], "Which language?");
     assert_eq!(question["options"], json!(["Rust", "Go"]));
@@ -164,7 +146,7 @@ async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() 
 #[actix_web::test]
 async fn the_openai_api_pauses_and_resumes_with_x_ask_user_reply() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         ask(json!({"question": "Rate the idea", "style": "rating"})),
         Reply::text("Thanks for the 4."),
@@ -379,12 +361,12 @@ async fn editing_while_a_question_is_pending_cancels_it() {
 #[actix_web::test]
 async fn invalid_question_arguments_are_an_error_result_the_model_can_correct() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         ask(json!({"question": "Your details?", "style": "form"})),
         Reply::text("I'll just assume."),
     ]);
-    let frames = send(&app, &chat, "sign me up").await;
+    let frames = app.send_text(&chat, "sign me up").await;
     let result = frames
         .iter()
         .find(|f| f.kind() == "tool_result")
@@ -409,14 +391,14 @@ async fn invalid_question_arguments_are_an_error_result_the_model_can_correct() 
 #[actix_web::test]
 async fn form_answers_are_validated_against_their_fields() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         ask(json!({"question": "Details?", "style": "form", "fields": [
             {"label": "Name", "key": "name", "required": true},
             {"label": "Team", "key": "team", "placeholder": "optional"}]})),
         Reply::text("Welcome, Ada."),
     ]);
-    let frames = send(&app, &chat, "sign me up").await;
+    let frames = app.send_text(&chat, "sign me up").await;
     let question = question_event(&frames);
     assert_eq!(question["fields"][0]["key"], "name");
     let correlation_id = question["correlation_id"].as_str().unwrap();
@@ -447,12 +429,12 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
         Reply::text("Moving on."),
     ]);
     read_all(reply(&app, &chat, &first, json!("Rust")).await).await;
-    let frames = send(&app, &chat, "Next step").await;
+    let frames = app.send_text(&chat, "Next step").await;
     let second = question_event(&frames)["correlation_id"]
         .as_str()
         .unwrap()
         .to_string();
-    send(&app, &chat, "Skip that").await;
+    app.send_text(&chat, "Skip that").await;
 
     let all: Value = app
         .get(&format!("/chat/api/{chat}/asks?status=all"))
@@ -493,7 +475,7 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
 #[actix_web::test]
 async fn an_answers_tool_calls_are_recorded_before_and_after_a_pause_and_a_restart() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("call_1", "calculator", json!({"expression": "6*7"})),
         ask(json!({"question": "Which precision?", "options": ["1", "2"]})),
@@ -574,7 +556,7 @@ async fn an_answers_tool_calls_are_recorded_before_and_after_a_pause_and_a_resta
 #[actix_web::test]
 async fn a_resumed_run_counts_its_research_calls_against_the_same_project() {
     let app = spawn_app_with(|config| config.tools.rate_limit_per_minute = 1).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     // The first round spends the key's one research call of the minute, and asks.
     app.upstream.script([
         Reply::tool_call("c1", "calculator", json!({"expression": "6*7"})).and_tool_call(

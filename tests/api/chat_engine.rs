@@ -11,21 +11,6 @@ use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all, read_until};
 
-async fn send(app: &TestApp, chat_id: &str, body: Value) -> Vec<Frame> {
-    let response = app
-        .post_json(&format!("/chat/api/{chat_id}/messages"), &body)
-        .await;
-    assert_eq!(response.status(), 200, "{:?}", response.text().await);
-    read_all(response).await
-}
-
-async fn new_chat(app: &TestApp) -> String {
-    app.create_chat("Engine").await["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 async fn active_messages(app: &TestApp, chat_id: &str) -> Vec<Value> {
     let body: Value = app
         .get(&format!("/chat/api/{chat_id}/messages"))
@@ -64,7 +49,7 @@ fn sent_messages(app: &TestApp, index: usize) -> Vec<Value> {
 #[actix_web::test]
 async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call(
             "call_1",
@@ -74,12 +59,9 @@ async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer(
         Reply::tool_call("call_2", "calculator", json!({"expression": "20 * 2"})),
         Reply::text("The answer is 40."),
     ]);
-    let frames = send(
-        &app,
-        &chat,
-        json!({"content": "compute", "enableTools": true}),
-    )
-    .await;
+    let frames = app
+        .send(&chat, json!({"content": "compute", "enableTools": true}))
+        .await;
 
     let ids: Vec<usize> = frames.iter().filter_map(|f| f.id).collect();
     assert!(
@@ -167,7 +149,7 @@ async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer(
 #[actix_web::test]
 async fn the_tool_calls_of_one_turn_run_concurrently() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("a", "sleep", json!({"ms": 600, "tag": "a"}))
             .and_tool_call("b", "sleep", json!({"ms": 600, "tag": "b"}))
@@ -175,12 +157,12 @@ async fn the_tool_calls_of_one_turn_run_concurrently() {
         Reply::text("done"),
     ]);
     let started = Instant::now();
-    let frames = send(
-        &app,
-        &chat,
-        json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}),
-    )
-    .await;
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}),
+        )
+        .await;
     let elapsed = started.elapsed();
     let results = frames.iter().filter(|f| f.kind() == "tool_result").count();
     assert_eq!(results, 3);
@@ -194,15 +176,13 @@ async fn the_tool_calls_of_one_turn_run_concurrently() {
 #[actix_web::test]
 async fn the_iteration_cap_forces_a_final_answer_without_tools() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("c1", "calculator", json!({"expression": "1+1"})),
         Reply::tool_call("c2", "calculator", json!({"expression": "2+2"})),
         Reply::text("Final answer from what I have."),
     ]);
-    let frames = send(
-        &app,
-        &chat,
+    let frames = app.send(&chat,
         json!({"content": "loop", "web_search_options": {"max_iterations": 2, "x_tools": ["calculator"]}}),
     )
     .await;
@@ -226,7 +206,7 @@ async fn the_iteration_cap_forces_a_final_answer_without_tools() {
 #[actix_web::test]
 async fn a_request_cannot_raise_the_iteration_cap_above_the_ceiling() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let calls: Vec<Reply> = (0..9)
         .map(|i| {
             Reply::tool_call(
@@ -237,9 +217,7 @@ async fn a_request_cannot_raise_the_iteration_cap_above_the_ceiling() {
         })
         .collect();
     app.upstream.script(calls);
-    let frames = send(
-        &app,
-        &chat,
+    let frames = app.send(&chat,
         json!({"content": "loop", "web_search_options": {"max_iterations": 50, "x_tools": ["calculator"]}}),
     )
     .await;
@@ -254,7 +232,7 @@ async fn a_request_cannot_raise_the_iteration_cap_above_the_ceiling() {
 #[actix_web::test]
 async fn the_third_identical_call_is_refused_as_a_loop() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let same = json!({"expression": "6*7"});
     let reordered = json!({"expression": "6*7"});
     app.upstream.script([
@@ -263,12 +241,9 @@ async fn the_third_identical_call_is_refused_as_a_loop() {
         Reply::tool_call("r3", "calculator", same),
         Reply::text("ok"),
     ]);
-    let frames = send(
-        &app,
-        &chat,
-        json!({"content": "repeat", "enableTools": true}),
-    )
-    .await;
+    let frames = app
+        .send(&chat, json!({"content": "repeat", "enableTools": true}))
+        .await;
     let results: Vec<Value> = frames
         .iter()
         .filter(|f| f.kind() == "tool_result")
@@ -295,18 +270,18 @@ async fn the_third_identical_call_is_refused_as_a_loop() {
 #[actix_web::test]
 async fn a_tool_that_overruns_its_timeout_becomes_an_error_result_and_the_loop_goes_on() {
     let app = spawn_app_with(|config| config.agent.tool_timeout_secs = 1).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("slow", "sleep", json!({"ms": 5_000, "tag": "timeout"})),
         Reply::text("Sorry, that took too long."),
     ]);
     let started = Instant::now();
-    let frames = send(
-        &app,
-        &chat,
-        json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}),
-    )
-    .await;
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}),
+        )
+        .await;
     assert!(started.elapsed() < Duration::from_secs(4));
     let result = frames
         .iter()
@@ -330,7 +305,7 @@ async fn a_tool_that_overruns_its_timeout_becomes_an_error_result_and_the_loop_g
 #[actix_web::test]
 async fn long_results_are_truncated_and_base64_images_replaced_before_the_model_sees_them() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("big", "big_output", json!({})).and_tool_call(
             "img",
@@ -339,9 +314,7 @@ async fn long_results_are_truncated_and_base64_images_replaced_before_the_model_
         ),
         Reply::text("ok"),
     ]);
-    send(
-        &app,
-        &chat,
+    app.send(&chat,
         json!({"content": "big", "web_search_options": {"x_tools": ["big_output", "image_output"]}}),
     )
     .await;
@@ -362,9 +335,9 @@ async fn long_results_are_truncated_and_base64_images_replaced_before_the_model_
 #[actix_web::test]
 async fn a_failing_upstream_ends_the_run_with_a_reason_and_keeps_the_user_message() {
     let app = spawn_app_with(|config| config.llm.max_retries = 0).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([Reply::status(500, "exploded")]);
-    let frames = send(&app, &chat, json!({"content": "hello"})).await;
+    let frames = app.send(&chat, json!({"content": "hello"})).await;
     assert_eq!(finished(&frames)["stop_reason"], "upstream_error");
     let error = frames.iter().find(|f| f.kind() == "error").unwrap().json();
     assert_eq!(error["error"]["code"], "upstream_error");
@@ -382,10 +355,10 @@ async fn a_failing_upstream_ends_the_run_with_a_reason_and_keeps_the_user_messag
 async fn after_a_failed_turn_the_next_request_still_alternates_roles() {
     let app = spawn_app_with(|config| config.llm.max_retries = 0).await;
     app.upstream.alternate_roles();
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream
         .script([Reply::status(500, "exploded"), Reply::text("Hello again.")]);
-    send(&app, &chat, json!({"content": "hello"})).await;
+    app.send(&chat, json!({"content": "hello"})).await;
     // The failed turn is answered on its branch by a message that carries the error.
     let tree: Value = app
         .get(&format!("/chat/api/{chat}/tree"))
@@ -402,7 +375,7 @@ async fn after_a_failed_turn_the_next_request_still_alternates_roles() {
         "the answer says why: {failed}"
     );
 
-    let frames = send(&app, &chat, json!({"content": "are you there?"})).await;
+    let frames = app.send(&chat, json!({"content": "are you there?"})).await;
     assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
     let sent = app.upstream.received().last().unwrap().body.clone();
     let roles: Vec<&str> = sent["messages"]
@@ -421,7 +394,7 @@ async fn after_a_failed_turn_the_next_request_still_alternates_roles() {
 #[actix_web::test]
 async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_order() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let text = "one two three four five six seven eight nine ten";
     app.upstream
         .script([Reply::text(text).event_gap(Duration::from_millis(80))]);
@@ -503,7 +476,7 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
 #[actix_web::test]
 async fn cancel_stops_the_upstream_request_and_keeps_what_was_generated() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::text("a b c d e f g h i j k l m n o p").event_gap(Duration::from_millis(150))
     ]);
@@ -554,15 +527,16 @@ async fn cancel_stops_the_upstream_request_and_keeps_what_was_generated() {
 #[actix_web::test]
 async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_path() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::text("Paris."),
         Reply::text("Berlin is the capital."),
         Reply::text("Rome."),
         Reply::text("Roma!"),
     ]);
-    send(&app, &chat, json!({"content": "Capital of France?"})).await;
-    send(&app, &chat, json!({"content": "And Germany?"})).await;
+    app.send(&chat, json!({"content": "Capital of France?"}))
+        .await;
+    app.send(&chat, json!({"content": "And Germany?"})).await;
     let path = active_messages(&app, &chat).await;
     let germany_id = path[2]["id"].as_str().unwrap().to_string();
 
@@ -659,10 +633,10 @@ async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_pa
 #[actix_web::test]
 async fn idle_chats_are_passivated_and_reactivated_with_everything() {
     let app = spawn_app_with(|config| config.agent.chat_idle_secs = 1).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream
         .script([Reply::text("first answer"), Reply::text("second answer")]);
-    send(&app, &chat, json!({"content": "first"})).await;
+    app.send(&chat, json!({"content": "first"})).await;
     assert!(app.state.sessions.is_active(&chat));
     eventually(
         "passivating the idle chat",
@@ -672,7 +646,7 @@ async fn idle_chats_are_passivated_and_reactivated_with_everything() {
     .await;
     let path = active_messages(&app, &chat).await;
     assert_eq!(contents(&path), ["user:first", "assistant:first answer"]);
-    send(&app, &chat, json!({"content": "second"})).await;
+    app.send(&chat, json!({"content": "second"})).await;
     assert_eq!(
         sent_messages(&app, 1).len(),
         3,
@@ -683,9 +657,9 @@ async fn idle_chats_are_passivated_and_reactivated_with_everything() {
 #[actix_web::test]
 async fn a_restart_keeps_every_acknowledged_message_and_the_active_branch() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([Reply::text("A1"), Reply::text("B1")]);
-    send(&app, &chat, json!({"content": "A"})).await;
+    app.send(&chat, json!({"content": "A"})).await;
     let first = active_messages(&app, &chat).await;
     let a_id = first[0]["id"].as_str().unwrap().to_string();
     let edit = app
@@ -724,8 +698,8 @@ async fn a_restart_keeps_every_acknowledged_message_and_the_active_branch() {
 #[actix_web::test]
 async fn chats_are_independent_a_slow_model_in_one_does_not_delay_another() {
     let app = spawn_app().await;
-    let slow = new_chat(&app).await;
-    let fast = new_chat(&app).await;
+    let slow = app.new_chat().await;
+    let fast = app.new_chat().await;
     app.upstream.script([
         Reply::text("slow answer").delay(Duration::from_millis(1_500)),
         Reply::text("fast answer"),
@@ -743,7 +717,7 @@ async fn chats_are_independent_a_slow_model_in_one_does_not_delay_another() {
     )
     .await;
     let started = Instant::now();
-    let fast_frames = send(&app, &fast, json!({"content": "fast"})).await;
+    let fast_frames = app.send(&fast, json!({"content": "fast"})).await;
     assert!(
         started.elapsed() < Duration::from_millis(1_000),
         "{:?}",
@@ -757,7 +731,7 @@ async fn chats_are_independent_a_slow_model_in_one_does_not_delay_another() {
 #[actix_web::test]
 async fn identical_calls_are_served_from_the_cache_across_runs() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let key = uuid::Uuid::new_v4().to_string();
     app.upstream.script([
         Reply::tool_call("k1", "counter", json!({"key": key})),
@@ -766,18 +740,18 @@ async fn identical_calls_are_served_from_the_cache_across_runs() {
         Reply::text("two"),
     ]);
     let options = json!({"x_tools": ["counter"]});
-    let first = send(
-        &app,
-        &chat,
-        json!({"content": "count", "web_search_options": options}),
-    )
-    .await;
-    let second = send(
-        &app,
-        &chat,
-        json!({"content": "again", "web_search_options": options}),
-    )
-    .await;
+    let first = app
+        .send(
+            &chat,
+            json!({"content": "count", "web_search_options": options}),
+        )
+        .await;
+    let second = app
+        .send(
+            &chat,
+            json!({"content": "again", "web_search_options": options}),
+        )
+        .await;
     let result = |frames: &[Frame]| {
         frames
             .iter()
@@ -796,18 +770,18 @@ async fn identical_calls_are_served_from_the_cache_across_runs() {
 #[actix_web::test]
 async fn a_run_past_its_time_budget_stops_with_that_reason() {
     let app = spawn_app_with(|config| config.agent.run_time_budget_secs = 1).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("s", "sleep", json!({"ms": 5_000, "tag": "budget"})),
         Reply::text("never"),
     ]);
     let started = Instant::now();
-    let frames = send(
-        &app,
-        &chat,
-        json!({"content": "slow", "web_search_options": {"x_tools": ["sleep"]}}),
-    )
-    .await;
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": "slow", "web_search_options": {"x_tools": ["sleep"]}}),
+        )
+        .await;
     assert!(
         started.elapsed() < Duration::from_secs(4),
         "{:?}",
@@ -827,7 +801,7 @@ async fn a_run_past_its_time_budget_stops_with_that_reason() {
 #[actix_web::test]
 async fn cancelling_during_a_tool_call_stops_the_tool() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("s", "sleep", json!({"ms": 10_000, "tag": "cancel"})),
         Reply::text("never"),
@@ -870,19 +844,16 @@ async fn cancelling_during_a_tool_call_stops_the_tool() {
 #[actix_web::test]
 async fn a_research_result_served_from_the_cache_does_not_count_against_the_rate_limit() {
     let app = spawn_app_with(|config| config.tools.rate_limit_per_minute = 1).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     // One turn whose model calls the calculator once; its `tool_result` event.
     let calculate = async |expression: &str| {
         app.upstream.script([
             Reply::tool_call("a", "calculator", json!({"expression": expression})),
             Reply::text("done"),
         ]);
-        let frames = send(
-            &app,
-            &chat,
-            json!({"content": expression, "enableTools": true}),
-        )
-        .await;
+        let frames = app
+            .send(&chat, json!({"content": expression, "enableTools": true}))
+            .await;
         frames
             .iter()
             .find(|f| f.kind() == "tool_result")
@@ -901,14 +872,16 @@ async fn a_research_result_served_from_the_cache_does_not_count_against_the_rate
 #[actix_web::test]
 async fn research_tools_are_rate_limited_per_project_with_the_seed_message() {
     let app = spawn_app_with(|config| config.tools.rate_limit_per_minute = 2).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("a", "calculator", json!({"expression": "1+1"}))
             .and_tool_call("b", "calculator", json!({"expression": "2+2"}))
             .and_tool_call("c", "calculator", json!({"expression": "3+3"})),
         Reply::text("ok"),
     ]);
-    let frames = send(&app, &chat, json!({"content": "many", "enableTools": true})).await;
+    let frames = app
+        .send(&chat, json!({"content": "many", "enableTools": true}))
+        .await;
     let results: Vec<Value> = frames
         .iter()
         .filter(|f| f.kind() == "tool_result")
@@ -1010,12 +983,12 @@ async fn ten_long_turns(app: &TestApp, chat: &str) -> Vec<Value> {
     for turn in 0..10 {
         app.upstream
             .script([Reply::text(&format!("answer {turn}: {}", prose(250)))]);
-        let frames = send(
-            app,
-            chat,
-            json!({"content": format!("question {turn}: {}", prose(250))}),
-        )
-        .await;
+        let frames = app
+            .send(
+                chat,
+                json!({"content": format!("question {turn}: {}", prose(250))}),
+            )
+            .await;
         assert_eq!(
             finished(&frames)["stop_reason"],
             "completed",
@@ -1035,7 +1008,7 @@ async fn ten_long_turns(app: &TestApp, chat: &str) -> Vec<Value> {
 async fn a_chat_that_outgrows_the_context_keeps_working_and_says_what_was_trimmed() {
     let app = spawn_app().await;
     app.upstream.context_length(4_096);
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let trimmed = ten_long_turns(&app, &chat).await;
     assert!(!trimmed.is_empty(), "the run says history was trimmed");
     let event = trimmed.last().unwrap();
@@ -1160,8 +1133,7 @@ async fn when_summarizing_fails_the_turn_still_answers_and_says_why() {
     for turn in 0..7 {
         app.upstream
             .script([Reply::text(&format!("answer {turn}: {}", prose(250)))]);
-        send(
-            &app,
+        app.send(
             &chat,
             json!({"content": format!("question {turn}: {}", prose(250))}),
         )
@@ -1173,12 +1145,12 @@ async fn when_summarizing_fails_the_turn_still_answers_and_says_why() {
         Reply::status(400, "summaries are not served here"),
         Reply::text("Answered anyway."),
     ]);
-    let frames = send(
-        &app,
-        &chat,
-        json!({"content": format!("question 7: {}", prose(900))}),
-    )
-    .await;
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": format!("question 7: {}", prose(900))}),
+        )
+        .await;
     assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
     assert_eq!(content(&frames), "Answered anyway.");
     let event = frames
@@ -1197,8 +1169,8 @@ async fn when_summarizing_fails_the_turn_still_answers_and_says_why() {
 async fn a_message_larger_than_the_context_is_refused_up_front_and_the_chat_stays_usable() {
     let app = spawn_app().await;
     app.upstream.context_length(4_096);
-    let chat = new_chat(&app).await;
-    let frames = send(&app, &chat, json!({"content": prose(6_000)})).await;
+    let chat = app.new_chat().await;
+    let frames = app.send(&chat, json!({"content": prose(6_000)})).await;
     assert_eq!(finished(&frames)["stop_reason"], "upstream_error");
     let error = frames.iter().find(|f| f.kind() == "error").unwrap().json();
     assert_eq!(error["error"]["code"], "context_length_exceeded");
@@ -1213,7 +1185,7 @@ async fn a_message_larger_than_the_context_is_refused_up_front_and_the_chat_stay
     );
 
     app.upstream.script([Reply::text("Hi.")]);
-    let frames = send(&app, &chat, json!({"content": "hello"})).await;
+    let frames = app.send(&chat, json!({"content": "hello"})).await;
     assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
     let sent = app.upstream.received().last().unwrap().body.clone();
     assert_eq!(
@@ -1232,15 +1204,11 @@ async fn a_message_larger_than_the_context_is_refused_up_front_and_the_chat_stay
 /// has not yet said anything of its context.
 async fn a_chat_of_six_long_turns() -> (TestApp, String) {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     for turn in 0..6 {
         app.upstream.script([Reply::text(&prose(400))]);
-        send(
-            &app,
-            &chat,
-            json!({"content": format!("q{turn} {}", prose(400))}),
-        )
-        .await;
+        app.send(&chat, json!({"content": format!("q{turn} {}", prose(400))}))
+            .await;
     }
     (app, chat)
 }
@@ -1250,7 +1218,7 @@ async fn a_window_the_server_only_states_in_its_error_is_learnt_and_the_request_
     let (app, chat) = a_chat_of_six_long_turns().await;
     app.upstream.hidden_context_length(4_096);
     app.upstream.script([Reply::text("Still here.")]);
-    let frames = send(&app, &chat, json!({"content": "and now?"})).await;
+    let frames = app.send(&chat, json!({"content": "and now?"})).await;
     assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
     assert_eq!(content(&frames), "Still here.");
     let sent = app.upstream.received().last().unwrap().body.clone();
@@ -1268,7 +1236,7 @@ async fn a_window_llama_cpp_python_hides_behind_an_empty_stream_is_asked_for_and
     let (app, chat) = a_chat_of_six_long_turns().await;
     app.upstream.context_length_like_llama_cpp_python(4_096);
     app.upstream.script([Reply::text("Still here.")]);
-    let frames = send(&app, &chat, json!({"content": "and now?"})).await;
+    let frames = app.send(&chat, json!({"content": "and now?"})).await;
     assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
     assert_eq!(content(&frames), "Still here.");
     let received = app.upstream.received();
@@ -1334,11 +1302,9 @@ async fn every_built_in_tools_parameters_carry_the_bounds_the_server_enforces() 
         config.tools.gitlab_token = Some("glpat-test".into());
     })
     .await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([Reply::text("ok")]);
-    send(
-        &app,
-        &chat,
+    app.send(&chat,
         json!({"content": "hi", "enableTools": true, "web_search_options": {
                "x_tools": ["web_search", "fetch_url", "code_search", "gitlab_code_search", "calculator"]}}),
     )

@@ -56,13 +56,6 @@ pub fn pdf_with_text(lines: &[&str]) -> Vec<u8> {
     pdf
 }
 
-pub async fn new_chat(app: &TestApp) -> String {
-    app.create_chat("Docs").await["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 pub async fn upload(
     app: &TestApp,
     chat: &str,
@@ -122,17 +115,6 @@ fn by_name<'a>(list: &'a Value, filename: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{filename} not listed: {list}"))
 }
 
-async fn send(app: &TestApp, chat: &str, text: &str) -> Vec<Frame> {
-    let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": text}),
-        )
-        .await;
-    assert_eq!(response.status(), 200, "{:?}", response.text().await);
-    read_all(response).await
-}
-
 fn tool_names(request: &Value) -> Vec<String> {
     request["tools"]
         .as_array()
@@ -148,7 +130,7 @@ fn tool_names(request: &Value) -> Vec<String> {
 #[actix_web::test]
 async fn every_file_type_is_processed_per_seed_002() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let pdf = pdf_with_text(&[
         "Quarterly revenue grew by forty percent.",
         "Sharding uses consistent hashing.",
@@ -242,9 +224,9 @@ async fn every_file_type_is_processed_per_seed_002() {
 #[actix_web::test]
 async fn file_search_is_offered_with_documents_and_emits_its_events() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([Reply::text("No documents yet.")]);
-    send(&app, &chat, "hello").await;
+    app.send_text(&chat, "hello").await;
     assert!(!tool_names(&app.upstream.received()[0].body).contains(&"file_search".to_string()));
 
     let spec = "API Key Authentication: all requests must include a valid API key in the \
@@ -268,7 +250,9 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
         ),
         Reply::text("Keys go in the Authorization header."),
     ]);
-    let frames = send(&app, &chat, "How do API keys authenticate requests?").await;
+    let frames = app
+        .send_text(&chat, "How do API keys authenticate requests?")
+        .await;
     let received = app.upstream.received();
     let first = &received[1].body;
     assert!(tool_names(first).contains(&"file_search".to_string()));
@@ -335,7 +319,7 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
 #[actix_web::test]
 async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let spec = "API Key Authentication: all requests must include a valid API key in the \
         Authorization header using the Bearer scheme.";
     upload(&app, &chat, "api-design-spec.md", spec.as_bytes().to_vec()).await;
@@ -452,7 +436,7 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
 #[actix_web::test]
 async fn deleting_a_document_removes_it_from_search_at_once() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     upload(
         &app,
         &chat,
@@ -500,7 +484,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
         .unwrap();
     assert_eq!(again.status(), 404);
     app.upstream.script([Reply::text("ok")]);
-    send(&app, &chat, "aurora?").await;
+    app.send_text(&chat, "aurora?").await;
     assert!(!tool_names(&app.upstream.received()[0].body).contains(&"file_search".to_string()));
 }
 
@@ -553,7 +537,7 @@ pub async fn offset(app: &TestApp, location: &str) -> u64 {
 #[actix_web::test]
 async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let options = app
         .request(Method::OPTIONS, &format!("/chat/api/{chat}/uploads"))
         .send()
@@ -677,7 +661,7 @@ async fn tus_termination_and_limits_are_enforced_before_storing() {
         c.documents.max_files_per_chat = 2;
     })
     .await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let too_big = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
         .header("Upload-Length", "10001")
         .header("Upload-Metadata", metadata("big.bin"))
@@ -747,7 +731,7 @@ async fn tus_termination_and_limits_are_enforced_before_storing() {
 #[actix_web::test]
 async fn uploads_racing_for_the_last_place_get_it_once() {
     let app = spawn_app_with(|c| c.documents.max_files_per_chat = 3).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     for name in ["a.txt", "b.txt"] {
         assert_eq!(
             upload(&app, &chat, name, b"text".to_vec()).await.status(),
@@ -783,7 +767,7 @@ async fn uploads_racing_for_the_last_place_get_it_once() {
 #[actix_web::test]
 async fn long_text_is_truncated_with_a_warning() {
     let app = spawn_app_with(|c| c.documents.max_text_chars = 1_000).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let text = "word ".repeat(1_000) + "ENDMARKER";
     upload(&app, &chat, "long.txt", text.into_bytes()).await;
     let list = settled(&app, &chat).await;
@@ -805,7 +789,7 @@ async fn long_text_is_truncated_with_a_warning() {
 #[actix_web::test]
 async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     upload(
         &app,
         &chat,
@@ -814,7 +798,7 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     )
     .await;
     settled(&app, &chat).await;
-    let other = new_chat(&app).await;
+    let other = app.new_chat().await;
     assert_eq!(documents(&app, &other).await["total"], 0);
     assert!(
         app.state
@@ -876,7 +860,7 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
 #[actix_web::test]
 async fn switching_embedders_re_embeds_document_chunks() {
     let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     upload(
         &app,
         &chat,
@@ -899,36 +883,52 @@ async fn switching_embedders_re_embeds_document_chunks() {
     let mut config = app.config.clone();
     config.memory.embedder = Some("hash".into());
     let app = crate::helpers::restart_with(app, config).await;
-    let hit = eventually(
+    // Opening the chat's index finds the vectors of another embedder and re-embeds them.
+    app.state.workspace.index(&chat).await.unwrap();
+    // The chunk is stored again with the new embedder's vector...
+    let stored = eventually(
         "re-embedding the document",
         Duration::from_secs(20),
         || async {
-            app.state
-                .workspace
-                .search(&chat, "glaciers carve fjords", 5)
+            let stored = entities::document_chunks::Entity::find()
+                .all(&app.db)
                 .await
-                .unwrap()
-                .into_iter()
-                .next()
+                .unwrap();
+            let done = !stored.is_empty()
+                && stored
+                    .iter()
+                    .all(|c| c.embedder.as_deref() == Some("hash-v1-384"));
+            done.then_some(stored)
         },
     )
     .await;
-    assert!(hit.text.contains("fjords"));
-    let stored = entities::document_chunks::Entity::find()
-        .all(&app.db)
-        .await
-        .unwrap();
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].embedder.as_deref(), Some("hash-v1-384"));
+    // ... and found by search.
+    let hits = eventually(
+        "finding the re-embedded document",
+        Duration::from_secs(20),
+        || async {
+            let hits = app
+                .state
+                .workspace
+                .search(&chat, "glaciers carve fjords", 5)
+                .await
+                .unwrap();
+            (!hits.is_empty()).then_some(hits)
+        },
+    )
+    .await;
+    assert!(hits[0].text.contains("fjords"));
 }
 
 #[actix_web::test]
 async fn documents_belong_to_the_chat_not_a_branch() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream
         .script([Reply::text("Hi."), Reply::text("Edited answer.")]);
-    send(&app, &chat, "first question").await;
+    app.send_text(&chat, "first question").await;
     upload(
         &app,
         &chat,
@@ -967,7 +967,7 @@ async fn documents_belong_to_the_chat_not_a_branch() {
 async fn expired_uploads_are_swept_with_their_partial_files() {
     use sea_orm::{ActiveModelTrait, Set};
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
         .header("Upload-Length", "10")
         .header("Upload-Metadata", metadata("slow.txt"))

@@ -10,7 +10,6 @@ use reqwest::Method;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
 
-use crate::documents::new_chat;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
 use crate::sse::read_all;
@@ -184,7 +183,7 @@ async fn settled(app: &TestApp, chat: &str) -> Vec<Value> {
 #[actix_web::test]
 async fn an_uploaded_page_nested_5000_deep_is_processed_and_a_restart_is_clean() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     upload(
         &app,
         &chat,
@@ -214,7 +213,7 @@ async fn an_uploaded_page_nested_5000_deep_is_processed_and_a_restart_is_clean()
 #[actix_web::test]
 async fn every_hostile_sample_uploaded_as_a_document_ends_processed_or_in_error() {
     let app = spawn_app_with(|config| config.documents.extraction_budget_secs = 2).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile");
     let mut names = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -262,7 +261,7 @@ async fn cut_off(app: &TestApp, document_id: &str, attempts: i32) {
 #[actix_web::test]
 async fn a_document_cut_off_twice_is_failed_at_start_up_not_retried() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     upload(&app, &chat, "once.txt", b"cut off once".to_vec()).await;
     upload(&app, &chat, "twice.txt", b"cut off twice".to_vec()).await;
     let documents = settled(&app, &chat).await;
@@ -307,7 +306,7 @@ async fn a_document_cut_off_twice_is_failed_at_start_up_not_retried() {
 #[actix_web::test]
 async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let me: Value = app.get("/auth/me").await.json().await.unwrap();
     let user_id = me["id"].as_str().unwrap().to_string();
     let run_id = uuid::Uuid::now_v7().to_string();

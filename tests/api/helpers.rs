@@ -160,6 +160,29 @@ impl TestApp {
         response.json().await.expect("chat JSON")
     }
 
+    /// A new chat's id.
+    pub async fn new_chat(&self) -> String {
+        self.create_chat("Chat").await["id"]
+            .as_str()
+            .expect("a chat id")
+            .to_string()
+    }
+
+    /// Sends `body` as a message to `chat` through the chat API and reads the whole stream;
+    /// the request must be accepted.
+    pub async fn send(&self, chat: &str, body: Value) -> Vec<crate::sse::Frame> {
+        let response = self
+            .post_json(&format!("/chat/api/{chat}/messages"), &body)
+            .await;
+        assert_eq!(response.status(), 200, "{:?}", response.text().await);
+        crate::sse::read_all(response).await
+    }
+
+    /// `send` of a message with just `text`.
+    pub async fn send_text(&self, chat: &str, text: &str) -> Vec<crate::sse::Frame> {
+        self.send(chat, serde_json::json!({"content": text})).await
+    }
+
     /// Creates another user and returns an API key for them.
     pub async fn create_user_with_key(&self, username: &str) -> String {
         let response = self

@@ -43,17 +43,10 @@ async fn stored_chats(app: &TestApp) -> u64 {
         .unwrap()
 }
 
-async fn new_chat(app: &TestApp) -> String {
-    app.create_chat("Limits").await["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 #[actix_web::test]
 async fn the_chat_api_refuses_a_message_over_the_limit_and_accepts_one_at_it() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
 
     let refused = app
         .post_json(
@@ -79,7 +72,7 @@ async fn the_chat_api_refuses_a_message_over_the_limit_and_accepts_one_at_it() {
 #[actix_web::test]
 async fn an_edit_over_the_limit_is_refused() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([Reply::text("Hello.")]);
     let sent = app
         .post_json(
@@ -110,7 +103,7 @@ async fn an_edit_over_the_limit_is_refused() {
 #[actix_web::test]
 async fn chat_completions_refuse_a_message_over_the_limit_in_every_mode() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let user = |content: String| json!([{"role": "user", "content": content}]);
     let long_history = json!([
         {"role": "user", "content": too_long()},
@@ -153,7 +146,7 @@ async fn chat_completions_refuse_a_message_over_the_limit_in_every_mode() {
 #[actix_web::test]
 async fn responses_refuse_a_message_over_the_limit_in_every_mode() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     for (what, body) in [
         ("text input", json!({"input": too_long()})),
         ("streamed", json!({"input": too_long(), "stream": true})),
@@ -177,7 +170,7 @@ async fn responses_refuse_a_message_over_the_limit_in_every_mode() {
 #[actix_web::test]
 async fn the_configured_limit_applies_to_ask_user_answers_too() {
     let app = spawn_app_with(|config| config.http.max_message_chars = 10).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("ask_1", "ask_user", json!({"question": "Your name?"})),
         Reply::text("Hello, Ada."),

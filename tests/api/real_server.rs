@@ -122,14 +122,6 @@ async fn app_for(server: &RealServer) -> TestApp {
     .await
 }
 
-async fn send(app: &TestApp, chat: &str, body: Value) -> Vec<Frame> {
-    let response = app
-        .post_json(&format!("/chat/api/{chat}/messages"), &body)
-        .await;
-    assert_eq!(response.status(), 200);
-    read_all(response).await
-}
-
 fn metadata(frames: &[Frame]) -> Value {
     frames
         .iter()
@@ -157,7 +149,7 @@ async fn a_chat_turn_streams_persists_and_reports_usage_on_a_real_server() {
         .unwrap()
         .to_string();
     for question in ["Say hello in one short sentence.", "And now in French?"] {
-        let frames = send(&app, &chat, json!({"content": question})).await;
+        let frames = app.send(&chat, json!({"content": question})).await;
         let done = finished(&frames);
         assert!(
             ["completed", "length"].contains(&done["stop_reason"].as_str().unwrap()),
@@ -229,9 +221,7 @@ async fn a_calculator_tool_loop_runs_to_its_end_on_a_real_server() {
         .as_str()
         .unwrap()
         .to_string();
-    let frames = send(
-        &app,
-        &chat,
+    let frames = app.send(&chat,
         json!({"content": "Use the calculator tool to compute 37 * 91, then tell me the result.",
                "enableTools": true,
                "web_search_options": {"x_tools": ["calculator"], "max_iterations": 2}}),
@@ -310,7 +300,7 @@ async fn a_question_about_an_uploaded_document_runs_on_a_real_server() {
         return;
     };
     let app = app_for(&server).await;
-    let chat = crate::documents::new_chat(&app).await;
+    let chat = app.new_chat().await;
     let uploaded = crate::documents::upload(
         &app,
         &chat,
@@ -320,13 +310,13 @@ async fn a_question_about_an_uploaded_document_runs_on_a_real_server() {
     .await;
     assert_eq!(uploaded.status(), 201);
     crate::documents::settled(&app, &chat).await;
-    let frames = send(
-        &app,
-        &chat,
-        json!({"content": "When was the lighthouse on Kerrow Point built?",
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": "When was the lighthouse on Kerrow Point built?",
                "enableTools": true}),
-    )
-    .await;
+        )
+        .await;
     let done = finished(&frames);
     assert!(
         ["completed", "length", "max_iterations"].contains(&done["stop_reason"].as_str().unwrap()),
@@ -367,12 +357,12 @@ async fn a_chat_that_outgrows_a_real_servers_context_keeps_answering_with_a_summ
         .to_string();
     let mut trimmed = Vec::new();
     for turn in 0..5 {
-        let frames = send(
-            &app,
-            &chat,
-            json!({"content": format!("Note {turn}: {} Reply with one word.", prose(700))}),
-        )
-        .await;
+        let frames = app
+            .send(
+                &chat,
+                json!({"content": format!("Note {turn}: {} Reply with one word.", prose(700))}),
+            )
+            .await;
         let done = finished(&frames);
         assert!(
             ["completed", "length"].contains(&done["stop_reason"].as_str().unwrap()),

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use reqwest::Method;
 use sea_orm::EntityTrait;
 
-use crate::documents::{documents, metadata, new_chat, offset, settled, tus};
+use crate::documents::{documents, metadata, offset, settled, tus};
 use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
 
 /// How long any single step may take before a test fails instead of hanging.
@@ -85,7 +85,7 @@ async fn assert_nothing_half_written(app: &TestApp, chat: &str) -> usize {
 #[actix_web::test]
 async fn a_delete_during_a_slow_patch_stops_the_patch_and_leaves_nothing_behind() {
     let app = spawn_app().await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let location = create_upload(&app, &chat, "slow.txt", 1_000).await;
     // A PATCH whose body arrives as the test sends it.
     let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(4);
@@ -134,7 +134,7 @@ async fn a_delete_during_a_slow_patch_stops_the_patch_and_leaves_nothing_behind(
 #[actix_web::test]
 async fn patches_racing_deletes_get_204_404_or_409_and_exactly_one_wins() {
     let app = spawn_app_with(|config| config.documents.max_files_per_chat = 100).await;
-    let chat = new_chat(&app).await;
+    let chat = app.new_chat().await;
     let body = "racing bytes for a tus upload\n".repeat(4_000).into_bytes();
     let mut completed = 0;
     for round in 0..30 {
