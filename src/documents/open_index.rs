@@ -1,0 +1,267 @@
+//! Each chat's open index: opened (and rebuilt from the database if it disagrees) on first
+//! use, written in group commits, and closed when the chat goes idle.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use entities::{document_chunks, documents};
+use sea_orm::{ColumnTrait, DbErr, EntityTrait, QueryFilter, QueryOrder};
+use tokio::sync::Mutex;
+
+use crate::retrieval::embed;
+use crate::retrieval::index::{ChatIndex, IndexedChunk};
+
+use super::{Workspace, status};
+
+/// One chat's open index, and the documents waiting to go into it.
+///
+/// Documents are indexed in groups: each one queues its chunks in `waiting`, then takes the
+/// index's lock; whoever gets it indexes everything waiting at that moment in one commit and
+/// tells the others. A commit is the fixed cost of an edit (some 25-50 ms, most of it making
+/// the files durable), so a burst of uploads costs a few commits rather than one each.
+pub struct OpenIndex {
+    pub(super) index: Arc<Mutex<ChatIndex>>,
+    waiting: std::sync::Mutex<Vec<Waiting>>,
+    /// When the chat last asked for it; an index idle long enough is closed.
+    last_used: std::sync::Mutex<std::time::Instant>,
+}
+
+struct Waiting {
+    document_id: String,
+    chunks: Vec<IndexedChunk>,
+    done: tokio::sync::oneshot::Sender<Result<(), String>>,
+}
+
+impl OpenIndex {
+    pub fn new(index: ChatIndex) -> Self {
+        Self {
+            index: Arc::new(Mutex::new(index)),
+            waiting: std::sync::Mutex::default(),
+            last_used: std::sync::Mutex::new(std::time::Instant::now()),
+        }
+    }
+
+    fn touch(&self) {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = std::time::Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .elapsed()
+    }
+
+    /// Replaces a document's chunks in the index (none: removes them), together with any
+    /// other documents waiting; searchable when this returns.
+    pub async fn replace_document(
+        &self,
+        document_id: String,
+        chunks: Vec<IndexedChunk>,
+    ) -> anyhow::Result<()> {
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        self.lock_waiting().push(Waiting {
+            document_id,
+            chunks,
+            done,
+        });
+        let mut guard = self.index.clone().lock_owned().await;
+        let batch = std::mem::take(&mut *self.lock_waiting());
+        // Empty when another document's turn took this one along.
+        if !batch.is_empty() {
+            let mut documents = Vec::with_capacity(batch.len());
+            let mut waiters = Vec::with_capacity(batch.len());
+            for waiting in batch {
+                documents.push((waiting.document_id, waiting.chunks));
+                waiters.push(waiting.done);
+            }
+            let ids: Vec<String> = documents.iter().map(|(id, _)| id.clone()).collect();
+            let result =
+                tokio::task::spawn_blocking(move || guard.replace_documents(documents)).await;
+            let result = match result {
+                Ok(Ok(rejected)) => Ok(rejected),
+                Ok(Err(err)) => Err(format!("indexing failed: {err:#}")),
+                Err(err) => Err(format!("indexing failed: {err}")),
+            };
+            for (id, waiter) in ids.into_iter().zip(waiters) {
+                let outcome = match &result {
+                    Ok(rejected) => match rejected.iter().find(|(r, _)| *r == id) {
+                        Some((_, reason)) => Err(format!("indexing failed: {reason}")),
+                        None => Ok(()),
+                    },
+                    Err(err) => Err(err.clone()),
+                };
+                // A waiter that went away no longer needs to know.
+                let _ = waiter.send(outcome);
+            }
+        } else {
+            drop(guard);
+        }
+        outcome
+            .await
+            .map_err(|_| anyhow::anyhow!("indexing was abandoned"))?
+            .map_err(anyhow::Error::msg)
+    }
+
+    /// Lets the index's background merges finish (see `ChatIndex::settle`).
+    pub async fn settle(&self) -> anyhow::Result<()> {
+        let mut guard = self.index.clone().lock_owned().await;
+        tokio::task::spawn_blocking(move || guard.settle()).await?
+    }
+
+    /// Takes the index back, once no one else holds this.
+    pub fn into_inner(self: Arc<Self>) -> Option<ChatIndex> {
+        let open = Arc::into_inner(self)?;
+        Arc::into_inner(open.index).map(Mutex::into_inner)
+    }
+
+    /// The waiting list holds no invariant a panic could break.
+    fn lock_waiting(&self) -> std::sync::MutexGuard<'_, Vec<Waiting>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Workspace {
+    /// A chat's index, opened (and rebuilt from the database if it disagrees with it) on first
+    /// use.
+    pub async fn index(&self, chat_id: &str) -> anyhow::Result<Arc<OpenIndex>> {
+        let cell = self
+            .inner
+            .indexes
+            .entry(chat_id.to_string())
+            .or_default()
+            .clone();
+        let index = cell.get_or_try_init(|| self.open_index(chat_id)).await?;
+        index.touch();
+        Ok(index.clone())
+    }
+
+    /// How many chats' indexes are open.
+    pub fn open_indexes(&self) -> usize {
+        self.inner.indexes.len()
+    }
+
+    /// Closes the indexes no one has asked for in `idle` and no one holds (a search, a
+    /// document being indexed, a first use still opening it); returns how many. The next use
+    /// opens the index again, so an idle chat costs no memory and no open files.
+    pub async fn close_idle_indexes(&self, idle: Duration) -> usize {
+        // Only the map holds the cell, and only the cell holds the index: checked under the
+        // map's lock, so no `index` call can be between finding the cell and using it.
+        let unused = |cell: &Arc<tokio::sync::OnceCell<Arc<OpenIndex>>>| {
+            Arc::strong_count(cell) == 1
+                && cell
+                    .get()
+                    .is_some_and(|open| Arc::strong_count(open) == 1 && open.idle_for() >= idle)
+        };
+        let candidates: Vec<String> = self
+            .inner
+            .indexes
+            .iter()
+            .filter(|entry| unused(entry.value()))
+            .map(|entry| entry.key().clone())
+            .collect();
+        let mut closed = Vec::new();
+        for chat_id in candidates {
+            if let Some((_, cell)) = self
+                .inner
+                .indexes
+                .remove_if(&chat_id, |_, cell| unused(cell))
+            {
+                closed.push(cell);
+            }
+        }
+        let count = closed.len();
+        // Closing an index closes its writer, which may wait on the disk: not on this task.
+        if count > 0 {
+            let _ = tokio::task::spawn_blocking(move || drop(closed)).await;
+        }
+        count
+    }
+
+    /// Every `every`, closes the indexes idle for `idle` (`close_idle_indexes`).
+    pub fn start_index_sweeper(&self, every: Duration, idle: Duration) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                let closed = this.close_idle_indexes(idle).await;
+                if closed > 0 {
+                    tracing::debug!(closed, "closed idle document indexes");
+                }
+            }
+        });
+    }
+
+    pub(super) async fn open_index(&self, chat_id: &str) -> anyhow::Result<Arc<OpenIndex>> {
+        let (chunks, stale) = self.stored_chunks(chat_id).await?;
+        let dir = self.index_dir(chat_id);
+        let index = tokio::task::spawn_blocking(move || {
+            let mut index = ChatIndex::open(&dir)?;
+            if !index.needs_rebuild(chunks.len()) {
+                index.load_vectors(chunks);
+            } else {
+                tracing::warn!(dir = %dir.display(), indexed = index.indexed_len(), stored = chunks.len(),
+                    "document index disagrees with the database; rebuilding it");
+                index.rebuild(chunks)?;
+            }
+            anyhow::Ok(index)
+        })
+        .await??;
+        for document_id in stale {
+            tracing::info!(%document_id, "re-embedding a document made with another embedder");
+            self.enqueue(document_id);
+        }
+        Ok(Arc::new(OpenIndex::new(index)))
+    }
+
+    /// A chat's stored chunks of live documents with vectors from the current embedder, and
+    /// the documents whose vectors came from another one.
+    pub(super) async fn stored_chunks(
+        &self,
+        chat_id: &str,
+    ) -> Result<(Vec<IndexedChunk>, Vec<String>), DbErr> {
+        let docs = documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .filter(documents::Column::Status.eq(status::PROCESSED))
+            .all(&self.inner.db)
+            .await?;
+        let embedder_id = self.inner.embedder.id();
+        let mut out = Vec::new();
+        let mut stale = Vec::new();
+        for doc in docs {
+            let chunks = document_chunks::Entity::find()
+                .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
+                .order_by_asc(document_chunks::Column::ChunkIndex)
+                .all(&self.inner.db)
+                .await?;
+            for chunk in chunks {
+                let vector = chunk
+                    .embedding
+                    .as_deref()
+                    .filter(|_| chunk.embedder.as_deref() == Some(embedder_id))
+                    .and_then(embed::from_blob);
+                // A vector from another embedder is not comparable: its document is
+                // re-processed instead.
+                match vector {
+                    Some(vector) => out.push(IndexedChunk {
+                        chunk_id: chunk.id,
+                        document_id: doc.id.clone(),
+                        filename: doc.filename.clone(),
+                        text: chunk.text,
+                        vector,
+                    }),
+                    None if !stale.contains(&doc.id) => stale.push(doc.id.clone()),
+                    None => {}
+                }
+            }
+        }
+        Ok((out, stale))
+    }
+}

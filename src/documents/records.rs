@@ -1,0 +1,197 @@
+//! Document records and their limits: counting, listing, creating (one chat's creations in
+//! turn, so the per-chat limit holds), and soft deletion.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use entities::{artifacts, document_chunks, documents};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    Set, TransactionTrait,
+};
+use tokio::sync::Mutex;
+
+use super::{KIND_DOCUMENT, Workspace};
+
+/// Why a document record was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("this chat already holds {max} documents, the most allowed; delete one first")]
+    TooMany { max: usize },
+    #[error(transparent)]
+    Db(#[from] DbErr),
+}
+
+impl Workspace {
+    /// Documents of a chat that count against the per-chat limit (not deleted).
+    pub async fn count(&self, chat_id: &str) -> Result<u64, DbErr> {
+        documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .count(&self.inner.db)
+            .await
+    }
+
+    /// A chat's documents, most recent first.
+    pub async fn list(&self, chat_id: &str) -> Result<Vec<documents::Model>, DbErr> {
+        documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .order_by_desc(documents::Column::UploadedAt)
+            .order_by_desc(documents::Column::Id)
+            .all(&self.inner.db)
+            .await
+    }
+
+    /// document id → artifact id, for a chat's live documents.
+    pub async fn artifact_ids(
+        &self,
+        chat_id: &str,
+    ) -> Result<std::collections::HashMap<String, String>, DbErr> {
+        Ok(self
+            .list(chat_id)
+            .await?
+            .into_iter()
+            .map(|d| (d.id, d.artifact_id))
+            .collect())
+    }
+
+    /// Whether a chat has documents the model can search.
+    pub async fn has_searchable(&self, chat_id: &str) -> Result<bool, DbErr> {
+        let count = documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .filter(documents::Column::Searchable.eq(true))
+            .count(&self.inner.db)
+            .await?;
+        Ok(count > 0)
+    }
+
+    /// Creates a document and its artifact record, in `status`.
+    pub async fn create(
+        &self,
+        chat_id: &str,
+        filename: &str,
+        size: u64,
+        storage_path: &std::path::Path,
+        status: &str,
+    ) -> Result<documents::Model, CreateError> {
+        let lock = self.creation_lock(chat_id);
+        let created = {
+            let _creating = lock.lock().await;
+            self.create_counted(chat_id, filename, size, storage_path, status)
+                .await
+        };
+        drop(lock);
+        // The chat's lock is forgotten once no creation holds or waits for it.
+        self.inner
+            .creating
+            .remove_if(chat_id, |_, lock| Arc::strong_count(lock) == 1);
+        created
+    }
+
+    /// The lock that orders one chat's document creations.
+    pub(super) fn creation_lock(&self, chat_id: &str) -> Arc<Mutex<()>> {
+        self.inner
+            .creating
+            .entry(chat_id.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// `create`, under the chat's creation lock.
+    pub(super) async fn create_counted(
+        &self,
+        chat_id: &str,
+        filename: &str,
+        size: u64,
+        storage_path: &std::path::Path,
+        status: &str,
+    ) -> Result<documents::Model, CreateError> {
+        let max = self.inner.limits.max_files_per_chat;
+        if self.count(chat_id).await? >= max as u64 {
+            return Err(CreateError::TooMany { max });
+        }
+        let now = Utc::now();
+        let artifact_id = format!("doc_{}", uuid::Uuid::now_v7().simple());
+        let txn = self.inner.db.begin().await?;
+        artifacts::ActiveModel {
+            id: Set(artifact_id.clone()),
+            chat_id: Set(chat_id.to_string()),
+            identifier: Set(artifact_id.clone()),
+            title: Set(filename.to_string()),
+            mime_type: Set("application/octet-stream".into()),
+            language: Set(None),
+            kind: Set(KIND_DOCUMENT.into()),
+            latest_version: Set(1),
+            message_id: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+            deleted_at: Set(None),
+        }
+        .insert(&txn)
+        .await?;
+        let row = documents::ActiveModel {
+            id: Set(uuid::Uuid::now_v7().to_string()),
+            chat_id: Set(chat_id.to_string()),
+            artifact_id: Set(artifact_id),
+            filename: Set(filename.to_string()),
+            size_bytes: Set(size as i64),
+            content_type: Set("application/octet-stream".into()),
+            storage_path: Set(storage_path.to_string_lossy().into_owned()),
+            status: Set(status.into()),
+            error: Set(None),
+            warning: Set(None),
+            searchable: Set(false),
+            char_count: Set(0),
+            uploaded_at: Set(now),
+            processed_at: Set(None),
+            deleted_at: Set(None),
+            processing_attempts: Set(0),
+        }
+        .insert(&txn)
+        .await?;
+        txn.commit().await?;
+        Ok(row)
+    }
+
+    /// Soft-deletes a document; its chunks leave search at once.
+    pub async fn delete(&self, chat_id: &str, artifact_id: &str) -> anyhow::Result<bool> {
+        use sea_orm::sea_query::Expr;
+        let db = &self.inner.db;
+        let Some(doc) = documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::ArtifactId.eq(artifact_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .one(db)
+            .await?
+        else {
+            return Ok(false);
+        };
+        let now = Utc::now();
+        let txn = db.begin().await?;
+        documents::Entity::update_many()
+            .col_expr(documents::Column::DeletedAt, Expr::value(now))
+            .filter(documents::Column::Id.eq(doc.id.clone()))
+            .exec(&txn)
+            .await?;
+        artifacts::Entity::update_many()
+            .col_expr(artifacts::Column::DeletedAt, Expr::value(now))
+            .filter(artifacts::Column::Id.eq(artifact_id))
+            .exec(&txn)
+            .await?;
+        document_chunks::Entity::delete_many()
+            .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
+            .exec(&txn)
+            .await?;
+        txn.commit().await?;
+        self.index(chat_id)
+            .await?
+            .replace_document(doc.id.clone(), Vec::new())
+            .await?;
+        if let Err(err) = tokio::fs::remove_file(&doc.storage_path).await {
+            tracing::debug!(%err, "stored file already gone");
+        }
+        Ok(true)
+    }
+}

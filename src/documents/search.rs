@@ -1,0 +1,22 @@
+//! Searching a chat's documents.
+
+use crate::retrieval::embed;
+use crate::retrieval::index::SearchHit;
+
+use super::Workspace;
+
+impl Workspace {
+    /// Searches a chat's documents: hybrid BM25 + vector ranking, relevance = cosine in [0, 1].
+    pub async fn search(
+        &self,
+        chat_id: &str,
+        query: &str,
+        limit: usize,
+    ) -> anyhow::Result<Vec<SearchHit>> {
+        let vector = embed::embed_one(self.inner.embedder.as_ref(), query).await?;
+        let index = self.index(chat_id).await?;
+        let guard = index.index.clone().lock_owned().await;
+        let query = query.to_string();
+        tokio::task::spawn_blocking(move || guard.search(&query, &vector, limit)).await?
+    }
+}
