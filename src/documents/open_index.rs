@@ -109,7 +109,7 @@ impl OpenIndex {
     /// Lets the index's background merges finish (see `ChatIndex::settle`).
     pub async fn settle(&self) -> anyhow::Result<()> {
         let mut guard = self.index.clone().lock_owned().await;
-        tokio::task::spawn_blocking(move || guard.settle()).await?
+        Ok(tokio::task::spawn_blocking(move || guard.settle()).await??)
     }
 
     /// Takes the index back, once no one else holds this.

@@ -17,6 +17,6 @@ impl Workspace {
         let index = self.index(chat_id).await?;
         let guard = index.index.clone().lock_owned().await;
         let query = query.to_string();
-        tokio::task::spawn_blocking(move || guard.search(&query, &vector, limit)).await?
+        Ok(tokio::task::spawn_blocking(move || guard.search(&query, &vector, limit)).await??)
     }
 }

@@ -9,7 +9,6 @@ use std::collections::hash_map::Entry;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
@@ -24,6 +23,39 @@ use super::analyzer;
 use super::vectors::{Vectors, chunk_key, top_rows};
 use super::writer::IdleWriter;
 
+/// Why an index operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error(transparent)]
+    Directory(#[from] tantivy::directory::error::OpenDirectoryError),
+    #[error(transparent)]
+    Dimension(#[from] super::vectors::DimensionMismatch),
+    /// A step that failed, with what was being done.
+    #[error("{what}: {source}")]
+    During {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Chunks or an index that cannot be used as they are.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl IndexError {
+    /// `source`, which failed while doing `what`.
+    pub fn during(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::During {
+            what: what.into(),
+            source: Box::new(source),
+        }
+    }
+}
 /// The name the stemming analyzer is registered under; the schema's text field names it.
 const STEMMED_TOKENIZER: &str = "en_stem";
 /// How deep each ranking goes before fusion: enough that a chunk ranked well by one side
@@ -80,7 +112,7 @@ impl ChatIndex {
     /// Opens the index in `dir`, which it owns: a missing directory is created, and one that
     /// is corrupt or from another schema is wiped and created empty (`was_recreated`); the
     /// caller then rebuilds it from the database. Vectors start empty (`load_vectors`).
-    pub fn open(dir: &Path) -> anyhow::Result<Self> {
+    pub fn open(dir: &Path) -> Result<Self, IndexError> {
         let (schema, fields) = schema();
         let (index, reader, recreated) = match open_existing(dir, &schema) {
             Ok(Some((index, reader))) => (index, reader, false),
@@ -92,8 +124,9 @@ impl ChatIndex {
                 tracing::warn!(dir = %dir.display(), error = %format!("{err:#}"),
                     "document index unreadable; recreating it empty");
                 if dir.exists() {
-                    fs::remove_dir_all(dir)
-                        .with_context(|| format!("could not wipe {}", dir.display()))?;
+                    fs::remove_dir_all(dir).map_err(|err| {
+                        IndexError::during(format!("could not wipe {}", dir.display()), err)
+                    })?;
                 }
                 let (index, reader) = create(dir, &schema)?;
                 (index, reader, true)
@@ -144,7 +177,7 @@ impl ChatIndex {
     /// memory is replaced (ids only on disk are not looked for: to replace a document,
     /// `remove_document` it first, or use `replace_documents`). All vectors must have the
     /// index's dimension.
-    pub fn add(&mut self, chunks: Vec<IndexedChunk>) -> anyhow::Result<()> {
+    pub fn add(&mut self, chunks: Vec<IndexedChunk>) -> Result<(), IndexError> {
         self.apply(&[], chunks)
     }
 
@@ -156,7 +189,7 @@ impl ChatIndex {
     pub fn replace_documents(
         &mut self,
         documents: Vec<(String, Vec<IndexedChunk>)>,
-    ) -> anyhow::Result<Vec<(String, String)>> {
+    ) -> Result<Vec<(String, String)>, IndexError> {
         // An empty index takes the dimension most of the batch has, so one bad document that
         // happens to come first cannot get every good one rejected.
         let mut dim = self.vectors.dimension().or_else(|| {
@@ -209,7 +242,7 @@ impl ChatIndex {
     }
 
     /// Removes `removed` documents and adds `chunks`, in one commit.
-    fn apply(&mut self, removed: &[String], chunks: Vec<IndexedChunk>) -> anyhow::Result<()> {
+    fn apply(&mut self, removed: &[String], chunks: Vec<IndexedChunk>) -> Result<(), IndexError> {
         if removed.is_empty() && chunks.is_empty() {
             return Ok(());
         }
@@ -218,12 +251,12 @@ impl ChatIndex {
             .dimension()
             .or_else(|| chunks.first().map(|c| c.vector.len()));
         if let Some(bad) = chunks.iter().find(|c| Some(c.vector.len()) != dim) {
-            bail!(
+            return Err(IndexError::Invalid(format!(
                 "chunk {} has a {}-dimensional vector; this index holds {}-dimensional ones",
                 bad.chunk_id,
                 bad.vector.len(),
                 dim.unwrap_or_default()
-            );
+            )));
         }
         let fields = self.fields;
         let vectors = &self.vectors;
@@ -255,7 +288,7 @@ impl ChatIndex {
     }
 
     /// Replaces everything, words and vectors, with these chunks.
-    pub fn rebuild(&mut self, chunks: Vec<IndexedChunk>) -> anyhow::Result<()> {
+    pub fn rebuild(&mut self, chunks: Vec<IndexedChunk>) -> Result<(), IndexError> {
         let fields = self.fields;
         self.writer.edit(|writer| {
             writer.delete_all_documents()?;
@@ -271,13 +304,13 @@ impl ChatIndex {
     }
 
     /// Removes a document's chunks, words and vectors, effective when this returns.
-    pub fn remove_document(&mut self, document_id: &str) -> anyhow::Result<()> {
+    pub fn remove_document(&mut self, document_id: &str) -> Result<(), IndexError> {
         self.apply(&[document_id.to_string()], Vec::new())
     }
 
     /// Lets the merges of the last edits finish and closes the index's writer now rather than
     /// once the index has been idle a few seconds. The next edit opens it again.
-    pub fn settle(&mut self) -> anyhow::Result<()> {
+    pub fn settle(&mut self) -> Result<(), IndexError> {
         self.writer.close()
     }
 
@@ -289,7 +322,7 @@ impl ChatIndex {
         query: &str,
         query_vector: &[f32],
         k: usize,
-    ) -> anyhow::Result<Vec<SearchHit>> {
+    ) -> Result<Vec<SearchHit>, IndexError> {
         if k == 0 {
             return Ok(Vec::new());
         }
@@ -400,7 +433,7 @@ fn register_analyzer(index: &Index) {
         .register(STEMMED_TOKENIZER, analyzer::english());
 }
 
-fn reader_for(index: &Index) -> anyhow::Result<IndexReader> {
+fn reader_for(index: &Index) -> Result<IndexReader, IndexError> {
     Ok(index
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
@@ -408,13 +441,15 @@ fn reader_for(index: &Index) -> anyhow::Result<IndexReader> {
 }
 
 /// The index in `dir`: `None` when there is none yet, an error when it cannot be used.
-fn open_existing(dir: &Path, schema: &Schema) -> anyhow::Result<Option<(Index, IndexReader)>> {
+fn open_existing(dir: &Path, schema: &Schema) -> Result<Option<(Index, IndexReader)>, IndexError> {
     if !dir.join("meta.json").exists() {
         return Ok(None);
     }
     let index = Index::open(MmapDirectory::open(dir)?)?;
     if index.schema() != *schema {
-        bail!("the index was made with another schema");
+        return Err(IndexError::Invalid(
+            "the index was made with another schema".into(),
+        ));
     }
     register_analyzer(&index);
     // Opening the reader opens every segment, so missing or truncated files show here.
@@ -422,14 +457,20 @@ fn open_existing(dir: &Path, schema: &Schema) -> anyhow::Result<Option<(Index, I
     Ok(Some((index, reader)))
 }
 
-fn create(dir: &Path, schema: &Schema) -> anyhow::Result<(Index, IndexReader)> {
-    fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+fn create(dir: &Path, schema: &Schema) -> Result<(Index, IndexReader), IndexError> {
+    fs::create_dir_all(dir)
+        .map_err(|err| IndexError::during(format!("could not create {}", dir.display()), err))?;
     let index = Index::create(
         MmapDirectory::open(dir)?,
         schema.clone(),
         IndexSettings::default(),
     )
-    .with_context(|| format!("could not create an index in {}", dir.display()))?;
+    .map_err(|err| {
+        IndexError::during(
+            format!("could not create an index in {}", dir.display()),
+            err,
+        )
+    })?;
     register_analyzer(&index);
     let reader = reader_for(&index)?;
     Ok((index, reader))
@@ -459,7 +500,7 @@ impl<'a> KeyColumns<'a> {
         }
     }
 
-    fn key(&mut self, address: DocAddress) -> anyhow::Result<Option<u64>> {
+    fn key(&mut self, address: DocAddress) -> Result<Option<u64>, IndexError> {
         let column = match self.columns.entry(address.segment_ord) {
             Entry::Occupied(entry) => entry.into_mut(),
             Entry::Vacant(entry) => entry.insert(

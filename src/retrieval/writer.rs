@@ -3,11 +3,11 @@
 //! and closes once the index has been idle for `IDLE_BEFORE_CLOSING`, giving back its memory
 //! (about 15 MB) and the directory's lock. Only this module opens writers.
 
+use super::index::IndexError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use tantivy::directory::error::LockError;
 use tantivy::indexer::{IndexWriterOptions, LogMergePolicy};
 use tantivy::{Index, IndexReader, IndexWriter, TantivyError};
@@ -68,8 +68,8 @@ impl IdleWriter {
     /// its reader to see the result.
     pub(crate) fn edit(
         &self,
-        edit: impl FnOnce(&IndexWriter) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
+        edit: impl FnOnce(&IndexWriter) -> Result<(), IndexError>,
+    ) -> Result<(), IndexError> {
         let mut slot = lock(&self.slot);
         let writer = match &mut slot.writer {
             Some(writer) => writer,
@@ -89,11 +89,11 @@ impl IdleWriter {
     }
 
     /// Closes the writer now, once its merges are done, and shows their result to searches.
-    pub(crate) fn close(&self) -> anyhow::Result<()> {
+    pub(crate) fn close(&self) -> Result<(), IndexError> {
         close(&mut lock(&self.slot), &self.reader)
     }
 
-    fn open(&self) -> anyhow::Result<IndexWriter> {
+    fn open(&self) -> Result<IndexWriter, IndexError> {
         let options = IndexWriterOptions::builder()
             .memory_budget_per_thread(WRITER_MEMORY_BYTES)
             .num_worker_threads(indexing_threads())
@@ -108,8 +108,11 @@ impl IdleWriter {
                     std::thread::sleep(LOCK_RETRY);
                 }
                 opened => {
-                    break opened.with_context(|| {
-                        format!("could not lock the index in {}", self.dir.display())
+                    break opened.map_err(|err| {
+                        IndexError::during(
+                            format!("could not lock the index in {}", self.dir.display()),
+                            err,
+                        )
                     })?;
                 }
             }
@@ -168,7 +171,7 @@ impl Drop for IdleWriter {
 
 /// Waits for the writer's merges, closes it and reloads the reader. The slot stays locked
 /// meanwhile, so no edit can open a second writer on the directory.
-fn close(slot: &mut Slot, reader: &IndexReader) -> anyhow::Result<()> {
+fn close(slot: &mut Slot, reader: &IndexReader) -> Result<(), IndexError> {
     if let Some(writer) = slot.writer.take() {
         writer.wait_merging_threads()?;
         reader.reload()?;
@@ -259,7 +262,7 @@ mod tests {
         let writer = IdleWriter::new(index, reader.clone(), dir.path());
         let failed = writer.edit(|w| {
             w.add_document(doc!(id => "lost"))?;
-            anyhow::bail!("the edit gives up")
+            Err(IndexError::Invalid("the edit gives up".into()))
         });
         assert!(failed.is_err());
         writer
