@@ -10,7 +10,6 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, anyhow, bail};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
@@ -24,6 +23,52 @@ use tokenizers::processors::bert::BertProcessing;
 use tokenizers::{AddedToken, Tokenizer};
 
 use super::{EmbedError, EmbedFuture, Embedder, normalize};
+
+/// Why the model could not be loaded, written or run; the message says what and where.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct MiniLmError(String);
+
+type Result<T, E = MiniLmError> = std::result::Result<T, E>;
+
+impl From<candle_core::Error> for MiniLmError {
+    fn from(err: candle_core::Error) -> Self {
+        Self(err.to_string())
+    }
+}
+
+impl From<serde_json::Error> for MiniLmError {
+    fn from(err: serde_json::Error) -> Self {
+        Self(err.to_string())
+    }
+}
+
+impl From<std::io::Error> for MiniLmError {
+    fn from(err: std::io::Error) -> Self {
+        Self(err.to_string())
+    }
+}
+
+/// A failure's cause, prefixed with what was being done.
+trait Context<T> {
+    fn with_context(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T, E: std::fmt::Display> Context<T> for std::result::Result<T, E> {
+    fn with_context(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|err| MiniLmError(format!("{}: {err}", what())))
+    }
+}
+
+/// A `MiniLmError` with a formatted message.
+macro_rules! fail {
+    ($($arg:tt)*) => { MiniLmError(format!($($arg)*)) };
+}
+
+/// Returns a `MiniLmError` with a formatted message.
+macro_rules! bail {
+    ($($arg:tt)*) => { return Err(fail!($($arg)*)) };
+}
 
 const MODEL_FILE: &str = "model.safetensors";
 const TOKENIZER_FILE: &str = "tokenizer.json";
@@ -52,7 +97,7 @@ pub struct MiniLm {
 
 impl MiniLm {
     /// Loads the model in `dir`; the error names the file that is missing or unreadable.
-    pub fn load(dir: &Path) -> anyhow::Result<Self> {
+    pub fn load(dir: &Path) -> Result<Self> {
         if !dir.is_dir() {
             bail!("minilm model directory {} does not exist", dir.display());
         }
@@ -78,7 +123,7 @@ impl MiniLm {
     }
 
     /// Embeds `texts` on the calling thread: one unit vector per text, in order.
-    pub fn embed_sync(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    pub fn embed_sync(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         self.encoder.embed(texts)
     }
 }
@@ -100,7 +145,7 @@ impl Embedder for MiniLm {
 }
 
 /// The all-MiniLM-L6-v2 configuration, overlaid by the keys of `config.json` when there is one.
-fn read_config(dir: &Path) -> anyhow::Result<Config> {
+fn read_config(dir: &Path) -> Result<Config> {
     let mut config = json!({
         "vocab_size": 30522,
         "hidden_size": 384,
@@ -145,7 +190,7 @@ struct Encoder {
 }
 
 impl Encoder {
-    fn load(dir: &Path, config: &Config) -> anyhow::Result<Self> {
+    fn load(dir: &Path, config: &Config) -> Result<Self> {
         let device = Device::Cpu;
         let model_path = dir.join(MODEL_FILE);
         let bytes = std::fs::read(&model_path)
@@ -170,16 +215,16 @@ impl Encoder {
 
         let tokenizer_path = dir.join(TOKENIZER_FILE);
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
-            .map_err(|e| anyhow!("{} is not a valid tokenizer: {e}", tokenizer_path.display()))?;
+            .map_err(|e| fail!("{} is not a valid tokenizer: {e}", tokenizer_path.display()))?;
         // The published tokenizer.json truncates at 128 tokens; windowing needs every token.
         tokenizer
             .with_truncation(None)
-            .map_err(|e| anyhow!("{}: {e}", tokenizer_path.display()))?;
+            .map_err(|e| fail!("{}: {e}", tokenizer_path.display()))?;
         tokenizer.with_padding(None);
         let special = |token: &str| {
             tokenizer
                 .token_to_id(token)
-                .ok_or_else(|| anyhow!("{} has no {token} token", tokenizer_path.display()))
+                .ok_or_else(|| fail!("{} has no {token} token", tokenizer_path.display()))
         };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
         let pad = tokenizer
@@ -208,7 +253,7 @@ impl Encoder {
         })
     }
 
-    fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let mut windows = Vec::new();
         let mut spans: Vec<Range<usize>> = Vec::with_capacity(texts.len());
         for text in texts {
@@ -224,11 +269,11 @@ impl Encoder {
     }
 
     /// The token ids of `text`, split into windows that each start with [CLS] and end with [SEP].
-    fn windows(&self, text: &str) -> anyhow::Result<Vec<Vec<u32>>> {
+    fn windows(&self, text: &str) -> Result<Vec<Vec<u32>>> {
         let encoding = self
             .tokenizer
             .encode(text, false)
-            .map_err(|e| anyhow!("tokenizing failed: {e}"))?;
+            .map_err(|e| fail!("tokenizing failed: {e}"))?;
         let ids = encoding.get_ids();
         let chunks: Vec<&[u32]> = if ids.is_empty() {
             vec![&[]]
@@ -248,7 +293,7 @@ impl Encoder {
     }
 
     /// The mean of each window's last hidden states (not normalised), in order.
-    fn pool(&self, windows: &[Vec<u32>]) -> anyhow::Result<Vec<Vec<f32>>> {
+    fn pool(&self, windows: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
         // Windows of similar length share a batch, so little of it is padding.
         let mut order: Vec<usize> = (0..windows.len()).collect();
         order.sort_by_key(|&i| windows[i].len());
@@ -263,7 +308,7 @@ impl Encoder {
     }
 
     /// Runs one padded batch; the attention mask keeps padding out of attention and the mean.
-    fn pool_batch(&self, rows: &[&[u32]]) -> anyhow::Result<Vec<Vec<f32>>> {
+    fn pool_batch(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
         let len = rows.iter().map(|row| row.len()).max().unwrap_or(0);
         let mut ids = Vec::with_capacity(rows.len() * len);
         let mut mask = Vec::with_capacity(rows.len() * len);
@@ -318,12 +363,12 @@ const TEST_WORDS: &[&str] = &[
 /// Writes a tiny randomly initialised BERT (hidden size 32, 2 layers) with a WordPiece tokenizer
 /// to `dir`, laid out like a real MiniLM directory. The same seed writes the same model.
 #[doc(hidden)]
-pub fn write_test_model(dir: &Path, seed: u64) -> anyhow::Result<()> {
+pub fn write_test_model(dir: &Path, seed: u64) -> Result<()> {
     write_test_model_files(dir, seed, "")
 }
 
 /// `write_test_model` with every tensor name under `prefix` (e.g. `"bert."`).
-fn write_test_model_files(dir: &Path, seed: u64, prefix: &str) -> anyhow::Result<()> {
+fn write_test_model_files(dir: &Path, seed: u64, prefix: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let letters = ('a'..='z').map(String::from);
     let pieces = ('a'..='z').map(|c| format!("##{c}"));
@@ -390,12 +435,12 @@ fn write_test_model_files(dir: &Path, seed: u64, prefix: &str) -> anyhow::Result
 
 /// A BERT WordPiece tokenizer over `vocab`: lowercasing normaliser, BERT pre-tokenizer, and
 /// [CLS] … [SEP] around every encoding.
-fn write_test_tokenizer(path: &Path, vocab: &[String]) -> anyhow::Result<()> {
+fn write_test_tokenizer(path: &Path, vocab: &[String]) -> Result<()> {
     let ids = WordPiece::read_bytes(vocab.join("\n").as_bytes())
-        .map_err(|e| anyhow!("test vocabulary: {e}"))?;
-    let id = |token: &str| -> anyhow::Result<u32> {
+        .map_err(|e| fail!("test vocabulary: {e}"))?;
+    let id = |token: &str| -> Result<u32> {
         let index = vocab.iter().position(|entry| entry == token);
-        Ok(index.ok_or_else(|| anyhow!("test vocabulary lacks {token}"))? as u32)
+        Ok(index.ok_or_else(|| fail!("test vocabulary lacks {token}"))? as u32)
     };
     let model = WordPiece::builder()
         .vocab(ids)
@@ -403,11 +448,11 @@ fn write_test_tokenizer(path: &Path, vocab: &[String]) -> anyhow::Result<()> {
         .continuing_subword_prefix("##".into())
         .max_input_chars_per_word(100)
         .build()
-        .map_err(|e| anyhow!("test WordPiece model: {e}"))?;
+        .map_err(|e| fail!("test WordPiece model: {e}"))?;
     let mut tokenizer = Tokenizer::new(model);
     tokenizer
         .with_normalizer(Some(BertNormalizer::default()))
-        .map_err(|e| anyhow!("test normaliser: {e}"))?;
+        .map_err(|e| fail!("test normaliser: {e}"))?;
     tokenizer.with_pre_tokenizer(Some(BertPreTokenizer));
     tokenizer.with_post_processor(Some(BertProcessing::new(
         ("[SEP]".into(), id("[SEP]")?),
@@ -418,10 +463,10 @@ fn write_test_tokenizer(path: &Path, vocab: &[String]) -> anyhow::Result<()> {
             ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
                 .map(|token| AddedToken::from(token, true)),
         )
-        .map_err(|e| anyhow!("test special tokens: {e}"))?;
+        .map_err(|e| fail!("test special tokens: {e}"))?;
     tokenizer
         .save(path, true)
-        .map_err(|e| anyhow!("writing {}: {e}", path.display()))
+        .map_err(|e| fail!("writing {}: {e}", path.display()))
 }
 
 /// Collects the test model's tensors, drawn from one seeded generator in a fixed order.
@@ -432,7 +477,7 @@ struct TestWeights<'a> {
 }
 
 impl TestWeights<'_> {
-    fn insert(&mut self, name: &str, values: Vec<f32>, shape: &[usize]) -> anyhow::Result<()> {
+    fn insert(&mut self, name: &str, values: Vec<f32>, shape: &[usize]) -> Result<()> {
         let tensor = Tensor::from_vec(values, shape, &Device::Cpu)?;
         self.tensors
             .insert(format!("{}{name}", self.prefix), tensor);
@@ -440,7 +485,7 @@ impl TestWeights<'_> {
     }
 
     /// Uniform in `[-scale, scale)`.
-    fn random(&mut self, name: &str, shape: &[usize], scale: f32) -> anyhow::Result<()> {
+    fn random(&mut self, name: &str, shape: &[usize], scale: f32) -> Result<()> {
         let count = shape.iter().product();
         let values = (0..count)
             .map(|_| self.rng.gen_range(-scale..scale))
@@ -449,14 +494,14 @@ impl TestWeights<'_> {
     }
 
     /// A `Linear` from `inputs` to `outputs`, initialised like PyTorch's default.
-    fn linear(&mut self, name: &str, inputs: usize, outputs: usize) -> anyhow::Result<()> {
+    fn linear(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<()> {
         let scale = 1.0 / (inputs as f32).sqrt();
         self.random(&format!("{name}.weight"), &[outputs, inputs], scale)?;
         self.random(&format!("{name}.bias"), &[outputs], scale)
     }
 
     /// The identity layer norm: weight one, bias zero.
-    fn layer_norm(&mut self, name: &str, size: usize) -> anyhow::Result<()> {
+    fn layer_norm(&mut self, name: &str, size: usize) -> Result<()> {
         self.insert(&format!("{name}.weight"), vec![1.0; size], &[size])?;
         self.insert(&format!("{name}.bias"), vec![0.0; size], &[size])
     }

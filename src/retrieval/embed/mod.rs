@@ -26,6 +26,10 @@ pub enum EmbedError {
     /// Names the embedder and what went wrong.
     #[error("{0}")]
     Upstream(String),
+    /// The configuration names no embedder that can be built (an unknown one, a missing
+    /// or unreadable model).
+    #[error("{0}")]
+    Config(String),
 }
 
 pub type EmbedFuture = BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>>;
@@ -104,7 +108,7 @@ pub fn default_minilm_dir(data_dir: &Path) -> PathBuf {
 
 /// The embedder the configuration asks for. With none named: `minilm` when a model directory
 /// is configured or found in the data directory, else `hash`. Logs which is in use.
-pub fn from_config(config: &Config, llm: &LlmClient) -> anyhow::Result<SharedEmbedder> {
+pub fn from_config(config: &Config, llm: &LlmClient) -> Result<SharedEmbedder, EmbedError> {
     let memory = &config.memory;
     let minilm_dir = memory.minilm_dir.clone().or_else(|| {
         Some(default_minilm_dir(&config.data_dir)).filter(|d| minilm::looks_like_model(d))
@@ -119,15 +123,19 @@ pub fn from_config(config: &Config, llm: &LlmClient) -> anyhow::Result<SharedEmb
         "openai" => Arc::new(openai::OpenAiEmbedder::new(llm.clone())),
         "minilm" => {
             let dir = minilm_dir.ok_or_else(|| {
-                anyhow::anyhow!(
+                EmbedError::Config(format!(
                     "memory.embedder is minilm but no model directory is configured \
                      (memory.minilm_dir) or present at {}",
                     default_minilm_dir(&config.data_dir).display()
-                )
+                ))
             })?;
-            Arc::new(minilm::MiniLm::load(&dir)?)
+            Arc::new(minilm::MiniLm::load(&dir).map_err(|err| EmbedError::Config(err.to_string()))?)
         }
-        other => anyhow::bail!("unknown memory.embedder {other:?}: use openai, minilm or hash"),
+        other => {
+            return Err(EmbedError::Config(format!(
+                "unknown memory.embedder {other:?}: use openai, minilm or hash"
+            )));
+        }
     };
     tracing::info!(embedder = embedder.id(), "embedder in use");
     Ok(embedder)
