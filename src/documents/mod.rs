@@ -31,6 +31,42 @@ pub use open_index::OpenIndex;
 pub use queue::Resumed;
 pub use records::CreateError;
 
+/// Why a document operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentsError {
+    #[error(transparent)]
+    Database(#[from] sea_orm::DbErr),
+    #[error(transparent)]
+    Index(#[from] crate::retrieval::index::IndexError),
+    #[error(transparent)]
+    Embed(#[from] crate::retrieval::embed::EmbedError),
+    #[error(transparent)]
+    Extract(#[from] crate::retrieval::extract::ExtractError),
+    /// A step that could not finish: indexing failed or was abandoned, a stored file could
+    /// not be read, a background task failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<tokio::task::JoinError> for DocumentsError {
+    fn from(err: tokio::task::JoinError) -> Self {
+        Self::Failed(format!("a background task failed: {err}"))
+    }
+}
+
+impl From<DocumentsError> for crate::error::AppError {
+    fn from(err: DocumentsError) -> Self {
+        use crate::error::AppError;
+        match err {
+            DocumentsError::Database(db) => AppError::Database(db),
+            DocumentsError::Embed(embed) => AppError::EmbedderFailed(embed.to_string()),
+            DocumentsError::Index(_) | DocumentsError::Extract(_) | DocumentsError::Failed(_) => {
+                AppError::internal(err)
+            }
+        }
+    }
+}
+
 pub use uploads::{Termination, UploadClaim, upload_status};
 
 pub const KIND_DOCUMENT: &str = "document";

@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 use crate::retrieval::embed;
 use crate::retrieval::index::{ChatIndex, IndexedChunk};
 
-use super::{Workspace, status};
+use super::{DocumentsError, Workspace, status};
 
 /// One chat's open index, and the documents waiting to go into it.
 ///
@@ -61,7 +61,7 @@ impl OpenIndex {
         &self,
         document_id: String,
         chunks: Vec<IndexedChunk>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), DocumentsError> {
         let (done, outcome) = tokio::sync::oneshot::channel();
         self.lock_waiting().push(Waiting {
             document_id,
@@ -102,12 +102,12 @@ impl OpenIndex {
         }
         outcome
             .await
-            .map_err(|_| anyhow::anyhow!("indexing was abandoned"))?
-            .map_err(anyhow::Error::msg)
+            .map_err(|_| DocumentsError::Failed("indexing was abandoned".into()))?
+            .map_err(DocumentsError::Failed)
     }
 
     /// Lets the index's background merges finish (see `ChatIndex::settle`).
-    pub async fn settle(&self) -> anyhow::Result<()> {
+    pub async fn settle(&self) -> Result<(), DocumentsError> {
         let mut guard = self.index.clone().lock_owned().await;
         Ok(tokio::task::spawn_blocking(move || guard.settle()).await??)
     }
@@ -129,7 +129,7 @@ impl OpenIndex {
 impl Workspace {
     /// A chat's index, opened (and rebuilt from the database if it disagrees with it) on first
     /// use.
-    pub async fn index(&self, chat_id: &str) -> anyhow::Result<Arc<OpenIndex>> {
+    pub async fn index(&self, chat_id: &str) -> Result<Arc<OpenIndex>, DocumentsError> {
         let cell = self
             .inner
             .indexes
@@ -198,7 +198,7 @@ impl Workspace {
         });
     }
 
-    pub(super) async fn open_index(&self, chat_id: &str) -> anyhow::Result<Arc<OpenIndex>> {
+    pub(super) async fn open_index(&self, chat_id: &str) -> Result<Arc<OpenIndex>, DocumentsError> {
         let (chunks, stale) = self.stored_chunks(chat_id).await?;
         let dir = self.index_dir(chat_id);
         let index = tokio::task::spawn_blocking(move || {
@@ -210,7 +210,7 @@ impl Workspace {
                     "document index disagrees with the database; rebuilding it");
                 index.rebuild(chunks)?;
             }
-            anyhow::Ok(index)
+            Ok::<_, DocumentsError>(index)
         })
         .await??;
         for document_id in stale {

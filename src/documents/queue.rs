@@ -13,7 +13,7 @@ use crate::retrieval::extract::{self, DocKind};
 use crate::retrieval::index::IndexedChunk;
 use crate::retrieval::text::Deadline;
 
-use super::{Workspace, status};
+use super::{DocumentsError, Workspace, status};
 
 /// Chunks embedded per embedder call.
 const EMBED_BATCH: usize = 64;
@@ -105,7 +105,7 @@ impl Workspace {
         &self,
         document_id: &str,
         permit: tokio::sync::SemaphorePermit<'_>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), DocumentsError> {
         let db = &self.inner.db;
         let Some(doc) = documents::Entity::find_by_id(document_id).one(db).await? else {
             return Ok(());
@@ -126,9 +126,9 @@ impl Workspace {
             .filter(documents::Column::Id.eq(document_id))
             .exec(db)
             .await?;
-        let bytes = tokio::fs::read(&doc.storage_path)
-            .await
-            .map_err(|err| anyhow::anyhow!("the stored file could not be read: {err}"))?;
+        let bytes = tokio::fs::read(&doc.storage_path).await.map_err(|err| {
+            DocumentsError::Failed(format!("the stored file could not be read: {err}"))
+        })?;
         let filename = doc.filename.clone();
         let max_chars = self.inner.limits.max_text_chars;
         let budget = std::time::Duration::from_secs(self.inner.limits.extraction_budget_secs);
@@ -142,7 +142,7 @@ impl Workspace {
                 (Some(text), kind) if kind != DocKind::Binary => this.inner.chunker.chunk(text),
                 _ => Vec::new(),
             };
-            anyhow::Ok((content_type, extraction, chunks))
+            Ok::<_, DocumentsError>((content_type, extraction, chunks))
         })
         .await??;
         let mut vectors = Vec::with_capacity(chunks.len());

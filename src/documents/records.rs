@@ -11,7 +11,7 @@ use sea_orm::{
 };
 use tokio::sync::Mutex;
 
-use super::{KIND_DOCUMENT, Workspace};
+use super::{DocumentsError, KIND_DOCUMENT, Workspace};
 
 /// Why a document record was not created.
 #[derive(Debug, thiserror::Error)]
@@ -156,7 +156,7 @@ impl Workspace {
     }
 
     /// Soft-deletes a document; its chunks leave search at once.
-    pub async fn delete(&self, chat_id: &str, artifact_id: &str) -> anyhow::Result<bool> {
+    pub async fn delete(&self, chat_id: &str, artifact_id: &str) -> Result<bool, DocumentsError> {
         use sea_orm::sea_query::Expr;
         let db = &self.inner.db;
         let Some(doc) = documents::Entity::find()

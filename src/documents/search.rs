@@ -3,7 +3,7 @@
 use crate::retrieval::embed;
 use crate::retrieval::index::SearchHit;
 
-use super::Workspace;
+use super::{DocumentsError, Workspace};
 
 impl Workspace {
     /// Searches a chat's documents: hybrid BM25 + vector ranking, relevance = cosine in [0, 1].
@@ -12,7 +12,7 @@ impl Workspace {
         chat_id: &str,
         query: &str,
         limit: usize,
-    ) -> anyhow::Result<Vec<SearchHit>> {
+    ) -> Result<Vec<SearchHit>, DocumentsError> {
         let vector = embed::embed_one(self.inner.embedder.as_ref(), query).await?;
         let index = self.index(chat_id).await?;
         let guard = index.index.clone().lock_owned().await;

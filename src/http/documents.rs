@@ -208,11 +208,7 @@ async fn delete(
 ) -> AppResult<HttpResponse> {
     let (chat_id, artifact_id) = path.into_inner();
     let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
-    let deleted = state
-        .workspace
-        .delete(&chat.id, &artifact_id)
-        .await
-        .map_err(AppError::internal)?;
+    let deleted = state.workspace.delete(&chat.id, &artifact_id).await?;
     if !deleted {
         return Err(AppError::NotFound("document"));
     }
