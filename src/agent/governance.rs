@@ -42,11 +42,13 @@ const RAW_IMAGE_SIGNATURES: [(&str, &str); 4] = [
 ];
 
 /// Canonical JSON text of a value: object keys sorted recursively (by their UTF-8 bytes), no
-/// insignificant whitespace, strings escaped as `serde_json` escapes them and numbers written as
-/// `serde_json` writes them (so `1` and `1.0` stay different). Two argument objects that differ
-/// only in key order or spacing give the same text. Arrays keep their order.
+/// insignificant whitespace, numbers as written (so `1` and `1.0` stay different). Two argument
+/// objects that differ only in key order or spacing give the same text; arrays keep their
+/// order. This is `serde_json`'s compact text: its objects are sorted maps (the crate's
+/// `preserve_order` feature is off, which the test of sorted keys below holds), and values parsed
+/// by it are at most 128 levels deep.
 pub fn canonical_json(value: &Value) -> String {
-    write_compact(value, true, None).0
+    value.to_string()
 }
 
 /// The identity of a tool call for caching and loop detection: name + canonical arguments.
@@ -60,12 +62,11 @@ pub struct CallKey(String);
 impl CallKey {
     /// The key of a call to `tool_name` with `arguments`.
     pub fn new(tool_name: &str, arguments: &Value) -> Self {
-        let mut text = String::from("[");
-        push_json_string(&mut text, tool_name);
-        text.push(',');
-        text.push_str(&canonical_json(arguments));
-        text.push(']');
-        Self(text)
+        Self(format!(
+            "[{},{}]",
+            Value::from(tool_name),
+            canonical_json(arguments)
+        ))
     }
 
     /// The key's text (see the type's documentation for its shape).
@@ -219,12 +220,12 @@ pub fn result_preview(value: &Value) -> String {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => return preview_line("Error: ", s),
             Some(other) => {
-                let (json, _) = write_compact(other, false, Some(PREVIEW_MAX_CHARS + 1));
+                let (json, _) = write_compact(other, PREVIEW_MAX_CHARS + 1);
                 return preview_line("Error: ", &json);
             }
         }
     }
-    let (json, _) = write_compact(value, false, Some(PREVIEW_MAX_CHARS + 1));
+    let (json, _) = write_compact(value, PREVIEW_MAX_CHARS + 1);
     preview_line("", &json)
 }
 
@@ -265,16 +266,16 @@ enum Step<'a> {
     Raw(&'static str),
 }
 
-/// Compact JSON of `value`, with object keys sorted when `sort_keys` (otherwise in the map's
-/// order). With `max_chars`, stops once more than that many characters are written and cuts
-/// there; the flag says whether it did. Iterative, so depth is unbounded.
-fn write_compact(value: &Value, sort_keys: bool, max_chars: Option<usize>) -> (String, bool) {
+/// Compact JSON of `value` for a preview: stops once more than `max_chars` characters are
+/// written and cuts there; the flag says whether it did. Iterative and bounded, so a huge or
+/// deep value costs no more than its preview.
+fn write_compact(value: &Value, max_chars: usize) -> (String, bool) {
     // More than 4 bytes per allowed character guarantees more than `max_chars` characters.
-    let byte_budget = max_chars.map(|n| n.saturating_mul(4));
+    let byte_budget = max_chars.saturating_mul(4);
     let mut out = String::new();
     let mut steps = vec![Step::Value(value)];
     while let Some(step) = steps.pop() {
-        if byte_budget.is_some_and(|budget| out.len() > budget) {
+        if out.len() > byte_budget {
             break;
         }
         match step {
@@ -297,10 +298,7 @@ fn write_compact(value: &Value, sort_keys: bool, max_chars: Option<usize>) -> (S
             Step::Value(Value::Object(map)) => {
                 out.push('{');
                 steps.push(Step::Raw("}"));
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                if sort_keys {
-                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                }
+                let entries: Vec<(&String, &Value)> = map.iter().collect();
                 for (i, (key, item)) in entries.into_iter().enumerate().rev() {
                     steps.push(Step::Value(item));
                     steps.push(Step::Raw(":"));
@@ -312,7 +310,7 @@ fn write_compact(value: &Value, sort_keys: bool, max_chars: Option<usize>) -> (S
             }
         }
     }
-    match max_chars.and_then(|n| char_boundary_after(&out, n)) {
+    match char_boundary_after(&out, max_chars) {
         Some(cut) => {
             out.truncate(cut);
             (out, true)
@@ -321,30 +319,9 @@ fn write_compact(value: &Value, sort_keys: bool, max_chars: Option<usize>) -> (S
     }
 }
 
-/// Appends `text` as a JSON string literal, escaped exactly as `serde_json` escapes it.
+/// Appends `text` as a JSON string literal, escaped by `serde_json`.
 fn push_json_string(out: &mut String, text: &str) {
-    /// Hex digits for `\u00XX` escapes, lowercase as `serde_json` writes them.
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if u32::from(c) < 0x20 => {
-                let byte = u32::from(c) as usize;
-                out.push_str("\\u00");
-                out.push(char::from(HEX[byte >> 4]));
-                out.push(char::from(HEX[byte & 0xf]));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    out.push_str(&Value::from(text).to_string());
 }
 
 /// The placeholder that stands in for an image's base64.
