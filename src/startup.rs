@@ -13,8 +13,8 @@ use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 use tracing_actix_web::TracingLogger;
 
-use crate::agent::loop_actor::new_tool_cache;
 use crate::agent::rate_limit::ToolRateLimiter;
+use crate::agent::tool_round::new_tool_cache;
 use crate::auth::{Accounts, LoginThrottle, bootstrap_admin};
 use crate::chat::Chats;
 use crate::config::{Config, MAX_CUT_OFF_ATTEMPTS};

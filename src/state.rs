@@ -7,7 +7,7 @@ use std::sync::Arc;
 use actix::Addr;
 use sea_orm::DatabaseConnection;
 
-use crate::agent::loop_actor::ToolCache;
+use crate::agent::tool_round::ToolCache;
 use crate::auth::Accounts;
 use crate::chat::Chats;
 use crate::chat::registry::ChatRegistry;

@@ -34,7 +34,7 @@ pub struct Launcher {
     /// Live and recently finished runs.
     pub runs: crate::run::log::RunRegistry,
     pub supervisor: actix::Addr<super::ChatSupervisor>,
-    pub tool_cache: crate::agent::loop_actor::ToolCache,
+    pub tool_cache: crate::agent::tool_round::ToolCache,
     /// Every research tool this server can offer; requests select from these.
     pub tools: Arc<Vec<tools::SharedTool>>,
     /// Research tool calls per minute per project.
@@ -187,7 +187,7 @@ struct RunPlan {
     tools: Vec<tools::SharedTool>,
     max_iterations: u32,
     chat: Option<(actix::Addr<crate::chat::session::ChatSession>, String)>,
-    resume: Option<crate::agent::loop_actor::ResumePoint>,
+    resume: Option<crate::agent::pause::ResumePoint>,
     completes_ask: Option<String>,
     project: String,
     parts: Parts,
@@ -662,7 +662,7 @@ pub async fn resume_answered(
     answer: serde_json::Value,
     client_tools: Option<Vec<crate::llm::wire::ToolDefinition>>,
 ) -> AppResult<Arc<RunLog>> {
-    use crate::agent::loop_actor::Checkpoint;
+    use crate::agent::pause::Checkpoint;
     use crate::chat::asks::AskKind;
     let checkpoint: Checkpoint = serde_json::from_value(ask.checkpoint.clone())
         .map_err(|err| AppError::internal(anyhow::anyhow!("corrupt checkpoint: {err}")))?;

@@ -1,0 +1,104 @@
+//! The loop's bookkeeping: the answer so far (saved as a draft while it streams), usage,
+//! iterations and the research counters.
+
+use std::time::{Duration, Instant};
+
+use crate::chat::session::SaveDraft;
+use crate::llm::wire::Usage;
+use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::log::RunLog;
+
+use super::loop_actor::{LoopOutcome, RunSpec};
+
+/// While text streams, the answer so far is saved at least this often, so a crash loses at
+/// most about a second of it.
+pub(super) const DRAFT_SAVE_INTERVAL: Duration = Duration::from_secs(1);
+/// ... or as soon as this many bytes are new, whichever comes first.
+pub(super) const DRAFT_SAVE_BYTES: usize = 4096;
+
+/// Bookkeeping of one run of the loop.
+pub(super) struct LoopState {
+    pub(super) started: Instant,
+    pub(super) content: String,
+    /// When the answer's draft was last saved, and how long it was then.
+    pub(super) draft_saved_at: Instant,
+    pub(super) draft_saved_len: usize,
+    pub(super) usage: Usage,
+    pub(super) iterations: u32,
+    pub(super) research_calls: u32,
+    pub(super) sources: u32,
+    pub(super) research_announced: bool,
+}
+
+impl LoopState {
+    pub(super) fn append(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.content.is_empty() && !self.content.ends_with('\n') {
+            self.content.push_str("\n\n");
+        }
+        self.content.push_str(text);
+    }
+
+    /// Saves the answer so far (`content` and the turn's `pending` text) through the chat
+    /// session when enough time or text has passed since the last save, or when `force`d.
+    pub(super) fn save_draft(&mut self, spec: &RunSpec, pending: &str, force: bool) {
+        let Some((session, _)) = &spec.chat else {
+            return;
+        };
+        let len = self.content.len() + pending.len();
+        let new_bytes = len.saturating_sub(self.draft_saved_len);
+        if new_bytes == 0
+            || (!force
+                && new_bytes < DRAFT_SAVE_BYTES
+                && self.draft_saved_at.elapsed() < DRAFT_SAVE_INTERVAL)
+        {
+            return;
+        }
+        let mut draft = self.content.clone();
+        if !pending.is_empty() {
+            if !draft.is_empty() && !draft.ends_with('\n') {
+                draft.push_str("\n\n");
+            }
+            draft.push_str(pending);
+        }
+        session.do_send(SaveDraft {
+            run_id: spec.log.run_id.clone(),
+            content: draft,
+        });
+        self.draft_saved_at = Instant::now();
+        self.draft_saved_len = len;
+    }
+
+    pub(super) fn announce_research(&mut self, log: &RunLog) {
+        if self.research_calls == 0 || self.research_announced {
+            return;
+        }
+        self.research_announced = true;
+        log.push(RunEvent::ResearchComplete {
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+            input_tokens: self.usage.prompt_tokens,
+            output_tokens: self.usage.completion_tokens,
+            iterations: self.iterations,
+            sources: self.sources,
+        });
+    }
+
+    pub(super) fn stop(
+        mut self,
+        log: &RunLog,
+        stop_reason: StopReason,
+        error: Option<RunError>,
+    ) -> LoopOutcome {
+        self.announce_research(log);
+        LoopOutcome {
+            content: self.content,
+            stop_reason,
+            usage: self.usage,
+            iterations: self.iterations,
+            error,
+            pause: None,
+        }
+    }
+}

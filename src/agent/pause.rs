@@ -1,0 +1,173 @@
+//! A paused run: what it waits for (an ask_user answer, or the client's tool results), the
+//! checkpoint it resumes from, and storing both with the chat.
+
+use serde_json::Value;
+
+use crate::chat::asks::{AskKind, NewAsk};
+use crate::llm::wire::{ChatMessage, ChatRequest, ToolCall, Usage};
+use crate::run::events::{RunError, RunEvent, StopReason};
+
+use super::loop_actor::{LoopOutcome, RunSpec};
+
+/// The loop's counters at a pause, restored on resume.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct ResumePoint {
+    pub tool_rounds: u32,
+    pub iterations: u32,
+    pub usage: Usage,
+    pub content: String,
+}
+
+/// Everything a paused run needs to continue, stored with its pending ask.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Checkpoint {
+    pub messages: Vec<ChatMessage>,
+    pub tool_call_id: String,
+    pub user_message_id: String,
+    pub point: ResumePoint,
+    pub max_iterations: u32,
+    /// Names of the tools the run had, re-selected on resume.
+    pub tools: Vec<String>,
+    pub template: ChatRequest,
+    /// Message parts produced before the pause.
+    #[serde(default)]
+    pub parts: Vec<Value>,
+    /// The project (API key, or user) the run's research calls count against, so the resumed
+    /// run counts against the same one. `None` in checkpoints made before it was kept: the
+    /// user, then.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// The client's own tools the run offered (Chat Completions `tools`), offered again when
+    /// it goes on.
+    #[serde(default)]
+    pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
+}
+
+/// Where a run in a stored chat stopped to wait, with what it needs to go on.
+#[derive(Debug)]
+pub(super) struct Pause {
+    pub(super) waiting: Waiting,
+    pub(super) messages: Vec<ChatMessage>,
+    pub(super) tool_rounds: u32,
+}
+
+/// What a paused run waits for.
+#[derive(Debug)]
+pub(super) enum Waiting {
+    /// The person's answer to an ask_user question.
+    Answer {
+        tool_call_id: String,
+        question: Value,
+    },
+    /// The results of the client's own tools, which the model called (the last of
+    /// `messages` is the call).
+    ClientTools { calls: Vec<ToolCall> },
+}
+
+/// Stores what the run waits for and its checkpoint, tells the client, and ends the stream: a
+/// paused run is data until its answer (or its client tools' results) comes.
+pub(super) async fn pause_run(
+    spec: &RunSpec,
+    outcome: &LoopOutcome,
+    pause: Pause,
+) -> Result<(), RunError> {
+    let failed = |cause: String| {
+        tracing::error!(run_id = %spec.log.run_id, %cause, "could not pause the run");
+        RunError {
+            detail: spec
+                .log
+                .owner_is_admin
+                .then(|| format!("the run's pause could not be saved: {cause}")),
+            ..RunError::new("pause_failed", "the question could not be saved")
+        }
+    };
+    let Some((session, user_message_id)) = &spec.chat else {
+        return Err(failed("a paused run needs a stored chat".into()));
+    };
+    let (kind, prefix, tool_call_id, question, stop_reason) = match pause.waiting {
+        Waiting::Answer {
+            tool_call_id,
+            question,
+        } => (
+            AskKind::AskUser,
+            "ask",
+            tool_call_id,
+            question,
+            StopReason::Paused,
+        ),
+        Waiting::ClientTools { calls } => {
+            let first = calls.first().map(|c| c.id.clone()).unwrap_or_default();
+            let question = serde_json::json!({"type": "client_tool_calls", "calls": calls});
+            (
+                AskKind::ClientTools,
+                "tools",
+                first,
+                question,
+                StopReason::ToolCalls,
+            )
+        }
+    };
+    let correlation_id = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    let checkpoint = Checkpoint {
+        messages: pause.messages,
+        tool_call_id: tool_call_id.clone(),
+        user_message_id: user_message_id.clone(),
+        point: ResumePoint {
+            tool_rounds: pause.tool_rounds,
+            iterations: outcome.iterations,
+            usage: outcome.usage,
+            content: outcome.content.clone(),
+        },
+        max_iterations: spec.max_iterations,
+        tools: spec.tools.iter().map(|t| t.name().to_string()).collect(),
+        template: spec.template.clone(),
+        parts: spec.parts.snapshot(),
+        project: Some(spec.project.clone()),
+        client_tools: spec.client_tools.clone(),
+    };
+    let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
+    let expires_at = chrono::Utc::now()
+        + chrono::Duration::from_std(spec.ask_expiry).unwrap_or(chrono::Duration::hours(24));
+    let ask = NewAsk {
+        kind,
+        correlation_id: correlation_id.clone(),
+        chat_id: spec.log.chat_id.clone().unwrap_or_default(),
+        run_id: spec.log.run_id.clone(),
+        user_id: spec.log.owner_id.clone(),
+        tool_call_id,
+        question: question.clone(),
+        checkpoint,
+        expires_at,
+    };
+    session
+        .send(crate::chat::session::PauseTurn {
+            ask,
+            stop_reason,
+            usage: outcome.usage,
+            iterations: outcome.iterations,
+        })
+        .await
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))?;
+    if kind == AskKind::AskUser {
+        let mut question = question;
+        question["correlation_id"] = Value::String(correlation_id.clone());
+        question["expires_at"] = serde_json::json!(expires_at);
+        spec.log.push(RunEvent::Extension {
+            event_type: "x_ask_user.question".into(),
+            payload: question,
+        });
+        spec.log.push(RunEvent::Extension {
+            event_type: "x_ask_user.pending_state".into(),
+            payload: serde_json::json!({"correlation_id": correlation_id, "content": outcome.content}),
+        });
+    }
+    spec.log.push(RunEvent::Finished {
+        stop_reason,
+        assistant_message_id: None,
+        usage: outcome.usage,
+        iterations: outcome.iterations,
+        error: None,
+    });
+    Ok(())
+}
