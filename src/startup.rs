@@ -283,7 +283,7 @@ async fn resume_unfinished_answers(state: &AppState) {
             tracing::error!(%correlation_id, %err, "cannot record a resumption; not resuming");
             continue;
         }
-        match crate::supervisor::launch::resume_answered(&state.launcher, ask, answer, None).await {
+        match crate::supervisor::resume::resume_answered(&state.launcher, ask, answer, None).await {
             Ok(log) => {
                 tracing::info!(%correlation_id, run_id = %log.run_id, "resumed an answered question")
             }

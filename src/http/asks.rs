@@ -12,7 +12,7 @@ use crate::auth::Principal;
 use crate::chat::asks;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
-use crate::supervisor::launch::launch_resume;
+use crate::supervisor::resume::launch_resume;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route(

@@ -17,9 +17,9 @@ use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role, ToolDefin
 use crate::run::events::RunEvent;
 use crate::state::AppState;
 use crate::supervisor::launch::{
-    RunOptions, ToolResult, WebSearchOptions, check_message_lengths, launch_chat_turn,
-    launch_ephemeral, launch_resume, launch_tool_results,
+    RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
 };
+use crate::supervisor::resume::{ToolResult, launch_resume, launch_tool_results};
 
 /// Most messages one request may carry.
 const MAX_MESSAGES: usize = 2_000;

@@ -4,6 +4,7 @@
 //! turns a request into a persisted turn and a run.
 
 pub mod launch;
+pub mod resume;
 
 use std::time::Duration;
 

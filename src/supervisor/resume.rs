@@ -1,0 +1,286 @@
+//! Resuming paused runs: an ask_user answer (`launch_resume`), the results of a stored chat's
+//! client tool calls (`launch_tool_results`), and at start-up the answers a dead process
+//! claimed but never finished (`resume_answered`).
+
+use std::sync::Arc;
+
+use crate::auth::Principal;
+use crate::error::{AppError, AppResult};
+use crate::run::log::RunLog;
+use crate::tools;
+
+use crate::llm::wire::{ChatMessage, Role};
+use crate::tools::chat_context::Parts;
+
+use super::launch::{CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_message_length};
+
+/// Answers a pending question and resumes its run. `chat_id` is checked when the request names
+/// one. Answering twice is a conflict; an expired question is gone; someone else's is not found.
+pub async fn launch_resume(
+    launcher: &Launcher,
+    principal: &Principal,
+    chat_id: Option<&str>,
+    correlation_id: &str,
+    answer: serde_json::Value,
+) -> AppResult<Arc<RunLog>> {
+    use crate::chat::asks;
+    let ask = asks::find(&launcher.db, correlation_id)
+        .await?
+        .filter(|ask| ask.user_id == principal.user_id)
+        .filter(|ask| chat_id.is_none_or(|id| id == ask.chat_id))
+        .filter(|ask| asks::AskKind::of(ask) == asks::AskKind::AskUser)
+        .ok_or(AppError::NotFound("question"))?;
+    match ask.status.as_str() {
+        "pending" if ask.expires_at <= chrono::Utc::now() => {
+            asks::mark_expired(&launcher.db, correlation_id).await?;
+            return Err(AppError::Gone("this question has expired".into()));
+        }
+        "pending" => {}
+        "expired" => return Err(AppError::Gone("this question has expired".into())),
+        "cancelled" => {
+            return Err(AppError::Conflict(
+                "this question was cancelled: the conversation moved on".into(),
+            ));
+        }
+        _ => {
+            return Err(AppError::Conflict(
+                "this question was already answered".into(),
+            ));
+        }
+    }
+    for text in answer_texts(&answer) {
+        check_message_length(&launcher.config, Role::User, text)?;
+    }
+    let answer = launcher
+        .ask_user
+        .validate_answer(&ask.question, &answer)
+        .map_err(AppError::InvalidRequest)?;
+    if !asks::claim(&launcher.db, correlation_id, &answer).await? {
+        return Err(AppError::Conflict(
+            "this question was already answered".into(),
+        ));
+    }
+    resume_answered(launcher, ask, answer, None).await
+}
+
+/// One result of a client tool: the `role: "tool"` message a client sends for a call.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ToolResult {
+    pub tool_call_id: String,
+    pub content: String,
+}
+
+/// Continues a stored chat's run that stopped on calls of the client's own tools, with their
+/// results: one for each call, no other. `client_tools` (the request's `tools`) are offered
+/// from then on; empty keeps those the run had.
+pub async fn launch_tool_results(
+    launcher: &Launcher,
+    principal: &Principal,
+    chat_id: &str,
+    results: Vec<ToolResult>,
+    client_tools: Vec<crate::llm::wire::ToolDefinition>,
+) -> AppResult<Arc<RunLog>> {
+    use crate::chat::asks;
+    let chat = launcher
+        .chats
+        .get_owned(&principal.user_id, chat_id)
+        .await?;
+    let ask = asks::pending_client_tools(&launcher.db, &chat.id)
+        .await?
+        .ok_or_else(|| {
+            AppError::invalid(
+                "this chat has no tool calls waiting for results: a tool message continues the \
+                 run that called the tool, and the conversation has moved on (or never called one)",
+            )
+        })?;
+    if ask.expires_at <= chrono::Utc::now() {
+        asks::mark_expired(&launcher.db, &ask.correlation_id).await?;
+        return Err(AppError::Gone(
+            "the tool calls waited too long for their results and have expired".into(),
+        ));
+    }
+    let calls: Vec<String> = ask.question["calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .filter_map(|c| c["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    for result in &results {
+        if !calls.contains(&result.tool_call_id) {
+            return Err(AppError::invalid(format!(
+                "tool_call_id {:?} is not one of the calls waiting in this chat ({})",
+                result.tool_call_id,
+                calls.join(", ")
+            )));
+        }
+        check_message_length(&launcher.config, Role::Tool, &result.content)?;
+    }
+    let mut ordered = Vec::with_capacity(calls.len());
+    for id in &calls {
+        let mut given = results.iter().filter(|r| &r.tool_call_id == id);
+        match (given.next(), given.next()) {
+            (Some(result), None) => ordered.push(result.clone()),
+            (None, _) => {
+                return Err(AppError::invalid(format!(
+                    "the result of tool call {id} is missing: send one tool message for each \
+                     of {}",
+                    calls.join(", ")
+                )));
+            }
+            (Some(_), Some(_)) => {
+                return Err(AppError::invalid(format!(
+                    "tool call {id} has more than one result"
+                )));
+            }
+        }
+    }
+    // The run's server-side tools: the ones it was given, and the chat's own.
+    let server_tools: Vec<&str> = ask.checkpoint["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .chain(CHAT_TOOL_NAMES)
+        .collect();
+    if let Some(clash) = client_tools
+        .iter()
+        .find(|tool| server_tools.contains(&tool.function.name.as_str()))
+    {
+        return Err(AppError::invalid(format!(
+            "the client tool {} has the name of one of Colloquy's server-side tools; rename it",
+            clash.function.name
+        )));
+    }
+    let answer = serde_json::json!({"results": ordered});
+    if !asks::claim(&launcher.db, &ask.correlation_id, &answer).await? {
+        return Err(AppError::Conflict(
+            "these tool results were already sent".into(),
+        ));
+    }
+    let client_tools = (!client_tools.is_empty()).then_some(client_tools);
+    resume_answered(launcher, ask, answer, client_tools).await
+}
+
+/// The texts a user wrote in an answer: the answer itself, its chosen items or its form's
+/// field values.
+fn answer_texts(answer: &serde_json::Value) -> Vec<&str> {
+    use serde_json::Value;
+    match answer {
+        Value::String(text) => vec![text.as_str()],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        Value::Object(fields) => fields.values().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Resumes the run of an ask whose answer is stored: after a reply, or at start-up for replies
+/// a dead process claimed but never finished. A run that waited for client tools offers
+/// `client_tools` from then on, if given, else the ones it had.
+pub async fn resume_answered(
+    launcher: &Launcher,
+    ask: entities::pending_asks::Model,
+    answer: serde_json::Value,
+    client_tools: Option<Vec<crate::llm::wire::ToolDefinition>>,
+) -> AppResult<Arc<RunLog>> {
+    use crate::agent::pause::Checkpoint;
+    use crate::chat::asks::AskKind;
+    let checkpoint: Checkpoint = serde_json::from_value(ask.checkpoint.clone())
+        .map_err(|err| AppError::internal(anyhow::anyhow!("corrupt checkpoint: {err}")))?;
+    let session = launcher.sessions.session(&ask.chat_id);
+    session
+        .send(crate::chat::session::ResumeTurn {
+            run_id: ask.run_id.clone(),
+        })
+        .await??;
+    // The owner is not at hand when a start-up resumes the run: ask the database.
+    use sea_orm::EntityTrait;
+    let owner_is_admin = entities::users::Entity::find_by_id(ask.user_id.clone())
+        .one(&launcher.db)
+        .await?
+        .is_some_and(|user| user.is_admin);
+    let log = Arc::new(
+        RunLog::new(
+            ask.run_id.clone(),
+            Some(ask.chat_id.clone()),
+            ask.user_id.clone(),
+            checkpoint.template.model.clone(),
+        )
+        .owned_by_admin(owner_is_admin),
+    );
+    log.push(crate::run::events::RunEvent::Started {
+        user_message_id: Some(checkpoint.user_message_id.clone()),
+    });
+    let mut messages = checkpoint.messages;
+    match AskKind::of(&ask) {
+        AskKind::AskUser => {
+            log.push(crate::run::events::RunEvent::Extension {
+                event_type: "x_ask_user.answered".into(),
+                payload: serde_json::json!({"correlation_id": ask.correlation_id, "answer": answer}),
+            });
+            messages.push(ChatMessage::tool_result(
+                checkpoint.tool_call_id.clone(),
+                serde_json::json!({"answer": answer}).to_string(),
+            ));
+        }
+        AskKind::ClientTools => {
+            let results: Vec<ToolResult> = serde_json::from_value(answer["results"].clone())
+                .map_err(|err| {
+                    AppError::internal(anyhow::anyhow!("corrupt tool results: {err}"))
+                })?;
+            messages.extend(
+                results
+                    .into_iter()
+                    .map(|r| ChatMessage::tool_result(r.tool_call_id, r.content)),
+            );
+        }
+    }
+    let mut tools: Vec<tools::SharedTool> = launcher
+        .tools
+        .iter()
+        .filter(|t| checkpoint.tools.iter().any(|name| name == t.name()))
+        .cloned()
+        .collect();
+    let parts = Parts::from_vec(checkpoint.parts);
+    let documents = launcher
+        .workspace
+        .has_searchable(&ask.chat_id)
+        .await
+        .unwrap_or(false);
+    tools.extend(chat_tools(
+        launcher,
+        session.clone(),
+        &log,
+        &parts,
+        documents,
+    ));
+    let context_strategy = launcher
+        .chats
+        .get_owned(&ask.user_id, &ask.chat_id)
+        .await
+        .map(|chat| {
+            crate::chat::persistence::context_strategy_of(
+                &chat,
+                launcher.config.agent.context_strategy,
+            )
+        })
+        .unwrap_or(launcher.config.agent.context_strategy);
+    let spec = launcher.assemble(RunPlan {
+        log: log.clone(),
+        template: checkpoint.template,
+        messages,
+        tools,
+        max_iterations: checkpoint.max_iterations,
+        chat: Some((session, checkpoint.user_message_id)),
+        resume: Some(checkpoint.point),
+        completes_ask: Some(ask.correlation_id.clone()),
+        project: checkpoint.project.unwrap_or_else(|| ask.user_id.clone()),
+        parts,
+        context_strategy,
+        client_tools: client_tools.unwrap_or(checkpoint.client_tools),
+    });
+    launcher.start(spec);
+    Ok(log)
+}
