@@ -22,8 +22,7 @@ pub struct Model {
     pub question: Json,
     /// Run state needed to resume after the answer (JSON).
     pub checkpoint: Json,
-    /// One of `pending`, `answered`, `resuming`, `completed`, `cancelled`, `expired`, `failed`.
-    pub status: String,
+    pub status: AskStatus,
     pub answer: Option<Json>,
     pub created_at: ChronoDateTimeUtc,
     pub expires_at: ChronoDateTimeUtc,
@@ -31,9 +30,43 @@ pub struct Model {
     /// Times an answered ask's continuation was resumed at start-up; one that keeps being
     /// cut off is failed instead of resumed at every start. Defaults to 0.
     pub resume_attempts: i32,
-    /// What the run waits for: `ask_user` (a question for the person) or `client_tools`
-    /// (the results of tools the API client runs itself).
-    pub kind: String,
+    /// What the run waits for.
+    pub kind: AskKind,
+}
+
+/// Where an ask is: `Pending` until claimed by an answer (`Answered`), then `Completed` once
+/// its continuation is stored; or `Cancelled` (the conversation moved on), `Expired`, or
+/// `Failed` (its continuation was cut off again and again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumIter, DeriveActiveEnum, Serialize, Deserialize)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
+#[serde(rename_all = "snake_case")]
+pub enum AskStatus {
+    #[sea_orm(string_value = "pending")]
+    Pending,
+    #[sea_orm(string_value = "answered")]
+    Answered,
+    #[sea_orm(string_value = "completed")]
+    Completed,
+    #[sea_orm(string_value = "cancelled")]
+    Cancelled,
+    #[sea_orm(string_value = "expired")]
+    Expired,
+    #[sea_orm(string_value = "failed")]
+    Failed,
+}
+
+/// What a paused run waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumIter, DeriveActiveEnum, Serialize, Deserialize)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
+#[serde(rename_all = "snake_case")]
+pub enum AskKind {
+    /// A question for the person (the ask_user tool).
+    #[sea_orm(string_value = "ask_user")]
+    AskUser,
+    /// The results of tools the API client runs itself (Chat Completions `tools`), sent with
+    /// the client's next request in the same chat.
+    #[sea_orm(string_value = "client_tools")]
+    ClientTools,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -13,32 +13,7 @@ use sea_orm::{
 };
 use serde_json::Value;
 
-/// What a paused run waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AskKind {
-    /// A question for the person (the ask_user tool).
-    AskUser,
-    /// The results of tools the API client runs itself (Chat Completions `tools`), sent with
-    /// the client's next request in the same chat.
-    ClientTools,
-}
-
-impl AskKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AskKind::AskUser => "ask_user",
-            AskKind::ClientTools => "client_tools",
-        }
-    }
-
-    pub fn of(ask: &pending_asks::Model) -> Self {
-        if ask.kind == AskKind::ClientTools.as_str() {
-            AskKind::ClientTools
-        } else {
-            AskKind::AskUser
-        }
-    }
-}
+pub use entities::pending_asks::{AskKind, AskStatus};
 
 /// A new pending ask.
 pub struct NewAsk {
@@ -63,13 +38,13 @@ pub async fn insert<C: ConnectionTrait>(db: &C, ask: NewAsk) -> Result<(), DbErr
         tool_call_id: Set(ask.tool_call_id),
         question: Set(ask.question),
         checkpoint: Set(ask.checkpoint),
-        status: Set("pending".into()),
+        status: Set(AskStatus::Pending),
         answer: Set(None),
         created_at: Set(Utc::now()),
         expires_at: Set(ask.expires_at),
         answered_at: Set(None),
         resume_attempts: Set(0),
-        kind: Set(ask.kind.as_str().into()),
+        kind: Set(ask.kind),
     }
     .insert(db)
     .await?;
@@ -95,11 +70,14 @@ pub async fn claim(
 ) -> Result<bool, DbErr> {
     let now = Utc::now();
     let result = pending_asks::Entity::update_many()
-        .col_expr(pending_asks::Column::Status, Expr::value("answered"))
+        .col_expr(
+            pending_asks::Column::Status,
+            Expr::value(AskStatus::Answered),
+        )
         .col_expr(pending_asks::Column::Answer, Expr::value(answer.clone()))
         .col_expr(pending_asks::Column::AnsweredAt, Expr::value(now))
         .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
-        .filter(pending_asks::Column::Status.eq("pending"))
+        .filter(pending_asks::Column::Status.eq(AskStatus::Pending))
         .filter(pending_asks::Column::ExpiresAt.gt(now))
         .exec(db)
         .await?;
@@ -108,9 +86,12 @@ pub async fn claim(
 
 pub async fn mark_expired(db: &DatabaseConnection, correlation_id: &str) -> Result<(), DbErr> {
     pending_asks::Entity::update_many()
-        .col_expr(pending_asks::Column::Status, Expr::value("expired"))
+        .col_expr(
+            pending_asks::Column::Status,
+            Expr::value(AskStatus::Expired),
+        )
         .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
-        .filter(pending_asks::Column::Status.eq("pending"))
+        .filter(pending_asks::Column::Status.eq(AskStatus::Pending))
         .exec(db)
         .await?;
     Ok(())
@@ -119,7 +100,10 @@ pub async fn mark_expired(db: &DatabaseConnection, correlation_id: &str) -> Resu
 /// Marks an answered ask's continuation done (inside the transaction that stores its answer).
 pub async fn complete<C: ConnectionTrait>(db: &C, correlation_id: &str) -> Result<(), DbErr> {
     pending_asks::Entity::update_many()
-        .col_expr(pending_asks::Column::Status, Expr::value("completed"))
+        .col_expr(
+            pending_asks::Column::Status,
+            Expr::value(AskStatus::Completed),
+        )
         .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
         .exec(db)
         .await?;
@@ -134,18 +118,21 @@ pub async fn cancel_pending<C: ConnectionTrait>(
 ) -> Result<Vec<String>, DbErr> {
     let pending = pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
-        .filter(pending_asks::Column::Status.eq("pending"))
+        .filter(pending_asks::Column::Status.eq(AskStatus::Pending))
         .all(db)
         .await?;
     for ask in &pending {
         pending_asks::Entity::update_many()
-            .col_expr(pending_asks::Column::Status, Expr::value("cancelled"))
+            .col_expr(
+                pending_asks::Column::Status,
+                Expr::value(AskStatus::Cancelled),
+            )
             .filter(pending_asks::Column::Id.eq(ask.id.clone()))
             .exec(db)
             .await?;
         runs::Entity::update_many()
-            .col_expr(runs::Column::Status, Expr::value("cancelled"))
-            .col_expr(runs::Column::StopReason, Expr::value("cancelled"))
+            .col_expr(runs::Column::Status, Expr::value(AskStatus::Cancelled))
+            .col_expr(runs::Column::StopReason, Expr::value(AskStatus::Cancelled))
             .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
             .filter(runs::Column::Id.eq(ask.run_id.clone()))
             .filter(runs::Column::Status.eq("paused"))
@@ -154,7 +141,7 @@ pub async fn cancel_pending<C: ConnectionTrait>(
     }
     Ok(pending
         .into_iter()
-        .filter(|ask| AskKind::of(ask) == AskKind::AskUser)
+        .filter(|ask| ask.kind == AskKind::AskUser)
         .map(|a| a.correlation_id)
         .collect())
 }
@@ -167,8 +154,8 @@ pub async fn pending_client_tools(
 ) -> Result<Option<pending_asks::Model>, DbErr> {
     pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
-        .filter(pending_asks::Column::Kind.eq(AskKind::ClientTools.as_str()))
-        .filter(pending_asks::Column::Status.eq("pending"))
+        .filter(pending_asks::Column::Kind.eq(AskKind::ClientTools))
+        .filter(pending_asks::Column::Status.eq(AskStatus::Pending))
         .order_by_desc(pending_asks::Column::CreatedAt)
         .one(db)
         .await
@@ -181,8 +168,8 @@ pub async fn list_pending(
 ) -> Result<Vec<pending_asks::Model>, DbErr> {
     pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
-        .filter(pending_asks::Column::Kind.eq(AskKind::AskUser.as_str()))
-        .filter(pending_asks::Column::Status.eq("pending"))
+        .filter(pending_asks::Column::Kind.eq(AskKind::AskUser))
+        .filter(pending_asks::Column::Status.eq(AskStatus::Pending))
         .filter(pending_asks::Column::ExpiresAt.gt(Utc::now()))
         .order_by_asc(pending_asks::Column::CreatedAt)
         .all(db)
@@ -200,7 +187,7 @@ pub async fn list_recent(
 ) -> Result<Vec<pending_asks::Model>, DbErr> {
     let mut asks = pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
-        .filter(pending_asks::Column::Kind.eq(AskKind::AskUser.as_str()))
+        .filter(pending_asks::Column::Kind.eq(AskKind::AskUser))
         .order_by_desc(pending_asks::Column::CreatedAt)
         .limit(RECENT_ASKS)
         .all(db)
@@ -231,12 +218,12 @@ pub async fn fail_unresumable(
 ) -> Result<(), DbErr> {
     let txn = db.begin().await?;
     pending_asks::Entity::update_many()
-        .col_expr(pending_asks::Column::Status, Expr::value("failed"))
+        .col_expr(pending_asks::Column::Status, Expr::value(AskStatus::Failed))
         .filter(pending_asks::Column::Id.eq(ask.id.clone()))
         .exec(&txn)
         .await?;
     runs::Entity::update_many()
-        .col_expr(runs::Column::Status, Expr::value("failed"))
+        .col_expr(runs::Column::Status, Expr::value(AskStatus::Failed))
         .col_expr(runs::Column::StopReason, Expr::value("interrupted"))
         .col_expr(runs::Column::Error, Expr::value(reason))
         .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
@@ -249,7 +236,7 @@ pub async fn fail_unresumable(
 /// Asks that were answered but whose continuation never completed (the process died).
 pub async fn unfinished(db: &DatabaseConnection) -> Result<Vec<pending_asks::Model>, DbErr> {
     pending_asks::Entity::find()
-        .filter(pending_asks::Column::Status.eq("answered"))
+        .filter(pending_asks::Column::Status.eq(AskStatus::Answered))
         .all(db)
         .await
 }

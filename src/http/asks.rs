@@ -10,6 +10,7 @@ use super::runs::stream_run;
 use super::sse::Dialect;
 use crate::auth::Principal;
 use crate::chat::asks;
+use crate::chat::asks::AskStatus;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 use crate::supervisor::resume::launch_resume;
@@ -86,10 +87,10 @@ async fn list(
             question["expires_at"] = json!(ask.expires_at);
             if all {
                 // An unanswered question past its expiry is expired, swept or not.
-                let status = if ask.status == "pending" && ask.expires_at <= now {
-                    "expired"
+                let status = if ask.status == AskStatus::Pending && ask.expires_at <= now {
+                    AskStatus::Expired
                 } else {
-                    ask.status.as_str()
+                    ask.status
                 };
                 question["status"] = json!(status);
                 question["answer"] = json!(ask.answer);

@@ -28,21 +28,22 @@ pub async fn launch_resume(
         .await?
         .filter(|ask| ask.user_id == principal.user_id)
         .filter(|ask| chat_id.is_none_or(|id| id == ask.chat_id))
-        .filter(|ask| asks::AskKind::of(ask) == asks::AskKind::AskUser)
+        .filter(|ask| ask.kind == asks::AskKind::AskUser)
         .ok_or(AppError::NotFound("question"))?;
-    match ask.status.as_str() {
-        "pending" if ask.expires_at <= chrono::Utc::now() => {
+    use asks::AskStatus;
+    match ask.status {
+        AskStatus::Pending if ask.expires_at <= chrono::Utc::now() => {
             asks::mark_expired(&launcher.db, correlation_id).await?;
             return Err(AppError::Gone("this question has expired".into()));
         }
-        "pending" => {}
-        "expired" => return Err(AppError::Gone("this question has expired".into())),
-        "cancelled" => {
+        AskStatus::Pending => {}
+        AskStatus::Expired => return Err(AppError::Gone("this question has expired".into())),
+        AskStatus::Cancelled => {
             return Err(AppError::Conflict(
                 "this question was cancelled: the conversation moved on".into(),
             ));
         }
-        _ => {
+        AskStatus::Answered | AskStatus::Completed | AskStatus::Failed => {
             return Err(AppError::Conflict(
                 "this question was already answered".into(),
             ));
@@ -214,7 +215,7 @@ pub async fn resume_answered(
         user_message_id: Some(checkpoint.user_message_id.clone()),
     });
     let mut messages = checkpoint.messages;
-    match AskKind::of(&ask) {
+    match ask.kind {
         AskKind::AskUser => {
             log.push(crate::run::events::RunEvent::Extension {
                 event_type: "x_ask_user.answered".into(),

@@ -8,6 +8,8 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
+use sea_orm::ActiveEnum;
+
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all};
 
@@ -44,6 +46,7 @@ async fn ask_status(app: &TestApp, correlation_id: &str) -> String {
         .unwrap()
         .unwrap()
         .status
+        .to_value()
 }
 
 async fn paused_chat(app: &TestApp) -> (String, String) {

@@ -335,14 +335,14 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
         question: Set(json!({"question": "Which one?"})),
         // Never read: the ask is failed before its checkpoint is used.
         checkpoint: Set(json!({})),
-        status: Set("answered".into()),
+        status: Set(entities::pending_asks::AskStatus::Answered),
         answer: Set(Some(json!({"text": "The first"}))),
         created_at: Set(Utc::now()),
         expires_at: Set(Utc::now() + chrono::Duration::hours(1)),
         answered_at: Set(Some(Utc::now())),
         // Cut off once when answered, once more after the previous start.
         resume_attempts: Set(1),
-        kind: Set("ask_user".into()),
+        kind: Set(entities::pending_asks::AskKind::AskUser),
     }
     .insert(&app.db)
     .await
@@ -355,7 +355,7 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(ask.status, "failed");
+    assert_eq!(sea_orm::ActiveEnum::to_value(&ask.status), "failed");
     let run = entities::runs::Entity::find_by_id(run_id)
         .one(&app.db)
         .await
