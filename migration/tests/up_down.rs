@@ -273,7 +273,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
         tool_call_id: Set("call_1".to_owned()),
         question: Set(json!({"text": "Which one?"})),
         checkpoint: Set(json!({"messages": []})),
-        status: Set("pending".to_owned()),
+        status: Set(pending_asks::AskStatus::Pending),
         answer: Set(None),
         created_at: Set(now),
         expires_at: Set(later),
