@@ -18,6 +18,7 @@ use colloquy::retrieval::embed::hash::HashEmbedder;
 use colloquy::retrieval::extract::{DocKind, extract};
 use colloquy::retrieval::index::{ChatIndex, IndexedChunk};
 use colloquy::tools::fetch::extract::Deadline;
+use entities::ids::DocumentId;
 
 /// Files per chat and characters per file: seed 002's limits.
 const FILES_PER_CHAT: usize = 50;
@@ -233,7 +234,7 @@ fn ingest_like_the_workspace(index: ChatIndex, chat: usize, files: &[String]) ->
                 .await
                 .unwrap();
                 drop(permit);
-                open.replace_document(format!("doc-{chat}-{f}"), chunks)
+                open.replace_document(DocumentId::from_string(format!("doc-{chat}-{f}")), chunks)
                     .await
                     .unwrap();
             });

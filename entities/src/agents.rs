@@ -1,15 +1,17 @@
 //! `agents` table: per-user presets (system prompt, model, tools) that chats can use.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{AgentId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "agents")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: AgentId,
     #[sea_orm(column_type = "Text")]
-    pub user_id: String,
+    pub user_id: UserId,
     pub name: String,
     #[sea_orm(column_type = "Text", nullable)]
     pub system_prompt: Option<String>,

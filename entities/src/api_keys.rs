@@ -1,15 +1,17 @@
 //! `api_keys` table: bearer keys for the API, stored only as a SHA-256 hash.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{ApiKeyId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "api_keys")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: ApiKeyId,
     #[sea_orm(column_type = "Text")]
-    pub user_id: String,
+    pub user_id: UserId,
     pub name: String,
     /// Lowercase hex SHA-256 of the full key.
     #[sea_orm(unique)]

@@ -1,21 +1,23 @@
 //! `artifact_versions` table: the content of each version of an artifact.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{ArtifactId, ArtifactVersionId, MessageId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "artifact_versions")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: ArtifactVersionId,
     /// Unique together with `version`.
     #[sea_orm(column_type = "Text")]
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub version: i32,
     #[sea_orm(column_type = "Text")]
     pub content: String,
     /// Not a foreign key.
-    pub message_id: Option<String>,
+    pub message_id: Option<MessageId>,
     pub created_at: ChronoDateTimeUtc,
 }
 

@@ -2,16 +2,18 @@
 //! version lives in `artifact_versions`.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{ArtifactId, ChatId, MessageId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "artifacts")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: ArtifactId,
     /// Unique together with `identifier`.
     #[sea_orm(column_type = "Text")]
-    pub chat_id: String,
+    pub chat_id: ChatId,
     /// Stable name of the artifact within its chat.
     pub identifier: String,
     pub title: String,
@@ -22,7 +24,7 @@ pub struct Model {
     /// Highest `artifact_versions.version` of this artifact.
     pub latest_version: i32,
     /// Not a foreign key.
-    pub message_id: Option<String>,
+    pub message_id: Option<MessageId>,
     pub created_at: ChronoDateTimeUtc,
     pub updated_at: ChronoDateTimeUtc,
     /// Soft-deletion time.

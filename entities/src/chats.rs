@@ -1,22 +1,24 @@
 //! `chats` table: conversations owned by a user, optionally bound to an agent.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{AgentId, ChatId, MessageId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "chats")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: ChatId,
     #[sea_orm(column_type = "Text")]
-    pub user_id: String,
+    pub user_id: UserId,
     /// Set to `NULL` by the database when the agent is deleted.
     #[sea_orm(column_type = "Text", nullable)]
-    pub agent_id: Option<String>,
+    pub agent_id: Option<AgentId>,
     pub title: String,
     /// Id of the message at the tip of the active branch. Not a foreign key (that would
     /// make a cycle with `messages.chat_id`), so it may dangle; check before use.
-    pub active_leaf_id: Option<String>,
+    pub active_leaf_id: Option<MessageId>,
     /// Defaults to `false` in the database.
     pub ephemeral: bool,
     /// Which embedder produced this chat's vectors (memories, document chunks).

@@ -2,18 +2,20 @@
 //! each optionally with an embedding vector.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{ChatId, ChunkId, DocumentId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "document_chunks")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: ChunkId,
     /// Unique together with `chunk_index`.
     #[sea_orm(column_type = "Text")]
-    pub document_id: String,
+    pub document_id: DocumentId,
     #[sea_orm(column_type = "Text")]
-    pub chat_id: String,
+    pub chat_id: ChatId,
     /// Position of the chunk within its document.
     pub chunk_index: i32,
     #[sea_orm(column_type = "Text")]

@@ -2,17 +2,19 @@
 //! document is backed by exactly one artifact.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{ArtifactId, ChatId, DocumentId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "documents")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: DocumentId,
     #[sea_orm(column_type = "Text")]
-    pub chat_id: String,
+    pub chat_id: ChatId,
     #[sea_orm(column_type = "Text", unique)]
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub filename: String,
     pub size_bytes: i64,
     pub content_type: String,

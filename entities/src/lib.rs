@@ -1,5 +1,6 @@
 //! sea-orm entities for Colloquy's schema, one module per table (see the `migration`
-//! crate for the DDL). Ids are application-generated UUID strings.
+//! crate for the DDL). Ids are application-generated UUID strings, each table's its own type
+//! ([`ids`]).
 
 pub use sea_orm;
 
@@ -10,6 +11,7 @@ pub mod artifacts;
 pub mod chats;
 pub mod document_chunks;
 pub mod documents;
+pub mod ids;
 pub mod login_sessions;
 pub mod login_tokens;
 pub mod memories;

@@ -1,15 +1,17 @@
 //! `login_tokens` table: one-time login links, stored as the hash of their token.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{LoginTokenId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "login_tokens")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: LoginTokenId,
     #[sea_orm(column_type = "Text")]
-    pub user_id: String,
+    pub user_id: UserId,
     #[sea_orm(unique)]
     pub token_hash: String,
     pub created_at: ChronoDateTimeUtc,

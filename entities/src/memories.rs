@@ -1,15 +1,17 @@
 //! `memories` table: facts remembered for a chat, optionally with an embedding vector.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{ChatId, MemoryId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "memories")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: MemoryId,
     #[sea_orm(column_type = "Text")]
-    pub chat_id: String,
+    pub chat_id: ChatId,
     #[sea_orm(column_type = "Text")]
     pub content: String,
     pub category: String,

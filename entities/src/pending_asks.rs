@@ -2,21 +2,23 @@
 //! needed to resume the run once it is answered.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{AskId, ChatId, RunId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "pending_asks")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: AskId,
     #[sea_orm(unique)]
     pub correlation_id: String,
     #[sea_orm(column_type = "Text")]
-    pub chat_id: String,
+    pub chat_id: ChatId,
     #[sea_orm(column_type = "Text")]
-    pub run_id: String,
+    pub run_id: RunId,
     #[sea_orm(column_type = "Text")]
-    pub user_id: String,
+    pub user_id: UserId,
     pub tool_call_id: String,
     /// The question shown to the user (JSON).
     pub question: Json,

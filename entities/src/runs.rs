@@ -1,24 +1,26 @@
 //! `runs` table: one execution of the agent loop (model calls and tools) within a chat.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{ChatId, MessageId, RunId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "runs")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: RunId,
     #[sea_orm(column_type = "Text")]
-    pub chat_id: String,
+    pub chat_id: ChatId,
     #[sea_orm(column_type = "Text")]
-    pub user_id: String,
+    pub user_id: UserId,
     /// One of `running`, `paused`, `completed`, `cancelled`, `failed`, `interrupted`.
     pub status: String,
     pub stop_reason: Option<String>,
     /// Not a foreign key.
-    pub user_message_id: Option<String>,
+    pub user_message_id: Option<MessageId>,
     /// Not a foreign key.
-    pub assistant_message_id: Option<String>,
+    pub assistant_message_id: Option<MessageId>,
     /// Defaults to 0 in the database.
     pub iterations: i32,
     /// Defaults to 0 in the database.

@@ -1,17 +1,19 @@
 //! `uploads` table: state of tus resumable uploads into a chat.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::{ChatId, DocumentId, UploadId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "uploads")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: UploadId,
     #[sea_orm(column_type = "Text")]
-    pub chat_id: String,
+    pub chat_id: ChatId,
     #[sea_orm(column_type = "Text")]
-    pub user_id: String,
+    pub user_id: UserId,
     pub filename: String,
     /// Total size announced by the client (tus `Upload-Length`).
     pub upload_length: i64,
@@ -21,7 +23,7 @@ pub struct Model {
     pub metadata: Option<Json>,
     pub storage_path: String,
     /// Document created from the finished upload; not a foreign key.
-    pub document_id: Option<String>,
+    pub document_id: Option<DocumentId>,
     /// One of `uploading`, `complete`, `terminated`.
     pub status: String,
     pub created_at: ChronoDateTimeUtc,

@@ -1,13 +1,15 @@
 //! `users` table: accounts; every other row ultimately belongs to a user.
 
 use sea_orm::entity::prelude::*;
+
+use crate::ids::UserId;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
 #[sea_orm(table_name = "users")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
-    pub id: String,
+    pub id: UserId,
     #[sea_orm(unique)]
     pub username: String,
     /// Password hash; `None` means password login is disabled for this user.

@@ -5,6 +5,11 @@ use std::collections::BTreeSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chrono::{Duration, Utc};
+use entities::ids::{
+    AgentId, ApiKeyId, ArtifactId, ArtifactVersionId, AskId, ChatId, ChunkId, DocumentId,
+    LoginSessionId, LoginTokenId, MemoryId, MessageId, RunId, UploadId, UserId,
+};
+use entities::messages::MessageRole;
 use entities::{
     agents, api_keys, artifact_versions, artifacts, chats, document_chunks, documents,
     login_sessions, login_tokens, memories, messages, pending_asks, prelude::*, runs, uploads,
@@ -127,7 +132,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     let id = |name: &str| format!("{name}-{suffix}");
 
     let user = users::ActiveModel {
-        id: Set(id("user")),
+        id: Set(UserId::from_string(id("user"))),
         username: Set(id("alice")),
         password_hash: Set(None),
         created_at: Set(now),
@@ -138,7 +143,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     assert!(!user.is_admin, "is_admin defaults to false");
 
     api_keys::ActiveModel {
-        id: Set(id("key")),
+        id: Set(ApiKeyId::from_string(id("key"))),
         user_id: Set(user.id.clone()),
         name: Set("laptop".to_owned()),
         key_hash: Set(id("key-hash")),
@@ -150,7 +155,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .insert(db)
     .await?;
     login_sessions::ActiveModel {
-        id: Set(id("session")),
+        id: Set(LoginSessionId::from_string(id("session"))),
         user_id: Set(user.id.clone()),
         token_hash: Set(id("session-hash")),
         created_at: Set(now),
@@ -160,7 +165,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .insert(db)
     .await?;
     login_tokens::ActiveModel {
-        id: Set(id("token")),
+        id: Set(LoginTokenId::from_string(id("token"))),
         user_id: Set(user.id.clone()),
         token_hash: Set(id("token-hash")),
         created_at: Set(now),
@@ -171,7 +176,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .await?;
 
     let agent = agents::ActiveModel {
-        id: Set(id("agent")),
+        id: Set(AgentId::from_string(id("agent"))),
         user_id: Set(user.id.clone()),
         name: Set("helper".to_owned()),
         system_prompt: Set(Some("Be brief.".to_owned())),
@@ -186,7 +191,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     assert!(agent.tools_enabled, "tools_enabled defaults to true");
 
     let chat = chats::ActiveModel {
-        id: Set(id("chat")),
+        id: Set(ChatId::from_string(id("chat"))),
         user_id: Set(user.id.clone()),
         agent_id: Set(Some(agent.id.clone())),
         title: Set("First chat".to_owned()),
@@ -200,11 +205,11 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .await?;
     assert!(!chat.ephemeral, "ephemeral defaults to false");
 
-    let message = |name: &str, parent: Option<String>, seq: i64| messages::ActiveModel {
-        id: Set(id(name)),
+    let message = |name: &str, parent: Option<MessageId>, seq: i64| messages::ActiveModel {
+        id: Set(MessageId::from_string(id(name))),
         chat_id: Set(chat.id.clone()),
         parent_id: Set(parent),
-        role: Set("user".to_owned()),
+        role: Set(MessageRole::User),
         content: Set(Some("hello".to_owned())),
         parts: Set(None),
         tool_calls: Set(None),
@@ -218,13 +223,17 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     message("msg-child", Some(root.id.clone()), 2)
         .insert(db)
         .await?;
-    message("msg-grandchild", Some(id("msg-child")), 3)
-        .insert(db)
-        .await?;
+    message(
+        "msg-grandchild",
+        Some(MessageId::from_string(id("msg-child"))),
+        3,
+    )
+    .insert(db)
+    .await?;
 
     // Foreign keys are enforced: a message in a missing chat is rejected.
     let orphan = messages::ActiveModel {
-        chat_id: Set(id("no-such-chat")),
+        chat_id: Set(ChatId::from_string(id("no-such-chat"))),
         ..message("msg-orphan", None, 4)
     }
     .insert(db)
@@ -234,7 +243,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     // Deleting a message deletes its whole subtree.
     let other_root = message("msg-other", None, 5).insert(db).await?;
     root.delete(db).await?;
-    let left: Vec<String> = Messages::find()
+    let left: Vec<MessageId> = Messages::find()
         .all(db)
         .await?
         .into_iter()
@@ -243,7 +252,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     assert_eq!(left, vec![other_root.id.clone()]);
 
     let run = runs::ActiveModel {
-        id: Set(id("run")),
+        id: Set(RunId::from_string(id("run"))),
         chat_id: Set(chat.id.clone()),
         user_id: Set(user.id.clone()),
         status: Set("paused".to_owned()),
@@ -265,7 +274,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     );
 
     pending_asks::ActiveModel {
-        id: Set(id("ask")),
+        id: Set(AskId::from_string(id("ask"))),
         correlation_id: Set(id("corr")),
         chat_id: Set(chat.id.clone()),
         run_id: Set(run.id.clone()),
@@ -285,7 +294,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
 
     let embedding = vec![0_u8, 1, 2, 127, 128, 255];
     memories::ActiveModel {
-        id: Set(id("memory")),
+        id: Set(MemoryId::from_string(id("memory"))),
         chat_id: Set(chat.id.clone()),
         content: Set("Likes tea".to_owned()),
         category: Set("preference".to_owned()),
@@ -296,14 +305,14 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     }
     .insert(db)
     .await?;
-    let memory = Memories::find_by_id(id("memory"))
+    let memory = Memories::find_by_id(MemoryId::from_string(id("memory")))
         .one(db)
         .await?
         .expect("memory row");
     assert_eq!(memory.embedding.as_deref(), Some(embedding.as_slice()));
 
     let artifact = artifacts::ActiveModel {
-        id: Set(id("artifact")),
+        id: Set(ArtifactId::from_string(id("artifact"))),
         chat_id: Set(chat.id.clone()),
         identifier: Set("notes".to_owned()),
         title: Set("Notes".to_owned()),
@@ -319,7 +328,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .insert(db)
     .await?;
     artifact_versions::ActiveModel {
-        id: Set(id("artifact-v1")),
+        id: Set(ArtifactVersionId::from_string(id("artifact-v1"))),
         artifact_id: Set(artifact.id.clone()),
         version: Set(1),
         content: Set("# Notes".to_owned()),
@@ -330,7 +339,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .await?;
 
     let document = documents::ActiveModel {
-        id: Set(id("document")),
+        id: Set(DocumentId::from_string(id("document"))),
         chat_id: Set(chat.id.clone()),
         artifact_id: Set(artifact.id.clone()),
         filename: Set("notes.md".to_owned()),
@@ -352,7 +361,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     assert_eq!(document.processing_attempts, 0, "attempts start at 0");
 
     document_chunks::ActiveModel {
-        id: Set(id("chunk-0")),
+        id: Set(ChunkId::from_string(id("chunk-0"))),
         document_id: Set(document.id.clone()),
         chat_id: Set(chat.id.clone()),
         chunk_index: Set(0),
@@ -366,7 +375,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .await?;
 
     let upload = uploads::ActiveModel {
-        id: Set(id("upload")),
+        id: Set(UploadId::from_string(id("upload"))),
         chat_id: Set(chat.id.clone()),
         user_id: Set(user.id.clone()),
         filename: Set("big.pdf".to_owned()),

@@ -4,6 +4,7 @@
 //! back; repeat up to the iteration cap, then ask for a final answer without tools. Every exit
 //! has a `StopReason`. The outcome is handed to the chat's `ChatSession` to persist.
 
+use entities::ids::MessageId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,7 @@ pub struct RunSpec {
     pub max_iterations: u32,
     pub cache: ToolCache,
     /// The chat to persist the answer to, and the user message it replies to.
-    pub chat: Option<(Addr<ChatSession>, String)>,
+    pub chat: Option<(Addr<ChatSession>, MessageId)>,
     /// Where a resumed run left off (its messages already end with the user's answer).
     pub resume: Option<ResumePoint>,
     /// The ask whose answer this run continues from.

@@ -1,6 +1,7 @@
 //! A paused run: what it waits for (an ask_user answer, or the client's tool results), the
 //! checkpoint it resumes from, and storing both with the chat.
 
+use entities::ids::MessageId;
 use serde_json::Value;
 
 use crate::chat::asks::{AskKind, NewAsk};
@@ -23,7 +24,7 @@ pub struct ResumePoint {
 pub struct Checkpoint {
     pub messages: Vec<ChatMessage>,
     pub tool_call_id: String,
-    pub user_message_id: String,
+    pub user_message_id: MessageId,
     pub point: ResumePoint,
     pub max_iterations: u32,
     /// Names of the tools the run had, re-selected on resume.
@@ -131,7 +132,11 @@ pub(super) async fn pause_run(
     let ask = NewAsk {
         kind,
         correlation_id: correlation_id.clone(),
-        chat_id: spec.log.chat_id.clone().unwrap_or_default(),
+        chat_id: spec
+            .log
+            .chat_id
+            .clone()
+            .ok_or_else(|| failed("a run outside a chat cannot pause".into()))?,
         run_id: spec.log.run_id.clone(),
         user_id: spec.log.owner_id.clone(),
         tool_call_id,

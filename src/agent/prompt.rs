@@ -2,6 +2,8 @@
 //! branches), after the configured system prompt. Message parts and run metadata are never
 //! sent (seed 003: metadata does not reach the model).
 
+use entities::messages::MessageRole;
+
 use crate::chat::tree::MessageNode;
 use crate::llm::wire::{ChatMessage, MessageContent, Role};
 
@@ -76,8 +78,8 @@ pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMe
     }
     for node in path {
         let content = node.content.clone().unwrap_or_default();
-        match node.role.as_str() {
-            "user" => match messages.last_mut() {
+        match node.role {
+            MessageRole::User => match messages.last_mut() {
                 Some(ChatMessage {
                     role: Role::User,
                     content: Some(MessageContent::Text(previous)),
@@ -88,10 +90,10 @@ pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMe
                 }
                 _ => messages.push(ChatMessage::user(content)),
             },
-            "assistant" => messages.push(ChatMessage::assistant(content)),
-            "system" => messages.push(ChatMessage::system(content)),
+            MessageRole::Assistant => messages.push(ChatMessage::assistant(content)),
+            MessageRole::System => messages.push(ChatMessage::system(content)),
             // Tool exchanges are run-internal; a stored one without its call is meaningless.
-            _ => {}
+            MessageRole::Tool => {}
         }
     }
     messages
@@ -100,12 +102,18 @@ pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use entities::ids::MessageId;
 
     fn node(id: &str, role: &str, content: &str) -> MessageNode {
         MessageNode {
-            id: id.into(),
+            id: MessageId::from_string(id),
             parent_id: None,
-            role: role.into(),
+            role: match role {
+                "system" => MessageRole::System,
+                "user" => MessageRole::User,
+                "assistant" => MessageRole::Assistant,
+                _ => MessageRole::Tool,
+            },
             content: Some(content.into()),
             parts: Some(serde_json::json!([{"type": "artifact"}])),
             tool_calls: None,

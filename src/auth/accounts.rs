@@ -2,6 +2,7 @@
 //! one-time login links. Plain async functions over the database; no HTTP in here.
 
 use chrono::{Duration, Utc};
+use entities::ids::{ApiKeyId, LoginSessionId, LoginTokenId, UserId};
 use entities::{api_keys, login_sessions, login_tokens, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -71,10 +72,6 @@ pub struct Accounts {
     key_cache: moka::future::Cache<String, Principal>,
 }
 
-fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
-}
-
 impl Accounts {
     pub fn new(db: DatabaseConnection, session_ttl_hours: u64, link_ttl_minutes: u64) -> Self {
         Self {
@@ -120,7 +117,7 @@ impl Accounts {
             return Err(AuthError::UsernameTaken(new.username.to_string()));
         }
         let user = users::ActiveModel {
-            id: Set(new_id()),
+            id: Set(UserId::generate()),
             username: Set(new.username.to_string()),
             password_hash: Set(password_hash),
             is_admin: Set(new.is_admin),
@@ -136,10 +133,8 @@ impl Accounts {
             .await
     }
 
-    async fn user_by_id(&self, id: &str) -> Result<Option<users::Model>, DbErr> {
-        users::Entity::find_by_id(id.to_string())
-            .one(&self.db)
-            .await
+    async fn user_by_id(&self, id: &UserId) -> Result<Option<users::Model>, DbErr> {
+        users::Entity::find_by_id(id.clone()).one(&self.db).await
     }
 
     /// The user if the password matches; `None` for an unknown user, a user without a password
@@ -165,14 +160,22 @@ impl Accounts {
     }
 
     /// Creates a new API key for a user and returns it (the only time it is visible).
-    pub async fn issue_api_key(&self, user_id: &str, name: &str) -> Result<IssuedSecret, DbErr> {
+    pub async fn issue_api_key(&self, user_id: &UserId, name: &str) -> Result<IssuedSecret, DbErr> {
         let secret = new_token("cq_");
         let id = self.store_api_key(user_id, name, &secret).await?;
-        Ok(IssuedSecret { id, secret })
+        Ok(IssuedSecret {
+            id: id.into_string(),
+            secret,
+        })
     }
 
     /// Stores a key chosen elsewhere (the bootstrap key); a key already stored is left as is.
-    pub async fn import_api_key(&self, user_id: &str, name: &str, key: &str) -> Result<(), DbErr> {
+    pub async fn import_api_key(
+        &self,
+        user_id: &UserId,
+        name: &str,
+        key: &str,
+    ) -> Result<(), DbErr> {
         let exists = api_keys::Entity::find()
             .filter(api_keys::Column::KeyHash.eq(hash_token(key)))
             .one(&self.db)
@@ -184,11 +187,16 @@ impl Accounts {
         Ok(())
     }
 
-    async fn store_api_key(&self, user_id: &str, name: &str, key: &str) -> Result<String, DbErr> {
-        let id = new_id();
+    async fn store_api_key(
+        &self,
+        user_id: &UserId,
+        name: &str,
+        key: &str,
+    ) -> Result<ApiKeyId, DbErr> {
+        let id = ApiKeyId::generate();
         api_keys::ActiveModel {
             id: Set(id.clone()),
-            user_id: Set(user_id.to_string()),
+            user_id: Set(user_id.clone()),
             name: Set(name.to_string()),
             key_hash: Set(hash_token(key)),
             key_prefix: Set(key.chars().take(KEY_PREFIX_CHARS).collect()),
@@ -201,7 +209,7 @@ impl Accounts {
         Ok(id)
     }
 
-    pub async fn list_api_keys(&self, user_id: &str) -> Result<Vec<api_keys::Model>, DbErr> {
+    pub async fn list_api_keys(&self, user_id: &UserId) -> Result<Vec<api_keys::Model>, DbErr> {
         api_keys::Entity::find()
             .filter(api_keys::Column::UserId.eq(user_id))
             .filter(api_keys::Column::RevokedAt.is_null())
@@ -211,7 +219,7 @@ impl Accounts {
     }
 
     /// Revokes one of the user's keys; `false` if they have no such key.
-    pub async fn revoke_api_key(&self, user_id: &str, key_id: &str) -> Result<bool, DbErr> {
+    pub async fn revoke_api_key(&self, user_id: &UserId, key_id: &ApiKeyId) -> Result<bool, DbErr> {
         let result = api_keys::Entity::update_many()
             .col_expr(api_keys::Column::RevokedAt, Expr::value(Utc::now()))
             .filter(api_keys::Column::Id.eq(key_id))
@@ -259,13 +267,13 @@ impl Accounts {
         Ok(Some(Principal::new(&user, Some(key.id))))
     }
 
-    pub async fn start_session(&self, user_id: &str) -> Result<IssuedSecret, DbErr> {
+    pub async fn start_session(&self, user_id: &UserId) -> Result<IssuedSecret, DbErr> {
         let secret = new_token("cqs_");
-        let id = new_id();
+        let id = LoginSessionId::generate();
         let now = Utc::now();
         login_sessions::ActiveModel {
             id: Set(id.clone()),
-            user_id: Set(user_id.to_string()),
+            user_id: Set(user_id.clone()),
             token_hash: Set(hash_token(&secret)),
             created_at: Set(now),
             expires_at: Set(now + self.session_ttl),
@@ -273,7 +281,10 @@ impl Accounts {
         }
         .insert(&self.db)
         .await?;
-        Ok(IssuedSecret { id, secret })
+        Ok(IssuedSecret {
+            id: id.into_string(),
+            secret,
+        })
     }
 
     pub async fn authenticate_session(&self, token: &str) -> Result<Option<Principal>, DbErr> {
@@ -298,13 +309,13 @@ impl Accounts {
     }
 
     /// A one-time login link token for a user (printed on first start, or by the CLI).
-    pub async fn issue_login_link(&self, user_id: &str) -> Result<IssuedSecret, DbErr> {
+    pub async fn issue_login_link(&self, user_id: &UserId) -> Result<IssuedSecret, DbErr> {
         let secret = new_token("cql_");
-        let id = new_id();
+        let id = LoginTokenId::generate();
         let now = Utc::now();
         login_tokens::ActiveModel {
             id: Set(id.clone()),
-            user_id: Set(user_id.to_string()),
+            user_id: Set(user_id.clone()),
             token_hash: Set(hash_token(&secret)),
             created_at: Set(now),
             expires_at: Set(now + self.link_ttl),
@@ -312,7 +323,10 @@ impl Accounts {
         }
         .insert(&self.db)
         .await?;
-        Ok(IssuedSecret { id, secret })
+        Ok(IssuedSecret {
+            id: id.into_string(),
+            secret,
+        })
     }
 
     /// Spends a login link: one conditional UPDATE, so two concurrent clicks cannot both win.

@@ -2,6 +2,7 @@
 //! session cookie's names. `http::principal` extracts it from each request.
 
 use actix_web::HttpRequest;
+use entities::ids::{ApiKeyId, UserId};
 
 /// Name of the login-session cookie.
 pub const SESSION_COOKIE: &str = "session";
@@ -18,15 +19,15 @@ pub fn session_token(req: &HttpRequest) -> Option<String> {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
-    pub user_id: String,
+    pub user_id: UserId,
     pub username: String,
     pub is_admin: bool,
     /// The API key used, if the request came with one.
-    pub api_key_id: Option<String>,
+    pub api_key_id: Option<ApiKeyId>,
 }
 
 impl Principal {
-    pub(super) fn new(user: &entities::users::Model, api_key_id: Option<String>) -> Self {
+    pub(super) fn new(user: &entities::users::Model, api_key_id: Option<ApiKeyId>) -> Self {
         Self {
             user_id: user.id.clone(),
             username: user.username.clone(),
@@ -37,6 +38,8 @@ impl Principal {
 
     /// The "project" that rate limits count against: the API key, or the user in a browser.
     pub fn project(&self) -> &str {
-        self.api_key_id.as_deref().unwrap_or(&self.user_id)
+        self.api_key_id
+            .as_ref()
+            .map_or(self.user_id.as_str(), ApiKeyId::as_str)
     }
 }

@@ -3,6 +3,7 @@
 //! makes "unique per chat" and "versions increase by one" hold without races — and every
 //! version is kept. Reads for the REST API go to the database, scoped by chat.
 
+use entities::ids::{ArtifactId, ArtifactVersionId, ChatId, MessageId};
 use std::collections::HashMap;
 
 use actix::prelude::*;
@@ -106,7 +107,7 @@ pub struct NewArtifact {
 /// An artifact's head as the session keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ArtifactHead {
-    pub id: String,
+    pub id: ArtifactId,
     pub identifier: String,
     pub title: String,
     pub mime_type: String,
@@ -118,7 +119,7 @@ pub struct ArtifactHead {
 pub type Directory = HashMap<String, ArtifactHead>;
 
 /// Loads a chat's artifact directory.
-pub async fn load_directory(db: &DatabaseConnection, chat_id: &str) -> Result<Directory, DbErr> {
+pub async fn load_directory(db: &DatabaseConnection, chat_id: &ChatId) -> Result<Directory, DbErr> {
     let rows = artifacts::Entity::find()
         .filter(artifacts::Column::ChatId.eq(chat_id))
         .filter(artifacts::Column::Kind.eq(KIND_ARTIFACT))
@@ -144,13 +145,13 @@ pub async fn load_directory(db: &DatabaseConnection, chat_id: &str) -> Result<Di
 
 async fn insert_version<C: ConnectionTrait>(
     db: &C,
-    artifact_id: &str,
+    artifact_id: &ArtifactId,
     version: i32,
     content: String,
 ) -> Result<(), DbErr> {
     artifact_versions::ActiveModel {
-        id: Set(uuid::Uuid::now_v7().to_string()),
-        artifact_id: Set(artifact_id.to_string()),
+        id: Set(ArtifactVersionId::generate()),
+        artifact_id: Set(artifact_id.clone()),
         version: Set(version),
         content: Set(content),
         message_id: Set(None),
@@ -165,7 +166,7 @@ async fn insert_version<C: ConnectionTrait>(
 pub async fn link_parts<C: ConnectionTrait>(
     db: &C,
     parts: &serde_json::Value,
-    message_id: &str,
+    message_id: &MessageId,
 ) -> Result<(), DbErr> {
     use sea_orm::sea_query::Expr;
     let Some(parts) = parts.as_array() else {
@@ -227,7 +228,7 @@ pub struct UpdateArtifact {
 #[derive(Message)]
 #[rtype(result = "Result<bool, ArtifactError>")]
 pub struct DeleteArtifact {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
 }
 
 impl Handler<CreateArtifact> for ChatSession {
@@ -242,7 +243,7 @@ impl Handler<CreateArtifact> for ChatSession {
             )))));
         }
         let head = ArtifactHead {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: ArtifactId::generate(),
             identifier: new.identifier.clone(),
             title: new.title.clone(),
             mime_type: new.mime_type.clone(),
@@ -356,14 +357,14 @@ impl Handler<DeleteArtifact> for ChatSession {
 /// An artifact as the REST API shows it.
 #[derive(Debug, Serialize)]
 pub struct ArtifactView {
-    pub id: String,
+    pub id: ArtifactId,
     pub identifier: String,
     pub title: String,
     #[serde(rename = "type")]
     pub mime_type: String,
     pub language: Option<String>,
     pub version: i32,
-    pub message_id: Option<String>,
+    pub message_id: Option<MessageId>,
     pub created_at: chrono::DateTime<Utc>,
     pub updated_at: chrono::DateTime<Utc>,
 }
@@ -385,7 +386,10 @@ impl From<artifacts::Model> for ArtifactView {
 }
 
 /// A chat's model-made artifacts, most recently updated first.
-pub async fn list(db: &DatabaseConnection, chat_id: &str) -> Result<Vec<artifacts::Model>, DbErr> {
+pub async fn list(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+) -> Result<Vec<artifacts::Model>, DbErr> {
     artifacts::Entity::find()
         .filter(artifacts::Column::ChatId.eq(chat_id))
         .filter(artifacts::Column::Kind.eq(KIND_ARTIFACT))
@@ -397,7 +401,7 @@ pub async fn list(db: &DatabaseConnection, chat_id: &str) -> Result<Vec<artifact
 /// One artifact of a chat, by id or identifier.
 pub async fn find(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
     key: &str,
 ) -> Result<Option<artifacts::Model>, DbErr> {
     use sea_orm::Condition;
@@ -416,7 +420,7 @@ pub async fn find(
 /// An artifact's versions, oldest first.
 pub async fn versions(
     db: &DatabaseConnection,
-    artifact_id: &str,
+    artifact_id: &ArtifactId,
 ) -> Result<Vec<artifact_versions::Model>, DbErr> {
     artifact_versions::Entity::find()
         .filter(artifact_versions::Column::ArtifactId.eq(artifact_id))
@@ -428,7 +432,7 @@ pub async fn versions(
 /// One version of an artifact.
 pub async fn version(
     db: &DatabaseConnection,
-    artifact_id: &str,
+    artifact_id: &ArtifactId,
     version: i32,
 ) -> Result<Option<artifact_versions::Model>, DbErr> {
     artifact_versions::Entity::find()

@@ -4,6 +4,7 @@
 //! conditional UPDATEs, so an answer is claimed once even when two arrive together.
 
 use chrono::{DateTime, Utc};
+use entities::ids::{AskId, ChatId, RunId, UserId};
 use entities::{pending_asks, runs};
 use sea_orm::QuerySelect;
 use sea_orm::sea_query::Expr;
@@ -19,9 +20,9 @@ pub use entities::pending_asks::{AskKind, AskStatus};
 pub struct NewAsk {
     pub kind: AskKind,
     pub correlation_id: String,
-    pub chat_id: String,
-    pub run_id: String,
-    pub user_id: String,
+    pub chat_id: ChatId,
+    pub run_id: RunId,
+    pub user_id: UserId,
     pub tool_call_id: String,
     pub question: Value,
     pub checkpoint: Value,
@@ -30,7 +31,7 @@ pub struct NewAsk {
 
 pub async fn insert<C: ConnectionTrait>(db: &C, ask: NewAsk) -> Result<(), DbErr> {
     pending_asks::ActiveModel {
-        id: Set(uuid::Uuid::now_v7().to_string()),
+        id: Set(AskId::generate()),
         correlation_id: Set(ask.correlation_id),
         chat_id: Set(ask.chat_id),
         run_id: Set(ask.run_id),
@@ -114,7 +115,7 @@ pub async fn complete<C: ConnectionTrait>(db: &C, correlation_id: &str) -> Resul
 /// the correlation ids of the questions among them (client tool calls are not announced).
 pub async fn cancel_pending<C: ConnectionTrait>(
     db: &C,
-    chat_id: &str,
+    chat_id: &ChatId,
 ) -> Result<Vec<String>, DbErr> {
     let pending = pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
@@ -150,7 +151,7 @@ pub async fn cancel_pending<C: ConnectionTrait>(
 /// the caller tells the two apart).
 pub async fn pending_client_tools(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
 ) -> Result<Option<pending_asks::Model>, DbErr> {
     pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
@@ -164,7 +165,7 @@ pub async fn pending_client_tools(
 /// A chat's unexpired pending questions, oldest first.
 pub async fn list_pending(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
 ) -> Result<Vec<pending_asks::Model>, DbErr> {
     pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
@@ -183,7 +184,7 @@ pub const RECENT_ASKS: u64 = 100;
 /// oldest first, so a reloaded UI can show each question with its outcome.
 pub async fn list_recent(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
 ) -> Result<Vec<pending_asks::Model>, DbErr> {
     let mut asks = pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))

@@ -10,6 +10,7 @@ use crate::error::AppError;
 use crate::retrieval::vectors::UnitMatrix;
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
+use entities::ids::{ChatId, MemoryId};
 use entities::memories;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
@@ -74,7 +75,7 @@ pub fn infer_category(content: &str) -> &'static str {
 /// A memory as the API and the tools show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Memory {
-    pub id: String,
+    pub id: MemoryId,
     pub content: String,
     pub category: String,
     pub created_at: DateTime<Utc>,
@@ -115,7 +116,7 @@ pub struct MemoryStore {
 impl MemoryStore {
     /// Builds a store from rows, keeping vectors only from `embedder`. Returns the memories
     /// that need re-embedding.
-    pub fn load(rows: Vec<memories::Model>, embedder: &str) -> (Self, Vec<(String, String)>) {
+    pub fn load(rows: Vec<memories::Model>, embedder: &str) -> (Self, Vec<(MemoryId, String)>) {
         let mut store = Self {
             embedder: embedder.to_string(),
             ..Self::default()
@@ -184,8 +185,8 @@ impl MemoryStore {
         ranked
     }
 
-    fn position(&self, id: &str) -> Option<usize> {
-        self.memories.iter().position(|m| m.id == id)
+    fn position(&self, id: &MemoryId) -> Option<usize> {
+        self.memories.iter().position(|m| &m.id == id)
     }
 
     fn put(&mut self, memory: Memory, vector: Option<Vec<f32>>) {
@@ -202,7 +203,7 @@ impl MemoryStore {
         self.rebuild();
     }
 
-    fn remove(&mut self, id: &str) -> bool {
+    fn remove(&mut self, id: &MemoryId) -> bool {
         let Some(i) = self.position(id) else {
             return false;
         };
@@ -216,7 +217,7 @@ impl MemoryStore {
 /// Loads a chat's memories, oldest first.
 pub async fn load_rows(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
 ) -> Result<Vec<memories::Model>, DbErr> {
     memories::Entity::find()
         .filter(memories::Column::ChatId.eq(chat_id))
@@ -275,7 +276,7 @@ pub struct ListMemories;
 #[derive(Message)]
 #[rtype(result = "Result<Memory, MemoryError>")]
 pub struct UpdateMemory {
-    pub id: String,
+    pub id: MemoryId,
     pub content: Option<String>,
     pub category: Option<String>,
     pub embedded: Option<Embedded>,
@@ -284,7 +285,7 @@ pub struct UpdateMemory {
 #[derive(Message)]
 #[rtype(result = "Result<bool, MemoryError>")]
 pub struct DeleteMemory {
-    pub id: String,
+    pub id: MemoryId,
 }
 
 /// Vectors made in the background for memories that were stale.
@@ -292,7 +293,7 @@ pub struct DeleteMemory {
 #[rtype(result = "()")]
 pub(super) struct Reembedded {
     pub embedder: String,
-    pub vectors: Vec<(String, String, Vec<f32>)>,
+    pub vectors: Vec<(MemoryId, String, Vec<f32>)>,
 }
 
 impl Handler<SaveMemory> for ChatSession {
@@ -315,7 +316,7 @@ impl Handler<SaveMemory> for ChatSession {
         }
         let now = Utc::now();
         let memory = Memory {
-            id: format!("mem_{}", uuid::Uuid::now_v7().simple()),
+            id: MemoryId::generate(),
             content: msg.content,
             category: msg.category,
             created_at: now,
@@ -461,7 +462,7 @@ impl Handler<Reembedded> for ChatSession {
         }
         let db = self.db.clone();
         let embedder = msg.embedder.clone();
-        let rows: Vec<(String, String, Vec<f32>)> = msg.vectors;
+        let rows: Vec<(MemoryId, String, Vec<f32>)> = msg.vectors;
         let stored = rows.clone();
         AtomicResponse::new(Box::pin(
             async move {
@@ -507,7 +508,7 @@ impl Handler<Reembedded> for ChatSession {
 impl ChatSession {
     /// Re-embeds stale memories with the current embedder, off the mailbox, and hands the
     /// vectors back to the actor.
-    pub(super) fn reembed_memories(&self, stale: Vec<(String, String)>, ctx: &mut Context<Self>) {
+    pub(super) fn reembed_memories(&self, stale: Vec<(MemoryId, String)>, ctx: &mut Context<Self>) {
         if stale.is_empty() {
             return;
         }
@@ -573,8 +574,8 @@ mod tests {
 
     fn row(id: &str, vector: &[f32], embedder: &str) -> memories::Model {
         memories::Model {
-            id: id.into(),
-            chat_id: "c".into(),
+            id: MemoryId::from_string(id),
+            chat_id: ChatId::from_string("c"),
             content: format!("memory {id}"),
             category: "fact".into(),
             embedding: Some(embed::to_blob(vector)),
@@ -588,7 +589,10 @@ mod tests {
     fn vectors_of_another_embedder_are_stale_and_never_ranked() {
         let rows = vec![row("a", &[1.0, 0.0], "e1"), row("b", &[0.0, 1.0], "e2")];
         let (store, stale) = MemoryStore::load(rows, "e1");
-        assert_eq!(stale, vec![("b".to_string(), "memory b".to_string())]);
+        assert_eq!(
+            stale,
+            vec![(MemoryId::from_string("b"), "memory b".to_string())]
+        );
         let ranked = store.ranked(&[0.6, 0.8]);
         assert_eq!(ranked.len(), 1);
         assert_eq!(ranked[0].0.id, "a");
@@ -610,8 +614,8 @@ mod tests {
             .collect();
         assert_eq!(ids[0].0, "near");
         assert_eq!(ids[1].0, "mid");
-        assert_eq!(ids[2], ("far".to_string(), 0.0));
-        assert!(store.remove("near"));
+        assert_eq!(ids[2], (MemoryId::from_string("far"), 0.0));
+        assert!(store.remove(&MemoryId::from_string("near")));
         assert_eq!(store.ranked(&[1.0, 0.0])[0].0.id, "mid");
     }
 }

@@ -10,5 +10,5 @@ pub mod registry;
 pub mod session;
 pub mod tree;
 
-pub use persistence::{ChatId, Chats};
+pub use persistence::Chats;
 pub mod asks;

@@ -3,6 +3,7 @@
 
 use chrono::Utc;
 use entities::chats;
+use entities::ids::{ChatId, MessageId, RunId, UserId};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
@@ -15,39 +16,6 @@ use crate::error::AppError;
 pub const MAX_TITLE_CHARS: usize = 200;
 /// Title of a chat created without one.
 const DEFAULT_TITLE: &str = "New chat";
-
-/// A chat's id, parsed once from the outside world.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ChatId(String);
-
-impl ChatId {
-    pub fn new() -> Self {
-        Self(uuid::Uuid::now_v7().to_string())
-    }
-
-    /// Accepts only a UUID, so a malformed id is a 404 without touching the database.
-    pub fn parse(raw: &str) -> Option<Self> {
-        uuid::Uuid::parse_str(raw)
-            .ok()
-            .map(|id| Self(id.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Default for ChatId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl std::fmt::Display for ChatId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// Why a chat could not be found, named or changed.
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +60,7 @@ impl Chats {
 
     pub async fn create(
         &self,
-        owner: &str,
+        owner: &UserId,
         title: Option<String>,
         ephemeral: bool,
     ) -> Result<chats::Model, DbErr> {
@@ -102,15 +70,15 @@ impl Chats {
     /// `create`, with the chat's context strategy (`None`: the server's default).
     pub async fn create_with(
         &self,
-        owner: &str,
+        owner: &UserId,
         title: Option<String>,
         ephemeral: bool,
         context_strategy: Option<ContextStrategy>,
     ) -> Result<chats::Model, DbErr> {
         let now = Utc::now();
         chats::ActiveModel {
-            id: Set(ChatId::new().0),
-            user_id: Set(owner.to_string()),
+            id: Set(ChatId::generate()),
+            user_id: Set(owner.clone()),
             agent_id: Set(None),
             title: Set(title.unwrap_or_else(|| DEFAULT_TITLE.to_string())),
             active_leaf_id: Set(None),
@@ -126,9 +94,12 @@ impl Chats {
     }
 
     /// The chat if `owner` owns it; `NotFound` otherwise (also for someone else's chat).
-    pub async fn get_owned(&self, owner: &str, id: &str) -> Result<chats::Model, ChatStoreError> {
-        let id = ChatId::parse(id).ok_or(ChatStoreError::NotFound)?;
-        chats::Entity::find_by_id(id.0)
+    pub async fn get_owned(
+        &self,
+        owner: &UserId,
+        id: &ChatId,
+    ) -> Result<chats::Model, ChatStoreError> {
+        chats::Entity::find_by_id(id.clone())
             .filter(chats::Column::UserId.eq(owner))
             .one(&self.db)
             .await?
@@ -136,7 +107,7 @@ impl Chats {
     }
 
     /// The owner's chats, most recently updated first.
-    pub async fn list(&self, owner: &str, limit: u64) -> Result<Vec<chats::Model>, DbErr> {
+    pub async fn list(&self, owner: &UserId, limit: u64) -> Result<Vec<chats::Model>, DbErr> {
         chats::Entity::find()
             .filter(chats::Column::UserId.eq(owner))
             .filter(chats::Column::Ephemeral.eq(false))
@@ -149,8 +120,8 @@ impl Chats {
     /// Renames the chat and/or sets its context strategy; what is `None` stays as it is.
     pub async fn update(
         &self,
-        owner: &str,
-        id: &str,
+        owner: &UserId,
+        id: &ChatId,
         title: Option<String>,
         context_strategy: Option<ContextStrategy>,
     ) -> Result<chats::Model, ChatStoreError> {
@@ -182,7 +153,7 @@ impl Chats {
         &self,
         before: chrono::DateTime<Utc>,
         limit: u64,
-    ) -> Result<Vec<String>, DbErr> {
+    ) -> Result<Vec<ChatId>, DbErr> {
         let rows = chats::Entity::find()
             .filter(chats::Column::Ephemeral.eq(true))
             .filter(chats::Column::UpdatedAt.lt(before))
@@ -193,15 +164,15 @@ impl Chats {
     }
 
     /// Deletes a chat whoever owns it (for the sweeper), with everything in it.
-    pub async fn delete_swept(&self, id: &str) -> Result<(), DbErr> {
-        chats::Entity::delete_by_id(id.to_string())
+    pub async fn delete_swept(&self, id: &ChatId) -> Result<(), DbErr> {
+        chats::Entity::delete_by_id(id.clone())
             .exec(&self.db)
             .await?;
         Ok(())
     }
 
     /// Deletes the chat and, through foreign keys, everything in it.
-    pub async fn delete(&self, owner: &str, id: &str) -> Result<(), ChatStoreError> {
+    pub async fn delete(&self, owner: &UserId, id: &ChatId) -> Result<(), ChatStoreError> {
         let chat = self.get_owned(owner, id).await?;
         chats::Entity::delete_by_id(chat.id).exec(&self.db).await?;
         Ok(())
@@ -233,11 +204,9 @@ pub struct HistorySummary {
 /// The chat's kept history summary, if any (an unreadable one counts as none).
 pub async fn history_summary(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
 ) -> Result<Option<HistorySummary>, DbErr> {
-    let chat = chats::Entity::find_by_id(chat_id.to_string())
-        .one(db)
-        .await?;
+    let chat = chats::Entity::find_by_id(chat_id.clone()).one(db).await?;
     Ok(chat
         .and_then(|chat| chat.history_summary)
         .and_then(|value| serde_json::from_value(value).ok()))
@@ -246,7 +215,7 @@ pub async fn history_summary(
 /// Keeps `summary` as the chat's history summary, replacing the one before.
 pub async fn store_history_summary(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
     summary: &HistorySummary,
 ) -> Result<(), DbErr> {
     let value = serde_json::to_value(summary).map_err(|err| DbErr::Custom(err.to_string()))?;
@@ -264,10 +233,10 @@ pub async fn store_history_summary(
 /// Loads a chat's messages as tree nodes, with its stored active leaf.
 pub async fn load_messages(
     db: &DatabaseConnection,
-    chat_id: &str,
-) -> Result<(Vec<super::tree::MessageNode>, Option<String>), DbErr> {
+    chat_id: &ChatId,
+) -> Result<(Vec<super::tree::MessageNode>, Option<MessageId>), DbErr> {
     use entities::messages;
-    let chat = chats::Entity::find_by_id(chat_id.to_string())
+    let chat = chats::Entity::find_by_id(chat_id.clone())
         .one(db)
         .await?
         .ok_or_else(|| DbErr::RecordNotFound(format!("chat {chat_id}")))?;
@@ -298,9 +267,9 @@ pub async fn load_messages(
 /// Stores new messages and the chat's new active leaf in one transaction.
 pub async fn store_messages(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
     nodes: &[super::tree::MessageNode],
-    active_leaf: Option<&str>,
+    active_leaf: Option<&MessageId>,
 ) -> Result<(), DbErr> {
     use sea_orm::TransactionTrait;
     let txn = db.begin().await?;
@@ -311,16 +280,16 @@ pub async fn store_messages(
 
 async fn insert_nodes<C: sea_orm::ConnectionTrait>(
     db: &C,
-    chat_id: &str,
+    chat_id: &ChatId,
     nodes: &[super::tree::MessageNode],
 ) -> Result<(), DbErr> {
     use entities::messages;
     for node in nodes {
         messages::ActiveModel {
             id: Set(node.id.clone()),
-            chat_id: Set(chat_id.to_string()),
+            chat_id: Set(chat_id.clone()),
             parent_id: Set(node.parent_id.clone()),
-            role: Set(node.role.clone()),
+            role: Set(node.role),
             content: Set(node.content.clone()),
             parts: Set(node.parts.clone()),
             tool_calls: Set(node.tool_calls.clone()),
@@ -338,22 +307,22 @@ async fn insert_nodes<C: sea_orm::ConnectionTrait>(
 
 pub async fn set_active_leaf(
     db: &DatabaseConnection,
-    chat_id: &str,
-    active_leaf: Option<&str>,
+    chat_id: &ChatId,
+    active_leaf: Option<&MessageId>,
 ) -> Result<(), DbErr> {
     set_active_leaf_in(db, chat_id, active_leaf).await
 }
 
 async fn set_active_leaf_in<C: sea_orm::ConnectionTrait>(
     db: &C,
-    chat_id: &str,
-    active_leaf: Option<&str>,
+    chat_id: &ChatId,
+    active_leaf: Option<&MessageId>,
 ) -> Result<(), DbErr> {
     use sea_orm::sea_query::Expr;
     chats::Entity::update_many()
         .col_expr(
             chats::Column::ActiveLeafId,
-            Expr::value(active_leaf.map(str::to_string)),
+            Expr::value(active_leaf.map(MessageId::as_str)),
         )
         .col_expr(chats::Column::UpdatedAt, Expr::value(Utc::now()))
         .filter(chats::Column::Id.eq(chat_id))
@@ -364,21 +333,21 @@ async fn set_active_leaf_in<C: sea_orm::ConnectionTrait>(
 
 /// A run as first recorded.
 pub struct NewRun<'a> {
-    pub id: &'a str,
-    pub chat_id: &'a str,
-    pub user_id: &'a str,
-    pub user_message_id: Option<&'a str>,
+    pub id: &'a RunId,
+    pub chat_id: &'a ChatId,
+    pub user_id: &'a UserId,
+    pub user_message_id: Option<&'a MessageId>,
     pub options: Option<serde_json::Value>,
 }
 
 pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), DbErr> {
     entities::runs::ActiveModel {
-        id: Set(run.id.to_string()),
-        chat_id: Set(run.chat_id.to_string()),
-        user_id: Set(run.user_id.to_string()),
+        id: Set(run.id.clone()),
+        chat_id: Set(run.chat_id.clone()),
+        user_id: Set(run.user_id.clone()),
         status: Set("running".into()),
         stop_reason: Set(None),
-        user_message_id: Set(run.user_message_id.map(str::to_string)),
+        user_message_id: Set(run.user_message_id.cloned()),
         assistant_message_id: Set(None),
         iterations: Set(0),
         input_tokens: Set(0),
@@ -416,12 +385,12 @@ pub struct ToolCallRecord {
 /// caller serialises writes for one run (its chat session handles them one at a time).
 pub async fn append_tool_calls(
     db: &DatabaseConnection,
-    run_id: &str,
+    run_id: &RunId,
     calls: Vec<ToolCallRecord>,
 ) -> Result<(), DbErr> {
     use entities::runs;
     use sea_orm::sea_query::Expr;
-    let Some(run) = runs::Entity::find_by_id(run_id).one(db).await? else {
+    let Some(run) = runs::Entity::find_by_id(run_id.clone()).one(db).await? else {
         return Ok(());
     };
     let recorded = extend_tool_record(run.tool_calls, calls);
@@ -464,11 +433,11 @@ pub struct RunRecord {
 /// The records of a chat's runs that made tool calls or failed, by run id.
 pub async fn run_records(
     db: &DatabaseConnection,
-    chat_id: &str,
-) -> Result<std::collections::HashMap<String, RunRecord>, DbErr> {
+    chat_id: &ChatId,
+) -> Result<std::collections::HashMap<RunId, RunRecord>, DbErr> {
     use entities::runs;
     use sea_orm::Condition;
-    type Row = (String, Option<serde_json::Value>, Option<String>);
+    type Row = (RunId, Option<serde_json::Value>, Option<String>);
     let rows: Vec<Row> = runs::Entity::find()
         .select_only()
         .column(runs::Column::Id)
@@ -492,10 +461,10 @@ pub async fn run_records(
 /// How a run ended, as recorded.
 #[derive(Debug, Clone)]
 pub struct FinishedRun {
-    pub id: String,
+    pub id: RunId,
     pub status: &'static str,
     pub stop_reason: &'static str,
-    pub assistant_message_id: Option<String>,
+    pub assistant_message_id: Option<MessageId>,
     pub iterations: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -534,7 +503,7 @@ pub async fn finish_run<C: sea_orm::ConnectionTrait>(
 }
 
 /// Marks a run running again (a paused run resumed).
-pub async fn resume_run(db: &DatabaseConnection, run_id: &str) -> Result<(), DbErr> {
+pub async fn resume_run(db: &DatabaseConnection, run_id: &RunId) -> Result<(), DbErr> {
     use entities::runs;
     use sea_orm::sea_query::Expr;
     runs::Entity::update_many()
@@ -557,9 +526,9 @@ pub async fn resume_run(db: &DatabaseConnection, run_id: &str) -> Result<(), DbE
 /// run's outcome, and the ask it answered (so a resumed answer is delivered exactly once).
 pub async fn complete_turn(
     db: &DatabaseConnection,
-    chat_id: &str,
+    chat_id: &ChatId,
     nodes: &[super::tree::MessageNode],
-    active_leaf: Option<&str>,
+    active_leaf: Option<&MessageId>,
     run: FinishedRun,
     completes_ask: Option<&str>,
 ) -> Result<(), DbErr> {

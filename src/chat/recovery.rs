@@ -3,6 +3,8 @@
 //! not) can still be looked up by its owner after the process that ran it is gone.
 
 use chrono::Utc;
+use entities::ids::{ChatId, MessageId, RunId, UserId};
+use entities::messages::MessageRole;
 use entities::{chats, messages, runs};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -15,7 +17,7 @@ pub const INTERRUPTED: &str = "interrupted";
 
 /// Saves the answer text a running run has produced so far. A run that already finished
 /// keeps what it finished with.
-pub async fn save_draft(db: &DatabaseConnection, run_id: &str, draft: &str) -> Result<(), DbErr> {
+pub async fn save_draft(db: &DatabaseConnection, run_id: &RunId, draft: &str) -> Result<(), DbErr> {
     runs::Entity::update_many()
         .col_expr(runs::Column::Draft, Expr::value(draft))
         .filter(runs::Column::Id.eq(run_id))
@@ -49,8 +51,8 @@ pub async fn recover_interrupted_runs(db: &DatabaseConnection) -> Result<u64, Db
 /// Marks a running run `interrupted`, with `answer_id` as its answer.
 async fn mark_interrupted<C: sea_orm::ConnectionTrait>(
     db: &C,
-    run_id: &str,
-    answer_id: Option<String>,
+    run_id: &RunId,
+    answer_id: Option<MessageId>,
 ) -> Result<(), DbErr> {
     runs::Entity::update_many()
         .col_expr(runs::Column::Status, Expr::value(INTERRUPTED))
@@ -83,12 +85,12 @@ async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(), D
             .one(&txn)
             .await?
             .map_or(0, |m| m.seq);
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = MessageId::generate();
         messages::ActiveModel {
             id: Set(id.clone()),
             chat_id: Set(run.chat_id.clone()),
             parent_id: Set(Some(question.clone())),
-            role: Set("assistant".into()),
+            role: Set(MessageRole::Assistant),
             content: Set(Some(draft.clone())),
             parts: Set(None),
             tool_calls: Set(None),
@@ -115,11 +117,11 @@ async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(), D
 /// A run of `chat_id` owned by `user_id`, with its answer message if it has one.
 pub async fn find_run(
     db: &DatabaseConnection,
-    user_id: &str,
-    chat_id: &str,
-    run_id: &str,
+    user_id: &UserId,
+    chat_id: &ChatId,
+    run_id: &RunId,
 ) -> Result<Option<(runs::Model, Option<messages::Model>)>, DbErr> {
-    let Some(run) = runs::Entity::find_by_id(run_id.to_string())
+    let Some(run) = runs::Entity::find_by_id(run_id.clone())
         .filter(runs::Column::ChatId.eq(chat_id))
         .filter(runs::Column::UserId.eq(user_id))
         .one(db)

@@ -3,6 +3,7 @@
 //! the HTTP worker that asked) and forgets a session when it stops. Cloning shares the map; it
 //! is the lock-free handle HTTP handlers and the run launcher use.
 
+use entities::ids::ChatId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,7 +18,7 @@ use crate::retrieval::embed::SharedEmbedder;
 /// The active chats, by id. Cloning shares the map.
 #[derive(Clone)]
 pub struct ChatRegistry {
-    sessions: Arc<DashMap<String, Addr<ChatSession>>>,
+    sessions: Arc<DashMap<ChatId, Addr<ChatSession>>>,
     arbiters: Arc<Vec<ArbiterHandle>>,
     next: Arc<AtomicUsize>,
     db: DatabaseConnection,
@@ -50,7 +51,7 @@ impl ChatRegistry {
     }
 
     /// The session for a chat, activating it if needed. The caller has checked ownership.
-    pub fn session(&self, chat_id: &str) -> Addr<ChatSession> {
+    pub fn session(&self, chat_id: &ChatId) -> Addr<ChatSession> {
         if let Some(addr) = self.sessions.get(chat_id)
             && addr.connected()
         {
@@ -58,10 +59,10 @@ impl ChatRegistry {
         }
         let registry = self.clone();
         let arbiter = self.arbiter();
-        let chat = chat_id.to_string();
+        let chat = chat_id.clone();
         let mut entry = self
             .sessions
-            .entry(chat_id.to_string())
+            .entry(chat_id.clone())
             .or_insert_with(|| Self::start(&registry, &arbiter, chat.clone()));
         if !entry.connected() {
             *entry = Self::start(&registry, &arbiter, chat);
@@ -72,7 +73,7 @@ impl ChatRegistry {
     fn start(
         registry: &ChatRegistry,
         arbiter: &ArbiterHandle,
-        chat_id: String,
+        chat_id: ChatId,
     ) -> Addr<ChatSession> {
         let db = registry.db.clone();
         let idle_after = registry.idle_after;
@@ -84,19 +85,19 @@ impl ChatRegistry {
     }
 
     /// Forgets a stopped session, unless a newer one already replaced it.
-    pub(super) fn remove(&self, chat_id: &str, addr: &Addr<ChatSession>) {
+    pub(super) fn remove(&self, chat_id: &ChatId, addr: &Addr<ChatSession>) {
         self.sessions
             .remove_if(chat_id, |_, current| current == addr);
     }
 
     /// Stops a chat's session (the chat was deleted).
-    pub fn deactivate(&self, chat_id: &str) {
+    pub fn deactivate(&self, chat_id: &ChatId) {
         if let Some((_, addr)) = self.sessions.remove(chat_id) {
             addr.do_send(StopSession);
         }
     }
 
-    pub fn is_active(&self, chat_id: &str) -> bool {
+    pub fn is_active(&self, chat_id: &ChatId) -> bool {
         self.sessions
             .get(chat_id)
             .is_some_and(|addr| addr.connected())

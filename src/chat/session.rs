@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use chrono::Utc;
+use entities::ids::{ChatId, MessageId, RunId, UserId};
+use entities::messages::MessageRole;
 use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
 
@@ -35,20 +37,23 @@ pub enum ChatError {
 pub enum Turn {
     /// A new user message after `parent_id` (the active leaf when `None`).
     Send {
-        parent_id: Option<String>,
+        parent_id: Option<MessageId>,
         content: String,
     },
     /// A new version of user message `message_id`, as its sibling.
-    Edit { message_id: String, content: String },
+    Edit {
+        message_id: MessageId,
+        content: String,
+    },
     /// A new answer to the user message that assistant message `message_id` answered.
-    Regenerate { message_id: String },
+    Regenerate { message_id: MessageId },
 }
 
 /// A turn's persisted start: the user message the answer will reply to, and the active path
 /// up to and including it (exactly what the model is sent).
 #[derive(Debug, Clone)]
 pub struct TurnStarted {
-    pub user_message_id: String,
+    pub user_message_id: MessageId,
     pub context: Vec<MessageNode>,
     /// Questions that were pending in this chat and are now cancelled: the conversation moved on.
     pub cancelled_asks: Vec<String>,
@@ -60,24 +65,25 @@ pub struct TurnStarted {
 #[rtype(result = "Result<TurnStarted, ChatError>")]
 pub struct BeginTurn {
     pub turn: Turn,
-    pub run_id: String,
-    pub user_id: String,
+    pub run_id: RunId,
+    pub user_id: UserId,
     pub options: Option<Value>,
 }
 
 /// Ends a turn: stores the assistant's answer (if any) and the run's outcome.
 #[derive(Message)]
-#[rtype(result = "Result<Option<String>, ChatError>")]
+#[rtype(result = "Result<Option<MessageId>, ChatError>")]
 pub struct CompleteTurn {
-    pub run_id: String,
-    pub user_message_id: String,
+    pub run_id: RunId,
+    pub user_message_id: MessageId,
     pub content: String,
     pub parts: Option<Value>,
     pub stop_reason: StopReason,
     pub usage: Usage,
     pub iterations: u32,
     pub error: Option<String>,
-    /// The ask whose answer this run continued from, completed in the same transaction.
+    /// The ask whose answer this run continued from (its correlation id), completed in the
+    /// same transaction.
     pub completes_ask: Option<String>,
 }
 
@@ -87,7 +93,7 @@ pub struct CompleteTurn {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct SaveDraft {
-    pub run_id: String,
+    pub run_id: RunId,
     pub content: String,
 }
 
@@ -95,7 +101,7 @@ pub struct SaveDraft {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct RecordToolCalls {
-    pub run_id: String,
+    pub run_id: RunId,
     pub calls: Vec<persistence::ToolCallRecord>,
 }
 
@@ -124,22 +130,22 @@ pub struct PauseTurn {
 #[derive(Message)]
 #[rtype(result = "Result<(), ChatError>")]
 pub struct ResumeTurn {
-    pub run_id: String,
+    pub run_id: RunId,
 }
 
 /// Selects the branch that contains `message_id` (its latest leaf becomes active).
 #[derive(Message)]
-#[rtype(result = "Result<String, ChatError>")]
+#[rtype(result = "Result<MessageId, ChatError>")]
 pub struct SwitchBranch {
-    pub message_id: String,
+    pub message_id: MessageId,
 }
 
 /// Stores a conversation given whole (an OpenAI request with `store: true`) as a chain.
 #[derive(Message)]
-#[rtype(result = "Result<Option<String>, ChatError>")]
+#[rtype(result = "Result<Option<MessageId>, ChatError>")]
 pub struct ImportHistory {
     /// (role, content) pairs, oldest first.
-    pub messages: Vec<(String, String)>,
+    pub messages: Vec<(MessageRole, String)>,
 }
 
 /// The active branch, root first.
@@ -153,7 +159,7 @@ pub struct GetActivePath;
 pub struct GetTree;
 
 pub struct ChatSession {
-    pub(super) chat_id: String,
+    pub(super) chat_id: ChatId,
     pub(super) db: DatabaseConnection,
     tree: BranchTree,
     /// Model-made artifacts by identifier (see `artifacts`).
@@ -169,7 +175,7 @@ pub struct ChatSession {
 
 impl ChatSession {
     pub fn new(
-        chat_id: String,
+        chat_id: ChatId,
         db: DatabaseConnection,
         registry: ChatRegistry,
         idle_after: Duration,
@@ -193,11 +199,16 @@ impl ChatSession {
         self.last_activity = Instant::now();
     }
 
-    fn node(&self, parent_id: Option<String>, role: &str, content: Option<String>) -> MessageNode {
+    fn node(
+        &self,
+        parent_id: Option<MessageId>,
+        role: MessageRole,
+        content: Option<String>,
+    ) -> MessageNode {
         MessageNode {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: MessageId::generate(),
             parent_id,
-            role: role.into(),
+            role,
             content,
             parts: None,
             tool_calls: None,
@@ -213,14 +224,14 @@ impl ChatSession {
     fn persist(
         &mut self,
         nodes: Vec<MessageNode>,
-        leaf: Option<String>,
+        leaf: Option<MessageId>,
     ) -> impl ActorFuture<Self, Output = Result<(), ChatError>> + use<> {
         let db = self.db.clone();
         let chat_id = self.chat_id.clone();
         let stored = nodes.clone();
         let stored_leaf = leaf.clone();
         async move {
-            persistence::store_messages(&db, &chat_id, &stored, stored_leaf.as_deref()).await
+            persistence::store_messages(&db, &chat_id, &stored, stored_leaf.as_ref()).await
         }
         .into_actor(self)
         .map(move |result, act: &mut Self, _| {
@@ -254,7 +265,7 @@ impl Actor for ChatSession {
             .map(|loaded, act, ctx| {
                 let built = loaded.map_err(ChatError::from).and_then(
                     |((nodes, leaf), artifacts, memories)| {
-                        let tree = BranchTree::from_nodes(nodes, leaf.as_deref())?;
+                        let tree = BranchTree::from_nodes(nodes, leaf.as_ref())?;
                         Ok((tree, artifacts, memories))
                     },
                 );
@@ -300,7 +311,7 @@ impl Handler<BeginTurn> for ChatSession {
                         .get(id)
                         .map(|n| Some(n.id.clone()))
                         .ok_or_else(|| ChatError::Tree(TreeError::UnknownMessage(id.clone()))),
-                    None => Ok(self.tree.active_leaf().map(str::to_string)),
+                    None => Ok(self.tree.active_leaf().cloned()),
                 };
                 parent.and_then(|parent| self.user_node(parent, content, &msg.run_id))
             }
@@ -373,22 +384,22 @@ impl ChatSession {
     /// A new user message under `parent`; returns it and its id.
     fn user_node(
         &self,
-        parent: Option<String>,
+        parent: Option<MessageId>,
         content: &str,
-        run_id: &str,
-    ) -> Result<(Option<MessageNode>, String), ChatError> {
+        run_id: &RunId,
+    ) -> Result<(Option<MessageNode>, MessageId), ChatError> {
         if content.trim().is_empty() {
             return Err(ChatError::EmptyContent);
         }
-        let mut node = self.node(parent, "user", Some(content.to_string()));
-        node.run_id = Some(run_id.to_string());
+        let mut node = self.node(parent, MessageRole::User, Some(content.to_string()));
+        node.run_id = Some(run_id.clone());
         let id = node.id.clone();
         Ok((Some(node), id))
     }
 }
 
 impl Handler<CompleteTurn> for ChatSession {
-    type Result = AtomicResponse<Self, Result<Option<String>, ChatError>>;
+    type Result = AtomicResponse<Self, Result<Option<MessageId>, ChatError>>;
 
     fn handle(&mut self, msg: CompleteTurn, _: &mut Self::Context) -> Self::Result {
         self.touch();
@@ -400,7 +411,7 @@ impl Handler<CompleteTurn> for ChatSession {
         let answer = has_answer.then(|| {
             let mut node = self.node(
                 Some(msg.user_message_id.clone()),
-                "assistant",
+                MessageRole::Assistant,
                 Some(msg.content.clone()),
             );
             node.parts = msg.parts.clone();
@@ -413,7 +424,7 @@ impl Handler<CompleteTurn> for ChatSession {
         let leaf = if self.tree.is_on_active_path(&msg.user_message_id) {
             answer_id.clone()
         } else {
-            self.tree.active_leaf().map(str::to_string)
+            self.tree.active_leaf().cloned()
         };
         let nodes: Vec<MessageNode> = answer.into_iter().collect();
         let run = persistence::FinishedRun {
@@ -436,7 +447,7 @@ impl Handler<CompleteTurn> for ChatSession {
                     &db,
                     &chat_id,
                     &stored,
-                    stored_leaf.as_deref(),
+                    stored_leaf.as_ref(),
                     run,
                     msg.completes_ask.as_deref(),
                 )
@@ -573,12 +584,12 @@ impl Handler<ResumeTurn> for ChatSession {
 }
 
 impl Handler<SwitchBranch> for ChatSession {
-    type Result = AtomicResponse<Self, Result<String, ChatError>>;
+    type Result = AtomicResponse<Self, Result<MessageId, ChatError>>;
 
     fn handle(&mut self, msg: SwitchBranch, _: &mut Self::Context) -> Self::Result {
         self.touch();
         let leaf = match self.tree.latest_leaf_under(&msg.message_id) {
-            Ok(leaf) => leaf.to_string(),
+            Ok(leaf) => leaf.clone(),
             Err(err) => return AtomicResponse::new(Box::pin(fut::ready(Err(err.into())))),
         };
         let db = self.db.clone();
@@ -597,14 +608,14 @@ impl Handler<SwitchBranch> for ChatSession {
 }
 
 impl Handler<ImportHistory> for ChatSession {
-    type Result = AtomicResponse<Self, Result<Option<String>, ChatError>>;
+    type Result = AtomicResponse<Self, Result<Option<MessageId>, ChatError>>;
 
     fn handle(&mut self, msg: ImportHistory, _: &mut Self::Context) -> Self::Result {
         self.touch();
-        let mut parent = self.tree.active_leaf().map(str::to_string);
+        let mut parent = self.tree.active_leaf().cloned();
         let mut nodes = Vec::with_capacity(msg.messages.len());
         for (seq, (role, content)) in (self.tree.next_seq()..).zip(msg.messages) {
-            let mut node = self.node(parent.clone(), &role, Some(content));
+            let mut node = self.node(parent.clone(), role, Some(content));
             node.seq = seq;
             parent = Some(node.id.clone());
             nodes.push(node);

@@ -7,22 +7,18 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
+use entities::ids::{MessageId, RunId};
+use entities::messages::MessageRole;
 use serde::Serialize;
-
-/// Role of a message written by the user.
-const ROLE_USER: &str = "user";
-/// Role of a message written by the model.
-const ROLE_ASSISTANT: &str = "assistant";
 
 /// One stored message of a chat, as a node of the branch tree.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MessageNode {
     /// The message's id, unique within the chat.
-    pub id: String,
+    pub id: MessageId,
     /// The message this one follows, or `None` for a root-level message.
-    pub parent_id: Option<String>,
-    /// `"system"`, `"user"`, `"assistant"` or `"tool"`.
-    pub role: String,
+    pub parent_id: Option<MessageId>,
+    pub role: MessageRole,
     /// Plain-text content, if any.
     pub content: Option<String>,
     /// Structured content parts, if any.
@@ -32,7 +28,7 @@ pub struct MessageNode {
     /// For a tool message: the id of the call it answers.
     pub tool_call_id: Option<String>,
     /// The generation run that produced this message, if any.
-    pub run_id: Option<String>,
+    pub run_id: Option<RunId>,
     /// Why generation stopped, for an assistant message.
     pub stop_reason: Option<String>,
     /// Creation order within the chat, strictly increasing.
@@ -46,22 +42,22 @@ pub struct MessageNode {
 pub enum TreeError {
     /// No message with this id is in the tree.
     #[error("unknown message '{0}'")]
-    UnknownMessage(String),
+    UnknownMessage(MessageId),
     /// The message exists but is not a user message (only those can be edited).
     #[error("message '{0}' is not a user message")]
-    NotAUserMessage(String),
+    NotAUserMessage(MessageId),
     /// The message exists but is not an assistant message (only those can be regenerated).
     #[error("message '{0}' is not an assistant message")]
-    NotAnAssistantMessage(String),
+    NotAnAssistantMessage(MessageId),
     /// A message with this id is already in the tree.
     #[error("duplicate message id '{0}'")]
-    DuplicateId(String),
+    DuplicateId(MessageId),
     /// The message's parent is not in the tree; carries the missing parent's id.
     #[error("unknown parent message '{0}'")]
-    UnknownParent(String),
+    UnknownParent(MessageId),
     /// The message is part of (or hangs below) a parent cycle; carries the message's id.
     #[error("message '{0}' is part of a parent cycle")]
-    Cycle(String),
+    Cycle(MessageId),
 }
 
 /// The tree of a chat's messages and which branch is selected.
@@ -71,15 +67,15 @@ pub enum TreeError {
 #[derive(Debug, Clone, Default)]
 pub struct BranchTree {
     /// Every message, by id.
-    nodes: HashMap<String, MessageNode>,
+    nodes: HashMap<MessageId, MessageNode>,
     /// Children ids of each message that has any, ordered by seq.
-    children: HashMap<String, Vec<String>>,
+    children: HashMap<MessageId, Vec<MessageId>>,
     /// Root-level message ids, ordered by seq.
-    roots: Vec<String>,
+    roots: Vec<MessageId>,
     /// The selected leaf, `None` only when the tree is empty.
-    active_leaf: Option<String>,
+    active_leaf: Option<MessageId>,
     /// Ids on the active path, kept in step with `active_leaf`.
-    active_ids: HashSet<String>,
+    active_ids: HashSet<MessageId>,
     /// Highest seq in the tree, `None` when empty.
     max_seq: Option<i64>,
 }
@@ -95,7 +91,7 @@ impl BranchTree {
     /// leaves). Rejects duplicate ids, unknown parents and parent cycles.
     pub fn from_nodes(
         nodes: Vec<MessageNode>,
-        active_leaf: Option<&str>,
+        active_leaf: Option<&MessageId>,
     ) -> Result<Self, TreeError> {
         let mut tree = Self::new();
         for node in nodes {
@@ -121,7 +117,7 @@ impl BranchTree {
             }
         }
         let nodes_by_id = &tree.nodes;
-        let by_seq = |a: &String, b: &String| compare_ids(nodes_by_id, a, b);
+        let by_seq = |a: &MessageId, b: &MessageId| compare_ids(nodes_by_id, a, b);
         tree.roots.sort_by(by_seq);
         for list in tree.children.values_mut() {
             list.sort_by(by_seq);
@@ -130,7 +126,7 @@ impl BranchTree {
         tree.max_seq = tree.nodes.values().map(|n| n.seq).max();
 
         tree.active_leaf = match active_leaf {
-            Some(id) if tree.nodes.contains_key(id) => Some(id.to_owned()),
+            Some(id) if tree.nodes.contains_key(id) => Some(id.clone()),
             _ => tree.latest_leaf_of_tree(),
         };
         tree.refresh_active_ids();
@@ -148,13 +144,13 @@ impl BranchTree {
     }
 
     /// The message with this id, if present.
-    pub fn get(&self, id: &str) -> Option<&MessageNode> {
+    pub fn get(&self, id: &MessageId) -> Option<&MessageNode> {
         self.nodes.get(id)
     }
 
     /// The selected leaf's id, `None` only when the tree is empty.
-    pub fn active_leaf(&self) -> Option<&str> {
-        self.active_leaf.as_deref()
+    pub fn active_leaf(&self) -> Option<&MessageId> {
+        self.active_leaf.as_ref()
     }
 
     /// The seq for the next message: 1 + the highest seq, 1 for an empty tree.
@@ -205,16 +201,16 @@ impl BranchTree {
     }
 
     /// Path from root to `id`, in order (the last element is `id` itself).
-    pub fn path_to(&self, id: &str) -> Result<Vec<&MessageNode>, TreeError> {
+    pub fn path_to(&self, id: &MessageId) -> Result<Vec<&MessageNode>, TreeError> {
         let mut node = self
             .nodes
             .get(id)
-            .ok_or_else(|| TreeError::UnknownMessage(id.to_owned()))?;
+            .ok_or_else(|| TreeError::UnknownMessage(id.clone()))?;
         let mut path = vec![node];
         while let Some(parent) = &node.parent_id {
             // A path longer than the tree means a cycle; from_nodes/insert never build one.
             if path.len() >= self.nodes.len() {
-                return Err(TreeError::Cycle(id.to_owned()));
+                return Err(TreeError::Cycle(id.clone()));
             }
             node = self
                 .nodes
@@ -227,7 +223,7 @@ impl BranchTree {
     }
 
     /// Children of `id` (or the roots for None), ordered by seq. Empty for an unknown id.
-    pub fn children(&self, id: Option<&str>) -> Vec<&MessageNode> {
+    pub fn children(&self, id: Option<&MessageId>) -> Vec<&MessageNode> {
         self.child_ids(id)
             .iter()
             .filter_map(|c| self.nodes.get(c))
@@ -235,27 +231,27 @@ impl BranchTree {
     }
 
     /// Siblings of `id` including itself, ordered by seq, and the index of `id` among them.
-    pub fn siblings(&self, id: &str) -> Result<(Vec<&MessageNode>, usize), TreeError> {
+    pub fn siblings(&self, id: &MessageId) -> Result<(Vec<&MessageNode>, usize), TreeError> {
         let node = self
             .nodes
             .get(id)
-            .ok_or_else(|| TreeError::UnknownMessage(id.to_owned()))?;
-        let siblings = self.children(node.parent_id.as_deref());
+            .ok_or_else(|| TreeError::UnknownMessage(id.clone()))?;
+        let siblings = self.children(node.parent_id.as_ref());
         let index = siblings
             .iter()
-            .position(|s| s.id == id)
-            .ok_or_else(|| TreeError::UnknownMessage(id.to_owned()))?;
+            .position(|s| &s.id == id)
+            .ok_or_else(|| TreeError::UnknownMessage(id.clone()))?;
         Ok((siblings, index))
     }
 
     /// The latest leaf under `id` (following, at each level, the child with the highest seq
     /// down to a leaf; `id` itself if it has no children).
-    pub fn latest_leaf_under(&self, id: &str) -> Result<&str, TreeError> {
+    pub fn latest_leaf_under(&self, id: &MessageId) -> Result<&MessageId, TreeError> {
         let mut current = self
             .nodes
             .get_key_value(id)
-            .map(|(k, _)| k.as_str())
-            .ok_or_else(|| TreeError::UnknownMessage(id.to_owned()))?;
+            .map(|(k, _)| k)
+            .ok_or_else(|| TreeError::UnknownMessage(id.clone()))?;
         // Each step goes one level deeper, so there are fewer steps than nodes.
         for _ in 0..self.nodes.len() {
             match self.child_ids(Some(current)).last() {
@@ -263,13 +259,13 @@ impl BranchTree {
                 None => return Ok(current),
             }
         }
-        Err(TreeError::Cycle(id.to_owned()))
+        Err(TreeError::Cycle(id.clone()))
     }
 
     /// Selects the branch containing `id`: the active leaf becomes `latest_leaf_under(id)`.
     /// Returns the new leaf id.
-    pub fn switch_to(&mut self, id: &str) -> Result<String, TreeError> {
-        let leaf = self.latest_leaf_under(id)?.to_owned();
+    pub fn switch_to(&mut self, id: &MessageId) -> Result<MessageId, TreeError> {
+        let leaf = self.latest_leaf_under(id)?.clone();
         self.active_leaf = Some(leaf.clone());
         self.refresh_active_ids();
         Ok(leaf)
@@ -277,26 +273,26 @@ impl BranchTree {
 
     /// For editing: checks `id` is a user message and returns its parent id (the new sibling's
     /// parent).
-    pub fn edit_parent(&self, id: &str) -> Result<Option<String>, TreeError> {
+    pub fn edit_parent(&self, id: &MessageId) -> Result<Option<MessageId>, TreeError> {
         let node = self
             .nodes
             .get(id)
-            .ok_or_else(|| TreeError::UnknownMessage(id.to_owned()))?;
-        if node.role != ROLE_USER {
-            return Err(TreeError::NotAUserMessage(id.to_owned()));
+            .ok_or_else(|| TreeError::UnknownMessage(id.clone()))?;
+        if node.role != MessageRole::User {
+            return Err(TreeError::NotAUserMessage(id.clone()));
         }
         Ok(node.parent_id.clone())
     }
 
     /// For regenerating: checks `id` is an assistant message and returns its parent id (the user
     /// message the new answer replies to).
-    pub fn regenerate_parent(&self, id: &str) -> Result<Option<String>, TreeError> {
+    pub fn regenerate_parent(&self, id: &MessageId) -> Result<Option<MessageId>, TreeError> {
         let node = self
             .nodes
             .get(id)
-            .ok_or_else(|| TreeError::UnknownMessage(id.to_owned()))?;
-        if node.role != ROLE_ASSISTANT {
-            return Err(TreeError::NotAnAssistantMessage(id.to_owned()));
+            .ok_or_else(|| TreeError::UnknownMessage(id.clone()))?;
+        if node.role != MessageRole::Assistant {
+            return Err(TreeError::NotAnAssistantMessage(id.clone()));
         }
         Ok(node.parent_id.clone())
     }
@@ -304,16 +300,16 @@ impl BranchTree {
     /// Removes `id` and all its descendants (used to roll back); if the active leaf was removed,
     /// the active leaf becomes the removed node's parent (or the latest leaf of the tree if it
     /// had none). Returns the removed ids ordered by seq.
-    pub fn remove_subtree(&mut self, id: &str) -> Result<Vec<String>, TreeError> {
+    pub fn remove_subtree(&mut self, id: &MessageId) -> Result<Vec<MessageId>, TreeError> {
         let parent = self
             .nodes
             .get(id)
-            .ok_or_else(|| TreeError::UnknownMessage(id.to_owned()))?
+            .ok_or_else(|| TreeError::UnknownMessage(id.clone()))?
             .parent_id
             .clone();
 
         let mut removed = Vec::new();
-        let mut stack = vec![id.to_owned()];
+        let mut stack = vec![id.clone()];
         while let Some(current) = stack.pop() {
             if let Some(kids) = self.children.remove(&current) {
                 stack.extend(kids);
@@ -360,12 +356,12 @@ impl BranchTree {
     }
 
     /// Whether `id` is on the active path (root → active leaf). `false` for an unknown id.
-    pub fn is_on_active_path(&self, id: &str) -> bool {
+    pub fn is_on_active_path(&self, id: &MessageId) -> bool {
         self.active_ids.contains(id)
     }
 
     /// Children ids of `id` (or the root ids for None), ordered by seq.
-    fn child_ids(&self, id: Option<&str>) -> &[String] {
+    fn child_ids(&self, id: Option<&MessageId>) -> &[MessageId] {
         match id {
             Some(id) => self.children.get(id).map_or(&[], Vec::as_slice),
             None => &self.roots,
@@ -373,7 +369,7 @@ impl BranchTree {
     }
 
     /// The leaf with the highest seq in the whole tree, `None` if the tree is empty.
-    fn latest_leaf_of_tree(&self) -> Option<String> {
+    fn latest_leaf_of_tree(&self) -> Option<MessageId> {
         self.nodes
             .values()
             .filter(|n| !self.children.contains_key(&n.id))
@@ -383,7 +379,7 @@ impl BranchTree {
 
     /// Recomputes `active_ids` from `active_leaf`.
     fn refresh_active_ids(&mut self) {
-        let ids: HashSet<String> = self
+        let ids: HashSet<MessageId> = self
             .active_path()
             .into_iter()
             .map(|n| n.id.clone())
@@ -394,11 +390,11 @@ impl BranchTree {
     /// Checks every node is reachable from a root (iteratively); a node that is not sits in or
     /// below a parent cycle.
     fn check_all_reachable(&self) -> Result<(), TreeError> {
-        let mut seen: HashSet<&str> = HashSet::with_capacity(self.nodes.len());
-        let mut stack: Vec<&str> = self.roots.iter().map(String::as_str).collect();
+        let mut seen: HashSet<&MessageId> = HashSet::with_capacity(self.nodes.len());
+        let mut stack: Vec<&MessageId> = self.roots.iter().collect();
         while let Some(current) = stack.pop() {
             if seen.insert(current) {
-                stack.extend(self.child_ids(Some(current)).iter().map(String::as_str));
+                stack.extend(self.child_ids(Some(current)));
             }
         }
         if seen.len() == self.nodes.len() {
@@ -407,11 +403,12 @@ impl BranchTree {
         let culprit = self
             .nodes
             .values()
-            .filter(|n| !seen.contains(n.id.as_str()))
+            .filter(|n| !seen.contains(&n.id))
             .min_by(|a, b| compare_nodes(a, b))
-            .map(|n| n.id.clone())
-            .unwrap_or_default();
-        Err(TreeError::Cycle(culprit))
+            .map(|n| n.id.clone());
+        Err(TreeError::Cycle(
+            culprit.unwrap_or_else(|| MessageId::from_string("")),
+        ))
     }
 }
 
@@ -421,8 +418,8 @@ fn compare_nodes(a: &MessageNode, b: &MessageNode) -> Ordering {
 }
 
 /// [`compare_nodes`] by id; an id missing from `nodes` sorts first.
-fn compare_ids(nodes: &HashMap<String, MessageNode>, a: &str, b: &str) -> Ordering {
-    let seq = |id: &str| nodes.get(id).map(|n| n.seq);
+fn compare_ids(nodes: &HashMap<MessageId, MessageNode>, a: &MessageId, b: &MessageId) -> Ordering {
+    let seq = |id: &MessageId| nodes.get(id).map(|n| n.seq);
     seq(a).cmp(&seq(b)).then_with(|| a.cmp(b))
 }
 
@@ -430,11 +427,20 @@ fn compare_ids(nodes: &HashMap<String, MessageNode>, a: &str, b: &str) -> Orderi
 mod tests {
     use super::*;
 
+    fn m(id: &str) -> MessageId {
+        MessageId::from_string(id)
+    }
+
     fn node(id: &str, parent: Option<&str>, role: &str, seq: i64) -> MessageNode {
         MessageNode {
-            id: id.to_owned(),
-            parent_id: parent.map(str::to_owned),
-            role: role.to_owned(),
+            id: m(id),
+            parent_id: parent.map(m),
+            role: match role {
+                "system" => MessageRole::System,
+                "user" => MessageRole::User,
+                "assistant" => MessageRole::Assistant,
+                _ => MessageRole::Tool,
+            },
             content: Some(format!("content of {id}")),
             parts: None,
             tool_calls: None,
@@ -449,14 +455,14 @@ mod tests {
 
     /// Appends a message to the active leaf, as sending does.
     fn send(tree: &mut BranchTree, id: &str, role: &str) {
-        let parent = tree.active_leaf().map(str::to_owned);
+        let parent = tree.active_leaf().cloned();
         let seq = tree.next_seq();
-        tree.insert(node(id, parent.as_deref(), role, seq))
+        tree.insert(node(id, parent.as_ref().map(MessageId::as_str), role, seq))
             .expect("insert");
     }
 
     fn ids(nodes: &[&MessageNode]) -> Vec<String> {
-        nodes.iter().map(|n| n.id.clone()).collect()
+        nodes.iter().map(|n| n.id.to_string()).collect()
     }
 
     /// system → u1 → a1 → u2 → a2
@@ -485,32 +491,38 @@ mod tests {
     fn sending_appends_to_the_active_leaf() {
         let tree = conversation();
         assert_eq!(tree.len(), 5);
-        assert_eq!(tree.active_leaf(), Some("a2"));
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a2"));
         assert_eq!(tree.next_seq(), 6);
         assert_eq!(ids(&tree.active_path()), ["sys", "u1", "a1", "u2", "a2"]);
         assert_eq!(
-            tree.get("u2").and_then(|n| n.parent_id.as_deref()),
+            tree.get(&m("u2"))
+                .and_then(|n| n.parent_id.as_ref().map(MessageId::as_str)),
             Some("a1")
         );
         for id in ["sys", "u1", "a1", "u2", "a2"] {
-            assert!(tree.is_on_active_path(id), "{id} should be active");
+            assert!(tree.is_on_active_path(&m(id)), "{id} should be active");
         }
     }
 
     #[test]
     fn edit_creates_a_sibling_and_the_active_path_contains_only_the_new_branch() {
         let mut tree = conversation();
-        let parent = tree.edit_parent("u2").expect("u2 is a user message");
-        assert_eq!(parent.as_deref(), Some("a1"));
+        let parent = tree.edit_parent(&m("u2")).expect("u2 is a user message");
+        assert_eq!(parent.as_ref().map(MessageId::as_str), Some("a1"));
         let seq = tree.next_seq();
-        tree.insert(node("u2b", parent.as_deref(), "user", seq))
-            .expect("insert edit");
+        tree.insert(node(
+            "u2b",
+            parent.as_ref().map(MessageId::as_str),
+            "user",
+            seq,
+        ))
+        .expect("insert edit");
         send(&mut tree, "a2b", "assistant");
 
         assert_eq!(ids(&tree.active_path()), ["sys", "u1", "a1", "u2b", "a2b"]);
-        assert!(!tree.is_on_active_path("u2"));
-        assert!(!tree.is_on_active_path("a2"));
-        let (siblings, index) = tree.siblings("u2b").expect("siblings");
+        assert!(!tree.is_on_active_path(&m("u2")));
+        assert!(!tree.is_on_active_path(&m("a2")));
+        let (siblings, index) = tree.siblings(&m("u2b")).expect("siblings");
         assert_eq!(ids(&siblings), ["u2", "u2b"]);
         assert_eq!(index, 1);
     }
@@ -520,29 +532,29 @@ mod tests {
         let mut tree = BranchTree::new();
         send(&mut tree, "u1", "user");
         send(&mut tree, "a1", "assistant");
-        let parent = tree.edit_parent("u1").expect("user");
+        let parent = tree.edit_parent(&m("u1")).expect("user");
         assert_eq!(parent, None);
         let seq = tree.next_seq();
         tree.insert(node("u1b", None, "user", seq)).expect("insert");
         assert_eq!(ids(&tree.active_path()), ["u1b"]);
         assert_eq!(ids(&tree.children(None)), ["u1", "u1b"]);
-        assert!(!tree.is_on_active_path("a1"));
+        assert!(!tree.is_on_active_path(&m("a1")));
     }
 
     #[test]
     fn edit_and_regenerate_check_the_role() {
         let tree = conversation();
         assert_eq!(
-            tree.edit_parent("a1"),
-            Err(TreeError::NotAUserMessage("a1".into()))
+            tree.edit_parent(&m("a1")),
+            Err(TreeError::NotAUserMessage(m("a1")))
         );
         assert_eq!(
-            tree.regenerate_parent("u1"),
-            Err(TreeError::NotAnAssistantMessage("u1".into()))
+            tree.regenerate_parent(&m("u1")),
+            Err(TreeError::NotAnAssistantMessage(m("u1")))
         );
         assert_eq!(
-            tree.edit_parent("nope"),
-            Err(TreeError::UnknownMessage("nope".into()))
+            tree.edit_parent(&m("nope")),
+            Err(TreeError::UnknownMessage(m("nope")))
         );
     }
 
@@ -550,17 +562,22 @@ mod tests {
     fn regenerate_creates_a_sibling_assistant_answer() {
         let mut tree = conversation();
         let parent = tree
-            .regenerate_parent("a2")
+            .regenerate_parent(&m("a2"))
             .expect("a2 is an assistant message");
-        assert_eq!(parent.as_deref(), Some("u2"));
+        assert_eq!(parent.as_ref().map(MessageId::as_str), Some("u2"));
         let seq = tree.next_seq();
-        tree.insert(node("a2b", parent.as_deref(), "assistant", seq))
-            .expect("insert regeneration");
+        tree.insert(node(
+            "a2b",
+            parent.as_ref().map(MessageId::as_str),
+            "assistant",
+            seq,
+        ))
+        .expect("insert regeneration");
 
         assert_eq!(ids(&tree.active_path()), ["sys", "u1", "a1", "u2", "a2b"]);
-        assert!(!tree.is_on_active_path("a2"));
-        assert_eq!(ids(&tree.children(Some("u2"))), ["a2", "a2b"]);
-        let (siblings, index) = tree.siblings("a2").expect("siblings");
+        assert!(!tree.is_on_active_path(&m("a2")));
+        assert_eq!(ids(&tree.children(Some(&m("u2")))), ["a2", "a2b"]);
+        let (siblings, index) = tree.siblings(&m("a2")).expect("siblings");
         assert_eq!(ids(&siblings), ["a2", "a2b"]);
         assert_eq!(index, 0);
     }
@@ -577,24 +594,27 @@ mod tests {
         let seq = tree.next_seq();
         tree.insert(node("a2c", Some("u2"), "assistant", seq))
             .expect("insert");
-        tree.switch_to("u2b").expect("switch");
-        assert_eq!(tree.active_leaf(), Some("a2b"));
+        tree.switch_to(&m("u2b")).expect("switch");
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a2b"));
 
-        let leaf = tree.switch_to("u2").expect("switch back");
+        let leaf = tree.switch_to(&m("u2")).expect("switch back");
         assert_eq!(leaf, "a2c");
-        assert_eq!(tree.active_leaf(), Some("a2c"));
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a2c"));
         assert_eq!(ids(&tree.active_path()), ["sys", "u1", "a1", "u2", "a2c"]);
-        assert!(!tree.is_on_active_path("u2b"));
-        assert!(!tree.is_on_active_path("a2"));
+        assert!(!tree.is_on_active_path(&m("u2b")));
+        assert!(!tree.is_on_active_path(&m("a2")));
 
         // Switching to a leaf selects the leaf itself.
-        assert_eq!(tree.switch_to("a2").expect("switch"), "a2");
-        assert_eq!(tree.latest_leaf_under("a2b"), Ok("a2b"));
+        assert_eq!(tree.switch_to(&m("a2")).expect("switch"), "a2");
         assert_eq!(
-            tree.switch_to("nope"),
-            Err(TreeError::UnknownMessage("nope".into()))
+            tree.latest_leaf_under(&m("a2b")).map(MessageId::as_str),
+            Ok("a2b")
         );
-        assert_eq!(tree.active_leaf(), Some("a2"));
+        assert_eq!(
+            tree.switch_to(&m("nope")),
+            Err(TreeError::UnknownMessage(m("nope")))
+        );
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a2"));
     }
 
     #[test]
@@ -605,10 +625,10 @@ mod tests {
             node("a1", Some("u1"), "assistant", 2),
             node("u2", Some("a1"), "user", 3),
         ];
-        let tree = BranchTree::from_nodes(rows, Some("u2")).expect("valid");
-        assert_eq!(tree.active_leaf(), Some("u2"));
+        let tree = BranchTree::from_nodes(rows, Some(&m("u2"))).expect("valid");
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("u2"));
         assert_eq!(ids(&tree.active_path()), ["u1", "a1", "u2"]);
-        assert_eq!(ids(&tree.children(Some("u1"))), ["a1", "a2"]);
+        assert_eq!(ids(&tree.children(Some(&m("u1")))), ["a1", "a2"]);
         assert_eq!(tree.next_seq(), 5);
         assert_eq!(ids(&tree.nodes_in_order()), ["u1", "a1", "u2", "a2"]);
     }
@@ -622,14 +642,14 @@ mod tests {
             node("u2", Some("a1"), "user", 3),
             node("a2", Some("u2"), "assistant", 4),
         ];
-        let tree = BranchTree::from_nodes(rows.clone(), Some("gone")).expect("valid");
-        assert_eq!(tree.active_leaf(), Some("a1b"));
+        let tree = BranchTree::from_nodes(rows.clone(), Some(&m("gone"))).expect("valid");
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a1b"));
         assert_eq!(ids(&tree.active_path()), ["u1", "a1b"]);
 
         let tree = BranchTree::from_nodes(rows, None).expect("valid");
-        assert_eq!(tree.active_leaf(), Some("a1b"));
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a1b"));
 
-        let empty = BranchTree::from_nodes(Vec::new(), Some("gone")).expect("valid");
+        let empty = BranchTree::from_nodes(Vec::new(), Some(&m("gone"))).expect("valid");
         assert_eq!(empty.active_leaf(), None);
         assert!(empty.active_path().is_empty());
     }
@@ -642,13 +662,13 @@ mod tests {
         ];
         assert_eq!(
             BranchTree::from_nodes(unknown, None).err(),
-            Some(TreeError::UnknownParent("ghost".into()))
+            Some(TreeError::UnknownParent(m("ghost")))
         );
 
         let self_loop = vec![node("u1", Some("u1"), "user", 1)];
         assert_eq!(
             BranchTree::from_nodes(self_loop, None).err(),
-            Some(TreeError::Cycle("u1".into()))
+            Some(TreeError::Cycle(m("u1")))
         );
 
         // A two-node cycle next to a healthy root, with a node hanging below the cycle.
@@ -659,14 +679,14 @@ mod tests {
             node("z", Some("y"), "user", 4),
         ];
         assert_eq!(
-            BranchTree::from_nodes(cycle, Some("z")).err(),
-            Some(TreeError::Cycle("x".into()))
+            BranchTree::from_nodes(cycle, Some(&m("z"))).err(),
+            Some(TreeError::Cycle(m("x")))
         );
 
         let duplicate = vec![node("u1", None, "user", 1), node("u1", None, "user", 2)];
         assert_eq!(
             BranchTree::from_nodes(duplicate, None).err(),
-            Some(TreeError::DuplicateId("u1".into()))
+            Some(TreeError::DuplicateId(m("u1")))
         );
     }
 
@@ -675,14 +695,14 @@ mod tests {
         let mut tree = conversation();
         assert_eq!(
             tree.insert(node("u1", None, "user", 9)),
-            Err(TreeError::DuplicateId("u1".into()))
+            Err(TreeError::DuplicateId(m("u1")))
         );
         assert_eq!(
             tree.insert(node("x", Some("ghost"), "user", 9)),
-            Err(TreeError::UnknownParent("ghost".into()))
+            Err(TreeError::UnknownParent(m("ghost")))
         );
         assert_eq!(tree.len(), 5);
-        assert_eq!(tree.active_leaf(), Some("a2"));
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a2"));
     }
 
     #[test]
@@ -691,28 +711,28 @@ mod tests {
         // A failed turn: u3 → a3 appended, then rolled back from u3.
         send(&mut tree, "u3", "user");
         send(&mut tree, "a3", "assistant");
-        let removed = tree.remove_subtree("u3").expect("remove");
+        let removed = tree.remove_subtree(&m("u3")).expect("remove");
         assert_eq!(removed, ["u3", "a3"]);
         assert_eq!(tree.len(), 5);
-        assert!(tree.get("u3").is_none() && tree.get("a3").is_none());
-        assert_eq!(tree.active_leaf(), Some("a2"));
+        assert!(tree.get(&m("u3")).is_none() && tree.get(&m("a3")).is_none());
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a2"));
         assert_eq!(ids(&tree.active_path()), ["sys", "u1", "a1", "u2", "a2"]);
-        assert!(tree.children(Some("a2")).is_empty());
-        assert!(!tree.is_on_active_path("u3"));
+        assert!(tree.children(Some(&m("a2"))).is_empty());
+        assert!(!tree.is_on_active_path(&m("u3")));
         assert_eq!(tree.next_seq(), 6);
 
         // Removing a branch that is not active keeps the active leaf.
         let seq = tree.next_seq();
         tree.insert(node("a2b", Some("u2"), "assistant", seq))
             .expect("insert");
-        tree.switch_to("a2").expect("switch");
-        assert_eq!(tree.remove_subtree("a2b").expect("remove"), ["a2b"]);
-        assert_eq!(tree.active_leaf(), Some("a2"));
-        assert_eq!(ids(&tree.children(Some("u2"))), ["a2"]);
+        tree.switch_to(&m("a2")).expect("switch");
+        assert_eq!(tree.remove_subtree(&m("a2b")).expect("remove"), ["a2b"]);
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a2"));
+        assert_eq!(ids(&tree.children(Some(&m("u2")))), ["a2"]);
 
         assert_eq!(
-            tree.remove_subtree("nope"),
-            Err(TreeError::UnknownMessage("nope".into()))
+            tree.remove_subtree(&m("nope")),
+            Err(TreeError::UnknownMessage(m("nope")))
         );
     }
 
@@ -724,11 +744,14 @@ mod tests {
         let seq = tree.next_seq();
         tree.insert(node("u1b", None, "user", seq)).expect("insert");
         send(&mut tree, "a1b", "assistant");
-        assert_eq!(tree.remove_subtree("u1b").expect("remove"), ["u1b", "a1b"]);
-        assert_eq!(tree.active_leaf(), Some("a1"));
+        assert_eq!(
+            tree.remove_subtree(&m("u1b")).expect("remove"),
+            ["u1b", "a1b"]
+        );
+        assert_eq!(tree.active_leaf().map(MessageId::as_str), Some("a1"));
         assert_eq!(ids(&tree.active_path()), ["u1", "a1"]);
 
-        assert_eq!(tree.remove_subtree("u1").expect("remove"), ["u1", "a1"]);
+        assert_eq!(tree.remove_subtree(&m("u1")).expect("remove"), ["u1", "a1"]);
         assert!(tree.is_empty());
         assert_eq!(tree.active_leaf(), None);
         assert!(tree.active_path().is_empty());
@@ -748,34 +771,37 @@ mod tests {
         tree.insert(node("b", Some("p"), "assistant", 4))
             .expect("insert");
 
-        assert_eq!(ids(&tree.children(Some("p"))), ["a", "b", "c"]);
+        assert_eq!(ids(&tree.children(Some(&m("p")))), ["a", "b", "c"]);
         assert_eq!(ids(&tree.children(None)), ["p", "r2"]);
-        assert!(tree.children(Some("a")).is_empty());
-        assert!(tree.children(Some("nope")).is_empty());
+        assert!(tree.children(Some(&m("a"))).is_empty());
+        assert!(tree.children(Some(&m("nope"))).is_empty());
 
-        let (siblings, index) = tree.siblings("b").expect("siblings");
+        let (siblings, index) = tree.siblings(&m("b")).expect("siblings");
         assert_eq!(ids(&siblings), ["a", "b", "c"]);
         assert_eq!(index, 1);
-        let (roots, index) = tree.siblings("r2").expect("siblings");
+        let (roots, index) = tree.siblings(&m("r2")).expect("siblings");
         assert_eq!(ids(&roots), ["p", "r2"]);
         assert_eq!(index, 1);
         assert_eq!(
-            tree.siblings("nope").err(),
-            Some(TreeError::UnknownMessage("nope".into()))
+            tree.siblings(&m("nope")).err(),
+            Some(TreeError::UnknownMessage(m("nope")))
         );
 
-        assert_eq!(tree.latest_leaf_under("p"), Ok("c"));
+        assert_eq!(
+            tree.latest_leaf_under(&m("p")).map(MessageId::as_str),
+            Ok("c")
+        );
         assert_eq!(ids(&tree.nodes_in_order()), ["p", "a", "b", "r2", "c"]);
     }
 
     #[test]
     fn path_to_walks_from_the_root() {
         let tree = conversation();
-        let path = tree.path_to("a1").expect("path");
+        let path = tree.path_to(&m("a1")).expect("path");
         assert_eq!(ids(&path), ["sys", "u1", "a1"]);
         assert_eq!(
-            tree.path_to("nope").err(),
-            Some(TreeError::UnknownMessage("nope".into()))
+            tree.path_to(&m("nope")).err(),
+            Some(TreeError::UnknownMessage(m("nope")))
         );
     }
 
@@ -792,18 +818,27 @@ mod tests {
         rows.reverse();
         let tree = BranchTree::from_nodes(rows, None).expect("valid");
         let last = format!("m{DEPTH}");
-        assert_eq!(tree.active_leaf(), Some(last.as_str()));
+        assert_eq!(
+            tree.active_leaf().map(MessageId::as_str),
+            Some(last.as_str())
+        );
         assert_eq!(tree.active_path().len(), 10_000);
-        assert_eq!(tree.latest_leaf_under("m1"), Ok(last.as_str()));
-        assert!(tree.is_on_active_path("m1"));
+        assert_eq!(
+            tree.latest_leaf_under(&m("m1")).map(MessageId::as_str),
+            Ok(last.as_str())
+        );
+        assert!(tree.is_on_active_path(&m("m1")));
 
         let mut built = BranchTree::new();
         for i in 0..DEPTH {
             let role = if i % 2 == 0 { "user" } else { "assistant" };
             send(&mut built, &format!("n{i}"), role);
         }
-        assert_eq!(built.path_to("n9999").expect("path").len(), 10_000);
-        assert_eq!(built.remove_subtree("n0").expect("remove").len(), 10_000);
+        assert_eq!(built.path_to(&m("n9999")).expect("path").len(), 10_000);
+        assert_eq!(
+            built.remove_subtree(&m("n0")).expect("remove").len(),
+            10_000
+        );
         assert!(built.is_empty());
     }
 }

@@ -7,6 +7,7 @@
 //! `records` (records and limits), `queue` (processing), `open_index` (each chat's open
 //! index), `search`, `uploads`.
 
+use entities::ids::{ArtifactId, ChatId};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -81,7 +82,7 @@ pub mod status {
 /// A document as the REST API lists it (seed 002).
 #[derive(Debug, Clone, Serialize)]
 pub struct DocumentView {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub filename: String,
     pub size: i64,
     #[serde(rename = "type")]
@@ -122,12 +123,12 @@ struct Inner {
     data_dir: PathBuf,
     embedder: SharedEmbedder,
     /// Open indexes by chat; the cell makes concurrent first uses open the directory once.
-    indexes: DashMap<String, Arc<tokio::sync::OnceCell<Arc<OpenIndex>>>>,
+    indexes: DashMap<ChatId, Arc<tokio::sync::OnceCell<Arc<OpenIndex>>>>,
     permits: Semaphore,
     chunker: Chunker,
     /// Per chat, held from counting the chat's documents to inserting a new one, so two
     /// uploads arriving together cannot both take the last place (other chats do not wait).
-    creating: DashMap<String, Arc<Mutex<()>>>,
+    creating: DashMap<ChatId, Arc<Mutex<()>>>,
     /// Uploads a PATCH is writing or a termination is ending.
     upload_claims: uploads::UploadClaims,
 }
@@ -155,8 +156,8 @@ impl Workspace {
     }
 
     /// Where a chat's stored files live.
-    pub fn files_dir(&self, chat_id: &str) -> PathBuf {
-        self.inner.data_dir.join("documents").join(chat_id)
+    pub fn files_dir(&self, chat_id: &ChatId) -> PathBuf {
+        self.inner.data_dir.join("documents").join(chat_id.as_str())
     }
 
     /// Where unfinished uploads live.
@@ -164,12 +165,12 @@ impl Workspace {
         self.inner.data_dir.join("uploads")
     }
 
-    fn index_dir(&self, chat_id: &str) -> PathBuf {
-        self.inner.data_dir.join("indexes").join(chat_id)
+    fn index_dir(&self, chat_id: &ChatId) -> PathBuf {
+        self.inner.data_dir.join("indexes").join(chat_id.as_str())
     }
 
     /// Drops a deleted chat's index and stored files (its rows went with the chat).
-    pub async fn forget(&self, chat_id: &str) {
+    pub async fn forget(&self, chat_id: &ChatId) {
         self.inner.indexes.remove(chat_id);
         for dir in [self.index_dir(chat_id), self.files_dir(chat_id)] {
             if let Err(err) = tokio::fs::remove_dir_all(&dir).await
@@ -186,6 +187,7 @@ mod tests {
     use super::*;
     use crate::retrieval::embed::hash::HashEmbedder;
     use crate::retrieval::index::{ChatIndex, IndexedChunk};
+    use entities::ids::DocumentId;
     use std::time::Duration;
 
     fn chunks(document: &str, texts: &[&str]) -> Vec<IndexedChunk> {
@@ -215,7 +217,11 @@ mod tests {
                 if d == 5 {
                     chunks[0].vector.truncate(3);
                 }
-                (d, open.replace_document(id, chunks).await)
+                (
+                    d,
+                    open.replace_document(DocumentId::from_string(id), chunks)
+                        .await,
+                )
             });
         }
         let mut failed = Vec::new();
@@ -237,7 +243,7 @@ mod tests {
         drop(index);
 
         // Replacing with nothing removes a document.
-        open.replace_document("d7".into(), Vec::new())
+        open.replace_document(DocumentId::from_string("d7"), Vec::new())
             .await
             .unwrap();
         let index = open.index.lock().await;
@@ -248,7 +254,7 @@ mod tests {
     async fn workspace(
         chats: usize,
         max_files: usize,
-    ) -> (tempfile::TempDir, Workspace, Vec<String>) {
+    ) -> (tempfile::TempDir, Workspace, Vec<ChatId>) {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config {
             data_dir: dir.path().to_path_buf(),

@@ -1,6 +1,7 @@
 //! Each chat's open index: opened (and rebuilt from the database if it disagrees) on first
 //! use, written in group commits, and closed when the chat goes idle.
 
+use entities::ids::{ChatId, DocumentId};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ pub struct OpenIndex {
 }
 
 struct Waiting {
-    document_id: String,
+    document_id: DocumentId,
     chunks: Vec<IndexedChunk>,
     done: tokio::sync::oneshot::Sender<Result<(), String>>,
 }
@@ -59,7 +60,7 @@ impl OpenIndex {
     /// other documents waiting; searchable when this returns.
     pub async fn replace_document(
         &self,
-        document_id: String,
+        document_id: DocumentId,
         chunks: Vec<IndexedChunk>,
     ) -> Result<(), DocumentsError> {
         let (done, outcome) = tokio::sync::oneshot::channel();
@@ -78,7 +79,11 @@ impl OpenIndex {
                 documents.push((waiting.document_id, waiting.chunks));
                 waiters.push(waiting.done);
             }
-            let ids: Vec<String> = documents.iter().map(|(id, _)| id.clone()).collect();
+            let ids: Vec<String> = documents.iter().map(|(id, _)| id.to_string()).collect();
+            let documents = documents
+                .into_iter()
+                .map(|(id, chunks)| (id.into_string(), chunks))
+                .collect();
             let result =
                 tokio::task::spawn_blocking(move || guard.replace_documents(documents)).await;
             let result = match result {
@@ -129,11 +134,11 @@ impl OpenIndex {
 impl Workspace {
     /// A chat's index, opened (and rebuilt from the database if it disagrees with it) on first
     /// use.
-    pub async fn index(&self, chat_id: &str) -> Result<Arc<OpenIndex>, DocumentsError> {
+    pub async fn index(&self, chat_id: &ChatId) -> Result<Arc<OpenIndex>, DocumentsError> {
         let cell = self
             .inner
             .indexes
-            .entry(chat_id.to_string())
+            .entry(chat_id.clone())
             .or_default()
             .clone();
         let index = cell.get_or_try_init(|| self.open_index(chat_id)).await?;
@@ -158,7 +163,7 @@ impl Workspace {
                     .get()
                     .is_some_and(|open| Arc::strong_count(open) == 1 && open.idle_for() >= idle)
         };
-        let candidates: Vec<String> = self
+        let candidates: Vec<ChatId> = self
             .inner
             .indexes
             .iter()
@@ -198,7 +203,10 @@ impl Workspace {
         });
     }
 
-    pub(super) async fn open_index(&self, chat_id: &str) -> Result<Arc<OpenIndex>, DocumentsError> {
+    pub(super) async fn open_index(
+        &self,
+        chat_id: &ChatId,
+    ) -> Result<Arc<OpenIndex>, DocumentsError> {
         let (chunks, stale) = self.stored_chunks(chat_id).await?;
         let dir = self.index_dir(chat_id);
         let index = tokio::task::spawn_blocking(move || {
@@ -224,8 +232,8 @@ impl Workspace {
     /// the documents whose vectors came from another one.
     pub(super) async fn stored_chunks(
         &self,
-        chat_id: &str,
-    ) -> Result<(Vec<IndexedChunk>, Vec<String>), DbErr> {
+        chat_id: &ChatId,
+    ) -> Result<(Vec<IndexedChunk>, Vec<DocumentId>), DbErr> {
         let docs = documents::Entity::find()
             .filter(documents::Column::ChatId.eq(chat_id))
             .filter(documents::Column::DeletedAt.is_null())
@@ -251,8 +259,8 @@ impl Workspace {
                 // re-processed instead.
                 match vector {
                     Some(vector) => out.push(IndexedChunk {
-                        chunk_id: chunk.id,
-                        document_id: doc.id.clone(),
+                        chunk_id: chunk.id.into_string(),
+                        document_id: doc.id.to_string(),
                         filename: doc.filename.clone(),
                         text: chunk.text,
                         vector,

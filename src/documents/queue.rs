@@ -2,6 +2,7 @@
 //! semaphore with CPU work on the blocking pool, and resuming what a dead process left.
 
 use chrono::Utc;
+use entities::ids::{ChunkId, DocumentId};
 use entities::{artifacts, document_chunks, documents};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, QueryFilter, Set, TransactionTrait,
@@ -29,7 +30,7 @@ pub struct Resumed {
 
 impl Workspace {
     /// Marks an uploaded document `processing` and queues it.
-    pub async fn submit(&self, document_id: &str, size: u64) -> Result<(), DbErr> {
+    pub async fn submit(&self, document_id: &DocumentId, size: u64) -> Result<(), DbErr> {
         use sea_orm::sea_query::Expr;
         documents::Entity::update_many()
             .col_expr(documents::Column::Status, Expr::value(status::PROCESSING))
@@ -37,12 +38,12 @@ impl Workspace {
             .filter(documents::Column::Id.eq(document_id))
             .exec(&self.inner.db)
             .await?;
-        self.enqueue(document_id.to_string());
+        self.enqueue(document_id.clone());
         Ok(())
     }
 
     /// Processes a document in the background, at most `processing_concurrency` at once.
-    pub fn enqueue(&self, document_id: String) {
+    pub fn enqueue(&self, document_id: DocumentId) {
         let this = self.clone();
         tokio::spawn(async move {
             let Ok(permit) = this.inner.permits.acquire().await else {
@@ -84,7 +85,7 @@ impl Workspace {
         Ok(resumed)
     }
 
-    pub(super) async fn fail(&self, document_id: &str, message: &str) {
+    pub(super) async fn fail(&self, document_id: &DocumentId, message: &str) {
         use sea_orm::sea_query::Expr;
         let result = documents::Entity::update_many()
             .col_expr(documents::Column::Status, Expr::value(status::ERROR))
@@ -103,11 +104,14 @@ impl Workspace {
     /// next document is prepared meanwhile.
     pub(super) async fn process(
         &self,
-        document_id: &str,
+        document_id: &DocumentId,
         permit: tokio::sync::SemaphorePermit<'_>,
     ) -> Result<(), DocumentsError> {
         let db = &self.inner.db;
-        let Some(doc) = documents::Entity::find_by_id(document_id).one(db).await? else {
+        let Some(doc) = documents::Entity::find_by_id(document_id.clone())
+            .one(db)
+            .await?
+        else {
             return Ok(());
         };
         if doc.deleted_at.is_some() {
@@ -156,7 +160,7 @@ impl Workspace {
             .iter()
             .zip(&vectors)
             .map(|(chunk, vector)| document_chunks::ActiveModel {
-                id: Set(uuid::Uuid::now_v7().to_string()),
+                id: Set(ChunkId::generate()),
                 document_id: Set(doc.id.clone()),
                 chat_id: Set(doc.chat_id.clone()),
                 chunk_index: Set(chunk.index as i32),
@@ -172,8 +176,8 @@ impl Workspace {
             .zip(chunks)
             .zip(vectors)
             .map(|((row, chunk), vector)| IndexedChunk {
-                chunk_id: row.id.clone().unwrap(),
-                document_id: doc.id.clone(),
+                chunk_id: row.id.clone().unwrap().into_string(),
+                document_id: doc.id.to_string(),
                 filename: doc.filename.clone(),
                 text: chunk.text,
                 vector,

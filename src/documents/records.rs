@@ -1,6 +1,7 @@
 //! Document records and their limits: counting, listing, creating (one chat's creations in
 //! turn, so the per-chat limit holds), and soft deletion.
 
+use entities::ids::{ArtifactId, ChatId, DocumentId};
 use std::sync::Arc;
 
 use chrono::Utc;
@@ -24,7 +25,7 @@ pub enum CreateError {
 
 impl Workspace {
     /// Documents of a chat that count against the per-chat limit (not deleted).
-    pub async fn count(&self, chat_id: &str) -> Result<u64, DbErr> {
+    pub async fn count(&self, chat_id: &ChatId) -> Result<u64, DbErr> {
         documents::Entity::find()
             .filter(documents::Column::ChatId.eq(chat_id))
             .filter(documents::Column::DeletedAt.is_null())
@@ -33,7 +34,7 @@ impl Workspace {
     }
 
     /// A chat's documents, most recent first.
-    pub async fn list(&self, chat_id: &str) -> Result<Vec<documents::Model>, DbErr> {
+    pub async fn list(&self, chat_id: &ChatId) -> Result<Vec<documents::Model>, DbErr> {
         documents::Entity::find()
             .filter(documents::Column::ChatId.eq(chat_id))
             .filter(documents::Column::DeletedAt.is_null())
@@ -46,8 +47,8 @@ impl Workspace {
     /// document id → artifact id, for a chat's live documents.
     pub async fn artifact_ids(
         &self,
-        chat_id: &str,
-    ) -> Result<std::collections::HashMap<String, String>, DbErr> {
+        chat_id: &ChatId,
+    ) -> Result<std::collections::HashMap<DocumentId, ArtifactId>, DbErr> {
         Ok(self
             .list(chat_id)
             .await?
@@ -57,7 +58,7 @@ impl Workspace {
     }
 
     /// Whether a chat has documents the model can search.
-    pub async fn has_searchable(&self, chat_id: &str) -> Result<bool, DbErr> {
+    pub async fn has_searchable(&self, chat_id: &ChatId) -> Result<bool, DbErr> {
         let count = documents::Entity::find()
             .filter(documents::Column::ChatId.eq(chat_id))
             .filter(documents::Column::DeletedAt.is_null())
@@ -70,7 +71,7 @@ impl Workspace {
     /// Creates a document and its artifact record, in `status`.
     pub async fn create(
         &self,
-        chat_id: &str,
+        chat_id: &ChatId,
         filename: &str,
         size: u64,
         storage_path: &std::path::Path,
@@ -91,10 +92,10 @@ impl Workspace {
     }
 
     /// The lock that orders one chat's document creations.
-    pub(super) fn creation_lock(&self, chat_id: &str) -> Arc<Mutex<()>> {
+    pub(super) fn creation_lock(&self, chat_id: &ChatId) -> Arc<Mutex<()>> {
         self.inner
             .creating
-            .entry(chat_id.to_string())
+            .entry(chat_id.clone())
             .or_default()
             .clone()
     }
@@ -102,7 +103,7 @@ impl Workspace {
     /// `create`, under the chat's creation lock.
     pub(super) async fn create_counted(
         &self,
-        chat_id: &str,
+        chat_id: &ChatId,
         filename: &str,
         size: u64,
         storage_path: &std::path::Path,
@@ -113,12 +114,12 @@ impl Workspace {
             return Err(CreateError::TooMany { max });
         }
         let now = Utc::now();
-        let artifact_id = format!("doc_{}", uuid::Uuid::now_v7().simple());
+        let artifact_id = ArtifactId::generate_for_document();
         let txn = self.inner.db.begin().await?;
         artifacts::ActiveModel {
             id: Set(artifact_id.clone()),
-            chat_id: Set(chat_id.to_string()),
-            identifier: Set(artifact_id.clone()),
+            chat_id: Set(chat_id.clone()),
+            identifier: Set(artifact_id.to_string()),
             title: Set(filename.to_string()),
             mime_type: Set("application/octet-stream".into()),
             language: Set(None),
@@ -132,8 +133,8 @@ impl Workspace {
         .insert(&txn)
         .await?;
         let row = documents::ActiveModel {
-            id: Set(uuid::Uuid::now_v7().to_string()),
-            chat_id: Set(chat_id.to_string()),
+            id: Set(DocumentId::generate()),
+            chat_id: Set(chat_id.clone()),
             artifact_id: Set(artifact_id),
             filename: Set(filename.to_string()),
             size_bytes: Set(size as i64),
@@ -156,7 +157,11 @@ impl Workspace {
     }
 
     /// Soft-deletes a document; its chunks leave search at once.
-    pub async fn delete(&self, chat_id: &str, artifact_id: &str) -> Result<bool, DocumentsError> {
+    pub async fn delete(
+        &self,
+        chat_id: &ChatId,
+        artifact_id: &ArtifactId,
+    ) -> Result<bool, DocumentsError> {
         use sea_orm::sea_query::Expr;
         let db = &self.inner.db;
         let Some(doc) = documents::Entity::find()

@@ -2,6 +2,7 @@
 
 use crate::retrieval::embed;
 use crate::retrieval::index::SearchHit;
+use entities::ids::ChatId;
 
 use super::{DocumentsError, Workspace};
 
@@ -9,7 +10,7 @@ impl Workspace {
     /// Searches a chat's documents: hybrid BM25 + vector ranking, relevance = cosine in [0, 1].
     pub async fn search(
         &self,
-        chat_id: &str,
+        chat_id: &ChatId,
         query: &str,
         limit: usize,
     ) -> Result<Vec<SearchHit>, DocumentsError> {

@@ -5,6 +5,7 @@
 //! termination removed, and a termination never deletes what a PATCH just completed. The tus
 //! protocol itself is `http::uploads`'.
 
+use entities::ids::UploadId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ const TERMINATION_WAIT: Duration = Duration::from_secs(10);
 /// someone holds or waits for it.
 #[derive(Clone, Default)]
 pub struct UploadClaims {
-    slots: Arc<DashMap<String, Arc<Slot>>>,
+    slots: Arc<DashMap<UploadId, Arc<Slot>>>,
 }
 
 #[derive(Default)]
@@ -46,14 +47,14 @@ struct Slot {
 /// The right to write (or terminate) one upload; released when dropped.
 pub struct UploadClaim {
     claims: UploadClaims,
-    upload_id: String,
+    upload_id: UploadId,
     slot: Option<Arc<Slot>>,
     turn: Option<OwnedMutexGuard<()>>,
 }
 
 impl UploadClaims {
     /// Claims `upload_id` for writing; `None` when another request holds it.
-    pub fn try_claim(&self, upload_id: &str) -> Option<UploadClaim> {
+    pub fn try_claim(&self, upload_id: &UploadId) -> Option<UploadClaim> {
         let slot = self.slot(upload_id);
         match slot.turn.clone().try_lock_owned() {
             Ok(turn) => Some(self.claim(upload_id, slot, turn)),
@@ -66,7 +67,11 @@ impl UploadClaims {
 
     /// Claims `upload_id` to end it: tells a writer holding it to stop, then waits for it, at
     /// most `wait`; `None` when it did not let go in time.
-    async fn claim_to_terminate(&self, upload_id: &str, wait: Duration) -> Option<UploadClaim> {
+    async fn claim_to_terminate(
+        &self,
+        upload_id: &UploadId,
+        wait: Duration,
+    ) -> Option<UploadClaim> {
         let slot = self.slot(upload_id);
         slot.stop.cancel();
         match tokio::time::timeout(wait, slot.turn.clone().lock_owned()).await {
@@ -78,14 +83,19 @@ impl UploadClaims {
         }
     }
 
-    fn slot(&self, upload_id: &str) -> Arc<Slot> {
-        self.slots.entry(upload_id.to_string()).or_default().clone()
+    fn slot(&self, upload_id: &UploadId) -> Arc<Slot> {
+        self.slots.entry(upload_id.clone()).or_default().clone()
     }
 
-    fn claim(&self, upload_id: &str, slot: Arc<Slot>, turn: OwnedMutexGuard<()>) -> UploadClaim {
+    fn claim(
+        &self,
+        upload_id: &UploadId,
+        slot: Arc<Slot>,
+        turn: OwnedMutexGuard<()>,
+    ) -> UploadClaim {
         UploadClaim {
             claims: self.clone(),
-            upload_id: upload_id.to_string(),
+            upload_id: upload_id.clone(),
             slot: Some(slot),
             turn: Some(turn),
         }
@@ -93,7 +103,7 @@ impl UploadClaims {
 
     /// Lets go of `slot`; the entry goes once no one else holds or waits for it. The count is
     /// read under the map's lock, which every new holder takes to get the slot.
-    fn release(&self, upload_id: &str, slot: Arc<Slot>) {
+    fn release(&self, upload_id: &UploadId, slot: Arc<Slot>) {
         drop(slot);
         self.slots
             .remove_if(upload_id, |_, slot| Arc::strong_count(slot) == 1);
@@ -138,13 +148,13 @@ pub enum Termination {
 
 impl Workspace {
     /// Claims an upload for a PATCH; `None` while another request writes or terminates it.
-    pub fn claim_upload(&self, upload_id: &str) -> Option<UploadClaim> {
+    pub fn claim_upload(&self, upload_id: &UploadId) -> Option<UploadClaim> {
         self.inner.upload_claims.try_claim(upload_id)
     }
 
     /// Ends an unfinished upload: stops and waits out a PATCH writing it, then marks it
     /// terminated and deletes its document in one transaction, then removes its partial file.
-    pub async fn terminate_upload(&self, upload_id: &str) -> Result<Termination, DbErr> {
+    pub async fn terminate_upload(&self, upload_id: &UploadId) -> Result<Termination, DbErr> {
         let Some(_claim) = self
             .inner
             .upload_claims
@@ -155,7 +165,10 @@ impl Workspace {
         };
         let db = &self.inner.db;
         // Read under the claim: what a PATCH did before letting go counts.
-        let Some(upload) = uploads::Entity::find_by_id(upload_id).one(db).await? else {
+        let Some(upload) = uploads::Entity::find_by_id(upload_id.clone())
+            .one(db)
+            .await?
+        else {
             return Ok(Termination::NotFound);
         };
         match upload.status.as_str() {
@@ -234,18 +247,23 @@ mod tests {
     #[tokio::test]
     async fn one_claim_at_a_time_and_a_termination_stops_the_writer() {
         let claims = UploadClaims::default();
-        let writer = claims.try_claim("u1").expect("free");
+        let writer = claims
+            .try_claim(&UploadId::from_string("u1"))
+            .expect("free");
         assert!(
-            claims.try_claim("u1").is_none(),
+            claims.try_claim(&UploadId::from_string("u1")).is_none(),
             "a second writer is refused"
         );
-        assert!(claims.try_claim("u2").is_some(), "other uploads are not");
+        assert!(
+            claims.try_claim(&UploadId::from_string("u2")).is_some(),
+            "other uploads are not"
+        );
 
         let terminator = {
             let claims = claims.clone();
             tokio::spawn(async move {
                 claims
-                    .claim_to_terminate("u1", Duration::from_secs(30))
+                    .claim_to_terminate(&UploadId::from_string("u1"), Duration::from_secs(30))
                     .await
                     .is_some()
             })
@@ -262,13 +280,18 @@ mod tests {
     #[tokio::test]
     async fn a_termination_gives_up_on_a_writer_that_does_not_stop() {
         let claims = UploadClaims::default();
-        let writer = claims.try_claim("u1").expect("free");
+        let writer = claims
+            .try_claim(&UploadId::from_string("u1"))
+            .expect("free");
         let gave_up = claims
-            .claim_to_terminate("u1", Duration::from_millis(20))
+            .claim_to_terminate(&UploadId::from_string("u1"), Duration::from_millis(20))
             .await;
         assert!(gave_up.is_none());
         drop(writer);
         assert_eq!(claims.len(), 0);
-        assert!(claims.try_claim("u1").is_some(), "free again");
+        assert!(
+            claims.try_claim(&UploadId::from_string("u1")).is_some(),
+            "free again"
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{HttpResponse, web};
+use entities::ids::ChatId;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -39,7 +40,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 async fn list(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
     let rows = artifacts::list(&state.db, &chat.id).await?;
@@ -52,7 +53,7 @@ async fn list(
 async fn owned_artifact(
     state: &AppState,
     principal: &Principal,
-    chat_id: &str,
+    chat_id: &ChatId,
     key: &str,
 ) -> AppResult<entities::artifacts::Model> {
     let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
@@ -64,7 +65,7 @@ async fn owned_artifact(
 async fn get(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, String)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, key) = path.into_inner();
     let row = owned_artifact(&state, &principal, &chat_id, &key).await?;
@@ -89,7 +90,7 @@ async fn get(
 
 #[derive(Deserialize)]
 struct VersionPath {
-    chat_id: String,
+    chat_id: ChatId,
     artifact: String,
     version: String,
 }
@@ -129,7 +130,7 @@ async fn get_version(
 async fn raw(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, String)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, key) = path.into_inner();
     let row = owned_artifact(&state, &principal, &chat_id, &key).await?;
@@ -192,7 +193,7 @@ fn download_name(row: &entities::artifacts::Model) -> String {
 async fn delete(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, String)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, key) = path.into_inner();
     let row = owned_artifact(&state, &principal, &chat_id, &key).await?;

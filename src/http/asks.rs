@@ -3,6 +3,7 @@
 //! questions still waiting, so a reloaded client can show them again.
 
 use actix_web::{HttpResponse, web};
+use entities::ids::ChatId;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -32,7 +33,7 @@ struct Answer {
 async fn answer(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, String)>,
     body: web::Json<Answer>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, correlation_id) = path.into_inner();
@@ -58,7 +59,7 @@ struct ListQuery {
 async fn list(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
     query: web::Query<ListQuery>,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;

@@ -5,6 +5,7 @@
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::http::header::LOCATION;
 use actix_web::{HttpRequest, HttpResponse, web};
+use entities::ids::{ApiKeyId, UserId};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -167,7 +168,7 @@ async fn logout(
 
 #[derive(Serialize)]
 struct Me<'a> {
-    id: &'a str,
+    id: &'a UserId,
     username: &'a str,
     is_admin: bool,
 }
@@ -182,7 +183,7 @@ async fn me(principal: Principal) -> HttpResponse {
 
 #[derive(Serialize)]
 struct ApiKeyView {
-    id: String,
+    id: ApiKeyId,
     name: String,
     prefix: String,
     created_at: chrono::DateTime<chrono::Utc>,
@@ -230,7 +231,7 @@ async fn create_key(
 async fn revoke_key(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ApiKeyId>,
 ) -> AppResult<HttpResponse> {
     let revoked = state
         .accounts

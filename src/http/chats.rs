@@ -2,6 +2,7 @@
 
 use actix_web::{HttpResponse, web};
 use entities::chats;
+use entities::ids::ChatId;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -28,7 +29,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 #[derive(Serialize)]
 struct ChatView {
-    id: String,
+    id: ChatId,
     title: String,
     /// What happens to history that outgrows the model's context (`drop` or `summarize`).
     context_strategy: ContextStrategy,
@@ -97,7 +98,7 @@ async fn list(
 async fn get(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     let mut chat = state.chats.get_owned(&principal.user_id, &path).await?;
     // A chat a `/v1` request made, opened in the UI (a browser session): it is kept.
@@ -128,7 +129,7 @@ struct UpdateChat {
 async fn update(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
     body: web::Json<UpdateChat>,
 ) -> AppResult<HttpResponse> {
     let body = body.into_inner();
@@ -148,7 +149,7 @@ async fn update(
 async fn delete(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     state.chats.delete(&principal.user_id, &path).await?;
     state.sessions.deactivate(&path);

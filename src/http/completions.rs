@@ -4,6 +4,8 @@
 //! `http.v1_chat_retention_days` unless opened in the UI), or with `store: false` in none.
 
 use actix_web::{HttpResponse, web};
+use entities::ids::ChatId;
+use entities::messages::MessageRole;
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -83,7 +85,7 @@ struct CompletionRequest {
     /// applies to the run's first model call (later calls are `auto`, so the loop can end).
     tool_choice: Option<Value>,
     web_search_options: Option<WebSearchOptions>,
-    x_chat_id: Option<String>,
+    x_chat_id: Option<ChatId>,
     /// `false`: run without a chat, storing nothing. Otherwise (and by default) a request
     /// without `x_chat_id` runs in a fresh chat of its own (see `in_new_chat`).
     store: Option<bool>,
@@ -328,10 +330,17 @@ async fn create(
     } else if request.in_new_chat() {
         // Kept `v1_chat_retention_days` unless someone opens it in the UI (see `sweep`).
         let chat = state.chats.create(&principal.user_id, None, true).await?;
-        let history: Vec<(String, String)> = request.messages[..request.messages.len() - 1]
+        let history: Vec<(MessageRole, String)> = request.messages[..request.messages.len() - 1]
             .iter()
-            .filter(|m| matches!(m.role, Role::System | Role::User | Role::Assistant))
-            .map(|m| (role_name(m.role).to_string(), m.text()))
+            .filter_map(|m| {
+                let role = match m.role {
+                    Role::System => MessageRole::System,
+                    Role::User => MessageRole::User,
+                    Role::Assistant => MessageRole::Assistant,
+                    Role::Developer | Role::Tool => return None,
+                };
+                Some((role, m.text()))
+            })
             .collect();
         if !history.is_empty() {
             state
@@ -355,7 +364,7 @@ async fn create(
     if request.stream {
         let mut response = stream_run(log, 0, dialect);
         if let Some(chat_id) = chat_id
-            && let Ok(value) = chat_id.parse()
+            && let Ok(value) = chat_id.as_str().parse()
         {
             response.headers_mut().insert(
                 actix_web::http::header::HeaderName::from_static("x-chat-id"),
@@ -430,21 +439,12 @@ fn message(content: String, tool_calls: Option<Value>) -> Value {
     }
 }
 
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::System | Role::Developer => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
-    }
-}
-
 /// Waits for the run and answers in one JSON body, with the progress events accumulated in
 /// `x_metadata`, one list per kind (seed 003's `metadata`, renamed: OpenAI's `metadata` is a map
 /// of strings, and SDKs reject lists there).
 async fn collect(
     log: std::sync::Arc<crate::run::log::RunLog>,
-    chat_id: Option<String>,
+    chat_id: Option<ChatId>,
 ) -> AppResult<HttpResponse> {
     let mut events = Box::pin(log.subscribe(0));
     let mut content = String::new();

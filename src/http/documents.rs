@@ -5,6 +5,7 @@
 
 use actix_multipart::Multipart;
 use actix_web::{HttpRequest, HttpResponse, web};
+use entities::ids::{ArtifactId, ChatId};
 use futures_util::StreamExt;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
@@ -29,7 +30,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// Refuses another document when the chat holds the most allowed: early, before a body is
 /// received. `Workspace::create` checks again, atomically, when the record is made.
-pub async fn check_count(state: &AppState, chat_id: &str) -> AppResult<()> {
+pub async fn check_count(state: &AppState, chat_id: &ChatId) -> AppResult<()> {
     let max = state.config.documents.max_files_per_chat;
     if state.workspace.count(chat_id).await? >= max as u64 {
         return Err(create_error(CreateError::TooMany { max }));
@@ -50,7 +51,7 @@ pub fn create_error(err: CreateError) -> AppError {
 async fn list(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
     let documents: Vec<DocumentView> = state
@@ -75,7 +76,7 @@ async fn upload(
     req: HttpRequest,
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
@@ -170,7 +171,7 @@ async fn upload(
                 return Err(create_error(err));
             }
         };
-        let target = target_dir.join(&document.id);
+        let target = target_dir.join(document.id.as_str());
         tokio::fs::rename(&part, &target)
             .await
             .map_err(AppError::internal)?;
@@ -204,7 +205,7 @@ async fn upload(
 async fn delete(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, ArtifactId)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, artifact_id) = path.into_inner();
     let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;

@@ -2,6 +2,7 @@
 //! delete. Writes go through the chat's session, which owns the memories and their vectors.
 
 use actix_web::{HttpResponse, web};
+use entities::ids::{ChatId, MemoryId};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -41,7 +42,7 @@ async fn embed(state: &AppState, text: &str) -> AppResult<Embedded> {
 async fn list(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
     let memories = state.sessions.session(&chat.id).send(ListMemories).await?;
@@ -59,7 +60,7 @@ struct NewMemory {
 async fn create(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
     body: web::Json<NewMemory>,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
@@ -100,7 +101,7 @@ struct MemoryChange {
 async fn update(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, MemoryId)>,
     body: web::Json<MemoryChange>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, memory_id) = path.into_inner();
@@ -141,7 +142,7 @@ async fn update(
 async fn delete(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, MemoryId)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, memory_id) = path.into_inner();
     let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;

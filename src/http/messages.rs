@@ -3,6 +3,8 @@
 //! answer, switch branches.
 
 use actix_web::{HttpResponse, web};
+use entities::ids::{ChatId, MessageId, RunId};
+use entities::messages::MessageRole;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -37,15 +39,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 #[derive(Serialize)]
 struct MessageView<'a> {
-    id: &'a str,
-    parent_id: Option<&'a str>,
-    role: &'a str,
+    id: &'a MessageId,
+    parent_id: Option<&'a MessageId>,
+    role: MessageRole,
     content: Option<&'a str>,
     parts: Option<&'a serde_json::Value>,
     stop_reason: Option<&'a str>,
     /// An answer cut off by a crash or restart: the text it had streamed, kept.
     interrupted: bool,
-    run_id: Option<&'a str>,
+    run_id: Option<&'a RunId>,
     created_at: chrono::DateTime<chrono::Utc>,
 }
 
@@ -53,13 +55,13 @@ impl<'a> From<&'a MessageNode> for MessageView<'a> {
     fn from(node: &'a MessageNode) -> Self {
         Self {
             id: &node.id,
-            parent_id: node.parent_id.as_deref(),
-            role: &node.role,
+            parent_id: node.parent_id.as_ref(),
+            role: node.role,
             content: node.content.as_deref(),
             parts: node.parts.as_ref(),
             stop_reason: node.stop_reason.as_deref(),
             interrupted: node.stop_reason.as_deref() == Some(crate::chat::recovery::INTERRUPTED),
-            run_id: node.run_id.as_deref(),
+            run_id: node.run_id.as_ref(),
             created_at: node.created_at,
         }
     }
@@ -68,7 +70,7 @@ impl<'a> From<&'a MessageNode> for MessageView<'a> {
 async fn session(
     state: &AppState,
     principal: &Principal,
-    chat_id: &str,
+    chat_id: &ChatId,
 ) -> AppResult<actix::Addr<crate::chat::session::ChatSession>> {
     let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
     Ok(state.sessions.session(&chat.id))
@@ -77,7 +79,7 @@ async fn session(
 async fn list(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
     let messages = session.send(GetActivePath).await?;
@@ -117,7 +119,7 @@ fn checked_content(content: String) -> AppResult<String> {
 #[derive(Deserialize)]
 struct SendRequest {
     content: String,
-    parent_id: Option<String>,
+    parent_id: Option<MessageId>,
     #[serde(flatten)]
     run: RunRequest,
 }
@@ -125,7 +127,7 @@ struct SendRequest {
 async fn send(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
     body: web::Json<SendRequest>,
 ) -> AppResult<HttpResponse> {
     let body = body.into_inner();
@@ -148,7 +150,7 @@ struct EditRequest {
 async fn edit(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, MessageId)>,
     body: web::Json<EditRequest>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, message_id) = path.into_inner();
@@ -171,7 +173,7 @@ async fn edit(
 async fn regenerate(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, MessageId)>,
     body: Option<web::Json<RunRequest>>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, message_id) = path.into_inner();
@@ -184,7 +186,7 @@ async fn regenerate(
 async fn switch(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, MessageId)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, message_id) = path.into_inner();
     let session = session(&state, &principal, &chat_id).await?;
@@ -197,7 +199,7 @@ async fn switch(
 async fn tree(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
     let nodes = session.send(GetTree).await?;
@@ -208,7 +210,7 @@ async fn tree(
             let mut value = json!(MessageView::from(node));
             value["on_active_branch"] = json!(active);
             // An answer carries the tool calls its run made and the error it ended with.
-            if node.role == "assistant"
+            if node.role == MessageRole::Assistant
                 && let Some(run) = node.run_id.as_ref().and_then(|id| runs.get(id))
             {
                 if let Some(calls) = &run.tool_calls {

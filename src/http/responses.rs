@@ -6,6 +6,7 @@
 //! names `file_search_call.results`. Streams use typed `event:` lines: `response.*` for the
 //! answer, `x_*` for progress.
 
+use entities::ids::ChatId;
 use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
@@ -71,7 +72,7 @@ struct ResponsesRequest {
     #[serde(default)]
     include: Vec<String>,
     /// Run as a turn of this stored chat (its history is the context).
-    x_chat_id: Option<String>,
+    x_chat_id: Option<ChatId>,
 }
 
 impl ResponsesRequest {

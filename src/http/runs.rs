@@ -2,6 +2,7 @@
 //! missed after `Last-Event-ID` or `?after=N`, then live; a run no longer in memory is told
 //! from the database) and cancel it.
 
+use entities::ids::{ChatId, RunId};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,13 +55,13 @@ pub fn stream_run(log: Arc<RunLog>, after: usize, dialect: Dialect) -> HttpRespo
 fn owned_run(
     state: &AppState,
     principal: &Principal,
-    chat_id: &str,
-    run_id: &str,
+    chat_id: &ChatId,
+    run_id: &RunId,
 ) -> AppResult<Arc<RunLog>> {
     state
         .runs
         .get(run_id)
-        .filter(|log| log.owner_id == principal.user_id && log.chat_id.as_deref() == Some(chat_id))
+        .filter(|log| log.owner_id == principal.user_id && log.chat_id.as_ref() == Some(chat_id))
         .ok_or(AppError::NotFound("run"))
 }
 
@@ -75,8 +76,8 @@ struct EventsQuery {
 async fn stored_run(
     state: &AppState,
     principal: &Principal,
-    chat_id: &str,
-    run_id: &str,
+    chat_id: &ChatId,
+    run_id: &RunId,
 ) -> AppResult<Arc<RunLog>> {
     let (run, answer) = recovery::find_run(&state.db, &principal.user_id, chat_id, run_id)
         .await?
@@ -126,7 +127,7 @@ async fn stored_run(
 async fn events(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, RunId)>,
     query: web::Query<EventsQuery>,
     req: HttpRequest,
 ) -> AppResult<HttpResponse> {
@@ -152,7 +153,7 @@ async fn events(
 async fn cancel(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, RunId)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, run_id) = path.into_inner();
     let log = owned_run(&state, &principal, &chat_id, &run_id)?;

@@ -274,9 +274,15 @@ mod tests {
     use super::*;
     use crate::llm::wire::{FunctionCall, ToolCall, Usage};
     use crate::run::events::{RunError, StopReason};
+    use entities::ids::{ChatId, MessageId, RunId, UserId};
 
     fn log() -> RunLog {
-        RunLog::new("r1".into(), Some("c1".into()), "u1".into(), "m".into())
+        RunLog::new(
+            RunId::from_string("r1"),
+            Some(ChatId::from_string("c1")),
+            UserId::from_string("u1"),
+            "m".into(),
+        )
     }
 
     fn usage() -> Usage {
@@ -423,7 +429,7 @@ mod tests {
         assert_eq!(v1.len(), 1);
         assert_eq!(v1[0].1["arguments"], r#"{"expression":"6*7"}"#);
         let started = RunEvent::Started {
-            user_message_id: Some("m1".into()),
+            user_message_id: Some(MessageId::from_string("m1")),
         };
         let kinds = |dialect| -> Vec<Value> {
             payloads(dialect, &log, &started)

@@ -13,6 +13,7 @@
 //! The bytes on disk are the truth for the offset: whatever reached the file before a
 //! connection dropped counts, so a client always resumes from what the server really has.
 
+use entities::ids::{ChatId, DocumentId, UploadId};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -83,7 +84,7 @@ fn check_version(req: &HttpRequest) -> AppResult<()> {
 async fn options(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     state.chats.get_owned(&principal.user_id, &path).await?;
     Ok(tus(HttpResponse::NoContent())
@@ -126,7 +127,7 @@ async fn create(
     req: HttpRequest,
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     check_version(&req)?;
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
@@ -157,7 +158,7 @@ async fn create(
             .unwrap_or_default(),
     );
     super::documents::check_count(&state, &chat.id).await?;
-    let upload_id = uuid::Uuid::now_v7().simple().to_string();
+    let upload_id = UploadId::generate();
     let dir = state.workspace.uploads_dir();
     tokio::fs::create_dir_all(&dir)
         .await
@@ -222,11 +223,11 @@ async fn create(
 async fn owned_upload(
     state: &AppState,
     principal: &Principal,
-    chat_id: &str,
-    upload_id: &str,
+    chat_id: &ChatId,
+    upload_id: &UploadId,
 ) -> AppResult<uploads::Model> {
     let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
-    let upload = uploads::Entity::find_by_id(upload_id.to_string())
+    let upload = uploads::Entity::find_by_id(upload_id.clone())
         .filter(uploads::Column::ChatId.eq(chat.id))
         .one(&state.db)
         .await?
@@ -255,7 +256,7 @@ async fn head(
     req: HttpRequest,
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, UploadId)>,
 ) -> AppResult<HttpResponse> {
     check_version(&req)?;
     let (chat_id, upload_id) = path.into_inner();
@@ -272,7 +273,7 @@ async fn patch(
     req: HttpRequest,
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, UploadId)>,
     mut body: web::Payload,
 ) -> AppResult<HttpResponse> {
     check_version(&req)?;
@@ -378,10 +379,10 @@ async fn patch(
 /// Moves a complete upload to the chat's files and queues its processing.
 async fn finish(
     state: &AppState,
-    document_id: &str,
+    document_id: &DocumentId,
     part: &std::path::Path,
-    chat_id: &str,
-    upload_id: &str,
+    chat_id: &ChatId,
+    upload_id: &UploadId,
     length: u64,
 ) -> AppResult<()> {
     use sea_orm::sea_query::Expr;
@@ -389,7 +390,7 @@ async fn finish(
     tokio::fs::create_dir_all(&dir)
         .await
         .map_err(AppError::internal)?;
-    let target = dir.join(document_id);
+    let target = dir.join(document_id.as_str());
     tokio::fs::rename(part, &target)
         .await
         .map_err(AppError::internal)?;
@@ -421,7 +422,7 @@ async fn terminate(
     req: HttpRequest,
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
+    path: web::Path<(ChatId, UploadId)>,
 ) -> AppResult<HttpResponse> {
     check_version(&req)?;
     let (chat_id, upload_id) = path.into_inner();

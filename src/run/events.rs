@@ -2,6 +2,7 @@
 //! run can end. Wire encodings (Chat Completions chunks, seed 001's tool events, the `x_*`
 //! typed lines) live in `http::sse`; nothing here is stored in message history (seed 003).
 
+use entities::ids::MessageId;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -93,7 +94,7 @@ impl StopReason {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
     /// The run began.
-    Started { user_message_id: Option<String> },
+    Started { user_message_id: Option<MessageId> },
     /// Text from the model.
     TextDelta { content: String },
     /// A tool call is about to run (seed 001 `tool_call`, and for research tools seed 000's
@@ -133,7 +134,7 @@ pub enum RunEvent {
     /// The run ended. Always the last event.
     Finished {
         stop_reason: StopReason,
-        assistant_message_id: Option<String>,
+        assistant_message_id: Option<MessageId>,
         usage: Usage,
         iterations: u32,
         error: Option<RunError>,

@@ -2,6 +2,7 @@
 //! point (re-attach with `Last-Event-ID`), and `RunRegistry`, the process-wide map of live and
 //! recently finished runs. The log outlives its clients: a run goes on when they disconnect.
 
+use entities::ids::{ChatId, MessageId, RunId, UserId};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,10 +17,10 @@ use super::events::RunEvent;
 const MAX_EVENTS_PER_RUN: usize = 200_000;
 
 pub struct RunLog {
-    pub run_id: String,
-    pub chat_id: Option<String>,
+    pub run_id: RunId,
+    pub chat_id: Option<ChatId>,
     /// The user who may read and cancel this run.
-    pub owner_id: String,
+    pub owner_id: UserId,
     /// Whether the owner, this log's only reader, is an admin and so may see the whole cause
     /// of a failure (the upstream's address and answer), not just its public summary.
     pub owner_is_admin: bool,
@@ -37,7 +38,7 @@ struct Inner {
 }
 
 impl RunLog {
-    pub fn new(run_id: String, chat_id: Option<String>, owner_id: String, model: String) -> Self {
+    pub fn new(run_id: RunId, chat_id: Option<ChatId>, owner_id: UserId, model: String) -> Self {
         Self {
             run_id,
             chat_id,
@@ -87,7 +88,7 @@ impl RunLog {
     }
 
     /// The user message the run answers, from its `Started` event.
-    pub fn user_message_id(&self) -> Option<String> {
+    pub fn user_message_id(&self) -> Option<MessageId> {
         match self.lock().events.first().map(|event| event.as_ref()) {
             Some(RunEvent::Started { user_message_id }) => user_message_id.clone(),
             _ => None,
@@ -137,7 +138,7 @@ impl RunLog {
 /// Live and recently finished runs, by id.
 #[derive(Clone, Default)]
 pub struct RunRegistry {
-    runs: Arc<DashMap<String, Arc<RunLog>>>,
+    runs: Arc<DashMap<RunId, Arc<RunLog>>>,
 }
 
 impl RunRegistry {
@@ -145,7 +146,7 @@ impl RunRegistry {
         self.runs.insert(log.run_id.clone(), log);
     }
 
-    pub fn get(&self, run_id: &str) -> Option<Arc<RunLog>> {
+    pub fn get(&self, run_id: &RunId) -> Option<Arc<RunLog>> {
         self.runs.get(run_id).map(|entry| Arc::clone(entry.value()))
     }
 
@@ -160,13 +161,13 @@ impl RunRegistry {
     }
 
     /// A chat's runs still in flight, oldest first, so a reloaded client can re-attach.
-    pub fn live_in_chat(&self, chat_id: &str) -> Vec<Arc<RunLog>> {
+    pub fn live_in_chat(&self, chat_id: &ChatId) -> Vec<Arc<RunLog>> {
         let mut runs: Vec<Arc<RunLog>> = self
             .runs
             .iter()
             .filter(|entry| {
                 let log = entry.value();
-                log.chat_id.as_deref() == Some(chat_id) && !log.is_finished()
+                log.chat_id.as_ref() == Some(chat_id) && !log.is_finished()
             })
             .map(|entry| Arc::clone(entry.value()))
             .collect();
@@ -202,7 +203,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_run_past_the_event_bound_still_logs_its_end_and_subscribers_see_it() {
-        let log = Arc::new(RunLog::new("r".into(), None, "u".into(), "m".into()));
+        let log = Arc::new(RunLog::new(
+            RunId::from_string("r"),
+            None,
+            UserId::from_string("u"),
+            "m".into(),
+        ));
         for _ in 0..=MAX_EVENTS_PER_RUN {
             log.push(RunEvent::TextDelta {
                 content: "x".into(),
@@ -218,7 +224,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_late_subscriber_replays_what_it_missed_then_follows_live() {
-        let log = Arc::new(RunLog::new("r".into(), None, "u".into(), "m".into()));
+        let log = Arc::new(RunLog::new(
+            RunId::from_string("r"),
+            None,
+            UserId::from_string("u"),
+            "m".into(),
+        ));
         for i in 0..3 {
             log.push(RunEvent::TextDelta {
                 content: i.to_string(),
@@ -253,15 +264,25 @@ mod tests {
     #[test]
     fn finished_runs_are_swept_after_retention() {
         let registry = RunRegistry::default();
-        let done = Arc::new(RunLog::new("done".into(), None, "u".into(), "m".into()));
+        let done = Arc::new(RunLog::new(
+            RunId::from_string("done"),
+            None,
+            UserId::from_string("u"),
+            "m".into(),
+        ));
         done.push(finished());
-        let live = Arc::new(RunLog::new("live".into(), None, "u".into(), "m".into()));
+        let live = Arc::new(RunLog::new(
+            RunId::from_string("live"),
+            None,
+            UserId::from_string("u"),
+            "m".into(),
+        ));
         registry.insert(done);
         registry.insert(live);
         assert_eq!(registry.sweep(Duration::from_secs(60)), 0);
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(registry.sweep(Duration::from_millis(1)), 1);
-        assert!(registry.get("live").is_some());
-        assert!(registry.get("done").is_none());
+        assert!(registry.get(&RunId::from_string("live")).is_some());
+        assert!(registry.get(&RunId::from_string("done")).is_none());
     }
 }

@@ -2,6 +2,7 @@
 //! registered for subscribers, and an `AgentRun` on the supervisor's arbiters. Shared by every
 //! HTTP entry point so they all get the same governance.
 
+use entities::ids::{ChatId, MessageId, RunId};
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -133,7 +134,7 @@ fn spec(
     log: Arc<RunLog>,
     options: &RunOptions,
     messages: Vec<ChatMessage>,
-    chat: Option<(actix::Addr<crate::chat::session::ChatSession>, String)>,
+    chat: Option<(actix::Addr<crate::chat::session::ChatSession>, MessageId)>,
     documents: bool,
 ) -> AppResult<RunSpec> {
     let template = options
@@ -142,9 +143,10 @@ fn spec(
         .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
     let mut tools = select_tools(launcher, options);
     let parts = Parts::default();
-    if let Some((session, _)) = &chat {
+    if let (Some((session, _)), Some(chat_id)) = (&chat, &log.chat_id) {
         tools.extend(chat_tools(
             launcher,
+            chat_id.clone(),
             session.clone(),
             &log,
             &parts,
@@ -186,7 +188,7 @@ pub(super) struct RunPlan {
     pub(super) messages: Vec<ChatMessage>,
     pub(super) tools: Vec<tools::SharedTool>,
     pub(super) max_iterations: u32,
-    pub(super) chat: Option<(actix::Addr<crate::chat::session::ChatSession>, String)>,
+    pub(super) chat: Option<(actix::Addr<crate::chat::session::ChatSession>, MessageId)>,
     pub(super) resume: Option<crate::agent::pause::ResumePoint>,
     pub(super) completes_ask: Option<String>,
     pub(super) project: String,
@@ -260,6 +262,7 @@ pub(super) const CHAT_TOOL_NAMES: [&str; 6] = [
 /// The tools every chat has (seed 000): artifacts, memory and ask_user.
 pub(super) fn chat_tools(
     launcher: &Launcher,
+    chat_id: ChatId,
     session: actix::Addr<crate::chat::session::ChatSession>,
     log: &Arc<RunLog>,
     parts: &Parts,
@@ -268,7 +271,7 @@ pub(super) fn chat_tools(
     use crate::tools::artifacts::{CreateArtifactTool, UpdateArtifactTool};
     use crate::tools::memory::{RecallMemoryTool, SaveMemoryTool};
     let ctx = Arc::new(ChatContext {
-        chat_id: log.chat_id.clone().unwrap_or_default(),
+        chat_id,
         session,
         log: log.clone(),
         parts: parts.clone(),
@@ -297,7 +300,7 @@ pub(super) fn chat_tools(
 /// relevant to the user's message (automatic context injection, seed 002).
 async fn document_context(
     launcher: &Launcher,
-    chat_id: &str,
+    chat_id: &ChatId,
     message: &str,
 ) -> (Vec<crate::documents::DocumentView>, Vec<prompt::Passage>) {
     let listed = match launcher.workspace.list(chat_id).await {
@@ -382,7 +385,7 @@ fn model_of(launcher: &Launcher, options: &RunOptions) -> String {
 pub async fn launch_chat_turn(
     launcher: &Launcher,
     principal: &Principal,
-    chat_id: &str,
+    chat_id: &ChatId,
     turn: Turn,
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
@@ -395,7 +398,7 @@ pub async fn launch_chat_turn(
         check_message_length(&launcher.config, Role::User, content)?;
     }
     let session = launcher.sessions.session(&chat.id);
-    let run_id = uuid::Uuid::now_v7().to_string();
+    let run_id = RunId::generate();
     let started = session
         .send(BeginTurn {
             turn,
@@ -468,7 +471,7 @@ pub fn launch_ephemeral(
     check_message_lengths(&launcher.config, &messages)?;
     let log = Arc::new(
         RunLog::new(
-            uuid::Uuid::now_v7().to_string(),
+            RunId::generate(),
             None,
             principal.user_id.clone(),
             model_of(launcher, &options),

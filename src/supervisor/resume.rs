@@ -2,6 +2,7 @@
 //! client tool calls (`launch_tool_results`), and at start-up the answers a dead process
 //! claimed but never finished (`resume_answered`).
 
+use entities::ids::ChatId;
 use std::sync::Arc;
 
 use crate::auth::Principal;
@@ -19,7 +20,7 @@ use super::launch::{CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_messag
 pub async fn launch_resume(
     launcher: &Launcher,
     principal: &Principal,
-    chat_id: Option<&str>,
+    chat_id: Option<&ChatId>,
     correlation_id: &str,
     answer: serde_json::Value,
 ) -> AppResult<Arc<RunLog>> {
@@ -27,7 +28,7 @@ pub async fn launch_resume(
     let ask = asks::find(&launcher.db, correlation_id)
         .await?
         .filter(|ask| ask.user_id == principal.user_id)
-        .filter(|ask| chat_id.is_none_or(|id| id == ask.chat_id))
+        .filter(|ask| chat_id.is_none_or(|id| *id == ask.chat_id))
         .filter(|ask| ask.kind == asks::AskKind::AskUser)
         .ok_or(AppError::NotFound("question"))?;
     use asks::AskStatus;
@@ -77,7 +78,7 @@ pub struct ToolResult {
 pub async fn launch_tool_results(
     launcher: &Launcher,
     principal: &Principal,
-    chat_id: &str,
+    chat_id: &ChatId,
     results: Vec<ToolResult>,
     client_tools: Vec<crate::llm::wire::ToolDefinition>,
 ) -> AppResult<Arc<RunLog>> {
@@ -252,6 +253,7 @@ pub async fn resume_answered(
         .unwrap_or(false);
     tools.extend(chat_tools(
         launcher,
+        ask.chat_id.clone(),
         session.clone(),
         &log,
         &parts,
@@ -277,7 +279,9 @@ pub async fn resume_answered(
         chat: Some((session, checkpoint.user_message_id)),
         resume: Some(checkpoint.point),
         completes_ask: Some(ask.correlation_id.clone()),
-        project: checkpoint.project.unwrap_or_else(|| ask.user_id.clone()),
+        project: checkpoint
+            .project
+            .unwrap_or_else(|| ask.user_id.to_string()),
         parts,
         context_strategy,
         client_tools: client_tools.unwrap_or(checkpoint.client_tools),

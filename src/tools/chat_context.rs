@@ -1,6 +1,7 @@
 //! What chat-scoped tools (artifacts, memory, file_search) reach: the chat's session, the
 //! run's event log, the run's message parts, the embedder and the limits. Built per run.
 
+use entities::ids::ChatId;
 use std::sync::{Arc, Mutex};
 
 use actix::Addr;
@@ -51,7 +52,7 @@ impl Parts {
 }
 
 pub struct ChatContext {
-    pub chat_id: String,
+    pub chat_id: ChatId,
     pub session: Addr<ChatSession>,
     pub log: Arc<RunLog>,
     pub parts: Parts,

@@ -3,6 +3,7 @@
 //! `response.file_search_call.in_progress`, `.searching` and `.completed`, each with the call's
 //! `item_id` and `output_index`.
 
+use entities::ids::ArtifactId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -128,7 +129,10 @@ impl Tool for FileSearchTool {
                         "filename": hit.filename,
                         "chunk_text": hit.text,
                         "relevance_score": (hit.relevance_score * 1000.0).round() / 1000.0,
-                        "artifact_id": artifact_ids.get(&hit.document_id).cloned().unwrap_or_default(),
+                        "artifact_id": artifact_ids
+                            .get(hit.document_id.as_str())
+                            .map(ArtifactId::as_str)
+                            .unwrap_or_default(),
                     })
                 })
                 .collect();

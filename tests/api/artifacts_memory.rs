@@ -2,6 +2,7 @@
 //! their REST APIs, passive memory injection, and everything surviving passivation and a
 //! restart while staying invisible to other chats and users.
 
+use entities::ids::ChatId;
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
@@ -500,7 +501,7 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
 
 async fn wait_passivated(app: &TestApp, chat: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while app.state.sessions.is_active(chat) {
+    while app.state.sessions.is_active(&ChatId::from_string(chat)) {
         assert!(
             Instant::now() < deadline,
             "the idle chat was never passivated"

@@ -1,6 +1,7 @@
 //! The chat engine through the chat API: the governed loop, runs and re-attach, cancel,
 //! branches, passivation and restarts — against the fake upstream over real HTTP.
 
+use entities::ids::{ChatId, RunId};
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
@@ -421,7 +422,7 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
         || async {
             app.state
                 .runs
-                .get(&run_id)
+                .get(&RunId::from_string(run_id.clone()))
                 .is_some_and(|log| log.is_finished())
                 .then_some(())
         },
@@ -516,7 +517,7 @@ async fn cancel_stops_the_upstream_request_and_keeps_what_was_generated() {
     assert_eq!(stored.len(), 2);
     assert_eq!(stored[1]["stop_reason"], "cancelled");
     assert_eq!(stored[1]["content"], partial);
-    let run = entities::runs::Entity::find_by_id(run_id)
+    let run = entities::runs::Entity::find_by_id(RunId::from_string(run_id))
         .one(&app.db)
         .await
         .unwrap()
@@ -637,11 +638,21 @@ async fn idle_chats_are_passivated_and_reactivated_with_everything() {
     app.upstream
         .script([Reply::text("first answer"), Reply::text("second answer")]);
     app.send(&chat, json!({"content": "first"})).await;
-    assert!(app.state.sessions.is_active(&chat));
+    assert!(
+        app.state
+            .sessions
+            .is_active(&ChatId::from_string(chat.clone()))
+    );
     eventually(
         "passivating the idle chat",
         Duration::from_secs(10),
-        || async { (!app.state.sessions.is_active(&chat)).then_some(()) },
+        || async {
+            (!app
+                .state
+                .sessions
+                .is_active(&ChatId::from_string(chat.clone())))
+            .then_some(())
+        },
     )
     .await;
     let path = active_messages(&app, &chat).await;

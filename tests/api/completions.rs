@@ -1,5 +1,6 @@
 //! `/v1/chat/completions`: streaming and not, with server-side tools, ephemeral and stored.
 
+use entities::ids::ChatId;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -52,7 +53,7 @@ async fn a_non_streaming_completion_accumulates_progress_events_in_metadata() {
         .to_string();
     let chats = entities::chats::Entity::find().all(&app.db).await.unwrap();
     assert_eq!(chats.len(), 1);
-    assert_eq!(chats[0].id, chat_id);
+    assert_eq!(chats[0].id, chat_id.as_str());
     assert!(chats[0].ephemeral);
     let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
     assert_eq!(listed["data"], json!([]));
@@ -1041,7 +1042,7 @@ async fn chats_of_plain_requests_are_swept_after_their_retention_unless_opened_i
 
     let old = chrono::Utc::now() - chrono::Duration::days(31);
     for id in &made {
-        let chat = entities::chats::Entity::find_by_id(id.clone())
+        let chat = entities::chats::Entity::find_by_id(ChatId::from_string(id.clone()))
             .one(&app.db)
             .await
             .unwrap()
@@ -1061,7 +1062,7 @@ async fn chats_of_plain_requests_are_swept_after_their_retention_unless_opened_i
         .await
         .unwrap()
         .into_iter()
-        .map(|chat| chat.id)
+        .map(|chat| chat.id.into_string())
         .collect();
     assert_eq!(left, [made[1].clone()], "the unopened one is gone");
     let gone = app.get(&format!("/chat/api/chats/{}", made[0])).await;

@@ -2,6 +2,7 @@
 //! processing by type, limits, the documents REST API, file_search with its events, automatic
 //! context injection, deletion, isolation and index rebuilds — over real HTTP.
 
+use entities::ids::{ChatId, UploadId};
 use std::time::Duration;
 
 use base64::Engine;
@@ -194,7 +195,11 @@ async fn every_file_type_is_processed_per_seed_002() {
     let hits = app
         .state
         .workspace
-        .search(&chat, "revenue grew percent", 3)
+        .search(
+            &ChatId::from_string(chat.clone()),
+            "revenue grew percent",
+            3,
+        )
         .await
         .unwrap();
     assert_eq!(hits[0].filename, "report.pdf");
@@ -206,7 +211,11 @@ async fn every_file_type_is_processed_per_seed_002() {
     let hits = app
         .state
         .workspace
-        .search(&chat, "blue green deployments", 3)
+        .search(
+            &ChatId::from_string(chat.clone()),
+            "blue green deployments",
+            3,
+        )
         .await
         .unwrap();
     assert_eq!(hits[0].filename, "guide.html");
@@ -214,7 +223,7 @@ async fn every_file_type_is_processed_per_seed_002() {
     let hits = app
         .state
         .workspace
-        .search(&chat, "fibonacci", 3)
+        .search(&ChatId::from_string(chat.clone()), "fibonacci", 3)
         .await
         .unwrap();
     assert_eq!(hits[0].filename, "fib.py");
@@ -452,7 +461,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
     assert_eq!(
         app.state
             .workspace
-            .search(&chat, "aurora borealis", 5)
+            .search(&ChatId::from_string(chat.clone()), "aurora borealis", 5)
             .await
             .unwrap()
             .len(),
@@ -471,7 +480,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
     assert!(
         app.state
             .workspace
-            .search(&chat, "aurora borealis", 5)
+            .search(&ChatId::from_string(chat.clone()), "aurora borealis", 5)
             .await
             .unwrap()
             .is_empty()
@@ -638,7 +647,7 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
     let hits = app
         .state
         .workspace
-        .search(&chat, "Line 3999", 1)
+        .search(&ChatId::from_string(chat.clone()), "Line 3999", 1)
         .await
         .unwrap();
     assert!(
@@ -780,7 +789,7 @@ async fn long_text_is_truncated_with_a_warning() {
     let hits = app
         .state
         .workspace
-        .search(&chat, "ENDMARKER", 5)
+        .search(&ChatId::from_string(chat.clone()), "ENDMARKER", 5)
         .await
         .unwrap();
     assert!(hits.iter().all(|h| !h.text.contains("ENDMARKER")));
@@ -803,7 +812,7 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     assert!(
         app.state
             .workspace
-            .search(&other, "pineapple", 5)
+            .search(&ChatId::from_string(other.clone()), "pineapple", 5)
             .await
             .unwrap()
             .is_empty()
@@ -849,7 +858,7 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     let hits = app
         .state
         .workspace
-        .search(&chat, "launch code word", 5)
+        .search(&ChatId::from_string(chat.clone()), "launch code word", 5)
         .await
         .unwrap();
     assert_eq!(hits.len(), 1);
@@ -884,7 +893,11 @@ async fn switching_embedders_re_embeds_document_chunks() {
     config.memory.embedder = Some("hash".into());
     let app = crate::helpers::restart_with(app, config).await;
     // Opening the chat's index finds the vectors of another embedder and re-embeds them.
-    app.state.workspace.index(&chat).await.unwrap();
+    app.state
+        .workspace
+        .index(&ChatId::from_string(chat.clone()))
+        .await
+        .unwrap();
     // The chunk is stored again with the new embedder's vector...
     let stored = eventually(
         "re-embedding the document",
@@ -912,7 +925,11 @@ async fn switching_embedders_re_embeds_document_chunks() {
             let hits = app
                 .state
                 .workspace
-                .search(&chat, "glaciers carve fjords", 5)
+                .search(
+                    &ChatId::from_string(chat.clone()),
+                    "glaciers carve fjords",
+                    5,
+                )
                 .await
                 .unwrap();
             (!hits.is_empty()).then_some(hits)
@@ -976,7 +993,7 @@ async fn expired_uploads_are_swept_with_their_partial_files() {
         .unwrap();
     let location = created.headers()["location"].to_str().unwrap().to_string();
     let upload_id = location.rsplit('/').next().unwrap().to_string();
-    let row = entities::uploads::Entity::find_by_id(upload_id)
+    let row = entities::uploads::Entity::find_by_id(UploadId::from_string(upload_id))
         .one(&app.db)
         .await
         .unwrap()

@@ -2,6 +2,7 @@
 //! once overflowed a worker's stack and aborted the process, at every restart for an upload),
 //! work that keeps being cut off at start-up, and answers cut off by SIGKILL.
 
+use entities::ids::{AskId, ChatId, DocumentId, RunId, UserId};
 use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
@@ -247,7 +248,7 @@ async fn every_hostile_sample_uploaded_as_a_document_ends_processed_or_in_error(
 /// Puts a document back in `processing` as a process cut off mid-way would leave it.
 async fn cut_off(app: &TestApp, document_id: &str, attempts: i32) {
     let mut row: entities::documents::ActiveModel =
-        entities::documents::Entity::find_by_id(document_id.to_string())
+        entities::documents::Entity::find_by_id(DocumentId::from_string(document_id))
             .one(&app.db)
             .await
             .unwrap()
@@ -275,8 +276,8 @@ async fn a_document_cut_off_twice_is_failed_at_start_up_not_retried() {
     let once = id_of("once.txt").await.unwrap().unwrap();
     assert_eq!(once.processing_attempts, 1, "the attempt is recorded");
     let twice = id_of("twice.txt").await.unwrap().unwrap();
-    cut_off(&app, &once.id, 1).await;
-    cut_off(&app, &twice.id, 2).await;
+    cut_off(&app, once.id.as_str(), 1).await;
+    cut_off(&app, twice.id.as_str(), 2).await;
 
     let app = app.restart().await;
     let documents = settled(&app, &chat).await;
@@ -308,11 +309,12 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
     let app = spawn_app().await;
     let chat = app.new_chat().await;
     let me: Value = app.get("/auth/me").await.json().await.unwrap();
-    let user_id = me["id"].as_str().unwrap().to_string();
-    let run_id = uuid::Uuid::now_v7().to_string();
+    let user_id = UserId::from_string(me["id"].as_str().unwrap());
+    let chat_id = ChatId::from_string(chat.clone());
+    let run_id = RunId::generate();
     entities::runs::ActiveModel {
         id: Set(run_id.clone()),
-        chat_id: Set(chat.clone()),
+        chat_id: Set(chat_id.clone()),
         user_id: Set(user_id.clone()),
         status: Set("running".into()),
         iterations: Set(1),
@@ -326,9 +328,9 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
     .unwrap();
     let correlation_id = format!("ask_{}", uuid::Uuid::now_v7().simple());
     entities::pending_asks::ActiveModel {
-        id: Set(uuid::Uuid::now_v7().to_string()),
+        id: Set(AskId::generate()),
         correlation_id: Set(correlation_id.clone()),
-        chat_id: Set(chat.clone()),
+        chat_id: Set(chat_id),
         run_id: Set(run_id.clone()),
         user_id: Set(user_id),
         tool_call_id: Set("call_1".into()),

@@ -1,5 +1,6 @@
 //! Start-up, restart and shutdown of the real application and of the real binary.
 
+use entities::ids::{ChatId, RunId, UserId};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -33,11 +34,11 @@ async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
     let app = spawn_app().await;
     let chat = app.create_chat("Crashed").await;
     let me: Value = app.get("/auth/me").await.json().await.unwrap();
-    let run_id = uuid::Uuid::now_v7().to_string();
+    let run_id = RunId::generate();
     entities::runs::ActiveModel {
         id: Set(run_id.clone()),
-        chat_id: Set(chat["id"].as_str().unwrap().to_string()),
-        user_id: Set(me["id"].as_str().unwrap().to_string()),
+        chat_id: Set(ChatId::from_string(chat["id"].as_str().unwrap())),
+        user_id: Set(UserId::from_string(me["id"].as_str().unwrap())),
         status: Set("running".into()),
         stop_reason: Set(None),
         user_message_id: Set(None),

@@ -2,6 +2,7 @@
 //! them wins, and nothing is left half-written — no partial file, no document row or file
 //! without the other.
 
+use entities::ids::ChatId;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -56,9 +57,9 @@ async fn assert_nothing_half_written(app: &TestApp, chat: &str) -> usize {
         .all(&app.db)
         .await
         .unwrap();
-    let ids: HashSet<String> = rows.iter().map(|d| d.id.clone()).collect();
+    let ids: HashSet<String> = rows.iter().map(|d| d.id.to_string()).collect();
     assert_eq!(
-        files_in(&app.state.workspace.files_dir(chat)),
+        files_in(&app.state.workspace.files_dir(&ChatId::from_string(chat))),
         ids,
         "stored files and document rows agree"
     );
@@ -72,7 +73,10 @@ async fn assert_nothing_half_written(app: &TestApp, chat: &str) -> usize {
         .await
         .unwrap()
     {
-        let document = upload.document_id.as_ref().filter(|id| ids.contains(*id));
+        let document = upload
+            .document_id
+            .as_ref()
+            .filter(|id| ids.contains(id.as_str()));
         match upload.status.as_str() {
             "complete" => assert!(document.is_some(), "{upload:?}"),
             "terminated" => assert!(document.is_none(), "{upload:?}"),

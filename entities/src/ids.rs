@@ -1,0 +1,196 @@
+//! One id type per entity. Every id is text in the database (a UUID, sometimes with a
+//! prefix); in Rust each table's ids are their own type, so a chat id cannot be passed where a
+//! run id is expected. They are stored and read through sea-orm as their text
+//! (`DeriveValueType`) and serialised as plain strings.
+
+use sea_orm::DeriveValueType;
+use serde::{Deserialize, Serialize};
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        id_type!($(#[$doc])* $name, uuid::Uuid::now_v7().to_string());
+    };
+    ($(#[$doc:meta])* $name:ident, simple $prefix:literal) => {
+        id_type!($(#[$doc])* $name, format!("{}{}", $prefix, uuid::Uuid::now_v7().simple()));
+    };
+    ($(#[$doc:meta])* $name:ident, $fresh:expr) => {
+        $(#[$doc])*
+        #[derive(
+            Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, DeriveValueType, Serialize,
+            Deserialize,
+        )]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// A fresh id, made of a time-ordered UUID (v7).
+            pub fn generate() -> Self {
+                Self($fresh)
+            }
+
+            /// Wraps text that names one of these ids: read back from storage, a checkpoint
+            /// or a request. Whether it exists (and whose it is) is for the lookup to say.
+            pub fn from_string(id: impl Into<String>) -> Self {
+                Self(id.into())
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl From<&$name> for sea_orm::Value {
+            fn from(id: &$name) -> Self {
+                id.0.clone().into()
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> Self {
+                id.0
+            }
+        }
+
+        /// Ids are text: none is made from a number.
+        impl sea_orm::TryFromU64 for $name {
+            fn try_from_u64(_: u64) -> Result<Self, sea_orm::DbErr> {
+                Err(sea_orm::DbErr::ConvertFromU64(stringify!($name)))
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A user (`users.id`).
+    UserId
+);
+id_type!(
+    /// A chat (`chats.id`).
+    ChatId
+);
+id_type!(
+    /// A message in a chat's tree (`messages.id`).
+    MessageId
+);
+id_type!(
+    /// One run of the agent loop (`runs.id`).
+    RunId
+);
+id_type!(
+    /// An artifact (`artifacts.id`); a document's text is one, prefixed `doc_`.
+    ArtifactId
+);
+id_type!(
+    /// One stored version of an artifact (`artifact_versions.id`).
+    ArtifactVersionId
+);
+id_type!(
+    /// An uploaded document (`documents.id`).
+    DocumentId
+);
+id_type!(
+    /// A chunk of a document's text (`document_chunks.id`).
+    ChunkId
+);
+id_type!(
+    /// A tus upload in progress (`uploads.id`): a UUID without hyphens, as it appears in
+    /// the upload URL.
+    UploadId,
+    simple ""
+);
+id_type!(
+    /// A saved memory (`memories.id`): `mem_` and a UUID without hyphens.
+    MemoryId,
+    simple "mem_"
+);
+id_type!(
+    /// A paused run's question or client tool calls (`pending_asks.id`).
+    AskId
+);
+id_type!(
+    /// An API key (`api_keys.id`).
+    ApiKeyId
+);
+id_type!(
+    /// An agent configuration (`agents.id`).
+    AgentId
+);
+id_type!(
+    /// A browser sign-in session (`login_sessions.id`).
+    LoginSessionId
+);
+id_type!(
+    /// A one-time sign-in link's token record (`login_tokens.id`).
+    LoginTokenId
+);
+
+impl ChatId {
+    /// Accepts only a UUID, so a malformed id is a 404 without touching the database.
+    pub fn parse(raw: &str) -> Option<Self> {
+        uuid::Uuid::parse_str(raw)
+            .ok()
+            .map(|id| Self(id.to_string()))
+    }
+}
+
+impl ArtifactId {
+    /// The id of a document's text artifact: `doc_` and a UUID without hyphens.
+    pub fn generate_for_document() -> Self {
+        Self(format!("doc_{}", uuid::Uuid::now_v7().simple()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_serialise_as_their_text_and_compare_with_it() {
+        let id = ChatId::from_string("abc");
+        assert_eq!(serde_json::to_string(&id).unwrap(), "\"abc\"");
+        assert_eq!(serde_json::from_str::<ChatId>("\"abc\"").unwrap(), id);
+        assert!(id == "abc");
+        assert_eq!(sea_orm::Value::from(&id), sea_orm::Value::from("abc"));
+    }
+
+    #[test]
+    fn a_chat_id_is_parsed_only_from_a_uuid() {
+        assert!(ChatId::parse("not-a-uuid").is_none());
+        let id = ChatId::generate();
+        assert_eq!(ChatId::parse(id.as_str()), Some(id));
+    }
+}
