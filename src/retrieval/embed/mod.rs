@@ -1,7 +1,7 @@
 //! Embedders: text → unit-length vectors, compared by cosine similarity (a dot product).
 //! Three providers behind one trait, chosen in configuration (`memory.embedder`):
 //! - `openai`: the upstream server's `/embeddings` (Ollama, vLLM, TEI and OpenAI serve it);
-//! - `minilm`: all-MiniLM-L6-v2 run on the CPU with candle (`minilm.rs`);
+//! - `minilm`: all-MiniLM-L6-v2 run on the CPU with candle (`minilm/`);
 //! - `hash`:   built in, no model files: feature hashing (`hash.rs`).
 //!
 //! Every stored vector records the `id()` of the embedder that made it; vectors from different

@@ -1,0 +1,100 @@
+//! Loading and validation: defaults, then the TOML file, then the `COLLOQUY_*` environment
+//! (the one place that reads it), then `Config::validate`; `ConfigError` for what can fail.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use figment::Figment;
+use figment::providers::{Env, Format, Toml};
+
+use super::Config;
+
+/// The environment variable naming a TOML configuration file (same as `--config`).
+pub const CONFIG_PATH_VAR: &str = "COLLOQUY_CONFIG";
+/// The prefix of every configuration environment variable.
+const ENV_PREFIX: &str = "COLLOQUY_";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("could not read configuration: {0}")]
+    Load(#[from] Box<figment::Error>),
+    #[error("configuration file {0} does not exist")]
+    MissingFile(PathBuf),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Loads defaults, then the TOML file (`explicit_path`, else `COLLOQUY_CONFIG`), then the
+    /// environment.
+    pub fn load(explicit_path: Option<&Path>) -> Result<Self, ConfigError> {
+        let from_env = std::env::var_os(CONFIG_PATH_VAR).map(PathBuf::from);
+        let path = explicit_path.map(Path::to_path_buf).or(from_env);
+        let mut figment = Figment::new();
+        if let Some(path) = path {
+            if !path.exists() {
+                return Err(ConfigError::MissingFile(path));
+            }
+            figment = figment.merge(Toml::file(path));
+        }
+        Self::extract(figment.merge(Self::env_provider()))
+    }
+
+    /// Loads from TOML text over the defaults, without the environment.
+    pub fn from_toml_str(toml: &str) -> Result<Self, ConfigError> {
+        Self::extract(Figment::new().merge(Toml::string(toml)))
+    }
+
+    fn env_provider() -> Env {
+        Env::prefixed(ENV_PREFIX).ignore(&["config"]).split("__")
+    }
+
+    fn extract(figment: Figment) -> Result<Self, ConfigError> {
+        let config: Config = figment.extract().map_err(Box::new)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Rejects combinations that cannot work, so a bad deployment fails at start-up.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |m: &str| Err(ConfigError::Invalid(m.into()));
+        if self.bind.parse::<SocketAddr>().is_err() && !self.bind.contains(':') {
+            return invalid("bind must be HOST:PORT");
+        }
+        if self.agent.max_iterations == 0
+            || self.agent.max_iterations > self.agent.max_iterations_ceiling
+        {
+            return invalid(
+                "agent.max_iterations must be between 1 and agent.max_iterations_ceiling",
+            );
+        }
+        if self.documents.chunk_overlap_tokens >= self.documents.chunk_tokens {
+            return invalid("documents.chunk_overlap_tokens must be smaller than chunk_tokens");
+        }
+        if self.database.max_connections == 0 {
+            return invalid("database.max_connections must be at least 1");
+        }
+        if url::Url::parse(&self.llm.base_url).is_err() {
+            return invalid("llm.base_url must be a URL");
+        }
+        if self.auth.login_failures_per_account == 0
+            || self.auth.login_failures_per_address == 0
+            || self.auth.login_failure_window_secs == 0
+        {
+            return invalid(
+                "auth.login_failures_* and login_failure_window_secs must be at least 1",
+            );
+        }
+        if let Some(public_url) = &self.public_url {
+            let web = url::Url::parse(public_url)
+                .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host());
+            if !web {
+                return invalid("public_url must be an http:// or https:// URL");
+            }
+        }
+        if let Err(err) = crate::ssrf::AllowList::parse(&self.tools.ssrf_allow_list) {
+            return invalid(&err.to_string());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,124 @@
+//! Configuration: built-in defaults, then an optional TOML file, then `COLLOQUY_*` environment
+//! variables (nested with `__`, e.g. `COLLOQUY_LLM__BASE_URL`). This module is the only reader
+//! of the environment; everything else receives a `Config`. Secrets are `SecretString`s, whose
+//! `Debug` output is redacted, so a logged `Config` never shows them.
+//!
+//! `Config` (the top-level settings) is here; each section has a file by concern: `server`
+//! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `agent`
+//! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
+//! (`[memory]`, `[documents]`); `load` reads and validates, `lenient` deserialises strings
+//! from untyped environment values.
+
+mod agent;
+mod lenient;
+mod llm;
+mod load;
+mod retrieval;
+mod server;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
+pub use llm::LlmConfig;
+pub use load::{CONFIG_PATH_VAR, ConfigError};
+pub use retrieval::{DocumentsConfig, MemoryConfig};
+pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
+pub use tools::{ArtifactsConfig, ToolsConfig};
+
+/// Times work resumed at start-up (a document's processing, an answered ask's continuation)
+/// may have been cut off by a crash, a restart or a timeout before it is failed instead of
+/// begun again: once may be bad luck, twice is an input that kills the process.
+pub const MAX_CUT_OFF_ATTEMPTS: i32 = 2;
+
+/// Everything Colloquy can be told at start-up.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Address the HTTP server listens on (`COLLOQUY_BIND`). Port 0 picks a free port.
+    pub bind: String,
+    /// Directory for the SQLite database, uploads and indexes (`COLLOQUY_DATA_DIR`).
+    pub data_dir: PathBuf,
+    /// Serve the browser UI from this directory (the output of `node static/build.mjs DIR`)
+    /// instead of the build embedded in the binary (`COLLOQUY_STATIC_DIR`): for working on the
+    /// UI without rebuilding the server. `None`, the default, serves the embedded build.
+    pub static_dir: Option<PathBuf>,
+    /// The URL people reach this server at, used in the printed login link. Defaults to
+    /// `http://{bind}`. Its origin is also one a browser session may change data from (beside
+    /// the origin the request addressed): set it behind a proxy that terminates TLS or rewrites
+    /// `Host`, or the UI's requests are refused as cross-site.
+    pub public_url: Option<String>,
+    /// Seconds in-flight requests get to finish after SIGINT/SIGTERM before they are dropped.
+    pub shutdown_timeout_secs: u64,
+    /// HTTP worker threads; `None` means one per core.
+    pub workers: Option<usize>,
+    pub log: LogConfig,
+    pub database: DatabaseConfig,
+    pub llm: LlmConfig,
+    pub auth: AuthConfig,
+    pub http: HttpConfig,
+    pub agent: AgentConfig,
+    pub tools: ToolsConfig,
+    pub artifacts: ArtifactsConfig,
+    pub memory: MemoryConfig,
+    pub documents: DocumentsConfig,
+    pub deep_think: DeepThinkConfig,
+    pub ask_user: AskUserConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8080".into(),
+            data_dir: PathBuf::from("./data"),
+            static_dir: None,
+            public_url: None,
+            shutdown_timeout_secs: 30,
+            workers: None,
+            log: LogConfig::default(),
+            database: DatabaseConfig::default(),
+            llm: LlmConfig::default(),
+            auth: AuthConfig::default(),
+            http: HttpConfig::default(),
+            agent: AgentConfig::default(),
+            tools: ToolsConfig::default(),
+            artifacts: ArtifactsConfig::default(),
+            memory: MemoryConfig::default(),
+            documents: DocumentsConfig::default(),
+            deep_think: DeepThinkConfig::default(),
+            ask_user: AskUserConfig::default(),
+        }
+    }
+}
+
+impl Config {
+    /// The database URL: the configured one, or a SQLite file in the data directory.
+    pub fn database_url(&self) -> String {
+        match &self.database.url {
+            Some(url) => url.clone(),
+            None => format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("colloquy.db").display()
+            ),
+        }
+    }
+
+    /// The base URL people use to reach this server.
+    pub fn public_url(&self, bound: SocketAddr) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("http://{bound}"),
+        }
+    }
+
+    pub fn shutdown_timeout(&self) -> Duration {
+        Duration::from_secs(self.shutdown_timeout_secs)
+    }
+}

@@ -1,0 +1,87 @@
+//! What is retrieved into a chat's context: the `[memory]` section (memories and the embedder)
+//! and the `[documents]` section (uploads, chunking, search and injection limits).
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// Per-chat memory and the embedder.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct MemoryConfig {
+    /// `openai`, `minilm` or `hash`; `None` picks minilm when a model directory exists, else hash.
+    pub embedder: Option<String>,
+    /// Directory holding all-MiniLM-L6-v2's `model.safetensors` and `tokenizer.json`.
+    pub minilm_dir: Option<PathBuf>,
+    /// Cosine similarity at or above which a new memory counts as a duplicate.
+    pub duplicate_threshold: f32,
+    /// Least similarity for a memory to be injected into the model's context.
+    pub injection_threshold: f32,
+    /// Most memories injected per user turn.
+    pub max_injected: usize,
+    /// Most memories one chat may hold.
+    pub max_per_chat: usize,
+    /// Longest memory in characters.
+    pub max_content_chars: usize,
+    /// Most memories recall_memory returns.
+    pub recall_limit: usize,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            embedder: None,
+            minilm_dir: None,
+            duplicate_threshold: 0.92,
+            injection_threshold: 0.35,
+            max_injected: 5,
+            max_per_chat: 1_000,
+            max_content_chars: 4_000,
+            recall_limit: 10,
+        }
+    }
+}
+
+/// The document workspace (seed 002 "Limits").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct DocumentsConfig {
+    /// Largest uploaded file in bytes (seed: 200 MB).
+    pub max_file_bytes: u64,
+    /// Documents per chat (seed: 50).
+    pub max_files_per_chat: usize,
+    /// Extracted characters indexed per file (seed: 500,000).
+    pub max_text_chars: usize,
+    /// Tokens per chunk (seed: 1024).
+    pub chunk_tokens: usize,
+    /// Tokens shared by neighbouring chunks (seed: 128).
+    pub chunk_overlap_tokens: usize,
+    /// file_search results when the model asks for no number (seed: 5).
+    pub default_search_results: usize,
+    /// Least similarity for a chunk to be injected automatically.
+    pub injection_threshold: f32,
+    /// Most chunks injected per user turn.
+    pub max_injected_chunks: usize,
+    /// Documents processed at once.
+    pub processing_concurrency: usize,
+    /// Seconds extracting one document's text may take; a file that needs longer (a hostile
+    /// HTML or PDF structure) is marked `error` instead of holding a processing slot.
+    pub extraction_budget_secs: u64,
+}
+
+impl Default for DocumentsConfig {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: 200 * 1000 * 1000,
+            max_files_per_chat: 50,
+            max_text_chars: 500_000,
+            chunk_tokens: 1024,
+            chunk_overlap_tokens: 128,
+            default_search_results: 5,
+            injection_threshold: 0.3,
+            max_injected_chunks: 3,
+            processing_concurrency: 2,
+            extraction_budget_secs: 120,
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The server's own sections: `[log]` (format and filter), `[database]` (URL, pool, busy
+//! timeout), `[auth]` (the first admin, sessions, login links, login throttling) and `[http]`
+//! (body and message size limits, `/v1` chat retention).
+
+use secrecy::SecretString;
+use serde::Deserialize;
+
+use super::lenient;
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct LogConfig {
+    pub format: LogFormat,
+    /// A `tracing` filter directive; `RUST_LOG` is not read, so this is the one place to set it.
+    pub filter: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            format: LogFormat::Text,
+            filter: "info,sqlx=warn,sea_orm=warn".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct DatabaseConfig {
+    /// `sqlite://...` or `postgres://...`; `None` means `colloquy.db` in the data directory.
+    pub url: Option<String>,
+    /// Pool size. SQLite in WAL mode lets these readers run beside the one writer.
+    pub max_connections: u32,
+    /// How long a SQLite writer waits for the lock before failing, in milliseconds.
+    pub busy_timeout_ms: u64,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            max_connections: 8,
+            busy_timeout_ms: 5_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct AuthConfig {
+    /// When set, created for the first admin on first start (for automated deployments).
+    #[serde(deserialize_with = "lenient::secret")]
+    pub bootstrap_api_key: Option<SecretString>,
+    /// Username of the admin created on first start.
+    #[serde(deserialize_with = "lenient::string")]
+    pub admin_username: String,
+    /// Lifetime of a browser login session, in hours.
+    pub session_ttl_hours: u64,
+    /// Lifetime of a one-time login link, in minutes.
+    pub login_link_ttl_minutes: u64,
+    /// Mark the session cookie `Secure` (set when served over HTTPS).
+    pub secure_cookies: bool,
+    /// Failed password logins one username may take (from any address) before further tries
+    /// wait; the allowance refills over `login_failure_window_secs`. Low, because guessing one
+    /// person's password is what it stops; anyone can spend it, so a locked-out person still
+    /// has their sessions, API keys and login links.
+    pub login_failures_per_account: u32,
+    /// Failed password logins one client address (an IPv6 /64) may take across all usernames.
+    /// Higher than the per-account limit: people behind one NAT share it. Behind a reverse
+    /// proxy every client is the proxy's address, so raise it there.
+    pub login_failures_per_address: u32,
+    /// Seconds over which a spent allowance refills completely (one try back every
+    /// window / limit seconds).
+    pub login_failure_window_secs: u64,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self {
+            bootstrap_api_key: None,
+            admin_username: "admin".into(),
+            session_ttl_hours: 24 * 30,
+            login_link_ttl_minutes: 60 * 24,
+            secure_cookies: false,
+            login_failures_per_account: 5,
+            login_failures_per_address: 20,
+            login_failure_window_secs: 15 * 60,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct HttpConfig {
+    /// Largest JSON request body in bytes: a chat request with a long history fits, a flood does not.
+    pub max_json_body_bytes: usize,
+    /// Longest message in characters, however it enters: the chat API's send and edit, each
+    /// message of a Chat Completions or Responses request, each text of an ask_user answer
+    /// (refused with `message_too_long`).
+    /// 200,000 is a long pasted document (some 50,000 tokens), yet bounds what one message puts
+    /// in the database and in every later prompt of its chat.
+    pub max_message_chars: usize,
+    /// Largest `/v1/chat/completions` body in bytes: room for a few high-resolution images sent
+    /// inline as base64 (a 5 MB photo is about 7 MB of JSON).
+    pub max_v1_body_bytes: usize,
+    /// Days a chat made by a `/v1` request without `x_chat_id` is kept after its last use,
+    /// unless someone opens it in the UI (OpenAI keeps stored responses 30 days).
+    pub v1_chat_retention_days: u64,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            max_json_body_bytes: 4 * 1024 * 1024,
+            max_message_chars: 200_000,
+            max_v1_body_bytes: 32 * 1024 * 1024,
+            v1_chat_retention_days: 30,
+        }
+    }
+}

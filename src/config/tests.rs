@@ -1,0 +1,133 @@
+//! Unit tests of the configuration: defaults, the TOML file and the environment over them,
+//! validation, secrets kept out of `Debug`.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use secrecy::ExposeSecret;
+
+#[test]
+fn defaults_match_the_seeds() {
+    let config = Config::default();
+    assert_eq!(config.bind, "127.0.0.1:8080");
+    assert_eq!(config.llm.base_url, "http://127.0.0.1:11434/v1");
+    assert_eq!(config.agent.max_iterations, 5);
+    assert_eq!(config.agent.max_iterations_ceiling, 8);
+    assert_eq!(config.agent.tool_timeout_secs, 15);
+    assert_eq!(config.tools.rate_limit_per_minute, 45);
+    assert_eq!(config.tools.fetch_budget_chars, 24_000);
+    assert_eq!(config.documents.max_files_per_chat, 50);
+    assert_eq!(config.documents.max_text_chars, 500_000);
+    assert_eq!(config.deep_think.max_subtasks, 7);
+    assert!(config.validate().is_ok());
+}
+
+#[test]
+fn toml_overrides_defaults_and_secrets_are_redacted() {
+    let config = Config::from_toml_str(
+        r#"
+            bind = "0.0.0.0:9000"
+            [llm]
+            api_key = "sk-very-secret"
+            model = "qwen"
+            [agent]
+            max_iterations = 3
+            "#,
+    )
+    .unwrap();
+    assert_eq!(config.bind, "0.0.0.0:9000");
+    assert_eq!(config.llm.model, "qwen");
+    assert_eq!(config.agent.max_iterations, 3);
+    assert_eq!(
+        config.agent.tool_timeout_secs, 15,
+        "untouched fields keep defaults"
+    );
+    let key = config.llm.api_key.as_ref().unwrap();
+    assert_eq!(key.expose_secret(), "sk-very-secret");
+    assert!(!format!("{config:?}").contains("sk-very-secret"));
+}
+
+#[test]
+fn impossible_limits_are_refused() {
+    let err = Config::from_toml_str("[agent]\nmax_iterations = 9\n").unwrap_err();
+    assert!(err.to_string().contains("max_iterations"), "{err}");
+    let err = Config::from_toml_str("[agent]\nmax_iterations = \"many\"\n").unwrap_err();
+    assert!(err.to_string().contains("max_iterations"), "{err}");
+    let err = Config::from_toml_str("public_url = \"chat.example\"\n").unwrap_err();
+    assert!(err.to_string().contains("public_url"), "{err}");
+}
+
+#[test]
+fn ssrf_allow_list_entries_need_a_port() {
+    let err = Config::from_toml_str("[tools]\nssrf_allow_list = [\"127.0.0.1\"]\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid configuration: tools.ssrf_allow_list entry \"127.0.0.1\" has no port: write \
+         it as HOST:PORT (IPv6 as [ADDRESS]:PORT); an entry exempts one port, never a whole host"
+    );
+    let config =
+        Config::from_toml_str("[tools]\nssrf_allow_list = [\"127.0.0.1:8081\", \"[::1]:8082\"]\n")
+            .unwrap();
+    assert_eq!(config.tools.ssrf_allow_list.len(), 2);
+}
+
+#[test]
+fn default_database_is_a_sqlite_file_in_the_data_dir() {
+    let config = Config {
+        data_dir: PathBuf::from("/tmp/cq"),
+        ..Config::default()
+    };
+    assert_eq!(
+        config.database_url(),
+        "sqlite:///tmp/cq/colloquy.db?mode=rwc"
+    );
+}
+
+#[test]
+#[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
+fn environment_overrides_the_file_which_overrides_defaults() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file(
+            "colloquy.toml",
+            "bind = \"127.0.0.1:7000\"\n[llm]\nmodel = \"from-file\"\nbase_url = \"http://file:1/v1\"\n",
+        )?;
+        jail.set_env("COLLOQUY_CONFIG", "colloquy.toml");
+        jail.set_env("COLLOQUY_LLM__BASE_URL", "http://env:2/v1");
+        jail.set_env("COLLOQUY_LLM__API_KEY", "12345");
+        jail.set_env("COLLOQUY_DATA_DIR", "/srv/colloquy");
+        jail.set_env("COLLOQUY_DATABASE__URL", "postgres://u@h/db");
+        jail.set_env("COLLOQUY_AUTH__BOOTSTRAP_API_KEY", "k");
+        jail.set_env("COLLOQUY_AGENT__MAX_ITERATIONS", "4");
+        let config = Config::load(None).expect("loads");
+        assert_eq!(config.bind, "127.0.0.1:7000", "from the file");
+        assert_eq!(config.llm.model, "from-file");
+        assert_eq!(config.llm.base_url, "http://env:2/v1", "env beats the file");
+        assert_eq!(
+            config.llm.api_key.as_ref().unwrap().expose_secret(),
+            "12345"
+        );
+        assert_eq!(config.data_dir, PathBuf::from("/srv/colloquy"));
+        assert_eq!(config.database_url(), "postgres://u@h/db");
+        assert_eq!(
+            config
+                .auth
+                .bootstrap_api_key
+                .as_ref()
+                .unwrap()
+                .expose_secret(),
+            "k"
+        );
+        assert_eq!(config.agent.max_iterations, 4);
+        Ok(())
+    });
+}
+
+#[test]
+#[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
+fn a_missing_config_file_is_an_error() {
+    figment::Jail::expect_with(|_| {
+        let err = Config::load(Some(Path::new("/nonexistent/colloquy.toml"))).unwrap_err();
+        assert!(matches!(err, ConfigError::MissingFile(_)));
+        Ok(())
+    });
+}

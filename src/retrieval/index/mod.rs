@@ -1,0 +1,160 @@
+//! `ChatIndex`: one chat's searchable chunks. Words go to a tantivy index on disk (BM25 over
+//! English stems, `analyzer`), written through `writer`; vectors stay in memory (`vectors`).
+//! A search fuses both rankings (reciprocal rank fusion) and scores each hit by its cosine
+//! similarity. The database is the source of truth: this index can be wiped and rebuilt from
+//! it at any time, and never reads it itself.
+//!
+//! Here: `ChatIndex`, opening it, its chunks and hits, `IndexError`. Beside it: `schema` (the
+//! tantivy side: fields, opening or creating the directory, a chunk as a document), `edit`
+//! (adding, replacing and removing documents, rebuilding) and `search` (both rankings and
+//! their fusion).
+
+mod edit;
+mod schema;
+mod search;
+
+#[cfg(test)]
+mod tests;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tantivy::IndexReader;
+use tantivy::query::QueryParser;
+
+use super::vectors::Vectors;
+use super::writer::IdleWriter;
+use schema::{Fields, create, open_existing, schema};
+
+/// Why an index operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error(transparent)]
+    Directory(#[from] tantivy::directory::error::OpenDirectoryError),
+    #[error(transparent)]
+    Dimension(#[from] super::vectors::DimensionMismatch),
+    /// A step that failed, with what was being done.
+    #[error("{what}: {source}")]
+    During {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Chunks or an index that cannot be used as they are.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl IndexError {
+    /// `source`, which failed while doing `what`.
+    pub fn during(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::During {
+            what: what.into(),
+            source: Box::new(source),
+        }
+    }
+}
+
+/// A chunk to index, with its embedding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedChunk {
+    pub chunk_id: String,
+    pub document_id: String,
+    pub filename: String,
+    pub text: String,
+    pub vector: Vec<f32>,
+}
+
+/// A chunk found by a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    pub chunk_id: String,
+    pub document_id: String,
+    pub filename: String,
+    pub text: String,
+    /// The cosine similarity of the chunk's vector with the query's, clamped to [0, 1]
+    /// (0 when the chunk has no vector in memory).
+    pub relevance_score: f32,
+}
+
+/// One chat's hybrid index.
+pub struct ChatIndex {
+    dir: PathBuf,
+    reader: IndexReader,
+    parser: QueryParser,
+    fields: Fields,
+    vectors: Vectors,
+    writer: IdleWriter,
+    recreated: bool,
+}
+
+impl ChatIndex {
+    /// Opens the index in `dir`, which it owns: a missing directory is created, and one that
+    /// is corrupt or from another schema is wiped and created empty (`was_recreated`); the
+    /// caller then rebuilds it from the database. Vectors start empty (`load_vectors`).
+    pub fn open(dir: &Path) -> Result<Self, IndexError> {
+        let (schema, fields) = schema();
+        let (index, reader, recreated) = match open_existing(dir, &schema) {
+            Ok(Some((index, reader))) => (index, reader, false),
+            Ok(None) => {
+                let (index, reader) = create(dir, &schema)?;
+                (index, reader, true)
+            }
+            Err(err) => {
+                tracing::warn!(dir = %dir.display(), error = %format!("{err:#}"),
+                    "document index unreadable; recreating it empty");
+                if dir.exists() {
+                    fs::remove_dir_all(dir).map_err(|err| {
+                        IndexError::during(format!("could not wipe {}", dir.display()), err)
+                    })?;
+                }
+                let (index, reader) = create(dir, &schema)?;
+                (index, reader, true)
+            }
+        };
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            parser: QueryParser::for_index(&index, vec![fields.text]),
+            writer: IdleWriter::new(index, reader.clone(), dir),
+            reader,
+            fields,
+            vectors: Vectors::default(),
+            recreated,
+        })
+    }
+
+    /// Whether `open` found no usable index and created an empty one.
+    pub fn was_recreated(&self) -> bool {
+        self.recreated
+    }
+
+    /// Whether the word index disagrees with the `stored_chunks` the database holds for this
+    /// chat, so the caller should `rebuild` rather than `load_vectors`.
+    pub fn needs_rebuild(&self, stored_chunks: usize) -> bool {
+        self.indexed_len() != stored_chunks
+    }
+
+    /// Chunks with a vector in memory.
+    pub fn len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vectors.len() == 0
+    }
+
+    /// Chunks in the word index on disk.
+    pub fn indexed_len(&self) -> usize {
+        self.reader.searcher().num_docs() as usize
+    }
+
+    /// The directory the index lives in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}

@@ -1,0 +1,287 @@
+//! Unit tests of `ChatIndex`: stemming, fusion and relevance, edits, reopening, recreating a
+//! corrupt or missing directory, rebuilding.
+
+use super::*;
+use crate::retrieval::embed::cosine;
+use crate::retrieval::embed::hash::HashEmbedder;
+
+fn chunk(id: &str, document: &str, text: &str) -> IndexedChunk {
+    IndexedChunk {
+        chunk_id: id.into(),
+        document_id: document.into(),
+        filename: format!("{document}.txt"),
+        text: text.into(),
+        vector: HashEmbedder::default().embed_text(text),
+    }
+}
+
+fn search(index: &ChatIndex, query: &str, k: usize) -> Vec<SearchHit> {
+    let vector = HashEmbedder::default().embed_text(query);
+    index.search(query, &vector, k).unwrap()
+}
+
+fn ids(hits: &[SearchHit]) -> Vec<&str> {
+    hits.iter().map(|h| h.chunk_id.as_str()).collect()
+}
+
+fn sample() -> Vec<IndexedChunk> {
+    vec![
+        chunk(
+            "c1",
+            "d1",
+            "The cluster runs nightly backups of every shard.",
+        ),
+        chunk("c2", "d1", "Quarterly revenue grew by twelve percent."),
+        chunk(
+            "c3",
+            "d2",
+            "Database sharding uses hash based partitioning.",
+        ),
+        chunk("c4", "d2", "The office kitchen closes at six."),
+    ]
+}
+
+#[test]
+fn stemming_matches_other_forms_of_a_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    index.add(sample()).unwrap();
+    // Words only (a zero vector): "running" is found through "runs".
+    let hits = index.search("running", &[0.0; 384], 5).unwrap();
+    assert_eq!(ids(&hits), ["c1"]);
+    let hits = index.search("backup", &[0.0; 384], 5).unwrap();
+    assert_eq!(ids(&hits), ["c1"]);
+}
+
+#[test]
+fn both_rankings_agreeing_put_a_chunk_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    index.add(sample()).unwrap();
+    let hits = search(&index, "how is the database sharding partitioned?", 4);
+    assert_eq!(hits[0].chunk_id, "c3");
+    assert_eq!(hits[0].document_id, "d2");
+    assert_eq!(hits[0].filename, "d2.txt");
+    assert_eq!(
+        hits[0].text,
+        "Database sharding uses hash based partitioning."
+    );
+    let hits = search(&index, "revenue growth", 2);
+    assert_eq!(hits[0].chunk_id, "c2");
+    assert_eq!(hits.len(), 2);
+    // Punctuation and query syntax never fail a search.
+    assert!(!search(&index, "AND (( \"revenue: -", 3).is_empty());
+}
+
+#[test]
+fn relevance_is_the_clamped_cosine_with_the_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    let chunks = sample();
+    index.add(chunks.clone()).unwrap();
+    let query = "nightly shard backups";
+    let vector = HashEmbedder::default().embed_text(query);
+    for hit in index.search(query, &vector, 4).unwrap() {
+        assert!(
+            (0.0..=1.0).contains(&hit.relevance_score),
+            "{}",
+            hit.relevance_score
+        );
+        let stored = chunks.iter().find(|c| c.chunk_id == hit.chunk_id).unwrap();
+        let expected = cosine(&stored.vector, &vector).clamp(0.0, 1.0);
+        assert!(
+            (hit.relevance_score - expected).abs() < 1e-5,
+            "{hit:?} vs {expected}"
+        );
+    }
+}
+
+#[test]
+fn a_removed_document_is_gone_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    index.add(sample()).unwrap();
+    index.remove_document("d2").unwrap();
+    assert_eq!(index.len(), 2);
+    assert_eq!(index.indexed_len(), 2);
+    let hits = search(&index, "database sharding kitchen", 10);
+    assert!(hits.iter().all(|h| h.document_id == "d1"), "{hits:?}");
+    // The remaining rows still line up with their chunks.
+    let hits = search(&index, "quarterly revenue", 1);
+    assert_eq!(ids(&hits), ["c2"]);
+    assert!(hits[0].relevance_score > 0.5);
+}
+
+#[test]
+fn documents_are_replaced_and_added_in_one_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    index.add(sample()).unwrap();
+    index
+        .replace_documents(vec![
+            (
+                "d2".into(),
+                vec![chunk("c5", "d2", "Sharding moved to range partitioning.")],
+            ),
+            (
+                "d3".into(),
+                vec![chunk("c6", "d3", "The kitchen menu lists soup on Fridays.")],
+            ),
+        ])
+        .unwrap();
+    assert_eq!((index.len(), index.indexed_len()), (4, 4));
+    // A document with vectors of another dimension is refused alone.
+    let mut odd = chunk("c7", "d4", "Odd vectors.");
+    odd.vector.truncate(10);
+    let rejected = index
+        .replace_documents(vec![
+            ("d4".into(), vec![odd]),
+            ("d5".into(), vec![chunk("c8", "d5", "Fine vectors.")]),
+        ])
+        .unwrap();
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0].0, "d4");
+    assert!(rejected[0].1.contains("10-dimensional"), "{rejected:?}");
+    assert_eq!((index.len(), index.indexed_len()), (5, 5));
+    let found: Vec<String> = search(&index, "sharding partitioning kitchen", 10)
+        .into_iter()
+        .map(|h| h.chunk_id)
+        .collect();
+    assert!(found.contains(&"c5".to_string()), "{found:?}");
+    assert!(found.contains(&"c6".to_string()), "{found:?}");
+    assert!(
+        !found.iter().any(|id| id == "c3" || id == "c4"),
+        "{found:?}"
+    );
+    // Reopened, the words on disk agree.
+    drop(index);
+    let index = ChatIndex::open(dir.path()).unwrap();
+    assert_eq!(index.indexed_len(), 5);
+}
+
+#[test]
+fn adding_a_known_chunk_id_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    index.add(sample()).unwrap();
+    index
+        .add(vec![chunk("c4", "d2", "The canteen opens at noon.")])
+        .unwrap();
+    assert_eq!((index.len(), index.indexed_len()), (4, 4));
+    assert_eq!(ids(&search(&index, "canteen", 1)), ["c4"]);
+    assert!(
+        index
+            .add(vec![IndexedChunk {
+                vector: vec![1.0; 3],
+                ..chunk("x", "d", "x")
+            }])
+            .is_err()
+    );
+}
+
+#[test]
+fn reopening_keeps_the_words_and_vectors_are_loaded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut index = ChatIndex::open(dir.path()).unwrap();
+        assert!(index.was_recreated());
+        index.add(sample()).unwrap();
+    }
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    assert!(!index.was_recreated());
+    assert_eq!(index.indexed_len(), 4);
+    assert!(!index.needs_rebuild(4));
+    assert!(index.needs_rebuild(5));
+    assert!(index.is_empty());
+    // Words alone still search; then the vectors come back from the database.
+    assert_eq!(
+        ids(&index.search("kitchen", &[0.0; 384], 1).unwrap()),
+        ["c4"]
+    );
+    index.load_vectors(sample());
+    assert_eq!(index.len(), 4);
+    assert_eq!(search(&index, "kitchen closes", 1)[0].chunk_id, "c4");
+}
+
+#[test]
+fn a_corrupt_directory_is_recreated_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut index = ChatIndex::open(dir.path()).unwrap();
+        index.add(sample()).unwrap();
+    }
+    fs::write(dir.path().join("meta.json"), b"{ not json at all").unwrap();
+    let index = ChatIndex::open(dir.path()).unwrap();
+    assert!(index.was_recreated());
+    assert_eq!(index.indexed_len(), 0);
+    assert!(index.needs_rebuild(4));
+    assert!(search(&index, "kitchen", 3).is_empty());
+}
+
+#[test]
+fn a_missing_directory_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chats").join("42");
+    let index = ChatIndex::open(&path).unwrap();
+    assert!(index.was_recreated());
+    assert!(path.join("meta.json").exists());
+    assert!(!index.needs_rebuild(0));
+}
+
+#[test]
+fn many_small_additions_merge_in_the_background_and_stay_searchable() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    for i in 0..30 {
+        let text = format!("Report number {i} mentions the word zebra{i} once.");
+        index
+            .add(vec![chunk(&format!("c{i}"), &format!("d{i}"), &text)])
+            .unwrap();
+        // Each addition is searchable at once, merges or not.
+        assert_eq!(
+            ids(&index.search(&format!("zebra{i}"), &[0.0; 384], 1).unwrap()),
+            [format!("c{i}")]
+        );
+    }
+    index.settle().unwrap();
+    assert_eq!((index.len(), index.indexed_len()), (30, 30));
+    assert_eq!(ids(&search(&index, "zebra7", 1)), ["c7"]);
+    index.remove_document("d7").unwrap();
+    assert!(
+        search(&index, "zebra7", 30)
+            .iter()
+            .all(|h| h.chunk_id != "c7")
+    );
+}
+
+#[test]
+fn rebuild_replaces_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    index.add(sample()).unwrap();
+    index
+        .rebuild(vec![chunk("n1", "d9", "Fresh content about telescopes.")])
+        .unwrap();
+    assert_eq!((index.len(), index.indexed_len()), (1, 1));
+    assert!(
+        search(&index, "kitchen", 3)
+            .iter()
+            .all(|h| h.chunk_id == "n1")
+    );
+    assert_eq!(ids(&search(&index, "telescope", 3)), ["n1"]);
+}
+
+#[test]
+fn vector_only_matches_are_found_with_their_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    index.add(sample()).unwrap();
+    // Misspelt words match no stem, but share trigrams with the right ones.
+    let hits = search(&index, "databse shardng", 1);
+    assert_eq!(ids(&hits), ["c3"]);
+    assert_eq!(
+        hits[0].text,
+        "Database sharding uses hash based partitioning."
+    );
+    assert!(search(&index, "anything", 0).is_empty());
+}
