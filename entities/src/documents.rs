@@ -19,8 +19,7 @@ pub struct Model {
     pub size_bytes: i64,
     pub content_type: String,
     pub storage_path: String,
-    /// One of `uploading`, `processing`, `processed`, `error`.
-    pub status: String,
+    pub status: DocumentStatus,
     #[sea_orm(column_type = "Text", nullable)]
     pub error: Option<String>,
     #[sea_orm(column_type = "Text", nullable)]
@@ -36,6 +35,37 @@ pub struct Model {
     /// Times processing was begun; recorded before each attempt, so a document whose
     /// processing is cut off again and again is failed instead of retried. Defaults to 0.
     pub processing_attempts: i32,
+}
+
+/// Where a document is on its way to being searchable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumIter, DeriveActiveEnum, Serialize, Deserialize)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentStatus {
+    /// Its bytes are still arriving (tus).
+    #[sea_orm(string_value = "uploading")]
+    Uploading,
+    /// Queued or being extracted, chunked, embedded and indexed.
+    #[sea_orm(string_value = "processing")]
+    Processing,
+    /// Done: searchable if it had text.
+    #[sea_orm(string_value = "processed")]
+    Processed,
+    /// Processing failed; `error` says why.
+    #[sea_orm(string_value = "error")]
+    Error,
+}
+
+impl DocumentStatus {
+    /// The status as stored and as the API names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Uploading => "uploading",
+            Self::Processing => "processing",
+            Self::Processed => "processed",
+            Self::Error => "error",
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

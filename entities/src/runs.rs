@@ -14,8 +14,7 @@ pub struct Model {
     pub chat_id: ChatId,
     #[sea_orm(column_type = "Text")]
     pub user_id: UserId,
-    /// One of `running`, `paused`, `completed`, `cancelled`, `failed`, `interrupted`.
-    pub status: String,
+    pub status: RunStatus,
     pub stop_reason: Option<String>,
     /// Not a foreign key.
     pub user_message_id: Option<MessageId>,
@@ -40,6 +39,45 @@ pub struct Model {
     /// What each tool call of the run did (JSON array of `{id, name, arguments, success,
     /// preview, error}`), appended as each round of calls finishes.
     pub tool_calls: Option<Json>,
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumIter, DeriveActiveEnum, Serialize, Deserialize)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Generating, or running tools.
+    #[sea_orm(string_value = "running")]
+    Running,
+    /// Ended with an answer (also at its iteration, length or time limit).
+    #[sea_orm(string_value = "completed")]
+    Completed,
+    /// Waiting for the user's answer or the client's tool results.
+    #[sea_orm(string_value = "paused")]
+    Paused,
+    /// Stopped by the user, or its question was left behind by a new message.
+    #[sea_orm(string_value = "cancelled")]
+    Cancelled,
+    /// Ended by an upstream error.
+    #[sea_orm(string_value = "failed")]
+    Failed,
+    /// Cut off by a crash or restart; its draft was kept.
+    #[sea_orm(string_value = "interrupted")]
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The status as stored and as the API names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Paused => "paused",
+            Self::Cancelled => "cancelled",
+            Self::Failed => "failed",
+            Self::Interrupted => "interrupted",
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

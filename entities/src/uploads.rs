@@ -24,11 +24,37 @@ pub struct Model {
     pub storage_path: String,
     /// Document created from the finished upload; not a foreign key.
     pub document_id: Option<DocumentId>,
-    /// One of `uploading`, `complete`, `terminated`.
-    pub status: String,
+    pub status: UploadStatus,
     pub created_at: ChronoDateTimeUtc,
     pub updated_at: ChronoDateTimeUtc,
     pub expires_at: ChronoDateTimeUtc,
+}
+
+/// Where a tus upload is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumIter, DeriveActiveEnum, Serialize, Deserialize)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
+#[serde(rename_all = "snake_case")]
+pub enum UploadStatus {
+    /// Bytes are still expected.
+    #[sea_orm(string_value = "uploading")]
+    Uploading,
+    /// Every byte arrived; the document was handed on.
+    #[sea_orm(string_value = "complete")]
+    Complete,
+    /// Deleted by the client, or expired.
+    #[sea_orm(string_value = "terminated")]
+    Terminated,
+}
+
+impl UploadStatus {
+    /// The status as stored and as the API names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Uploading => "uploading",
+            Self::Complete => "complete",
+            Self::Terminated => "terminated",
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

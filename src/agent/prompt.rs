@@ -2,6 +2,7 @@
 //! branches), after the configured system prompt. Message parts and run metadata are never
 //! sent (seed 003: metadata does not reach the model).
 
+use entities::documents::DocumentStatus;
 use entities::messages::MessageRole;
 
 use crate::chat::tree::MessageNode;
@@ -48,14 +49,16 @@ pub fn system_with_context(
         }
         system.push_str("Documents uploaded to this chat (search them with file_search):");
         for file in files {
-            let searchable = if file.searchable || file.status != "processed" {
+            let searchable = if file.searchable || file.status != DocumentStatus::Processed {
                 ""
             } else {
                 ", content not searchable"
             };
             system.push_str(&format!(
                 "\n- {} ({}, {}{searchable})",
-                file.filename, file.content_type, file.status
+                file.filename,
+                file.content_type,
+                file.status.as_str()
             ));
         }
     }

@@ -5,6 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use entities::ids::{AskId, ChatId, RunId, UserId};
+use entities::runs::RunStatus;
 use entities::{pending_asks, runs};
 use sea_orm::QuerySelect;
 use sea_orm::sea_query::Expr;
@@ -132,11 +133,11 @@ pub async fn cancel_pending<C: ConnectionTrait>(
             .exec(db)
             .await?;
         runs::Entity::update_many()
-            .col_expr(runs::Column::Status, Expr::value(AskStatus::Cancelled))
+            .col_expr(runs::Column::Status, Expr::value(RunStatus::Cancelled))
             .col_expr(runs::Column::StopReason, Expr::value(AskStatus::Cancelled))
             .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
             .filter(runs::Column::Id.eq(ask.run_id.clone()))
-            .filter(runs::Column::Status.eq("paused"))
+            .filter(runs::Column::Status.eq(RunStatus::Paused))
             .exec(db)
             .await?;
     }
@@ -224,7 +225,7 @@ pub async fn fail_unresumable(
         .exec(&txn)
         .await?;
     runs::Entity::update_many()
-        .col_expr(runs::Column::Status, Expr::value(AskStatus::Failed))
+        .col_expr(runs::Column::Status, Expr::value(RunStatus::Failed))
         .col_expr(runs::Column::StopReason, Expr::value("interrupted"))
         .col_expr(runs::Column::Error, Expr::value(reason))
         .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))

@@ -4,6 +4,7 @@
 use chrono::Utc;
 use entities::chats;
 use entities::ids::{ChatId, MessageId, RunId, UserId};
+use entities::runs::RunStatus;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
@@ -345,7 +346,7 @@ pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), 
         id: Set(run.id.clone()),
         chat_id: Set(run.chat_id.clone()),
         user_id: Set(run.user_id.clone()),
-        status: Set("running".into()),
+        status: Set(RunStatus::Running),
         stop_reason: Set(None),
         user_message_id: Set(run.user_message_id.cloned()),
         assistant_message_id: Set(None),
@@ -462,7 +463,7 @@ pub async fn run_records(
 #[derive(Debug, Clone)]
 pub struct FinishedRun {
     pub id: RunId,
-    pub status: &'static str,
+    pub status: RunStatus,
     pub stop_reason: &'static str,
     pub assistant_message_id: Option<MessageId>,
     pub iterations: u32,
@@ -507,7 +508,7 @@ pub async fn resume_run(db: &DatabaseConnection, run_id: &RunId) -> Result<(), D
     use entities::runs;
     use sea_orm::sea_query::Expr;
     runs::Entity::update_many()
-        .col_expr(runs::Column::Status, Expr::value("running"))
+        .col_expr(runs::Column::Status, Expr::value(RunStatus::Running))
         .col_expr(
             runs::Column::StopReason,
             Expr::value(Option::<String>::None),

@@ -5,6 +5,7 @@
 use chrono::Utc;
 use entities::ids::{ChatId, MessageId, RunId, UserId};
 use entities::messages::MessageRole;
+use entities::runs::RunStatus;
 use entities::{chats, messages, runs};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -21,7 +22,7 @@ pub async fn save_draft(db: &DatabaseConnection, run_id: &RunId, draft: &str) ->
     runs::Entity::update_many()
         .col_expr(runs::Column::Draft, Expr::value(draft))
         .filter(runs::Column::Id.eq(run_id))
-        .filter(runs::Column::Status.eq("running"))
+        .filter(runs::Column::Status.eq(RunStatus::Running))
         .exec(db)
         .await?;
     Ok(())
@@ -33,7 +34,7 @@ pub async fn save_draft(db: &DatabaseConnection, run_id: &RunId, draft: &str) ->
 /// chat session starts, so nothing in memory disagrees. Returns how many runs were marked.
 pub async fn recover_interrupted_runs(db: &DatabaseConnection) -> Result<u64, DbErr> {
     let running = runs::Entity::find()
-        .filter(runs::Column::Status.eq("running"))
+        .filter(runs::Column::Status.eq(RunStatus::Running))
         .all(db)
         .await?;
     let count = running.len() as u64;
@@ -55,13 +56,13 @@ async fn mark_interrupted<C: sea_orm::ConnectionTrait>(
     answer_id: Option<MessageId>,
 ) -> Result<(), DbErr> {
     runs::Entity::update_many()
-        .col_expr(runs::Column::Status, Expr::value(INTERRUPTED))
+        .col_expr(runs::Column::Status, Expr::value(RunStatus::Interrupted))
         .col_expr(runs::Column::StopReason, Expr::value(INTERRUPTED))
         .col_expr(runs::Column::AssistantMessageId, Expr::value(answer_id))
         .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
         .col_expr(runs::Column::Draft, Expr::value(Option::<String>::None))
         .filter(runs::Column::Id.eq(run_id))
-        .filter(runs::Column::Status.eq("running"))
+        .filter(runs::Column::Status.eq(RunStatus::Running))
         .exec(db)
         .await?;
     Ok(())

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use dashmap::DashMap;
-use entities::documents;
+use entities::documents::{self, DocumentStatus};
 use sea_orm::DatabaseConnection;
 use serde::Serialize;
 use tokio::sync::{Mutex, Semaphore};
@@ -68,16 +68,9 @@ impl From<DocumentsError> for crate::error::AppError {
     }
 }
 
-pub use uploads::{Termination, UploadClaim, upload_status};
+pub use uploads::{Termination, UploadClaim};
 
 pub const KIND_DOCUMENT: &str = "document";
-
-pub mod status {
-    pub const UPLOADING: &str = "uploading";
-    pub const PROCESSING: &str = "processing";
-    pub const PROCESSED: &str = "processed";
-    pub const ERROR: &str = "error";
-}
 
 /// A document as the REST API lists it (seed 002).
 #[derive(Debug, Clone, Serialize)]
@@ -88,7 +81,7 @@ pub struct DocumentView {
     #[serde(rename = "type")]
     pub content_type: String,
     pub uploaded_at: chrono::DateTime<Utc>,
-    pub status: String,
+    pub status: DocumentStatus,
     pub searchable: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -290,14 +283,14 @@ mod tests {
         // ... and chat 1 creates its own meanwhile.
         let created = tokio::time::timeout(
             Duration::from_secs(5),
-            workspace.create(&chats[1], "b.txt", 1, &path, status::PROCESSING),
+            workspace.create(&chats[1], "b.txt", 1, &path, DocumentStatus::Processing),
         )
         .await
         .expect("another chat's creation did not wait");
         assert!(created.is_ok());
         // Within one chat the limit still holds.
         let second = workspace
-            .create(&chats[1], "c.txt", 1, &path, status::PROCESSING)
+            .create(&chats[1], "c.txt", 1, &path, DocumentStatus::Processing)
             .await;
         assert!(matches!(second, Err(CreateError::TooMany { max: 1 })));
         // Chat 1's lock was forgotten once unused; chat 0's is still held.

@@ -1,6 +1,7 @@
 //! Each chat's open index: opened (and rebuilt from the database if it disagrees) on first
 //! use, written in group commits, and closed when the chat goes idle.
 
+use entities::documents::DocumentStatus;
 use entities::ids::{ChatId, DocumentId};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use tokio::sync::Mutex;
 use crate::retrieval::embed;
 use crate::retrieval::index::{ChatIndex, IndexedChunk};
 
-use super::{DocumentsError, Workspace, status};
+use super::{DocumentsError, Workspace};
 
 /// One chat's open index, and the documents waiting to go into it.
 ///
@@ -237,7 +238,7 @@ impl Workspace {
         let docs = documents::Entity::find()
             .filter(documents::Column::ChatId.eq(chat_id))
             .filter(documents::Column::DeletedAt.is_null())
-            .filter(documents::Column::Status.eq(status::PROCESSED))
+            .filter(documents::Column::Status.eq(DocumentStatus::Processed))
             .all(&self.inner.db)
             .await?;
         let embedder_id = self.inner.embedder.id();

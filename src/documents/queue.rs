@@ -2,6 +2,7 @@
 //! semaphore with CPU work on the blocking pool, and resuming what a dead process left.
 
 use chrono::Utc;
+use entities::documents::DocumentStatus;
 use entities::ids::{ChunkId, DocumentId};
 use entities::{artifacts, document_chunks, documents};
 use sea_orm::{
@@ -14,7 +15,7 @@ use crate::retrieval::extract::{self, DocKind};
 use crate::retrieval::index::IndexedChunk;
 use crate::retrieval::text::Deadline;
 
-use super::{DocumentsError, Workspace, status};
+use super::{DocumentsError, Workspace};
 
 /// Chunks embedded per embedder call.
 const EMBED_BATCH: usize = 64;
@@ -33,7 +34,10 @@ impl Workspace {
     pub async fn submit(&self, document_id: &DocumentId, size: u64) -> Result<(), DbErr> {
         use sea_orm::sea_query::Expr;
         documents::Entity::update_many()
-            .col_expr(documents::Column::Status, Expr::value(status::PROCESSING))
+            .col_expr(
+                documents::Column::Status,
+                Expr::value(DocumentStatus::Processing),
+            )
             .col_expr(documents::Column::SizeBytes, Expr::value(size as i64))
             .filter(documents::Column::Id.eq(document_id))
             .exec(&self.inner.db)
@@ -61,7 +65,7 @@ impl Workspace {
     /// so a file that crashes the process does not crash it again at every start.
     pub async fn resume_unfinished(&self) -> Result<Resumed, DbErr> {
         let pending = documents::Entity::find()
-            .filter(documents::Column::Status.eq(status::PROCESSING))
+            .filter(documents::Column::Status.eq(DocumentStatus::Processing))
             .filter(documents::Column::DeletedAt.is_null())
             .all(&self.inner.db)
             .await?;
@@ -88,7 +92,10 @@ impl Workspace {
     pub(super) async fn fail(&self, document_id: &DocumentId, message: &str) {
         use sea_orm::sea_query::Expr;
         let result = documents::Entity::update_many()
-            .col_expr(documents::Column::Status, Expr::value(status::ERROR))
+            .col_expr(
+                documents::Column::Status,
+                Expr::value(DocumentStatus::Error),
+            )
             .col_expr(documents::Column::Error, Expr::value(message))
             .col_expr(documents::Column::ProcessedAt, Expr::value(Utc::now()))
             .filter(documents::Column::Id.eq(document_id))
@@ -229,7 +236,7 @@ impl Workspace {
                 .await?;
         }
         let mut update: documents::ActiveModel = doc.clone().into();
-        update.status = Set(status::PROCESSED.into());
+        update.status = Set(DocumentStatus::Processed);
         update.content_type = Set(content_type.to_string());
         update.searchable = Set(searchable);
         update.char_count = Set(extraction.char_count as i64);

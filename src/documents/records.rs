@@ -1,6 +1,7 @@
 //! Document records and their limits: counting, listing, creating (one chat's creations in
 //! turn, so the per-chat limit holds), and soft deletion.
 
+use entities::documents::DocumentStatus;
 use entities::ids::{ArtifactId, ChatId, DocumentId};
 use std::sync::Arc;
 
@@ -75,7 +76,7 @@ impl Workspace {
         filename: &str,
         size: u64,
         storage_path: &std::path::Path,
-        status: &str,
+        status: DocumentStatus,
     ) -> Result<documents::Model, CreateError> {
         let lock = self.creation_lock(chat_id);
         let created = {
@@ -107,7 +108,7 @@ impl Workspace {
         filename: &str,
         size: u64,
         storage_path: &std::path::Path,
-        status: &str,
+        status: DocumentStatus,
     ) -> Result<documents::Model, CreateError> {
         let max = self.inner.limits.max_files_per_chat;
         if self.count(chat_id).await? >= max as u64 {
@@ -140,7 +141,7 @@ impl Workspace {
             size_bytes: Set(size as i64),
             content_type: Set("application/octet-stream".into()),
             storage_path: Set(storage_path.to_string_lossy().into_owned()),
-            status: Set(status.into()),
+            status: Set(status),
             error: Set(None),
             warning: Set(None),
             searchable: Set(false),

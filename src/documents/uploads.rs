@@ -6,6 +6,7 @@
 //! protocol itself is `http::uploads`'.
 
 use entities::ids::UploadId;
+use entities::uploads::UploadStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,13 +19,6 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
 use super::Workspace;
-
-/// An upload row's `status`.
-pub mod upload_status {
-    pub const UPLOADING: &str = "uploading";
-    pub const COMPLETE: &str = "complete";
-    pub const TERMINATED: &str = "terminated";
-}
 
 /// How long a termination waits for a PATCH to stop writing. A PATCH stops at once when asked,
 /// unless it is finishing (a rename and two row updates): far less than this.
@@ -171,16 +165,16 @@ impl Workspace {
         else {
             return Ok(Termination::NotFound);
         };
-        match upload.status.as_str() {
-            upload_status::TERMINATED => return Ok(Termination::NotFound),
-            upload_status::COMPLETE => return Ok(Termination::Complete),
-            _ => {}
+        match upload.status {
+            UploadStatus::Terminated => return Ok(Termination::NotFound),
+            UploadStatus::Complete => return Ok(Termination::Complete),
+            UploadStatus::Uploading => {}
         }
         let txn = db.begin().await?;
         uploads::Entity::update_many()
             .col_expr(
                 uploads::Column::Status,
-                Expr::value(upload_status::TERMINATED),
+                Expr::value(UploadStatus::Terminated),
             )
             .filter(uploads::Column::Id.eq(upload_id))
             .exec(&txn)
@@ -210,7 +204,7 @@ impl Workspace {
     /// Returns how many were terminated.
     pub async fn sweep_expired_uploads(&self) -> Result<usize, DbErr> {
         let expired = uploads::Entity::find()
-            .filter(uploads::Column::Status.eq(upload_status::UPLOADING))
+            .filter(uploads::Column::Status.eq(UploadStatus::Uploading))
             .filter(uploads::Column::ExpiresAt.lte(Utc::now()))
             .all(&self.inner.db)
             .await?;

@@ -11,10 +11,11 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::auth::Principal;
-use crate::documents::{CreateError, DocumentView, status};
+use crate::documents::{CreateError, DocumentView};
 use crate::error::{AppError, AppResult};
 use crate::retrieval::extract::{SNIFF_BYTES, sanitize_filename};
 use crate::state::AppState;
+use entities::documents::DocumentStatus;
 
 /// Room for multipart framing on top of the file itself.
 const MULTIPART_OVERHEAD: u64 = 64 * 1024;
@@ -162,7 +163,7 @@ async fn upload(
             .map_err(AppError::internal)?;
         let document = match state
             .workspace
-            .create(&chat.id, &filename, size, &part, status::UPLOADING)
+            .create(&chat.id, &filename, size, &part, DocumentStatus::Uploading)
             .await
         {
             Ok(document) => document,
@@ -194,7 +195,7 @@ async fn upload(
         }
         state.workspace.submit(&document.id, size).await?;
         let mut view = DocumentView::from(document);
-        view.status = status::PROCESSING.into();
+        view.status = DocumentStatus::Processing;
         view.size = size as i64;
         view.content_type = content_type.into();
         return Ok(HttpResponse::Created().json(view));

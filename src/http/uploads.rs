@@ -27,10 +27,12 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use tokio::io::AsyncWriteExt;
 
 use crate::auth::Principal;
-use crate::documents::{Termination, status, upload_status};
+use crate::documents::Termination;
 use crate::error::{AppError, AppResult};
 use crate::retrieval::extract::sanitize_filename;
 use crate::state::AppState;
+use entities::documents::DocumentStatus;
+use entities::uploads::UploadStatus;
 
 pub const TUS_VERSION: &str = "1.0.0";
 /// How long an unfinished upload can be resumed.
@@ -174,7 +176,7 @@ async fn create(
             &filename,
             length,
             &storage_path,
-            status::UPLOADING,
+            DocumentStatus::Uploading,
         )
         .await;
     let document = match document {
@@ -195,7 +197,7 @@ async fn create(
         metadata: Set(Some(serde_json::Value::Object(metadata))),
         storage_path: Set(storage_path.to_string_lossy().into_owned()),
         document_id: Set(Some(document.id.clone())),
-        status: Set(upload_status::UPLOADING.into()),
+        status: Set(UploadStatus::Uploading),
         created_at: Set(now),
         updated_at: Set(now),
         expires_at: Set(now + chrono::Duration::from_std(UPLOAD_TTL).unwrap_or_default()),
@@ -215,7 +217,7 @@ async fn create(
         "location": location,
         "artifact_id": document.artifact_id,
         "filename": filename,
-        "status": if length == 0 { status::PROCESSING } else { status::UPLOADING },
+        "status": if length == 0 { DocumentStatus::Processing } else { DocumentStatus::Uploading },
     })))
 }
 
@@ -231,9 +233,9 @@ async fn owned_upload(
         .filter(uploads::Column::ChatId.eq(chat.id))
         .one(&state.db)
         .await?
-        .filter(|u| u.status != upload_status::TERMINATED)
+        .filter(|u| u.status != UploadStatus::Terminated)
         .ok_or(AppError::NotFound("upload"))?;
-    if upload.status == upload_status::UPLOADING && upload.expires_at <= Utc::now() {
+    if upload.status == UploadStatus::Uploading && upload.expires_at <= Utc::now() {
         return Err(AppError::Gone(
             "this upload expired; start a new one".into(),
         ));
@@ -243,7 +245,7 @@ async fn owned_upload(
 
 /// Bytes really on disk for an upload.
 async fn stored_offset(upload: &uploads::Model) -> u64 {
-    if upload.status == upload_status::COMPLETE {
+    if upload.status == UploadStatus::Complete {
         return upload.upload_length as u64;
     }
     tokio::fs::metadata(&upload.storage_path)
@@ -295,7 +297,7 @@ async fn patch(
     // Read again under the claim: a termination may have ended it meanwhile.
     let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
     let offset = stored_offset(&upload).await;
-    if upload.status == upload_status::COMPLETE || claimed != offset {
+    if upload.status == UploadStatus::Complete || claimed != offset {
         return Err(AppError::Conflict(format!(
             "Upload-Offset {claimed} does not match the server's offset {offset}"
         )));
@@ -395,10 +397,7 @@ async fn finish(
         .await
         .map_err(AppError::internal)?;
     uploads::Entity::update_many()
-        .col_expr(
-            uploads::Column::Status,
-            Expr::value(upload_status::COMPLETE),
-        )
+        .col_expr(uploads::Column::Status, Expr::value(UploadStatus::Complete))
         .col_expr(
             uploads::Column::StoragePath,
             Expr::value(target.to_string_lossy().into_owned()),

@@ -3,6 +3,7 @@
 //! typed lines) live in `http::sse`; nothing here is stored in message history (seed 003).
 
 use entities::ids::MessageId;
+use entities::runs::RunStatus;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -67,17 +68,17 @@ impl StopReason {
     }
 
     /// The run row's status for this stop.
-    pub fn run_status(self) -> &'static str {
+    pub fn run_status(self) -> RunStatus {
         match self {
             Self::Completed
             | Self::MaxIterations
             | Self::Length
             | Self::TimeBudget
-            | Self::ToolCalls => "completed",
-            Self::Cancelled => "cancelled",
-            Self::UpstreamError => "failed",
-            Self::Interrupted => "interrupted",
-            Self::Paused => "paused",
+            | Self::ToolCalls => RunStatus::Completed,
+            Self::Cancelled => RunStatus::Cancelled,
+            Self::UpstreamError => RunStatus::Failed,
+            Self::Interrupted => RunStatus::Interrupted,
+            Self::Paused => RunStatus::Paused,
         }
     }
 

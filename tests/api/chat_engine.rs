@@ -522,7 +522,7 @@ async fn cancel_stops_the_upstream_request_and_keeps_what_was_generated() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(run.status, "cancelled");
+    assert_eq!(run.status.as_str(), "cancelled");
 }
 
 #[actix_web::test]

@@ -254,7 +254,7 @@ async fn cut_off(app: &TestApp, document_id: &str, attempts: i32) {
             .unwrap()
             .unwrap()
             .into();
-    row.status = Set("processing".into());
+    row.status = Set(entities::documents::DocumentStatus::Processing);
     row.processing_attempts = Set(attempts);
     row.update(&app.db).await.unwrap();
 }
@@ -316,7 +316,7 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
         id: Set(run_id.clone()),
         chat_id: Set(chat_id.clone()),
         user_id: Set(user_id.clone()),
-        status: Set("running".into()),
+        status: Set(entities::runs::RunStatus::Running),
         iterations: Set(1),
         input_tokens: Set(0),
         output_tokens: Set(0),
@@ -363,7 +363,7 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(run.status, "failed");
+    assert_eq!(run.status.as_str(), "failed");
     assert!(
         run.error.unwrap_or_default().contains("cut off 2 times"),
         "the reason is recorded"

@@ -39,7 +39,7 @@ async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
         id: Set(run_id.clone()),
         chat_id: Set(ChatId::from_string(chat["id"].as_str().unwrap())),
         user_id: Set(UserId::from_string(me["id"].as_str().unwrap())),
-        status: Set("running".into()),
+        status: Set(entities::runs::RunStatus::Running),
         stop_reason: Set(None),
         user_message_id: Set(None),
         assistant_message_id: Set(None),
@@ -62,7 +62,7 @@ async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(run.status, "interrupted");
+    assert_eq!(run.status.as_str(), "interrupted");
     assert_eq!(run.stop_reason.as_deref(), Some("interrupted"));
     assert!(run.finished_at.is_some());
 }
