@@ -12,5 +12,7 @@ pub mod pause;
 pub mod prompt;
 pub mod rate_limit;
 pub mod summary;
+#[cfg(test)]
+mod test_support;
 pub mod tool_round;
 pub mod usage;

@@ -257,3 +257,6 @@ pub(super) async fn execute_call(
     }
     result
 }
+
+#[cfg(test)]
+mod tests;

@@ -99,6 +99,12 @@ impl RunLog {
         self.lock().finished_at.is_some()
     }
 
+    /// Every event logged so far (for tests that look at what a step of a run logged).
+    #[cfg(test)]
+    pub(crate) fn events_so_far(&self) -> Vec<Arc<RunEvent>> {
+        self.lock().events.clone()
+    }
+
     fn finished_before(&self, cutoff: Instant) -> bool {
         self.lock().finished_at.is_some_and(|at| at < cutoff)
     }
