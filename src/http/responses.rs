@@ -498,3 +498,6 @@ fn responses_usage(usage: &crate::llm::wire::Usage) -> Value {
     }
     value
 }
+
+#[cfg(test)]
+mod tests;
