@@ -651,3 +651,6 @@ impl Handler<GetTree> for ChatSession {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;

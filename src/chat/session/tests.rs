@@ -1,0 +1,315 @@
+//! `ChatSession` over a real migrated SQLite file: turns start and end on the right branch,
+//! edits and regenerations branch, refusals change nothing, a finished turn outside the active
+//! branch leaves the selection alone, and a new session sees everything a stopped one stored.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use entities::ids::{ChatId, MessageId, RunId, UserId};
+use entities::messages::MessageRole;
+use entities::runs::RunStatus;
+use sea_orm::{DatabaseConnection, EntityTrait};
+
+use super::*;
+use crate::config::Config;
+use crate::llm::wire::Usage;
+use crate::retrieval::embed::hash::HashEmbedder;
+use crate::run::events::StopReason;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    db: DatabaseConnection,
+    user: UserId,
+    chat: ChatId,
+}
+
+async fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    let db = crate::db::connect(&config).await.unwrap();
+    crate::db::migrate(&db).await.unwrap();
+    let user = crate::auth::Accounts::new(db.clone(), 1, 1)
+        .create_user(crate::auth::NewUser {
+            username: "writer",
+            password: None,
+            is_admin: false,
+        })
+        .await
+        .unwrap()
+        .id;
+    let chat = crate::chat::Chats::new(db.clone())
+        .create(&user, None, false)
+        .await
+        .unwrap()
+        .id;
+    Fixture {
+        _dir: dir,
+        db,
+        user,
+        chat,
+    }
+}
+
+fn start(fixture: &Fixture) -> Addr<ChatSession> {
+    let registry = ChatRegistry::new(
+        vec![Arbiter::current()],
+        fixture.db.clone(),
+        Duration::from_secs(600),
+        Arc::new(HashEmbedder::default()),
+    );
+    registry.session(&fixture.chat)
+}
+
+async fn begin(
+    session: &Addr<ChatSession>,
+    fixture: &Fixture,
+    turn: Turn,
+) -> Result<(RunId, TurnStarted), ChatError> {
+    let run_id = RunId::generate();
+    let started = session
+        .send(BeginTurn {
+            turn,
+            run_id: run_id.clone(),
+            user_id: fixture.user.clone(),
+            options: None,
+        })
+        .await
+        .unwrap()?;
+    Ok((run_id, started))
+}
+
+async fn answer(
+    session: &Addr<ChatSession>,
+    run_id: RunId,
+    started: &TurnStarted,
+    content: &str,
+) -> Option<MessageId> {
+    session
+        .send(CompleteTurn {
+            run_id,
+            user_message_id: started.user_message_id.clone(),
+            content: content.into(),
+            parts: None,
+            stop_reason: StopReason::Completed,
+            usage: Usage::default(),
+            iterations: 1,
+            error: None,
+            completes_ask: None,
+        })
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+fn send(content: &str) -> Turn {
+    Turn::Send {
+        parent_id: None,
+        content: content.into(),
+    }
+}
+
+/// The active path's contents, root first.
+async fn path(session: &Addr<ChatSession>) -> Vec<String> {
+    session
+        .send(GetActivePath)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|node| node.content.unwrap_or_default())
+        .collect()
+}
+
+#[actix::test]
+async fn a_turn_stores_the_question_and_the_run_then_the_answer_on_its_branch() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let (run_id, started) = begin(&session, &fixture, send("What is 2+2?"))
+        .await
+        .unwrap();
+    assert_eq!(started.context.len(), 1);
+    assert_eq!(started.context[0].role, MessageRole::User);
+    let run = entities::runs::Entity::find_by_id(run_id.clone())
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Running);
+
+    let answer_id = answer(&session, run_id.clone(), &started, "4").await;
+    assert!(answer_id.is_some());
+    assert_eq!(path(&session).await, ["What is 2+2?", "4"]);
+    let run = entities::runs::Entity::find_by_id(run_id)
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(run.assistant_message_id, answer_id);
+}
+
+#[actix::test]
+async fn an_empty_message_or_an_unknown_parent_is_refused_and_nothing_is_stored() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let empty = begin(&session, &fixture, send("   ")).await;
+    assert!(matches!(empty, Err(ChatError::EmptyContent)));
+    let orphan = begin(
+        &session,
+        &fixture,
+        Turn::Send {
+            parent_id: Some(MessageId::from_string("nowhere")),
+            content: "hello".into(),
+        },
+    )
+    .await;
+    assert!(matches!(
+        orphan,
+        Err(ChatError::Tree(TreeError::UnknownMessage(_)))
+    ));
+    assert!(path(&session).await.is_empty());
+    let runs = entities::runs::Entity::find()
+        .all(&fixture.db)
+        .await
+        .unwrap();
+    assert!(runs.is_empty(), "no run was recorded for a refused turn");
+}
+
+#[actix::test]
+async fn an_edit_branches_and_switching_back_restores_the_old_branch() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let (run, first) = begin(&session, &fixture, send("first question"))
+        .await
+        .unwrap();
+    answer(&session, run, &first, "first answer").await;
+    let (run, edited) = begin(
+        &session,
+        &fixture,
+        Turn::Edit {
+            message_id: first.user_message_id.clone(),
+            content: "edited question".into(),
+        },
+    )
+    .await
+    .unwrap();
+    answer(&session, run, &edited, "edited answer").await;
+    assert_eq!(path(&session).await, ["edited question", "edited answer"]);
+
+    let leaf = session
+        .send(SwitchBranch {
+            message_id: first.user_message_id.clone(),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(path(&session).await, ["first question", "first answer"]);
+    let tree = session.send(GetTree).await.unwrap();
+    assert_eq!(tree.len(), 4);
+    let active: Vec<&MessageId> = tree
+        .iter()
+        .filter(|(_, on_path)| *on_path)
+        .map(|(node, _)| &node.id)
+        .collect();
+    assert_eq!(active.last(), Some(&&leaf));
+}
+
+#[actix::test]
+async fn regenerating_answers_the_same_question_and_refuses_a_user_message() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let (run, first) = begin(&session, &fixture, send("question")).await.unwrap();
+    let answer_id = answer(&session, run, &first, "answer one").await.unwrap();
+    let refused = begin(
+        &session,
+        &fixture,
+        Turn::Regenerate {
+            message_id: first.user_message_id.clone(),
+        },
+    )
+    .await;
+    assert!(matches!(
+        refused,
+        Err(ChatError::Tree(TreeError::NotAnAssistantMessage(_)))
+    ));
+    let (run, again) = begin(
+        &session,
+        &fixture,
+        Turn::Regenerate {
+            message_id: answer_id,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(again.user_message_id, first.user_message_id);
+    answer(&session, run, &again, "answer two").await;
+    assert_eq!(path(&session).await, ["question", "answer two"]);
+}
+
+#[actix::test]
+async fn an_answer_that_arrives_after_the_user_moved_to_another_branch_does_not_move_them() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let (run, first) = begin(&session, &fixture, send("one")).await.unwrap();
+    answer(&session, run, &first, "one answered").await;
+    // A second turn starts; before it ends, the user edits the first question.
+    let (slow_run, slow) = begin(&session, &fixture, send("two")).await.unwrap();
+    let (run, edited) = begin(
+        &session,
+        &fixture,
+        Turn::Edit {
+            message_id: first.user_message_id.clone(),
+            content: "one, edited".into(),
+        },
+    )
+    .await
+    .unwrap();
+    answer(&session, run, &edited, "edited answered").await;
+    answer(&session, slow_run, &slow, "two answered").await;
+    assert_eq!(path(&session).await, ["one, edited", "edited answered"]);
+    let tree = session.send(GetTree).await.unwrap();
+    assert!(
+        tree.iter()
+            .any(|(node, _)| node.content.as_deref() == Some("two answered")),
+        "the late answer is kept on its own branch"
+    );
+}
+
+#[actix::test]
+async fn a_new_session_loads_everything_the_stopped_one_stored() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let (run, first) = begin(&session, &fixture, send("remember me"))
+        .await
+        .unwrap();
+    answer(&session, run, &first, "remembered").await;
+    session
+        .send(ImportHistory {
+            messages: vec![
+                (MessageRole::User, "imported question".into()),
+                (MessageRole::Assistant, "imported answer".into()),
+            ],
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let before = path(&session).await;
+    assert_eq!(before.len(), 4);
+
+    let restarted = start(&fixture);
+    assert_eq!(path(&restarted).await, before);
+    let tree = restarted.send(GetTree).await.unwrap();
+    let roles: Vec<MessageRole> = tree.iter().map(|(node, _)| node.role).collect();
+    assert_eq!(
+        roles,
+        [
+            MessageRole::User,
+            MessageRole::Assistant,
+            MessageRole::User,
+            MessageRole::Assistant
+        ]
+    );
+}
