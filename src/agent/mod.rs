@@ -13,6 +13,6 @@ pub mod prompt;
 pub mod rate_limit;
 pub mod summary;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 pub mod tool_round;
 pub mod usage;

@@ -20,7 +20,7 @@ use crate::run::log::RunLog;
 use crate::tools::{ProgressKind, SharedTool, Tool, ToolError, ToolFuture};
 
 /// What a [`FakeTool`] does when called.
-pub(super) enum Behaviour {
+pub(crate) enum Behaviour {
     /// Answers with its arguments wrapped as `{"echo": arguments}`.
     Echo,
     /// Answers with this value.
@@ -34,7 +34,7 @@ pub(super) enum Behaviour {
 }
 
 /// A tool for tests: counts its runs and behaves as told.
-pub(super) struct FakeTool {
+pub(crate) struct FakeTool {
     pub name: &'static str,
     pub behaviour: Behaviour,
     pub progress: Option<ProgressKind>,

@@ -493,3 +493,6 @@ pub fn launch_ephemeral(
     launcher.start(spec);
     Ok(log)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,400 @@
+//! Launching over fake research tools and a real SQLite file (the upstream is unreachable):
+//! which tools a run is offered, the checks on client tools, `tool_choice` and
+//! `max_iterations`, and a chat turn from ownership and size checks to its stored question,
+//! its registered log and its end.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use entities::ids::{ChatId, MessageId, RunId, UserId};
+use serde_json::json;
+
+use super::*;
+use crate::agent::test_support::{Behaviour, FakeTool};
+use crate::chat::session::GetActivePath;
+use crate::run::events::{RunEvent, StopReason};
+use crate::supervisor::ChatSupervisor;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    launcher: Launcher,
+    principal: Principal,
+    chat: ChatId,
+}
+
+async fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    // Nothing listens there: a run fails at once, after its set-up is done.
+    config.llm.base_url = "http://127.0.0.1:9/v1".into();
+    config.llm.max_retries = 0;
+    config.llm.connect_timeout_secs = 1;
+    let db = crate::db::connect(&config).await.unwrap();
+    crate::db::migrate(&db).await.unwrap();
+    let accounts = crate::auth::Accounts::new(db.clone(), 1, 1);
+    let user = accounts
+        .create_user(crate::auth::NewUser {
+            username: "launcher",
+            password: None,
+            is_admin: false,
+        })
+        .await
+        .unwrap();
+    let chats = crate::chat::Chats::new(db.clone());
+    let chat = chats.create(&user.id, None, false).await.unwrap().id;
+    let embedder: crate::retrieval::embed::SharedEmbedder =
+        Arc::new(crate::retrieval::embed::hash::HashEmbedder::default());
+    let supervisor = ChatSupervisor::new(
+        db.clone(),
+        Duration::from_secs(600),
+        Duration::from_secs(600),
+        embedder.clone(),
+    );
+    let research: Vec<tools::SharedTool> = ["web_search", "fetch_url", "calculator"]
+        .into_iter()
+        .map(|name| FakeTool::new(name, Behaviour::Echo).research().shared().0)
+        .collect();
+    let launcher = Launcher {
+        llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
+        workspace: crate::documents::Workspace::new(db.clone(), &config, embedder.clone()),
+        tool_cache: crate::agent::tool_round::new_tool_cache(Duration::from_secs(60)),
+        ask_user: Arc::new(crate::tools::ask_user::AskUser::new(
+            config.ask_user.clone(),
+        )),
+        rate_limiter: Arc::new(crate::agent::rate_limit::ToolRateLimiter::new(60)),
+        config: Arc::new(config),
+        chats,
+        db,
+        embedder,
+        sessions: supervisor.registry(),
+        runs: supervisor.runs(),
+        supervisor: supervisor.start(),
+        tools: Arc::new(research),
+    };
+    Fixture {
+        _dir: dir,
+        launcher,
+        principal: Principal {
+            user_id: user.id,
+            username: user.username,
+            is_admin: false,
+            api_key_id: None,
+        },
+        chat,
+    }
+}
+
+fn log() -> Arc<RunLog> {
+    Arc::new(RunLog::new(
+        RunId::generate(),
+        None,
+        UserId::from_string("u"),
+        "model".into(),
+    ))
+}
+
+fn research(x_tools: Option<&[&str]>) -> RunOptions {
+    RunOptions {
+        tools_enabled: true,
+        web_search: Some(WebSearchOptions {
+            x_tools: x_tools.map(|names| names.iter().map(|n| n.to_string()).collect()),
+            ..WebSearchOptions::default()
+        }),
+        ..RunOptions::default()
+    }
+}
+
+fn names(spec: &RunSpec) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = spec.tools.iter().map(|t| t.name()).collect();
+    names.sort_unstable();
+    names
+}
+
+fn refusal(result: AppResult<RunSpec>) -> String {
+    match result {
+        Err(AppError::InvalidRequest(message)) => message,
+        Err(other) => panic!("refused with {other:?}"),
+        Ok(_) => panic!("accepted"),
+    }
+}
+
+#[actix::test]
+async fn a_run_outside_a_chat_gets_only_the_research_tools_it_asked_for() {
+    let fixture = fixture().await;
+    let launcher = &fixture.launcher;
+    let none = spec(
+        launcher,
+        "p",
+        log(),
+        &RunOptions::default(),
+        Vec::new(),
+        None,
+        false,
+    );
+    assert!(names(&none.unwrap()).is_empty(), "tools are opt-in");
+    let defaults = spec(
+        launcher,
+        "p",
+        log(),
+        &research(None),
+        Vec::new(),
+        None,
+        false,
+    )
+    .unwrap();
+    assert_eq!(names(&defaults), ["calculator", "fetch_url", "web_search"]);
+    let calculator = spec(
+        launcher,
+        "p",
+        log(),
+        &research(Some(&["calculator"])),
+        Vec::new(),
+        None,
+        false,
+    )
+    .unwrap();
+    assert_eq!(names(&calculator), ["calculator"]);
+    assert_eq!(calculator.project, "p");
+    assert!(calculator.chat.is_none());
+}
+
+#[actix::test]
+async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_documents() {
+    let fixture = fixture().await;
+    let launcher = &fixture.launcher;
+    let session = launcher.sessions.session(&fixture.chat);
+    let in_chat = || {
+        Arc::new(RunLog::new(
+            RunId::generate(),
+            Some(fixture.chat.clone()),
+            fixture.principal.user_id.clone(),
+            "model".into(),
+        ))
+    };
+    let chat = Some((session.clone(), MessageId::from_string("m")));
+    let without = spec(
+        launcher,
+        "p",
+        in_chat(),
+        &RunOptions::default(),
+        Vec::new(),
+        chat.clone(),
+        false,
+    )
+    .unwrap();
+    let mut expected: Vec<&str> = CHAT_TOOL_NAMES
+        .into_iter()
+        .filter(|name| *name != "file_search")
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(names(&without), expected);
+    let with = spec(
+        launcher,
+        "p",
+        in_chat(),
+        &RunOptions::default(),
+        Vec::new(),
+        chat,
+        true,
+    )
+    .unwrap();
+    assert!(names(&with).contains(&"file_search"));
+}
+
+#[actix::test]
+async fn client_tools_may_not_take_a_server_tools_name_or_each_others() {
+    let fixture = fixture().await;
+    let launcher = &fixture.launcher;
+    let client = |names: &[&str]| RunOptions {
+        client_tools: names
+            .iter()
+            .map(|name| {
+                crate::llm::wire::ToolDefinition::function(name, "", json!({"type": "object"}))
+            })
+            .collect(),
+        ..research(None)
+    };
+    let clash = spec(
+        launcher,
+        "p",
+        log(),
+        &client(&["web_search"]),
+        Vec::new(),
+        None,
+        false,
+    );
+    assert!(refusal(clash).contains("web_search"));
+    let twice = spec(
+        launcher,
+        "p",
+        log(),
+        &client(&["lookup", "lookup"]),
+        Vec::new(),
+        None,
+        false,
+    );
+    assert!(refusal(twice).contains("lookup"));
+    let fine = spec(
+        launcher,
+        "p",
+        log(),
+        &client(&["lookup"]),
+        Vec::new(),
+        None,
+        false,
+    );
+    assert_eq!(fine.unwrap().client_tools.len(), 1);
+}
+
+#[actix::test]
+async fn tool_choice_must_name_an_offered_tool_and_iterations_stay_within_their_bounds() {
+    let fixture = fixture().await;
+    let launcher = &fixture.launcher;
+    let choosing = |choice: serde_json::Value, options: RunOptions| {
+        let mut template = ChatRequest::new("model", Vec::new());
+        template.tool_choice = Some(choice);
+        RunOptions {
+            template: Some(template),
+            ..options
+        }
+    };
+    let forced = json!({"type": "function", "function": {"name": "fetch_url"}});
+    let offered = choosing(forced.clone(), research(None));
+    assert!(spec(launcher, "p", log(), &offered, Vec::new(), None, false).is_ok());
+    let missing = choosing(forced, research(Some(&["calculator"])));
+    let refused = spec(launcher, "p", log(), &missing, Vec::new(), None, false);
+    assert!(refusal(refused).contains("fetch_url"));
+    let required = choosing(json!("required"), RunOptions::default());
+    let refused = spec(launcher, "p", log(), &required, Vec::new(), None, false);
+    assert!(refusal(refused).contains("required"));
+
+    let iterations = |n: u32| RunOptions {
+        web_search: Some(WebSearchOptions {
+            max_iterations: Some(n),
+            ..WebSearchOptions::default()
+        }),
+        ..RunOptions::default()
+    };
+    let zero = spec(
+        launcher,
+        "p",
+        log(),
+        &iterations(0),
+        Vec::new(),
+        None,
+        false,
+    );
+    assert!(refusal(zero).contains("max_iterations"));
+    let huge = spec(
+        launcher,
+        "p",
+        log(),
+        &iterations(10_000),
+        Vec::new(),
+        None,
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        huge.max_iterations,
+        launcher.config.agent.max_iterations_ceiling
+    );
+    let default = spec(
+        launcher,
+        "p",
+        log(),
+        &RunOptions::default(),
+        Vec::new(),
+        None,
+        false,
+    );
+    assert_eq!(
+        default.unwrap().max_iterations,
+        launcher.config.agent.max_iterations
+    );
+}
+
+#[actix::test]
+async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_is_down() {
+    let fixture = fixture().await;
+    let launcher = &fixture.launcher;
+    let send = |content: String| Turn::Send {
+        parent_id: None,
+        content,
+    };
+
+    let stranger = Principal {
+        user_id: UserId::from_string("someone-else"),
+        ..fixture.principal.clone()
+    };
+    let foreign = launch_chat_turn(
+        launcher,
+        &stranger,
+        &fixture.chat,
+        send("hi".into()),
+        RunOptions::default(),
+    )
+    .await;
+    assert!(matches!(foreign, Err(AppError::NotFound("chat"))));
+
+    let too_long = "x".repeat(launcher.config.http.max_message_chars + 1);
+    let refused = launch_chat_turn(
+        launcher,
+        &fixture.principal,
+        &fixture.chat,
+        send(too_long),
+        RunOptions::default(),
+    )
+    .await;
+    assert!(matches!(
+        refused,
+        Err(AppError::TooLarge {
+            code: "message_too_long",
+            ..
+        })
+    ));
+    let session = launcher.sessions.session(&fixture.chat);
+    assert!(session.send(GetActivePath).await.unwrap().is_empty());
+
+    let log = launch_chat_turn(
+        launcher,
+        &fixture.principal,
+        &fixture.chat,
+        send("hello".into()),
+        RunOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(
+        launcher.runs.get(&log.run_id).is_some(),
+        "subscribers can find it"
+    );
+    let question = session.send(GetActivePath).await.unwrap();
+    assert_eq!(question[0].content.as_deref(), Some("hello"));
+    assert_eq!(log.user_message_id(), Some(question[0].id.clone()));
+
+    let end = tokio::time::timeout(Duration::from_secs(30), async {
+        use futures_util::StreamExt;
+        let mut events = Box::pin(log.subscribe(0));
+        let mut last = None;
+        while let Some((_, event)) = events.next().await {
+            last = Some(event);
+        }
+        last
+    })
+    .await
+    .expect("the run ends");
+    match end.as_deref() {
+        Some(RunEvent::Finished {
+            stop_reason, error, ..
+        }) => {
+            assert_eq!(*stop_reason, StopReason::UpstreamError);
+            assert!(error.is_some());
+        }
+        other => panic!("ended with {other:?}"),
+    }
+}
