@@ -1,0 +1,154 @@
+//! A chat's messages as stored: loading them as tree nodes with the active leaf, storing new
+//! ones and the leaf in one transaction, and the rolling summary of the oldest history.
+
+use chrono::Utc;
+use entities::chats;
+use entities::ids::{ChatId, MessageId};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Set,
+};
+
+/// A rolling summary of the oldest messages of a chat's history (`agent::summary`): its text,
+/// how many of the left-out messages (those with text, oldest first) it covers, and a digest
+/// of them, so it is reused only for the same messages.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HistorySummary {
+    /// The first message (of those with text) the summary is of; older ones were left out
+    /// without being read.
+    #[serde(default)]
+    pub from: usize,
+    pub covers: usize,
+    pub digest: String,
+    pub text: String,
+}
+
+/// The chat's kept history summary, if any (an unreadable one counts as none).
+pub async fn history_summary(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+) -> Result<Option<HistorySummary>, DbErr> {
+    let chat = chats::Entity::find_by_id(chat_id.clone()).one(db).await?;
+    Ok(chat
+        .and_then(|chat| chat.history_summary)
+        .and_then(|value| serde_json::from_value(value).ok()))
+}
+
+/// Keeps `summary` as the chat's history summary, replacing the one before.
+pub async fn store_history_summary(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+    summary: &HistorySummary,
+) -> Result<(), DbErr> {
+    let value = serde_json::to_value(summary).map_err(|err| DbErr::Custom(err.to_string()))?;
+    chats::Entity::update_many()
+        .col_expr(
+            chats::Column::HistorySummary,
+            sea_orm::sea_query::Expr::value(value),
+        )
+        .filter(chats::Column::Id.eq(chat_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Loads a chat's messages as tree nodes, with its stored active leaf.
+pub async fn load_messages(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+) -> Result<(Vec<crate::chat::tree::MessageNode>, Option<MessageId>), DbErr> {
+    use entities::messages;
+    let chat = chats::Entity::find_by_id(chat_id.clone())
+        .one(db)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound(format!("chat {chat_id}")))?;
+    let rows = messages::Entity::find()
+        .filter(messages::Column::ChatId.eq(chat_id))
+        .order_by_asc(messages::Column::Seq)
+        .all(db)
+        .await?;
+    let nodes = rows
+        .into_iter()
+        .map(|row| crate::chat::tree::MessageNode {
+            id: row.id,
+            parent_id: row.parent_id,
+            role: row.role,
+            content: row.content,
+            parts: row.parts,
+            tool_calls: row.tool_calls,
+            tool_call_id: row.tool_call_id,
+            run_id: row.run_id,
+            stop_reason: row.stop_reason,
+            seq: row.seq,
+            created_at: row.created_at,
+        })
+        .collect();
+    Ok((nodes, chat.active_leaf_id))
+}
+
+/// Stores new messages and the chat's new active leaf in one transaction.
+pub async fn store_messages(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+    nodes: &[crate::chat::tree::MessageNode],
+    active_leaf: Option<&MessageId>,
+) -> Result<(), DbErr> {
+    use sea_orm::TransactionTrait;
+    let txn = db.begin().await?;
+    insert_nodes(&txn, chat_id, nodes).await?;
+    set_active_leaf_in(&txn, chat_id, active_leaf).await?;
+    txn.commit().await
+}
+
+pub(super) async fn insert_nodes<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    chat_id: &ChatId,
+    nodes: &[crate::chat::tree::MessageNode],
+) -> Result<(), DbErr> {
+    use entities::messages;
+    for node in nodes {
+        messages::ActiveModel {
+            id: Set(node.id.clone()),
+            chat_id: Set(chat_id.clone()),
+            parent_id: Set(node.parent_id.clone()),
+            role: Set(node.role),
+            content: Set(node.content.clone()),
+            parts: Set(node.parts.clone()),
+            tool_calls: Set(node.tool_calls.clone()),
+            tool_call_id: Set(node.tool_call_id.clone()),
+            run_id: Set(node.run_id.clone()),
+            stop_reason: Set(node.stop_reason.clone()),
+            seq: Set(node.seq),
+            created_at: Set(node.created_at),
+        }
+        .insert(db)
+        .await?;
+    }
+    Ok(())
+}
+
+pub async fn set_active_leaf(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+    active_leaf: Option<&MessageId>,
+) -> Result<(), DbErr> {
+    set_active_leaf_in(db, chat_id, active_leaf).await
+}
+
+pub(super) async fn set_active_leaf_in<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    chat_id: &ChatId,
+    active_leaf: Option<&MessageId>,
+) -> Result<(), DbErr> {
+    use sea_orm::sea_query::Expr;
+    chats::Entity::update_many()
+        .col_expr(
+            chats::Column::ActiveLeafId,
+            Expr::value(active_leaf.map(MessageId::as_str)),
+        )
+        .col_expr(chats::Column::UpdatedAt, Expr::value(Utc::now()))
+        .filter(chats::Column::Id.eq(chat_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,202 @@
+//! The chat domain's database access, by concern: the chats themselves (`Chats`: creating,
+//! listing, renaming and deleting a user's chats; every query filters by owner, so nothing
+//! here hands out another user's row), a chat's messages and its history summary
+//! (`messages`), and its runs (`runs`: recorded, ended, paused, resumed).
+
+mod messages;
+mod runs;
+
+use chrono::Utc;
+use entities::chats;
+use entities::ids::{ChatId, UserId};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
+};
+
+use crate::config::ContextStrategy;
+use crate::error::AppError;
+
+pub use messages::{
+    HistorySummary, history_summary, load_messages, set_active_leaf, store_history_summary,
+    store_messages,
+};
+pub use runs::{
+    FinishedRun, MAX_RECORDED_TOOL_CALLS, NewRun, RunRecord, ToolCallRecord, append_tool_calls,
+    complete_turn, finish_run, insert_run, pause_run, resume_run, run_records,
+};
+
+/// Longest chat title in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+/// Title of a chat created without one.
+const DEFAULT_TITLE: &str = "New chat";
+
+/// Why a chat could not be found, named or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatStoreError {
+    /// No such chat, or someone else's (never said which).
+    #[error("chat not found")]
+    NotFound,
+    #[error("title must be 1-{MAX_TITLE_CHARS} characters")]
+    InvalidTitle,
+    #[error(transparent)]
+    Database(#[from] DbErr),
+}
+
+impl From<ChatStoreError> for AppError {
+    fn from(err: ChatStoreError) -> Self {
+        match err {
+            ChatStoreError::NotFound => AppError::NotFound("chat"),
+            ChatStoreError::InvalidTitle => AppError::InvalidRequest(err.to_string()),
+            ChatStoreError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+/// Checks and trims a title.
+pub fn parse_title(raw: &str) -> Result<String, ChatStoreError> {
+    let title = raw.trim();
+    if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
+        return Err(ChatStoreError::InvalidTitle);
+    }
+    Ok(title.to_string())
+}
+
+#[derive(Clone)]
+pub struct Chats {
+    db: DatabaseConnection,
+}
+
+impl Chats {
+    pub fn new(db: DatabaseConnection) -> Self {
+        Self { db }
+    }
+
+    pub async fn create(
+        &self,
+        owner: &UserId,
+        title: Option<String>,
+        ephemeral: bool,
+    ) -> Result<chats::Model, DbErr> {
+        self.create_with(owner, title, ephemeral, None).await
+    }
+
+    /// `create`, with the chat's context strategy (`None`: the server's default).
+    pub async fn create_with(
+        &self,
+        owner: &UserId,
+        title: Option<String>,
+        ephemeral: bool,
+        context_strategy: Option<ContextStrategy>,
+    ) -> Result<chats::Model, DbErr> {
+        let now = Utc::now();
+        chats::ActiveModel {
+            id: Set(ChatId::generate()),
+            user_id: Set(owner.clone()),
+            agent_id: Set(None),
+            title: Set(title.unwrap_or_else(|| DEFAULT_TITLE.to_string())),
+            active_leaf_id: Set(None),
+            ephemeral: Set(ephemeral),
+            embedder: Set(None),
+            context_strategy: Set(context_strategy.map(|s| s.as_str().to_string())),
+            history_summary: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(&self.db)
+        .await
+    }
+
+    /// The chat if `owner` owns it; `NotFound` otherwise (also for someone else's chat).
+    pub async fn get_owned(
+        &self,
+        owner: &UserId,
+        id: &ChatId,
+    ) -> Result<chats::Model, ChatStoreError> {
+        chats::Entity::find_by_id(id.clone())
+            .filter(chats::Column::UserId.eq(owner))
+            .one(&self.db)
+            .await?
+            .ok_or(ChatStoreError::NotFound)
+    }
+
+    /// The owner's chats, most recently updated first.
+    pub async fn list(&self, owner: &UserId, limit: u64) -> Result<Vec<chats::Model>, DbErr> {
+        chats::Entity::find()
+            .filter(chats::Column::UserId.eq(owner))
+            .filter(chats::Column::Ephemeral.eq(false))
+            .order_by_desc(chats::Column::UpdatedAt)
+            .limit(limit)
+            .all(&self.db)
+            .await
+    }
+
+    /// Renames the chat and/or sets its context strategy; what is `None` stays as it is.
+    pub async fn update(
+        &self,
+        owner: &UserId,
+        id: &ChatId,
+        title: Option<String>,
+        context_strategy: Option<ContextStrategy>,
+    ) -> Result<chats::Model, ChatStoreError> {
+        let chat = self.get_owned(owner, id).await?;
+        let mut active: chats::ActiveModel = chat.into();
+        if let Some(title) = title {
+            active.title = Set(title);
+            active.updated_at = Set(Utc::now());
+        }
+        if let Some(strategy) = context_strategy {
+            active.context_strategy = Set(Some(strategy.as_str().to_string()));
+        }
+        Ok(active.update(&self.db).await?)
+    }
+
+    /// Keeps a chat made by a `/v1` request (someone opened it in the UI): it joins the chat
+    /// list and is no longer swept.
+    pub async fn keep(&self, chat: chats::Model) -> Result<chats::Model, DbErr> {
+        if !chat.ephemeral {
+            return Ok(chat);
+        }
+        let mut active: chats::ActiveModel = chat.into();
+        active.ephemeral = Set(false);
+        active.update(&self.db).await
+    }
+
+    /// Chats made by `/v1` requests and not used since `before`, at most `limit` of them.
+    pub async fn unused_api_chats(
+        &self,
+        before: chrono::DateTime<Utc>,
+        limit: u64,
+    ) -> Result<Vec<ChatId>, DbErr> {
+        let rows = chats::Entity::find()
+            .filter(chats::Column::Ephemeral.eq(true))
+            .filter(chats::Column::UpdatedAt.lt(before))
+            .limit(limit)
+            .all(&self.db)
+            .await?;
+        Ok(rows.into_iter().map(|chat| chat.id).collect())
+    }
+
+    /// Deletes a chat whoever owns it (for the sweeper), with everything in it.
+    pub async fn delete_swept(&self, id: &ChatId) -> Result<(), DbErr> {
+        chats::Entity::delete_by_id(id.clone())
+            .exec(&self.db)
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes the chat and, through foreign keys, everything in it.
+    pub async fn delete(&self, owner: &UserId, id: &ChatId) -> Result<(), ChatStoreError> {
+        let chat = self.get_owned(owner, id).await?;
+        chats::Entity::delete_by_id(chat.id).exec(&self.db).await?;
+        Ok(())
+    }
+}
+
+/// The context strategy a chat row names, or `default` when it names none.
+pub fn context_strategy_of(chat: &chats::Model, default: ContextStrategy) -> ContextStrategy {
+    chat.context_strategy
+        .as_deref()
+        .and_then(ContextStrategy::parse)
+        .unwrap_or(default)
+}
