@@ -1,0 +1,139 @@
+//! The messages a `ChatSession` takes: turns (begin, complete, pause, resume), branches,
+//! history imports and reads, drafts, tool call records and the history summary.
+
+use actix::prelude::*;
+use entities::ids::{MessageId, RunId, UserId};
+use entities::messages::MessageRole;
+use serde_json::Value;
+
+use super::ChatError;
+use crate::chat::persistence;
+use crate::chat::tree::MessageNode;
+use crate::llm::wire::Usage;
+use crate::run::events::StopReason;
+
+/// What a new turn starts from.
+#[derive(Debug, Clone)]
+pub enum Turn {
+    /// A new user message after `parent_id` (the active leaf when `None`).
+    Send {
+        parent_id: Option<MessageId>,
+        content: String,
+    },
+    /// A new version of user message `message_id`, as its sibling.
+    Edit {
+        message_id: MessageId,
+        content: String,
+    },
+    /// A new answer to the user message that assistant message `message_id` answered.
+    Regenerate { message_id: MessageId },
+}
+
+/// A turn's persisted start: the user message the answer will reply to, and the active path
+/// up to and including it (exactly what the model is sent).
+#[derive(Debug, Clone)]
+pub struct TurnStarted {
+    pub user_message_id: MessageId,
+    pub context: Vec<MessageNode>,
+    /// Questions that were pending in this chat and are now cancelled: the conversation moved on.
+    pub cancelled_asks: Vec<String>,
+}
+
+/// Starts a turn: stores the user message (send, edit) and the run row, and moves the active
+/// branch.
+#[derive(Message)]
+#[rtype(result = "Result<TurnStarted, ChatError>")]
+pub struct BeginTurn {
+    pub turn: Turn,
+    pub run_id: RunId,
+    pub user_id: UserId,
+    pub options: Option<Value>,
+}
+
+/// Ends a turn: stores the assistant's answer (if any) and the run's outcome.
+#[derive(Message)]
+#[rtype(result = "Result<Option<MessageId>, ChatError>")]
+pub struct CompleteTurn {
+    pub run_id: RunId,
+    pub user_message_id: MessageId,
+    pub content: String,
+    pub parts: Option<Value>,
+    pub stop_reason: StopReason,
+    pub usage: Usage,
+    pub iterations: u32,
+    pub error: Option<String>,
+    /// The ask whose answer this run continued from (its correlation id), completed in the
+    /// same transaction.
+    pub completes_ask: Option<String>,
+}
+
+/// Saves the answer text a running run has streamed so far, so a crash does not lose it.
+/// Sent about once a second while text streams; a draft arriving after the run finished is
+/// ignored.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SaveDraft {
+    pub run_id: RunId,
+    pub content: String,
+}
+
+/// Adds a round of tool calls to the run's record (shown under its answer after a reload).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RecordToolCalls {
+    pub run_id: RunId,
+    pub calls: Vec<persistence::ToolCallRecord>,
+}
+
+/// The chat's kept summary of its oldest history (`None` if none, or unreadable).
+#[derive(Message)]
+#[rtype(result = "Option<persistence::HistorySummary>")]
+pub struct LoadHistorySummary;
+
+/// Keeps a new summary of the chat's oldest history.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StoreHistorySummary(pub persistence::HistorySummary);
+
+/// Pauses a run on a question, or on the client's tool calls: stores the pending ask and
+/// marks the run paused, with `stop_reason` (`paused` or `tool_calls`).
+#[derive(Message)]
+#[rtype(result = "Result<(), ChatError>")]
+pub struct PauseTurn {
+    pub ask: crate::chat::asks::NewAsk,
+    pub stop_reason: StopReason,
+    pub usage: Usage,
+    pub iterations: u32,
+}
+
+/// Marks a paused run running again (its question was answered).
+#[derive(Message)]
+#[rtype(result = "Result<(), ChatError>")]
+pub struct ResumeTurn {
+    pub run_id: RunId,
+}
+
+/// Selects the branch that contains `message_id` (its latest leaf becomes active).
+#[derive(Message)]
+#[rtype(result = "Result<MessageId, ChatError>")]
+pub struct SwitchBranch {
+    pub message_id: MessageId,
+}
+
+/// Stores a conversation given whole (an OpenAI request with `store: true`) as a chain.
+#[derive(Message)]
+#[rtype(result = "Result<Option<MessageId>, ChatError>")]
+pub struct ImportHistory {
+    /// (role, content) pairs, oldest first.
+    pub messages: Vec<(MessageRole, String)>,
+}
+
+/// The active branch, root first.
+#[derive(Message)]
+#[rtype(result = "Vec<MessageNode>")]
+pub struct GetActivePath;
+
+/// Every message with whether it is on the active branch.
+#[derive(Message)]
+#[rtype(result = "Vec<(MessageNode, bool)>")]
+pub struct GetTree;

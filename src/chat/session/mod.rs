@@ -1,0 +1,188 @@
+//! `ChatSession`: the actor that owns one active chat — its branch tree of messages — and is
+//! the single writer for it. Every change is persisted before it is acknowledged (handlers
+//! that write are `AtomicResponse`s, so no other message interleaves). It never waits on a
+//! model or a tool: runs report back with `CompleteTurn`. Idle sessions stop themselves.
+//!
+//! Here: the actor, its loading and idling; its messages are in `messages`, and their
+//! handlers by concern in `turns` (starting, ending, pausing and resuming turns), `branches`
+//! (switching, importing, reading the tree) and `records` (drafts, tool call records, the
+//! history summary).
+
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use chrono::Utc;
+use entities::ids::{ChatId, MessageId};
+use entities::messages::MessageRole;
+use sea_orm::{DatabaseConnection, DbErr};
+
+use super::persistence;
+use super::registry::ChatRegistry;
+use super::tree::{BranchTree, MessageNode, TreeError};
+use crate::retrieval::embed::SharedEmbedder;
+
+/// How often an idle check runs.
+mod branches;
+mod messages;
+mod records;
+mod turns;
+
+pub use messages::{
+    BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, LoadHistorySummary, PauseTurn,
+    RecordToolCalls, ResumeTurn, SaveDraft, StoreHistorySummary, SwitchBranch, Turn, TurnStarted,
+};
+
+const IDLE_CHECK_EVERY: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+    #[error("database error: {0}")]
+    Database(#[from] DbErr),
+    #[error("message content must not be empty")]
+    EmptyContent,
+}
+
+pub struct ChatSession {
+    pub(super) chat_id: ChatId,
+    pub(super) db: DatabaseConnection,
+    tree: BranchTree,
+    /// Model-made artifacts by identifier (see `artifacts`).
+    pub(super) artifacts: super::artifacts::Directory,
+    /// Memories and their vector matrix (see `memory`).
+    pub(super) memories: super::memory::MemoryStore,
+    pub(super) embedder: SharedEmbedder,
+    registry: ChatRegistry,
+    active_runs: usize,
+    last_activity: Instant,
+    idle_after: Duration,
+}
+
+impl ChatSession {
+    pub fn new(
+        chat_id: ChatId,
+        db: DatabaseConnection,
+        registry: ChatRegistry,
+        idle_after: Duration,
+        embedder: SharedEmbedder,
+    ) -> Self {
+        Self {
+            chat_id,
+            db,
+            tree: BranchTree::new(),
+            artifacts: Default::default(),
+            memories: super::memory::MemoryStore::default(),
+            embedder,
+            registry,
+            active_runs: 0,
+            last_activity: Instant::now(),
+            idle_after,
+        }
+    }
+
+    pub(super) fn touch(&mut self) {
+        self.last_activity = Instant::now();
+    }
+
+    fn node(
+        &self,
+        parent_id: Option<MessageId>,
+        role: MessageRole,
+        content: Option<String>,
+    ) -> MessageNode {
+        MessageNode {
+            id: MessageId::generate(),
+            parent_id,
+            role,
+            content,
+            parts: None,
+            tool_calls: None,
+            tool_call_id: None,
+            run_id: None,
+            stop_reason: None,
+            seq: self.tree.next_seq(),
+            created_at: Utc::now(),
+        }
+    }
+
+    /// Persists `nodes` and the new leaf, then applies them to the tree.
+    fn persist(
+        &mut self,
+        nodes: Vec<MessageNode>,
+        leaf: Option<MessageId>,
+    ) -> impl ActorFuture<Self, Output = Result<(), ChatError>> + use<> {
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        let stored = nodes.clone();
+        let stored_leaf = leaf.clone();
+        async move {
+            persistence::store_messages(&db, &chat_id, &stored, stored_leaf.as_ref()).await
+        }
+        .into_actor(self)
+        .map(move |result, act: &mut Self, _| {
+            result?;
+            for node in nodes {
+                act.tree.insert(node)?;
+            }
+            if let Some(leaf) = leaf {
+                act.tree.switch_to(&leaf)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Actor for ChatSession {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        // `wait` holds every other message until the chat is loaded.
+        ctx.wait(
+            async move {
+                let messages = persistence::load_messages(&db, &chat_id).await?;
+                let artifacts = super::artifacts::load_directory(&db, &chat_id).await?;
+                let memories = super::memory::load_rows(&db, &chat_id).await?;
+                Ok::<_, DbErr>((messages, artifacts, memories))
+            }
+            .into_actor(self)
+            .map(|loaded, act, ctx| {
+                let built = loaded.map_err(ChatError::from).and_then(
+                    |((nodes, leaf), artifacts, memories)| {
+                        let tree = BranchTree::from_nodes(nodes, leaf.as_ref())?;
+                        Ok((tree, artifacts, memories))
+                    },
+                );
+                match built {
+                    Ok((tree, artifacts, memories)) => {
+                        act.tree = tree;
+                        act.artifacts = artifacts;
+                        let (store, stale) =
+                            super::memory::MemoryStore::load(memories, act.embedder.id());
+                        act.memories = store;
+                        act.reembed_memories(stale, ctx);
+                    }
+                    Err(err) => {
+                        tracing::error!(chat_id = %act.chat_id, %err, "cannot load chat");
+                        ctx.stop();
+                    }
+                }
+            }),
+        );
+        ctx.run_interval(IDLE_CHECK_EVERY.min(self.idle_after), |act, ctx| {
+            if act.active_runs == 0 && act.last_activity.elapsed() >= act.idle_after {
+                tracing::debug!(chat_id = %act.chat_id, "passivating idle chat");
+                ctx.stop();
+            }
+        });
+    }
+
+    fn stopped(&mut self, ctx: &mut Self::Context) {
+        self.registry.remove(&self.chat_id, &ctx.address());
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,80 @@
+//! What a session keeps for its runs beside the messages: the draft of an answer still
+//! streaming, the record of a run's tool calls, and the chat's history summary.
+
+use actix::prelude::*;
+
+use super::ChatSession;
+use super::messages::{LoadHistorySummary, RecordToolCalls, SaveDraft, StoreHistorySummary};
+use crate::chat::persistence;
+
+impl Handler<SaveDraft> for ChatSession {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, msg: SaveDraft, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let db = self.db.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Err(err) =
+                    crate::chat::recovery::save_draft(&db, &msg.run_id, &msg.content).await
+                {
+                    tracing::warn!(run_id = %msg.run_id, %err, "could not save a run's draft");
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}
+
+impl Handler<RecordToolCalls> for ChatSession {
+    type Result = AtomicResponse<Self, ()>;
+
+    /// Atomic, so two rounds of one run append in order.
+    fn handle(&mut self, msg: RecordToolCalls, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let db = self.db.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Err(err) = persistence::append_tool_calls(&db, &msg.run_id, msg.calls).await
+                {
+                    tracing::warn!(run_id = %msg.run_id, %err, "could not record a run's tool calls");
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}
+
+impl Handler<LoadHistorySummary> for ChatSession {
+    type Result = ResponseFuture<Option<persistence::HistorySummary>>;
+
+    fn handle(&mut self, _: LoadHistorySummary, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let (db, chat_id) = (self.db.clone(), self.chat_id.clone());
+        Box::pin(async move {
+            persistence::history_summary(&db, &chat_id)
+                .await
+                .unwrap_or_else(|err| {
+                    tracing::warn!(%chat_id, %err, "could not read the chat's history summary");
+                    None
+                })
+        })
+    }
+}
+
+impl Handler<StoreHistorySummary> for ChatSession {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, msg: StoreHistorySummary, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let (db, chat_id) = (self.db.clone(), self.chat_id.clone());
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Err(err) = persistence::store_history_summary(&db, &chat_id, &msg.0).await {
+                    tracing::warn!(%chat_id, %err, "could not keep the chat's history summary");
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}

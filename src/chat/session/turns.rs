@@ -1,0 +1,227 @@
+//! A turn's life in the session: begun (the user message and the run stored, the branch
+//! moved), completed (the answer and the outcome in one transaction), paused on a question
+//! or on client tools, and resumed.
+
+use actix::prelude::*;
+use entities::ids::{MessageId, RunId};
+use entities::messages::MessageRole;
+
+use super::messages::{BeginTurn, CompleteTurn, PauseTurn, ResumeTurn, Turn, TurnStarted};
+use super::{ChatError, ChatSession};
+use crate::chat::persistence::{self, NewRun};
+use crate::chat::tree::{MessageNode, TreeError};
+use crate::run::events::StopReason;
+
+impl Handler<BeginTurn> for ChatSession {
+    type Result = AtomicResponse<Self, Result<TurnStarted, ChatError>>;
+
+    fn handle(&mut self, msg: BeginTurn, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let prepared = match &msg.turn {
+            Turn::Send { parent_id, content } => {
+                let parent = match parent_id {
+                    Some(id) => self
+                        .tree
+                        .get(id)
+                        .map(|n| Some(n.id.clone()))
+                        .ok_or_else(|| ChatError::Tree(TreeError::UnknownMessage(id.clone()))),
+                    None => Ok(self.tree.active_leaf().cloned()),
+                };
+                parent.and_then(|parent| self.user_node(parent, content, &msg.run_id))
+            }
+            Turn::Edit {
+                message_id,
+                content,
+            } => self
+                .tree
+                .edit_parent(message_id)
+                .map_err(ChatError::from)
+                .and_then(|parent| self.user_node(parent, content, &msg.run_id)),
+            Turn::Regenerate { message_id } => self
+                .tree
+                .regenerate_parent(message_id)
+                .map_err(ChatError::from)
+                .and_then(|parent| {
+                    parent
+                        .ok_or_else(|| TreeError::NotAnAssistantMessage(message_id.clone()).into())
+                })
+                .map(|parent| (None, parent)),
+        };
+        let (new_node, user_message_id) = match prepared {
+            Ok(prepared) => prepared,
+            Err(err) => return AtomicResponse::new(Box::pin(fut::ready(Err(err)))),
+        };
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        let run_user_message = user_message_id.clone();
+        let nodes: Vec<MessageNode> = new_node.into_iter().collect();
+        let persist = self.persist(nodes, Some(user_message_id.clone()));
+        let record_run = async move {
+            persistence::insert_run(
+                &db,
+                NewRun {
+                    id: &msg.run_id,
+                    chat_id: &chat_id,
+                    user_id: &msg.user_id,
+                    user_message_id: Some(&run_user_message),
+                    options: msg.options,
+                },
+            )
+            .await?;
+            crate::chat::asks::cancel_pending(&db, &chat_id).await
+        }
+        .into_actor(self);
+        AtomicResponse::new(Box::pin(persist.then(move |stored, act, _| {
+            let context = stored.and_then(|()| {
+                Ok(act
+                    .tree
+                    .path_to(&user_message_id)?
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<_>>())
+            });
+            record_run.map(move |recorded, act: &mut Self, _| {
+                let context = context?;
+                let cancelled_asks = recorded?;
+                act.active_runs += 1;
+                Ok(TurnStarted {
+                    user_message_id,
+                    context,
+                    cancelled_asks,
+                })
+            })
+        })))
+    }
+}
+
+impl ChatSession {
+    /// A new user message under `parent`; returns it and its id.
+    fn user_node(
+        &self,
+        parent: Option<MessageId>,
+        content: &str,
+        run_id: &RunId,
+    ) -> Result<(Option<MessageNode>, MessageId), ChatError> {
+        if content.trim().is_empty() {
+            return Err(ChatError::EmptyContent);
+        }
+        let mut node = self.node(parent, MessageRole::User, Some(content.to_string()));
+        node.run_id = Some(run_id.clone());
+        let id = node.id.clone();
+        Ok((Some(node), id))
+    }
+}
+
+impl Handler<CompleteTurn> for ChatSession {
+    type Result = AtomicResponse<Self, Result<Option<MessageId>, ChatError>>;
+
+    fn handle(&mut self, msg: CompleteTurn, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        self.active_runs = self.active_runs.saturating_sub(1);
+        // A turn that ended without text is still answered on its branch (its run holds the
+        // error), so the history never has a question left hanging and roles alternate.
+        let ended_early = !matches!(msg.stop_reason, StopReason::Completed | StopReason::Paused);
+        let has_answer = !msg.content.is_empty() || msg.parts.is_some() || ended_early;
+        let answer = has_answer.then(|| {
+            let mut node = self.node(
+                Some(msg.user_message_id.clone()),
+                MessageRole::Assistant,
+                Some(msg.content.clone()),
+            );
+            node.parts = msg.parts.clone();
+            node.run_id = Some(msg.run_id.clone());
+            node.stop_reason = Some(msg.stop_reason.as_str().to_string());
+            node
+        });
+        let answer_id = answer.as_ref().map(|n| n.id.clone());
+        // The answer becomes the active leaf only if the user is still on that branch.
+        let leaf = if self.tree.is_on_active_path(&msg.user_message_id) {
+            answer_id.clone()
+        } else {
+            self.tree.active_leaf().cloned()
+        };
+        let nodes: Vec<MessageNode> = answer.into_iter().collect();
+        let run = persistence::FinishedRun {
+            id: msg.run_id.clone(),
+            status: msg.stop_reason.run_status(),
+            stop_reason: msg.stop_reason.as_str(),
+            assistant_message_id: answer_id.clone(),
+            iterations: msg.iterations,
+            input_tokens: msg.usage.prompt_tokens,
+            output_tokens: msg.usage.completion_tokens,
+            error: msg.error.clone(),
+        };
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        let stored = nodes.clone();
+        let stored_leaf = leaf.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                persistence::complete_turn(
+                    &db,
+                    &chat_id,
+                    &stored,
+                    stored_leaf.as_ref(),
+                    run,
+                    msg.completes_ask.as_deref(),
+                )
+                .await
+            }
+            .into_actor(self)
+            .map(move |result, act, _| {
+                result?;
+                let inserted = !nodes.is_empty();
+                for node in nodes {
+                    act.tree.insert(node)?;
+                }
+                if inserted && let Some(leaf) = leaf {
+                    act.tree.switch_to(&leaf)?;
+                }
+                Ok(answer_id)
+            }),
+        ))
+    }
+}
+
+impl Handler<PauseTurn> for ChatSession {
+    type Result = AtomicResponse<Self, Result<(), ChatError>>;
+
+    fn handle(&mut self, msg: PauseTurn, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        self.active_runs = self.active_runs.saturating_sub(1);
+        let db = self.db.clone();
+        let run = persistence::FinishedRun {
+            id: msg.ask.run_id.clone(),
+            status: StopReason::Paused.run_status(),
+            stop_reason: msg.stop_reason.as_str(),
+            assistant_message_id: None,
+            iterations: msg.iterations,
+            input_tokens: msg.usage.prompt_tokens,
+            output_tokens: msg.usage.completion_tokens,
+            error: None,
+        };
+        AtomicResponse::new(Box::pin(
+            async move { persistence::pause_run(&db, msg.ask, run).await }
+                .into_actor(self)
+                .map(|result, _, _| result.map_err(ChatError::from)),
+        ))
+    }
+}
+
+impl Handler<ResumeTurn> for ChatSession {
+    type Result = AtomicResponse<Self, Result<(), ChatError>>;
+
+    fn handle(&mut self, msg: ResumeTurn, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let db = self.db.clone();
+        AtomicResponse::new(Box::pin(
+            async move { persistence::resume_run(&db, &msg.run_id).await }
+                .into_actor(self)
+                .map(|result, act, _| {
+                    result?;
+                    act.active_runs += 1;
+                    Ok(())
+                }),
+        ))
+    }
+}
