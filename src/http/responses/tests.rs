@@ -7,7 +7,7 @@ use std::sync::Arc;
 use entities::ids::{ChatId, RunId, UserId};
 use serde_json::{Value, json};
 
-use super::{Output, response_object, stream};
+use super::encode::{Output, response_object, stream};
 use crate::llm::wire::Usage;
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
