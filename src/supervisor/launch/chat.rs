@@ -1,0 +1,137 @@
+//! What a run in a chat is given beyond its messages: the chat's own tools (artifacts, memory,
+//! ask_user, and file_search when there are documents), and, in its context, the chat's
+//! documents with the passages and the memories most relevant to the user's message.
+
+use std::sync::Arc;
+
+use entities::ids::ChatId;
+
+use super::Launcher;
+use crate::agent::prompt;
+use crate::run::log::RunLog;
+use crate::tools;
+use crate::tools::chat_context::{ChatContext, Parts};
+use crate::tools::file_search::FileSearchTool;
+
+/// The names of the tools `chat_tools` gives.
+pub(in crate::supervisor) const CHAT_TOOL_NAMES: [&str; 6] = [
+    "create_artifact",
+    "update_artifact",
+    "save_memory",
+    "recall_memory",
+    "ask_user",
+    "file_search",
+];
+
+/// The tools every chat has (seed 000): artifacts, memory and ask_user.
+pub(in crate::supervisor) fn chat_tools(
+    launcher: &Launcher,
+    chat_id: ChatId,
+    session: actix::Addr<crate::chat::session::ChatSession>,
+    log: &Arc<RunLog>,
+    parts: &Parts,
+    documents: bool,
+) -> Vec<tools::SharedTool> {
+    use crate::tools::artifacts::{CreateArtifactTool, UpdateArtifactTool};
+    use crate::tools::memory::{RecallMemoryTool, SaveMemoryTool};
+    let ctx = Arc::new(ChatContext {
+        chat_id,
+        session,
+        log: log.clone(),
+        parts: parts.clone(),
+        embedder: launcher.embedder.clone(),
+        config: launcher.config.clone(),
+    });
+    let mut tools: Vec<tools::SharedTool> = vec![
+        Arc::new(CreateArtifactTool(ctx.clone())),
+        Arc::new(UpdateArtifactTool(ctx.clone())),
+        Arc::new(SaveMemoryTool(ctx.clone())),
+        Arc::new(RecallMemoryTool(ctx.clone())),
+        launcher.ask_user.clone(),
+    ];
+    if documents {
+        // Seed 000: file_search is offered when the chat has (searchable) documents.
+        tools.push(Arc::new(FileSearchTool::new(
+            ctx,
+            launcher.workspace.clone(),
+        )));
+    }
+    debug_assert!(tools.iter().all(|t| CHAT_TOOL_NAMES.contains(&t.name())));
+    tools
+}
+
+/// What the model is told about the chat's documents: the file list, and the passages most
+/// relevant to the user's message (automatic context injection, seed 002).
+pub(super) async fn document_context(
+    launcher: &Launcher,
+    chat_id: &ChatId,
+    message: &str,
+) -> (Vec<crate::documents::DocumentView>, Vec<prompt::Passage>) {
+    let listed = match launcher.workspace.list(chat_id).await {
+        Ok(rows) => rows,
+        Err(err) => {
+            tracing::warn!(%err, "could not list the chat's documents");
+            return (Vec::new(), Vec::new());
+        }
+    };
+    let files: Vec<crate::documents::DocumentView> = listed.into_iter().map(Into::into).collect();
+    let limits = &launcher.config.documents;
+    let mut passages = Vec::new();
+    if files.iter().any(|f| f.searchable)
+        && limits.max_injected_chunks > 0
+        && !message.trim().is_empty()
+    {
+        match launcher
+            .workspace
+            .search(chat_id, message, limits.max_injected_chunks)
+            .await
+        {
+            Ok(hits) => passages.extend(
+                hits.into_iter()
+                    .filter(|h| h.relevance_score >= limits.injection_threshold)
+                    .map(|h| prompt::Passage {
+                        filename: h.filename,
+                        text: h.text,
+                    }),
+            ),
+            Err(err) => tracing::warn!(%err, "could not search the chat's documents"),
+        }
+    }
+    (files, passages)
+}
+
+/// The chat's memories relevant to the user's message, for the model's context (passive
+/// injection): at least `memory.injection_threshold` similar, at most `memory.max_injected`.
+/// Failing to embed only means nothing is injected.
+pub(super) async fn relevant_memories(
+    launcher: &Launcher,
+    session: &actix::Addr<crate::chat::session::ChatSession>,
+    message: &str,
+) -> Vec<crate::chat::memory::Memory> {
+    use crate::chat::memory::{Embedded, RecallMemories};
+    let limits = &launcher.config.memory;
+    if limits.max_injected == 0 || message.trim().is_empty() {
+        return Vec::new();
+    }
+    let vector = match crate::retrieval::embed::embed_one(launcher.embedder.as_ref(), message).await
+    {
+        Ok(vector) => vector,
+        Err(err) => {
+            tracing::warn!(%err, "could not embed the message for memory injection");
+            return Vec::new();
+        }
+    };
+    let query = Embedded {
+        vector,
+        embedder: launcher.embedder.id().to_string(),
+    };
+    session
+        .send(RecallMemories {
+            query,
+            limit: limits.max_injected,
+            min_relevance: limits.injection_threshold,
+        })
+        .await
+        .map(|ranked| ranked.into_iter().map(|(m, _)| m).collect())
+        .unwrap_or_default()
+}
