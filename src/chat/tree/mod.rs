@@ -1,0 +1,134 @@
+//! `BranchTree`: the in-memory tree of one chat's messages — branches from edits and
+//! regenerations, the active leaf, and the paths between them. Plain data only: no I/O, no async,
+//! no persistence. Every walk is iterative and bounded by the node count, so neither a deep chain
+//! nor corrupt stored data (a cycle) can overflow the stack or loop forever.
+//!
+//! Here: the types (`MessageNode`, `TreeError`, `BranchTree`), its plain accessors and the seq
+//! order. Beside it: `build` (rebuilding from stored rows, inserting, removing a subtree) and
+//! `navigate` (paths, children and siblings, selecting a branch, the edit and regenerate checks).
+
+mod build;
+mod navigate;
+
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use entities::ids::{MessageId, RunId};
+use entities::messages::MessageRole;
+use serde::Serialize;
+
+/// One stored message of a chat, as a node of the branch tree.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageNode {
+    /// The message's id, unique within the chat.
+    pub id: MessageId,
+    /// The message this one follows, or `None` for a root-level message.
+    pub parent_id: Option<MessageId>,
+    pub role: MessageRole,
+    /// Plain-text content, if any.
+    pub content: Option<String>,
+    /// Structured content parts, if any.
+    pub parts: Option<serde_json::Value>,
+    /// Tool calls requested by an assistant message, if any.
+    pub tool_calls: Option<serde_json::Value>,
+    /// For a tool message: the id of the call it answers.
+    pub tool_call_id: Option<String>,
+    /// The generation run that produced this message, if any.
+    pub run_id: Option<RunId>,
+    /// Why generation stopped, for an assistant message.
+    pub stop_reason: Option<String>,
+    /// Creation order within the chat, strictly increasing.
+    pub seq: i64,
+    /// When the message was created.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Why a tree operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TreeError {
+    /// No message with this id is in the tree.
+    #[error("unknown message '{0}'")]
+    UnknownMessage(MessageId),
+    /// The message exists but is not a user message (only those can be edited).
+    #[error("message '{0}' is not a user message")]
+    NotAUserMessage(MessageId),
+    /// The message exists but is not an assistant message (only those can be regenerated).
+    #[error("message '{0}' is not an assistant message")]
+    NotAnAssistantMessage(MessageId),
+    /// A message with this id is already in the tree.
+    #[error("duplicate message id '{0}'")]
+    DuplicateId(MessageId),
+    /// The message's parent is not in the tree; carries the missing parent's id.
+    #[error("unknown parent message '{0}'")]
+    UnknownParent(MessageId),
+    /// The message is part of (or hangs below) a parent cycle; carries the message's id.
+    #[error("message '{0}' is part of a parent cycle")]
+    Cycle(MessageId),
+}
+
+/// The tree of a chat's messages and which branch is selected.
+///
+/// Root-level messages (no parent) are siblings of each other. Children are kept ordered by
+/// `seq` (ties broken by id). The active path runs from a root down to the active leaf.
+#[derive(Debug, Clone, Default)]
+pub struct BranchTree {
+    /// Every message, by id.
+    nodes: HashMap<MessageId, MessageNode>,
+    /// Children ids of each message that has any, ordered by seq.
+    children: HashMap<MessageId, Vec<MessageId>>,
+    /// Root-level message ids, ordered by seq.
+    roots: Vec<MessageId>,
+    /// The selected leaf, `None` only when the tree is empty.
+    active_leaf: Option<MessageId>,
+    /// Ids on the active path, kept in step with `active_leaf`.
+    active_ids: HashSet<MessageId>,
+    /// Highest seq in the tree, `None` when empty.
+    max_seq: Option<i64>,
+}
+
+impl BranchTree {
+    /// An empty tree.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of messages in the tree.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree has no messages.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The message with this id, if present.
+    pub fn get(&self, id: &MessageId) -> Option<&MessageNode> {
+        self.nodes.get(id)
+    }
+
+    /// The selected leaf's id, `None` only when the tree is empty.
+    pub fn active_leaf(&self) -> Option<&MessageId> {
+        self.active_leaf.as_ref()
+    }
+
+    /// The seq for the next message: 1 + the highest seq, 1 for an empty tree.
+    pub fn next_seq(&self) -> i64 {
+        self.max_seq.map_or(1, |max| max.saturating_add(1))
+    }
+}
+
+/// Orders nodes by seq, then id (so equal seqs from bad data still sort deterministically).
+fn compare_nodes(a: &MessageNode, b: &MessageNode) -> Ordering {
+    a.seq.cmp(&b.seq).then_with(|| a.id.cmp(&b.id))
+}
+
+/// [`compare_nodes`] by id; an id missing from `nodes` sorts first.
+fn compare_ids(nodes: &HashMap<MessageId, MessageNode>, a: &MessageId, b: &MessageId) -> Ordering {
+    let seq = |id: &MessageId| nodes.get(id).map(|n| n.seq);
+    seq(a).cmp(&seq(b)).then_with(|| a.cmp(b))
+}

@@ -1,0 +1,131 @@
+//! From uploaded bytes to searchable text: what kind of file it is (its bytes first, then
+//! its name), a filename safe to store and show, and the text of PDFs, HTML, text and code.
+//! Pure functions of bytes; storing the upload and indexing the text are other modules' work.
+//! The HTML and PDF extractors are the fetch tool's (`tools::fetch::extract`), not copies.
+//!
+//! Here: `DocKind` and `extract` (the text of a file of a given kind). Beside it: `sniff` (what
+//! kind of file it is, from its bytes, then its name) and `filename` (`sanitize_filename`).
+
+mod filename;
+mod sniff;
+
+#[cfg(test)]
+mod tests;
+
+use url::Url;
+
+use super::html::html_to_text;
+use super::pdf::pdf_to_text;
+use super::text::{Deadline, decode};
+
+pub use filename::{FALLBACK_FILENAME, MAX_FILENAME_BYTES, sanitize_filename};
+pub use sniff::{SNIFF_BYTES, sniff};
+
+/// Bytes of an HTML file that are parsed; the rest is left out (and the text marked
+/// truncated). A DOM costs several times its source in memory, and 32 MiB of markup holds far
+/// more than the `max_text_chars` that are kept.
+const MAX_HTML_BYTES: usize = 32 * 1024 * 1024;
+
+/// How a file's content is turned into text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocKind {
+    Pdf,
+    Html,
+    Text,
+    Code,
+    /// Stored with its metadata; its content is not searchable.
+    Binary,
+}
+
+impl DocKind {
+    /// Whether files of this kind have text to index.
+    pub fn is_searchable(self) -> bool {
+        !matches!(self, Self::Binary)
+    }
+}
+
+/// The text of a file, ready for chunking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extraction {
+    /// `None` when the file has no searchable text (binary, or nothing but whitespace).
+    pub text: Option<String>,
+    /// Whether text beyond `max_chars` was cut off.
+    pub truncated: bool,
+    /// Characters in `text` (after truncation; 0 when there is none).
+    pub char_count: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error("the PDF could not be read: {0}")]
+    Pdf(String),
+    #[error("the HTML could not be read: {0}")]
+    Html(String),
+}
+
+/// Extracts the text of a file of the given kind, keeping at most `max_chars` characters.
+/// PDFs through `pdf-extract`, HTML as its visible text, text and code decoded as UTF-8
+/// (a UTF-8 or UTF-16 byte order mark is honoured; invalid bytes become U+FFFD).
+/// Hostile structure (deep nesting, object loops) gives an error, never a crash; so does
+/// taking longer than `deadline`.
+pub fn extract(
+    bytes: &[u8],
+    kind: DocKind,
+    max_chars: usize,
+    deadline: &Deadline,
+) -> Result<Extraction, ExtractError> {
+    let mut cut_short = false;
+    let text = match kind {
+        DocKind::Binary => None,
+        DocKind::Pdf => Some(pdf_to_text(bytes, deadline).map_err(|err| {
+            ExtractError::Pdf(
+                err.to_string()
+                    .trim_start_matches("could not read the PDF: ")
+                    .to_string(),
+            )
+        })?),
+        DocKind::Html => {
+            cut_short = bytes.len() > MAX_HTML_BYTES;
+            Some(html_text(
+                &bytes[..bytes.len().min(MAX_HTML_BYTES)],
+                deadline,
+            )?)
+        }
+        DocKind::Text | DocKind::Code => {
+            // A character takes at most 4 bytes in UTF-8 and UTF-16, so this prefix holds more
+            // than `max_chars` characters whenever the file does: huge files are not decoded
+            // whole only to be cut.
+            let limit = max_chars.saturating_mul(4).saturating_add(8);
+            Some(decode(&bytes[..bytes.len().min(limit)], None))
+        }
+    };
+    let Some(mut text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Extraction {
+            text: None,
+            truncated: false,
+            char_count: 0,
+        });
+    };
+    let (truncated, char_count) = match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => {
+            text.truncate(cut);
+            (true, max_chars)
+        }
+        None => (cut_short, text.chars().count()),
+    };
+    Ok(Extraction {
+        text: Some(text),
+        truncated,
+        char_count,
+    })
+}
+
+/// The visible text of an HTML file (a byte order mark, else UTF-8).
+fn html_text(bytes: &[u8], deadline: &Deadline) -> Result<String, ExtractError> {
+    // Links are resolved against it and then ignored.
+    let base =
+        Url::parse("http://localhost/").map_err(|err| ExtractError::Html(err.to_string()))?;
+    html_to_text(&decode(bytes, None), &base, deadline)
+        .map(|(text, _)| text)
+        .map_err(|err| ExtractError::Html(err.to_string()))
+}
