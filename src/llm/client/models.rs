@@ -13,12 +13,12 @@ impl LlmClient {
         self.read_json_within(response, left).await
     }
 
-    /// Embeds `inputs` with the configured embedding model, in input order.
     /// The model named in `/embeddings` requests.
     pub fn embedding_model(&self) -> &str {
         &self.embedding_model
     }
 
+    /// Embeds `inputs` with the configured embedding model, in input order.
     pub async fn embeddings(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         if inputs.is_empty() {
             return Ok(Vec::new());

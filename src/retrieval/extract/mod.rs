@@ -1,7 +1,8 @@
 //! From uploaded bytes to searchable text: what kind of file it is (its bytes first, then
 //! its name), a filename safe to store and show, and the text of PDFs, HTML, text and code.
 //! Pure functions of bytes; storing the upload and indexing the text are other modules' work.
-//! The HTML and PDF extractors are the fetch tool's (`tools::fetch::extract`), not copies.
+//! The HTML and PDF extractors are shared with the fetch tool (`tools::fetch::extract` uses
+//! them), not copies.
 //!
 //! Here: `DocKind` and `extract` (the text of a file of a given kind). Beside it: `sniff` (what
 //! kind of file it is, from its bytes, then its name) and `filename` (`sanitize_filename`).

@@ -1,5 +1,5 @@
 //! Turning a fetched body into readable text: what kind it is (its content type, or a sniff),
-//! then HTML and PDF through retrieval's extractors (`documents::html`, `documents::pdf`), text
+//! then HTML and PDF through retrieval's extractors (`retrieval::html`, `retrieval::pdf`), text
 //! types as they are. Pure functions of bytes, each bounded by a `Deadline`; the network is
 //! `super::Fetcher`'s.
 
