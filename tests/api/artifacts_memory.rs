@@ -3,14 +3,14 @@
 //! restart while staying invisible to other chats and users.
 
 use entities::ids::ChatId;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Method;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::Frame;
 
 fn events(frames: &[Frame], kind: &str) -> Vec<Value> {
@@ -500,14 +500,13 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
 }
 
 async fn wait_passivated(app: &TestApp, chat: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while app.state.sessions.is_active(&ChatId::from_string(chat)) {
-        assert!(
-            Instant::now() < deadline,
-            "the idle chat was never passivated"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let chat = ChatId::from_string(chat);
+    eventually(
+        "passivating the idle chat",
+        Duration::from_secs(10),
+        || async { (!app.state.sessions.is_active(&chat)).then_some(()) },
+    )
+    .await;
 }
 
 #[actix_web::test]

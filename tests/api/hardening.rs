@@ -405,18 +405,14 @@ impl Binary {
             child,
             url: format!("http://{bind}"),
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
         let client = reqwest::Client::new();
-        while client
-            .get(format!("{}/health", binary.url))
-            .send()
-            .await
-            .is_err()
-        {
-            assert!(Instant::now() < deadline, "the server did not come up");
+        let health = format!("{}/health", binary.url);
+        crate::helpers::eventually("the server coming up", Duration::from_secs(30), || {
             assert!(binary.child.try_wait().unwrap().is_none(), "it exited");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            let request = client.get(&health).send();
+            async move { request.await.ok().map(|_| ()) }
+        })
+        .await;
         binary
     }
 

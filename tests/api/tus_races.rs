@@ -4,14 +4,14 @@
 
 use entities::ids::ChatId;
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::Method;
 use sea_orm::EntityTrait;
 
 use crate::documents::{documents, metadata, offset, settled, tus};
-use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 
 /// How long any single step may take before a test fails instead of hanging.
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -102,11 +102,10 @@ async fn a_delete_during_a_slow_patch_stops_the_patch_and_leaves_nothing_behind(
         .send();
     let slow = actix_web::rt::spawn(slow);
     sender.send(Bytes::from(vec![b'a'; 100])).await.unwrap();
-    let deadline = Instant::now() + STEP_TIMEOUT;
-    while offset(&app, &location).await < 100 {
-        assert!(Instant::now() < deadline, "the first bytes never landed");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("the first bytes landing", STEP_TIMEOUT, || async {
+        (offset(&app, &location).await >= 100).then_some(())
+    })
+    .await;
 
     let deleted = within(tus(app.request(Method::DELETE, &location)).send())
         .await
