@@ -1,0 +1,198 @@
+
+use super::*;
+use crate::llm::wire::{FunctionCall, ToolCall};
+
+fn words(n: usize) -> String {
+    (0..n).map(|i| format!("word{i} ")).collect()
+}
+
+fn roles(request: &ChatRequest) -> Vec<&'static str> {
+    request
+        .messages
+        .iter()
+        .map(|m| match m.role {
+            Role::System | Role::Developer => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        })
+        .collect()
+}
+
+#[test]
+fn a_request_that_fits_is_left_alone() {
+    let mut request = ChatRequest::new(
+        "m",
+        vec![ChatMessage::system("Be brief."), ChatMessage::user("hi")],
+    );
+    let before = request.clone();
+    assert_eq!(fit(&mut request, 1, 4_096, 0), Ok(None));
+    assert_eq!(request, before);
+}
+
+/// A system prompt, ten turns of about 300 tokens each, and the latest question.
+fn long_history() -> Vec<ChatMessage> {
+    let mut messages = vec![ChatMessage::system("You are helpful.")];
+    for turn in 0..10 {
+        messages.push(ChatMessage::user(format!(
+            "question {turn}: {}",
+            words(150)
+        )));
+        messages.push(ChatMessage::assistant(format!(
+            "answer {turn}: {}",
+            words(150)
+        )));
+    }
+    messages.push(ChatMessage::user("the latest question"));
+    messages
+}
+
+#[test]
+fn the_oldest_turns_go_first_and_the_system_prompt_and_latest_turn_stay() {
+    let messages = long_history();
+    let latest = messages.len() - 1;
+    let mut request = ChatRequest::new("m", messages);
+    let trimmed = fit(&mut request, latest, 4_096, 0)
+        .unwrap()
+        .expect("trimmed");
+    assert!(trimmed.prompt_tokens <= prompt_budget(4_096, None));
+    assert_eq!(trimmed.dropped_messages % 2, 0, "whole turns are dropped");
+    assert!(trimmed.dropped_messages > 0);
+    let kept = roles(&request);
+    assert_eq!(kept[0], "system");
+    assert_eq!(kept[1], "user", "history resumes at a user message");
+    assert_eq!(
+        request.messages.last().unwrap().content,
+        Some(MessageContent::Text("the latest question".into()))
+    );
+    // The newest history is what remains.
+    let Some(MessageContent::Text(last_answer)) = &request.messages[kept.len() - 2].content else {
+        panic!("an answer")
+    };
+    assert!(last_answer.starts_with("answer 9:"));
+}
+
+#[test]
+fn a_reserve_leaves_room_for_a_summary_and_the_dropped_messages_are_handed_back() {
+    let messages = long_history();
+    let latest = messages.len() - 1;
+    let mut plain = ChatRequest::new("m", messages.clone());
+    let without = fit(&mut plain, latest, 4_096, 0).unwrap().unwrap();
+    let mut reserved = ChatRequest::new("m", messages.clone());
+    let with = fit(&mut reserved, latest, 4_096, 600).unwrap().unwrap();
+    assert!(with.dropped_messages > without.dropped_messages);
+    assert!(with.prompt_tokens + 600 <= prompt_budget(4_096, None));
+    assert_eq!(with.dropped.len(), with.dropped_messages);
+    assert_eq!(with.dropped[..], messages[1..1 + with.dropped_messages]);
+    assert_eq!(with.summarized_messages, 0);
+    // A request that fits keeps everything, whatever the reserve.
+    let mut small = ChatRequest::new("m", vec![ChatMessage::user("hi")]);
+    assert_eq!(fit(&mut small, 0, 4_096, 3_000), Ok(None));
+}
+
+#[test]
+fn this_runs_oldest_tool_results_are_shortened_when_history_is_not_enough() {
+    let call = ToolCall {
+        id: "c1".into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: "fetch_url".into(),
+            arguments: "{}".into(),
+        },
+    };
+    let messages = vec![
+        ChatMessage::user("read these"),
+        ChatMessage::assistant_with_tools(Some(String::new()), vec![call.clone()]),
+        ChatMessage::tool_result("c1", words(2_000)),
+        ChatMessage::assistant_with_tools(Some(String::new()), vec![call]),
+        ChatMessage::tool_result("c1", words(200)),
+    ];
+    let mut request = ChatRequest::new("m", messages);
+    let trimmed = fit(&mut request, 0, 4_096, 0).unwrap().expect("trimmed");
+    assert_eq!(trimmed.shortened_results, 1);
+    assert_eq!(
+        request.messages[2].content,
+        Some(MessageContent::Text(REMOVED_RESULT.into()))
+    );
+    assert_ne!(
+        request.messages[4].content,
+        Some(MessageContent::Text(REMOVED_RESULT.into())),
+        "the newest result is kept"
+    );
+}
+
+#[test]
+fn a_latest_message_larger_than_the_context_is_refused_naming_both_sizes() {
+    let mut request = ChatRequest::new(
+        "m",
+        vec![
+            ChatMessage::user("old"),
+            ChatMessage::assistant("older answer"),
+            ChatMessage::user(words(6_000)),
+        ],
+    );
+    let err = fit(&mut request, 2, 4_096, 0).unwrap_err();
+    assert_eq!(err.context_length, 4_096);
+    assert!(err.needed_tokens > 4_096);
+    let message = err.message();
+    assert!(
+        message.contains(&err.needed_tokens.to_string()),
+        "{message}"
+    );
+    assert!(message.contains("4096"), "{message}");
+}
+
+#[test]
+fn a_latest_turn_that_fits_only_with_less_room_for_the_answer_gets_a_smaller_max_tokens() {
+    // 4,096 tokens: the prompt may have 2,458 with the usual answer room, 3,226 at least.
+    let mut request = ChatRequest::new(
+        "m",
+        vec![
+            ChatMessage::system("Be brief."),
+            ChatMessage::user(words(1_400)),
+        ],
+    );
+    let trimmed = fit(&mut request, 1, 4_096, 0).unwrap().expect("fitted");
+    let room = trimmed.answer_tokens.expect("less room than usual");
+    assert_eq!(request.max_tokens, Some(room));
+    assert!((256..1_024).contains(&room), "{room}");
+    assert_eq!(
+        u64::from(room) + trimmed.prompt_tokens + 614,
+        4_096,
+        "the answer gets what the prompt and the margin leave"
+    );
+    assert_eq!(trimmed.payload()["answer_tokens"], room);
+
+    // A client's own max_tokens is never lowered: that request is refused instead.
+    let mut strict = ChatRequest::new("m", vec![ChatMessage::user(words(1_400))]);
+    strict.max_tokens = Some(1_000);
+    assert!(fit(&mut strict, 0, 4_096, 0).is_err());
+    assert_eq!(strict.max_tokens, Some(1_000));
+}
+
+#[test]
+fn a_refusal_caused_by_tool_definitions_says_so() {
+    let tool = |n: usize| {
+        crate::llm::wire::ToolDefinition::function(
+            &format!("tool_{n}"),
+            &words(300),
+            json!({"type": "object", "properties": {}}),
+        )
+    };
+    let mut request =
+        ChatRequest::new("m", vec![ChatMessage::user("hi")]).with_tools((0..8).map(tool).collect());
+    let err = fit(&mut request, 0, 2_048, 0).unwrap_err();
+    assert_eq!(err.tools, 8);
+    assert!(err.tool_tokens * 2 > err.needed_tokens);
+    let message = err.message();
+    assert!(message.contains("definitions of the 8 tools"), "{message}");
+    assert!(message.contains("turn tools off"), "{message}");
+}
+
+#[test]
+fn the_answer_reserve_follows_max_tokens() {
+    assert_eq!(prompt_budget(4_096, None), 4_096 - 1_024 - 614);
+    assert_eq!(prompt_budget(4_096, Some(100)), 4_096 - 100 - 614);
+    assert_eq!(prompt_budget(1_000, None), 1_000 - 250 - 150);
+    assert_eq!(prompt_budget(100, Some(500)), 0);
+}
