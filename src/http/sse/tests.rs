@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::llm::wire::{FunctionCall, ToolCall, Usage};
 use crate::run::events::{RunError, StopReason};
