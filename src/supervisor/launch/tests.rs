@@ -97,6 +97,11 @@ fn log() -> Arc<RunLog> {
     ))
 }
 
+/// The run `options` ask for, outside any chat, for project "p".
+fn outside_chat(launcher: &Launcher, options: &RunOptions) -> AppResult<RunSpec> {
+    spec(launcher, "p", log(), options, Vec::new(), None, false)
+}
+
 fn research(x_tools: Option<&[&str]>) -> RunOptions {
     RunOptions {
         tools_enabled: true,
@@ -126,37 +131,11 @@ fn refusal(result: AppResult<RunSpec>) -> String {
 async fn a_run_outside_a_chat_gets_only_the_research_tools_it_asked_for() {
     let fixture = fixture().await;
     let launcher = &fixture.launcher;
-    let none = spec(
-        launcher,
-        "p",
-        log(),
-        &RunOptions::default(),
-        Vec::new(),
-        None,
-        false,
-    );
+    let none = outside_chat(launcher, &RunOptions::default());
     assert!(names(&none.unwrap()).is_empty(), "tools are opt-in");
-    let defaults = spec(
-        launcher,
-        "p",
-        log(),
-        &research(None),
-        Vec::new(),
-        None,
-        false,
-    )
-    .unwrap();
+    let defaults = outside_chat(launcher, &research(None)).unwrap();
     assert_eq!(names(&defaults), ["calculator", "fetch_url", "web_search"]);
-    let calculator = spec(
-        launcher,
-        "p",
-        log(),
-        &research(Some(&["calculator"])),
-        Vec::new(),
-        None,
-        false,
-    )
-    .unwrap();
+    let calculator = outside_chat(launcher, &research(Some(&["calculator"]))).unwrap();
     assert_eq!(names(&calculator), ["calculator"]);
     assert_eq!(calculator.project, "p");
     assert!(calculator.chat.is_none());
@@ -218,35 +197,11 @@ async fn client_tools_may_not_take_a_server_tools_name_or_each_others() {
             .collect(),
         ..research(None)
     };
-    let clash = spec(
-        launcher,
-        "p",
-        log(),
-        &client(&["web_search"]),
-        Vec::new(),
-        None,
-        false,
-    );
+    let clash = outside_chat(launcher, &client(&["web_search"]));
     assert!(refusal(clash).contains("web_search"));
-    let twice = spec(
-        launcher,
-        "p",
-        log(),
-        &client(&["lookup", "lookup"]),
-        Vec::new(),
-        None,
-        false,
-    );
+    let twice = outside_chat(launcher, &client(&["lookup", "lookup"]));
     assert!(refusal(twice).contains("lookup"));
-    let fine = spec(
-        launcher,
-        "p",
-        log(),
-        &client(&["lookup"]),
-        Vec::new(),
-        None,
-        false,
-    );
+    let fine = outside_chat(launcher, &client(&["lookup"]));
     assert_eq!(fine.unwrap().client_tools.len(), 1);
 }
 
@@ -264,12 +219,12 @@ async fn tool_choice_must_name_an_offered_tool_and_iterations_stay_within_their_
     };
     let forced = json!({"type": "function", "function": {"name": "fetch_url"}});
     let offered = choosing(forced.clone(), research(None));
-    assert!(spec(launcher, "p", log(), &offered, Vec::new(), None, false).is_ok());
+    assert!(outside_chat(launcher, &offered).is_ok());
     let missing = choosing(forced, research(Some(&["calculator"])));
-    let refused = spec(launcher, "p", log(), &missing, Vec::new(), None, false);
+    let refused = outside_chat(launcher, &missing);
     assert!(refusal(refused).contains("fetch_url"));
     let required = choosing(json!("required"), RunOptions::default());
-    let refused = spec(launcher, "p", log(), &required, Vec::new(), None, false);
+    let refused = outside_chat(launcher, &required);
     assert!(refusal(refused).contains("required"));
 
     let iterations = |n: u32| RunOptions {
@@ -279,39 +234,14 @@ async fn tool_choice_must_name_an_offered_tool_and_iterations_stay_within_their_
         }),
         ..RunOptions::default()
     };
-    let zero = spec(
-        launcher,
-        "p",
-        log(),
-        &iterations(0),
-        Vec::new(),
-        None,
-        false,
-    );
+    let zero = outside_chat(launcher, &iterations(0));
     assert!(refusal(zero).contains("max_iterations"));
-    let huge = spec(
-        launcher,
-        "p",
-        log(),
-        &iterations(10_000),
-        Vec::new(),
-        None,
-        false,
-    )
-    .unwrap();
+    let huge = outside_chat(launcher, &iterations(10_000)).unwrap();
     assert_eq!(
         huge.max_iterations,
         launcher.config.agent.max_iterations_ceiling
     );
-    let default = spec(
-        launcher,
-        "p",
-        log(),
-        &RunOptions::default(),
-        Vec::new(),
-        None,
-        false,
-    );
+    let default = outside_chat(launcher, &RunOptions::default());
     assert_eq!(
         default.unwrap().max_iterations,
         launcher.config.agent.max_iterations
