@@ -18,7 +18,7 @@ use colloquy::retrieval::embed::hash::HashEmbedder;
 use colloquy::retrieval::extract::{DocKind, extract};
 use colloquy::retrieval::index::{ChatIndex, IndexedChunk};
 use colloquy::tools::fetch::extract::Deadline;
-use entities::ids::DocumentId;
+use entities::ids::{ChunkId, DocumentId};
 
 /// Files per chat and characters per file: seed 002's limits.
 const FILES_PER_CHAT: usize = 50;
@@ -171,12 +171,12 @@ fn prepare(
         .collect();
     stages.embed += started.elapsed();
 
-    let document_id = format!("doc-{chat}-{f}");
+    let document_id = DocumentId::from_string(format!("doc-{chat}-{f}"));
     chunks
         .into_iter()
         .zip(vectors)
         .map(|(chunk, vector)| IndexedChunk {
-            chunk_id: format!("{document_id}-{}", chunk.index),
+            chunk_id: ChunkId::from_string(format!("{document_id}-{}", chunk.index)),
             document_id: document_id.clone(),
             filename: format!("file-{f}.txt"),
             text: chunk.text,
@@ -383,8 +383,8 @@ fn main() {
     let opened = reopened.elapsed();
     let stored: Vec<IndexedChunk> = (0..index.indexed_len())
         .map(|i| IndexedChunk {
-            chunk_id: format!("c{i}"),
-            document_id: format!("d{}", i / 120),
+            chunk_id: ChunkId::from_string(format!("c{i}")),
+            document_id: DocumentId::from_string(format!("d{}", i / 120)),
             filename: String::new(),
             text: String::new(),
             vector: embedder.embed_text(&queries[i % queries.len()]),

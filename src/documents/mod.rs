@@ -180,7 +180,7 @@ mod tests {
     use super::*;
     use crate::retrieval::embed::hash::HashEmbedder;
     use crate::retrieval::index::{ChatIndex, IndexedChunk};
-    use entities::ids::DocumentId;
+    use entities::ids::{ChunkId, DocumentId};
     use std::time::Duration;
 
     fn chunks(document: &str, texts: &[&str]) -> Vec<IndexedChunk> {
@@ -188,8 +188,8 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, text)| IndexedChunk {
-                chunk_id: format!("{document}-{i}"),
-                document_id: document.into(),
+                chunk_id: ChunkId::from_string(format!("{document}-{i}")),
+                document_id: DocumentId::from_string(document),
                 filename: format!("{document}.txt"),
                 text: text.to_string(),
                 vector: HashEmbedder::default().embed_text(text),

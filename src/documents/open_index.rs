@@ -80,11 +80,7 @@ impl OpenIndex {
                 documents.push((waiting.document_id, waiting.chunks));
                 waiters.push(waiting.done);
             }
-            let ids: Vec<String> = documents.iter().map(|(id, _)| id.to_string()).collect();
-            let documents = documents
-                .into_iter()
-                .map(|(id, chunks)| (id.into_string(), chunks))
-                .collect();
+            let ids: Vec<DocumentId> = documents.iter().map(|(id, _)| id.clone()).collect();
             let result =
                 tokio::task::spawn_blocking(move || guard.replace_documents(documents)).await;
             let result = match result {
@@ -260,8 +256,8 @@ impl Workspace {
                 // re-processed instead.
                 match vector {
                     Some(vector) => out.push(IndexedChunk {
-                        chunk_id: chunk.id.into_string(),
-                        document_id: doc.id.to_string(),
+                        chunk_id: chunk.id,
+                        document_id: doc.id.clone(),
                         filename: doc.filename.clone(),
                         text: chunk.text,
                         vector,

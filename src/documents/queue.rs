@@ -183,8 +183,8 @@ impl Workspace {
             .zip(chunks)
             .zip(vectors)
             .map(|((row, chunk), vector)| IndexedChunk {
-                chunk_id: row.id.clone().unwrap().into_string(),
-                document_id: doc.id.to_string(),
+                chunk_id: row.id.clone().unwrap(),
+                document_id: doc.id.clone(),
                 filename: doc.filename.clone(),
                 text: chunk.text,
                 vector,

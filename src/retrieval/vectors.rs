@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use entities::ids::{ChunkId, DocumentId};
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 
 use super::embed::normalize;
@@ -128,9 +129,9 @@ impl UnitMatrix {
 
 /// What a row belongs to.
 pub(crate) struct Row {
-    pub(crate) chunk_id: String,
+    pub(crate) chunk_id: ChunkId,
     pub(crate) key: u64,
-    pub(crate) document_id: String,
+    pub(crate) document_id: DocumentId,
 }
 
 #[derive(Default)]
@@ -192,7 +193,7 @@ impl Vectors {
                 continue;
             }
             normalize(&mut vector);
-            let key = chunk_key(&chunk.chunk_id);
+            let key = chunk_key(chunk.chunk_id.as_str());
             if let Some(&row) = self.row_of.get(&key) {
                 self.matrix.set_row(row, &vector);
                 continue;
@@ -209,15 +210,15 @@ impl Vectors {
     }
 
     /// Drops a document's rows, keeping the others in order.
-    pub(crate) fn remove_document(&mut self, document_id: &str) {
+    pub(crate) fn remove_document(&mut self, document_id: &DocumentId) {
         let keep: Vec<usize> = (0..self.rows.len())
-            .filter(|&row| self.rows[row].document_id != document_id)
+            .filter(|&row| &self.rows[row].document_id != document_id)
             .collect();
         if keep.len() == self.rows.len() {
             return;
         }
         self.matrix.keep_rows(&keep);
-        self.rows.retain(|row| row.document_id != document_id);
+        self.rows.retain(|row| &row.document_id != document_id);
         self.row_of = self
             .rows
             .iter()
@@ -313,8 +314,8 @@ mod tests {
 
     fn chunk(id: &str, document: &str, vector: &[f32]) -> IndexedChunk {
         IndexedChunk {
-            chunk_id: id.into(),
-            document_id: document.into(),
+            chunk_id: ChunkId::from_string(id),
+            document_id: DocumentId::from_string(document),
             filename: String::new(),
             text: String::new(),
             vector: vector.to_vec(),
@@ -333,7 +334,7 @@ mod tests {
         assert_eq!(vectors.len(), 3);
         let scores = vectors.similarities(&[0.0, 5.0]).unwrap().unwrap();
         assert_eq!(scores, [0.8, 1.0, 0.0]);
-        vectors.remove_document("d1");
+        vectors.remove_document(&DocumentId::from_string("d1"));
         assert_eq!(vectors.len(), 1);
         assert_eq!(vectors.row(chunk_key("b")).unwrap().chunk_id, "b");
         assert_eq!(vectors.similarities(&[0.0, 1.0]).unwrap().unwrap(), [1.0]);

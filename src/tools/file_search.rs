@@ -130,7 +130,7 @@ impl Tool for FileSearchTool {
                         "chunk_text": hit.text,
                         "relevance_score": (hit.relevance_score * 1000.0).round() / 1000.0,
                         "artifact_id": artifact_ids
-                            .get(hit.document_id.as_str())
+                            .get(&hit.document_id)
                             .map(ArtifactId::as_str)
                             .unwrap_or_default(),
                     })

@@ -1,6 +1,7 @@
 //! Editing a `ChatIndex`: adding chunks, replacing and removing documents (each in one
 //! commit, words and vectors together), loading vectors, rebuilding, settling the writer.
 
+use entities::ids::DocumentId;
 use tantivy::Term;
 
 use super::schema::document;
@@ -23,8 +24,8 @@ impl ChatIndex {
     /// the others back; an error means nothing was changed.
     pub fn replace_documents(
         &mut self,
-        documents: Vec<(String, Vec<IndexedChunk>)>,
-    ) -> Result<Vec<(String, String)>, IndexError> {
+        documents: Vec<(DocumentId, Vec<IndexedChunk>)>,
+    ) -> Result<Vec<(DocumentId, String)>, IndexError> {
         // An empty index takes the dimension most of the batch has, so one bad document that
         // happens to come first cannot get every good one rejected.
         let mut dim = self.vectors.dimension().or_else(|| {
@@ -54,15 +55,7 @@ impl ChatIndex {
                 .iter()
                 .find(|c| Some(c.vector.len()) != expected)
             {
-                Some(bad) => {
-                    let reason = format!(
-                        "chunk {} has a {}-dimensional vector; this index holds {}-dimensional ones",
-                        bad.chunk_id,
-                        bad.vector.len(),
-                        expected.unwrap_or_default()
-                    );
-                    rejected.push((document_id, reason));
-                }
+                Some(bad) => rejected.push((document_id, wrong_dimension(bad, expected))),
                 None => {
                     if !document_chunks.is_empty() {
                         dim = expected;
@@ -77,7 +70,11 @@ impl ChatIndex {
     }
 
     /// Removes `removed` documents and adds `chunks`, in one commit.
-    fn apply(&mut self, removed: &[String], chunks: Vec<IndexedChunk>) -> Result<(), IndexError> {
+    fn apply(
+        &mut self,
+        removed: &[DocumentId],
+        chunks: Vec<IndexedChunk>,
+    ) -> Result<(), IndexError> {
         if removed.is_empty() && chunks.is_empty() {
             return Ok(());
         }
@@ -86,22 +83,23 @@ impl ChatIndex {
             .dimension()
             .or_else(|| chunks.first().map(|c| c.vector.len()));
         if let Some(bad) = chunks.iter().find(|c| Some(c.vector.len()) != dim) {
-            return Err(IndexError::Invalid(format!(
-                "chunk {} has a {}-dimensional vector; this index holds {}-dimensional ones",
-                bad.chunk_id,
-                bad.vector.len(),
-                dim.unwrap_or_default()
-            )));
+            return Err(IndexError::Invalid(wrong_dimension(bad, dim)));
         }
         let fields = self.fields;
         let vectors = &self.vectors;
         self.writer.edit(|writer| {
             for document_id in removed {
-                writer.delete_term(Term::from_field_text(fields.document_id, document_id));
+                writer.delete_term(Term::from_field_text(
+                    fields.document_id,
+                    document_id.as_str(),
+                ));
             }
             for chunk in &chunks {
-                if vectors.contains(chunk_key(&chunk.chunk_id)) {
-                    writer.delete_term(Term::from_field_text(fields.chunk_id, &chunk.chunk_id));
+                if vectors.contains(chunk_key(chunk.chunk_id.as_str())) {
+                    writer.delete_term(Term::from_field_text(
+                        fields.chunk_id,
+                        chunk.chunk_id.as_str(),
+                    ));
                 }
                 writer.add_document(document(fields, chunk))?;
             }
@@ -139,8 +137,8 @@ impl ChatIndex {
     }
 
     /// Removes a document's chunks, words and vectors, effective when this returns.
-    pub fn remove_document(&mut self, document_id: &str) -> Result<(), IndexError> {
-        self.apply(&[document_id.to_string()], Vec::new())
+    pub fn remove_document(&mut self, document_id: &DocumentId) -> Result<(), IndexError> {
+        self.apply(std::slice::from_ref(document_id), Vec::new())
     }
 
     /// Lets the merges of the last edits finish and closes the index's writer now rather than
@@ -148,4 +146,14 @@ impl ChatIndex {
     pub fn settle(&mut self) -> Result<(), IndexError> {
         self.writer.close()
     }
+}
+
+/// Why a chunk cannot join an index of `expected`-dimensional vectors.
+fn wrong_dimension(chunk: &IndexedChunk, expected: Option<usize>) -> String {
+    format!(
+        "chunk {} has a {}-dimensional vector; this index holds {}-dimensional ones",
+        chunk.chunk_id,
+        chunk.vector.len(),
+        expected.unwrap_or_default()
+    )
 }

@@ -19,6 +19,7 @@ mod tests;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use entities::ids::{ChunkId, DocumentId};
 use tantivy::IndexReader;
 use tantivy::query::QueryParser;
 
@@ -63,8 +64,8 @@ impl IndexError {
 /// A chunk to index, with its embedding.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexedChunk {
-    pub chunk_id: String,
-    pub document_id: String,
+    pub chunk_id: ChunkId,
+    pub document_id: DocumentId,
     pub filename: String,
     pub text: String,
     pub vector: Vec<f32>,
@@ -73,8 +74,8 @@ pub struct IndexedChunk {
 /// A chunk found by a search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchHit {
-    pub chunk_id: String,
-    pub document_id: String,
+    pub chunk_id: ChunkId,
+    pub document_id: DocumentId,
     pub filename: String,
     pub text: String,
     /// The cosine similarity of the chunk's vector with the query's, clamped to [0, 1]

@@ -103,9 +103,9 @@ pub(super) fn create(dir: &Path, schema: &Schema) -> Result<(Index, IndexReader)
 
 pub(super) fn document(fields: Fields, chunk: &IndexedChunk) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
-    doc.add_text(fields.chunk_id, &chunk.chunk_id);
-    doc.add_u64(fields.chunk_key, chunk_key(&chunk.chunk_id));
-    doc.add_text(fields.document_id, &chunk.document_id);
+    doc.add_text(fields.chunk_id, chunk.chunk_id.as_str());
+    doc.add_u64(fields.chunk_key, chunk_key(chunk.chunk_id.as_str()));
+    doc.add_text(fields.document_id, chunk.document_id.as_str());
     doc.add_text(fields.filename, &chunk.filename);
     doc.add_text(fields.text, &chunk.text);
     doc

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
+use entities::ids::{ChunkId, DocumentId};
 use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::columnar::Column;
 use tantivy::query::TermQuery;
@@ -86,8 +87,8 @@ impl ChatIndex {
             let doc: TantivyDocument = searcher.doc(address)?;
             let field = |field| text_of(&doc, field).unwrap_or_default().to_string();
             hits.push(SearchHit {
-                chunk_id: field(self.fields.chunk_id),
-                document_id: field(self.fields.document_id),
+                chunk_id: ChunkId::from_string(field(self.fields.chunk_id)),
+                document_id: DocumentId::from_string(field(self.fields.document_id)),
                 filename: field(self.fields.filename),
                 text: field(self.fields.text),
                 relevance_score,
@@ -99,7 +100,7 @@ impl ChatIndex {
     /// Looks up in the word index a chunk found by its vector.
     fn find(&self, searcher: &Searcher, key: u64) -> Option<DocAddress> {
         let row = self.vectors.row(key)?;
-        let term = Term::from_field_text(self.fields.chunk_id, &row.chunk_id);
+        let term = Term::from_field_text(self.fields.chunk_id, row.chunk_id.as_str());
         let query = TermQuery::new(term, IndexRecordOption::Basic);
         match searcher.search(&query, &DocSetCollector) {
             Ok(found) => found.into_iter().next(),

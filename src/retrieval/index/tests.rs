@@ -4,11 +4,12 @@
 use super::*;
 use crate::retrieval::embed::cosine;
 use crate::retrieval::embed::hash::HashEmbedder;
+use entities::ids::{ChunkId, DocumentId};
 
 fn chunk(id: &str, document: &str, text: &str) -> IndexedChunk {
     IndexedChunk {
-        chunk_id: id.into(),
-        document_id: document.into(),
+        chunk_id: ChunkId::from_string(id),
+        document_id: DocumentId::from_string(document),
         filename: format!("{document}.txt"),
         text: text.into(),
         vector: HashEmbedder::default().embed_text(text),
@@ -101,7 +102,9 @@ fn a_removed_document_is_gone_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let mut index = ChatIndex::open(dir.path()).unwrap();
     index.add(sample()).unwrap();
-    index.remove_document("d2").unwrap();
+    index
+        .remove_document(&DocumentId::from_string("d2"))
+        .unwrap();
     assert_eq!(index.len(), 2);
     assert_eq!(index.indexed_len(), 2);
     let hits = search(&index, "database sharding kitchen", 10);
@@ -120,11 +123,11 @@ fn documents_are_replaced_and_added_in_one_edit() {
     index
         .replace_documents(vec![
             (
-                "d2".into(),
+                DocumentId::from_string("d2"),
                 vec![chunk("c5", "d2", "Sharding moved to range partitioning.")],
             ),
             (
-                "d3".into(),
+                DocumentId::from_string("d3"),
                 vec![chunk("c6", "d3", "The kitchen menu lists soup on Fridays.")],
             ),
         ])
@@ -135,8 +138,11 @@ fn documents_are_replaced_and_added_in_one_edit() {
     odd.vector.truncate(10);
     let rejected = index
         .replace_documents(vec![
-            ("d4".into(), vec![odd]),
-            ("d5".into(), vec![chunk("c8", "d5", "Fine vectors.")]),
+            (DocumentId::from_string("d4"), vec![odd]),
+            (
+                DocumentId::from_string("d5"),
+                vec![chunk("c8", "d5", "Fine vectors.")],
+            ),
         ])
         .unwrap();
     assert_eq!(rejected.len(), 1);
@@ -145,7 +151,7 @@ fn documents_are_replaced_and_added_in_one_edit() {
     assert_eq!((index.len(), index.indexed_len()), (5, 5));
     let found: Vec<String> = search(&index, "sharding partitioning kitchen", 10)
         .into_iter()
-        .map(|h| h.chunk_id)
+        .map(|h| h.chunk_id.into_string())
         .collect();
     assert!(found.contains(&"c5".to_string()), "{found:?}");
     assert!(found.contains(&"c6".to_string()), "{found:?}");
@@ -246,7 +252,9 @@ fn many_small_additions_merge_in_the_background_and_stay_searchable() {
     index.settle().unwrap();
     assert_eq!((index.len(), index.indexed_len()), (30, 30));
     assert_eq!(ids(&search(&index, "zebra7", 1)), ["c7"]);
-    index.remove_document("d7").unwrap();
+    index
+        .remove_document(&DocumentId::from_string("d7"))
+        .unwrap();
     assert!(
         search(&index, "zebra7", 30)
             .iter()
