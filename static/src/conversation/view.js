@@ -26,6 +26,7 @@ export function conversationView({ chatId, onMenu }) {
   let asks = [];
   const runs = new Map();
   let live = null;
+  let treeGeneration = 0;
   let destroyed = false;
   let stick = true;
   let chat = null;
@@ -138,6 +139,7 @@ export function conversationView({ chatId, onMenu }) {
       return;
     }
     try {
+      const generation = ++treeGeneration;
       const [chatInfo, tree, asked] = await Promise.all([
         api("GET", `/chat/api/chats/${encodeURIComponent(chatId)}`),
         api("GET", chatPath(chatId, "/tree")),
@@ -148,8 +150,10 @@ export function conversationView({ chatId, onMenu }) {
       panel.setChat(chat);
       title.textContent = chat.title;
       document.title = `${chat.title} · Colloquy`;
-      setTree(tree.data);
-      asks = asked.data;
+      if (generation === treeGeneration) {
+        setTree(tree.data);
+        asks = asked.data;
+      }
       draw();
       scrollToEnd(true);
       const running = chat.running_runs ?? [];
@@ -181,11 +185,16 @@ export function conversationView({ chatId, onMenu }) {
     for (let node = leaf; node; node = node.parent_id ? nodes.get(node.parent_id) : null) path.unshift(node);
   }
 
+  /// Reloads the tree and the asks. Only the latest refresh is applied: one started when a run
+  /// began may answer after the one its end started, and must not put back a tree without the
+  /// answer.
   async function refreshTree() {
+    const generation = ++treeGeneration;
     const [tree, asked] = await Promise.all([
       api("GET", chatPath(chatId, "/tree")),
       api("GET", chatPath(chatId, "/asks?status=all")),
     ]);
+    if (generation !== treeGeneration) return;
     setTree(tree.data);
     asks = asked.data;
   }
