@@ -39,6 +39,9 @@ pub struct Model {
     /// What each tool call of the run did (JSON array of `{id, name, arguments, success,
     /// preview, error}`), appended as each round of calls finishes.
     pub tool_calls: Option<Json>,
+    /// A Deep Think run's checkpoint (JSON; its plan and each finished sub-task's findings),
+    /// so a run cut off by a restart continues from the next sub-task.
+    pub deep_think: Option<Json>,
 }
 
 /// Where a run is.

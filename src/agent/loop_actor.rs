@@ -55,6 +55,11 @@ pub struct RunSpec {
     pub context_strategy: crate::config::ContextStrategy,
     /// The client's own tools: offered with the server's; a call of one ends the run.
     pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
+    /// Set when this loop is a Deep Think sub-task: its bounds, and where its sources go.
+    pub subtask: Option<super::deep_think::SubtaskBounds>,
+    /// When the loop must stop; `None`: `limits.run_time_budget_secs` from its start (a Deep
+    /// Think run's phases share the run's).
+    pub deadline: Option<tokio::time::Instant>,
 }
 
 pub struct AgentRun {
@@ -101,6 +106,11 @@ async fn execute(spec: RunSpec) {
             }
         }
     }
+    finish(&spec, outcome).await;
+}
+
+/// Ends a run: hands its answer to the chat's session to persist, then logs `Finished`.
+pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
     let mut assistant_message_id = None;
     let mut error = outcome.error.clone();
     if let Some((session, user_message_id)) = &spec.chat {
@@ -146,7 +156,7 @@ async fn execute(spec: RunSpec) {
 
 /// The run's error for an upstream failure: the public summary, and the whole cause (which
 /// names the upstream's address) only for an admin's run. The cause is logged either way.
-fn upstream_error(log: &RunLog, err: &LlmError) -> Option<RunError> {
+pub(super) fn upstream_error(log: &RunLog, err: &LlmError) -> Option<RunError> {
     tracing::warn!(run_id = %log.run_id, error = %err, "the model server failed");
     Some(RunError {
         detail: log.owner_is_admin.then(|| err.to_string()),
@@ -161,7 +171,7 @@ pub(super) enum Interrupt {
 }
 
 impl Interrupt {
-    fn reason(&self) -> StopReason {
+    pub(super) fn reason(&self) -> StopReason {
         match self {
             Self::Cancelled => StopReason::Cancelled,
             Self::OutOfTime => StopReason::TimeBudget,
@@ -183,10 +193,11 @@ pub(super) async fn guarded<F: std::future::Future>(
     }
 }
 
-async fn run_loop(spec: &RunSpec) -> LoopOutcome {
+pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
     let log = &spec.log;
-    let deadline =
-        tokio::time::Instant::now() + Duration::from_secs(spec.limits.run_time_budget_secs);
+    let deadline = spec.deadline.unwrap_or_else(|| {
+        tokio::time::Instant::now() + Duration::from_secs(spec.limits.run_time_budget_secs)
+    });
     let resume = spec.resume.clone().unwrap_or_default();
     let mut state = LoopState {
         started: Instant::now(),
@@ -197,7 +208,8 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         iterations: resume.iterations,
         research_calls: 0,
         sources: 0,
-        research_announced: false,
+        // A sub-task's research is part of its Deep Think run's, which reports it.
+        research_announced: spec.subtask.is_some(),
     };
     let mut detector = LoopDetector::new(
         spec.limits.loop_detection_window,
@@ -296,9 +308,12 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 None => break,
                 Some(Ok(chunk)) => {
                     if let Some(text) = turn.push(&chunk) {
-                        state.announce_research(log);
-                        log.push(RunEvent::TextDelta { content: text });
-                        state.save_draft(spec, turn.content(), false);
+                        // A sub-task's text is its findings note, for the synthesis only.
+                        if spec.subtask.is_none() {
+                            state.announce_research(log);
+                            log.push(RunEvent::TextDelta { content: text });
+                            state.save_draft(spec, turn.content(), false);
+                        }
                     }
                 }
                 Some(Err(err)) => {
@@ -326,6 +341,13 @@ async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         };
         state.usage.add(usage);
         state.append(&turn.content);
+        let spent = state.usage.prompt_tokens + state.usage.completion_tokens;
+        if let Some(bounds) = &spec.subtask
+            && spent >= bounds.token_budget
+            && !turn.tool_calls.is_empty()
+        {
+            return state.stop(log, StopReason::TokenBudget, None);
+        }
         if turn.tool_calls.is_empty() || final_call {
             let reason = if final_call {
                 StopReason::MaxIterations

@@ -4,6 +4,7 @@
 //! through messages to their `ChatSession`; `crate::supervisor` starts it.
 
 pub mod context;
+pub mod deep_think;
 pub mod fitting;
 pub mod governance;
 pub mod loop_actor;

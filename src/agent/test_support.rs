@@ -160,6 +160,8 @@ pub(super) fn spec_with(
         parts: Default::default(),
         context_strategy: ContextStrategy::default(),
         client_tools: Vec::new(),
+        subtask: None,
+        deadline: None,
     }
 }
 

@@ -110,6 +110,9 @@ pub(super) async fn run_tools(
             Err(err) => (err.to_result(), false, Some(err.message.clone())),
         };
         strip_base64_images(&mut value);
+        if success && let Some(bounds) = &spec.subtask {
+            bounds.sources.collect(&value);
+        }
         if research {
             state.research_calls += 1;
             if success && progress != Some(ProgressKind::Calculating) {

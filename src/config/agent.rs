@@ -94,6 +94,18 @@ pub struct DeepThinkConfig {
     pub subtask_iterations: u32,
     /// Tokens (input + output) per sub-task (seed: 16,000).
     pub subtask_token_budget: u64,
+    /// Tokens (input + output) one whole Deep Think run may spend.
+    pub token_budget: u64,
+    /// The share of `token_budget` (in percent) kept for the synthesis: sub-tasks stop
+    /// starting once the rest is spent.
+    pub synthesis_reserve_percent: u64,
+    /// Sub-tasks run at once (seed: sequential, 1).
+    pub concurrency: usize,
+    /// Ask for the plan with a JSON schema (`response_format`); an upstream that refuses
+    /// one is asked again without it.
+    pub structured_output: bool,
+    /// Same-site links followed when the question names a site (seed: 3).
+    pub discovery_follow: usize,
 }
 
 impl Default for DeepThinkConfig {
@@ -103,6 +115,11 @@ impl Default for DeepThinkConfig {
             max_subtasks: 7,
             subtask_iterations: 5,
             subtask_token_budget: 16_000,
+            token_budget: 150_000,
+            synthesis_reserve_percent: 15,
+            concurrency: 1,
+            structured_output: true,
+            discovery_follow: 3,
         }
     }
 }

@@ -68,6 +68,19 @@ impl Config {
                 "agent.max_iterations must be between 1 and agent.max_iterations_ceiling",
             );
         }
+        let deep = &self.deep_think;
+        if deep.min_subtasks == 0 || deep.min_subtasks > deep.max_subtasks {
+            return invalid("deep_think.min_subtasks must be between 1 and max_subtasks");
+        }
+        if deep.concurrency == 0 || deep.concurrency > deep.max_subtasks {
+            return invalid("deep_think.concurrency must be between 1 and max_subtasks");
+        }
+        if deep.synthesis_reserve_percent >= 100 || deep.subtask_iterations == 0 {
+            return invalid(
+                "deep_think.synthesis_reserve_percent must be below 100 and subtask_iterations \
+                 at least 1",
+            );
+        }
         if self.documents.chunk_overlap_tokens >= self.documents.chunk_tokens {
             return invalid("documents.chunk_overlap_tokens must be smaller than chunk_tokens");
         }

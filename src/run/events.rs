@@ -32,11 +32,13 @@ pub enum StopReason {
     /// The model called a tool of the client's (Chat Completions `tools`): the client runs it
     /// and continues the conversation with its result.
     ToolCalls,
+    /// A token budget (a Deep Think sub-task's) was spent.
+    TokenBudget,
 }
 
 impl StopReason {
     /// Every stop reason, for parsing a stored one.
-    const ALL: [Self; 9] = [
+    const ALL: [Self; 10] = [
         Self::Completed,
         Self::MaxIterations,
         Self::Length,
@@ -46,6 +48,7 @@ impl StopReason {
         Self::Interrupted,
         Self::Paused,
         Self::ToolCalls,
+        Self::TokenBudget,
     ];
 
     /// The stop reason a run row records as `code`.
@@ -64,6 +67,7 @@ impl StopReason {
             Self::Interrupted => "interrupted",
             Self::Paused => "paused",
             Self::ToolCalls => "tool_calls",
+            Self::TokenBudget => "token_budget",
         }
     }
 
@@ -74,6 +78,7 @@ impl StopReason {
             | Self::MaxIterations
             | Self::Length
             | Self::TimeBudget
+            | Self::TokenBudget
             | Self::ToolCalls => RunStatus::Completed,
             Self::Cancelled => RunStatus::Cancelled,
             Self::UpstreamError => RunStatus::Failed,

@@ -28,6 +28,10 @@ pub struct RunLog {
     /// Unix seconds when the run started (the `created` of its chunks).
     pub created: i64,
     pub cancel: CancellationToken,
+    /// Sequence numbers of this log start after this one: a run continued by a new process
+    /// numbers its events past any the old process could have sent, so a client re-attaching
+    /// with the last id it saw gets the continuation from its start.
+    first_after: usize,
     inner: Mutex<Inner>,
     version: watch::Sender<usize>,
 }
@@ -47,6 +51,7 @@ impl RunLog {
             model,
             created: chrono::Utc::now().timestamp(),
             cancel: CancellationToken::new(),
+            first_after: 0,
             inner: Mutex::new(Inner {
                 events: Vec::new(),
                 finished_at: None,
@@ -58,6 +63,13 @@ impl RunLog {
     /// Marks the owner an admin (or not): see `owner_is_admin`.
     pub fn owned_by_admin(mut self, is_admin: bool) -> Self {
         self.owner_is_admin = is_admin;
+        self
+    }
+
+    /// The log of a run continued after a restart: see `first_after`. Its `resumption`
+    /// (1 for the first) places it past every event the earlier processes could have logged.
+    pub fn continued(mut self, resumption: usize) -> Self {
+        self.first_after = resumption * (MAX_EVENTS_PER_RUN + 1);
         self
     }
 
@@ -75,13 +87,13 @@ impl RunLog {
         let mut inner = self.lock();
         // Past the bound only the terminal event gets in: subscribers wait for it.
         if inner.finished_at.is_some() || (inner.events.len() >= MAX_EVENTS_PER_RUN && !finished) {
-            return inner.events.len();
+            return self.first_after + inner.events.len();
         }
         inner.events.push(Arc::new(event));
         if finished {
             inner.finished_at = Some(Instant::now());
         }
-        let seq = inner.events.len();
+        let seq = self.first_after + inner.events.len();
         drop(inner);
         self.version.send_replace(seq);
         seq
@@ -116,9 +128,11 @@ impl RunLog {
     ) -> impl Stream<Item = (usize, Arc<RunEvent>)> + Send + 'static {
         let log = Arc::clone(self);
         let receiver = self.version.subscribe();
+        let first_after = self.first_after;
+        let after = after.saturating_sub(first_after);
         futures_util::stream::unfold(
             (log, receiver, after),
-            |(log, mut receiver, cursor)| async move {
+            move |(log, mut receiver, cursor)| async move {
                 loop {
                     receiver.borrow_and_update();
                     {
@@ -126,7 +140,8 @@ impl RunLog {
                         if let Some(event) = inner.events.get(cursor) {
                             let event = Arc::clone(event);
                             drop(inner);
-                            return Some(((cursor + 1, event), (log, receiver, cursor + 1)));
+                            let seq = first_after + cursor + 1;
+                            return Some(((seq, event), (log, receiver, cursor + 1)));
                         }
                         if inner.finished_at.is_some() {
                             return None;

@@ -121,7 +121,16 @@ fn max_iterations(launcher: &Launcher, options: &RunOptions) -> AppResult<u32> {
     }
 }
 
+/// Whether the request asked for Deep Think (`web_search_options.x_deep_think`).
+fn deep_think(options: &RunOptions) -> bool {
+    options.web_search.as_ref().and_then(|w| w.x_deep_think) == Some(true)
+}
+
 fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedTool> {
+    // Deep Think has every research tool (seed 000), whatever else the request says.
+    if deep_think(options) {
+        return launcher.tools.to_vec();
+    }
     if !options.tools_enabled {
         return Vec::new();
     }
@@ -155,6 +164,12 @@ fn spec(
             &log,
             &parts,
             documents,
+        ));
+    }
+    if deep_think(options) && !options.client_tools.is_empty() {
+        return Err(AppError::invalid(
+            "x_deep_think cannot be combined with client tools: Deep Think runs its own research \
+             tools",
         ));
     }
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
@@ -222,6 +237,8 @@ impl Launcher {
             parts: plan.parts,
             context_strategy: plan.context_strategy,
             client_tools: plan.client_tools,
+            subtask: None,
+            deadline: None,
         }
     }
 
@@ -229,6 +246,43 @@ impl Launcher {
     pub(super) fn start(&self, spec: RunSpec) {
         self.runs.insert(spec.log.clone());
         self.supervisor.do_send(SpawnRun { spec });
+    }
+
+    /// Starts `spec` as the request asked: an ordinary run, or Deep Think.
+    fn start_requested(&self, mut spec: RunSpec, options: &RunOptions) {
+        if !deep_think(options) {
+            return self.start(spec);
+        }
+        // The research tools only: the report is saved by Deep Think itself.
+        spec.tools = self.tools.to_vec();
+        let question = spec
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.text())
+            .unwrap_or_default();
+        self.start_deep_think(spec, question, None);
+    }
+
+    /// Registers a Deep Think run's log and spawns its planner; `checkpoint` continues one a
+    /// restart cut off.
+    pub(super) fn start_deep_think(
+        &self,
+        spec: RunSpec,
+        question: String,
+        checkpoint: Option<crate::agent::deep_think::Checkpoint>,
+    ) {
+        self.runs.insert(spec.log.clone());
+        let spec = crate::agent::deep_think::DeepThinkSpec {
+            run: spec,
+            question,
+            config: self.config.deep_think.clone(),
+            max_artifact_bytes: self.config.artifacts.max_content_bytes,
+            checkpoint,
+            subtasks: self.supervisor.clone().recipient(),
+        };
+        self.supervisor.do_send(super::SpawnDeepThink { spec });
     }
 }
 
@@ -338,7 +392,7 @@ pub async fn launch_chat_turn(
         &chat,
         launcher.config.agent.context_strategy,
     );
-    launcher.start(spec);
+    launcher.start_requested(spec, &options);
     Ok(log)
 }
 
@@ -371,7 +425,7 @@ pub fn launch_ephemeral(
         None,
         false,
     )?;
-    launcher.start(spec);
+    launcher.start_requested(spec, &options);
     Ok(log)
 }
 

@@ -1,6 +1,7 @@
 //! The supervisor and run launching, above both chats and runs. `ChatSupervisor`: one per
 //! process. It owns the pool of arbiters that chat sessions (through `ChatRegistry`) and runs
-//! are placed on, spawns one `AgentRun` per request, and sweeps finished run logs. `launch`
+//! are placed on, spawns one `AgentRun` per request (or, for Deep Think, a `DeepThinkPlanner`
+//! and the `DeepThinkSubtask`s it asks for), and sweeps finished run logs. `launch`
 //! turns a request into a persisted turn and a run.
 
 pub mod launch;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use sea_orm::DatabaseConnection;
 
+use crate::agent::deep_think::{DeepThinkPlanner, DeepThinkSpec, DeepThinkSubtask, SpawnSubtask};
 use crate::agent::loop_actor::{AgentRun, RunSpec};
 use crate::chat::registry::ChatRegistry;
 use crate::retrieval::embed::SharedEmbedder;
@@ -24,6 +26,14 @@ const SWEEP_EVERY: Duration = Duration::from_secs(30);
 #[rtype(result = "()")]
 pub struct SpawnRun {
     pub spec: RunSpec,
+}
+
+/// Starts a Deep Think run: its `DeepThinkPlanner`, which asks back for its sub-tasks'
+/// actors with `SpawnSubtask`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SpawnDeepThink {
+    pub spec: DeepThinkSpec,
 }
 
 pub struct ChatSupervisor {
@@ -87,5 +97,26 @@ impl Handler<SpawnRun> for ChatSupervisor {
         self.runs.insert(msg.spec.log.clone());
         let arbiter = self.registry.arbiter();
         AgentRun::start_in_arbiter(&arbiter, move |_| AgentRun::new(msg.spec));
+    }
+}
+
+impl Handler<SpawnDeepThink> for ChatSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: SpawnDeepThink, _: &mut Self::Context) {
+        self.runs.insert(msg.spec.run.log.clone());
+        let arbiter = self.registry.arbiter();
+        DeepThinkPlanner::start_in_arbiter(&arbiter, move |_| DeepThinkPlanner::new(msg.spec));
+    }
+}
+
+impl Handler<SpawnSubtask> for ChatSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: SpawnSubtask, _: &mut Self::Context) {
+        let arbiter = self.registry.arbiter();
+        DeepThinkSubtask::start_in_arbiter(&arbiter, move |_| {
+            DeepThinkSubtask::new(msg.spec, msg.reply)
+        });
     }
 }

@@ -52,6 +52,7 @@ async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
         finished_at: Set(None),
         draft: Set(None),
         tool_calls: Set(None),
+        deep_think: Set(None),
     }
     .insert(&app.db)
     .await

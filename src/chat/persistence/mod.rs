@@ -23,7 +23,7 @@ pub use messages::{
 };
 pub use runs::{
     FinishedRun, MAX_RECORDED_TOOL_CALLS, NewRun, RunRecord, ToolCallRecord, append_tool_calls,
-    complete_turn, finish_run, insert_run, pause_run, resume_run, run_records,
+    complete_turn, finish_run, insert_run, pause_run, resume_run, run_records, save_deep_think,
 };
 
 /// Longest chat title in characters.

@@ -39,9 +39,28 @@ pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), 
         finished_at: Set(None),
         draft: Set(None),
         tool_calls: Set(None),
+        deep_think: Set(None),
     }
     .insert(db)
     .await?;
+    Ok(())
+}
+
+/// Keeps a running Deep Think run's checkpoint. A run that already finished keeps what it
+/// finished with.
+pub async fn save_deep_think(
+    db: &DatabaseConnection,
+    run_id: &RunId,
+    checkpoint: serde_json::Value,
+) -> Result<(), DbErr> {
+    use entities::runs;
+    use sea_orm::sea_query::Expr;
+    runs::Entity::update_many()
+        .col_expr(runs::Column::DeepThink, Expr::value(checkpoint))
+        .filter(runs::Column::Id.eq(run_id))
+        .filter(runs::Column::Status.eq(RunStatus::Running))
+        .exec(db)
+        .await?;
     Ok(())
 }
 

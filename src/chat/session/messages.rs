@@ -77,6 +77,14 @@ pub struct SaveDraft {
     pub content: String,
 }
 
+/// Keeps a Deep Think run's checkpoint (its plan and the findings of its finished sub-tasks).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SaveDeepThink {
+    pub run_id: RunId,
+    pub checkpoint: serde_json::Value,
+}
+
 /// Adds a round of tool calls to the run's record (shown under its answer after a reload).
 #[derive(Message)]
 #[rtype(result = "()")]

@@ -4,7 +4,9 @@
 use actix::prelude::*;
 
 use super::ChatSession;
-use super::messages::{LoadHistorySummary, RecordToolCalls, SaveDraft, StoreHistorySummary};
+use super::messages::{
+    LoadHistorySummary, RecordToolCalls, SaveDeepThink, SaveDraft, StoreHistorySummary,
+};
 use crate::chat::persistence;
 
 impl Handler<SaveDraft> for ChatSession {
@@ -19,6 +21,26 @@ impl Handler<SaveDraft> for ChatSession {
                     crate::chat::recovery::save_draft(&db, &msg.run_id, &msg.content).await
                 {
                     tracing::warn!(run_id = %msg.run_id, %err, "could not save a run's draft");
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}
+
+impl Handler<SaveDeepThink> for ChatSession {
+    type Result = AtomicResponse<Self, ()>;
+
+    /// Atomic, so checkpoints are written in the order they were made.
+    fn handle(&mut self, msg: SaveDeepThink, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let db = self.db.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Err(err) =
+                    persistence::save_deep_think(&db, &msg.run_id, msg.checkpoint).await
+                {
+                    tracing::warn!(run_id = %msg.run_id, %err, "could not save a Deep Think checkpoint");
                 }
             }
             .into_actor(self),

@@ -164,7 +164,10 @@ pub(super) fn response_object(log: &RunLog, stop_reason: StopReason, output: &Ou
         | StopReason::Paused
         | StopReason::ToolCalls => "completed",
         StopReason::UpstreamError | StopReason::Interrupted => "failed",
-        StopReason::Length | StopReason::Cancelled | StopReason::TimeBudget => "incomplete",
+        StopReason::Length
+        | StopReason::Cancelled
+        | StopReason::TimeBudget
+        | StopReason::TokenBudget => "incomplete",
     };
     json!({
         "id": format!("resp_{}", log.run_id),
