@@ -61,7 +61,10 @@ impl Application {
         crate::db::migrate(&db)
             .await
             .context("cannot migrate the database")?;
-        let interrupted = crate::chat::recovery::recover_interrupted_runs(&db).await?;
+        // Deep Think runs with a checkpoint continue instead of being marked interrupted.
+        let continuations = crate::supervisor::continuation::continuable(&db).await?;
+        let continuing: Vec<_> = continuations.iter().map(|c| c.run.id.clone()).collect();
+        let interrupted = crate::chat::recovery::recover_interrupted_runs(&db, &continuing).await?;
         if interrupted > 0 {
             tracing::warn!(
                 interrupted,
@@ -129,6 +132,14 @@ impl Application {
             launcher,
         };
         resume_unfinished_answers(&state).await;
+        for continuation in continuations {
+            let run_id = continuation.run.id.clone();
+            match crate::supervisor::continuation::continue_run(&state.launcher, continuation).await
+            {
+                Ok(_) => tracing::info!(%run_id, "continued a Deep Think run from its checkpoint"),
+                Err(err) => tracing::error!(%run_id, %err, "cannot continue a Deep Think run"),
+            }
+        }
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
         state
             .workspace

@@ -31,10 +31,15 @@ pub async fn save_draft(db: &DatabaseConnection, run_id: &RunId, draft: &str) ->
 /// Marks the runs a dead process left `running` as `interrupted`. A run that had streamed
 /// text keeps it: the draft becomes an assistant message (stop reason `interrupted`) under the
 /// user message it answered, made the chat's active leaf if the question was. Runs before any
-/// chat session starts, so nothing in memory disagrees. Returns how many runs were marked.
-pub async fn recover_interrupted_runs(db: &DatabaseConnection) -> Result<u64, DbErr> {
+/// chat session starts, so nothing in memory disagrees. Runs in `continuing` (Deep Think runs
+/// that go on from their checkpoint) are left alone. Returns how many runs were marked.
+pub async fn recover_interrupted_runs(
+    db: &DatabaseConnection,
+    continuing: &[RunId],
+) -> Result<u64, DbErr> {
     let running = runs::Entity::find()
         .filter(runs::Column::Status.eq(RunStatus::Running))
+        .filter(runs::Column::Id.is_not_in(continuing.iter().cloned()))
         .all(db)
         .await?;
     let count = running.len() as u64;

@@ -121,6 +121,17 @@ fn max_iterations(launcher: &Launcher, options: &RunOptions) -> AppResult<u32> {
     }
 }
 
+/// The research tools (those that report progress: seed 000's research events) this server
+/// offers.
+fn research_tools(launcher: &Launcher) -> Vec<tools::SharedTool> {
+    launcher
+        .tools
+        .iter()
+        .filter(|tool| tool.progress().is_some())
+        .cloned()
+        .collect()
+}
+
 /// Whether the request asked for Deep Think (`web_search_options.x_deep_think`).
 fn deep_think(options: &RunOptions) -> bool {
     options.web_search.as_ref().and_then(|w| w.x_deep_think) == Some(true)
@@ -129,7 +140,7 @@ fn deep_think(options: &RunOptions) -> bool {
 fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedTool> {
     // Deep Think has every research tool (seed 000), whatever else the request says.
     if deep_think(options) {
-        return launcher.tools.to_vec();
+        return research_tools(launcher);
     }
     if !options.tools_enabled {
         return Vec::new();
@@ -254,7 +265,7 @@ impl Launcher {
             return self.start(spec);
         }
         // The research tools only: the report is saved by Deep Think itself.
-        spec.tools = self.tools.to_vec();
+        spec.tools = research_tools(self);
         let question = spec
             .messages
             .iter()

@@ -4,6 +4,7 @@
 //! and the `DeepThinkSubtask`s it asks for), and sweeps finished run logs. `launch`
 //! turns a request into a persisted turn and a run.
 
+pub mod continuation;
 pub mod launch;
 pub mod resume;
 

@@ -37,6 +37,9 @@ pub struct Reply {
     pub silence_before_first_event: Duration,
     /// After this many events, fall silent for the second duration (a frozen server).
     pub stall: Option<(usize, Duration)>,
+    /// Report usage as a real server counts it (the request's tokens in, the reply's out)
+    /// instead of `usage`.
+    pub counted: bool,
 }
 
 impl Reply {
@@ -77,6 +80,12 @@ impl Reply {
 
     pub fn event_gap(mut self, gap: Duration) -> Self {
         self.event_gap = gap;
+        self
+    }
+
+    /// Usage counted from the request and the reply, as a real server reports it.
+    pub fn counted(mut self) -> Self {
+        self.counted = true;
         self
     }
 
@@ -207,6 +216,11 @@ pub struct Recorded {
 #[derive(Default)]
 struct Shared {
     script: VecDeque<Reply>,
+    /// Replies for requests whose messages mention a marker, before the main script.
+    routes: Vec<(String, VecDeque<Reply>)>,
+    /// Requests waiting out their reply's `delay` now, and the most there ever were.
+    in_flight: usize,
+    max_in_flight: usize,
     received: Vec<Recorded>,
     /// Streams whose client went away before the last event was sent.
     abandoned_streams: usize,
@@ -287,6 +301,22 @@ impl FakeUpstream {
     /// Queues replies, answered in order, one per request.
     pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
         self.shared.lock().unwrap().script.extend(replies);
+    }
+
+    /// Queues replies for requests whose messages mention `marker` (answered in order, before
+    /// the main script): concurrent requests get their own replies whatever order they come in.
+    pub fn script_for(&self, marker: &str, replies: impl IntoIterator<Item = Reply>) {
+        let mut shared = self.shared.lock().unwrap();
+        let queue: VecDeque<Reply> = replies.into_iter().collect();
+        match shared.routes.iter_mut().find(|(m, _)| m == marker) {
+            Some((_, existing)) => existing.extend(queue),
+            None => shared.routes.push((marker.to_string(), queue)),
+        }
+    }
+
+    /// The most requests that were ever waiting out their reply's delay at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.lock().unwrap().max_in_flight
     }
 
     /// From now on, `/embeddings` answers with per-token vectors (two per input: the usual
@@ -402,13 +432,33 @@ async fn completions(
     if body["stream"] != json!(true) && shared.lock().unwrap().summarize {
         return HttpResponse::Ok().json(Reply::text(&summary_of(&body)).completion());
     }
-    let reply = shared.lock().unwrap().script.pop_front();
-    let Some(reply) = reply else {
+    let reply = {
+        let mut shared = shared.lock().unwrap();
+        let text = body["messages"].to_string();
+        let routed = shared
+            .routes
+            .iter_mut()
+            .find(|(marker, queue)| !queue.is_empty() && text.contains(marker.as_str()))
+            .and_then(|(_, queue)| queue.pop_front());
+        routed.or_else(|| shared.script.pop_front())
+    };
+    let Some(mut reply) = reply else {
         return HttpResponse::BadRequest()
             .json(json!({"error": {"message": "fake upstream: no scripted reply left"}}));
     };
+    if reply.counted {
+        let out: usize = reply.pieces.iter().map(String::len).sum::<usize>()
+            + reply.tool_calls.iter().map(|c| c.2.len()).sum::<usize>();
+        reply.usage = (u64::from(fake_tokens(&body)), (out / 4 + 1) as u64);
+    }
     if !reply.delay.is_zero() {
+        {
+            let mut shared = shared.lock().unwrap();
+            shared.in_flight += 1;
+            shared.max_in_flight = shared.max_in_flight.max(shared.in_flight);
+        }
         actix_web::rt::time::sleep(reply.delay).await;
+        shared.lock().unwrap().in_flight -= 1;
     }
     if let Some((status, text)) = &reply.status {
         let mut response = HttpResponse::build(

@@ -10,6 +10,7 @@ mod chats;
 mod code_search;
 mod completions;
 mod cross_site;
+mod deep_think;
 mod documents;
 mod errors;
 mod fake_upstream;

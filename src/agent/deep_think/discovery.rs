@@ -46,7 +46,11 @@ pub fn target(question: &str) -> Option<String> {
         }
         let host = word.split('/').next().unwrap_or_default();
         let labels: Vec<&str> = host.split('.').collect();
-        let tld = labels.last().copied().unwrap_or_default().to_ascii_lowercase();
+        let tld = labels
+            .last()
+            .copied()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         let well_formed = labels.len() >= 2
             && labels.iter().all(|label| {
                 !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
@@ -110,14 +114,22 @@ fn summarize(target: &str, value: &Value, sources: Vec<Source>) -> Discovery {
         let _ = writeln!(
             site_map,
             "{url}{}",
-            first_line.map_or(String::new(), |l| format!(" — {}", super::plan::shorten(l, 80)))
+            first_line.map_or(String::new(), |l| format!(
+                " — {}",
+                super::plan::shorten(l, 80)
+            ))
         );
         let _ = write!(
             context,
             "\n[{url}]\n{}\n",
             super::plan::shorten(text.trim(), EXCERPT_CHARS)
         );
-        for link in page["discovered_links"].as_array().into_iter().flatten().take(20) {
+        for link in page["discovered_links"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .take(20)
+        {
             if let Some(link_url) = link["url"].as_str() {
                 let _ = writeln!(site_map, "  link: {link_url}");
             }

@@ -58,7 +58,12 @@ impl Actor for DeepThinkPlanner {
 }
 
 /// The outcome of a run that ended before its report.
-fn ended(reason: StopReason, usage: Usage, iterations: u32, error: Option<RunError>) -> LoopOutcome {
+fn ended(
+    reason: StopReason,
+    usage: Usage,
+    iterations: u32,
+    error: Option<RunError>,
+) -> LoopOutcome {
     LoopOutcome {
         content: String::new(),
         stop_reason: reason,
@@ -144,6 +149,8 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
             .into_iter()
             .chain(findings.iter().map(|f| f.sources.as_slice())),
     );
+    let planning_tokens = tokens(&checkpoint.planning_usage);
+    let research_tokens = tokens(&usage) - planning_tokens;
     save_findings_list(spec, &plan, &findings).await;
     let (text, stop_reason, error) = if findings.iter().all(|f| f.status == TaskStatus::Failed) {
         let message = "every sub-task failed; the report lists what happened";
@@ -213,10 +220,14 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     }
     let name = report::artifact_name(chrono::Utc::now());
     let saved = save_artifact(spec, &name, &plan.title, &checked.report).await;
+    let total_tokens = tokens(&usage);
     emit(
         log,
         "completed",
-        json!({"title": plan.title, "artifact_name": saved}),
+        json!({"title": plan.title, "artifact_name": saved,
+               "tokens": {"planning": planning_tokens, "research": research_tokens,
+                          "synthesis": total_tokens - planning_tokens - research_tokens,
+                          "total": total_tokens}}),
     );
     LoopOutcome {
         content: checked.report,
@@ -307,7 +318,11 @@ fn planner_brief(spec: &DeepThinkSpec, found: Option<&Discovery>) -> String {
         .iter()
         .filter(|m| m.role != crate::llm::wire::Role::System)
         .map(|m| {
-            let who = if m.role == crate::llm::wire::Role::User { "User" } else { "Assistant" };
+            let who = if m.role == crate::llm::wire::Role::User {
+                "User"
+            } else {
+                "Assistant"
+            };
             format!("{who}: {}", m.text())
         })
         .collect();
@@ -323,7 +338,10 @@ fn planner_brief(spec: &DeepThinkSpec, found: Option<&Discovery>) -> String {
     if !history.is_empty() {
         brief.push_str(&format!("The conversation so far:\n{history}\n"));
     }
-    brief.push_str(&format!("Plan research for this question: {}", spec.question));
+    brief.push_str(&format!(
+        "Plan research for this question: {}",
+        spec.question
+    ));
     if let Some(found) = found {
         brief.push_str(&format!(
             "\n\nThe question names {}; it was read first. Build the plan on what was found:\n{}\n\nPages:\n{}",

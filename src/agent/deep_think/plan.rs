@@ -172,9 +172,16 @@ fn read_task(item: &Value, index: usize, tools: &[String]) -> (Option<PlannedTas
             Some(text.as_str())
         }
         _ => {
-            let key = ["query", "question", "search_query", "task", "description", "title"]
-                .into_iter()
-                .find(|key| item[*key].as_str().is_some_and(|q| !q.trim().is_empty()));
+            let key = [
+                "query",
+                "question",
+                "search_query",
+                "task",
+                "description",
+                "title",
+            ]
+            .into_iter()
+            .find(|key| item[*key].as_str().is_some_and(|q| !q.trim().is_empty()));
             repaired |= key.is_some_and(|key| key != "query");
             key.and_then(|key| item[key].as_str())
         }

@@ -157,7 +157,10 @@ pub fn spec(
     let mut template = run.template.clone();
     template.tool_choice = None;
     template.extra.remove("response_format");
-    let mut brief = format!("The overall question: {question}\n\nYour part: {}", task.query);
+    let mut brief = format!(
+        "The overall question: {question}\n\nYour part: {}",
+        task.query
+    );
     if !context.is_empty() {
         brief.push_str("\n\n");
         brief.push_str(context);
