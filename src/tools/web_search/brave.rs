@@ -57,20 +57,11 @@ impl SearchProvider for Brave {
                 .await
                 .map_err(|err| search_failed(format!("Brave Search is unreachable: {err}")))?;
             let status = response.status().as_u16();
-            match status {
-                401 | 403 => return Err(key_refused(status)),
-                429 => {
-                    return Err(rate_limited(
-                        "Brave Search is rate limiting requests (HTTP 429): the API key's \
-                         rate or monthly quota is spent",
-                    ));
-                }
-                _ if !response.status().is_success() => {
-                    return Err(search_failed(format!(
-                        "Brave Search answered HTTP {status}"
-                    )));
-                }
-                _ => {}
+            if !response.status().is_success() {
+                let body = read_capped(response, "Brave Search")
+                    .await
+                    .unwrap_or_default();
+                return Err(refusal(status, &body));
             }
             let body = read_capped(response, "Brave Search").await?;
             parse_results(&body)
@@ -79,16 +70,35 @@ impl SearchProvider for Brave {
     }
 }
 
-fn key_refused(status: u16) -> ToolError {
-    ToolError::new(
-        "search_key_refused",
-        format!(
-            "Brave Search refused this server's API key (HTTP {status}): web search is \
-             misconfigured here (tools.brave_api_key)"
-        ),
-        "Tell the user web search needs a valid Brave Search API key; meanwhile use fetch_url \
-         on a URL you know, or answer from what you know.",
-    )
+/// The error for a response that is not a success. Brave answers a bad token with 401 or 403,
+/// or (as it does today) 422 with the code `SUBSCRIPTION_TOKEN_INVALID`; a spent quota with 429.
+pub(super) fn refusal(status: u16, body: &str) -> ToolError {
+    let error: Value = serde_json::from_str(body).unwrap_or_default();
+    let code = error["error"]["code"].as_str().unwrap_or_default();
+    let detail = error["error"]["detail"].as_str().unwrap_or_default();
+    if matches!(status, 401 | 403) || code == "SUBSCRIPTION_TOKEN_INVALID" {
+        return ToolError::new(
+            "search_key_refused",
+            format!(
+                "Brave Search refused this server's API key (HTTP {status}): web search is \
+                 misconfigured here (tools.brave_api_key)"
+            ),
+            "Tell the user web search needs a valid Brave Search API key; meanwhile use \
+             fetch_url on a URL you know, or answer from what you know.",
+        );
+    }
+    if status == 429 {
+        return rate_limited(
+            "Brave Search is rate limiting requests (HTTP 429): the API key's rate or monthly \
+             quota is spent",
+        );
+    }
+    let detail = if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    };
+    search_failed(format!("Brave Search answered HTTP {status}{detail}"))
 }
 
 /// Reads Brave's web search JSON: `web.results[]` (`title`, `url`, `description`) and the

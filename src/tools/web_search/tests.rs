@@ -318,6 +318,27 @@ fn brave_results_are_plain_text_with_the_infobox_as_abstract() {
 }
 
 #[test]
+fn a_refused_brave_key_is_said_so_whatever_status_brave_chose() {
+    let invalid_token = r#"{"type": "ErrorResponse", "error": {"id": "ade84851-a6f3-4cf9-8c76-1dc897718b0b",
+        "status": 422, "code": "SUBSCRIPTION_TOKEN_INVALID", "detail": "The provided subscription token is invalid.",
+        "meta": {"component": "authentication"}}, "time": 1754364294}"#;
+    for (status, body) in [(401, ""), (403, "{}"), (422, invalid_token)] {
+        let err = brave::refusal(status, body);
+        assert_eq!(err.code, "search_key_refused", "HTTP {status}");
+        assert!(err.message.contains("refused this server's API key"));
+    }
+    assert_eq!(brave::refusal(429, "").code, "rate_limited");
+    let validation = r#"{"type": "ErrorResponse", "error": {"id": "x", "status": 422, "code": "VALIDATION",
+        "detail": "Unable to validate request parameter(s)", "meta": {}}, "time": 1754364294}"#;
+    let err = brave::refusal(422, validation);
+    assert_eq!(err.code, "search_failed");
+    assert_eq!(
+        err.message,
+        "Brave Search answered HTTP 422: Unable to validate request parameter(s)"
+    );
+}
+
+#[test]
 fn fragment_text_drops_marks_and_decodes_entities() {
     assert_eq!(
         fragment_text("<strong>Fish</strong> &amp; chips\n  at &lt;5&gt;"),
