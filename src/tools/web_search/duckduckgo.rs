@@ -24,19 +24,33 @@ use crate::tools::ToolError;
 /// that look like no browser at all more often.
 const USER_AGENT: &str = "Mozilla/5.0 (compatible; colloquy; self-hosted chat)";
 
-/// A results page's result blocks, and in them the title link and the snippet.
-static RESULT: LazyLock<Selector> = LazyLock::new(|| selector("div.result"));
-static TITLE_LINK: LazyLock<Selector> = LazyLock::new(|| selector("a.result__a"));
-static SNIPPET: LazyLock<Selector> = LazyLock::new(|| selector(".result__snippet"));
-/// The anti-bot page's form (it posts to `anomaly.js`).
-static CHALLENGE: LazyLock<Selector> = LazyLock::new(|| {
-    selector("form#challenge-form, form[action*=\"anomaly\"], .anomaly-modal__modal")
-});
-
-fn selector(css: &str) -> Selector {
-    // unwrap: the selectors are constants, checked by the unit tests.
-    Selector::parse(css).unwrap()
+/// What a results page is read with.
+struct Selectors {
+    /// A result block.
+    result: Selector,
+    /// In a block, the title link and the snippet.
+    title_link: Selector,
+    snippet: Selector,
+    /// The anti-bot page's form (it posts to `anomaly.js`).
+    challenge: Selector,
 }
+
+impl Selectors {
+    fn new() -> Option<Self> {
+        Some(Self {
+            result: Selector::parse("div.result").ok()?,
+            title_link: Selector::parse("a.result__a").ok()?,
+            snippet: Selector::parse(".result__snippet").ok()?,
+            challenge: Selector::parse(
+                "form#challenge-form, form[action*=\"anomaly\"], .anomaly-modal__modal",
+            )
+            .ok()?,
+        })
+    }
+}
+
+/// Constant selectors, which parse (the unit tests read real pages with them).
+static SELECTORS: LazyLock<Option<Selectors>> = LazyLock::new(Selectors::new);
 
 /// DuckDuckGo's two endpoints.
 pub struct DuckDuckGo {
@@ -233,13 +247,16 @@ pub(super) enum ResultsPage {
 /// Reads the results of DuckDuckGo's HTML page: `<div class="result">` blocks with an
 /// `a.result__a` title link and a `.result__snippet`.
 pub(super) fn parse_results_page(html: &str) -> ResultsPage {
+    let Some(selectors) = SELECTORS.as_ref() else {
+        return ResultsPage::Results(Vec::new());
+    };
     let document = Html::parse_document(html);
     let hits: Vec<SearchHit> = document
-        .select(&RESULT)
+        .select(&selectors.result)
         .filter(|block| !is_ad(block))
-        .filter_map(|block| result_hit(&block))
+        .filter_map(|block| result_hit(&block, selectors))
         .collect();
-    if hits.is_empty() && document.select(&CHALLENGE).next().is_some() {
+    if hits.is_empty() && document.select(&selectors.challenge).next().is_some() {
         return ResultsPage::Challenge;
     }
     ResultsPage::Results(hits)
@@ -252,15 +269,15 @@ fn is_ad(block: &ElementRef) -> bool {
         .any(|class| class.starts_with("result--ad"))
 }
 
-fn result_hit(block: &ElementRef) -> Option<SearchHit> {
-    let link = block.select(&TITLE_LINK).next()?;
+fn result_hit(block: &ElementRef, selectors: &Selectors) -> Option<SearchHit> {
+    let link = block.select(&selectors.title_link).next()?;
     let url = link_target(link.value().attr("href")?)?;
     let title = collapse_whitespace(link.text());
     if title.is_empty() {
         return None;
     }
     let snippet = block
-        .select(&SNIPPET)
+        .select(&selectors.snippet)
         .next()
         .map(|snippet| collapse_whitespace(snippet.text()))
         .unwrap_or_default();
@@ -275,9 +292,10 @@ fn result_hit(block: &ElementRef) -> Option<SearchHit> {
 /// decoded to its target, other links as they are; `None` for an ad's click-through (`y.js`)
 /// or anything that is not http(s).
 pub(super) fn link_target(href: &str) -> Option<String> {
-    // unwrap: a constant URL.
-    let base = Url::parse("https://duckduckgo.com/").unwrap();
-    let mut url = base.join(href).ok()?;
+    let mut url = Url::parse("https://duckduckgo.com/")
+        .ok()?
+        .join(href)
+        .ok()?;
     if on_duckduckgo(&url) && url.path() == "/l/" {
         let target = url
             .query_pairs()
