@@ -30,7 +30,7 @@ use crate::tools::code_search::CodeSearch;
 use crate::tools::fetch::Fetcher;
 use crate::tools::fetch_url::FetchUrl;
 use crate::tools::gitlab_code_search::GitlabCodeSearch;
-use crate::tools::web_search::{Searxng, WebSearch};
+use crate::tools::web_search::{self, WebSearch};
 
 pub struct Application {
     address: SocketAddr,
@@ -224,9 +224,11 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     Ok(server.run())
 }
 
-/// The research tools this configuration offers: the calculator and fetch_url always,
-/// web_search with a search engine URL, code_search with a GitHub token, gitlab_code_search
-/// with a GitLab URL. web_search and fetch_url share one fetcher, so one's pages serve the other.
+/// The research tools this configuration offers: the calculator, fetch_url and web_search
+/// always (web_search asks `tools.web_search_provider`'s engine; with `none` it answers that
+/// search is not configured, so a request naming it is never silently without it),
+/// code_search with a GitHub token, gitlab_code_search with a GitLab URL. web_search and
+/// fetch_url share one fetcher, so one's pages serve the other.
 fn research_tools(config: &Config) -> anyhow::Result<Vec<SharedTool>> {
     let tools_config = &config.tools;
     let fetcher = Arc::new(
@@ -236,19 +238,13 @@ fn research_tools(config: &Config) -> anyhow::Result<Vec<SharedTool>> {
         )
         .context("cannot build the page fetcher")?,
     );
+    let search_engine =
+        web_search::provider(tools_config).context("cannot build the web search provider")?;
     let mut tools: Vec<SharedTool> = vec![
         Arc::new(Calculator::new(tools_config)),
         Arc::new(FetchUrl::new(fetcher.clone(), tools_config)),
+        Arc::new(WebSearch::new(search_engine, fetcher, tools_config)),
     ];
-    if let Some(url) = &tools_config.web_search_url {
-        let engine = Searxng::new(url, Duration::from_secs(tools_config.fetch_timeout_secs))
-            .context("cannot build the search client")?;
-        tools.push(Arc::new(WebSearch::new(
-            Arc::new(engine),
-            fetcher,
-            tools_config,
-        )));
-    }
     if tools_config.github_token.is_some() {
         tools.push(Arc::new(CodeSearch::new(tools_config)));
     }

@@ -105,6 +105,9 @@ impl Config {
                 return invalid("public_url must be an http:// or https:// URL");
             }
         }
+        if let Some(problem) = self.tools.web_search_problem() {
+            return invalid(&problem);
+        }
         if let Err(err) = crate::ssrf::AllowList::parse(&self.tools.ssrf_allow_list) {
             return invalid(&err.to_string());
         }

@@ -31,7 +31,7 @@ pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use retrieval::{DocumentsConfig, MemoryConfig};
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
-pub use tools::{ArtifactsConfig, ToolsConfig};
+pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
 
 /// Times work resumed at start-up (a document's processing, an answered ask's continuation)
 /// may have been cut off by a crash, a restart or a timeout before it is failed instead of

@@ -23,6 +23,71 @@ fn defaults_match_the_seeds() {
 }
 
 #[test]
+fn web_search_defaults_to_duckduckgo_and_a_searxng_url_selects_searxng() {
+    let config = Config::default();
+    assert_eq!(
+        config.tools.search_provider(),
+        WebSearchProvider::DuckDuckGo
+    );
+    assert_eq!(
+        config.tools.duckduckgo_api_url,
+        "https://api.duckduckgo.com"
+    );
+    assert_eq!(
+        config.tools.duckduckgo_html_url,
+        "https://html.duckduckgo.com"
+    );
+    assert_eq!(config.tools.brave_api_url, "https://api.search.brave.com");
+    let searxng =
+        Config::from_toml_str("[tools]\nweb_search_url = \"http://127.0.0.1:8888\"\n").unwrap();
+    assert_eq!(searxng.tools.search_provider(), WebSearchProvider::Searxng);
+    let named = Config::from_toml_str(
+        "[tools]\nweb_search_provider = \"duckduckgo\"\nweb_search_url = \"http://127.0.0.1:8888\"\n",
+    )
+    .unwrap();
+    assert_eq!(named.tools.search_provider(), WebSearchProvider::DuckDuckGo);
+    let none = Config::from_toml_str("[tools]\nweb_search_provider = \"none\"\n").unwrap();
+    assert_eq!(none.tools.search_provider(), WebSearchProvider::Disabled);
+}
+
+#[test]
+fn a_web_search_provider_without_what_it_needs_is_refused() {
+    let err = Config::from_toml_str("[tools]\nweb_search_provider = \"brave\"\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid configuration: tools.web_search_provider = \"brave\" needs \
+         tools.brave_api_key (COLLOQUY_TOOLS__BRAVE_API_KEY), a Brave Search API key"
+    );
+    let err = Config::from_toml_str("[tools]\nweb_search_provider = \"searxng\"\n").unwrap_err();
+    assert!(
+        err.to_string().contains("needs tools.web_search_url"),
+        "{err}"
+    );
+    let err = Config::from_toml_str("[tools]\nweb_search_provider = \"bing\"\n").unwrap_err();
+    assert!(err.to_string().contains("web_search_provider"), "{err}");
+    let err = Config::from_toml_str("[tools]\nweb_search_url = \"searx.local\"\n").unwrap_err();
+    assert!(
+        err.to_string().contains("tools.web_search_url must be"),
+        "{err}"
+    );
+}
+
+#[test]
+#[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
+fn the_web_search_provider_and_its_key_come_from_the_environment() {
+    figment::Jail::expect_with(|jail| {
+        jail.set_env("COLLOQUY_TOOLS__WEB_SEARCH_PROVIDER", "brave");
+        jail.set_env("COLLOQUY_TOOLS__BRAVE_API_KEY", "BSA-secret-key");
+        let config = Config::load(None).expect("loads");
+        assert_eq!(config.tools.search_provider(), WebSearchProvider::Brave);
+        let key = config.tools.brave_api_key.as_ref().unwrap();
+        assert_eq!(key.expose_secret(), "BSA-secret-key");
+        assert!(!format!("{config:?}").contains("BSA-secret-key"));
+        Ok(())
+    });
+}
+
+#[test]
 fn toml_overrides_defaults_and_secrets_are_redacted() {
     let config = Config::from_toml_str(
         r#"

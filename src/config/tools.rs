@@ -1,5 +1,5 @@
-//! The `[tools]` section (the research tools' limits, search and code-host endpoints, the SSRF
-//! allow-list) and the `[artifacts]` section.
+//! The `[tools]` section (the research tools' limits, the web search provider, search and
+//! code-host endpoints, the SSRF allow-list) and the `[artifacts]` section.
 
 use secrecy::SecretString;
 use serde::Deserialize;
@@ -43,8 +43,24 @@ pub struct ToolsConfig {
     pub browse_max_paths: usize,
     /// Longest calculator expression in characters (seed: 1,000).
     pub calculator_max_chars: usize,
-    /// SearXNG-compatible search API; `None` disables web_search.
+    /// Which search engine web_search asks: `duckduckgo` (no key, no server of one's own),
+    /// `searxng` (needs `web_search_url`), `brave` (needs `brave_api_key`) or `none` (the tool
+    /// stays offered but answers that search is not configured). Unset: `searxng` when
+    /// `web_search_url` is set, else `duckduckgo`; read it through `search_provider()`.
+    pub web_search_provider: Option<WebSearchProvider>,
+    /// A SearXNG instance's base URL (its JSON API at `/search`); setting it without naming a
+    /// provider selects `searxng`.
     pub web_search_url: Option<String>,
+    /// DuckDuckGo's Instant Answer API, which gives web_search its `answer` and `abstract`.
+    /// Configurable so tests can point it at a fake server.
+    pub duckduckgo_api_url: String,
+    /// DuckDuckGo's HTML endpoint (results at `/html/`), which gives web_search its results.
+    pub duckduckgo_html_url: String,
+    /// Brave Search API base URL.
+    pub brave_api_url: String,
+    /// Brave Search API subscription token; required by provider `brave`.
+    #[serde(deserialize_with = "lenient::secret")]
+    pub brave_api_key: Option<SecretString>,
     /// GitHub REST API base URL.
     pub github_api_url: String,
     #[serde(deserialize_with = "lenient::secret")]
@@ -77,13 +93,87 @@ impl Default for ToolsConfig {
             code_search_full_content: 3,
             browse_max_paths: 10,
             calculator_max_chars: 1_000,
+            web_search_provider: None,
             web_search_url: None,
+            duckduckgo_api_url: "https://api.duckduckgo.com".into(),
+            duckduckgo_html_url: "https://html.duckduckgo.com".into(),
+            brave_api_url: "https://api.search.brave.com".into(),
+            brave_api_key: None,
             github_api_url: "https://api.github.com".into(),
             github_token: None,
             gitlab_api_url: None,
             gitlab_token: None,
             ssrf_allow_list: Vec::new(),
         }
+    }
+}
+
+/// The search engine behind web_search (`tools.web_search_provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WebSearchProvider {
+    /// DuckDuckGo: its Instant Answer API and its HTML results page; needs no key.
+    DuckDuckGo,
+    /// A SearXNG instance at `tools.web_search_url`.
+    Searxng,
+    /// The Brave Search API with `tools.brave_api_key`.
+    Brave,
+    /// `none`: no search engine; web_search answers every call with a `search_unavailable`
+    /// error, so a request naming it is told why rather than silently losing it.
+    #[serde(rename = "none")]
+    Disabled,
+}
+
+impl ToolsConfig {
+    /// The provider web_search uses: the one named, else SearXNG when its URL is set (as
+    /// configurations before providers existed meant), else DuckDuckGo.
+    pub fn search_provider(&self) -> WebSearchProvider {
+        match (self.web_search_provider, &self.web_search_url) {
+            (Some(provider), _) => provider,
+            (None, Some(_)) => WebSearchProvider::Searxng,
+            (None, None) => WebSearchProvider::DuckDuckGo,
+        }
+    }
+
+    /// Why the web search settings cannot work, if they cannot.
+    pub(super) fn web_search_problem(&self) -> Option<String> {
+        let web_url = |url: &str| {
+            url::Url::parse(url)
+                .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host())
+        };
+        let (setting, url) = match self.search_provider() {
+            WebSearchProvider::Disabled => return None,
+            WebSearchProvider::Searxng => match &self.web_search_url {
+                None => {
+                    return Some(
+                        "tools.web_search_provider = \"searxng\" needs tools.web_search_url, \
+                         the SearXNG instance's URL"
+                            .into(),
+                    );
+                }
+                Some(url) => ("tools.web_search_url", url.as_str()),
+            },
+            WebSearchProvider::Brave => {
+                if self.brave_api_key.is_none() {
+                    return Some(
+                        "tools.web_search_provider = \"brave\" needs tools.brave_api_key \
+                         (COLLOQUY_TOOLS__BRAVE_API_KEY), a Brave Search API key"
+                            .into(),
+                    );
+                }
+                ("tools.brave_api_url", self.brave_api_url.as_str())
+            }
+            WebSearchProvider::DuckDuckGo => {
+                if !web_url(&self.duckduckgo_api_url) {
+                    return Some("tools.duckduckgo_api_url must be an http(s) URL".into());
+                }
+                (
+                    "tools.duckduckgo_html_url",
+                    self.duckduckgo_html_url.as_str(),
+                )
+            }
+        };
+        (!web_url(url)).then(|| format!("{setting} must be an http(s) URL"))
     }
 }
 

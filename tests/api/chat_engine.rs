@@ -124,11 +124,12 @@ async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer(
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    // Research tools as opted into, then the tools every chat has (seed 000); no file_search
-    // without documents.
+    // Research tools as opted into (the defaults: web_search, which brings fetch_url, and the
+    // calculator), then the tools every chat has (seed 000); no file_search without documents.
     assert_eq!(
         offered,
         [
+            "web_search",
             "fetch_url",
             "calculator",
             "create_artifact",

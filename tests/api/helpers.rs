@@ -63,6 +63,11 @@ fn test_config(upstream: &FakeUpstream, data_dir: PathBuf) -> Config {
     config.llm.read_timeout_secs = 5;
     config.llm.first_byte_timeout_secs = 5;
     config.auth.bootstrap_api_key = Some(SecretString::from(ADMIN_KEY));
+    // web_search is offered on the defaults (DuckDuckGo): no test reaches the real one. A test
+    // that searches points these at its fake engine; any other call fails fast (port 9,
+    // discard, is closed).
+    config.tools.duckduckgo_api_url = "http://127.0.0.1:9".into();
+    config.tools.duckduckgo_html_url = "http://127.0.0.1:9".into();
     config
 }
 
