@@ -121,3 +121,18 @@ test("replayed frames leave the same Deep Think state", () => {
   const again = fold(frames, fold(frames));
   assert.deepEqual(again.deepThink, once, "the whole stream replayed onto the run");
 });
+
+test("the panel says each sub-task's state and the phase in words", async () => {
+  const { subtaskState, phaseLine, summaryLine } = await import("../src/conversation/deepthink.js");
+  const run = fold(fullRun());
+  const deep = run.deepThink;
+  assert.deepEqual(deep.subtasks.map(subtaskState), ["done, 2 sources", "stopped: out of budget", "failed: upstream exploded"]);
+  assert.equal(summaryLine(deep), "3 sub-tasks: 1 done, 1 failed, 1 out of budget");
+  assert.equal(phaseLine(deep), "Report saved as deep-think-20261124-101500.md.");
+  seq = 0;
+  const early = fold([frame(plan), frame(started("1", 0))]).deepThink;
+  assert.equal(subtaskState(early.subtasks[0]), "running");
+  assert.equal(subtaskState(early.subtasks[1]), "waiting");
+  assert.equal(phaseLine(early), "Researching: 0 of 3 sub-tasks finished…");
+  assert.equal(phaseLine({ ...early, phase: "synthesizing" }), "Synthesizing report…");
+});
