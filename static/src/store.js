@@ -41,10 +41,10 @@ export const drafts = {
   },
 };
 
-/// Per-chat run settings (the Tools switch, research tools, iteration limit).
+/// Per-chat run settings (the Tools and Deep Think switches, research tools, iteration limit).
 export const settings = {
   key: (chatId) => `colloquy.settings.${chatId ?? "new"}`,
-  defaults: () => ({ enableTools: false, tools: ["web_search", "fetch_url", "calculator"], maxIterations: 5, contextStrategy: null }),
+  defaults: () => ({ enableTools: false, deepThink: false, tools: ["web_search", "fetch_url", "calculator"], maxIterations: 5, contextStrategy: null }),
   get(chatId) {
     try {
       const saved = JSON.parse(localStorage.getItem(this.key(chatId)) ?? "null");
@@ -60,12 +60,12 @@ export const settings = {
       // Not saved; still used for this page.
     }
   },
-  /// The request fields these settings add to a send, edit or regenerate.
+  /// The request fields these settings add to a send, edit or regenerate. Deep Think implies
+  /// tools: with its switch on and Tools off, the server picks the research tools itself.
   request(value) {
-    if (!value.enableTools) return {};
-    return {
-      enableTools: true,
-      web_search_options: { x_tools: value.tools, max_iterations: value.maxIterations },
-    };
+    if (!value.enableTools && !value.deepThink) return {};
+    const options = value.enableTools ? { x_tools: value.tools, max_iterations: value.maxIterations } : {};
+    if (value.deepThink) options.x_deep_think = true;
+    return { enableTools: true, web_search_options: options };
   },
 };

@@ -264,6 +264,59 @@ async fn tools_are_switched_on_in_settings_and_their_progress_and_calls_are_show
 }
 
 #[actix_web::test]
+async fn deep_think_is_switched_on_in_settings_and_shows_its_plan_sub_tasks_and_report() {
+    let app = browser_app(|_| {}).await;
+    let plan = json!({"title": "Rust web servers", "subtasks": [
+        {"id": "1", "query": "actix-web performance", "tools": ["web_search"]},
+        {"id": "2", "query": "axum ergonomics", "tools": ["web_search"]},
+        {"id": "3", "query": "deployment stories", "tools": ["fetch_url"]},
+    ]});
+    // The sub-tasks take a moment, so the scenario sees the plan while the research runs.
+    // The script is in request order: sub-tasks run one after another.
+    let research = Duration::from_millis(700);
+    app.upstream.script([
+        Reply::text(&plan.to_string()),
+        text("Findings one: actix is fast.").delay(research),
+        text("Findings two: axum is ergonomic.").delay(research),
+        // One attempt and two retries (the tests' `max_retries`): the third sub-task fails.
+        Reply::status(500, "exploded"),
+        Reply::status(500, "exploded"),
+        Reply::status(500, "exploded"),
+        text("# Rust web servers\n\nActix is fast [1]. Axum is ergonomic.")
+            .event_gap(Duration::from_millis(40)),
+    ]);
+    run_scenario(&app, "deep_think", &[]).await;
+    let completions = app
+        .upstream
+        .received()
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .count();
+    assert!(
+        completions >= 7,
+        "the plan, three sub-tasks (the last tried three times) and the synthesis: {completions}"
+    );
+    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chat = chats["data"][0]["id"]
+        .as_str()
+        .expect("the scenario's chat");
+    let artifacts: Value = app
+        .get(&format!("/chat/api/{chat}/artifacts"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        artifacts["artifacts"]
+            .as_array()
+            .is_some_and(|all| all.iter().any(|a| a["identifier"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("deep-think-")))),
+        "the report was saved as an artifact: {artifacts}"
+    );
+}
+
+#[actix_web::test]
 async fn a_chat_set_to_summarize_says_when_older_messages_were_summarised() {
     let app = browser_app(|_| {}).await;
     app.upstream.context_length(4_096);

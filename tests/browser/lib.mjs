@@ -3,8 +3,9 @@
 // accessible name, as a person with a screen reader would find them. Every scenario saves
 // screenshots under target/browser-screenshots/ for review.
 import { chromium } from "playwright-core";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 
 export const BASE = process.env.COLLOQUY_URL;
 export const LOGIN_URL = process.env.COLLOQUY_LOGIN_URL;
@@ -64,6 +65,16 @@ export async function until(what, check, timeout = 15000) {
 
 export function assert(condition, message) {
   if (!condition) throw new Error(`assertion failed: ${message}`);
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/// Fails on serious or critical axe-core violations on what `page` shows now.
+export async function axe(page, screen) {
+  await page.evaluate(axeSource);
+  const results = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  const bad = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert(bad.length === 0, `${screen}: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target).join(" ")}`).join("; ")}`);
 }
 
 /// Text of the conversation's messages, in order.

@@ -1,22 +1,11 @@
 // Point 8: no serious or critical axe-core violations on the sign-in, chat list and
 // conversation screens; every control reachable by keyboard; usable at 375 px; light and dark
 // themes follow the system; at most 300 KB of compressed JavaScript before lazy parts.
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRequire } from "node:module";
-import { scenario, screenshot, assert, until, LOGIN_URL, waitForAnswer, waitIdle } from "./lib.mjs";
+import { scenario, screenshot, assert, axe, until, LOGIN_URL, waitForAnswer, waitIdle } from "./lib.mjs";
 
-const require = createRequire(import.meta.url);
 const STATE = join(tmpdir(), `colloquy-quality-${process.pid}.json`);
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
-
-async function axe(page, screen) {
-  await page.evaluate(axeSource);
-  const results = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
-  const bad = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  assert(bad.length === 0, `${screen}: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target).join(" ")}`).join("; ")}`);
-}
 
 // Dark theme, sign-in and the conversation, by keyboard only.
 await scenario(async ({ page }) => {

@@ -1,8 +1,11 @@
 // One message of the active branch: a user's text (with Edit) or an answer rendered as
 // Markdown (with Copy and Regenerate), its `‹ 2/3 ›` sibling switcher, the tool calls the
-// answer made, its artifacts, its ask_user cards and, when it ended early, why.
+// answer made, its artifacts (each opens in a dialog), its ask_user cards, its Deep Think panel
+// when this page saw the run, and, when it ended early, why.
 import { renderMarkdown } from "../markdown/render.js";
 import { stopNote, trimmedNote } from "./run.js";
+import { finishedDeepThinkPanel } from "./deepthink.js";
+import { openLabel } from "./artifactview.js";
 import { h } from "../ui/dom.js";
 
 /// Markdown rendered once per message content; a long chat re-renders nothing it has shown.
@@ -75,10 +78,13 @@ export function toolList(tools) {
     })));
 }
 
-export function artifactList(artifacts) {
+/// The answer's artifacts; `onOpen(artifact)`, when given, adds a button opening each.
+export function artifactList(artifacts, onOpen) {
   if (!artifacts || artifacts.length === 0) return null;
   return h("ul", { class: "artifacts", "aria-label": "Artifacts" },
-    artifacts.map((a) => h("li", null, "📄 ", h("strong", null, a.title || a.identifier), ` (${a.identifier}, version ${a.version})`)));
+    artifacts.map((a) => h("li", null, "📄 ", h("strong", null, a.title || a.identifier),
+      a.version ? ` (${a.identifier}, version ${a.version}) ` : ` (${a.identifier}) `,
+      onOpen ? h("button", { type: "button", class: "action open-artifact", onclick: () => onOpen(a) }, openLabel(a)) : null)));
 }
 
 export function trimLine(trimmed) {
@@ -105,7 +111,8 @@ function copyButton(text) {
   return button;
 }
 
-/// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, tools, cards, trimmed}
+/// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, onOpenArtifact, tools, cards, trimmed,
+/// deepThink (the run's Deep Think state, when this page followed it)}
 export function messageView(node, ctx) {
   if (node.role === "user") {
     const body = h("div", { class: "user-text" }, node.content ?? "");
@@ -118,11 +125,16 @@ export function messageView(node, ctx) {
   }
   const parts = Array.isArray(node.parts) ? node.parts : [];
   const artifacts = parts.filter((p) => p.type === "artifact");
+  const deep = ctx.deepThink;
+  if (deep?.artifactName && !artifacts.some((a) => a.identifier === deep.artifactName)) {
+    artifacts.push({ identifier: deep.artifactName, title: deep.title });
+  }
   return h("article", { class: "message assistant", "aria-label": "Assistant", dataset: { id: node.id } },
     ctx.cards,
+    deep ? finishedDeepThinkPanel(deep) : null,
     toolList(ctx.tools),
     markdownOf(node.id, node.content ?? ""),
-    artifactList(artifacts),
+    artifactList(artifacts, ctx.onOpenArtifact),
     trimLine(ctx.trimmed),
     stopLine(node.stop_reason),
     node.error ? h("p", { class: "run-error" }, `Error: ${node.error}`) : null,

@@ -1,6 +1,8 @@
 // A run as the UI knows it, built from its SSE frames by one pure function (`applyFrame`),
 // so a replay after a reload builds exactly what the live stream did. Frames carry the
-// event's sequence number as `id`; a re-attach asks for what came after `lastSeq`.
+// event's sequence number as `id`; a re-attach asks for what came after `lastSeq`. A Deep
+// Think run also folds its phases and sub-tasks into `run.deepThink`; every step is safe to
+// apply twice, and phases only move forward.
 
 export function newRun(runId = null) {
   return {
@@ -14,6 +16,7 @@ export function newRun(runId = null) {
     asks: [],
     artifacts: [],
     research: null,
+    deepThink: null,
     trimmed: null,
     stopReason: null,
     error: null,
@@ -47,7 +50,7 @@ export function progressLabel(type, name, argumentsText) {
 }
 
 /// Applies one frame; returns the names of what changed ("text", "tools", "progress", "asks",
-/// "artifacts", "finished", "error", "started") so the view redraws only those.
+/// "artifacts", "deepThink", "finished", "error", "started") so the view redraws only those.
 export function applyFrame(run, frame) {
   const seq = Number(frame.id);
   if (Number.isFinite(seq) && seq > run.lastSeq) run.lastSeq = seq;
@@ -72,6 +75,9 @@ export function applyFrame(run, frame) {
       return ["text"];
     }
     return [];
+  }
+  if (typeof event.type === "string" && event.type.startsWith("x_deep_think.")) {
+    return applyDeepThink(run, event);
   }
   switch (event.type) {
     case "run.started":
@@ -98,9 +104,21 @@ export function applyFrame(run, frame) {
     case "x_research.reading":
     case "x_research.code_searching":
     case "x_research.calculating":
-    case "x_research.tool_call":
-      run.progress = progressLabel(event.type, event.name, event.arguments);
+    case "x_research.tool_call": {
+      const label = progressLabel(event.type, event.name, event.arguments);
+      // Research events name no sub-task: they belong to one only while it runs alone.
+      const running = run.deepThink?.subtasks.filter((t) => t.state === "running") ?? [];
+      if (running.length === 1) {
+        const { events } = running[0];
+        const key = Number.isFinite(seq) ? seq : null;
+        if (!events.some((e) => e.label === label && (key === null ? e === events.at(-1) : e.seq === key))) {
+          events.push({ seq: key, type: event.type, label });
+        }
+        return ["deepThink"];
+      }
+      run.progress = label;
       return ["progress"];
+    }
     case "x_research.result":
       // The label stays until the next step starts or the answer does.
       return [];
@@ -150,6 +168,91 @@ export function applyFrame(run, frame) {
     default:
       return [];
   }
+}
+
+/// A Deep Think run before its first event: "discovery" until the plan (or a site's discovery)
+/// says more.
+export function newDeepThink() {
+  return { title: null, subtasks: [], phase: "discovery", discovery: null, synthesis: null, artifactName: null, error: null, structured: [] };
+}
+
+/// Phases in the order they happen; a replayed frame never moves a run back.
+const PHASES = ["discovery", "planning", "research", "synthesizing", "done", "failed"];
+const SUBTASK_STATES = { completed: "done", failed: "failed", budget_exhausted: "budget" };
+
+function advance(deep, phase) {
+  if (PHASES.indexOf(phase) > PHASES.indexOf(deep.phase)) deep.phase = phase;
+}
+
+function subtask(deep, id, fields = {}) {
+  let task = deep.subtasks.find((t) => t.id === String(id));
+  if (!task) {
+    task = { id: String(id), query: "", index: deep.subtasks.length, state: "waiting", error: null, sources: null, tokens: null, events: [] };
+    deep.subtasks.push(task);
+  }
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined && value !== null && value !== "") task[key] = value;
+  }
+  return task;
+}
+
+/// Folds one `x_deep_think.*` event into `run.deepThink`.
+function applyDeepThink(run, event) {
+  run.deepThink ??= newDeepThink();
+  const deep = run.deepThink;
+  switch (event.type) {
+    case "x_deep_think.discovery_started":
+      deep.discovery = { ...deep.discovery, mode: event.mode ?? null, message: event.message ?? null, done: deep.discovery?.done ?? false };
+      advance(deep, "discovery");
+      break;
+    case "x_deep_think.discovery_completed":
+      deep.discovery = { ...deep.discovery, pagesFetched: event.pages_fetched ?? null, siteMap: event.site_map ?? null, message: event.message ?? deep.discovery?.message ?? null, done: true };
+      advance(deep, "planning");
+      break;
+    case "x_deep_think.plan_created":
+      deep.title = event.title ?? deep.title;
+      for (const [index, planned] of (event.subtasks ?? []).entries()) {
+        subtask(deep, planned.id ?? index + 1, { query: planned.query, index, tools: planned.tools });
+      }
+      advance(deep, "research");
+      break;
+    case "x_deep_think.subtask_started": {
+      const task = subtask(deep, event.subtask_id, { query: event.subtask_query, index: event.subtask_index });
+      if (task.state === "waiting") task.state = "running";
+      advance(deep, "research");
+      break;
+    }
+    case "x_deep_think.subtask_completed": {
+      const task = subtask(deep, event.subtask_id, { index: event.subtask_index });
+      task.state = SUBTASK_STATES[event.status] ?? "done";
+      task.error = event.error ?? null;
+      task.sources = event.sources ?? null;
+      task.tokens = event.tokens ?? null;
+      break;
+    }
+    case "x_deep_think.synthesizing":
+      deep.synthesis = event.message ?? "Synthesizing final report...";
+      advance(deep, "synthesizing");
+      break;
+    case "x_deep_think.artifact_created":
+      if (!deep.structured.some((a) => a.type === event.artifact_type && a.title === event.artifact_title)) {
+        deep.structured.push({ type: event.artifact_type, title: event.artifact_title, message: event.message ?? null });
+      }
+      break;
+    case "x_deep_think.completed":
+      deep.title = event.title ?? deep.title;
+      deep.artifactName = event.artifact_name ?? deep.artifactName;
+      advance(deep, "done");
+      break;
+    case "x_deep_think.error":
+      deep.error = event.message ?? "Deep Think failed.";
+      advance(deep, "failed");
+      break;
+    default:
+      return [];
+  }
+  deep.subtasks.sort((a, b) => a.index - b.index);
+  return ["deepThink"];
 }
 
 /// What `x_chat.context_trimmed` says, in words.

@@ -2,16 +2,19 @@
 // SSE stream (from send, edit, regenerate, an ask_user answer, or a re-attach after a reload)
 // is folded into a run object by `applyFrame`; the streaming answer is re-rendered at most
 // every 50 ms, and only its tail. If the connection drops, the view re-attaches with the last
-// sequence number it saw, so nothing is lost or doubled.
+// sequence number it saw, so nothing is lost or doubled. A Deep Think run shows its plan and
+// sub-tasks in a panel above the answer (deepthink.js); artifacts open in a dialog.
 import { api, stream, chatPath, ApiError } from "../api.js";
 import { readFrames } from "../sse.js";
 import { navigate } from "../router.js";
 import { store, drafts, settings } from "../store.js";
 import { h, throttle } from "../ui/dom.js";
 import { StreamingMarkdown } from "../markdown/render.js";
-import { newRun, applyFrame } from "./run.js";
+import { newRun, newDeepThink, applyFrame } from "./run.js";
 import { messageView, toolList, artifactList, adoptRendering, storedTools, mergeTools, trimLine } from "./message.js";
 import { askCard } from "./askcard.js";
+import { liveDeepThinkPanel } from "./deepthink.js";
+import { showArtifact } from "./artifactview.js";
 import { settingsPanel } from "./settings.js";
 import { refreshChats } from "../chats/sidebar.js";
 
@@ -223,6 +226,8 @@ export function conversationView({ chatId, onMenu }) {
       onSwitch: switchTo,
       onEdit: startEdit,
       onRegenerate: regenerate,
+      onOpenArtifact: openArtifact,
+      deepThink: node.run_id ? runs.get(node.run_id)?.deepThink : null,
       tools: mergeTools(storedTools(node.tools), node.run_id ? runs.get(node.run_id)?.tools : null),
       trimmed: node.run_id ? runs.get(node.run_id)?.trimmed : null,
       cards: node.role === "assistant" && node.run_id ? cardsFor(node.run_id) : null,
@@ -254,7 +259,12 @@ export function conversationView({ chatId, onMenu }) {
 
   // ---- runs ----
 
+  function openArtifact(artifact) {
+    showArtifact(chatId, artifact).catch((err) => showBanner(`Could not open the artifact: ${err.message}`));
+  }
+
   function liveElement(run) {
+    const deep = h("div", { class: "live-deep" });
     const progress = h("p", { class: "progress", role: "status" });
     const tools = h("div", { class: "live-tools" });
     const cards = h("div", { class: "live-asks" });
@@ -262,13 +272,13 @@ export function conversationView({ chatId, onMenu }) {
     const typing = h("span", { class: "typing", "aria-label": "The assistant is answering" }, h("span"), h("span"), h("span"));
     const footer = h("div", { class: "live-footer" });
     const trim = h("div", { class: "live-trim" });
-    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, progress, cards, tools, body, typing, trim, footer);
+    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, deep, progress, cards, tools, body, typing, trim, footer);
     const md = new StreamingMarkdown(body);
     const renderText = throttle(() => {
       md.update(run.text);
       scrollToEnd();
     }, 50);
-    return { el, progress, tools, cards, body, typing, trim, footer, md, renderText };
+    return { el, deep, deepPanel: null, progress, tools, cards, body, typing, trim, footer, md, renderText };
   }
 
   function paint(view, run, changes) {
@@ -286,7 +296,19 @@ export function conversationView({ chatId, onMenu }) {
       view.typing.hidden = true;
       scrollToEnd();
     }
-    if (changes.includes("artifacts")) view.footer.replaceChildren(artifactList(run.artifacts) ?? "");
+    if (changes.includes("deepThink") && run.deepThink) {
+      if (!view.deepPanel) {
+        view.deepPanel = liveDeepThinkPanel({ onOpenReport: (identifier) => openArtifact({ identifier }) });
+        view.deep.replaceChildren(view.deepPanel.el);
+      }
+      view.deepPanel.update(run.deepThink);
+      scrollToEnd();
+    }
+    if (changes.includes("artifacts") || changes.includes("deepThink")) {
+      // The report opens from the Deep Think panel; the list has the rest.
+      const report = run.deepThink?.artifactName;
+      view.footer.replaceChildren(artifactList(run.artifacts.filter((a) => a.identifier !== report), openArtifact) ?? "");
+    }
     if (changes.includes("trimmed")) view.trim.replaceChildren(trimLine(run.trimmed) ?? "");
     if (changes.includes("error") && run.error) showBanner(errorText(run.error));
   }
@@ -301,11 +323,16 @@ export function conversationView({ chatId, onMenu }) {
   }
 
   /// Starts a run: `open(signal)` makes the request whose answer is the run's SSE stream.
-  async function runStream(open, optimistic) {
+  /// `deepThink`: the request asked for Deep Think, so its panel shows before its first event.
+  async function runStream(open, optimistic, deepThink = false) {
     if (live) return;
     banner.hidden = true;
     const run = newRun();
     const view = liveElement(run);
+    if (deepThink) {
+      run.deepThink = newDeepThink();
+      paint(view, run, ["deepThink"]);
+    }
     const controller = new AbortController();
     live = { run, ...view, controller };
     optimistic?.();
@@ -418,6 +445,7 @@ export function conversationView({ chatId, onMenu }) {
     const ok = await runStream(
       (signal) => stream("POST", chatPath(chatId, "/messages"), runBody({ content }), { signal }),
       () => path.push({ id: "pending", role: "user", content, parent_id: path.at(-1)?.id ?? null }),
+      settings.get(chatId).deepThink,
     );
     if (ok === false) {
       input.value = content;
@@ -442,6 +470,7 @@ export function conversationView({ chatId, onMenu }) {
         const at = path.indexOf(node);
         if (at >= 0) path = path.slice(0, at);
       },
+      settings.get(chatId).deepThink,
     );
   }
 
@@ -462,6 +491,7 @@ export function conversationView({ chatId, onMenu }) {
           const at = path.indexOf(node);
           if (at >= 0) path = [...path.slice(0, at), { id: "pending", role: "user", content, parent_id: node.parent_id }];
         },
+        settings.get(chatId).deepThink,
       );
     });
     box.addEventListener("keydown", (event) => {
