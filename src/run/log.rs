@@ -282,6 +282,35 @@ mod tests {
         assert_eq!(all, [1, 2, 3, 4, 5]);
     }
 
+    #[tokio::test]
+    async fn a_continued_log_numbers_past_the_old_one_and_an_old_cursor_replays_it_all() {
+        let log = Arc::new(
+            RunLog::new(
+                RunId::from_string("r"),
+                None,
+                UserId::from_string("u"),
+                "m".into(),
+            )
+            .continued(1),
+        );
+        let base = MAX_EVENTS_PER_RUN + 1;
+        assert_eq!(
+            log.push(RunEvent::TextDelta {
+                content: "a".into()
+            }),
+            base + 1
+        );
+        log.push(finished());
+        let from_old: Vec<usize> = log.subscribe(57).map(|(seq, _)| seq).collect().await;
+        assert_eq!(
+            from_old,
+            [base + 1, base + 2],
+            "a cursor of the old process"
+        );
+        let from_new: Vec<usize> = log.subscribe(base + 1).map(|(seq, _)| seq).collect().await;
+        assert_eq!(from_new, [base + 2]);
+    }
+
     #[test]
     fn finished_runs_are_swept_after_retention() {
         let registry = RunRegistry::default();

@@ -34,7 +34,17 @@ fn replies() -> Vec<Reply> {
             json!({"expression": "3.5 * 2400"}),
         ),
         Reply::text("3.5 troy ounces cost about 8400 EUR."),
-        // deep think
+        // deep think: the plan, each sub-task's notes (no tools), the synthesis
+        Reply::text(
+            &json!({"title": "Quantum Computing Advances", "subtasks": [
+                {"id": "1", "query": "Latest quantum error correction breakthroughs", "tools": ["web_search"]},
+                {"id": "2", "query": "Major quantum hardware milestones", "tools": ["web_search"]},
+                {"id": "3", "query": "Quantum algorithms that matter", "tools": ["fetch_url"]}]})
+            .to_string(),
+        ),
+        Reply::text("- Logical qubits improved."),
+        Reply::text("- Hardware scaled."),
+        Reply::text("- Algorithms matured."),
         Reply::text("Quantum error correction advanced."),
         // artifact creation
         Reply::tool_call(
@@ -117,6 +127,11 @@ async fn assert_the_sdk_examples_worked(app: &TestApp, printed: &str, chat: &str
     for line in [
         "[Calculating] ",
         "[Research complete] 2 iterations",
+        "[x_deep_think.plan_created]",
+        "\"title\": \"Quantum Computing Advances\"",
+        "[x_deep_think.subtask_completed]",
+        "[x_deep_think.synthesizing]",
+        "[x_deep_think.completed]",
         "[Artifact created] bst.py - Binary Search Tree (v1)",
     ] {
         assert!(printed.contains(line), "{line:?} missing:\n{printed}");
@@ -174,6 +189,10 @@ async fn seed_000_and_002_curl_examples_run_as_written() {
     );
     assert!(
         printed.contains("\"type\":\"x_research.calculating\""),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("\"type\":\"x_deep_think.completed\""),
         "{printed}"
     );
     assert!(
