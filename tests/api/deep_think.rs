@@ -921,3 +921,89 @@ async fn tokens_per_phase_of_a_five_sub_task_run() {
     assert!(usage["planning"].as_u64().unwrap() > 0);
     assert!(usage["synthesis"].as_u64().unwrap() > 0);
 }
+
+#[actix_web::test]
+async fn an_upstream_that_refuses_the_plan_schema_is_asked_without_it() {
+    let web = start_web().await;
+    let app = deep_app(&web, |_| {}).await;
+    app.upstream.script([
+        Reply::status(400, "response_format json_schema is not supported"),
+        plan(&["one", "two", "three"]),
+        Reply::text("# Report\n\nDone."),
+    ]);
+    for query in ["one", "two", "three"] {
+        app.upstream
+            .script_for(&part(query), [Reply::text("- a note")]);
+    }
+    let events =
+        deep_events(&read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await);
+    assert_eq!(of_type(&events, "plan_created")[0]["plan_source"], "model");
+    let plans = planning_requests(&app);
+    assert_eq!(plans.len(), 2);
+    assert!(plans[0].get("response_format").is_some());
+    assert!(plans[1].get("response_format").is_none());
+}
+
+#[actix_web::test]
+async fn a_model_server_that_cannot_plan_is_a_fatal_error() {
+    let web = start_web().await;
+    let app = deep_app(&web, |_| {}).await;
+    app.upstream.script([
+        Reply::status(500, "down"),
+        Reply::status(500, "down"),
+        Reply::status(500, "down"),
+    ]);
+    let chat = app.new_chat().await;
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
+        )
+        .await;
+    let events = deep_events(&frames);
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["x_deep_think.error"]);
+    assert!(
+        events[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("model server")
+    );
+    assert_eq!(
+        crate::sse::finished(&frames)["stop_reason"],
+        "upstream_error"
+    );
+}
+
+#[actix_web::test]
+async fn the_whole_run_budget_keeps_its_reserve_for_the_synthesis() {
+    let web = start_web().await;
+    // 40 tokens, 15 % kept back: sub-tasks may start until 34 are spent. The plan and each
+    // note cost 15.
+    let app = deep_app(&web, |config| config.deep_think.token_budget = 40).await;
+    app.upstream.script([
+        plan(&["one", "two", "three"]),
+        Reply::text("# Report\n\nFrom what there was."),
+    ]);
+    for query in ["one", "two", "three"] {
+        app.upstream
+            .script_for(&part(query), [Reply::text("- a note")]);
+    }
+    let frames = read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await;
+    let events = deep_events(&frames);
+    let done = of_type(&events, "subtask_completed");
+    let statuses: Vec<&str> = done.iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["completed", "completed", "failed"]);
+    assert_eq!(done[2]["error"], "the run's token budget is spent");
+    assert!(
+        !app.upstream
+            .received()
+            .iter()
+            .any(|r| r.body.to_string().contains(&part("three"))),
+        "the third never asked the model"
+    );
+    assert!(
+        content(&frames).starts_with("# Report"),
+        "the synthesis had its reserve"
+    );
+}

@@ -151,7 +151,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     );
     let planning_tokens = tokens(&checkpoint.planning_usage);
     let research_tokens = tokens(&usage) - planning_tokens;
-    save_findings_list(spec, &plan, &findings).await;
+    save_structured(spec, &plan, &findings).await;
     let (text, stop_reason, error) = if findings.iter().all(|f| f.status == TaskStatus::Failed) {
         let message = "every sub-task failed; the report lists what happened";
         emit(log, "error", json!({"message": message}));
@@ -523,19 +523,31 @@ fn synthesis_spec(
     }
 }
 
-/// Saves a structured findings list when the notes hold enough bullet points, and says so.
-async fn save_findings_list(spec: &DeepThinkSpec, plan: &Plan, findings: &[Finding]) {
-    let Some(list) = report::findings_list(&plan.title, findings, 3) else {
-        return;
-    };
-    let name = report::artifact_name(chrono::Utc::now()).replace(".md", "-findings.md");
-    let title = format!("{}: findings", plan.title);
-    if save_artifact(spec, &name, &title, &list).await.is_some() {
+/// Saves a structured artifact from the notes, and says so: a comparison table when the
+/// sub-tasks give the same attributes of several things, else a findings list when the notes
+/// hold enough bullet points.
+async fn save_structured(spec: &DeepThinkSpec, plan: &Plan, findings: &[Finding]) {
+    let (kind, suffix, what, content) =
+        if let Some(table) = report::comparison_table(&plan.title, findings) {
+            (
+                "comparison_table",
+                "comparison",
+                "a comparison table",
+                table,
+            )
+        } else if let Some(list) = report::findings_list(&plan.title, findings, 3) {
+            ("findings_list", "findings", "a list", list)
+        } else {
+            return;
+        };
+    let name = report::artifact_name(chrono::Utc::now()).replace(".md", &format!("-{suffix}.md"));
+    let title = format!("{}: {suffix}", plan.title);
+    if save_artifact(spec, &name, &title, &content).await.is_some() {
         emit(
             &spec.run.log,
             "artifact_created",
-            json!({"artifact_type": "findings_list", "artifact_title": title,
-                   "message": "Saved the sub-tasks' findings as a list."}),
+            json!({"artifact_type": kind, "artifact_title": title,
+                   "message": format!("Saved the sub-tasks' findings as {what}.")}),
         );
     }
 }

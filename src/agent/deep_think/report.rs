@@ -38,6 +38,16 @@ pub fn brief(question: &str, title: &str, findings: &[Finding], sources: &[Sourc
                     "{}",
                     super::plan::shorten(&finding.note, MAX_NOTE_CHARS)
                 );
+                // The URLs this sub-task's tools really returned, by their numbers below.
+                let numbers: Vec<String> = finding
+                    .sources
+                    .iter()
+                    .filter_map(|s| sources.iter().position(|known| known.url == s.url))
+                    .map(|at| format!("[{}]", at + 1))
+                    .collect();
+                if !numbers.is_empty() {
+                    let _ = writeln!(text, "Sources of this sub-task: {}", numbers.join(" "));
+                }
             }
         }
     }
@@ -265,6 +275,72 @@ pub fn findings_list(title: &str, findings: &[Finding], min: usize) -> Option<St
         count += bullets.len();
     }
     (count >= min).then_some(text)
+}
+
+/// `- Attribute: value` lines of a note, as (attribute, value) pairs.
+fn attributes(note: &str) -> Vec<(String, String)> {
+    note.lines()
+        .map(str::trim)
+        .filter_map(|line| line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")))
+        .filter_map(|item| {
+            let (key, value) = item.split_once(':')?;
+            let key = key.trim().trim_matches('*').trim();
+            let value = value.trim();
+            let label = !key.is_empty()
+                && key.chars().count() <= 40
+                && key.split_whitespace().count() <= 5
+                && !key.contains(['(', '/']);
+            (label && !value.is_empty()).then(|| (key.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// A comparison table, when at least two sub-tasks' notes give values for the same two or more
+/// attributes (`- Price: 10 dollars` in each): one row per sub-task, one column per attribute
+/// they share; `None` otherwise.
+pub fn comparison_table(title: &str, findings: &[Finding]) -> Option<String> {
+    let rows: Vec<(&Finding, Vec<(String, String)>)> = findings
+        .iter()
+        .filter(|f| f.status != TaskStatus::Failed)
+        .map(|f| (f, attributes(&f.note)))
+        .filter(|(_, pairs)| !pairs.is_empty())
+        .collect();
+    if rows.len() < 2 {
+        return None;
+    }
+    let key = |k: &str| k.to_lowercase();
+    let mut columns: Vec<String> = Vec::new();
+    for (name, _) in &rows[0].1 {
+        let shared = rows
+            .iter()
+            .filter(|(_, pairs)| pairs.iter().any(|(k, _)| key(k) == key(name)))
+            .count();
+        if shared >= 2 && !columns.iter().any(|c| key(c) == key(name)) {
+            columns.push(name.clone());
+        }
+    }
+    if columns.len() < 2 {
+        return None;
+    }
+    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+    let mut table = format!(
+        "# {title}: comparison\n\n| | {} |\n|---|",
+        columns.join(" | ")
+    );
+    table.push_str(&"---|".repeat(columns.len()));
+    table.push('\n');
+    for (finding, pairs) in &rows {
+        let _ = write!(table, "| {} |", cell(&finding.query));
+        for column in &columns {
+            let value = pairs
+                .iter()
+                .find(|(k, _)| key(k) == key(column))
+                .map_or("—", |(_, v)| v.as_str());
+            let _ = write!(table, " {} |", cell(value));
+        }
+        table.push('\n');
+    }
+    Some(table)
 }
 
 /// The report written from the notes alone, when the model cannot write it (every sub-task

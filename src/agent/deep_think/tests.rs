@@ -247,3 +247,34 @@ fn sources_are_the_urls_tools_returned_read_or_listed() {
     assert_eq!(merged.len(), 4);
     assert_eq!(merged[0].title, "A");
 }
+
+#[test]
+fn notes_giving_the_same_attributes_of_several_things_make_a_comparison_table() {
+    let findings = [
+        finding(
+            "actix",
+            "Summary.\n- Speed: very fast\n- Ecosystem: large | mature\n- Mascot: none",
+            TaskStatus::Completed,
+        ),
+        finding(
+            "axum",
+            "- **Speed**: fast\n- ecosystem: growing",
+            TaskStatus::Completed,
+        ),
+        finding("rocket", "", TaskStatus::Failed),
+        finding(
+            "warp",
+            "- Speed: fast\n- Released (see https://x.example/a): 2018",
+            TaskStatus::Completed,
+        ),
+    ];
+    let table = report::comparison_table("Web servers", &findings).unwrap();
+    assert_eq!(
+        table,
+        "# Web servers: comparison\n\n| | Speed | Ecosystem |\n|---|---|---|\n\
+         | actix | very fast | large \\| mature |\n| axum | fast | growing |\n| warp | fast | — |\n"
+    );
+    // One attribute in common, or one thing described, is no comparison.
+    assert_eq!(report::comparison_table("x", &findings[1..]), None);
+    assert_eq!(report::comparison_table("x", &findings[..1]), None);
+}
