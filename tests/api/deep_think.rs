@@ -92,6 +92,49 @@ fn part(query: &str) -> String {
     format!("Your part: {query}")
 }
 
+/// One note for each of these sub-tasks.
+fn notes(app: &TestApp, queries: &[&str]) {
+    for query in queries {
+        app.upstream
+            .script_for(&part(query), [Reply::text(&format!("- note on {query}"))]);
+    }
+}
+
+/// Three 500s for each of these sub-tasks: each fails after the client's retries.
+fn failures(app: &TestApp, queries: &[&str]) {
+    for query in queries {
+        app.upstream
+            .script_for(&part(query), (0..3).map(|_| Reply::status(500, "down")));
+    }
+}
+
+/// Sends the question with Deep Think on in a new chat through the chat API.
+async fn deep_in_chat(app: &TestApp) -> Vec<Frame> {
+    let chat = app.new_chat().await;
+    app.send(
+        &chat,
+        json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
+    )
+    .await
+}
+
+/// The chat's (first) stored answer.
+async fn stored_answer(app: &TestApp, chat: &str) -> Value {
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    tree["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["role"] == "assistant")
+        .cloned()
+        .expect("an answer")
+}
+
 /// The standard run: three sub-tasks (a web search, a page read, a note with no tools) and a
 /// synthesis that cites a source that does not exist and links pages the run never saw.
 fn script_standard(app: &TestApp, web: &str) {
@@ -351,18 +394,7 @@ async fn the_saved_report_cites_only_sources_the_run_saw_and_is_a_part_of_the_an
     assert_eq!(findings["title"], "Gold research: findings");
 
     // The answer is the checked report, with the artifact as its part.
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let answer = tree["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["role"] == "assistant")
-        .unwrap();
+    let answer = stored_answer(&app, &chat).await;
     assert_eq!(answer["content"].as_str().unwrap(), raw);
     let parts = answer["parts"].as_array().expect("message parts");
     assert!(parts.iter().any(|p| p["identifier"] == name), "{parts:?}");
@@ -409,10 +441,7 @@ async fn a_malformed_plan_is_repaired_and_an_unreadable_one_replaced_by_the_fall
         ),
         Reply::text("# Report\n\nDone."),
     ]);
-    for query in ["first angle", "second angle", "third angle"] {
-        app.upstream
-            .script_for(&part(query), [Reply::text("- a note")]);
-    }
+    notes(&app, &["first angle", "second angle", "third angle"]);
     let events =
         deep_events(&read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await);
     let created = of_type(&events, "plan_created")[0];
@@ -482,10 +511,7 @@ async fn a_sub_task_ends_when_its_token_budget_is_spent() {
             Reply::tool_call("c3", "calculator", json!({"expression": "3+3"})),
         ],
     );
-    for query in ["second angle", "third angle"] {
-        app.upstream
-            .script_for(&part(query), [Reply::text("- a note")]);
-    }
+    notes(&app, &["second angle", "third angle"]);
     let events =
         deep_events(&read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await);
     let done = of_type(&events, "subtask_completed");
@@ -522,13 +548,7 @@ async fn a_failing_sub_task_is_reported_and_the_synthesis_uses_the_others() {
     );
     app.upstream
         .script_for(&part("works two"), [Reply::text("- second note")]);
-    let chat = app.new_chat().await;
-    let frames = app
-        .send(
-            &chat,
-            json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
-        )
-        .await;
+    let frames = deep_in_chat(&app).await;
     let events = deep_events(&frames);
     let done = of_type(&events, "subtask_completed");
     let statuses: Vec<&str> = done.iter().map(|e| e["status"].as_str().unwrap()).collect();
@@ -553,23 +573,8 @@ async fn when_every_sub_task_fails_the_run_says_so_and_still_saves_what_it_has()
     let web = start_web().await;
     let app = deep_app(&web, |_| {}).await;
     app.upstream.script([plan(&["one", "two", "three"])]);
-    for query in ["one", "two", "three"] {
-        app.upstream.script_for(
-            &part(query),
-            [
-                Reply::status(500, "down"),
-                Reply::status(500, "down"),
-                Reply::status(500, "down"),
-            ],
-        );
-    }
-    let chat = app.new_chat().await;
-    let frames = app
-        .send(
-            &chat,
-            json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
-        )
-        .await;
+    failures(&app, &["one", "two", "three"]);
+    let frames = deep_in_chat(&app).await;
     let events = deep_events(&frames);
     assert_eq!(
         of_type(&events, "error")[0]["message"],
@@ -600,10 +605,7 @@ async fn a_question_naming_a_site_explores_it_before_planning() {
         plan(&["pricing", "features", "support"]),
         Reply::text("# Acme\n\nDone."),
     ]);
-    for query in ["pricing", "features", "support"] {
-        app.upstream
-            .script_for(&part(query), [Reply::text("- a note")]);
-    }
+    notes(&app, &["pricing", "features", "support"]);
     let question = format!("What does {web}/site offer?");
     let frames = read_all(
         app.post_json("/v1/chat/completions", &deep(&question))
@@ -802,9 +804,10 @@ async fn a_restart_mid_run_continues_from_the_next_sub_task() {
     .await;
     // The old process can write nothing more: as if it died.
     app.close_database().await;
-    let app = app.restart().await;
+    // The continuation starts with the new process: its replies are queued first.
     app.upstream.script([Reply::text("# Report\n\nContinued.")]);
     let asked_before = app.upstream.received().len();
+    let app = app.restart().await;
 
     // Re-attaching with the last id seen gets the continuation.
     let response = app
@@ -845,18 +848,7 @@ async fn a_restart_mid_run_continues_from_the_next_sub_task() {
         "{synthesis}"
     );
 
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let answer = tree["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["role"] == "assistant")
-        .expect("the continued run's answer");
+    let answer = stored_answer(&app, &chat).await;
     assert!(answer["content"].as_str().unwrap().starts_with("# Report"));
 }
 
@@ -931,10 +923,7 @@ async fn an_upstream_that_refuses_the_plan_schema_is_asked_without_it() {
         plan(&["one", "two", "three"]),
         Reply::text("# Report\n\nDone."),
     ]);
-    for query in ["one", "two", "three"] {
-        app.upstream
-            .script_for(&part(query), [Reply::text("- a note")]);
-    }
+    notes(&app, &["one", "two", "three"]);
     let events =
         deep_events(&read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await);
     assert_eq!(of_type(&events, "plan_created")[0]["plan_source"], "model");
@@ -953,13 +942,7 @@ async fn a_model_server_that_cannot_plan_is_a_fatal_error() {
         Reply::status(500, "down"),
         Reply::status(500, "down"),
     ]);
-    let chat = app.new_chat().await;
-    let frames = app
-        .send(
-            &chat,
-            json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
-        )
-        .await;
+    let frames = deep_in_chat(&app).await;
     let events = deep_events(&frames);
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["x_deep_think.error"]);
@@ -985,10 +968,7 @@ async fn the_whole_run_budget_keeps_its_reserve_for_the_synthesis() {
         plan(&["one", "two", "three"]),
         Reply::text("# Report\n\nFrom what there was."),
     ]);
-    for query in ["one", "two", "three"] {
-        app.upstream
-            .script_for(&part(query), [Reply::text("- a note")]);
-    }
+    notes(&app, &["one", "two", "three"]);
     let frames = read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await;
     let events = deep_events(&frames);
     let done = of_type(&events, "subtask_completed");

@@ -64,6 +64,43 @@ pub struct DeepThinkSpec {
     pub subtasks: Recipient<SpawnSubtask>,
 }
 
+/// A loop for one phase of the run `run`: its log, model, limits, cache and rate limiter, with
+/// these messages and tools, no response format or tool choice of the client's, no client
+/// tools, within `deadline`. `chat` is where drafts go (`None`: the text is not an answer).
+fn phase(
+    run: &RunSpec,
+    messages: Vec<crate::llm::wire::ChatMessage>,
+    tools: Vec<crate::tools::SharedTool>,
+    max_iterations: u32,
+    chat: bool,
+    deadline: tokio::time::Instant,
+) -> RunSpec {
+    let mut template = run.template.clone();
+    template.tool_choice = None;
+    template.extra.remove("response_format");
+    RunSpec {
+        log: run.log.clone(),
+        llm: run.llm.clone(),
+        limits: run.limits.clone(),
+        template,
+        messages,
+        tools,
+        max_iterations,
+        cache: run.cache.clone(),
+        chat: if chat { run.chat.clone() } else { None },
+        resume: None,
+        completes_ask: None,
+        ask_expiry: run.ask_expiry,
+        project: run.project.clone(),
+        rate_limiter: run.rate_limiter.clone(),
+        parts: crate::tools::chat_context::Parts::default(),
+        context_strategy: run.context_strategy,
+        client_tools: Vec::new(),
+        subtask: None,
+        deadline: Some(deadline),
+    }
+}
+
 /// Sends an `x_deep_think.*` event.
 fn emit(log: &RunLog, name: &str, payload: Value) {
     log.push(RunEvent::Extension {

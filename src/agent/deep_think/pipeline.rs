@@ -24,7 +24,6 @@ use super::{DeepThinkSpec, SpawnSubtask, SubtaskBounds, emit};
 use crate::chat::artifacts::{self, ArtifactError, CreateArtifact, NewArtifact};
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, RunEvent, StopReason};
-use crate::tools::chat_context::Parts;
 
 use super::super::loop_actor::{LoopOutcome, RunSpec, finish, guarded, run_loop, upstream_error};
 
@@ -493,34 +492,11 @@ fn synthesis_spec(
     seen: &[sources::Source],
     deadline: tokio::time::Instant,
 ) -> RunSpec {
-    let run = &spec.run;
-    let mut template = run.template.clone();
-    template.tool_choice = None;
-    template.extra.remove("response_format");
-    RunSpec {
-        log: run.log.clone(),
-        llm: run.llm.clone(),
-        limits: run.limits.clone(),
-        template,
-        messages: vec![
-            ChatMessage::system(report::INSTRUCTIONS),
-            ChatMessage::user(report::brief(&spec.question, &plan.title, findings, seen)),
-        ],
-        tools: Vec::new(),
-        max_iterations: 1,
-        cache: run.cache.clone(),
-        chat: run.chat.clone(),
-        resume: None,
-        completes_ask: None,
-        ask_expiry: run.ask_expiry,
-        project: run.project.clone(),
-        rate_limiter: run.rate_limiter.clone(),
-        parts: Parts::default(),
-        context_strategy: run.context_strategy,
-        client_tools: Vec::new(),
-        subtask: None,
-        deadline: Some(deadline),
-    }
+    let messages = vec![
+        ChatMessage::system(report::INSTRUCTIONS),
+        ChatMessage::user(report::brief(&spec.question, &plan.title, findings, seen)),
+    ];
+    super::phase(&spec.run, messages, Vec::new(), 1, true, deadline)
 }
 
 /// Saves a structured artifact from the notes, and says so: a comparison table when the

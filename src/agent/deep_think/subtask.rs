@@ -12,7 +12,6 @@ use super::sources::Source;
 use super::{SubtaskBounds, emit};
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, StopReason};
-use crate::tools::chat_context::Parts;
 
 use super::super::loop_actor::{RunSpec, run_loop};
 
@@ -154,9 +153,6 @@ pub fn spec(
         .filter(|tool| task.tools.iter().any(|name| name == tool.name()))
         .cloned()
         .collect();
-    let mut template = run.template.clone();
-    template.tool_choice = None;
-    template.extra.remove("response_format");
     let mut brief = format!(
         "The overall question: {question}\n\nYour part: {}",
         task.query
@@ -165,26 +161,10 @@ pub fn spec(
         brief.push_str("\n\n");
         brief.push_str(context);
     }
+    let messages = vec![ChatMessage::system(INSTRUCTIONS), ChatMessage::user(brief)];
     RunSpec {
-        log: run.log.clone(),
-        llm: run.llm.clone(),
-        limits: run.limits.clone(),
-        template,
-        messages: vec![ChatMessage::system(INSTRUCTIONS), ChatMessage::user(brief)],
-        tools,
-        max_iterations: iterations,
-        cache: run.cache.clone(),
-        chat: None,
-        resume: None,
-        completes_ask: None,
-        ask_expiry: run.ask_expiry,
-        project: run.project.clone(),
-        rate_limiter: run.rate_limiter.clone(),
-        parts: Parts::default(),
-        context_strategy: run.context_strategy,
-        client_tools: Vec::new(),
         subtask: Some(bounds),
-        deadline: Some(deadline),
+        ..super::phase(run, messages, tools, iterations, false, deadline)
     }
 }
 
