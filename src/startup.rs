@@ -133,11 +133,18 @@ impl Application {
         };
         resume_unfinished_answers(&state).await;
         for continuation in continuations {
-            let run_id = continuation.run.id.clone();
+            let run = continuation.run.clone();
             match crate::supervisor::continuation::continue_run(&state.launcher, continuation).await
             {
-                Ok(_) => tracing::info!(%run_id, "continued a Deep Think run from its checkpoint"),
-                Err(err) => tracing::error!(%run_id, %err, "cannot continue a Deep Think run"),
+                Ok(_) => {
+                    tracing::info!(run_id = %run.id, "continued a Deep Think run from its checkpoint")
+                }
+                Err(err) => {
+                    tracing::error!(run_id = %run.id, %err, "cannot continue a Deep Think run; it is recovered as interrupted");
+                    if let Err(err) = crate::chat::recovery::recover_run(&state.db, &run).await {
+                        tracing::error!(run_id = %run.id, %err, "cannot mark a run interrupted");
+                    }
+                }
             }
         }
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));

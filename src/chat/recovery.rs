@@ -73,8 +73,9 @@ async fn mark_interrupted<C: sea_orm::ConnectionTrait>(
     Ok(())
 }
 
-/// Keeps one run's draft as its interrupted answer and marks it, in one transaction.
-async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(), DbErr> {
+/// Keeps one run's draft as its interrupted answer and marks it, in one transaction (also for a
+/// Deep Think run whose continuation could not start).
+pub async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(), DbErr> {
     let txn = db.begin().await?;
     let mut answer_id = run.assistant_message_id.clone();
     if let (Some(draft), Some(question), None) =

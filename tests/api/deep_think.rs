@@ -987,3 +987,60 @@ async fn the_whole_run_budget_keeps_its_reserve_for_the_synthesis() {
         "the synthesis had its reserve"
     );
 }
+
+#[actix_web::test]
+async fn a_run_cut_off_too_often_is_not_continued_again_but_recovered_as_interrupted() {
+    use sea_orm::{ActiveModelTrait, Set};
+    let web = start_web().await;
+    let app = deep_app(&web, |_| {}).await;
+    app.upstream.script([Reply::text("An ordinary answer.")]);
+    let chat = app.new_chat().await;
+    app.send_text(&chat, "hello").await;
+    let question = stored_answer(&app, &chat).await["parent_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let checkpoint = json!({
+        "question": QUESTION, "model": "fake-model", "project": "p", "owner_is_admin": true,
+        "tools": ["web_search"],
+        "plan": {"title": "T", "subtasks": [{"id": "1", "query": "one", "tools": ["web_search"]}],
+                 "proposed": null, "source": "model"},
+        "discovery": null, "findings": [],
+        "planning_usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "planning_iterations": 1, "resumptions": 3
+    });
+    let run_id = entities::ids::RunId::generate();
+    entities::runs::ActiveModel {
+        id: Set(run_id.clone()),
+        chat_id: Set(entities::ids::ChatId::from_string(chat.clone())),
+        user_id: Set(entities::ids::UserId::from_string(
+            me["id"].as_str().unwrap(),
+        )),
+        status: Set(entities::runs::RunStatus::Running),
+        user_message_id: Set(Some(entities::ids::MessageId::from_string(question))),
+        iterations: Set(1),
+        input_tokens: Set(0),
+        output_tokens: Set(0),
+        created_at: Set(chrono::Utc::now()),
+        deep_think: Set(Some(checkpoint)),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .unwrap();
+    let asked = app.upstream.received().len();
+    let app = app.restart().await;
+    let row = entities::runs::Entity::find_by_id(run_id)
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.status, entities::runs::RunStatus::Interrupted);
+    actix_web::rt::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        app.upstream.received().len(),
+        asked,
+        "nothing was continued"
+    );
+}
