@@ -174,6 +174,47 @@ fn deep(question: &str) -> Value {
            "web_search_options": {"x_deep_think": true}})
 }
 
+/// The standard run's events, in seed 000's order (consecutive content chunks as one).
+const STANDARD_ORDER: [&str; 16] = [
+    "x_deep_think.plan_created",
+    "x_deep_think.subtask_started",
+    "x_research.searching",
+    "x_research.result",
+    "x_deep_think.subtask_completed",
+    "x_deep_think.subtask_started",
+    "x_research.reading",
+    "x_research.result",
+    "x_deep_think.subtask_completed",
+    "x_deep_think.subtask_started",
+    "x_deep_think.subtask_completed",
+    "x_deep_think.artifact_created",
+    "x_deep_think.synthesizing",
+    "content",
+    "x_deep_think.completed",
+    "[DONE]",
+];
+
+/// The Deep Think, research, content and end events of a stream, consecutive repeats as one.
+fn order(frames: &[Frame]) -> Vec<String> {
+    let mut kinds: Vec<String> = frames
+        .iter()
+        .map(Frame::kind)
+        .filter(|k| {
+            k.starts_with("x_deep_think.")
+                || matches!(
+                    k.as_str(),
+                    "x_research.searching"
+                        | "x_research.reading"
+                        | "x_research.result"
+                        | "content"
+                        | "[DONE]"
+                )
+        })
+        .collect();
+    kinds.dedup();
+    kinds
+}
+
 /// The `x_deep_think.*` events of a stream, as JSON.
 fn deep_events(frames: &[Frame]) -> Vec<Value> {
     frames
@@ -216,43 +257,7 @@ async fn a_deep_think_run_streams_seed_000s_events_in_order_over_chat_completion
     let response = app.post_json("/v1/chat/completions", &deep(QUESTION)).await;
     assert_eq!(response.status(), 200);
     let frames = read_all(response).await;
-    let mut kinds: Vec<String> = frames
-        .iter()
-        .map(Frame::kind)
-        .filter(|k| {
-            k.starts_with("x_deep_think.")
-                || matches!(
-                    k.as_str(),
-                    "x_research.searching"
-                        | "x_research.reading"
-                        | "x_research.result"
-                        | "content"
-                        | "[DONE]"
-                )
-        })
-        .collect();
-    kinds.dedup();
-    assert_eq!(
-        kinds,
-        [
-            "x_deep_think.plan_created",
-            "x_deep_think.subtask_started",
-            "x_research.searching",
-            "x_research.result",
-            "x_deep_think.subtask_completed",
-            "x_deep_think.subtask_started",
-            "x_research.reading",
-            "x_research.result",
-            "x_deep_think.subtask_completed",
-            "x_deep_think.subtask_started",
-            "x_deep_think.subtask_completed",
-            "x_deep_think.artifact_created",
-            "x_deep_think.synthesizing",
-            "content",
-            "x_deep_think.completed",
-            "[DONE]",
-        ]
-    );
+    assert_eq!(order(&frames), STANDARD_ORDER);
     let events = deep_events(&frames);
     let created = of_type(&events, "plan_created")[0];
     assert_eq!(created["title"], "Gold research");
@@ -342,6 +347,7 @@ async fn the_saved_report_cites_only_sources_the_run_saw_and_is_a_part_of_the_an
             json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
         )
         .await;
+    assert_eq!(order(&frames), STANDARD_ORDER, "the chat API's stream");
     let events = deep_events(&frames);
     let name = of_type(&events, "completed")[0]["artifact_name"]
         .as_str()
