@@ -34,7 +34,68 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route(
             "/chat/api/{chat_id}/artifacts/{artifact}/versions/{version}/raw",
             web::get().to(raw_version),
+        )
+        .route(
+            "/chat/api/{chat_id}/artifacts/{artifact}/preview",
+            web::get().to(preview),
+        )
+        .route(
+            "/chat/api/{chat_id}/artifacts/{artifact}/versions/{version}/preview",
+            web::get().to(preview_version),
         );
+}
+
+/// How a preview may behave: a sandbox with scripts but no origin (so no cookie, no storage,
+/// no request with the user's credentials, no top navigation, no forms, no popups), nothing
+/// loaded from anywhere, framed only by Colloquy's own pages.
+pub const PREVIEW_POLICY: &str = "sandbox allow-scripts; default-src 'none'; \
+     script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; \
+     font-src data:; media-src data: blob:; form-action 'none'; base-uri 'none'; \
+     frame-ancestors 'self'";
+
+async fn preview(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(ChatId, String)>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, key) = path.into_inner();
+    let row = owned_artifact(&state, &principal, &chat_id, &key).await?;
+    let latest = row.latest_version;
+    preview_response(&state, row, latest).await
+}
+
+async fn preview_version(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<VersionPath>,
+) -> AppResult<HttpResponse> {
+    let number = parse_version(&path.version)?;
+    let row = owned_artifact(&state, &principal, &path.chat_id, &path.artifact).await?;
+    preview_response(&state, row, number).await
+}
+
+/// The content shown inline, for an `<iframe sandbox="allow-scripts">` (HTML) or an `<img>`
+/// (SVG): the artifact's type, under `PREVIEW_POLICY`, never cached. Other types are text.
+async fn preview_response(
+    state: &AppState,
+    row: entities::artifacts::Model,
+    number: i32,
+) -> AppResult<HttpResponse> {
+    let version = artifacts::version(&state.db, &row.id, number)
+        .await?
+        .ok_or(AppError::NotFound("artifact version"))?;
+    let content_type = match row.mime_type.as_str() {
+        "text/html" => "text/html; charset=utf-8",
+        "image/svg+xml" => "image/svg+xml",
+        _ => "text/plain; charset=utf-8",
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, PREVIEW_POLICY))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .body(version.content))
 }
 
 async fn list(

@@ -20,11 +20,13 @@ pub struct Asset {
 
 include!(concat!(env!("OUT_DIR"), "/ui_assets.rs"));
 
-/// No inline script or style, no other origin, no framing. Style *properties* set from script
-/// (KaTeX's layout) are not style attributes parsed from markup, so `style-src 'self'` holds.
+/// No inline script or style, no other origin, no framing of the app. Style *properties* set
+/// from script (KaTeX's layout) are not style attributes parsed from markup, so `style-src
+/// 'self'` holds. Frames are Colloquy's own artifact previews, sandboxed by their own policy.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
      style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; \
-     manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+     frame-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; \
+     frame-ancestors 'none'";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(shell))

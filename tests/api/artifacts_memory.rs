@@ -599,6 +599,7 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
         format!("/chat/api/{chat}/artifacts"),
         format!("/chat/api/{chat}/artifacts/plan.md"),
         format!("/chat/api/{chat}/artifacts/plan.md/raw"),
+        format!("/chat/api/{chat}/artifacts/plan.md/preview"),
         format!("/chat/api/{chat}/memories"),
     ] {
         let response = app
@@ -746,4 +747,65 @@ async fn an_embedder_that_answers_garbage_is_named_with_what_it_returned() {
         "{message}"
     );
     assert!(!message.contains("127.0.0.1"), "{message}");
+}
+
+#[actix_web::test]
+async fn an_html_or_svg_preview_is_served_inline_in_a_sandbox_and_anything_else_as_text() {
+    let app = spawn_app().await;
+    let chat = app.new_chat().await;
+    let page = "<html><body><script>document.title = document.cookie</script></body></html>";
+    let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"></svg>";
+    app.upstream.script([
+        Reply::tool_call(
+            "call_1",
+            "create_artifact",
+            json!({"identifier": "page.html", "title": "Page", "type": "text/html", "content": page}),
+        )
+        .and_tool_call(
+            "call_2",
+            "create_artifact",
+            json!({"identifier": "logo.svg", "title": "Logo", "type": "image/svg+xml", "content": svg}),
+        )
+        .and_tool_call(
+            "call_3",
+            "create_artifact",
+            json!({"identifier": "notes.md", "title": "Notes", "type": "text/markdown", "content": "<b>x</b>"}),
+        ),
+        Reply::text("Made three."),
+    ]);
+    app.send_text(&chat, "make them").await;
+    for (identifier, content_type, body) in [
+        ("page.html", "text/html; charset=utf-8", page),
+        ("logo.svg", "image/svg+xml", svg),
+        ("notes.md", "text/plain; charset=utf-8", "<b>x</b>"),
+    ] {
+        for path in [
+            format!("/chat/api/{chat}/artifacts/{identifier}/preview"),
+            format!("/chat/api/{chat}/artifacts/{identifier}/versions/1/preview"),
+        ] {
+            let response = app.get(&path).await;
+            assert_eq!(response.status(), 200, "{path}");
+            let headers = response.headers().clone();
+            assert_eq!(headers["content-type"], content_type, "{path}");
+            assert_eq!(headers["x-content-type-options"], "nosniff");
+            assert_eq!(headers["cache-control"], "no-store");
+            assert!(
+                headers.get("content-disposition").is_none(),
+                "inline, not a download"
+            );
+            let policy = headers["content-security-policy"].to_str().unwrap();
+            assert!(policy.starts_with("sandbox allow-scripts;"), "{policy}");
+            assert!(!policy.contains("allow-same-origin"), "{policy}");
+            assert!(
+                policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'self'")
+            );
+            assert_eq!(response.text().await.unwrap(), body);
+        }
+    }
+    let missing = app
+        .get(&format!(
+            "/chat/api/{chat}/artifacts/page.html/versions/2/preview"
+        ))
+        .await;
+    assert_eq!(missing.status(), 404);
 }
