@@ -760,6 +760,13 @@ async fn cancel_during_concurrent_sub_tasks_drops_every_upstream_stream() {
     assert!(cancel.status().is_success());
     let frames = read_all(response).await;
     assert_eq!(crate::sse::finished(&frames)["stop_reason"], "cancelled");
+    let events = deep_events(&frames);
+    assert_eq!(of_type(&events, "subtask_started").len(), 3);
+    assert!(
+        of_type(&events, "subtask_completed").is_empty()
+            && of_type(&events, "synthesizing").is_empty(),
+        "nothing is reported after the cancel: {events:?}"
+    );
     eventually("the streams dropped", Duration::from_secs(5), || async {
         (app.upstream.abandoned_streams() == 3).then_some(())
     })

@@ -128,6 +128,10 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
         .buffer_unordered(spec.config.concurrency.max(1));
     futures_util::pin_mut!(runs);
     while let Some(finding) = runs.next().await {
+        // A cancelled run starts nothing more and reports nothing more.
+        if log.cancel.is_cancelled() {
+            break;
+        }
         finding.announce(log);
         checkpoint.findings.push(finding);
         checkpoint.save(run);
