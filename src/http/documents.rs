@@ -63,7 +63,17 @@ async fn list(
         .map(DocumentView::from)
         .collect();
     let total = documents.len();
-    Ok(HttpResponse::Ok().json(json!({"documents": documents, "total": total})))
+    // The limits, so a client can refuse a file before uploading it and say why.
+    let limits = &state.config.documents;
+    Ok(HttpResponse::Ok().json(json!({
+        "documents": documents,
+        "total": total,
+        "limits": {
+            "max_file_bytes": limits.max_file_bytes,
+            "max_files_per_chat": limits.max_files_per_chat,
+            "max_text_chars": limits.max_text_chars,
+        },
+    })))
 }
 
 fn too_large(limit: u64) -> AppError {

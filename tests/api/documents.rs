@@ -171,6 +171,14 @@ async fn every_file_type_is_processed_per_seed_002() {
     }
     let list = settled(&app, &chat).await;
     assert_eq!(list["total"], 5);
+    let limits = &app.config.documents;
+    assert_eq!(
+        list["limits"],
+        json!({"max_file_bytes": limits.max_file_bytes,
+               "max_files_per_chat": limits.max_files_per_chat,
+               "max_text_chars": limits.max_text_chars}),
+        "the list says the limits, for a client to check a file before sending it"
+    );
     let pdf = by_name(&list, "report.pdf");
     assert_eq!(pdf["status"], "processed", "{pdf}");
     assert_eq!(pdf["type"], "application/pdf");
