@@ -258,6 +258,8 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
       announce.textContent = `${file.name} uploaded; processing.`;
     } catch (err) {
       if (err.code === "cancelled") {
+        // The list is asked again once the server has ended the upload and its document.
+        await tus.cancel();
         row.remove();
         announce.textContent = `Upload of ${file.name} cancelled.`;
       } else {

@@ -103,6 +103,7 @@ export class TusUpload {
     this.offset = 0;
     this.created = null;
     this.cancelled = false;
+    this.terminating = null;
     this.xhr = null;
     this.stopping = new AbortController();
   }
@@ -212,14 +213,17 @@ export class TusUpload {
     }
   }
 
-  /// Stops sending and terminates the upload on the server (its document goes with it).
-  async cancel() {
-    if (this.cancelled) return;
-    this.cancelled = true;
-    this.stopping.abort();
-    this.xhr?.abort();
-    this.onState("cancelled");
-    await this.terminate();
+  /// Stops sending and terminates the upload on the server (its document goes with it);
+  /// resolves when the server has answered. Calling it again waits for the same termination.
+  cancel() {
+    if (!this.terminating) {
+      this.cancelled = true;
+      this.stopping.abort();
+      this.terminating = this.terminate();
+      this.xhr?.abort();
+      this.onState("cancelled");
+    }
+    return this.terminating;
   }
 
   async terminate() {
