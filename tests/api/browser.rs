@@ -437,3 +437,78 @@ async fn the_screens_are_accessible_usable_at_375_px_themed_and_light_to_load() 
     app.upstream.script([text("A short answer with `code`.")]);
     run_scenario(&app, "quality", &[]).await;
 }
+
+#[actix_web::test]
+async fn documents_upload_with_progress_resume_after_a_dropped_connection_badge_and_failures() {
+    let app = browser_app(|config| {
+        // Small limits, so the scenario meets both refusals and the truncation warning.
+        config.documents.max_file_bytes = 6 * 1024 * 1024;
+        config.documents.max_files_per_chat = 2;
+        config.documents.max_text_chars = 20_000;
+    })
+    .await;
+    app.upstream.script([text("Ready for your files.")]);
+    run_scenario(&app, "documents", &[]).await;
+    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chat = chats["data"][0]["id"]
+        .as_str()
+        .expect("the scenario's chat");
+    let listed: Value = app
+        .get(&format!("/chat/api/{chat}/documents"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let documents = listed["documents"].as_array().expect("a list");
+    let names: Vec<&str> = documents
+        .iter()
+        .filter_map(|d| d["filename"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["big.txt", "notes.txt"],
+        "the failed PDF was deleted, the cancelled upload terminated, the refused ones never made"
+    );
+    let big = &documents[0];
+    assert_eq!(big["size"], 4 * 1024 * 1024, "every byte arrived once: {big}");
+    assert_eq!(big["status"], "processed", "{big}");
+    assert!(big["warning"].is_string(), "cut at the text limit: {big}");
+}
+
+#[actix_web::test]
+async fn memories_are_listed_added_edited_deleted_and_a_model_save_appears_live() {
+    let app = browser_app(|_| {}).await;
+    app.upstream.script([
+        text("Hello there."),
+        Reply::tool_call(
+            "call_m",
+            "save_memory",
+            json!({"content": "The user writes code in Rust.", "category": "fact"}),
+        ),
+        // The answer waits, so the scenario sees the saved memory while the run goes on.
+        text("Saved.").delay(Duration::from_millis(2500)),
+    ]);
+    run_scenario(&app, "memory", &[]).await;
+    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chat = chats["data"][0]["id"]
+        .as_str()
+        .expect("the scenario's chat");
+    let listed: Value = app
+        .get(&format!("/chat/api/{chat}/memories"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let mut contents: Vec<&str> = listed["memories"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    contents.sort_unstable();
+    assert_eq!(
+        contents,
+        ["I prefer green tea to coffee", "The user writes code in Rust."],
+        "added then edited, the other deleted, and the model's save"
+    );
+}

@@ -3,7 +3,8 @@
 // is folded into a run object by `applyFrame`; the streaming answer is re-rendered at most
 // every 50 ms, and only its tail. If the connection drops, the view re-attaches with the last
 // sequence number it saw, so nothing is lost or doubled. A Deep Think run shows its plan and
-// sub-tasks in a panel above the answer (deepthink.js); artifacts open in a dialog.
+// sub-tasks in a panel above the answer (deepthink.js); artifacts open in a dialog. The
+// documents sidebar and the memory panel (documents/, memory/) open from the header.
 import { api, stream, chatPath, ApiError } from "../api.js";
 import { readFrames } from "../sse.js";
 import { navigate } from "../router.js";
@@ -16,6 +17,8 @@ import { askCard } from "./askcard.js";
 import { liveDeepThinkPanel } from "./deepthink.js";
 import { showArtifact } from "./artifactview.js";
 import { settingsPanel } from "./settings.js";
+import { documentsPanel } from "../documents/panel.js";
+import { memoryPanel } from "../memory/panel.js";
 import { refreshChats } from "../chats/sidebar.js";
 
 const ROOT = "\u0000root";
@@ -51,15 +54,26 @@ export function conversationView({ chatId, onMenu }) {
   const settingsButton = h("button", { type: "button", class: "icon-text", "aria-expanded": "false", "aria-controls": "chat-settings" }, "⚙ Settings");
   const panel = settingsPanel(chatId);
   panel.el.hidden = true;
+  // The documents sidebar and the memory panel belong to a chat, so they exist once it does;
+  // they share the right-hand side, one at a time.
+  const sidePanels = [];
+  const sideToggled = (which, open) => {
+    if (open) for (const other of sidePanels) if (other !== which) other.hide();
+    el.classList.toggle("side-open", sidePanels.some((p) => p.open));
+  };
+  const documents = chatId ? documentsPanel(chatId, { onToggle: (open) => sideToggled(documents, open) }) : null;
+  const memory = chatId ? memoryPanel(chatId, { onToggle: (open) => sideToggled(memory, open) }) : null;
+  if (chatId) sidePanels.push(documents, memory);
   const composer = h("form", { class: "composer", "aria-label": "Send a message" },
     h("div", { class: "composer-row" }, input, sendButton, stopButton),
     h("p", { class: "composer-status", role: "status" }));
   const header = h("header", { class: "chat-header" },
     h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
     title,
+    ...sidePanels.map((p) => p.button),
     settingsButton);
   const el = h("main", { class: "conversation", "aria-labelledby": "chat-heading-text" },
-    header, panel.el, banner, scroller, jump, composer);
+    header, panel.el, banner, scroller, jump, composer, ...sidePanels.map((p) => p.el));
   title.id = "chat-heading-text";
 
   settingsButton.addEventListener("click", () => {
@@ -290,7 +304,10 @@ export function conversationView({ chatId, onMenu }) {
       view.progress.textContent = run.progress ?? "";
       view.progress.hidden = !run.progress;
     }
-    if (changes.includes("tools")) view.tools.replaceChildren(toolList(run.tools) ?? "");
+    if (changes.includes("tools")) {
+      view.tools.replaceChildren(toolList(run.tools) ?? "");
+      memory?.noticeTools(run.tools);
+    }
     if (changes.includes("asks")) {
       view.cards.replaceChildren(...run.asks.map((ask) => askCard(ask, (answer) => answerAsk(ask, answer))));
       view.typing.hidden = true;
@@ -407,6 +424,7 @@ export function conversationView({ chatId, onMenu }) {
     draw();
     scrollToEnd();
     refreshChats().catch(() => {});
+    memory?.refresh();
     if (run.stopReason !== "paused") input.focus();
   }
 
@@ -556,6 +574,7 @@ export function conversationView({ chatId, onMenu }) {
       send();
     }
   });
+  documents?.refresh();
   if (!chatId) document.title = "New chat · Colloquy";
   requestAnimationFrame(autosize);
 
@@ -567,6 +586,7 @@ export function conversationView({ chatId, onMenu }) {
       document.removeEventListener("keydown", keyScrolls);
       live?.controller.abort();
       unsubscribe();
+      for (const side of sidePanels) side.destroy();
     },
   };
 }
