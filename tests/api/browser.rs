@@ -470,7 +470,11 @@ async fn documents_upload_with_progress_resume_after_a_dropped_connection_badge_
         "the failed PDF was deleted, the cancelled upload terminated, the refused ones never made"
     );
     let big = &documents[0];
-    assert_eq!(big["size"], 4 * 1024 * 1024, "every byte arrived once: {big}");
+    assert_eq!(
+        big["size"],
+        4 * 1024 * 1024,
+        "every byte arrived once: {big}"
+    );
     assert_eq!(big["status"], "processed", "{big}");
     assert!(big["warning"].is_string(), "cut at the text limit: {big}");
 }
@@ -508,7 +512,10 @@ async fn memories_are_listed_added_edited_deleted_and_a_model_save_appears_live(
     contents.sort_unstable();
     assert_eq!(
         contents,
-        ["I prefer green tea to coffee", "The user writes code in Rust."],
+        [
+            "I prefer green tea to coffee",
+            "The user writes code in Rust."
+        ],
         "added then edited, the other deleted, and the model's save"
     );
 }
