@@ -3,7 +3,8 @@
 // is folded into a run object by `applyFrame`; the streaming answer is re-rendered at most
 // every 50 ms, and only its tail. If the connection drops, the view re-attaches with the last
 // sequence number it saw, so nothing is lost or doubled. A Deep Think run shows its plan and
-// sub-tasks in a panel above the answer (deepthink.js); artifacts open in a dialog.
+// sub-tasks in a panel above the answer (deepthink.js); artifacts open in the artifacts panel
+// (../artifacts/panel.js), which a run's artifact events open live.
 import { api, stream, chatPath, ApiError } from "../api.js";
 import { readFrames } from "../sse.js";
 import { navigate } from "../router.js";
@@ -14,7 +15,7 @@ import { newRun, newDeepThink, applyFrame } from "./run.js";
 import { messageView, toolList, artifactList, adoptRendering, storedTools, mergeTools, trimLine } from "./message.js";
 import { askCard } from "./askcard.js";
 import { liveDeepThinkPanel } from "./deepthink.js";
-import { showArtifact } from "./artifactview.js";
+import { artifactsPanel } from "../artifacts/panel.js";
 import { settingsPanel } from "./settings.js";
 import { refreshChats } from "../chats/sidebar.js";
 
@@ -51,15 +52,17 @@ export function conversationView({ chatId, onMenu }) {
   const settingsButton = h("button", { type: "button", class: "icon-text", "aria-expanded": "false", "aria-controls": "chat-settings" }, "⚙ Settings");
   const panel = settingsPanel(chatId);
   panel.el.hidden = true;
+  const artifacts = chatId ? artifactsPanel(chatId) : null;
   const composer = h("form", { class: "composer", "aria-label": "Send a message" },
     h("div", { class: "composer-row" }, input, sendButton, stopButton),
     h("p", { class: "composer-status", role: "status" }));
   const header = h("header", { class: "chat-header" },
     h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
     title,
+    artifacts?.button,
     settingsButton);
   const el = h("main", { class: "conversation", "aria-labelledby": "chat-heading-text" },
-    header, panel.el, banner, scroller, jump, composer);
+    header, panel.el, banner, scroller, jump, composer, artifacts?.el);
   title.id = "chat-heading-text";
 
   settingsButton.addEventListener("click", () => {
@@ -159,6 +162,7 @@ export function conversationView({ chatId, onMenu }) {
       }
       draw();
       scrollToEnd(true);
+      artifacts.refresh();
       const running = chat.running_runs ?? [];
       if (running.length > 0 && !live) reattach(running[running.length - 1].id);
       else requestAnimationFrame(() => input.focus());
@@ -260,7 +264,7 @@ export function conversationView({ chatId, onMenu }) {
   // ---- runs ----
 
   function openArtifact(artifact) {
-    showArtifact(chatId, artifact).catch((err) => showBanner(`Could not open the artifact: ${err.message}`));
+    artifacts?.open(artifact);
   }
 
   function liveElement(run) {
@@ -309,6 +313,7 @@ export function conversationView({ chatId, onMenu }) {
       const report = run.deepThink?.artifactName;
       view.footer.replaceChildren(artifactList(run.artifacts.filter((a) => a.identifier !== report), openArtifact) ?? "");
     }
+    if (changes.includes("artifacts")) artifacts?.live(run.artifacts);
     if (changes.includes("trimmed")) view.trim.replaceChildren(trimLine(run.trimmed) ?? "");
     if (changes.includes("error") && run.error) showBanner(errorText(run.error));
   }
@@ -406,6 +411,7 @@ export function conversationView({ chatId, onMenu }) {
     if (destroyed) return;
     draw();
     scrollToEnd();
+    artifacts?.refresh();
     refreshChats().catch(() => {});
     if (run.stopReason !== "paused") input.focus();
   }
@@ -566,6 +572,7 @@ export function conversationView({ chatId, onMenu }) {
       grows.disconnect();
       document.removeEventListener("keydown", keyScrolls);
       live?.controller.abort();
+      artifacts?.destroy();
       unsubscribe();
     },
   };
