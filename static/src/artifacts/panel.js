@@ -99,7 +99,8 @@ export function artifactsPanel(chatId) {
         "aria-current": current ? "true" : null,
         onclick: () => open({ artifact_id: a.id, identifier: a.identifier, title: a.title }),
       }, h("span", { class: "artifact-item-title" }, a.title || a.identifier),
-      h("span", { class: "artifact-item-meta" }, `${typeLabel(a.type, a.language)} · version ${a.version}`)));
+      " ",
+      h("span", { class: "artifact-item-meta" }, `${typeLabel(a.type, a.language)}, version ${a.version}`)));
     }));
   }
 
@@ -116,7 +117,7 @@ export function artifactsPanel(chatId) {
     selected = { key, identifier: ref.identifier, version: ref.version ?? null, latest: null };
     const heading = h("h3", { class: "artifact-title", id: "artifact-panel-heading", tabindex: "-1" }, ref.title || ref.identifier || "Artifact");
     const stage = h("div", { class: "artifact-stage" }, h("p", { class: "muted", role: "status" }, "Loading…"));
-    viewEl.replaceChildren(h("article", { class: "artifact-open", "aria-labelledby": "artifact-panel-heading" }, heading, stage));
+    viewEl.replaceChildren(h("section", { class: "artifact-open", "aria-labelledby": "artifact-panel-heading" }, heading, stage));
     drawList();
     if (focus) heading.focus();
     try {

@@ -54,7 +54,7 @@ export function renderArtifact(target, artifact, previewUrl) {
 
 function codeBlock(text, language, name) {
   const code = h("code", { class: `language-${language}` }, text);
-  const pre = h("pre", { class: "artifact-code", tabindex: "0", "aria-label": `${name} (${language})` }, code);
+  const pre = h("pre", { class: "artifact-code", tabindex: "0", role: "region", "aria-label": `${name} (${language})` }, code);
   import("../markdown/highlight.js").then(({ highlight }) => highlight(code));
   return pre;
 }
@@ -74,7 +74,7 @@ function drawDiagram(target, source, name) {
       if (cancelled) return;
       target.replaceChildren(
         h("p", { class: "run-error", role: "alert" }, `The diagram could not be drawn: ${errorText(err)}`),
-        h("pre", { class: "artifact-code artifact-source", tabindex: "0", "aria-label": `Source of ${name}` }, h("code", null, source)));
+        h("pre", { class: "artifact-code artifact-source", tabindex: "0", role: "region", "aria-label": `Source of ${name}` }, h("code", null, source)));
     });
   return () => {
     cancelled = true;
