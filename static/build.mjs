@@ -1,6 +1,6 @@
 // Bundles the UI for the server to embed: `node static/build.mjs OUTDIR`.
 // esbuild splits the app into the entry (what the first screen needs) and lazy chunks
-// (highlight.js, KaTeX), hashes every name so assets can be cached forever, writes
+// (highlight.js, KaTeX, mermaid), hashes every name so assets can be cached forever, writes
 // index.html pointing at the hashed entry files, and precompresses text files (.br, .gz).
 import { build } from "esbuild";
 import { mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync, statSync } from "node:fs";

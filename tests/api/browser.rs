@@ -519,3 +519,68 @@ async fn memories_are_listed_added_edited_deleted_and_a_model_save_appears_live(
         "added then edited, the other deleted, and the model's save"
     );
 }
+
+#[actix_web::test]
+async fn artifacts_of_every_type_render_in_the_panel_safely_with_versions_copy_and_download() {
+    let app = browser_app(|_| {}).await;
+    // The same file tells the scenario what each artifact holds.
+    let fixture: Value = serde_json::from_str(include_str!("../browser/artifacts.json"))
+        .expect("tests/browser/artifacts.json is JSON");
+    let created = fixture["created"].as_array().expect("created artifacts");
+    let updated = fixture["updated"].as_array().expect("updated artifacts");
+    // One round creates every type; then the code and the diagram get a version 2 (the
+    // diagram's does not parse), one round each so the last event is the diagram's.
+    let mut create = Reply::tool_call("call_1", "create_artifact", created[0].clone())
+        .delay(Duration::from_millis(200));
+    for (index, artifact) in created.iter().enumerate().skip(1) {
+        create = create.and_tool_call(
+            &format!("call_{}", index + 1),
+            "create_artifact",
+            artifact.clone(),
+        );
+    }
+    app.upstream.script([
+        create,
+        Reply::tool_call("call_8", "update_artifact", updated[0].clone()),
+        Reply::tool_call("call_9", "update_artifact", updated[1].clone()),
+        text(fixture["answer"].as_str().expect("the answer")).event_gap(Duration::from_millis(20)),
+    ]);
+    run_scenario(&app, "artifacts", &[]).await;
+
+    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chat = chats["data"][0]["id"]
+        .as_str()
+        .expect("the scenario's chat");
+    let listed: Value = app
+        .get(&format!("/chat/api/{chat}/artifacts"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["total"], 7, "{listed}");
+    let version_of = |identifier: &str| {
+        listed["artifacts"]
+            .as_array()
+            .and_then(|all| all.iter().find(|a| a["identifier"] == identifier))
+            .map(|a| a["version"].clone())
+    };
+    assert_eq!(version_of("fibonacci.py"), Some(json!(2)));
+    assert_eq!(version_of("flow.mmd"), Some(json!(2)));
+    // What the iframe loaded: the page inline, under a sandboxing CSP of its own.
+    let preview = app
+        .get(&format!("/chat/api/{chat}/artifacts/probe.html/preview"))
+        .await;
+    assert_eq!(preview.status(), 200);
+    let csp = preview.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.starts_with("sandbox allow-scripts"), "{csp}");
+    assert!(
+        preview
+            .headers()
+            .get("content-disposition")
+            .is_none_or(|value| !value.to_str().unwrap_or("").starts_with("attachment")),
+        "a preview is shown, not downloaded"
+    );
+}

@@ -3,8 +3,9 @@
 // is folded into a run object by `applyFrame`; the streaming answer is re-rendered at most
 // every 50 ms, and only its tail. If the connection drops, the view re-attaches with the last
 // sequence number it saw, so nothing is lost or doubled. A Deep Think run shows its plan and
-// sub-tasks in a panel above the answer (deepthink.js); artifacts open in a dialog. The
-// documents sidebar and the memory panel (documents/, memory/) open from the header.
+// sub-tasks in a panel above the answer (deepthink.js); artifacts open in the artifacts panel
+// (../artifacts/panel.js), which a run's artifact events open live. The documents sidebar and
+// the memory panel (documents/, memory/) open from the header.
 import { api, stream, chatPath, ApiError } from "../api.js";
 import { readFrames } from "../sse.js";
 import { navigate } from "../router.js";
@@ -15,7 +16,7 @@ import { newRun, newDeepThink, applyFrame } from "./run.js";
 import { messageView, toolList, artifactList, adoptRendering, storedTools, mergeTools, trimLine } from "./message.js";
 import { askCard } from "./askcard.js";
 import { liveDeepThinkPanel } from "./deepthink.js";
-import { showArtifact } from "./artifactview.js";
+import { artifactsPanel } from "../artifacts/panel.js";
 import { settingsPanel } from "./settings.js";
 import { documentsPanel } from "../documents/panel.js";
 import { memoryPanel } from "../memory/panel.js";
@@ -64,16 +65,18 @@ export function conversationView({ chatId, onMenu }) {
   const documents = chatId ? documentsPanel(chatId, { onToggle: (open) => sideToggled(documents, open) }) : null;
   const memory = chatId ? memoryPanel(chatId, { onToggle: (open) => sideToggled(memory, open) }) : null;
   if (chatId) sidePanels.push(documents, memory);
+  const artifacts = chatId ? artifactsPanel(chatId) : null;
   const composer = h("form", { class: "composer", "aria-label": "Send a message" },
     h("div", { class: "composer-row" }, input, sendButton, stopButton),
     h("p", { class: "composer-status", role: "status" }));
   const header = h("header", { class: "chat-header" },
     h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
     title,
+    artifacts?.button,
     ...sidePanels.map((p) => p.button),
     settingsButton);
   const el = h("main", { class: "conversation", "aria-labelledby": "chat-heading-text" },
-    header, panel.el, banner, scroller, jump, composer, ...sidePanels.map((p) => p.el));
+    header, panel.el, banner, scroller, jump, composer, artifacts?.el, ...sidePanels.map((p) => p.el));
   title.id = "chat-heading-text";
 
   settingsButton.addEventListener("click", () => {
@@ -173,6 +176,7 @@ export function conversationView({ chatId, onMenu }) {
       }
       draw();
       scrollToEnd(true);
+      artifacts.refresh();
       const running = chat.running_runs ?? [];
       if (running.length > 0 && !live) reattach(running[running.length - 1].id);
       else requestAnimationFrame(() => input.focus());
@@ -274,7 +278,7 @@ export function conversationView({ chatId, onMenu }) {
   // ---- runs ----
 
   function openArtifact(artifact) {
-    showArtifact(chatId, artifact).catch((err) => showBanner(`Could not open the artifact: ${err.message}`));
+    artifacts?.open(artifact);
   }
 
   function liveElement(run) {
@@ -326,6 +330,7 @@ export function conversationView({ chatId, onMenu }) {
       const report = run.deepThink?.artifactName;
       view.footer.replaceChildren(artifactList(run.artifacts.filter((a) => a.identifier !== report), openArtifact) ?? "");
     }
+    if (changes.includes("artifacts")) artifacts?.live(run.artifacts);
     if (changes.includes("trimmed")) view.trim.replaceChildren(trimLine(run.trimmed) ?? "");
     if (changes.includes("error") && run.error) showBanner(errorText(run.error));
   }
@@ -423,6 +428,7 @@ export function conversationView({ chatId, onMenu }) {
     if (destroyed) return;
     draw();
     scrollToEnd();
+    artifacts?.refresh();
     refreshChats().catch(() => {});
     memory?.refresh();
     if (run.stopReason !== "paused") input.focus();
@@ -585,6 +591,7 @@ export function conversationView({ chatId, onMenu }) {
       grows.disconnect();
       document.removeEventListener("keydown", keyScrolls);
       live?.controller.abort();
+      artifacts?.destroy();
       unsubscribe();
       for (const side of sidePanels) side.destroy();
     },
