@@ -15,6 +15,8 @@ const POLL_MS = 1500;
 export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
   let documents = [];
   let limits = null;
+  /// How many files a chat may hold, from the documents list (`limits`).
+  let maxFiles = null;
   let pollTimer = null;
   let destroyed = false;
   let loaded = false;
@@ -109,6 +111,7 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
       const body = await api("GET", chatPath(chatId, "/documents"));
       if (destroyed || mine !== generation) return;
       documents = newestFirst(body.documents ?? []);
+      maxFiles = body.limits?.max_files_per_chat ?? maxFiles;
       loaded = true;
       loadError.hidden = true;
       draw();
@@ -185,11 +188,18 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
     refusal.textContent = "";
     const { maxSize } = await loadLimits();
     const refused = [];
+    // Uploads this page is sending are already in the list; queued ones are not yet.
+    let room = maxFiles === null ? Infinity : maxFiles - documents.length - queue.length;
     for (const file of files) {
       if (maxSize !== null && file.size > maxSize) {
         refused.push(`${file.name} is ${formatSize(file.size)}; the most a document may have is ${formatSize(maxSize)}.`);
         continue;
       }
+      if (room <= 0) {
+        refused.push(`${file.name}: this chat may hold at most ${maxFiles} documents; delete one first.`);
+        continue;
+      }
+      room -= 1;
       queue.push(file);
     }
     if (refused.length > 0) refusal.textContent = `Not uploaded: ${refused.join(" ")}`;
