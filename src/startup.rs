@@ -99,6 +99,7 @@ impl Application {
         let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
         let login_throttle = Arc::new(LoginThrottle::new(&config.auth));
         let launcher = Launcher {
+            agents: crate::chat::agents::Agents::new(db.clone()),
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
             chats: Chats::new(db.clone()),

@@ -20,6 +20,11 @@ pub struct Model {
     pub tools_enabled: bool,
     /// Which tools the agent may use (JSON; shape defined by the application).
     pub enabled_tools: Option<Json>,
+    /// The user's default agent, which chats get when they name none. Defaults to `false`.
+    pub is_default: bool,
+    /// Seed 001's custom tool entries (JSON array of `{"type": "mcp", "config": {"server_id",
+    /// "tool_name"}}`).
+    pub custom_tools: Option<Json>,
     pub created_at: ChronoDateTimeUtc,
     pub updated_at: ChronoDateTimeUtc,
 }

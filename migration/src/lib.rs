@@ -24,6 +24,7 @@ mod m20261123_000017_add_run_tool_calls;
 mod m20261123_000018_add_chat_context_strategy;
 mod m20261124_000019_add_pending_ask_kind;
 mod m20261124_000020_add_run_deep_think;
+mod m20261124_000021_agent_defaults;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 15] = [
@@ -71,6 +72,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000018_add_chat_context_strategy::Migration),
             Box::new(m20261124_000019_add_pending_ask_kind::Migration),
             Box::new(m20261124_000020_add_run_deep_think::Migration),
+            Box::new(m20261124_000021_agent_defaults::Migration),
         ]
     }
 }

@@ -422,3 +422,39 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     assert_eq!(Users::find().count(db).await?, 0);
     Ok(())
 }
+
+/// Chats made before agents belonged to one get their owner's default agent, made for the
+/// owner by the migration.
+#[tokio::test]
+async fn existing_chats_get_their_owners_default_agent() -> Result<(), DbErr> {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("before.db").display()
+    );
+    let db = Database::connect(&url).await?;
+    let before_agents = Migrator::migrations().len() as u32 - 1;
+    Migrator::up(&db, Some(before_agents)).await?;
+    for sql in [
+        "INSERT INTO users (id, username, is_admin, created_at) \
+         VALUES ('u1', 'ada', false, '2026-11-20T10:00:00+00:00')",
+        "INSERT INTO chats (id, user_id, title, ephemeral, created_at, updated_at) \
+         VALUES ('c1', 'u1', 'Old chat', false, '2026-11-20T10:00:00+00:00', '2026-11-20T10:00:00+00:00')",
+    ] {
+        db.execute_raw(Statement::from_string(DbBackend::Sqlite, sql))
+            .await?;
+    }
+    Migrator::up(&db, None).await?;
+    let chat = Chats::find_by_id(ChatId::from_string("c1"))
+        .one(&db)
+        .await?
+        .expect("the chat");
+    assert_eq!(chat.agent_id, Some(AgentId::from_string("agent_u1")));
+    let agent = Agents::find_by_id(AgentId::from_string("agent_u1"))
+        .one(&db)
+        .await?
+        .expect("the default agent");
+    assert!(agent.is_default && agent.tools_enabled);
+    assert_eq!(agent.user_id, UserId::from_string("u1"));
+    Ok(())
+}

@@ -2,6 +2,7 @@
 //! Every lookup is scoped to the owner, so a chat someone else owns is indistinguishable from
 //! one that does not exist.
 
+pub mod agents;
 pub mod artifacts;
 pub mod memory;
 pub mod persistence;

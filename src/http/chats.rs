@@ -33,6 +33,8 @@ struct ChatView {
     title: String,
     /// What happens to history that outgrows the model's context (`drop` or `summarize`).
     context_strategy: ContextStrategy,
+    /// The agent whose settings the chat's runs use.
+    agent_id: Option<entities::ids::AgentId>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -43,6 +45,7 @@ impl ChatView {
             context_strategy: context_strategy_of(&chat, state.config.agent.context_strategy),
             id: chat.id,
             title: chat.title,
+            agent_id: chat.agent_id,
             created_at: chat.created_at,
             updated_at: chat.updated_at,
         }
@@ -54,6 +57,8 @@ impl ChatView {
 struct CreateChat {
     title: Option<String>,
     context_strategy: Option<ContextStrategy>,
+    /// One of the caller's agents; the default agent when none is named.
+    agent_id: Option<entities::ids::AgentId>,
 }
 
 async fn create(
@@ -66,9 +71,19 @@ async fn create(
         Some(raw) => Some(parse_title(&raw)?),
         None => None,
     };
+    let agent = match &body.agent_id {
+        Some(id) => Some(owned_agent(&state, &principal, id).await?),
+        None => None,
+    };
     let chat = state
         .chats
-        .create_with(&principal.user_id, title, false, body.context_strategy)
+        .create_with(
+            &principal.user_id,
+            title,
+            false,
+            body.context_strategy,
+            agent,
+        )
         .await?;
     Ok(HttpResponse::Created().json(ChatView::new(&state, chat)))
 }
@@ -123,9 +138,24 @@ async fn get(
 struct UpdateChat {
     title: Option<String>,
     context_strategy: Option<ContextStrategy>,
+    agent_id: Option<entities::ids::AgentId>,
 }
 
-/// Renames a chat and/or sets its context strategy.
+/// One of the caller's agents, by id: another user's is not found.
+async fn owned_agent(
+    state: &AppState,
+    principal: &Principal,
+    id: &entities::ids::AgentId,
+) -> AppResult<entities::ids::AgentId> {
+    Ok(state
+        .launcher
+        .agents
+        .get_owned(&principal.user_id, id)
+        .await?
+        .id)
+}
+
+/// Renames a chat, sets its context strategy, and/or moves it to another agent.
 async fn update(
     principal: Principal,
     state: web::Data<AppState>,
@@ -133,16 +163,23 @@ async fn update(
     body: web::Json<UpdateChat>,
 ) -> AppResult<HttpResponse> {
     let body = body.into_inner();
-    if body.title.is_none() && body.context_strategy.is_none() {
+    if body.title.is_none() && body.context_strategy.is_none() && body.agent_id.is_none() {
         return Err(crate::error::AppError::invalid(
-            "give a title or a context_strategy to change",
+            "give a title, a context_strategy or an agent_id to change",
         ));
     }
     let title = body.title.as_deref().map(parse_title).transpose()?;
-    let chat = state
+    let mut chat = state
         .chats
         .update(&principal.user_id, &path, title, body.context_strategy)
         .await?;
+    if let Some(agent) = &body.agent_id {
+        let agent = owned_agent(&state, &principal, agent).await?;
+        chat = state
+            .chats
+            .set_agent(&principal.user_id, &path, agent)
+            .await?;
+    }
     Ok(HttpResponse::Ok().json(ChatView::new(&state, chat)))
 }
 

@@ -71,7 +71,16 @@ async fn create(
     }
     // Before anything is stored: `store: true` imports the whole history first.
     check_message_lengths(&state.config, &request.messages)?;
-    let options = request.options(state.llm.default_model());
+    let mut options = request.options(state.llm.default_model());
+    if let Some(agent) = &request.x_agent_id {
+        options.agent = Some(
+            state
+                .launcher
+                .agents
+                .get_owned(&principal.user_id, agent)
+                .await?,
+        );
+    }
     let dialect = request.dialect();
     let last = request.messages[request.messages.len() - 1].text();
     let last_role = request.messages[request.messages.len() - 1].role;
@@ -92,7 +101,11 @@ async fn create(
         (log, Some(chat_id.clone()))
     } else if request.in_new_chat() {
         // Kept `v1_chat_retention_days` unless someone opens it in the UI (see `sweep`).
-        let chat = state.chats.create(&principal.user_id, None, true).await?;
+        let agent = options.agent.as_ref().map(|a| a.id.clone());
+        let chat = state
+            .chats
+            .create_with(&principal.user_id, None, true, None, agent)
+            .await?;
         let history: Vec<(MessageRole, String)> = request.messages[..request.messages.len() - 1]
             .iter()
             .filter_map(|m| {

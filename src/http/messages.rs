@@ -91,8 +91,8 @@ async fn list(
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct RunRequest {
-    #[serde(default)]
-    enable_tools: bool,
+    /// Seed 001: tools on or off for this message, within what the chat's agent allows.
+    enable_tools: Option<bool>,
     #[serde(rename = "web_search_options")]
     web_search_options: Option<WebSearchOptions>,
 }
@@ -100,10 +100,13 @@ struct RunRequest {
 impl RunRequest {
     fn options(self) -> RunOptions {
         RunOptions {
-            tools_enabled: self.enable_tools || self.web_search_options.is_some(),
+            tools_enabled: self.enable_tools != Some(false)
+                && (self.enable_tools == Some(true) || self.web_search_options.is_some()),
             web_search: self.web_search_options,
             template: None,
             client_tools: Vec::new(),
+            enable_tools: self.enable_tools,
+            agent: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! extractor settings that turn malformed input into clear 4xx errors and the request-id
 //! header. Handlers authenticate with `Principal` and never touch another user's data.
 
+mod agents;
 mod artifacts;
 mod asks;
 mod auth;
@@ -43,6 +44,7 @@ pub fn configure(
     .configure(health::configure)
     .configure(auth::configure)
     .configure(models::configure)
+    .configure(agents::configure)
     .configure(chats::configure)
     .configure(messages::configure)
     .configure(runs::configure)

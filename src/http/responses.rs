@@ -168,6 +168,8 @@ impl ResponsesRequest {
             web_search,
             template: Some(template),
             client_tools: Vec::new(),
+            enable_tools: None,
+            agent: None,
         })
     }
 }

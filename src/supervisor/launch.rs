@@ -46,6 +46,8 @@ pub struct Launcher {
     pub rate_limiter: Arc<crate::agent::rate_limit::ToolRateLimiter>,
     /// ask_user, offered in every chat; also validates answers.
     pub ask_user: Arc<crate::tools::ask_user::AskUser>,
+    /// Every user's agents.
+    pub agents: crate::chat::agents::Agents,
 }
 
 /// `web_search_options` (seed 000), in both APIs.
@@ -68,6 +70,12 @@ pub struct RunOptions {
     /// The client's own tools (Chat Completions `tools`): offered beside the server-side
     /// ones; a call of one ends the run, for the client to run it.
     pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
+    /// The message's `enableTools` (seed 001), when it has one: tools on or off for this
+    /// message, within what the agent allows.
+    pub enable_tools: Option<bool>,
+    /// The agent whose settings the run uses (a chat's, or `x_agent_id`'s); filled by the
+    /// launcher for chats.
+    pub agent: Option<crate::chat::agents::Agent>,
 }
 
 impl From<ChatError> for AppError {
@@ -142,6 +150,19 @@ fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedT
     if deep_think(options) {
         return research_tools(launcher);
     }
+    // An agent that names its tools has them on unless the message turns them off; the
+    // default agent's research tools are opt-in per request (seed 000).
+    let named = options
+        .agent
+        .as_ref()
+        .and_then(|a| a.enabled_tools.as_ref());
+    if let Some(named) = named
+        && options.enable_tools != Some(false)
+    {
+        let mut chosen = research_tools(launcher);
+        chosen.retain(|t| named.iter().any(|n| n == t.name()));
+        return chosen;
+    }
     if !options.tools_enabled {
         return Vec::new();
     }
@@ -183,6 +204,7 @@ fn spec(
              tools",
         ));
     }
+    apply_agent(launcher, options, &mut tools);
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     for tool in &options.client_tools {
         let name = tool.function.name.as_str();
@@ -209,6 +231,72 @@ fn spec(
         context_strategy: launcher.config.agent.context_strategy,
         client_tools: options.client_tools.clone(),
     }))
+}
+
+/// Applies the agent and the message's `enableTools` to a run's tools: none when either turns
+/// tools off; else only those the agent's `enabled_tools` names (with seed 001's aliases
+/// `browse_url` and `search_knowledge` when it names them).
+fn apply_agent(launcher: &Launcher, options: &RunOptions, tools: &mut Vec<tools::SharedTool>) {
+    if deep_think(options) {
+        return;
+    }
+    let allowed = options.agent.as_ref().is_none_or(|a| a.tools_enabled);
+    if !allowed || options.enable_tools == Some(false) {
+        tools.clear();
+        return;
+    }
+    let Some(named) = options
+        .agent
+        .as_ref()
+        .and_then(|a| a.enabled_tools.as_ref())
+    else {
+        return;
+    };
+    let names = |name: &str| named.iter().any(|n| n == name);
+    if names("browse_url")
+        && let Some(fetch) = launcher.tools.iter().find(|t| t.name() == "fetch_url")
+    {
+        tools.push(Arc::new(crate::tools::alias::Alias::browse_url(
+            fetch.clone(),
+        )));
+    }
+    if names("search_knowledge")
+        && let Some(search) = tools.iter().find(|t| t.name() == "file_search").cloned()
+    {
+        tools.push(Arc::new(crate::tools::alias::Alias::search_knowledge(
+            search,
+        )));
+    }
+    tools.retain(|t| names(t.name()));
+}
+
+/// The definitions of the tools an agent's chats can call now (`GET
+/// /api/agents/{id}/chat/tools`): every research tool (a request may choose any), the chat's
+/// own tools, seed 001's aliases when named — after `enabled_tools`; none when its tools are
+/// off.
+pub fn agent_tool_definitions(
+    launcher: &Launcher,
+    agent: &crate::chat::agents::Agent,
+) -> Vec<crate::llm::wire::ToolDefinition> {
+    if !agent.tools_enabled {
+        return Vec::new();
+    }
+    let mut definitions: Vec<_> = research_tools(launcher)
+        .iter()
+        .map(|t| t.definition())
+        .collect();
+    definitions.extend(chat::chat_tool_definitions(launcher));
+    if let Some(named) = &agent.enabled_tools {
+        let research = research_tools(launcher);
+        if let Some(fetch) = research.iter().find(|t| t.name() == "fetch_url") {
+            definitions.push(tools::Tool::definition(
+                &crate::tools::alias::Alias::browse_url(fetch.clone()),
+            ));
+        }
+        definitions.extend(chat::search_knowledge_definition(launcher));
+        definitions.retain(|d| named.iter().any(|n| *n == d.function.name));
+    }
+    definitions
 }
 
 /// What differs from one run to the next; `Launcher::assemble` adds what every run shares.
@@ -318,13 +406,28 @@ fn check_tool_choice(choice: Option<&serde_json::Value>, tools: &[&str]) -> AppR
     Ok(())
 }
 
+/// The request's model, else the agent's, else the server's default.
 fn model_of(launcher: &Launcher, options: &RunOptions) -> String {
     options
         .template
         .as_ref()
         .map(|t| t.model.clone())
         .filter(|m| !m.is_empty())
+        .or_else(|| options.agent.as_ref().and_then(|a| a.model.clone()))
         .unwrap_or_else(|| launcher.llm.default_model().to_string())
+}
+
+/// The chat's agent (its owner's default when it has none, or its agent is gone).
+async fn agent_of(
+    launcher: &Launcher,
+    chat: &entities::chats::Model,
+) -> AppResult<crate::chat::agents::Agent> {
+    if let Some(id) = &chat.agent_id
+        && let Ok(agent) = launcher.agents.get_owned(&chat.user_id, id).await
+    {
+        return Ok(agent);
+    }
+    Ok(launcher.agents.default_for(&chat.user_id).await?)
 }
 
 /// Starts a turn in a stored chat the caller owns.
@@ -339,6 +442,10 @@ pub async fn launch_chat_turn(
         .chats
         .get_owned(&principal.user_id, chat_id)
         .await?;
+    let mut options = options;
+    if options.agent.is_none() {
+        options.agent = Some(agent_of(launcher, &chat).await?);
+    }
     max_iterations(launcher, &options)?;
     if let Turn::Send { content, .. } | Turn::Edit { content, .. } = &turn {
         check_message_length(&launcher.config, Role::User, content)?;
@@ -383,8 +490,12 @@ pub async fn launch_chat_turn(
     let memories = relevant_memories(launcher, &session, &user_text).await;
     let (files, passages) = document_context(launcher, &chat.id, &user_text).await;
     let searchable = files.iter().any(|f| f.searchable);
+    let agent_prompt = options
+        .agent
+        .as_ref()
+        .and_then(|a| a.system_prompt.as_deref());
     let system = prompt::system_with_context(
-        launcher.config.agent.system_prompt.as_deref(),
+        agent_prompt.or(launcher.config.agent.system_prompt.as_deref()),
         &memories,
         &files,
         &passages,
@@ -411,10 +522,18 @@ pub async fn launch_chat_turn(
 pub fn launch_ephemeral(
     launcher: &Launcher,
     principal: &Principal,
-    messages: Vec<ChatMessage>,
+    mut messages: Vec<ChatMessage>,
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
     check_message_lengths(&launcher.config, &messages)?;
+    // An agent's system prompt, unless the client sent its own.
+    if let Some(prompt) = options.agent.as_ref().and_then(|a| a.system_prompt.clone())
+        && !messages
+            .iter()
+            .any(|m| matches!(m.role, Role::System | Role::Developer))
+    {
+        messages.insert(0, ChatMessage::system(prompt));
+    }
     let log = Arc::new(
         RunLog::new(
             RunId::generate(),

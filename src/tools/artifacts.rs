@@ -71,13 +71,10 @@ struct CreateArgs {
     content: String,
 }
 
-impl Tool for CreateArtifactTool {
-    fn name(&self) -> &'static str {
-        "create_artifact"
-    }
-
-    fn definition(&self) -> ToolDefinition {
-        let limits = &self.0.config.artifacts;
+impl CreateArtifactTool {
+    /// The definition, from the limits in `config` (for listing tools without a chat).
+    pub fn describe(config: &crate::config::Config) -> ToolDefinition {
+        let limits = &config.artifacts;
         ToolDefinition::function(
             "create_artifact",
             "Create a persistent artifact (a code file, document, HTML page, SVG image or \
@@ -111,6 +108,16 @@ impl Tool for CreateArtifactTool {
                 "additionalProperties": false
             }),
         )
+    }
+}
+
+impl Tool for CreateArtifactTool {
+    fn name(&self) -> &'static str {
+        "create_artifact"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        Self::describe(&self.0.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -183,12 +190,9 @@ struct UpdateArgs {
     content: String,
 }
 
-impl Tool for UpdateArtifactTool {
-    fn name(&self) -> &'static str {
-        "update_artifact"
-    }
-
-    fn definition(&self) -> ToolDefinition {
+impl UpdateArtifactTool {
+    /// The definition, from the limits in `config` (for listing tools without a chat).
+    pub fn describe(config: &crate::config::Config) -> ToolDefinition {
         ToolDefinition::function(
             "update_artifact",
             "Replace the whole content of an artifact created earlier in this chat, making a \
@@ -197,19 +201,29 @@ impl Tool for UpdateArtifactTool {
                 "type": "object",
                 "properties": {
                     "identifier": {"type": "string", "minLength": 1,
-                        "maxLength": self.0.config.artifacts.max_identifier_chars,
+                        "maxLength": config.artifacts.max_identifier_chars,
                         "pattern": IDENTIFIER_PATTERN, "description": "The identifier of an \
                         artifact created earlier in this chat."},
                     "content": {"type": "string",
-                        "maxLength": self.0.config.artifacts.max_content_bytes,
+                        "maxLength": config.artifacts.max_content_bytes,
                         "description": format!(
                         "The complete updated content, at most {} bytes.",
-                        self.0.config.artifacts.max_content_bytes)}
+                        config.artifacts.max_content_bytes)}
                 },
                 "required": ["identifier", "content"],
                 "additionalProperties": false
             }),
         )
+    }
+}
+
+impl Tool for UpdateArtifactTool {
+    fn name(&self) -> &'static str {
+        "update_artifact"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        Self::describe(&self.0.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {

@@ -49,12 +49,9 @@ pub fn item_id(call_id: &str) -> String {
     format!("fs_{call_id}")
 }
 
-impl Tool for FileSearchTool {
-    fn name(&self) -> &'static str {
-        "file_search"
-    }
-
-    fn definition(&self) -> ToolDefinition {
+impl FileSearchTool {
+    /// The definition (for listing tools without a chat).
+    pub fn describe() -> ToolDefinition {
         ToolDefinition::function(
             "file_search",
             "Search the content of the documents uploaded to this chat (PDFs, code, text, HTML). \
@@ -71,6 +68,16 @@ impl Tool for FileSearchTool {
                 "additionalProperties": false
             }),
         )
+    }
+}
+
+impl Tool for FileSearchTool {
+    fn name(&self) -> &'static str {
+        "file_search"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        Self::describe()
     }
 
     fn progress(&self) -> Option<ProgressKind> {

@@ -68,12 +68,9 @@ struct SaveArgs {
     category: Option<String>,
 }
 
-impl Tool for SaveMemoryTool {
-    fn name(&self) -> &'static str {
-        "save_memory"
-    }
-
-    fn definition(&self) -> ToolDefinition {
+impl SaveMemoryTool {
+    /// The definition, from the limits in `config` (for listing tools without a chat).
+    pub fn describe(config: &crate::config::Config) -> ToolDefinition {
         ToolDefinition::function(
             "save_memory",
             "Save a fact, preference or instruction to this chat's memory so it is remembered \
@@ -82,7 +79,7 @@ impl Tool for SaveMemoryTool {
                 "type": "object",
                 "properties": {
                     "content": {"type": "string", "minLength": 1,
-                        "maxLength": self.0.config.memory.max_content_chars,
+                        "maxLength": config.memory.max_content_chars,
                         "description": "The fact, preference or \
                         instruction to remember, as a self-contained sentence."},
                     "category": {"type": "string", "enum": CATEGORIES, "description": "Omit to \
@@ -92,6 +89,16 @@ impl Tool for SaveMemoryTool {
                 "additionalProperties": false
             }),
         )
+    }
+}
+
+impl Tool for SaveMemoryTool {
+    fn name(&self) -> &'static str {
+        "save_memory"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        Self::describe(&self.0.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -153,12 +160,9 @@ struct RecallArgs {
     query: String,
 }
 
-impl Tool for RecallMemoryTool {
-    fn name(&self) -> &'static str {
-        "recall_memory"
-    }
-
-    fn definition(&self) -> ToolDefinition {
+impl RecallMemoryTool {
+    /// The definition, from the limits in `config` (for listing tools without a chat).
+    pub fn describe(config: &crate::config::Config) -> ToolDefinition {
         ToolDefinition::function(
             "recall_memory",
             "Search this chat's saved memories (facts, preferences, instructions) by meaning. \
@@ -167,7 +171,7 @@ impl Tool for RecallMemoryTool {
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "minLength": 1,
-                        "maxLength": self.0.config.memory.max_content_chars,
+                        "maxLength": config.memory.max_content_chars,
                         "description": "What to look for, in natural \
                         language."}
                 },
@@ -175,6 +179,16 @@ impl Tool for RecallMemoryTool {
                 "additionalProperties": false
             }),
         )
+    }
+}
+
+impl Tool for RecallMemoryTool {
+    fn name(&self) -> &'static str {
+        "recall_memory"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        Self::describe(&self.0.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {

@@ -3,6 +3,7 @@
 //! loop detection, truncation) is the agent's. A failing tool returns a `ToolError`, which the
 //! loop turns into an error result for the model.
 
+pub mod alias;
 pub mod artifacts;
 pub mod ask_user;
 pub mod calculator;

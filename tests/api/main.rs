@@ -1,6 +1,7 @@
 //! Integration tests: the real server on a random port, a real SQLite file in a temporary
 //! directory, and a fake upstream model speaking OpenAI's wire protocol over real HTTP.
 
+mod agents;
 mod artifacts_memory;
 mod ask_user;
 mod auth;

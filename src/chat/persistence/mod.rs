@@ -78,22 +78,33 @@ impl Chats {
         title: Option<String>,
         ephemeral: bool,
     ) -> Result<chats::Model, DbErr> {
-        self.create_with(owner, title, ephemeral, None).await
+        self.create_with(owner, title, ephemeral, None, None).await
     }
 
-    /// `create`, with the chat's context strategy (`None`: the server's default).
+    /// `create`, with the chat's context strategy (`None`: the server's default) and agent
+    /// (`None`: the owner's default agent; the caller checked that `agent` is the owner's).
     pub async fn create_with(
         &self,
         owner: &UserId,
         title: Option<String>,
         ephemeral: bool,
         context_strategy: Option<ContextStrategy>,
+        agent: Option<entities::ids::AgentId>,
     ) -> Result<chats::Model, DbErr> {
+        let agent = match agent {
+            Some(agent) => agent,
+            None => {
+                super::agents::Agents::new(self.db.clone())
+                    .default_for(owner)
+                    .await?
+                    .id
+            }
+        };
         let now = Utc::now();
         chats::ActiveModel {
             id: Set(ChatId::generate()),
             user_id: Set(owner.clone()),
-            agent_id: Set(None),
+            agent_id: Set(Some(agent)),
             title: Set(title.unwrap_or_else(|| DEFAULT_TITLE.to_string())),
             active_leaf_id: Set(None),
             ephemeral: Set(ephemeral),
@@ -148,6 +159,19 @@ impl Chats {
         if let Some(strategy) = context_strategy {
             active.context_strategy = Set(Some(strategy.as_str().to_string()));
         }
+        Ok(active.update(&self.db).await?)
+    }
+
+    /// Moves a chat the owner owns to another of their agents (checked by the caller).
+    pub async fn set_agent(
+        &self,
+        owner: &UserId,
+        id: &ChatId,
+        agent: entities::ids::AgentId,
+    ) -> Result<chats::Model, ChatStoreError> {
+        let chat = self.get_owned(owner, id).await?;
+        let mut active: chats::ActiveModel = chat.into();
+        active.agent_id = Set(Some(agent));
         Ok(active.update(&self.db).await?)
     }
 

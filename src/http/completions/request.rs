@@ -60,6 +60,9 @@ pub(super) struct CompletionRequest {
     pub(super) tool_choice: Option<Value>,
     pub(super) web_search_options: Option<WebSearchOptions>,
     pub(super) x_chat_id: Option<ChatId>,
+    /// One of the caller's agents (seed 001): its settings for this request, and a new chat
+    /// made for it belongs to it.
+    pub(super) x_agent_id: Option<entities::ids::AgentId>,
     /// `false`: run without a chat, storing nothing. Otherwise (and by default) a request
     /// without `x_chat_id` runs in a fresh chat of its own (see `in_new_chat`).
     pub(super) store: Option<bool>,
@@ -231,6 +234,8 @@ impl CompletionRequest {
             template: Some(template),
             // Checked by `validate`.
             client_tools: self.client_tools().unwrap_or_default(),
+            enable_tools: None,
+            agent: None,
         }
     }
 }

@@ -135,3 +135,26 @@ pub(super) async fn relevant_memories(
         .map(|ranked| ranked.into_iter().map(|(m, _)| m).collect())
         .unwrap_or_default()
 }
+
+/// The definitions of the tools every chat has, for listing them without a chat.
+pub(in crate::supervisor) fn chat_tool_definitions(
+    launcher: &Launcher,
+) -> Vec<crate::llm::wire::ToolDefinition> {
+    use crate::tools::Tool;
+    let config = &launcher.config;
+    vec![
+        crate::tools::artifacts::CreateArtifactTool::describe(config),
+        crate::tools::artifacts::UpdateArtifactTool::describe(config),
+        crate::tools::memory::SaveMemoryTool::describe(config),
+        crate::tools::memory::RecallMemoryTool::describe(config),
+        launcher.ask_user.definition(),
+        FileSearchTool::describe(),
+    ]
+}
+
+/// `search_knowledge`'s definition (it runs the chat's file_search).
+pub(in crate::supervisor) fn search_knowledge_definition(
+    _launcher: &Launcher,
+) -> Option<crate::llm::wire::ToolDefinition> {
+    Some(crate::tools::alias::Alias::search_knowledge_definition())
+}

@@ -68,6 +68,7 @@ async fn fixture() -> Fixture {
         rate_limiter: Arc::new(crate::agent::rate_limit::ToolRateLimiter::new(60)),
         config: Arc::new(config),
         chats,
+        agents: crate::chat::agents::Agents::new(db.clone()),
         db,
         embedder,
         sessions: supervisor.registry(),

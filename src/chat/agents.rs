@@ -1,0 +1,371 @@
+//! Agents (seed 001): a user's named chat configurations — system prompt, model, whether tools
+//! are on, which tools (`enabled_tools`), and custom MCP tool entries. Every user has a default
+//! agent (id `agent_<user id>`, made when first needed); every chat belongs to one.
+
+use chrono::Utc;
+use entities::agents;
+use entities::ids::{AgentId, UserId};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Set,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Longest agent name, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+/// Longest system prompt, in characters.
+pub const MAX_PROMPT_CHARS: usize = 20_000;
+/// Longest model name, in characters.
+pub const MAX_MODEL_CHARS: usize = 200;
+/// Most tool names in `enabled_tools`, and most custom tool entries.
+pub const MAX_TOOLS: usize = 64;
+/// Longest tool or server name, in characters.
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+/// Most agents one user may have.
+pub const MAX_AGENTS_PER_USER: u64 = 200;
+
+/// A custom tool entry (seed 001): an MCP server's tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomTool {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub config: McpToolRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpToolRef {
+    pub server_id: String,
+    pub tool_name: String,
+}
+
+/// An agent as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Agent {
+    pub id: AgentId,
+    pub name: String,
+    pub system_prompt: Option<String>,
+    pub model: Option<String>,
+    pub tools_enabled: bool,
+    /// `None`: every tool the request turns on.
+    pub enabled_tools: Option<Vec<String>>,
+    pub custom_tools: Vec<CustomTool>,
+    pub is_default: bool,
+    pub created_at: chrono::DateTime<Utc>,
+    pub updated_at: chrono::DateTime<Utc>,
+}
+
+impl From<agents::Model> for Agent {
+    fn from(row: agents::Model) -> Self {
+        Self {
+            enabled_tools: row
+                .enabled_tools
+                .and_then(|v| serde_json::from_value(v).ok()),
+            custom_tools: row
+                .custom_tools
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or_default(),
+            id: row.id,
+            name: row.name,
+            system_prompt: row.system_prompt,
+            model: row.model,
+            tools_enabled: row.tools_enabled,
+            is_default: row.is_default,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+/// What a create or an update sets; `None` leaves a field as it is (an update) or at its
+/// default (a create). `Some(None)` clears a nullable field.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentFields {
+    pub name: Option<String>,
+    #[serde(default, with = "serde_with_null")]
+    pub system_prompt: Option<Option<String>>,
+    #[serde(default, with = "serde_with_null")]
+    pub model: Option<Option<String>>,
+    pub tools_enabled: Option<bool>,
+    #[serde(default, with = "serde_with_null")]
+    pub enabled_tools: Option<Option<Vec<String>>>,
+    pub custom_tools: Option<Vec<CustomTool>>,
+}
+
+/// `Some(None)` for an explicit `null`, `None` for a missing field.
+mod serde_with_null {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        Option::<T>::deserialize(deserializer).map(Some)
+    }
+}
+
+/// Why agent fields were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("agent not found")]
+    NotFound,
+    #[error("{0}")]
+    Conflict(String),
+    #[error("database error: {0}")]
+    Database(#[from] DbErr),
+}
+
+fn invalid(message: impl Into<String>) -> AgentError {
+    AgentError::Invalid(message.into())
+}
+
+impl AgentFields {
+    /// Checks every field that is set.
+    pub fn check(&self) -> Result<(), AgentError> {
+        if let Some(name) = &self.name {
+            let chars = name.trim().chars().count();
+            if chars == 0 || chars > MAX_NAME_CHARS {
+                return Err(invalid(format!(
+                    "name must be 1-{MAX_NAME_CHARS} characters"
+                )));
+            }
+        }
+        if let Some(Some(prompt)) = &self.system_prompt
+            && prompt.chars().count() > MAX_PROMPT_CHARS
+        {
+            return Err(invalid(format!(
+                "system_prompt may have at most {MAX_PROMPT_CHARS} characters"
+            )));
+        }
+        if let Some(Some(model)) = &self.model
+            && (model.trim().is_empty() || model.chars().count() > MAX_MODEL_CHARS)
+        {
+            return Err(invalid(format!(
+                "model must be 1-{MAX_MODEL_CHARS} characters, or null for the server's default"
+            )));
+        }
+        let name_ok = |name: &str| {
+            !name.is_empty()
+                && name.len() <= MAX_TOOL_NAME_CHARS
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        if let Some(Some(tools)) = &self.enabled_tools {
+            if tools.len() > MAX_TOOLS {
+                return Err(invalid(format!(
+                    "enabled_tools may name at most {MAX_TOOLS} tools"
+                )));
+            }
+            if let Some(bad) = tools.iter().find(|t| !name_ok(t)) {
+                return Err(invalid(format!(
+                    "enabled_tools: {bad:?} is not a tool name (letters, digits, '_' and '-', \
+                     at most {MAX_TOOL_NAME_CHARS})"
+                )));
+            }
+        }
+        if let Some(custom) = &self.custom_tools {
+            if custom.len() > MAX_TOOLS {
+                return Err(invalid(format!(
+                    "custom_tools may have at most {MAX_TOOLS} entries"
+                )));
+            }
+            for entry in custom {
+                if entry.kind != "mcp" {
+                    return Err(invalid(format!(
+                        "custom_tools: type {:?} is not supported; use \"mcp\"",
+                        entry.kind
+                    )));
+                }
+                if !name_ok(&entry.config.server_id) || !name_ok(&entry.config.tool_name) {
+                    return Err(invalid(
+                        "custom_tools: server_id and tool_name must be names (letters, digits, \
+                         '_' and '-')",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The agents of every user.
+#[derive(Clone)]
+pub struct Agents {
+    db: DatabaseConnection,
+}
+
+impl Agents {
+    pub fn new(db: DatabaseConnection) -> Self {
+        Self { db }
+    }
+
+    fn default_id(user: &UserId) -> AgentId {
+        AgentId::from_string(format!("agent_{user}"))
+    }
+
+    /// The user's default agent, made on first need.
+    pub async fn default_for(&self, user: &UserId) -> Result<Agent, DbErr> {
+        if let Some(row) = agents::Entity::find()
+            .filter(agents::Column::UserId.eq(user))
+            .filter(agents::Column::IsDefault.eq(true))
+            .one(&self.db)
+            .await?
+        {
+            return Ok(row.into());
+        }
+        let now = Utc::now();
+        let made = agents::ActiveModel {
+            id: Set(Self::default_id(user)),
+            user_id: Set(user.clone()),
+            name: Set("Default".into()),
+            system_prompt: Set(None),
+            model: Set(None),
+            tools_enabled: Set(true),
+            enabled_tools: Set(None),
+            is_default: Set(true),
+            custom_tools: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(&self.db)
+        .await;
+        match made {
+            Ok(row) => Ok(row.into()),
+            // Made at the same moment by another request.
+            Err(_) => agents::Entity::find_by_id(Self::default_id(user))
+                .one(&self.db)
+                .await?
+                .map(Agent::from)
+                .ok_or(DbErr::RecordNotFound("the default agent".into())),
+        }
+    }
+
+    /// The user's agents, the default first, then by name.
+    pub async fn list(&self, user: &UserId) -> Result<Vec<Agent>, DbErr> {
+        self.default_for(user).await?;
+        Ok(agents::Entity::find()
+            .filter(agents::Column::UserId.eq(user))
+            .order_by_desc(agents::Column::IsDefault)
+            .order_by_asc(agents::Column::Name)
+            .order_by_asc(agents::Column::Id)
+            .all(&self.db)
+            .await?
+            .into_iter()
+            .map(Agent::from)
+            .collect())
+    }
+
+    /// The agent if `user` owns it; `NotFound` for anyone else's.
+    pub async fn get_owned(&self, user: &UserId, id: &AgentId) -> Result<Agent, AgentError> {
+        agents::Entity::find_by_id(id.clone())
+            .filter(agents::Column::UserId.eq(user))
+            .one(&self.db)
+            .await?
+            .map(Agent::from)
+            .ok_or(AgentError::NotFound)
+    }
+
+    pub async fn create(&self, user: &UserId, fields: AgentFields) -> Result<Agent, AgentError> {
+        fields.check()?;
+        let Some(name) = fields.name.as_deref().map(str::trim) else {
+            return Err(invalid("name is required"));
+        };
+        let count = sea_orm::PaginatorTrait::count(
+            agents::Entity::find().filter(agents::Column::UserId.eq(user)),
+            &self.db,
+        )
+        .await?;
+        if count >= MAX_AGENTS_PER_USER {
+            return Err(AgentError::Conflict(format!(
+                "a user may have at most {MAX_AGENTS_PER_USER} agents; delete one first"
+            )));
+        }
+        self.default_for(user).await?;
+        let now = Utc::now();
+        let row = agents::ActiveModel {
+            id: Set(AgentId::generate()),
+            user_id: Set(user.clone()),
+            name: Set(name.to_string()),
+            system_prompt: Set(fields.system_prompt.flatten()),
+            model: Set(fields.model.flatten()),
+            tools_enabled: Set(fields.tools_enabled.unwrap_or(true)),
+            enabled_tools: Set(fields
+                .enabled_tools
+                .flatten()
+                .map(|tools| Value::from(tools))),
+            is_default: Set(false),
+            custom_tools: Set(fields.custom_tools.map(|c| serde_json::json!(c))),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(&self.db)
+        .await?;
+        Ok(row.into())
+    }
+
+    pub async fn update(
+        &self,
+        user: &UserId,
+        id: &AgentId,
+        fields: AgentFields,
+    ) -> Result<Agent, AgentError> {
+        fields.check()?;
+        let row = agents::Entity::find_by_id(id.clone())
+            .filter(agents::Column::UserId.eq(user))
+            .one(&self.db)
+            .await?
+            .ok_or(AgentError::NotFound)?;
+        let mut active: agents::ActiveModel = row.into();
+        if let Some(name) = fields.name {
+            active.name = Set(name.trim().to_string());
+        }
+        if let Some(prompt) = fields.system_prompt {
+            active.system_prompt = Set(prompt);
+        }
+        if let Some(model) = fields.model {
+            active.model = Set(model);
+        }
+        if let Some(on) = fields.tools_enabled {
+            active.tools_enabled = Set(on);
+        }
+        if let Some(tools) = fields.enabled_tools {
+            active.enabled_tools = Set(tools.map(Value::from));
+        }
+        if let Some(custom) = fields.custom_tools {
+            active.custom_tools = Set(Some(serde_json::json!(custom)));
+        }
+        active.updated_at = Set(Utc::now());
+        Ok(active.update(&self.db).await?.into())
+    }
+
+    /// Deletes an agent; its chats move to the user's default agent. The default agent itself
+    /// cannot be deleted.
+    pub async fn delete(&self, user: &UserId, id: &AgentId) -> Result<(), AgentError> {
+        let agent = self.get_owned(user, id).await?;
+        if agent.is_default {
+            return Err(AgentError::Conflict(
+                "the default agent cannot be deleted; its chats need it".into(),
+            ));
+        }
+        let fallback = self.default_for(user).await?;
+        entities::chats::Entity::update_many()
+            .col_expr(
+                entities::chats::Column::AgentId,
+                sea_orm::sea_query::Expr::value(fallback.id),
+            )
+            .filter(entities::chats::Column::AgentId.eq(id))
+            .exec(&self.db)
+            .await?;
+        agents::Entity::delete_by_id(id.clone())
+            .exec(&self.db)
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,115 @@
+//! Agents REST under `/api/agents` (seed 001): the caller's agents — create, list, read,
+//! update, delete (another user's agent is not found) — and the tools an agent's chats can call
+//! (`GET /api/agents/{id}/chat/tools`).
+
+use actix_web::{HttpResponse, web};
+use entities::ids::AgentId;
+use serde_json::json;
+
+use crate::auth::Principal;
+use crate::chat::agents::{AgentError, AgentFields};
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+impl From<AgentError> for AppError {
+    fn from(err: AgentError) -> Self {
+        match err {
+            AgentError::Invalid(message) => AppError::InvalidRequest(message),
+            AgentError::NotFound => AppError::NotFound("agent"),
+            AgentError::Conflict(message) => AppError::Conflict(message),
+            AgentError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/api/agents", web::get().to(list))
+        .route("/api/agents", web::post().to(create))
+        .route("/api/agents/{agent_id}", web::get().to(get))
+        .route("/api/agents/{agent_id}", web::patch().to(update))
+        .route("/api/agents/{agent_id}", web::put().to(update))
+        .route("/api/agents/{agent_id}", web::delete().to(delete))
+        .route("/api/agents/{agent_id}/chat/tools", web::get().to(tools));
+}
+
+async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
+    let agents = state.launcher.agents.list(&principal.user_id).await?;
+    let total = agents.len();
+    Ok(HttpResponse::Ok().json(json!({"agents": agents, "total": total})))
+}
+
+async fn create(
+    principal: Principal,
+    state: web::Data<AppState>,
+    body: web::Json<AgentFields>,
+) -> AppResult<HttpResponse> {
+    let agent = state
+        .launcher
+        .agents
+        .create(&principal.user_id, body.into_inner())
+        .await?;
+    Ok(HttpResponse::Created().json(agent))
+}
+
+async fn get(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<AgentId>,
+) -> AppResult<HttpResponse> {
+    let agent = state
+        .launcher
+        .agents
+        .get_owned(&principal.user_id, &path)
+        .await?;
+    Ok(HttpResponse::Ok().json(agent))
+}
+
+async fn update(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<AgentId>,
+    body: web::Json<AgentFields>,
+) -> AppResult<HttpResponse> {
+    let agent = state
+        .launcher
+        .agents
+        .update(&principal.user_id, &path, body.into_inner())
+        .await?;
+    Ok(HttpResponse::Ok().json(agent))
+}
+
+async fn delete(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<AgentId>,
+) -> AppResult<HttpResponse> {
+    state
+        .launcher
+        .agents
+        .delete(&principal.user_id, &path)
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
+}
+
+/// Seed 001's tool list: exactly what the agent's chats can call now (after `enabled_tools`;
+/// none when the agent's tools are off).
+async fn tools(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<AgentId>,
+) -> AppResult<HttpResponse> {
+    let agent = state
+        .launcher
+        .agents
+        .get_owned(&principal.user_id, &path)
+        .await?;
+    let tools: Vec<_> = crate::supervisor::launch::agent_tool_definitions(&state.launcher, &agent)
+        .into_iter()
+        .map(|definition| {
+            json!({"name": definition.function.name,
+                   "description": definition.function.description,
+                   "parameters": definition.function.parameters})
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({"tools": tools})))
+}

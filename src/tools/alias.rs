@@ -1,0 +1,97 @@
+//! Seed 001's names for tools Colloquy has under other names: `browse_url` (fetch_url's
+//! single-URL mode: `{url}` → the page's text) and `search_knowledge` (file_search over the
+//! chat's documents, until knowledge bases exist). An `Alias` is offered only to agents whose
+//! `enabled_tools` name it; it runs the tool it stands for, with that tool's governance.
+
+use serde_json::{Value, json};
+
+use super::{ProgressKind, SharedTool, Tool, ToolFuture};
+use crate::llm::wire::ToolDefinition;
+
+const SEARCH_KNOWLEDGE: &str = "Search the knowledge base (this chat's uploaded documents) \
+    for relevant information. Returns the most relevant passages.";
+
+fn search_knowledge_parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"query": {"type": "string", "minLength": 1, "maxLength": 1000,
+            "description": "What to look for."}},
+        "required": ["query"],
+        "additionalProperties": false
+    })
+}
+
+/// A tool under another name, with its own description and parameters, whose arguments are
+/// passed to the tool it stands for unchanged (the parameters are a subset of that tool's).
+pub struct Alias {
+    name: &'static str,
+    description: &'static str,
+    parameters: Value,
+    inner: SharedTool,
+}
+
+impl Alias {
+    /// `browse_url` over `fetch_url`.
+    pub fn browse_url(fetch_url: SharedTool) -> Self {
+        Self {
+            name: "browse_url",
+            description: "Fetch and read content from a URL. Returns the page's text.",
+            parameters: json!({
+                "type": "object",
+                "properties": {"url": {"type": "string", "minLength": 1, "maxLength": 2048,
+                    "description": "The http or https URL to read."}},
+                "required": ["url"],
+                "additionalProperties": false
+            }),
+            inner: fetch_url,
+        }
+    }
+
+    /// `search_knowledge` over a chat's `file_search`.
+    pub fn search_knowledge(file_search: SharedTool) -> Self {
+        Self {
+            name: "search_knowledge",
+            description: SEARCH_KNOWLEDGE,
+            parameters: search_knowledge_parameters(),
+            inner: file_search,
+        }
+    }
+
+    /// `search_knowledge`'s definition, without a chat.
+    pub fn search_knowledge_definition() -> ToolDefinition {
+        ToolDefinition::function(
+            "search_knowledge",
+            SEARCH_KNOWLEDGE,
+            search_knowledge_parameters(),
+        )
+    }
+
+    /// The names of the aliases, for checking an agent's `enabled_tools`.
+    pub const NAMES: [&'static str; 2] = ["browse_url", "search_knowledge"];
+}
+
+impl Tool for Alias {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::function(self.name, self.description, self.parameters.clone())
+    }
+
+    fn progress(&self) -> Option<ProgressKind> {
+        self.inner.progress()
+    }
+
+    fn cacheable(&self) -> bool {
+        self.inner.cacheable()
+    }
+
+    fn run(&self, arguments: Value) -> ToolFuture {
+        self.inner.run(arguments)
+    }
+
+    fn run_call(&self, call_id: &str, arguments: Value) -> ToolFuture {
+        self.inner.run_call(call_id, arguments)
+    }
+}

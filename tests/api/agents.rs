@@ -1,0 +1,332 @@
+//! Agents (seed 001): CRUD under `/api/agents` owned by their user, the default agent every
+//! chat falls back to, the tools an agent's chats can call, `enableTools` per message, and an
+//! agent's prompt, model and tools reaching the model.
+
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, error_body, spawn_app};
+
+async fn create_agent(app: &TestApp, body: Value) -> Value {
+    let response = app.post_json("/api/agents", &body).await;
+    assert_eq!(response.status(), 201, "{:?}", response.text().await);
+    response.json().await.unwrap()
+}
+
+async fn tool_names(app: &TestApp, agent: &str) -> Vec<String> {
+    let listed: Value = app
+        .get(&format!("/api/agents/{agent}/chat/tools"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let tools = listed["tools"].as_array().expect("a tools list");
+    for tool in tools {
+        assert!(tool["description"].is_string() && tool["parameters"]["type"] == "object");
+    }
+    tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The tool names the model was offered in the upstream request `index`.
+fn offered(app: &TestApp, index: usize) -> Vec<String> {
+    let received = app.upstream.received();
+    received[index].body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[actix_web::test]
+async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
+    let app = spawn_app().await;
+    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    assert_eq!(
+        listed["total"], 1,
+        "every user has a default agent: {listed}"
+    );
+    let default = listed["agents"][0].clone();
+    assert_eq!(default["is_default"], true);
+    assert_eq!(default["tools_enabled"], true);
+
+    let agent = create_agent(
+        &app,
+        json!({"name": "Researcher", "system_prompt": "Cite sources.", "model": "big-model",
+               "enabled_tools": ["calculator", "browse_url"],
+               "custom_tools": [{"type": "mcp", "config": {"server_id": "notes", "tool_name": "find"}}]}),
+    )
+    .await;
+    let id = agent["id"].as_str().unwrap().to_string();
+    assert_eq!(agent["is_default"], false);
+    assert_eq!(agent["enabled_tools"], json!(["calculator", "browse_url"]));
+    assert_eq!(agent["custom_tools"][0]["config"]["server_id"], "notes");
+    let read: Value = app
+        .get(&format!("/api/agents/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(read, agent);
+
+    let patched = app
+        .request(reqwest::Method::PATCH, &format!("/api/agents/{id}"))
+        .json(&json!({"name": "Analyst", "system_prompt": null, "tools_enabled": false}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 200);
+    let patched: Value = patched.json().await.unwrap();
+    assert_eq!(patched["name"], "Analyst");
+    assert_eq!(patched["system_prompt"], Value::Null, "null clears it");
+    assert_eq!(patched["model"], "big-model", "a field not sent is kept");
+    assert_eq!(patched["tools_enabled"], false);
+
+    // Bad input is a 400 that names the problem.
+    for (body, words) in [
+        (json!({"name": ""}), "name must be"),
+        (
+            json!({"name": "x", "enabled_tools": ["no spaces allowed"]}),
+            "enabled_tools",
+        ),
+        (
+            json!({"name": "x", "custom_tools": [{"type": "shell", "config": {"server_id": "a", "tool_name": "b"}}]}),
+            "not supported",
+        ),
+        (json!({"name": "x", "colour": "blue"}), "unknown field"),
+    ] {
+        let response = app.post_json("/api/agents", &body).await;
+        assert_eq!(response.status(), 400, "{body}");
+        let error = error_body(response).await;
+        assert!(
+            error["message"].as_str().unwrap().contains(words),
+            "{error}"
+        );
+    }
+
+    // Another user sees none of it.
+    let key = app.create_user_with_key("mallory").await;
+    for (method, path) in [
+        (reqwest::Method::GET, format!("/api/agents/{id}")),
+        (reqwest::Method::PATCH, format!("/api/agents/{id}")),
+        (reqwest::Method::DELETE, format!("/api/agents/{id}")),
+        (reqwest::Method::GET, format!("/api/agents/{id}/chat/tools")),
+    ] {
+        let response = app
+            .http
+            .request(method.clone(), app.url(&path))
+            .bearer_auth(&key)
+            .json(&json!({"name": "stolen"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 404, "{method} {path}");
+    }
+    let theirs: Value = app
+        .http
+        .get(app.url("/api/agents"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(theirs["total"], 1, "only their own default: {theirs}");
+    let chat_with_mine = app
+        .http
+        .post(app.url("/chat/api/chats"))
+        .bearer_auth(&key)
+        .json(&json!({"agent_id": id}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chat_with_mine.status(), 404, "nobody's chat joins my agent");
+
+    // A chat of a deleted agent moves to the default; the default cannot be deleted.
+    let chat: Value = app
+        .post_json("/chat/api/chats", &json!({"title": "t", "agent_id": id}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(chat["agent_id"], id);
+    let deleted = app
+        .request(reqwest::Method::DELETE, &format!("/api/agents/{id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    let moved: Value = app
+        .get(&format!("/chat/api/chats/{}", chat["id"].as_str().unwrap()))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(moved["agent_id"], default["id"]);
+    let refused = app
+        .request(
+            reqwest::Method::DELETE,
+            &format!("/api/agents/{}", default["id"].as_str().unwrap()),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 409);
+}
+
+#[actix_web::test]
+async fn the_tools_list_is_what_the_agents_chats_can_call() {
+    let app = spawn_app().await;
+    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    let default = listed["agents"][0]["id"].as_str().unwrap().to_string();
+    let all = tool_names(&app, &default).await;
+    for name in [
+        "web_search",
+        "fetch_url",
+        "calculator",
+        "create_artifact",
+        "update_artifact",
+        "save_memory",
+        "recall_memory",
+        "ask_user",
+        "file_search",
+    ] {
+        assert!(all.contains(&name.to_string()), "{name} in {all:?}");
+    }
+    assert!(
+        !all.contains(&"browse_url".to_string()),
+        "aliases only when named"
+    );
+
+    let picky = create_agent(
+        &app,
+        json!({"name": "Picky", "enabled_tools": ["calculator", "browse_url", "search_knowledge"]}),
+    )
+    .await;
+    let picky = picky["id"].as_str().unwrap();
+    assert_eq!(
+        tool_names(&app, picky).await,
+        ["calculator", "browse_url", "search_knowledge"]
+    );
+    let patched = app
+        .request(reqwest::Method::PATCH, &format!("/api/agents/{picky}"))
+        .json(&json!({"enabled_tools": ["ask_user"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 200);
+    assert_eq!(tool_names(&app, picky).await, ["ask_user"]);
+    app.request(reqwest::Method::PATCH, &format!("/api/agents/{picky}"))
+        .json(&json!({"tools_enabled": false}))
+        .send()
+        .await
+        .unwrap();
+    assert!(tool_names(&app, picky).await.is_empty());
+}
+
+#[actix_web::test]
+async fn enable_tools_false_turns_tools_off_for_that_message_only() {
+    let app = spawn_app().await;
+    let chat = app.new_chat().await;
+    app.upstream
+        .script([Reply::text("No tools."), Reply::text("Tools again.")]);
+    app.send(
+        &chat,
+        json!({"content": "first", "enableTools": false,
+               "web_search_options": {"x_tools": ["calculator"]}}),
+    )
+    .await;
+    assert!(offered(&app, 0).is_empty(), "{:?}", offered(&app, 0));
+    app.send(
+        &chat,
+        json!({"content": "second", "web_search_options": {"x_tools": ["calculator"]}}),
+    )
+    .await;
+    let second = offered(&app, 1);
+    assert!(
+        second.contains(&"calculator".to_string()) && second.contains(&"save_memory".to_string()),
+        "{second:?}"
+    );
+}
+
+#[actix_web::test]
+async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_agent_id() {
+    let app = spawn_app().await;
+    let agent = create_agent(
+        &app,
+        json!({"name": "Calc", "system_prompt": "You are a careful calculator.",
+               "model": "agent-model", "enabled_tools": ["calculator", "browse_url"]}),
+    )
+    .await;
+    let id = agent["id"].as_str().unwrap();
+    let chat: Value = app
+        .post_json("/chat/api/chats", &json!({"agent_id": id}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "6*7"})),
+        Reply::text("42."),
+        Reply::text("Via /v1."),
+    ]);
+    // No enableTools: an agent that names its tools has them on.
+    app.send(
+        chat["id"].as_str().unwrap(),
+        json!({"content": "six times seven?"}),
+    )
+    .await;
+    let received = app.upstream.received();
+    assert_eq!(received[0].body["model"], "agent-model");
+    assert_eq!(
+        received[0].body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .next(),
+        Some("You are a careful calculator.")
+    );
+    assert_eq!(offered(&app, 0), ["calculator", "browse_url"]);
+    assert!(
+        received[1].body.to_string().contains("42"),
+        "the calculator ran"
+    );
+
+    // /v1 with x_agent_id: the agent's prompt and tools, the request's own model.
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "request-model", "x_agent_id": id,
+                    "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body = &app.upstream.received()[2].body;
+    assert_eq!(body["model"], "request-model");
+    assert_eq!(
+        body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .next(),
+        Some("You are a careful calculator.")
+    );
+    assert_eq!(offered(&app, 2), ["calculator", "browse_url"]);
+    let key = app.create_user_with_key("mallory").await;
+    let theirs = app
+        .http
+        .post(app.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .json(&json!({"x_agent_id": id, "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(theirs.status(), 404);
+}
