@@ -299,7 +299,7 @@ impl Agents {
             enabled_tools: Set(fields
                 .enabled_tools
                 .flatten()
-                .map(|tools| Value::from(tools))),
+                .map(Value::from)),
             is_default: Set(false),
             custom_tools: Set(fields.custom_tools.map(|c| serde_json::json!(c))),
             created_at: Set(now),

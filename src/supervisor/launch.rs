@@ -294,7 +294,7 @@ pub fn agent_tool_definitions(
             ));
         }
         definitions.extend(chat::search_knowledge_definition(launcher));
-        definitions.retain(|d| named.iter().any(|n| *n == d.function.name));
+        definitions.retain(|d| named.contains(&d.function.name));
     }
     definitions
 }
