@@ -33,6 +33,7 @@ pub mod documents;
 pub mod error;
 pub mod http;
 pub mod llm;
+pub mod metrics;
 pub mod retrieval;
 pub mod run;
 pub mod ssrf;

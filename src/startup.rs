@@ -100,6 +100,7 @@ impl Application {
         let login_throttle = Arc::new(LoginThrottle::new(&config.auth));
         let launcher = Launcher {
             agents: crate::chat::agents::Agents::new(db.clone()),
+            metrics: Arc::new(crate::metrics::Metrics::new()),
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
             chats: Chats::new(db.clone()),
@@ -213,9 +214,12 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let config = state.config.clone();
     let max_json_body_bytes = config.http.max_json_body_bytes;
     let max_v1_body_bytes = config.http.max_v1_body_bytes;
+    let metrics = state.launcher.metrics.clone();
     let data = web::Data::new(state);
     let mut server = HttpServer::new(move || {
+        let metrics = metrics.clone();
         App::new()
+            .wrap_fn(move |req, service| crate::http::count_request(metrics.clone(), req, service))
             .wrap_fn(crate::http::request_id_header)
             .wrap(TracingLogger::<RequestSpan>::new())
             .app_data(data.clone())

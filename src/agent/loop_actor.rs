@@ -60,6 +60,8 @@ pub struct RunSpec {
     /// When the loop must stop; `None`: `limits.run_time_budget_secs` from its start (a Deep
     /// Think run's phases share the run's).
     pub deadline: Option<tokio::time::Instant>,
+    /// Where tool calls and the run's end are counted.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 pub struct AgentRun {
@@ -111,6 +113,7 @@ async fn execute(spec: RunSpec) {
 
 /// Ends a run: hands its answer to the chat's session to persist, then logs `Finished`.
 pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
+    spec.metrics.run_finished(outcome.stop_reason.as_str());
     let mut assistant_message_id = None;
     let mut error = outcome.error.clone();
     if let Some((session, user_message_id)) = &spec.chat {

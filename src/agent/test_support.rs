@@ -162,6 +162,7 @@ pub(super) fn spec_with(
         client_tools: Vec::new(),
         subtask: None,
         deadline: None,
+        metrics: Arc::new(crate::metrics::Metrics::new()),
     }
 }
 

@@ -74,6 +74,7 @@ pub(super) async fn run_tools(
     let runs = planned.into_iter().zip(calls).map(|((tool, plan), call)| {
         let cache = spec.cache.clone();
         async move {
+            let started = std::time::Instant::now();
             let result = match plan {
                 Planned::Answered(result) => result,
                 Planned::Run {
@@ -82,13 +83,13 @@ pub(super) async fn run_tools(
                     key,
                 } => execute_call(&tool, &call.id, arguments, key, &cache, timeout).await,
             };
-            (tool, call, result)
+            (tool, call, result, started.elapsed())
         }
     });
     let mut texts = Vec::with_capacity(calls.len());
     let mut records = Vec::with_capacity(calls.len());
     let mut pause = None;
-    for (tool, call, result) in join_all(runs).await {
+    for (tool, call, result, took) in join_all(runs).await {
         let pauses = tool.as_ref().is_some_and(|t| t.pauses());
         let result = match result {
             Ok(question) if pauses && pause.is_none() => {
@@ -105,9 +106,14 @@ pub(super) async fn run_tools(
         };
         let progress = tool.as_ref().and_then(|t| t.progress());
         let research = progress.is_some();
-        let (mut value, success, error) = match result {
-            Ok(value) => (value, true, None),
-            Err(err) => (err.to_result(), false, Some(err.message.clone())),
+        let (mut value, success, error, code) = match result {
+            Ok(value) => (value, true, None, None),
+            Err(err) => (
+                err.to_result(),
+                false,
+                Some(err.message.clone()),
+                Some(err.code.clone()),
+            ),
         };
         strip_base64_images(&mut value);
         if success && let Some(bounds) = &spec.subtask {
@@ -120,6 +126,7 @@ pub(super) async fn run_tools(
             }
         }
         let (text, _) = truncate_result(&value.to_string(), spec.limits.max_tool_result_chars);
+        record_call(spec, &call.function.name, code.as_deref(), took, &text);
         let preview = result_preview(&value);
         records.push(ToolCallRecord {
             id: call.id.clone(),
@@ -149,6 +156,29 @@ pub(super) async fn run_tools(
         });
     }
     (texts, pause)
+}
+
+/// Counts a finished call in the metrics and logs one line for it.
+fn record_call(spec: &RunSpec, tool: &str, code: Option<&str>, took: Duration, text: &str) {
+    let tokens = crate::retrieval::chunk::Chunker::default()
+        .encode(text)
+        .len() as u64;
+    spec.metrics.tool_call(&crate::metrics::ToolCallOutcome {
+        tool,
+        error_code: code,
+        duration: took,
+        result_bytes: text.len(),
+        result_tokens: tokens,
+    });
+    tracing::info!(
+        run_id = %spec.log.run_id,
+        tool,
+        duration_ms = took.as_millis() as u64,
+        outcome = if code.is_some() { "failure" } else { "success" },
+        code = code.unwrap_or(""),
+        result_tokens = tokens,
+        "tool call"
+    );
 }
 
 /// Longest argument text kept in a run's record of its tool calls.

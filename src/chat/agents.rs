@@ -296,10 +296,7 @@ impl Agents {
             system_prompt: Set(fields.system_prompt.flatten()),
             model: Set(fields.model.flatten()),
             tools_enabled: Set(fields.tools_enabled.unwrap_or(true)),
-            enabled_tools: Set(fields
-                .enabled_tools
-                .flatten()
-                .map(Value::from)),
+            enabled_tools: Set(fields.enabled_tools.flatten().map(Value::from)),
             is_default: Set(false),
             custom_tools: Set(fields.custom_tools.map(|c| serde_json::json!(c))),
             created_at: Set(now),

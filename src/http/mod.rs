@@ -12,6 +12,7 @@ mod documents;
 mod health;
 mod memories;
 mod messages;
+mod metrics;
 mod models;
 mod principal;
 mod responses;
@@ -42,6 +43,7 @@ pub fn configure(
     .app_data(web::PathConfig::default().error_handler(path_error))
     .app_data(web::QueryConfig::default().error_handler(query_error))
     .configure(health::configure)
+    .configure(metrics::configure)
     .configure(auth::configure)
     .configure(models::configure)
     .configure(agents::configure)
@@ -82,6 +84,36 @@ fn path_error(err: PathError, _: &HttpRequest) -> actix_web::Error {
 
 fn query_error(err: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
     AppError::invalid(format!("invalid query string: {err}")).into()
+}
+
+/// Counts each answered request in `metrics` by method, route pattern (never the path, whose
+/// ids would make a series per request) and status.
+pub fn count_request<S, B>(
+    metrics: std::sync::Arc<crate::metrics::Metrics>,
+    req: actix_web::dev::ServiceRequest,
+    service: &S,
+) -> impl std::future::Future<Output = Result<ServiceResponse<B>, actix_web::Error>> + use<S, B>
+where
+    S: Service<
+            actix_web::dev::ServiceRequest,
+            Response = ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+{
+    let method = req.method().to_string();
+    let response = service.call(req);
+    async move {
+        let response = response.await?;
+        // The pattern is known once the request was routed.
+        let route = response
+            .request()
+            .match_pattern()
+            .unwrap_or_else(|| "unmatched".into());
+        // `/chat/api/:chat_id/messages`: braces in a label value trip up some parsers.
+        let route = route.replace('{', ":").replace('}', "");
+        metrics.http_request(&method, &route, response.status().as_u16());
+        Ok(response)
+    }
 }
 
 /// Copies the request id that `TracingLogger` assigned into an `x-request-id` response header,

@@ -48,6 +48,8 @@ pub struct Launcher {
     pub ask_user: Arc<crate::tools::ask_user::AskUser>,
     /// Every user's agents.
     pub agents: crate::chat::agents::Agents,
+    /// What `GET /metrics` reports.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// `web_search_options` (seed 000), in both APIs.
@@ -338,11 +340,13 @@ impl Launcher {
             client_tools: plan.client_tools,
             subtask: None,
             deadline: None,
+            metrics: self.metrics.clone(),
         }
     }
 
     /// Registers the run's log (so clients can subscribe at once) and spawns the run.
     pub(super) fn start(&self, spec: RunSpec) {
+        self.metrics.run_started("run");
         self.runs.insert(spec.log.clone());
         self.supervisor.do_send(SpawnRun { spec });
     }
@@ -372,6 +376,7 @@ impl Launcher {
         question: String,
         checkpoint: Option<crate::agent::deep_think::Checkpoint>,
     ) {
+        self.metrics.run_started("deep_think");
         self.runs.insert(spec.log.clone());
         let spec = crate::agent::deep_think::DeepThinkSpec {
             run: spec,

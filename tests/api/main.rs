@@ -23,6 +23,7 @@ mod lifecycle;
 mod llm_client;
 mod logs;
 mod message_limit;
+mod metrics;
 mod openai_node;
 mod openai_python;
 mod real_server;

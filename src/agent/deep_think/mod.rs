@@ -98,6 +98,7 @@ fn phase(
         client_tools: Vec::new(),
         subtask: None,
         deadline: Some(deadline),
+        metrics: run.metrics.clone(),
     }
 }
 

@@ -69,6 +69,7 @@ async fn fixture() -> Fixture {
         config: Arc::new(config),
         chats,
         agents: crate::chat::agents::Agents::new(db.clone()),
+        metrics: Arc::new(crate::metrics::Metrics::new()),
         db,
         embedder,
         sessions: supervisor.registry(),

@@ -1,0 +1,156 @@
+//! Metrics (seed 001 "Monitor Tool Usage"), exported at `GET /metrics` in Prometheus' text
+//! format: per tool, calls by outcome, failures by error code, latency, result size and the
+//! tokens its results cost the model; beside them, HTTP requests and runs. One `Metrics` per
+//! application (so concurrent test apps count apart), shared by `Arc`.
+
+use std::time::Duration;
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
+
+/// The registry and every metric Colloquy records.
+pub struct Metrics {
+    registry: Registry,
+    http_requests: IntCounterVec,
+    runs_started: IntCounterVec,
+    runs_finished: IntCounterVec,
+    tool_calls: IntCounterVec,
+    tool_failures: IntCounterVec,
+    tool_duration: HistogramVec,
+    tool_result_bytes: HistogramVec,
+    tool_result_tokens: IntCounterVec,
+}
+
+/// How one tool call ended, for `Metrics::tool_call`.
+pub struct ToolCallOutcome<'a> {
+    pub tool: &'a str,
+    /// `None` for a success; the error's stable code otherwise.
+    pub error_code: Option<&'a str>,
+    pub duration: Duration,
+    /// The result as fed back to the model.
+    pub result_bytes: usize,
+    pub result_tokens: u64,
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let counter = |name: &str, help: &str, labels: &[&str]| {
+            let metric = IntCounterVec::new(Opts::new(name, help), labels)
+                .unwrap_or_else(|err| unreachable!("metric {name}: {err}"));
+            registry
+                .register(Box::new(metric.clone()))
+                .unwrap_or_else(|err| unreachable!("metric {name}: {err}"));
+            metric
+        };
+        let histogram = |name: &str, help: &str, buckets: Vec<f64>| {
+            let metric =
+                HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets), &["tool"])
+                    .unwrap_or_else(|err| unreachable!("metric {name}: {err}"));
+            registry
+                .register(Box::new(metric.clone()))
+                .unwrap_or_else(|err| unreachable!("metric {name}: {err}"));
+            metric
+        };
+        Self {
+            http_requests: counter(
+                "colloquy_http_requests_total",
+                "HTTP requests answered, by method, route and status.",
+                &["method", "route", "status"],
+            ),
+            runs_started: counter(
+                "colloquy_runs_started_total",
+                "Runs started, by kind (run or deep_think).",
+                &["kind"],
+            ),
+            runs_finished: counter(
+                "colloquy_runs_finished_total",
+                "Runs finished, by stop reason.",
+                &["stop_reason"],
+            ),
+            tool_calls: counter(
+                "colloquy_tool_calls_total",
+                "Tool calls, by tool and outcome (success or failure).",
+                &["tool", "outcome"],
+            ),
+            tool_failures: counter(
+                "colloquy_tool_failures_total",
+                "Failed tool calls, by tool and error code.",
+                &["tool", "code"],
+            ),
+            tool_duration: histogram(
+                "colloquy_tool_duration_seconds",
+                "How long tool calls took.",
+                vec![
+                    0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 30.0,
+                ],
+            ),
+            tool_result_bytes: histogram(
+                "colloquy_tool_result_bytes",
+                "Size of tool results as fed back to the model.",
+                vec![100.0, 1_000.0, 5_000.0, 10_000.0, 50_000.0, 100_000.0],
+            ),
+            tool_result_tokens: counter(
+                "colloquy_tool_result_tokens_total",
+                "Tokens (cl100k_base) of tool results fed back to the model, by tool.",
+                &["tool"],
+            ),
+            registry,
+        }
+    }
+
+    pub fn http_request(&self, method: &str, route: &str, status: u16) {
+        self.http_requests
+            .with_label_values(&[method, route, &status.to_string()])
+            .inc();
+    }
+
+    pub fn run_started(&self, kind: &str) {
+        self.runs_started.with_label_values(&[kind]).inc();
+    }
+
+    pub fn run_finished(&self, stop_reason: &str) {
+        self.runs_finished.with_label_values(&[stop_reason]).inc();
+    }
+
+    pub fn tool_call(&self, call: &ToolCallOutcome<'_>) {
+        let outcome = if call.error_code.is_some() {
+            "failure"
+        } else {
+            "success"
+        };
+        self.tool_calls
+            .with_label_values(&[call.tool, outcome])
+            .inc();
+        if let Some(code) = call.error_code {
+            self.tool_failures
+                .with_label_values(&[call.tool, code])
+                .inc();
+        }
+        self.tool_duration
+            .with_label_values(&[call.tool])
+            .observe(call.duration.as_secs_f64());
+        self.tool_result_bytes
+            .with_label_values(&[call.tool])
+            .observe(call.result_bytes as f64);
+        self.tool_result_tokens
+            .with_label_values(&[call.tool])
+            .inc_by(call.result_tokens);
+    }
+
+    /// Everything, in Prometheus' text format.
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        if let Err(err) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
+            tracing::error!(%err, "could not encode the metrics");
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
