@@ -75,7 +75,9 @@ export const settings = {
   request(value, agent = null) {
     const on = this.toolsOn(value, agent);
     if (!on && !value.deepThink) return value.enableTools === false && namesTools(agent) ? { enableTools: false } : {};
-    const options = on ? { x_tools: value.tools, max_iterations: value.maxIterations } : {};
+    // Only the research tools the agent allows (one that names its tools allows no others).
+    const tools = namesTools(agent) ? value.tools.filter((t) => agent.enabled_tools.includes(t)) : value.tools;
+    const options = on ? { x_tools: tools, max_iterations: value.maxIterations } : {};
     if (value.deepThink) options.x_deep_think = true;
     return { enableTools: true, web_search_options: options };
   },

@@ -52,3 +52,9 @@ test("the default agent's chat tools stay on with the switch off", () => {
   assert.deepEqual(settings.request({ ...settings.defaults(), enableTools: false }, defaultAgent), {});
   assert.deepEqual(settings.request(settings.defaults(), null), {});
 });
+
+test("a send asks only for the research tools the agent allows", () => {
+  const chosen = { ...settings.defaults(), tools: ["web_search", "calculator"] };
+  assert.deepEqual(settings.request(chosen, calculator).web_search_options.x_tools, ["calculator"]);
+  assert.deepEqual(settings.request({ ...chosen, enableTools: true }, defaultAgent).web_search_options.x_tools, ["web_search", "calculator"]);
+});

@@ -37,12 +37,14 @@ export function settingsPanel(chatId) {
     boxes.map((b) => b.row),
     h("div", { class: "field inline" }, h("label", { for: "max-iterations" }, "Tool rounds per answer (1–8)"), iterations));
   const save = () => {
+    const stored = settings.get(chatId);
     const rounds = Math.min(8, Math.max(1, Math.round(Number(iterations.value) || 5)));
     const next = {
-      ...settings.get(chatId),
+      ...stored,
       enableTools: toggle.checked,
       deepThink: deep.checked,
-      tools: boxes.filter((b) => b.box.checked).map((b) => b.name),
+      // A tool this agent does not allow shows unchecked but stays chosen for other agents.
+      tools: boxes.filter((b) => (b.box.disabled ? stored.tools.includes(b.name) : b.box.checked)).map((b) => b.name),
       maxIterations: rounds,
     };
     toolFields.disabled = !next.enableTools;
@@ -59,6 +61,7 @@ export function settingsPanel(chatId) {
       for (const choice of researchChoices(RESEARCH_TOOLS, allowed)) {
         const b = boxes.find((x) => x.name === choice.name);
         b.box.disabled = !choice.allowed;
+        b.box.checked = choice.allowed && settings.get(chatId).tools.includes(choice.name);
         b.note.hidden = choice.allowed;
         if (choice.allowed) b.box.removeAttribute("aria-describedby");
         else b.box.setAttribute("aria-describedby", b.note.id);
