@@ -584,3 +584,45 @@ async fn artifacts_of_every_type_render_in_the_panel_safely_with_versions_copy_a
         "a preview is shown, not downloaded"
     );
 }
+
+#[actix_web::test]
+async fn a_chats_agent_is_picked_in_settings_and_the_tools_switch_shows_what_it_allows() {
+    let app = browser_app(|_| {}).await;
+    let created = app
+        .post_json(
+            "/api/agents",
+            &json!({"name": "Calculator", "enabled_tools": ["calculator"],
+                    "system_prompt": "Only calculate."}),
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    app.upstream.script([
+        text("Hello from the default agent."),
+        text("Using the calculator agent."),
+    ]);
+    run_scenario(&app, "agents", &[]).await;
+    let requests: Vec<_> = app
+        .upstream
+        .received()
+        .into_iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .collect();
+    let last = requests.last().expect("the second message's request");
+    let offered: Vec<&str> = last.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(offered, ["calculator"], "the Calculator agent's tools only");
+    let first = last.body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        first.starts_with("Only calculate."),
+        "the agent's prompt comes first: {first}"
+    );
+}

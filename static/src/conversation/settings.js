@@ -1,11 +1,13 @@
 // The chat's settings: the Tools switch (`enableTools`), the Deep Think switch (multi-phase
 // research, `x_deep_think`), which research tools to allow (`x_tools`) and the tool-iteration
 // limit, kept per chat in this browser and sent with every send, edit and regenerate; and what
-// happens to history that outgrows the model's context, which is the chat's own
-// (`context_strategy`, kept by the server).
+// happens to history that outgrows the model's context, and the chat's agent (agent.js),
+// which are the chat's own (kept by the server). What the agent allows bounds the Tools switch
+// and the research tools: those it does not allow cannot be chosen.
 import { api } from "../api.js";
 import { settings } from "../store.js";
 import { h } from "../ui/dom.js";
+import { agentPicker, researchChoices } from "./agent.js";
 
 const CONTEXT_STRATEGIES = [
   ["drop", "Leave out the oldest messages"],
@@ -22,30 +24,50 @@ const RESEARCH_TOOLS = [
 
 export function settingsPanel(chatId) {
   const value = settings.get(chatId);
-  const toggle = h("input", { type: "checkbox", id: "tools-switch", role: "switch", checked: value.enableTools });
+  const toggle = h("input", { type: "checkbox", id: "tools-switch", role: "switch", checked: settings.toolsOn(value), "aria-describedby": "tools-hint" });
   const deep = h("input", { type: "checkbox", id: "deep-think-switch", role: "switch", checked: value.deepThink, "aria-describedby": "deep-think-hint" });
   const boxes = RESEARCH_TOOLS.map(([name, label]) => {
     const box = h("input", { type: "checkbox", id: `tool-${name}`, value: name, checked: value.tools.includes(name) });
-    return { name, box, row: h("div", { class: "check" }, box, h("label", { for: `tool-${name}` }, label)) };
+    const note = h("span", { class: "muted", id: `tool-${name}-note`, hidden: true }, "(this agent does not allow it)");
+    return { name, box, note, row: h("div", { class: "check" }, box, h("label", { for: `tool-${name}` }, label), note) };
   });
   const iterations = h("input", { type: "number", id: "max-iterations", min: 1, max: 8, step: 1, value: String(value.maxIterations) });
-  const toolFields = h("fieldset", { class: "tool-choices", disabled: !value.enableTools },
+  const toolFields = h("fieldset", { class: "tool-choices", disabled: !toggle.checked },
     h("legend", null, "Research tools to allow"),
     boxes.map((b) => b.row),
     h("div", { class: "field inline" }, h("label", { for: "max-iterations" }, "Tool rounds per answer (1–8)"), iterations));
   const save = () => {
+    const stored = settings.get(chatId);
     const rounds = Math.min(8, Math.max(1, Math.round(Number(iterations.value) || 5)));
     const next = {
-      ...settings.get(chatId),
+      ...stored,
       enableTools: toggle.checked,
       deepThink: deep.checked,
-      tools: boxes.filter((b) => b.box.checked).map((b) => b.name),
+      // A tool this agent does not allow shows unchecked but stays chosen for other agents.
+      tools: boxes.filter((b) => (b.box.disabled ? stored.tools.includes(b.name) : b.box.checked)).map((b) => b.name),
       maxIterations: rounds,
     };
     toolFields.disabled = !next.enableTools;
     settings.set(chatId, next);
   };
   for (const control of [toggle, deep, iterations, ...boxes.map((b) => b.box)]) control.addEventListener("change", save);
+  // The agent's tools: the switch shows its default until the reader sets it, and a research
+  // tool it does not allow is disabled, with a note saying why.
+  const agent = agentPicker(chatId, {
+    onChange: (chosen, allowed) => {
+      toggle.checked = settings.toolsOn(settings.get(chatId), chosen);
+      toggle.disabled = allowed !== null && allowed.length === 0;
+      toolFields.disabled = !toggle.checked || toggle.disabled;
+      for (const choice of researchChoices(RESEARCH_TOOLS, allowed)) {
+        const b = boxes.find((x) => x.name === choice.name);
+        b.box.disabled = !choice.allowed;
+        b.box.checked = choice.allowed && settings.get(chatId).tools.includes(choice.name);
+        b.note.hidden = choice.allowed;
+        if (choice.allowed) b.box.removeAttribute("aria-describedby");
+        else b.box.setAttribute("aria-describedby", b.note.id);
+      }
+    },
+  });
   const strategy = h("select", { id: "context-strategy" },
     CONTEXT_STRATEGIES.map(([name, label]) => h("option", { value: name }, label)));
   strategy.value = value.contextStrategy ?? "drop";
@@ -67,21 +89,26 @@ export function settingsPanel(chatId) {
     }
   });
   const el = h("section", { id: "chat-settings", class: "settings", "aria-label": "Chat settings" },
+    agent.field,
     h("div", { class: "switches" },
       h("div", { class: "check switch" }, toggle, h("label", { for: "tools-switch" }, "Tools"),
-        h("span", { class: "muted" }, " — let the assistant search, read pages and calculate")),
+        h("span", { class: "muted", id: "tools-hint" }, " — let the assistant search, read pages and calculate")),
       h("div", { class: "check switch" }, deep, h("label", { for: "deep-think-switch" }, "Deep Think"),
         h("span", { class: "muted", id: "deep-think-hint" }, " — plan the question, research each part, then write a report (slower; uses tools)"))),
+    agent.list,
     toolFields,
     h("div", { class: "field inline" },
       h("label", { for: "context-strategy" }, "When the conversation no longer fits the model's context"),
       strategy, strategyStatus));
   return {
     el,
-    focus: () => toggle.focus(),
-    /// Shows the stored chat's own setting.
+    focus: () => (toggle.disabled ? agent.field.querySelector("select") : toggle).focus(),
+    /// The chat's agent, once known: what a send's tool fields depend on.
+    agent: () => agent.agent(),
+    /// Shows the stored chat's own settings.
     setChat: (chat) => {
       if (chat?.context_strategy) strategy.value = chat.context_strategy;
+      agent.setChat(chat);
     },
   };
 }

@@ -439,7 +439,7 @@ export function conversationView({ chatId, onMenu }) {
   }
 
   function runBody(extra = {}) {
-    return { ...extra, ...settings.request(settings.get(chatId)) };
+    return { ...extra, ...settings.request(settings.get(chatId), panel.agent()) };
   }
 
   async function send() {
@@ -448,14 +448,16 @@ export function conversationView({ chatId, onMenu }) {
     if (!chatId) {
       // A new chat: create it (titled by the question), then send from its own URL.
       try {
-        const strategy = settings.get(null).contextStrategy;
+        // The choices made before the chat existed: its context strategy and agent go with it.
+        const { contextStrategy: strategy, agentId, ...runSettings } = settings.get(null);
         const created = await api("POST", "/chat/api/chats", {
           title: content.replace(/\s+/g, " ").slice(0, 80),
           ...(strategy ? { context_strategy: strategy } : {}),
+          ...(agentId ? { agent_id: agentId } : {}),
         });
         drafts.set(null, "");
         drafts.set(created.id, content);
-        settings.set(created.id, settings.get(null));
+        settings.set(created.id, { ...runSettings, contextStrategy: strategy });
         sessionStorage.setItem("colloquy.autosend", created.id);
         navigate(`/c/${encodeURIComponent(created.id)}`);
         refreshChats().catch(() => {});
