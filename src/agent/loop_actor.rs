@@ -273,6 +273,11 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             }
         }
         state.iterations += 1;
+        if spec.subtask.is_none() {
+            log.push(RunEvent::Thinking {
+                iteration: state.iterations,
+            });
+        }
         let opened = match guarded(log, deadline, spec.llm.chat_stream(&request)).await {
             Ok(opened) => opened,
             Err(interrupt) => return state.stop(log, interrupt.reason(), None),

@@ -135,6 +135,8 @@ pub(super) async fn run_tools(
             success,
             preview: preview.clone(),
             error: error.clone(),
+            round: state.iterations,
+            content: Some(text.clone()),
         });
         log.push(RunEvent::ToolResult {
             tool_call_id: call.id.clone(),

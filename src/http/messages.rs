@@ -83,8 +83,61 @@ async fn list(
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
     let messages = session.send(GetActivePath).await?;
-    let data: Vec<MessageView> = messages.iter().map(MessageView::from).collect();
+    let runs = crate::chat::persistence::run_records(&state.db, &path).await?;
+    let mut data: Vec<serde_json::Value> = Vec::with_capacity(messages.len());
+    for message in &messages {
+        if message.role == MessageRole::Assistant
+            && let Some(calls) = message
+                .run_id
+                .as_ref()
+                .and_then(|id| runs.get(id))
+                .and_then(|run| run.tool_calls.as_ref())
+        {
+            data.extend(tool_exchange(message, calls));
+        }
+        data.push(json!(MessageView::from(message)));
+    }
     Ok(HttpResponse::Ok().json(json!({"data": data})))
+}
+
+/// Seed 001's tool messages of an answer's run, before the answer: per round, the assistant's
+/// `toolCalls` (`id`, `name`, `arguments`), then one `tool` message (`toolCallId`, `content`)
+/// per call. Their ids derive from the answer's.
+fn tool_exchange(answer: &MessageNode, calls: &serde_json::Value) -> Vec<serde_json::Value> {
+    let records: Vec<crate::chat::persistence::ToolCallRecord> =
+        serde_json::from_value(calls.clone()).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut rounds: Vec<u32> = records.iter().map(|r| r.round).collect();
+    rounds.dedup();
+    for round in rounds {
+        let calls: Vec<_> = records.iter().filter(|r| r.round == round).collect();
+        out.push(json!({
+            "id": format!("{}.calls.{round}", answer.id),
+            "parent_id": answer.parent_id,
+            "role": "assistant",
+            "content": null,
+            "toolCalls": calls.iter().map(|c| json!({"id": c.id, "name": c.name,
+                "arguments": c.arguments})).collect::<Vec<_>>(),
+            "run_id": answer.run_id,
+            "created_at": answer.created_at,
+        }));
+        for call in calls {
+            let content = call.content.clone().unwrap_or_else(|| match &call.error {
+                Some(error) => json!({"error": error}).to_string(),
+                None => call.preview.clone(),
+            });
+            out.push(json!({
+                "id": format!("{}.tool.{}", answer.id, call.id),
+                "parent_id": answer.parent_id,
+                "role": "tool",
+                "toolCallId": call.id,
+                "content": content,
+                "run_id": answer.run_id,
+                "created_at": answer.created_at,
+            }));
+        }
+    }
+    out
 }
 
 /// Options shared by send, edit and regenerate.
@@ -217,7 +270,14 @@ async fn tree(
                 && let Some(run) = node.run_id.as_ref().and_then(|id| runs.get(id))
             {
                 if let Some(calls) = &run.tool_calls {
-                    value["tools"] = calls.clone();
+                    // What each call did; its full result is in the messages API.
+                    let mut calls = calls.clone();
+                    for call in calls.as_array_mut().into_iter().flatten() {
+                        if let Some(fields) = call.as_object_mut() {
+                            fields.remove("content");
+                        }
+                    }
+                    value["tools"] = calls;
                 }
                 if let Some(error) = &run.error {
                     value["error"] = json!(error);

@@ -60,6 +60,14 @@ pub fn payloads(
                 chunk(log, json!({"role": "assistant", "content": ""}), None),
             ));
         }
+        RunEvent::Thinking { iteration } => {
+            if chat_api {
+                out.push((
+                    Some("message"),
+                    json!({"type": "thinking", "iteration": iteration}),
+                ));
+            }
+        }
         RunEvent::TextDelta { content } => {
             out.push((None, chunk(log, json!({"content": content}), None)));
         }

@@ -101,6 +101,9 @@ impl StopReason {
 pub enum RunEvent {
     /// The run began.
     Started { user_message_id: Option<MessageId> },
+    /// An iteration of the loop is about to call the model (seed 001's "thinking" step; on
+    /// the chat API's stream only).
+    Thinking { iteration: u32 },
     /// Text from the model.
     TextDelta { content: String },
     /// A tool call is about to run (seed 001 `tool_call`, and for research tools seed 000's

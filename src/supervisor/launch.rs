@@ -190,6 +190,12 @@ fn spec(
         .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
     let mut tools = select_tools(launcher, options);
     let parts = Parts::default();
+    // An agent that names search_knowledge has it (over file_search) even before any document.
+    let knowledge = options
+        .agent
+        .as_ref()
+        .and_then(|a| a.enabled_tools.as_ref())
+        .is_some_and(|named| named.iter().any(|n| n == "search_knowledge"));
     if let (Some((session, _)), Some(chat_id)) = (&chat, &log.chat_id) {
         tools.extend(chat_tools(
             launcher,
@@ -197,7 +203,7 @@ fn spec(
             session.clone(),
             &log,
             &parts,
-            documents,
+            documents || knowledge,
         ));
     }
     if deep_think(options) && !options.client_tools.is_empty() {

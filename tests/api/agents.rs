@@ -330,3 +330,123 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
         .unwrap();
     assert_eq!(theirs.status(), 404);
 }
+
+#[actix_web::test]
+async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
+    use actix_web::{App, HttpResponse, HttpServer, web};
+    let server = HttpServer::new(|| {
+        App::new().route(
+            "/article",
+            web::get().to(|| async {
+                HttpResponse::Ok()
+                    .content_type("text/html")
+                    .body("<html><body><h1>Hooks</h1><p>React hooks let functions hold state.</p></body></html>")
+            }),
+        )
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let site = server.addrs()[0].to_string();
+    actix_web::rt::spawn(server.run());
+    let allowed = site.clone();
+    let app = crate::helpers::spawn_app_with(move |config| {
+        config.tools.ssrf_allow_list = vec![allowed];
+    })
+    .await;
+    let agent = create_agent(
+        &app,
+        json!({"name": "Reader", "enabled_tools": ["browse_url", "search_knowledge"]}),
+    )
+    .await;
+    let chat: Value = app
+        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let chat = chat["id"].as_str().unwrap();
+    let url = format!("http://{site}/article");
+    app.upstream.script([
+        Reply::tool_call("tc_1", "browse_url", json!({"url": url})).and_tool_call(
+            "tc_2",
+            "search_knowledge",
+            json!({"query": "React tutorials"}),
+        ),
+        Reply::text("Hooks hold state."),
+    ]);
+    let frames = app
+        .send(
+            chat,
+            json!({"content": "Find React tutorials and summarize the best one"}),
+        )
+        .await;
+    let kinds: Vec<String> = frames
+        .iter()
+        .map(crate::sse::Frame::kind)
+        .filter(|k| {
+            matches!(
+                k.as_str(),
+                "thinking" | "tool_call" | "tool_result" | "content"
+            )
+        })
+        .collect();
+    let mut compact = kinds.clone();
+    compact.dedup();
+    assert_eq!(
+        compact,
+        [
+            "thinking",
+            "tool_call",
+            "tool_result",
+            "thinking",
+            "content"
+        ],
+        "a thinking event before each model call: {kinds:?}"
+    );
+    let thinking: Vec<Value> = frames
+        .iter()
+        .map(crate::sse::Frame::json)
+        .filter(|j| j["type"] == "thinking")
+        .collect();
+    assert_eq!(thinking[1]["iteration"], 2);
+    assert_eq!(offered(&app, 0), ["browse_url", "search_knowledge"]);
+
+    // The messages API: the exchange in seed 001's format, before the answer.
+    let listed: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let data = listed["data"].as_array().unwrap();
+    let roles: Vec<&str> = data.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "tool", "assistant"]);
+    assert_eq!(data[1]["content"], Value::Null);
+    assert_eq!(
+        data[1]["toolCalls"],
+        json!([{"id": "tc_1", "name": "browse_url", "arguments": {"url": url}},
+               {"id": "tc_2", "name": "search_knowledge", "arguments": {"query": "React tutorials"}}])
+    );
+    assert_eq!(data[2]["toolCallId"], "tc_1");
+    let page: Value = serde_json::from_str(data[2]["content"].as_str().unwrap()).unwrap();
+    assert!(
+        page["content"]
+            .as_str()
+            .unwrap()
+            .contains("React hooks let functions hold state."),
+        "{page}"
+    );
+    assert_eq!(data[3]["toolCallId"], "tc_2");
+    assert!(data[3]["content"].is_string());
+    assert_eq!(data[4]["content"], "Hooks hold state.");
+    // What the model was sent next is what the history says.
+    let sent = &app.upstream.received()[1].body["messages"];
+    let tool_message = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "tc_1")
+        .unwrap();
+    assert_eq!(tool_message["content"], data[2]["content"]);
+}

@@ -79,6 +79,12 @@ pub struct ToolCallRecord {
     /// A short preview of the result.
     pub preview: String,
     pub error: Option<String>,
+    /// The model call (1, 2, …) that asked for it: calls of one call form one round.
+    #[serde(default)]
+    pub round: u32,
+    /// The result as fed back to the model (seed 001's tool message), after truncation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
 }
 
 /// Adds `calls` to the run's record of tool calls, up to [`MAX_RECORDED_TOOL_CALLS`]. The
@@ -275,6 +281,8 @@ mod tests {
             success: true,
             preview: "Result: 2.0".into(),
             error: None,
+            round: 1,
+            content: None,
         }
     }
 
