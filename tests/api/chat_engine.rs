@@ -140,12 +140,20 @@ async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer(
         ]
     );
 
+    // Seed 001: the tool exchanges are part of the history the messages API returns.
     let stored = active_messages(&app, &chat).await;
     assert_eq!(
         contents(&stored),
-        ["user:compute", "assistant:The answer is 40."]
+        [
+            "user:compute",
+            "assistant:",
+            "tool:{\"expression\":\"sqrt(144) + 2^3\",\"result\":20.0}",
+            "assistant:",
+            "tool:{\"expression\":\"20 * 2\",\"result\":40.0}",
+            "assistant:The answer is 40."
+        ]
     );
-    assert_eq!(stored[1]["stop_reason"], "completed");
+    assert_eq!(stored.last().unwrap()["stop_reason"], "completed");
 }
 
 #[actix_web::test]

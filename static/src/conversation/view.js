@@ -42,7 +42,8 @@ export function conversationView({ chatId, onMenu }) {
   const banner = h("div", { class: "banner", role: "alert", hidden: true });
   const list = h("div", { class: "messages", role: "log", "aria-label": "Conversation", "aria-live": "off" });
   const jump = h("button", { type: "button", class: "jump", hidden: true, onclick: () => scrollToEnd(true) }, "↓ Latest");
-  const scroller = h("div", { class: "scroller" }, list);
+  // Focusable, so a keyboard can scroll the conversation (the settings panel may leave it short).
+  const scroller = h("div", { class: "scroller", tabindex: "0" }, list);
   const input = h("textarea", {
     id: "composer",
     rows: 1,
