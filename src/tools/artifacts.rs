@@ -65,12 +65,22 @@ fn artifact_parameters<T: JsonSchema>(ctx: &ChatContext) -> Value {
     let limits = &ctx.config.artifacts;
     let mut parameters = parameters_for::<T>();
     let identifier = "/properties/identifier";
-    set_keyword(&mut parameters, identifier, "maxLength", limits.max_identifier_chars);
+    set_keyword(
+        &mut parameters,
+        identifier,
+        "maxLength",
+        limits.max_identifier_chars,
+    );
     let length = format!("1-{} characters.", limits.max_identifier_chars);
     add_to_description(&mut parameters, identifier, &length);
     // Characters are at most as many as bytes: the byte limit is checked when the tool runs.
     let content = "/properties/content";
-    set_keyword(&mut parameters, content, "maxLength", limits.max_content_bytes);
+    set_keyword(
+        &mut parameters,
+        content,
+        "maxLength",
+        limits.max_content_bytes,
+    );
     let size = format!("At most {} bytes.", limits.max_content_bytes);
     add_to_description(&mut parameters, content, &size);
     parameters

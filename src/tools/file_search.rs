@@ -63,7 +63,12 @@ impl Tool for FileSearchTool {
     fn definition(&self) -> ToolDefinition {
         let mut parameters = parameters_for::<Args>();
         let default = self.workspace.limits().default_search_results;
-        set_keyword(&mut parameters, "/properties/max_results", "default", default);
+        set_keyword(
+            &mut parameters,
+            "/properties/max_results",
+            "default",
+            default,
+        );
         ToolDefinition::function(
             "file_search",
             "Search the content of the documents uploaded to this chat (PDFs, code, text, HTML). \

@@ -22,7 +22,10 @@ pub fn parameters_for<T: JsonSchema>() -> Value {
         settings.inline_subschemas = true;
         settings.meta_schema = None;
     });
-    let mut parameters = settings.into_generator().into_root_schema_for::<T>().to_value();
+    let mut parameters = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
     if let Some(root) = parameters.as_object_mut() {
         root.remove("title");
         root.remove("description");
@@ -106,7 +109,9 @@ static COMPILED: LazyLock<Mutex<HashMap<String, Option<Arc<jsonschema::Validator
 
 fn validator(parameters: &Value) -> Option<Arc<jsonschema::Validator>> {
     let key = parameters.to_string();
-    let mut compiled = COMPILED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut compiled = COMPILED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(found) = compiled.get(&key) {
         return found.clone();
     }

@@ -287,7 +287,10 @@ async fn oversize_artifact_content_is_refused() {
         .script([create("big.txt", &"x".repeat(101)), Reply::text("Too big.")]);
     app.send_text(&chat, "Make something big").await;
     let refused = &tool_messages_sent(&app)[0];
-    assert_eq!(refused["code"], "INVALID_ARGUMENTS", "the schema refuses it first");
+    assert_eq!(
+        refused["code"], "INVALID_ARGUMENTS",
+        "the schema refuses it first"
+    );
     let error = refused["error"].as_str().unwrap();
     assert!(error.contains("/content: "), "{error}");
     assert!(error.contains("is longer than 100 characters"), "{error}");

@@ -67,7 +67,10 @@ fn arguments_that_are_not_a_json_object_are_refused_by_name() {
 
 /// A fake tool with a seed-like schema: a required bounded string, an enum with a default, a
 /// range, no other properties.
-fn weather() -> (crate::tools::SharedTool, Arc<std::sync::atomic::AtomicUsize>) {
+fn weather() -> (
+    crate::tools::SharedTool,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
     FakeTool::new("get_weather", Behaviour::Echo)
         .with_parameters(json!({
             "type": "object",
@@ -88,11 +91,26 @@ fn arguments_its_schema_refuses_are_answered_by_field_without_running_the_tool()
     let spec = spec(vec![tool]);
     let cases = [
         ("{}", "\"location\" is a required property"),
-        ("{\"location\": 7}", "/location: 7 is not of type \"string\""),
-        ("{\"location\": \"\"}", "/location: \"\" is shorter than 1 character"),
-        ("{\"location\": \"Oslo\", \"units\": \"kelvin\"}", "/units: "),
-        ("{\"location\": \"Oslo\", \"days\": 0}", "/days: 0 is less than the minimum of 1"),
-        ("{\"location\": \"Oslo\", \"city\": \"x\"}", "'city' was unexpected"),
+        (
+            "{\"location\": 7}",
+            "/location: 7 is not of type \"string\"",
+        ),
+        (
+            "{\"location\": \"\"}",
+            "/location: \"\" is shorter than 1 character",
+        ),
+        (
+            "{\"location\": \"Oslo\", \"units\": \"kelvin\"}",
+            "/units: ",
+        ),
+        (
+            "{\"location\": \"Oslo\", \"days\": 0}",
+            "/days: 0 is less than the minimum of 1",
+        ),
+        (
+            "{\"location\": \"Oslo\", \"city\": \"x\"}",
+            "'city' was unexpected",
+        ),
     ];
     for (raw, named) in cases {
         let (_, plan) = plan_call(&spec, &call("c1", "get_weather", raw), &mut detector());
@@ -113,7 +131,11 @@ fn arguments_its_schema_refuses_are_answered_by_field_without_running_the_tool()
 async fn the_tool_runs_with_its_schema_defaults_filled_in() {
     let (tool, runs) = weather();
     let spec = spec(vec![tool]);
-    let calls = [call("c1", "get_weather", "{\"location\": \"Oslo\", \"days\": null}")];
+    let calls = [call(
+        "c1",
+        "get_weather",
+        "{\"location\": \"Oslo\", \"days\": null}",
+    )];
     let (texts, _) = run_tools(&spec, &calls, &mut detector(), &mut state()).await;
     assert_eq!(
         fed_back(&texts),

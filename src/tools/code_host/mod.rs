@@ -241,10 +241,24 @@ pub fn parameters_schema(host: &Host, max_results: u32, max_paths: usize) -> Val
     };
     let mut parameters = parameters_for::<Arguments>();
     set_keyword(&mut parameters, "/properties/query", "description", query);
-    set_keyword(&mut parameters, "/properties/repository", "description", repository);
+    set_keyword(
+        &mut parameters,
+        "/properties/repository",
+        "description",
+        repository,
+    );
     set_keyword(&mut parameters, "/properties/paths", "maxItems", max_paths);
-    add_to_description(&mut parameters, "/properties/paths", &format!("At most {max_paths}."));
-    set_keyword(&mut parameters, "/properties/max_results", "maximum", max_results);
+    add_to_description(
+        &mut parameters,
+        "/properties/paths",
+        &format!("At most {max_paths}."),
+    );
+    set_keyword(
+        &mut parameters,
+        "/properties/max_results",
+        "maximum",
+        max_results,
+    );
     add_to_description(
         &mut parameters,
         "/properties/max_results",

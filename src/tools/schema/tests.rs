@@ -59,7 +59,10 @@ fn a_missing_required_property_is_named() {
 #[test]
 fn a_wrong_type_names_the_field_by_its_path() {
     let message = refusal(json!({"location": 42}));
-    assert!(message.contains("/location: 42 is not of type"), "{message}");
+    assert!(
+        message.contains("/location: 42 is not of type"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -218,10 +221,16 @@ fn every_built_in_schema_is_an_object_schema_with_the_seed_argument_names() {
 #[test]
 fn configured_limits_and_defaults_reach_the_generated_schema() {
     let tools = built_in_tools();
-    let parameters =
-        |name: &str| -> Value {
-            tools.iter().find(|t| t.name() == name).unwrap().definition().function.parameters.unwrap()
-        };
+    let parameters = |name: &str| -> Value {
+        tools
+            .iter()
+            .find(|t| t.name() == name)
+            .unwrap()
+            .definition()
+            .function
+            .parameters
+            .unwrap()
+    };
     let config = ToolsConfig::default();
     let calculator = parameters("calculator");
     assert_eq!(
@@ -249,7 +258,10 @@ fn configured_limits_and_defaults_reach_the_generated_schema() {
         ask["properties"]["fields"]["items"]["additionalProperties"],
         false
     );
-    assert_eq!(ask["properties"]["options"]["type"], "array", "not nullable");
+    assert_eq!(
+        ask["properties"]["options"]["type"], "array",
+        "not nullable"
+    );
     let mut arguments = json!({"url": "https://example.com"});
     check_arguments("fetch_url", &fetch, &mut arguments).unwrap();
     assert_eq!(

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, join_all};
-use secrecy::ExposeSecret;
 use schemars::JsonSchema;
+use secrecy::ExposeSecret;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
