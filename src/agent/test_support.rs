@@ -40,6 +40,8 @@ pub(crate) struct FakeTool {
     pub progress: Option<ProgressKind>,
     pub cacheable: bool,
     pub pauses: bool,
+    /// Its parameters schema; any object by default.
+    pub parameters: Value,
     pub runs: Arc<AtomicUsize>,
 }
 
@@ -51,6 +53,7 @@ impl FakeTool {
             progress: None,
             cacheable: false,
             pauses: false,
+            parameters: json!({"type": "object"}),
             runs: Arc::new(AtomicUsize::new(0)),
         }
     }
@@ -63,6 +66,12 @@ impl FakeTool {
 
     pub fn cached(mut self) -> Self {
         self.cacheable = true;
+        self
+    }
+
+    /// A tool whose parameters are this JSON Schema.
+    pub fn with_parameters(mut self, parameters: Value) -> Self {
+        self.parameters = parameters;
         self
     }
 
@@ -83,7 +92,7 @@ impl Tool for FakeTool {
         self.name
     }
     fn definition(&self) -> ToolDefinition {
-        ToolDefinition::function(self.name, "a fake tool", json!({"type": "object"}))
+        ToolDefinition::function(self.name, "a fake tool", self.parameters.clone())
     }
     fn progress(&self) -> Option<ProgressKind> {
         self.progress

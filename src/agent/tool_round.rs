@@ -1,5 +1,5 @@
-//! One round of tool calls: each planned by the governance rules (unknown tool, bad arguments,
-//! loop detection, rate limit, cache), then run concurrently with a timeout, its result
+//! One round of tool calls: each planned by the governance rules (unknown tool, arguments its
+//! JSON Schema refuses, loop detection, rate limit, cache), then run concurrently with a timeout, its result
 //! stripped of base64 images, truncated, recorded and fed back.
 
 use std::time::Duration;
@@ -14,6 +14,7 @@ use crate::chat::persistence::ToolCallRecord;
 use crate::chat::session::RecordToolCalls;
 use crate::llm::wire::ToolCall;
 use crate::run::events::RunEvent;
+use crate::tools::schema::check_arguments;
 use crate::tools::{ProgressKind, SharedTool, ToolError};
 
 use super::loop_actor::RunSpec;
@@ -203,7 +204,8 @@ pub(super) fn count_sources(value: &Value) -> u32 {
         .map_or(1, |items| items.len() as u32)
 }
 
-/// Applies the rules that need no execution: known tool, valid JSON, loop detection.
+/// Applies the rules that need no execution: known tool, arguments a JSON object that its
+/// parameters schema accepts (defaults filled in), the rate limit, loop detection.
 pub(super) fn plan_call(
     spec: &RunSpec,
     call: &ToolCall,
@@ -218,7 +220,7 @@ pub(super) fn plan_call(
         );
         return (None, Planned::Answered(Err(error)));
     };
-    let arguments: Value = match serde_json::from_str(&call.function.arguments) {
+    let mut arguments: Value = match serde_json::from_str(&call.function.arguments) {
         Ok(value @ Value::Object(_)) => value,
         Ok(_) | Err(_) => {
             let error = ToolError::invalid_arguments(format!(
@@ -228,6 +230,11 @@ pub(super) fn plan_call(
             return (Some(tool), Planned::Answered(Err(error)));
         }
     };
+    if let Some(parameters) = &tool.definition().function.parameters
+        && let Err(error) = check_arguments(name, parameters, &mut arguments)
+    {
+        return (Some(tool), Planned::Answered(Err(error)));
+    }
     let key = CallKey::new(name, &arguments);
     // A result the cache will serve costs no research call, so it does not count.
     let cached = tool.cacheable() && spec.cache.contains_key(key.as_str());

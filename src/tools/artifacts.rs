@@ -4,10 +4,12 @@
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::chat_context::{ChatContext, session_gone};
+use super::schema::{add_to_description, parameters_for, set_keyword};
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::chat::artifacts::{
     self, ArtifactError, CreateArtifact, MAX_LANGUAGE_CHARS, MAX_TITLE_CHARS, NewArtifact,
@@ -58,55 +60,66 @@ const IDENTIFIER_PATTERN: &str = "^[A-Za-z0-9._-]+$";
 /// A code type `check_type` accepts: `text/x-{language}`.
 const CODE_TYPE_PATTERN: &str = "^text/x-[A-Za-z0-9+#._-]{1,32}$";
 
+/// The parameters of `T` with the configured limits of an identifier and of the content.
+fn artifact_parameters<T: JsonSchema>(config: &crate::config::Config) -> Value {
+    let limits = &config.artifacts;
+    let mut parameters = parameters_for::<T>();
+    let identifier = "/properties/identifier";
+    set_keyword(
+        &mut parameters,
+        identifier,
+        "maxLength",
+        limits.max_identifier_chars,
+    );
+    let length = format!("1-{} characters.", limits.max_identifier_chars);
+    add_to_description(&mut parameters, identifier, &length);
+    // Characters are at most as many as bytes: the byte limit is checked when the tool runs.
+    let content = "/properties/content";
+    set_keyword(
+        &mut parameters,
+        content,
+        "maxLength",
+        limits.max_content_bytes,
+    );
+    let size = format!("At most {} bytes.", limits.max_content_bytes);
+    add_to_description(&mut parameters, content, &size);
+    parameters
+}
+
 pub struct CreateArtifactTool(pub Arc<ChatContext>);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateArgs {
+    /// Stable slug: ASCII letters, digits, '-', '_' and '.' (e.g. "fibonacci.py"). Unique in the
+    /// chat; reuse it with update_artifact.
+    #[schemars(length(min = 1), regex(pattern = IDENTIFIER_PATTERN))]
     identifier: String,
+    /// Human-readable title.
+    #[schemars(length(min = 1, max = MAX_TITLE_CHARS))]
     title: String,
+    /// MIME type: text/markdown, text/html, text/plain, image/svg+xml, text/x-mermaid,
+    /// application/json, or text/x-{language} for code (e.g. text/x-python).
     #[serde(rename = "type")]
+    #[schemars(extend("anyOf" = [{"enum": artifacts::FIXED_TYPES}, {"pattern": CODE_TYPE_PATTERN}]))]
     mime_type: String,
+    /// Programming language for syntax highlighting (e.g. python). Omit for non-code artifacts.
+    #[schemars(length(max = MAX_LANGUAGE_CHARS))]
     language: Option<String>,
+    /// The full content.
     content: String,
 }
 
 impl CreateArtifactTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
-        let limits = &config.artifacts;
+        let parameters = artifact_parameters::<CreateArgs>(&config);
         ToolDefinition::function(
             "create_artifact",
             "Create a persistent artifact (a code file, document, HTML page, SVG image or \
              Mermaid diagram) stored in this chat, where the user can view, download and later \
              see it updated. Use it for substantial deliverables rather than pasting them.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "identifier": {"type": "string", "minLength": 1,
-                        "maxLength": limits.max_identifier_chars, "pattern": IDENTIFIER_PATTERN,
-                        "description": format!(
-                        "Stable slug, 1-{} characters: ASCII letters, digits, '-', '_' and '.' \
-                         (e.g. \"fibonacci.py\"). Unique in the chat; reuse it with update_artifact.",
-                        limits.max_identifier_chars)},
-                    "title": {"type": "string", "minLength": 1, "maxLength": MAX_TITLE_CHARS,
-                        "description": "Human-readable title."},
-                    "type": {"type": "string", "anyOf": [
-                        {"enum": artifacts::FIXED_TYPES},
-                        {"pattern": CODE_TYPE_PATTERN}],
-                        "description": "MIME type: text/markdown, \
-                        text/html, text/plain, image/svg+xml, text/x-mermaid, application/json, \
-                        or text/x-{language} for code (e.g. text/x-python)."},
-                    "language": {"type": "string", "maxLength": artifacts::MAX_LANGUAGE_CHARS,
-                        "description": "Programming language for \
-                        syntax highlighting (e.g. python). Omit for non-code artifacts."},
-                    "content": {"type": "string", "maxLength": limits.max_content_bytes,
-                        "description": format!(
-                        "The full content, at most {} bytes.", limits.max_content_bytes)}
-                },
-                "required": ["identifier", "title", "type", "content"],
-                "additionalProperties": false
-            }),
+            parameters,
         )
     }
 }
@@ -142,14 +155,6 @@ impl Tool for CreateArtifactTool {
                 .language
                 .map(|l| l.trim().to_ascii_lowercase())
                 .filter(|l| !l.is_empty());
-            if language
-                .as_ref()
-                .is_some_and(|l| l.chars().count() > MAX_LANGUAGE_CHARS)
-            {
-                return Err(ToolError::invalid_arguments(format!(
-                    "language must be at most {MAX_LANGUAGE_CHARS} characters"
-                )));
-            }
             check_content(&args.content, limits.max_content_bytes)?;
             let content = args.content.clone();
             let head = ctx
@@ -183,36 +188,25 @@ impl Tool for CreateArtifactTool {
 
 pub struct UpdateArtifactTool(pub Arc<ChatContext>);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateArgs {
+    /// The identifier of an artifact created earlier in this chat.
+    #[schemars(length(min = 1), regex(pattern = IDENTIFIER_PATTERN))]
     identifier: String,
+    /// The complete updated content.
     content: String,
 }
 
 impl UpdateArtifactTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
+        let parameters = artifact_parameters::<UpdateArgs>(&config);
         ToolDefinition::function(
             "update_artifact",
             "Replace the whole content of an artifact created earlier in this chat, making a \
              new version (earlier versions are kept). Send the complete new content, not a diff.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "identifier": {"type": "string", "minLength": 1,
-                        "maxLength": config.artifacts.max_identifier_chars,
-                        "pattern": IDENTIFIER_PATTERN, "description": "The identifier of an \
-                        artifact created earlier in this chat."},
-                    "content": {"type": "string",
-                        "maxLength": config.artifacts.max_content_bytes,
-                        "description": format!(
-                        "The complete updated content, at most {} bytes.",
-                        config.artifacts.max_content_bytes)}
-                },
-                "required": ["identifier", "content"],
-                "additionalProperties": false
-            }),
+            parameters,
         )
     }
 }

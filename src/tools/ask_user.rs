@@ -4,9 +4,11 @@
 
 use std::collections::HashSet;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::schema::{parameters_for, set_keyword};
 use super::{Tool, ToolError, ToolFuture, parse_arguments};
 use crate::config::AskUserConfig;
 use crate::llm::wire::ToolDefinition;
@@ -26,7 +28,8 @@ impl AskUser {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// How the question is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Style {
     Default,
@@ -35,29 +38,54 @@ enum Style {
     Form,
 }
 
-#[derive(Deserialize)]
+/// A form field key: letters, digits, '_' and '-'.
+const KEY_PATTERN: &str = "^[A-Za-z0-9_-]+$";
+
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Arguments {
+    /// The question to ask.
+    #[schemars(length(min = 1))]
     question: String,
-    #[serde(default)]
+    /// Choices to offer.
+    #[schemars(inner(length(min = 1)))]
     options: Option<Vec<String>>,
+    /// Whether the user may type an answer besides the options.
+    #[serde(default = "yes")]
+    allow_free_text: bool,
+    /// Whether several options may be chosen.
     #[serde(default)]
-    allow_free_text: Option<bool>,
-    #[serde(default)]
-    multi_select: Option<bool>,
-    #[serde(default)]
-    style: Option<Style>,
-    #[serde(default)]
+    multi_select: bool,
+    /// How the question is shown: default (free text and/or options), confirm (yes/no),
+    /// rating (1-5), form (structured fields).
+    #[serde(default = "default_style")]
+    style: Style,
+    /// Form fields (style form).
     fields: Option<Vec<Field>>,
 }
 
-#[derive(Deserialize, serde::Serialize, Clone)]
+fn yes() -> bool {
+    true
+}
+
+fn default_style() -> Style {
+    Style::Default
+}
+
+/// One field of a form.
+#[derive(Deserialize, serde::Serialize, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Field {
+    /// What the user is asked for.
+    #[schemars(length(min = 1))]
     label: String,
+    /// The key its value is answered under.
+    #[schemars(length(min = 1, max = MAX_KEY_CHARS), regex(pattern = KEY_PATTERN))]
     key: String,
+    /// A hint shown in the empty field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     placeholder: Option<String>,
+    /// Whether the form cannot be sent without it.
     #[serde(default)]
     required: bool,
 }
@@ -86,7 +114,7 @@ impl AskUser {
     pub fn normalise(&self, arguments: Value) -> Result<Value, ToolError> {
         let args: Arguments = parse_arguments(arguments)?;
         self.check_text("question", &args.question)?;
-        let style = args.style.unwrap_or(Style::Default);
+        let style = args.style;
         let mut options = args.options.unwrap_or_default();
         if options.len() > self.limits.max_options {
             return Err(invalid(format!(
@@ -144,7 +172,7 @@ impl AskUser {
             }
             _ => {}
         }
-        let allow_free_text = args.allow_free_text.unwrap_or(true);
+        let allow_free_text = args.allow_free_text;
         if style == Style::Default && options.is_empty() && !allow_free_text {
             return Err(invalid(
                 "with allow_free_text false, give options to choose from".into(),
@@ -154,7 +182,7 @@ impl AskUser {
             "question": args.question.trim(),
             "options": options,
             "allow_free_text": allow_free_text,
-            "multi_select": args.multi_select.unwrap_or(false),
+            "multi_select": args.multi_select,
             "style": match style {
                 Style::Default => "default",
                 Style::Confirm => "confirm",
@@ -253,39 +281,25 @@ impl Tool for AskUser {
 
     fn definition(&self) -> ToolDefinition {
         let text = self.limits.max_text_chars;
+        let mut parameters = parameters_for::<Arguments>();
+        for at in [
+            "/properties/question",
+            "/properties/options/items",
+            "/properties/fields/items/properties/label",
+            "/properties/fields/items/properties/placeholder",
+        ] {
+            set_keyword(&mut parameters, at, "maxLength", text);
+        }
+        let options = self.limits.max_options;
+        set_keyword(&mut parameters, "/properties/options", "maxItems", options);
+        let fields = self.limits.max_fields;
+        set_keyword(&mut parameters, "/properties/fields", "maxItems", fields);
         ToolDefinition::function(
             "ask_user",
             "Pause and ask the user a clarifying question when ambiguity prevents a useful \
              answer. Styles: default (free text and/or options), confirm (yes/no), rating (1-5), \
              form (structured fields).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "question": {"type": "string", "minLength": 1, "maxLength": text,
-                        "description": "The question to ask."},
-                    "options": {"type": "array", "maxItems": self.limits.max_options,
-                        "items": {"type": "string", "minLength": 1, "maxLength": text},
-                        "description": "Choices to offer."},
-                    "allow_free_text": {"type": "boolean", "description": "Whether the user may type an answer besides the options. Default true."},
-                    "multi_select": {"type": "boolean", "description": "Whether several options may be chosen. Default false."},
-                    "style": {"type": "string", "enum": ["default", "confirm", "rating", "form"]},
-                    "fields": {"type": "array", "maxItems": self.limits.max_fields,
-                        "description": "Form fields (style form).", "items": {
-                        "type": "object",
-                        "properties": {
-                            "label": {"type": "string", "minLength": 1, "maxLength": text},
-                            "key": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS,
-                                "pattern": "^[A-Za-z0-9_-]+$"},
-                            "placeholder": {"type": "string", "maxLength": text},
-                            "required": {"type": "boolean"}
-                        },
-                        "required": ["label", "key"],
-                        "additionalProperties": false
-                    }}
-                },
-                "required": ["question"],
-                "additionalProperties": false
-            }),
+            parameters,
         )
     }
 

@@ -1,10 +1,12 @@
 //! The `calculator` tool (seed 000): evaluates arithmetic with the hand-written parser in
 //! `calculator_parser`, never executing code. Result: `{"expression", "result"}`.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::calculator_parser::{CalculatorError, evaluate};
+use super::schema::{add_to_description, parameters_for, set_keyword};
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::config::ToolsConfig;
 use crate::llm::wire::ToolDefinition;
@@ -22,9 +24,11 @@ impl Calculator {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Arguments {
+    /// The expression, e.g. "10000 * (1 + 0.05)^3".
+    #[schemars(length(min = 1))]
     expression: String,
 }
 
@@ -34,24 +38,17 @@ impl Tool for Calculator {
     }
 
     fn definition(&self) -> ToolDefinition {
+        let mut parameters = parameters_for::<Arguments>();
+        let expression = "/properties/expression";
+        set_keyword(&mut parameters, expression, "maxLength", self.max_chars);
+        let limit = format!("It may be at most {} characters long.", self.max_chars);
+        add_to_description(&mut parameters, expression, &limit);
         ToolDefinition::function(
             "calculator",
             "Evaluate a mathematical expression exactly instead of guessing. Operators: + - * / ^. \
              Functions: sqrt, log (base 10), ln, sin, cos, tan, abs, floor, ceil, round, min, max. \
              Constants: pi, e.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "expression": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": self.max_chars,
-                        "description": format!("The expression, at most {} characters, e.g. \"10000 * (1 + 0.05)^3\".", self.max_chars),
-                    }
-                },
-                "required": ["expression"],
-                "additionalProperties": false
-            }),
+            parameters,
         )
     }
 
@@ -117,7 +114,7 @@ mod tests {
         let result = err.to_result();
         assert!(result["error"].is_string() && result["suggestion"].is_string());
         let err = calculator().run(json!({"expr": "1"})).await.unwrap_err();
-        assert_eq!(err.code, "invalid_arguments");
+        assert_eq!(err.code, "INVALID_ARGUMENTS");
     }
 
     #[tokio::test]

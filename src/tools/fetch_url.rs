@@ -7,11 +7,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::fetch::{FetchError, Fetcher, Page};
+use super::schema::{add_to_description, parameters_for, set_keyword};
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::config::ToolsConfig;
 use crate::llm::wire::ToolDefinition;
@@ -49,17 +51,22 @@ impl FetchUrl {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Arguments {
-    #[serde(default)]
+    /// A single URL to fetch. Must be http or https.
+    #[schemars(length(min = 1, max = MAX_URL_CHARS))]
     url: Option<String>,
-    #[serde(default)]
+    /// Several URLs to fetch in parallel. Use this or `url`; both are merged and de-duplicated.
+    #[schemars(inner(length(min = 1, max = MAX_URL_CHARS)))]
     urls: Option<Vec<String>>,
+    /// List the links found on each fetched page, for site exploration.
     #[serde(default)]
-    discover_links: Option<bool>,
+    discover_links: bool,
+    /// How many discovered same-site links to fetch as well. Only used with discover_links.
     #[serde(default)]
-    max_follow: Option<u64>,
+    #[schemars(range(min = 0))]
+    max_follow: u64,
 }
 
 /// What one call will do, its arguments checked.
@@ -100,8 +107,8 @@ impl Plan {
                 ),
             ));
         }
-        let discover = arguments.discover_links.unwrap_or(false);
-        let follow = arguments.max_follow.unwrap_or(0);
+        let discover = arguments.discover_links;
+        let follow = arguments.max_follow;
         if follow > limits.max_follow as u64 {
             return Err(ToolError::invalid_arguments(format!(
                 "max_follow must be between 0 and {}",
@@ -152,6 +159,24 @@ impl Tool for FetchUrl {
             budget_chars,
             ..
         } = self.limits;
+        let mut parameters = parameters_for::<Arguments>();
+        set_keyword(&mut parameters, "/properties/urls", "maxItems", max_urls);
+        add_to_description(
+            &mut parameters,
+            "/properties/urls",
+            &format!("At most {max_urls}."),
+        );
+        set_keyword(
+            &mut parameters,
+            "/properties/max_follow",
+            "maximum",
+            max_follow,
+        );
+        add_to_description(
+            &mut parameters,
+            "/properties/max_follow",
+            &format!("From 0 to {max_follow}."),
+        );
         ToolDefinition::function(
             "fetch_url",
             &format!(
@@ -160,34 +185,7 @@ impl Tool for FetchUrl {
                  page's links for exploring a site, and `max_follow` to also read that many \
                  same-site links. Pages share a budget of {budget_chars} characters."
             ),
-            json!({
-                "type": "object",
-                "properties": {
-                    "url": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": MAX_URL_CHARS,
-                        "description": "A single URL to fetch. Must be http or https."
-                    },
-                    "urls": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1, "maxLength": MAX_URL_CHARS},
-                        "maxItems": max_urls,
-                        "description": format!("Several URLs to fetch in parallel (at most {max_urls}). Use this or `url`; both are merged and de-duplicated.")
-                    },
-                    "discover_links": {
-                        "type": "boolean",
-                        "description": "List the links found on each fetched page, for site exploration. Default false."
-                    },
-                    "max_follow": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "maximum": max_follow,
-                        "description": format!("How many discovered same-site links to fetch as well (0-{max_follow}, default 0). Only used with discover_links.")
-                    }
-                },
-                "additionalProperties": false
-            }),
+            parameters,
         )
     }
 

@@ -7,10 +7,12 @@ use entities::ids::ArtifactId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::chat_context::ChatContext;
+use super::schema::{parameters_for, set_keyword};
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::documents::Workspace;
 use crate::llm::wire::ToolDefinition;
@@ -37,10 +39,14 @@ impl FileSearchTool {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
+    /// What to find in the uploaded documents.
+    #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
     query: String,
+    /// Most passages to return.
+    #[schemars(range(min = 1, max = MAX_RESULTS))]
     max_results: Option<i64>,
 }
 
@@ -50,23 +56,21 @@ pub fn item_id(call_id: &str) -> String {
 }
 
 impl FileSearchTool {
-    /// The definition (for listing tools without a chat).
-    pub fn describe() -> ToolDefinition {
+    /// The definition, from the limits in `config` (for listing tools without a chat).
+    pub fn describe(config: &crate::config::Config) -> ToolDefinition {
+        let mut parameters = parameters_for::<Args>();
+        let default = config.documents.default_search_results;
+        set_keyword(
+            &mut parameters,
+            "/properties/max_results",
+            "default",
+            default,
+        );
         ToolDefinition::function(
             "file_search",
             "Search the content of the documents uploaded to this chat (PDFs, code, text, HTML). \
              Returns the most relevant passages with their file names.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
-                        "description": "What to find in the uploaded documents."},
-                    "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
-                        "description": "Most passages to return. Default: 5."}
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+            parameters,
         )
     }
 }
@@ -77,7 +81,7 @@ impl Tool for FileSearchTool {
     }
 
     fn definition(&self) -> ToolDefinition {
-        Self::describe()
+        Self::describe(&self.ctx.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {

@@ -4,10 +4,12 @@
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::chat_context::{ChatContext, session_gone};
+use super::schema::{parameters_for, set_keyword};
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::chat::memory::{
     self, CATEGORIES, Embedded, MemoryError, RecallMemories, SaveMemory, Saved,
@@ -61,33 +63,28 @@ pub fn checked_content(content: &str, max_chars: usize) -> Result<String, String
 
 pub struct SaveMemoryTool(pub Arc<ChatContext>);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SaveArgs {
+    /// The fact, preference or instruction to remember, as a self-contained sentence.
+    #[schemars(length(min = 1))]
     content: String,
+    /// Omit to let the server infer it.
+    #[schemars(extend("enum" = CATEGORIES))]
     category: Option<String>,
 }
 
 impl SaveMemoryTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
+        let mut parameters = parameters_for::<SaveArgs>();
+        let max = config.memory.max_content_chars;
+        set_keyword(&mut parameters, "/properties/content", "maxLength", max);
         ToolDefinition::function(
             "save_memory",
             "Save a fact, preference or instruction to this chat's memory so it is remembered \
              in later turns. Near-duplicates of saved memories are not saved twice.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "content": {"type": "string", "minLength": 1,
-                        "maxLength": config.memory.max_content_chars,
-                        "description": "The fact, preference or \
-                        instruction to remember, as a self-contained sentence."},
-                    "category": {"type": "string", "enum": CATEGORIES, "description": "Omit to \
-                        let the server infer it."}
-                },
-                "required": ["content"],
-                "additionalProperties": false
-            }),
+            parameters,
         )
     }
 }
@@ -154,30 +151,25 @@ impl Tool for SaveMemoryTool {
 
 pub struct RecallMemoryTool(pub Arc<ChatContext>);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RecallArgs {
+    /// What to look for, in natural language.
+    #[schemars(length(min = 1))]
     query: String,
 }
 
 impl RecallMemoryTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
+        let mut parameters = parameters_for::<RecallArgs>();
+        let max = config.memory.max_content_chars;
+        set_keyword(&mut parameters, "/properties/query", "maxLength", max);
         ToolDefinition::function(
             "recall_memory",
             "Search this chat's saved memories (facts, preferences, instructions) by meaning. \
              Returns the best matches with a relevance from 0 to 1.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "minLength": 1,
-                        "maxLength": config.memory.max_content_chars,
-                        "description": "What to look for, in natural \
-                        language."}
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+            parameters,
         )
     }
 }

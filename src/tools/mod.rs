@@ -16,6 +16,7 @@ pub mod fetch_url;
 pub mod file_search;
 pub mod gitlab_code_search;
 pub mod memory;
+pub mod schema;
 pub mod web_search;
 
 use std::sync::Arc;
@@ -27,11 +28,14 @@ use crate::llm::wire::ToolDefinition;
 
 pub use crate::run::events::ProgressKind;
 
+/// The code of a call whose arguments do not match its tool's parameters.
+pub const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";
+
 /// Why a tool call failed, in words the model can act on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
-    /// Stable snake_case code.
+    /// Stable code: snake_case, but for `INVALID_ARGUMENTS`, which the seed spells so.
     pub code: String,
     pub message: String,
     /// What the model could do instead.
@@ -50,7 +54,7 @@ impl ToolError {
     /// Arguments that do not match the tool's schema.
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
         Self::new(
-            "invalid_arguments",
+            INVALID_ARGUMENTS,
             message,
             "Check the tool's parameter schema and call it again with valid arguments.",
         )

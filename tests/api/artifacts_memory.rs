@@ -256,12 +256,13 @@ async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_f
             .contains("update_artifact")
     );
     assert_eq!(tool_result(3)["code"], "artifact_not_found");
-    assert_eq!(tool_result(4)["code"], "invalid_arguments");
+    assert_eq!(tool_result(4)["code"], "INVALID_ARGUMENTS");
+    let unknown_type = tool_result(5);
+    assert_eq!(unknown_type["code"], "INVALID_ARGUMENTS", "{unknown_type}");
+    let error = unknown_type["error"].as_str().unwrap();
     assert!(
-        tool_result(5)["error"]
-            .as_str()
-            .unwrap()
-            .contains("text/x-{language}")
+        error.contains("/type: ") && error.contains("text/markdown") && error.contains("text/x-"),
+        "the accepted types are named: {error}"
     );
     let list: Value = app
         .get(&format!("/chat/api/{chat}/artifacts"))
@@ -287,7 +288,14 @@ async fn oversize_artifact_content_is_refused() {
     app.upstream
         .script([create("big.txt", &"x".repeat(101)), Reply::text("Too big.")]);
     app.send_text(&chat, "Make something big").await;
-    assert_eq!(tool_messages_sent(&app)[0]["code"], "content_too_large");
+    let refused = &tool_messages_sent(&app)[0];
+    assert_eq!(
+        refused["code"], "INVALID_ARGUMENTS",
+        "the schema refuses it first"
+    );
+    let error = refused["error"].as_str().unwrap();
+    assert!(error.contains("/content: "), "{error}");
+    assert!(error.contains("is longer than 100 characters"), "{error}");
 }
 
 async fn save(

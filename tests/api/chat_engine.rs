@@ -1351,7 +1351,11 @@ async fn every_built_in_tools_parameters_carry_the_bounds_the_server_enforces() 
     let mut problems = Vec::new();
     for tool in offered.as_array().unwrap() {
         let name = tool["function"]["name"].as_str().unwrap();
-        unbounded(&tool["function"]["parameters"], name, &mut problems);
+        let parameters = &tool["function"]["parameters"];
+        unbounded(parameters, name, &mut problems);
+        if let Err(err) = jsonschema::meta::validate(parameters) {
+            problems.push(format!("{name}: not a valid JSON Schema: {err}"));
+        }
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }

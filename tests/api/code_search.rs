@@ -135,7 +135,7 @@ async fn max_results_outside_one_to_thirty_is_refused_without_calling_github() {
             .run(json!({"query": "widget", "max_results": max_results}))
             .await
             .unwrap_err();
-        assert_eq!(err.code, "invalid_arguments");
+        assert_eq!(err.code, "INVALID_ARGUMENTS");
         assert!(err.message.contains("between 1 and 30"), "{}", err.message);
     }
     let result = tool
@@ -283,7 +283,7 @@ async fn browsing_more_than_ten_paths_is_refused() {
         .unwrap_err();
 
     for err in [github_err, gitlab_err] {
-        assert_eq!(err.code, "invalid_arguments");
+        assert_eq!(err.code, "INVALID_ARGUMENTS");
         assert!(err.message.contains("at most 10 paths"), "{}", err.message);
     }
     assert!(host.seen().is_empty() && gitlab_host.seen().is_empty());
@@ -371,7 +371,7 @@ async fn conflicting_or_malformed_arguments_are_refused_as_invalid() {
         json!({"query": "widget", "unknown": true}),
     ] {
         let err = tool.run(arguments.clone()).await.unwrap_err();
-        assert_eq!(err.code, "invalid_arguments", "{arguments}");
+        assert_eq!(err.code, "INVALID_ARGUMENTS", "{arguments}");
         assert!(!err.suggestion.is_empty());
     }
     assert!(host.seen().is_empty());
@@ -450,7 +450,7 @@ async fn gitlab_max_results_outside_one_to_twenty_is_refused() {
             .run(json!({"query": "handler", "max_results": max_results}))
             .await
             .unwrap_err();
-        assert_eq!(err.code, "invalid_arguments");
+        assert_eq!(err.code, "INVALID_ARGUMENTS");
         assert!(err.message.contains("between 1 and 20"), "{}", err.message);
     }
     let result = tool

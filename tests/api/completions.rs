@@ -430,8 +430,15 @@ async fn the_calculator_holds_expressions_to_the_configured_length() {
     let messages = received[1].body["messages"].as_array().unwrap().clone();
     let tool_message = messages.iter().find(|m| m["role"] == "tool").unwrap();
     let result: Value = serde_json::from_str(tool_message["content"].as_str().unwrap()).unwrap();
-    assert_eq!(result["code"], "too_long");
-    assert_eq!(result["error"], "expression is longer than 10 characters");
+    assert_eq!(
+        result["code"], "INVALID_ARGUMENTS",
+        "the schema refuses it first"
+    );
+    let error = result["error"].as_str().unwrap();
+    assert!(
+        error.contains("/expression: \"1 + 2 + 3 + 4\" is longer than 10 characters"),
+        "{error}"
+    );
 }
 
 #[actix_web::test]

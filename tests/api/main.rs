@@ -32,4 +32,5 @@ mod seed_examples;
 mod sign_in;
 mod sse;
 mod test_tools;
+mod tool_schemas;
 mod tus_races;

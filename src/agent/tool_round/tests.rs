@@ -1,5 +1,6 @@
 //! `plan_call` and `run_tools` over fake tools: which calls run, which are answered by the
-//! rules (unknown tool, arguments that are not an object, a repeated call, the rate limit),
+//! rules (unknown tool, arguments that are not an object or that its schema refuses, a repeated
+//! call, the rate limit),
 //! concurrency, timeouts, failures, the cache, pausing, and what is fed back and logged.
 
 use std::sync::Arc;
@@ -54,7 +55,7 @@ fn arguments_that_are_not_a_json_object_are_refused_by_name() {
         assert_eq!(tool.map(|t| t.name()), Some("echo"));
         match plan {
             Planned::Answered(Err(err)) => {
-                assert_eq!(err.code, "invalid_arguments");
+                assert_eq!(err.code, "INVALID_ARGUMENTS");
                 assert!(err.message.contains("echo"), "{}", err.message);
             }
             _ => panic!("{raw:?} should be refused"),
@@ -62,6 +63,99 @@ fn arguments_that_are_not_a_json_object_are_refused_by_name() {
     }
     let (_, plan) = plan_call(&spec, &call("c1", "echo", "{\"a\": 1}"), &mut detector());
     assert!(refusal(&plan).is_none());
+}
+
+/// A fake tool with a seed-like schema: a required bounded string, an enum with a default, a
+/// range, no other properties.
+fn weather() -> (
+    crate::tools::SharedTool,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
+    FakeTool::new("get_weather", Behaviour::Echo)
+        .with_parameters(json!({
+            "type": "object",
+            "properties": {
+                "location": {"type": "string", "minLength": 1, "maxLength": 50},
+                "units": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+                "days": {"type": "integer", "minimum": 1, "maximum": 7}
+            },
+            "required": ["location"],
+            "additionalProperties": false
+        }))
+        .shared()
+}
+
+#[test]
+fn arguments_its_schema_refuses_are_answered_by_field_without_running_the_tool() {
+    let (tool, runs) = weather();
+    let spec = spec(vec![tool]);
+    let cases = [
+        ("{}", "\"location\" is a required property"),
+        (
+            "{\"location\": 7}",
+            "/location: 7 is not of type \"string\"",
+        ),
+        (
+            "{\"location\": \"\"}",
+            "/location: \"\" is shorter than 1 character",
+        ),
+        (
+            "{\"location\": \"Oslo\", \"units\": \"kelvin\"}",
+            "/units: ",
+        ),
+        (
+            "{\"location\": \"Oslo\", \"days\": 0}",
+            "/days: 0 is less than the minimum of 1",
+        ),
+        (
+            "{\"location\": \"Oslo\", \"city\": \"x\"}",
+            "'city' was unexpected",
+        ),
+    ];
+    for (raw, named) in cases {
+        let (_, plan) = plan_call(&spec, &call("c1", "get_weather", raw), &mut detector());
+        let Planned::Answered(Err(err)) = plan else {
+            panic!("{raw} should be refused");
+        };
+        assert_eq!(err.code, "INVALID_ARGUMENTS", "{raw}");
+        assert!(err.message.contains(named), "{raw}: {}", err.message);
+        assert!(err.message.contains("get_weather"), "{}", err.message);
+        let result = err.to_result();
+        assert_eq!(result["code"], "INVALID_ARGUMENTS");
+        assert!(result["error"].is_string() && result["suggestion"].is_string());
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn the_tool_runs_with_its_schema_defaults_filled_in() {
+    let (tool, runs) = weather();
+    let spec = spec(vec![tool]);
+    let calls = [call(
+        "c1",
+        "get_weather",
+        "{\"location\": \"Oslo\", \"days\": null}",
+    )];
+    let (texts, _) = run_tools(&spec, &calls, &mut detector(), &mut state()).await;
+    assert_eq!(
+        fed_back(&texts),
+        [json!({"echo": {"location": "Oslo", "units": "celsius"}})]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_refused_call_is_fed_back_and_the_corrected_call_runs() {
+    let (tool, runs) = weather();
+    let spec = spec(vec![tool]);
+    let wrong = [call("c1", "get_weather", "{\"city\": \"Oslo\"}")];
+    let (texts, _) = run_tools(&spec, &wrong, &mut detector(), &mut state()).await;
+    let refused = &fed_back(&texts)[0];
+    assert_eq!(refused["code"], "INVALID_ARGUMENTS");
+    let right = [call("c2", "get_weather", "{\"location\": \"Oslo\"}")];
+    let (texts, _) = run_tools(&spec, &right, &mut detector(), &mut state()).await;
+    assert_eq!(fed_back(&texts)[0]["echo"]["location"], "Oslo");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "only the valid call ran");
 }
 
 #[test]

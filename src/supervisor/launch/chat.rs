@@ -148,7 +148,7 @@ pub(in crate::supervisor) fn chat_tool_definitions(
         crate::tools::memory::SaveMemoryTool::describe(config),
         crate::tools::memory::RecallMemoryTool::describe(config),
         launcher.ask_user.definition(),
-        FileSearchTool::describe(),
+        FileSearchTool::describe(config),
     ]
 }
 

@@ -5,11 +5,13 @@
 mod client;
 mod results;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use url::Url;
 
-use super::ToolError;
+use super::schema::{add_to_description, parameters_for, set_keyword};
+use super::{INVALID_ARGUMENTS, ToolError};
 pub use client::{CodeHostClient, FetchError, secret_header};
 pub use results::{
     Browsed, ReviewParts, attach_contents, browse_results, decode_base64, tree_json,
@@ -86,7 +88,7 @@ impl Repository {
                 "owner/name"
             };
             return Err(ToolError::new(
-                "invalid_arguments",
+                INVALID_ARGUMENTS,
                 format!(
                     "repository must be {shape} or a {} URL, not {raw:?}",
                     host.name
@@ -107,21 +109,26 @@ impl Repository {
     }
 }
 
-/// The arguments both tools take (seed 000 "code_search", "gitlab_code_search").
-#[derive(Debug, Deserialize)]
+/// The arguments both tools take (seed 000 "code_search", "gitlab_code_search"); the
+/// descriptions of `query` and `repository` are each host's (`parameters_schema`).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Arguments {
-    #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
     query: Option<String>,
-    #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_REPOSITORY_CHARS))]
     repository: Option<String>,
-    #[serde(default)]
+    /// A file or directory to fetch from the repository. Requires repository.
+    #[schemars(length(max = MAX_PATH_CHARS))]
     path: Option<String>,
-    #[serde(default)]
+    /// Several files or directories to fetch. Requires repository.
+    #[schemars(inner(length(max = MAX_PATH_CHARS)))]
     paths: Option<Vec<String>>,
-    #[serde(default)]
+    /// Filter by programming language (e.g. swift, python, javascript). Only used with query.
+    #[schemars(length(max = MAX_LANGUAGE_CHARS))]
     language: Option<String>,
-    #[serde(default)]
+    /// Maximum results. Only used with query.
+    #[schemars(range(min = 1))]
     max_results: Option<i64>,
 }
 
@@ -169,7 +176,7 @@ impl Arguments {
             }
         }
         let invalid = |message: &str, suggestion: &str| {
-            ToolError::new("invalid_arguments", message, suggestion)
+            ToolError::new(INVALID_ARGUMENTS, message, suggestion)
         };
         match (query, repository) {
             (Some(_), _) if !paths.is_empty() => Err(invalid(
@@ -215,7 +222,8 @@ impl Arguments {
     }
 }
 
-/// The parameters schema both tools share.
+/// The parameters schema both tools share, with the host's descriptions and the configured
+/// limits.
 pub fn parameters_schema(host: &Host, max_results: u32, max_paths: usize) -> Value {
     let (repository, query) = if host.nested_namespaces {
         (
@@ -231,25 +239,41 @@ pub fn parameters_schema(host: &Host, max_results: u32, max_paths: usize) -> Val
              filename:name, extension:ext. Use this OR repository, not both.",
         )
     };
-    json!({
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": query},
-            "repository": {"type": "string", "minLength": 1, "maxLength": MAX_REPOSITORY_CHARS, "description": repository},
-            "path": {"type": "string", "maxLength": MAX_PATH_CHARS, "description": "A file or directory to fetch from the repository. Requires repository."},
-            "paths": {"type": "array", "items": {"type": "string", "maxLength": MAX_PATH_CHARS}, "maxItems": max_paths,
-                      "description": format!("Several files or directories to fetch (max {max_paths}). Requires repository.")},
-            "language": {"type": "string", "maxLength": MAX_LANGUAGE_CHARS, "description": "Filter by programming language (e.g. swift, python, javascript). Only used with query."},
-            "max_results": {"type": "integer", "minimum": 1, "maximum": max_results,
-                            "description": format!("Maximum results (1-{max_results}, default {DEFAULT_MAX_RESULTS}). Full file content is fetched for the top 3. Only used with query.")}
-        },
-        "additionalProperties": false
-    })
+    let mut parameters = parameters_for::<Arguments>();
+    set_keyword(&mut parameters, "/properties/query", "description", query);
+    set_keyword(
+        &mut parameters,
+        "/properties/repository",
+        "description",
+        repository,
+    );
+    set_keyword(&mut parameters, "/properties/paths", "maxItems", max_paths);
+    add_to_description(
+        &mut parameters,
+        "/properties/paths",
+        &format!("At most {max_paths}."),
+    );
+    set_keyword(
+        &mut parameters,
+        "/properties/max_results",
+        "maximum",
+        max_results,
+    );
+    add_to_description(
+        &mut parameters,
+        "/properties/max_results",
+        &format!(
+            "From 1 to {max_results}, default {DEFAULT_MAX_RESULTS}. Full file content is fetched \
+             for the top 3."
+        ),
+    );
+    parameters
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const GITHUB: Host = Host {
         name: "GitHub",
@@ -295,7 +319,7 @@ mod tests {
             "a/b/c",
             "https://github.com/only",
         ] {
-            assert_eq!(repo(bad, &GITHUB), Err("invalid_arguments".into()), "{bad}");
+            assert_eq!(repo(bad, &GITHUB), Err("INVALID_ARGUMENTS".into()), "{bad}");
         }
     }
 
@@ -344,7 +368,7 @@ mod tests {
         ] {
             assert_eq!(
                 mode(bad.clone(), &GITHUB).unwrap_err().code,
-                "invalid_arguments",
+                "INVALID_ARGUMENTS",
                 "{bad}"
             );
         }

@@ -29,16 +29,16 @@ fn bad_arguments_are_refused_with_a_code() {
         plan(json!({"urls": six})).unwrap_err().code,
         "too_many_urls"
     );
-    assert_eq!(plan(json!({})).unwrap_err().code, "invalid_arguments");
+    assert_eq!(plan(json!({})).unwrap_err().code, "INVALID_ARGUMENTS");
     assert_eq!(
         plan(json!({"url": "https://e.example", "discover_links": true, "max_follow": 4}))
             .unwrap_err()
             .code,
-        "invalid_arguments"
+        "INVALID_ARGUMENTS"
     );
     assert_eq!(
         plan(json!({"uri": "x"})).unwrap_err().code,
-        "invalid_arguments"
+        "INVALID_ARGUMENTS"
     );
 }
 

@@ -18,11 +18,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, join_all};
+use schemars::JsonSchema;
 use secrecy::ExposeSecret;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fetch::Fetcher;
+use super::schema::parameters_for;
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::config::{ToolsConfig, WebSearchProvider};
 use crate::llm::wire::ToolDefinition;
@@ -199,9 +201,11 @@ impl WebSearch {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Arguments {
+    /// The search query to look up on the web.
+    #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
     query: String,
 }
 
@@ -222,13 +226,7 @@ impl Tool for WebSearch {
         ToolDefinition::function(
             "web_search",
             "Search the web. Returns titles, URLs and snippets, plus the text of the top results.",
-            json!({
-                "type": "object",
-                "properties": {"query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
-                    "description": "The search query to look up on the web."}},
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+            parameters_for::<Arguments>(),
         )
     }
 
