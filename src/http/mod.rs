@@ -9,6 +9,7 @@ mod chats;
 mod completions;
 mod documents;
 mod health;
+mod mcp;
 mod memories;
 mod messages;
 mod models;
@@ -49,6 +50,7 @@ pub fn configure(
     .configure(asks::configure)
     .configure(artifacts::configure)
     .configure(memories::configure)
+    .configure(mcp::configure)
     .configure(documents::configure)
     .configure(uploads::configure)
     .configure(|cfg| completions::configure(cfg, max_v1_body_bytes))
