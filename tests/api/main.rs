@@ -21,6 +21,7 @@ mod helpers;
 mod lifecycle;
 mod llm_client;
 mod logs;
+mod mcp;
 mod message_limit;
 mod openai_node;
 mod openai_python;
