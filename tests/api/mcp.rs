@@ -2,7 +2,7 @@
 //! into `target/mcp-venv` on first use) run over stdio by Colloquy, and over streamable HTTP by
 //! the test; the scripted model calls their tools in chats.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
@@ -37,11 +37,21 @@ fn python_with_mcp() -> PathBuf {
         assert!(created.success(), "python3 -m venv failed");
     }
     let installed = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
         .arg(&wanted)
         .status()
         .expect("pip runs");
-    assert!(installed.success(), "pip install -r tests/mcp/requirements.txt failed");
+    assert!(
+        installed.success(),
+        "pip install -r tests/mcp/requirements.txt failed"
+    );
     std::fs::write(&installed_list, current).expect("record what is installed");
     python
 }
@@ -56,7 +66,7 @@ fn script() -> String {
 }
 
 /// A server Colloquy runs as `server.py MODE` over stdio.
-fn stdio_server(python: &PathBuf, id: &str, mode: &str) -> McpServerConfig {
+fn stdio_server(python: &Path, id: &str, mode: &str) -> McpServerConfig {
     serde_json::from_value(json!({
         "id": id,
         "command": python.display().to_string(),
@@ -240,22 +250,15 @@ async fn a_server_killed_mid_chat_fails_the_call_not_the_run_and_is_reconnected(
     ]);
     let frames = app.send(&chat, with_tools("crash it", &["crash"])).await;
     assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
-    assert_eq!(
-        content(&frames),
-        "The tool failed, so I answer without it."
-    );
+    assert_eq!(content(&frames), "The tool failed, so I answer without it.");
     let result = tool_result(&app, 1);
     assert!(result.contains("\"error\""), "an error result: {result}");
 
     // The exit is reported, then the server is started again.
-    eventually(
-        "the exit is reported",
-        Duration::from_secs(30),
-        || async {
-            let health = server(&app, "local").await;
-            health["last_error"].is_string().then_some(())
-        },
-    )
+    eventually("the exit is reported", Duration::from_secs(30), || async {
+        let health = server(&app, "local").await;
+        health["last_error"].is_string().then_some(())
+    })
     .await;
     connected(&app, "local").await;
 
