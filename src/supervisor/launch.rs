@@ -231,8 +231,8 @@ pub(super) struct RunPlan {
 }
 
 impl Launcher {
-    /// Every server-side tool a request may select now: the built-in ones and the tools of the
-    /// MCP servers connected at this moment.
+    /// Every server-side tool a request may select now: the built-in ones and the tools the MCP
+    /// servers have listed (a down server's answer `mcp_unavailable`).
     pub fn available_tools(&self) -> Vec<tools::SharedTool> {
         let mut available = self.tools.as_ref().clone();
         available.extend(self.mcp.tools());

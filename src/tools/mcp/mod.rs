@@ -127,8 +127,19 @@ impl McpRegistry {
         }
     }
 
-    /// The tools of every connected server, under their model-facing names.
+    /// Every tool the servers listed at their last connection, under its model-facing name.
+    /// A down server's tools stay selectable and answer `mcp_unavailable` until it is back, as
+    /// web_search without an engine answers `search_unavailable`: a request naming one is told,
+    /// never silently given other tools.
     pub fn tools(&self) -> Vec<SharedTool> {
+        self.all_tools()
+            .into_iter()
+            .map(|(tool, _)| Arc::new(tool) as SharedTool)
+            .collect()
+    }
+
+    /// The tools of the servers connected now.
+    pub fn connected_tools(&self) -> Vec<SharedTool> {
         self.all_tools()
             .into_iter()
             .filter(|(_, connected)| *connected)
@@ -136,15 +147,13 @@ impl McpRegistry {
             .collect()
     }
 
-    /// The tool `tool_name` (its name on the server) of server `server_id`, while that server
-    /// is connected: how an agent's `{"type": "mcp", "config": {"server_id", "tool_name"}}`
-    /// entry finds its tool.
+    /// The tool `tool_name` (its name on the server) of server `server_id`, if the server has
+    /// listed it (it answers `mcp_unavailable` while the server is down): how an agent's
+    /// `{"type": "mcp", "config": {"server_id", "tool_name"}}` entry finds its tool.
     pub fn tool(&self, server_id: &str, tool_name: &str) -> Option<SharedTool> {
         self.all_tools()
             .into_iter()
-            .find(|(tool, connected)| {
-                *connected && tool.server_id() == server_id && tool.tool_name() == tool_name
-            })
+            .find(|(tool, _)| tool.server_id() == server_id && tool.tool_name() == tool_name)
             .map(|(tool, _)| Arc::new(tool) as SharedTool)
     }
 

@@ -91,7 +91,7 @@ fn tools_shared_by_two_servers_or_with_a_built_in_name_are_prefixed() {
 }
 
 #[test]
-fn a_disconnected_servers_tools_are_not_offered_but_keep_their_names_reserved() {
+fn a_disconnected_servers_tools_stay_selectable_and_keep_their_names() {
     let registry = registry(
         vec![
             server(
@@ -107,8 +107,9 @@ fn a_disconnected_servers_tools_are_not_offered_but_keep_their_names_reserved() 
         ],
         &[],
     );
-    assert_eq!(names(&registry.tools()), ["up__echo"]);
-    assert!(registry.tool("down", "echo").is_none());
+    assert_eq!(names(&registry.tools()), ["down__echo", "up__echo"]);
+    assert_eq!(names(&registry.connected_tools()), ["up__echo"]);
+    assert!(registry.tool("down", "echo").is_some());
     let health = registry.health();
     assert_eq!(health[0].state, ConnectionState::Disconnected);
     assert_eq!(health[0].tools, 1);
@@ -120,7 +121,7 @@ async fn a_call_while_the_server_is_down_is_an_unavailable_error() {
     let registry = registry(
         vec![server(
             "down",
-            ConnectionState::Connected,
+            ConnectionState::Disconnected,
             vec![listed("echo", false)],
         )],
         &[],
