@@ -30,6 +30,7 @@ use crate::tools::code_search::CodeSearch;
 use crate::tools::fetch::Fetcher;
 use crate::tools::fetch_url::FetchUrl;
 use crate::tools::gitlab_code_search::GitlabCodeSearch;
+use crate::tools::mcp::McpRegistry;
 use crate::tools::web_search::{self, WebSearch};
 
 pub struct Application {
@@ -94,6 +95,14 @@ impl Application {
         let runs = supervisor.runs();
         let mut tools = research_tools(&config)?;
         tools.extend(extra_tools);
+        // MCP tools whose names are taken by these (or by a chat's own tools) are offered
+        // prefixed with their server's id.
+        let reserved = tools
+            .iter()
+            .map(|tool| tool.name().to_string())
+            .chain(crate::supervisor::launch::CHAT_TOOL_NAMES.map(str::to_string))
+            .collect();
+        let mcp = McpRegistry::start(&config.mcp, reserved);
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
         let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
@@ -114,6 +123,7 @@ impl Application {
             tools: Arc::new(tools),
             ask_user: Arc::new(AskUser::new(config_ask_user)),
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
+            mcp,
         };
         let state = AppState {
             config: launcher.config.clone(),
@@ -131,6 +141,7 @@ impl Application {
             tools: launcher.tools.clone(),
             rate_limiter: launcher.rate_limiter.clone(),
             ask_user: launcher.ask_user.clone(),
+            mcp: launcher.mcp.clone(),
             launcher,
         };
         resume_unfinished_answers(&state).await;

@@ -42,6 +42,8 @@ pub struct AppState {
     pub rate_limiter: Arc<crate::agent::rate_limit::ToolRateLimiter>,
     /// ask_user, offered in every chat; also validates answers.
     pub ask_user: Arc<crate::tools::ask_user::AskUser>,
+    /// The configured MCP servers and their health.
+    pub mcp: crate::tools::mcp::McpRegistry,
     /// Starts and resumes runs; holds the same handles as the fields above.
     pub launcher: crate::supervisor::launch::Launcher,
 }

@@ -111,6 +111,9 @@ impl Config {
         if let Err(err) = crate::ssrf::AllowList::parse(&self.tools.ssrf_allow_list) {
             return invalid(&err.to_string());
         }
+        if let Some(problem) = self.mcp.problem() {
+            return invalid(&problem);
+        }
         Ok(())
     }
 }

@@ -6,13 +6,15 @@
 //! `Config` (the top-level settings) is here; each section has a file by concern: `server`
 //! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `agent`
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
-//! (`[memory]`, `[documents]`); `load` reads and validates, `lenient` deserialises strings
-//! from untyped environment values.
+//! (`[memory]`, `[documents]`), `mcp` (`[mcp]`, the MCP servers, from the file only in
+//! practice); `load` reads and validates, `lenient` deserialises strings from untyped
+//! environment values.
 
 mod agent;
 mod lenient;
 mod llm;
 mod load;
+mod mcp;
 mod retrieval;
 mod server;
 mod tools;
@@ -29,6 +31,7 @@ use serde::Deserialize;
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
+pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
 pub use retrieval::{DocumentsConfig, MemoryConfig};
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
@@ -71,6 +74,8 @@ pub struct Config {
     pub documents: DocumentsConfig,
     pub deep_think: DeepThinkConfig,
     pub ask_user: AskUserConfig,
+    /// `[mcp]`: the MCP servers whose tools runs may call.
+    pub mcp: McpConfig,
 }
 
 impl Default for Config {
@@ -94,6 +99,7 @@ impl Default for Config {
             documents: DocumentsConfig::default(),
             deep_think: DeepThinkConfig::default(),
             ask_user: AskUserConfig::default(),
+            mcp: McpConfig::default(),
         }
     }
 }

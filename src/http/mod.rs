@@ -10,6 +10,7 @@ mod chats;
 mod completions;
 mod documents;
 mod health;
+mod mcp;
 mod memories;
 mod messages;
 mod metrics;
@@ -53,6 +54,7 @@ pub fn configure(
     .configure(asks::configure)
     .configure(artifacts::configure)
     .configure(memories::configure)
+    .configure(mcp::configure)
     .configure(documents::configure)
     .configure(uploads::configure)
     .configure(|cfg| completions::configure(cfg, max_v1_body_bytes))

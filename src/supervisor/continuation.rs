@@ -88,10 +88,9 @@ pub async fn continue_run(
         user_message_id: Some(user_message_id.clone()),
     });
     let tools = launcher
-        .tools
-        .iter()
+        .available_tools()
+        .into_iter()
         .filter(|tool| checkpoint.tools.iter().any(|name| name == tool.name()))
-        .cloned()
         .collect();
     let spec = launcher.assemble(RunPlan {
         log: log.clone(),

@@ -21,7 +21,8 @@ use crate::tools::chat_context::Parts;
 
 mod chat;
 
-pub(super) use chat::{CHAT_TOOL_NAMES, chat_tools};
+pub use chat::CHAT_TOOL_NAMES;
+pub(super) use chat::chat_tools;
 use chat::{document_context, relevant_memories};
 
 /// What launching and resuming runs needs, and no more: built once at start-up beside
@@ -50,6 +51,8 @@ pub struct Launcher {
     pub agents: crate::chat::agents::Agents,
     /// What `GET /metrics` reports.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The configured MCP servers, whose tools come and go with their connections.
+    pub mcp: crate::tools::mcp::McpRegistry,
 }
 
 /// `web_search_options` (seed 000), in both APIs.
@@ -172,7 +175,7 @@ fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedT
         .web_search
         .as_ref()
         .and_then(|w| w.x_tools.as_deref());
-    tools::select(&launcher.tools, requested)
+    tools::select(&launcher.available_tools(), requested)
 }
 
 fn spec(
@@ -324,6 +327,14 @@ pub(super) struct RunPlan {
 }
 
 impl Launcher {
+    /// Every server-side tool a request may select now: the built-in ones and the tools the MCP
+    /// servers have listed (a down server's answer `mcp_unavailable`).
+    pub fn available_tools(&self) -> Vec<tools::SharedTool> {
+        let mut available = self.tools.as_ref().clone();
+        available.extend(self.mcp.tools());
+        available
+    }
+
     /// The one place a run's set-up is put together, for new and resumed runs alike.
     pub(super) fn assemble(&self, plan: RunPlan) -> RunSpec {
         RunSpec {

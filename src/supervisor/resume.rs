@@ -240,10 +240,9 @@ pub async fn resume_answered(
         }
     }
     let mut tools: Vec<tools::SharedTool> = launcher
-        .tools
-        .iter()
+        .available_tools()
+        .into_iter()
         .filter(|t| checkpoint.tools.iter().any(|name| name == t.name()))
-        .cloned()
         .collect();
     let parts = Parts::from_vec(checkpoint.parts);
     let documents = launcher

@@ -15,6 +15,7 @@ pub mod fetch;
 pub mod fetch_url;
 pub mod file_search;
 pub mod gitlab_code_search;
+pub mod mcp;
 pub mod memory;
 pub mod schema;
 pub mod web_search;
@@ -70,8 +71,9 @@ pub type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
 
 /// A server-side tool.
 pub trait Tool: Send + Sync + 'static {
-    /// The name the model calls it by.
-    fn name(&self) -> &'static str;
+    /// The name the model calls it by: fixed for built-in tools, chosen at connection for an
+    /// MCP server's (`mcp`).
+    fn name(&self) -> &str;
     /// The definition sent to the model.
     fn definition(&self) -> ToolDefinition;
     /// The `x_research.*` event this tool's calls announce; `None` for non-research tools.
@@ -169,12 +171,12 @@ mod tests {
             .collect()
     }
 
-    fn names(requested: Option<&[&str]>) -> Vec<&'static str> {
+    fn names(requested: Option<&[&str]>) -> Vec<String> {
         let requested: Option<Vec<String>> =
             requested.map(|r| r.iter().map(|s| s.to_string()).collect());
         select(&available(), requested.as_deref())
             .iter()
-            .map(|t| t.name())
+            .map(|t| t.name().to_string())
             .collect()
     }
 

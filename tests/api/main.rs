@@ -22,6 +22,7 @@ mod helpers;
 mod lifecycle;
 mod llm_client;
 mod logs;
+mod mcp;
 mod message_limit;
 mod metrics;
 mod openai_node;

@@ -52,7 +52,7 @@ fn arguments_that_are_not_a_json_object_are_refused_by_name() {
     let spec = spec(vec![echo]);
     for raw in ["not json", "[1, 2]", "\"text\"", "{\"open\": "] {
         let (tool, plan) = plan_call(&spec, &call("c1", "echo", raw), &mut detector());
-        assert_eq!(tool.map(|t| t.name()), Some("echo"));
+        assert_eq!(tool.map(|t| t.name().to_string()).as_deref(), Some("echo"));
         match plan {
             Planned::Answered(Err(err)) => {
                 assert_eq!(err.code, "INVALID_ARGUMENTS");

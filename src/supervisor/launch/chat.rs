@@ -14,7 +14,7 @@ use crate::tools::chat_context::{ChatContext, Parts};
 use crate::tools::file_search::FileSearchTool;
 
 /// The names of the tools `chat_tools` gives.
-pub(in crate::supervisor) const CHAT_TOOL_NAMES: [&str; 6] = [
+pub const CHAT_TOOL_NAMES: [&str; 6] = [
     "create_artifact",
     "update_artifact",
     "save_memory",

@@ -76,6 +76,7 @@ async fn fixture() -> Fixture {
         runs: supervisor.runs(),
         supervisor: supervisor.start(),
         tools: Arc::new(research),
+        mcp: crate::tools::mcp::McpRegistry::default(),
     };
     Fixture {
         _dir: dir,
@@ -115,8 +116,8 @@ fn research(x_tools: Option<&[&str]>) -> RunOptions {
     }
 }
 
-fn names(spec: &RunSpec) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = spec.tools.iter().map(|t| t.name()).collect();
+fn names(spec: &RunSpec) -> Vec<&str> {
+    let mut names: Vec<&str> = spec.tools.iter().map(|t| t.name()).collect();
     names.sort_unstable();
     names
 }

@@ -1,0 +1,274 @@
+//! MCP custom tools against real MCP servers: `tests/mcp/server.py` (the `mcp` package, installed
+//! into `target/mcp-venv` on first use) run over stdio by Colloquy, and over streamable HTTP by
+//! the test; the scripted model calls their tools in chats.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use colloquy::config::{Config, McpServerConfig};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, eventually, spawn_app_with};
+use crate::sse::{content, finished};
+
+/// Python with `tests/mcp/requirements.txt` installed, made or brought up to date the first
+/// time a test asks after the list changed.
+fn python_with_mcp() -> PathBuf {
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let venv = root.join("target/mcp-venv");
+    let python = venv.join("bin/python");
+    let wanted = root.join("tests/mcp/requirements.txt");
+    let installed_list = venv.join("requirements.txt");
+    let current = std::fs::read(&wanted).expect("tests/mcp/requirements.txt");
+    if python.exists() && std::fs::read(&installed_list).ok().as_ref() == Some(&current) {
+        return python;
+    }
+    if !python.exists() {
+        let created = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3 runs");
+        assert!(created.success(), "python3 -m venv failed");
+    }
+    let installed = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(&wanted)
+        .status()
+        .expect("pip runs");
+    assert!(
+        installed.success(),
+        "pip install -r tests/mcp/requirements.txt failed"
+    );
+    std::fs::write(&installed_list, current).expect("record what is installed");
+    python
+}
+
+async fn python() -> PathBuf {
+    tokio::task::spawn_blocking(python_with_mcp).await.unwrap()
+}
+
+fn script() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    root.join("tests/mcp/server.py").display().to_string()
+}
+
+/// A server Colloquy runs as `server.py MODE` over stdio.
+fn stdio_server(python: &Path, id: &str, mode: &str) -> McpServerConfig {
+    serde_json::from_value(json!({
+        "id": id,
+        "command": python.display().to_string(),
+        "args": [script(), mode],
+        "env": {"ECHO_PREFIX": "echoed: "},
+        "timeout_secs": 30,
+    }))
+    .unwrap()
+}
+
+/// Reconnections a test can wait for.
+fn quick_reconnects(config: &mut Config) {
+    config.mcp.reconnect_initial_ms = 100;
+    config.mcp.reconnect_max_ms = 500;
+}
+
+async fn servers(app: &TestApp) -> Vec<Value> {
+    let response = app.get("/api/mcp/servers").await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    body["servers"].as_array().unwrap().clone()
+}
+
+async fn server(app: &TestApp, id: &str) -> Value {
+    servers(app)
+        .await
+        .into_iter()
+        .find(|s| s["id"] == id)
+        .expect("the server is listed")
+}
+
+/// Waits until server `id` is connected, and returns its health.
+async fn connected(app: &TestApp, id: &str) -> Value {
+    eventually(
+        &format!("MCP server {id} connecting"),
+        Duration::from_secs(60),
+        || async {
+            let health = server(app, id).await;
+            (health["state"] == "connected").then_some(health)
+        },
+    )
+    .await
+}
+
+/// The content of the tool message the upstream received in its `index`th request.
+fn tool_result(app: &TestApp, index: usize) -> String {
+    let received = app.upstream.received();
+    let messages = received[index].body["messages"].as_array().unwrap();
+    let tool = messages.last().unwrap();
+    assert_eq!(tool["role"], "tool");
+    tool["content"].as_str().unwrap().to_string()
+}
+
+fn with_tools(text: &str, tools: &[&str]) -> Value {
+    json!({"content": text, "web_search_options": {"x_tools": tools}})
+}
+
+#[actix_web::test]
+async fn a_stdio_servers_tool_is_called_in_a_chat_and_its_health_is_listed() {
+    let python = python().await;
+    let app = spawn_app_with(|config| {
+        config.mcp.servers = vec![
+            stdio_server(&python, "local", "stdio"),
+            stdio_server(&python, "bare", "empty"),
+        ];
+        quick_reconnects(config);
+    })
+    .await;
+    let health = connected(&app, "local").await;
+    assert_eq!(health["transport"], "stdio");
+    assert_eq!(health["tools"], 3);
+    assert_eq!(health["tool_names"], json!(["echo", "add", "crash"]));
+    assert_eq!(health["warning"], Value::Null);
+
+    let bare = connected(&app, "bare").await;
+    assert_eq!(bare["tools"], 0);
+    assert_eq!(bare["warning"], "the server lists no tools");
+
+    let anonymous = app
+        .anonymous(Method::GET, "/api/mcp/servers")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+
+    let chat = app.new_chat().await;
+    app.upstream.script([
+        Reply::tool_call("c1", "echo", json!({"text": "hello"})),
+        Reply::text("It said hello."),
+    ]);
+    let frames = app.send(&chat, with_tools("echo hello", &["echo"])).await;
+    assert_eq!(content(&frames), "It said hello.");
+    let offered = &app.upstream.received()[0].body["tools"];
+    let echo = offered
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "echo")
+        .expect("echo is offered");
+    assert_eq!(echo["function"]["description"], "Echoes the text back.");
+    assert_eq!(
+        echo["function"]["parameters"]["properties"]["text"]["type"],
+        "string"
+    );
+    let result = tool_result(&app, 1);
+    assert!(
+        result.contains("echoed: hello"),
+        "the server's answer (with its configured environment): {result}"
+    );
+}
+
+/// A streamable-HTTP server the test runs, killed when dropped.
+struct HttpServer(Child);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[actix_web::test]
+async fn a_streamable_http_servers_tool_is_called_in_a_chat() {
+    let python = python().await;
+    let port = free_port();
+    let _server = HttpServer(
+        Command::new(&python)
+            .args([script(), "http".into(), port.to_string()])
+            .spawn()
+            .expect("the MCP server starts"),
+    );
+    let app = spawn_app_with(|config| {
+        config.mcp.servers = vec![
+            serde_json::from_value(json!({
+                "id": "remote",
+                "url": format!("http://127.0.0.1:{port}/mcp"),
+                "headers": {"X-Test": "yes"},
+            }))
+            .unwrap(),
+        ];
+        quick_reconnects(config);
+    })
+    .await;
+    let health = connected(&app, "remote").await;
+    assert_eq!(health["transport"], "http");
+    assert_eq!(health["tools"], 3);
+
+    let chat = app.new_chat().await;
+    app.upstream.script([
+        Reply::tool_call("c1", "add", json!({"a": 2, "b": 40})),
+        Reply::text("2 + 40 = 42."),
+    ]);
+    let frames = app.send(&chat, with_tools("add", &["add"])).await;
+    assert_eq!(content(&frames), "2 + 40 = 42.");
+    let result = tool_result(&app, 1);
+    assert!(result.contains("42"), "{result}");
+}
+
+#[actix_web::test]
+async fn a_server_killed_mid_chat_fails_the_call_not_the_run_and_is_reconnected() {
+    let python = python().await;
+    let app = spawn_app_with(|config| {
+        config.mcp.servers = vec![stdio_server(&python, "local", "stdio")];
+        quick_reconnects(config);
+    })
+    .await;
+    connected(&app, "local").await;
+
+    let chat = app.new_chat().await;
+    app.upstream.script([
+        Reply::tool_call("c1", "crash", json!({})),
+        Reply::text("The tool failed, so I answer without it."),
+    ]);
+    let frames = app.send(&chat, with_tools("crash it", &["crash"])).await;
+    assert_eq!(finished(&frames)["stop_reason"], "completed", "{frames:?}");
+    assert_eq!(content(&frames), "The tool failed, so I answer without it.");
+    let result = tool_result(&app, 1);
+    assert!(result.contains("\"error\""), "an error result: {result}");
+
+    // The exit is reported, then the server is started again.
+    eventually("the exit is reported", Duration::from_secs(30), || async {
+        let health = server(&app, "local").await;
+        health["last_error"].is_string().then_some(())
+    })
+    .await;
+    connected(&app, "local").await;
+
+    app.upstream.script([
+        Reply::tool_call("c2", "echo", json!({"text": "again"})),
+        Reply::text("Back."),
+    ]);
+    let frames = app.send(&chat, with_tools("echo again", &["echo"])).await;
+    assert_eq!(content(&frames), "Back.");
+    let received = app.upstream.received();
+    let result = tool_result(&app, received.len() - 1);
+    assert!(result.contains("echoed: again"), "{result}");
+}
