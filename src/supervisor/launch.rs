@@ -164,8 +164,8 @@ fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedT
     if let Some(named) = named
         && options.enable_tools != Some(false)
     {
-        let mut chosen = research_tools(launcher);
-        chosen.retain(|t| named.iter().any(|n| n == t.name()));
+        let mut chosen = launcher.available_tools();
+        chosen.retain(|t| t.progress().is_some() && named.iter().any(|n| n == t.name()));
         return chosen;
     }
     if !options.tools_enabled {
@@ -256,11 +256,18 @@ fn apply_agent(launcher: &Launcher, options: &RunOptions, tools: &mut Vec<tools:
         tools.clear();
         return;
     }
+    // The agent's custom tools (seed 001: an MCP server's tool), whatever else it names.
+    let custom = options
+        .agent
+        .as_ref()
+        .map(|a| custom_tools(launcher, a))
+        .unwrap_or_default();
     let Some(named) = options
         .agent
         .as_ref()
         .and_then(|a| a.enabled_tools.as_ref())
     else {
+        add_missing(tools, custom);
         return;
     };
     let names = |name: &str| named.iter().any(|n| n == name);
@@ -279,6 +286,29 @@ fn apply_agent(launcher: &Launcher, options: &RunOptions, tools: &mut Vec<tools:
         )));
     }
     tools.retain(|t| names(t.name()));
+    add_missing(tools, custom);
+}
+
+/// The MCP tools an agent's `custom_tools` entries name, those whose server listed them.
+fn custom_tools(launcher: &Launcher, agent: &crate::chat::agents::Agent) -> Vec<tools::SharedTool> {
+    agent
+        .custom_tools
+        .iter()
+        .filter_map(|entry| {
+            launcher
+                .mcp
+                .tool(&entry.config.server_id, &entry.config.tool_name)
+        })
+        .collect()
+}
+
+/// Adds each of `more` whose name is not among `tools` yet.
+fn add_missing(tools: &mut Vec<tools::SharedTool>, more: Vec<tools::SharedTool>) {
+    for tool in more {
+        if !tools.iter().any(|t| t.name() == tool.name()) {
+            tools.push(tool);
+        }
+    }
 }
 
 /// The definitions of the tools an agent's chats can call now (`GET
@@ -292,8 +322,10 @@ pub fn agent_tool_definitions(
     if !agent.tools_enabled {
         return Vec::new();
     }
-    let mut definitions: Vec<_> = research_tools(launcher)
+    let mut definitions: Vec<_> = launcher
+        .available_tools()
         .iter()
+        .filter(|t| t.progress().is_some())
         .map(|t| t.definition())
         .collect();
     definitions.extend(chat::chat_tool_definitions(launcher));
@@ -306,6 +338,15 @@ pub fn agent_tool_definitions(
         }
         definitions.extend(chat::search_knowledge_definition(launcher));
         definitions.retain(|d| named.contains(&d.function.name));
+    }
+    for tool in custom_tools(launcher, agent) {
+        let definition = tool.definition();
+        if !definitions
+            .iter()
+            .any(|d| d.function.name == definition.function.name)
+        {
+            definitions.push(definition);
+        }
     }
     definitions
 }

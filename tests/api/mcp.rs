@@ -272,3 +272,64 @@ async fn a_server_killed_mid_chat_fails_the_call_not_the_run_and_is_reconnected(
     let result = tool_result(&app, received.len() - 1);
     assert!(result.contains("echoed: again"), "{result}");
 }
+
+/// Seed 001's custom tool entry: an agent that names an MCP server's tool has it in its
+/// chats without asking for it, and it is in the agent's tool list.
+#[actix_web::test]
+async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
+    let python = python().await;
+    let app = spawn_app_with(|config| {
+        config.mcp.servers = vec![stdio_server(&python, "local", "stdio")];
+        quick_reconnects(config);
+    })
+    .await;
+    connected(&app, "local").await;
+    let agent: Value = app
+        .post_json(
+            "/api/agents",
+            &json!({"name": "Adder", "enabled_tools": ["calculator"],
+                    "custom_tools": [{"type": "mcp", "config": {"server_id": "local", "tool_name": "add"}}]}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = agent["id"].as_str().unwrap();
+    let listed: Value = app
+        .get(&format!("/api/agents/{id}/chat/tools"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["calculator", "add"]);
+    let chat: Value = app
+        .post_json("/chat/api/chats", &json!({"agent_id": id}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    app.upstream.script([
+        Reply::tool_call("c1", "add", json!({"a": 2, "b": 3})),
+        Reply::text("Five."),
+    ]);
+    app.send(chat["id"].as_str().unwrap(), json!({"content": "2 + 3?"}))
+        .await;
+    let offered: Vec<String> = app.upstream.received()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(offered, ["calculator", "add"]);
+    assert!(
+        tool_result(&app, 1).contains('5'),
+        "{}",
+        tool_result(&app, 1)
+    );
+}
