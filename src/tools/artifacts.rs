@@ -113,7 +113,7 @@ struct CreateArgs {
 impl CreateArtifactTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
-        let parameters = artifact_parameters::<CreateArgs>(&config);
+        let parameters = artifact_parameters::<CreateArgs>(config);
         ToolDefinition::function(
             "create_artifact",
             "Create a persistent artifact (a code file, document, HTML page, SVG image or \
@@ -201,7 +201,7 @@ struct UpdateArgs {
 impl UpdateArtifactTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
-        let parameters = artifact_parameters::<UpdateArgs>(&config);
+        let parameters = artifact_parameters::<UpdateArgs>(config);
         ToolDefinition::function(
             "update_artifact",
             "Replace the whole content of an artifact created earlier in this chat, making a \
