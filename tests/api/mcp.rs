@@ -17,43 +17,7 @@ use crate::sse::{content, finished};
 /// Python with `tests/mcp/requirements.txt` installed, made or brought up to date the first
 /// time a test asks after the list changed.
 fn python_with_mcp() -> PathBuf {
-    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let venv = root.join("target/mcp-venv");
-    let python = venv.join("bin/python");
-    let wanted = root.join("tests/mcp/requirements.txt");
-    let installed_list = venv.join("requirements.txt");
-    let current = std::fs::read(&wanted).expect("tests/mcp/requirements.txt");
-    if python.exists() && std::fs::read(&installed_list).ok().as_ref() == Some(&current) {
-        return python;
-    }
-    if !python.exists() {
-        let created = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .expect("python3 runs");
-        assert!(created.success(), "python3 -m venv failed");
-    }
-    let installed = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(&wanted)
-        .status()
-        .expect("pip runs");
-    assert!(
-        installed.success(),
-        "pip install -r tests/mcp/requirements.txt failed"
-    );
-    std::fs::write(&installed_list, current).expect("record what is installed");
-    python
+    crate::openai_python::python_venv("target/mcp-venv", "tests/mcp/requirements.txt")
 }
 
 async fn python() -> PathBuf {

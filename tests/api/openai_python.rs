@@ -13,14 +13,20 @@ use crate::helpers::{run_client, spawn_app};
 /// `openai`, `langchain-openai`) installed; the virtualenv is made, or brought up to date,
 /// the first time a test asks after the list changed.
 pub fn python_with_openai() -> PathBuf {
+    python_venv("target/openai-venv", "tests/python/requirements.txt")
+}
+
+/// Python in the venv `venv` with `requirements` installed (both relative to the crate),
+/// made or brought up to date the first time a test asks after the list changed.
+pub fn python_venv(venv: &str, requirements: &str) -> PathBuf {
     static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let venv = root.join("target/openai-venv");
+    let venv = root.join(venv);
     let python = venv.join("bin/python");
-    let wanted = root.join("tests/python/requirements.txt");
+    let wanted = root.join(requirements);
     let installed_list = venv.join("requirements.txt");
-    let current = std::fs::read(&wanted).expect("tests/python/requirements.txt");
+    let current = std::fs::read(&wanted).expect("the requirements file");
     if python.exists() && std::fs::read(&installed_list).ok().as_ref() == Some(&current) {
         return python;
     }
@@ -44,10 +50,7 @@ pub fn python_with_openai() -> PathBuf {
         .arg(&wanted)
         .status()
         .expect("pip runs");
-    assert!(
-        installed.success(),
-        "pip install -r tests/python/requirements.txt failed"
-    );
+    assert!(installed.success(), "pip install -r {requirements} failed");
     std::fs::write(&installed_list, current).expect("record what is installed");
     python
 }
