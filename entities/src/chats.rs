@@ -28,6 +28,10 @@ pub struct Model {
     pub context_strategy: Option<String>,
     /// The rolling summary of the oldest turns (see `agent::summary`), or `NULL`.
     pub history_summary: Option<Json>,
+    /// A conversation's or vector store's `metadata` (OpenAI's map of strings), or `NULL`.
+    pub metadata: Option<Json>,
+    /// Made by `POST /v1/vector_stores`: a store of documents, kept out of the chat list.
+    pub is_vector_store: bool,
     pub created_at: ChronoDateTimeUtc,
     pub updated_at: ChronoDateTimeUtc,
 }

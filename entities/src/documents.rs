@@ -3,7 +3,7 @@
 
 use sea_orm::entity::prelude::*;
 
-use crate::ids::{ArtifactId, ChatId, DocumentId};
+use crate::ids::{ArtifactId, ChatId, DocumentId, FileId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
@@ -35,6 +35,9 @@ pub struct Model {
     /// Times processing was begun; recorded before each attempt, so a document whose
     /// processing is cut off again and again is failed instead of retried. Defaults to 0.
     pub processing_attempts: i32,
+    /// The file (`POST /v1/files`) a vector store's document was made from, if any.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub file_id: Option<FileId>,
 }
 
 /// Where a document is on its way to being searchable.

@@ -194,3 +194,13 @@ mod tests {
         assert_eq!(ChatId::parse(id.as_str()), Some(id));
     }
 }
+id_type!(
+    /// A stored Responses API response (`responses.id`): `resp_` and its run's id.
+    ResponseId,
+    simple "resp_"
+);
+id_type!(
+    /// A file uploaded with `POST /v1/files` (`files.id`): `file-` and a UUID without hyphens.
+    FileId,
+    simple "file-"
+);

@@ -25,6 +25,7 @@ mod m20261123_000018_add_chat_context_strategy;
 mod m20261124_000019_add_pending_ask_kind;
 mod m20261124_000020_add_run_deep_think;
 mod m20261124_000021_agent_defaults;
+mod m20261125_000022_responses_files_vector_stores;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 15] = [
@@ -73,6 +74,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000019_add_pending_ask_kind::Migration),
             Box::new(m20261124_000020_add_run_deep_think::Migration),
             Box::new(m20261124_000021_agent_defaults::Migration),
+            Box::new(m20261125_000022_responses_files_vector_stores::Migration),
         ]
     }
 }

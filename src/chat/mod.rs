@@ -8,6 +8,7 @@ pub mod memory;
 pub mod persistence;
 pub mod recovery;
 pub mod registry;
+pub mod responses;
 pub mod session;
 pub mod tree;
 

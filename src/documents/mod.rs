@@ -22,12 +22,14 @@ use crate::config::{Config, DocumentsConfig};
 use crate::retrieval::chunk::Chunker;
 use crate::retrieval::embed::SharedEmbedder;
 
+mod files;
 mod open_index;
 mod queue;
 mod records;
 mod search;
 pub mod uploads;
 
+pub use files::AddFileError;
 pub use open_index::OpenIndex;
 pub use queue::Resumed;
 pub use records::CreateError;

@@ -150,6 +150,7 @@ impl Workspace {
             processed_at: Set(None),
             deleted_at: Set(None),
             processing_attempts: Set(0),
+            file_id: Set(None),
         }
         .insert(&txn)
         .await?;

@@ -68,6 +68,8 @@ async fn list(
     Ok(HttpResponse::Ok().json(json!({
         "documents": documents,
         "total": total,
+        // The chat's documents are a vector store (OpenAI's API), searched by this id.
+        "vector_store_id": super::vector_stores::store_id(&chat.id),
         "limits": {
             "max_file_bytes": limits.max_file_bytes,
             "max_files_per_chat": limits.max_files_per_chat,

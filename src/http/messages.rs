@@ -159,7 +159,7 @@ impl RunRequest {
             template: None,
             client_tools: Vec::new(),
             enable_tools: self.enable_tools,
-            agent: None,
+            ..RunOptions::default()
         }
     }
 }

@@ -8,7 +8,9 @@ mod asks;
 mod auth;
 mod chats;
 mod completions;
+mod conversations;
 mod documents;
+mod files;
 mod health;
 mod mcp;
 mod memories;
@@ -21,6 +23,7 @@ mod runs;
 pub mod sse;
 pub mod ui;
 mod uploads;
+mod vector_stores;
 
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
@@ -58,7 +61,10 @@ pub fn configure(
     .configure(documents::configure)
     .configure(uploads::configure)
     .configure(|cfg| completions::configure(cfg, max_v1_body_bytes))
-    .configure(responses::configure)
+    .configure(|cfg| responses::configure(cfg, max_v1_body_bytes))
+    .configure(conversations::configure)
+    .configure(files::configure)
+    .configure(vector_stores::configure)
     .configure(ui::configure)
     .default_service(web::to(not_found));
 }

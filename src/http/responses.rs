@@ -1,177 +1,241 @@
-//! `POST /v1/responses`: OpenAI's Responses API over the same runs as Chat Completions. A
-//! `web_search_preview` tool opts into server-side tools, its `x_tools` choosing them (seed
-//! 000). `x_chat_id` runs the request as a turn of a stored chat, whose documents the model
-//! may search: a `file_search` tool (seed 002) needs it, and each search becomes a
-//! `file_search_call` output item, its passages' `chunk_text` included only when `include`
-//! names `file_search_call.results`. Streams use typed `event:` lines: `response.*` for the
-//! answer, `x_*` for progress.
+//! OpenAI's Responses API over the same runs as Chat Completions.
+//! - `POST /v1/responses`: a `web_search_preview` tool opts into server-side tools, its `x_tools`
+//!   choosing them (seed 000); `file_search` searches the named vector stores (each a chat's
+//!   documents), or the chat's own documents in a chat (seed 002); `function` tools are the
+//!   client's, and a call of one ends the response with `function_call` items.
+//! - Stored responses (`store`, on by default) are turns of a chat: a new chain gets a chat of
+//!   its own, `previous_response_id` continues from that response's answer, `conversation` (a
+//!   chat) and `x_chat_id` continue a chat's active branch. `store: false` runs in no chat and
+//!   keeps nothing.
+//! - `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`.
 
-use entities::ids::ChatId;
+use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
-use futures_util::StreamExt;
+use entities::ids::{ChatId, ResponseId};
+use entities::messages::MessageRole;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::sse::accumulate_metadata;
 use crate::auth::Principal;
-use crate::chat::session::Turn;
+use crate::chat::responses::{self as stored, NewResponse, response_id};
+use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
-use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
-use crate::run::events::RunEvent;
+use crate::llm::wire::{ChatMessage, Role};
+use crate::run::log::RunLog;
 use crate::state::AppState;
 use crate::supervisor::launch::{
-    RunOptions, WebSearchOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
+    RunOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
 };
+use crate::supervisor::resume::{ToolResult, launch_tool_results};
 
 mod encode;
+mod request;
+mod stream;
 
-use encode::{Output, response_object, responses_usage, stream};
+use encode::Frame;
+use request::{ResponsesRequest, trailing_outputs, with_ids};
+pub use request::{check_metadata, messages_of};
 
-/// Most input items one request may carry.
-const MAX_INPUT_ITEMS: usize = 2_000;
-/// The `include` value that puts passages' text in `file_search_call` items (seed 002).
-const INCLUDE_FILE_SEARCH_RESULTS: &str = "file_search_call.results";
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/responses", web::post().to(create));
+pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
+    cfg.service(
+        web::resource("/v1/responses")
+            .app_data(
+                web::JsonConfig::default()
+                    .limit(max_body_bytes)
+                    .error_handler(super::json_error),
+            )
+            .route(web::post().to(create)),
+    )
+    .route("/v1/responses/{id}", web::get().to(retrieve))
+    .route("/v1/responses/{id}", web::delete().to(remove))
+    .route("/v1/responses/{id}/input_items", web::get().to(input_items));
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Input {
-    Text(String),
-    Items(Vec<InputItem>),
+/// Where a request's run goes.
+enum Target {
+    /// A turn of this chat, after the leading messages are added to it.
+    Turn {
+        chat_id: ChatId,
+        parent: Option<entities::ids::MessageId>,
+        history: Vec<(MessageRole, String)>,
+        content: String,
+    },
+    /// The results of the chat's waiting function calls.
+    ToolResults {
+        chat_id: ChatId,
+        results: Vec<ToolResult>,
+    },
+    /// No chat: the messages are the whole context.
+    Unstored(Vec<ChatMessage>),
 }
 
-#[derive(Deserialize)]
-struct InputItem {
-    role: Role,
-    content: ItemContent,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ItemContent {
-    Text(String),
-    Parts(Vec<Value>),
-}
-
-#[derive(Deserialize)]
-struct ResponsesRequest {
-    model: Option<String>,
-    input: Input,
-    instructions: Option<String>,
-    #[serde(default)]
-    stream: bool,
-    temperature: Option<f32>,
-    top_p: Option<f32>,
-    max_output_tokens: Option<u32>,
-    #[serde(default)]
-    tools: Vec<Value>,
-    #[serde(default)]
-    include: Vec<String>,
-    /// Run as a turn of this stored chat (its history is the context).
-    x_chat_id: Option<ChatId>,
-}
-
-impl ResponsesRequest {
-    fn messages(&self) -> AppResult<Vec<ChatMessage>> {
-        let mut messages = Vec::new();
-        if let Some(instructions) = self
-            .instructions
-            .as_deref()
-            .filter(|i| !i.trim().is_empty())
-        {
-            messages.push(ChatMessage::system(instructions));
+/// The leading messages of a turn and its user message: system and developer messages become
+/// the run's instructions, user and assistant ones history; tool exchanges cannot be stored.
+fn split_turn(
+    messages: Vec<ChatMessage>,
+    options: &mut RunOptions,
+) -> AppResult<(Vec<(MessageRole, String)>, String)> {
+    let mut messages = messages;
+    let last = messages
+        .pop()
+        .filter(|m| m.role == Role::User && !m.text().trim().is_empty())
+        .ok_or_else(|| {
+            AppError::invalid(
+                "input must end with a user message with text (or with function_call_output \
+                 items answering the waiting function calls)",
+            )
+        })?;
+    let mut history = Vec::new();
+    let mut instructions: Vec<String> = options.instructions.take().into_iter().collect();
+    for message in messages {
+        if message.tool_calls.is_some() || message.role == Role::Tool {
+            return Err(AppError::invalid(
+                "function calls and their outputs in the input can only continue the response \
+                 that made them (with previous_response_id); send store: false to run a \
+                 conversation given whole",
+            ));
         }
-        match &self.input {
-            Input::Text(text) => messages.push(ChatMessage::user(text.clone())),
-            Input::Items(items) => {
-                if items.len() > MAX_INPUT_ITEMS {
-                    return Err(AppError::invalid(format!(
-                        "at most {MAX_INPUT_ITEMS} input items"
-                    )));
-                }
-                for item in items {
-                    let text = match &item.content {
-                        ItemContent::Text(text) => text.clone(),
-                        ItemContent::Parts(parts) => MessageContent::Parts(
-                            parts
-                                .iter()
-                                .map(|p| json!({"type": "text", "text": p["text"]}))
-                                .collect(),
-                        )
-                        .text(),
-                    };
-                    messages.push(ChatMessage {
-                        role: item.role,
-                        content: Some(MessageContent::Text(text)),
-                        tool_calls: None,
-                        tool_call_id: None,
-                        name: None,
-                    });
-                }
-            }
-        }
-        match messages.last() {
-            Some(last) if last.role == Role::User && !last.text().trim().is_empty() => Ok(messages),
-            _ => Err(AppError::invalid(
-                "input must end with a non-empty user message",
-            )),
+        match message.role {
+            Role::System | Role::Developer => instructions.push(message.text()),
+            Role::User => history.push((MessageRole::User, message.text())),
+            Role::Assistant => history.push((MessageRole::Assistant, message.text())),
+            Role::Tool => {}
         }
     }
+    options.instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
+    Ok((history, last.text()))
+}
 
-    fn options(&self, default_model: &str) -> AppResult<RunOptions> {
-        let mut web_search = None;
-        for tool in &self.tools {
-            match tool["type"].as_str() {
-                Some("web_search_preview") | Some("web_search") => {
-                    web_search = Some(
-                        serde_json::from_value::<WebSearchOptions>(tool.clone()).map_err(
-                            |err| {
-                                AppError::invalid(format!("invalid web_search_preview tool: {err}"))
-                            },
-                        )?,
-                    );
-                }
-                // The chat's tools, file_search among them once it has searchable documents,
-                // come with every turn of a stored chat.
-                Some("file_search") if self.x_chat_id.is_some() => {}
-                Some("file_search") => {
-                    return Err(AppError::invalid(
-                        "file_search searches a chat's uploaded documents: send x_chat_id with \
-                         the chat's id",
-                    ));
-                }
-                other => {
-                    return Err(AppError::invalid(format!(
-                        "tool type {} is not supported; use web_search_preview for server-side \
-                         tools, or file_search with x_chat_id",
-                        other.unwrap_or("(missing)")
-                    )));
-                }
-            }
-        }
-        let mut template = ChatRequest::new(
-            self.model
-                .clone()
-                .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| default_model.to_string()),
-            Vec::new(),
-        );
-        template.temperature = self.temperature;
-        template.top_p = self.top_p;
-        template.max_tokens = self.max_output_tokens;
-        Ok(RunOptions {
-            tools_enabled: web_search.is_some(),
-            web_search,
-            template: Some(template),
-            client_tools: Vec::new(),
-            enable_tools: None,
-            agent: None,
-        })
+/// Whether the messages can be kept in a chat: no tool exchanges, a user message with text last.
+fn storable(messages: &[ChatMessage]) -> bool {
+    messages
+        .iter()
+        .all(|m| m.tool_calls.is_none() && m.role != Role::Tool)
+        && messages
+            .last()
+            .is_some_and(|m| m.role == Role::User && !m.text().trim().is_empty())
+}
+
+/// The chats behind `vector_store_ids`, each checked to be the caller's.
+async fn stores_of(
+    state: &AppState,
+    principal: &Principal,
+    ids: &[String],
+) -> AppResult<Vec<ChatId>> {
+    let mut stores = Vec::with_capacity(ids.len());
+    for id in ids {
+        let chat_id =
+            super::vector_stores::chat_of(id).ok_or(AppError::NotFound("vector store"))?;
+        state
+            .chats
+            .get_owned(&principal.user_id, &chat_id)
+            .await
+            .map_err(|_| AppError::NotFound("vector store"))?;
+        stores.push(chat_id);
     }
+    Ok(stores)
+}
+
+async fn target(
+    state: &AppState,
+    principal: &Principal,
+    request: &ResponsesRequest,
+    items: &[Value],
+    options: &mut RunOptions,
+) -> AppResult<Target> {
+    let outputs = trailing_outputs(items);
+    let results = || {
+        outputs
+            .iter()
+            .map(|o| ToolResult {
+                tool_call_id: o.call_id.clone(),
+                content: o.output.clone(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let messages = messages_of(items)?;
+    if let Some(previous) = &request.previous_response_id {
+        if request.store == Some(false) {
+            return Err(AppError::invalid(
+                "previous_response_id continues a stored conversation: leave store on, or send \
+                 the whole conversation as input with store: false",
+            ));
+        }
+        let previous = stored::get_owned(&state.db, &principal.user_id, previous)
+            .await?
+            .ok_or(AppError::NotFound("response"))?;
+        if !outputs.is_empty() {
+            return Ok(Target::ToolResults {
+                chat_id: previous.chat_id,
+                results: results(),
+            });
+        }
+        let (history, content) = split_turn(messages, options)?;
+        if !history.is_empty() {
+            return Err(AppError::invalid(
+                "with previous_response_id, input holds the next user message (and any \
+                 instructions): the earlier turns are the stored response's",
+            ));
+        }
+        let (_, answer) = stored::run_messages(&state.db, &previous.run_id).await?;
+        let answer = answer.ok_or_else(|| {
+            AppError::invalid(
+                "the previous response has no answer to continue from yet: wait until it \
+                 finished, or send the function_call_output items it waits for",
+            )
+        })?;
+        return Ok(Target::Turn {
+            chat_id: previous.chat_id,
+            parent: Some(answer),
+            history,
+            content,
+        });
+    }
+    let chat_id = match (&request.conversation, &request.x_chat_id) {
+        (Some(conversation), _) => Some(ChatId::from_string(conversation.id())),
+        (None, Some(chat_id)) => Some(chat_id.clone()),
+        (None, None) => None,
+    };
+    if let Some(chat_id) = chat_id {
+        let chat = state
+            .chats
+            .get_owned(&principal.user_id, &chat_id)
+            .await
+            .map_err(|_| AppError::NotFound("conversation"))?;
+        if !outputs.is_empty() {
+            return Ok(Target::ToolResults {
+                chat_id: chat.id,
+                results: results(),
+            });
+        }
+        let (history, content) = split_turn(messages, options)?;
+        return Ok(Target::Turn {
+            chat_id: chat.id,
+            parent: None,
+            history,
+            content,
+        });
+    }
+    if request.store != Some(false) && storable(&messages) {
+        // A new chain: a chat of its own, kept `v1_chat_retention_days` unless opened in the UI.
+        let chat = state
+            .chats
+            .create_with(&principal.user_id, None, true, None, None)
+            .await?;
+        let (history, content) = split_turn(messages, options)?;
+        return Ok(Target::Turn {
+            chat_id: chat.id,
+            parent: None,
+            history,
+            content,
+        });
+    }
+    let mut messages = messages;
+    if let Some(instructions) = options.instructions.take() {
+        messages.insert(0, ChatMessage::system(instructions));
+    }
+    Ok(Target::Unstored(messages))
 }
 
 async fn create(
@@ -180,70 +244,251 @@ async fn create(
     body: web::Json<ResponsesRequest>,
 ) -> AppResult<HttpResponse> {
     let request = body.into_inner();
-    let mut messages = request.messages()?;
-    check_message_lengths(&state.config, &messages)?;
-    let options = request.options(state.llm.default_model())?;
-    if let Some(unknown) = request
-        .include
-        .iter()
-        .find(|value| value.as_str() != INCLUDE_FILE_SEARCH_RESULTS)
-    {
-        return Err(AppError::invalid(format!(
-            "include value {unknown:?} is not supported; the one known is \
-             {INCLUDE_FILE_SEARCH_RESULTS:?}"
-        )));
+    request.validate()?;
+    let items = request.input_items()?;
+    if items.is_empty() {
+        return Err(AppError::invalid("input must not be empty"));
     }
-    let include_results = !request.include.is_empty();
-    let log = match &request.x_chat_id {
-        Some(chat_id) => {
-            // The chat's history is the context; the request's last user message is the turn.
-            let content = messages
-                .pop()
-                .map(|message| message.text())
-                .ok_or_else(|| AppError::invalid("input must end with a user message"))?;
+    let mut options = request.options(state.llm.default_model())?;
+    if let Some(ids) = request.vector_store_ids()? {
+        options.file_search = Some(stores_of(&state, &principal, &ids).await?);
+    } else if request.asks_file_search()
+        && request.x_chat_id.is_none()
+        && request.conversation.is_none()
+        && request.previous_response_id.is_none()
+    {
+        return Err(AppError::invalid(
+            "file_search needs vector_store_ids (or x_chat_id, to search that chat's documents)",
+        ));
+    }
+    let model = options
+        .template
+        .as_ref()
+        .map(|t| t.model.clone())
+        .unwrap_or_default();
+    let include_results = request.include_results();
+    let mut echo = request.echo(&model);
+    let target = target(&state, &principal, &request, &items, &mut options).await?;
+    let launcher = &state.launcher;
+    let (log, chat_id): (Arc<RunLog>, Option<ChatId>) = match target {
+        Target::Turn {
+            chat_id,
+            parent,
+            history,
+            content,
+        } => {
+            check_message_length_all(&state, &history, &content)?;
+            if !history.is_empty() {
+                state
+                    .sessions
+                    .session(&chat_id)
+                    .send(ImportHistory { messages: history })
+                    .await??;
+            }
             let turn = Turn::Send {
-                parent_id: None,
+                parent_id: parent,
                 content,
             };
-            launch_chat_turn(&state.launcher, &principal, chat_id, turn, options).await?
+            let log = launch_chat_turn(launcher, &principal, &chat_id, turn, options).await?;
+            (log, Some(chat_id))
         }
-        None => launch_ephemeral(&state.launcher, &principal, messages, options)?,
+        Target::ToolResults { chat_id, results } => {
+            let log = launch_tool_results(
+                launcher,
+                &principal,
+                &chat_id,
+                results,
+                options.client_tools.clone(),
+            )
+            .await?;
+            (log, Some(chat_id))
+        }
+        Target::Unstored(messages) => {
+            check_message_lengths(&state.config, &messages)?;
+            echo["store"] = json!(false);
+            (
+                launch_ephemeral(launcher, &principal, messages, options)?,
+                None,
+            )
+        }
     };
+    let id = response_id(&log.run_id);
+    let frame = Frame {
+        id: id.to_string(),
+        echo: echo.clone(),
+        chat_id: chat_id.as_ref().map(ToString::to_string),
+    };
+    if let Some(chat_id) = &chat_id {
+        stored::insert(
+            &state.db,
+            NewResponse {
+                id: id.clone(),
+                user_id: principal.user_id.clone(),
+                chat_id: chat_id.clone(),
+                run_id: log.run_id.clone(),
+                previous_response_id: request.previous_response_id.clone(),
+                request: echo.clone(),
+                input_items: Value::Array(with_ids(items, &id)),
+            },
+        )
+        .await?;
+        keep_when_finished(&state, log.clone(), &frame, include_results, id);
+    }
     if request.stream {
-        return Ok(stream(log, include_results));
-    }
-    let mut events = Box::pin(log.subscribe(0));
-    let mut output = Output::new(include_results);
-    let mut metadata: Map<String, Value> = Map::new();
-    while let Some((_, event)) = events.next().await {
-        output.observe(event.as_ref());
-        match event.as_ref() {
-            RunEvent::Finished {
-                stop_reason,
-                usage,
-                error,
-                ..
-            } => {
-                if let Some(error) = error
-                    && output.text.is_empty()
-                {
-                    return Err(super::completions::run_failure(error));
-                }
-                let mut body = response_object(&log, *stop_reason, &output);
-                body["usage"] = responses_usage(usage);
-                body["metadata"] = Value::Object(metadata);
-                if let Some(chat_id) = &log.chat_id {
-                    body["x_chat_id"] = json!(chat_id);
-                }
-                return Ok(HttpResponse::Ok().json(body));
-            }
-            RunEvent::TextDelta { .. } => {}
-            other => accumulate_metadata(&mut metadata, &log, other),
+        let mut response = stream::stream(log, frame, include_results);
+        if let Some(chat_id) = chat_id
+            && let Ok(value) = chat_id.as_str().parse()
+        {
+            response.headers_mut().insert(
+                actix_web::http::header::HeaderName::from_static("x-chat-id"),
+                value,
+            );
         }
+        return Ok(response);
     }
-    Err(AppError::internal(anyhow::anyhow!(
-        "run ended without finishing"
-    )))
+    let (body, failure) = stream::collect(log, &frame, include_results)
+        .await
+        .ok_or_else(|| AppError::internal(anyhow::anyhow!("run ended without finishing")))?;
+    if let Some(error) = failure {
+        return Err(super::completions::run_failure(&error));
+    }
+    Ok(HttpResponse::Ok().json(body))
+}
+
+fn check_message_length_all(
+    state: &AppState,
+    history: &[(MessageRole, String)],
+    content: &str,
+) -> AppResult<()> {
+    let mut messages: Vec<ChatMessage> = history
+        .iter()
+        .map(|(_, text)| ChatMessage::user(text.clone()))
+        .collect();
+    messages.push(ChatMessage::user(content));
+    check_message_lengths(&state.config, &messages)
+}
+
+/// Stores the response object when the run ends, whether or not a client still listens.
+fn keep_when_finished(
+    state: &AppState,
+    log: Arc<RunLog>,
+    frame: &Frame,
+    include_results: bool,
+    id: ResponseId,
+) {
+    let db = state.db.clone();
+    let frame = Frame {
+        id: frame.id.clone(),
+        echo: frame.echo.clone(),
+        chat_id: frame.chat_id.clone(),
+    };
+    actix_web::rt::spawn(async move {
+        if let Some((body, _)) = stream::collect(log, &frame, include_results).await
+            && let Err(err) = stored::finish(&db, &id, body).await
+        {
+            tracing::warn!(%err, response = %id, "could not store the finished response");
+        }
+    });
+}
+
+async fn owned(
+    state: &AppState,
+    principal: &Principal,
+    id: &ResponseId,
+) -> AppResult<entities::responses::Model> {
+    stored::get_owned(&state.db, &principal.user_id, id)
+        .await?
+        .ok_or(AppError::NotFound("response"))
+}
+
+async fn retrieve(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<ResponseId>,
+) -> AppResult<HttpResponse> {
+    let row = owned(&state, &principal, &path.into_inner()).await?;
+    let body = match row.body {
+        Some(body) => body,
+        // Still running: what was asked, with no output yet.
+        None => {
+            let mut body = row.request.clone();
+            for (key, value) in [
+                ("id", json!(row.id)),
+                ("object", json!("response")),
+                ("created_at", json!(row.created_at.timestamp())),
+                ("status", json!("in_progress")),
+                ("output", json!([])),
+                ("x_chat_id", json!(row.chat_id)),
+            ] {
+                body[key] = value;
+            }
+            body
+        }
+    };
+    Ok(HttpResponse::Ok().json(body))
+}
+
+async fn remove(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<ResponseId>,
+) -> AppResult<HttpResponse> {
+    let id = path.into_inner();
+    if !stored::delete_owned(&state.db, &principal.user_id, &id).await? {
+        return Err(AppError::NotFound("response"));
+    }
+    Ok(HttpResponse::Ok().json(json!({"id": id, "object": "response", "deleted": true})))
+}
+
+/// OpenAI's list paging: `limit` (1-100, default 20), `order` (`asc`, or `desc` by default),
+/// `after` (an item id).
+#[derive(Deserialize)]
+pub struct ListQuery {
+    pub limit: Option<usize>,
+    pub order: Option<String>,
+    pub after: Option<String>,
+}
+
+impl ListQuery {
+    /// One page of `items` (oldest first) as an OpenAI list object.
+    pub fn page(&self, mut items: Vec<Value>) -> AppResult<Value> {
+        let limit = self.limit.unwrap_or(20);
+        if !(1..=100).contains(&limit) {
+            return Err(AppError::invalid("limit must be 1-100"));
+        }
+        match self.order.as_deref() {
+            None | Some("desc") => items.reverse(),
+            Some("asc") => {}
+            Some(_) => return Err(AppError::invalid("order must be asc or desc")),
+        }
+        if let Some(after) = &self.after {
+            let at = items
+                .iter()
+                .position(|item| item["id"] == after.as_str())
+                .ok_or_else(|| AppError::invalid(format!("after names no item: {after}")))?;
+            items.drain(..=at);
+        }
+        let has_more = items.len() > limit;
+        items.truncate(limit);
+        Ok(json!({
+            "object": "list",
+            "first_id": items.first().map(|i| i["id"].clone()),
+            "last_id": items.last().map(|i| i["id"].clone()),
+            "has_more": has_more,
+            "data": items,
+        }))
+    }
+}
+
+async fn input_items(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<ResponseId>,
+    query: web::Query<ListQuery>,
+) -> AppResult<HttpResponse> {
+    let row = owned(&state, &principal, &path.into_inner()).await?;
+    let items = row.input_items.as_array().cloned().unwrap_or_default();
+    Ok(HttpResponse::Ok().json(query.page(items)?))
 }
 
 #[cfg(test)]

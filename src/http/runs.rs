@@ -22,7 +22,7 @@ use crate::run::log::RunLog;
 use crate::state::AppState;
 
 /// Comment frames keep idle connections (long tool calls) open through proxies.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
+pub(super) const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route(

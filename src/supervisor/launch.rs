@@ -18,6 +18,7 @@ use crate::run::log::RunLog;
 use crate::supervisor::SpawnRun;
 use crate::tools;
 use crate::tools::chat_context::Parts;
+use crate::tools::file_search::FileSearchTool;
 
 mod chat;
 
@@ -81,6 +82,12 @@ pub struct RunOptions {
     /// The agent whose settings the run uses (a chat's, or `x_agent_id`'s); filled by the
     /// launcher for chats.
     pub agent: Option<crate::chat::agents::Agent>,
+    /// The Responses API's `instructions`: for a turn of a stored chat, added to the system
+    /// prompt of this run only (a request without a chat sends them as its system message).
+    pub instructions: Option<String>,
+    /// The vector stores (each a chat's documents, owned by the caller) a Responses
+    /// `file_search` tool named: file_search searches exactly these.
+    pub file_search: Option<Vec<ChatId>>,
 }
 
 impl From<ChatError> for AppError {
@@ -216,6 +223,16 @@ fn spec(
         ));
     }
     apply_agent(launcher, options, &mut tools);
+    if let Some(stores) = &options.file_search {
+        // The stores the request named replace the chat's own documents.
+        tools.retain(|t| t.name() != "file_search");
+        tools.push(Arc::new(FileSearchTool::over_stores(
+            log.clone(),
+            launcher.config.clone(),
+            launcher.workspace.clone(),
+            stores.clone(),
+        )));
+    }
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     for tool in &options.client_tools {
         let name = tool.function.name.as_str();
@@ -557,12 +574,14 @@ pub async fn launch_chat_turn(
         .agent
         .as_ref()
         .and_then(|a| a.system_prompt.as_deref());
-    let system = prompt::system_with_context(
-        agent_prompt.or(launcher.config.agent.system_prompt.as_deref()),
-        &memories,
-        &files,
-        &passages,
-    );
+    let base = agent_prompt.or(launcher.config.agent.system_prompt.as_deref());
+    let with_instructions = match (base, options.instructions.as_deref()) {
+        (Some(base), Some(extra)) => Some(format!("{base}\n\n{extra}")),
+        (None, Some(extra)) => Some(extra.to_string()),
+        (base, None) => base.map(str::to_string),
+    };
+    let system =
+        prompt::system_with_context(with_instructions.as_deref(), &memories, &files, &passages);
     let messages = prompt::assemble(system.as_deref(), &started.context);
     let mut spec = spec(
         launcher,

@@ -14,8 +14,13 @@ use serde_json::{Value, json};
 use super::chat_context::ChatContext;
 use super::schema::{parameters_for, set_keyword};
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
-use crate::documents::Workspace;
+use crate::config::Config;
+use crate::documents::{DocumentsError, Workspace};
 use crate::llm::wire::ToolDefinition;
+use crate::retrieval::index::SearchHit;
+use crate::run::events::RunEvent;
+use crate::run::log::RunLog;
+use entities::ids::ChatId;
 
 /// Most results one call may ask for.
 pub const MAX_RESULTS: usize = 20;
@@ -23,20 +28,73 @@ pub const MAX_RESULTS: usize = 20;
 pub const MAX_QUERY_CHARS: usize = 2_000;
 
 pub struct FileSearchTool {
-    ctx: Arc<ChatContext>,
+    log: Arc<RunLog>,
+    config: Arc<Config>,
     workspace: Workspace,
+    /// The chats whose documents are searched: the run's own chat, or the vector stores a
+    /// Responses request named (each a chat's documents).
+    stores: Vec<ChatId>,
     /// Numbers this run's file_search calls (`output_index`).
     calls: AtomicUsize,
 }
 
 impl FileSearchTool {
+    /// Searches the chat's own documents.
     pub fn new(ctx: Arc<ChatContext>, workspace: Workspace) -> Self {
-        Self {
-            ctx,
+        Self::over_stores(
+            ctx.log.clone(),
+            ctx.config.clone(),
             workspace,
+            vec![ctx.chat_id.clone()],
+        )
+    }
+
+    /// Searches the documents of `stores` (chats the caller owns), best passages first.
+    pub fn over_stores(
+        log: Arc<RunLog>,
+        config: Arc<Config>,
+        workspace: Workspace,
+        stores: Vec<ChatId>,
+    ) -> Self {
+        Self {
+            log,
+            config,
+            workspace,
+            stores,
             calls: AtomicUsize::new(0),
         }
     }
+
+    fn emit(log: &RunLog, event_type: &str, payload: Value) {
+        log.push(RunEvent::Extension {
+            event_type: event_type.into(),
+            payload,
+        });
+    }
+}
+
+/// The passages of `stores` best matching `query`, at most `limit`, with each one's store.
+pub async fn search_stores(
+    workspace: &Workspace,
+    stores: &[ChatId],
+    query: &str,
+    limit: usize,
+) -> Result<Vec<(ChatId, SearchHit)>, DocumentsError> {
+    let mut hits = Vec::new();
+    for store in stores {
+        hits.extend(
+            workspace
+                .search(store, query, limit)
+                .await?
+                .into_iter()
+                .map(|hit| (store.clone(), hit)),
+        );
+    }
+    if stores.len() > 1 {
+        hits.sort_by(|(_, a), (_, b)| b.relevance_score.total_cmp(&a.relevance_score));
+        hits.truncate(limit);
+    }
+    Ok(hits)
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -81,7 +139,7 @@ impl Tool for FileSearchTool {
     }
 
     fn definition(&self) -> ToolDefinition {
-        Self::describe(&self.ctx.config)
+        Self::describe(&self.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -96,7 +154,8 @@ impl Tool for FileSearchTool {
     /// The call's events (and the Responses API's output item) are `fs_<call id>`.
     fn run_call(&self, call_id: &str, arguments: Value) -> ToolFuture {
         let item_id = item_id(call_id);
-        let ctx = Arc::clone(&self.ctx);
+        let log = Arc::clone(&self.log);
+        let stores = self.stores.clone();
         let workspace = self.workspace.clone();
         let output_index = self.calls.fetch_add(1, Ordering::Relaxed);
         Box::pin(async move {
@@ -117,10 +176,9 @@ impl Tool for FileSearchTool {
                 }
             };
             let ids = json!({"item_id": item_id, "output_index": output_index});
-            ctx.emit("response.file_search_call.in_progress", ids.clone());
-            ctx.emit("response.file_search_call.searching", ids.clone());
-            let hits = workspace
-                .search(&ctx.chat_id, &query, limit)
+            Self::emit(&log, "response.file_search_call.in_progress", ids.clone());
+            Self::emit(&log, "response.file_search_call.searching", ids.clone());
+            let hits = search_stores(&workspace, &stores, &query, limit)
                 .await
                 .map_err(|err| {
                     ToolError::new(
@@ -129,13 +187,13 @@ impl Tool for FileSearchTool {
                         "Try again, or answer without the documents.",
                     )
                 })?;
-            let artifact_ids = workspace
-                .artifact_ids(&ctx.chat_id)
-                .await
-                .unwrap_or_default();
+            let mut artifact_ids = std::collections::HashMap::new();
+            for store in &stores {
+                artifact_ids.extend(workspace.artifact_ids(store).await.unwrap_or_default());
+            }
             let results: Vec<Value> = hits
                 .into_iter()
-                .map(|hit| {
+                .map(|(_, hit)| {
                     json!({
                         "filename": hit.filename,
                         "chunk_text": hit.text,
@@ -149,7 +207,7 @@ impl Tool for FileSearchTool {
                 .collect();
             let mut completed = ids;
             completed["results_count"] = json!(results.len());
-            ctx.emit("response.file_search_call.completed", completed);
+            Self::emit(&log, "response.file_search_call.completed", completed);
             Ok(json!({ "results": results }))
         })
     }

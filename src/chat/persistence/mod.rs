@@ -4,6 +4,7 @@
 //! (`messages`), and its runs (`runs`: recorded, ended, paused, resumed).
 
 mod messages;
+mod openai;
 mod runs;
 
 use chrono::Utc;
@@ -111,6 +112,8 @@ impl Chats {
             embedder: Set(None),
             context_strategy: Set(context_strategy.map(|s| s.as_str().to_string())),
             history_summary: Set(None),
+            metadata: Set(None),
+            is_vector_store: Set(false),
             created_at: Set(now),
             updated_at: Set(now),
         }
@@ -136,6 +139,7 @@ impl Chats {
         chats::Entity::find()
             .filter(chats::Column::UserId.eq(owner))
             .filter(chats::Column::Ephemeral.eq(false))
+            .filter(chats::Column::IsVectorStore.eq(false))
             .order_by_desc(chats::Column::UpdatedAt)
             .limit(limit)
             .all(&self.db)

@@ -234,8 +234,7 @@ impl CompletionRequest {
             template: Some(template),
             // Checked by `validate`.
             client_tools: self.client_tools().unwrap_or_default(),
-            enable_tools: None,
-            agent: None,
+            ..RunOptions::default()
         }
     }
 }

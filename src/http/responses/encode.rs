@@ -1,31 +1,21 @@
-//! The Responses encoder: a run's events as output items (`Output`), the response object, and
-//! the typed `response.*` stream.
+//! The Responses encoder: a run's events as output items (`Output`), the lifecycle events
+//! that build them one step at a time (what a stream sends, and what OpenAI's SDKs replay into
+//! the same items), and the response object.
 
-use std::sync::Arc;
-
-use actix_web::HttpResponse;
-use actix_web_lab::sse::{Data, Event, Sse};
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::super::sse::{Dialect, payloads};
-use crate::run::events::{RunEvent, StopReason};
+use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
 use crate::tools::file_search;
 
-/// The response's output items as a run's events build them: one `file_search_call` per
-/// search, in call order, and the assistant message, placed where its first text came (last
-/// when there was none).
-pub(super) struct Output {
-    include_results: bool,
-    items: Vec<OutputItem>,
-    /// The message's place in `items`, once text has come.
-    message_index: Option<usize>,
-    pub(super) text: String,
-}
-
-pub(super) enum OutputItem {
-    Message,
+/// One output item, as the run's events have built it so far.
+enum Item {
+    /// Assistant text; `open` until another item (or the end) follows it.
+    Message {
+        id: String,
+        text: String,
+        open: bool,
+    },
     FileSearch {
         id: String,
         call_id: String,
@@ -33,36 +23,76 @@ pub(super) enum OutputItem {
         status: &'static str,
         results: Option<Value>,
     },
+    /// A call of one of the client's functions.
+    FunctionCall {
+        id: String,
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+}
+
+/// The response's output items, in the order the run made them.
+pub struct Output {
+    include_results: bool,
+    run_id: String,
+    items: Vec<Item>,
+    messages: usize,
+    pub text: String,
+}
+
+/// A lifecycle event: its type and payload (without `sequence_number`).
+pub type Lifecycle = (String, Value);
+
+fn event(kind: &str, mut payload: Value) -> Lifecycle {
+    payload["type"] = json!(kind);
+    (kind.to_string(), payload)
 }
 
 impl Output {
-    pub(super) fn new(include_results: bool) -> Self {
+    pub fn new(log: &RunLog, include_results: bool) -> Self {
         Self {
             include_results,
+            run_id: log.run_id.to_string(),
             items: Vec::new(),
-            message_index: None,
+            messages: 0,
             text: String::new(),
         }
     }
 
-    pub(super) fn observe(&mut self, event: &RunEvent) {
+    /// Takes in one event of the run; returns the lifecycle events it makes.
+    pub fn observe(&mut self, event: &RunEvent) -> Vec<Lifecycle> {
+        let mut out = Vec::new();
         match event {
             RunEvent::TextDelta { content } => {
-                self.message_index();
+                let index = self.open_message(&mut out);
                 self.text.push_str(content);
+                if let Item::Message { id, text, .. } = &mut self.items[index] {
+                    text.push_str(content);
+                    out.push(self::event(
+                        "response.output_text.delta",
+                        json!({"item_id": id, "output_index": index, "content_index": 0,
+                               "delta": content, "logprobs": []}),
+                    ));
+                }
             }
             RunEvent::ToolCall {
                 id,
                 name,
                 arguments,
                 ..
-            } if name == "file_search" => self.items.push(OutputItem::FileSearch {
-                id: file_search::item_id(id),
-                call_id: id.clone(),
-                query: arguments["query"].clone(),
-                status: "in_progress",
-                results: None,
-            }),
+            } if name == "file_search" => {
+                self.close_message(&mut out);
+                self.items.push(Item::FileSearch {
+                    id: file_search::item_id(id),
+                    call_id: id.clone(),
+                    query: arguments["query"].clone(),
+                    status: "in_progress",
+                    results: None,
+                });
+                let index = self.items.len() - 1;
+                out.push(self.added(index));
+            }
             RunEvent::ToolResult {
                 tool_call_id,
                 name,
@@ -71,76 +101,179 @@ impl Output {
                 ..
             } if name == "file_search" => {
                 let include_results = self.include_results;
-                for item in &mut self.items {
-                    if let OutputItem::FileSearch {
-                        call_id,
-                        status,
-                        results,
-                        ..
-                    } = item
-                        && call_id == tool_call_id
+                let found = self.items.iter_mut().position(|item| {
+                    matches!(item, Item::FileSearch { call_id, .. } if call_id == tool_call_id)
+                });
+                if let Some(index) = found {
+                    if let Item::FileSearch {
+                        status, results, ..
+                    } = &mut self.items[index]
                     {
                         *status = if *success { "completed" } else { "failed" };
                         *results = success.then(|| passages(result, include_results));
                     }
+                    out.push(self.done(index));
                 }
+            }
+            RunEvent::ClientToolCalls { calls } => {
+                self.close_message(&mut out);
+                for call in calls {
+                    self.items.push(Item::FunctionCall {
+                        id: format!("fc_{}", call.id),
+                        call_id: call.id.clone(),
+                        name: call.function.name.clone(),
+                        arguments: call.function.arguments.clone(),
+                    });
+                    let index = self.items.len() - 1;
+                    let mut added = self.added(index);
+                    added.1["item"]["arguments"] = json!("");
+                    added.1["item"]["status"] = json!("in_progress");
+                    out.push(added);
+                    let item_id = format!("fc_{}", call.id);
+                    out.push(self::event(
+                        "response.function_call_arguments.delta",
+                        json!({"item_id": item_id, "output_index": index,
+                               "delta": call.function.arguments}),
+                    ));
+                    out.push(self::event(
+                        "response.function_call_arguments.done",
+                        json!({"item_id": item_id, "output_index": index, "name": call.function.name,
+                               "arguments": call.function.arguments}),
+                    ));
+                    out.push(self.done(index));
+                }
+            }
+            RunEvent::Finished { .. } => {
+                // Every response says something: an empty message when the run made no item.
+                if self.items.is_empty() {
+                    self.open_message(&mut out);
+                }
+                self.close_message(&mut out);
             }
             _ => {}
         }
+        out
     }
 
-    /// The message's output index, placing it now if it has none yet.
-    fn message_index(&mut self) -> usize {
-        *self.message_index.get_or_insert_with(|| {
-            self.items.push(OutputItem::Message);
-            self.items.len() - 1
-        })
+    /// The place of the open message, opening one (and closing nothing else: only a message
+    /// stays open) when the last item is not one.
+    fn open_message(&mut self, out: &mut Vec<Lifecycle>) -> usize {
+        if let Some(Item::Message { open: true, .. }) = self.items.last() {
+            return self.items.len() - 1;
+        }
+        let id = if self.messages == 0 {
+            format!("msg_{}", self.run_id)
+        } else {
+            format!("msg_{}_{}", self.run_id, self.messages)
+        };
+        self.messages += 1;
+        self.items.push(Item::Message {
+            id: id.clone(),
+            text: String::new(),
+            open: true,
+        });
+        let index = self.items.len() - 1;
+        let mut added = self.added(index);
+        added.1["item"]["status"] = json!("in_progress");
+        added.1["item"]["content"] = json!([]);
+        out.push(added);
+        out.push(event(
+            "response.content_part.added",
+            json!({"item_id": id, "output_index": index, "content_index": 0,
+                   "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}),
+        ));
+        index
+    }
+
+    fn close_message(&mut self, out: &mut Vec<Lifecycle>) {
+        let index = self.items.len().saturating_sub(1);
+        let Some(Item::Message { id, text, open }) = self.items.last_mut() else {
+            return;
+        };
+        if !*open {
+            return;
+        }
+        *open = false;
+        let (id, text) = (id.clone(), text.clone());
+        out.push(event(
+            "response.output_text.done",
+            json!({"item_id": id, "output_index": index, "content_index": 0, "text": text,
+                   "logprobs": []}),
+        ));
+        out.push(event(
+            "response.content_part.done",
+            json!({"item_id": id, "output_index": index, "content_index": 0,
+                   "part": {"type": "output_text", "text": text, "annotations": [], "logprobs": []}}),
+        ));
+        out.push(self.done(index));
+    }
+
+    fn added(&self, index: usize) -> Lifecycle {
+        event(
+            "response.output_item.added",
+            json!({"output_index": index, "item": self.item_json(index)}),
+        )
+    }
+
+    fn done(&self, index: usize) -> Lifecycle {
+        event(
+            "response.output_item.done",
+            json!({"output_index": index, "item": self.item_json(index)}),
+        )
     }
 
     /// The output index of the file_search item `item_id`.
-    fn index_of(&self, item_id: &str) -> Option<usize> {
+    pub fn index_of(&self, item_id: &str) -> Option<usize> {
         self.items
             .iter()
-            .position(|item| matches!(item, OutputItem::FileSearch { id, .. } if id == item_id))
+            .position(|item| matches!(item, Item::FileSearch { id, .. } if id == item_id))
     }
 
-    pub(super) fn to_json(&self, log: &RunLog) -> Value {
-        let message = json!({
-            "type": "message",
-            "id": message_id(log),
-            "status": "completed",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": self.text, "annotations": []}],
-        });
-        let mut items: Vec<Value> = self
-            .items
-            .iter()
-            .map(|item| match item {
-                OutputItem::Message => message.clone(),
-                OutputItem::FileSearch {
-                    id,
-                    query,
-                    status,
-                    results,
-                    ..
-                } => json!({
-                    "type": "file_search_call",
-                    "id": id,
-                    "status": status,
-                    "queries": [query],
-                    "results": results,
-                }),
-            })
-            .collect();
-        if self.message_index.is_none() {
-            items.push(message);
+    fn item_json(&self, index: usize) -> Value {
+        match &self.items[index] {
+            Item::Message { id, text, open } => json!({
+                "type": "message",
+                "id": id,
+                "status": if *open { "in_progress" } else { "completed" },
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+            }),
+            Item::FileSearch {
+                id,
+                query,
+                status,
+                results,
+                ..
+            } => json!({
+                "type": "file_search_call",
+                "id": id,
+                "status": status,
+                "queries": [query],
+                "results": results,
+            }),
+            Item::FunctionCall {
+                id,
+                call_id,
+                name,
+                arguments,
+            } => json!({
+                "type": "function_call",
+                "id": id,
+                "call_id": call_id,
+                "name": name,
+                "arguments": arguments,
+                "status": "completed",
+            }),
         }
-        Value::Array(items)
+    }
+
+    pub fn to_json(&self) -> Value {
+        Value::Array((0..self.items.len()).map(|i| self.item_json(i)).collect())
     }
 }
 
 /// A file_search result's passages, without their text unless asked for.
-pub(super) fn passages(result: &Value, include_text: bool) -> Value {
+pub fn passages(result: &Value, include_text: bool) -> Value {
     let mut results = result["results"].clone();
     if !include_text && let Some(list) = results.as_array_mut() {
         for passage in list {
@@ -152,119 +285,103 @@ pub(super) fn passages(result: &Value, include_text: bool) -> Value {
     results
 }
 
-pub(super) fn message_id(log: &RunLog) -> String {
-    format!("msg_{}", log.run_id)
-}
-
-/// The response object, as `response.completed` and a non-streaming answer carry it.
-pub(super) fn response_object(log: &RunLog, stop_reason: StopReason, output: &Output) -> Value {
-    let status = match stop_reason {
+/// The response's status, and why it is incomplete or failed.
+fn status(stop_reason: StopReason, error: Option<&RunError>) -> (&'static str, Value, Value) {
+    if let Some(error) = error {
+        let failure = json!({"code": error.code, "message": error.shown()});
+        return ("failed", Value::Null, failure);
+    }
+    let incomplete = |reason: &str| ("incomplete", json!({"reason": reason}), Value::Null);
+    match stop_reason {
         StopReason::Completed
         | StopReason::MaxIterations
         | StopReason::Paused
-        | StopReason::ToolCalls => "completed",
-        StopReason::UpstreamError | StopReason::Interrupted => "failed",
-        StopReason::Length
-        | StopReason::Cancelled
-        | StopReason::TimeBudget
-        | StopReason::TokenBudget => "incomplete",
-    };
-    json!({
-        "id": format!("resp_{}", log.run_id),
-        "object": "response",
-        "created_at": log.created,
-        "model": log.model,
-        "status": status,
-        "output": output.to_json(log),
-        "output_text": output.text,
-        "x_stop_reason": stop_reason,
-    })
+        | StopReason::ToolCalls => ("completed", Value::Null, Value::Null),
+        StopReason::Length => incomplete("max_output_tokens"),
+        StopReason::TokenBudget => incomplete("token_budget"),
+        StopReason::TimeBudget => incomplete("time_budget"),
+        StopReason::Cancelled => incomplete("cancelled"),
+        StopReason::UpstreamError | StopReason::Interrupted => (
+            "failed",
+            Value::Null,
+            json!({"code": "server_error", "message": "the run was interrupted"}),
+        ),
+    }
 }
 
-pub(super) fn typed(name: &str, payload: Value) -> Event {
-    Event::Data(Data::new(payload.to_string()).event(name.to_string()))
+/// What a response object is built from besides its output: the request's echo and where it
+/// is kept.
+pub struct Frame {
+    pub id: String,
+    /// `ResponsesRequest::echo`.
+    pub echo: Value,
+    pub chat_id: Option<String>,
 }
 
-/// The run as a Responses stream.
-pub(super) fn stream(log: Arc<RunLog>, include_results: bool) -> HttpResponse {
-    let source = log.clone();
-    let frames = log
-        .subscribe(0)
-        .scan(Output::new(include_results), move |output, (_, event)| {
-            let log = &source;
-            let mut out = Vec::new();
-            output.observe(event.as_ref());
-            match event.as_ref() {
-                RunEvent::Started { .. } => {
-                    let mut response = response_object(log, StopReason::Completed, output);
-                    response["status"] = json!("in_progress");
-                    response["output"] = json!([]);
-                    if let Some(chat_id) = &log.chat_id {
-                        response["x_chat_id"] = json!(chat_id);
-                    }
-                    out.push(typed("response.created", json!({"type": "response.created", "response": response})));
-                }
-                RunEvent::TextDelta { content } => {
-                    out.push(typed(
-                        "response.output_text.delta",
-                        json!({"type": "response.output_text.delta", "item_id": message_id(log),
-                               "output_index": output.message_index(), "content_index": 0, "delta": content}),
-                    ));
-                }
-                RunEvent::Finished {
-                    stop_reason,
-                    usage,
-                    error,
-                    ..
-                } => {
-                    if let Some(error) = error {
-                        out.push(typed("error", json!({"type": "error", "code": error.code, "message": error.shown()})));
-                    }
-                    let message_index = output.message_index.unwrap_or(output.items.len());
-                    out.push(typed(
-                        "response.output_text.done",
-                        json!({"type": "response.output_text.done", "item_id": message_id(log),
-                               "output_index": message_index, "content_index": 0, "text": output.text}),
-                    ));
-                    let mut response = response_object(log, *stop_reason, output);
-                    response["usage"] = responses_usage(usage);
-                    if let Some(chat_id) = &log.chat_id {
-                        response["x_chat_id"] = json!(chat_id);
-                    }
-                    out.push(typed("response.completed", json!({"type": "response.completed", "response": response})));
-                }
-                other => {
-                    for (_, mut payload) in payloads(
-                        Dialect::OpenAi {
-                            include_usage: true,
-                        },
-                        log,
-                        other,
-                    ) {
-                        // A search's events carry its place among this response's items.
-                        if let Some(index) = payload["item_id"].as_str().and_then(|id| output.index_of(id)) {
-                            payload["output_index"] = json!(index);
-                        }
-                        if let Some(kind) = payload["type"].as_str().map(str::to_string) {
-                            out.push(typed(&kind, payload));
-                        }
-                    }
-                }
+impl Frame {
+    /// The response before anything came: `in_progress`, no output.
+    pub fn in_progress(&self, log: &RunLog) -> Value {
+        self.object(log.created, "in_progress", json!([]), "")
+    }
+
+    fn object(&self, created: i64, status: &str, output: Value, text: &str) -> Value {
+        let mut object = json!({
+            "id": self.id,
+            "object": "response",
+            "created_at": created,
+            "status": status,
+            "error": null,
+            "incomplete_details": null,
+            "output": output,
+            "output_text": text,
+            "usage": null,
+        });
+        if let (Some(target), Some(echo)) = (object.as_object_mut(), self.echo.as_object()) {
+            for (key, value) in echo {
+                target.insert(key.clone(), value.clone());
             }
-            futures_util::future::ready(Some(futures_util::stream::iter(out)))
-        })
-        .flatten();
-    HttpResponse::Ok()
-        .content_type("text/event-stream")
-        .insert_header(("cache-control", "no-cache"))
-        .insert_header(("x-run-id", log.run_id.as_str()))
-        .body(Sse::from_infallible_stream(frames))
+        }
+        if let Some(chat_id) = &self.chat_id {
+            object["x_chat_id"] = json!(chat_id);
+        }
+        object
+    }
+
+    /// The finished response.
+    pub fn finished(
+        &self,
+        log: &RunLog,
+        output: &Output,
+        stop_reason: StopReason,
+        usage: &crate::llm::wire::Usage,
+        error: Option<&RunError>,
+    ) -> Value {
+        let (status, incomplete, failure) = status(stop_reason, error);
+        let mut object = self.object(log.created, status, output.to_json(), &output.text);
+        object["incomplete_details"] = incomplete;
+        object["error"] = failure;
+        object["usage"] = responses_usage(usage);
+        object["x_stop_reason"] = json!(stop_reason);
+        object
+    }
+}
+
+/// The terminal event's type for a finished response object.
+pub fn terminal_event(response: &Value) -> &'static str {
+    match response["status"].as_str() {
+        Some("failed") => "response.failed",
+        Some("incomplete") => "response.incomplete",
+        _ => "response.completed",
+    }
 }
 
 /// Usage in the Responses API's names; `estimated` only when Colloquy counted it.
-pub(super) fn responses_usage(usage: &crate::llm::wire::Usage) -> Value {
+pub fn responses_usage(usage: &crate::llm::wire::Usage) -> Value {
     let mut value = json!({"input_tokens": usage.prompt_tokens,
-        "output_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens});
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": usage.completion_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": usage.total_tokens});
     if usage.estimated {
         value["estimated"] = json!(true);
     }

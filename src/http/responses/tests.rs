@@ -1,13 +1,15 @@
 //! The Responses encoder over a run's events, with no server and no model: output items in
 //! order, passages with or without their text, the status of every stop reason, and the
-//! stream's events from `response.created` to `response.completed`.
+//! stream's events from `response.created` to the terminal event, each item's lifecycle in an
+//! order OpenAI's SDKs can replay into the final response.
 
 use std::sync::Arc;
 
 use entities::ids::{ChatId, RunId, UserId};
 use serde_json::{Value, json};
 
-use super::encode::{Output, response_object, stream};
+use super::encode::{Frame, Output};
+use super::stream::stream;
 use crate::llm::wire::Usage;
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
@@ -66,15 +68,23 @@ fn finished(stop_reason: StopReason, error: Option<RunError>) -> RunEvent {
 
 fn output_of(events: &[RunEvent], include_results: bool) -> Value {
     let log = log();
-    let mut output = Output::new(include_results);
+    let mut output = Output::new(&log, include_results);
     for event in events {
         output.observe(event);
     }
-    output.to_json(&log)
+    output.to_json()
+}
+
+fn frame() -> Frame {
+    Frame {
+        id: "resp_r1".into(),
+        echo: json!({"model": "m", "metadata": {"k": "v"}, "store": true}),
+        chat_id: Some("c1".into()),
+    }
 }
 
 #[test]
-fn searches_come_in_call_order_and_the_message_where_its_text_began() {
+fn items_come_in_the_order_the_run_made_them() {
     let output = output_of(
         &[
             search_call("a", "first"),
@@ -83,6 +93,7 @@ fn searches_come_in_call_order_and_the_message_where_its_text_began() {
             search_call("b", "second"),
             search_result("b", false),
             text("it."),
+            finished(StopReason::Completed, None),
         ],
         false,
     );
@@ -92,7 +103,10 @@ fn searches_come_in_call_order_and_the_message_where_its_text_began() {
         .iter()
         .map(|item| item["type"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["file_search_call", "message", "file_search_call"]);
+    assert_eq!(
+        kinds,
+        ["file_search_call", "message", "file_search_call", "message"]
+    );
     assert_eq!(output[0]["id"], "fs_a");
     assert_eq!(output[0]["queries"], json!(["first"]));
     assert_eq!(output[0]["status"], "completed");
@@ -102,8 +116,11 @@ fn searches_come_in_call_order_and_the_message_where_its_text_began() {
         Value::Null,
         "a failed search has no results"
     );
-    assert_eq!(output[1]["content"][0]["text"], "Found it.");
+    assert_eq!(output[1]["content"][0]["text"], "Found ");
     assert_eq!(output[1]["id"], "msg_r1");
+    assert_eq!(output[3]["content"][0]["text"], "it.");
+    assert_eq!(output[3]["id"], "msg_r1_1");
+    assert_eq!(output[3]["status"], "completed");
 }
 
 #[test]
@@ -116,45 +133,66 @@ fn passages_carry_their_text_only_when_asked() {
 }
 
 #[test]
-fn a_run_without_text_still_answers_with_an_empty_message_last() {
-    let output = output_of(&[search_call("a", "q"), search_result("a", true)], false);
-    assert_eq!(output.as_array().unwrap().len(), 2);
-    assert_eq!(output[1]["type"], "message");
-    assert_eq!(output[1]["content"][0]["text"], "");
+fn a_run_that_made_nothing_still_answers_with_an_empty_message() {
+    let output = output_of(&[finished(StopReason::Completed, None)], false);
+    assert_eq!(output.as_array().unwrap().len(), 1);
+    assert_eq!(output[0]["type"], "message");
+    assert_eq!(output[0]["content"][0]["text"], "");
 }
 
 #[test]
 fn every_stop_reason_has_its_response_status() {
     let log = log();
-    let output = Output::new(false);
-    let status = |reason| response_object(&log, reason, &output)["status"].clone();
+    let output = Output::new(&log, false);
+    let usage = Usage::default();
+    let status = |reason| frame().finished(&log, &output, reason, &usage, None);
     for reason in [
         StopReason::Completed,
         StopReason::MaxIterations,
         StopReason::Paused,
         StopReason::ToolCalls,
     ] {
-        assert_eq!(status(reason), "completed", "{reason:?}");
+        assert_eq!(status(reason)["status"], "completed", "{reason:?}");
     }
     for reason in [StopReason::UpstreamError, StopReason::Interrupted] {
-        assert_eq!(status(reason), "failed", "{reason:?}");
+        assert_eq!(status(reason)["status"], "failed", "{reason:?}");
     }
     for reason in [
         StopReason::Length,
         StopReason::Cancelled,
         StopReason::TimeBudget,
     ] {
-        assert_eq!(status(reason), "incomplete", "{reason:?}");
+        let object = status(reason);
+        assert_eq!(object["status"], "incomplete", "{reason:?}");
+        assert!(object["incomplete_details"]["reason"].is_string());
     }
-    let object = response_object(&log, StopReason::Completed, &output);
+    assert_eq!(
+        status(StopReason::Length)["incomplete_details"]["reason"],
+        "max_output_tokens"
+    );
+    let failed = frame().finished(
+        &log,
+        &output,
+        StopReason::Completed,
+        &usage,
+        Some(&RunError::new("upstream_timeout", "slow")),
+    );
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["error"]["code"], "upstream_timeout");
+    let object = status(StopReason::Completed);
     assert_eq!(object["id"], "resp_r1");
     assert_eq!(object["object"], "response");
+    assert_eq!(
+        object["metadata"],
+        json!({"k": "v"}),
+        "the request's metadata"
+    );
     assert_eq!(object["x_stop_reason"], "completed");
 }
 
 /// The stream of a finished run, as (event name, payload) pairs.
 async fn streamed(log: Arc<RunLog>, include_results: bool) -> Vec<(String, Value)> {
-    let body = actix_web::body::to_bytes(stream(log, include_results).into_body())
+    let body = actix_web::body::to_bytes(stream(log, frame(), include_results).into_body())
         .await
         .unwrap();
     let body = String::from_utf8(body.to_vec()).unwrap();
@@ -171,8 +209,50 @@ async fn streamed(log: Arc<RunLog>, include_results: bool) -> Vec<(String, Value
     events
 }
 
+/// Replays a stream as OpenAI's SDKs do (`ResponseStream`'s accumulation): items from
+/// `output_item.added`, parts from `content_part.added`, text and arguments from their deltas;
+/// panics where an SDK throws (an event for an item or part not added yet).
+fn replay(events: &[(String, Value)]) -> Vec<Value> {
+    let mut output: Vec<Value> = Vec::new();
+    for (name, payload) in events {
+        let index = payload["output_index"].as_u64().map(|i| i as usize);
+        match name.as_str() {
+            "response.output_item.added" => {
+                assert_eq!(index, Some(output.len()), "items are added in order");
+                output.push(payload["item"].clone());
+            }
+            "response.content_part.added" => {
+                let item = &mut output[index.expect("an output index")];
+                item["content"]
+                    .as_array_mut()
+                    .expect("a message")
+                    .push(payload["part"].clone());
+            }
+            "response.output_text.delta" => {
+                let item = &mut output[index.expect("an output index")];
+                let part = payload["content_index"].as_u64().unwrap() as usize;
+                let text = item["content"][part]["text"]
+                    .as_str()
+                    .expect("a part")
+                    .to_string();
+                item["content"][part]["text"] = json!(text + payload["delta"].as_str().unwrap());
+            }
+            "response.function_call_arguments.delta" => {
+                let item = &mut output[index.expect("an output index")];
+                let text = item["arguments"].as_str().expect("a call").to_string();
+                item["arguments"] = json!(text + payload["delta"].as_str().unwrap());
+            }
+            "response.output_item.done" => {
+                output[index.expect("an output index")] = payload["item"].clone();
+            }
+            _ => {}
+        }
+    }
+    output
+}
+
 #[actix_web::test]
-async fn a_stream_runs_from_created_through_deltas_and_searches_to_completed() {
+async fn a_stream_runs_from_created_through_each_items_lifecycle_to_completed() {
     let log = log();
     log.push(RunEvent::Started {
         user_message_id: None,
@@ -188,54 +268,98 @@ async fn a_stream_runs_from_created_through_deltas_and_searches_to_completed() {
     log.push(finished(StopReason::Completed, None));
     let events = streamed(log, false).await;
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
-    assert_eq!(names.first(), Some(&"response.created"));
-    assert_eq!(names.last(), Some(&"response.completed"));
-    assert!(
-        names.contains(&"response.file_search_call.searching"),
-        "{names:?}"
+    assert_eq!(
+        names,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.file_search_call.searching",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.content_part.added",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.done",
+            "response.content_part.done",
+            "response.output_item.done",
+            "x_chat.metadata",
+            "response.completed",
+        ]
     );
+    let numbers: Vec<u64> = events
+        .iter()
+        .map(|(_, p)| p["sequence_number"].as_u64().expect("a sequence number"))
+        .collect();
+    assert_eq!(numbers, (0..events.len() as u64).collect::<Vec<_>>());
+    for (name, payload) in &events {
+        assert_eq!(payload["type"], name.as_str());
+    }
 
     let created = &events[0].1["response"];
     assert_eq!(created["status"], "in_progress");
     assert_eq!(created["output"], json!([]));
     assert_eq!(created["x_chat_id"], "c1");
-
-    let searching = events
-        .iter()
-        .find(|(name, _)| name == "response.file_search_call.searching")
-        .unwrap();
     assert_eq!(
-        searching.1["output_index"], 0,
+        events[3].1["output_index"], 0,
         "the search's place, not the tool's guess"
     );
-
-    let deltas: Vec<&Value> = events
-        .iter()
-        .filter(|(name, _)| name == "response.output_text.delta")
-        .map(|(_, payload)| payload)
-        .collect();
-    assert_eq!(deltas.len(), 2);
     assert_eq!(
-        deltas[0]["output_index"], 1,
-        "the message comes after the search"
+        events[7].1["output_index"], 1,
+        "the message follows the search"
     );
-    assert_eq!(deltas[0]["delta"], "Hello");
+    assert_eq!(events[9].1["text"], "Hello there");
+    assert_eq!(events[12].1["usage"]["total_tokens"], 10);
 
-    let done = events
-        .iter()
-        .find(|(name, _)| name == "response.output_text.done")
-        .unwrap();
-    assert_eq!(done.1["text"], "Hello there");
     let completed = &events.last().unwrap().1["response"];
     assert_eq!(completed["status"], "completed");
     assert_eq!(completed["usage"]["total_tokens"], 10);
     assert_eq!(completed["output_text"], "Hello there");
-    assert_eq!(completed["output"][0]["type"], "file_search_call");
     assert!(
         completed["output"][0]["results"][0]
             .get("chunk_text")
             .is_none()
     );
+    assert_eq!(
+        Value::Array(replay(&events)),
+        completed["output"],
+        "what an SDK builds from the events is the final response's output"
+    );
+}
+
+#[actix_web::test]
+async fn client_function_calls_stream_as_function_call_items() {
+    use crate::llm::wire::{FunctionCall, ToolCall};
+    let log = log();
+    log.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    log.push(text("Let me check."));
+    log.push(RunEvent::ClientToolCalls {
+        calls: vec![ToolCall {
+            id: "call_w".into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: "get_weather".into(),
+                arguments: json!({"city": "Oslo"}).to_string(),
+            },
+        }],
+    });
+    log.push(finished(StopReason::ToolCalls, None));
+    let events = streamed(log, false).await;
+    let completed = &events.last().unwrap().1["response"];
+    assert_eq!(events.last().unwrap().0, "response.completed");
+    let call = &completed["output"][1];
+    assert_eq!(call["type"], "function_call");
+    assert_eq!(call["call_id"], "call_w");
+    assert_eq!(call["name"], "get_weather");
+    assert_eq!(call["arguments"], "{\"city\":\"Oslo\"}");
+    let done = events
+        .iter()
+        .find(|(name, _)| name == "response.function_call_arguments.done")
+        .unwrap();
+    assert_eq!(done.1["output_index"], 1);
+    assert_eq!(Value::Array(replay(&events)), completed["output"]);
 }
 
 #[actix_web::test]
@@ -252,13 +376,12 @@ async fn a_failed_run_streams_its_error_before_a_failed_response() {
     let events = streamed(log, true).await;
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
     let error_at = names.iter().position(|name| *name == "error").unwrap();
-    let completed_at = names
-        .iter()
-        .position(|name| *name == "response.completed")
-        .unwrap();
-    assert!(error_at < completed_at, "{names:?}");
+    assert_eq!(names.last(), Some(&"response.failed"), "{names:?}");
+    assert!(!names.contains(&"response.completed"));
+    assert!(error_at < names.len() - 1, "{names:?}");
     assert_eq!(events[error_at].1["code"], "upstream_error");
-    let response = &events[completed_at].1["response"];
+    let response = &events.last().unwrap().1["response"];
     assert_eq!(response["status"], "failed");
+    assert_eq!(response["error"]["code"], "upstream_error");
     assert_eq!(response["output_text"], "Partial");
 }

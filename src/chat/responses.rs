@@ -1,0 +1,92 @@
+//! Stored Responses API responses (OpenAI's `store: true`): one row per run, in the chat the
+//! run belongs to, holding what was asked and, once the run ended, the response object. Every
+//! lookup is scoped to the owner.
+
+use chrono::Utc;
+use entities::ids::{ChatId, MessageId, ResponseId, RunId, UserId};
+use entities::{responses, runs};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+};
+use serde_json::Value;
+
+/// A response about to run.
+pub struct NewResponse {
+    pub id: ResponseId,
+    pub user_id: UserId,
+    pub chat_id: ChatId,
+    pub run_id: RunId,
+    pub previous_response_id: Option<ResponseId>,
+    pub request: Value,
+    pub input_items: Value,
+}
+
+/// The response id of a run.
+pub fn response_id(run_id: &RunId) -> ResponseId {
+    ResponseId::from_string(format!("resp_{}", run_id.as_str()))
+}
+
+pub async fn insert(db: &DatabaseConnection, new: NewResponse) -> Result<(), DbErr> {
+    responses::ActiveModel {
+        id: Set(new.id),
+        user_id: Set(new.user_id),
+        chat_id: Set(new.chat_id),
+        run_id: Set(new.run_id),
+        previous_response_id: Set(new.previous_response_id),
+        request: Set(new.request),
+        input_items: Set(new.input_items),
+        body: Set(None),
+        created_at: Set(Utc::now()),
+    }
+    .insert(db)
+    .await
+    .map(|_| ())
+}
+
+/// Records the finished response object.
+pub async fn finish(db: &DatabaseConnection, id: &ResponseId, body: Value) -> Result<(), DbErr> {
+    use sea_orm::sea_query::Expr;
+    responses::Entity::update_many()
+        .col_expr(responses::Column::Body, Expr::value(body))
+        .filter(responses::Column::Id.eq(id))
+        .exec(db)
+        .await
+        .map(|_| ())
+}
+
+/// The response if `owner` stored it.
+pub async fn get_owned(
+    db: &DatabaseConnection,
+    owner: &UserId,
+    id: &ResponseId,
+) -> Result<Option<responses::Model>, DbErr> {
+    responses::Entity::find_by_id(id.clone())
+        .filter(responses::Column::UserId.eq(owner))
+        .one(db)
+        .await
+}
+
+/// Deletes the response if `owner` stored it; the chat's messages stay.
+pub async fn delete_owned(
+    db: &DatabaseConnection,
+    owner: &UserId,
+    id: &ResponseId,
+) -> Result<bool, DbErr> {
+    let deleted = responses::Entity::delete_many()
+        .filter(responses::Column::Id.eq(id))
+        .filter(responses::Column::UserId.eq(owner))
+        .exec(db)
+        .await?;
+    Ok(deleted.rows_affected > 0)
+}
+
+/// The messages a run stored: the user message it answered and its answer, once there is one.
+pub async fn run_messages(
+    db: &DatabaseConnection,
+    run_id: &RunId,
+) -> Result<(Option<MessageId>, Option<MessageId>), DbErr> {
+    let run = runs::Entity::find_by_id(run_id.clone()).one(db).await?;
+    Ok(run
+        .map(|run| (run.user_message_id, run.assistant_message_id))
+        .unwrap_or_default())
+}

@@ -1,0 +1,557 @@
+//! A Responses API request as it arrives: its input items (read into chat messages), its tools
+//! (server-side ones, `file_search` over vector stores, and the client's functions), and what
+//! it asks of the run.
+
+use entities::ids::{ChatId, ResponseId};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::error::{AppError, AppResult};
+use crate::llm::wire::{
+    ChatMessage, ChatRequest, FunctionCall, MessageContent, Role, ToolCall, ToolDefinition,
+};
+use crate::supervisor::launch::{RunOptions, WebSearchOptions};
+
+/// Most input items one request may carry.
+const MAX_INPUT_ITEMS: usize = 2_000;
+/// Most client functions one request may offer (OpenAI's limit).
+const MAX_FUNCTIONS: usize = 128;
+/// Most vector stores one file_search tool may name.
+const MAX_VECTOR_STORES: usize = 16;
+/// Most `metadata` pairs, and their sizes (OpenAI's limits).
+const MAX_METADATA_PAIRS: usize = 16;
+const MAX_METADATA_KEY: usize = 64;
+const MAX_METADATA_VALUE: usize = 512;
+
+/// The `include` values OpenAI defines. `file_search_call.results` puts the passages' text in
+/// `file_search_call` items (seed 002); the others ask for things a Colloquy run does not make
+/// (logprobs, images, reasoning), and are accepted as asking for nothing more.
+pub const INCLUDE_VALUES: [&str; 8] = [
+    "file_search_call.results",
+    "web_search_call.results",
+    "web_search_call.action.sources",
+    "message.input_image.image_url",
+    "computer_call_output.output.image_url",
+    "code_interpreter_call.outputs",
+    "reasoning.encrypted_content",
+    "message.output_text.logprobs",
+];
+
+/// A conversation, as `conversation` names it: its id, or `{"id": …}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum ConversationRef {
+    Id(String),
+    Object { id: String },
+}
+
+impl ConversationRef {
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Id(id) | Self::Object { id } => id,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum Input {
+    Text(String),
+    Items(Vec<Value>),
+}
+
+#[derive(Deserialize)]
+pub struct ResponsesRequest {
+    pub model: Option<String>,
+    pub input: Option<Input>,
+    pub instructions: Option<String>,
+    #[serde(default)]
+    pub stream: bool,
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub max_output_tokens: Option<u32>,
+    #[serde(default)]
+    pub tools: Vec<Value>,
+    pub tool_choice: Option<Value>,
+    pub parallel_tool_calls: Option<bool>,
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// `{"format": {"type": "text" | "json_object" | "json_schema", ...}}`.
+    pub text: Option<Value>,
+    pub metadata: Option<Map<String, Value>>,
+    /// Stored unless `false` (OpenAI's default is to store).
+    pub store: Option<bool>,
+    pub previous_response_id: Option<ResponseId>,
+    pub conversation: Option<ConversationRef>,
+    /// Run as a turn of this stored chat (its history is the context).
+    pub x_chat_id: Option<ChatId>,
+    /// Everything else, refused by name when it is something Colloquy cannot honour.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A result of a client function call (`function_call_output`).
+pub struct FunctionOutput {
+    pub call_id: String,
+    pub output: String,
+}
+
+impl ResponsesRequest {
+    /// Refuses what cannot be honoured, before anything runs or is stored.
+    pub fn validate(&self) -> AppResult<()> {
+        if let Some(unknown) = self
+            .include
+            .iter()
+            .find(|value| !INCLUDE_VALUES.contains(&value.as_str()))
+        {
+            return Err(AppError::invalid(format!(
+                "include value {unknown:?} is not one OpenAI defines ({})",
+                INCLUDE_VALUES.join(", ")
+            )));
+        }
+        if self.previous_response_id.is_some() && self.conversation.is_some() {
+            return Err(AppError::invalid(
+                "previous_response_id and conversation cannot both be given",
+            ));
+        }
+        if self.store == Some(false) && self.conversation.is_some() {
+            return Err(AppError::invalid(
+                "store: false cannot be used with conversation: a conversation keeps its items",
+            ));
+        }
+        if self.extra.get("background").is_some_and(|v| *v == true) {
+            return Err(AppError::invalid(
+                "background responses are not supported: stream, or wait for the answer",
+            ));
+        }
+        if let Some(metadata) = &self.metadata {
+            check_metadata(metadata)?;
+        }
+        if let Some(format) = self.text.as_ref().map(|t| &t["format"])
+            && !format.is_null()
+            && !matches!(
+                format["type"].as_str(),
+                Some("text" | "json_object" | "json_schema")
+            )
+        {
+            return Err(AppError::invalid(
+                "text.format.type must be text, json_object or json_schema",
+            ));
+        }
+        self.functions()?;
+        Ok(())
+    }
+
+    /// The input as a list of items (a string is one user message).
+    pub fn input_items(&self) -> AppResult<Vec<Value>> {
+        let items = match &self.input {
+            None => Vec::new(),
+            Some(Input::Text(text)) => {
+                vec![json!({"type": "message", "role": "user", "content": text})]
+            }
+            Some(Input::Items(items)) => items.clone(),
+        };
+        if items.len() > MAX_INPUT_ITEMS {
+            return Err(AppError::invalid(format!(
+                "at most {MAX_INPUT_ITEMS} input items"
+            )));
+        }
+        Ok(items)
+    }
+
+    /// The client's functions, as chat tool definitions: at most `MAX_FUNCTIONS`, each named
+    /// once with 1-64 letters, digits, `_` or `-`.
+    pub fn functions(&self) -> AppResult<Vec<ToolDefinition>> {
+        let mut functions: Vec<ToolDefinition> = Vec::new();
+        for (index, tool) in self.tools.iter().enumerate() {
+            if tool["type"] != "function" {
+                continue;
+            }
+            let name = tool["name"].as_str().unwrap_or_default();
+            let valid = (1..=64).contains(&name.len())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return Err(AppError::invalid(format!(
+                    "tools[{index}] is a function whose name must be 1-64 letters, digits, _ or -"
+                )));
+            }
+            if functions.iter().any(|f| f.function.name == name) {
+                return Err(AppError::invalid(format!(
+                    "tools name the function {name} twice"
+                )));
+            }
+            let parameters = match &tool["parameters"] {
+                Value::Null => json!({"type": "object", "properties": {}}),
+                parameters => parameters.clone(),
+            };
+            functions.push(ToolDefinition::function(
+                name,
+                tool["description"].as_str().unwrap_or_default(),
+                parameters,
+            ));
+        }
+        if functions.len() > MAX_FUNCTIONS {
+            return Err(AppError::invalid(format!(
+                "at most {MAX_FUNCTIONS} functions per request"
+            )));
+        }
+        Ok(functions)
+    }
+
+    /// The vector stores the `file_search` tool names, if it names any.
+    pub fn vector_store_ids(&self) -> AppResult<Option<Vec<String>>> {
+        let Some(tool) = self.tools.iter().find(|t| t["type"] == "file_search") else {
+            return Ok(None);
+        };
+        let Some(ids) = tool["vector_store_ids"].as_array() else {
+            return Ok(None);
+        };
+        if ids.len() > MAX_VECTOR_STORES {
+            return Err(AppError::invalid(format!(
+                "file_search may name at most {MAX_VECTOR_STORES} vector stores"
+            )));
+        }
+        ids.iter()
+            .map(|id| {
+                id.as_str().map(str::to_string).ok_or_else(|| {
+                    AppError::invalid("file_search.vector_store_ids must be strings")
+                })
+            })
+            .collect::<AppResult<Vec<_>>>()
+            .map(Some)
+    }
+
+    pub fn asks_file_search(&self) -> bool {
+        self.tools.iter().any(|t| t["type"] == "file_search")
+    }
+
+    pub fn include_results(&self) -> bool {
+        self.include.iter().any(|v| v == "file_search_call.results")
+    }
+
+    /// What the run is asked: tools, sampling, the output format.
+    pub fn options(&self, default_model: &str) -> AppResult<RunOptions> {
+        let mut web_search = None;
+        for (index, tool) in self.tools.iter().enumerate() {
+            match tool["type"].as_str() {
+                Some("web_search_preview" | "web_search") => {
+                    web_search = Some(
+                        serde_json::from_value::<WebSearchOptions>(tool.clone()).map_err(
+                            |err| {
+                                AppError::invalid(format!("invalid {} tool: {err}", tool["type"]))
+                            },
+                        )?,
+                    );
+                }
+                Some("file_search" | "function") => {}
+                other => {
+                    return Err(AppError::invalid(format!(
+                        "tools[{index}]: type {} is not supported; Colloquy offers \
+                         web_search_preview (its server-side tools), file_search and function",
+                        other.unwrap_or("(missing)")
+                    )));
+                }
+            }
+        }
+        let mut template = ChatRequest::new(
+            self.model
+                .clone()
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| default_model.to_string()),
+            Vec::new(),
+        );
+        template.temperature = self.temperature;
+        template.top_p = self.top_p;
+        template.max_tokens = self.max_output_tokens;
+        template.tool_choice = self.tool_choice.as_ref().map(chat_tool_choice);
+        if let Some(parallel) = self.parallel_tool_calls {
+            template
+                .extra
+                .insert("parallel_tool_calls".into(), json!(parallel));
+        }
+        if let Some(format) = self.text.as_ref().map(|t| &t["format"])
+            && let Some(response_format) = response_format(format)
+        {
+            template
+                .extra
+                .insert("response_format".into(), response_format);
+        }
+        Ok(RunOptions {
+            tools_enabled: web_search.is_some(),
+            web_search,
+            template: Some(template),
+            client_tools: self.functions()?,
+            instructions: self.instructions.clone().filter(|i| !i.trim().is_empty()),
+            ..RunOptions::default()
+        })
+    }
+
+    /// The request as the response object echoes it.
+    pub fn echo(&self, model: &str) -> Value {
+        json!({
+            "model": model,
+            "instructions": self.instructions,
+            "max_output_tokens": self.max_output_tokens,
+            "temperature": self.temperature.unwrap_or(1.0),
+            "top_p": self.top_p.unwrap_or(1.0),
+            "tools": self.tools,
+            "tool_choice": self.tool_choice.clone().unwrap_or(json!("auto")),
+            "parallel_tool_calls": self.parallel_tool_calls.unwrap_or(true),
+            "text": self.text.clone().unwrap_or(json!({"format": {"type": "text"}})),
+            "metadata": self.metadata.clone().unwrap_or_default(),
+            "store": self.store != Some(false),
+            "truncation": "disabled",
+            "previous_response_id": self.previous_response_id,
+            "conversation": self.conversation.as_ref().map(|c| json!({"id": c.id()})),
+        })
+    }
+}
+
+/// OpenAI's `metadata`: at most 16 pairs of strings, keys of at most 64 characters and values
+/// of at most 512.
+pub fn check_metadata(metadata: &Map<String, Value>) -> AppResult<()> {
+    if metadata.len() > MAX_METADATA_PAIRS {
+        return Err(AppError::invalid(format!(
+            "metadata holds at most {MAX_METADATA_PAIRS} pairs"
+        )));
+    }
+    for (key, value) in metadata {
+        let fits = key.chars().count() <= MAX_METADATA_KEY
+            && value
+                .as_str()
+                .is_some_and(|v| v.chars().count() <= MAX_METADATA_VALUE);
+        if !fits {
+            return Err(AppError::invalid(format!(
+                "metadata {key:?}: keys are at most {MAX_METADATA_KEY} characters and values \
+                 strings of at most {MAX_METADATA_VALUE}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The Responses `tool_choice` in Chat Completions' words (a named function is
+/// `{"type": "function", "name"}` here, `{"type": "function", "function": {"name"}}` there).
+fn chat_tool_choice(choice: &Value) -> Value {
+    match choice["name"].as_str() {
+        Some(name) if choice["type"] == "function" => {
+            json!({"type": "function", "function": {"name": name}})
+        }
+        _ => choice.clone(),
+    }
+}
+
+/// `text.format` as Chat Completions' `response_format`.
+fn response_format(format: &Value) -> Option<Value> {
+    match format["type"].as_str()? {
+        "json_schema" => {
+            let mut schema = format.clone();
+            if let Some(fields) = schema.as_object_mut() {
+                fields.remove("type");
+            }
+            Some(json!({"type": "json_schema", "json_schema": schema}))
+        }
+        "json_object" => Some(json!({"type": "json_object"})),
+        _ => None,
+    }
+}
+
+/// The text of an input message's `content`: a string, or its text parts joined; images become
+/// image parts.
+fn message_content(content: &Value) -> AppResult<MessageContent> {
+    match content {
+        Value::String(text) => Ok(MessageContent::Text(text.clone())),
+        Value::Array(parts) => {
+            let mut out = Vec::with_capacity(parts.len());
+            let mut images = false;
+            for part in parts {
+                match part["type"].as_str() {
+                    Some("input_text" | "output_text" | "text" | "refusal") => {
+                        let text = part["text"].as_str().or(part["refusal"].as_str());
+                        out.push(json!({"type": "text", "text": text.unwrap_or_default()}));
+                    }
+                    Some("input_image") => {
+                        let Some(url) = part["image_url"].as_str() else {
+                            return Err(AppError::invalid(
+                                "input_image parts need an image_url (file_id images are not \
+                                 supported)",
+                            ));
+                        };
+                        images = true;
+                        let mut image = json!({"url": url});
+                        if let Some(detail) = part["detail"].as_str() {
+                            image["detail"] = json!(detail);
+                        }
+                        out.push(json!({"type": "image_url", "image_url": image}));
+                    }
+                    other => {
+                        return Err(AppError::invalid(format!(
+                            "content part type {} is not supported; use input_text or \
+                             input_image",
+                            other.unwrap_or("(missing)")
+                        )));
+                    }
+                }
+            }
+            if images {
+                Ok(MessageContent::Parts(out))
+            } else {
+                Ok(MessageContent::Text(MessageContent::Parts(out).text()))
+            }
+        }
+        _ => Err(AppError::invalid(
+            "a message's content is a string or a list of parts",
+        )),
+    }
+}
+
+/// The input items as chat messages: messages as they are, consecutive `function_call` items
+/// as one assistant message with tool calls, `function_call_output` as tool messages. Items a
+/// response put out that carry nothing for the model (`file_search_call`, `reasoning`) are
+/// skipped.
+pub fn messages_of(items: &[Value]) -> AppResult<Vec<ChatMessage>> {
+    let mut messages: Vec<ChatMessage> = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let kind = item["type"]
+            .as_str()
+            .unwrap_or(if item.get("role").is_some() {
+                "message"
+            } else {
+                ""
+            });
+        match kind {
+            "message" => {
+                let role: Role = serde_json::from_value(item["role"].clone()).map_err(|_| {
+                    AppError::invalid(format!(
+                        "input[{index}]: role must be user, assistant, system or developer"
+                    ))
+                })?;
+                if role == Role::Tool {
+                    return Err(AppError::invalid(format!(
+                        "input[{index}]: a tool's result is a function_call_output item"
+                    )));
+                }
+                messages.push(ChatMessage {
+                    role,
+                    content: Some(message_content(&item["content"])?),
+                    tool_calls: None,
+                    tool_call_id: None,
+                    name: None,
+                });
+            }
+            "function_call" => {
+                let (Some(call_id), Some(name)) = (item["call_id"].as_str(), item["name"].as_str())
+                else {
+                    return Err(AppError::invalid(format!(
+                        "input[{index}]: a function_call needs call_id and name"
+                    )));
+                };
+                let call = ToolCall {
+                    id: call_id.to_string(),
+                    kind: "function".into(),
+                    function: FunctionCall {
+                        name: name.to_string(),
+                        arguments: item["arguments"].as_str().unwrap_or("{}").to_string(),
+                    },
+                };
+                match messages.last_mut() {
+                    Some(last) if last.role == Role::Assistant && last.tool_calls.is_some() => {
+                        if let Some(calls) = last.tool_calls.as_mut() {
+                            calls.push(call);
+                        }
+                    }
+                    _ => messages.push(ChatMessage::assistant_with_tools(
+                        Some(String::new()),
+                        vec![call],
+                    )),
+                }
+            }
+            "function_call_output" => {
+                let Some(call_id) = item["call_id"].as_str() else {
+                    return Err(AppError::invalid(format!(
+                        "input[{index}]: a function_call_output needs call_id"
+                    )));
+                };
+                messages.push(ChatMessage::tool_result(
+                    call_id,
+                    output_text(&item["output"]),
+                ));
+            }
+            "file_search_call" | "web_search_call" | "reasoning" => {}
+            "item_reference" => {
+                return Err(AppError::invalid(format!(
+                    "input[{index}]: item_reference is not supported; continue with \
+                     previous_response_id or conversation instead"
+                )));
+            }
+            other => {
+                return Err(AppError::invalid(format!(
+                    "input[{index}]: item type {other:?} is not supported"
+                )));
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// A `function_call_output`'s output: a string, or its text parts joined.
+fn output_text(output: &Value) -> String {
+    match output {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The trailing `function_call_output` items of `items`, if the input ends with them.
+pub fn trailing_outputs(items: &[Value]) -> Vec<FunctionOutput> {
+    let mut outputs: Vec<FunctionOutput> = items
+        .iter()
+        .rev()
+        .take_while(|item| item["type"] == "function_call_output")
+        .map(|item| FunctionOutput {
+            call_id: item["call_id"].as_str().unwrap_or_default().to_string(),
+            output: output_text(&item["output"]),
+        })
+        .collect();
+    outputs.reverse();
+    outputs
+}
+
+/// The input items with the ids OpenAI's `input_items` list shows (`msg_…` for messages that
+/// came without one).
+pub fn with_ids(items: Vec<Value>, response_id: &ResponseId) -> Vec<Value> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut item)| {
+            if item.get("type").is_none() {
+                item["type"] = json!("message");
+            }
+            if item["type"] == "message" {
+                if let Value::String(text) = &item["content"] {
+                    let kind = if item["role"] == "assistant" {
+                        "output_text"
+                    } else {
+                        "input_text"
+                    };
+                    item["content"] = json!([{"type": kind, "text": text}]);
+                }
+                if item.get("status").is_none() {
+                    item["status"] = json!("completed");
+                }
+            }
+            if item.get("id").is_none_or(Value::is_null) {
+                item["id"] = json!(format!("msg_{}_{index}", response_id.as_str()));
+            }
+            item
+        })
+        .collect()
+}
