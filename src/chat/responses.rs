@@ -21,11 +21,6 @@ pub struct NewResponse {
     pub input_items: Value,
 }
 
-/// The response id of a run.
-pub fn response_id(run_id: &RunId) -> ResponseId {
-    ResponseId::from_string(format!("resp_{}", run_id.as_str()))
-}
-
 pub async fn insert(db: &DatabaseConnection, new: NewResponse) -> Result<(), DbErr> {
     responses::ActiveModel {
         id: Set(new.id),

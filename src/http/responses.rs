@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::auth::Principal;
-use crate::chat::responses::{self as stored, NewResponse, response_id};
+use crate::chat::responses::{self as stored, NewResponse};
 use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, Role};
@@ -250,16 +250,10 @@ async fn create(
         return Err(AppError::invalid("input must not be empty"));
     }
     let mut options = request.options(state.llm.default_model())?;
+    // Without vector_store_ids, file_search searches the documents of the chat the response
+    // runs in (seed 002), when it has some.
     if let Some(ids) = request.vector_store_ids()? {
         options.file_search = Some(stores_of(&state, &principal, &ids).await?);
-    } else if request.asks_file_search()
-        && request.x_chat_id.is_none()
-        && request.conversation.is_none()
-        && request.previous_response_id.is_none()
-    {
-        return Err(AppError::invalid(
-            "file_search needs vector_store_ids (or x_chat_id, to search that chat's documents)",
-        ));
     }
     let model = options
         .template
@@ -268,6 +262,10 @@ async fn create(
         .unwrap_or_default();
     let include_results = request.include_results();
     let mut echo = request.echo(&model);
+    // Before anything is stored: every message and the instructions within the length limit.
+    let mut all = messages_of(&items)?;
+    all.extend(request.instructions.clone().map(ChatMessage::system));
+    check_message_lengths(&state.config, &all)?;
     let target = target(&state, &principal, &request, &items, &mut options).await?;
     let launcher = &state.launcher;
     let (log, chat_id): (Arc<RunLog>, Option<ChatId>) = match target {
@@ -277,7 +275,6 @@ async fn create(
             history,
             content,
         } => {
-            check_message_length_all(&state, &history, &content)?;
             if !history.is_empty() {
                 state
                     .sessions
@@ -304,7 +301,6 @@ async fn create(
             (log, Some(chat_id))
         }
         Target::Unstored(messages) => {
-            check_message_lengths(&state.config, &messages)?;
             echo["store"] = json!(false);
             (
                 launch_ephemeral(launcher, &principal, messages, options)?,
@@ -312,7 +308,8 @@ async fn create(
             )
         }
     };
-    let id = response_id(&log.run_id);
+    // A fresh id each time: a run that continues after function outputs keeps its run id.
+    let id = ResponseId::generate();
     let frame = Frame {
         id: id.to_string(),
         echo: echo.clone(),
@@ -353,19 +350,6 @@ async fn create(
         return Err(super::completions::run_failure(&error));
     }
     Ok(HttpResponse::Ok().json(body))
-}
-
-fn check_message_length_all(
-    state: &AppState,
-    history: &[(MessageRole, String)],
-    content: &str,
-) -> AppResult<()> {
-    let mut messages: Vec<ChatMessage> = history
-        .iter()
-        .map(|(_, text)| ChatMessage::user(text.clone()))
-        .collect();
-    messages.push(ChatMessage::user(content));
-    check_message_lengths(&state.config, &messages)
 }
 
 /// Stores the response object when the run ends, whether or not a client still listens.

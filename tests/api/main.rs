@@ -29,6 +29,7 @@ mod openai_node;
 mod openai_python;
 mod real_server;
 mod research;
+mod responses_sdk;
 mod seed_examples;
 mod sign_in;
 mod sse;

@@ -50,10 +50,11 @@ fn event(kind: &str, mut payload: Value) -> Lifecycle {
 }
 
 impl Output {
-    pub fn new(log: &RunLog, include_results: bool) -> Self {
+    /// `seed` names the items (`msg_<seed>`, ...): the response's id without its prefix.
+    pub fn new(seed: &str, include_results: bool) -> Self {
         Self {
             include_results,
-            run_id: log.run_id.to_string(),
+            run_id: seed.to_string(),
             items: Vec::new(),
             messages: 0,
             text: String::new(),
@@ -319,6 +320,11 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// What the response's items are named after: its id without the `resp_`.
+    pub fn seed(&self) -> &str {
+        self.id.strip_prefix("resp_").unwrap_or(&self.id)
+    }
+
     /// The response before anything came: `in_progress`, no output.
     pub fn in_progress(&self, log: &RunLog) -> Value {
         self.object(log.created, "in_progress", json!([]), "")

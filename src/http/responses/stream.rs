@@ -104,7 +104,7 @@ fn step(
 /// The run as a Responses stream.
 pub fn stream(log: Arc<RunLog>, frame: Frame, include_results: bool) -> HttpResponse {
     let source = Arc::clone(&log);
-    let output = Output::new(&log, include_results);
+    let output = Output::new(frame.seed(), include_results);
     let frames = log
         .subscribe(0)
         .scan(
@@ -135,7 +135,7 @@ pub async fn collect(
     include_results: bool,
 ) -> Option<(Value, Option<crate::run::events::RunError>)> {
     let mut events = Box::pin(log.subscribe(0));
-    let mut output = Output::new(&log, include_results);
+    let mut output = Output::new(frame.seed(), include_results);
     let mut metadata: Map<String, Value> = Map::new();
     while let Some((_, event)) = events.next().await {
         output.observe(event.as_ref());

@@ -67,8 +67,7 @@ fn finished(stop_reason: StopReason, error: Option<RunError>) -> RunEvent {
 }
 
 fn output_of(events: &[RunEvent], include_results: bool) -> Value {
-    let log = log();
-    let mut output = Output::new(&log, include_results);
+    let mut output = Output::new("r1", include_results);
     for event in events {
         output.observe(event);
     }
@@ -143,7 +142,7 @@ fn a_run_that_made_nothing_still_answers_with_an_empty_message() {
 #[test]
 fn every_stop_reason_has_its_response_status() {
     let log = log();
-    let output = Output::new(&log, false);
+    let output = Output::new("r1", false);
     let usage = Usage::default();
     let status = |reason| frame().finished(&log, &output, reason, &usage, None);
     for reason in [
