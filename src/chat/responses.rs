@@ -85,3 +85,43 @@ pub async fn run_messages(
         .map(|run| (run.user_message_id, run.assistant_message_id))
         .unwrap_or_default())
 }
+
+/// The item `item_id` of one of `owner`'s stored responses (an output item, or an input item
+/// with that id), for an `item_reference`.
+pub async fn find_item(
+    db: &DatabaseConnection,
+    owner: &UserId,
+    item_id: &str,
+) -> Result<Option<Value>, DbErr> {
+    use sea_orm::{QueryOrder, QuerySelect};
+    let quoted = format!("%\"{}\"%", item_id.replace(['%', '_', '\\'], ""));
+    let rows = responses::Entity::find()
+        .filter(responses::Column::UserId.eq(owner))
+        .filter(
+            sea_orm::Condition::any()
+                .add(sea_orm::sea_query::Expr::cust_with_values(
+                    "CAST(body AS TEXT) LIKE $1",
+                    [quoted.clone()],
+                ))
+                .add(sea_orm::sea_query::Expr::cust_with_values(
+                    "CAST(input_items AS TEXT) LIKE $1",
+                    [quoted],
+                )),
+        )
+        .order_by_desc(responses::Column::CreatedAt)
+        .limit(8)
+        .all(db)
+        .await?;
+    for row in rows {
+        let lists = [row.body.map(|b| b["output"].clone()), Some(row.input_items)];
+        for list in lists.into_iter().flatten() {
+            if let Some(item) = list
+                .as_array()
+                .and_then(|items| items.iter().find(|i| i["id"] == item_id))
+            {
+                return Ok(Some(item.clone()));
+            }
+        }
+    }
+    Ok(None)
+}

@@ -238,6 +238,34 @@ async fn target(
     Ok(Target::Unstored(messages))
 }
 
+/// The input with each `item_reference` replaced by the stored item it names (an item of one
+/// of the caller's stored responses), as clients that keep `store` on send earlier items.
+async fn resolve_references(
+    state: &AppState,
+    principal: &Principal,
+    items: Vec<Value>,
+) -> AppResult<Vec<Value>> {
+    let mut resolved = Vec::with_capacity(items.len());
+    for item in items {
+        if item["type"] != "item_reference" {
+            resolved.push(item);
+            continue;
+        }
+        let id = item["id"]
+            .as_str()
+            .ok_or_else(|| AppError::invalid("an item_reference needs an id"))?;
+        let found = stored::find_item(&state.db, &principal.user_id, id)
+            .await?
+            .ok_or_else(|| {
+                AppError::invalid(format!(
+                    "item_reference {id}: no stored response has an item with this id"
+                ))
+            })?;
+        resolved.push(found);
+    }
+    Ok(resolved)
+}
+
 async fn create(
     principal: Principal,
     state: web::Data<AppState>,
@@ -245,7 +273,7 @@ async fn create(
 ) -> AppResult<HttpResponse> {
     let request = body.into_inner();
     request.validate()?;
-    let items = request.input_items()?;
+    let items = resolve_references(&state, &principal, request.input_items()?).await?;
     if items.is_empty() {
         return Err(AppError::invalid("input must not be empty"));
     }

@@ -11,12 +11,13 @@ use serde_json::{Value, json};
 use crate::fake_upstream::Reply;
 use crate::helpers::{run_client, spawn_app};
 
-const FILES: [&str; 5] = [
+const FILES: [&str; 6] = [
     "package.json",
     "package-lock.json",
     "openai_client.mjs",
     "vercel_ai.mjs",
     "seed_examples.mjs",
+    "responses_client.mjs",
 ];
 
 /// `target/node-clients/`, with the pinned clients installed and the current script.
@@ -30,7 +31,7 @@ pub fn node_clients() -> PathBuf {
     for name in FILES {
         std::fs::copy(source.join(name), target.join(name)).expect("copy the client files");
     }
-    if lock_changed || !target.join("node_modules/ai").exists() {
+    if lock_changed || !target.join("node_modules/@ai-sdk/openai").exists() {
         let installed = Command::new("npm")
             .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
             .current_dir(&target)

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, run_client, spawn_app};
+use crate::openai_node::node_clients;
 use crate::openai_python::python_with_openai;
 
 /// The texts of the messages an upstream request carried.
@@ -293,4 +294,67 @@ async fn another_user_finds_none_of_it(app: &TestApp, ids: &Value) {
     // The owner still has everything.
     let mine = app.get(&format!("/v1/responses/{}", id("response"))).await;
     assert_eq!(mine.status(), 200);
+}
+
+#[actix_web::test]
+async fn the_node_sdk_and_vercels_default_openai_provider_use_the_responses_api() {
+    let dir = tokio::task::spawn_blocking(node_clients).await.unwrap();
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::text("Hello there!"),
+        Reply::text("Hello there!"),
+        Reply::text("Nice to meet you, Ada."),
+        Reply::text("Your name is Ada."),
+        Reply::tool_call("call_n", "get_weather", json!({"city": "Oslo"})),
+        Reply::text("It is rainy in Oslo."),
+        Reply::tool_call("fs_n", "file_search", json!({"query": "design spec"})),
+        Reply::text("Compared."),
+        Reply::text("The code word is kestrel."),
+        Reply::text("Hello from Colloquy."),
+        Reply::tool_call("call_v", "get_weather", json!({"city": "Turku"})),
+        Reply::text("Overcast in Turku."),
+    ]);
+    let mut command = Command::new("node");
+    command.arg("responses_client.mjs").current_dir(dir);
+    let seen = run_client(&app, command).await;
+    assert_eq!(seen["stream_equals_plain"], true, "{seen}");
+    assert_eq!(seen["stream_text"], "Hello there!");
+    assert_eq!(seen["second_text"], "Your name is Ada.");
+    let continued = texts(&request_ending(&app, "What is my name?"));
+    assert!(
+        continued.iter().any(|t| t == "Nice to meet you, Ada."),
+        "{continued:?}"
+    );
+    assert_eq!(seen["call"], json!(["get_weather", {"city": "Oslo"}]));
+    assert_eq!(seen["function_answer"], "It is rainy in Oslo.");
+    assert_eq!(seen["search"], json!(["spec.md"]));
+    let seed000: Vec<&str> = seen["seed000_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert!(
+        seed000.contains(&"response.file_search_call.completed"),
+        "{seed000:?}"
+    );
+    assert_eq!(seed000.last(), Some(&"response.completed"));
+    assert_eq!(seen["conversation_text"], "The code word is kestrel.");
+    let coded = texts(&request_ending(&app, "What is the code word?"));
+    assert!(coded.iter().any(|t| t.contains("kestrel")), "{coded:?}");
+    // Vercel's default provider: no error parts ("text part … not found" before), and its tool
+    // round trip, whose earlier items it sends back by reference.
+    assert_eq!(seen["vercel_errors"], json!([]), "{seen}");
+    assert_eq!(seen["vercel_text"], "Hello from Colloquy.");
+    assert_eq!(seen["vercel_tool_ran_with"], json!(["Turku"]));
+    assert_eq!(seen["vercel_tool_answer"], "Overcast in Turku.");
+    let last = app.upstream.received().last().unwrap().body.clone();
+    let messages = last["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["role"], "tool");
+    assert!(
+        messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("overcast")
+    );
 }

@@ -480,12 +480,6 @@ pub fn messages_of(items: &[Value]) -> AppResult<Vec<ChatMessage>> {
                 ));
             }
             "file_search_call" | "web_search_call" | "reasoning" => {}
-            "item_reference" => {
-                return Err(AppError::invalid(format!(
-                    "input[{index}]: item_reference is not supported; continue with \
-                     previous_response_id or conversation instead"
-                )));
-            }
             other => {
                 return Err(AppError::invalid(format!(
                     "input[{index}]: item type {other:?} is not supported"
