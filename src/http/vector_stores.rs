@@ -291,10 +291,10 @@ async fn list_files(
     query: web::Query<ListQuery>,
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
-    let files: Vec<Value> = state
-        .workspace
-        .list(&chat.id)
-        .await?
+    let mut documents = state.workspace.list(&chat.id).await?;
+    // Oldest first (ids are time-ordered), as `page` expects.
+    documents.sort_by(|a, b| a.id.cmp(&b.id));
+    let files: Vec<Value> = documents
         .iter()
         .map(|doc| file_object(&state, doc))
         .collect();

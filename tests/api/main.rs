@@ -30,6 +30,7 @@ mod openai_python;
 mod real_server;
 mod research;
 mod responses_sdk;
+mod responses_state;
 mod seed_examples;
 mod sign_in;
 mod sse;

@@ -1,0 +1,412 @@
+//! The Responses API's state and its edges over plain HTTP: `store: false` keeps nothing,
+//! what is forwarded (`text.format`, sampling) and echoed (`metadata`), refusals, the stream's
+//! headers and numbering, a UI chat used as a conversation and as a vector store, and the
+//! files and vector stores' limits and lifecycle.
+
+use reqwest::Method;
+use sea_orm::{EntityTrait, PaginatorTrait};
+use serde_json::{Value, json};
+
+use crate::documents::{settled, upload};
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
+use crate::sse::read_all;
+
+async fn count<E: EntityTrait>(app: &TestApp) -> u64
+where
+    E::Model: Sync,
+{
+    E::find().count(&app.db).await.unwrap()
+}
+
+async fn upload_file(app: &TestApp, name: &str, bytes: &[u8], purpose: &str) -> reqwest::Response {
+    let form = reqwest::multipart::Form::new()
+        .text("purpose", purpose.to_string())
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes.to_vec()).file_name(name.to_string()),
+        );
+    app.request(Method::POST, "/v1/files")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn store_false_keeps_nothing_and_the_request_reaches_the_model_as_asked() {
+    let app = spawn_app().await;
+    app.upstream
+        .script([Reply::text("{\"ok\": true}"), Reply::text("Hi.")]);
+    let schema = json!({"type": "json_schema", "name": "answer", "strict": true,
+        "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}});
+    let response = app
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "fake-model", "input": "Is it ok?", "store": false,
+                    "text": {"format": schema}, "temperature": 0.2, "max_output_tokens": 50,
+                    "metadata": {"ticket": "T-1"}, "include": ["reasoning.encrypted_content"]}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["store"], false);
+    assert_eq!(body["metadata"], json!({"ticket": "T-1"}));
+    assert_eq!(body["output_text"], "{\"ok\": true}");
+    assert!(body.get("x_chat_id").is_none());
+    let sent = &app.upstream.received()[0].body;
+    assert_eq!(sent["response_format"]["type"], "json_schema");
+    assert_eq!(sent["response_format"]["json_schema"]["name"], "answer");
+    assert_eq!(sent["max_tokens"], 50);
+    assert!((sent["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6);
+    // Nothing was kept: no chat, no message, no stored response.
+    assert_eq!(count::<entities::chats::Entity>(&app).await, 0);
+    assert_eq!(count::<entities::messages::Entity>(&app).await, 0);
+    assert_eq!(count::<entities::responses::Entity>(&app).await, 0);
+    let id = body["id"].as_str().unwrap();
+    assert_eq!(app.get(&format!("/v1/responses/{id}")).await.status(), 404);
+
+    // Stored (the default): a chat and a response, retrievable.
+    let stored: Value = app
+        .post_json("/v1/responses", &json!({"input": "Hello"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(stored["store"], true);
+    let id = stored["id"].as_str().unwrap();
+    let again = eventually(
+        "the stored response",
+        std::time::Duration::from_secs(10),
+        || {
+            let app = &app;
+            async move {
+                let body: Value = app
+                    .get(&format!("/v1/responses/{id}"))
+                    .await
+                    .json()
+                    .await
+                    .ok()?;
+                (body["status"] == "completed").then_some(body)
+            }
+        },
+    )
+    .await;
+    assert_eq!(again["output_text"], "Hi.");
+    assert_eq!(again["x_chat_id"], stored["x_chat_id"]);
+}
+
+#[actix_web::test]
+async fn what_cannot_be_honoured_is_refused_by_name() {
+    let app = spawn_app().await;
+    for (body, words) in [
+        (
+            json!({"input": "x", "include": ["nonsense.value"]}),
+            "include",
+        ),
+        (
+            json!({"input": "x", "previous_response_id": "resp_1", "conversation": "c"}),
+            "cannot both",
+        ),
+        (
+            json!({"input": "x", "tools": [{"type": "computer_use_preview"}]}),
+            "not supported",
+        ),
+        (
+            json!({"input": "x", "tools": [{"type": "function", "name": "bad name!"}]}),
+            "name",
+        ),
+        (
+            json!({"input": "x", "text": {"format": {"type": "yaml"}}}),
+            "text.format",
+        ),
+        (json!({"input": "x", "metadata": {"k": 1}}), "metadata"),
+        (
+            json!({"input": [{"type": "item_reference", "id": "msg_nope"}]}),
+            "item_reference",
+        ),
+        (
+            json!({"input": "x", "previous_response_id": "resp_nope"}),
+            "response",
+        ),
+        (json!({"input": []}), "input"),
+        (json!({"input": "x", "background": true}), "background"),
+    ] {
+        let response = app.post_json("/v1/responses", &body).await;
+        let status = response.status().as_u16();
+        let error = error_body(response).await;
+        assert!(status == 400 || status == 404, "{body}: {status}");
+        let message = error["message"].as_str().unwrap_or_default().to_lowercase();
+        assert!(message.contains(words), "{body}: {error}");
+    }
+    assert!(app.upstream.received().is_empty(), "nothing ran");
+    assert_eq!(count::<entities::responses::Entity>(&app).await, 0);
+}
+
+#[actix_web::test]
+async fn a_stream_is_numbered_unbuffered_and_ends_failed_when_the_run_fails() {
+    let app = spawn_app().await;
+    app.upstream
+        .script([Reply::text("Fine."), Reply::status(400, "bad request")]);
+    let response = app
+        .post_json("/v1/responses", &json!({"input": "Hi", "stream": true}))
+        .await;
+    assert_eq!(response.headers()["x-accel-buffering"], "no");
+    assert_eq!(response.headers()["cache-control"], "no-cache");
+    let frames = read_all(response).await;
+    let payloads: Vec<Value> = frames.iter().map(|f| f.json()).collect();
+    for (n, payload) in payloads.iter().enumerate() {
+        assert_eq!(payload["sequence_number"], n, "{payload}");
+    }
+    let kinds: Vec<&str> = payloads
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"x_chat.metadata"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"response.completed"));
+
+    let failed = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": "Again", "stream": true, "store": false}),
+        )
+        .await;
+    let frames = read_all(failed).await;
+    let kinds: Vec<String> = frames
+        .iter()
+        .map(|f| f.json()["type"].as_str().unwrap().to_string())
+        .collect();
+    assert!(kinds.contains(&"error".to_string()), "{kinds:?}");
+    assert_eq!(kinds.last().map(String::as_str), Some("response.failed"));
+    assert!(!kinds.contains(&"response.completed".to_string()));
+}
+
+#[actix_web::test]
+async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store() {
+    let app = spawn_app().await;
+    let chat = app.new_chat().await;
+    app.upstream
+        .script([Reply::text("Noted."), Reply::text("You said hello.")]);
+    app.send_text(&chat, "hello").await;
+
+    // The chat as a conversation: its items are its messages, and a response continues it.
+    let conversation: Value = app
+        .get(&format!("/v1/conversations/{chat}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(conversation["object"], "conversation");
+    let items: Value = app
+        .get(&format!("/v1/conversations/{chat}/items?order=asc"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let roles: Vec<&str> = items["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    let continued: Value = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": "What did I say?", "conversation": chat}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(continued["output_text"], "You said hello.");
+    assert_eq!(continued["conversation"]["id"], chat.as_str());
+    let sent = app.upstream.received().last().unwrap().body.clone();
+    assert!(
+        sent.to_string().contains("hello"),
+        "the chat's history: {sent}"
+    );
+
+    // Its documents are a vector store, named in the documents list.
+    let uploaded = upload(
+        &app,
+        &chat,
+        "notes.md",
+        b"Kestrels hover over meadows.".to_vec(),
+    )
+    .await;
+    assert_eq!(uploaded.status(), 201);
+    let list = settled(&app, &chat).await;
+    let store = list["vector_store_id"].as_str().unwrap().to_string();
+    assert_eq!(store, format!("vs_{chat}"));
+    let found: Value = app
+        .post_json(
+            &format!("/v1/vector_stores/{store}/search"),
+            &json!({"query": "kestrels", "max_num_results": 3}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(found["object"], "vector_store.search_results.page");
+    assert_eq!(found["data"][0]["filename"], "notes.md");
+    assert!(
+        found["data"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Kestrels")
+    );
+    let score = found["data"][0]["score"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&score));
+    let described: Value = app
+        .get(&format!("/v1/vector_stores/{store}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(described["file_counts"]["completed"], 1);
+    // Deleting the store empties the chat's documents; the chat stays.
+    let deleted = app
+        .request(Method::DELETE, &format!("/v1/vector_stores/{store}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(settled(&app, &chat).await["documents"], json!([]));
+    assert_eq!(
+        app.get(&format!("/v1/conversations/{chat}")).await.status(),
+        200
+    );
+}
+
+#[actix_web::test]
+async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status() {
+    let app = spawn_app_with(|config| {
+        config.documents.max_file_bytes = 1_000;
+        config.documents.max_files_per_chat = 2;
+    })
+    .await;
+    let too_big = upload_file(&app, "big.txt", &[b'a'; 1_001], "assistants").await;
+    assert_eq!(too_big.status(), 413);
+    assert_eq!(error_body(too_big).await["code"], "file_too_large");
+    let bad_purpose = upload_file(&app, "a.txt", b"text", "fine-tune").await;
+    assert_eq!(bad_purpose.status(), 400);
+    assert_eq!(
+        count::<entities::files::Entity>(&app).await,
+        0,
+        "nothing kept"
+    );
+
+    let mut ids = Vec::new();
+    for (name, bytes) in [
+        ("one.md", b"First file about owls.".to_vec()),
+        ("two.md", b"Second file about hawks.".to_vec()),
+        ("three.md", b"Third file about eagles.".to_vec()),
+        // A PDF that is not one: processing fails, and the store says so.
+        ("broken.pdf", b"%PDF-1.7\nthis is not really a PDF".to_vec()),
+    ] {
+        let response = upload_file(&app, name, &bytes, "user_data").await;
+        assert_eq!(response.status(), 200);
+        let file: Value = response.json().await.unwrap();
+        assert_eq!(file["object"], "file");
+        assert_eq!(file["bytes"], bytes.len());
+        ids.push(file["id"].as_str().unwrap().to_string());
+    }
+    let content = app.get(&format!("/v1/files/{}/content", ids[0])).await;
+    assert_eq!(
+        content.bytes().await.unwrap().as_ref(),
+        b"First file about owls."
+    );
+
+    let store: Value = app
+        .post_json(
+            "/v1/vector_stores",
+            &json!({"name": "Birds", "file_ids": [ids[0], ids[3]],
+            "metadata": {"team": "birds"}}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let store_id = store["id"].as_str().unwrap().to_string();
+    assert_eq!(store["name"], "Birds");
+    assert_eq!(store["metadata"], json!({"team": "birds"}));
+    let files = eventually(
+        "the store's files settling",
+        std::time::Duration::from_secs(60),
+        || {
+            let (app, store_id) = (&app, &store_id);
+            async move {
+                let files: Value = app
+                    .get(&format!("/v1/vector_stores/{store_id}/files?order=asc"))
+                    .await
+                    .json()
+                    .await
+                    .ok()?;
+                let settled = files["data"]
+                    .as_array()?
+                    .iter()
+                    .all(|f| f["status"] != "in_progress");
+                settled.then_some(files)
+            }
+        },
+    )
+    .await;
+    let statuses: Vec<(&str, &str)> = files["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [(ids[0].as_str(), "completed"), (ids[3].as_str(), "failed")]
+    );
+    assert!(files["data"][1]["last_error"]["message"].is_string());
+
+    // The store holds at most max_files_per_chat.
+    let full = app
+        .post_json(
+            &format!("/v1/vector_stores/{store_id}/files"),
+            &json!({"file_id": ids[1]}),
+        )
+        .await;
+    assert_eq!(full.status(), 409, "{:?}", full.text().await);
+
+    // A file removed from the store is no longer found; the file itself stays.
+    let removed = app
+        .request(
+            Method::DELETE,
+            &format!("/v1/vector_stores/{store_id}/files/{}", ids[0]),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(removed.status(), 200);
+    let found: Value = app
+        .post_json(
+            &format!("/v1/vector_stores/{store_id}/search"),
+            &json!({"query": "owls"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(found["data"], json!([]));
+    assert_eq!(
+        app.get(&format!("/v1/files/{}", ids[0])).await.status(),
+        200
+    );
+    let listed: Value = app.get("/v1/vector_stores").await.json().await.unwrap();
+    assert_eq!(listed["data"][0]["id"], store_id.as_str());
+    let deleted = app
+        .request(Method::DELETE, &format!("/v1/files/{}", ids[0]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(
+        app.get(&format!("/v1/files/{}", ids[0])).await.status(),
+        404
+    );
+}
