@@ -280,7 +280,7 @@ async fn another_user_finds_none_of_it(app: &TestApp, ids: &Value) {
                 "vector_store_ids": [id("store")]}]}),
         ),
         (
-            format!("/v1/vector_stores"),
+            "/v1/vector_stores".to_string(),
             json!({"name": "mine", "file_ids": [id("file")]}),
         ),
     ] {

@@ -223,10 +223,6 @@ impl ResponsesRequest {
             .map(Some)
     }
 
-    pub fn asks_file_search(&self) -> bool {
-        self.tools.iter().any(|t| t["type"] == "file_search")
-    }
-
     pub fn include_results(&self) -> bool {
         self.include.iter().any(|v| v == "file_search_call.results")
     }
