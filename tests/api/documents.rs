@@ -343,20 +343,27 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     let list = settled(&app, &chat).await;
     let spec_id = by_name(&list, "api-design-spec.md")["artifact_id"].clone();
 
-    // file_search needs a chat, and include values are checked.
+    // Without a chat or vector stores, file_search is the new chat's own: no documents there,
+    // so the model is not offered it (seed 002's request as written runs). An unknown vector
+    // store is 404, and include values are checked.
+    app.upstream
+        .script([Reply::text("There are no documents here.")]);
     let no_chat = app
         .post_json(
             "/v1/responses",
             &json!({"input": "hi", "tools": [{"type": "file_search"}]}),
         )
         .await;
-    assert_eq!(no_chat.status(), 400);
-    assert!(
-        error_body(no_chat).await["message"]
-            .as_str()
-            .unwrap()
-            .contains("x_chat_id")
-    );
+    assert_eq!(no_chat.status(), 200);
+    let offered = app.upstream.received()[0].body["tools"].to_string();
+    assert!(!offered.contains("file_search"), "{offered}");
+    let unknown = app
+        .post_json(
+            "/v1/responses",
+            &json!({"input": "hi", "tools": [{"type": "file_search", "vector_store_ids": ["vs_nope"]}]}),
+        )
+        .await;
+    assert_eq!(unknown.status(), 404);
     let bad_include = app
         .post_json(
             "/v1/responses",
@@ -399,7 +406,7 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     assert_eq!(output[1]["type"], "message");
     assert_eq!(body["output_text"], "Keys go in the Authorization header.");
     // The model was offered file_search, and the turn is stored in the chat.
-    assert!(tool_names(&app.upstream.received()[0].body).contains(&"file_search".to_string()));
+    assert!(tool_names(&app.upstream.received()[1].body).contains(&"file_search".to_string()));
     let messages: Value = app
         .get(&format!("/chat/api/{chat}/messages"))
         .await
