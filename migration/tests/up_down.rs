@@ -433,7 +433,10 @@ async fn existing_chats_get_their_owners_default_agent() -> Result<(), DbErr> {
         dir.path().join("before.db").display()
     );
     let db = Database::connect(&url).await?;
-    let before_agents = Migrator::migrations().len() as u32 - 1;
+    let before_agents = Migrator::migrations()
+        .iter()
+        .position(|m| m.name().contains("agent_defaults"))
+        .expect("the agent defaults migration") as u32;
     Migrator::up(&db, Some(before_agents)).await?;
     for sql in [
         "INSERT INTO users (id, username, is_admin, created_at) \
