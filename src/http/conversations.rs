@@ -1,7 +1,7 @@
 //! OpenAI's Conversations API over Colloquy's chats: a conversation is a chat (its id is the
 //! chat's), so one made here opens in the UI and a chat from the UI continues here. Its items
 //! are the messages of the chat's active branch. `conversation` on `POST /v1/responses` runs a
-//! turn in it.
+//! turn in it. Deleting an item deletes its message, when nothing follows it.
 
 use actix_web::{HttpResponse, web};
 use entities::ids::{ChatId, MessageId};
@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::responses::{ListQuery, check_metadata};
 use crate::auth::Principal;
-use crate::chat::session::{GetActivePath, ImportHistory};
+use crate::chat::session::{GetActivePath, ImportHistory, RemoveLeaf};
 use crate::chat::tree::MessageNode;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
@@ -29,6 +29,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route(
             "/v1/conversations/{id}/items/{item_id}",
             web::get().to(get_item),
+        )
+        .route(
+            "/v1/conversations/{id}/items/{item_id}",
+            web::delete().to(delete_item),
         );
 }
 
@@ -277,4 +281,34 @@ async fn get_item(
         .find(|i| i["id"] == item_id.as_str())
         .map(|item| HttpResponse::Ok().json(item))
         .ok_or(AppError::NotFound("conversation item"))
+}
+
+/// Deletes an item nothing follows (the last message of a branch); answers with the
+/// conversation, as OpenAI's does.
+async fn delete_item(
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(ChatId, MessageId)>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, item_id) = path.into_inner();
+    let chat = owned(&state, &principal, &chat_id).await?;
+    if !state.runs.live_in_chat(&chat.id).is_empty() {
+        return Err(AppError::Conflict(
+            "a response is running in this conversation; delete items once it has finished".into(),
+        ));
+    }
+    state
+        .sessions
+        .session(&chat.id)
+        .send(RemoveLeaf {
+            message_id: item_id,
+        })
+        .await?
+        .map_err(|err| match err {
+            crate::chat::session::ChatError::Tree(
+                crate::chat::tree::TreeError::UnknownMessage(_),
+            ) => AppError::NotFound("conversation item"),
+            other => other.into(),
+        })?;
+    Ok(HttpResponse::Ok().json(object(&chat)))
 }

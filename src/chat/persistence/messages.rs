@@ -127,6 +127,24 @@ pub(super) async fn insert_nodes<C: sea_orm::ConnectionTrait>(
     Ok(())
 }
 
+/// Deletes a message nothing follows, and sets the chat's active leaf, in one transaction.
+pub async fn delete_leaf(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+    message_id: &MessageId,
+    active_leaf: Option<&MessageId>,
+) -> Result<(), DbErr> {
+    use sea_orm::TransactionTrait;
+    let txn = db.begin().await?;
+    entities::messages::Entity::delete_many()
+        .filter(entities::messages::Column::Id.eq(message_id))
+        .filter(entities::messages::Column::ChatId.eq(chat_id))
+        .exec(&txn)
+        .await?;
+    set_active_leaf_in(&txn, chat_id, active_leaf).await?;
+    txn.commit().await
+}
+
 pub async fn set_active_leaf(
     db: &DatabaseConnection,
     chat_id: &ChatId,

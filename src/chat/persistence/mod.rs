@@ -19,8 +19,8 @@ use crate::config::ContextStrategy;
 use crate::error::AppError;
 
 pub use messages::{
-    HistorySummary, history_summary, load_messages, set_active_leaf, store_history_summary,
-    store_messages,
+    HistorySummary, delete_leaf, history_summary, load_messages, set_active_leaf,
+    store_history_summary, store_messages,
 };
 pub use runs::{
     FinishedRun, MAX_RECORDED_TOOL_CALLS, NewRun, RunRecord, ToolCallRecord, append_tool_calls,

@@ -3,7 +3,7 @@
 
 use actix::prelude::*;
 
-use super::messages::{GetActivePath, GetTree, ImportHistory, SwitchBranch};
+use super::messages::{GetActivePath, GetTree, ImportHistory, RemoveLeaf, SwitchBranch};
 use super::{ChatError, ChatSession};
 use crate::chat::persistence;
 use entities::ids::MessageId;
@@ -50,6 +50,52 @@ impl Handler<ImportHistory> for ChatSession {
             self.persist(nodes, leaf)
                 .map(move |result, _, _| result.map(|()| parent)),
         ))
+    }
+}
+
+impl Handler<RemoveLeaf> for ChatSession {
+    type Result = AtomicResponse<Self, Result<(), ChatError>>;
+
+    fn handle(&mut self, msg: RemoveLeaf, _: &mut Self::Context) -> Self::Result {
+        use crate::chat::tree::TreeError;
+        self.touch();
+        let id = msg.message_id;
+        let checked = match self.tree.get(&id) {
+            None => Err(TreeError::UnknownMessage(id.clone())),
+            Some(_) if !self.tree.children(Some(&id)).is_empty() => {
+                Err(TreeError::HasReplies(id.clone()))
+            }
+            Some(node) => Ok(node.parent_id.clone()),
+        };
+        let parent = match checked {
+            Ok(parent) => parent,
+            Err(err) => return AtomicResponse::new(Box::pin(fut::ready(Err(err.into())))),
+        };
+        let was_active = self.tree.active_leaf() == Some(&id);
+        let leaf = if was_active {
+            parent
+        } else {
+            self.tree.active_leaf().cloned()
+        };
+        let db = self.db.clone();
+        let chat_id = self.chat_id.clone();
+        let (removed, stored_leaf) = (id.clone(), leaf.clone());
+        AtomicResponse::new(
+            Box::pin(
+                async move {
+                    persistence::delete_leaf(&db, &chat_id, &removed, stored_leaf.as_ref()).await
+                }
+                .into_actor(self)
+                .map(move |result, act, _| {
+                    result?;
+                    act.tree.remove_subtree(&id)?;
+                    if let Some(leaf) = leaf {
+                        act.tree.switch_to(&leaf)?;
+                    }
+                    Ok(())
+                }),
+            ),
+        )
     }
 }
 

@@ -136,6 +136,14 @@ pub struct ImportHistory {
     pub messages: Vec<(MessageRole, String)>,
 }
 
+/// Deletes a message nothing follows (a conversation item); if it was the active leaf, its
+/// parent becomes the active leaf.
+#[derive(Message)]
+#[rtype(result = "Result<(), ChatError>")]
+pub struct RemoveLeaf {
+    pub message_id: MessageId,
+}
+
 /// The active branch, root first.
 #[derive(Message)]
 #[rtype(result = "Vec<MessageNode>")]

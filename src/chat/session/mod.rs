@@ -29,8 +29,8 @@ mod turns;
 
 pub use messages::{
     BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, LoadHistorySummary, PauseTurn,
-    RecordToolCalls, ResumeTurn, SaveDeepThink, SaveDraft, StoreHistorySummary, SwitchBranch, Turn,
-    TurnStarted,
+    RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink, SaveDraft, StoreHistorySummary,
+    SwitchBranch, Turn, TurnStarted,
 };
 
 const IDLE_CHECK_EVERY: Duration = Duration::from_secs(5);

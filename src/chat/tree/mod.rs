@@ -62,6 +62,9 @@ pub enum TreeError {
     /// A message with this id is already in the tree.
     #[error("duplicate message id '{0}'")]
     DuplicateId(MessageId),
+    /// The message has replies (only a message nothing follows can be removed alone).
+    #[error("message '{0}' has replies: only the last message of a branch can be deleted")]
+    HasReplies(MessageId),
     /// The message's parent is not in the tree; carries the missing parent's id.
     #[error("unknown parent message '{0}'")]
     UnknownParent(MessageId),
