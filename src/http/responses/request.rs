@@ -545,3 +545,104 @@ pub fn with_ids(items: Vec<Value>, response_id: &ResponseId) -> Vec<Value> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_items_become_the_messages_a_model_reads() {
+        let items = vec![
+            json!({"role": "developer", "content": "Be brief."}),
+            json!({"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "What is this?"},
+                {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "low"}]}),
+            json!({"type": "function_call", "call_id": "a", "name": "look", "arguments": "{\"x\":1}"}),
+            json!({"type": "function_call", "call_id": "b", "name": "look", "arguments": "{}"}),
+            json!({"type": "function_call_output", "call_id": "a", "output": "a cat"}),
+            json!({"type": "file_search_call", "id": "fs_1", "status": "completed"}),
+            json!({"type": "function_call_output", "call_id": "b",
+                   "output": [{"type": "input_text", "text": "a hat"}]}),
+        ];
+        let messages = messages_of(&items).unwrap();
+        let roles: Vec<Role> = messages.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::Developer,
+                Role::User,
+                Role::Assistant,
+                Role::Tool,
+                Role::Tool
+            ]
+        );
+        let Some(MessageContent::Parts(parts)) = &messages[1].content else {
+            panic!("an image keeps its parts");
+        };
+        assert_eq!(parts[1]["image_url"]["url"], "data:image/png;base64,AAAA");
+        assert_eq!(parts[1]["image_url"]["detail"], "low");
+        let calls = messages[2].tool_calls.as_ref().unwrap();
+        assert_eq!(
+            calls.len(),
+            2,
+            "consecutive calls are one assistant message"
+        );
+        assert_eq!(calls[0].function.arguments, "{\"x\":1}");
+        assert_eq!(messages[4].text(), "a hat");
+        let outputs = trailing_outputs(&items);
+        assert_eq!(outputs.len(), 1, "only the trailing outputs");
+        assert_eq!(outputs[0].call_id, "b");
+        assert!(messages_of(&[json!({"type": "computer_call"})]).is_err());
+        assert!(messages_of(&[json!({"role": "tool", "content": "x"})]).is_err());
+        assert!(
+            messages_of(&[json!({"role": "user", "content": [{"type": "input_file"}]})]).is_err()
+        );
+    }
+
+    #[test]
+    fn formats_and_tool_choices_are_said_in_chat_completions_words() {
+        let format = json!({"type": "json_schema", "name": "n", "schema": {"type": "object"},
+            "strict": true});
+        assert_eq!(
+            response_format(&format),
+            Some(json!({"type": "json_schema", "json_schema": {"name": "n",
+                "schema": {"type": "object"}, "strict": true}}))
+        );
+        assert_eq!(response_format(&json!({"type": "text"})), None);
+        assert_eq!(
+            chat_tool_choice(&json!({"type": "function", "name": "look"})),
+            json!({"type": "function", "function": {"name": "look"}})
+        );
+        assert_eq!(chat_tool_choice(&json!("required")), json!("required"));
+    }
+
+    #[test]
+    fn input_items_get_ids_and_typed_content_for_listing() {
+        let id = ResponseId::from_string("resp_x");
+        let items = with_ids(
+            vec![
+                json!({"role": "user", "content": "hi"}),
+                json!({"type": "function_call_output", "call_id": "c", "output": "ok", "id": "fco_1"}),
+            ],
+            &id,
+        );
+        assert_eq!(items[0]["id"], "msg_resp_x_0");
+        assert_eq!(items[0]["type"], "message");
+        assert_eq!(
+            items[0]["content"],
+            json!([{"type": "input_text", "text": "hi"}])
+        );
+        assert_eq!(items[1]["id"], "fco_1", "an id the client gave stays");
+    }
+
+    #[test]
+    fn metadata_keeps_openais_limits() {
+        let mut metadata = Map::new();
+        metadata.insert("k".into(), json!("v"));
+        assert!(check_metadata(&metadata).is_ok());
+        metadata.insert("n".into(), json!(1));
+        assert!(check_metadata(&metadata).is_err());
+        let many: Map<String, Value> = (0..17).map(|i| (format!("k{i}"), json!("v"))).collect();
+        assert!(check_metadata(&many).is_err());
+    }
+}
