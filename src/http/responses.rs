@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
 use entities::ids::{ChatId, ResponseId};
-use entities::messages::MessageRole;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -21,21 +20,24 @@ use crate::auth::Principal;
 use crate::chat::responses::{self as stored, NewResponse};
 use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
-use crate::llm::wire::{ChatMessage, Role};
+use crate::llm::wire::ChatMessage;
 use crate::run::log::RunLog;
 use crate::state::AppState;
-use crate::supervisor::launch::{
-    RunOptions, check_message_lengths, launch_chat_turn, launch_ephemeral,
-};
-use crate::supervisor::resume::{ToolResult, launch_tool_results};
+use crate::supervisor::launch::{check_message_lengths, launch_chat_turn, launch_ephemeral};
+use crate::supervisor::resume::launch_tool_results;
 
 mod encode;
+mod items;
 mod request;
 mod stream;
+mod target;
 
 use encode::Frame;
-use request::{ResponsesRequest, trailing_outputs, with_ids};
-pub use request::{check_metadata, messages_of};
+pub use items::messages_of;
+use items::with_ids;
+use request::ResponsesRequest;
+pub use request::check_metadata;
+use target::{Target, resolve_references, stores_of, target};
 
 pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     cfg.service(
@@ -50,220 +52,6 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
     .route("/v1/responses/{id}", web::get().to(retrieve))
     .route("/v1/responses/{id}", web::delete().to(remove))
     .route("/v1/responses/{id}/input_items", web::get().to(input_items));
-}
-
-/// Where a request's run goes.
-enum Target {
-    /// A turn of this chat, after the leading messages are added to it.
-    Turn {
-        chat_id: ChatId,
-        parent: Option<entities::ids::MessageId>,
-        history: Vec<(MessageRole, String)>,
-        content: String,
-    },
-    /// The results of the chat's waiting function calls.
-    ToolResults {
-        chat_id: ChatId,
-        results: Vec<ToolResult>,
-    },
-    /// No chat: the messages are the whole context.
-    Unstored(Vec<ChatMessage>),
-}
-
-/// The leading messages of a turn and its user message: system and developer messages become
-/// the run's instructions, user and assistant ones history; tool exchanges cannot be stored.
-fn split_turn(
-    messages: Vec<ChatMessage>,
-    options: &mut RunOptions,
-) -> AppResult<(Vec<(MessageRole, String)>, String)> {
-    let mut messages = messages;
-    let last = messages
-        .pop()
-        .filter(|m| m.role == Role::User && !m.text().trim().is_empty())
-        .ok_or_else(|| {
-            AppError::invalid(
-                "input must end with a user message with text (or with function_call_output \
-                 items answering the waiting function calls)",
-            )
-        })?;
-    let mut history = Vec::new();
-    let mut instructions: Vec<String> = options.instructions.take().into_iter().collect();
-    for message in messages {
-        if message.tool_calls.is_some() || message.role == Role::Tool {
-            return Err(AppError::invalid(
-                "function calls and their outputs in the input can only continue the response \
-                 that made them (with previous_response_id); send store: false to run a \
-                 conversation given whole",
-            ));
-        }
-        match message.role {
-            Role::System | Role::Developer => instructions.push(message.text()),
-            Role::User => history.push((MessageRole::User, message.text())),
-            Role::Assistant => history.push((MessageRole::Assistant, message.text())),
-            Role::Tool => {}
-        }
-    }
-    options.instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
-    Ok((history, last.text()))
-}
-
-/// Whether the messages can be kept in a chat: no tool exchanges, a user message with text last.
-fn storable(messages: &[ChatMessage]) -> bool {
-    messages
-        .iter()
-        .all(|m| m.tool_calls.is_none() && m.role != Role::Tool)
-        && messages
-            .last()
-            .is_some_and(|m| m.role == Role::User && !m.text().trim().is_empty())
-}
-
-/// The chats behind `vector_store_ids`, each checked to be the caller's.
-async fn stores_of(
-    state: &AppState,
-    principal: &Principal,
-    ids: &[String],
-) -> AppResult<Vec<ChatId>> {
-    let mut stores = Vec::with_capacity(ids.len());
-    for id in ids {
-        let chat_id =
-            super::vector_stores::chat_of(id).ok_or(AppError::NotFound("vector store"))?;
-        state
-            .chats
-            .get_owned(&principal.user_id, &chat_id)
-            .await
-            .map_err(|_| AppError::NotFound("vector store"))?;
-        stores.push(chat_id);
-    }
-    Ok(stores)
-}
-
-async fn target(
-    state: &AppState,
-    principal: &Principal,
-    request: &ResponsesRequest,
-    items: &[Value],
-    options: &mut RunOptions,
-) -> AppResult<Target> {
-    let outputs = trailing_outputs(items);
-    let results = || {
-        outputs
-            .iter()
-            .map(|o| ToolResult {
-                tool_call_id: o.call_id.clone(),
-                content: o.output.clone(),
-            })
-            .collect::<Vec<_>>()
-    };
-    let messages = messages_of(items)?;
-    if let Some(previous) = &request.previous_response_id {
-        if request.store == Some(false) {
-            return Err(AppError::invalid(
-                "previous_response_id continues a stored conversation: leave store on, or send \
-                 the whole conversation as input with store: false",
-            ));
-        }
-        let previous = stored::get_owned(&state.db, &principal.user_id, previous)
-            .await?
-            .ok_or(AppError::NotFound("response"))?;
-        if !outputs.is_empty() {
-            return Ok(Target::ToolResults {
-                chat_id: previous.chat_id,
-                results: results(),
-            });
-        }
-        let (history, content) = split_turn(messages, options)?;
-        if !history.is_empty() {
-            return Err(AppError::invalid(
-                "with previous_response_id, input holds the next user message (and any \
-                 instructions): the earlier turns are the stored response's",
-            ));
-        }
-        let (_, answer) = stored::run_messages(&state.db, &previous.run_id).await?;
-        let answer = answer.ok_or_else(|| {
-            AppError::invalid(
-                "the previous response has no answer to continue from yet: wait until it \
-                 finished, or send the function_call_output items it waits for",
-            )
-        })?;
-        return Ok(Target::Turn {
-            chat_id: previous.chat_id,
-            parent: Some(answer),
-            history,
-            content,
-        });
-    }
-    let chat_id = match (&request.conversation, &request.x_chat_id) {
-        (Some(conversation), _) => Some(ChatId::from_string(conversation.id())),
-        (None, Some(chat_id)) => Some(chat_id.clone()),
-        (None, None) => None,
-    };
-    if let Some(chat_id) = chat_id {
-        let chat = state
-            .chats
-            .get_owned(&principal.user_id, &chat_id)
-            .await
-            .map_err(|_| AppError::NotFound("conversation"))?;
-        if !outputs.is_empty() {
-            return Ok(Target::ToolResults {
-                chat_id: chat.id,
-                results: results(),
-            });
-        }
-        let (history, content) = split_turn(messages, options)?;
-        return Ok(Target::Turn {
-            chat_id: chat.id,
-            parent: None,
-            history,
-            content,
-        });
-    }
-    if request.store != Some(false) && storable(&messages) {
-        // A new chain: a chat of its own, kept `v1_chat_retention_days` unless opened in the UI.
-        let chat = state
-            .chats
-            .create_with(&principal.user_id, None, true, None, None)
-            .await?;
-        let (history, content) = split_turn(messages, options)?;
-        return Ok(Target::Turn {
-            chat_id: chat.id,
-            parent: None,
-            history,
-            content,
-        });
-    }
-    let mut messages = messages;
-    if let Some(instructions) = options.instructions.take() {
-        messages.insert(0, ChatMessage::system(instructions));
-    }
-    Ok(Target::Unstored(messages))
-}
-
-/// The input with each `item_reference` replaced by the stored item it names (an item of one
-/// of the caller's stored responses), as clients that keep `store` on send earlier items.
-async fn resolve_references(
-    state: &AppState,
-    principal: &Principal,
-    items: Vec<Value>,
-) -> AppResult<Vec<Value>> {
-    let mut resolved = Vec::with_capacity(items.len());
-    for item in items {
-        if item["type"] != "item_reference" {
-            resolved.push(item);
-            continue;
-        }
-        let id = item["id"]
-            .as_str()
-            .ok_or_else(|| AppError::invalid("an item_reference needs an id"))?;
-        let found = stored::find_item(&state.db, &principal.user_id, id)
-            .await?
-            .ok_or_else(|| {
-                AppError::invalid(format!(
-                    "item_reference {id}: no stored response has an item with this id"
-                ))
-            })?;
-        resolved.push(found);
-    }
-    Ok(resolved)
 }
 
 async fn create(
