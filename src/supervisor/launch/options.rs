@@ -1,0 +1,86 @@
+//! What a request asks of its run (`RunOptions`, seed 000's `web_search_options`), and the
+//! one limit on a message's length, checked wherever a message enters.
+
+use entities::ids::ChatId;
+use serde::Deserialize;
+
+use crate::chat::session::ChatError;
+use crate::config::Config;
+use crate::error::{AppError, AppResult};
+use crate::llm::wire::{ChatMessage, ChatRequest, Role};
+
+/// `web_search_options` (seed 000), in both APIs.
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
+pub struct WebSearchOptions {
+    pub max_iterations: Option<u32>,
+    pub x_tools: Option<Vec<String>>,
+    pub search_context_size: Option<String>,
+    pub x_deep_think: Option<bool>,
+}
+
+/// What a request asks of its run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Research tools on (seed 000: opt-in).
+    pub tools_enabled: bool,
+    pub web_search: Option<WebSearchOptions>,
+    /// Model, sampling; messages are filled in by the launcher.
+    pub template: Option<ChatRequest>,
+    /// The client's own tools (Chat Completions `tools`): offered beside the server-side
+    /// ones; a call of one ends the run, for the client to run it.
+    pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
+    /// The message's `enableTools` (seed 001), when it has one: tools on or off for this
+    /// message, within what the agent allows.
+    pub enable_tools: Option<bool>,
+    /// The agent whose settings the run uses (a chat's, or `x_agent_id`'s); filled by the
+    /// launcher for chats.
+    pub agent: Option<crate::chat::agents::Agent>,
+    /// The Responses API's `instructions`: for a turn of a stored chat, added to the system
+    /// prompt of this run only (a request without a chat sends them as its system message).
+    pub instructions: Option<String>,
+    /// The vector stores (each a chat's documents, owned by the caller) a Responses
+    /// `file_search` tool named: file_search searches exactly these.
+    pub file_search: Option<Vec<ChatId>>,
+}
+
+impl From<ChatError> for AppError {
+    fn from(err: ChatError) -> Self {
+        use crate::chat::tree::TreeError;
+        match err {
+            ChatError::Tree(TreeError::UnknownMessage(_)) => AppError::NotFound("message"),
+            ChatError::Tree(other) => AppError::InvalidRequest(other.to_string()),
+            ChatError::EmptyContent => AppError::InvalidRequest(err.to_string()),
+            ChatError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+/// Refuses a message longer than `http.max_message_chars`: the one limit on a message however
+/// it enters (the chat API's send and edit, Chat Completions, Responses, ask_user answers,
+/// which also have their own `ask_user.max_text_chars`), with one code,
+/// `message_too_long`. Runs are launched only through this module, which checks every message
+/// it is given; handlers that store messages before launching check them first.
+pub fn check_message_length(config: &Config, role: Role, text: &str) -> AppResult<()> {
+    let max = config.http.max_message_chars;
+    let chars = text.chars().count();
+    if chars > max {
+        let role = serde_json::to_value(role)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        return Err(AppError::TooLarge {
+            code: "message_too_long",
+            message: format!(
+                "the {role} message has {chars} characters; a message may have at most {max}"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `check_message_length` for each of `messages`.
+pub fn check_message_lengths(config: &Config, messages: &[ChatMessage]) -> AppResult<()> {
+    messages
+        .iter()
+        .try_for_each(|message| check_message_length(config, message.role, &message.text()))
+}
