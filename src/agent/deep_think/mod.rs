@@ -11,7 +11,9 @@ mod checkpoint;
 mod discovery;
 mod pipeline;
 mod plan;
+mod planning;
 mod report;
+mod saving;
 mod sources;
 mod subtask;
 
