@@ -125,3 +125,37 @@ pub async fn find_item(
     }
     Ok(None)
 }
+
+/// How a run that is no longer live ended: its status, its error's code, and the answer (or
+/// draft) it stored.
+pub struct EndedRun {
+    pub status: runs::RunStatus,
+    pub error_code: String,
+    pub text: String,
+}
+
+pub async fn ended_run(db: &DatabaseConnection, run_id: &RunId) -> Result<Option<EndedRun>, DbErr> {
+    let Some(run) = runs::Entity::find_by_id(run_id.clone()).one(db).await? else {
+        return Ok(None);
+    };
+    let text = match &run.assistant_message_id {
+        Some(id) => entities::messages::Entity::find_by_id(id.clone())
+            .one(db)
+            .await?
+            .and_then(|m| m.content)
+            .unwrap_or_default(),
+        None => String::new(),
+    };
+    let error_code = match run.status {
+        runs::RunStatus::Interrupted => "interrupted".to_string(),
+        _ => run
+            .stop_reason
+            .clone()
+            .unwrap_or_else(|| "server_error".into()),
+    };
+    Ok(Some(EndedRun {
+        status: run.status,
+        error_code,
+        text,
+    }))
+}

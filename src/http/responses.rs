@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
 use entities::ids::{ChatId, ResponseId};
+use entities::runs::RunStatus;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -207,24 +208,49 @@ async fn retrieve(
     path: web::Path<ResponseId>,
 ) -> AppResult<HttpResponse> {
     let row = owned(&state, &principal, &path.into_inner()).await?;
-    let body = match row.body {
-        Some(body) => body,
+    if let Some(body) = row.body {
+        return Ok(HttpResponse::Ok().json(body));
+    }
+    let mut body = row.request.clone();
+    for (key, value) in [
+        ("id", json!(row.id)),
+        ("object", json!("response")),
+        ("created_at", json!(row.created_at.timestamp())),
+        ("status", json!("in_progress")),
+        ("output", json!([])),
+        ("x_chat_id", json!(row.chat_id)),
+    ] {
+        body[key] = value;
+    }
+    let live = state
+        .runs
+        .get(&row.run_id)
+        .is_some_and(|log| !log.is_finished());
+    if live {
         // Still running: what was asked, with no output yet.
-        None => {
-            let mut body = row.request.clone();
-            for (key, value) in [
-                ("id", json!(row.id)),
-                ("object", json!("response")),
-                ("created_at", json!(row.created_at.timestamp())),
-                ("status", json!("in_progress")),
-                ("output", json!([])),
-                ("x_chat_id", json!(row.chat_id)),
-            ] {
-                body[key] = value;
-            }
-            body
+        return Ok(HttpResponse::Ok().json(body));
+    }
+    // The process that ran it ended before the response was kept (a crash or restart): what
+    // its run left says how it ended, and that is kept now.
+    if let Some(ended) = stored::ended_run(&state.db, &row.run_id).await? {
+        let (status, reason) = match ended.status {
+            RunStatus::Completed | RunStatus::Paused => ("completed", Value::Null),
+            RunStatus::Cancelled => ("incomplete", json!({"reason": "cancelled"})),
+            RunStatus::Failed | RunStatus::Interrupted => ("failed", Value::Null),
+            RunStatus::Running => return Ok(HttpResponse::Ok().json(body)),
+        };
+        body["status"] = json!(status);
+        body["incomplete_details"] = reason;
+        if status == "failed" {
+            body["error"] = json!({"code": ended.error_code,
+                "message": "the run was cut off before it finished"});
         }
-    };
+        body["output"] = json!([{"type": "message", "id": format!("msg_{}", row.run_id),
+            "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": ended.text, "annotations": []}]}]);
+        body["output_text"] = json!(ended.text);
+        stored::finish(&state.db, &row.id, body.clone()).await?;
+    }
     Ok(HttpResponse::Ok().json(body))
 }
 

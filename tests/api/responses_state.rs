@@ -410,3 +410,56 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
         404
     );
 }
+
+#[actix_web::test]
+async fn a_response_cut_off_by_a_restart_says_so_when_retrieved() {
+    use futures_util::StreamExt;
+    let app = spawn_app().await;
+    app.upstream
+        .script([Reply::text("one two three four five")
+            .stall_after(3, std::time::Duration::from_secs(30))]);
+    let response = app
+        .post_json("/v1/responses", &json!({"input": "Count", "stream": true}))
+        .await;
+    let mut body = response.bytes_stream();
+    let mut seen = String::new();
+    let id = loop {
+        let chunk = body.next().await.expect("the stream").unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        let created = seen
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .find(|p| p["type"] == "response.created");
+        if let Some(created) = created {
+            break created["response"]["id"].as_str().unwrap().to_string();
+        }
+    };
+    let running: Value = app
+        .get(&format!("/v1/responses/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(running["status"], "in_progress");
+    drop(body);
+
+    let app = app.restart().await;
+    let retrieved: Value = app
+        .get(&format!("/v1/responses/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(retrieved["status"], "failed", "{retrieved}");
+    assert_eq!(retrieved["error"]["code"], "interrupted");
+    assert_eq!(retrieved["output"][0]["type"], "message");
+    // It is kept as it was told.
+    let again: Value = app
+        .get(&format!("/v1/responses/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again, retrieved);
+}
