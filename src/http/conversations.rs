@@ -9,7 +9,7 @@ use entities::messages::MessageRole;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::responses::{ListQuery, check_metadata};
+use super::responses::{ListQuery, check_metadata, list_object};
 use crate::auth::Principal;
 use crate::chat::session::{GetActivePath, ImportHistory, RemoveLeaf};
 use crate::chat::tree::MessageNode;
@@ -259,13 +259,7 @@ async fn add_items(
         .into_iter()
         .filter(|i| added.iter().any(|id| i["id"] == id.as_str()))
         .collect();
-    Ok(HttpResponse::Ok().json(json!({
-        "object": "list",
-        "first_id": items.first().map(|i| i["id"].clone()),
-        "last_id": items.last().map(|i| i["id"].clone()),
-        "has_more": false,
-        "data": items,
-    })))
+    Ok(HttpResponse::Ok().json(list_object(items, false)))
 }
 
 async fn get_item(

@@ -78,7 +78,29 @@ async fn list(
     })))
 }
 
-fn too_large(limit: u64) -> AppError {
+/// Refuses, before reading it, a body that says it is larger than a file of `limit` bytes in
+/// a form, or that is not a multipart form (`hint` says what to send).
+pub fn check_multipart(req: &HttpRequest, limit: u64, hint: &str) -> AppResult<()> {
+    let declared = req
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit + MULTIPART_OVERHEAD) {
+        return Err(too_large(limit));
+    }
+    let is_multipart = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    if !is_multipart {
+        return Err(AppError::UnsupportedMediaType(hint.into()));
+    }
+    Ok(())
+}
+
+pub fn too_large(limit: u64) -> AppError {
     AppError::TooLarge {
         code: "file_too_large",
         message: format!("the most a document may have is {limit} bytes"),
@@ -94,26 +116,12 @@ async fn upload(
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
     let limit = state.config.documents.max_file_bytes;
-    let declared = req
-        .headers()
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit + MULTIPART_OVERHEAD) {
-        return Err(too_large(limit));
-    }
-    let is_multipart = req
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("multipart/form-data"));
-    if !is_multipart {
-        return Err(AppError::UnsupportedMediaType(
-            "send the file as multipart/form-data with a field named \"file\", or use the tus \
-             endpoint …/uploads"
-                .into(),
-        ));
-    }
+    check_multipart(
+        &req,
+        limit,
+        "send the file as multipart/form-data with a field named \"file\", or use the tus \
+         endpoint …/uploads",
+    )?;
     check_count(&state, &chat.id).await?;
     let mut form = Multipart::new(req.headers(), payload);
     while let Some(field) = form.next().await {

@@ -9,13 +9,13 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
+use super::documents::{check_multipart, too_large};
+use super::responses::list_object;
 use crate::auth::Principal;
 use crate::error::{AppError, AppResult};
 use crate::retrieval::extract::sanitize_filename;
 use crate::state::AppState;
 
-/// What a multipart body may add to the file it carries.
-const MULTIPART_OVERHEAD: u64 = 64 * 1024;
 /// The purposes a file may have here: both mean "for the model to read".
 const PURPOSES: [&str; 2] = ["assistants", "user_data"];
 
@@ -40,13 +40,6 @@ pub fn object(file: &entities::files::Model) -> Value {
     })
 }
 
-fn too_large(limit: u64) -> AppError {
-    AppError::TooLarge {
-        code: "file_too_large",
-        message: format!("the most a file may have is {limit} bytes"),
-    }
-}
-
 async fn upload(
     req: HttpRequest,
     principal: Principal,
@@ -54,24 +47,11 @@ async fn upload(
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
     let limit = state.config.documents.max_file_bytes;
-    let declared = req
-        .headers()
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit + MULTIPART_OVERHEAD) {
-        return Err(too_large(limit));
-    }
-    let is_multipart = req
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("multipart/form-data"));
-    if !is_multipart {
-        return Err(AppError::UnsupportedMediaType(
-            "send the file as multipart/form-data with the fields \"file\" and \"purpose\"".into(),
-        ));
-    }
+    check_multipart(
+        &req,
+        limit,
+        "send the file as multipart/form-data with the fields \"file\" and \"purpose\"",
+    )?;
     let dir = state.workspace.user_files_dir(&principal.user_id);
     tokio::fs::create_dir_all(&dir)
         .await
@@ -163,13 +143,7 @@ async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<Htt
         .iter()
         .map(object)
         .collect();
-    Ok(HttpResponse::Ok().json(json!({
-        "object": "list",
-        "first_id": files.first().map(|f| f["id"].clone()),
-        "last_id": files.last().map(|f| f["id"].clone()),
-        "has_more": false,
-        "data": files,
-    })))
+    Ok(HttpResponse::Ok().json(list_object(files, false)))
 }
 
 pub async fn owned(

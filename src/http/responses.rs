@@ -296,14 +296,19 @@ impl ListQuery {
         }
         let has_more = items.len() > limit;
         items.truncate(limit);
-        Ok(json!({
-            "object": "list",
-            "first_id": items.first().map(|i| i["id"].clone()),
-            "last_id": items.last().map(|i| i["id"].clone()),
-            "has_more": has_more,
-            "data": items,
-        }))
+        Ok(list_object(items, has_more))
     }
+}
+
+/// OpenAI's list object of `items`.
+pub fn list_object(items: Vec<Value>, has_more: bool) -> Value {
+    json!({
+        "object": "list",
+        "first_id": items.first().map(|i| i["id"].clone()),
+        "last_id": items.last().map(|i| i["id"].clone()),
+        "has_more": has_more,
+        "data": items,
+    })
 }
 
 async fn input_items(

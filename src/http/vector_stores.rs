@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::documents::create_error;
-use super::responses::{ListQuery, check_metadata};
+use super::responses::{ListQuery, check_metadata, list_object};
 use crate::auth::Principal;
 use crate::documents::AddFileError;
 use crate::error::{AppError, AppResult};
@@ -200,13 +200,7 @@ async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<Htt
     for chat in &chats {
         stores.push(object(&state, chat).await?);
     }
-    Ok(HttpResponse::Ok().json(json!({
-        "object": "list",
-        "first_id": stores.first().map(|s| s["id"].clone()),
-        "last_id": stores.last().map(|s| s["id"].clone()),
-        "has_more": false,
-        "data": stores,
-    })))
+    Ok(HttpResponse::Ok().json(list_object(stores, false)))
 }
 
 async fn retrieve(
