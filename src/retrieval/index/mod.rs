@@ -27,6 +27,8 @@ use super::vectors::Vectors;
 use super::writer::IdleWriter;
 use schema::{Fields, create, open_existing, schema};
 
+pub use search::Legs;
+
 /// Why an index operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {

@@ -31,6 +31,17 @@ impl ChatIndex {
         query_vector: &[f32],
         k: usize,
     ) -> Result<Vec<SearchHit>, IndexError> {
+        self.search_legs(query, query_vector, k, Legs::Both)
+    }
+
+    /// `search` with only some of its rankings (for evaluating each leg alone).
+    pub fn search_legs(
+        &self,
+        query: &str,
+        query_vector: &[f32],
+        k: usize,
+        legs: Legs,
+    ) -> Result<Vec<SearchHit>, IndexError> {
         if k == 0 {
             return Ok(Vec::new());
         }
@@ -39,8 +50,16 @@ impl ChatIndex {
 
         // Words are indexed without positions, so a quoted phrase is searched as its words.
         let (parsed, _ignored_errors) = self.parser.parse_query_lenient(&query.replace('"', " "));
-        let lexical = searcher.search(&parsed, &TopDocs::with_limit(depth).order_by_score())?;
-        let similarities = self.vectors.similarities(query_vector)?;
+        let lexical = if legs.words() {
+            searcher.search(&parsed, &TopDocs::with_limit(depth).order_by_score())?
+        } else {
+            Vec::new()
+        };
+        let similarities = if legs.vectors() {
+            self.vectors.similarities(query_vector)?
+        } else {
+            None
+        };
         let semantic = similarities
             .as_deref()
             .map(|scores| top_rows(scores, depth))
@@ -109,6 +128,27 @@ impl ChatIndex {
                 None
             }
         }
+    }
+}
+
+/// Which rankings a search uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Legs {
+    /// BM25 over words only.
+    Words,
+    /// Cosine similarity over vectors only.
+    Vectors,
+    /// Both, fused (what `file_search` uses).
+    Both,
+}
+
+impl Legs {
+    fn words(self) -> bool {
+        matches!(self, Self::Words | Self::Both)
+    }
+
+    fn vectors(self) -> bool {
+        matches!(self, Self::Vectors | Self::Both)
     }
 }
 
