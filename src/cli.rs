@@ -68,6 +68,9 @@ pub enum Command {
         /// Use only the first N questions (of those with a relevant document left).
         #[arg(long, value_name = "N")]
         queries: Option<usize>,
+        /// The cosine's share of the fused score, in [0, 1], instead of the embedder's own.
+        #[arg(long, value_name = "W")]
+        vector_weight: Option<f32>,
     },
 }
 
@@ -124,9 +127,11 @@ pub async fn run(command: Option<Command>, config: Config) -> anyhow::Result<()>
             minilm_dir,
             documents,
             queries,
+            vector_weight,
         } => {
             let minilm_dir = minilm_dir.or(config.memory.minilm_dir.clone());
-            eval_retrieval(&dir, &embedder, minilm_dir, documents, queries).await
+            let slice = (documents, queries);
+            eval_retrieval(&dir, &embedder, minilm_dir, slice, vector_weight).await
         }
     }
 }
@@ -135,8 +140,8 @@ async fn eval_retrieval(
     dir: &std::path::Path,
     embedder: &str,
     minilm_dir: Option<PathBuf>,
-    documents: Option<usize>,
-    queries: Option<usize>,
+    (documents, queries): (Option<usize>, Option<usize>),
+    vector_weight: Option<f32>,
 ) -> anyhow::Result<()> {
     use crate::retrieval::embed::{Embedder, hash::HashEmbedder, minilm::MiniLm};
     use crate::retrieval::eval::{Collection, evaluate};
@@ -151,7 +156,7 @@ async fn eval_retrieval(
     let collection = Collection::load(dir, documents, queries)?;
     let index_dir =
         std::env::temp_dir().join(format!("colloquy-eval-{}", uuid::Uuid::new_v4().simple()));
-    let report = evaluate(&collection, embedder.as_ref(), &index_dir).await;
+    let report = evaluate(&collection, embedder.as_ref(), &index_dir, vector_weight).await;
     if let Err(err) = std::fs::remove_dir_all(&index_dir) {
         tracing::warn!(dir = %index_dir.display(), %err, "could not remove the evaluation index");
     }

@@ -1,7 +1,7 @@
 //! Searching a chat's documents.
 
 use crate::retrieval::embed;
-use crate::retrieval::index::SearchHit;
+use crate::retrieval::index::{Legs, SearchHit, SearchOptions};
 use entities::ids::ChatId;
 
 use super::{DocumentsError, Workspace};
@@ -18,6 +18,14 @@ impl Workspace {
         let index = self.index(chat_id).await?;
         let guard = index.index.clone().lock_owned().await;
         let query = query.to_string();
-        Ok(tokio::task::spawn_blocking(move || guard.search(&query, &vector, limit)).await??)
+        let options = SearchOptions {
+            legs: Legs::Both,
+            vector_weight: self.inner.embedder.vector_weight(),
+        };
+        Ok(
+            tokio::task::spawn_blocking(move || guard.search_with(&query, &vector, limit, options))
+                .await??
+                .0,
+        )
     }
 }

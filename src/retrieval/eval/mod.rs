@@ -23,7 +23,7 @@ use futures_util::StreamExt;
 use super::chunk::Chunker;
 use super::embed::{EmbedError, Embedder};
 use super::extract::{self, DocKind};
-use super::index::{ChatIndex, IndexError, IndexedChunk, Legs};
+use super::index::{ChatIndex, IndexError, IndexedChunk, Legs, SearchOptions};
 use super::text::Deadline;
 
 pub use collection::{Collection, CorpusDocument, Query};
@@ -81,6 +81,8 @@ pub struct Scores {
 #[derive(Debug, Clone)]
 pub struct Report {
     pub embedder: String,
+    /// The cosine's share of the fused score.
+    pub vector_weight: f32,
     pub documents: usize,
     pub chunks: usize,
     pub queries: usize,
@@ -102,8 +104,8 @@ impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "embedder {}: {} documents, {} chunks, {} queries",
-            self.embedder, self.documents, self.chunks, self.queries
+            "embedder {} (vector weight {}): {} documents, {} chunks, {} queries",
+            self.embedder, self.vector_weight, self.documents, self.chunks, self.queries
         )?;
         writeln!(
             f,
@@ -130,12 +132,14 @@ impl fmt::Display for Report {
 }
 
 /// Runs `collection` through a fresh index in `index_dir` (which should not exist yet)
-/// with `embedder`.
+/// with `embedder`, fusing with its own `vector_weight` unless one is given.
 pub async fn evaluate(
     collection: &Collection,
     embedder: &dyn Embedder,
     index_dir: &Path,
+    vector_weight: Option<f32>,
 ) -> Result<Report, EvalError> {
+    let vector_weight = vector_weight.unwrap_or_else(|| embedder.vector_weight());
     let chunker = Chunker::default();
     let started = Instant::now();
     let prepared: Vec<Result<(DocumentId, Vec<IndexedChunk>), EvalError>> =
@@ -170,8 +174,12 @@ pub async fn evaluate(
             .iter_mut()
             .zip([Legs::Words, Legs::Vectors, Legs::Both])
         {
-            let top = ranked_files(&index, &query.text, vector, TOOL_RESULTS, legs)?;
-            let deep = ranked_files(&index, &query.text, vector, DEEP_RESULTS, legs)?;
+            let options = SearchOptions {
+                legs,
+                vector_weight,
+            };
+            let top = ranked_files(&index, &query.text, vector, TOOL_RESULTS, options)?;
+            let deep = ranked_files(&index, &query.text, vector, DEEP_RESULTS, options)?;
             total.ndcg_at_10 += ndcg_at(&top, relevant, 10);
             total.recall_at_10 += recall_at(&top, relevant, 10);
             total.recall_at_100 += recall_at(&deep, relevant, 100);
@@ -185,6 +193,7 @@ pub async fn evaluate(
     });
     Ok(Report {
         embedder: embedder.id().to_string(),
+        vector_weight,
         documents: collection.documents.len(),
         chunks,
         queries: collection.queries.len(),
@@ -236,11 +245,12 @@ fn ranked_files(
     query: &str,
     vector: &[f32],
     k: usize,
-    legs: Legs,
+    options: SearchOptions,
 ) -> Result<Vec<String>, EvalError> {
     let mut seen = HashSet::new();
     Ok(index
-        .search_legs(query, vector, k, legs)?
+        .search_with(query, vector, k, options)?
+        .0
         .into_iter()
         .filter(|hit| seen.insert(hit.filename.clone()))
         .map(|hit| hit.filename)

@@ -44,6 +44,7 @@ async fn the_slice_is_ranked_sensibly_by_each_leg_and_fused() {
         &collection,
         &HashEmbedder::default(),
         &tmp.path().join("index"),
+        None,
     )
     .await
     .unwrap();
@@ -61,4 +62,10 @@ async fn the_slice_is_ranked_sensibly_by_each_leg_and_fused() {
     assert!(report.words.ndcg_at_10 > 0.3, "{report}");
     assert!(report.vectors.ndcg_at_10 > 0.15, "{report}");
     assert!(report.fused.ndcg_at_10 > 0.3, "{report}");
+    // Fusing with the hash embedder must not make the words' ranking worse.
+    assert!(
+        report.fused.ndcg_at_10 >= report.words.ndcg_at_10 - 1e-9,
+        "{report}"
+    );
+    assert!(report.fused.recall_at_100 >= report.words.recall_at_100 - 1e-9);
 }

@@ -88,7 +88,7 @@ pub(super) async fn document_context(
         {
             Ok(hits) => passages.extend(
                 hits.into_iter()
-                    .filter(|h| h.relevance_score >= limits.injection_threshold)
+                    .filter(|h| h.similarity >= limits.injection_threshold)
                     .map(|h| prompt::Passage {
                         filename: h.filename,
                         text: h.text,
