@@ -31,6 +31,7 @@ pub mod uploads;
 pub use open_index::OpenIndex;
 pub use queue::Resumed;
 pub use records::CreateError;
+pub use search::{Found, SearchStages};
 
 /// Why a document operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -316,7 +317,7 @@ mod tests {
         assert_eq!(workspace.open_indexes(), 0);
         // The next use opens it again.
         let hits = workspace.search(&chats[1], "anything", 3).await.unwrap();
-        assert!(hits.is_empty());
+        assert!(hits.hits.is_empty());
         assert_eq!(workspace.open_indexes(), 1);
     }
 }

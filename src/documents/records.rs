@@ -45,17 +45,45 @@ impl Workspace {
             .await
     }
 
-    /// document id → artifact id, for a chat's live documents.
+    /// A chat's `limit` most recent documents, most recent first.
+    pub async fn list_recent(
+        &self,
+        chat_id: &ChatId,
+        limit: u64,
+    ) -> Result<Vec<documents::Model>, DbErr> {
+        use sea_orm::QuerySelect;
+        documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .order_by_desc(documents::Column::UploadedAt)
+            .order_by_desc(documents::Column::Id)
+            .limit(limit)
+            .all(&self.inner.db)
+            .await
+    }
+
+    /// document id → artifact id, for the given live documents of a chat (a search's hits:
+    /// never the whole chat, so the cost does not grow with its documents).
     pub async fn artifact_ids(
         &self,
         chat_id: &ChatId,
+        document_ids: &[DocumentId],
     ) -> Result<std::collections::HashMap<DocumentId, ArtifactId>, DbErr> {
-        Ok(self
-            .list(chat_id)
-            .await?
-            .into_iter()
-            .map(|d| (d.id, d.artifact_id))
-            .collect())
+        use sea_orm::QuerySelect;
+        if document_ids.is_empty() {
+            return Ok(std::collections::HashMap::new());
+        }
+        let rows: Vec<(DocumentId, ArtifactId)> = documents::Entity::find()
+            .select_only()
+            .column(documents::Column::Id)
+            .column(documents::Column::ArtifactId)
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .filter(documents::Column::Id.is_in(document_ids.iter().cloned()))
+            .into_tuple()
+            .all(&self.inner.db)
+            .await?;
+        Ok(rows.into_iter().collect())
     }
 
     /// Whether a chat has documents the model can search.

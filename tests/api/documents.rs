@@ -233,7 +233,8 @@ async fn every_file_type_is_processed_per_seed_002() {
         .workspace
         .search(&ChatId::from_string(chat.clone()), "fibonacci", 3)
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits[0].filename, "fib.py");
     assert!(hits.iter().all(|h| h.filename != "notes.txt"));
 }
@@ -472,6 +473,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
             .search(&ChatId::from_string(chat.clone()), "aurora borealis", 5)
             .await
             .unwrap()
+            .hits
             .len(),
         1
     );
@@ -491,6 +493,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
             .search(&ChatId::from_string(chat.clone()), "aurora borealis", 5)
             .await
             .unwrap()
+            .hits
             .is_empty()
     );
     assert_eq!(documents(&app, &chat).await["total"], 0);
@@ -657,7 +660,8 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
         .workspace
         .search(&ChatId::from_string(chat.clone()), "Line 3999", 1)
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert!(
         hits[0].text.contains("Line 3999"),
         "the end of the file is indexed"
@@ -799,7 +803,8 @@ async fn long_text_is_truncated_with_a_warning() {
         .workspace
         .search(&ChatId::from_string(chat.clone()), "ENDMARKER", 5)
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert!(hits.iter().all(|h| !h.text.contains("ENDMARKER")));
 }
 
@@ -823,6 +828,7 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
             .search(&ChatId::from_string(other.clone()), "pineapple", 5)
             .await
             .unwrap()
+            .hits
             .is_empty()
     );
     let key = app.create_user_with_key("eve").await;
@@ -868,7 +874,8 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
         .workspace
         .search(&ChatId::from_string(chat.clone()), "launch code word", 5)
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits.len(), 1);
     assert!(hits[0].text.contains("pineapple"));
     assert!(index_dir.exists());
