@@ -209,7 +209,8 @@ async fn every_file_type_is_processed_per_seed_002() {
             3,
         )
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits[0].filename, "report.pdf");
     assert!(
         hits[0].text.contains("Quarterly revenue grew"),
@@ -225,7 +226,8 @@ async fn every_file_type_is_processed_per_seed_002() {
             3,
         )
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits[0].filename, "guide.html");
     assert!(!hits[0].text.contains("zzscriptzz"));
     let hits = app
@@ -315,8 +317,27 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
         .map(|r| r["relevance_score"].as_f64().unwrap())
         .collect();
     assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
+    // The results come in relevance order.
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
 
     let kinds = file_search_events(&frames);
+    // The completed event says where the search's time went, stage by stage.
+    let timings = &kinds[2]["x_timings_ms"];
+    for stage in [
+        "query_embedding",
+        "lock_wait",
+        "bm25",
+        "vectors",
+        "fusion",
+        "chunk_texts",
+        "artifact_ids",
+        "total",
+    ] {
+        assert!(
+            timings[stage].as_f64().is_some_and(|ms| ms >= 0.0),
+            "{timings}"
+        );
+    }
     let types: Vec<&str> = kinds.iter().map(|k| k["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
@@ -946,7 +967,8 @@ async fn switching_embedders_re_embeds_document_chunks() {
                     5,
                 )
                 .await
-                .unwrap();
+                .unwrap()
+                .hits;
             (!hits.is_empty()).then_some(hits)
         },
     )
