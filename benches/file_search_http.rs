@@ -13,8 +13,9 @@
 //! and max of each.
 //!
 //! Run with `cargo bench --bench file_search_http` (defaults: 1,000 files × 6 chunks = 6,000
-//! chunks, 500 searches). `BENCH_FILES=3 BENCH_CHUNKS_PER_FILE=1 BENCH_SEARCHES=5` makes it a
-//! quick smoke run, as CI does; nothing here asserts a time.
+//! chunks, 500 searches). `cargo test` runs it as well (the target has `test = true`), without
+//! the `--bench` flag `cargo bench` passes, and then its defaults are a smoke run (3 files of
+//! 1 chunk, 5 searches): CI checks it works, and nothing here asserts a time.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -56,10 +57,13 @@ impl Settings {
                     .unwrap_or_else(|_| panic!("{name} must be a number, not {text:?}"))
             })
         }
+        // `cargo bench` passes `--bench`; `cargo test` does not.
+        let full = std::env::args().any(|arg| arg == "--bench");
+        let (files, chunks, searches) = if full { (1_000, 6, 500) } else { (3, 1, 5) };
         Self {
-            files: var("BENCH_FILES", 1_000).max(1),
-            chunks_per_file: var("BENCH_CHUNKS_PER_FILE", 6).max(1),
-            searches: var("BENCH_SEARCHES", 500).max(1),
+            files: var("BENCH_FILES", files).max(1),
+            chunks_per_file: var("BENCH_CHUNKS_PER_FILE", chunks).max(1),
+            searches: var("BENCH_SEARCHES", searches).max(1),
         }
     }
 }
@@ -96,7 +100,8 @@ impl Words {
             out.push_str(self.common[rng.below(self.common.len())]);
         } else {
             // A Zipf-like tail: low numbers are drawn more often.
-            let rank = rng.below(1 + rng.below(20_000));
+            let bound = 1 + rng.below(20_000);
+            let rank = rng.below(bound);
             let n = self.syllables.len();
             out.push_str(self.syllables[rank % n]);
             out.push_str(self.syllables[(rank / n) % n]);
