@@ -7,7 +7,7 @@
 //! `records` (records and limits), `queue` (processing), `open_index` (each chat's open
 //! index), `search`, `uploads`.
 
-use entities::ids::{ArtifactId, ChatId};
+use entities::ids::{ArtifactId, ChatId, DocumentId};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -125,6 +125,9 @@ struct Inner {
     creating: DashMap<ChatId, Arc<Mutex<()>>>,
     /// Uploads a PATCH is writing or a termination is ending.
     upload_claims: uploads::UploadClaims,
+    /// The artifact of each document a search has returned: it never changes, and looking it
+    /// up in the database cost a search more than the search itself.
+    artifact_of: DashMap<DocumentId, ArtifactId>,
 }
 
 impl Workspace {
@@ -141,6 +144,7 @@ impl Workspace {
                 indexes: DashMap::new(),
                 creating: DashMap::new(),
                 upload_claims: uploads::UploadClaims::default(),
+                artifact_of: DashMap::new(),
             }),
         }
     }

@@ -15,6 +15,10 @@ use tokio::sync::Mutex;
 
 use super::{DocumentsError, KIND_DOCUMENT, Workspace};
 
+/// Documents whose artifact id `artifact_ids` remembers before starting over: some 10 MB,
+/// far more than the documents searched in a while.
+const MAX_REMEMBERED_ARTIFACTS: usize = 100_000;
+
 /// Why a document record was not created.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateError {
@@ -62,28 +66,46 @@ impl Workspace {
             .await
     }
 
-    /// document id → artifact id, for the given live documents of a chat (a search's hits:
-    /// never the whole chat, so the cost does not grow with its documents).
+    /// document id → artifact id, for the given documents of a chat (a search's hits: never
+    /// the whole chat, so the cost does not grow with its documents). A document's artifact
+    /// never changes, so answers are remembered (up to `MAX_REMEMBERED_ARTIFACTS`).
     pub async fn artifact_ids(
         &self,
         chat_id: &ChatId,
         document_ids: &[DocumentId],
     ) -> Result<std::collections::HashMap<DocumentId, ArtifactId>, DbErr> {
         use sea_orm::QuerySelect;
-        if document_ids.is_empty() {
-            return Ok(std::collections::HashMap::new());
+        let remembered = &self.inner.artifact_of;
+        let mut found = std::collections::HashMap::with_capacity(document_ids.len());
+        let mut missing = Vec::new();
+        for id in document_ids {
+            match remembered.get(id) {
+                Some(artifact) => {
+                    found.insert(id.clone(), artifact.clone());
+                }
+                None => missing.push(id.clone()),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(found);
         }
         let rows: Vec<(DocumentId, ArtifactId)> = documents::Entity::find()
             .select_only()
             .column(documents::Column::Id)
             .column(documents::Column::ArtifactId)
             .filter(documents::Column::ChatId.eq(chat_id))
-            .filter(documents::Column::DeletedAt.is_null())
-            .filter(documents::Column::Id.is_in(document_ids.iter().cloned()))
+            .filter(documents::Column::Id.is_in(missing))
             .into_tuple()
             .all(&self.inner.db)
             .await?;
-        Ok(rows.into_iter().collect())
+        if remembered.len() + rows.len() > MAX_REMEMBERED_ARTIFACTS {
+            remembered.clear();
+        }
+        for (id, artifact) in rows {
+            remembered.insert(id.clone(), artifact.clone());
+            found.insert(id, artifact);
+        }
+        Ok(found)
     }
 
     /// Whether a chat has documents the model can search.
