@@ -252,6 +252,12 @@ async fn run(settings: &Settings, colloquy: SocketAddr) {
             (format!("file-{i:05}.txt"), text)
         })
         .collect();
+    // Counted as the workspace will cut them.
+    let chunker = colloquy::retrieval::chunk::Chunker::default();
+    let chunks: usize = files
+        .iter()
+        .map(|(_, text)| chunker.chunk(text).len())
+        .sum();
     use futures_util::StreamExt;
     futures_util::stream::iter(files)
         .map(|(name, text)| {
@@ -303,11 +309,8 @@ async fn run(settings: &Settings, colloquy: SocketAddr) {
         .filter(|d| d["status"] == "processed")
         .count();
     println!(
-        "{} files processed of {} ({} chunks of text each, about {} chunks) in {:.1} s",
-        processed,
+        "{processed} files processed of {} ({chunks} chunks) in {:.1} s",
         settings.files,
-        settings.chunks_per_file,
-        processed * settings.chunks_per_file,
         started.elapsed().as_secs_f64()
     );
 
