@@ -1,4 +1,5 @@
-//! Retrieval as plain Rust, no I/O but an index's own directory: `text`, `html` and `pdf`
+//! Retrieval as plain Rust, no I/O but an index's own directory (and the test collection
+//! `eval` is pointed at): `text`, `html` and `pdf`
 //! (bounded extraction of untrusted bodies, for uploads and fetched pages alike), `extract`
 //! (what a file is, a safe filename, its text), `chunk` (overlapping 1024-token windows, tokens
 //! from `tokens`' fast cl100k_base encoder), `embed` (the embedders) and `index` (one chat's

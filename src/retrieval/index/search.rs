@@ -19,10 +19,13 @@ use super::fusion::{Candidate, fuse};
 use super::{ChatIndex, IndexError, SearchHit};
 use crate::retrieval::vectors::top_rows;
 
-/// How deep each ranking goes before fusion: enough that a chunk ranked well by one side
-/// and modestly by the other is scored by both. Both are cheap at this depth (a heap of
-/// this size over the word postings; a partial sort of the similarities).
+/// How deep the vector ranking goes before fusion (every chunk's cosine is known anyway,
+/// so this only picks which chunks without a word match may compete).
 const CANDIDATES_PER_RANKING: usize = 100;
+/// How deep the word ranking goes: ten times deeper, so that a chunk the vectors rank well
+/// also has its real BM25 score in the fusion (a chunk past this depth counts as no match),
+/// while a heap of this size over the postings stays cheap.
+const WORD_CANDIDATES: usize = 1_000;
 /// The vector leg's share of the fused score when a caller names none: an embedder that
 /// understands meaning as well as BM25 matches words.
 pub const DEFAULT_VECTOR_WEIGHT: f32 = 0.5;
@@ -112,6 +115,7 @@ impl ChatIndex {
         let started = Instant::now();
         let lexical = match word_query(self.analyzer.clone(), self.fields.text, query) {
             Some(words) if options.legs.words() => {
+                let depth = WORD_CANDIDATES.max(k);
                 searcher.search(&words, &TopDocs::with_limit(depth).order_by_score())?
             }
             _ => Vec::new(),
