@@ -1,4 +1,5 @@
-//! The command line: `serve` (the default), `migrate`, `create-user` and `create-api-key`.
+//! The command line: `serve` (the default), `migrate`, `create-user`, `create-api-key` and
+//! `eval-retrieval`.
 //! Each subcommand is a small function over the same configuration the server uses.
 
 use std::io::BufRead;
@@ -49,6 +50,28 @@ pub enum Command {
         #[arg(long, default_value = "cli")]
         name: String,
     },
+    /// Measure document search on a test collection in BEIR's format (a directory with
+    /// corpus.jsonl, queries.jsonl and qrels.tsv) through file_search's path: prints nDCG@10,
+    /// Recall@10 and Recall@100 for BM25, vectors and fused, and the ingestion rate.
+    EvalRetrieval {
+        /// The collection's directory.
+        dir: PathBuf,
+        /// `hash`, or `minilm` (with --minilm-dir or the configured memory.minilm_dir).
+        #[arg(long, default_value = "hash")]
+        embedder: String,
+        /// A MiniLM model directory (model.safetensors, tokenizer.json).
+        #[arg(long, value_name = "DIR")]
+        minilm_dir: Option<PathBuf>,
+        /// Use only the first N documents.
+        #[arg(long, value_name = "N")]
+        documents: Option<usize>,
+        /// Use only the first N questions (of those with a relevant document left).
+        #[arg(long, value_name = "N")]
+        queries: Option<usize>,
+        /// The cosine's share of the fused score, in [0, 1], instead of the embedder's own.
+        #[arg(long, value_name = "W")]
+        vector_weight: Option<f32>,
+    },
 }
 
 pub async fn run(command: Option<Command>, config: Config) -> anyhow::Result<()> {
@@ -98,7 +121,47 @@ pub async fn run(command: Option<Command>, config: Config) -> anyhow::Result<()>
             println!("{}", key.secret);
             Ok(())
         }
+        Command::EvalRetrieval {
+            dir,
+            embedder,
+            minilm_dir,
+            documents,
+            queries,
+            vector_weight,
+        } => {
+            let minilm_dir = minilm_dir.or(config.memory.minilm_dir.clone());
+            let slice = (documents, queries);
+            eval_retrieval(&dir, &embedder, minilm_dir, slice, vector_weight).await
+        }
     }
+}
+
+async fn eval_retrieval(
+    dir: &std::path::Path,
+    embedder: &str,
+    minilm_dir: Option<PathBuf>,
+    (documents, queries): (Option<usize>, Option<usize>),
+    vector_weight: Option<f32>,
+) -> anyhow::Result<()> {
+    use crate::retrieval::embed::{Embedder, hash::HashEmbedder, minilm::MiniLm};
+    use crate::retrieval::eval::{Collection, evaluate};
+    let embedder: Box<dyn Embedder> = match embedder {
+        "hash" => Box::new(HashEmbedder::default()),
+        "minilm" => {
+            let dir = minilm_dir.context("--embedder minilm needs --minilm-dir")?;
+            Box::new(MiniLm::load(&dir)?)
+        }
+        other => anyhow::bail!("unknown embedder {other:?}: use hash or minilm"),
+    };
+    let collection = Collection::load(dir, documents, queries)?;
+    let index_dir =
+        std::env::temp_dir().join(format!("colloquy-eval-{}", uuid::Uuid::new_v4().simple()));
+    let report = evaluate(&collection, embedder.as_ref(), &index_dir, vector_weight).await;
+    if let Err(err) = std::fs::remove_dir_all(&index_dir) {
+        tracing::warn!(dir = %index_dir.display(), %err, "could not remove the evaluation index");
+    }
+    print!("{}", report?);
+    Ok(())
 }
 
 async fn accounts(config: &Config) -> anyhow::Result<Accounts> {

@@ -2,8 +2,13 @@ use clap::Parser;
 use colloquy::cli::{self, Cli};
 use colloquy::config::Config;
 
-#[actix_web::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // SAFETY: first thing in `main`, before the runtime or anything else starts a thread.
+    unsafe { colloquy::config::single_threaded_kernels() };
+    actix_web::rt::System::new().block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let config = Config::load(cli.config.as_deref())?;
     colloquy::telemetry::init(&config.log);

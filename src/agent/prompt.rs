@@ -22,10 +22,19 @@ pub struct Passage {
     pub text: String,
 }
 
+/// The chat's files named in the system prompt: the most recent ones, and how many more
+/// there are (the prompt's size must not grow with the chat's documents).
+#[derive(Debug, Clone, Default)]
+pub struct FileList {
+    pub listed: Vec<crate::documents::DocumentView>,
+    /// Documents the chat has beyond `listed`.
+    pub more: u64,
+}
+
 pub fn system_with_context(
     system_prompt: Option<&str>,
     memories: &[crate::chat::memory::Memory],
-    files: &[crate::documents::DocumentView],
+    files: &FileList,
     passages: &[Passage],
 ) -> Option<String> {
     let mut system = system_prompt
@@ -43,12 +52,12 @@ pub fn system_with_context(
             system.push_str(&format!("\n- [{}] {}", memory.category, memory.content));
         }
     }
-    if !files.is_empty() {
+    if !files.listed.is_empty() {
         if !system.is_empty() {
             system.push_str("\n\n");
         }
         system.push_str("Documents uploaded to this chat (search them with file_search):");
-        for file in files {
+        for file in &files.listed {
             let searchable = if file.searchable || file.status != DocumentStatus::Processed {
                 ""
             } else {
@@ -59,6 +68,13 @@ pub fn system_with_context(
                 file.filename,
                 file.content_type,
                 file.status.as_str()
+            ));
+        }
+        if files.more > 0 {
+            system.push_str(&format!(
+                "\n- and {} more, not listed here (the most recent are above); \
+                 file_search searches them all",
+                files.more
             ));
         }
     }
@@ -160,5 +176,40 @@ mod tests {
                 {"role": "assistant", "content": "hello"}
             ])
         );
+    }
+
+    #[test]
+    fn the_file_list_names_the_files_given_and_counts_the_rest() {
+        use entities::documents::DocumentStatus;
+        use entities::ids::ArtifactId;
+        let file = |name: &str| crate::documents::DocumentView {
+            artifact_id: ArtifactId::from_string(format!("a-{name}")),
+            filename: name.into(),
+            size: 10,
+            content_type: "text/plain".into(),
+            uploaded_at: chrono::Utc::now(),
+            status: DocumentStatus::Processed,
+            searchable: true,
+            error: None,
+            warning: None,
+        };
+        let files = FileList {
+            listed: vec![file("a.txt"), file("b.txt")],
+            more: 5_181,
+        };
+        let system = system_with_context(None, &[], &files, &[]).unwrap();
+        assert!(
+            system.contains("- a.txt (text/plain, processed)"),
+            "{system}"
+        );
+        assert!(system.contains("- b.txt"), "{system}");
+        assert!(system.contains("and 5181 more"), "{system}");
+        assert_eq!(system.lines().count(), 4, "{system}");
+        let all = FileList {
+            listed: vec![file("a.txt")],
+            more: 0,
+        };
+        let system = system_with_context(None, &[], &all, &[]).unwrap();
+        assert!(!system.contains("more"), "{system}");
     }
 }

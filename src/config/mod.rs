@@ -8,7 +8,7 @@
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
 //! (`[memory]`, `[documents]`), `mcp` (`[mcp]`, the MCP servers, from the file only in
 //! practice); `load` reads and validates, `lenient` deserialises strings from untyped
-//! environment values.
+//! environment values; `threads` sets the numeric libraries' thread counts at start-up.
 
 mod agent;
 mod lenient;
@@ -17,6 +17,7 @@ mod load;
 mod mcp;
 mod retrieval;
 mod server;
+mod threads;
 mod tools;
 
 #[cfg(test)]
@@ -27,6 +28,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
+
+pub use threads::single_threaded_kernels;
 
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use llm::LlmConfig;

@@ -7,7 +7,7 @@
 //! `records` (records and limits), `queue` (processing), `open_index` (each chat's open
 //! index), `search`, `uploads`.
 
-use entities::ids::{ArtifactId, ChatId};
+use entities::ids::{ArtifactId, ChatId, DocumentId};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -33,6 +33,7 @@ pub use files::AddFileError;
 pub use open_index::OpenIndex;
 pub use queue::Resumed;
 pub use records::CreateError;
+pub use search::{Found, SearchStages};
 
 /// Why a document operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +127,9 @@ struct Inner {
     creating: DashMap<ChatId, Arc<Mutex<()>>>,
     /// Uploads a PATCH is writing or a termination is ending.
     upload_claims: uploads::UploadClaims,
+    /// The artifact of each document a search has returned: it never changes, and looking it
+    /// up in the database cost a search more than the search itself.
+    artifact_of: DashMap<DocumentId, ArtifactId>,
 }
 
 impl Workspace {
@@ -142,6 +146,7 @@ impl Workspace {
                 indexes: DashMap::new(),
                 creating: DashMap::new(),
                 upload_claims: uploads::UploadClaims::default(),
+                artifact_of: DashMap::new(),
             }),
         }
     }
@@ -318,7 +323,7 @@ mod tests {
         assert_eq!(workspace.open_indexes(), 0);
         // The next use opens it again.
         let hits = workspace.search(&chats[1], "anything", 3).await.unwrap();
-        assert!(hits.is_empty());
+        assert!(hits.hits.is_empty());
         assert_eq!(workspace.open_indexes(), 1);
     }
 }

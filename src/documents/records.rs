@@ -15,6 +15,10 @@ use tokio::sync::Mutex;
 
 use super::{DocumentsError, KIND_DOCUMENT, Workspace};
 
+/// Documents whose artifact id `artifact_ids` remembers before starting over: some 10 MB,
+/// far more than the documents searched in a while.
+const MAX_REMEMBERED_ARTIFACTS: usize = 100_000;
+
 /// Why a document record was not created.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateError {
@@ -45,17 +49,63 @@ impl Workspace {
             .await
     }
 
-    /// document id → artifact id, for a chat's live documents.
+    /// A chat's `limit` most recent documents, most recent first.
+    pub async fn list_recent(
+        &self,
+        chat_id: &ChatId,
+        limit: u64,
+    ) -> Result<Vec<documents::Model>, DbErr> {
+        use sea_orm::QuerySelect;
+        documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .order_by_desc(documents::Column::UploadedAt)
+            .order_by_desc(documents::Column::Id)
+            .limit(limit)
+            .all(&self.inner.db)
+            .await
+    }
+
+    /// document id → artifact id, for the given documents of a chat (a search's hits: never
+    /// the whole chat, so the cost does not grow with its documents). A document's artifact
+    /// never changes, so answers are remembered (up to `MAX_REMEMBERED_ARTIFACTS`).
     pub async fn artifact_ids(
         &self,
         chat_id: &ChatId,
+        document_ids: &[DocumentId],
     ) -> Result<std::collections::HashMap<DocumentId, ArtifactId>, DbErr> {
-        Ok(self
-            .list(chat_id)
-            .await?
-            .into_iter()
-            .map(|d| (d.id, d.artifact_id))
-            .collect())
+        use sea_orm::QuerySelect;
+        let remembered = &self.inner.artifact_of;
+        let mut found = std::collections::HashMap::with_capacity(document_ids.len());
+        let mut missing = Vec::new();
+        for id in document_ids {
+            match remembered.get(id) {
+                Some(artifact) => {
+                    found.insert(id.clone(), artifact.clone());
+                }
+                None => missing.push(id.clone()),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(found);
+        }
+        let rows: Vec<(DocumentId, ArtifactId)> = documents::Entity::find()
+            .select_only()
+            .column(documents::Column::Id)
+            .column(documents::Column::ArtifactId)
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::Id.is_in(missing))
+            .into_tuple()
+            .all(&self.inner.db)
+            .await?;
+        if remembered.len() + rows.len() > MAX_REMEMBERED_ARTIFACTS {
+            remembered.clear();
+        }
+        for (id, artifact) in rows {
+            remembered.insert(id.clone(), artifact.clone());
+            found.insert(id, artifact);
+        }
+        Ok(found)
     }
 
     /// Whether a chat has documents the model can search.

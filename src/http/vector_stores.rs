@@ -376,7 +376,7 @@ async fn search(
             "max_num_results must be 1-{MAX_SEARCH_RESULTS}"
         )));
     }
-    let hits = state.workspace.search(&chat.id, &query, limit).await?;
+    let hits = state.workspace.search(&chat.id, &query, limit).await?.hits;
     let documents = state.workspace.list(&chat.id).await?;
     let data: Vec<Value> = hits
         .into_iter()

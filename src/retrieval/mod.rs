@@ -1,13 +1,16 @@
-//! Retrieval as plain Rust, no I/O but an index's own directory: `text`, `html` and `pdf`
+//! Retrieval as plain Rust, no I/O but an index's own directory (and the test collection
+//! `eval` is pointed at): `text`, `html` and `pdf`
 //! (bounded extraction of untrusted bodies, for uploads and fetched pages alike), `extract`
 //! (what a file is, a safe filename, its text), `chunk` (overlapping 1024-token windows, tokens
 //! from `tokens`' fast cl100k_base encoder), `embed` (the embedders) and `index` (one chat's
-//! hybrid index: words on disk through `analyzer` and `writer`, `vectors` in memory). Storage,
+//! hybrid index: words on disk through `analyzer` and `writer`, `vectors` in memory), `eval`
+//! (measuring search on a BEIR-format test collection). Storage,
 //! queues and routes live in `crate::documents`.
 
 mod analyzer;
 pub mod chunk;
 pub mod embed;
+pub mod eval;
 pub mod extract;
 pub mod html;
 pub mod index;

@@ -375,8 +375,7 @@ pub async fn launch_chat_turn(
         .and_then(|node| node.content.clone())
         .unwrap_or_default();
     let memories = relevant_memories(launcher, &session, &user_text).await;
-    let (files, passages) = document_context(launcher, &chat.id, &user_text).await;
-    let searchable = files.iter().any(|f| f.searchable);
+    let (files, searchable, passages) = document_context(launcher, &chat.id, &user_text).await;
     let agent_prompt = options
         .agent
         .as_ref()

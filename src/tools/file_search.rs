@@ -1,9 +1,11 @@
 //! `file_search` (seed 000, seed 002): searches the chat's uploaded documents with the hybrid
 //! index. Offered only when the chat has searchable documents. Emits
 //! `response.file_search_call.in_progress`, `.searching` and `.completed`, each with the call's
-//! `item_id` and `output_index`.
+//! `item_id` and `output_index`; `.completed` also carries `results_count` and `x_timings_ms`
+//! (each stage's milliseconds: query embedding, lock wait, BM25, vectors, fusion, chunk texts,
+//! artifact ids, total).
 
-use entities::ids::ArtifactId;
+use entities::ids::{ArtifactId, DocumentId};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -15,7 +17,7 @@ use super::chat_context::ChatContext;
 use super::schema::{parameters_for, set_keyword};
 use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
 use crate::config::Config;
-use crate::documents::{DocumentsError, Workspace};
+use crate::documents::{DocumentsError, SearchStages, Workspace};
 use crate::llm::wire::ToolDefinition;
 use crate::retrieval::index::SearchHit;
 use crate::run::events::RunEvent;
@@ -73,28 +75,41 @@ impl FileSearchTool {
     }
 }
 
-/// The passages of `stores` best matching `query`, at most `limit`, with each one's store.
+/// The passages of `stores` best matching `query`, at most `limit`, each with its store, and
+/// where the searches' time went (summed over the stores).
 pub async fn search_stores(
     workspace: &Workspace,
     stores: &[ChatId],
     query: &str,
     limit: usize,
-) -> Result<Vec<(ChatId, SearchHit)>, DocumentsError> {
+) -> Result<(Vec<(ChatId, SearchHit)>, SearchStages), DocumentsError> {
     let mut hits = Vec::new();
+    let mut stages = SearchStages::default();
     for store in stores {
-        hits.extend(
-            workspace
-                .search(store, query, limit)
-                .await?
-                .into_iter()
-                .map(|hit| (store.clone(), hit)),
-        );
+        let found = workspace.search(store, query, limit).await?;
+        stages = add_stages(stages, found.stages);
+        hits.extend(found.hits.into_iter().map(|hit| (store.clone(), hit)));
     }
     if stores.len() > 1 {
         hits.sort_by(|(_, a), (_, b)| b.relevance_score.total_cmp(&a.relevance_score));
         hits.truncate(limit);
     }
-    Ok(hits)
+    Ok((hits, stages))
+}
+
+fn add_stages(a: SearchStages, b: SearchStages) -> SearchStages {
+    SearchStages {
+        query_embedding: a.query_embedding + b.query_embedding,
+        open_index: a.open_index + b.open_index,
+        lock_wait: a.lock_wait + b.lock_wait,
+        index: crate::retrieval::index::SearchTimings {
+            words: a.index.words + b.index.words,
+            vectors: a.index.vectors + b.index.vectors,
+            fusion: a.index.fusion + b.index.fusion,
+            texts: a.index.texts + b.index.texts,
+        },
+        total: a.total + b.total,
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -178,7 +193,8 @@ impl Tool for FileSearchTool {
             let ids = json!({"item_id": item_id, "output_index": output_index});
             Self::emit(&log, "response.file_search_call.in_progress", ids.clone());
             Self::emit(&log, "response.file_search_call.searching", ids.clone());
-            let hits = search_stores(&workspace, &stores, &query, limit)
+            let started = std::time::Instant::now();
+            let (hits, stages) = search_stores(&workspace, &stores, &query, limit)
                 .await
                 .map_err(|err| {
                     ToolError::new(
@@ -187,10 +203,25 @@ impl Tool for FileSearchTool {
                         "Try again, or answer without the documents.",
                     )
                 })?;
+            let at = std::time::Instant::now();
             let mut artifact_ids = std::collections::HashMap::new();
             for store in &stores {
-                artifact_ids.extend(workspace.artifact_ids(store).await.unwrap_or_default());
+                let mut documents: Vec<DocumentId> = Vec::new();
+                for (_, hit) in hits.iter().filter(|(s, _)| s == store) {
+                    if !documents.contains(&hit.document_id) {
+                        documents.push(hit.document_id.clone());
+                    }
+                }
+                if !documents.is_empty() {
+                    artifact_ids.extend(
+                        workspace
+                            .artifact_ids(store, &documents)
+                            .await
+                            .unwrap_or_default(),
+                    );
+                }
             }
+            let artifact_lookup = at.elapsed();
             let results: Vec<Value> = hits
                 .into_iter()
                 .map(|(_, hit)| {
@@ -207,6 +238,12 @@ impl Tool for FileSearchTool {
                 .collect();
             let mut completed = ids;
             completed["results_count"] = json!(results.len());
+            // Where the call's time went, for benchmarks and operators (not for the model).
+            let mut timings = stages.to_json();
+            let ms = |d: std::time::Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+            timings["artifact_ids"] = json!(ms(artifact_lookup));
+            timings["total"] = json!(ms(started.elapsed()));
+            completed["x_timings_ms"] = timings;
             Self::emit(&log, "response.file_search_call.completed", completed);
             Ok(json!({ "results": results }))
         })

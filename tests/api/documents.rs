@@ -209,7 +209,8 @@ async fn every_file_type_is_processed_per_seed_002() {
             3,
         )
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits[0].filename, "report.pdf");
     assert!(
         hits[0].text.contains("Quarterly revenue grew"),
@@ -225,7 +226,8 @@ async fn every_file_type_is_processed_per_seed_002() {
             3,
         )
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits[0].filename, "guide.html");
     assert!(!hits[0].text.contains("zzscriptzz"));
     let hits = app
@@ -233,7 +235,8 @@ async fn every_file_type_is_processed_per_seed_002() {
         .workspace
         .search(&ChatId::from_string(chat.clone()), "fibonacci", 3)
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits[0].filename, "fib.py");
     assert!(hits.iter().all(|h| h.filename != "notes.txt"));
 }
@@ -314,8 +317,27 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
         .map(|r| r["relevance_score"].as_f64().unwrap())
         .collect();
     assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
+    // The results come in relevance order.
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
 
     let kinds = file_search_events(&frames);
+    // The completed event says where the search's time went, stage by stage.
+    let timings = &kinds[2]["x_timings_ms"];
+    for stage in [
+        "query_embedding",
+        "lock_wait",
+        "bm25",
+        "vectors",
+        "fusion",
+        "chunk_texts",
+        "artifact_ids",
+        "total",
+    ] {
+        assert!(
+            timings[stage].as_f64().is_some_and(|ms| ms >= 0.0),
+            "{timings}"
+        );
+    }
     let types: Vec<&str> = kinds.iter().map(|k| k["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
@@ -479,6 +501,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
             .search(&ChatId::from_string(chat.clone()), "aurora borealis", 5)
             .await
             .unwrap()
+            .hits
             .len(),
         1
     );
@@ -498,6 +521,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
             .search(&ChatId::from_string(chat.clone()), "aurora borealis", 5)
             .await
             .unwrap()
+            .hits
             .is_empty()
     );
     assert_eq!(documents(&app, &chat).await["total"], 0);
@@ -664,7 +688,8 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
         .workspace
         .search(&ChatId::from_string(chat.clone()), "Line 3999", 1)
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert!(
         hits[0].text.contains("Line 3999"),
         "the end of the file is indexed"
@@ -806,7 +831,8 @@ async fn long_text_is_truncated_with_a_warning() {
         .workspace
         .search(&ChatId::from_string(chat.clone()), "ENDMARKER", 5)
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert!(hits.iter().all(|h| !h.text.contains("ENDMARKER")));
 }
 
@@ -830,6 +856,7 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
             .search(&ChatId::from_string(other.clone()), "pineapple", 5)
             .await
             .unwrap()
+            .hits
             .is_empty()
     );
     let key = app.create_user_with_key("eve").await;
@@ -875,7 +902,8 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
         .workspace
         .search(&ChatId::from_string(chat.clone()), "launch code word", 5)
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits.len(), 1);
     assert!(hits[0].text.contains("pineapple"));
     assert!(index_dir.exists());
@@ -946,7 +974,8 @@ async fn switching_embedders_re_embeds_document_chunks() {
                     5,
                 )
                 .await
-                .unwrap();
+                .unwrap()
+                .hits;
             (!hits.is_empty()).then_some(hits)
         },
     )

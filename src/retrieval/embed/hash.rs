@@ -10,6 +10,10 @@ use super::{EmbedFuture, Embedder, normalize};
 pub const DEFAULT_DIM: usize = 384;
 const WORD_WEIGHT: f32 = 1.0;
 const TRIGRAM_WEIGHT: f32 = 0.35;
+/// Its say in a hybrid search. It knows no meaning, only shared words and word pieces, which
+/// BM25 weighs better (rare words count more); what it adds is a little fuzziness for
+/// misspellings and word forms the stemmer misses, so it only breaks near-ties of BM25.
+pub const VECTOR_WEIGHT: f32 = 0.2;
 
 pub struct HashEmbedder {
     dim: usize,
@@ -131,6 +135,10 @@ impl Embedder for HashEmbedder {
     fn embed(&self, texts: Vec<String>) -> EmbedFuture {
         let vectors = texts.iter().map(|t| self.embed_text(t)).collect();
         Box::pin(async move { Ok(vectors) })
+    }
+
+    fn vector_weight(&self) -> f32 {
+        VECTOR_WEIGHT
     }
 }
 

@@ -40,6 +40,12 @@ pub trait Embedder: Send + Sync + 'static {
     fn id(&self) -> &str;
     /// Embeds a batch. CPU-bound providers run on the blocking pool, never on the caller.
     fn embed(&self, texts: Vec<String>) -> EmbedFuture;
+    /// How much a hybrid search should trust this embedder's cosine similarity against BM25,
+    /// in [0, 1] (the vector leg's share of the fused score): a model of meaning as much as
+    /// words (`index::DEFAULT_VECTOR_WEIGHT`), unless the embedder knows it sees less.
+    fn vector_weight(&self) -> f32 {
+        crate::retrieval::index::DEFAULT_VECTOR_WEIGHT
+    }
 }
 
 pub type SharedEmbedder = Arc<dyn Embedder>;

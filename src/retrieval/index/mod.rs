@@ -1,18 +1,21 @@
 //! `ChatIndex`: one chat's searchable chunks. Words go to a tantivy index on disk (BM25 over
 //! English stems, `analyzer`), written through `writer`; vectors stay in memory (`vectors`).
-//! A search fuses both rankings (reciprocal rank fusion) and scores each hit by its cosine
-//! similarity. The database is the source of truth: this index can be wiped and rebuilt from
+//! A search fuses both rankings (a weighted mean of normalised scores) and scores each hit
+//! by its fused score. The database is the source of truth: this index can be wiped and rebuilt from
 //! it at any time, and never reads it itself.
 //!
 //! Here: `ChatIndex`, opening it, its chunks and hits, `IndexError`. Beside it: `schema` (the
 //! tantivy side: fields, opening or creating the directory, a chunk as a document), `edit`
-//! (adding, replacing and removing documents, rebuilding) and `search` (both rankings and
-//! their fusion).
+//! (adding, replacing and removing documents, rebuilding), `search` (both rankings) and
+//! `fusion` (their fused score).
 
 mod edit;
+mod fusion;
 mod schema;
 mod search;
 
+#[cfg(test)]
+mod query_tests;
 #[cfg(test)]
 mod tests;
 
@@ -21,11 +24,13 @@ use std::path::{Path, PathBuf};
 
 use entities::ids::{ChunkId, DocumentId};
 use tantivy::IndexReader;
-use tantivy::query::QueryParser;
+use tantivy::tokenizer::TextAnalyzer;
 
 use super::vectors::Vectors;
 use super::writer::IdleWriter;
 use schema::{Fields, create, open_existing, schema};
+
+pub use search::{DEFAULT_VECTOR_WEIGHT, Legs, SearchOptions, SearchTimings};
 
 /// Why an index operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -78,16 +83,20 @@ pub struct SearchHit {
     pub document_id: DocumentId,
     pub filename: String,
     pub text: String,
-    /// The cosine similarity of the chunk's vector with the query's, clamped to [0, 1]
-    /// (0 when the chunk has no vector in memory).
+    /// The fused score in [0, 1] that orders the hits: a weighted mean of the chunk's BM25
+    /// score relative to the best of the search and its cosine similarity (`fusion`).
     pub relevance_score: f32,
+    /// The cosine similarity of the chunk's vector with the query's, clamped to [0, 1] (0 when
+    /// the chunk has no vector in memory): what injection thresholds compare.
+    pub similarity: f32,
 }
 
 /// One chat's hybrid index.
 pub struct ChatIndex {
     dir: PathBuf,
     reader: IndexReader,
-    parser: QueryParser,
+    /// Analyses queries as the text field's words were analysed.
+    analyzer: TextAnalyzer,
     fields: Fields,
     vectors: Vectors,
     writer: IdleWriter,
@@ -120,7 +129,7 @@ impl ChatIndex {
         };
         Ok(Self {
             dir: dir.to_path_buf(),
-            parser: QueryParser::for_index(&index, vec![fields.text]),
+            analyzer: crate::retrieval::analyzer::english(),
             writer: IdleWriter::new(index, reader.clone(), dir),
             reader,
             fields,

@@ -1,85 +1,187 @@
-//! Searching a `ChatIndex`: BM25 over stemmed words and cosine similarity over vectors, fused
-//! by reciprocal rank, each hit scored by its cosine similarity.
+//! Searching a `ChatIndex`: BM25 over the query's analysed words and cosine similarity over
+//! vectors, fused by a weighted mean of normalised scores (`fusion`), each hit scored by its
+//! fused score. The query is never parsed as query syntax: `AND`, `-word`, `field:` and
+//! `two-dimensional` are words to the person who typed them.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::time::{Duration, Instant};
 
 use entities::ids::{ChunkId, DocumentId};
 use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::columnar::Column;
-use tantivy::query::TermQuery;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
+use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
+use super::fusion::{Candidate, fuse};
 use super::{ChatIndex, IndexError, SearchHit};
 use crate::retrieval::vectors::top_rows;
 
-/// How deep each ranking goes before fusion: enough that a chunk ranked well by one side
-/// and modestly by the other still surfaces.
-const CANDIDATES_PER_RANKING: usize = 50;
-/// The reciprocal rank fusion constant (Cormack et al., 2009): damps the weight of the very
-/// first ranks so one ranking cannot dominate.
-const RRF_K: f32 = 60.0;
+/// How deep the vector ranking goes before fusion (every chunk's cosine is known anyway,
+/// so this only picks which chunks without a word match may compete).
+const CANDIDATES_PER_RANKING: usize = 100;
+/// How deep the word ranking goes: ten times deeper, so that a chunk the vectors rank well
+/// also has its real BM25 score in the fusion (a chunk past this depth counts as no match),
+/// while a heap of this size over the postings stays cheap.
+const WORD_CANDIDATES: usize = 1_000;
+/// The vector leg's share of the fused score when a caller names none: an embedder that
+/// understands meaning as well as BM25 matches words.
+pub const DEFAULT_VECTOR_WEIGHT: f32 = 0.5;
+
+/// Which rankings a search uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Legs {
+    /// BM25 over words only.
+    Words,
+    /// Cosine similarity over vectors only.
+    Vectors,
+    /// Both, fused (what `file_search` uses).
+    Both,
+}
+
+impl Legs {
+    fn words(self) -> bool {
+        matches!(self, Self::Words | Self::Both)
+    }
+
+    fn vectors(self) -> bool {
+        matches!(self, Self::Vectors | Self::Both)
+    }
+}
+
+/// How to search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchOptions {
+    pub legs: Legs,
+    /// The cosine's share of the fused score, in [0, 1] (`Embedder::vector_weight`).
+    pub vector_weight: f32,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            legs: Legs::Both,
+            vector_weight: DEFAULT_VECTOR_WEIGHT,
+        }
+    }
+}
+
+/// Where a search's time went, stage by stage.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SearchTimings {
+    /// Analysing the query and ranking chunks by BM25.
+    pub words: Duration,
+    /// Scoring every vector and keeping the best.
+    pub vectors: Duration,
+    /// Reading chunk keys, merging the candidates and fusing their scores.
+    pub fusion: Duration,
+    /// Loading the hits' texts and names from the word index.
+    pub texts: Duration,
+}
 
 impl ChatIndex {
-    /// The `k` best chunks for a query: BM25 over stemmed words and cosine similarity over
-    /// vectors, each `CANDIDATES_PER_RANKING` deep, fused by reciprocal rank. Any query text
-    /// is accepted (syntax errors are ignored); a zero query vector searches by words only.
+    /// The `k` best chunks for a query, both rankings fused with equal weight
+    /// (`DEFAULT_VECTOR_WEIGHT`); a zero query vector searches by words only.
     pub fn search(
         &self,
         query: &str,
         query_vector: &[f32],
         k: usize,
     ) -> Result<Vec<SearchHit>, IndexError> {
+        Ok(self
+            .search_with(query, query_vector, k, SearchOptions::default())?
+            .0)
+    }
+
+    /// The `k` best chunks for a query by the rankings `options` names, each
+    /// `CANDIDATES_PER_RANKING` deep, best first by `relevance_score`, with the time each
+    /// stage took. Any text is accepted: its words are what is searched.
+    pub fn search_with(
+        &self,
+        query: &str,
+        query_vector: &[f32],
+        k: usize,
+        options: SearchOptions,
+    ) -> Result<(Vec<SearchHit>, SearchTimings), IndexError> {
+        let mut timings = SearchTimings::default();
         if k == 0 {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), timings));
         }
         let depth = CANDIDATES_PER_RANKING.max(k);
         let searcher = self.reader.searcher();
 
-        // Words are indexed without positions, so a quoted phrase is searched as its words.
-        let (parsed, _ignored_errors) = self.parser.parse_query_lenient(&query.replace('"', " "));
-        let lexical = searcher.search(&parsed, &TopDocs::with_limit(depth).order_by_score())?;
-        let similarities = self.vectors.similarities(query_vector)?;
+        let started = Instant::now();
+        let lexical = match word_query(self.analyzer.clone(), self.fields.text, query) {
+            Some(words) if options.legs.words() => {
+                let depth = WORD_CANDIDATES.max(k);
+                searcher.search(&words, &TopDocs::with_limit(depth).order_by_score())?
+            }
+            _ => Vec::new(),
+        };
+        timings.words = started.elapsed();
+
+        let started = Instant::now();
+        let similarities = if options.legs.vectors() {
+            self.vectors.similarities(query_vector)?
+        } else {
+            None
+        };
         let semantic = similarities
             .as_deref()
             .map(|scores| top_rows(scores, depth))
             .unwrap_or_default();
+        timings.vectors = started.elapsed();
 
-        // Fused score by chunk key, with the word index's address when it has one.
-        let mut fused: HashMap<u64, (f32, Option<DocAddress>)> = HashMap::new();
-        let mut keys = KeyColumns::new(&searcher);
-        for (rank, (_, address)) in lexical.into_iter().enumerate() {
-            if let Some(key) = keys.key(address)? {
-                fused.insert(key, (rrf(rank), Some(address)));
-            }
-        }
-        for (rank, row) in semantic.into_iter().enumerate() {
-            fused.entry(self.vectors.key(row)).or_insert((0.0, None)).0 += rrf(rank);
-        }
-
-        let relevance = |key: u64| -> f32 {
-            match (&similarities, self.vectors.row_index(key)) {
-                (Some(scores), Some(row)) => scores[row].clamp(0.0, 1.0),
-                _ => 0.0,
-            }
+        let started = Instant::now();
+        let cosine = |key: u64| -> Option<f32> {
+            let scores = similarities.as_deref()?;
+            Some(self.vectors.row_index(key).map_or(0.0, |row| scores[row]))
         };
-        let mut ranked: Vec<(u64, f32, f32, Option<DocAddress>)> = fused
-            .into_iter()
-            .map(|(key, (score, address))| (key, score, relevance(key), address))
-            .collect();
-        ranked.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then(b.2.total_cmp(&a.2))
-                .then(a.0.cmp(&b.0))
-        });
+        // Candidates by chunk key, with the word index's address when it has one.
+        let mut addresses: HashMap<u64, DocAddress> = HashMap::new();
+        let mut candidates = Vec::with_capacity(lexical.len() + semantic.len());
+        let mut keys = KeyColumns::new(&searcher);
+        for (bm25, address) in lexical {
+            if let Some(key) = keys.key(address)? {
+                addresses.insert(key, address);
+                candidates.push(Candidate {
+                    key,
+                    bm25,
+                    cosine: cosine(key),
+                });
+            }
+        }
+        for row in semantic {
+            let key = self.vectors.key(row);
+            if !addresses.contains_key(&key) {
+                candidates.push(Candidate {
+                    key,
+                    bm25: 0.0,
+                    cosine: cosine(key),
+                });
+            }
+        }
+        let vector_weight = match options.legs {
+            Legs::Words => 0.0,
+            Legs::Vectors => 1.0,
+            Legs::Both => options.vector_weight,
+        };
+        let ranked = fuse(&candidates, vector_weight);
+        timings.fusion = started.elapsed();
 
+        let started = Instant::now();
         let mut hits = Vec::with_capacity(k);
-        for (key, _, relevance_score, address) in ranked {
+        for fused in ranked {
             if hits.len() == k {
                 break;
             }
-            let address = match address.or_else(|| self.find(&searcher, key)) {
+            let address = match addresses
+                .get(&fused.key)
+                .copied()
+                .or_else(|| self.find(&searcher, fused.key))
+            {
                 Some(address) => address,
                 // A vector whose words are not on disk: the halves disagree until a rebuild.
                 None => continue,
@@ -91,10 +193,12 @@ impl ChatIndex {
                 document_id: DocumentId::from_string(field(self.fields.document_id)),
                 filename: field(self.fields.filename),
                 text: field(self.fields.text),
-                relevance_score,
+                relevance_score: fused.score,
+                similarity: cosine(fused.key).unwrap_or(0.0).clamp(0.0, 1.0),
             });
         }
-        Ok(hits)
+        timings.texts = started.elapsed();
+        Ok((hits, timings))
     }
 
     /// Looks up in the word index a chunk found by its vector.
@@ -110,6 +214,42 @@ impl ChatIndex {
             }
         }
     }
+}
+
+/// The BM25 query for a text: any of its analysed words (stemmed, stop words dropped), a
+/// word that appears n times weighing n times; `None` when no word is left.
+pub(super) fn word_query(
+    mut analyzer: TextAnalyzer,
+    field: Field,
+    text: &str,
+) -> Option<impl Query> {
+    let mut words: Vec<(String, u16)> = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while let Some(token) = stream.next() {
+        match words.iter_mut().find(|(word, _)| *word == token.text) {
+            Some((_, count)) => *count = count.saturating_add(1),
+            None => words.push((token.text.clone(), 1)),
+        }
+    }
+    if words.is_empty() {
+        return None;
+    }
+    let clauses: Vec<(Occur, Box<dyn Query>)> = words
+        .into_iter()
+        .map(|(word, count)| {
+            let term = TermQuery::new(
+                Term::from_field_text(field, &word),
+                IndexRecordOption::WithFreqs,
+            );
+            let clause: Box<dyn Query> = if count == 1 {
+                Box::new(term)
+            } else {
+                Box::new(BoostQuery::new(Box::new(term), f32::from(count)))
+            };
+            (Occur::Should, clause)
+        })
+        .collect();
+    Some(BooleanQuery::new(clauses))
 }
 
 /// The chunk keys of word-search hits, reading each segment's column once.
@@ -142,9 +282,4 @@ impl<'a> KeyColumns<'a> {
 
 fn text_of(doc: &TantivyDocument, field: Field) -> Option<&str> {
     doc.get_first(field).and_then(|value| value.as_str())
-}
-
-/// Reciprocal rank fusion's share for a 0-based rank.
-fn rrf(rank: usize) -> f32 {
-    1.0 / (RRF_K + rank as f32 + 1.0)
 }

@@ -75,14 +75,16 @@ fn both_rankings_agreeing_put_a_chunk_first() {
 }
 
 #[test]
-fn relevance_is_the_clamped_cosine_with_the_query() {
+fn similarity_is_the_clamped_cosine_and_relevance_orders_the_hits() {
     let dir = tempfile::tempdir().unwrap();
     let mut index = ChatIndex::open(dir.path()).unwrap();
     let chunks = sample();
     index.add(chunks.clone()).unwrap();
     let query = "nightly shard backups";
     let vector = HashEmbedder::default().embed_text(query);
-    for hit in index.search(query, &vector, 4).unwrap() {
+    let hits = index.search(query, &vector, 4).unwrap();
+    assert_eq!(hits.len(), 4);
+    for hit in &hits {
         assert!(
             (0.0..=1.0).contains(&hit.relevance_score),
             "{}",
@@ -91,10 +93,18 @@ fn relevance_is_the_clamped_cosine_with_the_query() {
         let stored = chunks.iter().find(|c| c.chunk_id == hit.chunk_id).unwrap();
         let expected = cosine(&stored.vector, &vector).clamp(0.0, 1.0);
         assert!(
-            (hit.relevance_score - expected).abs() < 1e-5,
+            (hit.similarity - expected).abs() < 1e-5,
             "{hit:?} vs {expected}"
         );
     }
+    // The list is in relevance order, and the word match that leads it scores highest.
+    assert_eq!(hits[0].chunk_id, "c1");
+    assert!(
+        hits.windows(2)
+            .all(|pair| pair[0].relevance_score >= pair[1].relevance_score),
+        "{hits:?}"
+    );
+    assert!(hits[0].relevance_score > hits[1].relevance_score + 0.1);
 }
 
 #[test]

@@ -60,35 +60,59 @@ pub(in crate::supervisor) fn chat_tools(
     tools
 }
 
-/// What the model is told about the chat's documents: the file list, and the passages most
+/// Files named in the system prompt, the most recent first; the others are counted. Enough
+/// for a model to refer to a chat's documents by name, and a bound on the prompt (and on the
+/// work of each turn) whatever the chat holds.
+pub const MAX_LISTED_FILES: u64 = 50;
+
+/// What the model is told about the chat's documents: at most `MAX_LISTED_FILES` of them by
+/// name (and how many more there are), whether any is searchable, and the passages most
 /// relevant to the user's message (automatic context injection, seed 002).
 pub(super) async fn document_context(
     launcher: &Launcher,
     chat_id: &ChatId,
     message: &str,
-) -> (Vec<crate::documents::DocumentView>, Vec<prompt::Passage>) {
-    let listed = match launcher.workspace.list(chat_id).await {
+) -> (prompt::FileList, bool, Vec<prompt::Passage>) {
+    let workspace = &launcher.workspace;
+    let listed = workspace.list_recent(chat_id, MAX_LISTED_FILES + 1).await;
+    let mut listed = match listed {
         Ok(rows) => rows,
         Err(err) => {
             tracing::warn!(%err, "could not list the chat's documents");
-            return (Vec::new(), Vec::new());
+            return (prompt::FileList::default(), false, Vec::new());
         }
     };
-    let files: Vec<crate::documents::DocumentView> = listed.into_iter().map(Into::into).collect();
+    let mut files = prompt::FileList::default();
+    if listed.len() as u64 > MAX_LISTED_FILES {
+        listed.truncate(MAX_LISTED_FILES as usize);
+        files.more = match workspace.count(chat_id).await {
+            Ok(count) => count.saturating_sub(MAX_LISTED_FILES),
+            Err(err) => {
+                tracing::warn!(%err, "could not count the chat's documents");
+                1
+            }
+        };
+    }
+    files.listed = listed.into_iter().map(Into::into).collect();
+    let searchable = if files.listed.iter().any(|f| f.searchable) {
+        true
+    } else if files.more > 0 {
+        workspace.has_searchable(chat_id).await.unwrap_or(false)
+    } else {
+        false
+    };
     let limits = &launcher.config.documents;
     let mut passages = Vec::new();
-    if files.iter().any(|f| f.searchable)
-        && limits.max_injected_chunks > 0
-        && !message.trim().is_empty()
-    {
-        match launcher
-            .workspace
+    if searchable && limits.max_injected_chunks > 0 && !message.trim().is_empty() {
+        match workspace
             .search(chat_id, message, limits.max_injected_chunks)
             .await
         {
-            Ok(hits) => passages.extend(
-                hits.into_iter()
-                    .filter(|h| h.relevance_score >= limits.injection_threshold)
+            Ok(found) => passages.extend(
+                found
+                    .hits
+                    .into_iter()
+                    .filter(|h| h.similarity >= limits.injection_threshold)
                     .map(|h| prompt::Passage {
                         filename: h.filename,
                         text: h.text,
@@ -97,7 +121,7 @@ pub(super) async fn document_context(
             Err(err) => tracing::warn!(%err, "could not search the chat's documents"),
         }
     }
-    (files, passages)
+    (files, searchable, passages)
 }
 
 /// The chat's memories relevant to the user's message, for the model's context (passive

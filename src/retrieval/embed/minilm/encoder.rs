@@ -1,6 +1,7 @@
 //! The network and its tokenizer: a text's token ids split into windows of at most
-//! `WINDOW_TOKENS`, run through the BERT in batches, mean-pooled over the attention mask, and
-//! averaged across windows to one unit vector.
+//! `WINDOW_TOKENS`, run through the BERT in batches of windows of similar length (from every
+//! text of a call, on every core), mean-pooled over the attention mask, and averaged across
+//! windows, each weighing as many tokens as it holds, to one unit vector.
 
 use std::iter::repeat_n;
 use std::ops::Range;
@@ -21,6 +22,9 @@ pub(super) const WINDOW_TOKENS: usize = 256;
 /// Windows run through the model together. Bounds the attention scores held at once:
 /// 16 windows × 12 heads × 256² f32 is about 50 MB for the real model.
 const BATCH_WINDOWS: usize = 16;
+/// A window joins a batch only if it is at least this share of the batch's longest, so
+/// padding is at most a quarter of a batch's work (a 40-token leftover never pays for 256).
+const MIN_BATCH_FILL: f32 = 0.75;
 /// The tensor that tells whether the weights sit under a `bert.` prefix (as in checkpoints saved
 /// from `BertForMaskedLM`) or at the top level (as sentence-transformers publishes them).
 const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
@@ -112,7 +116,7 @@ impl Encoder {
         let pooled = self.pool(&windows)?;
         Ok(spans
             .into_iter()
-            .map(|span| normalized_mean(&pooled[span]))
+            .map(|span| weighted_mean(&pooled[span.clone()], &windows[span]))
             .collect())
     }
 
@@ -140,15 +144,45 @@ impl Encoder {
             .collect())
     }
 
-    /// The mean of each window's last hidden states (not normalised), in order.
+    /// The mean of each window's last hidden states (not normalised), in order. Windows are
+    /// batched by length (`batches`), and the batches shared among the cores: each thread
+    /// takes the next batch until none is left.
     pub(super) fn pool(&self, windows: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
-        // Windows of similar length share a batch, so little of it is padding.
-        let mut order: Vec<usize> = (0..windows.len()).collect();
-        order.sort_by_key(|&i| windows[i].len());
+        let batches = batches(windows);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(batches.len())
+            .max(1);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || -> Result<Pooled> {
+            let mut done = Vec::new();
+            loop {
+                let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(batch) = batches.get(at) else {
+                    return Ok(done);
+                };
+                let rows: Vec<&[u32]> = batch.iter().map(|&i| windows[i].as_slice()).collect();
+                done.extend(batch.iter().copied().zip(self.pool_batch(&rows)?));
+            }
+        };
+        let results: Vec<Result<Pooled>> = if threads == 1 {
+            vec![work()]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+                handles
+                    .into_iter()
+                    .map(|handle| {
+                        handle
+                            .join()
+                            .unwrap_or_else(|_| Err(fail!("an embedding thread panicked")))
+                    })
+                    .collect()
+            })
+        };
         let mut pooled = vec![Vec::new(); windows.len()];
-        for batch in order.chunks(BATCH_WINDOWS) {
-            let rows: Vec<&[u32]> = batch.iter().map(|&i| windows[i].as_slice()).collect();
-            for (&i, vector) in batch.iter().zip(self.pool_batch(&rows)?) {
+        for result in results {
+            for (i, vector) in result? {
                 pooled[i] = vector;
             }
         }
@@ -177,16 +211,76 @@ impl Encoder {
     }
 }
 
-/// The mean of `vectors`, scaled to unit length.
-fn normalized_mean(vectors: &[Vec<f32>]) -> Vec<f32> {
-    let mut mean = vec![0.0f32; vectors.first().map_or(0, Vec::len)];
-    for vector in vectors {
-        for (sum, x) in mean.iter_mut().zip(vector) {
-            *sum += x;
+/// Windows' numbers and their pooled vectors.
+type Pooled = Vec<(usize, Vec<f32>)>;
+
+/// Window numbers in batches: longest first, at most `BATCH_WINDOWS` each, and a window
+/// joins a batch only if it fills at least `MIN_BATCH_FILL` of the batch's longest.
+fn batches(windows: &[Vec<u32>]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..windows.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(windows[i].len()));
+    let mut batches: Vec<Vec<usize>> = Vec::new();
+    let mut longest = 0;
+    for i in order {
+        let len = windows[i].len();
+        match batches.last_mut() {
+            Some(batch)
+                if batch.len() < BATCH_WINDOWS && len as f32 >= longest as f32 * MIN_BATCH_FILL =>
+            {
+                batch.push(i);
+            }
+            _ => {
+                longest = len;
+                batches.push(vec![i]);
+            }
         }
     }
-    let count = vectors.len().max(1) as f32;
-    mean.iter_mut().for_each(|sum| *sum /= count);
+    batches
+}
+
+/// The mean of `vectors`, each weighing its window's token count, scaled to unit length: a
+/// text is the mean of its tokens' vectors, whichever window saw them, and a short leftover
+/// window counts for what it holds rather than as much as a full one.
+fn weighted_mean(vectors: &[Vec<f32>], windows: &[Vec<u32>]) -> Vec<f32> {
+    let mut mean = vec![0.0f32; vectors.first().map_or(0, Vec::len)];
+    for (vector, window) in vectors.iter().zip(windows) {
+        let weight = window.len() as f32;
+        for (sum, x) in mean.iter_mut().zip(vector) {
+            *sum += weight * x;
+        }
+    }
     normalize(&mut mean);
     mean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_hold_windows_of_similar_length_longest_first() {
+        let windows: Vec<Vec<u32>> = [256, 40, 250, 200, 190, 39, 30, 256]
+            .iter()
+            .map(|&len| vec![1; len])
+            .collect();
+        let grouped = batches(&windows);
+        let lengths: Vec<Vec<usize>> = grouped
+            .iter()
+            .map(|batch| batch.iter().map(|&i| windows[i].len()).collect())
+            .collect();
+        assert_eq!(
+            lengths,
+            [vec![256, 256, 250, 200], vec![190], vec![40, 39, 30]]
+        );
+        // Every window once.
+        let mut all: Vec<usize> = grouped.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..windows.len()).collect::<Vec<_>>());
+        // At most BATCH_WINDOWS a batch.
+        let many = vec![vec![1u32; 10]; BATCH_WINDOWS * 2 + 1];
+        assert_eq!(
+            batches(&many).iter().map(Vec::len).collect::<Vec<_>>(),
+            [BATCH_WINDOWS, BATCH_WINDOWS, 1]
+        );
+    }
 }

@@ -82,8 +82,9 @@ fn a_batch_gives_each_text_the_vector_it_gets_alone() {
 }
 
 #[test]
-fn a_long_text_is_the_normalised_mean_of_its_windows() {
+fn a_long_text_is_the_mean_of_its_windows_weighted_by_their_tokens() {
     let (_tmp, model) = test_model(4);
+    // Three full windows and a short leftover, which must weigh only what it holds.
     let text = "the quick brown fox jumps over the lazy dog. ".repeat(60);
     let encoder = &model.encoder;
 
@@ -105,10 +106,15 @@ fn a_long_text_is_the_normalised_mean_of_its_windows() {
             .pool(std::slice::from_ref(window))
             .unwrap()
             .remove(0);
-        expected.iter_mut().zip(&pooled).for_each(|(e, x)| *e += x);
+        let weight = window.len() as f32;
+        expected
+            .iter_mut()
+            .zip(&pooled)
+            .for_each(|(e, x)| *e += weight * x);
     }
     normalize(&mut expected);
     assert!(max_difference(&vector, &expected) < 1e-5);
+    assert!(windows.last().unwrap().len() < windows[0].len());
 }
 
 #[test]
