@@ -241,6 +241,8 @@ impl Workspace {
         let mut out = Vec::new();
         let mut stale = Vec::new();
         for doc in docs {
+            // Searches name each hit's artifact: remembered now, it costs them no query.
+            self.remember_artifact(&doc.id, &doc.artifact_id);
             let chunks = document_chunks::Entity::find()
                 .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
                 .order_by_asc(document_chunks::Column::ChunkIndex)

@@ -201,6 +201,7 @@ impl Workspace {
         let index = self.index(&doc.chat_id).await?;
         // Indexed before the document is marked processed, so a processed document is
         // searchable. If storing then fails, its chunks leave the index again.
+        self.remember_artifact(&doc.id, &doc.artifact_id);
         index.replace_document(doc.id.clone(), indexed).await?;
         if let Err(err) = self
             .store_processed(&doc, rows, content_type, searchable, &extraction, warning)

@@ -98,14 +98,20 @@ impl Workspace {
             .into_tuple()
             .all(&self.inner.db)
             .await?;
-        if remembered.len() + rows.len() > MAX_REMEMBERED_ARTIFACTS {
-            remembered.clear();
-        }
         for (id, artifact) in rows {
-            remembered.insert(id.clone(), artifact.clone());
+            self.remember_artifact(&id, &artifact);
             found.insert(id, artifact);
         }
         Ok(found)
+    }
+
+    /// Remembers a document's artifact for `artifact_ids`.
+    pub(super) fn remember_artifact(&self, document_id: &DocumentId, artifact_id: &ArtifactId) {
+        let remembered = &self.inner.artifact_of;
+        if remembered.len() >= MAX_REMEMBERED_ARTIFACTS {
+            remembered.clear();
+        }
+        remembered.insert(document_id.clone(), artifact_id.clone());
     }
 
     /// Whether a chat has documents the model can search.
