@@ -27,6 +27,7 @@ mod message_limit;
 mod metrics;
 mod openai_node;
 mod openai_python;
+mod quickstart;
 mod real_server;
 mod research;
 mod responses_sdk;
