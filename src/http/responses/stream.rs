@@ -51,15 +51,18 @@ fn step(
         RunEvent::Finished {
             stop_reason,
             usage,
+            research_usage,
             error,
             iterations,
             ..
         } => {
             out.extend(lifecycle);
+            let usage_breakdown =
+                super::super::run_usage::breakdown(usage, research_usage.as_ref());
             out.push((
                 "x_chat.metadata".into(),
                 json!({"run_id": log.run_id, "stop_reason": stop_reason,
-                       "iterations": iterations, "usage": usage}),
+                       "iterations": iterations, "usage": usage_breakdown}),
             ));
             if let Some(error) = error {
                 out.push((
@@ -87,6 +90,10 @@ fn step(
                 let Some(kind) = payload["type"].as_str().map(str::to_string) else {
                     continue;
                 };
+                // `Output` sends it, with the finished item, when the call's result is in.
+                if kind == "response.file_search_call.completed" {
+                    continue;
+                }
                 // A search's events carry its place among this response's items.
                 if let Some(index) = payload["item_id"]
                     .as_str()
