@@ -236,6 +236,7 @@ async fn collect(
                 error,
                 assistant_message_id,
                 iterations,
+                ..
             } => {
                 if let Some(error) = error
                     && content.is_empty()

@@ -78,6 +78,7 @@ pub fn payloads(
             name,
             arguments,
             progress,
+            message,
         } => {
             if chat_api {
                 out.push((
@@ -92,10 +93,14 @@ pub fn payloads(
                     Value::String(raw) => raw.clone(),
                     other => other.to_string(),
                 };
-                out.push((
-                    None,
-                    json!({"type": progress.event_type(), "name": name, "arguments": text}),
-                ));
+                let mut line =
+                    json!({"type": progress.event_type(), "name": name, "arguments": text});
+                if *progress == crate::run::events::ProgressKind::Other {
+                    // Seed 000's fields; `name` and `arguments` stay for older clients.
+                    line["tool_name"] = json!(name);
+                    line["message"] = json!(message);
+                }
+                out.push((None, line));
             }
         }
         RunEvent::ToolResult {
@@ -164,6 +169,7 @@ pub fn payloads(
             stop_reason,
             assistant_message_id,
             usage,
+            research_usage,
             iterations,
             error,
         } => {
@@ -195,7 +201,8 @@ pub fn payloads(
             out.push((
                 None,
                 json!({"type": "x_chat.metadata", "run_id": log.run_id,
-                "stop_reason": stop_reason, "iterations": iterations, "usage": usage}),
+                "stop_reason": stop_reason, "iterations": iterations,
+                "usage": super::run_usage::breakdown(usage, research_usage.as_ref())}),
             ));
         }
     }

@@ -32,6 +32,7 @@ mod real_server;
 mod research;
 mod responses_sdk;
 mod responses_state;
+mod seed_details;
 mod seed_examples;
 mod sign_in;
 mod sse;

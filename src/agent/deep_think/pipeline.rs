@@ -63,6 +63,8 @@ pub(super) fn ended(
         content: String::new(),
         stop_reason: reason,
         usage,
+        // Before its report, all of a Deep Think run is research.
+        research_usage: usage,
         iterations,
         error,
         pause: None,
@@ -150,6 +152,8 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     );
     let planning_tokens = tokens(&checkpoint.planning_usage);
     let research_tokens = tokens(&usage) - planning_tokens;
+    // Discovery, the plan and the sub-tasks; the synthesis writes the answer.
+    let research_usage = usage;
     save_structured(spec, &plan, &findings).await;
     let (text, stop_reason, error) = if findings.iter().all(|f| f.status == TaskStatus::Failed) {
         let message = "every sub-task failed; the report lists what happened";
@@ -177,6 +181,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
             StopReason::Cancelled => {
                 return LoopOutcome {
                     usage,
+                    research_usage,
                     iterations,
                     ..outcome
                 };
@@ -232,6 +237,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
         content: checked.report,
         stop_reason,
         usage,
+        research_usage,
         iterations,
         error,
         pause: None,

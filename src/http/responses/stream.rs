@@ -54,16 +54,19 @@ fn step(
         RunEvent::Finished {
             stop_reason,
             usage,
+            research_usage,
             error,
             iterations,
             ..
         } => {
             out.extend(lifecycle);
             if x_events {
+                let usage_breakdown =
+                    super::super::run_usage::breakdown(usage, research_usage.as_ref());
                 out.push((
                     "x_chat.metadata".into(),
                     json!({"run_id": log.run_id, "stop_reason": stop_reason,
-                           "iterations": iterations, "usage": usage}),
+                           "iterations": iterations, "usage": usage_breakdown}),
                 ));
             }
             if let Some(error) = error {
@@ -93,6 +96,10 @@ fn step(
                     continue;
                 };
                 if kind.starts_with("x_") && !x_events {
+                    continue;
+                }
+                // `Output` sends it, with the finished item, when the call's result is in.
+                if kind == "response.file_search_call.completed" {
                     continue;
                 }
                 // A search's events carry its place among this response's items.

@@ -35,6 +35,7 @@ fn search_call(id: &str, query: &str) -> RunEvent {
         name: "file_search".into(),
         arguments: json!({"query": query}),
         progress: None,
+        message: None,
     }
 }
 
@@ -61,6 +62,7 @@ fn finished(stop_reason: StopReason, error: Option<RunError>) -> RunEvent {
             total_tokens: 10,
             estimated: false,
         },
+        research_usage: None,
         iterations: 1,
         error,
     }

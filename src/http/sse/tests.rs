@@ -26,6 +26,7 @@ fn finished(error: Option<RunError>) -> RunEvent {
         stop_reason: StopReason::Completed,
         assistant_message_id: None,
         usage: usage(),
+        research_usage: None,
         iterations: 1,
         error,
     }
@@ -154,6 +155,7 @@ fn only_the_chat_api_gets_the_tool_events_and_run_bookkeeping() {
         name: "calculator".into(),
         arguments: json!({"expression": "6*7"}),
         progress: Some(crate::run::events::ProgressKind::Calculating),
+        message: Some("Running calculator".into()),
     };
     let chat_api = payloads(Dialect::ChatApi, &log, &call);
     assert_eq!(chat_api[0].0, Some("message"));
