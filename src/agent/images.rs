@@ -129,10 +129,12 @@ mod tests {
         let kept = ImagePart {
             attachment_id: row.id,
             mime_type: row.mime_type,
+            detail: None,
         };
         let lost = ImagePart {
             attachment_id: AttachmentId::generate(),
             mime_type: "image/png".into(),
+            detail: None,
         };
         let mut message = ChatMessage::user("");
         message.content = Some(MessageContent::Parts(vec![

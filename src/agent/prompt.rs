@@ -215,6 +215,7 @@ mod tests {
         let image = ImagePart {
             attachment_id: entities::ids::AttachmentId::generate(),
             mime_type: "image/png".into(),
+            detail: None,
         };
         let mut with_image = node("1", "user", "what is this?");
         with_image.parts = ImagePart::parts_of(std::slice::from_ref(&image));

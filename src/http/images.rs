@@ -20,13 +20,22 @@ use crate::llm::wire::{ChatMessage, MessageContent};
 use crate::state::AppState;
 use crate::tools::fetch::FetchError;
 
-/// An image of a request, checked but not stored yet.
-pub enum PendingImage {
+/// An image of a request, checked but not stored yet, with the `detail` it asked for.
+pub struct PendingImage {
+    pub source: ImageSource,
+    pub detail: Option<String>,
+}
+
+/// Where a pending image's bytes are.
+pub enum ImageSource {
     /// A `data:` URL's bytes, already checked.
     Inline(Vec<u8>),
     /// An `http(s)` URL, fetched when it is stored.
     Remote(String),
 }
+
+/// The `detail` values OpenAI's image parts take.
+const DETAILS: [&str; 3] = ["auto", "low", "high"];
 
 /// A message as a stored chat keeps it: its text, and its images not yet stored.
 pub struct PendingMessage {
@@ -48,7 +57,7 @@ pub fn read_message(
             images: Vec::new(),
         });
     };
-    let urls: Vec<&str> = parts.iter().filter_map(image_url).collect();
+    let urls: Vec<(&str, Option<&str>)> = parts.iter().filter_map(image_url).collect();
     if urls.len() > limits.max_images_per_message {
         return Err(AttachmentError::TooMany {
             count: urls.len(),
@@ -57,17 +66,23 @@ pub fn read_message(
         .into());
     }
     let mut images = Vec::with_capacity(urls.len());
-    for url in urls {
-        let image = match url
-            .split_once(':')
-            .map(|(scheme, _)| scheme.to_ascii_lowercase())
+    for (url, detail) in urls {
+        if let Some(detail) = detail
+            && !DETAILS.contains(&detail)
         {
-            Some(scheme) if scheme == "data" => {
-                PendingImage::Inline(image::decode_data_url(url, limits.max_image_bytes)?.0)
+            return Err(AttachmentError::InvalidUrl(format!(
+                "an image's detail is auto, low or high, not {detail:?}"
+            ))
+            .into());
+        }
+        let scheme = url
+            .split_once(':')
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        let source = match scheme.as_deref() {
+            Some("data") => {
+                ImageSource::Inline(image::decode_data_url(url, limits.max_image_bytes)?.0)
             }
-            Some(scheme) if scheme == "http" || scheme == "https" => {
-                PendingImage::Remote(url.to_string())
-            }
+            Some("http" | "https") => ImageSource::Remote(url.to_string()),
             _ => {
                 return Err(AttachmentError::InvalidUrl(
                     "an image_url must be a data: URL (data:image/png;base64,…) or an http(s) \
@@ -77,7 +92,10 @@ pub fn read_message(
                 .into());
             }
         };
-        images.push(image);
+        images.push(PendingImage {
+            source,
+            detail: detail.map(str::to_string),
+        });
     }
     Ok(PendingMessage { text, images })
 }
@@ -105,14 +123,16 @@ pub fn read_messages(
     Ok(read)
 }
 
-/// The URL of an `image_url` part (`{"image_url": {"url"}}`, or the URL given as a string).
-fn image_url(part: &Value) -> Option<&str> {
+/// The URL and detail of an `image_url` part (`{"image_url": {"url", "detail"}}`, or the URL
+/// given as a string).
+fn image_url(part: &Value) -> Option<(&str, Option<&str>)> {
     if part["type"] != "image_url" {
         return None;
     }
-    part["image_url"]["url"]
+    let url = part["image_url"]["url"]
         .as_str()
-        .or_else(|| part["image_url"].as_str())
+        .or_else(|| part["image_url"].as_str())?;
+    Some((url, part["image_url"]["detail"].as_str()))
 }
 
 /// Keeps `images` as attachments of `chat_id` (the caller's, checked), fetching remote ones,
@@ -127,9 +147,9 @@ pub async fn store(
     let limits = attachments.limits();
     let mut parts = Vec::with_capacity(images.len());
     for pending in images {
-        let bytes = match pending {
-            PendingImage::Inline(bytes) => bytes,
-            PendingImage::Remote(url) => state
+        let bytes = match pending.source {
+            ImageSource::Inline(bytes) => bytes,
+            ImageSource::Remote(url) => state
                 .fetcher
                 .fetch_image(
                     &url,
@@ -145,6 +165,7 @@ pub async fn store(
         parts.push(ImagePart {
             attachment_id: row.id,
             mime_type: row.mime_type,
+            detail: pending.detail,
         });
     }
     Ok(parts)
@@ -292,8 +313,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read.text, "what is\nthis?");
-        assert!(matches!(&read.images[0], PendingImage::Inline(bytes) if bytes == image::TEST_PNG));
-        assert!(matches!(&read.images[1], PendingImage::Remote(url) if url.ends_with("cat.png")));
+        assert!(
+            matches!(&read.images[0].source, ImageSource::Inline(bytes) if bytes == image::TEST_PNG)
+        );
+        assert_eq!(read.images[0].detail.as_deref(), Some("low"));
+        assert!(
+            matches!(&read.images[1].source, ImageSource::Remote(url) if url.ends_with("cat.png"))
+        );
     }
 
     #[test]

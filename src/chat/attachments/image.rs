@@ -125,24 +125,34 @@ pub fn data_url(kind: ImageType, bytes: &[u8]) -> String {
 pub const REFERENCE_SCHEME: &str = "attachment:";
 
 /// One image of a stored user message, as its `parts` hold it:
-/// `{"type": "image", "attachment_id": "att_…", "mime_type": "image/png"}`.
+/// `{"type": "image", "attachment_id": "att_…", "mime_type": "image/png"}`, with the
+/// `detail` (`auto`, `low`, `high`) an OpenAI client asked for, sent on with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImagePart {
     pub attachment_id: AttachmentId,
     pub mime_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl ImagePart {
     /// The message part stored for it.
     pub fn to_part(&self) -> Value {
-        json!({"type": "image", "attachment_id": self.attachment_id,
-            "mime_type": self.mime_type})
+        let mut part = json!({"type": "image", "attachment_id": self.attachment_id,
+            "mime_type": self.mime_type});
+        if let Some(detail) = &self.detail {
+            part["detail"] = json!(detail);
+        }
+        part
     }
 
     /// The model's content part standing for it until the run inlines the bytes.
     pub fn reference(&self) -> Value {
-        json!({"type": "image_url",
-            "image_url": {"url": format!("{REFERENCE_SCHEME}{}", self.attachment_id)}})
+        let mut image_url = json!({"url": format!("{REFERENCE_SCHEME}{}", self.attachment_id)});
+        if let Some(detail) = &self.detail {
+            image_url["detail"] = json!(detail);
+        }
+        json!({"type": "image_url", "image_url": image_url})
     }
 
     /// The images among a stored message's `parts` (artifacts and other parts are skipped).
@@ -253,6 +263,7 @@ mod tests {
         let image = ImagePart {
             attachment_id: AttachmentId::generate(),
             mime_type: "image/png".into(),
+            detail: Some("low".into()),
         };
         let parts = ImagePart::parts_of(std::slice::from_ref(&image)).unwrap();
         assert_eq!(parts[0]["type"], "image");

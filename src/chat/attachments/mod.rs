@@ -218,6 +218,7 @@ impl Attachments {
                     .map(|row| ImagePart {
                         attachment_id: row.id.clone(),
                         mime_type: row.mime_type.clone(),
+                        detail: None,
                     })
                     .ok_or_else(|| AttachmentError::NotFound(id.into_string()))
             })
