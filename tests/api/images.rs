@@ -547,3 +547,59 @@ async fn an_image_url_is_fetched_only_through_the_ssrf_guard() {
         "the model gets the fetched bytes, not the URL"
     );
 }
+
+/// Scripts the four answers an SDK round trip gets, runs `command`, and checks that the model
+/// received the image on each turn that carried it and in the history of the turn after.
+async fn sdk_round_trip(app: &TestApp, command: std::process::Command) {
+    app.upstream.script([
+        Reply::text("A tiny pixel."),
+        Reply::text("Transparent."),
+        Reply::text("One pixel."),
+        Reply::text("Yes, fully."),
+    ]);
+    let seen = crate::helpers::run_client(app, command).await;
+    assert_eq!(seen["first"], "A tiny pixel.", "{seen}");
+    assert!(seen["chat_id"].is_string(), "{seen}");
+    assert_eq!(seen["second"], "Transparent.", "{seen}");
+    assert_eq!(seen["response"], "One pixel.", "{seen}");
+    assert_eq!(seen["follow_up"], "Yes, fully.", "{seen}");
+    let received = app.upstream.received();
+    let completions: Vec<usize> = (0..received.len())
+        .filter(|&i| received[i].path.ends_with("/chat/completions"))
+        .collect();
+    assert_eq!(completions.len(), 4, "one model call per turn");
+    for (turn, &index) in completions.iter().enumerate() {
+        assert_eq!(
+            images_sent(app, index),
+            [(0, PNG.to_vec())],
+            "turn {turn}: the image, on its own turn or in the next one's history"
+        );
+    }
+    let next = &received[completions[1]].body["messages"];
+    assert_eq!(next.as_array().unwrap().len(), 3, "{next}");
+    assert_eq!(next[2]["content"], "And what colour is it?");
+}
+
+#[actix_web::test]
+async fn the_official_node_sdk_round_trips_an_image_through_a_stored_chat() {
+    let dir = tokio::task::spawn_blocking(crate::openai_node::node_clients)
+        .await
+        .unwrap();
+    let app = spawn_app().await;
+    let mut command = std::process::Command::new("node");
+    command.arg("images_client.mjs").current_dir(dir);
+    sdk_round_trip(&app, command).await;
+}
+
+#[actix_web::test]
+async fn the_official_python_sdk_round_trips_an_image_through_a_stored_chat() {
+    let python = tokio::task::spawn_blocking(crate::openai_python::python_with_openai)
+        .await
+        .unwrap();
+    let app = spawn_app().await;
+    let script =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/images_client.py");
+    let mut command = std::process::Command::new(python);
+    command.arg(script);
+    sdk_round_trip(&app, command).await;
+}
