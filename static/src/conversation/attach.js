@@ -7,6 +7,24 @@ import { api, chatPath } from "../api.js";
 import { h } from "../ui/dom.js";
 import { DEFAULT_LIMITS, refusalOf, filesOf } from "./images.js";
 
+const SVG = "http://www.w3.org/2000/svg";
+
+/// A picture's outline, drawn with the page's text colour (no icon font, no inline style).
+function pictureIcon() {
+  const shape = (tag, attributes) => {
+    const el = document.createElementNS(SVG, tag);
+    for (const [key, value] of Object.entries(attributes)) el.setAttribute(key, value);
+    return el;
+  };
+  const stroke = { fill: "none", stroke: "currentColor", "stroke-width": "2", "stroke-linejoin": "round" };
+  const icon = shape("svg", { viewBox: "0 0 24 24", width: "20", height: "20", "aria-hidden": "true", focusable: "false" });
+  icon.append(
+    shape("rect", { x: "3", y: "4", width: "18", height: "16", rx: "2", ...stroke }),
+    shape("circle", { cx: "9", cy: "10", r: "2", fill: "currentColor" }),
+    shape("path", { d: "M4 19l6-6 4 4 3-3 4 4", ...stroke }));
+  return icon;
+}
+
 export function composerImages(chatId) {
   let limits = null;
   let items = [];
@@ -20,7 +38,7 @@ export function composerImages(chatId) {
     tabindex: "-1",
     "aria-hidden": "true",
   });
-  const button = h("button", { type: "button", class: "icon attach", "aria-label": "Attach image", title: "Attach image" }, "🖼");
+  const button = h("button", { type: "button", class: "icon attach", "aria-label": "Attach image", title: "Attach image" }, pictureIcon());
   const tray = h("ul", { class: "composer-images", "aria-label": "Images to send", hidden: true });
   const refusal = h("p", { class: "composer-refusal", role: "alert" });
 
