@@ -494,10 +494,19 @@ async fn an_image_url_is_fetched_only_through_the_ssrf_guard() {
     use actix_web::{App, HttpResponse, HttpServer, web};
     // A site serving a picture on 127.0.0.1: internal, unless the allow-list names it.
     let server = HttpServer::new(|| {
-        App::new().route(
-            "/cat.png",
-            web::get().to(|| async { HttpResponse::Ok().content_type("image/png").body(PNG) }),
-        )
+        App::new()
+            .route(
+                "/cat.png",
+                web::get().to(|| async { HttpResponse::Ok().content_type("image/png").body(PNG) }),
+            )
+            .route(
+                "/page.html",
+                web::get().to(|| async {
+                    HttpResponse::Ok()
+                        .content_type("text/html")
+                        .body("<p>not a picture</p>")
+                }),
+            )
     })
     .workers(1)
     .bind("127.0.0.1:0")
@@ -546,6 +555,16 @@ async fn an_image_url_is_fetched_only_through_the_ssrf_guard() {
         [(0, PNG.to_vec())],
         "the model gets the fetched bytes, not the URL"
     );
+    let page = allowed
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": [
+                {"type": "text", "text": "And this?"},
+                {"type": "image_url", "image_url": {"url": format!("http://{site}/page.html")}}]}]}),
+        )
+        .await;
+    assert_eq!(page.status(), 415);
+    assert_eq!(error_body(page).await["code"], "unsupported_image_type");
 }
 
 /// Scripts the four answers an SDK round trip gets, runs `command`, and checks that the model

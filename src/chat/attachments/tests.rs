@@ -135,7 +135,7 @@ async fn only_the_owner_finds_an_image_and_only_in_its_chat() {
     assert_eq!(parts[0].mime_type, "image/png");
     let theirs = f
         .attachments
-        .parts_of(&f.other, &f.chat, &[row.id.clone()])
+        .parts_of(&f.other, &f.chat, std::slice::from_ref(&row.id))
         .await;
     assert!(matches!(theirs, Err(AttachmentError::NotFound(_))));
     let elsewhere = f
@@ -191,7 +191,7 @@ async fn a_sent_image_is_linked_to_its_first_message_and_never_swept() {
         .unwrap();
     let parts = ImagePart::parts_of(
         &f.attachments
-            .parts_of(&f.user, &f.chat, &[sent.id.clone()])
+            .parts_of(&f.user, &f.chat, std::slice::from_ref(&sent.id))
             .await
             .unwrap(),
     )
