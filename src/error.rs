@@ -52,6 +52,13 @@ pub enum AppError {
     /// The body's Content-Type is not one the endpoint accepts.
     #[error("unsupported content type: {0}")]
     UnsupportedMediaType(String),
+    /// The content itself, judged by its bytes, is of a type the endpoint does not take
+    /// (e.g. an attached file that is not an image).
+    #[error("{message}")]
+    UnsupportedType { code: &'static str, message: String },
+    /// The request is refused for a reason with its own stable code (e.g. too many images).
+    #[error("{message}")]
+    Refused { code: &'static str, message: String },
     /// The request conflicts with the resource's current state (e.g. answering twice).
     #[error("{0}")]
     Conflict(String),
@@ -108,7 +115,9 @@ impl AppError {
             Self::TooLarge { code, .. }
             | Self::InvalidWithCode { code, .. }
             | Self::LimitReached { code, .. }
-            | Self::PreconditionFailed { code, .. } => code,
+            | Self::PreconditionFailed { code, .. }
+            | Self::UnsupportedType { code, .. }
+            | Self::Refused { code, .. } => code,
             Self::UnsupportedMediaType(_) => "unsupported_media_type",
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",
@@ -154,13 +163,18 @@ impl ResponseError for AppError {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) | Self::CrossSite(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) | Self::NotFoundWithHelp(_) => StatusCode::NOT_FOUND,
-            Self::InvalidRequest(_) | Self::InvalidWithCode { .. } | Self::InvalidJson(_) => {
+            Self::InvalidRequest(_)
+            | Self::InvalidWithCode { .. }
+            | Self::InvalidJson(_)
+            | Self::Refused { .. } => {
                 StatusCode::BAD_REQUEST
             }
             Self::PayloadTooLarge { .. } | Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::LimitReached { .. } => StatusCode::CONFLICT,
             Self::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
-            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::UnsupportedMediaType(_) | Self::UnsupportedType { .. } => {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            }
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,

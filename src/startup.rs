@@ -93,7 +93,16 @@ impl Application {
         );
         let sessions = supervisor.registry();
         let runs = supervisor.runs();
-        let mut tools = research_tools(&config)?;
+        // One fetcher for the research tools and the image URLs of `/v1` requests, so every
+        // outbound fetch is SSRF-guarded alike.
+        let fetcher = Arc::new(
+            Fetcher::new(
+                &config.tools,
+                Duration::from_secs(config.agent.tool_cache_ttl_secs),
+            )
+            .context("cannot build the page fetcher")?,
+        );
+        let mut tools = research_tools(&config, fetcher.clone())?;
         tools.extend(extra_tools);
         // MCP tools whose names are taken by these (or by a chat's own tools) are offered
         // prefixed with their server's id.
@@ -107,7 +116,13 @@ impl Application {
         let rate_per_minute = config.tools.rate_limit_per_minute;
         let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
         let login_throttle = Arc::new(LoginThrottle::new(&config.auth));
+        let attachments = crate::chat::attachments::Attachments::new(
+            db.clone(),
+            &config.data_dir,
+            config.attachments.clone(),
+        );
         let launcher = Launcher {
+            attachments,
             agents: crate::chat::agents::Agents::new(db.clone()),
             metrics: Arc::new(crate::metrics::Metrics::new()),
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
@@ -142,6 +157,7 @@ impl Application {
             rate_limiter: launcher.rate_limiter.clone(),
             ask_user: launcher.ask_user.clone(),
             mcp: launcher.mcp.clone(),
+            fetcher,
             launcher,
         };
         resume_unfinished_answers(&state).await;
@@ -164,6 +180,10 @@ impl Application {
         state
             .workspace
             .start_upload_sweeper(Duration::from_secs(600));
+        state
+            .launcher
+            .attachments
+            .start_sweeper(Duration::from_secs(3600));
         // A chat's index is closed when the chat goes idle, as its session is.
         state.workspace.start_index_sweeper(
             Duration::from_secs(60),
@@ -252,15 +272,8 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
 /// search is not configured, so a request naming it is never silently without it),
 /// code_search with a GitHub token, gitlab_code_search with a GitLab URL. web_search and
 /// fetch_url share one fetcher, so one's pages serve the other.
-fn research_tools(config: &Config) -> anyhow::Result<Vec<SharedTool>> {
+fn research_tools(config: &Config, fetcher: Arc<Fetcher>) -> anyhow::Result<Vec<SharedTool>> {
     let tools_config = &config.tools;
-    let fetcher = Arc::new(
-        Fetcher::new(
-            tools_config,
-            Duration::from_secs(config.agent.tool_cache_ttl_secs),
-        )
-        .context("cannot build the page fetcher")?,
-    );
     let search_engine =
         web_search::provider(tools_config).context("cannot build the web search provider")?;
     let mut tools: Vec<SharedTool> = vec![
@@ -338,6 +351,7 @@ pub async fn sweep_api_chats(state: &AppState) -> Result<usize, sea_orm::DbErr> 
         for id in ids {
             state.sessions.deactivate(&id);
             state.workspace.forget(&id).await;
+            state.launcher.attachments.forget(&id).await;
             state.chats.delete_swept(&id).await?;
             swept += 1;
         }

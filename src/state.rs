@@ -44,6 +44,9 @@ pub struct AppState {
     pub ask_user: Arc<crate::tools::ask_user::AskUser>,
     /// The configured MCP servers and their health.
     pub mcp: crate::tools::mcp::McpRegistry,
+    /// The SSRF-guarded fetcher (shared with the research tools): image URLs of `/v1`
+    /// requests are fetched through it.
+    pub fetcher: Arc<crate::tools::fetch::Fetcher>,
     /// Starts and resumes runs; holds the same handles as the fields above.
     pub launcher: crate::supervisor::launch::Launcher,
 }

@@ -188,6 +188,20 @@ mod tests {
     }
 
     #[test]
+    fn an_attachment_id_is_parsed_only_in_the_shape_it_is_made() {
+        let id = AttachmentId::generate();
+        assert_eq!(AttachmentId::parse(id.as_str()), Some(id));
+        for bad in [
+            "att_",
+            "att_../../etc/passwd",
+            "file-0123",
+            "att_0123456789ABCDEF0123456789abcdef",
+        ] {
+            assert!(AttachmentId::parse(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_chat_id_is_parsed_only_from_a_uuid() {
         assert!(ChatId::parse("not-a-uuid").is_none());
         let id = ChatId::generate();
@@ -204,3 +218,22 @@ id_type!(
     FileId,
     simple "file-"
 );
+id_type!(
+    /// An image attached to a user message (`attachments.id`): `att_` and a UUID without
+    /// hyphens.
+    AttachmentId,
+    simple "att_"
+);
+
+impl AttachmentId {
+    /// Accepts only the shape `generate` makes (`att_` and 32 lower-case hex digits), so an id
+    /// can name a file on disk and a malformed one is a 404 without touching the database.
+    pub fn parse(raw: &str) -> Option<Self> {
+        let hex = raw.strip_prefix("att_")?;
+        let valid = hex.len() == 32
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        valid.then(|| Self(raw.to_string()))
+    }
+}

@@ -8,6 +8,7 @@ pub mod agents;
 pub mod api_keys;
 pub mod artifact_versions;
 pub mod artifacts;
+pub mod attachments;
 pub mod chats;
 pub mod document_chunks;
 pub mod documents;

@@ -4,6 +4,7 @@ pub use super::agents::Entity as Agents;
 pub use super::api_keys::Entity as ApiKeys;
 pub use super::artifact_versions::Entity as ArtifactVersions;
 pub use super::artifacts::Entity as Artifacts;
+pub use super::attachments::Entity as Attachments;
 pub use super::chats::Entity as Chats;
 pub use super::document_chunks::Entity as DocumentChunks;
 pub use super::documents::Entity as Documents;

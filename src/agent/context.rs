@@ -12,6 +12,10 @@ use crate::retrieval::chunk::Chunker;
 
 /// Tokens a message costs beyond its text (role and separators).
 const TOKENS_PER_MESSAGE: u64 = 4;
+/// Tokens one image is counted as, whatever its size or its base64's length: about what
+/// OpenAI charges for a 1024×1024 image in detail (765), above LLaVA's 576 and Gemma 3's 256.
+/// A model that tiles large images counts more, which the margin partly covers.
+pub const IMAGE_TOKENS: u64 = 768;
 /// Share of the context kept free because the model's tokenizer may count more than cl100k.
 const MARGIN_PERCENT: u64 = 15;
 /// Most tokens kept for the answer when the request sets no `max_tokens`.
@@ -213,6 +217,8 @@ fn message_tokens(chunker: &Chunker, message: &ChatMessage) -> u64 {
             for part in parts {
                 if let Some(text) = part["text"].as_str() {
                     tokens += text_tokens(chunker, text);
+                } else if super::images::is_image(part) {
+                    tokens += IMAGE_TOKENS;
                 }
             }
         }

@@ -62,6 +62,8 @@ pub struct RunSpec {
     pub deadline: Option<tokio::time::Instant>,
     /// Where tool calls and the run's end are counted.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Where the chat's images are read from (`None`: the messages carry no stored images).
+    pub attachments: Option<crate::chat::attachments::Attachments>,
 }
 
 pub struct AgentRun {
@@ -234,6 +236,7 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         .rposition(|m| m.role == Role::User)
         .unwrap_or(0);
     let mut fitting = Fitting::default();
+    let mut images = super::images::InlinedImages::default();
     loop {
         let final_call = !spec.tools.is_empty() && tool_rounds >= spec.max_iterations;
         let mut request = spec.template.clone();
@@ -275,6 +278,13 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 Err(Unfit::Interrupted(interrupt)) => {
                     return state.stop(log, interrupt.reason(), None);
                 }
+            }
+        }
+        // The stored images go in last, after fitting counted each as a fixed cost.
+        if let (Some(attachments), Some(chat_id)) = (&spec.attachments, &log.chat_id) {
+            let inlined = images.inline(&mut request, attachments, chat_id);
+            if let Err(interrupt) = guarded(log, deadline, inlined).await {
+                return state.stop(log, interrupt.reason(), None);
             }
         }
         state.iterations += 1;

@@ -1,5 +1,5 @@
 //! Runs of the agentic loop: `AgentRun` (one actor per request), the loop's governance rules,
-//! context fitting and summaries, prompt assembly, and usage estimates for upstreams that
+//! context fitting and summaries, prompt assembly, stored images read into model requests, and usage estimates for upstreams that
 //! report none. It reports through `crate::run` (events, the run log) and talks to chats only
 //! through messages to their `ChatSession`; `crate::supervisor` starts it.
 
@@ -7,6 +7,7 @@ pub mod context;
 pub mod deep_think;
 pub mod fitting;
 pub mod governance;
+pub mod images;
 pub mod loop_actor;
 mod loop_state;
 pub mod pause;

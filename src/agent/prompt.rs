@@ -1,10 +1,13 @@
 //! Prompt assembly: the model is sent exactly the active path of the chat (nothing from other
-//! branches), after the configured system prompt. Message parts and run metadata are never
-//! sent (seed 003: metadata does not reach the model).
+//! branches), after the configured system prompt. Run metadata and an answer's parts
+//! (artifacts) are never sent (seed 003: metadata does not reach the model); a user message's
+//! images are, as `image_url` parts naming their attachments, which the run reads into `data:`
+//! URLs just before each model call (`agent::images`).
 
 use entities::documents::DocumentStatus;
 use entities::messages::MessageRole;
 
+use crate::chat::attachments::ImagePart;
 use crate::chat::tree::MessageNode;
 use crate::llm::wire::{ChatMessage, MessageContent, Role};
 
@@ -98,17 +101,21 @@ pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMe
     for node in path {
         let content = node.content.clone().unwrap_or_default();
         match node.role {
-            MessageRole::User => match messages.last_mut() {
-                Some(ChatMessage {
-                    role: Role::User,
-                    content: Some(MessageContent::Text(previous)),
-                    ..
-                }) => {
-                    previous.push_str("\n\n");
-                    previous.push_str(&content);
+            MessageRole::User => {
+                let images = ImagePart::of_parts(node.parts.as_ref());
+                let next = user_content(content, &images);
+                match messages.last_mut() {
+                    Some(ChatMessage {
+                        role: Role::User,
+                        content: Some(previous),
+                        ..
+                    }) => merge(previous, next),
+                    _ => messages.push(ChatMessage {
+                        content: Some(next),
+                        ..ChatMessage::user("")
+                    }),
                 }
-                _ => messages.push(ChatMessage::user(content)),
-            },
+            }
             MessageRole::Assistant => messages.push(ChatMessage::assistant(content)),
             MessageRole::System => messages.push(ChatMessage::system(content)),
             // Tool exchanges are run-internal; a stored one without its call is meaningless.
@@ -116,6 +123,46 @@ pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMe
         }
     }
     messages
+}
+
+/// A user message's content: its text alone, or (with images) a text part and one
+/// `image_url` part per image, as OpenAI's vision messages are.
+fn user_content(text: String, images: &[ImagePart]) -> MessageContent {
+    if images.is_empty() {
+        return MessageContent::Text(text);
+    }
+    let mut parts = Vec::with_capacity(images.len() + 1);
+    if !text.trim().is_empty() {
+        parts.push(serde_json::json!({"type": "text", "text": text}));
+    }
+    parts.extend(images.iter().map(ImagePart::reference));
+    MessageContent::Parts(parts)
+}
+
+/// Appends `next` to `previous` (two user messages in a row sent as one): texts joined by a
+/// blank line, parts one after the other.
+fn merge(previous: &mut MessageContent, next: MessageContent) {
+    match (previous, next) {
+        (MessageContent::Text(previous), MessageContent::Text(next)) => {
+            previous.push_str("\n\n");
+            previous.push_str(&next);
+        }
+        (previous, next) => {
+            let as_parts = |content: MessageContent| match content {
+                MessageContent::Text(text) if text.is_empty() => Vec::new(),
+                MessageContent::Text(text) => {
+                    vec![serde_json::json!({"type": "text", "text": text})]
+                }
+                MessageContent::Parts(parts) => parts,
+            };
+            let mut parts = as_parts(std::mem::replace(
+                previous,
+                MessageContent::Text(String::new()),
+            ));
+            parts.extend(as_parts(next));
+            *previous = MessageContent::Parts(parts);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -160,6 +207,34 @@ mod tests {
                 {"role": "assistant", "content": "an answer"},
                 {"role": "user", "content": "next"}
             ])
+        );
+    }
+
+    #[test]
+    fn a_user_message_with_images_is_sent_as_text_and_image_parts() {
+        let image = ImagePart {
+            attachment_id: entities::ids::AttachmentId::generate(),
+            mime_type: "image/png".into(),
+            detail: None,
+        };
+        let mut with_image = node("1", "user", "what is this?");
+        with_image.parts = ImagePart::parts_of(std::slice::from_ref(&image));
+        let mut image_only = node("2", "user", "");
+        image_only.parts = with_image.parts.clone();
+        let path = [with_image, image_only, node("3", "assistant", "a cat")];
+        let json = serde_json::to_value(assemble(None, &path)).unwrap();
+        let reference = image.reference();
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {"role": "user", "content": [
+                    {"type": "text", "text": "what is this?"},
+                    reference,
+                    reference,
+                ]},
+                {"role": "assistant", "content": "a cat"}
+            ]),
+            "the second question, an image alone, joins the first"
         );
     }
 

@@ -172,6 +172,7 @@ pub(super) fn spec_with(
         subtask: None,
         deadline: None,
         metrics: Arc::new(crate::metrics::Metrics::new()),
+        attachments: None,
     }
 }
 

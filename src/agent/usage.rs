@@ -32,6 +32,8 @@ pub fn estimate(request: &ChatRequest, content: &str, tool_calls: &[ToolCall]) -
                 for part in parts {
                     if let Some(text) = part["text"].as_str() {
                         prompt += count(text);
+                    } else if super::images::is_image(part) {
+                        prompt += super::context::IMAGE_TOKENS;
                     }
                 }
             }
@@ -71,6 +73,20 @@ mod tests {
         assert_eq!(usage.prompt_tokens, 18);
         assert_eq!(usage.completion_tokens, 7);
         assert_eq!(usage.total_tokens, 25);
+    }
+
+    #[test]
+    fn an_image_counts_a_fixed_cost_not_its_base64() {
+        let mut message = ChatMessage::user("");
+        message.content = Some(MessageContent::Parts(vec![
+            serde_json::json!({"type": "image_url",
+                "image_url": {"url": format!("data:image/png;base64,{}", "A".repeat(100_000))}}),
+        ]));
+        let usage = estimate(&ChatRequest::new("m", vec![message]), "", &[]);
+        assert_eq!(
+            usage.prompt_tokens,
+            TOKENS_PER_MESSAGE + super::super::context::IMAGE_TOKENS
+        );
     }
 
     #[test]

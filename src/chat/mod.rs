@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod artifacts;
+pub mod attachments;
 pub mod memory;
 pub mod persistence;
 pub mod recovery;

@@ -95,6 +95,17 @@ impl Config {
                  documents.injection_threshold) must be between 0 and 1",
             );
         }
+        let images = &self.attachments;
+        if images.max_image_bytes == 0
+            || images.max_images_per_message == 0
+            || images.max_images_per_request < images.max_images_per_message
+            || images.fetch_timeout_secs == 0
+        {
+            return invalid(
+                "attachments.max_image_bytes, max_images_per_message and fetch_timeout_secs \
+                 must be at least 1, and max_images_per_request at least max_images_per_message",
+            );
+        }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections must be at least 1");
         }

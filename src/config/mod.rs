@@ -6,11 +6,13 @@
 //! `Config` (the top-level settings) is here; each section has a file by concern: `server`
 //! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `agent`
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
-//! (`[retrieval]`, `[memory]`, `[documents]`), `mcp` (`[mcp]`, the MCP servers, from the file only in
-//! practice); `load` reads and validates, `lenient` deserialises strings from untyped
-//! environment values; `threads` sets the numeric libraries' thread counts at start-up.
+//! (`[retrieval]`, `[memory]`, `[documents]`), `attachments` (`[attachments]`, images on
+//! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice); `load` reads
+//! and validates, `lenient` deserialises strings from untyped environment values; `threads`
+//! sets the numeric libraries' thread counts at start-up.
 
 mod agent;
+mod attachments;
 mod lenient;
 mod llm;
 mod load;
@@ -32,6 +34,7 @@ use serde::Deserialize;
 pub use threads::single_threaded_kernels;
 
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
+pub use attachments::AttachmentsConfig;
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
@@ -77,6 +80,8 @@ pub struct Config {
     pub retrieval: RetrievalConfig,
     pub memory: MemoryConfig,
     pub documents: DocumentsConfig,
+    /// `[attachments]`: images on user messages.
+    pub attachments: AttachmentsConfig,
     pub deep_think: DeepThinkConfig,
     pub ask_user: AskUserConfig,
     /// `[mcp]`: the MCP servers whose tools runs may call.
@@ -103,6 +108,7 @@ impl Default for Config {
             retrieval: RetrievalConfig::default(),
             memory: MemoryConfig::default(),
             documents: DocumentsConfig::default(),
+            attachments: AttachmentsConfig::default(),
             deep_think: DeepThinkConfig::default(),
             ask_user: AskUserConfig::default(),
             mcp: McpConfig::default(),

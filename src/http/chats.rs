@@ -191,5 +191,6 @@ async fn delete(
     state.chats.delete(&principal.user_id, &path).await?;
     state.sessions.deactivate(&path);
     state.workspace.forget(&path).await;
+    state.launcher.attachments.forget(&path).await;
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }

@@ -2,6 +2,8 @@
 //! governed loop. `web_search_options` opts into server-side tools; `x_chat_id` runs the turn
 //! inside a stored chat; without it the request runs in a fresh chat of its own (kept for
 //! `http.v1_chat_retention_days` unless opened in the UI), or with `store: false` in none.
+//! In a stored chat, user messages' `image_url` parts are kept as the chat's attachments
+//! (`super::images`), so later turns replay them.
 
 use actix_web::{HttpResponse, web};
 use entities::ids::ChatId;
@@ -9,6 +11,7 @@ use entities::messages::MessageRole;
 use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
+use super::images::{PendingMessage, read_message, read_messages, store_turn};
 use super::runs::stream_run;
 use super::sse::{accumulate_metadata, completion_id};
 use crate::auth::Principal;
@@ -82,8 +85,8 @@ async fn create(
         );
     }
     let dialect = request.dialect();
-    let last = request.messages[request.messages.len() - 1].text();
-    let last_role = request.messages[request.messages.len() - 1].role;
+    let last_index = request.messages.len() - 1;
+    let last_role = request.messages[last_index].role;
     let (log, chat_id) = if let Some(chat_id) = &request.x_chat_id
         && last_role == Role::Tool
     {
@@ -93,41 +96,55 @@ async fn create(
             .await?;
         (log, Some(chat_id.clone()))
     } else if let Some(chat_id) = &request.x_chat_id {
+        // The images are read before anything is stored, and kept only in the caller's chat.
+        let last = read_message(&state.config.attachments, &request.messages[last_index])?;
+        let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+        let stored = store_turn(&state, &principal, &chat.id, Vec::new(), last, false).await?;
         let turn = Turn::Send {
             parent_id: None,
-            content: last,
+            content: stored.content,
+            images: stored.images,
         };
         let log = launch_chat_turn(&state.launcher, &principal, chat_id, turn, options).await?;
         (log, Some(chat_id.clone()))
     } else if request.in_new_chat() {
+        let mut pending = read_messages(&state.config.attachments, &request.messages)?;
         // Kept `v1_chat_retention_days` unless someone opens it in the UI (see `sweep`).
         let agent = options.agent.as_ref().map(|a| a.id.clone());
         let chat = state
             .chats
             .create_with(&principal.user_id, None, true, None, agent)
             .await?;
-        let history: Vec<(MessageRole, String)> = request.messages[..request.messages.len() - 1]
+        let last = pending
+            .pop()
+            .ok_or_else(|| AppError::invalid("messages must not be empty"))?;
+        let history: Vec<(MessageRole, PendingMessage)> = request.messages[..last_index]
             .iter()
-            .filter_map(|m| {
+            .zip(pending)
+            .filter_map(|(m, read)| {
                 let role = match m.role {
                     Role::System => MessageRole::System,
                     Role::User => MessageRole::User,
                     Role::Assistant => MessageRole::Assistant,
                     Role::Developer | Role::Tool => return None,
                 };
-                Some((role, m.text()))
+                Some((role, read))
             })
             .collect();
-        if !history.is_empty() {
+        let stored = store_turn(&state, &principal, &chat.id, history, last, true).await?;
+        if !stored.history.is_empty() {
             state
                 .sessions
                 .session(&chat.id)
-                .send(ImportHistory { messages: history })
+                .send(ImportHistory {
+                    messages: stored.history,
+                })
                 .await??;
         }
         let turn = Turn::Send {
             parent_id: None,
-            content: last,
+            content: stored.content,
+            images: stored.images,
         };
         let log = launch_chat_turn(&state.launcher, &principal, &chat.id, turn, options).await?;
         (log, Some(chat.id))
@@ -189,6 +206,10 @@ pub(super) fn run_failure(error: &crate::run::events::RunError) -> AppError {
         "upstream_stream_truncated" => LlmError::StreamTruncated(cause),
         "context_length_exceeded" => LlmError::ContextOverflow {
             context_length: None,
+            message: cause,
+        },
+        "model_cannot_read_images" => LlmError::ImagesUnsupported {
+            model: String::new(),
             message: cause,
         },
         _ => LlmError::Status {

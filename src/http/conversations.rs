@@ -9,6 +9,7 @@ use entities::messages::MessageRole;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::images::{PendingMessage, read_messages, store_history};
 use super::responses::{ListQuery, check_metadata, list_object};
 use crate::auth::Principal;
 use crate::chat::session::{GetActivePath, ImportHistory, RemoveLeaf};
@@ -67,8 +68,8 @@ fn item(node: &MessageNode) -> Option<Value> {
     }))
 }
 
-/// Items to add: messages with a role and text content.
-fn history_of(items: &[Value]) -> AppResult<Vec<(MessageRole, String)>> {
+/// Items to add: messages with a role and content (text, and a user message's images).
+fn history_of(items: &[Value]) -> AppResult<Vec<(MessageRole, crate::llm::wire::ChatMessage)>> {
     if items.len() > MAX_ITEMS {
         return Err(AppError::invalid(format!(
             "at most {MAX_ITEMS} items per request"
@@ -90,7 +91,7 @@ fn history_of(items: &[Value]) -> AppResult<Vec<(MessageRole, String)>> {
                     ));
                 }
             };
-            Ok((role, message.text()))
+            Ok((role, message))
         })
         .collect()
 }
@@ -102,24 +103,39 @@ struct CreateBody {
     metadata: Option<Map<String, Value>>,
 }
 
+/// Reads the items' messages (their length and images checked) before anything is stored.
+fn read_history(
+    state: &AppState,
+    history: Vec<(MessageRole, crate::llm::wire::ChatMessage)>,
+) -> AppResult<Vec<(MessageRole, PendingMessage)>> {
+    for (_, message) in &history {
+        crate::supervisor::launch::check_message_length(
+            &state.config,
+            crate::llm::wire::Role::User,
+            &message.text(),
+        )?;
+    }
+    let (roles, messages): (Vec<MessageRole>, Vec<_>) = history.into_iter().unzip();
+    let read = read_messages(&state.config.attachments, &messages)?;
+    Ok(roles.into_iter().zip(read).collect())
+}
+
+/// Adds the messages to the chat (the caller's), their images stored as its attachments;
+/// `fresh`: the chat was made for this request, and is deleted again if that fails.
 async fn add(
     state: &AppState,
+    principal: &Principal,
     chat_id: &ChatId,
-    history: Vec<(MessageRole, String)>,
+    history: Vec<(MessageRole, PendingMessage)>,
+    fresh: bool,
 ) -> AppResult<Vec<MessageId>> {
     if history.is_empty() {
         return Ok(Vec::new());
     }
-    for (_, text) in &history {
-        crate::supervisor::launch::check_message_length(
-            &state.config,
-            crate::llm::wire::Role::User,
-            text,
-        )?;
-    }
     let count = history.len();
+    let messages = store_history(state, principal, chat_id, history, fresh).await?;
     let session = state.sessions.session(chat_id);
-    session.send(ImportHistory { messages: history }).await??;
+    session.send(ImportHistory { messages }).await??;
     let path = session.send(GetActivePath).await?;
     Ok(path
         .iter()
@@ -139,7 +155,7 @@ async fn create(
     if let Some(metadata) = &body.metadata {
         check_metadata(metadata)?;
     }
-    let history = history_of(&body.items)?;
+    let history = read_history(&state, history_of(&body.items)?)?;
     let chat = state.chats.create(&principal.user_id, None, false).await?;
     let chat = match body.metadata {
         Some(metadata) => {
@@ -155,7 +171,7 @@ async fn create(
         }
         None => chat,
     };
-    add(&state, &chat.id, history).await?;
+    add(&state, &principal, &chat.id, history, true).await?;
     Ok(HttpResponse::Ok().json(object(&chat)))
 }
 
@@ -215,6 +231,7 @@ async fn remove(
     state.chats.delete(&principal.user_id, &chat.id).await?;
     state.sessions.deactivate(&chat.id);
     state.workspace.forget(&chat.id).await;
+    state.launcher.attachments.forget(&chat.id).await;
     Ok(
         HttpResponse::Ok().json(json!({"id": chat.id, "object": "conversation.deleted",
         "deleted": true})),
@@ -249,11 +266,11 @@ async fn add_items(
     body: web::Json<AddBody>,
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
-    let history = history_of(&body.items)?;
+    let history = read_history(&state, history_of(&body.items)?)?;
     if history.is_empty() {
         return Err(AppError::invalid("items must not be empty"));
     }
-    let added = add(&state, &chat.id, history).await?;
+    let added = add(&state, &principal, &chat.id, history, false).await?;
     let items: Vec<Value> = path_items(&state, &chat.id)
         .await?
         .into_iter()

@@ -1,9 +1,10 @@
 //! `/chat/api/{chatId}/messages` and the branch endpoints: read the active branch or the whole
 //! tree, send (the response is the run's SSE stream), edit a user message, regenerate an
-//! answer, switch branches.
+//! answer, switch branches. A user message may carry images (`attachments`, uploaded first);
+//! its `parts` then name them (`{"type": "image", "attachment_id", "mime_type"}`).
 
 use actix_web::{HttpResponse, web};
-use entities::ids::{ChatId, MessageId, RunId};
+use entities::ids::{AttachmentId, ChatId, MessageId, RunId};
 use entities::messages::MessageRole;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -11,6 +12,7 @@ use serde_json::json;
 use super::runs::stream_run;
 use super::sse::Dialect;
 use crate::auth::Principal;
+use crate::chat::attachments::ImagePart;
 use crate::chat::session::{GetActivePath, GetTree, SwitchBranch, Turn};
 use crate::chat::tree::MessageNode;
 use crate::error::{AppError, AppResult};
@@ -164,18 +166,40 @@ impl RunRequest {
     }
 }
 
-/// Refuses empty content; its length is checked, as every route's is, by `launch_chat_turn`.
-fn checked_content(content: String) -> AppResult<String> {
-    if content.trim().is_empty() {
-        return Err(AppError::invalid("content must not be empty"));
+/// Refuses a message with neither text nor images; its length is checked, as every route's
+/// is, by `launch_chat_turn`.
+fn checked_content(content: String, attachments: &[AttachmentId]) -> AppResult<String> {
+    if content.trim().is_empty() && attachments.is_empty() {
+        return Err(AppError::invalid(
+            "content must not be empty (or the message must carry attachments)",
+        ));
     }
     Ok(content)
 }
 
+/// The image parts of a message the caller sends in `chat_id` with these attachments (each
+/// theirs, uploaded to this chat).
+async fn images(
+    state: &AppState,
+    principal: &Principal,
+    chat_id: &ChatId,
+    ids: &[AttachmentId],
+) -> AppResult<Vec<ImagePart>> {
+    Ok(state
+        .launcher
+        .attachments
+        .parts_of(&principal.user_id, chat_id, ids)
+        .await?)
+}
+
 #[derive(Deserialize)]
 struct SendRequest {
+    #[serde(default)]
     content: String,
     parent_id: Option<MessageId>,
+    /// Images uploaded to this chat (`POST …/attachments`) that the message carries.
+    #[serde(default)]
+    attachments: Vec<AttachmentId>,
     #[serde(flatten)]
     run: RunRequest,
 }
@@ -187,9 +211,11 @@ async fn send(
     body: web::Json<SendRequest>,
 ) -> AppResult<HttpResponse> {
     let body = body.into_inner();
+    let content = checked_content(body.content, &body.attachments)?;
     let turn = Turn::Send {
         parent_id: body.parent_id,
-        content: checked_content(body.content)?,
+        content,
+        images: images(&state, &principal, &path, &body.attachments).await?,
     };
     let log =
         launch_chat_turn(&state.launcher, &principal, &path, turn, body.run.options()).await?;
@@ -198,7 +224,11 @@ async fn send(
 
 #[derive(Deserialize)]
 struct EditRequest {
+    #[serde(default)]
     content: String,
+    /// The new version's images (the old version's are not carried over by themselves).
+    #[serde(default)]
+    attachments: Vec<AttachmentId>,
     #[serde(flatten)]
     run: RunRequest,
 }
@@ -211,9 +241,11 @@ async fn edit(
 ) -> AppResult<HttpResponse> {
     let (chat_id, message_id) = path.into_inner();
     let body = body.into_inner();
+    let content = checked_content(body.content, &body.attachments)?;
     let turn = Turn::Edit {
         message_id,
-        content: checked_content(body.content)?,
+        content,
+        images: images(&state, &principal, &chat_id, &body.attachments).await?,
     };
     let log = launch_chat_turn(
         &state.launcher,

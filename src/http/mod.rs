@@ -5,6 +5,7 @@
 mod agents;
 mod artifacts;
 mod asks;
+mod attachments;
 mod auth;
 mod chats;
 mod completions;
@@ -12,6 +13,7 @@ mod conversations;
 mod documents;
 mod files;
 mod health;
+mod images;
 mod mcp;
 mod memories;
 mod messages;
@@ -60,6 +62,7 @@ pub fn configure(
     .configure(memories::configure)
     .configure(mcp::configure)
     .configure(documents::configure)
+    .configure(attachments::configure)
     .configure(uploads::configure)
     .configure(|cfg| completions::configure(cfg, max_v1_body_bytes))
     .configure(|cfg| responses::configure(cfg, max_v1_body_bytes))

@@ -3,9 +3,10 @@
 //!   choosing them (seed 000); `file_search` searches the named vector stores (each a chat's
 //!   documents), or the chat's own documents in a chat (seed 002); `function` tools are the
 //!   client's, and a call of one ends the response with `function_call` items.
-//! - Stored responses (`store`, on by default) are turns of a chat: a new chain gets a chat of
-//!   its own, `previous_response_id` continues from that response's answer, `conversation` (a
-//!   chat) and `x_chat_id` continue a chat's active branch. `store: false` runs in no chat and
+//! - Stored responses (`store`, on by default) are turns of a chat (their `input_image`s kept
+//!   as the chat's attachments, `super::images`): a new chain gets a chat of its own,
+//!   `previous_response_id` continues from that response's answer, `conversation` (a chat)
+//!   and `x_chat_id` continue a chat's active branch. `store: false` runs in no chat and
 //!   keeps nothing.
 //! - `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`.
 
@@ -17,6 +18,7 @@ use entities::runs::RunStatus;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::images::{read_message, read_messages, store_turn};
 use crate::auth::Principal;
 use crate::chat::responses::{self as stored, NewResponse};
 use crate::chat::session::{ImportHistory, Turn};
@@ -83,6 +85,11 @@ async fn create(
     let mut all = messages_of(&items)?;
     all.extend(request.instructions.clone().map(ChatMessage::system));
     check_message_lengths(&state.config, &all)?;
+    if request.store != Some(false) {
+        // Images are checked now, so a refused one leaves no chat behind; they are read
+        // again (and stored) once the chat is known.
+        read_messages(&state.config.attachments, &all)?;
+    }
     let target = target(&state, &principal, &request, &items, &mut options).await?;
     let launcher = &state.launcher;
     let (log, chat_id): (Arc<RunLog>, Option<ChatId>) = match target {
@@ -90,18 +97,29 @@ async fn create(
             chat_id,
             parent,
             history,
-            content,
+            last,
+            fresh,
         } => {
-            if !history.is_empty() {
+            let limits = &state.config.attachments;
+            let history = history
+                .iter()
+                .map(|(role, message)| Ok((*role, read_message(limits, message)?)))
+                .collect::<AppResult<Vec<_>>>()?;
+            let last = read_message(limits, &last)?;
+            let stored = store_turn(&state, &principal, &chat_id, history, last, fresh).await?;
+            if !stored.history.is_empty() {
                 state
                     .sessions
                     .session(&chat_id)
-                    .send(ImportHistory { messages: history })
+                    .send(ImportHistory {
+                        messages: stored.history,
+                    })
                     .await??;
             }
             let turn = Turn::Send {
                 parent_id: parent,
-                content,
+                content: stored.content,
+                images: stored.images,
             };
             let log = launch_chat_turn(launcher, &principal, &chat_id, turn, options).await?;
             (log, Some(chat_id))

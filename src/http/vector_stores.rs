@@ -264,6 +264,7 @@ async fn remove(
         state.chats.delete(&principal.user_id, &chat.id).await?;
         state.sessions.deactivate(&chat.id);
         state.workspace.forget(&chat.id).await;
+        state.launcher.attachments.forget(&chat.id).await;
     } else {
         for doc in state.workspace.list(&chat.id).await? {
             state.workspace.delete(&chat.id, &doc.artifact_id).await?;

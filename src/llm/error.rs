@@ -35,6 +35,29 @@ pub enum LlmError {
     /// The stream ended (or broke) before the model finished its turn.
     #[error("the model's stream was cut off before it finished: {0}")]
     StreamTruncated(String),
+    /// The upstream refused a request with images because its model cannot read them
+    /// (llama.cpp without a projector, vLLM's and Ollama's text-only models); `model` is the
+    /// request's, filled in by the client (`with_model`).
+    #[error("the model {model} cannot read images (the model server said: {message})")]
+    ImagesUnsupported { model: String, message: String },
+}
+
+/// What model servers say when a request carries images their model cannot read (matched in
+/// lower case): llama.cpp's server, vLLM, Ollama, LM Studio and OpenAI.
+const IMAGES_REFUSED: [&str; 7] = [
+    "image input is not supported",
+    "is not a multimodal model",
+    "missing data required for image input",
+    "does not support image",
+    "does not support vision",
+    "image_url is only supported by certain models",
+    "vision is not supported",
+];
+
+/// Whether an upstream's error message says its model cannot read images.
+pub(crate) fn refuses_images(message: &str) -> bool {
+    let message = message.to_lowercase();
+    IMAGES_REFUSED.iter().any(|phrase| message.contains(phrase))
 }
 
 impl LlmError {
@@ -50,6 +73,18 @@ impl LlmError {
             Self::StreamError(_) => "upstream_stream_error",
             Self::StreamTruncated(_) => "upstream_stream_truncated",
             Self::ContextOverflow { .. } => "context_length_exceeded",
+            Self::ImagesUnsupported { .. } => "model_cannot_read_images",
+        }
+    }
+
+    /// Names the request's model in an error that should say it.
+    pub(crate) fn with_model(self, model: &str) -> Self {
+        match self {
+            Self::ImagesUnsupported { message, .. } => Self::ImagesUnsupported {
+                model: model.to_string(),
+                message,
+            },
+            other => other,
         }
     }
 
@@ -60,7 +95,9 @@ impl LlmError {
             Self::Status { status, .. } if Self::is_client_status(*status) => {
                 StatusCode::BAD_REQUEST
             }
-            Self::ContextOverflow { .. } => StatusCode::BAD_REQUEST,
+            Self::ContextOverflow { .. } | Self::ImagesUnsupported { .. } => {
+                StatusCode::BAD_REQUEST
+            }
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::RateLimited { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Connect(_)
@@ -103,6 +140,11 @@ impl LlmError {
             Self::RateLimited { .. } => self.to_string(),
             Self::Status { status, .. } if Self::is_client_status(*status) => self.to_string(),
             Self::ContextOverflow { .. } => self.to_string(),
+            // One line, naming the model; the server's own words are for the log.
+            Self::ImagesUnsupported { model, .. } => format!(
+                "the model {model} cannot read images: send the message without images, or \
+                 choose a model that accepts them"
+            ),
             Self::Status { status, .. } => format!("the model server answered {status}"),
             Self::InvalidResponse(_) => "the model server sent an invalid response".into(),
             Self::StreamError(_) => "the model server reported an error mid-stream".into(),
@@ -119,7 +161,10 @@ impl LlmError {
             Self::Timeout(_) => false,
             Self::Status { status, .. } => *status >= 500,
             Self::StreamTruncated(_) => true,
-            Self::InvalidResponse(_) | Self::StreamError(_) | Self::ContextOverflow { .. } => false,
+            Self::InvalidResponse(_)
+            | Self::StreamError(_)
+            | Self::ContextOverflow { .. }
+            | Self::ImagesUnsupported { .. } => false,
         }
     }
 }
@@ -194,6 +239,36 @@ mod tests {
             "the model server answered 404: model 'nope' not found",
             "the caller's own mistake is explained"
         );
+    }
+
+    #[test]
+    fn every_servers_refusal_of_images_is_recognised_and_said_in_one_line() {
+        for said in [
+            "image input is not supported - hint: if this is unexpected, you may need to \
+             provide the mmproj",
+            "qwen2.5-7b-instruct is not a multimodal model",
+            "this model is missing data required for image input",
+            "Model does not support images. Please use a model that does.",
+            "Invalid content type. image_url is only supported by certain models.",
+        ] {
+            assert!(refuses_images(said), "{said}");
+        }
+        assert!(!refuses_images(
+            "the request exceeds the available context size"
+        ));
+        let error = LlmError::ImagesUnsupported {
+            model: String::new(),
+            message: "image input is not supported".into(),
+        }
+        .with_model("llama-3-8b");
+        assert_eq!(error.code(), "model_cannot_read_images");
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+        let shown = error.public_message();
+        assert!(
+            shown.contains("llama-3-8b") && !shown.contains('\n'),
+            "{shown}"
+        );
+        assert!(!error.is_retryable());
     }
 
     #[actix_web::test]

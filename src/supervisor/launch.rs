@@ -57,6 +57,8 @@ pub struct Launcher {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The configured MCP servers, whose tools come and go with their connections.
     pub mcp: crate::tools::mcp::McpRegistry,
+    /// The images attached to user messages.
+    pub attachments: crate::chat::attachments::Attachments,
 }
 
 fn max_iterations(launcher: &Launcher, options: &RunOptions) -> AppResult<u32> {
@@ -265,6 +267,7 @@ impl Launcher {
             subtask: None,
             deadline: None,
             metrics: self.metrics.clone(),
+            attachments: Some(self.attachments.clone()),
         }
     }
 
@@ -363,8 +366,15 @@ pub async fn launch_chat_turn(
         options.agent = Some(agent_of(launcher, &chat).await?);
     }
     max_iterations(launcher, &options)?;
-    if let Turn::Send { content, .. } | Turn::Edit { content, .. } = &turn {
+    if let Turn::Send {
+        content, images, ..
+    }
+    | Turn::Edit {
+        content, images, ..
+    } = &turn
+    {
         check_message_length(&launcher.config, Role::User, content)?;
+        launcher.attachments.check_count(images.len())?;
     }
     let session = launcher.sessions.session(&chat.id);
     let run_id = RunId::generate();

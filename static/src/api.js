@@ -36,12 +36,14 @@ async function errorOf(response) {
 
 async function send(method, path, body, init = {}) {
   let response;
+  // A FormData body (an upload) goes as multipart, with the boundary the browser chooses.
+  const form = typeof FormData !== "undefined" && body instanceof FormData;
   try {
     response = await fetch(path, {
       method,
       credentials: "same-origin",
-      headers: body === undefined ? init.headers : { "content-type": "application/json", ...init.headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined || form ? init.headers : { "content-type": "application/json", ...init.headers },
+      body: body === undefined || form ? body : JSON.stringify(body),
       signal: init.signal,
     });
   } catch (err) {
@@ -55,7 +57,8 @@ async function send(method, path, body, init = {}) {
   return response;
 }
 
-/// A JSON request; resolves to the parsed body (or null for an empty one).
+/// A JSON request (or, with a `FormData` body, a multipart upload); resolves to the parsed
+/// body (or null for an empty one).
 export async function api(method, path, body, init) {
   const response = await send(method, path, body, init);
   const text = await response.text();

@@ -212,6 +212,47 @@ async fn stop_keeps_the_partial_answer_and_a_reload_mid_reply_reattaches_without
 }
 
 #[actix_web::test]
+async fn an_image_pasted_into_the_composer_is_sent_and_its_thumbnail_stays_after_a_reload() {
+    let app = browser_app(|config| config.attachments.max_image_bytes = 2_000).await;
+    app.upstream.script([
+        text("Hello! Send me a picture."),
+        text("A single transparent pixel."),
+        text("Another pixel."),
+    ]);
+    run_scenario(&app, "images", &[]).await;
+    let asked: Vec<Value> = app
+        .upstream
+        .received()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(asked.len(), 3);
+    let expected = format!(
+        "data:image/png;base64,{}",
+        base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            crate::images::PNG
+        )
+    );
+    let images = crate::fake_upstream::image_urls(&asked[1]);
+    assert_eq!(
+        images.len(),
+        1,
+        "the pasted image only, not the removed one"
+    );
+    assert_eq!(images[0].1, expected, "the model got the pasted bytes");
+    let question = &asked[1]["messages"][images[0].0]["content"];
+    assert_eq!(question[0]["text"], "What is in this picture?");
+    let first = &asked[2]["messages"];
+    assert_eq!(
+        first[first.as_array().unwrap().len() - 1]["content"],
+        json!([{"type": "image_url", "image_url": {"url": expected}}]),
+        "a new chat's first message, an image alone"
+    );
+}
+
+#[actix_web::test]
 async fn an_unreachable_model_server_gets_a_banner_naming_it() {
     let app = browser_app(|config| {
         config.llm.base_url = "http://127.0.0.1:9/v1".into();

@@ -623,9 +623,12 @@ async fn an_image_only_message_a_prefill_and_a_large_inline_image_are_accepted()
         Reply::text(" world!"),
         Reply::text("A big picture."),
     ]);
+    // A PNG's signature, then filler: the type is judged by the bytes.
     let image = |bytes: usize| {
         use base64::Engine;
-        let data = base64::engine::general_purpose::STANDARD.encode(vec![7u8; bytes]);
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.resize(bytes, 7);
+        let data = base64::engine::general_purpose::STANDARD.encode(png);
         json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{data}")}})
     };
     let only_image = json!({"messages": [{"role": "user", "content": [image(64)]}]});

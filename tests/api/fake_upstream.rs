@@ -242,6 +242,8 @@ struct Shared {
     /// Answer non-streaming requests (Colloquy's summary requests) without the script, with a
     /// "summary" naming each `question N` the request mentions.
     summarize: bool,
+    /// Refuse requests with images as llama.cpp's server does without a projector (a 500).
+    refuse_images: bool,
 }
 
 /// Counts a stream as abandoned if it is dropped before it finished.
@@ -363,6 +365,12 @@ impl FakeUpstream {
     /// question 3" for a request whose messages mention questions 0 and 3.
     pub fn summarize(&self, on: bool) {
         self.shared.lock().unwrap().summarize = on;
+    }
+
+    /// From now on, a request whose messages carry an image is refused as llama.cpp's server
+    /// refuses it for a model without a multimodal projector.
+    pub fn refuse_images(&self) {
+        self.shared.lock().unwrap().refuse_images = true;
     }
 
     /// How many streams were dropped by their client before they finished.
@@ -558,15 +566,23 @@ pub fn fake_tokens(body: &Value) -> u32 {
 /// llama-server's 400 for a prompt longer than its context, and a chat template's refusal
 /// of roles that do not alternate (llama-server answers that with a 500).
 fn refuse_like_a_real_server(shared: &Mutex<Shared>, body: &Value) -> Option<HttpResponse> {
-    let (n_ctx, enforce, alternate, like_python) = {
+    let (n_ctx, enforce, alternate, like_python, refuse_images) = {
         let shared = shared.lock().unwrap();
         (
             shared.n_ctx,
             shared.enforce_context,
             shared.alternate_roles,
             shared.overflow_like_llama_cpp_python,
+            shared.refuse_images,
         )
     };
+    if refuse_images && !image_urls(body).is_empty() {
+        return Some(HttpResponse::InternalServerError().json(json!({"error": {
+            "code": 500,
+            "message": "image input is not supported - hint: if this is unexpected, you may \
+                need to provide the mmproj",
+            "type": "server_error"}})));
+    }
     if enforce && let Some(n_ctx) = n_ctx {
         let prompt = fake_tokens(body);
         if prompt > n_ctx && like_python {
@@ -615,6 +631,27 @@ fn refuse_like_a_real_server(shared: &Mutex<Shared>, body: &Value) -> Option<Htt
         }
     }
     None
+}
+
+/// The URLs of the `image_url` parts of a request's messages, in order, with the index of the
+/// message each is in.
+pub fn image_urls(body: &Value) -> Vec<(usize, String)> {
+    let mut urls = Vec::new();
+    for (index, message) in body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        for part in message["content"].as_array().into_iter().flatten() {
+            if part["type"] == "image_url"
+                && let Some(url) = part["image_url"]["url"].as_str()
+            {
+                urls.push((index, url.to_string()));
+            }
+        }
+    }
+    urls
 }
 
 /// llama-server's `/props`: the context window of its slots.

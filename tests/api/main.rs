@@ -19,6 +19,7 @@ mod fetch_url;
 mod hardening;
 mod health;
 mod helpers;
+mod images;
 mod lifecycle;
 mod llm_client;
 mod logs;

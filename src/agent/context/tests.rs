@@ -195,3 +195,20 @@ fn the_answer_reserve_follows_max_tokens() {
     assert_eq!(prompt_budget(1_000, None), 1_000 - 250 - 150);
     assert_eq!(prompt_budget(100, Some(500)), 0);
 }
+
+#[test]
+fn an_image_costs_a_fixed_number_of_tokens_whatever_its_base64() {
+    // A 4 MB data URL would be a million tokens if its text were counted.
+    let mut with_image = ChatMessage::user("");
+    with_image.content = Some(MessageContent::Parts(vec![
+        serde_json::json!({"type": "text", "text": "what is this?"}),
+        serde_json::json!({"type": "image_url",
+            "image_url": {"url": format!("data:image/png;base64,{}", "A".repeat(4_000_000))}}),
+    ]));
+    let mut request = ChatRequest::new("m", vec![with_image]);
+    assert_eq!(fit(&mut request, 0, 4_096, 0), Ok(None), "it fits");
+    // In a small window the image's fixed cost does not fit.
+    let too_small = fit(&mut request, 0, 1_024, 0).unwrap_err();
+    assert!(too_small.needed_tokens > IMAGE_TOKENS);
+    assert!(too_small.needed_tokens < IMAGE_TOKENS + 32);
+}

@@ -101,6 +101,8 @@ fn phase(
         subtask: None,
         deadline: Some(deadline),
         metrics: run.metrics.clone(),
+        // A phase's messages are Deep Think's own text: the question's images are not sent.
+        attachments: None,
     }
 }
 

@@ -123,6 +123,11 @@ pub(super) async fn insert_nodes<C: sea_orm::ConnectionTrait>(
         }
         .insert(db)
         .await?;
+        if node.role == entities::messages::MessageRole::User
+            && let Some(parts) = &node.parts
+        {
+            crate::chat::attachments::link_parts(db, chat_id, parts, &node.id).await?;
+        }
     }
     Ok(())
 }

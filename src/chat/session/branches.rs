@@ -39,8 +39,9 @@ impl Handler<ImportHistory> for ChatSession {
         self.touch();
         let mut parent = self.tree.active_leaf().cloned();
         let mut nodes = Vec::with_capacity(msg.messages.len());
-        for (seq, (role, content)) in (self.tree.next_seq()..).zip(msg.messages) {
-            let mut node = self.node(parent.clone(), role, Some(content));
+        for (seq, message) in (self.tree.next_seq()..).zip(msg.messages) {
+            let mut node = self.node(parent.clone(), message.role, Some(message.content));
+            node.parts = crate::chat::attachments::ImagePart::parts_of(&message.images);
             node.seq = seq;
             parent = Some(node.id.clone());
             nodes.push(node);

@@ -7,6 +7,7 @@ use entities::messages::MessageRole;
 use serde_json::Value;
 
 use super::ChatError;
+use crate::chat::attachments::ImagePart;
 use crate::chat::persistence;
 use crate::chat::tree::MessageNode;
 use crate::llm::wire::Usage;
@@ -15,15 +16,18 @@ use crate::run::events::StopReason;
 /// What a new turn starts from.
 #[derive(Debug, Clone)]
 pub enum Turn {
-    /// A new user message after `parent_id` (the active leaf when `None`).
+    /// A new user message after `parent_id` (the active leaf when `None`), with the images
+    /// it carries (attachments of this chat, checked by the caller).
     Send {
         parent_id: Option<MessageId>,
         content: String,
+        images: Vec<ImagePart>,
     },
-    /// A new version of user message `message_id`, as its sibling.
+    /// A new version of user message `message_id`, as its sibling, with its images.
     Edit {
         message_id: MessageId,
         content: String,
+        images: Vec<ImagePart>,
     },
     /// A new answer to the user message that assistant message `message_id` answered.
     Regenerate { message_id: MessageId },
@@ -132,8 +136,28 @@ pub struct SwitchBranch {
 #[derive(Message)]
 #[rtype(result = "Result<Option<MessageId>, ChatError>")]
 pub struct ImportHistory {
-    /// (role, content) pairs, oldest first.
-    pub messages: Vec<(MessageRole, String)>,
+    /// Oldest first.
+    pub messages: Vec<ImportedMessage>,
+}
+
+/// One message of an imported conversation.
+#[derive(Debug, Clone)]
+pub struct ImportedMessage {
+    pub role: MessageRole,
+    pub content: String,
+    /// A user message's images, already stored as attachments of the chat.
+    pub images: Vec<ImagePart>,
+}
+
+impl ImportedMessage {
+    /// A message without images.
+    pub fn text(role: MessageRole, content: String) -> Self {
+        Self {
+            role,
+            content,
+            images: Vec::new(),
+        }
+    }
 }
 
 /// Deletes a message nothing follows (a conversation item); if it was the active leaf, its

@@ -28,9 +28,9 @@ mod records;
 mod turns;
 
 pub use messages::{
-    BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, LoadHistorySummary, PauseTurn,
-    RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink, SaveDraft, StoreHistorySummary,
-    SwitchBranch, Turn, TurnStarted,
+    BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, ImportedMessage,
+    LoadHistorySummary, PauseTurn, RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink,
+    SaveDraft, StoreHistorySummary, SwitchBranch, Turn, TurnStarted,
 };
 
 const IDLE_CHECK_EVERY: Duration = Duration::from_secs(5);

@@ -109,6 +109,7 @@ fn send(content: &str) -> Turn {
     Turn::Send {
         parent_id: None,
         content: content.into(),
+        images: Vec::new(),
     }
 }
 
@@ -163,6 +164,7 @@ async fn an_empty_message_or_an_unknown_parent_is_refused_and_nothing_is_stored(
         Turn::Send {
             parent_id: Some(MessageId::from_string("nowhere")),
             content: "hello".into(),
+            images: Vec::new(),
         },
     )
     .await;
@@ -192,6 +194,7 @@ async fn an_edit_branches_and_switching_back_restores_the_old_branch() {
         Turn::Edit {
             message_id: first.user_message_id.clone(),
             content: "edited question".into(),
+            images: Vec::new(),
         },
     )
     .await
@@ -263,6 +266,7 @@ async fn an_answer_that_arrives_after_the_user_moved_to_another_branch_does_not_
         Turn::Edit {
             message_id: first.user_message_id.clone(),
             content: "one, edited".into(),
+            images: Vec::new(),
         },
     )
     .await
@@ -289,8 +293,8 @@ async fn a_new_session_loads_everything_the_stopped_one_stored() {
     session
         .send(ImportHistory {
             messages: vec![
-                (MessageRole::User, "imported question".into()),
-                (MessageRole::Assistant, "imported answer".into()),
+                ImportedMessage::text(MessageRole::User, "imported question".into()),
+                ImportedMessage::text(MessageRole::Assistant, "imported answer".into()),
             ],
         })
         .await
@@ -312,4 +316,43 @@ async fn a_new_session_loads_everything_the_stopped_one_stored() {
             MessageRole::Assistant
         ]
     );
+}
+
+#[actix::test]
+async fn a_message_may_be_images_alone_and_its_parts_name_them() {
+    use crate::chat::attachments::{Attachments, ImagePart, image::TEST_PNG};
+    let fixture = fixture().await;
+    let attachments = Attachments::new(
+        fixture.db.clone(),
+        fixture._dir.path(),
+        crate::config::AttachmentsConfig::default(),
+    );
+    let row = attachments
+        .store(&fixture.chat, &fixture.user, TEST_PNG.to_vec())
+        .await
+        .unwrap();
+    let images = attachments
+        .parts_of(&fixture.user, &fixture.chat, std::slice::from_ref(&row.id))
+        .await
+        .unwrap();
+    let session = start(&fixture);
+    let (_, started) = begin(
+        &session,
+        &fixture,
+        Turn::Send {
+            parent_id: None,
+            content: String::new(),
+            images: images.clone(),
+        },
+    )
+    .await
+    .unwrap();
+    let stored = &started.context[0];
+    assert_eq!(ImagePart::of_parts(stored.parts.as_ref()), images);
+    let linked = entities::attachments::Entity::find_by_id(row.id)
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(linked.message_id, Some(started.user_message_id));
 }

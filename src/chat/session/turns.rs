@@ -8,6 +8,7 @@ use entities::messages::MessageRole;
 
 use super::messages::{BeginTurn, CompleteTurn, PauseTurn, ResumeTurn, Turn, TurnStarted};
 use super::{ChatError, ChatSession};
+use crate::chat::attachments::ImagePart;
 use crate::chat::persistence::{self, NewRun};
 use crate::chat::tree::{MessageNode, TreeError};
 use crate::run::events::StopReason;
@@ -18,7 +19,11 @@ impl Handler<BeginTurn> for ChatSession {
     fn handle(&mut self, msg: BeginTurn, _: &mut Self::Context) -> Self::Result {
         self.touch();
         let prepared = match &msg.turn {
-            Turn::Send { parent_id, content } => {
+            Turn::Send {
+                parent_id,
+                content,
+                images,
+            } => {
                 let parent = match parent_id {
                     Some(id) => self
                         .tree
@@ -27,16 +32,17 @@ impl Handler<BeginTurn> for ChatSession {
                         .ok_or_else(|| ChatError::Tree(TreeError::UnknownMessage(id.clone()))),
                     None => Ok(self.tree.active_leaf().cloned()),
                 };
-                parent.and_then(|parent| self.user_node(parent, content, &msg.run_id))
+                parent.and_then(|parent| self.user_node(parent, content, images, &msg.run_id))
             }
             Turn::Edit {
                 message_id,
                 content,
+                images,
             } => self
                 .tree
                 .edit_parent(message_id)
                 .map_err(ChatError::from)
-                .and_then(|parent| self.user_node(parent, content, &msg.run_id)),
+                .and_then(|parent| self.user_node(parent, content, images, &msg.run_id)),
             Turn::Regenerate { message_id } => self
                 .tree
                 .regenerate_parent(message_id)
@@ -95,17 +101,19 @@ impl Handler<BeginTurn> for ChatSession {
 }
 
 impl ChatSession {
-    /// A new user message under `parent`; returns it and its id.
+    /// A new user message under `parent` (text, images, or both); returns it and its id.
     fn user_node(
         &self,
         parent: Option<MessageId>,
         content: &str,
+        images: &[ImagePart],
         run_id: &RunId,
     ) -> Result<(Option<MessageNode>, MessageId), ChatError> {
-        if content.trim().is_empty() {
+        if content.trim().is_empty() && images.is_empty() {
             return Err(ChatError::EmptyContent);
         }
         let mut node = self.node(parent, MessageRole::User, Some(content.to_string()));
+        node.parts = ImagePart::parts_of(images);
         node.run_id = Some(run_id.clone());
         let id = node.id.clone();
         Ok((Some(node), id))

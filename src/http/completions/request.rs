@@ -122,7 +122,7 @@ impl CompletionRequest {
             || matches!(&last.content, Some(MessageContent::Parts(parts)) if !parts.is_empty());
         let stored = self.x_chat_id.is_some() || self.store == Some(true);
         let allowed = match last.role {
-            Role::User => has_content && (!stored || !last.text().trim().is_empty()),
+            Role::User => has_content && (!stored || has_text_or_image(last)),
             // The result of a client tool: the conversation goes on from it (in a stored chat,
             // the run that called the tool goes on).
             Role::Tool => last.tool_call_id.is_some() && (!stored || self.x_chat_id.is_some()),
@@ -134,8 +134,9 @@ impl CompletionRequest {
         };
         if !allowed {
             return Err(AppError::invalid(if stored {
-                "the last message must be a user message with text (a stored chat continues from \
-                 it), or with x_chat_id the results of the chat's waiting client tool calls"
+                "the last message must be a user message with text or images (a stored chat \
+                 continues from it), or with x_chat_id the results of the chat's waiting client \
+                 tool calls"
             } else {
                 "the last message must be a user message with content, or an assistant message \
                  to continue (a prefill) after a user message"
@@ -195,7 +196,7 @@ impl CompletionRequest {
                 let last = &self.messages[self.messages.len() - 1];
                 self.tools.as_ref().is_none_or(Vec::is_empty)
                     && last.role == Role::User
-                    && !last.text().trim().is_empty()
+                    && has_text_or_image(last)
             }
         }
     }
@@ -237,6 +238,13 @@ impl CompletionRequest {
             ..RunOptions::default()
         }
     }
+}
+
+/// Whether a message has something a stored chat can keep: text, or an image.
+fn has_text_or_image(message: &ChatMessage) -> bool {
+    let image = |part: &Value| part["type"] == "image_url";
+    !message.text().trim().is_empty()
+        || matches!(&message.content, Some(MessageContent::Parts(parts)) if parts.iter().any(image))
 }
 
 /// `tool_choice` as OpenAI defines it: a mode, or `{"type": "function", "function": {"name"}}`.

@@ -11,7 +11,7 @@ use super::request::ResponsesRequest;
 use crate::auth::Principal;
 use crate::chat::responses as stored;
 use crate::error::{AppError, AppResult};
-use crate::llm::wire::{ChatMessage, Role};
+use crate::llm::wire::{ChatMessage, MessageContent, Role};
 use crate::state::AppState;
 use crate::supervisor::launch::RunOptions;
 use crate::supervisor::resume::ToolResult;
@@ -22,8 +22,12 @@ pub enum Target {
     Turn {
         chat_id: ChatId,
         parent: Option<MessageId>,
-        history: Vec<(MessageRole, String)>,
-        content: String,
+        /// The leading user and assistant messages, with their roles.
+        history: Vec<(MessageRole, ChatMessage)>,
+        /// The new user message (its text and image parts).
+        last: ChatMessage,
+        /// The chat was made for this request (deleted again if storing the turn fails).
+        fresh: bool,
     },
     /// The results of the chat's waiting function calls.
     ToolResults {
@@ -39,15 +43,15 @@ pub enum Target {
 fn split_turn(
     messages: Vec<ChatMessage>,
     options: &mut RunOptions,
-) -> AppResult<(Vec<(MessageRole, String)>, String)> {
+) -> AppResult<(Vec<(MessageRole, ChatMessage)>, ChatMessage)> {
     let mut messages = messages;
     let last = messages
         .pop()
-        .filter(|m| m.role == Role::User && !m.text().trim().is_empty())
+        .filter(|m| m.role == Role::User && has_text_or_image(m))
         .ok_or_else(|| {
             AppError::invalid(
-                "input must end with a user message with text (or with function_call_output \
-                 items answering the waiting function calls)",
+                "input must end with a user message with text or images (or with \
+                 function_call_output items answering the waiting function calls)",
             )
         })?;
     let mut history = Vec::new();
@@ -62,23 +66,31 @@ fn split_turn(
         }
         match message.role {
             Role::System | Role::Developer => instructions.push(message.text()),
-            Role::User => history.push((MessageRole::User, message.text())),
-            Role::Assistant => history.push((MessageRole::Assistant, message.text())),
+            Role::User => history.push((MessageRole::User, message)),
+            Role::Assistant => history.push((MessageRole::Assistant, message)),
             Role::Tool => {}
         }
     }
     options.instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
-    Ok((history, last.text()))
+    Ok((history, last))
 }
 
-/// Whether the messages can be kept in a chat: no tool exchanges, a user message with text last.
+/// Whether a message has something a stored chat keeps: text, or an image.
+fn has_text_or_image(message: &ChatMessage) -> bool {
+    !message.text().trim().is_empty()
+        || matches!(&message.content,
+            Some(MessageContent::Parts(parts)) if parts.iter().any(|p| p["type"] == "image_url"))
+}
+
+/// Whether the messages can be kept in a chat: no tool exchanges, a user message with text or
+/// images last.
 fn storable(messages: &[ChatMessage]) -> bool {
     messages
         .iter()
         .all(|m| m.tool_calls.is_none() && m.role != Role::Tool)
         && messages
             .last()
-            .is_some_and(|m| m.role == Role::User && !m.text().trim().is_empty())
+            .is_some_and(|m| m.role == Role::User && has_text_or_image(m))
 }
 
 /// The chats behind `vector_store_ids`, each checked to be the caller's.
@@ -135,7 +147,7 @@ pub async fn target(
                 results: results(),
             });
         }
-        let (history, content) = split_turn(messages, options)?;
+        let (history, last) = split_turn(messages, options)?;
         if !history.is_empty() {
             return Err(AppError::invalid(
                 "with previous_response_id, input holds the next user message (and any \
@@ -153,7 +165,8 @@ pub async fn target(
             chat_id: previous.chat_id,
             parent: Some(answer),
             history,
-            content,
+            last,
+            fresh: false,
         });
     }
     let chat_id = match (&request.conversation, &request.x_chat_id) {
@@ -173,12 +186,13 @@ pub async fn target(
                 results: results(),
             });
         }
-        let (history, content) = split_turn(messages, options)?;
+        let (history, last) = split_turn(messages, options)?;
         return Ok(Target::Turn {
             chat_id: chat.id,
             parent: None,
             history,
-            content,
+            last,
+            fresh: false,
         });
     }
     if request.store != Some(false) && storable(&messages) {
@@ -187,12 +201,13 @@ pub async fn target(
             .chats
             .create_with(&principal.user_id, None, true, None, None)
             .await?;
-        let (history, content) = split_turn(messages, options)?;
+        let (history, last) = split_turn(messages, options)?;
         return Ok(Target::Turn {
             chat_id: chat.id,
             parent: None,
             history,
-            content,
+            last,
+            fresh: true,
         });
     }
     let mut messages = messages;

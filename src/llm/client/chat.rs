@@ -54,7 +54,10 @@ impl LlmClient {
         request.stream = false;
         request.stream_options = None;
         let (builder, first_byte) = self.post(&self.url("chat/completions"), &request);
-        let (response, left) = self.send(&builder, first_byte).await?;
+        let (response, left) = self
+            .send(&builder, first_byte)
+            .await
+            .map_err(|err| err.with_model(&request.model))?;
         self.read_json_within(response, left).await
     }
 
@@ -70,7 +73,10 @@ impl LlmClient {
         let started = tokio::time::Instant::now();
         let mut attempt = 0;
         loop {
-            let (response, left) = self.send(&builder, first_byte).await?;
+            let (response, left) = self
+                .send(&builder, first_byte)
+                .await
+                .map_err(|err| err.with_model(&request.model))?;
             let bytes = timed_bytes(response, left, self.timeouts.between_chunks);
             let mut chunks = Box::pin(decode_chunks(bytes));
             match chunks.next().await {

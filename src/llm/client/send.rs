@@ -106,6 +106,13 @@ async fn status_error(response: Response) -> LlmError {
             message,
         };
     }
+    // llama.cpp answers 500, so this is known before a retry would ask again.
+    if matches!(status, 400 | 422 | 500 | 501) && crate::llm::error::refuses_images(&message) {
+        return LlmError::ImagesUnsupported {
+            model: String::new(),
+            message,
+        };
+    }
     LlmError::Status { status, message }
 }
 

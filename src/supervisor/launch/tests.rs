@@ -61,6 +61,11 @@ async fn fixture() -> Fixture {
     let launcher = Launcher {
         llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
         workspace: crate::documents::Workspace::new(db.clone(), &config, embedder.clone()),
+        attachments: crate::chat::attachments::Attachments::new(
+            db.clone(),
+            &config.data_dir,
+            config.attachments.clone(),
+        ),
         tool_cache: crate::agent::tool_round::new_tool_cache(Duration::from_secs(60)),
         ask_user: Arc::new(crate::tools::ask_user::AskUser::new(
             config.ask_user.clone(),
@@ -258,6 +263,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
     let send = |content: String| Turn::Send {
         parent_id: None,
         content,
+        images: Vec::new(),
     };
 
     let stranger = Principal {

@@ -1,7 +1,8 @@
 //! Fetching one web page safely, shared by the research tools (fetch_url, web_search's
 //! auto-fetch): SSRF checks on every hop and every resolved address, redirects followed by
 //! hand, a capped body, text extraction, and a page cache so a page fetched by one tool is free
-//! for the next. Tools decide which pages to fetch and how to shape results; this must not.
+//! for the next; and the bytes of an image a `/v1` request names by URL (`fetch_image`). Tools
+//! decide which pages to fetch and how to shape results; this must not.
 
 pub mod extract;
 
@@ -24,6 +25,8 @@ pub const MAX_REDIRECTS: usize = 5;
 const PAGE_CACHE_MAX_CHARS: u64 = 64 * 1024 * 1024;
 /// Sent so sites can tell who is fetching.
 const USER_AGENT: &str = concat!("Colloquy/", env!("CARGO_PKG_VERSION"), " (fetch_url)");
+/// The images a model can read, asked for when fetching one.
+const IMAGES_ACCEPTED: &str = "image/png,image/jpeg,image/gif,image/webp;q=0.9,image/*;q=0.5";
 /// What we can read, best first.
 const ACCEPTED: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.9,\
                         application/json;q=0.8,text/*;q=0.7";
@@ -175,13 +178,26 @@ impl Fetcher {
             .unwrap_or(Err(FetchError::Timeout(self.timeout)))
     }
 
-    async fn follow_redirects(&self, mut url: Url) -> Result<Page, FetchError> {
+    async fn follow_redirects(&self, url: Url) -> Result<Page, FetchError> {
+        let (response, url) = self.open(url, ACCEPTED, self.timeout).await?;
+        self.read_page(response, url).await
+    }
+
+    /// Requests `url`, following redirects by hand (each hop checked), until a successful
+    /// answer; returns it with the URL it came from.
+    async fn open(
+        &self,
+        mut url: Url,
+        accept: &str,
+        timeout: Duration,
+    ) -> Result<(reqwest::Response, Url), FetchError> {
         for _ in 0..=MAX_REDIRECTS {
             self.guard.check_url(&url)?;
             let response = self
                 .client
                 .get(url.clone())
-                .header(ACCEPT, ACCEPTED)
+                .header(ACCEPT, accept)
+                .timeout(timeout)
                 .send()
                 .await
                 .map_err(|err| self.request_error(err, &url))?;
@@ -204,9 +220,38 @@ impl Fetcher {
                     status: status.as_u16(),
                 });
             }
-            return self.read_page(response, url).await;
+            return Ok((response, url));
         }
         Err(FetchError::TooManyRedirects)
+    }
+
+    /// Fetches the bytes of an image at `url` (never cached): at most `max_bytes`, within
+    /// `timeout`, refused unless it is served as an image (or without a type). Whether the
+    /// bytes really are an image is the caller's to check.
+    pub async fn fetch_image(
+        &self,
+        url: &str,
+        max_bytes: usize,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, FetchError> {
+        let url = parse_fetchable(url)?;
+        let fetch = async {
+            let (response, url) = self.open(url, IMAGES_ACCEPTED, timeout).await?;
+            let media_type = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|value| value.to_str().ok())
+                .map(|value| extract::parse_content_type(value).0)
+                .unwrap_or_default();
+            let generic = ["", "application/octet-stream", "binary/octet-stream"];
+            if !media_type.starts_with("image/") && !generic.contains(&media_type.as_str()) {
+                return Err(FetchError::UnsupportedContentType(media_type));
+            }
+            self.read_body(response, &url, max_bytes).await
+        };
+        tokio::time::timeout(timeout, fetch)
+            .await
+            .unwrap_or(Err(FetchError::Timeout(timeout)))
     }
 
     async fn read_page(&self, response: reqwest::Response, url: Url) -> Result<Page, FetchError> {
@@ -221,7 +266,9 @@ impl Fetcher {
             }
             _ => None,
         };
-        let body = self.read_body(response, &url).await?;
+        let body = self
+            .read_body(response, &url, self.max_response_bytes)
+            .await?;
         let kind = match declared {
             Some(kind) => kind,
             None => ContentKind::sniff(&body)?,
@@ -258,13 +305,13 @@ impl Fetcher {
         })
     }
 
-    /// Reads the body, refusing it as soon as it passes the size cap.
+    /// Reads the body, refusing it as soon as it passes `limit` bytes.
     async fn read_body(
         &self,
         mut response: reqwest::Response,
         url: &Url,
+        limit: usize,
     ) -> Result<Vec<u8>, FetchError> {
-        let limit = self.max_response_bytes;
         if response
             .content_length()
             .is_some_and(|length| length > limit as u64)

@@ -1,4 +1,4 @@
-// One message of the active branch: a user's text (with Edit) or an answer rendered as
+// One message of the active branch: a user's text and images (with Edit) or an answer rendered as
 // Markdown (with Copy and Regenerate), its `‹ 2/3 ›` sibling switcher, the tool calls the
 // answer made, its artifacts (each opens in a dialog), its ask_user cards, its Deep Think panel
 // when this page saw the run, and, when it ended early, why.
@@ -7,6 +7,7 @@ import { stopNote, trimmedNote } from "./run.js";
 import { finishedDeepThinkPanel } from "./deepthink.js";
 import { openLabel } from "./artifactview.js";
 import { h } from "../ui/dom.js";
+import { imageParts } from "./images.js";
 
 /// Markdown rendered once per message content; a long chat re-renders nothing it has shown.
 const rendered = new Map();
@@ -111,13 +112,25 @@ function copyButton(text) {
   return button;
 }
 
-/// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, onOpenArtifact, tools, cards, trimmed,
-/// deepThink (the run's Deep Think state, when this page followed it)}
+/// A user message's images as thumbnails, each opening the full image.
+function thumbnails(node, imageUrl) {
+  const parts = imageParts(node);
+  if (parts.length === 0 || !imageUrl) return null;
+  return h("div", { class: "message-images" }, parts.map((part, index) => {
+    const src = imageUrl(part);
+    const alt = `Attached image ${index + 1} of ${parts.length}`;
+    return h("a", { href: src, target: "_blank", rel: "noopener" }, h("img", { src, alt, loading: "lazy" }));
+  }));
+}
+
+/// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, onOpenArtifact, imageUrl(part), tools,
+/// cards, trimmed, deepThink (the run's Deep Think state, when this page followed it)}
 export function messageView(node, ctx) {
   if (node.role === "user") {
-    const body = h("div", { class: "user-text" }, node.content ?? "");
+    const body = node.content || imageParts(node).length === 0 ? h("div", { class: "user-text" }, node.content ?? "") : null;
     const edit = h("button", { type: "button", class: "action", disabled: ctx.busy }, "Edit");
     const el = h("article", { class: "message user", "aria-label": "You", dataset: { id: node.id } },
+      thumbnails(node, ctx.imageUrl),
       body,
       h("div", { class: "message-actions" }, siblingSwitcher(ctx.siblings, node, ctx.onSwitch), edit));
     edit.addEventListener("click", () => ctx.onEdit(node, el));

@@ -5,7 +5,8 @@
 // sequence number it saw, so nothing is lost or doubled. A Deep Think run shows its plan and
 // sub-tasks in a panel above the answer (deepthink.js); artifacts open in the artifacts panel
 // (../artifacts/panel.js), which a run's artifact events open live. The documents sidebar and
-// the memory panel (documents/, memory/) open from the header.
+// the memory panel (documents/, memory/) open from the header. Images are attached in the
+// composer (attach.js) and shown as thumbnails in the history.
 import { api, stream, chatPath, ApiError } from "../api.js";
 import { readFrames } from "../sse.js";
 import { navigate } from "../router.js";
@@ -15,6 +16,8 @@ import { StreamingMarkdown } from "../markdown/render.js";
 import { newRun, newDeepThink, applyFrame } from "./run.js";
 import { messageView, toolList, artifactList, adoptRendering, storedTools, mergeTools, trimLine } from "./message.js";
 import { askCard } from "./askcard.js";
+import { composerImages } from "./attach.js";
+import { imageParts, imageUrl } from "./images.js";
 import { liveDeepThinkPanel } from "./deepthink.js";
 import { artifactsPanel } from "../artifacts/panel.js";
 import { settingsPanel } from "./settings.js";
@@ -23,6 +26,8 @@ import { memoryPanel } from "../memory/panel.js";
 import { refreshChats } from "../chats/sidebar.js";
 
 const ROOT = "\u0000root";
+/// Where a new chat's first images wait for its own view to send them.
+const AUTOSEND_IMAGES = "colloquy.autosend.images";
 const TOUCH = window.matchMedia?.("(pointer: coarse)").matches ?? false;
 const REATTACH_TRIES = 6;
 
@@ -67,8 +72,11 @@ export function conversationView({ chatId, onMenu }) {
   const memory = chatId ? memoryPanel(chatId, { onToggle: (open) => sideToggled(memory, open) }) : null;
   if (chatId) sidePanels.push(documents, memory);
   const artifacts = chatId ? artifactsPanel(chatId) : null;
+  const images = composerImages(chatId);
   const composer = h("form", { class: "composer", "aria-label": "Send a message" },
-    h("div", { class: "composer-row" }, input, sendButton, stopButton),
+    images.tray,
+    h("div", { class: "composer-row" }, images.button, images.picker, input, sendButton, stopButton),
+    images.refusal,
     h("p", { class: "composer-status", role: "status" }));
   const header = h("header", { class: "chat-header" },
     h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
@@ -132,6 +140,13 @@ export function conversationView({ chatId, onMenu }) {
     event.preventDefault();
     send();
   });
+  input.addEventListener("paste", (event) => images.paste(event));
+  composer.addEventListener("dragover", (event) => {
+    if (!event.dataTransfer?.types?.includes("Files")) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "copy";
+  });
+  composer.addEventListener("drop", (event) => images.drop(event));
   stopButton.addEventListener("click", stop);
   function autosize() {
     input.style.height = "auto";
@@ -246,6 +261,7 @@ export function conversationView({ chatId, onMenu }) {
       onEdit: startEdit,
       onRegenerate: regenerate,
       onOpenArtifact: openArtifact,
+      imageUrl: (part) => imageUrl(chatId, part),
       deepThink: node.run_id ? runs.get(node.run_id)?.deepThink : null,
       tools: mergeTools(storedTools(node.tools), node.run_id ? runs.get(node.run_id)?.tools : null),
       trimmed: node.run_id ? runs.get(node.run_id)?.trimmed : null,
@@ -445,17 +461,20 @@ export function conversationView({ chatId, onMenu }) {
 
   async function send() {
     const content = input.value.trim();
-    if (!content || live) return;
+    if ((!content && images.count() === 0) || live) return;
     if (!chatId) {
       // A new chat: create it (titled by the question), then send from its own URL.
       try {
         // The choices made before the chat existed: its context strategy and agent go with it.
         const { contextStrategy: strategy, agentId, ...runSettings } = settings.get(null);
         const created = await api("POST", "/chat/api/chats", {
-          title: content.replace(/\s+/g, " ").slice(0, 80),
+          title: (content || "Image").replace(/\s+/g, " ").slice(0, 80),
           ...(strategy ? { context_strategy: strategy } : {}),
           ...(agentId ? { agent_id: agentId } : {}),
         });
+        // The images go to the new chat now; its view sends them with the text.
+        const attached = await images.uploadTo(created.id);
+        if (attached.length > 0) sessionStorage.setItem(AUTOSEND_IMAGES, JSON.stringify(attached));
         drafts.set(null, "");
         drafts.set(created.id, content);
         settings.set(created.id, { ...runSettings, contextStrategy: strategy });
@@ -467,18 +486,30 @@ export function conversationView({ chatId, onMenu }) {
       }
       return;
     }
+    let attachments;
+    try {
+      attachments = await images.ids();
+    } catch (err) {
+      showBanner(`Could not upload an image: ${err.message}`);
+      return;
+    }
+    const parts = images.parts();
+    const held = images.take();
     input.value = "";
     autosize();
+    const body = { content, ...(attachments.length > 0 ? { attachments } : {}) };
     const ok = await runStream(
-      (signal) => stream("POST", chatPath(chatId, "/messages"), runBody({ content }), { signal }),
-      () => path.push({ id: "pending", role: "user", content, parent_id: path.at(-1)?.id ?? null }),
+      (signal) => stream("POST", chatPath(chatId, "/messages"), runBody(body), { signal }),
+      () => path.push({ id: "pending", role: "user", content, parts, parent_id: path.at(-1)?.id ?? null }),
       settings.get(chatId).deepThink,
     );
     if (ok === false) {
       input.value = content;
+      images.restore(held);
       autosize();
     } else {
       drafts.set(chatId, "");
+      images.release(held);
     }
   }
 
@@ -508,15 +539,18 @@ export function conversationView({ chatId, onMenu }) {
     const save = h("button", { type: "submit", class: "primary" }, "Save and send");
     const cancel = h("button", { type: "button", onclick: () => draw() }, "Cancel");
     const form = h("form", { class: "edit-form" }, box, h("div", { class: "row" }, cancel, save));
+    // The new version keeps the message's images.
+    const kept = imageParts(node);
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const content = box.value.trim();
-      if (!content) return box.focus();
+      if (!content && kept.length === 0) return box.focus();
+      const attachments = kept.map((part) => part.attachment_id);
       runStream(
-        (signal) => stream("POST", chatPath(chatId, `/messages/${encodeURIComponent(node.id)}/edit`), runBody({ content }), { signal }),
+        (signal) => stream("POST", chatPath(chatId, `/messages/${encodeURIComponent(node.id)}/edit`), runBody({ content, ...(attachments.length > 0 ? { attachments } : {}) }), { signal }),
         () => {
           const at = path.indexOf(node);
-          if (at >= 0) path = [...path.slice(0, at), { id: "pending", role: "user", content, parent_id: node.parent_id }];
+          if (at >= 0) path = [...path.slice(0, at), { id: "pending", role: "user", content, parts: kept, parent_id: node.parent_id }];
         },
         settings.get(chatId).deepThink,
       );
@@ -580,6 +614,9 @@ export function conversationView({ chatId, onMenu }) {
   load().then(() => {
     if (chatId && sessionStorage.getItem("colloquy.autosend") === chatId) {
       sessionStorage.removeItem("colloquy.autosend");
+      const waiting = sessionStorage.getItem(AUTOSEND_IMAGES);
+      sessionStorage.removeItem(AUTOSEND_IMAGES);
+      if (waiting) images.adopt(JSON.parse(waiting));
       send();
     }
   });

@@ -1,0 +1,159 @@
+//! A stored image reaches the model: just before each model call, every `image_url` part that
+//! names an attachment (`attachment:att_…`, what prompt assembly puts there) gets the image's
+//! bytes as a `data:` URL, read from the chat's storage with tokio's file I/O and encoded on
+//! the blocking pool, never on an actor's thread. The loop's own messages (and checkpoints)
+//! keep the small references; what is read once is kept for the rest of the run.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use entities::ids::{AttachmentId, ChatId};
+use serde_json::{Value, json};
+
+use crate::chat::attachments::{Attachments, ImageType, image};
+use crate::llm::wire::{ChatRequest, MessageContent};
+
+/// What a model is told in place of an image whose file is gone (swept or lost): the turn
+/// goes on with the rest of the message rather than failing.
+const MISSING_IMAGE: &str = "[an image was attached here, but it is no longer stored]";
+
+/// The `data:` URLs of the images one run has read, by attachment.
+#[derive(Default)]
+pub struct InlinedImages {
+    urls: HashMap<AttachmentId, Option<Arc<str>>>,
+}
+
+impl InlinedImages {
+    /// Replaces the attachment references in `request` with the images' bytes, from
+    /// `chat_id`'s storage.
+    pub async fn inline(
+        &mut self,
+        request: &mut ChatRequest,
+        attachments: &Attachments,
+        chat_id: &ChatId,
+    ) {
+        for message in &mut request.messages {
+            let Some(MessageContent::Parts(parts)) = &mut message.content else {
+                continue;
+            };
+            for part in parts.iter_mut() {
+                let Some(id) = part["image_url"]["url"]
+                    .as_str()
+                    .and_then(image::referenced)
+                else {
+                    continue;
+                };
+                let url = match self.urls.get(&id) {
+                    Some(url) => url.clone(),
+                    None => {
+                        let url = read(attachments, chat_id, &id).await;
+                        self.urls.insert(id, url.clone());
+                        url
+                    }
+                };
+                *part = match url {
+                    Some(url) => {
+                        let mut image_url = json!({"url": url.as_ref()});
+                        if let Some(detail) = part["image_url"].get("detail") {
+                            image_url["detail"] = detail.clone();
+                        }
+                        json!({"type": "image_url", "image_url": image_url})
+                    }
+                    None => json!({"type": "text", "text": MISSING_IMAGE}),
+                };
+            }
+        }
+    }
+}
+
+/// The image as a `data:` URL, or `None` (logged) when it cannot be read.
+async fn read(attachments: &Attachments, chat_id: &ChatId, id: &AttachmentId) -> Option<Arc<str>> {
+    let bytes = match attachments.read(chat_id, id).await {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            tracing::warn!(%chat_id, attachment = %id, %err, "cannot read an attached image");
+            return None;
+        }
+    };
+    let encoded = tokio::task::spawn_blocking(move || {
+        ImageType::sniff(&bytes).map(|kind| Arc::<str>::from(image::data_url(kind, &bytes)))
+    })
+    .await
+    .ok()
+    .flatten();
+    if encoded.is_none() {
+        tracing::warn!(%chat_id, attachment = %id, "a stored attachment is not an image");
+    }
+    encoded
+}
+
+/// Whether a content part is an image (which a model counts as a fixed number of tokens).
+pub fn is_image(part: &Value) -> bool {
+    part["type"] == "image_url" || part["type"] == "input_image"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::attachments::ImagePart;
+    use crate::llm::wire::ChatMessage;
+
+    #[tokio::test]
+    async fn references_become_data_urls_and_a_lost_image_becomes_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::Config {
+            data_dir: dir.path().to_path_buf(),
+            ..crate::config::Config::default()
+        };
+        let db = crate::db::connect(&config).await.unwrap();
+        crate::db::migrate(&db).await.unwrap();
+        let user = crate::auth::Accounts::new(db.clone(), 1, 1)
+            .create_user(crate::auth::NewUser {
+                username: "viewer",
+                password: None,
+                is_admin: false,
+            })
+            .await
+            .unwrap()
+            .id;
+        let chat = crate::chat::Chats::new(db.clone())
+            .create(&user, None, false)
+            .await
+            .unwrap()
+            .id;
+        let attachments = Attachments::new(db, dir.path(), config.attachments.clone());
+        let row = attachments
+            .store(&chat, &user, image::TEST_PNG.to_vec())
+            .await
+            .unwrap();
+        let kept = ImagePart {
+            attachment_id: row.id,
+            mime_type: row.mime_type,
+            detail: None,
+        };
+        let lost = ImagePart {
+            attachment_id: AttachmentId::generate(),
+            mime_type: "image/png".into(),
+            detail: None,
+        };
+        let mut message = ChatMessage::user("");
+        message.content = Some(MessageContent::Parts(vec![
+            json!({"type": "text", "text": "look"}),
+            kept.reference(),
+            lost.reference(),
+        ]));
+        let mut request = ChatRequest::new("m", vec![message]);
+        let mut inlined = InlinedImages::default();
+        inlined.inline(&mut request, &attachments, &chat).await;
+        let Some(MessageContent::Parts(parts)) = &request.messages[0].content else {
+            panic!("parts stay parts");
+        };
+        assert_eq!(
+            parts[1]["image_url"]["url"],
+            image::data_url(ImageType::Png, image::TEST_PNG)
+        );
+        assert_eq!(parts[2], json!({"type": "text", "text": MISSING_IMAGE}));
+        assert!(is_image(&parts[1]));
+        assert!(!is_image(&parts[0]));
+    }
+}
