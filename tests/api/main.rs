@@ -28,6 +28,7 @@ mod metrics;
 mod openai_node;
 mod openai_python;
 mod real_server;
+mod reasoning;
 mod research;
 mod responses_sdk;
 mod responses_state;

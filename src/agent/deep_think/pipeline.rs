@@ -61,6 +61,7 @@ pub(super) fn ended(
 ) -> LoopOutcome {
     LoopOutcome {
         content: String::new(),
+        reasoning: None,
         stop_reason: reason,
         usage,
         iterations,
@@ -151,6 +152,8 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     let planning_tokens = tokens(&checkpoint.planning_usage);
     let research_tokens = tokens(&usage) - planning_tokens;
     save_structured(spec, &plan, &findings).await;
+    // The synthesis's reasoning, kept with the report's message.
+    let mut reasoning = None;
     let (text, stop_reason, error) = if findings.iter().all(|f| f.status == TaskStatus::Failed) {
         let message = "every sub-task failed; the report lists what happened";
         emit(log, "error", json!({"message": message}));
@@ -171,6 +174,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
             json!({"message": "Synthesizing final report..."}),
         );
         let outcome = run_loop(&synthesis_spec(spec, &plan, &findings, &seen, deadline)).await;
+        reasoning = outcome.reasoning.clone();
         usage.add(outcome.usage);
         iterations += outcome.iterations;
         match outcome.stop_reason {
@@ -230,6 +234,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     );
     LoopOutcome {
         content: checked.report,
+        reasoning,
         stop_reason,
         usage,
         iterations,
