@@ -56,7 +56,13 @@ impl LoopState {
     /// Streams what a model call added: its reasoning, then its text (a sub-task streams
     /// neither: its text is its findings note, for the synthesis only). `pending`: the call's
     /// text so far, for the draft.
-    pub(super) fn stream(&mut self, spec: &RunSpec, clock: &mut CallClock, split: Split, pending: &str) {
+    pub(super) fn stream(
+        &mut self,
+        spec: &RunSpec,
+        clock: &mut CallClock,
+        split: Split,
+        pending: &str,
+    ) {
         if !split.reasoning.is_empty() {
             clock.reasoned_ms = clock.sent.elapsed().as_millis() as u64;
         }

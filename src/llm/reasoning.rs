@@ -174,7 +174,11 @@ mod tests {
             .collect();
         for &a in &bounds {
             let got = fed(content, &[a]);
-            assert_eq!((got.reasoning.as_str(), got.text.as_str()), (reasoning, text), "cut at {a} of {content:?}");
+            assert_eq!(
+                (got.reasoning.as_str(), got.text.as_str()),
+                (reasoning, text),
+                "cut at {a} of {content:?}"
+            );
             for &b in bounds.iter().filter(|&&b| b >= a) {
                 let got = fed(content, &[a, b]);
                 assert_eq!(
@@ -185,7 +189,10 @@ mod tests {
             }
         }
         let whole = ThinkSplitter::split(content);
-        assert_eq!((whole.reasoning.as_str(), whole.text.as_str()), (reasoning, text));
+        assert_eq!(
+            (whole.reasoning.as_str(), whole.text.as_str()),
+            (reasoning, text)
+        );
     }
 
     #[test]
@@ -228,11 +235,7 @@ mod tests {
 
     #[test]
     fn only_the_first_close_tag_ends_the_block() {
-        splits_everywhere(
-            "<think>a < b, ü</think>x</think>",
-            "a < b, ü",
-            "x</think>",
-        );
+        splits_everywhere("<think>a < b, ü</think>x</think>", "a < b, ü", "x</think>");
     }
 
     #[test]

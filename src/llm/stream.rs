@@ -362,13 +362,19 @@ mod tests {
         }
         let rest = acc.close();
         assert!(rest.is_empty());
-        assert_eq!((reasoning.as_str(), text.as_str()), ("Pondering.", "Answer"));
+        assert_eq!(
+            (reasoning.as_str(), text.as_str()),
+            ("Pondering.", "Answer")
+        );
         let mut open = TurnAccumulator::default();
         open.push(&chunk(
             json!({"choices": [{"index": 0, "delta": {"content": "<think>cut off "}}]}),
         ));
         let turn = open.finish();
-        assert_eq!((turn.reasoning.as_str(), turn.content.as_str()), ("cut off", ""));
+        assert_eq!(
+            (turn.reasoning.as_str(), turn.content.as_str()),
+            ("cut off", "")
+        );
     }
 
     #[test]

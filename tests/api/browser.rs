@@ -640,7 +640,9 @@ async fn reasoning_streams_open_then_folds_above_the_answer_and_stays_folded_aft
     .event_gap(Duration::from_millis(120))]);
     run_scenario(&app, "reasoning", &[]).await;
     let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
-    let chat = chats["data"][0]["id"].as_str().expect("the scenario's chat");
+    let chat = chats["data"][0]["id"]
+        .as_str()
+        .expect("the scenario's chat");
     let messages: Value = app
         .get(&format!("/chat/api/{chat}/messages"))
         .await
@@ -648,7 +650,10 @@ async fn reasoning_streams_open_then_folds_above_the_answer_and_stays_folded_aft
         .await
         .unwrap();
     let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(answer["content"], "Because short blue waves scatter the most.");
+    assert_eq!(
+        answer["content"],
+        "Because short blue waves scatter the most."
+    );
     assert!(
         answer["reasoning"]["text"]
             .as_str()

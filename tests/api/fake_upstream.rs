@@ -173,9 +173,8 @@ impl Reply {
             json!({"role": "assistant", "content": ""}),
             Value::Null,
         )];
-        let words = |text: &str| -> Vec<String> {
-            text.split_inclusive(' ').map(str::to_string).collect()
-        };
+        let words =
+            |text: &str| -> Vec<String> { text.split_inclusive(' ').map(str::to_string).collect() };
         let mut pieces = self.pieces.clone();
         match &self.reasoning {
             Some((ReasoningShape::ReasoningContent, thinking)) => {

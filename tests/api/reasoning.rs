@@ -60,7 +60,11 @@ async fn each_upstream_shape_streams_apart_on_the_chat_api_is_stored_and_is_not_
         let chat = app.new_chat().await;
         let frames = app.send_text(&chat, "Hi!").await;
         assert_eq!(reasoning_of(&frames), THINKING, "{shape:?}");
-        assert_eq!(content(&frames), ANSWER, "{shape:?}: no reasoning in the text");
+        assert_eq!(
+            content(&frames),
+            ANSWER,
+            "{shape:?}: no reasoning in the text"
+        );
         let first_reasoning = frames
             .iter()
             .position(|f| f.kind() == "x_chat.reasoning")
@@ -200,7 +204,10 @@ async fn v1_without_streaming_answers_with_reasoning_content_thinking_metadata_a
             body["x_metadata"].get("x_chat").is_none(),
             "the deltas are accumulated, not listed: {body}"
         );
-        assert_eq!(body["usage"]["completion_tokens_details"]["reasoning_tokens"], 9);
+        assert_eq!(
+            body["usage"]["completion_tokens_details"]["reasoning_tokens"],
+            9
+        );
     }
 }
 
@@ -215,7 +222,11 @@ async fn a_plain_answer_has_no_reasoning_anywhere() {
         )
         .await;
     let body: Value = response.json().await.unwrap();
-    assert!(body["choices"][0]["message"].get("reasoning_content").is_none());
+    assert!(
+        body["choices"][0]["message"]
+            .get("reasoning_content")
+            .is_none()
+    );
     assert!(body["x_metadata"].get("thinking").is_none());
     assert!(body["usage"].get("completion_tokens_details").is_none());
 }
@@ -247,7 +258,10 @@ async fn the_responses_api_puts_a_reasoning_item_before_the_message_and_reports_
         );
         assert_eq!(output[1]["type"], "message");
         assert_eq!(body["output_text"], ANSWER);
-        assert_eq!(body["usage"]["output_tokens_details"]["reasoning_tokens"], 13);
+        assert_eq!(
+            body["usage"]["output_tokens_details"]["reasoning_tokens"],
+            13
+        );
         assert_eq!(body["x_metadata"]["thinking"], THINKING);
         // The stored response is the same object.
         let id = body["id"].as_str().unwrap();
@@ -295,7 +309,10 @@ async fn reasoning_around_a_tool_call_is_kept_in_order_with_its_time_summed() {
         .filter(|(_, k)| *k == "x_chat.reasoning")
         .map(|(i, _)| i)
         .collect();
-    assert!(reasoned.first().unwrap() < &tool && reasoned.last().unwrap() > &tool, "{kinds:?}");
+    assert!(
+        reasoned.first().unwrap() < &tool && reasoned.last().unwrap() > &tool,
+        "{kinds:?}"
+    );
     let messages: Value = app
         .get(&format!("/chat/api/{chat}/messages"))
         .await
@@ -304,8 +321,7 @@ async fn reasoning_around_a_tool_call_is_kept_in_order_with_its_time_summed() {
         .unwrap();
     let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
-        answer["reasoning"]["text"],
-        "I need to multiply.\n\nIt is 42.",
+        answer["reasoning"]["text"], "I need to multiply.\n\nIt is 42.",
         "each call's reasoning, apart: {answer}"
     );
     let last_elapsed = frames
@@ -393,7 +409,11 @@ fn assert_sdk_rounds(app: &TestApp, seen: &Value) {
         assert_eq!(round["thinking"], THINKING, "{what}");
         assert_eq!(round["reasoning_tokens"], 7, "{what}");
         assert_eq!(round["follow_up"], "Then nothing.", "{what}");
-        assert_eq!(round["response_types"], json!(["reasoning", "message"]), "{what}");
+        assert_eq!(
+            round["response_types"],
+            json!(["reasoning", "message"]),
+            "{what}"
+        );
         assert_eq!(round["response_summary"], json!([THINKING]), "{what}");
         assert_eq!(round["response_text"], ANSWER, "{what}");
         assert_eq!(round["response_reasoning_tokens"], 7, "{what}");

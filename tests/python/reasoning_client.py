@@ -46,7 +46,7 @@ def one_round():
         if extra(chunk, "type") == "x_chat.reasoning":
             via_type += extra(chunk, "delta")
         if extra(chunk, "type") == "x_chat.metadata":
-            usage = extra(chunk, "usage")
+            usage = chunk.usage
         if chunk.choices:
             delta = chunk.choices[0].delta
             content += delta.content or ""
@@ -54,7 +54,8 @@ def one_round():
     seen["stream_content"] = content
     seen["stream_reasoning"] = via_type
     seen["stream_reasoning_content"] = via_choice
-    seen["stream_reasoning_tokens"] = ((usage or {}).get("completion_tokens_details") or {}).get("reasoning_tokens")
+    details = usage.completion_tokens_details if usage else None
+    seen["stream_reasoning_tokens"] = details.reasoning_tokens if details else None
 
     # 2. The SDK's stream helper accumulates the same stream into the answer.
     with client.chat.completions.stream(model="fake-model", messages=MESSAGES) as helper:

@@ -319,7 +319,9 @@ async fn a_new_session_loads_everything_the_stopped_one_stored() {
 async fn an_answers_reasoning_is_stored_beside_it_and_a_new_session_loads_it() {
     let fixture = fixture().await;
     let session = start(&fixture);
-    let (run, started) = begin(&session, &fixture, send("think first")).await.unwrap();
+    let (run, started) = begin(&session, &fixture, send("think first"))
+        .await
+        .unwrap();
     let thought = crate::chat::tree::Reasoning {
         text: "The user wants me to think.".into(),
         duration_ms: 2_400,

@@ -449,7 +449,10 @@ async fn reasoning_streams_as_a_reasoning_item_before_each_message_it_led_to() {
             "response.output_item.added",
         ]
     );
-    assert_eq!(events[2].1["item"], json!({"type": "reasoning", "id": "rs_r1", "summary": []}));
+    assert_eq!(
+        events[2].1["item"],
+        json!({"type": "reasoning", "id": "rs_r1", "summary": []})
+    );
     assert_eq!(events[6].1["text"], "Thinking.");
     let completed = &events.last().unwrap().1["response"];
     let kinds: Vec<&str> = completed["output"]
@@ -465,8 +468,14 @@ async fn reasoning_streams_as_a_reasoning_item_before_each_message_it_led_to() {
                "summary": [{"type": "summary_text", "text": "Thinking."}]})
     );
     assert_eq!(completed["output"][2]["id"], "rs_r1_1");
-    assert_eq!(completed["output_text"], "HelloBye", "reasoning is not answer text");
-    assert_eq!(completed["usage"]["output_tokens_details"]["reasoning_tokens"], 21);
+    assert_eq!(
+        completed["output_text"], "HelloBye",
+        "reasoning is not answer text"
+    );
+    assert_eq!(
+        completed["usage"]["output_tokens_details"]["reasoning_tokens"],
+        21
+    );
     assert_eq!(
         Value::Array(replay(&events)),
         completed["output"],

@@ -103,6 +103,15 @@ pub struct AnswerMessage {
     pub reasoning: Option<String>,
 }
 
+/// The message's own fields (`tool_calls`, `content`, ...) read through.
+impl std::ops::Deref for AnswerMessage {
+    type Target = ChatMessage;
+
+    fn deref(&self) -> &ChatMessage {
+        &self.message
+    }
+}
+
 impl AnswerMessage {
     /// The reasoning (a field, or a `<think>` block opening the content) and the answer's text.
     pub fn split(&self) -> Split {

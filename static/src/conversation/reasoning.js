@@ -15,7 +15,10 @@ export function thoughtLabel(durationMs) {
 /// reasoning starts streaming and folds when it stops; the reader's toggling in between stands.
 export function reasoningBlock() {
   const id = `reasoning-${++blocks}`;
-  const toggle = h("button", { type: "button", class: "reasoning-toggle", "aria-expanded": "false", "aria-controls": id });
+  // The arrow is drawn by CSS on a hidden span, so the button's name is its label alone.
+  const label = h("span");
+  const toggle = h("button", { type: "button", class: "reasoning-toggle", "aria-expanded": "false", "aria-controls": id },
+    h("span", { class: "reasoning-arrow", "aria-hidden": "true" }), label);
   const body = h("div", { id, class: "reasoning-text", hidden: true });
   const el = h("section", { class: "reasoning", "aria-label": "Reasoning" }, toggle, body);
   const setOpen = (open) => {
@@ -26,7 +29,7 @@ export function reasoningBlock() {
   let wasStreaming = false;
   function update({ text, durationMs, streaming }) {
     if (body.textContent !== text) body.textContent = text;
-    toggle.textContent = streaming ? "Thinking…" : thoughtLabel(durationMs);
+    label.textContent = streaming ? "Thinking…" : thoughtLabel(durationMs);
     el.classList.toggle("reasoning-live", streaming);
     if (streaming !== wasStreaming) setOpen(streaming);
     wasStreaming = streaming;
