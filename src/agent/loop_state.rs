@@ -159,7 +159,7 @@ impl LoopState {
         self.announce_research(log);
         LoopOutcome {
             content: self.content,
-            reasoning: (!self.reasoning.is_empty()).then(|| Reasoning {
+            reasoning: (!self.reasoning.is_empty()).then_some(Reasoning {
                 text: self.reasoning,
                 duration_ms: self.reasoning_ms,
             }),

@@ -327,8 +327,7 @@ async fn reasoning_around_a_tool_call_is_kept_in_order_with_its_time_summed() {
     let last_elapsed = frames
         .iter()
         .map(Frame::json)
-        .filter(|line| line["type"] == "x_chat.reasoning")
-        .last()
+        .rfind(|line| line["type"] == "x_chat.reasoning")
         .unwrap()["elapsed_ms"]
         .as_u64()
         .unwrap();
