@@ -23,9 +23,17 @@ pub enum AppError {
     /// The resource does not exist, or belongs to someone else (we never say which).
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// `NotFound` whose message also says how to make what is missing (an unknown vector
+    /// store: how to create one and put files in it).
+    #[error("{0}")]
+    NotFoundWithHelp(String),
     /// The request is well-formed JSON but asks for something invalid.
     #[error("{0}")]
     InvalidRequest(String),
+    /// Like `InvalidRequest`, with a code of its own clients can match on (an agent naming
+    /// tools this server does not have: `unknown_tool`).
+    #[error("{message}")]
+    InvalidWithCode { code: &'static str, message: String },
     /// The body is not valid JSON or does not have the expected shape.
     #[error("invalid JSON body: {0}")]
     InvalidJson(String),
@@ -93,11 +101,12 @@ impl AppError {
             Self::Unauthenticated => "unauthenticated",
             Self::Forbidden(_) => "forbidden",
             Self::CrossSite(_) => "cross_site_request",
-            Self::NotFound(_) => "not_found",
+            Self::NotFound(_) | Self::NotFoundWithHelp(_) => "not_found",
             Self::InvalidRequest(_) => "invalid_request",
             Self::InvalidJson(_) => "invalid_json",
             Self::PayloadTooLarge { .. } => "payload_too_large",
             Self::TooLarge { code, .. }
+            | Self::InvalidWithCode { code, .. }
             | Self::LimitReached { code, .. }
             | Self::PreconditionFailed { code, .. } => code,
             Self::UnsupportedMediaType(_) => "unsupported_media_type",
@@ -144,8 +153,10 @@ impl ResponseError for AppError {
         match self {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) | Self::CrossSite(_) => StatusCode::FORBIDDEN,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::InvalidRequest(_) | Self::InvalidJson(_) => StatusCode::BAD_REQUEST,
+            Self::NotFound(_) | Self::NotFoundWithHelp(_) => StatusCode::NOT_FOUND,
+            Self::InvalidRequest(_) | Self::InvalidWithCode { .. } | Self::InvalidJson(_) => {
+                StatusCode::BAD_REQUEST
+            }
             Self::PayloadTooLarge { .. } | Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::LimitReached { .. } => StatusCode::CONFLICT,
             Self::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,

@@ -93,6 +93,9 @@ pub(super) struct LoopOutcome {
     pub(super) reasoning: Option<crate::chat::tree::Reasoning>,
     pub(super) stop_reason: StopReason,
     pub(super) usage: Usage,
+    /// The part of `usage` spent on research (tool rounds; Deep Think's phases before its
+    /// report).
+    pub(super) research_usage: Usage,
     pub(super) iterations: u32,
     pub(super) error: Option<RunError>,
     pub(super) pause: Option<Pause>,
@@ -154,6 +157,7 @@ pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
         stop_reason: outcome.stop_reason,
         assistant_message_id,
         usage: outcome.usage,
+        research_usage: Some(outcome.research_usage),
         iterations: outcome.iterations,
         error,
     });
@@ -212,6 +216,7 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         reasoning: resume.reasoning,
         reasoning_ms: resume.reasoning_ms,
         usage: resume.usage,
+        research_usage: resume.research_usage,
         iterations: resume.iterations,
         research_calls: 0,
         sources: 0,
@@ -410,6 +415,8 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             }
             return outcome;
         }
+        // A turn that asked for the server's tools is research, not the answer.
+        state.research_usage.add(usage);
         // Tools may take a while: what was said before them is saved first.
         state.save_draft(spec, "", true);
         messages.push(ChatMessage::assistant_with_tools(

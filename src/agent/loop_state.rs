@@ -31,6 +31,8 @@ pub(super) struct LoopState {
     pub(super) draft_saved_at: Instant,
     pub(super) draft_saved_len: usize,
     pub(super) usage: Usage,
+    /// The part of `usage` spent by model calls that asked for tools.
+    pub(super) research_usage: Usage,
     pub(super) iterations: u32,
     pub(super) research_calls: u32,
     pub(super) sources: u32,
@@ -165,6 +167,7 @@ impl LoopState {
             }),
             stop_reason,
             usage: self.usage,
+            research_usage: self.research_usage,
             iterations: self.iterations,
             error,
             pause: None,

@@ -16,6 +16,9 @@ pub struct ResumePoint {
     pub tool_rounds: u32,
     pub iterations: u32,
     pub usage: Usage,
+    /// The part of `usage` spent on tool rounds (absent in checkpoints made before it was kept).
+    #[serde(default)]
+    pub research_usage: Usage,
     pub content: String,
     /// The reasoning before the pause, and how long it took (none in older checkpoints).
     #[serde(default)]
@@ -122,6 +125,7 @@ pub(super) async fn pause_run(
             tool_rounds: pause.tool_rounds,
             iterations: outcome.iterations,
             usage: outcome.usage,
+            research_usage: outcome.research_usage,
             content: outcome.content.clone(),
             reasoning: outcome
                 .reasoning
@@ -182,6 +186,7 @@ pub(super) async fn pause_run(
         stop_reason,
         assistant_message_id: None,
         usage: outcome.usage,
+        research_usage: Some(outcome.research_usage),
         iterations: outcome.iterations,
         error: None,
     });

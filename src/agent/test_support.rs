@@ -197,6 +197,7 @@ pub(super) fn state() -> LoopState {
         draft_saved_at: std::time::Instant::now(),
         draft_saved_len: 0,
         usage: Default::default(),
+        research_usage: Default::default(),
         iterations: 0,
         research_calls: 0,
         sources: 0,

@@ -67,8 +67,9 @@ pub(super) async fn run_tools(
         log.push(RunEvent::ToolCall {
             id: call.id.clone(),
             name: call.function.name.clone(),
+            message: tool.as_ref().map(|t| t.call_message(&arguments)),
             arguments,
-            progress: tool.as_ref().and_then(|t| t.progress()),
+            progress: tool.as_ref().and_then(announcement),
         });
     }
     let timeout = Duration::from_secs(spec.limits.tool_timeout_secs);
@@ -107,6 +108,7 @@ pub(super) async fn run_tools(
         };
         let progress = tool.as_ref().and_then(|t| t.progress());
         let research = progress.is_some();
+        let announced = tool.as_ref().and_then(announcement).is_some();
         let (mut value, success, error, code) = match result {
             Ok(value) => (value, true, None, None),
             Err(err) => (
@@ -119,6 +121,11 @@ pub(super) async fn run_tools(
         strip_base64_images(&mut value);
         if success && let Some(bounds) = &spec.subtask {
             bounds.sources.collect(&value);
+            if value.is_string()
+                && let Ok(arguments) = serde_json::from_str::<Value>(&call.function.arguments)
+            {
+                bounds.sources.collect_text_result(&arguments);
+            }
         }
         if research {
             state.research_calls += 1;
@@ -126,7 +133,13 @@ pub(super) async fn run_tools(
                 state.sources += count_sources(&value);
             }
         }
-        let (text, _) = truncate_result(&value.to_string(), spec.limits.max_tool_result_chars);
+        let limit = tool
+            .as_ref()
+            .and_then(|t| t.result_limit())
+            .map_or(spec.limits.max_tool_result_chars, |own| {
+                own.max(spec.limits.max_tool_result_chars)
+            });
+        let (text, _) = truncate_result(&result_text(&value), limit);
         record_call(spec, &call.function.name, code.as_deref(), took, &text);
         let preview = result_preview(&value);
         records.push(ToolCallRecord {
@@ -146,7 +159,7 @@ pub(super) async fn run_tools(
             preview,
             result: value,
             error,
-            research,
+            research: announced,
         });
         texts.push(Some(text));
     }
@@ -159,6 +172,23 @@ pub(super) async fn run_tools(
         });
     }
     (texts, pause)
+}
+
+/// What the model reads of a result: a text result (fetch_url's single page) as it is, anything
+/// else as JSON.
+pub(super) fn result_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The `x_research.*` event a call of `tool` is announced with: its research kind, else
+/// `x_research.tool_call` unless it has events of its own (seed 000: `tool_call` is for "tool
+/// invocations that do not match a specific research event type").
+fn announcement(tool: &SharedTool) -> Option<ProgressKind> {
+    tool.progress()
+        .or_else(|| (!tool.own_events()).then_some(ProgressKind::Other))
 }
 
 /// Counts a finished call in the metrics and logs one line for it.
@@ -235,7 +265,7 @@ pub(super) fn plan_call(
     {
         return (Some(tool), Planned::Answered(Err(error)));
     }
-    let key = CallKey::new(name, &arguments);
+    let key = CallKey::scoped(name, tool.cache_scope(), &arguments);
     // A result the cache will serve costs no research call, so it does not count.
     let cached = tool.cacheable() && spec.cache.contains_key(key.as_str());
     if tool.progress().is_some()

@@ -84,6 +84,17 @@ impl Config {
         if self.documents.chunk_overlap_tokens >= self.documents.chunk_tokens {
             return invalid("documents.chunk_overlap_tokens must be smaller than chunk_tokens");
         }
+        let thresholds = [
+            self.retrieval.injection_threshold,
+            self.memory_injection_threshold(),
+            self.document_injection_threshold(),
+        ];
+        if !thresholds.iter().all(|t| (0.0..=1.0).contains(t)) {
+            return invalid(
+                "retrieval.injection_threshold (and memory.injection_threshold, \
+                 documents.injection_threshold) must be between 0 and 1",
+            );
+        }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections must be at least 1");
         }

@@ -6,7 +6,7 @@
 //! `Config` (the top-level settings) is here; each section has a file by concern: `server`
 //! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `agent`
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
-//! (`[memory]`, `[documents]`), `mcp` (`[mcp]`, the MCP servers, from the file only in
+//! (`[retrieval]`, `[memory]`, `[documents]`), `mcp` (`[mcp]`, the MCP servers, from the file only in
 //! practice); `load` reads and validates, `lenient` deserialises strings from untyped
 //! environment values; `threads` sets the numeric libraries' thread counts at start-up.
 
@@ -35,7 +35,7 @@ pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
-pub use retrieval::{DocumentsConfig, MemoryConfig};
+pub use retrieval::{DocumentsConfig, MemoryConfig, RetrievalConfig};
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
 
@@ -73,6 +73,8 @@ pub struct Config {
     pub agent: AgentConfig,
     pub tools: ToolsConfig,
     pub artifacts: ArtifactsConfig,
+    /// `[retrieval]`: what memory and document injection share.
+    pub retrieval: RetrievalConfig,
     pub memory: MemoryConfig,
     pub documents: DocumentsConfig,
     pub deep_think: DeepThinkConfig,
@@ -98,6 +100,7 @@ impl Default for Config {
             agent: AgentConfig::default(),
             tools: ToolsConfig::default(),
             artifacts: ArtifactsConfig::default(),
+            retrieval: RetrievalConfig::default(),
             memory: MemoryConfig::default(),
             documents: DocumentsConfig::default(),
             deep_think: DeepThinkConfig::default(),
@@ -129,5 +132,21 @@ impl Config {
 
     pub fn shutdown_timeout(&self) -> Duration {
         Duration::from_secs(self.shutdown_timeout_secs)
+    }
+
+    /// Least similarity for a memory to be injected: `memory.injection_threshold`, else the
+    /// shared `retrieval.injection_threshold`.
+    pub fn memory_injection_threshold(&self) -> f32 {
+        self.memory
+            .injection_threshold
+            .unwrap_or(self.retrieval.injection_threshold)
+    }
+
+    /// Least similarity for a document passage to be injected: `documents.injection_threshold`,
+    /// else the shared `retrieval.injection_threshold`.
+    pub fn document_injection_threshold(&self) -> f32 {
+        self.documents
+            .injection_threshold
+            .unwrap_or(self.retrieval.injection_threshold)
     }
 }

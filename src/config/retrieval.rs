@@ -1,9 +1,29 @@
-//! What is retrieved into a chat's context: the `[memory]` section (memories and the embedder)
-//! and the `[documents]` section (uploads, chunking, search and injection limits).
+//! What is retrieved into a chat's context: the `[retrieval]` section (what memories and
+//! document passages share: the injection threshold), the `[memory]` section (memories and the
+//! embedder) and the `[documents]` section (uploads, chunking, search and injection limits).
 
 use std::path::PathBuf;
 
 use serde::Deserialize;
+
+/// What automatic injection of memories and document passages shares.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct RetrievalConfig {
+    /// Least cosine similarity between the user's message and a memory or a document passage
+    /// for it to be injected into the model's context. Both are compared by the same embedder
+    /// in the same way, so one number means the same thing for both;
+    /// `memory.injection_threshold` or `documents.injection_threshold` set one kind apart.
+    pub injection_threshold: f32,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        Self {
+            injection_threshold: 0.3,
+        }
+    }
+}
 
 /// Per-chat memory and the embedder.
 #[derive(Debug, Clone, Deserialize)]
@@ -15,8 +35,9 @@ pub struct MemoryConfig {
     pub minilm_dir: Option<PathBuf>,
     /// Cosine similarity at or above which a new memory counts as a duplicate.
     pub duplicate_threshold: f32,
-    /// Least similarity for a memory to be injected into the model's context.
-    pub injection_threshold: f32,
+    /// Least similarity for a memory to be injected into the model's context; unset:
+    /// `retrieval.injection_threshold` (`Config::memory_injection_threshold`).
+    pub injection_threshold: Option<f32>,
     /// Most memories injected per user turn.
     pub max_injected: usize,
     /// Most memories one chat may hold.
@@ -33,7 +54,7 @@ impl Default for MemoryConfig {
             embedder: None,
             minilm_dir: None,
             duplicate_threshold: 0.92,
-            injection_threshold: 0.35,
+            injection_threshold: None,
             max_injected: 5,
             max_per_chat: 1_000,
             max_content_chars: 4_000,
@@ -58,8 +79,9 @@ pub struct DocumentsConfig {
     pub chunk_overlap_tokens: usize,
     /// file_search results when the model asks for no number (seed: 5).
     pub default_search_results: usize,
-    /// Least similarity for a chunk to be injected automatically.
-    pub injection_threshold: f32,
+    /// Least similarity for a chunk to be injected automatically; unset:
+    /// `retrieval.injection_threshold` (`Config::document_injection_threshold`).
+    pub injection_threshold: Option<f32>,
     /// Most chunks injected per user turn.
     pub max_injected_chunks: usize,
     /// Documents processed at once.
@@ -78,7 +100,7 @@ impl Default for DocumentsConfig {
             chunk_tokens: 1024,
             chunk_overlap_tokens: 128,
             default_search_results: 5,
-            injection_threshold: 0.3,
+            injection_threshold: None,
             max_injected_chunks: 3,
             processing_concurrency: 2,
             extraction_budget_secs: 120,

@@ -196,3 +196,22 @@ fn a_missing_config_file_is_an_error() {
         Ok(())
     });
 }
+
+#[test]
+fn memories_and_documents_share_one_injection_threshold_unless_set_apart() {
+    let shared = Config::default();
+    assert_eq!(shared.retrieval.injection_threshold, 0.3);
+    assert_eq!(shared.memory_injection_threshold(), 0.3);
+    assert_eq!(shared.document_injection_threshold(), 0.3);
+    let moved = Config::from_toml_str("[retrieval]\ninjection_threshold = 0.5\n").unwrap();
+    assert_eq!(moved.memory_injection_threshold(), 0.5);
+    assert_eq!(moved.document_injection_threshold(), 0.5);
+    let apart = Config::from_toml_str(
+        "[retrieval]\ninjection_threshold = 0.5\n[memory]\ninjection_threshold = 0.4\n",
+    )
+    .unwrap();
+    assert_eq!(apart.memory_injection_threshold(), 0.4);
+    assert_eq!(apart.document_injection_threshold(), 0.5);
+    let err = Config::from_toml_str("[documents]\ninjection_threshold = 1.5\n").unwrap_err();
+    assert!(err.to_string().contains("between 0 and 1"), "{err}");
+}

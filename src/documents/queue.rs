@@ -191,6 +191,20 @@ impl Workspace {
             })
             .collect();
         let searchable = extraction.text.is_some() && !indexed.is_empty();
+        if extraction.truncated {
+            // The document's warning tells its owner; this line tells the operator.
+            tracing::warn!(
+                document_id = %doc.id,
+                artifact_id = %doc.artifact_id,
+                filename = %doc.filename,
+                original_bytes = doc.size_bytes,
+                original_chars = %extraction
+                    .original_chars
+                    .map_or_else(|| "unknown".to_string(), |n| n.to_string()),
+                kept_chars = extraction.char_count,
+                "document text truncated: only the kept characters are searchable"
+            );
+        }
         let warning = extraction.truncated.then(|| {
             format!(
                 "the text was truncated to the first {max_chars} characters; the rest is not searchable"

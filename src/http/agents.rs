@@ -38,11 +38,23 @@ async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<Htt
     Ok(HttpResponse::Ok().json(json!({"agents": agents, "total": total})))
 }
 
+/// Refuses `enabled_tools` naming tools this server does not have, before anything is stored.
+fn check_tools(state: &AppState, fields: &AgentFields) -> AppResult<()> {
+    match &fields.enabled_tools {
+        Some(Some(named)) => {
+            fields.check()?;
+            crate::supervisor::launch::check_enabled_tools(&state.launcher, named)
+        }
+        _ => Ok(()),
+    }
+}
+
 async fn create(
     principal: Principal,
     state: web::Data<AppState>,
     body: web::Json<AgentFields>,
 ) -> AppResult<HttpResponse> {
+    check_tools(&state, &body)?;
     let agent = state
         .launcher
         .agents
@@ -70,6 +82,7 @@ async fn update(
     path: web::Path<AgentId>,
     body: web::Json<AgentFields>,
 ) -> AppResult<HttpResponse> {
+    check_tools(&state, &body)?;
     let agent = state
         .launcher
         .agents

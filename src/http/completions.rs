@@ -244,6 +244,7 @@ async fn collect(
                 error,
                 assistant_message_id,
                 iterations,
+                ..
             } => {
                 if let Some(error) = error
                     && content.is_empty()

@@ -19,6 +19,7 @@ mod metrics;
 mod models;
 mod principal;
 mod responses;
+mod run_usage;
 mod runs;
 pub mod sse;
 pub mod ui;

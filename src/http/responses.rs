@@ -149,7 +149,7 @@ async fn create(
         keep_when_finished(&state, log.clone(), &frame, include_results, id);
     }
     if request.stream {
-        let mut response = stream::stream(log, frame, include_results);
+        let mut response = stream::stream(log, frame, include_results, request.x_events);
         if let Some(chat_id) = chat_id
             && let Ok(value) = chat_id.as_str().parse()
         {

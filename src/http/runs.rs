@@ -123,6 +123,8 @@ async fn stored_run(
             total_tokens: input + output,
             ..Usage::default()
         },
+        // The row keeps the total only.
+        research_usage: None,
         iterations: run.iterations.max(0) as u32,
         // The stored error is the public summary (never the upstream's address).
         error: run

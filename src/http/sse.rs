@@ -16,9 +16,11 @@ pub enum Dialect {
     /// `/chat/api`: everything, for the UI.
     ChatApi,
     /// `/v1/chat/completions`: what OpenAI clients can parse. Every line is a
-    /// `chat.completion.chunk`: the typed `x_*` lines are chunks with `choices: []` that keep
-    /// their `type` and fields, and usage is on one line only, `x_chat.metadata`'s, when the
-    /// client asked for it (`stream_options.include_usage`), as OpenAI's final usage chunk is.
+    /// `chat.completion.chunk` with one choice, so the quickstart loop's `choices[0].delta`
+    /// works on every line: the typed `x_*` lines keep their `type` and fields beside a choice
+    /// with an empty `delta`. Usage is on one line only, `x_chat.metadata`'s, when the client
+    /// asked for it (`stream_options.include_usage`); that line is OpenAI's final usage chunk
+    /// and, like it, has `choices: []`.
     OpenAi { include_usage: bool },
 }
 
@@ -83,6 +85,7 @@ pub fn payloads(
             name,
             arguments,
             progress,
+            message,
         } => {
             if chat_api {
                 out.push((
@@ -97,10 +100,14 @@ pub fn payloads(
                     Value::String(raw) => raw.clone(),
                     other => other.to_string(),
                 };
-                out.push((
-                    None,
-                    json!({"type": progress.event_type(), "name": name, "arguments": text}),
-                ));
+                let mut line =
+                    json!({"type": progress.event_type(), "name": name, "arguments": text});
+                if *progress == crate::run::events::ProgressKind::Other {
+                    // Seed 000's fields; `name` and `arguments` stay for older clients.
+                    line["tool_name"] = json!(name);
+                    line["message"] = json!(message);
+                }
+                out.push((None, line));
             }
         }
         RunEvent::ToolResult {
@@ -169,6 +176,7 @@ pub fn payloads(
             stop_reason,
             assistant_message_id,
             usage,
+            research_usage,
             iterations,
             error,
         } => {
@@ -200,25 +208,34 @@ pub fn payloads(
             out.push((
                 None,
                 json!({"type": "x_chat.metadata", "run_id": log.run_id,
-                "stop_reason": stop_reason, "iterations": iterations, "usage": usage}),
+                "stop_reason": stop_reason, "iterations": iterations,
+                "usage": super::run_usage::breakdown(usage, research_usage.as_ref())}),
             ));
         }
     }
     out
 }
 
-/// A typed payload as a `chat.completion.chunk` with no choices, keeping its `type` and fields;
-/// `x_chat.metadata` keeps its usage only when the client asked for usage.
+/// A typed payload as a `chat.completion.chunk` that keeps its `type` and fields. It carries
+/// one choice with an empty `delta` (clients index `choices[0]` on every chunk), except the
+/// usage chunk a client asked for, which has `choices: []` as OpenAI's has; without that ask,
+/// `x_chat.metadata` leaves its usage out.
 fn typed_chunk(log: &RunLog, payload: Value, include_usage: bool) -> Value {
     if payload["object"] == "chat.completion.chunk" {
         return payload;
     }
+    let usage_chunk = include_usage && payload.get("usage").is_some();
+    let choices = if usage_chunk {
+        json!([])
+    } else {
+        json!([{"index": 0, "delta": {}, "finish_reason": null}])
+    };
     let mut wrapped = json!({
         "id": completion_id(log),
         "object": "chat.completion.chunk",
         "created": log.created,
         "model": log.model,
-        "choices": [],
+        "choices": choices,
     });
     if let (Some(target), Value::Object(fields)) = (wrapped.as_object_mut(), payload) {
         for (key, field) in fields {

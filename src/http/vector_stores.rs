@@ -56,17 +56,28 @@ pub fn chat_of(store_id: &str) -> Option<ChatId> {
         .map(ChatId::from_string)
 }
 
+/// The 404 of a vector store the caller has none of (such as the seeds' `vs_abc123`): how to
+/// make one and fill it, since a client that names a store it never created needs exactly that.
+pub fn unknown_store(id: &str) -> AppError {
+    AppError::NotFoundWithHelp(format!(
+        "vector store {id:?} not found. Create one with POST /v1/vector_stores (its id is in the \
+         answer), upload a file with POST /v1/files (purpose \"assistants\"), then add it with \
+         POST /v1/vector_stores/{{vector_store_id}}/files and {{\"file_id\": ...}}. Every chat's \
+         documents are also a vector store: vs_<chat id>."
+    ))
+}
+
 async fn owned(
     state: &AppState,
     principal: &Principal,
     id: &str,
 ) -> AppResult<entities::chats::Model> {
-    let chat_id = chat_of(id).ok_or(AppError::NotFound("vector store"))?;
+    let chat_id = chat_of(id).ok_or_else(|| unknown_store(id))?;
     state
         .chats
         .get_owned(&principal.user_id, &chat_id)
         .await
-        .map_err(|_| AppError::NotFound("vector store"))
+        .map_err(|_| unknown_store(id))
 }
 
 fn file_status(status: DocumentStatus) -> &'static str {

@@ -110,15 +110,21 @@ pub enum RunEvent {
     /// never part of the answer's text. `elapsed_ms`: how long the run has been reasoning so
     /// far, this delta included (from each model call's start to its last reasoning, summed).
     ReasoningDelta { content: String, elapsed_ms: u64 },
-    /// A tool call is about to run (seed 001 `tool_call`, and for research tools seed 000's
-    /// `x_research.<kind>` with `arguments` as JSON text).
+    /// A tool call is about to run (seed 001 `tool_call`, and seed 000's `x_research.<kind>`
+    /// with `arguments` as JSON text: a research tool's own kind, `x_research.tool_call` with
+    /// `tool_name` and `message` for any other tool without an event family of its own).
     ToolCall {
         id: String,
         name: String,
         arguments: Value,
+        /// The `x_research.*` event announcing it; `None` for tools with their own events.
         progress: Option<ProgressKind>,
+        /// What a person reads while it runs (`Tool::call_message`); `None` for a call of no
+        /// known tool.
+        message: Option<String>,
     },
-    /// A tool call finished (seed 001 `tool_result`; `x_research.result` for research tools).
+    /// A tool call finished (seed 001 `tool_result`; `x_research.result` for a call its
+    /// `ToolCall` announced with an `x_research.*` event).
     ToolResult {
         tool_call_id: String,
         name: String,
@@ -126,6 +132,7 @@ pub enum RunEvent {
         result: Value,
         preview: String,
         error: Option<String>,
+        /// Whether the call was announced as research (`ToolCall::progress` was set).
         research: bool,
     },
     /// The research phase is over (seed 000 `x_research.complete`).
@@ -149,6 +156,10 @@ pub enum RunEvent {
         stop_reason: StopReason,
         assistant_message_id: Option<MessageId>,
         usage: Usage,
+        /// The part of `usage` spent on research: model calls that asked for tools, and a
+        /// Deep Think run's discovery, plan and sub-tasks (the rest wrote the answer).
+        /// `None` when it is not known (a finished run replayed from its stored row).
+        research_usage: Option<Usage>,
         iterations: u32,
         error: Option<RunError>,
     },
@@ -190,7 +201,8 @@ pub enum ProgressKind {
     Reading,
     CodeSearching,
     Calculating,
-    /// Any other tool: `x_research.tool_call`.
+    /// Any other tool (MCP tools; chat tools without their own events, such as memory):
+    /// `x_research.tool_call`.
     Other,
 }
 

@@ -217,6 +217,7 @@ mod tests {
             stop_reason: StopReason::Completed,
             assistant_message_id: None,
             usage: Default::default(),
+            research_usage: None,
             iterations: 1,
             error: None,
         }

@@ -22,8 +22,8 @@ mod agent;
 mod chat;
 mod options;
 
-pub use agent::agent_tool_definitions;
 use agent::{agent_of, apply_agent};
+pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use chat::CHAT_TOOL_NAMES;
 pub(super) use chat::chat_tools;
 use chat::{document_context, relevant_memories};
@@ -112,6 +112,32 @@ fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedT
     tools::select(&launcher.available_tools(), requested)
 }
 
+/// Whether the request turned its tools on and named file_search in `x_tools`.
+fn names_file_search(options: &RunOptions) -> bool {
+    options.tools_enabled
+        && options
+            .web_search
+            .as_ref()
+            .and_then(|w| w.x_tools.as_ref())
+            .is_some_and(|named| named.iter().any(|n| n == "file_search"))
+}
+
+/// `tools` as the request's `search_context_size` asks (web_search with more or less page
+/// text); the configured budget (`medium`) when it names none.
+fn sized(tools: Vec<tools::SharedTool>, options: &RunOptions) -> Vec<tools::SharedTool> {
+    let Some(size) = options
+        .web_search
+        .as_ref()
+        .and_then(|w| w.search_context_size)
+    else {
+        return tools;
+    };
+    tools
+        .into_iter()
+        .map(|tool| tool.sized(size).unwrap_or(tool))
+        .collect()
+}
+
 fn spec(
     launcher: &Launcher,
     project: &str,
@@ -127,12 +153,14 @@ fn spec(
         .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
     let mut tools = select_tools(launcher, options);
     let parts = Parts::default();
-    // An agent that names search_knowledge has it (over file_search) even before any document.
+    // An agent that names search_knowledge has it (over file_search) even before any document,
+    // and so has a request whose x_tools names file_search.
     let knowledge = options
         .agent
         .as_ref()
         .and_then(|a| a.enabled_tools.as_ref())
-        .is_some_and(|named| named.iter().any(|n| n == "search_knowledge"));
+        .is_some_and(|named| named.iter().any(|n| n == "search_knowledge"))
+        || names_file_search(options);
     if let (Some((session, _)), Some(chat_id)) = (&chat, &log.chat_id) {
         tools.extend(chat_tools(
             launcher,
@@ -160,6 +188,7 @@ fn spec(
             stores.clone(),
         )));
     }
+    let tools = sized(tools, options);
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     for tool in &options.client_tools {
         let name = tool.function.name.as_str();
@@ -252,7 +281,7 @@ impl Launcher {
             return self.start(spec);
         }
         // The research tools only: the report is saved by Deep Think itself.
-        spec.tools = research_tools(self);
+        spec.tools = sized(research_tools(self), options);
         let question = spec
             .messages
             .iter()

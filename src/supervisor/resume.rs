@@ -245,11 +245,13 @@ pub async fn resume_answered(
         .filter(|t| checkpoint.tools.iter().any(|name| name == t.name()))
         .collect();
     let parts = Parts::from_vec(checkpoint.parts);
-    let documents = launcher
-        .workspace
-        .has_searchable(&ask.chat_id)
-        .await
-        .unwrap_or(false);
+    // file_search stays offered if the run had it (named in x_tools before any document).
+    let documents = checkpoint.tools.iter().any(|name| name == "file_search")
+        || launcher
+            .workspace
+            .has_searchable(&ask.chat_id)
+            .await
+            .unwrap_or(false);
     tools.extend(chat_tools(
         launcher,
         ask.chat_id.clone(),

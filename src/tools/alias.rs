@@ -87,6 +87,22 @@ impl Tool for Alias {
         self.inner.cacheable()
     }
 
+    fn cache_scope(&self) -> &str {
+        self.inner.cache_scope()
+    }
+
+    fn own_events(&self) -> bool {
+        self.inner.own_events()
+    }
+
+    fn result_limit(&self) -> Option<usize> {
+        self.inner.result_limit()
+    }
+
+    fn call_message(&self, arguments: &Value) -> String {
+        self.inner.call_message(arguments)
+    }
+
     fn run(&self, arguments: Value) -> ToolFuture {
         self.inner.run(arguments)
     }

@@ -137,6 +137,11 @@ impl Tool for CreateArtifactTool {
         None
     }
 
+    /// `x_artifact.created` / `x_artifact.updated`.
+    fn own_events(&self) -> bool {
+        true
+    }
+
     fn run(&self, arguments: Value) -> ToolFuture {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
@@ -222,6 +227,11 @@ impl Tool for UpdateArtifactTool {
 
     fn progress(&self) -> Option<ProgressKind> {
         None
+    }
+
+    /// `x_artifact.created` / `x_artifact.updated`.
+    fn own_events(&self) -> bool {
+        true
     }
 
     fn run(&self, arguments: Value) -> ToolFuture {

@@ -307,6 +307,11 @@ impl Tool for AskUser {
         None
     }
 
+    /// `x_ask_user.question` and the rest of its family.
+    fn own_events(&self) -> bool {
+        true
+    }
+
     fn pauses(&self) -> bool {
         true
     }

@@ -1,6 +1,6 @@
 //! The `fetch_url` tool (seed 000): reads web pages and PDFs as text through the shared
-//! `Fetcher`, one URL or several in parallel, optionally discovering links and following a few
-//! on the same site. It shapes results and shares the character budget; how a page is fetched
+//! `Fetcher`, one URL (its text is the result) or several in parallel (a `pages` object),
+//! optionally discovering links and following a few on the same site. It shapes results and shares the character budget; how a page is fetched
 //! (SSRF rules, redirects, caching, extraction) is `fetch`'s.
 
 use std::collections::HashSet;
@@ -123,7 +123,7 @@ impl Plan {
         })
     }
 
-    /// One URL without discovery gets the plain `{"url", "content"}` result.
+    /// One URL without discovery gets the page's text itself as its result.
     fn is_single(&self) -> bool {
         self.urls.len() == 1 && !self.discover
     }
@@ -204,10 +204,12 @@ impl Tool for FetchUrl {
         Box::pin(async move {
             let plan = Plan::from_arguments(parse_arguments(arguments)?, limits)?;
             if plan.is_single() {
+                // Seed 000: "Returns extracted plain text directly" (the model reads it as
+                // it is, without JSON's escapes).
                 let url = &plan.urls[0];
                 let page = fetcher.fetch_page(url).await.map_err(tool_error)?;
                 let content = truncate(&page.text, limits.budget_chars, false);
-                return Ok(json!({"url": url, "content": content}));
+                return Ok(Value::String(content));
             }
             let pages = fetch_all(&fetcher, &plan, limits).await;
             Ok(pages_result(&pages, &plan, limits))

@@ -1,5 +1,6 @@
 //! `file_search` (seed 000, seed 002): searches the chat's uploaded documents with the hybrid
-//! index. Offered only when the chat has searchable documents. Emits
+//! index. Offered when the chat has searchable documents, or when a request's `x_tools` names
+//! it (then, before any document, it answers that there is nothing to search). Emits
 //! `response.file_search_call.in_progress`, `.searching` and `.completed`, each with the call's
 //! `item_id` and `output_index`; `.completed` also carries `results_count` and `x_timings_ms`
 //! (each stage's milliseconds: query embedding, lock wait, BM25, vectors, fusion, chunk texts,
@@ -23,6 +24,11 @@ use crate::retrieval::index::SearchHit;
 use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 use entities::ids::ChatId;
+
+/// What a search where there is nothing to search answers, beside its empty results.
+pub const NO_DOCUMENTS: &str = "There are no searchable documents here yet, so nothing was \
+    searched. The user can upload documents to this chat (or wait until their uploads finish \
+    processing); until then, answer without them.";
 
 /// Most results one call may ask for.
 pub const MAX_RESULTS: usize = 20;
@@ -161,6 +167,11 @@ impl Tool for FileSearchTool {
         None
     }
 
+    /// `response.file_search_call.*`.
+    fn own_events(&self) -> bool {
+        true
+    }
+
     fn run(&self, arguments: Value) -> ToolFuture {
         let call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
         self.run_call(&call_id, arguments)
@@ -194,6 +205,22 @@ impl Tool for FileSearchTool {
             Self::emit(&log, "response.file_search_call.in_progress", ids.clone());
             Self::emit(&log, "response.file_search_call.searching", ids.clone());
             let started = std::time::Instant::now();
+            // Offered before any document (named in x_tools), it says so instead of opening
+            // an empty index; a store whose count cannot be read is searched anyway.
+            let mut stores_with_documents = Vec::with_capacity(stores.len());
+            for store in &stores {
+                if workspace.has_searchable(store).await.unwrap_or(true) {
+                    stores_with_documents.push(store.clone());
+                }
+            }
+            if stores_with_documents.is_empty() {
+                let mut completed = ids;
+                completed["results_count"] = json!(0);
+                completed["x_timings_ms"] = json!({"total": started.elapsed().as_secs_f64() * 1e3});
+                Self::emit(&log, "response.file_search_call.completed", completed);
+                return Ok(json!({"results": [], "note": NO_DOCUMENTS}));
+            }
+            let stores = stores_with_documents;
             let (hits, stages) = search_stores(&workspace, &stores, &query, limit)
                 .await
                 .map_err(|err| {

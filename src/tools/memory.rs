@@ -102,6 +102,10 @@ impl Tool for SaveMemoryTool {
         None
     }
 
+    fn call_message(&self, _arguments: &Value) -> String {
+        "Saving a memory".into()
+    }
+
     fn run(&self, arguments: Value) -> ToolFuture {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
@@ -185,6 +189,10 @@ impl Tool for RecallMemoryTool {
 
     fn progress(&self) -> Option<ProgressKind> {
         None
+    }
+
+    fn call_message(&self, _arguments: &Value) -> String {
+        "Recalling memories".into()
     }
 
     fn run(&self, arguments: Value) -> ToolFuture {

@@ -11,6 +11,7 @@ mod calculator_parser;
 pub mod chat_context;
 mod code_host;
 pub mod code_search;
+pub mod context_size;
 pub mod fetch;
 pub mod fetch_url;
 pub mod file_search;
@@ -28,6 +29,7 @@ use serde_json::{Value, json};
 use crate::llm::wire::ToolDefinition;
 
 pub use crate::run::events::ProgressKind;
+pub use context_size::SearchContextSize;
 
 /// The code of a call whose arguments do not match its tool's parameters.
 pub const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";
@@ -76,8 +78,20 @@ pub trait Tool: Send + Sync + 'static {
     fn name(&self) -> &str;
     /// The definition sent to the model.
     fn definition(&self) -> ToolDefinition;
-    /// The `x_research.*` event this tool's calls announce; `None` for non-research tools.
+    /// The `x_research.*` event this tool's calls announce; `None` for non-research tools
+    /// (which announce `x_research.tool_call` unless they have `own_events`).
     fn progress(&self) -> Option<ProgressKind>;
+    /// Whether the tool's calls have an event family of their own (`x_artifact.*`,
+    /// `x_ask_user.*`, file_search's `response.file_search_call.*`), so they are not announced
+    /// as `x_research.tool_call` (seed 000: that event is for tools without a specific one).
+    fn own_events(&self) -> bool {
+        false
+    }
+    /// What a person reads while a call runs (`x_research.tool_call`'s `message`).
+    fn call_message(&self, arguments: &Value) -> String {
+        let _ = arguments;
+        format!("Running {}", self.name())
+    }
     /// Whether identical calls may be served from the result cache, which is shared by every
     /// chat and user: opt in only for tools whose result depends on nothing but the arguments
     /// (never a chat's own data).
@@ -97,6 +111,23 @@ pub trait Tool: Send + Sync + 'static {
         let _ = call_id;
         self.run(arguments)
     }
+    /// This tool as a request's `search_context_size` asks (web_search: more or less page
+    /// text); `None` for tools the size does not change.
+    fn sized(&self, size: SearchContextSize) -> Option<SharedTool> {
+        let _ = size;
+        None
+    }
+    /// What a result depends on besides the arguments (a sized copy's size): part of the
+    /// result cache's key, so copies of one tool never serve each other's results.
+    fn cache_scope(&self) -> &str {
+        ""
+    }
+    /// The characters of its result the model may get when its own budget asks for more than
+    /// the loop's `agent.max_tool_result_chars` (web_search's page text at
+    /// `search_context_size` high): the loop cuts a result at the larger of the two.
+    fn result_limit(&self) -> Option<usize> {
+        None
+    }
 }
 
 pub type SharedTool = Arc<dyn Tool>;
@@ -109,16 +140,33 @@ pub fn parse_arguments<T: serde::de::DeserializeOwned>(arguments: Value) -> Resu
 /// Tools used when a request opts in without naming any (seed 000 "x_tools Selection").
 pub const DEFAULT_RESEARCH_TOOLS: [&str; 2] = ["web_search", "fetch_url"];
 
+/// Every research tool Colloquy has, with the setting a server needs for it to offer it (empty:
+/// always offered), for saying why a name is not offered here.
+pub const RESEARCH_TOOLS: [(&str, &str); 5] = [
+    ("web_search", ""),
+    ("fetch_url", ""),
+    ("calculator", ""),
+    ("code_search", "tools.github_token"),
+    ("gitlab_code_search", "tools.gitlab_api_url"),
+];
+
+/// The chat tools `x_tools` may name (seed 000: "file_search — Available when file search is
+/// enabled"): a request naming one has it offered in its chat even before it has documents.
+pub const X_TOOLS_CHAT_TOOLS: [&str; 1] = ["file_search"];
+
 /// Chooses a request's tools from those available (seed 000 "x_tools Selection"): omitted,
 /// empty or all-invalid names mean the defaults; invalid names are ignored; `web_search` brings
-/// `fetch_url` along; the calculator is always there.
+/// `fetch_url` along; the calculator is always there. `X_TOOLS_CHAT_TOOLS` are valid names but
+/// not chosen here: the launcher gives them with the chat's tools.
 pub fn select(available: &[SharedTool], requested: Option<&[String]>) -> Vec<SharedTool> {
     let is_available = |name: &str| available.iter().any(|t| t.name() == name);
+    // A chat tool named (file_search, which the launcher adds) is a valid name, so naming it
+    // alone does not fall back to the defaults.
     let mut names: Vec<&str> = requested
         .unwrap_or_default()
         .iter()
         .map(String::as_str)
-        .filter(|name| is_available(name))
+        .filter(|name| is_available(name) || X_TOOLS_CHAT_TOOLS.contains(name))
         .collect();
     if names.is_empty() {
         names.extend(DEFAULT_RESEARCH_TOOLS);
@@ -207,6 +255,11 @@ mod tests {
             names(Some(&["bogus", "nope"])),
             ["web_search", "fetch_url", "calculator"],
             "all invalid falls back to the defaults"
+        );
+        assert_eq!(
+            names(Some(&["file_search"])),
+            ["calculator"],
+            "file_search is a valid name, offered with the chat's tools"
         );
         let only_calculator: Vec<SharedTool> = vec![Arc::new(Named("calculator"))];
         let chosen = select(&only_calculator, Some(&["gitlab_code_search".to_string()]));

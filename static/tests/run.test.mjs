@@ -24,6 +24,15 @@ test("a run is built from its frames and remembers the last sequence number", ()
   assert.ok(run.done);
 });
 
+test("a tool without a research kind of its own is shown by its message", () => {
+  const run = newRun();
+  const call = { type: "x_research.tool_call", name: "save_memory", tool_name: "save_memory", arguments: "{}" };
+  applyFrame(run, { id: "1", data: JSON.stringify({ ...call, message: "Saving a memory" }) });
+  assert.equal(run.progress, "Saving a memory…");
+  applyFrame(run, { id: "2", data: JSON.stringify(call) });
+  assert.equal(run.progress, "Running save_memory…", "without a message, its name");
+});
+
 test("ask_user questions are tracked through answer and cancellation", () => {
   const run = newRun("r1");
   applyFrame(run, { id: "1", data: JSON.stringify({ type: "x_ask_user.question", question: "Which?", correlation_id: "ask_1" }) });

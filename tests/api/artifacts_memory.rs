@@ -403,7 +403,7 @@ async fn relevant_memories_reach_the_model_without_recall() {
     let unrelated = "The staging database password rotates every Monday";
     let message = "Can you answer a cooking question for me?";
     let hash = HashEmbedder::default();
-    let threshold = app.config.memory.injection_threshold;
+    let threshold = app.config.memory_injection_threshold();
     assert!(cosine(&hash.embed_text(relevant), &hash.embed_text(message)) >= threshold);
     assert!(cosine(&hash.embed_text(unrelated), &hash.embed_text(message)) < threshold);
     assert_eq!(save(&app, &chat, relevant, None).await.status(), 201);

@@ -928,6 +928,35 @@ async fn tokens_per_phase_of_a_five_sub_task_run() {
 }
 
 #[actix_web::test]
+async fn x_chat_metadata_counts_the_plan_and_the_sub_tasks_as_research_and_the_synthesis_as_the_answer()
+ {
+    let web = start_web().await;
+    let app = deep_app(&web, |_| {}).await;
+    script_standard(&app, &web);
+    let frames = deep_in_chat(&app).await;
+    let tokens = of_type(&deep_events(&frames), "completed")[0]["tokens"].clone();
+    let usage = frames
+        .iter()
+        .map(Frame::json)
+        .find(|j| j["type"] == "x_chat.metadata")
+        .expect("x_chat.metadata")["usage"]
+        .clone();
+    let count = |value: &Value| value.as_u64().unwrap();
+    assert_eq!(
+        count(&usage["research"]["total_tokens"]),
+        count(&tokens["planning"]) + count(&tokens["research"]),
+        "{usage} {tokens}"
+    );
+    assert_eq!(
+        count(&usage["answer"]["total_tokens"]),
+        count(&tokens["synthesis"]),
+        "{usage} {tokens}"
+    );
+    assert!(count(&usage["answer"]["total_tokens"]) > 0);
+    assert_eq!(count(&usage["total_tokens"]), count(&tokens["total"]));
+}
+
+#[actix_web::test]
 async fn an_upstream_that_refuses_the_plan_schema_is_asked_without_it() {
     let web = start_web().await;
     let app = deep_app(&web, |_| {}).await;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::fake_upstream::Reply;
 use crate::helpers::{run_client, spawn_app};
 
-const FILES: [&str; 7] = [
+const FILES: [&str; 8] = [
     "package.json",
     "package-lock.json",
     "openai_client.mjs",
@@ -19,6 +19,7 @@ const FILES: [&str; 7] = [
     "seed_examples.mjs",
     "responses_client.mjs",
     "reasoning_client.mjs",
+    "quickstart_loops.mjs",
 ];
 
 /// `target/node-clients/`, with the pinned clients installed and the current script.

@@ -162,13 +162,15 @@ async fn a_stream_is_numbered_unbuffered_and_ends_failed_when_the_run_fails() {
         .iter()
         .map(|p| p["type"].as_str().unwrap())
         .collect();
-    assert!(kinds.contains(&"x_chat.metadata"), "{kinds:?}");
+    assert!(kinds.iter().all(|k| !k.starts_with("x_")), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"response.completed"));
+    let usage = &payloads.last().unwrap()["response"]["usage"];
+    assert!(usage["total_tokens"].as_u64().unwrap() > 0, "{usage}");
 
     let failed = app
         .post_json(
             "/v1/responses",
-            &json!({"input": "Again", "stream": true, "store": false}),
+            &json!({"input": "Again", "stream": true, "store": false, "x_events": true}),
         )
         .await;
     let frames = read_all(failed).await;
@@ -177,6 +179,8 @@ async fn a_stream_is_numbered_unbuffered_and_ends_failed_when_the_run_fails() {
         .map(|f| f.json()["type"].as_str().unwrap().to_string())
         .collect();
     assert!(kinds.contains(&"error".to_string()), "{kinds:?}");
+    // Asked for, Colloquy's own events come too.
+    assert!(kinds.contains(&"x_chat.metadata".to_string()), "{kinds:?}");
     assert_eq!(kinds.last().map(String::as_str), Some("response.failed"));
     assert!(!kinds.contains(&"response.completed".to_string()));
 }

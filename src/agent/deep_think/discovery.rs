@@ -76,6 +76,7 @@ pub async fn discover(
     log.push(RunEvent::ToolCall {
         id: call_id.clone(),
         name: "fetch_url".into(),
+        message: Some(fetch.call_message(&arguments)),
         arguments: arguments.clone(),
         progress: fetch.progress(),
     });

@@ -64,6 +64,8 @@ pub(super) fn ended(
         reasoning: None,
         stop_reason: reason,
         usage,
+        // Before its report, all of a Deep Think run is research.
+        research_usage: usage,
         iterations,
         error,
         pause: None,
@@ -151,6 +153,8 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     );
     let planning_tokens = tokens(&checkpoint.planning_usage);
     let research_tokens = tokens(&usage) - planning_tokens;
+    // Discovery, the plan and the sub-tasks; the synthesis writes the answer.
+    let research_usage = usage;
     save_structured(spec, &plan, &findings).await;
     // The synthesis's reasoning, kept with the report's message.
     let mut reasoning = None;
@@ -181,6 +185,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
             StopReason::Cancelled => {
                 return LoopOutcome {
                     usage,
+                    research_usage,
                     iterations,
                     ..outcome
                 };
@@ -237,6 +242,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
         reasoning,
         stop_reason,
         usage,
+        research_usage,
         iterations,
         error,
         pause: None,

@@ -81,6 +81,14 @@ impl Sources {
         }
     }
 
+    /// Adds the page of a call whose result is its text (fetch_url's single-page mode): the
+    /// `url` its `arguments` name, read.
+    pub fn collect_text_result(&self, arguments: &Value) {
+        if let Some(url) = arguments["url"].as_str() {
+            self.collect(&serde_json::json!({"url": url.trim(), "content": ""}));
+        }
+    }
+
     pub fn snapshot(&self) -> Vec<Source> {
         self.lock().clone()
     }
@@ -101,4 +109,25 @@ pub fn merge<'a>(lists: impl IntoIterator<Item = &'a [Source]>) -> Vec<Source> {
         }
     }
     merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_page_read_as_text_is_a_source_by_the_url_its_call_named() {
+        let sources = Sources::default();
+        sources.collect_text_result(&json!({"url": " https://a.example/page "}));
+        sources.collect_text_result(&json!({"query": "not a page"}));
+        assert_eq!(
+            sources.snapshot(),
+            [Source {
+                url: "https://a.example/page".into(),
+                title: String::new(),
+                fetched: true,
+            }]
+        );
+    }
 }

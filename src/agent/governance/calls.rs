@@ -44,6 +44,21 @@ impl CallKey {
         ))
     }
 
+    /// The key of a call to `tool_name` with `arguments` where its result also depends on
+    /// `scope` (`Tool::cache_scope`, such as a sized web_search's size): `[name, scope,
+    /// arguments]`, the plain key when `scope` is empty.
+    pub fn scoped(tool_name: &str, scope: &str, arguments: &Value) -> Self {
+        if scope.is_empty() {
+            return Self::new(tool_name, arguments);
+        }
+        Self(format!(
+            "[{},{},{}]",
+            Value::from(tool_name),
+            Value::from(scope),
+            canonical_json(arguments)
+        ))
+    }
+
     /// The key's text (see the type's documentation for its shape).
     pub fn as_str(&self) -> &str {
         &self.0
@@ -171,6 +186,17 @@ mod tests {
         assert_ne!(key, CallKey::new("search", &json!({"q": [2, 1]})));
         assert_ne!(key, CallKey::new("search", &json!({"q": [1, 2, 3]})));
         assert_ne!(key, CallKey::new("search", &json!({"q": "[1,2]"})));
+    }
+
+    #[test]
+    fn a_scope_makes_another_key_and_no_scope_the_plain_one() {
+        let args = json!({"query": "rust"});
+        let plain = CallKey::new("web_search", &args);
+        assert_eq!(CallKey::scoped("web_search", "", &args), plain);
+        let high = CallKey::scoped("web_search", "high", &args);
+        assert_ne!(high, plain);
+        assert_ne!(high, CallKey::scoped("web_search", "low", &args));
+        assert_eq!(high.as_str(), r#"["web_search","high",{"query":"rust"}]"#);
     }
 
     // LoopDetector

@@ -39,6 +39,9 @@ enum Item {
     },
 }
 
+/// The type of the event that ends a file_search call, which carries the finished item.
+const FILE_SEARCH_COMPLETED: &str = "response.file_search_call.completed";
+
 /// The response's output items, in the order the run made them.
 pub struct Output {
     include_results: bool,
@@ -46,6 +49,9 @@ pub struct Output {
     items: Vec<Item>,
     messages: usize,
     reasonings: usize,
+    /// The `.completed` events of file_search calls whose results have not arrived yet (the
+    /// tool says it is done just before its result is in), by item id.
+    searches_done: Vec<(String, Value)>,
     pub text: String,
     /// Every reasoning item's text, accumulated (`x_metadata.thinking`).
     pub thinking: String,
@@ -68,6 +74,7 @@ impl Output {
             items: Vec::new(),
             messages: 0,
             reasonings: 0,
+            searches_done: Vec::new(),
             text: String::new(),
             thinking: String::new(),
         }
@@ -130,14 +137,40 @@ impl Output {
                     matches!(item, Item::FileSearch { call_id, .. } if call_id == tool_call_id)
                 });
                 if let Some(index) = found {
+                    let mut item_id = String::new();
                     if let Item::FileSearch {
-                        status, results, ..
+                        id,
+                        status,
+                        results,
+                        ..
                     } = &mut self.items[index]
                     {
                         *status = if *success { "completed" } else { "failed" };
                         *results = success.then(|| passages(result, include_results));
+                        item_id.clone_from(id);
+                    }
+                    // Seed 000: the completed event includes the finished item with its
+                    // results (their text when `include` asks for it).
+                    if let Some(at) = self.searches_done.iter().position(|(id, _)| *id == item_id) {
+                        let (_, mut payload) = self.searches_done.remove(at);
+                        payload["output_index"] = json!(index);
+                        payload["item"] = self.item_json(index);
+                        out.push(self::event(FILE_SEARCH_COMPLETED, payload));
                     }
                     out.push(self.done(index));
+                }
+            }
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type == FILE_SEARCH_COMPLETED => {
+                match payload["item_id"]
+                    .as_str()
+                    .filter(|id| self.index_of(id).is_some())
+                {
+                    Some(id) => self.searches_done.push((id.to_string(), payload.clone())),
+                    // A search with no item here (under an alias): passed on as it is.
+                    None => out.push(self::event(FILE_SEARCH_COMPLETED, payload.clone())),
                 }
             }
             RunEvent::ClientToolCalls { calls } => {

@@ -83,6 +83,11 @@ pub struct ResponsesRequest {
     pub conversation: Option<ConversationRef>,
     /// Run as a turn of this stored chat (its history is the context).
     pub x_chat_id: Option<ChatId>,
+    /// Stream Colloquy's own progress events (`x_research.*`, `x_artifact.*`, …,
+    /// `x_chat.metadata`) between OpenAI's. Off by default: a strict SDK's stream helper
+    /// knows only OpenAI's event types.
+    #[serde(default)]
+    pub x_events: bool,
     /// Everything else, refused by name when it is something Colloquy cannot honour.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -1,7 +1,9 @@
 //! A run as a Responses stream: `response.created` and `response.in_progress`, each output
-//! item's lifecycle (`Output`), Colloquy's `x_*` progress events between them, then
-//! `x_chat.metadata` and the terminal event (`response.completed`, `.incomplete` or `.failed`,
-//! after an `error` event when the run failed). Every event carries `sequence_number`.
+//! item's lifecycle (`Output`), then the terminal event (`response.completed`, `.incomplete`
+//! or `.failed`, after an `error` event when the run failed). Colloquy's `x_*` progress events
+//! and `x_chat.metadata` are sent between them only when the request asks (`x_events`): the
+//! SDKs' stream helpers know OpenAI's event types only. Every event carries
+//! `sequence_number`.
 
 use std::sync::Arc;
 
@@ -36,6 +38,7 @@ fn step(
     output: &mut Output,
     log: &RunLog,
     event: &RunEvent,
+    x_events: bool,
 ) -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = Vec::new();
     let lifecycle = output.observe(event);
@@ -51,16 +54,21 @@ fn step(
         RunEvent::Finished {
             stop_reason,
             usage,
+            research_usage,
             error,
             iterations,
             ..
         } => {
             out.extend(lifecycle);
-            out.push((
-                "x_chat.metadata".into(),
-                json!({"run_id": log.run_id, "stop_reason": stop_reason,
-                       "iterations": iterations, "usage": usage}),
-            ));
+            if x_events {
+                let usage_breakdown =
+                    super::super::run_usage::breakdown(usage, research_usage.as_ref());
+                out.push((
+                    "x_chat.metadata".into(),
+                    json!({"run_id": log.run_id, "stop_reason": stop_reason,
+                           "iterations": iterations, "usage": usage_breakdown}),
+                ));
+            }
             if let Some(error) = error {
                 out.push((
                     "error".into(),
@@ -89,6 +97,13 @@ fn step(
                 let Some(kind) = payload["type"].as_str().map(str::to_string) else {
                     continue;
                 };
+                if kind.starts_with("x_") && !x_events {
+                    continue;
+                }
+                // `Output` sends it, with the finished item, when the call's result is in.
+                if kind == "response.file_search_call.completed" {
+                    continue;
+                }
                 // A search's events carry its place among this response's items.
                 if let Some(index) = payload["item_id"]
                     .as_str()
@@ -103,8 +118,13 @@ fn step(
     out
 }
 
-/// The run as a Responses stream.
-pub fn stream(log: Arc<RunLog>, frame: Frame, include_results: bool) -> HttpResponse {
+/// The run as a Responses stream; `x_events`: with Colloquy's own progress events.
+pub fn stream(
+    log: Arc<RunLog>,
+    frame: Frame,
+    include_results: bool,
+    x_events: bool,
+) -> HttpResponse {
     let source = Arc::clone(&log);
     let output = Output::new(frame.seed(), include_results);
     let frames = log
@@ -112,7 +132,7 @@ pub fn stream(log: Arc<RunLog>, frame: Frame, include_results: bool) -> HttpResp
         .scan(
             (frame, output, Numbered { next: 0 }),
             move |(frame, output, numbered), (_, event)| {
-                let frames: Vec<Event> = step(frame, output, &source, &event)
+                let frames: Vec<Event> = step(frame, output, &source, &event, x_events)
                     .into_iter()
                     .map(|(kind, payload)| numbered.frame(&kind, payload))
                     .collect();

@@ -89,13 +89,13 @@ pub async fn stores_of(
 ) -> AppResult<Vec<ChatId>> {
     let mut stores = Vec::with_capacity(ids.len());
     for id in ids {
-        let chat_id =
-            super::super::vector_stores::chat_of(id).ok_or(AppError::NotFound("vector store"))?;
+        use super::super::vector_stores::{chat_of, unknown_store};
+        let chat_id = chat_of(id).ok_or_else(|| unknown_store(id))?;
         state
             .chats
             .get_owned(&principal.user_id, &chat_id)
             .await
-            .map_err(|_| AppError::NotFound("vector store"))?;
+            .map_err(|_| unknown_store(id))?;
         stores.push(chat_id);
     }
     Ok(stores)

@@ -35,6 +35,7 @@ fn search_call(id: &str, query: &str) -> RunEvent {
         name: "file_search".into(),
         arguments: json!({"query": query}),
         progress: None,
+        message: None,
     }
 }
 
@@ -61,6 +62,7 @@ fn finished(stop_reason: StopReason, error: Option<RunError>) -> RunEvent {
             total_tokens: 10,
             ..Usage::default()
         },
+        research_usage: None,
         iterations: 1,
         error,
     }
@@ -190,8 +192,9 @@ fn every_stop_reason_has_its_response_status() {
 }
 
 /// The stream of a finished run, as (event name, payload) pairs.
-async fn streamed(log: Arc<RunLog>, include_results: bool) -> Vec<(String, Value)> {
-    let body = actix_web::body::to_bytes(stream(log, frame(), include_results).into_body())
+async fn streamed(log: Arc<RunLog>, include_results: bool, x_events: bool) -> Vec<(String, Value)> {
+    let response = stream(log, frame(), include_results, x_events);
+    let body = actix_web::body::to_bytes(response.into_body())
         .await
         .unwrap();
     let body = String::from_utf8(body.to_vec()).unwrap();
@@ -281,7 +284,7 @@ async fn a_stream_runs_from_created_through_each_items_lifecycle_to_completed() 
     log.push(text("Hello"));
     log.push(text(" there"));
     log.push(finished(StopReason::Completed, None));
-    let events = streamed(log, false).await;
+    let events = streamed(log, false, true).await;
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(
         names,
@@ -361,7 +364,7 @@ async fn client_function_calls_stream_as_function_call_items() {
         }],
     });
     log.push(finished(StopReason::ToolCalls, None));
-    let events = streamed(log, false).await;
+    let events = streamed(log, false, false).await;
     let completed = &events.last().unwrap().1["response"];
     assert_eq!(events.last().unwrap().0, "response.completed");
     let call = &completed["output"][1];
@@ -388,7 +391,7 @@ async fn a_failed_run_streams_its_error_before_a_failed_response() {
         StopReason::UpstreamError,
         Some(RunError::new("upstream_error", "the model server failed")),
     ));
-    let events = streamed(log, true).await;
+    let events = streamed(log, true, false).await;
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
     let error_at = names.iter().position(|name| *name == "error").unwrap();
     assert_eq!(names.last(), Some(&"response.failed"), "{names:?}");
@@ -431,10 +434,11 @@ async fn reasoning_streams_as_a_reasoning_item_before_each_message_it_led_to() {
             }),
             ..Usage::default()
         },
+        research_usage: None,
         iterations: 1,
         error: None,
     });
-    let events = streamed(log.clone(), false).await;
+    let events = streamed(log.clone(), false, false).await;
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(
         names[2..10],
@@ -484,4 +488,47 @@ async fn reasoning_streams_as_a_reasoning_item_before_each_message_it_led_to() {
     let (body, _) = super::stream::collect(log, &frame(), false).await.unwrap();
     assert_eq!(body["output"], completed["output"]);
     assert_eq!(body["x_metadata"]["thinking"], "Thinking.Again.");
+}
+
+#[actix_web::test]
+async fn colloquys_own_events_are_streamed_only_when_the_request_asks_for_them() {
+    let run = || {
+        let log = log();
+        log.push(RunEvent::Started {
+            user_message_id: None,
+        });
+        log.push(RunEvent::ToolCall {
+            id: "call_1".into(),
+            name: "calculator".into(),
+            arguments: json!({"expression": "6*7"}),
+            progress: Some(crate::run::events::ProgressKind::Calculating),
+        });
+        log.push(RunEvent::Extension {
+            event_type: "x_artifact.created".into(),
+            payload: json!({"identifier": "a.md", "version": 1}),
+        });
+        log.push(text("42"));
+        log.push(finished(StopReason::Completed, None));
+        log
+    };
+    let names = |events: Vec<(String, Value)>| -> Vec<String> {
+        events.into_iter().map(|(name, _)| name).collect()
+    };
+    let strict = names(streamed(run(), false, false).await);
+    assert!(
+        strict.iter().all(|name| name.starts_with("response.")),
+        "{strict:?}"
+    );
+    assert_eq!(
+        strict.last().map(String::as_str),
+        Some("response.completed")
+    );
+    let opted_in = names(streamed(run(), false, true).await);
+    for kind in [
+        "x_research.calculating",
+        "x_artifact.created",
+        "x_chat.metadata",
+    ] {
+        assert!(opted_in.iter().any(|name| name == kind), "{opted_in:?}");
+    }
 }

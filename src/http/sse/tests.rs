@@ -26,6 +26,7 @@ fn finished(error: Option<RunError>) -> RunEvent {
         stop_reason: StopReason::Completed,
         assistant_message_id: None,
         usage: usage(),
+        research_usage: None,
         iterations: 1,
         error,
     }
@@ -41,7 +42,7 @@ fn openai_lines(include_usage: bool, event: &RunEvent) -> Vec<Value> {
 }
 
 #[test]
-fn every_v1_line_is_a_chunk_and_typed_lines_keep_their_type_with_no_choices() {
+fn every_v1_line_is_a_chunk_with_one_choice_and_typed_lines_keep_their_type() {
     let events = [
         RunEvent::Started {
             user_message_id: None,
@@ -59,9 +60,13 @@ fn every_v1_line_is_a_chunk_and_typed_lines_keep_their_type_with_no_choices() {
         for line in openai_lines(false, event) {
             assert_eq!(line["object"], "chat.completion.chunk", "{line}");
             assert_eq!(line["id"], "chatcmpl-r1");
-            assert!(line["choices"].is_array(), "{line}");
+            // The quickstart loop reads `choices[0].delta` of every chunk.
+            assert_eq!(line["choices"].as_array().map(Vec::len), Some(1), "{line}");
+            assert_eq!(line["choices"][0]["index"], 0, "{line}");
+            assert!(line["choices"][0]["delta"].is_object(), "{line}");
             if let Some(kind) = line["type"].as_str() {
-                assert_eq!(line["choices"], json!([]), "{line}");
+                assert_eq!(line["choices"][0]["delta"], json!({}), "{line}");
+                assert!(line["choices"][0]["finish_reason"].is_null(), "{line}");
                 assert!(kind.starts_with("x_"), "{line}");
             }
         }
@@ -81,7 +86,15 @@ fn usage_is_on_one_line_only_and_only_when_asked_for() {
         .find(|l| l["type"] == "x_chat.metadata")
         .unwrap();
     assert_eq!(metadata["usage"]["total_tokens"], 10);
-    assert_eq!(count(&openai_lines(false, &finished(None))), 0);
+    // The usage chunk a client asks for has no choices, as OpenAI's has.
+    assert_eq!(metadata["choices"], json!([]));
+    let unasked = openai_lines(false, &finished(None));
+    assert_eq!(count(&unasked), 0);
+    let metadata = unasked
+        .iter()
+        .find(|l| l["type"] == "x_chat.metadata")
+        .unwrap();
+    assert_eq!(metadata["choices"][0]["delta"], json!({}));
     // The UI's stream has it on its finish chunk too.
     let log = log();
     let chat_api = payloads(Dialect::ChatApi, &log, &finished(None));
@@ -101,6 +114,7 @@ fn a_failed_run_says_so_in_its_finish_reason_after_an_error_line() {
     let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
     assert_eq!(kinds, ["error", "x_chat.metadata"]);
     assert_eq!(lines[0]["error"]["code"], "upstream_timeout");
+    assert_eq!(lines[0]["choices"][0]["delta"], json!({}));
     let finish = lines
         .iter()
         .find(|l| l["choices"][0]["finish_reason"].is_string())
@@ -141,6 +155,7 @@ fn only_the_chat_api_gets_the_tool_events_and_run_bookkeeping() {
         name: "calculator".into(),
         arguments: json!({"expression": "6*7"}),
         progress: Some(crate::run::events::ProgressKind::Calculating),
+        message: Some("Running calculator".into()),
     };
     let chat_api = payloads(Dialect::ChatApi, &log, &call);
     assert_eq!(chat_api[0].0, Some("message"));

@@ -54,6 +54,10 @@ pub struct Extraction {
     pub truncated: bool,
     /// Characters in `text` (after truncation; 0 when there is none).
     pub char_count: usize,
+    /// Characters the text had before it was cut, when all of it was read: `None` when only a
+    /// prefix of the file was (a text file past `max_chars` is decoded only that far, an HTML
+    /// file only up to `MAX_HTML_BYTES`).
+    pub original_chars: Option<usize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +80,8 @@ pub fn extract(
     deadline: &Deadline,
 ) -> Result<Extraction, ExtractError> {
     let mut cut_short = false;
+    // Whether the whole file was read (its text's length is then known exactly).
+    let mut whole = true;
     let text = match kind {
         DocKind::Binary => None,
         DocKind::Pdf => Some(pdf_to_text(bytes, deadline).map_err(|err| {
@@ -97,6 +103,7 @@ pub fn extract(
             // than `max_chars` characters whenever the file does: huge files are not decoded
             // whole only to be cut.
             let limit = max_chars.saturating_mul(4).saturating_add(8);
+            whole = bytes.len() <= limit;
             Some(decode(&bytes[..bytes.len().min(limit)], None))
         }
     };
@@ -105,19 +112,26 @@ pub fn extract(
             text: None,
             truncated: false,
             char_count: 0,
+            original_chars: Some(0),
         });
     };
-    let (truncated, char_count) = match text.char_indices().nth(max_chars) {
+    let whole = whole && !cut_short;
+    let (truncated, char_count, original_chars) = match text.char_indices().nth(max_chars) {
         Some((cut, _)) => {
+            let original = whole.then(|| text.chars().count());
             text.truncate(cut);
-            (true, max_chars)
+            (true, max_chars, original)
         }
-        None => (cut_short, text.chars().count()),
+        None => {
+            let count = text.chars().count();
+            (cut_short, count, whole.then_some(count))
+        }
     };
     Ok(Extraction {
         text: Some(text),
         truncated,
         char_count,
+        original_chars,
     })
 }
 

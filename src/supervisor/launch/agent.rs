@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::{Launcher, RunOptions, chat, deep_think, research_tools};
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::tools;
 
 /// Applies the agent and the message's `enableTools` to a run's tools: none when either turns
@@ -117,6 +117,58 @@ pub fn agent_tool_definitions(
         }
     }
     definitions
+}
+
+/// Refuses an agent's `enabled_tools` that names a tool this server cannot give it (`400
+/// unknown_tool`, every such name in the message): a name is one of the research tools this
+/// server offers, a chat tool, one of seed 001's aliases (`browse_url`, `search_knowledge`), or
+/// a tool an MCP server has listed. A research tool Colloquy has but this server does not
+/// configure (code_search without a GitHub token) is refused too, saying what it needs.
+pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<()> {
+    let mut known: Vec<String> = launcher
+        .available_tools()
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    known.extend(chat::CHAT_TOOL_NAMES.map(str::to_string));
+    known.extend(crate::tools::alias::Alias::NAMES.map(str::to_string));
+    let mut problems = Vec::new();
+    let missing: Vec<&String> = named.iter().filter(|n| !known.contains(n)).collect();
+    let (unconfigured, unknown): (Vec<&String>, Vec<&String>) = missing
+        .into_iter()
+        .partition(|n| tools::RESEARCH_TOOLS.iter().any(|(name, _)| name == n));
+    if !unknown.is_empty() {
+        let names: Vec<&str> = unknown.iter().map(|n| n.as_str()).collect();
+        known.sort();
+        known.dedup();
+        let mut problem = format!(
+            "enabled_tools names tools this server does not have: {}; the tools an agent may              name here are {}",
+            names.join(", "),
+            known.join(", ")
+        );
+        if launcher.mcp.health().iter().any(|server| server.tools == 0) {
+            problem.push_str(
+                " (an MCP server that has not listed its tools yet cannot be checked: name its                  tools in custom_tools, by server_id and tool_name, instead)",
+            );
+        }
+        problems.push(problem);
+    }
+    for name in unconfigured {
+        let needs = tools::RESEARCH_TOOLS
+            .iter()
+            .find(|(tool, _)| tool == name)
+            .map_or("", |(_, needs)| *needs);
+        problems.push(format!(
+            "{name} is not configured on this server (it needs {needs})"
+        ));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(AppError::InvalidWithCode {
+        code: "unknown_tool",
+        message: problems.join("; "),
+    })
 }
 
 /// The chat's agent (its owner's default when it has none, or its agent is gone).

@@ -102,6 +102,7 @@ pub(super) async fn document_context(
         false
     };
     let limits = &launcher.config.documents;
+    let threshold = launcher.config.document_injection_threshold();
     let mut passages = Vec::new();
     if searchable && limits.max_injected_chunks > 0 && !message.trim().is_empty() {
         match workspace
@@ -112,7 +113,7 @@ pub(super) async fn document_context(
                 found
                     .hits
                     .into_iter()
-                    .filter(|h| h.similarity >= limits.injection_threshold)
+                    .filter(|h| h.similarity >= threshold)
                     .map(|h| prompt::Passage {
                         filename: h.filename,
                         text: h.text,
@@ -125,7 +126,8 @@ pub(super) async fn document_context(
 }
 
 /// The chat's memories relevant to the user's message, for the model's context (passive
-/// injection): at least `memory.injection_threshold` similar, at most `memory.max_injected`.
+/// injection): at least `Config::memory_injection_threshold` similar, at most
+/// `memory.max_injected`.
 /// Failing to embed only means nothing is injected.
 pub(super) async fn relevant_memories(
     launcher: &Launcher,
@@ -153,7 +155,7 @@ pub(super) async fn relevant_memories(
         .send(RecallMemories {
             query,
             limit: limits.max_injected,
-            min_relevance: limits.injection_threshold,
+            min_relevance: launcher.config.memory_injection_threshold(),
         })
         .await
         .map(|ranked| ranked.into_iter().map(|(m, _)| m).collect())

@@ -14,7 +14,9 @@ use crate::llm::wire::{ChatMessage, ChatRequest, Role};
 pub struct WebSearchOptions {
     pub max_iterations: Option<u32>,
     pub x_tools: Option<Vec<String>>,
-    pub search_context_size: Option<String>,
+    /// How much page text a web search brings back (`low`, `medium`, `high`); another value
+    /// is refused with the request.
+    pub search_context_size: Option<crate::tools::SearchContextSize>,
     pub x_deep_think: Option<bool>,
 }
 

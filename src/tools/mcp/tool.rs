@@ -105,6 +105,10 @@ impl Tool for McpTool {
         Some(ProgressKind::Other)
     }
 
+    fn call_message(&self, _arguments: &Value) -> String {
+        format!("Calling {} on {}", self.tool_name, self.server_id())
+    }
+
     /// The result cache is shared by every chat: only a tool its server says only reads (and
     /// whose result is then a function of its arguments, as far as anyone can tell) is cached.
     fn cacheable(&self) -> bool {

@@ -25,7 +25,9 @@ use serde_json::{Value, json};
 
 use super::fetch::Fetcher;
 use super::schema::parameters_for;
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::{
+    ProgressKind, SearchContextSize, SharedTool, Tool, ToolError, ToolFuture, parse_arguments,
+};
 use crate::config::{ToolsConfig, WebSearchProvider};
 use crate::llm::wire::ToolDefinition;
 
@@ -37,6 +39,9 @@ pub use searxng::Searxng;
 const MAX_RESULTS: usize = 10;
 /// Longest query accepted, in characters.
 const MAX_QUERY_CHARS: usize = 500;
+/// Room a result takes beside its pages' text: the answer, the abstract and up to
+/// `MAX_RESULTS` titles, URLs and snippets in JSON (about 500 characters each).
+const RESULTS_ROOM_CHARS: usize = 6_000;
 
 /// One search hit.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,7 +188,10 @@ pub struct WebSearch {
     provider: Arc<dyn SearchProvider>,
     fetcher: Arc<Fetcher>,
     auto_fetch: usize,
-    budget_chars: usize,
+    /// The configured budget of the fetched pages: `medium`'s.
+    configured_budget: usize,
+    /// The request's `search_context_size`, which scales the budget.
+    size: SearchContextSize,
 }
 
 impl WebSearch {
@@ -196,8 +204,14 @@ impl WebSearch {
             provider,
             fetcher,
             auto_fetch: config.web_search_auto_fetch,
-            budget_chars: config.web_search_fetch_budget_chars,
+            configured_budget: config.web_search_fetch_budget_chars,
+            size: SearchContextSize::Medium,
         }
+    }
+
+    /// The characters of page text one search brings back, shared by its fetched pages.
+    pub fn budget_chars(&self) -> usize {
+        self.size.budget(self.configured_budget)
     }
 }
 
@@ -239,11 +253,33 @@ impl Tool for WebSearch {
         true
     }
 
+    /// A copy whose fetched pages share the budget `size` asks for.
+    fn sized(&self, size: SearchContextSize) -> Option<SharedTool> {
+        Some(Arc::new(Self {
+            provider: self.provider.clone(),
+            fetcher: self.fetcher.clone(),
+            auto_fetch: self.auto_fetch,
+            configured_budget: self.configured_budget,
+            size,
+        }))
+    }
+
+    fn cache_scope(&self) -> &str {
+        self.size.as_str()
+    }
+
+    /// The pages' budget, a tenth more for JSON's escapes of their text, and the results list:
+    /// a search brings back what its `search_context_size` asks for, not the loop's default cut.
+    fn result_limit(&self) -> Option<usize> {
+        let budget = self.budget_chars();
+        Some(budget + budget / 10 + RESULTS_ROOM_CHARS)
+    }
+
     fn run(&self, arguments: Value) -> ToolFuture {
         let provider = self.provider.clone();
         let fetcher = self.fetcher.clone();
         let auto_fetch = self.auto_fetch;
-        let budget = self.budget_chars;
+        let budget = self.budget_chars();
         Box::pin(async move {
             let Arguments { query } = parse_arguments(arguments)?;
             let query = query.trim().to_string();

@@ -370,3 +370,21 @@ fn a_provider_is_built_for_every_valid_configuration() {
     config.web_search_provider = Some(WebSearchProvider::Disabled);
     assert!(provider(&config).is_ok());
 }
+
+#[test]
+fn a_sized_copy_brings_back_the_text_its_size_asks_for_under_its_own_cache_scope() {
+    let config = ToolsConfig::default();
+    let fetcher = Arc::new(Fetcher::new(&config, Duration::from_secs(60)).unwrap());
+    let search = WebSearch::new(Arc::new(Unavailable), fetcher, &config);
+    assert_eq!(search.budget_chars(), 12_000);
+    assert_eq!(search.cache_scope(), "medium");
+    let high = search.sized(SearchContextSize::High).unwrap();
+    let low = search.sized(SearchContextSize::Low).unwrap();
+    assert_eq!((high.name(), high.cache_scope()), ("web_search", "high"));
+    assert_eq!(low.cache_scope(), "low");
+    // Its result is cut above its pages' budget, never below the loop's default.
+    let limit = |tool: &dyn Tool| tool.result_limit().unwrap();
+    assert!(limit(high.as_ref()) > 24_000);
+    assert!(limit(&search) > 12_000 && limit(&search) < limit(high.as_ref()));
+    assert!(limit(low.as_ref()) > 4_000 && limit(low.as_ref()) < limit(&search));
+}

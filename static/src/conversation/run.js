@@ -31,8 +31,10 @@ export function newRun(runId = null) {
   };
 }
 
-/// What a research event says the run is doing, in words.
-export function progressLabel(type, name, argumentsText) {
+/// What a research event says the run is doing, in words (an `x_research.tool_call`'s own
+/// `message` when it has one: "Saving a memory").
+export function progressLabel(type, name, argumentsText, message) {
+  if (type === "x_research.tool_call" && message) return `${message}…`;
   let args = {};
   try {
     args = JSON.parse(argumentsText || "{}") ?? {};
@@ -126,7 +128,7 @@ export function applyFrame(run, frame) {
     case "x_research.code_searching":
     case "x_research.calculating":
     case "x_research.tool_call": {
-      const label = progressLabel(event.type, event.name, event.arguments);
+      const label = progressLabel(event.type, event.name, event.arguments, event.message);
       // Research events name no sub-task: they belong to one only while it runs alone.
       const running = run.deepThink?.subtasks.filter((t) => t.state === "running") ?? [];
       if (running.length === 1) {
