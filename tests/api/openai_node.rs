@@ -24,12 +24,17 @@ const FILES: [&str; 8] = [
 
 /// `target/node-clients/`, with the pinned clients installed and the current script.
 pub fn node_clients() -> PathBuf {
+    // Tests run in parallel: one installs while the others wait, so none runs a script in a
+    // half-installed `node_modules`.
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let source = root.join("tests/clients/node");
     let target = root.join("target/node-clients");
     std::fs::create_dir_all(&target).expect("target/node-clients");
     let read = |dir: &Path, name: &str| std::fs::read(dir.join(name)).ok();
-    let lock_changed = read(&source, "package-lock.json") != read(&target, "package-lock.json");
+    // What the last install that succeeded installed: a failed one is retried.
+    let lock_changed = read(&source, "package-lock.json") != read(&target, "installed-lock.json");
     for name in FILES {
         std::fs::copy(source.join(name), target.join(name)).expect("copy the client files");
     }
@@ -40,6 +45,11 @@ pub fn node_clients() -> PathBuf {
             .status()
             .expect("npm runs (install Node.js 20+)");
         assert!(installed.success(), "npm ci in target/node-clients failed");
+        std::fs::copy(
+            source.join("package-lock.json"),
+            target.join("installed-lock.json"),
+        )
+        .expect("record what is installed");
     }
     target
 }

@@ -502,6 +502,7 @@ async fn colloquys_own_events_are_streamed_only_when_the_request_asks_for_them()
             name: "calculator".into(),
             arguments: json!({"expression": "6*7"}),
             progress: Some(crate::run::events::ProgressKind::Calculating),
+            message: None,
         });
         log.push(RunEvent::Extension {
             event_type: "x_artifact.created".into(),
