@@ -166,9 +166,7 @@ impl ResponseError for AppError {
             Self::InvalidRequest(_)
             | Self::InvalidWithCode { .. }
             | Self::InvalidJson(_)
-            | Self::Refused { .. } => {
-                StatusCode::BAD_REQUEST
-            }
+            | Self::Refused { .. } => StatusCode::BAD_REQUEST,
             Self::PayloadTooLarge { .. } | Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::LimitReached { .. } => StatusCode::CONFLICT,
             Self::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,

@@ -28,6 +28,12 @@ pub struct Model {
     /// Run that produced the message; not a foreign key.
     pub run_id: Option<RunId>,
     pub stop_reason: Option<String>,
+    /// An answer's reasoning (the model's thinking before it answered), shown to people and
+    /// never sent back to the model.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub reasoning: Option<String>,
+    /// How long the model reasoned, in milliseconds.
+    pub reasoning_ms: Option<i64>,
     /// Monotonically increasing order of messages within a chat.
     pub seq: i64,
     pub created_at: ChronoDateTimeUtc,

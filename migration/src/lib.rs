@@ -26,6 +26,7 @@ mod m20261124_000019_add_pending_ask_kind;
 mod m20261124_000020_add_run_deep_think;
 mod m20261124_000021_agent_defaults;
 mod m20261125_000022_responses_files_vector_stores;
+mod m20261126_000023_add_message_reasoning;
 mod m20261126_000024_create_attachments_table;
 
 /// Names of every table the migrations create, in creation order.
@@ -76,6 +77,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000020_add_run_deep_think::Migration),
             Box::new(m20261124_000021_agent_defaults::Migration),
             Box::new(m20261125_000022_responses_files_vector_stores::Migration),
+            Box::new(m20261126_000023_add_message_reasoning::Migration),
             Box::new(m20261126_000024_create_attachments_table::Migration),
         ]
     }

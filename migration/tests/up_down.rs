@@ -216,10 +216,21 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
         tool_call_id: Set(None),
         run_id: Set(None),
         stop_reason: Set(None),
+        reasoning: Set(Some("a thought".to_owned())),
+        reasoning_ms: Set(Some(1_250)),
         seq: Set(seq),
         created_at: Set(now),
     };
     let root = message("msg-root", None, 1).insert(db).await?;
+    // The reasoning columns (000023) keep what they were given.
+    let stored = Messages::find_by_id(root.id.clone())
+        .one(db)
+        .await?
+        .expect("the root message");
+    assert_eq!(
+        (stored.reasoning.as_deref(), stored.reasoning_ms),
+        (Some("a thought"), Some(1_250))
+    );
     message("msg-child", Some(root.id.clone()), 2)
         .insert(db)
         .await?;

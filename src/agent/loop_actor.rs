@@ -22,7 +22,7 @@ use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
 use crate::tools::SharedTool;
 
-use super::loop_state::LoopState;
+use super::loop_state::{CallClock, LoopState};
 use super::pause::{Pause, ResumePoint, Waiting, pause_run};
 use super::tool_round::ToolCache;
 use super::tool_round::run_tools;
@@ -92,6 +92,7 @@ impl Actor for AgentRun {
 #[derive(Debug)]
 pub(super) struct LoopOutcome {
     pub(super) content: String,
+    pub(super) reasoning: Option<crate::chat::tree::Reasoning>,
     pub(super) stop_reason: StopReason,
     pub(super) usage: Usage,
     /// The part of `usage` spent on research (tool rounds; Deep Think's phases before its
@@ -128,6 +129,7 @@ pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
                 user_message_id: user_message_id.clone(),
                 content: outcome.content.clone(),
                 parts: spec.parts.to_value(),
+                reasoning: outcome.reasoning.clone(),
                 stop_reason: outcome.stop_reason,
                 usage: outcome.usage,
                 iterations: outcome.iterations,
@@ -213,6 +215,8 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         draft_saved_at: Instant::now(),
         draft_saved_len: resume.content.len(),
         content: resume.content,
+        reasoning: resume.reasoning,
+        reasoning_ms: resume.reasoning_ms,
         usage: resume.usage,
         research_usage: resume.research_usage,
         iterations: resume.iterations,
@@ -293,6 +297,7 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 iteration: state.iterations,
             });
         }
+        let mut clock = CallClock::start();
         let opened = match guarded(log, deadline, spec.llm.chat_stream(&request)).await {
             Ok(opened) => opened,
             Err(interrupt) => return state.stop(log, interrupt.reason(), None),
@@ -324,23 +329,24 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                     // Dropping the stream drops the upstream request.
                     drop(stream);
                     state.append(turn.content());
+                    state.append_reasoning(turn.reasoning(), &clock);
                     return state.stop(log, interrupt.reason(), None);
                 }
             };
             match next {
-                None => break,
+                None => {
+                    // What the `<think>` splitter held back until the end.
+                    let rest = turn.close();
+                    state.stream(spec, &mut clock, rest, turn.content());
+                    break;
+                }
                 Some(Ok(chunk)) => {
-                    if let Some(text) = turn.push(&chunk) {
-                        // A sub-task's text is its findings note, for the synthesis only.
-                        if spec.subtask.is_none() {
-                            state.announce_research(log);
-                            log.push(RunEvent::TextDelta { content: text });
-                            state.save_draft(spec, turn.content(), false);
-                        }
-                    }
+                    let split = turn.push(&chunk);
+                    state.stream(spec, &mut clock, split, turn.content());
                 }
                 Some(Err(err)) => {
                     state.append(turn.content());
+                    state.append_reasoning(turn.reasoning(), &clock);
                     let error = upstream_error(log, &err);
                     return state.stop(log, StopReason::UpstreamError, error);
                 }
@@ -350,9 +356,10 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         let usage = match turn.usage {
             Some(usage) if super::usage::is_real(Some(&usage)) => usage,
             _ => {
+                // The reasoning was generated too.
                 let (request, content, calls) = (
                     request.clone(),
-                    turn.content.clone(),
+                    format!("{}{}", turn.reasoning, turn.content),
                     turn.tool_calls.clone(),
                 );
                 tokio::task::spawn_blocking(move || {
@@ -364,6 +371,7 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         };
         state.usage.add(usage);
         state.append(&turn.content);
+        state.append_reasoning(&turn.reasoning, &clock);
         let spent = state.usage.prompt_tokens + state.usage.completion_tokens;
         if let Some(bounds) = &spec.subtask
             && spent >= bounds.token_budget

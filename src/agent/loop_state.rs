@@ -1,9 +1,12 @@
-//! The loop's bookkeeping: the answer so far (saved as a draft while it streams), usage,
-//! iterations and the research counters.
+//! The loop's bookkeeping: the answer so far (saved as a draft while it streams), its
+//! reasoning and how long it took, usage, iterations and the research counters; streaming what
+//! a model call adds as reasoning and text events.
 
 use std::time::{Duration, Instant};
 
 use crate::chat::session::SaveDraft;
+use crate::chat::tree::Reasoning;
+use crate::llm::Split;
 use crate::llm::wire::Usage;
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
@@ -20,6 +23,10 @@ pub(super) const DRAFT_SAVE_BYTES: usize = 4096;
 pub(super) struct LoopState {
     pub(super) started: Instant,
     pub(super) content: String,
+    /// The run's reasoning so far, each model call's apart by a blank line.
+    pub(super) reasoning: String,
+    /// How long the run has reasoned: each model call's start to its last reasoning, summed.
+    pub(super) reasoning_ms: u64,
     /// When the answer's draft was last saved, and how long it was then.
     pub(super) draft_saved_at: Instant,
     pub(super) draft_saved_len: usize,
@@ -32,7 +39,65 @@ pub(super) struct LoopState {
     pub(super) research_announced: bool,
 }
 
+/// One model call's clock: when it was sent, and how long after that its last reasoning came.
+pub(super) struct CallClock {
+    sent: Instant,
+    reasoned_ms: u64,
+}
+
+impl CallClock {
+    pub(super) fn start() -> Self {
+        Self {
+            sent: Instant::now(),
+            reasoned_ms: 0,
+        }
+    }
+}
+
 impl LoopState {
+    /// Streams what a model call added: its reasoning, then its text (a sub-task streams
+    /// neither: its text is its findings note, for the synthesis only). `pending`: the call's
+    /// text so far, for the draft.
+    pub(super) fn stream(
+        &mut self,
+        spec: &RunSpec,
+        clock: &mut CallClock,
+        split: Split,
+        pending: &str,
+    ) {
+        if !split.reasoning.is_empty() {
+            clock.reasoned_ms = clock.sent.elapsed().as_millis() as u64;
+        }
+        if spec.subtask.is_some() {
+            return;
+        }
+        if !split.reasoning.is_empty() {
+            spec.log.push(RunEvent::ReasoningDelta {
+                content: split.reasoning,
+                elapsed_ms: self.reasoning_ms + clock.reasoned_ms,
+            });
+        }
+        if !split.text.is_empty() {
+            self.announce_research(&spec.log);
+            spec.log.push(RunEvent::TextDelta {
+                content: split.text,
+            });
+            self.save_draft(spec, pending, false);
+        }
+    }
+
+    /// Keeps a model call's reasoning (all of it, or as far as it came) and its time.
+    pub(super) fn append_reasoning(&mut self, text: &str, clock: &CallClock) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.reasoning.is_empty() {
+            self.reasoning.push_str("\n\n");
+        }
+        self.reasoning.push_str(text);
+        self.reasoning_ms += clock.reasoned_ms;
+    }
+
     pub(super) fn append(&mut self, text: &str) {
         if text.is_empty() {
             return;
@@ -96,6 +161,10 @@ impl LoopState {
         self.announce_research(log);
         LoopOutcome {
             content: self.content,
+            reasoning: (!self.reasoning.is_empty()).then_some(Reasoning {
+                text: self.reasoning,
+                duration_ms: self.reasoning_ms,
+            }),
             stop_reason,
             usage: self.usage,
             research_usage: self.research_usage,

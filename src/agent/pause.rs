@@ -20,6 +20,11 @@ pub struct ResumePoint {
     #[serde(default)]
     pub research_usage: Usage,
     pub content: String,
+    /// The reasoning before the pause, and how long it took (none in older checkpoints).
+    #[serde(default)]
+    pub reasoning: String,
+    #[serde(default)]
+    pub reasoning_ms: u64,
 }
 
 /// Everything a paused run needs to continue, stored with its pending ask.
@@ -122,6 +127,12 @@ pub(super) async fn pause_run(
             usage: outcome.usage,
             research_usage: outcome.research_usage,
             content: outcome.content.clone(),
+            reasoning: outcome
+                .reasoning
+                .as_ref()
+                .map(|r| r.text.clone())
+                .unwrap_or_default(),
+            reasoning_ms: outcome.reasoning.as_ref().map_or(0, |r| r.duration_ms),
         },
         max_iterations: spec.max_iterations,
         tools: spec.tools.iter().map(|t| t.name().to_string()).collect(),

@@ -186,6 +186,7 @@ mod tests {
             tool_call_id: None,
             run_id: None,
             stop_reason: None,
+            reasoning: None,
             seq: 1,
             created_at: chrono::Utc::now(),
         }
@@ -249,6 +250,25 @@ mod tests {
                 {"role": "system", "content": "Be brief."},
                 {"role": "user", "content": "hi"},
                 {"role": "assistant", "content": "hello"}
+            ])
+        );
+    }
+
+    #[test]
+    fn an_answers_reasoning_is_never_sent_back() {
+        let mut answer = node("2", "assistant", "hello");
+        answer.reasoning = Some(crate::chat::tree::Reasoning {
+            text: "greet them back".into(),
+            duration_ms: 900,
+        });
+        let path = [node("1", "user", "hi"), answer, node("3", "user", "again")];
+        let json = serde_json::to_value(assemble(None, &path)).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": "again"}
             ])
         );
     }

@@ -130,7 +130,7 @@ pub async fn summarize(
         let text = completion
             .choices
             .first()
-            .map(|choice| choice.message.text())
+            .map(|choice| choice.message.split().text)
             .unwrap_or_default();
         let text = text.trim();
         if text.is_empty() {

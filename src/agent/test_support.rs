@@ -193,6 +193,8 @@ pub(super) fn state() -> LoopState {
     LoopState {
         started: std::time::Instant::now(),
         content: String::new(),
+        reasoning: String::new(),
+        reasoning_ms: 0,
         draft_saved_at: std::time::Instant::now(),
         draft_saved_len: 0,
         usage: Default::default(),

@@ -50,6 +50,7 @@ pub fn estimate(request: &ChatRequest, content: &str, tool_calls: &[ToolCall]) -
         completion_tokens: completion,
         total_tokens: prompt + completion,
         estimated: true,
+        completion_tokens_details: None,
     }
 }
 

@@ -104,6 +104,9 @@ pub async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(
             tool_call_id: Set(None),
             run_id: Set(Some(run.id.clone())),
             stop_reason: Set(Some(INTERRUPTED.into())),
+            // A draft keeps the answer's text only; its reasoning is lost with the process.
+            reasoning: Set(None),
+            reasoning_ms: Set(None),
             seq: Set(last_seq + 1),
             created_at: Set(Utc::now()),
         }

@@ -225,31 +225,39 @@ pub(super) fn run_failure(error: &crate::run::events::RunError) -> AppError {
     }
 }
 
-/// The answer's message: its text, and the client tools the model called (then the text may
-/// be `null`, as OpenAI's is).
-fn message(content: String, tool_calls: Option<Value>) -> Value {
-    match tool_calls {
+/// The answer's message: its text, its reasoning as DeepSeek's `reasoning_content` (when the
+/// model reasoned), and the client tools the model called (then the text may be `null`, as
+/// OpenAI's is).
+fn message(content: String, reasoning: &str, tool_calls: Option<Value>) -> Value {
+    let mut message = match tool_calls {
         Some(calls) => json!({"role": "assistant",
             "content": if content.is_empty() { Value::Null } else { json!(content) },
             "tool_calls": calls}),
         None => json!({"role": "assistant", "content": content}),
+    };
+    if !reasoning.is_empty() {
+        message["reasoning_content"] = json!(reasoning);
     }
+    message
 }
 
 /// Waits for the run and answers in one JSON body, with the progress events accumulated in
 /// `x_metadata`, one list per kind (seed 003's `metadata`, renamed: OpenAI's `metadata` is a map
-/// of strings, and SDKs reject lists there).
+/// of strings, and SDKs reject lists there), and the reasoning accumulated from all its deltas
+/// as `x_metadata.thinking`.
 async fn collect(
     log: std::sync::Arc<crate::run::log::RunLog>,
     chat_id: Option<ChatId>,
 ) -> AppResult<HttpResponse> {
     let mut events = Box::pin(log.subscribe(0));
     let mut content = String::new();
+    let mut thinking = String::new();
     let mut metadata: Map<String, Value> = Map::new();
     let mut tool_calls: Option<Value> = None;
     while let Some((_, event)) = events.next().await {
         match event.as_ref() {
             RunEvent::TextDelta { content: text } => content.push_str(text),
+            RunEvent::ReasoningDelta { content: text, .. } => thinking.push_str(text),
             RunEvent::ClientToolCalls { calls } => tool_calls = Some(json!(calls)),
             RunEvent::Finished {
                 stop_reason,
@@ -271,7 +279,7 @@ async fn collect(
                     "model": log.model,
                     "choices": [{
                         "index": 0,
-                        "message": message(content, tool_calls),
+                        "message": message(content, &thinking, tool_calls),
                         "finish_reason": if error.is_some() { "error" } else { stop_reason.finish_reason() },
                     }],
                     "usage": usage,
@@ -280,6 +288,9 @@ async fn collect(
                     "x_stop_reason": stop_reason,
                     "x_iterations": iterations,
                 });
+                if !thinking.is_empty() {
+                    body["x_metadata"]["thinking"] = json!(thinking);
+                }
                 if let Some(chat_id) = &chat_id {
                     body["x_chat_id"] = json!(chat_id);
                     body["x_message_id"] = json!(assistant_message_id);

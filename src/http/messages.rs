@@ -46,6 +46,10 @@ struct MessageView<'a> {
     role: MessageRole,
     content: Option<&'a str>,
     parts: Option<&'a serde_json::Value>,
+    /// An answer's reasoning (`{text, duration_ms}`), shown folded above it; never sent back to
+    /// the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<&'a crate::chat::tree::Reasoning>,
     stop_reason: Option<&'a str>,
     /// An answer cut off by a crash or restart: the text it had streamed, kept.
     interrupted: bool,
@@ -61,6 +65,7 @@ impl<'a> From<&'a MessageNode> for MessageView<'a> {
             role: node.role,
             content: node.content.as_deref(),
             parts: node.parts.as_ref(),
+            reasoning: node.reasoning.as_ref(),
             stop_reason: node.stop_reason.as_deref(),
             interrupted: node.stop_reason.as_deref() == Some(crate::chat::recovery::INTERRUPTED),
             run_id: node.run_id.as_ref(),

@@ -38,13 +38,13 @@ mod tests {
             prompt_tokens: 300,
             completion_tokens: 40,
             total_tokens: 340,
-            estimated: false,
+            ..Usage::default()
         };
         let research = Usage {
             prompt_tokens: 120,
             completion_tokens: 15,
             total_tokens: 135,
-            estimated: false,
+            ..Usage::default()
         };
         let value = breakdown(&usage, Some(&research));
         assert_eq!(value["total_tokens"], 340);

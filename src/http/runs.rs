@@ -97,6 +97,14 @@ async fn stored_run(
     log.push(RunEvent::Started {
         user_message_id: run.user_message_id.clone(),
     });
+    if let Some(answer) = &answer
+        && let Some(reasoning) = answer.reasoning.clone().filter(|r| !r.is_empty())
+    {
+        log.push(RunEvent::ReasoningDelta {
+            content: reasoning,
+            elapsed_ms: answer.reasoning_ms.unwrap_or(0).max(0) as u64,
+        });
+    }
     if let Some(content) = answer.as_ref().and_then(|a| a.content.clone())
         && !content.is_empty()
     {
@@ -113,7 +121,7 @@ async fn stored_run(
             prompt_tokens: input,
             completion_tokens: output,
             total_tokens: input + output,
-            estimated: false,
+            ..Usage::default()
         },
         // The row keeps the total only.
         research_usage: None,

@@ -73,6 +73,13 @@ pub fn payloads(
         RunEvent::TextDelta { content } => {
             out.push((None, chunk(log, json!({"content": content}), None)));
         }
+        RunEvent::ReasoningDelta {
+            content,
+            elapsed_ms,
+        } => out.push((
+            None,
+            json!({"type": "x_chat.reasoning", "delta": content, "elapsed_ms": elapsed_ms}),
+        )),
         RunEvent::ToolCall {
             id,
             name,
@@ -241,12 +248,25 @@ fn typed_chunk(log: &RunLog, payload: Value, include_usage: bool) -> Value {
     wrapped
 }
 
+/// On `/v1`, the reasoning line's choice carries it as DeepSeek's `reasoning_content` delta,
+/// which clients that know that field (LangChain, Vercel's openai-compatible provider) read.
+fn with_reasoning_choice(mut chunk: Value) -> Value {
+    if chunk["type"] == "x_chat.reasoning" {
+        chunk["choices"] = json!([{"index": 0,
+            "delta": {"reasoning_content": chunk["delta"].clone()}, "finish_reason": null}]);
+    }
+    chunk
+}
+
 /// The SSE frames of one event.
 pub fn encode(dialect: Dialect, log: &RunLog, seq: usize, event: &RunEvent) -> Vec<Event> {
     let mut frames: Vec<Event> = payloads(dialect, log, event)
         .into_iter()
         .map(|(name, payload)| match dialect {
-            Dialect::OpenAi { include_usage } => (name, typed_chunk(log, payload, include_usage)),
+            Dialect::OpenAi { include_usage } => (
+                name,
+                with_reasoning_choice(typed_chunk(log, payload, include_usage)),
+            ),
             Dialect::ChatApi => (name, payload),
         })
         .map(|(name, payload)| {

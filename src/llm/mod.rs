@@ -1,13 +1,16 @@
 //! The upstream model client: OpenAI-compatible chat completions (streaming and not, with
-//! tools), model listing and embeddings, strictly on the wire format that Ollama, vLLM,
-//! llama.cpp's server and OpenAI share. It knows nothing of chats, runs or tools' meaning.
+//! tools; reasoning kept apart from the answer), model listing and embeddings, strictly on the
+//! wire format that Ollama, vLLM, llama.cpp's server and OpenAI share. It knows nothing of
+//! chats, runs or tools' meaning.
 
 mod client;
 mod error;
+mod reasoning;
 mod stream;
 mod window;
 pub mod wire;
 
 pub use client::{ChatStream, LlmClient};
 pub use error::LlmError;
+pub use reasoning::{Split, ThinkSplitter};
 pub use stream::{AssistantTurn, TurnAccumulator};

@@ -1,7 +1,9 @@
 //! Streaming: turning the upstream's SSE bytes into `ChatCompletionChunk`s as they arrive, and
 //! folding chunks into one `AssistantTurn`. Tool calls arrive as fragments keyed by `index`:
-//! the id and name in the first, the arguments spread over many. Garbage lines are skipped
-//! with a warning; a stream that ends before `[DONE]` or a finish reason is an error.
+//! the id and name in the first, the arguments spread over many. Reasoning (the
+//! `reasoning_content` / `reasoning` fields, or a `<think>` block opening the content) is kept
+//! apart from the text. Garbage lines are skipped with a warning; a stream that ends before
+//! `[DONE]` or a finish reason is an error.
 
 use std::collections::BTreeMap;
 
@@ -10,6 +12,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::LlmError;
+use super::reasoning::{Split, ThinkSplitter};
 use super::wire::{ChatCompletionChunk, FinishReason, FunctionCall, ToolCall, Usage};
 
 /// Decodes an SSE byte stream of chat completion chunks. Ends after `data: [DONE]`; ends
@@ -129,10 +132,12 @@ fn truncate(text: &str, max: usize) -> &str {
     }
 }
 
-/// One finished model turn: its text, the tool calls it asked for, why it stopped, its usage.
+/// One finished model turn: its text, its reasoning, the tool calls it asked for, why it
+/// stopped, its usage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssistantTurn {
     pub content: String,
+    pub reasoning: String,
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<FinishReason>,
     pub usage: Option<Usage>,
@@ -150,18 +155,23 @@ struct PartialToolCall {
 #[derive(Debug, Default)]
 pub struct TurnAccumulator {
     content: String,
+    reasoning: String,
+    splitter: ThinkSplitter,
     tool_calls: BTreeMap<u32, PartialToolCall>,
     finish_reason: Option<FinishReason>,
     usage: Option<Usage>,
 }
 
 impl TurnAccumulator {
-    /// Applies one chunk; returns the text it added, if any, for streaming to the client.
-    pub fn push(&mut self, chunk: &ChatCompletionChunk) -> Option<String> {
+    /// Applies one chunk; returns the reasoning and the text it added, for streaming to the
+    /// client (a `<think>` tag's pieces are held until they are told apart).
+    pub fn push(&mut self, chunk: &ChatCompletionChunk) -> Split {
         if let Some(usage) = chunk.usage {
             self.usage = Some(usage);
         }
-        let choice = chunk.choices.iter().find(|c| c.index == 0)?;
+        let Some(choice) = chunk.choices.iter().find(|c| c.index == 0) else {
+            return Split::default();
+        };
         if let Some(reason) = &choice.finish_reason {
             self.finish_reason = Some(reason.clone());
         }
@@ -183,9 +193,32 @@ impl TurnAccumulator {
                 }
             }
         }
-        let text = choice.delta.content.as_deref().filter(|t| !t.is_empty())?;
-        self.content.push_str(text);
-        Some(text.to_string())
+        let mut out = Split::default();
+        // A server that sends both names sends the same text twice: one is read.
+        let field = [&choice.delta.reasoning_content, &choice.delta.reasoning]
+            .into_iter()
+            .flatten()
+            .find(|text| !text.is_empty());
+        if let Some(reasoning) = field {
+            out.reasoning.push_str(reasoning);
+        }
+        if let Some(text) = choice.delta.content.as_deref().filter(|t| !t.is_empty()) {
+            let split = self.splitter.push(text);
+            out.reasoning.push_str(&split.reasoning);
+            out.text = split.text;
+        }
+        self.reasoning.push_str(&out.reasoning);
+        self.content.push_str(&out.text);
+        out
+    }
+
+    /// The stream ended: what the `<think>` splitter still held (an unterminated block's end,
+    /// or content that only looked like the start of one). Call once, before `finish`.
+    pub fn close(&mut self) -> Split {
+        let out = self.splitter.finish();
+        self.reasoning.push_str(&out.reasoning);
+        self.content.push_str(&out.text);
+        out
     }
 
     /// The text so far (what a cancelled run persists).
@@ -193,7 +226,13 @@ impl TurnAccumulator {
         &self.content
     }
 
-    pub fn finish(self) -> AssistantTurn {
+    /// The reasoning so far.
+    pub fn reasoning(&self) -> &str {
+        &self.reasoning
+    }
+
+    pub fn finish(mut self) -> AssistantTurn {
+        self.close();
         let tool_calls = self
             .tool_calls
             .into_values()
@@ -215,6 +254,7 @@ impl TurnAccumulator {
             .collect();
         AssistantTurn {
             content: self.content,
+            reasoning: self.reasoning,
             tool_calls,
             finish_reason: self.finish_reason,
             usage: self.usage,
@@ -249,7 +289,7 @@ mod tests {
                    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}}),
         ];
         for c in chunks {
-            assert_eq!(acc.push(&chunk(c)), None);
+            assert!(acc.push(&chunk(c)).is_empty());
         }
         let turn = acc.finish();
         assert_eq!(turn.finish_reason, Some(FinishReason::ToolCalls));
@@ -276,9 +316,74 @@ mod tests {
         let second = acc.push(&chunk(
             json!({"choices": [{"index": 0, "delta": {"content": "lo"}}]}),
         ));
-        assert_eq!(first.as_deref(), Some("Hel"));
-        assert_eq!(second.as_deref(), Some("lo"));
+        assert_eq!(first.text, "Hel");
+        assert_eq!(second.text, "lo");
         assert_eq!(acc.finish().content, "Hello");
+    }
+
+    #[test]
+    fn reasoning_fields_stream_apart_from_the_text() {
+        for field in ["reasoning_content", "reasoning"] {
+            let mut acc = TurnAccumulator::default();
+            let thought = acc.push(&chunk(
+                json!({"choices": [{"index": 0, "delta": {field: "Let me think.", "content": ""}}]}),
+            ));
+            assert_eq!(thought.reasoning, "Let me think.");
+            assert_eq!(thought.text, "");
+            let said = acc.push(&chunk(
+                json!({"choices": [{"index": 0, "delta": {"content": "Hi", field: null}}]}),
+            ));
+            assert_eq!((said.reasoning.as_str(), said.text.as_str()), ("", "Hi"));
+            let turn = acc.finish();
+            assert_eq!(turn.reasoning, "Let me think.");
+            assert_eq!(turn.content, "Hi");
+        }
+    }
+
+    #[test]
+    fn a_server_sending_both_reasoning_fields_is_read_once() {
+        let mut acc = TurnAccumulator::default();
+        acc.push(&chunk(json!({"choices": [{"index": 0, "delta":
+            {"reasoning_content": "once", "reasoning": "once"}}]})));
+        assert_eq!(acc.finish().reasoning, "once");
+    }
+
+    #[test]
+    fn a_think_block_split_over_chunks_is_reasoning_and_the_held_end_comes_at_close() {
+        let mut acc = TurnAccumulator::default();
+        let mut reasoning = String::new();
+        let mut text = String::new();
+        for piece in ["<th", "ink>\nPonder", "ing.</thi", "nk>\n\nAns", "wer"] {
+            let got = acc.push(&chunk(
+                json!({"choices": [{"index": 0, "delta": {"content": piece}}]}),
+            ));
+            reasoning.push_str(&got.reasoning);
+            text.push_str(&got.text);
+        }
+        let rest = acc.close();
+        assert!(rest.is_empty());
+        assert_eq!(
+            (reasoning.as_str(), text.as_str()),
+            ("Pondering.", "Answer")
+        );
+        let mut open = TurnAccumulator::default();
+        open.push(&chunk(
+            json!({"choices": [{"index": 0, "delta": {"content": "<think>cut off "}}]}),
+        ));
+        let turn = open.finish();
+        assert_eq!(
+            (turn.reasoning.as_str(), turn.content.as_str()),
+            ("cut off", "")
+        );
+    }
+
+    #[test]
+    fn reasoning_tokens_are_read_from_the_usage_details() {
+        let mut acc = TurnAccumulator::default();
+        acc.push(&chunk(json!({"choices": [], "usage": {"prompt_tokens": 5,
+            "completion_tokens": 9, "total_tokens": 14,
+            "completion_tokens_details": {"reasoning_tokens": 6, "accepted_prediction_tokens": null}}})));
+        assert_eq!(acc.finish().usage.unwrap().reasoning_tokens(), Some(6));
     }
 
     async fn decode_all(raw: &'static str) -> Vec<Result<ChatCompletionChunk, LlmError>> {

@@ -106,6 +106,10 @@ pub enum RunEvent {
     Thinking { iteration: u32 },
     /// Text from the model.
     TextDelta { content: String },
+    /// Reasoning from the model (its `reasoning_content` / `reasoning`, or a `<think>` block),
+    /// never part of the answer's text. `elapsed_ms`: how long the run has been reasoning so
+    /// far, this delta included (from each model call's start to its last reasoning, summed).
+    ReasoningDelta { content: String, elapsed_ms: u64 },
     /// A tool call is about to run (seed 001 `tool_call`, and seed 000's `x_research.<kind>`
     /// with `arguments` as JSON text: a research tool's own kind, `x_research.tool_call` with
     /// `tool_name` and `message` for any other tool without an event family of its own).

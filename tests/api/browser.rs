@@ -667,3 +667,42 @@ async fn a_chats_agent_is_picked_in_settings_and_the_tools_switch_shows_what_it_
         "the agent's prompt comes first: {first}"
     );
 }
+
+#[actix_web::test]
+async fn reasoning_streams_open_then_folds_above_the_answer_and_stays_folded_after_a_reload() {
+    let app = browser_app(|_| {}).await;
+    // Slow enough that the scenario sees the block open while the thoughts stream.
+    app.upstream.script([Reply::reasoned(
+        crate::fake_upstream::ReasoningShape::ReasoningContent,
+        "Sunlight hits the air. Short blue waves scatter more than red ones: Rayleigh \
+         scattering. So the sky looks blue.",
+        "Because short blue waves scatter the most.",
+    )
+    .event_gap(Duration::from_millis(120))]);
+    run_scenario(&app, "reasoning", &[]).await;
+    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chat = chats["data"][0]["id"]
+        .as_str()
+        .expect("the scenario's chat");
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        answer["content"],
+        "Because short blue waves scatter the most."
+    );
+    assert!(
+        answer["reasoning"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Rayleigh scattering")),
+        "{answer}"
+    );
+    assert!(
+        answer["reasoning"]["duration_ms"].as_u64().unwrap() >= 1_000,
+        "the thoughts took over a second to stream: {answer}"
+    );
+}

@@ -1,6 +1,7 @@
 //! A fake upstream model: a real HTTP server on 127.0.0.1:0 speaking OpenAI's wire protocol.
-//! Tests script its replies (text deltas, fragmented tool calls, usage, errors, delays, a
-//! stream cut mid-way, garbage lines) and read back every request it received.
+//! Tests script its replies (text deltas, reasoning in each server's shape, fragmented tool
+//! calls, usage, errors, delays, a stream cut mid-way, garbage lines) and read back every
+//! request it received.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -10,9 +11,25 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
+/// Where a server puts its model's reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningShape {
+    /// `reasoning_content` deltas and message field (llama.cpp's server, vLLM, DeepSeek).
+    ReasoningContent,
+    /// `reasoning` deltas, beside an empty `content` (Ollama's OpenAI endpoint, newer vLLM).
+    Reasoning,
+    /// A `<think>…</think>` block opening the content (DeepSeek-R1 style), streamed in pieces
+    /// of three characters so the tags are cut.
+    Think,
+}
+
 /// One scripted answer to one `/chat/completions` request.
 #[derive(Debug, Clone, Default)]
 pub struct Reply {
+    /// Reasoning before the text, in one server's shape.
+    pub reasoning: Option<(ReasoningShape, String)>,
+    /// Reported as `completion_tokens_details.reasoning_tokens` in the usage.
+    pub reasoning_tokens: Option<u64>,
     /// Text, sent as one delta per piece when streaming.
     pub pieces: Vec<String>,
     /// Tool calls: (id, name, arguments JSON text).
@@ -59,6 +76,28 @@ impl Reply {
             fragment_chars: 5,
             ..Self::default()
         }
+    }
+
+    /// `answer`, after `thinking` sent as `shape` puts it.
+    pub fn reasoned(shape: ReasoningShape, thinking: &str, answer: &str) -> Self {
+        Self::text(answer).with_reasoning(shape, thinking)
+    }
+
+    /// Reasoning before this reply's text or tool calls, as `shape` puts it.
+    pub fn with_reasoning(mut self, shape: ReasoningShape, thinking: &str) -> Self {
+        self.reasoning = Some((shape, thinking.into()));
+        self
+    }
+
+    /// Reports `tokens` reasoning tokens in the usage.
+    pub fn with_reasoning_tokens(mut self, tokens: u64) -> Self {
+        self.reasoning_tokens = Some(tokens);
+        self
+    }
+
+    /// The content as a `<think>` server sends it: the block, then the answer.
+    fn think_content(&self, thinking: &str) -> String {
+        format!("<think>\n{thinking}\n</think>\n\n{}", self.pieces.concat())
     }
 
     pub fn status(status: u16, body: &str) -> Self {
@@ -134,7 +173,33 @@ impl Reply {
             json!({"role": "assistant", "content": ""}),
             Value::Null,
         )];
-        for piece in &self.pieces {
+        let words =
+            |text: &str| -> Vec<String> { text.split_inclusive(' ').map(str::to_string).collect() };
+        let mut pieces = self.pieces.clone();
+        match &self.reasoning {
+            Some((ReasoningShape::ReasoningContent, thinking)) => {
+                for word in words(thinking) {
+                    events.push(chunk(
+                        json!({"reasoning_content": word, "content": null}),
+                        Value::Null,
+                    ));
+                }
+            }
+            Some((ReasoningShape::Reasoning, thinking)) => {
+                for word in words(thinking) {
+                    events.push(chunk(
+                        json!({"role": "assistant", "content": "", "reasoning": word}),
+                        Value::Null,
+                    ));
+                }
+            }
+            Some((ReasoningShape::Think, thinking)) => {
+                let chars: Vec<char> = self.think_content(thinking).chars().collect();
+                pieces = chars.chunks(3).map(|c| c.iter().collect()).collect();
+            }
+            None => {}
+        }
+        for piece in &pieces {
             events.push(chunk(json!({"content": piece}), Value::Null));
         }
         for (index, (id, name, arguments)) in self.tool_calls.iter().enumerate() {
@@ -174,8 +239,13 @@ impl Reply {
     }
 
     fn usage_json(&self) -> Value {
-        json!({"prompt_tokens": self.usage.0, "completion_tokens": self.usage.1,
-               "total_tokens": self.usage.0 + self.usage.1})
+        let mut usage = json!({"prompt_tokens": self.usage.0, "completion_tokens": self.usage.1,
+               "total_tokens": self.usage.0 + self.usage.1});
+        if let Some(tokens) = self.reasoning_tokens {
+            usage["completion_tokens_details"] =
+                json!({"reasoning_tokens": tokens, "accepted_prediction_tokens": 0});
+        }
+        usage
     }
 
     fn completion(&self) -> Value {
@@ -187,6 +257,16 @@ impl Reply {
             })
             .collect();
         let mut message = json!({"role": "assistant", "content": self.pieces.concat()});
+        match &self.reasoning {
+            Some((ReasoningShape::ReasoningContent, thinking)) => {
+                message["reasoning_content"] = json!(thinking);
+            }
+            Some((ReasoningShape::Reasoning, thinking)) => message["reasoning"] = json!(thinking),
+            Some((ReasoningShape::Think, thinking)) => {
+                message["content"] = json!(self.think_content(thinking));
+            }
+            None => {}
+        }
         if !tool_calls.is_empty() {
             message["tool_calls"] = json!(tool_calls);
         }

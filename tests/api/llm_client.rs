@@ -41,7 +41,12 @@ async fn stream_turn(
     let mut deltas = Vec::new();
     while let Some(chunk) = stream.next().await {
         match chunk {
-            Ok(chunk) => deltas.extend(acc.push(&chunk)),
+            Ok(chunk) => {
+                let text = acc.push(&chunk).text;
+                if !text.is_empty() {
+                    deltas.push(text);
+                }
+            }
             Err(err) => return Err((err, deltas)),
         }
     }

@@ -30,6 +30,7 @@ mod openai_node;
 mod openai_python;
 mod quickstart;
 mod real_server;
+mod reasoning;
 mod research;
 mod responses_sdk;
 mod responses_state;

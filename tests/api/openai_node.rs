@@ -11,13 +11,14 @@ use serde_json::{Value, json};
 use crate::fake_upstream::Reply;
 use crate::helpers::{run_client, spawn_app};
 
-const FILES: [&str; 8] = [
+const FILES: [&str; 9] = [
     "package.json",
     "package-lock.json",
     "openai_client.mjs",
     "vercel_ai.mjs",
     "seed_examples.mjs",
     "responses_client.mjs",
+    "reasoning_client.mjs",
     "quickstart_loops.mjs",
     "images_client.mjs",
 ];

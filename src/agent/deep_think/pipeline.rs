@@ -61,6 +61,7 @@ pub(super) fn ended(
 ) -> LoopOutcome {
     LoopOutcome {
         content: String::new(),
+        reasoning: None,
         stop_reason: reason,
         usage,
         // Before its report, all of a Deep Think run is research.
@@ -155,6 +156,8 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     // Discovery, the plan and the sub-tasks; the synthesis writes the answer.
     let research_usage = usage;
     save_structured(spec, &plan, &findings).await;
+    // The synthesis's reasoning, kept with the report's message.
+    let mut reasoning = None;
     let (text, stop_reason, error) = if findings.iter().all(|f| f.status == TaskStatus::Failed) {
         let message = "every sub-task failed; the report lists what happened";
         emit(log, "error", json!({"message": message}));
@@ -175,6 +178,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
             json!({"message": "Synthesizing final report..."}),
         );
         let outcome = run_loop(&synthesis_spec(spec, &plan, &findings, &seen, deadline)).await;
+        reasoning = outcome.reasoning.clone();
         usage.add(outcome.usage);
         iterations += outcome.iterations;
         match outcome.stop_reason {
@@ -235,6 +239,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     );
     LoopOutcome {
         content: checked.report,
+        reasoning,
         stop_reason,
         usage,
         research_usage,

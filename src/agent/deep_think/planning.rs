@@ -172,7 +172,7 @@ async fn make_plan(
         let answer = completion
             .choices
             .first()
-            .map(|c| c.message.text())
+            .map(|c| c.message.split().text)
             .unwrap_or_default();
         usage.add(match completion.usage {
             Some(reported) if crate::agent::usage::is_real(Some(&reported)) => reported,

@@ -79,6 +79,10 @@ pub async fn load_messages(
             tool_call_id: row.tool_call_id,
             run_id: row.run_id,
             stop_reason: row.stop_reason,
+            reasoning: row.reasoning.map(|text| crate::chat::tree::Reasoning {
+                text,
+                duration_ms: row.reasoning_ms.unwrap_or(0).max(0) as u64,
+            }),
             seq: row.seq,
             created_at: row.created_at,
         })
@@ -118,6 +122,11 @@ pub(super) async fn insert_nodes<C: sea_orm::ConnectionTrait>(
             tool_call_id: Set(node.tool_call_id.clone()),
             run_id: Set(node.run_id.clone()),
             stop_reason: Set(node.stop_reason.clone()),
+            reasoning: Set(node.reasoning.as_ref().map(|r| r.text.clone())),
+            reasoning_ms: Set(node
+                .reasoning
+                .as_ref()
+                .map(|r| i64::try_from(r.duration_ms).unwrap_or(i64::MAX))),
             seq: Set(node.seq),
             created_at: Set(node.created_at),
         }

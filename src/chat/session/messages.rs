@@ -62,6 +62,8 @@ pub struct CompleteTurn {
     pub user_message_id: MessageId,
     pub content: String,
     pub parts: Option<Value>,
+    /// The model's reasoning before the answer, stored beside it (never in its content).
+    pub reasoning: Option<crate::chat::tree::Reasoning>,
     pub stop_reason: StopReason,
     pub usage: Usage,
     pub iterations: u32,

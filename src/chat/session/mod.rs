@@ -102,6 +102,7 @@ impl ChatSession {
             tool_call_id: None,
             run_id: None,
             stop_reason: None,
+            reasoning: None,
             seq: self.tree.next_seq(),
             created_at: Utc::now(),
         }

@@ -94,6 +94,7 @@ async fn answer(
             user_message_id: started.user_message_id.clone(),
             content: content.into(),
             parts: None,
+            reasoning: None,
             stop_reason: StopReason::Completed,
             usage: Usage::default(),
             iterations: 1,
@@ -355,4 +356,39 @@ async fn a_message_may_be_images_alone_and_its_parts_name_them() {
         .unwrap()
         .unwrap();
     assert_eq!(linked.message_id, Some(started.user_message_id));
+}
+
+#[actix::test]
+async fn an_answers_reasoning_is_stored_beside_it_and_a_new_session_loads_it() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let (run, started) = begin(&session, &fixture, send("think first"))
+        .await
+        .unwrap();
+    let thought = crate::chat::tree::Reasoning {
+        text: "The user wants me to think.".into(),
+        duration_ms: 2_400,
+    };
+    session
+        .send(CompleteTurn {
+            run_id: run,
+            user_message_id: started.user_message_id.clone(),
+            content: "Done thinking.".into(),
+            parts: None,
+            reasoning: Some(thought.clone()),
+            stop_reason: StopReason::Completed,
+            usage: Usage::default(),
+            iterations: 1,
+            error: None,
+            completes_ask: None,
+        })
+        .await
+        .unwrap()
+        .unwrap();
+
+    let restarted = start(&fixture);
+    let active = restarted.send(GetActivePath).await.unwrap();
+    let answer = active.last().unwrap();
+    assert_eq!(answer.content.as_deref(), Some("Done thinking."));
+    assert_eq!(answer.reasoning.as_ref(), Some(&thought));
 }

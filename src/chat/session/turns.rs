@@ -129,7 +129,10 @@ impl Handler<CompleteTurn> for ChatSession {
         // A turn that ended without text is still answered on its branch (its run holds the
         // error), so the history never has a question left hanging and roles alternate.
         let ended_early = !matches!(msg.stop_reason, StopReason::Completed | StopReason::Paused);
-        let has_answer = !msg.content.is_empty() || msg.parts.is_some() || ended_early;
+        let has_answer = !msg.content.is_empty()
+            || msg.parts.is_some()
+            || msg.reasoning.is_some()
+            || ended_early;
         let answer = has_answer.then(|| {
             let mut node = self.node(
                 Some(msg.user_message_id.clone()),
@@ -137,6 +140,7 @@ impl Handler<CompleteTurn> for ChatSession {
                 Some(msg.content.clone()),
             );
             node.parts = msg.parts.clone();
+            node.reasoning = msg.reasoning.clone();
             node.run_id = Some(msg.run_id.clone());
             node.stop_reason = Some(msg.stop_reason.as_str().to_string());
             node

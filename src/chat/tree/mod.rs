@@ -41,10 +41,20 @@ pub struct MessageNode {
     pub run_id: Option<RunId>,
     /// Why generation stopped, for an assistant message.
     pub stop_reason: Option<String>,
+    /// An answer's reasoning, kept for people to read: never part of what the model is sent.
+    pub reasoning: Option<Reasoning>,
     /// Creation order within the chat, strictly increasing.
     pub seq: i64,
     /// When the message was created.
     pub created_at: DateTime<Utc>,
+}
+
+/// What a model thought before it answered (`reasoning_content`, `reasoning` or a `<think>`
+/// block), and for how long (each model call's start to its last reasoning, summed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Reasoning {
+    pub text: String,
+    pub duration_ms: u64,
 }
 
 /// Why a tree operation was refused.

@@ -1,6 +1,7 @@
 //! The Responses encoder: a run's events as output items (`Output`), the lifecycle events
 //! that build them one step at a time (what a stream sends, and what OpenAI's SDKs replay into
-//! the same items), and the response object.
+//! the same items), and the response object. The model's reasoning is a `reasoning` item (its
+//! text one `summary_text` part) before the message it led to.
 
 use serde_json::{Value, json};
 
@@ -10,6 +11,12 @@ use crate::tools::file_search;
 
 /// One output item, as the run's events have built it so far.
 enum Item {
+    /// The model's reasoning; `open` until another item (or the end) follows it.
+    Reasoning {
+        id: String,
+        text: String,
+        open: bool,
+    },
     /// Assistant text; `open` until another item (or the end) follows it.
     Message {
         id: String,
@@ -41,10 +48,13 @@ pub struct Output {
     run_id: String,
     items: Vec<Item>,
     messages: usize,
+    reasonings: usize,
     /// The `.completed` events of file_search calls whose results have not arrived yet (the
     /// tool says it is done just before its result is in), by item id.
     searches_done: Vec<(String, Value)>,
     pub text: String,
+    /// Every reasoning item's text, accumulated (`x_metadata.thinking`).
+    pub thinking: String,
 }
 
 /// A lifecycle event: its type and payload (without `sequence_number`).
@@ -63,8 +73,10 @@ impl Output {
             run_id: seed.to_string(),
             items: Vec::new(),
             messages: 0,
+            reasonings: 0,
             searches_done: Vec::new(),
             text: String::new(),
+            thinking: String::new(),
         }
     }
 
@@ -72,6 +84,18 @@ impl Output {
     pub fn observe(&mut self, event: &RunEvent) -> Vec<Lifecycle> {
         let mut out = Vec::new();
         match event {
+            RunEvent::ReasoningDelta { content, .. } => {
+                let index = self.open_reasoning(&mut out);
+                self.thinking.push_str(content);
+                if let Item::Reasoning { id, text, .. } = &mut self.items[index] {
+                    text.push_str(content);
+                    out.push(self::event(
+                        "response.reasoning_summary_text.delta",
+                        json!({"item_id": id, "output_index": index, "summary_index": 0,
+                               "delta": content}),
+                    ));
+                }
+            }
             RunEvent::TextDelta { content } => {
                 let index = self.open_message(&mut out);
                 self.text.push_str(content);
@@ -90,7 +114,7 @@ impl Output {
                 arguments,
                 ..
             } if name == "file_search" => {
-                self.close_message(&mut out);
+                self.close_open(&mut out);
                 self.items.push(Item::FileSearch {
                     id: file_search::item_id(id),
                     call_id: id.clone(),
@@ -150,7 +174,7 @@ impl Output {
                 }
             }
             RunEvent::ClientToolCalls { calls } => {
-                self.close_message(&mut out);
+                self.close_open(&mut out);
                 for call in calls {
                     self.items.push(Item::FunctionCall {
                         id: format!("fc_{}", call.id),
@@ -182,19 +206,74 @@ impl Output {
                 if self.items.is_empty() {
                     self.open_message(&mut out);
                 }
-                self.close_message(&mut out);
+                self.close_open(&mut out);
             }
             _ => {}
         }
         out
     }
 
-    /// The place of the open message, opening one (and closing nothing else: only a message
-    /// stays open) when the last item is not one.
+    /// The place of the open reasoning item, closing an open message and opening one when
+    /// the last item is not one.
+    fn open_reasoning(&mut self, out: &mut Vec<Lifecycle>) -> usize {
+        if let Some(Item::Reasoning { open: true, .. }) = self.items.last() {
+            return self.items.len() - 1;
+        }
+        self.close_open(out);
+        let id = if self.reasonings == 0 {
+            format!("rs_{}", self.run_id)
+        } else {
+            format!("rs_{}_{}", self.run_id, self.reasonings)
+        };
+        self.reasonings += 1;
+        self.items.push(Item::Reasoning {
+            id: id.clone(),
+            text: String::new(),
+            open: true,
+        });
+        let index = self.items.len() - 1;
+        let mut added = self.added(index);
+        added.1["item"]["summary"] = json!([]);
+        out.push(added);
+        out.push(event(
+            "response.reasoning_summary_part.added",
+            json!({"item_id": id, "output_index": index, "summary_index": 0,
+                   "part": {"type": "summary_text", "text": ""}}),
+        ));
+        index
+    }
+
+    /// Closes the last item if it is still open (a message or a reasoning item).
+    fn close_open(&mut self, out: &mut Vec<Lifecycle>) {
+        self.close_message(out);
+        let index = self.items.len().saturating_sub(1);
+        let Some(Item::Reasoning { id, text, open }) = self.items.last_mut() else {
+            return;
+        };
+        if !*open {
+            return;
+        }
+        *open = false;
+        let (id, text) = (id.clone(), text.clone());
+        out.push(event(
+            "response.reasoning_summary_text.done",
+            json!({"item_id": id, "output_index": index, "summary_index": 0, "text": text}),
+        ));
+        out.push(event(
+            "response.reasoning_summary_part.done",
+            json!({"item_id": id, "output_index": index, "summary_index": 0,
+                   "part": {"type": "summary_text", "text": text}}),
+        ));
+        out.push(self.done(index));
+    }
+
+    /// The place of the open message, opening one (closing an open reasoning item) when the
+    /// last item is not one.
     fn open_message(&mut self, out: &mut Vec<Lifecycle>) -> usize {
         if let Some(Item::Message { open: true, .. }) = self.items.last() {
             return self.items.len() - 1;
         }
+        self.close_open(out);
         let id = if self.messages == 0 {
             format!("msg_{}", self.run_id)
         } else {
@@ -265,6 +344,11 @@ impl Output {
 
     fn item_json(&self, index: usize) -> Value {
         match &self.items[index] {
+            Item::Reasoning { id, text, .. } => json!({
+                "type": "reasoning",
+                "id": id,
+                "summary": [{"type": "summary_text", "text": text}],
+            }),
             Item::Message { id, text, open } => json!({
                 "type": "message",
                 "id": id,
@@ -419,7 +503,7 @@ pub fn responses_usage(usage: &crate::llm::wire::Usage) -> Value {
     let mut value = json!({"input_tokens": usage.prompt_tokens,
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": usage.completion_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens().unwrap_or(0)},
         "total_tokens": usage.total_tokens});
     if usage.estimated {
         value["estimated"] = json!(true);

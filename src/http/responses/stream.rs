@@ -81,7 +81,9 @@ fn step(
                 json!({"response": response}),
             ));
         }
-        RunEvent::TextDelta { .. } | RunEvent::ClientToolCalls { .. } => out.extend(lifecycle),
+        RunEvent::TextDelta { .. }
+        | RunEvent::ReasoningDelta { .. }
+        | RunEvent::ClientToolCalls { .. } => out.extend(lifecycle),
         other => {
             out.extend(lifecycle);
             let typed = payloads(
@@ -167,11 +169,14 @@ pub async fn collect(
                 ..
             } => {
                 let mut body = frame.finished(&log, &output, *stop_reason, usage, error.as_ref());
+                if !output.thinking.is_empty() {
+                    metadata.insert("thinking".into(), json!(output.thinking));
+                }
                 body["x_metadata"] = Value::Object(metadata);
                 let silent_failure = error.clone().filter(|_| output.text.is_empty());
                 return Some((body, silent_failure));
             }
-            RunEvent::TextDelta { .. } => {}
+            RunEvent::TextDelta { .. } | RunEvent::ReasoningDelta { .. } => {}
             other => accumulate_metadata(&mut metadata, &log, other),
         }
     }

@@ -60,7 +60,7 @@ fn finished(stop_reason: StopReason, error: Option<RunError>) -> RunEvent {
             prompt_tokens: 7,
             completion_tokens: 3,
             total_tokens: 10,
-            estimated: false,
+            ..Usage::default()
         },
         research_usage: None,
         iterations: 1,
@@ -239,6 +239,22 @@ fn replay(events: &[(String, Value)]) -> Vec<Value> {
                     .to_string();
                 item["content"][part]["text"] = json!(text + payload["delta"].as_str().unwrap());
             }
+            "response.reasoning_summary_part.added" => {
+                let item = &mut output[index.expect("an output index")];
+                item["summary"]
+                    .as_array_mut()
+                    .expect("a reasoning item")
+                    .push(payload["part"].clone());
+            }
+            "response.reasoning_summary_text.delta" => {
+                let item = &mut output[index.expect("an output index")];
+                let part = payload["summary_index"].as_u64().unwrap() as usize;
+                let text = item["summary"][part]["text"]
+                    .as_str()
+                    .expect("a summary part")
+                    .to_string();
+                item["summary"][part]["text"] = json!(text + payload["delta"].as_str().unwrap());
+            }
             "response.function_call_arguments.delta" => {
                 let item = &mut output[index.expect("an output index")];
                 let text = item["arguments"].as_str().expect("a call").to_string();
@@ -386,6 +402,92 @@ async fn a_failed_run_streams_its_error_before_a_failed_response() {
     assert_eq!(response["status"], "failed");
     assert_eq!(response["error"]["code"], "upstream_error");
     assert_eq!(response["output_text"], "Partial");
+}
+
+fn reasoning(content: &str) -> RunEvent {
+    RunEvent::ReasoningDelta {
+        content: content.into(),
+        elapsed_ms: 10,
+    }
+}
+
+#[actix_web::test]
+async fn reasoning_streams_as_a_reasoning_item_before_each_message_it_led_to() {
+    let log = log();
+    log.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    log.push(reasoning("Think"));
+    log.push(reasoning("ing."));
+    log.push(text("Hello"));
+    log.push(reasoning("Again."));
+    log.push(text("Bye"));
+    log.push(RunEvent::Finished {
+        stop_reason: StopReason::Completed,
+        assistant_message_id: None,
+        usage: Usage {
+            prompt_tokens: 7,
+            completion_tokens: 30,
+            total_tokens: 37,
+            completion_tokens_details: Some(crate::llm::wire::CompletionTokensDetails {
+                reasoning_tokens: Some(21),
+            }),
+            ..Usage::default()
+        },
+        research_usage: None,
+        iterations: 1,
+        error: None,
+    });
+    let events = streamed(log.clone(), false, false).await;
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names[2..10],
+        [
+            "response.output_item.added",
+            "response.reasoning_summary_part.added",
+            "response.reasoning_summary_text.delta",
+            "response.reasoning_summary_text.delta",
+            "response.reasoning_summary_text.done",
+            "response.reasoning_summary_part.done",
+            "response.output_item.done",
+            "response.output_item.added",
+        ]
+    );
+    assert_eq!(
+        events[2].1["item"],
+        json!({"type": "reasoning", "id": "rs_r1", "summary": []})
+    );
+    assert_eq!(events[6].1["text"], "Thinking.");
+    let completed = &events.last().unwrap().1["response"];
+    let kinds: Vec<&str> = completed["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["reasoning", "message", "reasoning", "message"]);
+    assert_eq!(
+        completed["output"][0],
+        json!({"type": "reasoning", "id": "rs_r1",
+               "summary": [{"type": "summary_text", "text": "Thinking."}]})
+    );
+    assert_eq!(completed["output"][2]["id"], "rs_r1_1");
+    assert_eq!(
+        completed["output_text"], "HelloBye",
+        "reasoning is not answer text"
+    );
+    assert_eq!(
+        completed["usage"]["output_tokens_details"]["reasoning_tokens"],
+        21
+    );
+    assert_eq!(
+        Value::Array(replay(&events)),
+        completed["output"],
+        "what an SDK builds from the events is the final response's output"
+    );
+    let (body, _) = super::stream::collect(log, &frame(), false).await.unwrap();
+    assert_eq!(body["output"], completed["output"]);
+    assert_eq!(body["x_metadata"]["thinking"], "Thinking.Again.");
 }
 
 #[actix_web::test]

@@ -188,3 +188,40 @@ fn only_the_chat_api_gets_the_tool_events_and_run_bookkeeping() {
         .all(Value::is_null)
     );
 }
+
+#[test]
+fn reasoning_is_its_own_line_never_content_and_a_reasoning_content_delta_on_v1() {
+    let event = RunEvent::ReasoningDelta {
+        content: "Let me think.".into(),
+        elapsed_ms: 1_500,
+    };
+    let log = log();
+    let chat_api: Vec<Value> = payloads(Dialect::ChatApi, &log, &event)
+        .into_iter()
+        .map(|(_, payload)| payload)
+        .collect();
+    assert_eq!(
+        chat_api,
+        [json!({"type": "x_chat.reasoning", "delta": "Let me think.", "elapsed_ms": 1_500})]
+    );
+    let lines: Vec<Value> = payloads(
+        Dialect::OpenAi {
+            include_usage: false,
+        },
+        &log,
+        &event,
+    )
+    .into_iter()
+    .map(|(_, payload)| with_reasoning_choice(typed_chunk(&log, payload, false)))
+    .collect();
+    assert_eq!(lines.len(), 1);
+    let line = &lines[0];
+    assert_eq!(line["object"], "chat.completion.chunk");
+    assert_eq!(line["type"], "x_chat.reasoning");
+    assert_eq!(line["delta"], "Let me think.");
+    assert_eq!(
+        line["choices"],
+        json!([{"index": 0, "delta": {"reasoning_content": "Let me think."}, "finish_reason": null}])
+    );
+    assert!(line["choices"][0]["delta"].get("content").is_none());
+}

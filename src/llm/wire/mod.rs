@@ -20,8 +20,8 @@ pub use messages::{
 pub use models::{Model, ModelList};
 pub use request::{ChatRequest, StreamOptions};
 pub use response::{
-    ChatCompletion, ChatCompletionChunk, Choice, ChunkChoice, Delta, FinishReason,
-    FunctionCallDelta, ToolCallDelta, Usage,
+    AnswerMessage, ChatCompletion, ChatCompletionChunk, Choice, ChunkChoice,
+    CompletionTokensDetails, Delta, FinishReason, FunctionCallDelta, ToolCallDelta, Usage,
 };
 
 #[cfg(test)]
@@ -63,5 +63,44 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(chunk.choices[0].finish_reason, Some(FinishReason::Other));
+    }
+
+    #[test]
+    fn a_non_streamed_answer_keeps_its_reasoning_apart() {
+        for (message, reasoning, text) in [
+            (
+                json!({"role": "assistant", "content": "Hi", "reasoning_content": "think"}),
+                "think",
+                "Hi",
+            ),
+            (
+                json!({"role": "assistant", "content": "Hi", "reasoning": "think"}),
+                "think",
+                "Hi",
+            ),
+            (
+                json!({"role": "assistant", "content": "\n<think>\nthink\n</think>\n\nHi"}),
+                "think",
+                "Hi",
+            ),
+            (
+                json!({"role": "assistant", "content": "Hi <think>x</think>"}),
+                "",
+                "Hi <think>x</think>",
+            ),
+        ] {
+            let completion: ChatCompletion = serde_json::from_value(json!({
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]
+            }))
+            .unwrap();
+            let split = completion.choices[0].message.split();
+            assert_eq!(
+                (split.reasoning.as_str(), split.text.as_str()),
+                (reasoning, text)
+            );
+            // What would be sent back is the message alone, without its reasoning.
+            let back = serde_json::to_value(&completion.choices[0].message.message).unwrap();
+            assert!(back.get("reasoning_content").is_none() && back.get("reasoning").is_none());
+        }
     }
 }

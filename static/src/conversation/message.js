@@ -1,10 +1,11 @@
 // One message of the active branch: a user's text and images (with Edit) or an answer rendered as
 // Markdown (with Copy and Regenerate), its `‹ 2/3 ›` sibling switcher, the tool calls the
 // answer made, its artifacts (each opens in a dialog), its ask_user cards, its Deep Think panel
-// when this page saw the run, and, when it ended early, why.
+// when this page saw the run, its reasoning (folded), and, when it ended early, why.
 import { renderMarkdown } from "../markdown/render.js";
 import { stopNote, trimmedNote } from "./run.js";
 import { finishedDeepThinkPanel } from "./deepthink.js";
+import { storedReasoning } from "./reasoning.js";
 import { openLabel } from "./artifactview.js";
 import { h } from "../ui/dom.js";
 import { imageParts } from "./images.js";
@@ -145,6 +146,7 @@ export function messageView(node, ctx) {
   return h("article", { class: "message assistant", "aria-label": "Assistant", dataset: { id: node.id } },
     ctx.cards,
     deep ? finishedDeepThinkPanel(deep) : null,
+    storedReasoning(node.reasoning),
     toolList(ctx.tools),
     markdownOf(node.id, node.content ?? ""),
     artifactList(artifacts, ctx.onOpenArtifact),

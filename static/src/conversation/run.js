@@ -11,6 +11,11 @@ export function newRun(runId = null) {
     userMessageId: null,
     assistantMessageId: null,
     text: "",
+    // The model's reasoning (x_chat.reasoning), how long it has reasoned, and whether it is
+    // reasoning now (its latest output was reasoning, not answer text).
+    reasoning: "",
+    reasoningMs: 0,
+    reasoningActive: false,
     tools: [],
     progress: null,
     asks: [],
@@ -51,14 +56,16 @@ export function progressLabel(type, name, argumentsText, message) {
   }
 }
 
-/// Applies one frame; returns the names of what changed ("text", "tools", "progress", "asks",
-/// "artifacts", "deepThink", "finished", "error", "started") so the view redraws only those.
+/// Applies one frame; returns the names of what changed ("text", "reasoning", "tools",
+/// "progress", "asks", "artifacts", "deepThink", "finished", "error", "started") so the view
+/// redraws only those.
 export function applyFrame(run, frame) {
   const seq = Number(frame.id);
   if (Number.isFinite(seq) && seq > run.lastSeq) run.lastSeq = seq;
   if (frame.data === "[DONE]") {
     run.done = true;
-    return ["finished"];
+    run.reasoningActive = false;
+    return ["finished", "reasoning"];
   }
   let event;
   try {
@@ -70,11 +77,16 @@ export function applyFrame(run, frame) {
     const content = event.choices?.[0]?.delta?.content;
     if (content) {
       run.text += content;
+      const changes = ["text"];
+      if (run.reasoningActive) {
+        run.reasoningActive = false;
+        changes.push("reasoning");
+      }
       if (run.progress) {
         run.progress = null;
-        return ["text", "progress"];
+        changes.push("progress");
       }
-      return ["text"];
+      return changes;
     }
     return [];
   }
@@ -82,15 +94,24 @@ export function applyFrame(run, frame) {
     return applyDeepThink(run, event);
   }
   switch (event.type) {
+    case "x_chat.reasoning":
+      run.reasoning += event.delta ?? "";
+      run.reasoningMs = Number(event.elapsed_ms) || run.reasoningMs;
+      run.reasoningActive = true;
+      return ["reasoning"];
     case "run.started":
       run.runId = event.run_id;
       run.userMessageId = event.user_message_id ?? null;
       return ["started"];
-    case "tool_call":
+    case "tool_call": {
       if (!run.tools.some((t) => t.id === event.id)) {
         run.tools.push({ id: event.id, name: event.name, arguments: event.arguments, status: "running" });
       }
-      return ["tools"];
+      // The model stopped reasoning to call a tool.
+      const stopped = run.reasoningActive;
+      run.reasoningActive = false;
+      return stopped ? ["tools", "reasoning"] : ["tools"];
+    }
     case "tool_result": {
       let tool = run.tools.find((t) => t.id === event.toolCallId);
       if (!tool) {
@@ -157,10 +178,11 @@ export function applyFrame(run, frame) {
       return ["error"];
     case "run.finished":
       run.finished = true;
+      run.reasoningActive = false;
       run.stopReason = event.stop_reason;
       run.assistantMessageId = event.assistant_message_id ?? null;
       run.progress = null;
-      return ["finished"];
+      return ["finished", "reasoning"];
     case "x_chat.metadata":
       run.usage = event.usage ?? null;
       return [];

@@ -19,6 +19,7 @@ import { askCard } from "./askcard.js";
 import { composerImages } from "./attach.js";
 import { imageParts, imageUrl } from "./images.js";
 import { liveDeepThinkPanel } from "./deepthink.js";
+import { reasoningBlock } from "./reasoning.js";
 import { artifactsPanel } from "../artifacts/panel.js";
 import { settingsPanel } from "./settings.js";
 import { documentsPanel } from "../documents/panel.js";
@@ -239,7 +240,7 @@ export function conversationView({ chatId, onMenu }) {
   function visible(node) {
     if (node.role === "user") return true;
     if (node.role !== "assistant") return false;
-    return Boolean(node.content) || (Array.isArray(node.parts) && node.parts.length > 0) || Boolean(node.stop_reason && node.stop_reason !== "completed");
+    return Boolean(node.content) || Boolean(node.reasoning?.text) || (Array.isArray(node.parts) && node.parts.length > 0) || Boolean(node.stop_reason && node.stop_reason !== "completed");
   }
 
   function siblingsOf(node) {
@@ -300,6 +301,7 @@ export function conversationView({ chatId, onMenu }) {
 
   function liveElement(run) {
     const deep = h("div", { class: "live-deep" });
+    const thought = h("div", { class: "live-reasoning" });
     const progress = h("p", { class: "progress", role: "status" });
     const tools = h("div", { class: "live-tools" });
     const cards = h("div", { class: "live-asks" });
@@ -307,16 +309,28 @@ export function conversationView({ chatId, onMenu }) {
     const typing = h("span", { class: "typing", "aria-label": "The assistant is answering" }, h("span"), h("span"), h("span"));
     const footer = h("div", { class: "live-footer" });
     const trim = h("div", { class: "live-trim" });
-    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, deep, progress, cards, tools, body, typing, trim, footer);
+    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, deep, thought, progress, cards, tools, body, typing, trim, footer);
     const md = new StreamingMarkdown(body);
     const renderText = throttle(() => {
       md.update(run.text);
       scrollToEnd();
     }, 50);
-    return { el, deep, deepPanel: null, progress, tools, cards, body, typing, trim, footer, md, renderText };
+    let block = null;
+    // The reasoning's text is redrawn at most every 50 ms, as the answer's is.
+    const renderReasoning = throttle(() => {
+      if (!run.reasoning) return;
+      if (!block) {
+        block = reasoningBlock();
+        thought.replaceChildren(block.el);
+      }
+      block.update({ text: run.reasoning, durationMs: run.reasoningMs, streaming: run.reasoningActive && !run.finished });
+      scrollToEnd();
+    }, 50);
+    return { el, deep, deepPanel: null, progress, tools, cards, body, typing, trim, footer, md, renderText, renderReasoning };
   }
 
   function paint(view, run, changes) {
+    if (changes.includes("reasoning")) view.renderReasoning();
     if (changes.includes("text")) {
       view.typing.hidden = true;
       view.renderText();

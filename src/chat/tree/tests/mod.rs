@@ -26,6 +26,7 @@ fn node(id: &str, parent: Option<&str>, role: &str, seq: i64) -> MessageNode {
         tool_call_id: None,
         run_id: None,
         stop_reason: None,
+        reasoning: None,
         seq,
         created_at: DateTime::<Utc>::from_timestamp(1_700_000_000 + seq, 0)
             .expect("valid timestamp"),
