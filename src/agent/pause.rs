@@ -50,6 +50,10 @@ pub struct Checkpoint {
     /// it goes on.
     #[serde(default)]
     pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
+    /// The request's `search_context_size`, which the re-selected tools are sized to again
+    /// (`None` in checkpoints made before it was kept: the configured size).
+    #[serde(default)]
+    pub search_context_size: Option<crate::tools::SearchContextSize>,
 }
 
 /// Where a run in a stored chat stopped to wait, with what it needs to go on.
@@ -140,6 +144,7 @@ pub(super) async fn pause_run(
         parts: spec.parts.snapshot(),
         project: Some(spec.project.clone()),
         client_tools: spec.client_tools.clone(),
+        search_context_size: spec.tools.iter().find_map(|t| t.context_size()),
     };
     let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
     let expires_at = chrono::Utc::now()

@@ -24,6 +24,10 @@ pub struct AttachmentsConfig {
     /// Hours an uploaded image nobody sent with a message is kept (a composer closed before
     /// sending) before it is swept.
     pub unsent_retention_hours: u64,
+    /// Most images uploaded to one chat and not yet sent with a message: a composer holds at
+    /// most `max_images_per_message`, so a few composers' worth is room enough, and a client
+    /// that uploads without sending cannot fill the disk before the sweep.
+    pub max_unsent_per_chat: usize,
 }
 
 impl Default for AttachmentsConfig {
@@ -34,6 +38,7 @@ impl Default for AttachmentsConfig {
             max_images_per_request: 32,
             fetch_timeout_secs: 20,
             unsent_retention_hours: 24,
+            max_unsent_per_chat: 32,
         }
     }
 }

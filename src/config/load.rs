@@ -100,10 +100,12 @@ impl Config {
             || images.max_images_per_message == 0
             || images.max_images_per_request < images.max_images_per_message
             || images.fetch_timeout_secs == 0
+            || images.max_unsent_per_chat < images.max_images_per_message
         {
             return invalid(
                 "attachments.max_image_bytes, max_images_per_message and fetch_timeout_secs \
-                 must be at least 1, and max_images_per_request at least max_images_per_message",
+                 must be at least 1, and max_images_per_request and max_unsent_per_chat at \
+                 least max_images_per_message",
             );
         }
         if self.database.max_connections == 0 {

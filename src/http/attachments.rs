@@ -99,7 +99,7 @@ async fn upload(
             bytes.extend_from_slice(&chunk);
         }
         let row = attachments
-            .store(&chat.id, &principal.user_id, bytes)
+            .store_upload(&chat.id, &principal.user_id, bytes)
             .await?;
         return Ok(HttpResponse::Created().json(view(&row)));
     }

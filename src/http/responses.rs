@@ -220,6 +220,10 @@ async fn owned(
         .ok_or(AppError::NotFound("response"))
 }
 
+/// How long a read waits for the finished object of a run that ended in this process to be
+/// kept: the keeping task writes it as soon as the run's log ends, one database write later.
+const KEEPER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 async fn retrieve(
     principal: Principal,
     state: web::Data<AppState>,
@@ -240,13 +244,21 @@ async fn retrieve(
     ] {
         body[key] = value;
     }
-    let live = state
-        .runs
-        .get(&row.run_id)
-        .is_some_and(|log| !log.is_finished());
-    if live {
-        // Still running: what was asked, with no output yet.
-        return Ok(HttpResponse::Ok().json(body));
+    if let Some(log) = state.runs.get(&row.run_id) {
+        if !log.is_finished() {
+            // Still running: what was asked, with no output yet.
+            return Ok(HttpResponse::Ok().json(body));
+        }
+        // Ended in this process: the task keeping it (`keep_when_finished`) is writing the
+        // finished object from the run's events. Wait for that, rather than mistake the run
+        // for one a crash cut off.
+        let deadline = tokio::time::Instant::now() + KEEPER_WAIT;
+        while tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            if let Some(kept) = owned(&state, &principal, &row.id).await?.body {
+                return Ok(HttpResponse::Ok().json(kept));
+            }
+        }
     }
     // The process that ran it ended before the response was kept (a crash or restart): what
     // its run left says how it ended, and that is kept now.

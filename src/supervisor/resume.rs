@@ -239,10 +239,12 @@ pub async fn resume_answered(
             );
         }
     }
+    let size = checkpoint.search_context_size;
     let mut tools: Vec<tools::SharedTool> = launcher
         .available_tools()
         .into_iter()
         .filter(|t| checkpoint.tools.iter().any(|name| name == t.name()))
+        .map(|t| size.and_then(|size| t.sized(size)).unwrap_or(t))
         .collect();
     let parts = Parts::from_vec(checkpoint.parts);
     // file_search stays offered if the run had it (named in x_tools before any document).

@@ -117,6 +117,11 @@ pub trait Tool: Send + Sync + 'static {
         let _ = size;
         None
     }
+    /// The `search_context_size` this copy was `sized` to, so a paused run that resumes gets
+    /// the same copy back; `None` for tools the size does not change.
+    fn context_size(&self) -> Option<SearchContextSize> {
+        None
+    }
     /// What a result depends on besides the arguments (a sized copy's size): part of the
     /// result cache's key, so copies of one tool never serve each other's results.
     fn cache_scope(&self) -> &str {

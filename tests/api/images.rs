@@ -622,3 +622,36 @@ async fn the_official_python_sdk_round_trips_an_image_through_a_stored_chat() {
     command.arg(script);
     sdk_round_trip(&app, command).await;
 }
+
+#[actix_web::test]
+async fn a_chat_holds_a_bounded_number_of_images_not_yet_sent() {
+    let app = spawn_app_with(|c| {
+        c.attachments.max_images_per_message = 2;
+        c.attachments.max_unsent_per_chat = 2;
+    })
+    .await;
+    let chat = app.new_chat().await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let created = upload(&app, &chat, PNG.to_vec()).await;
+        assert_eq!(created.status(), 201);
+        let created: Value = created.json().await.unwrap();
+        ids.push(created["id"].as_str().unwrap().to_string());
+    }
+    let refused = upload(&app, &chat, PNG.to_vec()).await;
+    assert_eq!(refused.status(), 409);
+    let error = error_body(refused).await;
+    assert_eq!(error["code"], "too_many_unsent_images");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("send or remove")
+    );
+
+    // Sent with a message, they no longer count.
+    app.upstream.script([Reply::text("Two pictures.")]);
+    app.send(&chat, json!({"content": "look", "attachments": ids}))
+        .await;
+    assert_eq!(upload(&app, &chat, PNG.to_vec()).await.status(), 201);
+}

@@ -504,3 +504,64 @@ async fn an_unknown_vector_store_is_404_saying_how_to_create_one() {
             .contains("POST /v1/vector_stores")
     );
 }
+
+#[actix_web::test]
+async fn a_run_resumed_after_a_question_searches_with_the_size_it_was_asked_for() {
+    let (engine, _) = start_search_engine().await;
+    let (url, site) = (
+        engine.clone(),
+        engine.trim_start_matches("http://").to_string(),
+    );
+    let app = spawn_app_with(move |config| {
+        config.tools.web_search_url = Some(url);
+        config.tools.ssrf_allow_list = vec![site];
+    })
+    .await;
+    let chat = app.new_chat().await;
+    app.upstream.script([Reply::tool_call(
+        "ask_1",
+        "ask_user",
+        json!({"question": "Which metal?", "options": ["Gold", "Silver"]}),
+    )]);
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": "Metal prices?",
+                   "web_search_options": {"search_context_size": "low",
+                                          "x_tools": ["web_search"]}}),
+        )
+        .await;
+    let correlation_id = frames
+        .iter()
+        .map(|f| f.json())
+        .find(|j| j["type"] == "x_ask_user.question")
+        .expect("a question")["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    app.upstream.script([
+        Reply::tool_call("s1", "web_search", json!({"query": "gold price"})),
+        Reply::text("Done."),
+    ]);
+    let resumed = app
+        .post_json(
+            &format!("/chat/api/{chat}/ask/{correlation_id}"),
+            &json!({"answer": "Gold"}),
+        )
+        .await;
+    assert_eq!(resumed.status(), 200);
+    crate::sse::read_all(resumed).await;
+    let result: Value = serde_json::from_str(&tool_result_sent(&app, 2)).unwrap();
+    let pages = result["fetched_pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 2, "{result}");
+    for page in pages {
+        // `low`: the two pages share 4,000 characters, as before the pause.
+        let content = page["content"].as_str().unwrap();
+        assert!(
+            content.ends_with("[truncated to 2000 characters]"),
+            "{}",
+            &content[content.len().saturating_sub(80)..]
+        );
+    }
+}

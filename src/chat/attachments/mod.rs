@@ -37,6 +37,11 @@ pub enum AttachmentError {
     NotAnImage { found: Option<String> },
     #[error("a message may carry at most {max} images, not {count}")]
     TooMany { count: usize, max: usize },
+    #[error(
+        "this chat already holds {max} uploaded images not sent with a message: send or \
+         remove them first (they are also removed after a day)"
+    )]
+    TooManyUnsent { max: usize },
     #[error("invalid image URL: {0}")]
     InvalidUrl(String),
     #[error("attachment {0} not found in this chat")]
@@ -60,6 +65,10 @@ impl From<AttachmentError> for AppError {
             },
             AttachmentError::TooMany { .. } => AppError::Refused {
                 code: "too_many_images",
+                message: err.to_string(),
+            },
+            AttachmentError::TooManyUnsent { .. } => AppError::LimitReached {
+                code: "too_many_unsent_images",
                 message: err.to_string(),
             },
             AttachmentError::InvalidUrl(_) => AppError::Refused {
@@ -110,6 +119,27 @@ impl Attachments {
             return Err(AttachmentError::TooMany { count, max });
         }
         Ok(())
+    }
+
+    /// An upload of the chat API: refused while the chat holds `max_unsent_per_chat` images
+    /// not sent with a message, else `store`d.
+    pub async fn store_upload(
+        &self,
+        chat_id: &ChatId,
+        user_id: &UserId,
+        bytes: Vec<u8>,
+    ) -> Result<attachments::Model, AttachmentError> {
+        use sea_orm::PaginatorTrait;
+        let unsent = attachments::Entity::find()
+            .filter(attachments::Column::ChatId.eq(chat_id))
+            .filter(attachments::Column::MessageId.is_null())
+            .count(&self.db)
+            .await?;
+        let max = self.limits.max_unsent_per_chat;
+        if unsent >= max as u64 {
+            return Err(AttachmentError::TooManyUnsent { max });
+        }
+        self.store(chat_id, user_id, bytes).await
     }
 
     /// Checks `bytes` (an image of an allowed type, within the size limit) and keeps them as

@@ -264,6 +264,10 @@ impl Tool for WebSearch {
         }))
     }
 
+    fn context_size(&self) -> Option<SearchContextSize> {
+        Some(self.size)
+    }
+
     fn cache_scope(&self) -> &str {
         self.size.as_str()
     }
