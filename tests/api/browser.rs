@@ -62,10 +62,12 @@ async fn run_scenario(app: &TestApp, scenario: &str, extra: &[(&str, String)]) {
     for (key, value) in extra {
         command.env(key, value);
     }
-    let output = actix_web::rt::task::spawn_blocking(move || command.output())
-        .await
-        .expect("the scenario's thread")
-        .expect("node runs (install Node.js 20+)");
+    let what = format!("browser scenario {scenario}");
+    let output = actix_web::rt::task::spawn_blocking(move || {
+        crate::subprocess::output_within(command, &what, crate::subprocess::CLIENT_LIMIT)
+    })
+    .await
+    .expect("the scenario's thread");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -77,11 +79,15 @@ async fn run_scenario(app: &TestApp, scenario: &str, extra: &[(&str, String)]) {
 
 #[test]
 fn the_uis_stream_decoding_and_rendering_helpers_pass_their_unit_tests() {
-    let output = Command::new("node")
+    let mut command = Command::new("node");
+    command
         .args(["--test", "static/tests/"])
-        .current_dir(root())
-        .output()
-        .expect("node runs (install Node.js 20+)");
+        .current_dir(root());
+    let output = crate::subprocess::output_within(
+        command,
+        "node --test static/tests/",
+        crate::subprocess::CLIENT_LIMIT,
+    );
     assert!(
         output.status.success(),
         "node --test static/tests/ failed:\n{}\n{}",

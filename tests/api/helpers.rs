@@ -12,6 +12,7 @@ use secrecy::SecretString;
 use serde_json::Value;
 
 use crate::fake_upstream::FakeUpstream;
+use crate::subprocess::CLIENT_LIMIT;
 
 /// The admin's API key in every test app.
 pub const ADMIN_KEY: &str = "cq_test_admin_key_0123456789";
@@ -316,10 +317,11 @@ pub async fn run_client(app: &TestApp, mut command: std::process::Command) -> Va
     command
         .env("COLLOQUY_URL", &app.address)
         .env("COLLOQUY_KEY", &app.api_key);
-    let output = actix_web::rt::task::spawn_blocking(move || command.output())
-        .await
-        .expect("the client's thread")
-        .expect("the client program runs");
+    let output = actix_web::rt::task::spawn_blocking(move || {
+        crate::subprocess::output_within(command, "the client program", CLIENT_LIMIT)
+    })
+    .await
+    .expect("the client's thread");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

@@ -38,6 +38,7 @@ mod seed_details;
 mod seed_examples;
 mod sign_in;
 mod sse;
+mod subprocess;
 mod test_tools;
 mod tool_schemas;
 mod tus_races;

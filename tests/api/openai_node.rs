@@ -40,12 +40,19 @@ pub fn node_clients() -> PathBuf {
         std::fs::copy(source.join(name), target.join(name)).expect("copy the client files");
     }
     if lock_changed || !target.join("node_modules/@ai-sdk/openai").exists() {
-        let installed = Command::new("npm")
-            .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
-            .current_dir(&target)
-            .status()
-            .expect("npm runs (install Node.js 20+)");
-        assert!(installed.success(), "npm ci in target/node-clients failed");
+        let mut npm = Command::new("npm");
+        npm.args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
+            .current_dir(&target);
+        let installed = crate::subprocess::output_within(
+            npm,
+            "npm ci in target/node-clients",
+            crate::subprocess::INSTALL_LIMIT,
+        );
+        assert!(
+            installed.status.success(),
+            "npm ci in target/node-clients failed:\n{}",
+            String::from_utf8_lossy(&installed.stderr)
+        );
         std::fs::copy(
             source.join("package-lock.json"),
             target.join("installed-lock.json"),

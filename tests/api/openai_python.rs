@@ -38,19 +38,23 @@ pub fn python_venv(venv: &str, requirements: &str) -> PathBuf {
             .expect("python3 runs");
         assert!(created.success(), "python3 -m venv failed");
     }
-    let installed = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(&wanted)
-        .status()
-        .expect("pip runs");
-    assert!(installed.success(), "pip install -r {requirements} failed");
+    let mut pip = Command::new(&python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-r",
+    ])
+    .arg(&wanted);
+    let installed =
+        crate::subprocess::output_within(pip, "pip install", crate::subprocess::INSTALL_LIMIT);
+    assert!(
+        installed.status.success(),
+        "pip install -r {requirements} failed:\n{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
     std::fs::write(&installed_list, current).expect("record what is installed");
     python
 }

@@ -89,10 +89,11 @@ async fn run(app: &TestApp, mut command: Command, chat: &str, session: &str, doc
         .env("CHAT_ID", chat)
         .env("SESSION", session)
         .env("DOCUMENT_ID", doc);
-    let output = actix_web::rt::task::spawn_blocking(move || command.output())
-        .await
-        .unwrap()
-        .expect("the example runs");
+    let output = actix_web::rt::task::spawn_blocking(move || {
+        crate::subprocess::output_within(command, "a seed example", crate::subprocess::CLIENT_LIMIT)
+    })
+    .await
+    .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     assert!(
         output.status.success(),

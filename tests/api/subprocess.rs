@@ -1,0 +1,87 @@
+//! Every program a test starts (an SDK script, a browser scenario, `npm ci`, `pip install`)
+//! runs under a wall-clock limit: one that hangs is killed with everything it started (its
+//! process group: Node and the Chromium it drives), and the test fails saying so, instead of
+//! eating the whole CI budget.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// An SDK script or a browser scenario: each takes seconds; a minute's margin per step.
+pub const CLIENT_LIMIT: Duration = Duration::from_secs(300);
+/// Installing a pinned set of packages from a registry on a cold cache.
+pub const INSTALL_LIMIT: Duration = Duration::from_secs(900);
+
+/// Runs `command` to its end and returns what it printed; kills its process group and panics,
+/// naming `what` and the output so far, if it runs past `limit`.
+pub fn output_within(mut command: Command, what: &str, limit: Duration) -> Output {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a kill reaches the programs it started.
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|err| panic!("{what} could not start: {err}"));
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    // unwrap: both pipes were asked for above.
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the child's status") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            let stdout = String::from_utf8_lossy(&stdout.join().unwrap_or_default()).into_owned();
+            let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
+            panic!("{what} ran past {limit:?} and was killed:\n{stdout}\n{stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+#[test]
+fn a_program_past_its_limit_is_killed_with_what_it_started() {
+    let started = Instant::now();
+    let mut command = Command::new("sh");
+    // The child's own child sleeps too: both must go.
+    command.args(["-c", "echo begun; sleep 30 & sleep 30"]);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        output_within(command, "a sleeper", Duration::from_millis(300))
+    }));
+    let message = *outcome
+        .expect_err("it must not finish")
+        .downcast::<String>()
+        .expect("a message");
+    assert!(message.contains("a sleeper ran past"), "{message}");
+    assert!(message.contains("begun"), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_program_within_its_limit_gives_its_output_and_status() {
+    let mut command = Command::new("sh");
+    command.args(["-c", "echo out; echo err >&2; exit 3"]);
+    let output = output_within(command, "a quick one", Duration::from_secs(30));
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(output.stdout, b"out\n");
+    assert_eq!(output.stderr, b"err\n");
+}
