@@ -19,6 +19,31 @@ pub const CONTEXT_TRIMMED: &str = "x_chat.context_trimmed";
 pub const SUMMARY_HEADING: &str = "Earlier in this conversation (summarised, as it no longer \
 fits the model's context):";
 
+/// `context::fit` on the blocking pool: it tokenizes the whole context, on every call of the
+/// loop, and the run's actor shares its arbiter with chat sessions, which must not wait on it.
+async fn fit_off_thread(
+    request: &mut ChatRequest,
+    latest_turn: usize,
+    window: u32,
+    reserve: u64,
+) -> Result<Option<Trimmed>, context::TooLarge> {
+    // The request goes to the pool and comes back fitted; an empty one holds its place.
+    let mut owned = std::mem::replace(request, ChatRequest::new(String::new(), Vec::new()));
+    let joined = tokio::task::spawn_blocking(move || {
+        let outcome = context::fit(&mut owned, latest_turn, window, reserve);
+        (owned, outcome)
+    })
+    .await;
+    let (fitted, outcome) = match joined {
+        Ok(done) => done,
+        // A panic while fitting is the loop's own, as it was on this thread.
+        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+        Err(err) => panic!("fitting was cancelled with the runtime: {err}"),
+    };
+    *request = fitted;
+    outcome
+}
+
 /// Why a request could not be sent.
 pub(super) enum Unfit {
     TooLarge(TooLarge),
@@ -57,8 +82,9 @@ impl Fitting {
         } else {
             0
         };
-        let Some(mut trimmed) =
-            context::fit(request, latest_turn, window, reserve).map_err(Unfit::TooLarge)?
+        let Some(mut trimmed) = fit_off_thread(request, latest_turn, window, reserve)
+            .await
+            .map_err(Unfit::TooLarge)?
         else {
             return Ok(());
         };
@@ -187,6 +213,60 @@ fn insert_summary(request: &mut ChatRequest, note: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Another chat's work on the run's thread keeps going while a huge context is fitted: the
+    /// tokenizing happens on the blocking pool. (A chat session shares its arbiter thread with
+    /// runs; here the other chat is a task ticking on the same single-threaded runtime.)
+    #[tokio::test]
+    async fn fitting_a_huge_context_leaves_its_thread_free_for_other_chats() {
+        use std::time::{Duration, Instant};
+        let turn = |i: usize| format!("turn {i}: {}", "several words of history ".repeat(120));
+        let history: Vec<ChatMessage> = (0..1_200)
+            .flat_map(|i| [ChatMessage::user(turn(i)), ChatMessage::assistant(turn(i))])
+            .collect();
+        let latest = history.len() - 1;
+        let request = ChatRequest::new("m", history);
+
+        // What fitting costs when it holds the thread.
+        let mut held = request.clone();
+        let started = Instant::now();
+        let expected = context::fit(&mut held, latest, 8_192, 0).unwrap();
+        let alone = started.elapsed();
+        assert!(
+            alone > Duration::from_millis(100),
+            "the context must take a while to fit: {alone:?}"
+        );
+
+        let ticks = std::sync::Arc::new(std::sync::Mutex::new(vec![Instant::now()]));
+        let recorded = ticks.clone();
+        let other_chat = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                recorded.lock().unwrap().push(Instant::now());
+            }
+        });
+        let mut fitted = request.clone();
+        let outcome = fit_off_thread(&mut fitted, latest, 8_192, 0).await.unwrap();
+        other_chat.abort();
+
+        let ticks = ticks.lock().unwrap();
+        let longest_wait = ticks
+            .windows(2)
+            .map(|pair| pair[1] - pair[0])
+            .max()
+            .unwrap_or_default();
+        assert!(ticks.len() > 2, "the other chat ran meanwhile");
+        assert!(
+            longest_wait < alone / 2,
+            "the other chat waited {longest_wait:?} while fitting took {alone:?}"
+        );
+        // The same fitting as on the thread.
+        assert_eq!(fitted, held);
+        assert_eq!(
+            outcome.map(|t| t.dropped_messages),
+            expected.map(|t| t.dropped_messages)
+        );
+    }
 
     #[test]
     fn the_summary_joins_the_leading_system_message_or_comes_first() {

@@ -75,11 +75,27 @@ pub async fn summarize(
         .max(64);
     // Messages with nothing to say (an empty answer to a failed turn) are not counted.
     let messages: Vec<&ChatMessage> = dropped.iter().filter(|m| has_text(m)).collect();
-    let lines: Vec<String> = messages.iter().map(|m| render(m, readable)).collect();
-    let sizes: Vec<u64> = lines
-        .iter()
-        .map(|line| chunker.encode(line).len() as u64 + 1)
-        .collect();
+    // Rendering and counting the whole left-out history is CPU work that grows with it: on the
+    // blocking pool, not the arbiter the run shares with chat sessions.
+    let owned: Vec<ChatMessage> = messages.iter().map(|m| (*m).clone()).collect();
+    let counted = tokio::task::spawn_blocking(move || {
+        let lines: Vec<String> = owned.iter().map(|m| render(m, readable)).collect();
+        let sizes: Vec<u64> = lines
+            .iter()
+            .map(|line| chunker.encode(line).len() as u64 + 1)
+            .collect();
+        (lines, sizes)
+    })
+    .await;
+    let (lines, sizes) = match counted {
+        Ok(counted) => counted,
+        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+        Err(err) => {
+            return Err(LlmError::InvalidResponse(format!(
+                "summarising stopped: {err}"
+            )));
+        }
+    };
     // The newest messages the calls can read; older ones are left out unsummarised.
     let mut start = lines.len();
     let mut capacity = readable * MAX_SUMMARY_CALLS as u64;
@@ -140,7 +156,7 @@ pub async fn summarize(
         }
         usage.add(match completion.usage {
             Some(reported) if super::usage::is_real(Some(&reported)) => reported,
-            _ => super::usage::estimate(&request, text, &[]),
+            _ => super::usage::estimate_off_thread(&request, text).await,
         });
         summary.text = text.to_string();
         summary.covers = end;

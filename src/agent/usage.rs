@@ -13,6 +13,15 @@ pub fn is_real(reported: Option<&Usage>) -> bool {
     reported.is_some_and(|usage| usage.prompt_tokens > 0 || usage.completion_tokens > 0)
 }
 
+/// `estimate` on the blocking pool: counting a whole request is CPU work that grows with the
+/// context, and runs live on arbiters shared with chat sessions.
+pub async fn estimate_off_thread(request: &ChatRequest, content: &str) -> Usage {
+    let (request, content) = (request.clone(), content.to_string());
+    tokio::task::spawn_blocking(move || estimate(&request, &content, &[]))
+        .await
+        .unwrap_or_default()
+}
+
 /// An estimate of what `request` and its answer (`content`, `tool_calls`) cost.
 pub fn estimate(request: &ChatRequest, content: &str, tool_calls: &[ToolCall]) -> Usage {
     let chunker = Chunker::default();

@@ -122,12 +122,21 @@ async fn embeddings(
         }
     };
     let texts = input_texts(body.input)?;
-    let tokens: u64 = texts.iter().map(|t| crate::agent::context::tokens(t)).sum();
+    // Counting up to 512 texts of 32,768 characters is CPU work: off the HTTP worker, beside
+    // the embedding itself.
+    let counted = texts.clone();
+    let tokens = tokio::task::spawn_blocking(move || {
+        counted
+            .iter()
+            .map(|t| crate::agent::context::tokens(t))
+            .sum::<u64>()
+    });
     let vectors = state
         .embedder
         .embed(texts)
         .await
         .map_err(|err| AppError::EmbedderFailed(err.to_string()))?;
+    let tokens = tokens.await.map_err(AppError::internal)?;
     let size = vectors.first().map_or(0, Vec::len);
     if let Some(dimensions) = body.dimensions
         && dimensions != size

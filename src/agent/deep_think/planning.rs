@@ -176,7 +176,7 @@ async fn make_plan(
             .unwrap_or_default();
         usage.add(match completion.usage {
             Some(reported) if crate::agent::usage::is_real(Some(&reported)) => reported,
-            _ => crate::agent::usage::estimate(&request, &answer, &[]),
+            _ => crate::agent::usage::estimate_off_thread(&request, &answer).await,
         });
         match plan::parse(&answer, tools, min, max, &spec.question) {
             Ok(mut plan) => {

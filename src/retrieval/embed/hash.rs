@@ -4,7 +4,7 @@
 //! sum is L2-normalised. Texts sharing words or word pieces point the same way; it knows no
 //! synonyms. Deterministic across processes and platforms (FNV-1a, not `std`'s random hasher).
 
-use super::{EmbedFuture, Embedder, normalize};
+use super::{EmbedError, EmbedFuture, Embedder, normalize};
 
 /// Buckets in a hash vector.
 pub const DEFAULT_DIM: usize = 384;
@@ -132,9 +132,24 @@ impl Embedder for HashEmbedder {
         &self.id
     }
 
+    /// Hashing is CPU work that grows with the texts (up to megabytes from `/v1/embeddings`
+    /// or an upload's chunks): on the blocking pool, as the trait asks, never the caller's
+    /// thread.
     fn embed(&self, texts: Vec<String>) -> EmbedFuture {
-        let vectors = texts.iter().map(|t| self.embed_text(t)).collect();
-        Box::pin(async move { Ok(vectors) })
+        let embedder = Self {
+            dim: self.dim,
+            id: self.id.clone(),
+        };
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                texts
+                    .iter()
+                    .map(|t| embedder.embed_text(t))
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .map_err(|err| EmbedError::Model(format!("the hash embedder failed: {err}")))
+        })
     }
 
     fn vector_weight(&self) -> f32 {
@@ -146,6 +161,49 @@ impl Embedder for HashEmbedder {
 mod tests {
     use super::*;
     use crate::retrieval::embed::cosine;
+
+    /// The trait's contract: hashing megabytes leaves the caller's thread to its other work
+    /// (a task ticking on the same single-threaded runtime keeps ticking).
+    #[tokio::test]
+    async fn embedding_runs_on_the_blocking_pool_and_the_callers_thread_stays_free() {
+        use std::time::{Duration, Instant};
+        let e = HashEmbedder::default();
+        let texts: Vec<String> = (0..128)
+            .map(|i| {
+                format!(
+                    "text {i} {}",
+                    "words to hash many times over ".repeat(2_000)
+                )
+            })
+            .collect();
+        let started = Instant::now();
+        let expected: Vec<Vec<f32>> = texts.iter().map(|t| e.embed_text(t)).collect();
+        let alone = started.elapsed();
+        assert!(alone > Duration::from_millis(100), "{alone:?}");
+
+        let ticks = std::sync::Arc::new(std::sync::Mutex::new(vec![Instant::now()]));
+        let recorded = ticks.clone();
+        let other = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                recorded.lock().unwrap().push(Instant::now());
+            }
+        });
+        let vectors = e.embed(texts).await.unwrap();
+        other.abort();
+        let ticks = ticks.lock().unwrap();
+        let longest_wait = ticks
+            .windows(2)
+            .map(|pair| pair[1] - pair[0])
+            .max()
+            .unwrap_or_default();
+        assert!(ticks.len() > 2);
+        assert!(
+            longest_wait < alone / 2,
+            "the caller's thread waited {longest_wait:?}; hashing takes {alone:?}"
+        );
+        assert_eq!(vectors, expected);
+    }
 
     #[test]
     fn vectors_are_unit_length_and_deterministic() {
