@@ -18,7 +18,7 @@ fn by_name<'a>(list: &'a Value, filename: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{filename} is listed: {list}"))
 }
 
-/// Creates a tus upload of `bytes.len()` bytes; returns its location.
+/// Creates a tus upload of `length` bytes; returns its location.
 async fn tus_upload(app: &TestApp, chat: &str, filename: &str, length: usize) -> String {
     let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
         .header("Upload-Length", length.to_string())
