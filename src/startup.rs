@@ -177,6 +177,19 @@ impl Application {
             }
         }
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
+        // Before the upload sweeper and the processing queue: what a dead process left between
+        // moving an upload's bytes and recording them is completed, or marked error.
+        match state.workspace.recover_uncommitted().await {
+            Ok(recovered) if recovered != crate::documents::Recovered::default() => {
+                tracing::warn!(
+                    completed = recovered.completed,
+                    failed = recovered.failed,
+                    "repaired uploads left half-committed"
+                );
+            }
+            Ok(_) => {}
+            Err(err) => tracing::error!(%err, "could not repair half-committed uploads"),
+        }
         state
             .workspace
             .start_upload_sweeper(Duration::from_secs(600));

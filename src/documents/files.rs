@@ -8,18 +8,17 @@ use chrono::Utc;
 use entities::documents::{self, DocumentStatus};
 use entities::files;
 use entities::ids::{ChatId, FileId, UserId};
-use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, Set};
 
-use super::{CreateError, DocumentsError, Workspace};
-
-use crate::retrieval::extract::SNIFF_BYTES;
+use super::{CommitError, CreateError, DocumentsError, Upload, Workspace};
 
 /// Why a file could not be added to a vector store.
 #[derive(Debug, thiserror::Error)]
 pub enum AddFileError {
     #[error(transparent)]
     Create(#[from] CreateError),
+    #[error(transparent)]
+    Commit(#[from] CommitError),
     #[error("the stored file could not be read: {0}")]
     Io(#[from] std::io::Error),
     #[error(transparent)]
@@ -98,40 +97,40 @@ impl Workspace {
         file: &files::Model,
     ) -> Result<documents::Model, AddFileError> {
         let source = PathBuf::from(&file.storage_path);
-        let head = read_head(&source).await?;
         let size = file.bytes as u64;
-        let dir = self.files_dir(chat_id);
+        let dir = self.uploads_dir();
         tokio::fs::create_dir_all(&dir).await?;
-        let document = self
+        let part = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));
+        if let Err(err) = tokio::fs::copy(&source, &part).await {
+            let _ = tokio::fs::remove_file(&part).await;
+            return Err(err.into());
+        }
+        let document = match self
             .create(
                 chat_id,
                 &file.filename,
                 size,
-                &dir,
+                &part,
                 DocumentStatus::Uploading,
             )
-            .await?;
-        let target = dir.join(document.id.as_str());
-        if let Err(err) = tokio::fs::copy(&source, &target).await {
-            self.delete(chat_id, &document.artifact_id).await.ok();
-            return Err(err.into());
-        }
-        let (_, content_type) = crate::retrieval::extract::sniff(&head, &file.filename);
-        documents::Entity::update_many()
-            .col_expr(
-                documents::Column::StoragePath,
-                Expr::value(target.to_string_lossy().into_owned()),
-            )
-            .col_expr(documents::Column::ContentType, Expr::value(content_type))
-            .col_expr(documents::Column::FileId, Expr::value(file.id.as_str()))
-            .filter(documents::Column::Id.eq(document.id.clone()))
-            .exec(&self.inner.db)
-            .await?;
-        self.submit(&document.id, size).await?;
-        Ok(documents::Entity::find_by_id(document.id.clone())
-            .one(&self.inner.db)
-            .await?
-            .unwrap_or(document))
+            .await
+        {
+            Ok(document) => document,
+            Err(err) => {
+                let _ = tokio::fs::remove_file(&part).await;
+                return Err(err.into());
+            }
+        };
+        let upload = Upload {
+            document_id: document.id,
+            chat_id: chat_id.clone(),
+            filename: file.filename.clone(),
+            source: part,
+            size,
+            file_id: Some(file.id.clone()),
+            upload_id: None,
+        };
+        Ok(self.commit_upload(&upload).await?)
     }
 
     /// The store's document made from `file_id`, if it has one.
@@ -147,20 +146,4 @@ impl Workspace {
             .one(&self.inner.db)
             .await?)
     }
-}
-
-async fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
-    use tokio::io::AsyncReadExt;
-    let mut file = tokio::fs::File::open(path).await?;
-    let mut head = vec![0; SNIFF_BYTES];
-    let mut filled = 0;
-    while filled < head.len() {
-        let read = file.read(&mut head[filled..]).await?;
-        if read == 0 {
-            break;
-        }
-        filled += read;
-    }
-    head.truncate(filled);
-    Ok(head)
 }

@@ -4,8 +4,9 @@
 //! semaphore, with CPU work on the blocking pool — never on a chat's mailbox. Chunks and their
 //! vectors are stored in the database, so an index directory that is missing or corrupt is
 //! rebuilt from them. Documents are chat-level: the same in every branch. By concern:
-//! `records` (records and limits), `queue` (processing), `open_index` (each chat's open
-//! index), `search`, `uploads`.
+//! `records` (records and limits), `commit` (an upload's bytes placed, recorded and queued:
+//! its one writer), `queue` (processing), `open_index` (each chat's open index), `search`,
+//! `uploads`.
 
 use entities::ids::{ArtifactId, ChatId, DocumentId};
 use std::path::PathBuf;
@@ -22,6 +23,7 @@ use crate::config::{Config, DocumentsConfig};
 use crate::retrieval::chunk::Chunker;
 use crate::retrieval::embed::SharedEmbedder;
 
+mod commit;
 mod files;
 mod open_index;
 mod queue;
@@ -29,6 +31,7 @@ mod records;
 mod search;
 pub mod uploads;
 
+pub use commit::{CommitError, Recovered, Upload};
 pub use files::AddFileError;
 pub use open_index::OpenIndex;
 pub use queue::Resumed;

@@ -29,11 +29,19 @@ pub enum CreateError {
 }
 
 impl Workspace {
-    /// Documents of a chat that count against the per-chat limit (not deleted).
+    /// Documents of a chat that count against the per-chat limit: not deleted, and not an
+    /// upload that failed before its bytes were stored (`error` without a processing
+    /// attempt, see `commit`), which holds nothing.
     pub async fn count(&self, chat_id: &ChatId) -> Result<u64, DbErr> {
+        use sea_orm::Condition;
         documents::Entity::find()
             .filter(documents::Column::ChatId.eq(chat_id))
             .filter(documents::Column::DeletedAt.is_null())
+            .filter(
+                Condition::any()
+                    .add(documents::Column::Status.ne(DocumentStatus::Error))
+                    .add(documents::Column::ProcessingAttempts.gt(0)),
+            )
             .count(&self.inner.db)
             .await
     }

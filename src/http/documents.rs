@@ -11,9 +11,9 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::auth::Principal;
-use crate::documents::{CreateError, DocumentView};
+use crate::documents::{CommitError, CreateError, DocumentView, Upload};
 use crate::error::{AppError, AppResult};
-use crate::retrieval::extract::{SNIFF_BYTES, sanitize_filename};
+use crate::retrieval::extract::sanitize_filename;
 use crate::state::AppState;
 use entities::documents::DocumentStatus;
 
@@ -37,6 +37,13 @@ pub async fn check_count(state: &AppState, chat_id: &ChatId) -> AppResult<()> {
         return Err(create_error(CreateError::TooMany { max }));
     }
     Ok(())
+}
+
+pub fn commit_error(err: CommitError) -> AppError {
+    match err {
+        CommitError::Store(_) => AppError::internal(err),
+        CommitError::Db(err) => err.into(),
+    }
 }
 
 pub fn create_error(err: CreateError) -> AppError {
@@ -146,13 +153,9 @@ async fn upload(
             .map_err(AppError::internal)?;
         let mut size: u64 = 0;
         let mut failure = None;
-        // The first bytes decide the type (as processing will), so the response names it.
-        let mut head: Vec<u8> = Vec::new();
         while let Some(chunk) = field.next().await {
             match chunk {
                 Ok(chunk) => {
-                    let room = SNIFF_BYTES.saturating_sub(head.len());
-                    head.extend_from_slice(&chunk[..chunk.len().min(room)]);
                     size += chunk.len() as u64;
                     if size > limit {
                         failure = Some(too_large(limit));
@@ -177,10 +180,6 @@ async fn upload(
             let _ = tokio::fs::remove_file(&part).await;
             return Err(err);
         }
-        let target_dir = state.workspace.files_dir(&chat.id);
-        tokio::fs::create_dir_all(&target_dir)
-            .await
-            .map_err(AppError::internal)?;
         let document = match state
             .workspace
             .create(&chat.id, &filename, size, &part, DocumentStatus::Uploading)
@@ -192,32 +191,21 @@ async fn upload(
                 return Err(create_error(err));
             }
         };
-        let target = target_dir.join(document.id.as_str());
-        tokio::fs::rename(&part, &target)
+        let upload = Upload {
+            document_id: document.id,
+            chat_id: chat.id.clone(),
+            filename,
+            source: part,
+            size,
+            file_id: None,
+            upload_id: None,
+        };
+        let document = state
+            .workspace
+            .commit_upload(&upload)
             .await
-            .map_err(AppError::internal)?;
-        let (_, content_type) = crate::retrieval::extract::sniff(&head, &filename);
-        {
-            use sea_orm::sea_query::Expr;
-            use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-            entities::documents::Entity::update_many()
-                .col_expr(
-                    entities::documents::Column::StoragePath,
-                    Expr::value(target.to_string_lossy().into_owned()),
-                )
-                .col_expr(
-                    entities::documents::Column::ContentType,
-                    Expr::value(content_type),
-                )
-                .filter(entities::documents::Column::Id.eq(document.id.clone()))
-                .exec(&state.db)
-                .await?;
-        }
-        state.workspace.submit(&document.id, size).await?;
-        let mut view = DocumentView::from(document);
-        view.status = DocumentStatus::Processing;
-        view.size = size as i64;
-        view.content_type = content_type.into();
+            .map_err(commit_error)?;
+        let view = DocumentView::from(document);
         return Ok(HttpResponse::Created().json(view));
     }
     Err(AppError::invalid("the form has no field named \"file\""))

@@ -27,7 +27,7 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use tokio::io::AsyncWriteExt;
 
 use crate::auth::Principal;
-use crate::documents::Termination;
+use crate::documents::{Termination, Upload};
 use crate::error::{AppError, AppResult};
 use crate::retrieval::extract::sanitize_filename;
 use crate::state::AppState;
@@ -187,7 +187,7 @@ async fn create(
         }
     };
     let now = Utc::now();
-    uploads::ActiveModel {
+    let upload = uploads::ActiveModel {
         id: Set(upload_id.clone()),
         chat_id: Set(chat.id.clone()),
         user_id: Set(principal.user_id.clone()),
@@ -210,7 +210,7 @@ async fn create(
         .insert_header(("Location", location.clone()))
         .insert_header(("Upload-Offset", "0"));
     if length == 0 {
-        finish(&state, &document.id, &storage_path, &chat.id, &upload_id, 0).await?;
+        finish(&state, &upload, &document.id).await?;
     }
     Ok(response.json(serde_json::json!({
         "upload_id": upload_id,
@@ -362,58 +362,34 @@ async fn patch(
     if written == length
         && let Some(document_id) = &upload.document_id
     {
-        let path = PathBuf::from(&upload.storage_path);
-        finish(
-            &state,
-            document_id,
-            &path,
-            &upload.chat_id,
-            &upload.id,
-            length,
-        )
-        .await?;
+        finish(&state, &upload, document_id).await?;
     }
     Ok(tus(HttpResponse::build(StatusCode::NO_CONTENT))
         .insert_header(("Upload-Offset", written.to_string()))
         .finish())
 }
 
-/// Moves a complete upload to the chat's files and queues its processing.
+/// Commits a complete upload: the document service moves its bytes, records them with the
+/// upload's completion and queues processing.
 async fn finish(
     state: &AppState,
+    upload: &uploads::Model,
     document_id: &DocumentId,
-    part: &std::path::Path,
-    chat_id: &ChatId,
-    upload_id: &UploadId,
-    length: u64,
 ) -> AppResult<()> {
-    use sea_orm::sea_query::Expr;
-    let dir = state.workspace.files_dir(chat_id);
-    tokio::fs::create_dir_all(&dir)
+    let committed = Upload {
+        document_id: document_id.clone(),
+        chat_id: upload.chat_id.clone(),
+        filename: upload.filename.clone(),
+        source: PathBuf::from(&upload.storage_path),
+        size: upload.upload_length as u64,
+        file_id: None,
+        upload_id: Some(upload.id.clone()),
+    };
+    state
+        .workspace
+        .commit_upload(&committed)
         .await
-        .map_err(AppError::internal)?;
-    let target = dir.join(document_id.as_str());
-    tokio::fs::rename(part, &target)
-        .await
-        .map_err(AppError::internal)?;
-    uploads::Entity::update_many()
-        .col_expr(uploads::Column::Status, Expr::value(UploadStatus::Complete))
-        .col_expr(
-            uploads::Column::StoragePath,
-            Expr::value(target.to_string_lossy().into_owned()),
-        )
-        .filter(uploads::Column::Id.eq(upload_id))
-        .exec(&state.db)
-        .await?;
-    entities::documents::Entity::update_many()
-        .col_expr(
-            entities::documents::Column::StoragePath,
-            Expr::value(target.to_string_lossy().into_owned()),
-        )
-        .filter(entities::documents::Column::Id.eq(document_id))
-        .exec(&state.db)
-        .await?;
-    state.workspace.submit(document_id, length).await?;
+        .map_err(super::documents::commit_error)?;
     Ok(())
 }
 

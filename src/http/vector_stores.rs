@@ -157,6 +157,7 @@ async fn add(
         .await
         .map_err(|err| match err {
             AddFileError::Create(err) => create_error(err),
+            AddFileError::Commit(err) => super::documents::commit_error(err),
             AddFileError::Db(err) => err.into(),
             AddFileError::Io(err) => AppError::internal(err),
         })

@@ -13,6 +13,7 @@ mod completions;
 mod cross_site;
 mod deep_think;
 mod documents;
+mod documents_commit;
 mod errors;
 mod fake_upstream;
 mod fetch_url;
