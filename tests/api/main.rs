@@ -31,6 +31,7 @@ mod openai_python;
 mod quickstart;
 mod real_server;
 mod reasoning;
+mod refused_requests;
 mod research;
 mod responses_sdk;
 mod responses_state;
