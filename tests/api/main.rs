@@ -35,6 +35,7 @@ mod refused_requests;
 mod research;
 mod responses_sdk;
 mod responses_state;
+mod run_errors;
 mod seed_details;
 mod seed_examples;
 mod sign_in;
