@@ -78,6 +78,15 @@ pub enum AppError {
         cause: String,
         message: String,
     },
+    /// A run failed before answering anything, not by the model server's fault (a save that
+    /// failed, Deep Think that could not research, a stored stop): its kind's status and code
+    /// (`run::events::RunErrorKind`, converted in `http::run_failure`).
+    #[error("{message}")]
+    RunFailed {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+    },
     /// The database failed.
     #[error("database error")]
     Database(#[from] sea_orm::DbErr),
@@ -122,7 +131,7 @@ impl AppError {
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",
             Self::RateLimited { .. } => "rate_limited",
-            Self::Upstream { code, .. } => code,
+            Self::Upstream { code, .. } | Self::RunFailed { code, .. } => code,
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",
             Self::EmbedderFailed(_) => "embedder_failed",
@@ -176,7 +185,7 @@ impl ResponseError for AppError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Upstream { status, .. } => *status,
+            Self::Upstream { status, .. } | Self::RunFailed { status, .. } => *status,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Unavailable(_) | Self::EmbedderFailed(_) => StatusCode::SERVICE_UNAVAILABLE,
         }

@@ -18,7 +18,7 @@ use crate::chat::session::{ChatSession, CompleteTurn};
 use crate::config::AgentConfig;
 use crate::llm::wire::{ChatMessage, ChatRequest, FinishReason, Role, ToolCall, Usage};
 use crate::llm::{LlmClient, LlmError, TurnAccumulator};
-use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 use crate::run::log::RunLog;
 use crate::tools::SharedTool;
 
@@ -142,14 +142,14 @@ pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
             Ok(Err(err)) => {
                 tracing::error!(run_id = %spec.log.run_id, %err, "could not persist the run's answer");
                 error.get_or_insert(RunError::new(
-                    "persistence_failed",
+                    RunErrorKind::PersistenceFailed,
                     "the answer could not be saved",
                 ));
             }
             Err(err) => {
                 tracing::error!(run_id = %spec.log.run_id, %err, "chat session gone before the run finished");
                 error.get_or_insert(RunError::new(
-                    "persistence_failed",
+                    RunErrorKind::PersistenceFailed,
                     "the answer could not be saved",
                 ));
             }
@@ -171,7 +171,7 @@ pub(super) fn upstream_error(log: &RunLog, err: &LlmError) -> Option<RunError> {
     tracing::warn!(run_id = %log.run_id, error = %err, "the model server failed");
     Some(RunError {
         detail: log.owner_is_admin.then(|| err.to_string()),
-        ..RunError::new(err.code(), err.public_message())
+        ..RunError::new(err.into(), err.public_message())
     })
 }
 
@@ -276,7 +276,8 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             match fitted {
                 Ok(()) => {}
                 Err(Unfit::TooLarge(too_large)) => {
-                    let error = RunError::new("context_length_exceeded", too_large.message());
+                    let error =
+                        RunError::new(RunErrorKind::ContextLengthExceeded, too_large.message());
                     return state.stop(log, StopReason::UpstreamError, Some(error));
                 }
                 Err(Unfit::Interrupted(interrupt)) => {

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::chat::asks::{AskKind, NewAsk};
 use crate::llm::wire::{ChatMessage, ChatRequest, ToolCall, Usage};
-use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 
 use super::loop_actor::{LoopOutcome, RunSpec};
 
@@ -91,7 +91,7 @@ pub(super) async fn pause_run(
                 .log
                 .owner_is_admin
                 .then(|| format!("the run's pause could not be saved: {cause}")),
-            ..RunError::new("pause_failed", "the question could not be saved")
+            ..RunError::new(RunErrorKind::PauseFailed, "the question could not be saved")
         }
     };
     let Some((session, user_message_id)) = &spec.chat else {

@@ -185,46 +185,6 @@ fn trailing_tool_results(messages: &[ChatMessage]) -> Vec<ToolResult> {
     results
 }
 
-/// The HTTP error for a run that failed before producing anything: the status and code of
-/// its upstream failure, worded as the run's reader may see it (`RunError::shown`).
-pub(super) fn run_failure(error: &crate::run::events::RunError) -> AppError {
-    use crate::llm::LlmError;
-    let message = error.shown().to_string();
-    let cause = message.clone();
-    let upstream = match error.code.as_str() {
-        "upstream_rejected" => LlmError::Status {
-            status: 400,
-            message: cause,
-        },
-        "upstream_timeout" => LlmError::Timeout(cause),
-        "upstream_unreachable" => LlmError::Connect(cause),
-        "upstream_rate_limited" => LlmError::RateLimited {
-            retry_after_secs: None,
-        },
-        "upstream_invalid_response" => LlmError::InvalidResponse(cause),
-        "upstream_stream_error" => LlmError::StreamError(cause),
-        "upstream_stream_truncated" => LlmError::StreamTruncated(cause),
-        "context_length_exceeded" => LlmError::ContextOverflow {
-            context_length: None,
-            message: cause,
-        },
-        "model_cannot_read_images" => LlmError::ImagesUnsupported {
-            model: String::new(),
-            message: cause,
-        },
-        _ => LlmError::Status {
-            status: 502,
-            message: cause,
-        },
-    };
-    AppError::Upstream {
-        status: upstream.status(),
-        code: upstream.code(),
-        cause: upstream.to_string(),
-        message,
-    }
-}
-
 /// The answer's message: its text, its reasoning as DeepSeek's `reasoning_content` (when the
 /// model reasoned), and the client tools the model called (then the text may be `null`, as
 /// OpenAI's is).
@@ -270,7 +230,7 @@ async fn collect(
                 if let Some(error) = error
                     && content.is_empty()
                 {
-                    return Err(run_failure(error));
+                    return Err(super::run_failure::run_failure(error));
                 }
                 let mut body = json!({
                     "id": completion_id(&log),

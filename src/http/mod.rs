@@ -21,6 +21,7 @@ mod metrics;
 mod models;
 mod principal;
 mod responses;
+mod run_failure;
 mod run_usage;
 mod runs;
 pub mod sse;

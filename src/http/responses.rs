@@ -182,7 +182,7 @@ async fn create(
         .await
         .ok_or_else(|| AppError::internal(anyhow::anyhow!("run ended without finishing")))?;
     if let Some(error) = failure {
-        return Err(super::completions::run_failure(&error));
+        return Err(super::run_failure::run_failure(&error));
     }
     Ok(HttpResponse::Ok().json(body))
 }

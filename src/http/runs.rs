@@ -17,7 +17,7 @@ use crate::auth::Principal;
 use crate::chat::recovery;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::Usage;
-use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 use crate::run::log::RunLog;
 use crate::state::AppState;
 
@@ -129,7 +129,7 @@ async fn stored_run(
         // The stored error is the public summary (never the upstream's address).
         error: run
             .error
-            .map(|message| RunError::new(stop_reason.as_str(), message)),
+            .map(|message| RunError::new(RunErrorKind::stored(stop_reason), message)),
     });
     Ok(Arc::new(log))
 }

@@ -184,7 +184,7 @@ pub fn payloads(
                 out.push((
                     None,
                     json!({"type": "error", "error": {"message": error.shown(),
-                    "type": "run_error", "code": error.code}}),
+                    "type": "run_error", "code": error.code()}}),
                 ));
             }
             if chat_api {

@@ -7,6 +7,7 @@ use entities::runs::RunStatus;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::llm::LlmError;
 use crate::llm::wire::Usage;
 
 /// Why a run ended. Recorded on the run row and sent as the last event.
@@ -168,7 +169,9 @@ pub enum RunEvent {
 /// An error that ended a run, as clients see it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunError {
-    pub code: String,
+    /// Whose fault, with its stable code (serialized as `code`) and HTTP status.
+    #[serde(rename = "code")]
+    pub kind: RunErrorKind,
     /// What anyone may read (and what is stored with the run): never the upstream's address
     /// or the body of its server-side errors.
     pub message: String,
@@ -180,17 +183,168 @@ pub struct RunError {
 
 impl RunError {
     /// An error with nothing to hide.
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
+    pub fn new(kind: RunErrorKind, message: impl Into<String>) -> Self {
         Self {
-            code: code.into(),
+            kind,
             message: message.into(),
             detail: None,
         }
     }
 
+    /// The stable code clients match on.
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
     /// What the run's reader is shown.
     pub fn shown(&self) -> &str {
         self.detail.as_deref().unwrap_or(&self.message)
+    }
+}
+
+/// Why a run failed, and so whose fault it is: the model server's (`Upstream*`, the context
+/// and image refusals), ours (`PersistenceFailed`, `PauseFailed`, `DeepThinkFailed`: 500), or
+/// a stop a stored run recorded (`Stopped`, replayed from its row, which keeps only the stop
+/// reason). Each carries its stable code and HTTP status; never change an existing code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunErrorKind {
+    UpstreamUnreachable,
+    UpstreamTimeout,
+    UpstreamRateLimited,
+    /// The upstream refused the request itself (bad model name, bad parameters).
+    UpstreamRejected,
+    UpstreamError,
+    UpstreamInvalidResponse,
+    UpstreamStreamError,
+    UpstreamStreamTruncated,
+    /// The conversation does not fit the model's context, even fitted.
+    ContextLengthExceeded,
+    /// The model cannot read the message's images.
+    ModelCannotReadImages,
+    /// The answer could not be saved.
+    PersistenceFailed,
+    /// A question (or client tool calls) could not be saved for the run to pause on.
+    PauseFailed,
+    /// Deep Think could not research: every sub-task failed.
+    DeepThinkFailed,
+    /// A stored run that ended with an error for this (non-upstream) stop reason.
+    Stopped(StopReason),
+}
+
+impl RunErrorKind {
+    /// Every kind but `Stopped`, for the tests.
+    #[cfg(test)]
+    pub(crate) const FIXED: [Self; 13] = [
+        Self::UpstreamUnreachable,
+        Self::UpstreamTimeout,
+        Self::UpstreamRateLimited,
+        Self::UpstreamRejected,
+        Self::UpstreamError,
+        Self::UpstreamInvalidResponse,
+        Self::UpstreamStreamError,
+        Self::UpstreamStreamTruncated,
+        Self::ContextLengthExceeded,
+        Self::ModelCannotReadImages,
+        Self::PersistenceFailed,
+        Self::PauseFailed,
+        Self::DeepThinkFailed,
+    ];
+
+    /// The stable code clients match on.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::UpstreamUnreachable => "upstream_unreachable",
+            Self::UpstreamTimeout => "upstream_timeout",
+            Self::UpstreamRateLimited => "upstream_rate_limited",
+            Self::UpstreamRejected => "upstream_rejected",
+            Self::UpstreamError => "upstream_error",
+            Self::UpstreamInvalidResponse => "upstream_invalid_response",
+            Self::UpstreamStreamError => "upstream_stream_error",
+            Self::UpstreamStreamTruncated => "upstream_stream_truncated",
+            Self::ContextLengthExceeded => "context_length_exceeded",
+            Self::ModelCannotReadImages => "model_cannot_read_images",
+            Self::PersistenceFailed => "persistence_failed",
+            Self::PauseFailed => "pause_failed",
+            Self::DeepThinkFailed => "deep_think_failed",
+            Self::Stopped(reason) => reason.as_str(),
+        }
+    }
+
+    /// The HTTP status of a request whose run failed so before answering anything.
+    pub fn status(self) -> u16 {
+        match self {
+            Self::UpstreamRejected | Self::ContextLengthExceeded | Self::ModelCannotReadImages => {
+                400
+            }
+            Self::UpstreamTimeout => 504,
+            Self::UpstreamRateLimited => 503,
+            Self::UpstreamUnreachable
+            | Self::UpstreamError
+            | Self::UpstreamInvalidResponse
+            | Self::UpstreamStreamError
+            | Self::UpstreamStreamTruncated => 502,
+            Self::PersistenceFailed | Self::PauseFailed | Self::DeepThinkFailed => 500,
+            Self::Stopped(reason) => match reason {
+                StopReason::UpstreamError => 502,
+                StopReason::Cancelled => 409,
+                StopReason::TimeBudget | StopReason::TokenBudget => 504,
+                StopReason::Interrupted => 503,
+                StopReason::Completed
+                | StopReason::MaxIterations
+                | StopReason::Length
+                | StopReason::Paused
+                | StopReason::ToolCalls => 500,
+            },
+        }
+    }
+
+    /// Whether the model server is to blame.
+    pub fn is_upstream(self) -> bool {
+        match self {
+            Self::UpstreamUnreachable
+            | Self::UpstreamTimeout
+            | Self::UpstreamRateLimited
+            | Self::UpstreamRejected
+            | Self::UpstreamError
+            | Self::UpstreamInvalidResponse
+            | Self::UpstreamStreamError
+            | Self::UpstreamStreamTruncated
+            | Self::ContextLengthExceeded
+            | Self::ModelCannotReadImages => true,
+            Self::PersistenceFailed | Self::PauseFailed | Self::DeepThinkFailed => false,
+            Self::Stopped(reason) => reason == StopReason::UpstreamError,
+        }
+    }
+
+    /// The kind a stored run's stop reason stands for (the row keeps no other).
+    pub fn stored(reason: StopReason) -> Self {
+        match reason {
+            StopReason::UpstreamError => Self::UpstreamError,
+            other => Self::Stopped(other),
+        }
+    }
+}
+
+impl From<&LlmError> for RunErrorKind {
+    fn from(err: &LlmError) -> Self {
+        match err {
+            LlmError::Connect(_) => Self::UpstreamUnreachable,
+            LlmError::Timeout(_) => Self::UpstreamTimeout,
+            LlmError::RateLimited { .. } => Self::UpstreamRateLimited,
+            LlmError::Status { .. } if err.status().is_client_error() => Self::UpstreamRejected,
+            LlmError::Status { .. } => Self::UpstreamError,
+            LlmError::InvalidResponse(_) => Self::UpstreamInvalidResponse,
+            LlmError::StreamError(_) => Self::UpstreamStreamError,
+            LlmError::StreamTruncated(_) => Self::UpstreamStreamTruncated,
+            LlmError::ContextOverflow { .. } => Self::ContextLengthExceeded,
+            LlmError::ImagesUnsupported { .. } => Self::ModelCannotReadImages,
+        }
+    }
+}
+
+impl Serialize for RunErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code())
     }
 }
 

@@ -10,24 +10,26 @@ use crate::agent::prompt;
 use crate::auth::Principal;
 use crate::chat::session::{BeginTurn, Turn};
 use crate::config::Config;
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
 use crate::run::log::RunLog;
 use crate::supervisor::SpawnRun;
 use crate::tools;
 use crate::tools::chat_context::Parts;
-use crate::tools::file_search::FileSearchTool;
 
 mod agent;
 mod chat;
 mod options;
+mod plan;
 
-use agent::{agent_of, apply_agent};
+use agent::agent_of;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use chat::CHAT_TOOL_NAMES;
 pub(super) use chat::chat_tools;
 use chat::{document_context, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
+pub use plan::Refusal;
+use plan::plan;
 
 /// What launching and resuming runs needs, and no more: built once at start-up beside
 /// `AppState` (which holds one), so this floor never reaches up to the application's state.
@@ -61,15 +63,6 @@ pub struct Launcher {
     pub attachments: crate::chat::attachments::Attachments,
 }
 
-fn max_iterations(launcher: &Launcher, options: &RunOptions) -> AppResult<u32> {
-    let limits = &launcher.config.agent;
-    match options.web_search.as_ref().and_then(|w| w.max_iterations) {
-        None => Ok(limits.max_iterations),
-        Some(0) => Err(AppError::invalid("max_iterations must be at least 1")),
-        Some(n) => Ok(n.min(limits.max_iterations_ceiling)),
-    }
-}
-
 /// The research tools (those that report progress: seed 000's research events) this server
 /// offers.
 fn research_tools(launcher: &Launcher) -> Vec<tools::SharedTool> {
@@ -86,44 +79,6 @@ fn deep_think(options: &RunOptions) -> bool {
     options.web_search.as_ref().and_then(|w| w.x_deep_think) == Some(true)
 }
 
-fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedTool> {
-    // Deep Think has every research tool (seed 000), whatever else the request says.
-    if deep_think(options) {
-        return research_tools(launcher);
-    }
-    // An agent that names its tools has them on unless the message turns them off; the
-    // default agent's research tools are opt-in per request (seed 000).
-    let named = options
-        .agent
-        .as_ref()
-        .and_then(|a| a.enabled_tools.as_ref());
-    if let Some(named) = named
-        && options.enable_tools != Some(false)
-    {
-        let mut chosen = launcher.available_tools();
-        chosen.retain(|t| t.progress().is_some() && named.iter().any(|n| n == t.name()));
-        return chosen;
-    }
-    if !options.tools_enabled {
-        return Vec::new();
-    }
-    let requested = options
-        .web_search
-        .as_ref()
-        .and_then(|w| w.x_tools.as_deref());
-    tools::select(&launcher.available_tools(), requested)
-}
-
-/// Whether the request turned its tools on and named file_search in `x_tools`.
-fn names_file_search(options: &RunOptions) -> bool {
-    options.tools_enabled
-        && options
-            .web_search
-            .as_ref()
-            .and_then(|w| w.x_tools.as_ref())
-            .is_some_and(|named| named.iter().any(|n| n == "file_search"))
-}
-
 /// `tools` as the request's `search_context_size` asks (web_search with more or less page
 /// text); the configured budget (`medium`) when it names none.
 fn sized(tools: Vec<tools::SharedTool>, options: &RunOptions) -> Vec<tools::SharedTool> {
@@ -138,85 +93,6 @@ fn sized(tools: Vec<tools::SharedTool>, options: &RunOptions) -> Vec<tools::Shar
         .into_iter()
         .map(|tool| tool.sized(size).unwrap_or(tool))
         .collect()
-}
-
-fn spec(
-    launcher: &Launcher,
-    project: &str,
-    log: Arc<RunLog>,
-    options: &RunOptions,
-    messages: Vec<ChatMessage>,
-    chat: Option<(actix::Addr<crate::chat::session::ChatSession>, MessageId)>,
-    documents: bool,
-) -> AppResult<RunSpec> {
-    let template = options
-        .template
-        .clone()
-        .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
-    let mut tools = select_tools(launcher, options);
-    let parts = Parts::default();
-    // An agent that names search_knowledge has it (over file_search) even before any document,
-    // and so has a request whose x_tools names file_search.
-    let knowledge = options
-        .agent
-        .as_ref()
-        .and_then(|a| a.enabled_tools.as_ref())
-        .is_some_and(|named| named.iter().any(|n| n == "search_knowledge"))
-        || names_file_search(options);
-    if let (Some((session, _)), Some(chat_id)) = (&chat, &log.chat_id) {
-        tools.extend(chat_tools(
-            launcher,
-            chat_id.clone(),
-            session.clone(),
-            &log,
-            &parts,
-            documents || knowledge,
-        ));
-    }
-    if deep_think(options) && !options.client_tools.is_empty() {
-        return Err(AppError::invalid(
-            "x_deep_think cannot be combined with client tools: Deep Think runs its own research \
-             tools",
-        ));
-    }
-    apply_agent(launcher, options, &mut tools);
-    if let Some(stores) = &options.file_search {
-        // The stores the request named replace the chat's own documents.
-        tools.retain(|t| t.name() != "file_search");
-        tools.push(Arc::new(FileSearchTool::over_stores(
-            log.clone(),
-            launcher.config.clone(),
-            launcher.workspace.clone(),
-            stores.clone(),
-        )));
-    }
-    let tools = sized(tools, options);
-    let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-    for tool in &options.client_tools {
-        let name = tool.function.name.as_str();
-        if names.contains(&name) {
-            return Err(AppError::invalid(format!(
-                "the client tool {name} has the name of one of Colloquy's server-side tools \
-                 (or of another client tool); rename it"
-            )));
-        }
-        names.push(name);
-    }
-    check_tool_choice(template.tool_choice.as_ref(), &names)?;
-    Ok(launcher.assemble(RunPlan {
-        log,
-        template,
-        messages,
-        tools,
-        max_iterations: max_iterations(launcher, options)?,
-        chat,
-        resume: None,
-        completes_ask: None,
-        project: project.to_string(),
-        parts,
-        context_strategy: launcher.config.agent.context_strategy,
-        client_tools: options.client_tools.clone(),
-    }))
 }
 
 /// What differs from one run to the next; `Launcher::assemble` adds what every run shares.
@@ -317,27 +193,6 @@ impl Launcher {
     }
 }
 
-/// A `tool_choice` that forces a tool needs that tool (or any, for `required`) to be offered;
-/// `tools` names every tool the request offers.
-fn check_tool_choice(choice: Option<&serde_json::Value>, tools: &[&str]) -> AppResult<()> {
-    let Some(choice) = choice else {
-        return Ok(());
-    };
-    if choice == "required" && tools.is_empty() {
-        return Err(AppError::invalid(
-            "tool_choice \"required\" needs tools: enable them with web_search_options",
-        ));
-    }
-    if let Some(name) = choice["function"]["name"].as_str()
-        && !tools.contains(&name)
-    {
-        return Err(AppError::invalid(format!(
-            "tool_choice names {name}, which is not among this request's tools"
-        )));
-    }
-    Ok(())
-}
-
 /// The request's model, else the agent's, else the server's default.
 fn model_of(launcher: &Launcher, options: &RunOptions) -> String {
     options
@@ -365,7 +220,6 @@ pub async fn launch_chat_turn(
     if options.agent.is_none() {
         options.agent = Some(agent_of(launcher, &chat).await?);
     }
-    max_iterations(launcher, &options)?;
     if let Turn::Send {
         content, images, ..
     }
@@ -378,10 +232,35 @@ pub async fn launch_chat_turn(
     }
     let session = launcher.sessions.session(&chat.id);
     let run_id = RunId::generate();
+    let log = Arc::new(
+        RunLog::new(
+            run_id.clone(),
+            Some(chat.id.clone()),
+            principal.user_id.clone(),
+            model_of(launcher, &options),
+        )
+        .owned_by_admin(principal.is_admin),
+    );
+    let searchable = match launcher.workspace.has_searchable(&chat.id).await {
+        Ok(searchable) => searchable,
+        Err(err) => {
+            tracing::warn!(%err, "could not tell whether the chat has searchable documents");
+            false
+        }
+    };
+    // Everything is checked before the turn begins: a refused request stores nothing.
+    let plan = plan(
+        launcher,
+        principal.project(),
+        log.clone(),
+        &options,
+        Some(session.clone()),
+        searchable,
+    )?;
     let started = session
         .send(BeginTurn {
             turn,
-            run_id: run_id.clone(),
+            run_id,
             user_id: principal.user_id.clone(),
             options: options
                 .web_search
@@ -389,15 +268,6 @@ pub async fn launch_chat_turn(
                 .and_then(|w| serde_json::to_value(w).ok()),
         })
         .await??;
-    let log = Arc::new(
-        RunLog::new(
-            run_id,
-            Some(chat.id.clone()),
-            principal.user_id.clone(),
-            model_of(launcher, &options),
-        )
-        .owned_by_admin(principal.is_admin),
-    );
     log.push(crate::run::events::RunEvent::Started {
         user_message_id: Some(started.user_message_id.clone()),
     });
@@ -414,7 +284,7 @@ pub async fn launch_chat_turn(
         .and_then(|node| node.content.clone())
         .unwrap_or_default();
     let memories = relevant_memories(launcher, &session, &user_text).await;
-    let (files, searchable, passages) = document_context(launcher, &chat.id, &user_text).await;
+    let (files, passages) = document_context(launcher, &chat.id, &user_text, searchable).await;
     let agent_prompt = options
         .agent
         .as_ref()
@@ -428,19 +298,12 @@ pub async fn launch_chat_turn(
     let system =
         prompt::system_with_context(with_instructions.as_deref(), &memories, &files, &passages);
     let messages = prompt::assemble(system.as_deref(), &started.context);
-    let mut spec = spec(
-        launcher,
-        principal.project(),
-        log.clone(),
-        &options,
-        messages,
-        Some((session, started.user_message_id)),
-        searchable,
-    )?;
-    spec.context_strategy = crate::chat::persistence::context_strategy_of(
+    let context_strategy = crate::chat::persistence::context_strategy_of(
         &chat,
         launcher.config.agent.context_strategy,
     );
+    let spec =
+        launcher.assemble(plan.into_run(messages, Some(started.user_message_id), context_strategy));
     launcher.start_requested(spec, &options);
     Ok(log)
 }
@@ -470,18 +333,19 @@ pub fn launch_ephemeral(
         )
         .owned_by_admin(principal.is_admin),
     );
-    log.push(crate::run::events::RunEvent::Started {
-        user_message_id: None,
-    });
-    let spec = spec(
+    let plan = plan(
         launcher,
         principal.project(),
         log.clone(),
         &options,
-        messages,
         None,
         false,
     )?;
+    log.push(crate::run::events::RunEvent::Started {
+        user_message_id: None,
+    });
+    let context_strategy = launcher.config.agent.context_strategy;
+    let spec = launcher.assemble(plan.into_run(messages, None, context_strategy));
     launcher.start_requested(spec, &options);
     Ok(log)
 }

@@ -22,7 +22,7 @@ use super::sources::{self, Sources};
 use super::subtask::{self, Finding, TaskStatus};
 use super::{DeepThinkSpec, SpawnSubtask, SubtaskBounds, emit};
 use crate::llm::wire::{ChatMessage, Usage};
-use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 
 use super::super::loop_actor::{LoopOutcome, RunSpec, finish, run_loop};
 
@@ -169,7 +169,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
         log.push(RunEvent::TextDelta {
             content: text.clone(),
         });
-        let error = RunError::new("deep_think_failed", message);
+        let error = RunError::new(RunErrorKind::DeepThinkFailed, message);
         (text, StopReason::UpstreamError, Some(error))
     } else {
         emit(

@@ -165,7 +165,7 @@ async fn make_plan(
             }
             Err(err) => {
                 return Err(upstream_error(&run.log, &err)
-                    .unwrap_or_else(|| RunError::new(err.code(), err.public_message())));
+                    .unwrap_or_else(|| RunError::new((&err).into(), err.public_message())));
             }
         };
         attempts += 1;

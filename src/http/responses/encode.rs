@@ -406,7 +406,7 @@ pub fn passages(result: &Value, include_text: bool) -> Value {
 /// The response's status, and why it is incomplete or failed.
 fn status(stop_reason: StopReason, error: Option<&RunError>) -> (&'static str, Value, Value) {
     if let Some(error) = error {
-        let failure = json!({"code": error.code, "message": error.shown()});
+        let failure = json!({"code": error.code(), "message": error.shown()});
         return ("failed", Value::Null, failure);
     }
     let incomplete = |reason: &str| ("incomplete", json!({"reason": reason}), Value::Null);

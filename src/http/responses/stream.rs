@@ -72,7 +72,7 @@ fn step(
             if let Some(error) = error {
                 out.push((
                     "error".into(),
-                    json!({"code": error.code, "message": error.shown(), "param": null}),
+                    json!({"code": error.code(), "message": error.shown(), "param": null}),
                 ));
             }
             let response = frame.finished(log, output, *stop_reason, usage, error.as_ref());

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::encode::{Frame, Output};
 use super::stream::stream;
 use crate::llm::wire::Usage;
-use crate::run::events::{RunError, RunEvent, StopReason};
+use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 use crate::run::log::RunLog;
 
 fn log() -> Arc<RunLog> {
@@ -176,7 +176,7 @@ fn every_stop_reason_has_its_response_status() {
         &output,
         StopReason::Completed,
         &usage,
-        Some(&RunError::new("upstream_timeout", "slow")),
+        Some(&RunError::new(RunErrorKind::UpstreamTimeout, "slow")),
     );
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["error"]["code"], "upstream_timeout");
@@ -389,7 +389,10 @@ async fn a_failed_run_streams_its_error_before_a_failed_response() {
     log.push(text("Partial"));
     log.push(finished(
         StopReason::UpstreamError,
-        Some(RunError::new("upstream_error", "the model server failed")),
+        Some(RunError::new(
+            RunErrorKind::UpstreamError,
+            "the model server failed",
+        )),
     ));
     let events = streamed(log, true, false).await;
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();

@@ -1,6 +1,6 @@
 use super::*;
 use crate::llm::wire::{FunctionCall, ToolCall, Usage};
-use crate::run::events::{RunError, StopReason};
+use crate::run::events::{RunError, RunErrorKind, StopReason};
 use entities::ids::{ChatId, MessageId, RunId, UserId};
 
 fn log() -> RunLog {
@@ -109,7 +109,7 @@ fn usage_is_on_one_line_only_and_only_when_asked_for() {
 fn a_failed_run_says_so_in_its_finish_reason_after_an_error_line() {
     let lines = openai_lines(
         false,
-        &finished(Some(RunError::new("upstream_timeout", "slow"))),
+        &finished(Some(RunError::new(RunErrorKind::UpstreamTimeout, "slow"))),
     );
     let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
     assert_eq!(kinds, ["error", "x_chat.metadata"]);

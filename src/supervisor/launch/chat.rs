@@ -66,20 +66,21 @@ pub(in crate::supervisor) fn chat_tools(
 pub const MAX_LISTED_FILES: u64 = 50;
 
 /// What the model is told about the chat's documents: at most `MAX_LISTED_FILES` of them by
-/// name (and how many more there are), whether any is searchable, and the passages most
+/// name (and how many more there are), and, when some are `searchable`, the passages most
 /// relevant to the user's message (automatic context injection, seed 002).
 pub(super) async fn document_context(
     launcher: &Launcher,
     chat_id: &ChatId,
     message: &str,
-) -> (prompt::FileList, bool, Vec<prompt::Passage>) {
+    searchable: bool,
+) -> (prompt::FileList, Vec<prompt::Passage>) {
     let workspace = &launcher.workspace;
     let listed = workspace.list_recent(chat_id, MAX_LISTED_FILES + 1).await;
     let mut listed = match listed {
         Ok(rows) => rows,
         Err(err) => {
             tracing::warn!(%err, "could not list the chat's documents");
-            return (prompt::FileList::default(), false, Vec::new());
+            return (prompt::FileList::default(), Vec::new());
         }
     };
     let mut files = prompt::FileList::default();
@@ -94,13 +95,6 @@ pub(super) async fn document_context(
         };
     }
     files.listed = listed.into_iter().map(Into::into).collect();
-    let searchable = if files.listed.iter().any(|f| f.searchable) {
-        true
-    } else if files.more > 0 {
-        workspace.has_searchable(chat_id).await.unwrap_or(false)
-    } else {
-        false
-    };
     let limits = &launcher.config.documents;
     let threshold = launcher.config.document_injection_threshold();
     let mut passages = Vec::new();
@@ -122,7 +116,7 @@ pub(super) async fn document_context(
             Err(err) => tracing::warn!(%err, "could not search the chat's documents"),
         }
     }
-    (files, searchable, passages)
+    (files, passages)
 }
 
 /// The chat's memories relevant to the user's message, for the model's context (passive

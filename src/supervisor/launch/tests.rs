@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use entities::ids::{ChatId, MessageId, RunId, UserId};
+use entities::ids::{ChatId, RunId, UserId};
 use serde_json::json;
 
 use super::*;
 use crate::agent::test_support::{Behaviour, FakeTool};
 use crate::chat::session::GetActivePath;
+use crate::error::AppError;
 use crate::run::events::{RunEvent, StopReason};
 use crate::supervisor::ChatSupervisor;
 
@@ -106,8 +107,8 @@ fn log() -> Arc<RunLog> {
 }
 
 /// The run `options` ask for, outside any chat, for project "p".
-fn outside_chat(launcher: &Launcher, options: &RunOptions) -> AppResult<RunSpec> {
-    spec(launcher, "p", log(), options, Vec::new(), None, false)
+fn outside_chat(launcher: &Launcher, options: &RunOptions) -> Result<plan::Plan, Refusal> {
+    plan(launcher, "p", log(), options, None, false)
 }
 
 fn research(x_tools: Option<&[&str]>) -> RunOptions {
@@ -121,16 +122,21 @@ fn research(x_tools: Option<&[&str]>) -> RunOptions {
     }
 }
 
-fn names(spec: &RunSpec) -> Vec<&str> {
-    let mut names: Vec<&str> = spec.tools.iter().map(|t| t.name()).collect();
+fn names(plan: &plan::Plan) -> Vec<&str> {
+    let mut names: Vec<&str> = plan.tools.iter().map(|t| t.name()).collect();
     names.sort_unstable();
     names
 }
 
-fn refusal(result: AppResult<RunSpec>) -> String {
+fn refusal(result: Result<plan::Plan, Refusal>) -> String {
     match result {
-        Err(AppError::InvalidRequest(message)) => message,
-        Err(other) => panic!("refused with {other:?}"),
+        Err(refusal) => {
+            assert!(matches!(
+                AppError::from(refusal.clone()),
+                AppError::InvalidRequest(_)
+            ));
+            refusal.to_string()
+        }
         Ok(_) => panic!("accepted"),
     }
 }
@@ -146,7 +152,7 @@ async fn a_run_outside_a_chat_gets_only_the_research_tools_it_asked_for() {
     let calculator = outside_chat(launcher, &research(Some(&["calculator"]))).unwrap();
     assert_eq!(names(&calculator), ["calculator"]);
     assert_eq!(calculator.project, "p");
-    assert!(calculator.chat.is_none());
+    assert!(calculator.session.is_none());
 }
 
 #[actix::test]
@@ -162,14 +168,12 @@ async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_docu
             "model".into(),
         ))
     };
-    let chat = Some((session.clone(), MessageId::from_string("m")));
-    let without = spec(
+    let without = plan(
         launcher,
         "p",
         in_chat(),
         &RunOptions::default(),
-        Vec::new(),
-        chat.clone(),
+        Some(session.clone()),
         false,
     )
     .unwrap();
@@ -179,13 +183,12 @@ async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_docu
         .collect();
     expected.sort_unstable();
     assert_eq!(names(&without), expected);
-    let with = spec(
+    let with = plan(
         launcher,
         "p",
         in_chat(),
         &RunOptions::default(),
-        Vec::new(),
-        chat,
+        Some(session),
         true,
     )
     .unwrap();
@@ -211,6 +214,15 @@ async fn client_tools_may_not_take_a_server_tools_name_or_each_others() {
     assert!(refusal(twice).contains("lookup"));
     let fine = outside_chat(launcher, &client(&["lookup"]));
     assert_eq!(fine.unwrap().client_tools.len(), 1);
+    let mut deep = client(&["lookup"]);
+    deep.web_search = Some(WebSearchOptions {
+        x_deep_think: Some(true),
+        ..WebSearchOptions::default()
+    });
+    assert_eq!(
+        outside_chat(launcher, &deep).err(),
+        Some(Refusal::DeepThinkWithClientTools)
+    );
 }
 
 #[actix::test]
