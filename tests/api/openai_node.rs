@@ -36,8 +36,15 @@ pub fn node_clients() -> PathBuf {
     let read = |dir: &Path, name: &str| std::fs::read(dir.join(name)).ok();
     // What the last install that succeeded installed: a failed one is retried.
     let lock_changed = read(&source, "package-lock.json") != read(&target, "installed-lock.json");
+    // Scripts of other tests may be running from here: a file is replaced only when it
+    // changed, and whole (written aside, then renamed), so none reads one half-copied.
     for name in FILES {
-        std::fs::copy(source.join(name), target.join(name)).expect("copy the client files");
+        let wanted = read(&source, name).expect("the client files");
+        if read(&target, name).as_ref() != Some(&wanted) {
+            let aside = target.join(format!(".{name}.new"));
+            std::fs::write(&aside, &wanted).expect("copy the client files");
+            std::fs::rename(&aside, target.join(name)).expect("copy the client files");
+        }
     }
     if lock_changed || !target.join("node_modules/@ai-sdk/openai").exists() {
         let mut npm = Command::new("npm");
