@@ -4,6 +4,7 @@
 
 pub use sea_orm;
 
+pub mod agent_knowledge_bases;
 pub mod agents;
 pub mod api_keys;
 pub mod artifact_versions;

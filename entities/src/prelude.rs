@@ -1,5 +1,6 @@
 //! Re-exports every table's `Entity` under its table name in PascalCase.
 
+pub use super::agent_knowledge_bases::Entity as AgentKnowledgeBases;
 pub use super::agents::Entity as Agents;
 pub use super::api_keys::Entity as ApiKeys;
 pub use super::artifact_versions::Entity as ArtifactVersions;

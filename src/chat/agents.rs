@@ -1,16 +1,22 @@
 //! Agents (seed 001): a user's named chat configurations — system prompt, model, whether tools
 //! are on, which tools (`enabled_tools`), and custom MCP tool entries. Every user has a default
-//! agent (id `agent_<user id>`, made when first needed); every chat belongs to one.
+//! agent (id `agent_<user id>`, made when first needed); every chat belongs to one. The
+//! knowledge bases an agent searches (`knowledge_base_ids`) are rows of their own
+//! (`knowledge`).
+
+mod knowledge;
 
 use chrono::Utc;
 use entities::agents;
 use entities::ids::{AgentId, UserId};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    Set,
+    Set, TransactionTrait,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::knowledge_bases::KnowledgeBaseId;
 
 /// Longest agent name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -24,6 +30,8 @@ pub const MAX_TOOLS: usize = 64;
 pub const MAX_TOOL_NAME_CHARS: usize = 64;
 /// Most agents one user may have.
 pub const MAX_AGENTS_PER_USER: u64 = 200;
+/// Most knowledge bases one agent searches: each is an index a `search_knowledge` call opens.
+pub const MAX_KNOWLEDGE_BASES: usize = 20;
 
 /// A custom tool entry (seed 001): an MCP server's tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,6 +60,8 @@ pub struct Agent {
     /// `None`: every tool the request turns on.
     pub enabled_tools: Option<Vec<String>>,
     pub custom_tools: Vec<CustomTool>,
+    /// The knowledge bases `search_knowledge` searches, in order (`kb_<id>`).
+    pub knowledge_base_ids: Vec<KnowledgeBaseId>,
     pub is_default: bool,
     pub created_at: chrono::DateTime<Utc>,
     pub updated_at: chrono::DateTime<Utc>,
@@ -67,6 +77,8 @@ impl From<agents::Model> for Agent {
                 .custom_tools
                 .and_then(|v| serde_json::from_value(v).ok())
                 .unwrap_or_default(),
+            // Rows of their own, filled in by `Agents` (`knowledge`).
+            knowledge_base_ids: Vec::new(),
             id: row.id,
             name: row.name,
             system_prompt: row.system_prompt,
@@ -93,6 +105,8 @@ pub struct AgentFields {
     #[serde(default, with = "serde_with_null")]
     pub enabled_tools: Option<Option<Vec<String>>>,
     pub custom_tools: Option<Vec<CustomTool>>,
+    /// Each must be one of the owner's knowledge bases (else `KnowledgeBaseNotFound`).
+    pub knowledge_base_ids: Option<Vec<KnowledgeBaseId>>,
 }
 
 /// `Some(None)` for an explicit `null`, `None` for a missing field.
@@ -117,6 +131,9 @@ pub enum AgentError {
     NotFound,
     #[error("{0}")]
     Conflict(String),
+    /// A knowledge base the owner does not have (someone else's is not told apart).
+    #[error("knowledge base {0} not found")]
+    KnowledgeBaseNotFound(KnowledgeBaseId),
     #[error("database error: {0}")]
     Database(#[from] DbErr),
 }
@@ -170,6 +187,13 @@ impl AgentFields {
                 )));
             }
         }
+        if let Some(bases) = &self.knowledge_base_ids
+            && bases.len() > MAX_KNOWLEDGE_BASES
+        {
+            return Err(invalid(format!(
+                "knowledge_base_ids may name at most {MAX_KNOWLEDGE_BASES} knowledge bases"
+            )));
+        }
         if let Some(custom) = &self.custom_tools {
             if custom.len() > MAX_TOOLS {
                 return Err(invalid(format!(
@@ -218,7 +242,7 @@ impl Agents {
             .one(&self.db)
             .await?
         {
-            return Ok(row.into());
+            return self.with_knowledge_bases(row.into()).await;
         }
         let now = Utc::now();
         let made = agents::ActiveModel {
@@ -250,7 +274,7 @@ impl Agents {
     /// The user's agents, the default first, then by name.
     pub async fn list(&self, user: &UserId) -> Result<Vec<Agent>, DbErr> {
         self.default_for(user).await?;
-        Ok(agents::Entity::find()
+        let agents = agents::Entity::find()
             .filter(agents::Column::UserId.eq(user))
             .order_by_desc(agents::Column::IsDefault)
             .order_by_asc(agents::Column::Name)
@@ -259,17 +283,19 @@ impl Agents {
             .await?
             .into_iter()
             .map(Agent::from)
-            .collect())
+            .collect();
+        self.all_with_knowledge_bases(agents).await
     }
 
     /// The agent if `user` owns it; `NotFound` for anyone else's.
     pub async fn get_owned(&self, user: &UserId, id: &AgentId) -> Result<Agent, AgentError> {
-        agents::Entity::find_by_id(id.clone())
+        let agent = agents::Entity::find_by_id(id.clone())
             .filter(agents::Column::UserId.eq(user))
             .one(&self.db)
             .await?
             .map(Agent::from)
-            .ok_or(AgentError::NotFound)
+            .ok_or(AgentError::NotFound)?;
+        Ok(self.with_knowledge_bases(agent).await?)
     }
 
     pub async fn create(&self, user: &UserId, fields: AgentFields) -> Result<Agent, AgentError> {
@@ -288,7 +314,9 @@ impl Agents {
             )));
         }
         self.default_for(user).await?;
+        let bases = self.check_knowledge_bases(user, &fields).await?;
         let now = Utc::now();
+        let txn = self.db.begin().await?;
         let row = agents::ActiveModel {
             id: Set(AgentId::generate()),
             user_id: Set(user.clone()),
@@ -302,9 +330,15 @@ impl Agents {
             created_at: Set(now),
             updated_at: Set(now),
         }
-        .insert(&self.db)
+        .insert(&txn)
         .await?;
-        Ok(row.into())
+        if let Some(bases) = &bases {
+            Self::store_knowledge_bases(&txn, &row.id, bases).await?;
+        }
+        txn.commit().await?;
+        let mut agent = Agent::from(row);
+        agent.knowledge_base_ids = bases.unwrap_or_default();
+        Ok(agent)
     }
 
     pub async fn update(
@@ -319,6 +353,7 @@ impl Agents {
             .one(&self.db)
             .await?
             .ok_or(AgentError::NotFound)?;
+        let bases = self.check_knowledge_bases(user, &fields).await?;
         let mut active: agents::ActiveModel = row.into();
         if let Some(name) = fields.name {
             active.name = Set(name.trim().to_string());
@@ -339,7 +374,13 @@ impl Agents {
             active.custom_tools = Set(Some(serde_json::json!(custom)));
         }
         active.updated_at = Set(Utc::now());
-        Ok(active.update(&self.db).await?.into())
+        let txn = self.db.begin().await?;
+        let row = active.update(&txn).await?;
+        if let Some(bases) = &bases {
+            Self::store_knowledge_bases(&txn, &row.id, bases).await?;
+        }
+        txn.commit().await?;
+        Ok(self.with_knowledge_bases(row.into()).await?)
     }
 
     /// Deletes an agent; its chats move to the user's default agent. The default agent itself

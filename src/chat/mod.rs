@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod artifacts;
 pub mod attachments;
+pub mod knowledge_bases;
 pub mod memory;
 pub mod persistence;
 pub mod recovery;

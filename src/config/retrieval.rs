@@ -71,6 +71,12 @@ pub struct DocumentsConfig {
     pub max_file_bytes: u64,
     /// Documents per chat (seed: 50).
     pub max_files_per_chat: usize,
+    /// Documents per knowledge base (a vector store): a collection shared by an agent's chats,
+    /// so larger than one chat's uploads, but bounded, since a search opens its whole index.
+    pub max_files_per_knowledge_base: usize,
+    /// Knowledge bases (vector stores) one user may have: each is an index on disk that
+    /// `search_knowledge` may open.
+    pub max_knowledge_bases_per_user: usize,
     /// Extracted characters indexed per file (seed: 500,000).
     pub max_text_chars: usize,
     /// Tokens per chunk (seed: 1024).
@@ -96,6 +102,8 @@ impl Default for DocumentsConfig {
         Self {
             max_file_bytes: 200 * 1000 * 1000,
             max_files_per_chat: 50,
+            max_files_per_knowledge_base: 500,
+            max_knowledge_bases_per_user: 50,
             max_text_chars: 500_000,
             chunk_tokens: 1024,
             chunk_overlap_tokens: 128,

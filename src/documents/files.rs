@@ -1,13 +1,14 @@
 //! OpenAI's files and vector stores on the workspace: a user's uploaded files (`files`
 //! table, kept under `<data dir>/files/<user>/`), and a file added to a vector store (a chat)
-//! becoming one of its documents, processed like any upload.
+//! becoming one of its documents, processed like any upload; likewise a chat's document
+//! copied into a knowledge base (its stored bytes copied, then processed afresh).
 
 use std::path::{Path, PathBuf};
 
 use chrono::Utc;
 use entities::documents::{self, DocumentStatus};
 use entities::files;
-use entities::ids::{ChatId, FileId, UserId};
+use entities::ids::{ArtifactId, ChatId, FileId, UserId};
 use sea_orm::{ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, Set};
 
 use super::{CommitError, CreateError, DocumentsError, Upload, Workspace};
@@ -21,6 +22,12 @@ pub enum AddFileError {
     Commit(#[from] CommitError),
     #[error("the stored file could not be read: {0}")]
     Io(#[from] std::io::Error),
+    /// The document to copy is not (or no longer) there.
+    #[error("document not found")]
+    NoSuchDocument,
+    /// The document to copy has not been uploaded whole yet.
+    #[error("{0} is still uploading; add it once its upload has finished")]
+    StillUploading(String),
     #[error(transparent)]
     Db(#[from] DbErr),
 }
@@ -97,22 +104,58 @@ impl Workspace {
         file: &files::Model,
     ) -> Result<documents::Model, AddFileError> {
         let source = PathBuf::from(&file.storage_path);
-        let size = file.bytes as u64;
+        self.add_copy(
+            chat_id,
+            &source,
+            &file.filename,
+            file.bytes as u64,
+            Some(file.id.clone()),
+        )
+        .await
+    }
+
+    /// Copies the document `artifact_id` of the chat `from` into the chat `to` (a knowledge
+    /// base) as a new document, processed afresh. The caller checked that both are the user's.
+    pub async fn copy_document(
+        &self,
+        from: &ChatId,
+        artifact_id: &ArtifactId,
+        to: &ChatId,
+    ) -> Result<documents::Model, AddFileError> {
+        let source = documents::Entity::find()
+            .filter(documents::Column::ChatId.eq(from))
+            .filter(documents::Column::ArtifactId.eq(artifact_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .one(&self.inner.db)
+            .await?
+            .ok_or(AddFileError::NoSuchDocument)?;
+        if source.status == DocumentStatus::Uploading {
+            return Err(AddFileError::StillUploading(source.filename));
+        }
+        let path = PathBuf::from(&source.storage_path);
+        let size = source.size_bytes as u64;
+        self.add_copy(to, &path, &source.filename, size, None).await
+    }
+
+    /// Copies `source` into the uploads directory, records it as a new document of `chat_id`
+    /// and commits it (`commit_upload`), as an upload would be.
+    async fn add_copy(
+        &self,
+        chat_id: &ChatId,
+        source: &Path,
+        filename: &str,
+        size: u64,
+        file_id: Option<FileId>,
+    ) -> Result<documents::Model, AddFileError> {
         let dir = self.uploads_dir();
         tokio::fs::create_dir_all(&dir).await?;
         let part = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));
-        if let Err(err) = tokio::fs::copy(&source, &part).await {
+        if let Err(err) = tokio::fs::copy(source, &part).await {
             let _ = tokio::fs::remove_file(&part).await;
             return Err(err.into());
         }
         let document = match self
-            .create(
-                chat_id,
-                &file.filename,
-                size,
-                &part,
-                DocumentStatus::Uploading,
-            )
+            .create(chat_id, filename, size, &part, DocumentStatus::Uploading)
             .await
         {
             Ok(document) => document,
@@ -124,10 +167,10 @@ impl Workspace {
         let upload = Upload {
             document_id: document.id,
             chat_id: chat_id.clone(),
-            filename: file.filename.clone(),
+            filename: filename.to_string(),
             source: part,
             size,
-            file_id: Some(file.id.clone()),
+            file_id,
             upload_id: None,
         };
         Ok(self.commit_upload(&upload).await?)

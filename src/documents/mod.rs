@@ -35,8 +35,8 @@ pub use commit::{CommitError, Recovered, Upload};
 pub use files::AddFileError;
 pub use open_index::OpenIndex;
 pub use queue::Resumed;
-pub use records::CreateError;
-pub use search::{Found, SearchStages};
+pub use records::{CreateError, DocumentLimit};
+pub use search::{Found, FoundTogether, SearchStages};
 
 /// Why a document operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -302,7 +302,12 @@ mod tests {
         let second = workspace
             .create(&chats[1], "c.txt", 1, &path, DocumentStatus::Processing)
             .await;
-        assert!(matches!(second, Err(CreateError::TooMany { max: 1 })));
+        assert!(matches!(
+            second,
+            Err(CreateError::TooMany {
+                limit: DocumentLimit::Chat(1)
+            })
+        ));
         // Chat 1's lock was forgotten once unused; chat 0's is still held.
         assert_eq!(workspace.inner.creating.len(), 1);
     }

@@ -1,5 +1,6 @@
 //! Document records and their limits: counting, listing, creating (one chat's creations in
-//! turn, so the per-chat limit holds), and soft deletion.
+//! turn, so the per-chat limit holds — a knowledge base's, for one made as a knowledge base),
+//! and soft deletion.
 
 use entities::documents::DocumentStatus;
 use entities::ids::{ArtifactId, ChatId, DocumentId};
@@ -19,11 +20,39 @@ use super::{DocumentsError, KIND_DOCUMENT, Workspace};
 /// far more than the documents searched in a while.
 const MAX_REMEMBERED_ARTIFACTS: usize = 100_000;
 
+/// The most documents a chat may hold: a chat's own uploads, or a knowledge base's (a chat
+/// made as a vector store) under a limit of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocumentLimit {
+    Chat(usize),
+    KnowledgeBase(usize),
+}
+
+impl DocumentLimit {
+    pub fn max(self) -> usize {
+        match self {
+            Self::Chat(max) | Self::KnowledgeBase(max) => max,
+        }
+    }
+
+    /// What holds the documents, in words.
+    pub fn holder(self) -> &'static str {
+        match self {
+            Self::Chat(_) => "this chat",
+            Self::KnowledgeBase(_) => "this knowledge base",
+        }
+    }
+}
+
 /// Why a document record was not created.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateError {
-    #[error("this chat already holds {max} documents, the most allowed; delete one first")]
-    TooMany { max: usize },
+    #[error(
+        "{} already holds {} documents, the most allowed; delete one first",
+        .limit.holder(),
+        .limit.max()
+    )]
+    TooMany { limit: DocumentLimit },
     #[error(transparent)]
     Db(#[from] DbErr),
 }
@@ -44,6 +73,23 @@ impl Workspace {
             )
             .count(&self.inner.db)
             .await
+    }
+
+    /// How many documents the chat may hold: a knowledge base (a chat made as a vector store)
+    /// has its own limit.
+    pub async fn document_limit(&self, chat_id: &ChatId) -> Result<DocumentLimit, DbErr> {
+        use sea_orm::QuerySelect;
+        let knowledge_base: Option<bool> = entities::chats::Entity::find_by_id(chat_id.clone())
+            .select_only()
+            .column(entities::chats::Column::IsVectorStore)
+            .into_tuple()
+            .one(&self.inner.db)
+            .await?;
+        let limits = &self.inner.limits;
+        Ok(match knowledge_base {
+            Some(true) => DocumentLimit::KnowledgeBase(limits.max_files_per_knowledge_base),
+            _ => DocumentLimit::Chat(limits.max_files_per_chat),
+        })
     }
 
     /// A chat's documents, most recent first.
@@ -174,9 +220,9 @@ impl Workspace {
         storage_path: &std::path::Path,
         status: DocumentStatus,
     ) -> Result<documents::Model, CreateError> {
-        let max = self.inner.limits.max_files_per_chat;
-        if self.count(chat_id).await? >= max as u64 {
-            return Err(CreateError::TooMany { max });
+        let limit = self.document_limit(chat_id).await?;
+        if self.count(chat_id).await? >= limit.max() as u64 {
+            return Err(CreateError::TooMany { limit });
         }
         let now = Utc::now();
         let artifact_id = ArtifactId::generate_for_document();

@@ -17,6 +17,9 @@ impl From<AgentError> for AppError {
             AgentError::Invalid(message) => AppError::InvalidRequest(message),
             AgentError::NotFound => AppError::NotFound("agent"),
             AgentError::Conflict(message) => AppError::Conflict(message),
+            AgentError::KnowledgeBaseNotFound(id) => AppError::NotFoundWithHelp(format!(
+                "knowledge base {id} not found; GET /api/knowledge-bases lists yours"
+            )),
             AgentError::Database(db) => AppError::Database(db),
         }
     }

@@ -32,9 +32,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// Refuses another document when the chat holds the most allowed: early, before a body is
 /// received. `Workspace::create` checks again, atomically, when the record is made.
 pub async fn check_count(state: &AppState, chat_id: &ChatId) -> AppResult<()> {
-    let max = state.config.documents.max_files_per_chat;
-    if state.workspace.count(chat_id).await? >= max as u64 {
-        return Err(create_error(CreateError::TooMany { max }));
+    let limit = state.workspace.document_limit(chat_id).await?;
+    if state.workspace.count(chat_id).await? >= limit.max() as u64 {
+        return Err(create_error(CreateError::TooMany { limit }));
     }
     Ok(())
 }
@@ -122,14 +122,25 @@ async fn upload(
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
     let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    upload_in(&req, &state, &chat.id, payload).await
+}
+
+/// A multipart upload (field `file`) into `chat_id`, a chat the caller owns (a knowledge
+/// base's too): stored and committed, then processed.
+pub(super) async fn upload_in(
+    req: &HttpRequest,
+    state: &AppState,
+    chat_id: &ChatId,
+    payload: web::Payload,
+) -> AppResult<HttpResponse> {
     let limit = state.config.documents.max_file_bytes;
     check_multipart(
-        &req,
+        req,
         limit,
         "send the file as multipart/form-data with a field named \"file\", or use the tus \
          endpoint …/uploads",
     )?;
-    check_count(&state, &chat.id).await?;
+    check_count(state, chat_id).await?;
     let mut form = Multipart::new(req.headers(), payload);
     while let Some(field) = form.next().await {
         let mut field =
@@ -182,7 +193,7 @@ async fn upload(
         }
         let document = match state
             .workspace
-            .create(&chat.id, &filename, size, &part, DocumentStatus::Uploading)
+            .create(chat_id, &filename, size, &part, DocumentStatus::Uploading)
             .await
         {
             Ok(document) => document,
@@ -193,7 +204,7 @@ async fn upload(
         };
         let upload = Upload {
             document_id: document.id,
-            chat_id: chat.id.clone(),
+            chat_id: chat_id.clone(),
             filename,
             source: part,
             size,

@@ -14,6 +14,7 @@ mod documents;
 mod files;
 mod health;
 mod images;
+mod knowledge_bases;
 mod mcp;
 mod memories;
 mod messages;
@@ -70,6 +71,7 @@ pub fn configure(
     .configure(conversations::configure)
     .configure(files::configure)
     .configure(vector_stores::configure)
+    .configure(knowledge_bases::configure)
     .configure(ui::configure)
     .default_service(web::to(not_found));
 }

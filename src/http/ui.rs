@@ -1,7 +1,8 @@
 //! The browser UI: the files `build.rs` bundled from `static/`, embedded in the binary. `/` and
-//! the UI's own routes (`/c/{chatId}`) get `index.html`; `/assets/*` are content-hashed and
-//! cached for good, sent precompressed (brotli or gzip) when the browser takes it. Every page
-//! carries a Content-Security-Policy that allows only Colloquy's own scripts, styles and fonts.
+//! the UI's own routes (`/c/{chatId}`, `/knowledge`, `/knowledge/{kbId}`) get `index.html`;
+//! `/assets/*` are content-hashed and cached for good, sent precompressed (brotli or gzip)
+//! when the browser takes it. Every page carries a Content-Security-Policy that allows only
+//! Colloquy's own scripts, styles and fonts.
 //! The shell is public (it holds no data); everything it shows comes from the authenticated API.
 
 use actix_web::http::header::{self, HeaderValue};
@@ -31,6 +32,8 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(shell))
         .route("/c/{chat_id}", web::get().to(shell))
+        .route("/knowledge", web::get().to(shell))
+        .route("/knowledge/{kb_id}", web::get().to(shell))
         .route("/assets/{file:.+}", web::get().to(asset));
 }
 

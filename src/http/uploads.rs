@@ -12,6 +12,7 @@
 //!
 //! The bytes on disk are the truth for the offset: whatever reached the file before a
 //! connection dropped counts, so a client always resumes from what the server really has.
+//! A knowledge base's uploads (`knowledge_bases`) are the same handlers (`*_in`) on its chat.
 
 use entities::ids::{ChatId, DocumentId, UploadId};
 use std::path::PathBuf;
@@ -89,14 +90,66 @@ async fn options(
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     state.chats.get_owned(&principal.user_id, &path).await?;
-    Ok(tus(HttpResponse::NoContent())
+    Ok(options_in(&state))
+}
+
+async fn create(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<ChatId>,
+) -> AppResult<HttpResponse> {
+    check_version(&req)?;
+    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let base = format!("/chat/api/{}", chat.id);
+    create_in(&req, &principal, &state, &chat.id, &base).await
+}
+
+async fn head(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(ChatId, UploadId)>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, upload_id) = path.into_inner();
+    head_in(&req, &principal, &state, &chat_id, &upload_id).await
+}
+
+async fn patch(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(ChatId, UploadId)>,
+    body: web::Payload,
+) -> AppResult<HttpResponse> {
+    let (chat_id, upload_id) = path.into_inner();
+    patch_in(&req, &principal, &state, &chat_id, &upload_id, body).await
+}
+
+async fn terminate(
+    req: HttpRequest,
+    principal: Principal,
+    state: web::Data<AppState>,
+    path: web::Path<(ChatId, UploadId)>,
+) -> AppResult<HttpResponse> {
+    let (chat_id, upload_id) = path.into_inner();
+    terminate_in(&req, &principal, &state, &chat_id, &upload_id).await
+}
+
+// The tus handlers on a chat the caller owns (checked by the route that calls them; `head_in`,
+// `patch_in` and `terminate_in` find the upload among the caller's chats again): a chat's own
+// uploads and a knowledge base's alike.
+
+/// What the endpoint allows.
+pub(super) fn options_in(state: &AppState) -> HttpResponse {
+    tus(HttpResponse::NoContent())
         .insert_header(("Tus-Version", TUS_VERSION))
         .insert_header(("Tus-Extension", "creation,termination"))
         .insert_header((
             "Tus-Max-Size",
             state.config.documents.max_file_bytes.to_string(),
         ))
-        .finish())
+        .finish()
 }
 
 /// Parses `Upload-Metadata`: comma-separated `key base64value` pairs.
@@ -125,21 +178,22 @@ fn parse_metadata(raw: &str) -> AppResult<serde_json::Map<String, serde_json::Va
     Ok(map)
 }
 
-async fn create(
-    req: HttpRequest,
-    principal: Principal,
-    state: web::Data<AppState>,
-    path: web::Path<ChatId>,
+/// Creates an upload (and its document) in `chat_id`; its URL is `{base}/uploads/{id}`.
+pub(super) async fn create_in(
+    req: &HttpRequest,
+    principal: &Principal,
+    state: &AppState,
+    chat_id: &ChatId,
+    base: &str,
 ) -> AppResult<HttpResponse> {
-    check_version(&req)?;
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    check_version(req)?;
     let limits = &state.config.documents;
-    if header(&req, "Upload-Defer-Length").is_some() {
+    if header(req, "Upload-Defer-Length").is_some() {
         return Err(AppError::invalid(
             "Upload-Defer-Length is not supported; send Upload-Length",
         ));
     }
-    let length: u64 = header(&req, "Upload-Length")
+    let length: u64 = header(req, "Upload-Length")
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| AppError::invalid("Upload-Length must be a non-negative integer"))?;
     if length > limits.max_file_bytes {
@@ -151,7 +205,7 @@ async fn create(
             ),
         });
     }
-    let metadata = parse_metadata(header(&req, "Upload-Metadata").unwrap_or_default())?;
+    let metadata = parse_metadata(header(req, "Upload-Metadata").unwrap_or_default())?;
     let filename = sanitize_filename(
         metadata
             .get("filename")
@@ -159,7 +213,7 @@ async fn create(
             .and_then(|v| v.as_str())
             .unwrap_or_default(),
     );
-    super::documents::check_count(&state, &chat.id).await?;
+    super::documents::check_count(state, chat_id).await?;
     let upload_id = UploadId::generate();
     let dir = state.workspace.uploads_dir();
     tokio::fs::create_dir_all(&dir)
@@ -172,7 +226,7 @@ async fn create(
     let document = state
         .workspace
         .create(
-            &chat.id,
+            chat_id,
             &filename,
             length,
             &storage_path,
@@ -189,7 +243,7 @@ async fn create(
     let now = Utc::now();
     let upload = uploads::ActiveModel {
         id: Set(upload_id.clone()),
-        chat_id: Set(chat.id.clone()),
+        chat_id: Set(chat_id.clone()),
         user_id: Set(principal.user_id.clone()),
         filename: Set(filename.clone()),
         upload_length: Set(length as i64),
@@ -204,13 +258,13 @@ async fn create(
     }
     .insert(&state.db)
     .await?;
-    let location = format!("/chat/api/{}/uploads/{upload_id}", chat.id);
+    let location = format!("{base}/uploads/{upload_id}");
     let mut response = tus(HttpResponse::Created());
     response
         .insert_header(("Location", location.clone()))
         .insert_header(("Upload-Offset", "0"));
     if length == 0 {
-        finish(&state, &upload, &document.id).await?;
+        finish(state, &upload, &document.id).await?;
     }
     Ok(response.json(serde_json::json!({
         "upload_id": upload_id,
@@ -254,15 +308,15 @@ async fn stored_offset(upload: &uploads::Model) -> u64 {
         .unwrap_or(0)
 }
 
-async fn head(
-    req: HttpRequest,
-    principal: Principal,
-    state: web::Data<AppState>,
-    path: web::Path<(ChatId, UploadId)>,
+pub(super) async fn head_in(
+    req: &HttpRequest,
+    principal: &Principal,
+    state: &AppState,
+    chat_id: &ChatId,
+    upload_id: &UploadId,
 ) -> AppResult<HttpResponse> {
-    check_version(&req)?;
-    let (chat_id, upload_id) = path.into_inner();
-    let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
+    check_version(req)?;
+    let upload = owned_upload(state, principal, chat_id, upload_id).await?;
     let offset = stored_offset(&upload).await;
     Ok(tus(HttpResponse::Ok())
         .insert_header(("Upload-Offset", offset.to_string()))
@@ -271,31 +325,31 @@ async fn head(
         .finish())
 }
 
-async fn patch(
-    req: HttpRequest,
-    principal: Principal,
-    state: web::Data<AppState>,
-    path: web::Path<(ChatId, UploadId)>,
+pub(super) async fn patch_in(
+    req: &HttpRequest,
+    principal: &Principal,
+    state: &AppState,
+    chat_id: &ChatId,
+    upload_id: &UploadId,
     mut body: web::Payload,
 ) -> AppResult<HttpResponse> {
-    check_version(&req)?;
-    if header(&req, "Content-Type") != Some("application/offset+octet-stream") {
+    check_version(req)?;
+    if header(req, "Content-Type") != Some("application/offset+octet-stream") {
         return Err(AppError::UnsupportedMediaType(
             "PATCH needs Content-Type: application/offset+octet-stream".into(),
         ));
     }
-    let (chat_id, upload_id) = path.into_inner();
-    owned_upload(&state, &principal, &chat_id, &upload_id).await?;
-    let claimed: u64 = header(&req, "Upload-Offset")
+    owned_upload(state, principal, chat_id, upload_id).await?;
+    let claimed: u64 = header(req, "Upload-Offset")
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| AppError::invalid("Upload-Offset must be a non-negative integer"))?;
-    let Some(claim) = state.workspace.claim_upload(&upload_id) else {
+    let Some(claim) = state.workspace.claim_upload(upload_id) else {
         return Err(AppError::Conflict(
             "another request is writing or terminating this upload".into(),
         ));
     };
     // Read again under the claim: a termination may have ended it meanwhile.
-    let upload = owned_upload(&state, &principal, &chat_id, &upload_id).await?;
+    let upload = owned_upload(state, principal, chat_id, upload_id).await?;
     let offset = stored_offset(&upload).await;
     if upload.status == UploadStatus::Complete || claimed != offset {
         return Err(AppError::Conflict(format!(
@@ -362,7 +416,7 @@ async fn patch(
     if written == length
         && let Some(document_id) = &upload.document_id
     {
-        finish(&state, &upload, document_id).await?;
+        finish(state, &upload, document_id).await?;
     }
     Ok(tus(HttpResponse::build(StatusCode::NO_CONTENT))
         .insert_header(("Upload-Offset", written.to_string()))
@@ -393,16 +447,16 @@ async fn finish(
     Ok(())
 }
 
-async fn terminate(
-    req: HttpRequest,
-    principal: Principal,
-    state: web::Data<AppState>,
-    path: web::Path<(ChatId, UploadId)>,
+pub(super) async fn terminate_in(
+    req: &HttpRequest,
+    principal: &Principal,
+    state: &AppState,
+    chat_id: &ChatId,
+    upload_id: &UploadId,
 ) -> AppResult<HttpResponse> {
-    check_version(&req)?;
-    let (chat_id, upload_id) = path.into_inner();
-    owned_upload(&state, &principal, &chat_id, &upload_id).await?;
-    match state.workspace.terminate_upload(&upload_id).await? {
+    check_version(req)?;
+    owned_upload(state, principal, chat_id, upload_id).await?;
+    match state.workspace.terminate_upload(upload_id).await? {
         Termination::Terminated => Ok(tus(HttpResponse::NoContent()).finish()),
         Termination::NotFound => Err(AppError::NotFound("upload")),
         Termination::Complete => Err(AppError::Conflict(

@@ -3,6 +3,8 @@
 //! `POST /v1/vector_stores` makes a chat kept out of the chat list to hold one. Adding a file
 //! makes it one of the store's documents, with the same extraction, chunking, hybrid index,
 //! limits and status lifecycle as an upload; `search` ranks its passages as `file_search` does.
+//! A store made here is a knowledge base (`knowledge_bases`: the same chat, `kb_<chat id>`),
+//! within the same per-user limit.
 
 use actix_web::{HttpResponse, web};
 use entities::documents::DocumentStatus;
@@ -155,12 +157,19 @@ async fn add(
         .workspace
         .add_file(chat_id, &file)
         .await
-        .map_err(|err| match err {
-            AddFileError::Create(err) => create_error(err),
-            AddFileError::Commit(err) => super::documents::commit_error(err),
-            AddFileError::Db(err) => err.into(),
-            AddFileError::Io(err) => AppError::internal(err),
-        })
+        .map_err(add_error)
+}
+
+/// Why a file or a chat's document could not be added as a store's document.
+pub fn add_error(err: AddFileError) -> AppError {
+    match err {
+        AddFileError::Create(err) => create_error(err),
+        AddFileError::Commit(err) => super::documents::commit_error(err),
+        AddFileError::Db(err) => err.into(),
+        AddFileError::Io(err) => AppError::internal(err),
+        AddFileError::NoSuchDocument => AppError::NotFound("document"),
+        AddFileError::StillUploading(_) => AppError::Conflict(err.to_string()),
+    }
 }
 
 #[derive(Deserialize)]
@@ -189,9 +198,8 @@ async fn create(
     for file_id in &body.file_ids {
         super::files::owned(&state, &principal, file_id).await?;
     }
-    let chat = state
-        .chats
-        .create_vector_store(
+    let chat = super::knowledge_bases::store(&state)
+        .create(
             &principal.user_id,
             body.name.filter(|n| !n.trim().is_empty()),
             body.metadata.map(Value::Object),
@@ -262,10 +270,7 @@ async fn remove(
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
     if chat.is_vector_store {
-        state.chats.delete(&principal.user_id, &chat.id).await?;
-        state.sessions.deactivate(&chat.id);
-        state.workspace.forget(&chat.id).await;
-        state.launcher.attachments.forget(&chat.id).await;
+        delete_store(&state, &principal, &chat).await?;
     } else {
         for doc in state.workspace.list(&chat.id).await? {
             state.workspace.delete(&chat.id, &doc.artifact_id).await?;
@@ -273,6 +278,19 @@ async fn remove(
     }
     Ok(HttpResponse::Ok().json(json!({"id": store_id(&chat.id),
         "object": "vector_store.deleted", "deleted": true})))
+}
+
+/// Deletes a chat made as a store (a knowledge base) with its documents, index and files.
+pub async fn delete_store(
+    state: &AppState,
+    principal: &Principal,
+    chat: &entities::chats::Model,
+) -> AppResult<()> {
+    state.chats.delete(&principal.user_id, &chat.id).await?;
+    state.sessions.deactivate(&chat.id);
+    state.workspace.forget(&chat.id).await;
+    state.launcher.attachments.forget(&chat.id).await;
+    Ok(())
 }
 
 #[derive(Deserialize)]

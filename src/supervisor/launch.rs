@@ -19,6 +19,7 @@ use crate::tools::chat_context::Parts;
 
 mod agent;
 mod chat;
+mod knowledge;
 mod options;
 mod plan;
 
@@ -26,6 +27,7 @@ use agent::agent_of;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use chat::CHAT_TOOL_NAMES;
 pub(super) use chat::chat_tools;
+pub(super) use knowledge::knowledge_after_pause;
 use chat::{document_context, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;

@@ -1,25 +1,12 @@
 //! Seed 001's names for tools Colloquy has under other names: `browse_url` (fetch_url's
-//! single-URL mode: `{url}` → the page's text) and `search_knowledge` (file_search over the
-//! chat's documents, until knowledge bases exist). An `Alias` is offered only to agents whose
+//! single-URL mode: `{url}` → the page's text). An `Alias` is offered only to agents whose
 //! `enabled_tools` name it; it runs the tool it stands for, with that tool's governance.
+//! (`search_knowledge` is a tool of its own: `search_knowledge`.)
 
 use serde_json::{Value, json};
 
 use super::{ProgressKind, SharedTool, Tool, ToolFuture};
 use crate::llm::wire::ToolDefinition;
-
-const SEARCH_KNOWLEDGE: &str = "Search the knowledge base (this chat's uploaded documents) \
-    for relevant information. Returns the most relevant passages.";
-
-fn search_knowledge_parameters() -> Value {
-    json!({
-        "type": "object",
-        "properties": {"query": {"type": "string", "minLength": 1, "maxLength": 1000,
-            "description": "What to look for."}},
-        "required": ["query"],
-        "additionalProperties": false
-    })
-}
 
 /// A tool under another name, with its own description and parameters, whose arguments are
 /// passed to the tool it stands for unchanged (the parameters are a subset of that tool's).
@@ -47,27 +34,8 @@ impl Alias {
         }
     }
 
-    /// `search_knowledge` over a chat's `file_search`.
-    pub fn search_knowledge(file_search: SharedTool) -> Self {
-        Self {
-            name: "search_knowledge",
-            description: SEARCH_KNOWLEDGE,
-            parameters: search_knowledge_parameters(),
-            inner: file_search,
-        }
-    }
-
-    /// `search_knowledge`'s definition, without a chat.
-    pub fn search_knowledge_definition() -> ToolDefinition {
-        ToolDefinition::function(
-            "search_knowledge",
-            SEARCH_KNOWLEDGE,
-            search_knowledge_parameters(),
-        )
-    }
-
     /// The names of the aliases, for checking an agent's `enabled_tools`.
-    pub const NAMES: [&'static str; 2] = ["browse_url", "search_knowledge"];
+    pub const NAMES: [&'static str; 1] = ["browse_url"];
 }
 
 impl Tool for Alias {

@@ -81,41 +81,21 @@ impl FileSearchTool {
     }
 }
 
-/// The passages of `stores` best matching `query`, at most `limit`, each with its store, and
-/// where the searches' time went (summed over the stores).
+/// The passages of `stores` best matching `query`, at most `limit`, each with its store, ranked
+/// as one search (`Workspace::search_together`), and where the search's time went.
 pub async fn search_stores(
     workspace: &Workspace,
     stores: &[ChatId],
     query: &str,
     limit: usize,
 ) -> Result<(Vec<(ChatId, SearchHit)>, SearchStages), DocumentsError> {
-    let mut hits = Vec::new();
-    let mut stages = SearchStages::default();
-    for store in stores {
+    if let [store] = stores {
         let found = workspace.search(store, query, limit).await?;
-        stages = add_stages(stages, found.stages);
-        hits.extend(found.hits.into_iter().map(|hit| (store.clone(), hit)));
+        let hits = found.hits.into_iter().map(|hit| (store.clone(), hit));
+        return Ok((hits.collect(), found.stages));
     }
-    if stores.len() > 1 {
-        hits.sort_by(|(_, a), (_, b)| b.relevance_score.total_cmp(&a.relevance_score));
-        hits.truncate(limit);
-    }
-    Ok((hits, stages))
-}
-
-fn add_stages(a: SearchStages, b: SearchStages) -> SearchStages {
-    SearchStages {
-        query_embedding: a.query_embedding + b.query_embedding,
-        open_index: a.open_index + b.open_index,
-        lock_wait: a.lock_wait + b.lock_wait,
-        index: crate::retrieval::index::SearchTimings {
-            words: a.index.words + b.index.words,
-            vectors: a.index.vectors + b.index.vectors,
-            fusion: a.index.fusion + b.index.fusion,
-            texts: a.index.texts + b.index.texts,
-        },
-        total: a.total + b.total,
-    }
+    let found = workspace.search_together(stores, query, limit).await?;
+    Ok((found.hits, found.stages))
 }
 
 #[derive(Deserialize, JsonSchema)]

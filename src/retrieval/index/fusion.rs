@@ -4,9 +4,15 @@
 //! embedder: a hashing embedder only sees shared word pieces, which BM25 already counts
 //! better, so it gets a small say; a semantic model an equal one.
 //!
+//! Hits of several indexes (a knowledge base's and a chat's documents) are ranked as one
+//! search by `fuse_across`: each index scored its BM25 with the statistics of them all
+//! (`statistics`), so the best BM25 among all their hits is the one normalisation.
+//!
 //! Why not reciprocal rank fusion: it gives the vector leg's 10th-best chunk as much as the
 //! word leg's 10th-best whatever their scores, so a weak leg drags a strong one down, and its
 //! fused score says nothing a client can read.
+
+use super::SearchHit;
 
 /// A chunk found by either ranking, with what each said of it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,6 +29,8 @@ pub(super) struct Candidate {
 pub(super) struct Fused {
     pub(super) key: u64,
     pub(super) score: f32,
+    /// What the candidate brought: its BM25 score.
+    pub(super) bm25: f32,
 }
 
 /// The candidates' fused scores, best first (ties by key, so the order is stable).
@@ -48,11 +56,36 @@ pub(super) fn fuse(candidates: &[Candidate], vector_weight: f32) -> Vec<Fused> {
             Fused {
                 key: c.key,
                 score: ((1.0 - vector_weight) * words + vector_weight * cosine).clamp(0.0, 1.0),
+                bm25: c.bm25,
             }
         })
         .collect();
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
     fused
+}
+
+/// The hits of several indexes, each tagged with where it came from, as one ranking, best
+/// first: fused again from their BM25 scores (which must share one scale: `search_shared`)
+/// and cosines with `vector_weight`, each `relevance_score` replaced by its place in the whole.
+pub fn fuse_across<T>(hits: Vec<(T, SearchHit)>, vector_weight: f32) -> Vec<(T, SearchHit)> {
+    let candidates: Vec<Candidate> = hits
+        .iter()
+        .enumerate()
+        .map(|(at, (_, hit))| Candidate {
+            key: at as u64,
+            bm25: hit.bm25,
+            cosine: hit.cosine,
+        })
+        .collect();
+    let mut slots: Vec<Option<(T, SearchHit)>> = hits.into_iter().map(Some).collect();
+    fuse(&candidates, vector_weight)
+        .into_iter()
+        .filter_map(|fused| {
+            let (from, mut hit) = slots.get_mut(fused.key as usize)?.take()?;
+            hit.relevance_score = fused.score;
+            Some((from, hit))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -120,5 +153,47 @@ mod tests {
     fn negative_cosines_count_as_zero() {
         let fused = fuse(&[candidate(1, 0.0, -0.5)], 0.5);
         assert_eq!(fused[0].score, 0.0);
+    }
+}
+
+#[cfg(test)]
+mod across_tests {
+    use super::*;
+    use entities::ids::{ChunkId, DocumentId};
+
+    fn hit(name: &str, local_score: f32, bm25: f32, cosine: f32) -> SearchHit {
+        SearchHit {
+            chunk_id: ChunkId::from_string(name),
+            document_id: DocumentId::from_string(name),
+            filename: format!("{name}.txt"),
+            text: name.into(),
+            relevance_score: local_score,
+            similarity: cosine,
+            bm25,
+            cosine: Some(cosine),
+        }
+    }
+
+    #[test]
+    fn hits_of_several_indexes_are_ranked_by_one_normalisation() {
+        // Each index's best was 1.0 in its own search; on the shared scale the weak index's
+        // best matches the words far less than the strong one's.
+        let hits = vec![
+            ("weak", hit("weak-best", 1.0, 2.0, 0.3)),
+            ("strong", hit("strong-best", 1.0, 8.0, 0.3)),
+            ("strong", hit("strong-second", 0.6, 4.0, 0.3)),
+        ];
+        let ranked = fuse_across(hits, 0.2);
+        let order: Vec<&str> = ranked.iter().map(|(_, h)| h.text.as_str()).collect();
+        assert_eq!(order, ["strong-best", "strong-second", "weak-best"]);
+        assert_eq!(ranked[0].0, "strong");
+        // 0.8 * 8/8 + 0.2 * 0.3, and the weak one 0.8 * 2/8 + 0.2 * 0.3.
+        assert!((ranked[0].1.relevance_score - 0.86).abs() < 1e-6);
+        assert!((ranked[2].1.relevance_score - 0.26).abs() < 1e-6);
+    }
+
+    #[test]
+    fn no_hits_rank_as_nothing() {
+        assert!(fuse_across(Vec::<((), SearchHit)>::new(), 0.5).is_empty());
     }
 }

@@ -6,13 +6,15 @@
 //!
 //! Here: `ChatIndex`, opening it, its chunks and hits, `IndexError`. Beside it: `schema` (the
 //! tantivy side: fields, opening or creating the directory, a chunk as a document), `edit`
-//! (adding, replacing and removing documents, rebuilding), `search` (both rankings) and
-//! `fusion` (their fused score).
+//! (adding, replacing and removing documents, rebuilding), `search` (both rankings),
+//! `fusion` (their fused score, also across indexes) and `statistics` (word statistics shared
+//! by indexes searched together, so their BM25 scores compare).
 
 mod edit;
 mod fusion;
 mod schema;
 mod search;
+mod statistics;
 
 #[cfg(test)]
 mod query_tests;
@@ -30,7 +32,9 @@ use super::vectors::Vectors;
 use super::writer::IdleWriter;
 use schema::{Fields, create, open_existing, schema};
 
+pub use fusion::fuse_across;
 pub use search::{DEFAULT_VECTOR_WEIGHT, Legs, SearchOptions, SearchTimings};
+pub use statistics::WordStatistics;
 
 /// Why an index operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +93,11 @@ pub struct SearchHit {
     /// The cosine similarity of the chunk's vector with the query's, clamped to [0, 1] (0 when
     /// the chunk has no vector in memory): what injection thresholds compare.
     pub similarity: f32,
+    /// Its BM25 score for the query, 0 when the words did not find it: on the scale of its
+    /// own index, or of every index searched together with shared statistics.
+    pub bm25: f32,
+    /// Its cosine similarity with the query, `None` when the index had no vectors.
+    pub cosine: Option<f32>,
 }
 
 /// One chat's hybrid index.

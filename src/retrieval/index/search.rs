@@ -16,6 +16,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use super::fusion::{Candidate, fuse};
+use super::statistics::WordStatistics;
 use super::{ChatIndex, IndexError, SearchHit};
 use crate::retrieval::vectors::top_rows;
 
@@ -105,6 +106,49 @@ impl ChatIndex {
         k: usize,
         options: SearchOptions,
     ) -> Result<(Vec<SearchHit>, SearchTimings), IndexError> {
+        self.search_scaled(query, query_vector, k, options, None)
+    }
+
+    /// This index's word statistics for `query`, to be summed with other indexes' for a
+    /// search over them all (`search_shared`).
+    pub fn word_statistics(&self, query: &str) -> Result<WordStatistics, IndexError> {
+        use tantivy::query::Bm25StatisticsProvider;
+        let searcher = self.reader.searcher();
+        let mut stats = WordStatistics {
+            chunks: searcher.total_num_docs()?,
+            tokens: searcher.total_num_tokens(self.fields.text)?,
+            ..WordStatistics::default()
+        };
+        for (word, _) in query_words(self.analyzer.clone(), query) {
+            let term = Term::from_field_text(self.fields.text, &word);
+            let count = searcher.doc_freq(&term)?;
+            stats.chunks_with.insert(word, count);
+        }
+        Ok(stats)
+    }
+
+    /// `search_with`, its BM25 scored with `shared` statistics (the sum of every index searched
+    /// together), so that hits of several indexes can be fused into one ranking
+    /// (`fusion::fuse_across`).
+    pub fn search_shared(
+        &self,
+        query: &str,
+        query_vector: &[f32],
+        k: usize,
+        options: SearchOptions,
+        shared: &WordStatistics,
+    ) -> Result<(Vec<SearchHit>, SearchTimings), IndexError> {
+        self.search_scaled(query, query_vector, k, options, Some(shared))
+    }
+
+    fn search_scaled(
+        &self,
+        query: &str,
+        query_vector: &[f32],
+        k: usize,
+        options: SearchOptions,
+        shared: Option<&WordStatistics>,
+    ) -> Result<(Vec<SearchHit>, SearchTimings), IndexError> {
         let mut timings = SearchTimings::default();
         if k == 0 {
             return Ok((Vec::new(), timings));
@@ -116,7 +160,15 @@ impl ChatIndex {
         let lexical = match word_query(self.analyzer.clone(), self.fields.text, query) {
             Some(words) if options.legs.words() => {
                 let depth = WORD_CANDIDATES.max(k);
-                searcher.search(&words, &TopDocs::with_limit(depth).order_by_score())?
+                let collector = TopDocs::with_limit(depth).order_by_score();
+                match shared {
+                    Some(stats) => searcher.search_with_statistics_provider(
+                        &words,
+                        &collector,
+                        &stats.provider(self.fields.text),
+                    )?,
+                    None => searcher.search(&words, &collector)?,
+                }
             }
             _ => Vec::new(),
         };
@@ -195,6 +247,8 @@ impl ChatIndex {
                 text: field(self.fields.text),
                 relevance_score: fused.score,
                 similarity: cosine(fused.key).unwrap_or(0.0).clamp(0.0, 1.0),
+                bm25: fused.bm25,
+                cosine: cosine(fused.key),
             });
         }
         timings.texts = started.elapsed();
@@ -216,13 +270,8 @@ impl ChatIndex {
     }
 }
 
-/// The BM25 query for a text: any of its analysed words (stemmed, stop words dropped), a
-/// word that appears n times weighing n times; `None` when no word is left.
-pub(super) fn word_query(
-    mut analyzer: TextAnalyzer,
-    field: Field,
-    text: &str,
-) -> Option<impl Query> {
+/// A text's analysed words (stemmed, stop words dropped), each with how often it appears.
+fn query_words(mut analyzer: TextAnalyzer, text: &str) -> Vec<(String, u16)> {
     let mut words: Vec<(String, u16)> = Vec::new();
     let mut stream = analyzer.token_stream(text);
     while let Some(token) = stream.next() {
@@ -231,6 +280,13 @@ pub(super) fn word_query(
             None => words.push((token.text.clone(), 1)),
         }
     }
+    words
+}
+
+/// The BM25 query for a text: any of its analysed words, a word that appears n times weighing
+/// n times; `None` when no word is left.
+pub(super) fn word_query(analyzer: TextAnalyzer, field: Field, text: &str) -> Option<impl Query> {
+    let words = query_words(analyzer, text);
     if words.is_empty() {
         return None;
     }

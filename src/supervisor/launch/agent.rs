@@ -1,19 +1,22 @@
 //! An agent's part in a run (seed 001): its `enabled_tools` and the message's `enableTools`
-//! applied to the run's tools, its custom MCP tools, the tools its chats can call, and a
-//! chat's agent.
+//! applied to the run's tools, its custom MCP tools and knowledge bases (`knowledge`), the
+//! tools its chats can call, and a chat's agent.
 
 use std::sync::Arc;
 
+use super::knowledge::{SEARCH_KNOWLEDGE, knowledge_tool, offers_knowledge};
 use super::{Launcher, RunOptions, chat, deep_think, research_tools};
 use crate::error::{AppError, AppResult};
 use crate::tools;
 
 /// Applies the agent and the message's `enableTools` to a run's tools: none when either turns
-/// tools off; else only those the agent's `enabled_tools` names (with seed 001's aliases
-/// `browse_url` and `search_knowledge` when it names them).
+/// tools off; else only those the agent's `enabled_tools` names (with seed 001's alias
+/// `browse_url` when it names it), and `search_knowledge` when the agent offers it (over its
+/// knowledge bases and, in a chat, `log`'s chat's documents).
 pub(super) fn apply_agent(
     launcher: &Launcher,
     options: &RunOptions,
+    log: &crate::run::log::RunLog,
     tools: &mut Vec<tools::SharedTool>,
 ) {
     if deep_think(options) {
@@ -30,11 +33,17 @@ pub(super) fn apply_agent(
         .as_ref()
         .map(|a| custom_tools(launcher, a))
         .unwrap_or_default();
+    let knowledge = options
+        .agent
+        .as_ref()
+        .filter(|a| offers_knowledge(a))
+        .map(|a| knowledge_tool(launcher, a, &log.owner_id, log.chat_id.clone()));
     let Some(named) = options
         .agent
         .as_ref()
         .and_then(|a| a.enabled_tools.as_ref())
     else {
+        tools.extend(knowledge);
         add_missing(tools, custom);
         return;
     };
@@ -46,13 +55,7 @@ pub(super) fn apply_agent(
             fetch.clone(),
         )));
     }
-    if names("search_knowledge")
-        && let Some(search) = tools.iter().find(|t| t.name() == "file_search").cloned()
-    {
-        tools.push(Arc::new(crate::tools::alias::Alias::search_knowledge(
-            search,
-        )));
-    }
+    tools.extend(knowledge);
     tools.retain(|t| names(t.name()));
     add_missing(tools, custom);
 }
@@ -81,8 +84,8 @@ fn add_missing(tools: &mut Vec<tools::SharedTool>, more: Vec<tools::SharedTool>)
 
 /// The definitions of the tools an agent's chats can call now (`GET
 /// /api/agents/{id}/chat/tools`): every research tool (a request may choose any), the chat's
-/// own tools, seed 001's aliases when named — after `enabled_tools`; none when its tools are
-/// off.
+/// own tools, seed 001's alias when named — after `enabled_tools` —, `search_knowledge` when
+/// the agent offers it; none when its tools are off.
 pub fn agent_tool_definitions(
     launcher: &Launcher,
     agent: &crate::chat::agents::Agent,
@@ -104,8 +107,12 @@ pub fn agent_tool_definitions(
                 &crate::tools::alias::Alias::browse_url(fetch.clone()),
             ));
         }
-        definitions.extend(chat::search_knowledge_definition(launcher));
         definitions.retain(|d| named.contains(&d.function.name));
+    }
+    if offers_knowledge(agent) {
+        definitions.push(
+            crate::tools::search_knowledge::SearchKnowledgeTool::describe(&launcher.config),
+        );
     }
     for tool in custom_tools(launcher, agent) {
         let definition = tool.definition();
@@ -121,7 +128,7 @@ pub fn agent_tool_definitions(
 
 /// Refuses an agent's `enabled_tools` that names a tool this server cannot give it (`400
 /// unknown_tool`, every such name in the message): a name is one of the research tools this
-/// server offers, a chat tool, one of seed 001's aliases (`browse_url`, `search_knowledge`), or
+/// server offers, a chat tool, seed 001's `browse_url` alias or `search_knowledge`, or
 /// a tool an MCP server has listed. A research tool Colloquy has but this server does not
 /// configure (code_search without a GitHub token) is refused too, saying what it needs.
 pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<()> {
@@ -132,6 +139,7 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         .collect();
     known.extend(chat::CHAT_TOOL_NAMES.map(str::to_string));
     known.extend(crate::tools::alias::Alias::NAMES.map(str::to_string));
+    known.push(SEARCH_KNOWLEDGE.to_string());
     let mut problems = Vec::new();
     let missing: Vec<&String> = named.iter().filter(|n| !known.contains(n)).collect();
     let (unconfigured, unknown): (Vec<&String>, Vec<&String>) = missing

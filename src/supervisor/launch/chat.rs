@@ -171,10 +171,3 @@ pub(in crate::supervisor) fn chat_tool_definitions(
         FileSearchTool::describe(config),
     ]
 }
-
-/// `search_knowledge`'s definition (it runs the chat's file_search).
-pub(in crate::supervisor) fn search_knowledge_definition(
-    _launcher: &Launcher,
-) -> Option<crate::llm::wire::ToolDefinition> {
-    Some(crate::tools::alias::Alias::search_knowledge_definition())
-}

@@ -104,14 +104,8 @@ pub(in crate::supervisor) fn plan(
         .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
     let mut tools = select_tools(launcher, options);
     let parts = Parts::default();
-    // An agent that names search_knowledge has it (over file_search) even before any document,
-    // and so has a request whose x_tools names file_search.
-    let knowledge = options
-        .agent
-        .as_ref()
-        .and_then(|a| a.enabled_tools.as_ref())
-        .is_some_and(|named| named.iter().any(|n| n == "search_knowledge"))
-        || names_file_search(options);
+    // A request whose x_tools names file_search has it even before any document.
+    let file_search = documents || names_file_search(options);
     if let (Some(session), Some(chat_id)) = (&session, &log.chat_id) {
         tools.extend(chat_tools(
             launcher,
@@ -119,10 +113,10 @@ pub(in crate::supervisor) fn plan(
             session.clone(),
             &log,
             &parts,
-            documents || knowledge,
+            file_search,
         ));
     }
-    apply_agent(launcher, options, &mut tools);
+    apply_agent(launcher, options, &log, &mut tools);
     if let Some(stores) = &options.file_search {
         // The stores the request named replace the chat's own documents.
         tools.retain(|t| t.name() != "file_search");

@@ -1,0 +1,58 @@
+//! `search_knowledge` in a run (seed 001): offered to an agent that has knowledge bases (when
+//! its `enabled_tools` allows it) or whose `enabled_tools` names it — then even before there is
+//! anything to search, when it says so. It searches the agent's knowledge bases and, in a
+//! stored chat, the chat's own documents, as one ranking.
+
+use std::sync::Arc;
+
+use entities::ids::{ChatId, UserId};
+
+use super::Launcher;
+use crate::chat::agents::Agent;
+use crate::chat::knowledge_bases::KnowledgeBases;
+use crate::tools;
+use crate::tools::search_knowledge::SearchKnowledgeTool;
+
+/// The tool's name, among those an agent's `enabled_tools` may name.
+pub const SEARCH_KNOWLEDGE: &str = "search_knowledge";
+
+/// Whether the agent's chats are offered `search_knowledge`.
+pub(super) fn offers_knowledge(agent: &Agent) -> bool {
+    match &agent.enabled_tools {
+        Some(named) => named.iter().any(|name| name == SEARCH_KNOWLEDGE),
+        None => !agent.knowledge_base_ids.is_empty(),
+    }
+}
+
+/// `search_knowledge` over the agent's knowledge bases and, in a stored chat, `chat`'s
+/// documents; `owner`'s knowledge bases only.
+pub(super) fn knowledge_tool(
+    launcher: &Launcher,
+    agent: &Agent,
+    owner: &UserId,
+    chat: Option<ChatId>,
+) -> tools::SharedTool {
+    Arc::new(SearchKnowledgeTool::new(
+        launcher.config.clone(),
+        launcher.workspace.clone(),
+        KnowledgeBases::new(
+            launcher.db.clone(),
+            launcher.config.documents.max_knowledge_bases_per_user,
+        ),
+        owner.clone(),
+        agent.knowledge_base_ids.clone(),
+        chat,
+    ))
+}
+
+/// `search_knowledge` again for a run resumed after a pause that had it: the chat's agent as
+/// it is now. `None` when the chat is gone.
+pub(in crate::supervisor) async fn knowledge_after_pause(
+    launcher: &Launcher,
+    owner: &UserId,
+    chat_id: &ChatId,
+) -> Option<tools::SharedTool> {
+    let chat = launcher.chats.get_owned(owner, chat_id).await.ok()?;
+    let agent = super::agent_of(launcher, &chat).await.ok()?;
+    Some(knowledge_tool(launcher, &agent, owner, Some(chat.id)))
+}
