@@ -226,7 +226,7 @@ impl Tool for SearchKnowledgeTool {
                     let mut result = json!({
                         "filename": hit.filename,
                         "chunk_text": hit.text,
-                        "relevance_score": (hit.relevance_score * 1000.0).round() / 1000.0,
+                        "relevance_score": (f64::from(hit.relevance_score) * 1000.0).round() / 1000.0,
                         "artifact_id": artifacts
                             .get(&hit.document_id)
                             .map(ArtifactId::as_str)

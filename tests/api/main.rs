@@ -21,6 +21,7 @@ mod hardening;
 mod health;
 mod helpers;
 mod images;
+mod knowledge_bases;
 mod lifecycle;
 mod llm_client;
 mod logs;

@@ -287,7 +287,7 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
 async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status() {
     let app = spawn_app_with(|config| {
         config.documents.max_file_bytes = 1_000;
-        config.documents.max_files_per_chat = 2;
+        config.documents.max_files_per_knowledge_base = 2;
     })
     .await;
     let too_big = upload_file(&app, "big.txt", &[b'a'; 1_001], "assistants").await;
@@ -368,7 +368,7 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
     );
     assert!(files["data"][1]["last_error"]["message"].is_string());
 
-    // The store holds at most max_files_per_chat.
+    // The store holds at most max_files_per_knowledge_base (it is a knowledge base).
     let full = app
         .post_json(
             &format!("/v1/vector_stores/{store_id}/files"),

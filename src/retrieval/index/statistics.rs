@@ -68,3 +68,76 @@ impl Bm25StatisticsProvider for Provider<'_> {
             .unwrap_or(0))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::retrieval::index::{ChatIndex, IndexedChunk, Legs, SearchOptions, WordStatistics};
+    use entities::ids::{ChunkId, DocumentId};
+
+    fn index(dir: &std::path::Path, texts: &[(&str, &str)]) -> ChatIndex {
+        let mut index = ChatIndex::open(dir).unwrap();
+        let chunks = texts
+            .iter()
+            .map(|(id, text)| IndexedChunk {
+                chunk_id: ChunkId::from_string(*id),
+                document_id: DocumentId::from_string(*id),
+                filename: format!("{id}.txt"),
+                text: text.to_string(),
+                vector: vec![0.0; 8],
+            })
+            .collect();
+        index.add(chunks).unwrap();
+        index
+    }
+
+    const WORDS: SearchOptions = SearchOptions {
+        legs: Legs::Words,
+        vector_weight: 0.0,
+    };
+
+    #[test]
+    fn indexes_scored_with_shared_statistics_agree_with_one_index_holding_everything() {
+        let small = [("a1", "solar panels on the roof"), ("a2", "the garden shed")];
+        let large = [
+            ("b1", "solar inverter maintenance schedule"),
+            ("b2", "solar battery storage for the night"),
+            ("b3", "wind turbines on the hill"),
+            ("b4", "solar tariffs and the grid"),
+            ("b5", "a roof of slate"),
+        ];
+        let dirs = [(); 3].map(|_| tempfile::tempdir().unwrap());
+        let a = index(dirs[0].path(), &small);
+        let b = index(dirs[1].path(), &large);
+        let all: Vec<_> = small.iter().chain(&large).copied().collect();
+        let whole = index(dirs[2].path(), &all);
+        let query = "solar roof";
+
+        let mut shared = WordStatistics::default();
+        shared.add(&a.word_statistics(query).unwrap());
+        shared.add(&b.word_statistics(query).unwrap());
+        assert_eq!(shared, whole.word_statistics(query).unwrap());
+
+        let (expected, _) = whole.search_with(query, &[0.0; 8], 10, WORDS).unwrap();
+        let bm25_of = |id: &str| {
+            expected
+                .iter()
+                .find(|h| h.chunk_id == id)
+                .map(|h| h.bm25)
+                .unwrap()
+        };
+        for part in [&a, &b] {
+            let (hits, _) = part
+                .search_shared(query, &[0.0; 8], 10, WORDS, &shared)
+                .unwrap();
+            assert!(!hits.is_empty());
+            for hit in hits {
+                let want = bm25_of(hit.chunk_id.as_str());
+                assert!((hit.bm25 - want).abs() < 1e-4, "{}: {} vs {want}", hit.chunk_id, hit.bm25);
+            }
+        }
+        // Scored alone, the small index says something else of the same passage.
+        let (alone, _) = a.search_with(query, &[0.0; 8], 10, WORDS).unwrap();
+        let a1 = alone.iter().find(|h| h.chunk_id == "a1").unwrap();
+        assert!((a1.bm25 - bm25_of("a1")).abs() > 1e-3);
+    }
+}
