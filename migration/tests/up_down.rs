@@ -11,7 +11,7 @@ use entities::ids::{
 };
 use entities::messages::MessageRole;
 use entities::{
-    agents, api_keys, artifact_versions, artifacts, chats, document_chunks, documents,
+    agent_knowledge_bases, agents, api_keys, artifact_versions, artifacts, chats, document_chunks, documents,
     login_sessions, login_tokens, memories, messages, pending_asks, prelude::*, runs, uploads,
     users,
 };
@@ -404,8 +404,36 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .await?;
     assert_eq!(upload.upload_offset, 0);
 
+    // An agent's knowledge base link goes with the agent, and with the knowledge base's chat.
+    agent_knowledge_bases::ActiveModel {
+        agent_id: Set(agent.id.clone()),
+        chat_id: Set(chat.id.clone()),
+        position: Set(0),
+    }
+    .insert(db)
+    .await?;
+    assert_eq!(AgentKnowledgeBases::find().count(db).await?, 1);
+
     // Deleting the agent detaches the chat instead of deleting it.
     agent.delete(db).await?;
+    assert_eq!(AgentKnowledgeBases::find().count(db).await?, 0);
+    let second = agents::ActiveModel {
+        id: Set(AgentId::from_string(id("agent-2"))),
+        user_id: Set(user.id.clone()),
+        name: Set("reader".to_owned()),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    agent_knowledge_bases::ActiveModel {
+        agent_id: Set(second.id.clone()),
+        chat_id: Set(chat.id.clone()),
+        position: Set(0),
+    }
+    .insert(db)
+    .await?;
     let chat_after = Chats::find_by_id(chat.id.clone())
         .one(db)
         .await?
@@ -423,6 +451,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     assert_eq!(Documents::find().count(db).await?, 0);
     assert_eq!(DocumentChunks::find().count(db).await?, 0);
     assert_eq!(Uploads::find().count(db).await?, 0);
+    assert_eq!(AgentKnowledgeBases::find().count(db).await?, 0);
 
     // Deleting the user removes its credentials and sessions.
     assert_eq!(ApiKeys::find().count(db).await?, 1);
