@@ -1,5 +1,5 @@
 // Colloquy's browser UI: signs in (or finds the session), then shows the chat list beside the
-// current conversation and follows the URL. A session that ends mid-way brings the sign-in
+// current conversation (or the knowledge bases page) and follows the URL. A session that ends mid-way brings the sign-in
 // screen back over the same URL; drafts are kept in localStorage, so nothing typed is lost.
 import { api, onSignedOut } from "./api.js";
 import { store } from "./store.js";
@@ -8,6 +8,7 @@ import { h } from "./ui/dom.js";
 import { signInView } from "./signin/signin.js";
 import { sidebarView, refreshChats } from "./chats/sidebar.js";
 import { conversationView } from "./conversation/view.js";
+import { knowledgeView } from "./knowledge/page.js";
 
 const root = document.getElementById("app");
 let shell = null;
@@ -49,13 +50,15 @@ function showApp() {
   const layout = h("div", { class: "layout" }, sidebar.el, scrim, main);
   root.replaceChildren(notice, layout);
   let view = null;
-  let shownChat;
+  let shown;
   const show = () => {
-    const { chatId } = store.get().route;
-    if (view && shownChat === chatId) return;
+    const { name, chatId, kbId } = store.get().route;
+    const key = name === "knowledge" ? `knowledge:${kbId ?? ""}` : `chat:${chatId ?? ""}`;
+    if (view && shown === key) return;
     view?.destroy();
-    shownChat = chatId;
-    view = conversationView({ chatId, onMenu: () => layout.classList.add("drawer-open") });
+    shown = key;
+    const onMenu = () => layout.classList.add("drawer-open");
+    view = name === "knowledge" ? knowledgeView({ kbId, onMenu }) : conversationView({ chatId, onMenu });
     main.replaceChildren(view.el);
   };
   const unsubscribe = store.subscribe((state, patch) => {

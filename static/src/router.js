@@ -1,10 +1,13 @@
-// URLs: `/` (a new chat) and `/c/{chatId}`. Reload, back and deep links all go through here.
+// URLs: `/` (a new chat), `/c/{chatId}`, and the knowledge bases page `/knowledge` (one
+// opened: `/knowledge/{kbId}`). Reload, back and deep links all go through here.
 import { store } from "./store.js";
 
 export function parse(pathname) {
-  const match = /^\/c\/([^/]+)\/?$/.exec(pathname);
-  if (match) return { name: "chat", chatId: decodeURIComponent(match[1]) };
-  return { name: "home", chatId: null };
+  const chat = /^\/c\/([^/]+)\/?$/.exec(pathname);
+  if (chat) return { name: "chat", chatId: decodeURIComponent(chat[1]), kbId: null };
+  const knowledge = /^\/knowledge(?:\/([^/]+))?\/?$/.exec(pathname);
+  if (knowledge) return { name: "knowledge", chatId: null, kbId: knowledge[1] ? decodeURIComponent(knowledge[1]) : null };
+  return { name: "home", chatId: null, kbId: null };
 }
 
 export function navigate(path, { replace = false } = {}) {

@@ -712,3 +712,56 @@ async fn reasoning_streams_open_then_folds_above_the_answer_and_stays_folded_aft
         "the thoughts took over a second to stream: {answer}"
     );
 }
+
+#[actix_web::test]
+async fn a_knowledge_base_is_made_filled_given_to_an_agent_and_searched_in_its_chat() {
+    let app = browser_app(|_| {}).await;
+    app.upstream.script([
+        text("Hello! Ask me about the handbook."),
+        Reply::tool_call(
+            "tc_kb",
+            "search_knowledge",
+            json!({"query": "days of paid holiday"}),
+        ),
+        text("You get 25 days of paid holiday."),
+    ]);
+    run_scenario(&app, "knowledge", &[]).await;
+    let received = app.upstream.received();
+    let asked = received
+        .iter()
+        .find(|r| {
+            r.body["messages"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["tool_call_id"] == "tc_kb"))
+        })
+        .expect("the model got search_knowledge's result");
+    let offered: Vec<&str> = asked.body["tools"]
+        .as_array()
+        .expect("tools offered")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"search_knowledge"), "{offered:?}");
+    let result = asked.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "tc_kb")
+        .unwrap();
+    let result: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+    let first = &result["results"][0];
+    assert_eq!(first["filename"], "holidays.md", "{result}");
+    assert_eq!(first["knowledge_base"], "Handbook");
+    assert!(
+        first["chunk_text"]
+            .as_str()
+            .unwrap()
+            .contains("25 days of paid holiday"),
+        "{result}"
+    );
+    // Deleted on its page: gone, and the agent no longer names it.
+    let listed: Value = app.get("/api/knowledge-bases").await.json().await.unwrap();
+    assert_eq!(listed["knowledge_bases"], json!([]));
+    let agents: Value = app.get("/api/agents").await.json().await.unwrap();
+    assert_eq!(agents["agents"][0]["knowledge_base_ids"], json!([]));
+}

@@ -1,5 +1,6 @@
 // The chat list: newest first, a search over titles, new chat, rename and delete (after a
-// confirmation dialog), and who is signed in with a sign-out button.
+// confirmation dialog), the way to the knowledge bases page, and who is signed in with a
+// sign-out button.
 import { api } from "../api.js";
 import { navigate } from "../router.js";
 import { store } from "../store.js";
@@ -15,10 +16,20 @@ export function sidebarView({ onSignOut, onNavigate }) {
   const search = h("input", { type: "search", id: "chat-search", placeholder: "Search chats", autocomplete: "off" });
   const list = h("ul", { class: "chat-list", "aria-label": "Chats" });
   const empty = h("p", { class: "muted", hidden: true });
+  const knowledge = h("a", {
+    href: "/knowledge",
+    class: "nav-link",
+    onclick: (event) => {
+      if (event.metaKey || event.ctrlKey || event.shiftKey) return;
+      event.preventDefault();
+      go("/knowledge");
+    },
+  }, "Knowledge bases");
   const el = h("nav", { class: "sidebar", "aria-label": "Chats" },
     h("div", { class: "sidebar-top" },
       h("a", { href: "/", class: "brand", onclick: (e) => { e.preventDefault(); go("/"); } }, "Colloquy"),
       h("button", { type: "button", class: "primary", onclick: () => go("/") }, "New chat")),
+    knowledge,
     h("label", { for: "chat-search", class: "visually-hidden" }, "Search chats"),
     search,
     list,
@@ -34,6 +45,8 @@ export function sidebarView({ onSignOut, onNavigate }) {
 
   function draw() {
     const { chats, route } = store.get();
+    if (route.name === "knowledge") knowledge.setAttribute("aria-current", "page");
+    else knowledge.removeAttribute("aria-current");
     const query = search.value.trim().toLowerCase();
     const shown = chats.filter((chat) => chat.title.toLowerCase().includes(query));
     list.replaceChildren(...shown.map((chat) => item(chat, chat.id === route.chatId)));

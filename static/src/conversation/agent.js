@@ -115,6 +115,12 @@ export function agentPicker(chatId, { onChange }) {
     list,
     /// The agent shown (null until known).
     agent: () => current,
+    /// Takes an agent saved elsewhere (its knowledge bases changed) and shows its tools again.
+    replaceAgent(saved) {
+      agents = agents.map((a) => (a.id === saved.id ? saved : a));
+      show();
+      loadTools();
+    },
     /// Shows the stored chat's agent.
     setChat(chat) {
       const first = chosenId === undefined;

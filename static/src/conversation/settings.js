@@ -2,12 +2,14 @@
 // research, `x_deep_think`), which research tools to allow (`x_tools`) and the tool-iteration
 // limit, kept per chat in this browser and sent with every send, edit and regenerate; and what
 // happens to history that outgrows the model's context, and the chat's agent (agent.js),
-// which are the chat's own (kept by the server). What the agent allows bounds the Tools switch
+// which are the chat's own (kept by the server), with the knowledge bases that agent searches
+// (knowledge/attach.js, saved on the agent). What the agent allows bounds the Tools switch
 // and the research tools: those it does not allow cannot be chosen.
 import { api } from "../api.js";
 import { settings } from "../store.js";
 import { h } from "../ui/dom.js";
 import { agentPicker, researchChoices } from "./agent.js";
+import { agentKnowledge } from "../knowledge/attach.js";
 
 const CONTEXT_STRATEGIES = [
   ["drop", "Leave out the oldest messages"],
@@ -51,10 +53,13 @@ export function settingsPanel(chatId) {
     settings.set(chatId, next);
   };
   for (const control of [toggle, deep, iterations, ...boxes.map((b) => b.box)]) control.addEventListener("change", save);
+  // The agent's knowledge bases, saved on the agent; its tools change with them.
+  const knowledge = agentKnowledge({ onSaved: (saved) => agent.replaceAgent(saved) });
   // The agent's tools: the switch shows its default until the reader sets it, and a research
   // tool it does not allow is disabled, with a note saying why.
   const agent = agentPicker(chatId, {
     onChange: (chosen, allowed) => {
+      knowledge.setAgent(chosen);
       toggle.checked = settings.toolsOn(settings.get(chatId), chosen);
       toggle.disabled = allowed !== null && allowed.length === 0;
       toolFields.disabled = !toggle.checked || toggle.disabled;
@@ -96,6 +101,7 @@ export function settingsPanel(chatId) {
       h("div", { class: "check switch" }, deep, h("label", { for: "deep-think-switch" }, "Deep Think"),
         h("span", { class: "muted", id: "deep-think-hint" }, " — plan the question, research each part, then write a report (slower; uses tools)"))),
     agent.list,
+    knowledge.el,
     toolFields,
     h("div", { class: "field inline" },
       h("label", { for: "context-strategy" }, "When the conversation no longer fits the model's context"),

@@ -2,7 +2,9 @@
 // tus (`tus.js`) with progress, cancel and resume, the chat's documents newest first with
 // their size, type and inline status, delete with confirmation, and the toolbar button whose
 // badge counts the documents. The list is asked again while anything is processing, so the
-// badge and the marks follow the server without a reload. It draws only its own panel.
+// badge and the marks follow the server without a reload. It draws only its own panel. A
+// knowledge base's page shows the same panel (`inline`, always open) over its own resource
+// (`base`: `/api/knowledge-bases/{id}`, which answers as a chat's `…/documents` and `…/uploads` do).
 import { api, chatPath, ApiError } from "../api.js";
 import { h } from "../ui/dom.js";
 import { confirmDialog } from "../ui/dialog.js";
@@ -12,10 +14,13 @@ import { TusUpload, uploadOptions } from "./tus.js";
 /// How often the list is asked again while a document is processing.
 const POLL_MS = 1500;
 
-export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
+/// `base`: the resource whose `/documents` and `/uploads` are shown (the chat's by default);
+/// `noun`: what holds them, in words ("this chat"); `inline`: always open, without a toggle;
+/// `onListed(documents)`: after each time the list is read.
+export function documentsPanel(chatId, { onToggle = () => {}, base = chatPath(chatId), noun = "this chat", inline = false, onListed = () => {} } = {}) {
   let documents = [];
   let limits = null;
-  /// How many files a chat may hold, from the documents list (`limits`).
+  /// How many files it may hold, from the documents list (`limits`).
   let maxFiles = null;
   let pollTimer = null;
   let destroyed = false;
@@ -35,12 +40,12 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
   const refusal = h("div", { class: "doc-refusal", role: "alert" });
   const announce = h("p", { class: "visually-hidden", role: "status" });
   const uploadList = h("ul", { class: "upload-list", "aria-label": "Uploads in progress", hidden: true });
-  const list = h("ul", { class: "doc-list", "aria-label": "Documents in this chat" });
+  const list = h("ul", { class: "doc-list", "aria-label": `Documents in ${noun}` });
   const empty = h("p", { class: "muted" }, "No documents yet. They are searched by the assistant when you ask about them.");
   const loadError = h("p", { class: "doc-refusal", hidden: true });
   const closeButton = h("button", { type: "button", class: "icon", "aria-label": "Close documents" }, "×");
-  const el = h("section", { id: "documents-panel", class: "side-panel documents-panel", "aria-labelledby": "documents-title", hidden: true },
-    h("div", { class: "side-head" }, h("h2", { id: "documents-title" }, "Documents"), closeButton),
+  const el = h("section", { id: "documents-panel", class: inline ? "documents-panel inline-panel" : "side-panel documents-panel", "aria-labelledby": "documents-title", hidden: !inline },
+    h("div", { class: "side-head" }, h("h2", { id: "documents-title" }, "Documents"), inline ? null : closeButton),
     zone, refusal, announce, uploadList, loadError, list, empty);
 
   const setOpen = (open) => {
@@ -59,6 +64,7 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
     button.focus();
   });
   el.addEventListener("keydown", (event) => {
+    if (inline) return;
     if (event.key === "Escape" && !event.defaultPrevented && !document.querySelector("dialog[open]")) {
       setOpen(false);
       button.focus();
@@ -93,7 +99,7 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
   async function loadLimits() {
     if (limits) return limits;
     try {
-      limits = await uploadOptions(chatPath(chatId, "/uploads"));
+      limits = await uploadOptions(`${base}/uploads`);
     } catch {
       limits = { maxSize: null };
     }
@@ -108,13 +114,14 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
     clearTimeout(pollTimer);
     pollTimer = null;
     try {
-      const body = await api("GET", chatPath(chatId, "/documents"));
+      const body = await api("GET", `${base}/documents`);
       if (destroyed || mine !== generation) return;
       documents = newestFirst(body.documents ?? []);
-      maxFiles = body.limits?.max_files_per_chat ?? maxFiles;
+      maxFiles = body.limits?.max_files_per_chat ?? body.limits?.max_files ?? maxFiles;
       loaded = true;
       loadError.hidden = true;
       draw();
+      onListed(documents);
     } catch (err) {
       if (destroyed || mine !== generation) return;
       if (err instanceof ApiError && err.status === 401) return;
@@ -130,7 +137,7 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
     const count = documents.length;
     badge.textContent = String(count);
     badge.hidden = count === 0;
-    button.title = `${count} document${count === 1 ? "" : "s"} in this chat`;
+    button.title = `${count} document${count === 1 ? "" : "s"} in ${noun}`;
     // An upload this page is sending is shown with its progress bar, not twice.
     const sending = new Set([...uploads].map((u) => u.artifactId).filter(Boolean));
     const rows = documents.filter((d) => !sending.has(d.artifact_id)).map(documentRow);
@@ -167,13 +174,13 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
   async function removeDocument(doc) {
     const sure = await confirmDialog({
       title: `Delete ${doc.filename}?`,
-      body: "It leaves this chat's workspace and the assistant can no longer search it.",
+      body: `It leaves ${noun} and the assistant can no longer search it.`,
       confirm: "Delete",
       danger: true,
     });
     if (!sure) return;
     try {
-      await api("DELETE", chatPath(chatId, `/documents/${encodeURIComponent(doc.artifact_id)}`));
+      await api("DELETE", `${base}/documents/${encodeURIComponent(doc.artifact_id)}`);
       announce.textContent = `Deleted ${doc.filename}.`;
     } catch (err) {
       refusal.textContent = `Could not delete ${doc.filename}: ${err.message}`;
@@ -196,7 +203,7 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
         continue;
       }
       if (room <= 0) {
-        refused.push(`${file.name}: this chat may hold at most ${maxFiles} documents; delete one first.`);
+        refused.push(`${file.name}: ${noun} may hold at most ${maxFiles} documents; delete one first.`);
         continue;
       }
       room -= 1;
@@ -225,7 +232,7 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
     const words = (extra) => `${formatSize(sent)} of ${formatSize(file.size)}${extra ? ` · ${extra}` : ""}`;
     const entry = { tus: null, artifactId: null };
     const tus = new TusUpload({
-      endpoint: chatPath(chatId, "/uploads"),
+      endpoint: `${base}/uploads`,
       file,
       onCreated: (created) => {
         // The document exists from now on: the badge counts it at once.
@@ -287,6 +294,11 @@ export function documentsPanel(chatId, { onToggle = () => {} } = {}) {
       uploadList.hidden = uploadList.children.length === 0;
       if (!destroyed) await refresh();
     }
+  }
+
+  if (inline) {
+    refresh();
+    loadLimits();
   }
 
   return {
