@@ -40,6 +40,12 @@ await scenario(async ({ page }) => {
   await bases.getByRole("link", { name: /Handbook\s*1 document/ }).waitFor();
   await axe(page, "a knowledge base with a document");
   await screenshot(page, "uploaded");
+  // At 375 px the list and the opened knowledge base stack, the chat list a drawer.
+  await page.setViewportSize({ width: 375, height: 740 });
+  await page.getByRole("button", { name: "Show chats" }).waitFor();
+  await axe(page, "a knowledge base at 375 px");
+  await screenshot(page, "narrow");
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // Reloaded, the page opens the same knowledge base.
   await page.reload();
