@@ -11,9 +11,9 @@ use entities::ids::{
 };
 use entities::messages::MessageRole;
 use entities::{
-    agent_knowledge_bases, agents, api_keys, artifact_versions, artifacts, chats, document_chunks, documents,
-    login_sessions, login_tokens, memories, messages, pending_asks, prelude::*, runs, uploads,
-    users,
+    agent_knowledge_bases, agents, api_keys, artifact_versions, artifacts, chats, document_chunks,
+    documents, login_sessions, login_tokens, memories, messages, pending_asks, prelude::*, runs,
+    uploads, users,
 };
 use migration::{Migrator, MigratorTrait, TABLES};
 use sea_orm_migration::sea_orm::{

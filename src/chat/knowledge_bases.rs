@@ -242,13 +242,24 @@ mod tests {
         let id = KnowledgeBaseId::of(&chat);
         assert_eq!(id.to_string(), format!("kb_{chat}"));
         assert_eq!(id.vector_store_id(), format!("vs_{chat}"));
-        assert_eq!(KnowledgeBaseId::parse(&format!("kb_{chat}")), Some(id.clone()));
-        assert_eq!(KnowledgeBaseId::parse(&format!("vs_{chat}")), Some(id.clone()));
+        assert_eq!(
+            KnowledgeBaseId::parse(&format!("kb_{chat}")),
+            Some(id.clone())
+        );
+        assert_eq!(
+            KnowledgeBaseId::parse(&format!("vs_{chat}")),
+            Some(id.clone())
+        );
         assert_eq!(serde_json::to_value(&id).unwrap(), format!("kb_{chat}"));
-        for bad in ["", "kb_", "kb_nope", &chat.to_string(), &format!("xx_{chat}")] {
+        for bad in ["", "kb_", "kb_nope", chat.as_str(), &format!("xx_{chat}")] {
             assert_eq!(KnowledgeBaseId::parse(bad), None, "{bad}");
         }
         let refused = serde_json::from_value::<KnowledgeBaseId>(serde_json::json!("kb_1"));
-        assert!(refused.unwrap_err().to_string().contains("not a knowledge base id"));
+        assert!(
+            refused
+                .unwrap_err()
+                .to_string()
+                .contains("not a knowledge base id")
+        );
     }
 }

@@ -128,9 +128,8 @@ impl Workspace {
     ) -> Result<FoundTogether, DocumentsError> {
         let started = Instant::now();
         let mut stages = SearchStages::default();
-        let vector = std::sync::Arc::new(
-            embed::embed_one(self.inner.embedder.as_ref(), query).await?,
-        );
+        let vector =
+            std::sync::Arc::new(embed::embed_one(self.inner.embedder.as_ref(), query).await?);
         stages.query_embedding = started.elapsed();
         let options = SearchOptions {
             legs: Legs::Both,

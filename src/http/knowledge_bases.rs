@@ -26,9 +26,9 @@ const MAX_COPY_BODY_BYTES: usize = 4 * 1024;
 impl From<KnowledgeBaseError> for AppError {
     fn from(err: KnowledgeBaseError) -> Self {
         match err {
-            KnowledgeBaseError::NotFound(_) => AppError::NotFoundWithHelp(format!(
-                "{err}; GET /api/knowledge-bases lists yours"
-            )),
+            KnowledgeBaseError::NotFound(_) => {
+                AppError::NotFoundWithHelp(format!("{err}; GET /api/knowledge-bases lists yours"))
+            }
             KnowledgeBaseError::TooMany { .. } => AppError::LimitReached {
                 code: "too_many_knowledge_bases",
                 message: err.to_string(),
@@ -164,7 +164,11 @@ async fn rename(
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
     let chat = store(&state)
-        .rename(&principal.user_id, &KnowledgeBaseId::of(&chat.id), &body.name)
+        .rename(
+            &principal.user_id,
+            &KnowledgeBaseId::of(&chat.id),
+            &body.name,
+        )
         .await?;
     Ok(HttpResponse::Ok().json(object(&state, &chat).await?))
 }

@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::documents::create_error;
 use super::responses::{ListQuery, check_metadata, list_object};
 use crate::auth::Principal;
+use crate::chat::knowledge_bases::KnowledgeBaseId;
 use crate::documents::AddFileError;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
@@ -50,10 +51,11 @@ pub fn store_id(chat_id: &ChatId) -> String {
     format!("vs_{chat_id}")
 }
 
-/// The chat behind a vector store id.
+/// The chat behind a vector store id (or the same knowledge base's `kb_` id).
 pub fn chat_of(store_id: &str) -> Option<ChatId> {
     store_id
         .strip_prefix("vs_")
+        .or_else(|| store_id.strip_prefix(KnowledgeBaseId::PREFIX))
         .filter(|id| !id.is_empty())
         .map(ChatId::from_string)
 }

@@ -262,7 +262,11 @@ pub async fn resume_answered(
         &parts,
         documents,
     ));
-    if checkpoint.tools.iter().any(|name| name == "search_knowledge") {
+    if checkpoint
+        .tools
+        .iter()
+        .any(|name| name == "search_knowledge")
+    {
         tools.extend(
             super::launch::knowledge_after_pause(launcher, &ask.user_id, &ask.chat_id).await,
         );

@@ -26,11 +26,14 @@ async fn upload_to_kb(app: &TestApp, kb: &str, filename: &str, text: &str) -> re
         "file",
         reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(filename.to_string()),
     );
-    app.request(Method::POST, &format!("/api/knowledge-bases/{kb}/documents"))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
+    app.request(
+        Method::POST,
+        &format!("/api/knowledge-bases/{kb}/documents"),
+    )
+    .multipart(form)
+    .send()
+    .await
+    .unwrap()
 }
 
 /// The knowledge base's documents once none is uploading or processing.
@@ -130,7 +133,9 @@ async fn search_knowledge_ranks_two_knowledge_bases_and_the_chats_documents_as_o
     for kb in [policies, engineering] {
         let list = kb_settled(&app, kb).await;
         assert!(
-            statuses(&list).iter().all(|(_, status)| status == "processed"),
+            statuses(&list)
+                .iter()
+                .all(|(_, status)| status == "processed"),
             "{list}"
         );
     }
@@ -247,18 +252,18 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
     );
     kb_settled(&app, &kb_id).await;
     let key = app.create_user_with_key("eve").await;
-    let as_eve = |method: Method, path: &str| {
-        app.http
-            .request(method, app.url(path))
-            .bearer_auth(&key)
-    };
+    let as_eve =
+        |method: Method, path: &str| app.http.request(method, app.url(path)).bearer_auth(&key);
     // REST, under either id.
     for id in [&kb_id, &store_id] {
         for (method, path) in [
             (Method::GET, format!("/api/knowledge-bases/{id}")),
             (Method::DELETE, format!("/api/knowledge-bases/{id}")),
             (Method::GET, format!("/api/knowledge-bases/{id}/documents")),
-            (Method::OPTIONS, format!("/api/knowledge-bases/{id}/uploads")),
+            (
+                Method::OPTIONS,
+                format!("/api/knowledge-bases/{id}/uploads"),
+            ),
         ] {
             let response = as_eve(method.clone(), &path).send().await.unwrap();
             assert_eq!(response.status(), 404, "{method} {path}");
@@ -373,7 +378,10 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
     let mine = app.get(&format!("/api/knowledge-bases/{kb_id}")).await;
     assert_eq!(mine.status(), 200);
     let mine: Value = mine.json().await.unwrap();
-    assert_eq!((mine["name"].clone(), mine["document_count"].clone()), (json!("Private"), json!(1)));
+    assert_eq!(
+        (mine["name"].clone(), mine["document_count"].clone()),
+        (json!("Private"), json!(1))
+    );
     // An ordinary chat is not a knowledge base, even its owner's.
     let chat = app.new_chat().await;
     let not_kb = app.get(&format!("/api/knowledge-bases/kb_{chat}")).await;
@@ -412,6 +420,14 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         .await
         .unwrap();
     assert_eq!(store["name"], "Final");
+    // The Vector Stores API takes the kb_ id too, for the same store.
+    let same: Value = app
+        .get(&format!("/v1/vector_stores/{kb_id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(same["id"], store_id.as_str());
     app.post_json(
         &format!("/v1/vector_stores/{store_id}"),
         &json!({"name": "Final v2"}),
@@ -423,7 +439,10 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         .json()
         .await
         .unwrap();
-    assert_eq!((kb["id"].as_str(), kb["name"].as_str()), (Some(kb_id.as_str()), Some("Final v2")));
+    assert_eq!(
+        (kb["id"].as_str(), kb["name"].as_str()),
+        (Some(kb_id.as_str()), Some("Final v2"))
+    );
     let empty = app
         .request(Method::PATCH, &format!("/api/knowledge-bases/{kb_id}"))
         .json(&json!({"name": "   "}))
@@ -441,7 +460,11 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         .json()
         .await
         .unwrap();
-    assert_eq!(agent["knowledge_base_ids"], json!([kb_id, other_id]), "named once each");
+    assert_eq!(
+        agent["knowledge_base_ids"],
+        json!([kb_id, other_id]),
+        "named once each"
+    );
     let agent_id = agent["id"].as_str().unwrap();
 
     let deleted = app
@@ -457,7 +480,9 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         404
     );
     assert_eq!(
-        app.get(&format!("/v1/vector_stores/{store_id}")).await.status(),
+        app.get(&format!("/v1/vector_stores/{store_id}"))
+            .await
+            .status(),
         404
     );
     let listed: Value = app.get("/api/knowledge-bases").await.json().await.unwrap();
@@ -477,7 +502,10 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
     assert_eq!(agent["knowledge_base_ids"], json!([other_id]));
     // Deleted through the Vector Stores API: gone from REST too.
     let gone = app
-        .request(Method::DELETE, &format!("/v1/vector_stores/vs_{}", &other_id[3..]))
+        .request(
+            Method::DELETE,
+            &format!("/v1/vector_stores/vs_{}", &other_id[3..]),
+        )
         .send()
         .await
         .unwrap();
@@ -519,16 +547,23 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
     assert_eq!(copied.status(), 201, "{:?}", copied.text().await);
     let copy: Value = copied.json().await.unwrap();
     assert_eq!(copy["filename"], "minutes.md");
-    assert_ne!(copy["artifact_id"], artifact.as_str(), "a document of its own");
+    assert_ne!(
+        copy["artifact_id"],
+        artifact.as_str(),
+        "a document of its own"
+    );
 
     // tus, with its URLs under the knowledge base.
     let body = b"Handbook: the office in Lisbon opens at nine.".to_vec();
-    let created = tus(app.request(Method::POST, &format!("/api/knowledge-bases/{kb_id}/uploads")))
-        .header("Upload-Length", body.len().to_string())
-        .header("Upload-Metadata", metadata("handbook.txt"))
-        .send()
-        .await
-        .unwrap();
+    let created = tus(app.request(
+        Method::POST,
+        &format!("/api/knowledge-bases/{kb_id}/uploads"),
+    ))
+    .header("Upload-Length", body.len().to_string())
+    .header("Upload-Metadata", metadata("handbook.txt"))
+    .send()
+    .await
+    .unwrap();
     assert_eq!(created.status(), 201);
     let location = created.headers()["location"].to_str().unwrap().to_string();
     assert!(
@@ -559,7 +594,10 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
     // Searchable through the vector store too.
     let found: Value = app
         .post_json(
-            &format!("/v1/vector_stores/{}/search", kb["vector_store_id"].as_str().unwrap()),
+            &format!(
+                "/v1/vector_stores/{}/search",
+                kb["vector_store_id"].as_str().unwrap()
+            ),
             &json!({"query": "board approved office"}),
         )
         .await
@@ -679,7 +717,10 @@ async fn knowledge_bases_and_their_documents_are_limited_with_clear_errors() {
     // A chat keeps its own limit (50 by default): not the knowledge base's.
     let chat = app.new_chat().await;
     for name in ["c.txt", "d.txt"] {
-        assert_eq!(upload(&app, &chat, name, b"gamma".to_vec()).await.status(), 201);
+        assert_eq!(
+            upload(&app, &chat, name, b"gamma".to_vec()).await.status(),
+            201
+        );
     }
 }
 
@@ -697,7 +738,10 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
             .collect()
     };
     let before = names(tools(&app, default.clone()).await);
-    assert!(!before.contains(&"search_knowledge".to_string()), "{before:?}");
+    assert!(
+        !before.contains(&"search_knowledge".to_string()),
+        "{before:?}"
+    );
 
     let kb = create_kb(&app, "Manuals").await;
     let patched = app
@@ -716,7 +760,10 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
         .expect("search_knowledge once the agent has a knowledge base")
         .clone();
     assert_eq!(search["parameters"]["required"], json!(["query"]));
-    assert_eq!(search["parameters"]["properties"]["query"]["type"], "string");
+    assert_eq!(
+        search["parameters"]["properties"]["query"]["type"],
+        "string"
+    );
 
     // An agent that names its tools without search_knowledge does not get it.
     let picky: Value = app
@@ -741,5 +788,10 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
     app.send_text(&chat, "Check the manuals").await;
     let result = tool_result(&app, "tc_1");
     assert_eq!(result["results"], json!([]));
-    assert!(result["note"].as_str().unwrap().contains("nothing was searched"));
+    assert!(
+        result["note"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was searched")
+    );
 }

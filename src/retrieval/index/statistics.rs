@@ -97,7 +97,10 @@ mod tests {
 
     #[test]
     fn indexes_scored_with_shared_statistics_agree_with_one_index_holding_everything() {
-        let small = [("a1", "solar panels on the roof"), ("a2", "the garden shed")];
+        let small = [
+            ("a1", "solar panels on the roof"),
+            ("a2", "the garden shed"),
+        ];
         let large = [
             ("b1", "solar inverter maintenance schedule"),
             ("b2", "solar battery storage for the night"),
@@ -132,7 +135,12 @@ mod tests {
             assert!(!hits.is_empty());
             for hit in hits {
                 let want = bm25_of(hit.chunk_id.as_str());
-                assert!((hit.bm25 - want).abs() < 1e-4, "{}: {} vs {want}", hit.chunk_id, hit.bm25);
+                assert!(
+                    (hit.bm25 - want).abs() < 1e-4,
+                    "{}: {} vs {want}",
+                    hit.chunk_id,
+                    hit.bm25
+                );
             }
         }
         // Scored alone, the small index says something else of the same passage.

@@ -110,9 +110,8 @@ pub fn agent_tool_definitions(
         definitions.retain(|d| named.contains(&d.function.name));
     }
     if offers_knowledge(agent) {
-        definitions.push(
-            crate::tools::search_knowledge::SearchKnowledgeTool::describe(&launcher.config),
-        );
+        definitions
+            .push(crate::tools::search_knowledge::SearchKnowledgeTool::describe(&launcher.config));
     }
     for tool in custom_tools(launcher, agent) {
         let definition = tool.definition();
