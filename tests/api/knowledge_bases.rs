@@ -235,6 +235,18 @@ async fn search_knowledge_ranks_two_knowledge_bases_and_the_chats_documents_as_o
     for source in ["Engineering", "Policies", "chat"] {
         assert!(sources.contains(&source), "{sources:?}");
     }
+    // Counted like every tool.
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    let counted = metrics.lines().find(|line| {
+        line.starts_with("colloquy_tool_calls_total{")
+            && line.contains("tool=\"search_knowledge\"")
+            && line.contains("outcome=\"success\"")
+    });
+    assert_eq!(
+        counted.and_then(|line| line.rsplit(' ').next()),
+        Some("3"),
+        "{metrics}"
+    );
 }
 
 #[actix_web::test]
