@@ -22,5 +22,6 @@ pub mod pending_asks;
 pub mod prelude;
 pub mod responses;
 pub mod runs;
+pub mod stop_reason;
 pub mod uploads;
 pub mod users;

@@ -8,11 +8,13 @@ pub mod deep_think;
 pub mod fitting;
 pub mod governance;
 pub mod images;
+pub mod kernel;
 pub mod loop_actor;
 mod loop_state;
 pub mod pause;
 pub mod prompt;
 pub mod rate_limit;
+pub mod sources;
 pub mod summary;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -17,7 +17,7 @@ use crate::run::events::RunEvent;
 use crate::tools::schema::check_arguments;
 use crate::tools::{ProgressKind, SharedTool, ToolError};
 
-use super::loop_actor::RunSpec;
+use super::kernel::RunSpec;
 use super::loop_state::LoopState;
 
 /// Results shared by identical calls (tool name + canonical arguments).

@@ -29,12 +29,6 @@ pub enum CrossSiteError {
     ForeignSite(String),
 }
 
-impl From<CrossSiteError> for crate::error::AppError {
-    fn from(err: CrossSiteError) -> Self {
-        crate::error::AppError::CrossSite(err.to_string())
-    }
-}
-
 /// Refuses a request whose page is not one of Colloquy's own origins: the configured
 /// `public_url`'s origin, or the origin the request itself addressed — the connection's scheme
 /// with the `Host` header (the URI authority on HTTP/2). `X-Forwarded-*` and `Forwarded` are not

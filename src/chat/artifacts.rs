@@ -46,18 +46,6 @@ pub enum ArtifactError {
     Database(#[from] DbErr),
 }
 
-impl From<ArtifactError> for crate::error::AppError {
-    fn from(err: ArtifactError) -> Self {
-        use crate::error::AppError;
-        match err {
-            ArtifactError::Invalid(message) => AppError::InvalidRequest(message),
-            ArtifactError::Exists(_) => AppError::Conflict(err.to_string()),
-            ArtifactError::NotFound(_) => AppError::NotFound("artifact"),
-            ArtifactError::Database(db) => AppError::Database(db),
-        }
-    }
-}
-
 /// Checks an identifier: 1–`max` characters of ASCII letters, digits, `.`, `_`, `-`.
 pub fn check_identifier(identifier: &str, max: usize) -> Result<(), ArtifactError> {
     let valid_chars = identifier

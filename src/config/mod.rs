@@ -38,7 +38,7 @@ pub use attachments::AttachmentsConfig;
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
-pub use retrieval::{DocumentsConfig, MemoryConfig, RetrievalConfig};
+pub use retrieval::{DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig};
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
 

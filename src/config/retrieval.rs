@@ -25,12 +25,28 @@ impl Default for RetrievalConfig {
     }
 }
 
+/// The embedders Colloquy has (`memory.embedder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderKind {
+    /// The upstream's `/embeddings`.
+    #[serde(alias = "OpenAI", alias = "OPENAI")]
+    OpenAi,
+    /// all-MiniLM-L6-v2, run in-process.
+    #[serde(alias = "MiniLM", alias = "MINILM")]
+    MiniLm,
+    /// Feature hashing: no model, lexical only.
+    #[serde(alias = "HASH")]
+    Hash,
+}
+
 /// Per-chat memory and the embedder.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct MemoryConfig {
-    /// `openai`, `minilm` or `hash`; `None` picks minilm when a model directory exists, else hash.
-    pub embedder: Option<String>,
+    /// Which embedder makes vectors; `None` picks minilm when a model directory exists, else
+    /// hash.
+    pub embedder: Option<EmbedderKind>,
     /// Directory holding all-MiniLM-L6-v2's `model.safetensors` and `tokenizer.json`.
     pub minilm_dir: Option<PathBuf>,
     /// Cosine similarity at or above which a new memory counts as a duplicate.

@@ -61,19 +61,6 @@ impl From<tokio::task::JoinError> for DocumentsError {
     }
 }
 
-impl From<DocumentsError> for crate::error::AppError {
-    fn from(err: DocumentsError) -> Self {
-        use crate::error::AppError;
-        match err {
-            DocumentsError::Database(db) => AppError::Database(db),
-            DocumentsError::Embed(embed) => AppError::EmbedderFailed(embed.to_string()),
-            DocumentsError::Index(_) | DocumentsError::Extract(_) | DocumentsError::Failed(_) => {
-                AppError::internal(err)
-            }
-        }
-    }
-}
-
 pub use uploads::{Termination, UploadClaim};
 
 pub const KIND_DOCUMENT: &str = "document";

@@ -7,20 +7,9 @@ use entities::ids::AgentId;
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::agents::{AgentError, AgentFields};
-use crate::error::{AppError, AppResult};
+use crate::chat::agents::AgentFields;
+use crate::error::AppResult;
 use crate::state::AppState;
-
-impl From<AgentError> for AppError {
-    fn from(err: AgentError) -> Self {
-        match err {
-            AgentError::Invalid(message) => AppError::InvalidRequest(message),
-            AgentError::NotFound => AppError::NotFound("agent"),
-            AgentError::Conflict(message) => AppError::Conflict(message),
-            AgentError::Database(db) => AppError::Database(db),
-        }
-    }
-}
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/api/agents", web::get().to(list))

@@ -73,8 +73,8 @@ async fn create(
         }
     }
     // Before anything is stored: `store: true` imports the whole history first.
-    check_message_lengths(&state.config, &request.messages)?;
-    let mut options = request.options(state.llm.default_model());
+    check_message_lengths(state.config(), &request.messages)?;
+    let mut options = request.options(state.llm().default_model());
     if let Some(agent) = &request.x_agent_id {
         options.agent = Some(
             state
@@ -97,8 +97,8 @@ async fn create(
         (log, Some(chat_id.clone()))
     } else if let Some(chat_id) = &request.x_chat_id {
         // The images are read before anything is stored, and kept only in the caller's chat.
-        let last = read_message(&state.config.attachments, &request.messages[last_index])?;
-        let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+        let last = read_message(&state.config().attachments, &request.messages[last_index])?;
+        let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
         let stored = store_turn(&state, &principal, &chat.id, Vec::new(), last, false).await?;
         let turn = Turn::Send {
             parent_id: None,
@@ -108,11 +108,11 @@ async fn create(
         let log = launch_chat_turn(&state.launcher, &principal, chat_id, turn, options).await?;
         (log, Some(chat_id.clone()))
     } else if request.in_new_chat() {
-        let mut pending = read_messages(&state.config.attachments, &request.messages)?;
+        let mut pending = read_messages(&state.config().attachments, &request.messages)?;
         // Kept `v1_chat_retention_days` unless someone opens it in the UI (see `sweep`).
         let agent = options.agent.as_ref().map(|a| a.id.clone());
         let chat = state
-            .chats
+            .chats()
             .create_with(&principal.user_id, None, true, None, agent)
             .await?;
         let last = pending
@@ -134,7 +134,7 @@ async fn create(
         let stored = store_turn(&state, &principal, &chat.id, history, last, true).await?;
         if !stored.history.is_empty() {
             state
-                .sessions
+                .sessions()
                 .session(&chat.id)
                 .send(ImportHistory {
                     messages: stored.history,

@@ -32,8 +32,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// Refuses another document when the chat holds the most allowed: early, before a body is
 /// received. `Workspace::create` checks again, atomically, when the record is made.
 pub async fn check_count(state: &AppState, chat_id: &ChatId) -> AppResult<()> {
-    let max = state.config.documents.max_files_per_chat;
-    if state.workspace.count(chat_id).await? >= max as u64 {
+    let max = state.config().documents.max_files_per_chat;
+    if state.workspace().count(chat_id).await? >= max as u64 {
         return Err(create_error(CreateError::TooMany { max }));
     }
     Ok(())
@@ -61,9 +61,9 @@ async fn list(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
     let documents: Vec<DocumentView> = state
-        .workspace
+        .workspace()
         .list(&chat.id)
         .await?
         .into_iter()
@@ -71,7 +71,7 @@ async fn list(
         .collect();
     let total = documents.len();
     // The limits, so a client can refuse a file before uploading it and say why.
-    let limits = &state.config.documents;
+    let limits = &state.config().documents;
     Ok(HttpResponse::Ok().json(json!({
         "documents": documents,
         "total": total,
@@ -121,8 +121,8 @@ async fn upload(
     path: web::Path<ChatId>,
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
-    let limit = state.config.documents.max_file_bytes;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let limit = state.config().documents.max_file_bytes;
     check_multipart(
         &req,
         limit,
@@ -143,7 +143,7 @@ async fn upload(
                 .and_then(|cd| cd.get_filename())
                 .unwrap_or_default(),
         );
-        let dir = state.workspace.uploads_dir();
+        let dir = state.workspace().uploads_dir();
         tokio::fs::create_dir_all(&dir)
             .await
             .map_err(AppError::internal)?;
@@ -181,7 +181,7 @@ async fn upload(
             return Err(err);
         }
         let document = match state
-            .workspace
+            .workspace()
             .create(&chat.id, &filename, size, &part, DocumentStatus::Uploading)
             .await
         {
@@ -201,7 +201,7 @@ async fn upload(
             upload_id: None,
         };
         let document = state
-            .workspace
+            .workspace()
             .commit_upload(&upload)
             .await
             .map_err(commit_error)?;
@@ -217,8 +217,11 @@ async fn delete(
     path: web::Path<(ChatId, ArtifactId)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, artifact_id) = path.into_inner();
-    let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
-    let deleted = state.workspace.delete(&chat.id, &artifact_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(&principal.user_id, &chat_id)
+        .await?;
+    let deleted = state.workspace().delete(&chat.id, &artifact_id).await?;
     if !deleted {
         return Err(AppError::NotFound("document"));
     }

@@ -11,6 +11,7 @@ mod chats;
 mod completions;
 mod conversations;
 mod documents;
+mod errors;
 mod files;
 mod health;
 mod images;

@@ -40,7 +40,7 @@ fn find(path: &str) -> Option<&'static Asset> {
 
 /// `index.html`, never cached, so a new build's assets are picked up on the next load.
 async fn shell(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    if let Some(dir) = &state.config.static_dir {
+    if let Some(dir) = &state.config().static_dir {
         return from_dir(&req, dir, "/index.html", "no-cache").await;
     }
     let index = find("/index.html").ok_or(AppError::NotFound("page"))?;
@@ -53,7 +53,7 @@ async fn shell(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRespo
 }
 
 async fn asset(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    if let Some(dir) = &state.config.static_dir {
+    if let Some(dir) = &state.config().static_dir {
         return from_dir(&req, dir, req.path(), "no-cache").await;
     }
     let asset = find(req.path()).ok_or(AppError::NotFound("asset"))?;

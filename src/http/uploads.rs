@@ -88,13 +88,13 @@ async fn options(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    state.chats.get_owned(&principal.user_id, &path).await?;
+    state.chats().get_owned(&principal.user_id, &path).await?;
     Ok(tus(HttpResponse::NoContent())
         .insert_header(("Tus-Version", TUS_VERSION))
         .insert_header(("Tus-Extension", "creation,termination"))
         .insert_header((
             "Tus-Max-Size",
-            state.config.documents.max_file_bytes.to_string(),
+            state.config().documents.max_file_bytes.to_string(),
         ))
         .finish())
 }
@@ -132,8 +132,8 @@ async fn create(
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     check_version(&req)?;
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
-    let limits = &state.config.documents;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let limits = &state.config().documents;
     if header(&req, "Upload-Defer-Length").is_some() {
         return Err(AppError::invalid(
             "Upload-Defer-Length is not supported; send Upload-Length",
@@ -161,7 +161,7 @@ async fn create(
     );
     super::documents::check_count(&state, &chat.id).await?;
     let upload_id = UploadId::generate();
-    let dir = state.workspace.uploads_dir();
+    let dir = state.workspace().uploads_dir();
     tokio::fs::create_dir_all(&dir)
         .await
         .map_err(AppError::internal)?;
@@ -170,7 +170,7 @@ async fn create(
         .await
         .map_err(AppError::internal)?;
     let document = state
-        .workspace
+        .workspace()
         .create(
             &chat.id,
             &filename,
@@ -202,7 +202,7 @@ async fn create(
         updated_at: Set(now),
         expires_at: Set(now + chrono::Duration::from_std(UPLOAD_TTL).unwrap_or_default()),
     }
-    .insert(&state.db)
+    .insert(state.db())
     .await?;
     let location = format!("/chat/api/{}/uploads/{upload_id}", chat.id);
     let mut response = tus(HttpResponse::Created());
@@ -228,10 +228,10 @@ async fn owned_upload(
     chat_id: &ChatId,
     upload_id: &UploadId,
 ) -> AppResult<uploads::Model> {
-    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+    let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
     let upload = uploads::Entity::find_by_id(upload_id.clone())
         .filter(uploads::Column::ChatId.eq(chat.id))
-        .one(&state.db)
+        .one(state.db())
         .await?
         .filter(|u| u.status != UploadStatus::Terminated)
         .ok_or(AppError::NotFound("upload"))?;
@@ -289,7 +289,7 @@ async fn patch(
     let claimed: u64 = header(&req, "Upload-Offset")
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| AppError::invalid("Upload-Offset must be a non-negative integer"))?;
-    let Some(claim) = state.workspace.claim_upload(&upload_id) else {
+    let Some(claim) = state.workspace().claim_upload(&upload_id) else {
         return Err(AppError::Conflict(
             "another request is writing or terminating this upload".into(),
         ));
@@ -355,7 +355,7 @@ async fn patch(
     let mut row: uploads::ActiveModel = upload.clone().into();
     row.upload_offset = Set(written as i64);
     row.updated_at = Set(Utc::now());
-    row.update(&state.db).await?;
+    row.update(state.db()).await?;
     if let Some(err) = failure {
         return Err(err);
     }
@@ -386,7 +386,7 @@ async fn finish(
         upload_id: Some(upload.id.clone()),
     };
     state
-        .workspace
+        .workspace()
         .commit_upload(&committed)
         .await
         .map_err(super::documents::commit_error)?;
@@ -402,7 +402,7 @@ async fn terminate(
     check_version(&req)?;
     let (chat_id, upload_id) = path.into_inner();
     owned_upload(&state, &principal, &chat_id, &upload_id).await?;
-    match state.workspace.terminate_upload(&upload_id).await? {
+    match state.workspace().terminate_upload(&upload_id).await? {
         Termination::Terminated => Ok(tus(HttpResponse::NoContent()).finish()),
         Termination::NotFound => Err(AppError::NotFound("upload")),
         Termination::Complete => Err(AppError::Conflict(

@@ -74,7 +74,7 @@ async fn owned(
 ) -> AppResult<entities::chats::Model> {
     let chat_id = chat_of(id).ok_or_else(|| unknown_store(id))?;
     state
-        .chats
+        .chats()
         .get_owned(&principal.user_id, &chat_id)
         .await
         .map_err(|_| unknown_store(id))
@@ -96,7 +96,7 @@ fn file_object(state: &AppState, doc: &entities::documents::Model) -> Value {
         .as_ref()
         .map(ToString::to_string)
         .unwrap_or_else(|| doc.artifact_id.to_string());
-    let limits = &state.config.documents;
+    let limits = &state.config().documents;
     json!({
         "id": id,
         "object": "vector_store.file",
@@ -116,7 +116,7 @@ fn file_object(state: &AppState, doc: &entities::documents::Model) -> Value {
 }
 
 async fn object(state: &AppState, chat: &entities::chats::Model) -> AppResult<Value> {
-    let documents = state.workspace.list(&chat.id).await?;
+    let documents = state.workspace().list(&chat.id).await?;
     let count = |status: &str| {
         documents
             .iter()
@@ -148,11 +148,11 @@ async fn add(
     file_id: &FileId,
 ) -> AppResult<entities::documents::Model> {
     let file = super::files::owned(state, principal, file_id).await?;
-    if let Some(existing) = state.workspace.document_of_file(chat_id, file_id).await? {
+    if let Some(existing) = state.workspace().document_of_file(chat_id, file_id).await? {
         return Ok(existing);
     }
     state
-        .workspace
+        .workspace()
         .add_file(chat_id, &file)
         .await
         .map_err(|err| match err {
@@ -190,7 +190,7 @@ async fn create(
         super::files::owned(&state, &principal, file_id).await?;
     }
     let chat = state
-        .chats
+        .chats()
         .create_vector_store(
             &principal.user_id,
             body.name.filter(|n| !n.trim().is_empty()),
@@ -205,7 +205,7 @@ async fn create(
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let chats = state
-        .chats
+        .chats()
         .vector_stores(&principal.user_id, MAX_LISTED)
         .await?;
     let mut stores = Vec::with_capacity(chats.len());
@@ -242,7 +242,7 @@ async fn update(
     }
     let chat = owned(&state, &principal, &path).await?;
     let chat = state
-        .chats
+        .chats()
         .set_metadata(
             &principal.user_id,
             &chat.id,
@@ -262,13 +262,13 @@ async fn remove(
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
     if chat.is_vector_store {
-        state.chats.delete(&principal.user_id, &chat.id).await?;
-        state.sessions.deactivate(&chat.id);
-        state.workspace.forget(&chat.id).await;
+        state.chats().delete(&principal.user_id, &chat.id).await?;
+        state.sessions().deactivate(&chat.id);
+        state.workspace().forget(&chat.id).await;
         state.launcher.attachments.forget(&chat.id).await;
     } else {
-        for doc in state.workspace.list(&chat.id).await? {
-            state.workspace.delete(&chat.id, &doc.artifact_id).await?;
+        for doc in state.workspace().list(&chat.id).await? {
+            state.workspace().delete(&chat.id, &doc.artifact_id).await?;
         }
     }
     Ok(HttpResponse::Ok().json(json!({"id": store_id(&chat.id),
@@ -298,7 +298,7 @@ async fn list_files(
     query: web::Query<ListQuery>,
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
-    let mut documents = state.workspace.list(&chat.id).await?;
+    let mut documents = state.workspace().list(&chat.id).await?;
     // Oldest first (ids are time-ordered), as `page` expects.
     documents.sort_by(|a, b| a.id.cmp(&b.id));
     let files: Vec<Value> = documents
@@ -315,7 +315,7 @@ async fn document(
     file_id: &str,
 ) -> AppResult<entities::documents::Model> {
     state
-        .workspace
+        .workspace()
         .list(chat_id)
         .await?
         .into_iter()
@@ -344,7 +344,7 @@ async fn remove_file(
     let (id, file_id) = path.into_inner();
     let chat = owned(&state, &principal, &id).await?;
     let doc = document(&state, &chat.id, &file_id).await?;
-    state.workspace.delete(&chat.id, &doc.artifact_id).await?;
+    state.workspace().delete(&chat.id, &doc.artifact_id).await?;
     Ok(
         HttpResponse::Ok().json(json!({"id": file_id, "object": "vector_store.file.deleted",
         "deleted": true})),
@@ -389,8 +389,12 @@ async fn search(
             "max_num_results must be 1-{MAX_SEARCH_RESULTS}"
         )));
     }
-    let hits = state.workspace.search(&chat.id, &query, limit).await?.hits;
-    let documents = state.workspace.list(&chat.id).await?;
+    let hits = state
+        .workspace()
+        .search(&chat.id, &query, limit)
+        .await?
+        .hits;
+    let documents = state.workspace().list(&chat.id).await?;
     let data: Vec<Value> = hits
         .into_iter()
         .map(|hit| {

@@ -3,100 +3,13 @@
 //! typed lines) live in `http::sse`; nothing here is stored in message history (seed 003).
 
 use entities::ids::MessageId;
-use entities::runs::RunStatus;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::llm::LlmError;
 use crate::llm::wire::Usage;
 
-/// Why a run ended. Recorded on the run row and sent as the last event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The model answered without asking for more tools.
-    Completed,
-    /// The iteration cap was reached; the model gave a final answer without tools.
-    MaxIterations,
-    /// The model hit its output token limit.
-    Length,
-    /// A client cancelled the run.
-    Cancelled,
-    /// The run's wall-clock budget ran out.
-    TimeBudget,
-    /// The upstream model failed.
-    UpstreamError,
-    /// The process stopped while the run was in flight.
-    Interrupted,
-    /// The model asked the user a question; the run continues when the answer arrives.
-    Paused,
-    /// The model called a tool of the client's (Chat Completions `tools`): the client runs it
-    /// and continues the conversation with its result.
-    ToolCalls,
-    /// A token budget (a Deep Think sub-task's) was spent.
-    TokenBudget,
-}
-
-impl StopReason {
-    /// Every stop reason, for parsing a stored one.
-    const ALL: [Self; 10] = [
-        Self::Completed,
-        Self::MaxIterations,
-        Self::Length,
-        Self::Cancelled,
-        Self::TimeBudget,
-        Self::UpstreamError,
-        Self::Interrupted,
-        Self::Paused,
-        Self::ToolCalls,
-        Self::TokenBudget,
-    ];
-
-    /// The stop reason a run row records as `code`.
-    pub fn from_code(code: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|reason| reason.as_str() == code)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Completed => "completed",
-            Self::MaxIterations => "max_iterations",
-            Self::Length => "length",
-            Self::Cancelled => "cancelled",
-            Self::TimeBudget => "time_budget",
-            Self::UpstreamError => "upstream_error",
-            Self::Interrupted => "interrupted",
-            Self::Paused => "paused",
-            Self::ToolCalls => "tool_calls",
-            Self::TokenBudget => "token_budget",
-        }
-    }
-
-    /// The run row's status for this stop.
-    pub fn run_status(self) -> RunStatus {
-        match self {
-            Self::Completed
-            | Self::MaxIterations
-            | Self::Length
-            | Self::TimeBudget
-            | Self::TokenBudget
-            | Self::ToolCalls => RunStatus::Completed,
-            Self::Cancelled => RunStatus::Cancelled,
-            Self::UpstreamError => RunStatus::Failed,
-            Self::Interrupted => RunStatus::Interrupted,
-            Self::Paused => RunStatus::Paused,
-        }
-    }
-
-    /// OpenAI's `finish_reason` for the last chunk.
-    pub fn finish_reason(self) -> &'static str {
-        match self {
-            Self::Length => "length",
-            Self::ToolCalls => "tool_calls",
-            _ => "stop",
-        }
-    }
-}
+pub use entities::stop_reason::StopReason;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {

@@ -14,7 +14,8 @@ use actix::prelude::*;
 use sea_orm::DatabaseConnection;
 
 use crate::agent::deep_think::{DeepThinkPlanner, DeepThinkSpec, DeepThinkSubtask, SpawnSubtask};
-use crate::agent::loop_actor::{AgentRun, RunSpec};
+use crate::agent::kernel::RunSpec;
+use crate::agent::loop_actor::AgentRun;
 use crate::chat::registry::ChatRegistry;
 use crate::retrieval::embed::SharedEmbedder;
 use crate::run::log::RunRegistry;

@@ -430,7 +430,7 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
         Duration::from_secs(10),
         || async {
             app.state
-                .runs
+                .runs()
                 .get(&RunId::from_string(run_id.clone()))
                 .is_some_and(|log| log.is_finished())
                 .then_some(())
@@ -649,7 +649,7 @@ async fn idle_chats_are_passivated_and_reactivated_with_everything() {
     app.send(&chat, json!({"content": "first"})).await;
     assert!(
         app.state
-            .sessions
+            .sessions()
             .is_active(&ChatId::from_string(chat.clone()))
     );
     eventually(
@@ -658,7 +658,7 @@ async fn idle_chats_are_passivated_and_reactivated_with_everything() {
         || async {
             (!app
                 .state
-                .sessions
+                .sessions()
                 .is_active(&ChatId::from_string(chat.clone())))
             .then_some(())
         },

@@ -18,13 +18,14 @@ use super::plan::{Plan, PlannedTask};
 use super::planning::prepare;
 use super::report;
 use super::saving::{save_artifact, save_structured};
-use super::sources::{self, Sources};
 use super::subtask::{self, Finding, TaskStatus};
 use super::{DeepThinkSpec, SpawnSubtask, SubtaskBounds, emit};
+use crate::agent::sources::{self, Sources};
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 
-use super::super::loop_actor::{LoopOutcome, RunSpec, finish, run_loop};
+use super::super::kernel::{LoopOutcome, RunSpec};
+use super::super::loop_actor::{finish, run_loop};
 
 pub struct DeepThinkPlanner {
     spec: Option<DeepThinkSpec>,
@@ -324,5 +325,5 @@ fn synthesis_spec(
         ChatMessage::system(report::INSTRUCTIONS),
         ChatMessage::user(report::brief(&spec.question, &plan.title, findings, seen)),
     ];
-    super::phase(&spec.run, messages, Vec::new(), 1, true, deadline)
+    spec.run.phase(messages, Vec::new(), 1, true, deadline)
 }

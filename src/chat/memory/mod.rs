@@ -15,7 +15,6 @@ mod messages;
 mod reembed;
 mod store;
 
-use crate::error::AppError;
 use chrono::{DateTime, Utc};
 use entities::ids::{ChatId, MemoryId};
 use entities::memories;
@@ -128,19 +127,6 @@ pub enum MemoryError {
     StaleVector,
     #[error("database error: {0}")]
     Database(#[from] DbErr),
-}
-
-impl From<MemoryError> for AppError {
-    fn from(err: MemoryError) -> Self {
-        match err {
-            MemoryError::Full(max) => Self::Conflict(format!(
-                "this chat already holds {max} memories, the most allowed; delete some first"
-            )),
-            MemoryError::NotFound => Self::NotFound("memory"),
-            MemoryError::StaleVector => Self::Unavailable(err.to_string()),
-            MemoryError::Database(db) => Self::Database(db),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ use sea_orm::{
 };
 
 use crate::config::ContextStrategy;
-use crate::error::AppError;
 
 pub use messages::{
     HistorySummary, delete_leaf, history_summary, load_messages, set_active_leaf,
@@ -42,16 +41,6 @@ pub enum ChatStoreError {
     InvalidTitle,
     #[error(transparent)]
     Database(#[from] DbErr),
-}
-
-impl From<ChatStoreError> for AppError {
-    fn from(err: ChatStoreError) -> Self {
-        match err {
-            ChatStoreError::NotFound => AppError::NotFound("chat"),
-            ChatStoreError::InvalidTitle => AppError::InvalidRequest(err.to_string()),
-            ChatStoreError::Database(db) => AppError::Database(db),
-        }
-    }
 }
 
 /// Checks and trims a title.

@@ -169,7 +169,7 @@ pub async fn run_records(
 pub struct FinishedRun {
     pub id: RunId,
     pub status: RunStatus,
-    pub stop_reason: &'static str,
+    pub stop_reason: entities::stop_reason::StopReason,
     pub assistant_message_id: Option<MessageId>,
     pub iterations: u32,
     pub input_tokens: u64,
@@ -236,7 +236,7 @@ pub async fn complete_turn(
     nodes: &[crate::chat::tree::MessageNode],
     active_leaf: Option<&MessageId>,
     run: FinishedRun,
-    completes_ask: Option<&str>,
+    completes_ask: Option<&entities::ids::AskCorrelationId>,
 ) -> Result<(), DbErr> {
     use sea_orm::TransactionTrait;
     let txn = db.begin().await?;

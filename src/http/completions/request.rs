@@ -83,7 +83,7 @@ pub(super) struct StreamOptions {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AskUserReply {
-    pub(super) correlation_id: String,
+    pub(super) correlation_id: entities::ids::AskCorrelationId,
     pub(super) answer: Value,
 }
 

@@ -4,7 +4,6 @@
 use entities::ids::ChatId;
 use serde::Deserialize;
 
-use crate::chat::session::ChatError;
 use crate::config::Config;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
@@ -43,18 +42,6 @@ pub struct RunOptions {
     /// The vector stores (each a chat's documents, owned by the caller) a Responses
     /// `file_search` tool named: file_search searches exactly these.
     pub file_search: Option<Vec<ChatId>>,
-}
-
-impl From<ChatError> for AppError {
-    fn from(err: ChatError) -> Self {
-        use crate::chat::tree::TreeError;
-        match err {
-            ChatError::Tree(TreeError::UnknownMessage(_)) => AppError::NotFound("message"),
-            ChatError::Tree(other) => AppError::InvalidRequest(other.to_string()),
-            ChatError::EmptyContent => AppError::InvalidRequest(err.to_string()),
-            ChatError::Database(db) => AppError::Database(db),
-        }
-    }
 }
 
 /// Refuses a message longer than `http.max_message_chars`: the one limit on a message however

@@ -11,7 +11,6 @@ use super::agent::apply_agent;
 use super::{Launcher, RunOptions, RunPlan, chat_tools, deep_think, research_tools, sized};
 use crate::chat::session::ChatSession;
 use crate::config::ContextStrategy;
-use crate::error::AppError;
 use crate::llm::wire::{ChatMessage, ChatRequest, ToolDefinition};
 use crate::run::log::RunLog;
 use crate::tools;
@@ -37,12 +36,6 @@ pub enum Refusal {
     RequiredWithoutTools,
     #[error("tool_choice names {0}, which is not among this request's tools")]
     ToolChoiceNotOffered(String),
-}
-
-impl From<Refusal> for AppError {
-    fn from(refusal: Refusal) -> Self {
-        AppError::invalid(refusal.to_string())
-    }
 }
 
 /// A request's run, checked and ready to begin: what the launcher needs beyond the messages,
