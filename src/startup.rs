@@ -1,6 +1,13 @@
 //! `Application`: binds the listener first (so port 0 works and the login link shows the real
 //! port), connects and migrates the database, records runs a previous process left unfinished
 //! as interrupted, bootstraps the first admin, and mounts the routes.
+//!
+//! At start-up it also delivers answers a dead process left unfinished, continues the Deep
+//! Think runs it left with a checkpoint, repairs half-committed uploads and resumes document
+//! processing. Sweepers then run for good: expired uploads (every 10 minutes), the chats of
+//! plain `/v1` requests past `http.v1_chat_retention_days` that nobody opened in the UI
+//! (hourly, `sweep_api_chats`), unsent image attachments (hourly) and idle chats' open indexes
+//! (every minute).
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;

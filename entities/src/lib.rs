@@ -1,6 +1,7 @@
 //! sea-orm entities for Colloquy's schema, one module per table (see the `migration`
 //! crate for the DDL). Ids are application-generated UUID strings, each table's its own type
-//! ([`ids`]).
+//! ([`ids`]). Statuses and roles are enums stored through sea-orm beside their tables
+//! (`MessageRole`, `RunStatus`, `DocumentStatus`, `UploadStatus`, `AskStatus`, `AskKind`).
 
 pub use sea_orm;
 

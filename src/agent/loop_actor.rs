@@ -1,8 +1,9 @@
-//! `AgentRun`: one actor per request, running the governed agentic loop (seed 000 "Agentic
-//! Loop", seed 001): stream a model turn; run the tool calls it asks for in parallel, each with
-//! a timeout, the result cache, loop detection, base64 stripping and truncation; feed results
-//! back; repeat up to the iteration cap, then ask for a final answer without tools. Every exit
-//! has a `StopReason`. The outcome is handed to the chat's `ChatSession` to persist.
+//! `AgentRun`: one actor per request, running the governed agentic loop
+//! (docs/spec.md#the-agentic-loop): stream a model turn; run the tool calls it asks for in
+//! parallel, each with a timeout, the result cache, loop detection, base64 stripping and
+//! truncation; feed results back; repeat up to the iteration cap, then ask for a final answer
+//! without tools. Every exit has a `StopReason`. The outcome is handed to the chat's `ChatSession`
+//! to persist.
 
 use std::time::{Duration, Instant};
 

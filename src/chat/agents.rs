@@ -1,6 +1,6 @@
-//! Agents (seed 001): a user's named chat configurations — system prompt, model, whether tools
-//! are on, which tools (`enabled_tools`), and custom MCP tool entries. Every user has a default
-//! agent (id `agent_<user id>`, made when first needed); every chat belongs to one.
+//! Agents (docs/spec.md#agents): a user's named chat configurations — system prompt, model, whether
+//! tools are on, which tools (`enabled_tools`), and custom MCP tool entries. Every user has a
+//! default agent (id `agent_<user id>`, made when first needed); every chat belongs to one.
 
 use chrono::Utc;
 use entities::agents;
@@ -25,7 +25,7 @@ pub const MAX_TOOL_NAME_CHARS: usize = 64;
 /// Most agents one user may have.
 pub const MAX_AGENTS_PER_USER: u64 = 200;
 
-/// A custom tool entry (seed 001): an MCP server's tool.
+/// A custom tool entry (docs/spec.md#custom-tools-over-mcp): an MCP server's tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CustomTool {

@@ -1,7 +1,8 @@
-//! Pending asks in the database: a paused run's question, checkpoint and status
-//! (`pending` → `answered` → `completed`, or `cancelled` / `expired`, or `failed` when its
-//! continuation was cut off again and again). Status changes are
-//! conditional UPDATEs, so an answer is claimed once even when two arrive together.
+//! Pending asks in the database: a paused run's question (an ask_user question, or a `/v1` run's
+//! client tool calls), checkpoint and status (`pending` → `answered` → `completed`, or
+//! `cancelled` / `expired`, or `failed` when its continuation was cut off again and again).
+//! Status changes are conditional UPDATEs, so an answer is claimed once even when two arrive
+//! together.
 
 use chrono::{DateTime, Utc};
 use entities::ids::{AskCorrelationId, AskId, ChatId, RunId, UserId};

@@ -10,6 +10,10 @@
 //! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice); `load` reads
 //! and validates, `lenient` deserialises strings from untyped environment values; `threads`
 //! sets the numeric libraries' thread counts at start-up.
+//!
+//! `[retrieval]` holds the injection threshold memories and documents share (each may set its
+//! own); `threads::single_threaded_kernels` is called first in `main` (candle's and rayon's
+//! thread counts).
 
 mod agent;
 mod attachments;

@@ -79,21 +79,22 @@ impl Default for MemoryConfig {
     }
 }
 
-/// The document workspace (seed 002 "Limits").
+/// The document workspace (docs/spec.md#workspace-limits, #processing, #file_search). "spec":
+/// the value given there.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct DocumentsConfig {
-    /// Largest uploaded file in bytes (seed: 200 MB).
+    /// Largest uploaded file in bytes (spec: 200 MB).
     pub max_file_bytes: u64,
-    /// Documents per chat (seed: 50).
+    /// Documents per chat (spec: 50).
     pub max_files_per_chat: usize,
-    /// Extracted characters indexed per file (seed: 500,000).
+    /// Extracted characters indexed per file (spec: 500,000).
     pub max_text_chars: usize,
-    /// Tokens per chunk (seed: 1024).
+    /// Tokens per chunk (spec: 1024).
     pub chunk_tokens: usize,
-    /// Tokens shared by neighbouring chunks (seed: 128).
+    /// Tokens shared by neighbouring chunks (spec: 128).
     pub chunk_overlap_tokens: usize,
-    /// file_search results when the model asks for no number (seed: 5).
+    /// file_search results when the model asks for no number (spec: 5).
     pub default_search_results: usize,
     /// Least similarity for a chunk to be injected automatically; unset:
     /// `retrieval.injection_threshold` (`Config::document_injection_threshold`).

@@ -1,5 +1,6 @@
-//! The document workspace service (seed 002): document records, the processing queue, the
-//! per-chat hybrid indexes, and (`uploads`) who may write or end an unfinished upload.
+//! The document workspace service (docs/spec.md#document-workspace): document records, the
+//! processing queue, the per-chat hybrid indexes, and (`uploads`) who may write or end an
+//! unfinished upload.
 //! Processing (extract → chunk → embed → store → index) runs on tokio tasks bounded by a
 //! semaphore, with CPU work on the blocking pool — never on a chat's mailbox. Chunks and their
 //! vectors are stored in the database, so an index directory that is missing or corrupt is
@@ -65,7 +66,7 @@ pub use uploads::{Termination, UploadClaim};
 
 pub const KIND_DOCUMENT: &str = "document";
 
-/// A document as the REST API lists it (seed 002).
+/// A document as the REST API lists it (docs/spec.md#documents-api).
 #[derive(Debug, Clone, Serialize)]
 pub struct DocumentView {
     pub artifact_id: ArtifactId,

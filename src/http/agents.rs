@@ -1,4 +1,4 @@
-//! Agents REST under `/api/agents` (seed 001): the caller's agents — create, list, read,
+//! Agents REST under `/api/agents` (docs/spec.md#agents): the caller's agents — create, list, read,
 //! update, delete (another user's agent is not found) — and the tools an agent's chats can call
 //! (`GET /api/agents/{id}/chat/tools`).
 
@@ -93,7 +93,7 @@ async fn delete(
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }
 
-/// Seed 001's tool list: exactly what the agent's chats can call now (after `enabled_tools`;
+/// The agent's tool list: exactly what the agent's chats can call now (after `enabled_tools`;
 /// none when the agent's tools are off).
 async fn tools(
     principal: Principal,

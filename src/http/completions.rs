@@ -4,6 +4,13 @@
 //! `http.v1_chat_retention_days` unless opened in the UI), or with `store: false` in none.
 //! In a stored chat, user messages' `image_url` parts are kept as the chat's attachments
 //! (`super::images`), so later turns replay them.
+//!
+//! A request that a new chat cannot hold (client tools without `store: true`, a tool result or
+//! a prefill last) runs in no chat. Client-side tools sit beside the server's: a call of one
+//! ends the run with `StopReason::ToolCalls`; in a stored chat the run pauses like an ask_user
+//! question (a `pending_asks` row of kind `client_tools`) until
+//! `supervisor::resume::launch_tool_results` brings every result. Other OpenAI parameters are
+//! passed on in `ChatRequest::extra`.
 
 use actix_web::{HttpResponse, web};
 use entities::ids::ChatId;
@@ -202,9 +209,9 @@ fn message(content: String, reasoning: &str, tool_calls: Option<Value>) -> Value
 }
 
 /// Waits for the run and answers in one JSON body, with the progress events accumulated in
-/// `x_metadata`, one list per kind (seed 003's `metadata`, renamed: OpenAI's `metadata` is a map
-/// of strings, and SDKs reject lists there), and the reasoning accumulated from all its deltas
-/// as `x_metadata.thinking`.
+/// `x_metadata`, one list per kind (docs/spec.md#metadata-and-parts, renamed: OpenAI's `metadata`
+/// is a map of strings, and SDKs reject lists there), and the reasoning accumulated from all its
+/// deltas as `x_metadata.thinking`.
 async fn collect(
     log: std::sync::Arc<crate::run::log::RunLog>,
     chat_id: Option<ChatId>,

@@ -1,6 +1,6 @@
-//! Documents REST (seed 002) under `/chat/api/{chatId}/documents`: the list (most recent
-//! first, with status and whether the content is searchable), a plain multipart upload (field
-//! `file`) for small files, and a soft delete that takes the document out of search at once.
+//! Documents REST (docs/spec.md#documents-api) under `/chat/api/{chatId}/documents`: the list (most
+//! recent first, with status and whether the content is searchable), a plain multipart upload
+//! (field `file`) for small files, and a soft delete that takes the document out of search at once.
 //! Large or unreliable uploads use tus (`uploads`).
 
 use actix_multipart::Multipart;

@@ -1,6 +1,7 @@
 //! OpenAI's Files API: `POST /v1/files` (multipart `file` and `purpose`, `assistants` or
 //! `user_data`), `GET /v1/files`, `GET`/`DELETE /v1/files/{id}`, `GET /v1/files/{id}/content`.
 //! A file is its uploader's; its bytes become searchable when it is added to a vector store.
+//! The bytes are kept under `<data dir>/files/<user>/` (`documents::files`).
 
 use actix_multipart::Multipart;
 use actix_web::{HttpRequest, HttpResponse, web};

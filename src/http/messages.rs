@@ -108,9 +108,9 @@ async fn list(
     Ok(HttpResponse::Ok().json(json!({"data": data})))
 }
 
-/// Seed 001's tool messages of an answer's run, before the answer: per round, the assistant's
-/// `toolCalls` (`id`, `name`, `arguments`), then one `tool` message (`toolCallId`, `content`)
-/// per call. Their ids derive from the answer's.
+/// The tool messages of an answer's run (docs/spec.md#tool-messages), before the answer: per round,
+/// the assistant's `toolCalls` (`id`, `name`, `arguments`), then one `tool` message (`toolCallId`,
+/// `content`) per call. Their ids derive from the answer's.
 fn tool_exchange(answer: &MessageNode, calls: &serde_json::Value) -> Vec<serde_json::Value> {
     let records: Vec<crate::chat::persistence::ToolCallRecord> =
         serde_json::from_value(calls.clone()).unwrap_or_default();
@@ -152,7 +152,7 @@ fn tool_exchange(answer: &MessageNode, calls: &serde_json::Value) -> Vec<serde_j
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct RunRequest {
-    /// Seed 001: tools on or off for this message, within what the chat's agent allows.
+    /// `enableTools`: tools on or off for this message, within what the chat's agent allows.
     enable_tools: Option<bool>,
     #[serde(rename = "web_search_options")]
     web_search_options: Option<WebSearchOptions>,

@@ -1,14 +1,21 @@
 //! OpenAI's Responses API over the same runs as Chat Completions.
 //! - `POST /v1/responses`: a `web_search_preview` tool opts into server-side tools, its `x_tools`
-//!   choosing them (seed 000); `file_search` searches the named vector stores (each a chat's
-//!   documents), or the chat's own documents in a chat (seed 002); `function` tools are the
+//!   choosing them (docs/spec.md#x_tools); `file_search` searches the named vector stores (each
+//!   a chat's documents), or the chat's own documents in a chat; `function` tools are the
 //!   client's, and a call of one ends the response with `function_call` items.
 //! - Stored responses (`store`, on by default) are turns of a chat (their `input_image`s kept
 //!   as the chat's attachments, `super::images`): a new chain gets a chat of its own,
 //!   `previous_response_id` continues from that response's answer, `conversation` (a chat)
 //!   and `x_chat_id` continue a chat's active branch. `store: false` runs in no chat and
 //!   keeps nothing.
-//! - `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`.
+//! - `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`. A stored
+//!   response is a row of `responses` (`chat::responses`), written when its run ends by a task
+//!   that follows the run's log, whatever the client does.
+//!
+//! Beside it: `request` (the request and its tools), `items` (input items into chat messages),
+//! `target` (where it runs, `item_reference`s), `encode` (a run's events as output items and
+//! their lifecycle events, one state machine, so a stream an SDK replays equals the stored
+//! object) and `stream` (those events numbered into the SSE stream).
 
 use std::sync::Arc;
 
@@ -70,7 +77,7 @@ async fn create(
     }
     let mut options = request.options(state.llm().default_model())?;
     // Without vector_store_ids, file_search searches the documents of the chat the response
-    // runs in (seed 002), when it has some.
+    // runs in (docs/spec.md#file_search), when it has some.
     if let Some(ids) = request.vector_store_ids()? {
         options.file_search = Some(stores_of(&state, &principal, &ids).await?);
     }

@@ -3,6 +3,7 @@
 //! cached for good, sent precompressed (brotli or gzip) when the browser takes it. Every page
 //! carries a Content-Security-Policy that allows only Colloquy's own scripts, styles and fonts.
 //! The shell is public (it holds no data); everything it shows comes from the authenticated API.
+//! With `static_dir` set, a build on disk is served instead, for UI work.
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};

@@ -1,8 +1,9 @@
 //! OpenAI's Vector Stores API on the document workspace: a vector store is a chat's documents
 //! (id `vs_<chat id>`), so every chat has one (its documents list shows the id), and
-//! `POST /v1/vector_stores` makes a chat kept out of the chat list to hold one. Adding a file
-//! makes it one of the store's documents, with the same extraction, chunking, hybrid index,
-//! limits and status lifecycle as an upload; `search` ranks its passages as `file_search` does.
+//! `POST /v1/vector_stores` makes a chat kept out of the chat list (`chats.is_vector_store`) to
+//! hold one. Adding a file makes it one of the store's documents, with the same extraction,
+//! chunking, hybrid index, limits and status lifecycle as an upload; `search` ranks its passages as
+//! `file_search` does.
 
 use actix_web::{HttpResponse, web};
 use entities::documents::DocumentStatus;
@@ -56,8 +57,8 @@ pub fn chat_of(store_id: &str) -> Option<ChatId> {
         .map(ChatId::from_string)
 }
 
-/// The 404 of a vector store the caller has none of (such as the seeds' `vs_abc123`): how to
-/// make one and fill it, since a client that names a store it never created needs exactly that.
+/// The 404 of a vector store the caller has none of (such as the spec examples' `vs_abc123`): how
+/// to make one and fill it, since a client that names a store it never created needs exactly that.
 pub fn unknown_store(id: &str) -> AppError {
     AppError::NotFoundWithHelp(format!(
         "vector store {id:?} not found. Create one with POST /v1/vector_stores (its id is in the \

@@ -1,6 +1,8 @@
 //! `RunEvent`: everything a run reports, in one internal type, and `StopReason`: every way a
-//! run can end. Wire encodings (Chat Completions chunks, seed 001's tool events, the `x_*`
-//! typed lines) live in `http::sse`; nothing here is stored in message history (seed 003).
+//! run can end. Wire encodings (Chat Completions chunks, the chat API's tool events, the `x_*`
+//! typed lines) live in `http::sse`; nothing here is stored in message history
+//! (docs/spec.md#metadata-and-parts). `RunError` carries a `RunErrorKind`: whose fault a
+//! failure is, with its HTTP status and stable code, matched without wildcard.
 
 use entities::ids::MessageId;
 use serde::Serialize;
@@ -15,8 +17,8 @@ pub use entities::stop_reason::StopReason;
 pub enum RunEvent {
     /// The run began.
     Started { user_message_id: Option<MessageId> },
-    /// An iteration of the loop is about to call the model (seed 001's "thinking" step; on
-    /// the chat API's stream only).
+    /// An iteration of the loop is about to call the model (the "thinking" step of
+    /// docs/spec.md#the-agentic-loop; on the chat API's stream only).
     Thinking { iteration: u32 },
     /// Text from the model.
     TextDelta { content: String },
@@ -24,9 +26,10 @@ pub enum RunEvent {
     /// never part of the answer's text. `elapsed_ms`: how long the run has been reasoning so
     /// far, this delta included (from each model call's start to its last reasoning, summed).
     ReasoningDelta { content: String, elapsed_ms: u64 },
-    /// A tool call is about to run (seed 001 `tool_call`, and seed 000's `x_research.<kind>`
-    /// with `arguments` as JSON text: a research tool's own kind, `x_research.tool_call` with
-    /// `tool_name` and `message` for any other tool without an event family of its own).
+    /// A tool call is about to run (the chat API's `tool_call`, docs/spec.md#tool-events, and
+    /// `x_research.<kind>`, docs/spec.md#research-events, with `arguments` as JSON text: a research
+    /// tool's own kind, `x_research.tool_call` with `tool_name` and `message` for any other tool
+    /// without an event family of its own).
     ToolCall {
         id: String,
         name: String,
@@ -37,7 +40,7 @@ pub enum RunEvent {
         /// known tool.
         message: Option<String>,
     },
-    /// A tool call finished (seed 001 `tool_result`; `x_research.result` for a call its
+    /// A tool call finished (the chat API's `tool_result`; `x_research.result` for a call its
     /// `ToolCall` announced with an `x_research.*` event).
     ToolResult {
         tool_call_id: String,
@@ -49,7 +52,7 @@ pub enum RunEvent {
         /// Whether the call was announced as research (`ToolCall::progress` was set).
         research: bool,
     },
-    /// The research phase is over (seed 000 `x_research.complete`).
+    /// The research phase is over (`x_research.complete`, docs/spec.md#research-events).
     ResearchComplete {
         elapsed_ms: u64,
         input_tokens: u64,
@@ -261,7 +264,7 @@ impl Serialize for RunErrorKind {
     }
 }
 
-/// The progress event a tool announces when it starts (seed 000 "Research Events").
+/// The progress event a tool announces when it starts (docs/spec.md#research-events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProgressKind {
     Searching,

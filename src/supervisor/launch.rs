@@ -63,8 +63,8 @@ pub struct Launcher {
     pub attachments: crate::chat::attachments::Attachments,
 }
 
-/// The research tools (those that report progress: seed 000's research events) this server
-/// offers.
+/// The research tools (those that report progress: docs/spec.md#research-events) this
+/// server offers.
 fn research_tools(launcher: &Launcher) -> Vec<tools::SharedTool> {
     launcher
         .tools

@@ -3,6 +3,11 @@
 //! are placed on, spawns one `AgentRun` per request (or, for Deep Think, a `DeepThinkPlanner`
 //! and the `DeepThinkSubtask`s it asks for), and sweeps finished run logs. `launch`
 //! turns a request into a persisted turn and a run.
+//!
+//! Beside it: `launch` (`Launcher`, the handles runs need — not `AppState` —, with `plan`: the
+//! checks that write nothing, `options`, `agent` and `chat`: what an agent and a chat add to a
+//! run), `resume` (paused runs continued) and `continuation` (Deep Think runs continued after
+//! a restart).
 
 pub mod continuation;
 pub mod launch;

@@ -167,7 +167,7 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
         .as_array()
         .unwrap()
         .iter()
-        // The stored answers, not their runs' tool exchanges (seed 001's toolCalls).
+        // The stored answers, not their runs' tool exchanges (`toolCalls` messages).
         .filter(|m| m["role"] == "assistant" && m.get("toolCalls").is_none())
         .map(|m| m["parts"][0].clone())
         .collect();

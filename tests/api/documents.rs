@@ -366,7 +366,8 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     let spec_id = by_name(&list, "api-design-spec.md")["artifact_id"].clone();
 
     // Without a chat or vector stores, file_search is the new chat's own: no documents there,
-    // so the model is not offered it (seed 002's request as written runs). An unknown vector
+    // so the model is not offered it (the spec's request, docs/spec.md#request-shapes, runs as
+    // written). An unknown vector
     // store is 404, and include values are checked.
     app.upstream
         .script([Reply::text("There are no documents here.")]);

@@ -1,4 +1,4 @@
-//! Deep Think (seed 000 "Deep Think"): research in phases on top of the agentic loop. A
+//! Deep Think (docs/spec.md#deep-think): research in phases on top of the agentic loop. A
 //! `DeepThinkPlanner` actor (spawned by the supervisor) optionally explores a named site
 //! first (`discovery`), asks the model for a plan (`plan`), has the supervisor spawn one
 //! `DeepThinkSubtask` actor per sub-task — each the same governed loop, bounded by its own

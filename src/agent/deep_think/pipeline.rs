@@ -1,8 +1,8 @@
-//! `DeepThinkPlanner`: one actor per Deep Think run, spawned by the supervisor. It runs the
-//! phases in seed 000's order — discovery (target-focused mode), the plan, the sub-tasks (in
-//! `DeepThinkSubtask` actors the supervisor spawns, `deep_think.concurrency` at a time), a
-//! findings artifact, the synthesis — and ends the run like any other. Every phase is bounded:
-//! the run's deadline and cancellation, a whole-run token budget of which
+//! `DeepThinkPlanner`: one actor per Deep Think run, spawned by the supervisor. It runs the phases
+//! in the spec's order (docs/spec.md#deep-think) — discovery (target-focused mode), the plan, the
+//! sub-tasks (in `DeepThinkSubtask` actors the supervisor spawns, `deep_think.concurrency` at a
+//! time), a findings artifact, the synthesis — and ends the run like any other. Every phase is
+//! bounded: the run's deadline and cancellation, a whole-run token budget of which
 //! `synthesis_reserve_percent` is kept for the synthesis, each sub-task's own budget.
 
 use std::sync::Arc;

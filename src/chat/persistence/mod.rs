@@ -1,7 +1,9 @@
 //! The chat domain's database access, by concern: the chats themselves (`Chats`: creating,
 //! listing, renaming and deleting a user's chats; every query filters by owner, so nothing
 //! here hands out another user's row), a chat's messages and its history summary
-//! (`messages`), and its runs (`runs`: recorded, ended, paused, resumed).
+//! (`messages`; also deleting a branch's last message, a conversation item), its runs (`runs`:
+//! recorded, ended, paused, resumed), and what OpenAI's stateful APIs keep on a chat (`openai`:
+//! a conversation's or vector store's `metadata`, chats made as vector stores).
 
 mod messages;
 mod openai;

@@ -82,7 +82,8 @@ pub struct ToolCallRecord {
     /// The model call (1, 2, …) that asked for it: calls of one call form one round.
     #[serde(default)]
     pub round: u32,
-    /// The result as fed back to the model (seed 001's tool message), after truncation.
+    /// The result as fed back to the model (its tool message, docs/spec.md#tool-messages), after
+    /// truncation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
 }

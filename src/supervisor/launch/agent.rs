@@ -1,6 +1,6 @@
-//! An agent's part in a run (seed 001): its `enabled_tools` and the message's `enableTools`
-//! applied to the run's tools, its custom MCP tools, the tools its chats can call, and a
-//! chat's agent.
+//! An agent's part in a run (docs/spec.md#agents): its `enabled_tools` and the message's
+//! `enableTools` applied to the run's tools, its custom MCP tools, the tools its chats can call,
+//! and a chat's agent.
 
 use std::sync::Arc;
 
@@ -9,8 +9,8 @@ use crate::error::{AppError, AppResult};
 use crate::tools;
 
 /// Applies the agent and the message's `enableTools` to a run's tools: none when either turns
-/// tools off; else only those the agent's `enabled_tools` names (with seed 001's aliases
-/// `browse_url` and `search_knowledge` when it names them).
+/// tools off; else only those the agent's `enabled_tools` names (with the aliases `browse_url`
+/// and `search_knowledge` when it names them, docs/spec.md#tool-aliases).
 pub(super) fn apply_agent(
     launcher: &Launcher,
     options: &RunOptions,
@@ -24,7 +24,8 @@ pub(super) fn apply_agent(
         tools.clear();
         return;
     }
-    // The agent's custom tools (seed 001: an MCP server's tool), whatever else it names.
+    // The agent's custom tools (an MCP server's tool, docs/spec.md#custom-tools-over-mcp),
+    // whatever else it names.
     let custom = options
         .agent
         .as_ref()
@@ -79,10 +80,9 @@ fn add_missing(tools: &mut Vec<tools::SharedTool>, more: Vec<tools::SharedTool>)
     }
 }
 
-/// The definitions of the tools an agent's chats can call now (`GET
-/// /api/agents/{id}/chat/tools`): every research tool (a request may choose any), the chat's
-/// own tools, seed 001's aliases when named — after `enabled_tools`; none when its tools are
-/// off.
+/// The definitions of the tools an agent's chats can call now (`GET /api/agents/{id}/chat/tools`):
+/// every research tool (a request may choose any), the chat's own tools, the aliases
+/// (docs/spec.md#tool-aliases) when named — after `enabled_tools`; none when its tools are off.
 pub fn agent_tool_definitions(
     launcher: &Launcher,
     agent: &crate::chat::agents::Agent,
@@ -121,7 +121,7 @@ pub fn agent_tool_definitions(
 
 /// Refuses an agent's `enabled_tools` that names a tool this server cannot give it (`400
 /// unknown_tool`, every such name in the message): a name is one of the research tools this
-/// server offers, a chat tool, one of seed 001's aliases (`browse_url`, `search_knowledge`), or
+/// server offers, a chat tool, one of the aliases (`browse_url`, `search_knowledge`), or
 /// a tool an MCP server has listed. A research tool Colloquy has but this server does not
 /// configure (code_search without a GitHub token) is refused too, saying what it needs.
 pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<()> {

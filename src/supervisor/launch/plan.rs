@@ -158,12 +158,14 @@ fn max_iterations(launcher: &Launcher, options: &RunOptions) -> Result<u32, Refu
 }
 
 fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedTool> {
-    // Deep Think has every research tool (seed 000), whatever else the request says.
+    // Deep Think has every research tool (docs/spec.md#deep-think), whatever else the request
+    // says.
     if deep_think(options) {
         return research_tools(launcher);
     }
     // An agent that names its tools has them on unless the message turns them off; the
-    // default agent's research tools are opt-in per request (seed 000).
+    // default agent's research tools are opt-in per request
+    // (docs/spec.md#which-tools-a-run-has).
     let named = options
         .agent
         .as_ref()
