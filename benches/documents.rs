@@ -1,10 +1,10 @@
-//! The document workspace under load: ingestion throughput (extract → chunk → embed with the
-//! hash embedder → index) over ~50 MB of generated prose, as two chats filled to seed 002's
-//! limits (50 files of 500,000 characters). The first chat takes one file after another on
-//! one thread, each its own commit, which gives every stage's cost; the second is ingested
-//! the way the workspace does it (files prepared two at a time, indexed in groups through
-//! `OpenIndex`), which is the throughput an upload burst sees. Then hybrid search latency
-//! on the first chat, and the cost of reopening it.
+//! The document workspace under load: ingestion throughput (extract → chunk → embed with the hash
+//! embedder → index) over ~50 MB of generated prose, as two chats filled to the workspace's limits
+//! (docs/spec.md#workspace-limits: 50 files of 500,000 characters). The first chat takes one file
+//! after another on one thread, each its own commit, which gives every stage's cost; the second is
+//! ingested the way the workspace does it (files prepared two at a time, indexed in groups through
+//! `OpenIndex`), which is the throughput an upload burst sees. Then hybrid search latency on the
+//! first chat, and the cost of reopening it.
 //!
 //! Run with `cargo bench --bench documents`. The text is deterministic, so runs compare.
 
@@ -20,7 +20,7 @@ use colloquy::retrieval::index::{ChatIndex, IndexedChunk};
 use colloquy::tools::fetch::extract::Deadline;
 use entities::ids::{ChunkId, DocumentId};
 
-/// Files per chat and characters per file: seed 002's limits.
+/// Files per chat and characters per file: the workspace's limits (docs/spec.md#workspace-limits).
 const FILES_PER_CHAT: usize = 50;
 const CHARS_PER_FILE: usize = 500_000;
 /// Two full chats: about 50 MB of text in all.

@@ -151,6 +151,121 @@ fn upward_imports(src: &Path) -> Vec<String> {
     found
 }
 
+/// Within `agent`, the loop and Deep Think meet only in the run kernel (`agent/kernel.rs`):
+/// Deep Think drives the loop, so no file of the loop may name `deep_think`; and a `RunSpec`
+/// is made only by the kernel's constructor. Each breach: `file: what`.
+fn agent_kernel_breaches(src: &Path) -> Vec<String> {
+    let agent = src.join("agent");
+    let mut files = Vec::new();
+    rust_files(&agent, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let code = without_comments(&std::fs::read_to_string(&file).unwrap_or_default());
+        // `agent/mod.rs` declares the modules, Deep Think among them.
+        let exempt = file.starts_with(agent.join("deep_think")) || file == agent.join("mod.rs");
+        if !exempt && code.contains("deep_think") {
+            found.push(format!("{}: the loop names deep_think", file.display()));
+        }
+        // A literal, not a return type (`-> RunSpec {`) or an impl block.
+        let literal = code.match_indices("RunSpec {").any(|(at, _)| {
+            let before = code[..at].trim_end();
+            !["->", "impl", "for"].iter().any(|w| before.ends_with(w))
+        });
+        if file != agent.join("kernel.rs") && literal {
+            found.push(format!(
+                "{}: makes a RunSpec outside RunSpec::new",
+                file.display()
+            ));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_loop_and_deep_think_meet_only_in_the_run_kernel() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let breaches = agent_kernel_breaches(&src);
+    assert!(
+        breaches.is_empty(),
+        "the agent's run kernel (see ARCHITECTURE.md):\n{}",
+        breaches.join("\n")
+    );
+}
+
+#[test]
+fn the_agent_circle_and_a_hand_made_run_spec_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(agent.join("deep_think")).unwrap();
+    // The circle the kernel broke: the loop importing Deep Think's sub-task bounds.
+    std::fs::write(
+        agent.join("loop_actor.rs"),
+        "pub subtask: Option<super::deep_think::SubtaskBounds>,\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agent.join("deep_think/subtask.rs"),
+        "use super::super::loop_actor::run_loop;\nfn spec() -> RunSpec {\n    RunSpec { subtask: None, ..base }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agent.join("kernel.rs"),
+        "// deep_think drives the loop\nSelf { log }; RunSpec { log }\n",
+    )
+    .unwrap();
+    let found = agent_kernel_breaches(dir.path());
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].contains("deep_think/subtask.rs: makes a RunSpec"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].contains("loop_actor.rs: the loop names deep_think"),
+        "{found:?}"
+    );
+}
+
+/// Files other than `http/errors.rs` that turn an error into an HTTP one (`impl … for
+/// AppError`, `ResponseError`): there is one place for that.
+fn error_conversions_elsewhere(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let home = src.join("http").join("errors.rs");
+    files
+        .into_iter()
+        .filter(|file| *file != home && !file.ends_with("architecture.rs"))
+        .filter(|file| {
+            let code = without_comments(&std::fs::read_to_string(file).unwrap_or_default());
+            code.contains("for AppError")
+                || code.contains("for crate::error::AppError")
+                || code.contains("impl ResponseError")
+        })
+        .map(|file| file.display().to_string())
+        .collect()
+}
+
+#[test]
+fn errors_become_http_errors_in_one_place() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let elsewhere = error_conversions_elsewhere(&src);
+    assert!(
+        elsewhere.is_empty(),
+        "conversions into AppError belong in src/http/errors.rs:\n{}",
+        elsewhere.join("\n")
+    );
+    // The check finds one where it should not be.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("llm")).unwrap();
+    std::fs::write(
+        dir.path().join("llm/error.rs"),
+        "impl From<LlmError> for AppError {}\n",
+    )
+    .unwrap();
+    assert_eq!(error_conversions_elsewhere(dir.path()).len(), 1);
+}
+
 #[test]
 fn no_module_imports_one_on_a_higher_floor() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");

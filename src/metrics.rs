@@ -1,7 +1,9 @@
-//! Metrics (seed 001 "Monitor Tool Usage"), exported at `GET /metrics` in Prometheus' text
+//! Metrics (docs/spec.md#tool-metrics), exported at `GET /metrics` in Prometheus' text
 //! format: per tool, calls by outcome, failures by error code, latency, result size and the
 //! tokens its results cost the model; beside them, HTTP requests and runs. One `Metrics` per
-//! application (so concurrent test apps count apart), shared by `Arc`.
+//! application (so concurrent test apps count apart), shared by `Arc`; the `Launcher` holds it.
+//! `tool_round` records each call (and logs one structured line for it), `http::count_request`
+//! each request by its route pattern, the launcher each run started, the loop each run ended.
 
 use std::time::Duration;
 

@@ -1,6 +1,13 @@
 //! `Application`: binds the listener first (so port 0 works and the login link shows the real
 //! port), connects and migrates the database, records runs a previous process left unfinished
 //! as interrupted, bootstraps the first admin, and mounts the routes.
+//!
+//! At start-up it also delivers answers a dead process left unfinished, continues the Deep
+//! Think runs it left with a checkpoint, repairs half-committed uploads and resumes document
+//! processing. Sweepers then run for good: expired uploads (every 10 minutes), the chats of
+//! plain `/v1` requests past `http.v1_chat_retention_days` that nobody opened in the UI
+//! (hourly, `sweep_api_chats`), unsent image attachments (hourly) and idle chats' open indexes
+//! (every minute).
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -141,24 +148,10 @@ impl Application {
             mcp,
         };
         let state = AppState {
-            config: launcher.config.clone(),
-            db: launcher.db.clone(),
+            launcher,
             accounts,
             login_throttle,
-            chats: launcher.chats.clone(),
-            llm: launcher.llm.clone(),
-            embedder: launcher.embedder.clone(),
-            workspace: launcher.workspace.clone(),
-            sessions: launcher.sessions.clone(),
-            runs: launcher.runs.clone(),
-            supervisor: launcher.supervisor.clone(),
-            tool_cache: launcher.tool_cache.clone(),
-            tools: launcher.tools.clone(),
-            rate_limiter: launcher.rate_limiter.clone(),
-            ask_user: launcher.ask_user.clone(),
-            mcp: launcher.mcp.clone(),
             fetcher,
-            launcher,
         };
         resume_unfinished_answers(&state).await;
         for continuation in continuations {
@@ -170,7 +163,7 @@ impl Application {
                 }
                 Err(err) => {
                     tracing::error!(run_id = %run.id, %err, "cannot continue a Deep Think run; it is recovered as interrupted");
-                    if let Err(err) = crate::chat::recovery::recover_run(&state.db, &run).await {
+                    if let Err(err) = crate::chat::recovery::recover_run(state.db(), &run).await {
                         tracing::error!(run_id = %run.id, %err, "cannot mark a run interrupted");
                     }
                 }
@@ -179,7 +172,7 @@ impl Application {
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
         // Before the upload sweeper and the processing queue: what a dead process left between
         // moving an upload's bytes and recording them is completed, or marked error.
-        match state.workspace.recover_uncommitted().await {
+        match state.workspace().recover_uncommitted().await {
             Ok(recovered) if recovered != crate::documents::Recovered::default() => {
                 tracing::warn!(
                     completed = recovered.completed,
@@ -191,18 +184,18 @@ impl Application {
             Err(err) => tracing::error!(%err, "could not repair half-committed uploads"),
         }
         state
-            .workspace
+            .workspace()
             .start_upload_sweeper(Duration::from_secs(600));
         state
             .launcher
             .attachments
             .start_sweeper(Duration::from_secs(3600));
         // A chat's index is closed when the chat goes idle, as its session is.
-        state.workspace.start_index_sweeper(
+        state.workspace().start_index_sweeper(
             Duration::from_secs(60),
-            Duration::from_secs(state.config.agent.chat_idle_secs),
+            Duration::from_secs(state.config().agent.chat_idle_secs),
         );
-        match state.workspace.resume_unfinished().await {
+        match state.workspace().resume_unfinished().await {
             Ok(resumed) => {
                 if resumed.requeued > 0 {
                     tracing::info!(count = resumed.requeued, "resumed processing of documents");
@@ -255,7 +248,7 @@ impl Application {
 }
 
 fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
-    let config = state.config.clone();
+    let config = state.config().clone();
     let max_json_body_bytes = config.http.max_json_body_bytes;
     let max_v1_body_bytes = config.http.max_v1_body_bytes;
     let metrics = state.launcher.metrics.clone();
@@ -306,7 +299,7 @@ fn research_tools(config: &Config, fetcher: Arc<Fetcher>) -> anyhow::Result<Vec<
 /// Resumes the runs of questions that were answered while a previous process was running but
 /// whose continuation never finished: the stored answer is delivered, once.
 async fn resume_unfinished_answers(state: &AppState) {
-    let unfinished = match crate::chat::asks::unfinished(&state.db).await {
+    let unfinished = match crate::chat::asks::unfinished(state.db()).await {
         Ok(unfinished) => unfinished,
         Err(err) => {
             tracing::error!(%err, "cannot look for unfinished answers");
@@ -325,7 +318,7 @@ async fn resume_unfinished_answers(state: &AppState) {
                 "the run's continuation after this answer was cut off {cut_offs} times \
                  (a crash or restart); it is not resumed again"
             );
-            match crate::chat::asks::fail_unresumable(&state.db, &ask, &reason).await {
+            match crate::chat::asks::fail_unresumable(state.db(), &ask, &reason).await {
                 Ok(()) => {
                     tracing::warn!(%correlation_id, cut_offs, "gave up on an answered question")
                 }
@@ -335,7 +328,7 @@ async fn resume_unfinished_answers(state: &AppState) {
             }
             continue;
         }
-        if let Err(err) = crate::chat::asks::record_resumption(&state.db, &correlation_id).await {
+        if let Err(err) = crate::chat::asks::record_resumption(state.db(), &correlation_id).await {
             tracing::error!(%correlation_id, %err, "cannot record a resumption; not resuming");
             continue;
         }
@@ -353,19 +346,19 @@ async fn resume_unfinished_answers(state: &AppState) {
 /// Deletes chats made by `/v1` requests that nobody opened in the UI and nobody used for
 /// `http.v1_chat_retention_days`, with their sessions and indexes; returns how many.
 pub async fn sweep_api_chats(state: &AppState) -> Result<usize, sea_orm::DbErr> {
-    let days = i64::try_from(state.config.http.v1_chat_retention_days).unwrap_or(i64::MAX);
+    let days = i64::try_from(state.config().http.v1_chat_retention_days).unwrap_or(i64::MAX);
     let before = chrono::Utc::now() - chrono::Duration::days(days.min(36_500));
     let mut swept = 0;
     loop {
-        let ids = state.chats.unused_api_chats(before, 100).await?;
+        let ids = state.chats().unused_api_chats(before, 100).await?;
         if ids.is_empty() {
             return Ok(swept);
         }
         for id in ids {
-            state.sessions.deactivate(&id);
-            state.workspace.forget(&id).await;
+            state.sessions().deactivate(&id);
+            state.workspace().forget(&id).await;
             state.launcher.attachments.forget(&id).await;
-            state.chats.delete_swept(&id).await?;
+            state.chats().delete_swept(&id).await?;
             swept += 1;
         }
     }

@@ -4,49 +4,69 @@
 
 use std::sync::Arc;
 
-use actix::Addr;
 use sea_orm::DatabaseConnection;
 
-use crate::agent::tool_round::ToolCache;
 use crate::auth::Accounts;
 use crate::chat::Chats;
 use crate::chat::registry::ChatRegistry;
 use crate::config::Config;
 use crate::llm::LlmClient;
 use crate::run::log::RunRegistry;
-use crate::supervisor::ChatSupervisor;
-use crate::tools::SharedTool;
+use crate::supervisor::launch::Launcher;
 
 #[derive(Clone)]
 pub struct AppState {
-    pub config: Arc<Config>,
-    pub db: DatabaseConnection,
+    /// Starts and resumes runs, and holds the handles handlers share with it (reached through
+    /// the accessors below, so there is one copy of each).
+    pub launcher: Launcher,
     pub accounts: Accounts,
     /// Failed password logins, per account and per client address.
     pub login_throttle: Arc<crate::auth::LoginThrottle>,
-    pub chats: Chats,
-    pub llm: LlmClient,
-    /// Makes the vectors of memories and document chunks.
-    pub embedder: crate::retrieval::embed::SharedEmbedder,
-    /// Documents: records, processing and the per-chat indexes.
-    pub workspace: crate::documents::Workspace,
-    /// Active chat sessions.
-    pub sessions: ChatRegistry,
-    /// Live and recently finished runs.
-    pub runs: RunRegistry,
-    pub supervisor: Addr<ChatSupervisor>,
-    pub tool_cache: ToolCache,
-    /// Every research tool this server can offer; requests select from these.
-    pub tools: Arc<Vec<SharedTool>>,
-    /// Research tool calls per minute per project.
-    pub rate_limiter: Arc<crate::agent::rate_limit::ToolRateLimiter>,
-    /// ask_user, offered in every chat; also validates answers.
-    pub ask_user: Arc<crate::tools::ask_user::AskUser>,
-    /// The configured MCP servers and their health.
-    pub mcp: crate::tools::mcp::McpRegistry,
     /// The SSRF-guarded fetcher (shared with the research tools): image URLs of `/v1`
     /// requests are fetched through it.
     pub fetcher: Arc<crate::tools::fetch::Fetcher>,
-    /// Starts and resumes runs; holds the same handles as the fields above.
-    pub launcher: crate::supervisor::launch::Launcher,
+}
+
+impl AppState {
+    pub fn config(&self) -> &Config {
+        &self.launcher.config
+    }
+
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.launcher.db
+    }
+
+    pub fn chats(&self) -> &Chats {
+        &self.launcher.chats
+    }
+
+    /// The upstream model client.
+    pub fn llm(&self) -> &LlmClient {
+        &self.launcher.llm
+    }
+
+    /// Makes the vectors of memories and document chunks.
+    pub fn embedder(&self) -> &crate::retrieval::embed::SharedEmbedder {
+        &self.launcher.embedder
+    }
+
+    /// Documents: records, processing and the per-chat indexes.
+    pub fn workspace(&self) -> &crate::documents::Workspace {
+        &self.launcher.workspace
+    }
+
+    /// Active chat sessions.
+    pub fn sessions(&self) -> &ChatRegistry {
+        &self.launcher.sessions
+    }
+
+    /// Live and recently finished runs.
+    pub fn runs(&self) -> &RunRegistry {
+        &self.launcher.runs
+    }
+
+    /// The configured MCP servers and their health.
+    pub fn mcp(&self) -> &crate::tools::mcp::McpRegistry {
+        &self.launcher.mcp
+    }
 }

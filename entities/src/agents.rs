@@ -22,8 +22,8 @@ pub struct Model {
     pub enabled_tools: Option<Json>,
     /// The user's default agent, which chats get when they name none. Defaults to `false`.
     pub is_default: bool,
-    /// Seed 001's custom tool entries (JSON array of `{"type": "mcp", "config": {"server_id",
-    /// "tool_name"}}`).
+    /// The agent's custom tool entries (docs/spec.md#custom-tools-over-mcp): a JSON array of
+    /// `{"type": "mcp", "config": {"server_id", "tool_name"}}`.
     pub custom_tools: Option<Json>,
     pub created_at: ChronoDateTimeUtc,
     pub updated_at: ChronoDateTimeUtc,

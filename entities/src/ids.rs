@@ -142,6 +142,12 @@ id_type!(
     AskId
 );
 id_type!(
+    /// The public id of a paused run's ask (`pending_asks.correlation_id`), by which its
+    /// answer or client tool results come back: `ask_…` for an ask_user question, `tools_…`
+    /// for client tool calls.
+    AskCorrelationId
+);
+id_type!(
     /// An API key (`api_keys.id`).
     ApiKeyId
 );
@@ -164,6 +170,18 @@ impl ChatId {
         uuid::Uuid::parse_str(raw)
             .ok()
             .map(|id| Self(id.to_string()))
+    }
+}
+
+impl AskCorrelationId {
+    /// A new id for an ask_user question.
+    pub fn for_question() -> Self {
+        Self(format!("ask_{}", uuid::Uuid::new_v4().simple()))
+    }
+
+    /// A new id for a run's client tool calls.
+    pub fn for_client_tools() -> Self {
+        Self(format!("tools_{}", uuid::Uuid::new_v4().simple()))
     }
 }
 

@@ -1,6 +1,7 @@
 //! sea-orm entities for Colloquy's schema, one module per table (see the `migration`
 //! crate for the DDL). Ids are application-generated UUID strings, each table's its own type
-//! ([`ids`]).
+//! ([`ids`]). Statuses and roles are enums stored through sea-orm beside their tables
+//! (`MessageRole`, `RunStatus`, `DocumentStatus`, `UploadStatus`, `AskStatus`, `AskKind`).
 
 pub use sea_orm;
 
@@ -23,5 +24,6 @@ pub mod pending_asks;
 pub mod prelude;
 pub mod responses;
 pub mod runs;
+pub mod stop_reason;
 pub mod uploads;
 pub mod users;

@@ -27,7 +27,7 @@ pub struct Model {
     pub tool_call_id: Option<String>,
     /// Run that produced the message; not a foreign key.
     pub run_id: Option<RunId>,
-    pub stop_reason: Option<String>,
+    pub stop_reason: Option<crate::stop_reason::StopReason>,
     /// An answer's reasoning (the model's thinking before it answered), shown to people and
     /// never sent back to the model.
     #[sea_orm(column_type = "Text", nullable)]

@@ -3,7 +3,7 @@
 
 use sea_orm::entity::prelude::*;
 
-use crate::ids::{AskId, ChatId, RunId, UserId};
+use crate::ids::{AskCorrelationId, AskId, ChatId, RunId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
@@ -12,7 +12,7 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false, column_type = "Text")]
     pub id: AskId,
     #[sea_orm(unique)]
-    pub correlation_id: String,
+    pub correlation_id: AskCorrelationId,
     #[sea_orm(column_type = "Text")]
     pub chat_id: ChatId,
     #[sea_orm(column_type = "Text")]

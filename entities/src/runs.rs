@@ -15,7 +15,7 @@ pub struct Model {
     #[sea_orm(column_type = "Text")]
     pub user_id: UserId,
     pub status: RunStatus,
-    pub stop_reason: Option<String>,
+    pub stop_reason: Option<crate::stop_reason::StopReason>,
     /// Not a foreign key.
     pub user_message_id: Option<MessageId>,
     /// Not a foreign key.

@@ -1,6 +1,6 @@
 //! Every chat belongs to an agent: `agents.is_default` (one default agent per user) and
-//! `agents.custom_tools` (seed 001's custom tool entries, `{"type": "mcp", "config":
-//! {"server_id", "tool_name"}}`); each user without a default agent gets one (id
+//! `agents.custom_tools` (custom tool entries, docs/spec.md#custom-tools-over-mcp: `{"type": "mcp",
+//! "config": {"server_id", "tool_name"}}`); each user without a default agent gets one (id
 //! `agent_<user id>`), and every chat without an agent gets its owner's default.
 
 use sea_orm_migration::sea_orm::ConnectionTrait;

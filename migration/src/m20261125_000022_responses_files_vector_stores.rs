@@ -1,5 +1,5 @@
 //! OpenAI's stateful APIs over Colloquy's chats:
-//! - `responses`: a stored Responses API response (seed 000; OpenAI's `store: true`), one per
+//! - `responses`: a stored Responses API response (OpenAI's `store: true`), one per
 //!   run, in the chat it ran in, with what it was asked (its input items and request) and, once
 //!   it ended, the response object;
 //! - `files`: a user's uploaded files (`POST /v1/files`), kept on disk until deleted;

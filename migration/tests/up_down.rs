@@ -286,7 +286,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
 
     pending_asks::ActiveModel {
         id: Set(AskId::from_string(id("ask"))),
-        correlation_id: Set(id("corr")),
+        correlation_id: Set(entities::ids::AskCorrelationId::from_string(id("corr"))),
         chat_id: Set(chat.id.clone()),
         run_id: Set(run.id.clone()),
         user_id: Set(user.id.clone()),

@@ -3,7 +3,7 @@
 //! their place (`summary`). The run says what was done with `x_chat.context_trimmed`.
 
 use super::context::{self, TooLarge, Trimmed};
-use super::loop_actor::{Interrupt, RunSpec, guarded};
+use super::kernel::{Interrupt, RunSpec, guarded};
 use super::summary;
 use crate::chat::persistence::HistorySummary;
 use crate::chat::session::{LoadHistorySummary, StoreHistorySummary};

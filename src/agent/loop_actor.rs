@@ -1,11 +1,10 @@
-//! `AgentRun`: one actor per request, running the governed agentic loop (seed 000 "Agentic
-//! Loop", seed 001): stream a model turn; run the tool calls it asks for in parallel, each with
-//! a timeout, the result cache, loop detection, base64 stripping and truncation; feed results
-//! back; repeat up to the iteration cap, then ask for a final answer without tools. Every exit
-//! has a `StopReason`. The outcome is handed to the chat's `ChatSession` to persist.
+//! `AgentRun`: one actor per request, running the governed agentic loop
+//! (docs/spec.md#the-agentic-loop): stream a model turn; run the tool calls it asks for in
+//! parallel, each with a timeout, the result cache, loop detection, base64 stripping and
+//! truncation; feed results back; repeat up to the iteration cap, then ask for a final answer
+//! without tools. Every exit has a `StopReason`. The outcome is handed to the chat's `ChatSession`
+//! to persist.
 
-use entities::ids::MessageId;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -14,57 +13,16 @@ use futures_util::StreamExt;
 use super::fitting::{Fitting, Unfit};
 use super::governance::LoopDetector;
 use super::prompt::FINAL_ANSWER_INSTRUCTION;
-use crate::chat::session::{ChatSession, CompleteTurn};
-use crate::config::AgentConfig;
-use crate::llm::wire::{ChatMessage, ChatRequest, FinishReason, Role, ToolCall, Usage};
-use crate::llm::{LlmClient, LlmError, TurnAccumulator};
+use crate::chat::session::CompleteTurn;
+use crate::llm::wire::{ChatMessage, FinishReason, Role, ToolCall};
+use crate::llm::{LlmError, TurnAccumulator};
 use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 use crate::run::log::RunLog;
-use crate::tools::SharedTool;
 
+use super::kernel::{LoopOutcome, Pause, RunSpec, Waiting, guarded};
 use super::loop_state::{CallClock, LoopState};
-use super::pause::{Pause, ResumePoint, Waiting, pause_run};
-use super::tool_round::ToolCache;
+use super::pause::pause_run;
 use super::tool_round::run_tools;
-
-/// Everything one run needs.
-pub struct RunSpec {
-    pub log: Arc<RunLog>,
-    pub llm: LlmClient,
-    pub limits: AgentConfig,
-    /// Model, sampling options; `messages` and `tools` are filled in per call.
-    pub template: ChatRequest,
-    pub messages: Vec<ChatMessage>,
-    pub tools: Vec<SharedTool>,
-    pub max_iterations: u32,
-    pub cache: ToolCache,
-    /// The chat to persist the answer to, and the user message it replies to.
-    pub chat: Option<(Addr<ChatSession>, MessageId)>,
-    /// Where a resumed run left off (its messages already end with the user's answer).
-    pub resume: Option<ResumePoint>,
-    /// The ask whose answer this run continues from.
-    pub completes_ask: Option<String>,
-    /// How long a question this run asks stays answerable.
-    pub ask_expiry: Duration,
-    /// Research tool calls are counted against this project (API key or user).
-    pub project: String,
-    pub rate_limiter: Arc<super::rate_limit::ToolRateLimiter>,
-    /// The answer's message parts (artifacts), filled by chat tools.
-    pub parts: crate::tools::chat_context::Parts,
-    /// What to do with history that outgrows the model's context.
-    pub context_strategy: crate::config::ContextStrategy,
-    /// The client's own tools: offered with the server's; a call of one ends the run.
-    pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
-    /// Set when this loop is a Deep Think sub-task: its bounds, and where its sources go.
-    pub subtask: Option<super::deep_think::SubtaskBounds>,
-    /// When the loop must stop; `None`: `limits.run_time_budget_secs` from its start (a Deep
-    /// Think run's phases share the run's).
-    pub deadline: Option<tokio::time::Instant>,
-    /// Where tool calls and the run's end are counted.
-    pub metrics: Arc<crate::metrics::Metrics>,
-    /// Where the chat's images are read from (`None`: the messages carry no stored images).
-    pub attachments: Option<crate::chat::attachments::Attachments>,
-}
 
 pub struct AgentRun {
     spec: Option<RunSpec>,
@@ -86,21 +44,6 @@ impl Actor for AgentRun {
         };
         ctx.spawn(execute(spec).into_actor(self).map(|(), _, ctx| ctx.stop()));
     }
-}
-
-/// What the loop produced.
-#[derive(Debug)]
-pub(super) struct LoopOutcome {
-    pub(super) content: String,
-    pub(super) reasoning: Option<crate::chat::tree::Reasoning>,
-    pub(super) stop_reason: StopReason,
-    pub(super) usage: Usage,
-    /// The part of `usage` spent on research (tool rounds; Deep Think's phases before its
-    /// report).
-    pub(super) research_usage: Usage,
-    pub(super) iterations: u32,
-    pub(super) error: Option<RunError>,
-    pub(super) pause: Option<Pause>,
 }
 
 async fn execute(spec: RunSpec) {
@@ -173,35 +116,6 @@ pub(super) fn upstream_error(log: &RunLog, err: &LlmError) -> Option<RunError> {
         detail: log.owner_is_admin.then(|| err.to_string()),
         ..RunError::new(err.into(), err.public_message())
     })
-}
-
-/// How a wait inside the loop ended.
-pub(super) enum Interrupt {
-    Cancelled,
-    OutOfTime,
-}
-
-impl Interrupt {
-    pub(super) fn reason(&self) -> StopReason {
-        match self {
-            Self::Cancelled => StopReason::Cancelled,
-            Self::OutOfTime => StopReason::TimeBudget,
-        }
-    }
-}
-
-/// Waits for `future` unless the run is cancelled or out of time first.
-pub(super) async fn guarded<F: std::future::Future>(
-    log: &RunLog,
-    deadline: tokio::time::Instant,
-    future: F,
-) -> Result<F::Output, Interrupt> {
-    tokio::select! {
-        biased;
-        () = log.cancel.cancelled() => Err(Interrupt::Cancelled),
-        () = tokio::time::sleep_until(deadline) => Err(Interrupt::OutOfTime),
-        output = future => Ok(output),
-    }
 }
 
 pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {

@@ -11,7 +11,7 @@ use crate::llm::wire::Usage;
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
 
-use super::loop_actor::{LoopOutcome, RunSpec};
+use super::kernel::{LoopOutcome, RunSpec};
 
 /// While text streams, the answer so far is saved at least this often, so a crash loses at
 /// most about a second of it.

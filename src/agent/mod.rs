@@ -2,17 +2,25 @@
 //! context fitting and summaries, prompt assembly, stored images read into model requests, and usage estimates for upstreams that
 //! report none. It reports through `crate::run` (events, the run log) and talks to chats only
 //! through messages to their `ChatSession`; `crate::supervisor` starts it.
+//!
+//! By concern: `loop_actor` (`AgentRun`), `tool_round` (one round of calls), `governance`
+//! (call keys and loop detection, base64 images, truncation, previews), `rate_limit`, `pause`
+//! (waiting for an ask_user answer or client tool results), `loop_state`, `fitting` (with
+//! `context` and `summary`), `prompt`, `images`, `usage`, `test_support` (tests only) and
+//! `deep_think` (`DeepThinkPlanner`, `DeepThinkSubtask`).
 
 pub mod context;
 pub mod deep_think;
 pub mod fitting;
 pub mod governance;
 pub mod images;
+pub mod kernel;
 pub mod loop_actor;
 mod loop_state;
 pub mod pause;
 pub mod prompt;
 pub mod rate_limit;
+pub mod sources;
 pub mod summary;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -1,31 +1,15 @@
 //! A paused run: what it waits for (an ask_user answer, or the client's tool results), the
 //! checkpoint it resumes from, and storing both with the chat.
 
-use entities::ids::MessageId;
+use entities::ids::{AskCorrelationId, MessageId};
 use serde_json::Value;
 
 use crate::chat::asks::{AskKind, NewAsk};
-use crate::llm::wire::{ChatMessage, ChatRequest, ToolCall, Usage};
+use crate::llm::wire::{ChatMessage, ChatRequest};
 use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 
-use super::loop_actor::{LoopOutcome, RunSpec};
-
-/// The loop's counters at a pause, restored on resume.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct ResumePoint {
-    pub tool_rounds: u32,
-    pub iterations: u32,
-    pub usage: Usage,
-    /// The part of `usage` spent on tool rounds (absent in checkpoints made before it was kept).
-    #[serde(default)]
-    pub research_usage: Usage,
-    pub content: String,
-    /// The reasoning before the pause, and how long it took (none in older checkpoints).
-    #[serde(default)]
-    pub reasoning: String,
-    #[serde(default)]
-    pub reasoning_ms: u64,
-}
+use super::kernel::ResumePoint;
+use super::kernel::{LoopOutcome, Pause, RunSpec, Waiting};
 
 /// Everything a paused run needs to continue, stored with its pending ask.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -56,27 +40,6 @@ pub struct Checkpoint {
     pub search_context_size: Option<crate::tools::SearchContextSize>,
 }
 
-/// Where a run in a stored chat stopped to wait, with what it needs to go on.
-#[derive(Debug)]
-pub(super) struct Pause {
-    pub(super) waiting: Waiting,
-    pub(super) messages: Vec<ChatMessage>,
-    pub(super) tool_rounds: u32,
-}
-
-/// What a paused run waits for.
-#[derive(Debug)]
-pub(super) enum Waiting {
-    /// The person's answer to an ask_user question.
-    Answer {
-        tool_call_id: String,
-        question: Value,
-    },
-    /// The results of the client's own tools, which the model called (the last of
-    /// `messages` is the call).
-    ClientTools { calls: Vec<ToolCall> },
-}
-
 /// Stores what the run waits for and its checkpoint, tells the client, and ends the stream: a
 /// paused run is data until its answer (or its client tools' results) comes.
 pub(super) async fn pause_run(
@@ -97,30 +60,21 @@ pub(super) async fn pause_run(
     let Some((session, user_message_id)) = &spec.chat else {
         return Err(failed("a paused run needs a stored chat".into()));
     };
-    let (kind, prefix, tool_call_id, question, stop_reason) = match pause.waiting {
+    let (kind, tool_call_id, question, stop_reason) = match pause.waiting {
         Waiting::Answer {
             tool_call_id,
             question,
-        } => (
-            AskKind::AskUser,
-            "ask",
-            tool_call_id,
-            question,
-            StopReason::Paused,
-        ),
+        } => (AskKind::AskUser, tool_call_id, question, StopReason::Paused),
         Waiting::ClientTools { calls } => {
             let first = calls.first().map(|c| c.id.clone()).unwrap_or_default();
             let question = serde_json::json!({"type": "client_tool_calls", "calls": calls});
-            (
-                AskKind::ClientTools,
-                "tools",
-                first,
-                question,
-                StopReason::ToolCalls,
-            )
+            (AskKind::ClientTools, first, question, StopReason::ToolCalls)
         }
     };
-    let correlation_id = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    let correlation_id = match kind {
+        AskKind::AskUser => AskCorrelationId::for_question(),
+        AskKind::ClientTools => AskCorrelationId::for_client_tools(),
+    };
     let checkpoint = Checkpoint {
         messages: pause.messages,
         tool_call_id: tool_call_id.clone(),
@@ -176,7 +130,7 @@ pub(super) async fn pause_run(
         .map_err(|e| failed(e.to_string()))?;
     if kind == AskKind::AskUser {
         let mut question = question;
-        question["correlation_id"] = Value::String(correlation_id.clone());
+        question["correlation_id"] = Value::String(correlation_id.to_string());
         question["expires_at"] = serde_json::json!(expires_at);
         spec.log.push(RunEvent::Extension {
             event_type: "x_ask_user.question".into(),

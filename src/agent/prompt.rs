@@ -1,8 +1,8 @@
 //! Prompt assembly: the model is sent exactly the active path of the chat (nothing from other
-//! branches), after the configured system prompt. Run metadata and an answer's parts
-//! (artifacts) are never sent (seed 003: metadata does not reach the model); a user message's
-//! images are, as `image_url` parts naming their attachments, which the run reads into `data:`
-//! URLs just before each model call (`agent::images`).
+//! branches), after the configured system prompt. Run metadata and an answer's parts (artifacts)
+//! are never sent (metadata does not reach the model: docs/spec.md#metadata-and-parts); a user
+//! message's images are, as `image_url` parts naming their attachments, which the run reads into
+//! `data:` URLs just before each model call (`agent::images`).
 
 use entities::documents::DocumentStatus;
 use entities::messages::MessageRole;

@@ -1,4 +1,4 @@
-//! The research tool rate limit (seed 000 "Rate Limiting & Caching"): 45 calls per minute per
+//! The research tool rate limit (docs/spec.md#rate-limit-and-cache): 45 calls per minute per
 //! project — the API key a request came with, or the user in a browser — kept by `governor`.
 
 use std::num::NonZeroU32;

@@ -8,11 +8,11 @@ use std::time::Duration;
 use entities::ids::{RunId, UserId};
 use serde_json::{Value, json};
 
-use super::loop_actor::RunSpec;
+use super::kernel::{RunHandles, RunSpec};
 use super::loop_state::LoopState;
 use super::rate_limit::ToolRateLimiter;
 use super::tool_round::new_tool_cache;
-use crate::config::{AgentConfig, ContextStrategy, LlmConfig};
+use crate::config::{AgentConfig, LlmConfig};
 use crate::llm::LlmClient;
 use crate::llm::wire::{ChatRequest, FunctionCall, ToolCall, ToolDefinition};
 use crate::run::events::RunEvent;
@@ -146,34 +146,31 @@ pub(super) fn spec_with(
 ) -> RunSpec {
     #[allow(clippy::expect_used)]
     let llm = LlmClient::new(&LlmConfig::default()).expect("a client over the default config");
-    RunSpec {
-        log: Arc::new(RunLog::new(
-            RunId::generate(),
-            None,
-            UserId::from_string("tester"),
-            "model".into(),
-        )),
+    let handles = RunHandles {
         llm,
         limits,
-        template: ChatRequest::new("model", Vec::new()),
-        messages: Vec::new(),
-        tools,
-        max_iterations: 5,
         cache: new_tool_cache(Duration::from_secs(60)),
-        chat: None,
-        resume: None,
-        completes_ask: None,
         ask_expiry: Duration::from_secs(3600),
-        project: "project".into(),
         rate_limiter: Arc::new(ToolRateLimiter::new(research_per_minute)),
-        parts: Default::default(),
-        context_strategy: ContextStrategy::default(),
-        client_tools: Vec::new(),
-        subtask: None,
-        deadline: None,
         metrics: Arc::new(crate::metrics::Metrics::new()),
         attachments: None,
-    }
+    };
+    let log = Arc::new(RunLog::new(
+        RunId::generate(),
+        None,
+        UserId::from_string("tester"),
+        "model".into(),
+    ));
+    let mut spec = RunSpec::new(
+        handles,
+        log,
+        ChatRequest::new("model", Vec::new()),
+        Vec::new(),
+        tools,
+    );
+    spec.max_iterations = 5;
+    spec.project = "project".into();
+    spec
 }
 
 /// A call of `name` with these arguments (JSON text, as the model sends it).

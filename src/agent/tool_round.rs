@@ -17,7 +17,7 @@ use crate::run::events::RunEvent;
 use crate::tools::schema::check_arguments;
 use crate::tools::{ProgressKind, SharedTool, ToolError};
 
-use super::loop_actor::RunSpec;
+use super::kernel::RunSpec;
 use super::loop_state::LoopState;
 
 /// Results shared by identical calls (tool name + canonical arguments).
@@ -184,8 +184,8 @@ pub(super) fn result_text(value: &Value) -> String {
 }
 
 /// The `x_research.*` event a call of `tool` is announced with: its research kind, else
-/// `x_research.tool_call` unless it has events of its own (seed 000: `tool_call` is for "tool
-/// invocations that do not match a specific research event type").
+/// `x_research.tool_call` unless it has events of its own (`tool_call` is for every call that
+/// has no research event of its own: docs/spec.md#research-events).
 fn announcement(tool: &SharedTool) -> Option<ProgressKind> {
     tool.progress()
         .or_else(|| (!tool.own_events()).then_some(ProgressKind::Other))

@@ -3,6 +3,10 @@
 //! every protected handler takes. Ownership checks (a chat is its owner's) use `Principal`.
 //! Browser sessions are held to their own origin (`origin`); failed password logins are limited
 //! per account and per address (`throttle`).
+//!
+//! Beside it: `accounts` (the queries), `secret` (bearer secrets hashed with SHA-256,
+//! passwords with argon2; a dummy hash is checked for unknown users, so timing tells nothing),
+//! `bootstrap` (the first admin), `principal` (`Principal`; extracted in `http::principal`).
 
 mod accounts;
 mod bootstrap;

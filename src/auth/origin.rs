@@ -2,10 +2,10 @@
 //! cookie must come from one of Colloquy's own pages, as the browser reports it (`Origin`, else
 //! `Sec-Fetch-Site`). SameSite=Lax alone lets a page on another port of the same host through.
 //! A request that carries neither header is not a page's: every browser in use sends `Origin`
-//! with a cross-origin POST, PUT, PATCH or DELETE, so such a request comes from a script or
-//! `curl` holding the cookie (as seed 002's examples do) and passes — the rule of Go's
-//! `net/http.CrossOriginProtection`. API-key requests are never checked here: a browser does
-//! not attach a bearer token by itself.
+//! with a cross-origin POST, PUT, PATCH or DELETE, so such a request comes from a script or `curl`
+//! holding the cookie (as the spec's documents API examples do) and passes — the rule of Go's
+//! `net/http.CrossOriginProtection`. API-key requests are never checked here: a browser does not
+//! attach a bearer token by itself.
 
 use actix_web::HttpRequest;
 use actix_web::http::header::{HOST, HeaderMap, ORIGIN};
@@ -27,12 +27,6 @@ pub enum CrossSiteError {
          may only change data from Colloquy's own pages"
     )]
     ForeignSite(String),
-}
-
-impl From<CrossSiteError> for crate::error::AppError {
-    fn from(err: CrossSiteError) -> Self {
-        crate::error::AppError::CrossSite(err.to_string())
-    }
 }
 
 /// Refuses a request whose page is not one of Colloquy's own origins: the configured

@@ -6,7 +6,8 @@ use entities::ids::{ApiKeyId, UserId};
 
 /// Name of the login-session cookie.
 pub const SESSION_COOKIE: &str = "session";
-/// The session cookie's name before it was `session` (seed 002's examples send `session`);
+/// The session cookie's name before it was `session` (the spec's documents API examples send
+/// `session`, docs/spec.md#documents-api);
 /// still read, so an upgrade signs nobody out.
 pub const LEGACY_SESSION_COOKIE: &str = "colloquy_session";
 

@@ -1,8 +1,7 @@
-//! Agents (seed 001): a user's named chat configurations — system prompt, model, whether tools
-//! are on, which tools (`enabled_tools`), and custom MCP tool entries. Every user has a default
-//! agent (id `agent_<user id>`, made when first needed); every chat belongs to one. The
-//! knowledge bases an agent searches (`knowledge_base_ids`) are rows of their own
-//! (`knowledge`).
+//! Agents (docs/spec.md#agents): a user's named chat configurations — system prompt, model, whether
+//! tools are on, which tools (`enabled_tools`), and custom MCP tool entries. Every user has a
+//! default agent (id `agent_<user id>`, made when first needed); every chat belongs to one. The
+//! knowledge bases an agent searches (`knowledge_base_ids`) are rows of their own (`knowledge`).
 
 mod knowledge;
 
@@ -33,7 +32,7 @@ pub const MAX_AGENTS_PER_USER: u64 = 200;
 /// Most knowledge bases one agent searches: each is an index a `search_knowledge` call opens.
 pub const MAX_KNOWLEDGE_BASES: usize = 20;
 
-/// A custom tool entry (seed 001): an MCP server's tool.
+/// A custom tool entry (docs/spec.md#custom-tools-over-mcp): an MCP server's tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CustomTool {

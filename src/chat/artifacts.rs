@@ -1,4 +1,5 @@
-//! Artifacts (seed 000 create_artifact / update_artifact): versioned deliverables of a chat.
+//! Artifacts (create_artifact / update_artifact, docs/spec.md#artifacts): versioned deliverables
+//! of a chat.
 //! The `ChatSession` is their single writer — it keeps the identifier → head directory that
 //! makes "unique per chat" and "versions increase by one" hold without races — and every
 //! version is kept. Reads for the REST API go to the database, scoped by chat.
@@ -23,7 +24,7 @@ pub const KIND_ARTIFACT: &str = "artifact";
 pub const MAX_TITLE_CHARS: usize = 256;
 /// Longest `language` in characters.
 pub const MAX_LANGUAGE_CHARS: usize = 32;
-/// The fixed MIME types of seed 000's table; code is `text/x-{language}`.
+/// The fixed MIME types artifacts may have (docs/spec.md#artifacts); code is `text/x-{language}`.
 pub const FIXED_TYPES: [&str; 6] = [
     "text/markdown",
     "text/html",
@@ -46,18 +47,6 @@ pub enum ArtifactError {
     Database(#[from] DbErr),
 }
 
-impl From<ArtifactError> for crate::error::AppError {
-    fn from(err: ArtifactError) -> Self {
-        use crate::error::AppError;
-        match err {
-            ArtifactError::Invalid(message) => AppError::InvalidRequest(message),
-            ArtifactError::Exists(_) => AppError::Conflict(err.to_string()),
-            ArtifactError::NotFound(_) => AppError::NotFound("artifact"),
-            ArtifactError::Database(db) => AppError::Database(db),
-        }
-    }
-}
-
 /// Checks an identifier: 1–`max` characters of ASCII letters, digits, `.`, `_`, `-`.
 pub fn check_identifier(identifier: &str, max: usize) -> Result<(), ArtifactError> {
     let valid_chars = identifier
@@ -73,7 +62,7 @@ pub fn check_identifier(identifier: &str, max: usize) -> Result<(), ArtifactErro
     Ok(())
 }
 
-/// Checks a MIME type against seed 000's table; returns it lowercased.
+/// Checks a MIME type against the artifact types (docs/spec.md#artifacts); returns it lowercased.
 pub fn check_type(mime_type: &str) -> Result<String, ArtifactError> {
     let mime = mime_type.trim().to_ascii_lowercase();
     if FIXED_TYPES.contains(&mime.as_str()) {
@@ -197,7 +186,8 @@ pub async fn link_parts<C: ConnectionTrait>(
     Ok(())
 }
 
-/// The message part that carries an artifact version (seed 003: deliverables are parts).
+/// The message part that carries an artifact version (deliverables are parts:
+/// docs/spec.md#metadata-and-parts).
 pub fn part(head: &ArtifactHead, content: &str) -> serde_json::Value {
     serde_json::json!({
         "type": "artifact",

@@ -1,10 +1,11 @@
-//! Pending asks in the database: a paused run's question, checkpoint and status
-//! (`pending` → `answered` → `completed`, or `cancelled` / `expired`, or `failed` when its
-//! continuation was cut off again and again). Status changes are
-//! conditional UPDATEs, so an answer is claimed once even when two arrive together.
+//! Pending asks in the database: a paused run's question (an ask_user question, or a `/v1` run's
+//! client tool calls), checkpoint and status (`pending` → `answered` → `completed`, or
+//! `cancelled` / `expired`, or `failed` when its continuation was cut off again and again).
+//! Status changes are conditional UPDATEs, so an answer is claimed once even when two arrive
+//! together.
 
 use chrono::{DateTime, Utc};
-use entities::ids::{AskId, ChatId, RunId, UserId};
+use entities::ids::{AskCorrelationId, AskId, ChatId, RunId, UserId};
 use entities::runs::RunStatus;
 use entities::{pending_asks, runs};
 use sea_orm::QuerySelect;
@@ -20,7 +21,7 @@ pub use entities::pending_asks::{AskKind, AskStatus};
 /// A new pending ask.
 pub struct NewAsk {
     pub kind: AskKind,
-    pub correlation_id: String,
+    pub correlation_id: AskCorrelationId,
     pub chat_id: ChatId,
     pub run_id: RunId,
     pub user_id: UserId,
@@ -55,7 +56,7 @@ pub async fn insert<C: ConnectionTrait>(db: &C, ask: NewAsk) -> Result<(), DbErr
 
 pub async fn find(
     db: &DatabaseConnection,
-    correlation_id: &str,
+    correlation_id: &AskCorrelationId,
 ) -> Result<Option<pending_asks::Model>, DbErr> {
     pending_asks::Entity::find()
         .filter(pending_asks::Column::CorrelationId.eq(correlation_id))
@@ -67,7 +68,7 @@ pub async fn find(
 /// is no longer pending.
 pub async fn claim(
     db: &DatabaseConnection,
-    correlation_id: &str,
+    correlation_id: &AskCorrelationId,
     answer: &Value,
 ) -> Result<bool, DbErr> {
     let now = Utc::now();
@@ -86,7 +87,10 @@ pub async fn claim(
     Ok(result.rows_affected == 1)
 }
 
-pub async fn mark_expired(db: &DatabaseConnection, correlation_id: &str) -> Result<(), DbErr> {
+pub async fn mark_expired(
+    db: &DatabaseConnection,
+    correlation_id: &AskCorrelationId,
+) -> Result<(), DbErr> {
     pending_asks::Entity::update_many()
         .col_expr(
             pending_asks::Column::Status,
@@ -100,7 +104,10 @@ pub async fn mark_expired(db: &DatabaseConnection, correlation_id: &str) -> Resu
 }
 
 /// Marks an answered ask's continuation done (inside the transaction that stores its answer).
-pub async fn complete<C: ConnectionTrait>(db: &C, correlation_id: &str) -> Result<(), DbErr> {
+pub async fn complete<C: ConnectionTrait>(
+    db: &C,
+    correlation_id: &AskCorrelationId,
+) -> Result<(), DbErr> {
     pending_asks::Entity::update_many()
         .col_expr(
             pending_asks::Column::Status,
@@ -117,7 +124,7 @@ pub async fn complete<C: ConnectionTrait>(db: &C, correlation_id: &str) -> Resul
 pub async fn cancel_pending<C: ConnectionTrait>(
     db: &C,
     chat_id: &ChatId,
-) -> Result<Vec<String>, DbErr> {
+) -> Result<Vec<AskCorrelationId>, DbErr> {
     let pending = pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
         .filter(pending_asks::Column::Status.eq(AskStatus::Pending))
@@ -199,7 +206,10 @@ pub async fn list_recent(
 }
 
 /// Records that an answered ask's continuation is being resumed at start-up.
-pub async fn record_resumption(db: &DatabaseConnection, correlation_id: &str) -> Result<(), DbErr> {
+pub async fn record_resumption(
+    db: &DatabaseConnection,
+    correlation_id: &AskCorrelationId,
+) -> Result<(), DbErr> {
     pending_asks::Entity::update_many()
         .col_expr(
             pending_asks::Column::ResumeAttempts,

@@ -1,6 +1,15 @@
 //! Chats: who owns them, their branch trees, and the actors that keep active chats in memory.
 //! Every lookup is scoped to the owner, so a chat someone else owns is indistinguishable from
 //! one that does not exist.
+//!
+//! By concern: `registry` (`ChatRegistry`: activating a chat's session on the supervisor's
+//! arbiter pool, forgetting it when it stops), `session` (`ChatSession`, the single writer of
+//! an active chat), `tree` (`BranchTree`, plain Rust), `persistence` (`Chats` and the queries
+//! of a chat's messages and runs), `artifacts`, `memory`, `attachments` (images on user
+//! messages), `asks` (pending ask_user questions and client tool calls), `agents` (and the
+//! knowledge bases each searches), `knowledge_bases` (a user's named document collections),
+//! `responses` (stored Responses API responses: rows, an ended run's outcome, `item_reference`
+//! lookups) and `recovery` (drafts, and runs a dead process left running).
 
 pub mod agents;
 pub mod artifacts;

@@ -6,15 +6,13 @@ use chrono::Utc;
 use entities::ids::{ChatId, MessageId, RunId, UserId};
 use entities::messages::MessageRole;
 use entities::runs::RunStatus;
+use entities::stop_reason::StopReason;
 use entities::{chats, messages, runs};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
     Set, TransactionTrait,
 };
-
-/// The stop reason (and run status) of a run cut off by a dead process.
-pub const INTERRUPTED: &str = "interrupted";
 
 /// Saves the answer text a running run has produced so far. A run that already finished
 /// keeps what it finished with.
@@ -62,7 +60,10 @@ async fn mark_interrupted<C: sea_orm::ConnectionTrait>(
 ) -> Result<(), DbErr> {
     runs::Entity::update_many()
         .col_expr(runs::Column::Status, Expr::value(RunStatus::Interrupted))
-        .col_expr(runs::Column::StopReason, Expr::value(INTERRUPTED))
+        .col_expr(
+            runs::Column::StopReason,
+            Expr::value(StopReason::Interrupted),
+        )
         .col_expr(runs::Column::AssistantMessageId, Expr::value(answer_id))
         .col_expr(runs::Column::FinishedAt, Expr::value(Utc::now()))
         .col_expr(runs::Column::Draft, Expr::value(Option::<String>::None))
@@ -103,7 +104,7 @@ pub async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(
             tool_calls: Set(None),
             tool_call_id: Set(None),
             run_id: Set(Some(run.id.clone())),
-            stop_reason: Set(Some(INTERRUPTED.into())),
+            stop_reason: Set(Some(StopReason::Interrupted)),
             // A draft keeps the answer's text only; its reasoning is lost with the process.
             reasoning: Set(None),
             reasoning_ms: Set(None),

@@ -150,8 +150,7 @@ pub async fn ended_run(db: &DatabaseConnection, run_id: &RunId) -> Result<Option
         runs::RunStatus::Interrupted => "interrupted".to_string(),
         _ => run
             .stop_reason
-            .clone()
-            .unwrap_or_else(|| "server_error".into()),
+            .map_or_else(|| "server_error".into(), |r| r.as_str().to_string()),
     };
     Ok(Some(EndedRun {
         status: run.status,

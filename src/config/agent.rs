@@ -4,23 +4,25 @@
 
 use serde::Deserialize;
 
-/// Governance of the agentic loop (seed 000 "Agentic Loop", seed 001).
+/// Governance of the agentic loop (docs/spec.md#the-agentic-loop). "spec": the value given
+/// there.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct AgentConfig {
-    /// Tool-call rounds per request when the request says nothing (seed 000: 5).
+    /// Tool-call rounds per request when the request says nothing (spec: 5).
     pub max_iterations: u32,
-    /// The most rounds a request's `max_iterations` may ask for (seed 001: 8).
+    /// The most rounds a request's `max_iterations` may ask for (spec: 8).
     pub max_iterations_ceiling: u32,
-    /// Seconds one tool call may run before it is cancelled and reported as an error (seed: 15).
+    /// Seconds one tool call may run before it is cancelled and reported as an error (spec: 15).
     pub tool_timeout_secs: u64,
-    /// Seconds an identical call (name + canonical arguments) is served from cache (seed: 5 min).
+    /// Seconds an identical call (name + canonical arguments) is served from cache (spec: 5 min).
     pub tool_cache_ttl_secs: u64,
-    /// How many recent calls loop detection remembers (seed 001: 10).
+    /// How many recent calls loop detection remembers (spec: 10).
     pub loop_detection_window: usize,
-    /// How often the same call may run within that window (seed 001: 2).
+    /// How often the same call may run within that window (spec: 2).
     pub max_identical_calls: usize,
-    /// Tool results longer than this many characters are truncated with a marker (seed 001).
+    /// Tool results longer than this many characters are truncated with a marker (spec:
+    /// 10,000).
     pub max_tool_result_chars: usize,
     /// Wall-clock budget of one run in seconds, model calls and tools included.
     pub run_time_budget_secs: u64,
@@ -82,29 +84,29 @@ impl Default for AgentConfig {
     }
 }
 
-/// Deep Think (seed 000 "Deep Think").
+/// Deep Think (docs/spec.md#deep-think).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct DeepThinkConfig {
-    /// Fewest sub-tasks a plan has (seed: 3).
+    /// Fewest sub-tasks a plan has (spec: 3).
     pub min_subtasks: usize,
-    /// Most sub-tasks a plan may have (seed: 7).
+    /// Most sub-tasks a plan may have (spec: 7).
     pub max_subtasks: usize,
-    /// Loop iterations per sub-task (seed: 5).
+    /// Loop iterations per sub-task (spec: 5).
     pub subtask_iterations: u32,
-    /// Tokens (input + output) per sub-task (seed: 16,000).
+    /// Tokens (input + output) per sub-task (spec: 16,000).
     pub subtask_token_budget: u64,
     /// Tokens (input + output) one whole Deep Think run may spend.
     pub token_budget: u64,
     /// The share of `token_budget` (in percent) kept for the synthesis: sub-tasks stop
     /// starting once the rest is spent.
     pub synthesis_reserve_percent: u64,
-    /// Sub-tasks run at once (seed: sequential, 1).
+    /// Sub-tasks run at once (spec: one after another, 1).
     pub concurrency: usize,
     /// Ask for the plan with a JSON schema (`response_format`); an upstream that refuses
     /// one is asked again without it.
     pub structured_output: bool,
-    /// Same-site links followed when the question names a site (seed: 3).
+    /// Same-site links followed when the question names a site (3, fetch_url's most).
     pub discovery_follow: usize,
 }
 

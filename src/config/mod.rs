@@ -10,6 +10,10 @@
 //! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice); `load` reads
 //! and validates, `lenient` deserialises strings from untyped environment values; `threads`
 //! sets the numeric libraries' thread counts at start-up.
+//!
+//! `[retrieval]` holds the injection threshold memories and documents share (each may set its
+//! own); `threads::single_threaded_kernels` is called first in `main` (candle's and rayon's
+//! thread counts).
 
 mod agent;
 mod attachments;
@@ -38,7 +42,7 @@ pub use attachments::AttachmentsConfig;
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
-pub use retrieval::{DocumentsConfig, MemoryConfig, RetrievalConfig};
+pub use retrieval::{DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig};
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
 

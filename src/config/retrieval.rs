@@ -25,12 +25,28 @@ impl Default for RetrievalConfig {
     }
 }
 
+/// The embedders Colloquy has (`memory.embedder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderKind {
+    /// The upstream's `/embeddings`.
+    #[serde(alias = "OpenAI", alias = "OPENAI")]
+    OpenAi,
+    /// all-MiniLM-L6-v2, run in-process.
+    #[serde(alias = "MiniLM", alias = "MINILM")]
+    MiniLm,
+    /// Feature hashing: no model, lexical only.
+    #[serde(alias = "HASH")]
+    Hash,
+}
+
 /// Per-chat memory and the embedder.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct MemoryConfig {
-    /// `openai`, `minilm` or `hash`; `None` picks minilm when a model directory exists, else hash.
-    pub embedder: Option<String>,
+    /// Which embedder makes vectors; `None` picks minilm when a model directory exists, else
+    /// hash.
+    pub embedder: Option<EmbedderKind>,
     /// Directory holding all-MiniLM-L6-v2's `model.safetensors` and `tokenizer.json`.
     pub minilm_dir: Option<PathBuf>,
     /// Cosine similarity at or above which a new memory counts as a duplicate.
@@ -63,13 +79,14 @@ impl Default for MemoryConfig {
     }
 }
 
-/// The document workspace (seed 002 "Limits").
+/// The document workspace (docs/spec.md#workspace-limits, #processing, #file_search). "spec":
+/// the value given there.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct DocumentsConfig {
-    /// Largest uploaded file in bytes (seed: 200 MB).
+    /// Largest uploaded file in bytes (spec: 200 MB).
     pub max_file_bytes: u64,
-    /// Documents per chat (seed: 50).
+    /// Documents per chat (spec: 50).
     pub max_files_per_chat: usize,
     /// Documents per knowledge base (a vector store): a collection shared by an agent's chats,
     /// so larger than one chat's uploads, but bounded, since a search opens its whole index.
@@ -77,13 +94,13 @@ pub struct DocumentsConfig {
     /// Knowledge bases (vector stores) one user may have: each is an index on disk that
     /// `search_knowledge` may open.
     pub max_knowledge_bases_per_user: usize,
-    /// Extracted characters indexed per file (seed: 500,000).
+    /// Extracted characters indexed per file (spec: 500,000).
     pub max_text_chars: usize,
-    /// Tokens per chunk (seed: 1024).
+    /// Tokens per chunk (spec: 1024).
     pub chunk_tokens: usize,
-    /// Tokens shared by neighbouring chunks (seed: 128).
+    /// Tokens shared by neighbouring chunks (spec: 128).
     pub chunk_overlap_tokens: usize,
-    /// file_search results when the model asks for no number (seed: 5).
+    /// file_search results when the model asks for no number (spec: 5).
     pub default_search_results: usize,
     /// Least similarity for a chunk to be injected automatically; unset:
     /// `retrieval.injection_threshold` (`Config::document_injection_threshold`).

@@ -6,23 +6,24 @@ use serde::Deserialize;
 
 use super::lenient;
 
-/// Research tools and their limits (seed 000 "Tool Limits", "Rate Limiting & Caching").
+/// Research tools and their limits (docs/spec.md#tool-limits, #rate-limit-and-cache). "spec":
+/// the value given there.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct ToolsConfig {
-    /// Research tool calls per minute per project (API key or user) (seed: 45).
+    /// Research tool calls per minute per project (API key or user) (spec: 45).
     pub rate_limit_per_minute: u32,
-    /// Top web_search results fetched automatically (seed: 2).
+    /// Top web_search results fetched automatically (spec: 2).
     pub web_search_auto_fetch: usize,
     /// Characters shared by the auto-fetched pages of one web_search.
     pub web_search_fetch_budget_chars: usize,
-    /// URLs one fetch_url call may name (seed: 5).
+    /// URLs one fetch_url call may name (spec: 5).
     pub fetch_max_urls: usize,
-    /// Same-domain discovered links fetch_url may follow (seed: 3).
+    /// Same-domain discovered links fetch_url may follow (spec: 3).
     pub fetch_max_follow: usize,
-    /// Pages one fetch_url call may fetch in all (seed: 8).
+    /// Pages one fetch_url call may fetch in all (spec: 8).
     pub fetch_max_pages: usize,
-    /// Characters shared equally by the pages of one fetch_url call (seed: 24,000).
+    /// Characters shared equally by the pages of one fetch_url call (spec: 24,000).
     pub fetch_budget_chars: usize,
     /// Largest response body fetch_url reads, in bytes.
     pub fetch_max_response_bytes: usize,
@@ -33,15 +34,15 @@ pub struct ToolsConfig {
     /// are hostile input: one that needs longer is an `extraction_failed` result, never a
     /// worker held for minutes.
     pub fetch_extraction_budget_secs: u64,
-    /// Most code_search results (seed: 30); its default is 5.
+    /// Most code_search results (spec: 30); its default is 5.
     pub code_search_max_results: u32,
-    /// Most gitlab_code_search results (seed: 20).
+    /// Most gitlab_code_search results (spec: 20).
     pub gitlab_search_max_results: u32,
-    /// Results whose full file content is fetched (seed: 3).
+    /// Results whose full file content is fetched (spec: 3).
     pub code_search_full_content: usize,
-    /// Paths one browse call may name (seed: 10).
+    /// Paths one browse call may name (spec: 10).
     pub browse_max_paths: usize,
-    /// Longest calculator expression in characters (seed: 1,000).
+    /// Longest calculator expression in characters (spec: 1,000).
     pub calculator_max_chars: usize,
     /// Which search engine web_search asks: `duckduckgo` (no key, no server of one's own),
     /// `searxng` (needs `web_search_url`), `brave` (needs `brave_api_key`) or `none` (the tool
@@ -177,13 +178,13 @@ impl ToolsConfig {
     }
 }
 
-/// Artifacts (seed 000 create_artifact).
+/// Artifacts (docs/spec.md#artifacts).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct ArtifactsConfig {
-    /// Longest artifact identifier (seed: 128).
+    /// Longest artifact identifier (spec: 128).
     pub max_identifier_chars: usize,
-    /// Largest artifact content in bytes (seed: 1 MB).
+    /// Largest artifact content in bytes (spec: 1 MB).
     pub max_content_bytes: usize,
 }
 

@@ -1,12 +1,14 @@
-//! The document workspace service (seed 002): document records, the processing queue, the
-//! per-chat hybrid indexes, and (`uploads`) who may write or end an unfinished upload.
+//! The document workspace service (docs/spec.md#document-workspace): document records, the
+//! processing queue, the per-chat hybrid indexes, and (`uploads`) who may write or end an
+//! unfinished upload.
 //! Processing (extract → chunk → embed → store → index) runs on tokio tasks bounded by a
 //! semaphore, with CPU work on the blocking pool — never on a chat's mailbox. Chunks and their
 //! vectors are stored in the database, so an index directory that is missing or corrupt is
 //! rebuilt from them. Documents are chat-level: the same in every branch. By concern:
 //! `records` (records and limits), `commit` (an upload's bytes placed, recorded and queued:
-//! its one writer), `queue` (processing), `open_index` (each chat's open index), `search`,
-//! `uploads`.
+//! its one writer), `queue` (processing), `open_index` (each chat's open index), `search` (one
+//! chat's, or several as one ranking), `files` (OpenAI files, and copies into a knowledge
+//! base), `uploads`.
 
 use entities::ids::{ArtifactId, ChatId, DocumentId};
 use std::path::PathBuf;
@@ -61,24 +63,11 @@ impl From<tokio::task::JoinError> for DocumentsError {
     }
 }
 
-impl From<DocumentsError> for crate::error::AppError {
-    fn from(err: DocumentsError) -> Self {
-        use crate::error::AppError;
-        match err {
-            DocumentsError::Database(db) => AppError::Database(db),
-            DocumentsError::Embed(embed) => AppError::EmbedderFailed(embed.to_string()),
-            DocumentsError::Index(_) | DocumentsError::Extract(_) | DocumentsError::Failed(_) => {
-                AppError::internal(err)
-            }
-        }
-    }
-}
-
 pub use uploads::{Termination, UploadClaim};
 
 pub const KIND_DOCUMENT: &str = "document";
 
-/// A document as the REST API lists it (seed 002).
+/// A document as the REST API lists it (docs/spec.md#documents-api).
 #[derive(Debug, Clone, Serialize)]
 pub struct DocumentView {
     pub artifact_id: ArtifactId,

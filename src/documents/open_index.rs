@@ -1,5 +1,10 @@
 //! Each chat's open index: opened (and rebuilt from the database if it disagrees) on first
 //! use, written in group commits, and closed when the chat goes idle.
+//!
+//! `OpenIndex` serialises indexing per chat: every document waiting for the chat's lock is
+//! indexed in one commit, and only then marked `processed`. An index nothing holds is closed
+//! once its chat has been idle `agent.chat_idle_secs` (`close_idle_indexes`, swept every
+//! minute).
 
 use entities::documents::DocumentStatus;
 use entities::ids::{ChatId, DocumentId};

@@ -1,6 +1,7 @@
 //! Searching a chat's documents, timing each stage so a benchmark (through `file_search`'s
-//! events) can see where a search's time goes; and searching several chats' documents as one
-//! (knowledge bases beside a chat's own: `search_together`), with one ranking.
+//! events) can see where a search's time goes: `Found` holds the hits and `SearchStages`, which
+//! `file_search` reports as `x_timings_ms`. `search_together` searches several chats' documents
+//! (knowledge bases beside a chat's own) as one ranking.
 
 use std::time::{Duration, Instant};
 

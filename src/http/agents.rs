@@ -1,4 +1,4 @@
-//! Agents REST under `/api/agents` (seed 001): the caller's agents — create, list, read,
+//! Agents REST under `/api/agents` (docs/spec.md#agents): the caller's agents — create, list, read,
 //! update, delete (another user's agent is not found) — and the tools an agent's chats can call
 //! (`GET /api/agents/{id}/chat/tools`).
 
@@ -7,23 +7,9 @@ use entities::ids::AgentId;
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::agents::{AgentError, AgentFields};
-use crate::error::{AppError, AppResult};
+use crate::chat::agents::AgentFields;
+use crate::error::AppResult;
 use crate::state::AppState;
-
-impl From<AgentError> for AppError {
-    fn from(err: AgentError) -> Self {
-        match err {
-            AgentError::Invalid(message) => AppError::InvalidRequest(message),
-            AgentError::NotFound => AppError::NotFound("agent"),
-            AgentError::Conflict(message) => AppError::Conflict(message),
-            AgentError::KnowledgeBaseNotFound(id) => AppError::NotFoundWithHelp(format!(
-                "knowledge base {id} not found; GET /api/knowledge-bases lists yours"
-            )),
-            AgentError::Database(db) => AppError::Database(db),
-        }
-    }
-}
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/api/agents", web::get().to(list))
@@ -107,7 +93,7 @@ async fn delete(
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }
 
-/// Seed 001's tool list: exactly what the agent's chats can call now (after `enabled_tools`;
+/// The agent's tool list: exactly what the agent's chats can call now (after `enabled_tools`;
 /// none when the agent's tools are off).
 async fn tools(
     principal: Principal,

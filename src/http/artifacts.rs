@@ -81,7 +81,7 @@ async fn preview_response(
     row: entities::artifacts::Model,
     number: i32,
 ) -> AppResult<HttpResponse> {
-    let version = artifacts::version(&state.db, &row.id, number)
+    let version = artifacts::version(state.db(), &row.id, number)
         .await?
         .ok_or(AppError::NotFound("artifact version"))?;
     let content_type = match row.mime_type.as_str() {
@@ -103,8 +103,8 @@ async fn list(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
-    let rows = artifacts::list(&state.db, &chat.id).await?;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let rows = artifacts::list(state.db(), &chat.id).await?;
     let total = rows.len();
     let items: Vec<ArtifactView> = rows.into_iter().map(ArtifactView::from).collect();
     Ok(HttpResponse::Ok().json(json!({"artifacts": items, "total": total})))
@@ -117,8 +117,8 @@ async fn owned_artifact(
     chat_id: &ChatId,
     key: &str,
 ) -> AppResult<entities::artifacts::Model> {
-    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
-    artifacts::find(&state.db, &chat.id, key)
+    let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
+    artifacts::find(state.db(), &chat.id, key)
         .await?
         .ok_or(AppError::NotFound("artifact"))
 }
@@ -130,7 +130,7 @@ async fn get(
 ) -> AppResult<HttpResponse> {
     let (chat_id, key) = path.into_inner();
     let row = owned_artifact(&state, &principal, &chat_id, &key).await?;
-    let versions = artifacts::versions(&state.db, &row.id).await?;
+    let versions = artifacts::versions(state.db(), &row.id).await?;
     let content = versions
         .last()
         .map(|v| v.content.clone())
@@ -171,7 +171,7 @@ async fn get_version(
 ) -> AppResult<HttpResponse> {
     let number = parse_version(&path.version)?;
     let row = owned_artifact(&state, &principal, &path.chat_id, &path.artifact).await?;
-    let version = artifacts::version(&state.db, &row.id, number)
+    let version = artifacts::version(state.db(), &row.id, number)
         .await?
         .ok_or(AppError::NotFound("artifact version"))?;
     Ok(HttpResponse::Ok().json(json!({
@@ -216,7 +216,7 @@ async fn raw_response(
     row: entities::artifacts::Model,
     number: i32,
 ) -> AppResult<HttpResponse> {
-    let version = artifacts::version(&state.db, &row.id, number)
+    let version = artifacts::version(state.db(), &row.id, number)
         .await?
         .ok_or(AppError::NotFound("artifact version"))?;
     let content_type = if row.mime_type.starts_with("text/") {
@@ -259,7 +259,7 @@ async fn delete(
     let (chat_id, key) = path.into_inner();
     let row = owned_artifact(&state, &principal, &chat_id, &key).await?;
     let deleted = state
-        .sessions
+        .sessions()
         .session(&row.chat_id)
         .send(DeleteArtifact {
             artifact_id: row.id.clone(),

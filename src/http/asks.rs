@@ -3,7 +3,7 @@
 //! questions still waiting, so a reloaded client can show them again.
 
 use actix_web::{HttpResponse, web};
-use entities::ids::ChatId;
+use entities::ids::{AskCorrelationId, ChatId};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -33,11 +33,14 @@ struct Answer {
 async fn answer(
     principal: Principal,
     state: web::Data<AppState>,
-    path: web::Path<(ChatId, String)>,
+    path: web::Path<(ChatId, AskCorrelationId)>,
     body: web::Json<Answer>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, correlation_id) = path.into_inner();
-    let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(&principal.user_id, &chat_id)
+        .await?;
     let log = launch_resume(
         &state.launcher,
         &principal,
@@ -62,7 +65,7 @@ async fn list(
     path: web::Path<ChatId>,
     query: web::Query<ListQuery>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
     let all = match query.status.as_deref() {
         None | Some("pending") => false,
         Some("all") => true,
@@ -73,9 +76,9 @@ async fn list(
         }
     };
     let asks = if all {
-        asks::list_recent(&state.db, &chat.id).await?
+        asks::list_recent(state.db(), &chat.id).await?
     } else {
-        asks::list_pending(&state.db, &chat.id).await?
+        asks::list_pending(state.db(), &chat.id).await?
     };
     let now = chrono::Utc::now();
     let data: Vec<Value> = asks

@@ -27,28 +27,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/auth/users", web::post().to(create_user));
 }
 
-impl From<AuthError> for AppError {
-    fn from(err: AuthError) -> Self {
-        match err {
-            AuthError::InvalidUsername | AuthError::InvalidPassword => {
-                AppError::InvalidRequest(err.to_string())
-            }
-            AuthError::UsernameTaken(_) => AppError::Conflict(err.to_string()),
-            AuthError::NoSuchUser(_) => AppError::NotFound("user"),
-            AuthError::LinkSpent => AppError::Gone(err.to_string()),
-            AuthError::Hashing(_) => AppError::internal(err),
-            AuthError::Database(db) => AppError::Database(db),
-        }
-    }
-}
-
 fn session_cookie(state: &AppState, token: String) -> Cookie<'static> {
     let ttl = state.accounts.session_ttl();
     Cookie::build(SESSION_COOKIE, token)
         .path("/")
         .http_only(true)
         .same_site(SameSite::Lax)
-        .secure(state.config.auth.secure_cookies)
+        .secure(state.config().auth.secure_cookies)
         .max_age(CookieDuration::seconds(ttl.num_seconds()))
         .finish()
 }
@@ -109,7 +94,7 @@ async fn login(
     req: HttpRequest,
     body: web::Json<LoginRequest>,
 ) -> AppResult<HttpResponse> {
-    check_same_origin(&req, state.config.public_url.as_deref())?;
+    check_same_origin(&req, state.config().public_url.as_deref())?;
     let address = req.peer_addr().map(|peer| peer.ip());
     let attempt = state
         .login_throttle

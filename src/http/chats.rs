@@ -42,7 +42,7 @@ struct ChatView {
 impl ChatView {
     fn new(state: &AppState, chat: chats::Model) -> Self {
         Self {
-            context_strategy: context_strategy_of(&chat, state.config.agent.context_strategy),
+            context_strategy: context_strategy_of(&chat, state.config().agent.context_strategy),
             id: chat.id,
             title: chat.title,
             agent_id: chat.agent_id,
@@ -76,7 +76,7 @@ async fn create(
         None => None,
     };
     let chat = state
-        .chats
+        .chats()
         .create_with(
             &principal.user_id,
             title,
@@ -102,7 +102,7 @@ async fn list(
         .limit
         .unwrap_or(DEFAULT_LIST_LIMIT)
         .clamp(1, MAX_LIST_LIMIT);
-    let chats = state.chats.list(&principal.user_id, limit).await?;
+    let chats = state.chats().list(&principal.user_id, limit).await?;
     let data: Vec<ChatView> = chats
         .into_iter()
         .map(|chat| ChatView::new(&state, chat))
@@ -115,14 +115,14 @@ async fn get(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let mut chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let mut chat = state.chats().get_owned(&principal.user_id, &path).await?;
     // A chat a `/v1` request made, opened in the UI (a browser session): it is kept.
     if chat.ephemeral && principal.api_key_id.is_none() {
-        chat = state.chats.keep(chat).await?;
+        chat = state.chats().keep(chat).await?;
     }
     // Runs still streaming in this chat, so a reloaded page (or another device) re-attaches.
     let running: Vec<serde_json::Value> = state
-        .runs
+        .runs()
         .live_in_chat(&chat.id)
         .iter()
         .filter(|log| log.owner_id == principal.user_id)
@@ -170,13 +170,13 @@ async fn update(
     }
     let title = body.title.as_deref().map(parse_title).transpose()?;
     let mut chat = state
-        .chats
+        .chats()
         .update(&principal.user_id, &path, title, body.context_strategy)
         .await?;
     if let Some(agent) = &body.agent_id {
         let agent = owned_agent(&state, &principal, agent).await?;
         chat = state
-            .chats
+            .chats()
             .set_agent(&principal.user_id, &path, agent)
             .await?;
     }
@@ -188,9 +188,9 @@ async fn delete(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    state.chats.delete(&principal.user_id, &path).await?;
-    state.sessions.deactivate(&path);
-    state.workspace.forget(&path).await;
+    state.chats().delete(&principal.user_id, &path).await?;
+    state.sessions().deactivate(&path);
+    state.workspace().forget(&path).await;
     state.launcher.attachments.forget(&path).await;
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }

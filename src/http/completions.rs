@@ -4,6 +4,13 @@
 //! `http.v1_chat_retention_days` unless opened in the UI), or with `store: false` in none.
 //! In a stored chat, user messages' `image_url` parts are kept as the chat's attachments
 //! (`super::images`), so later turns replay them.
+//!
+//! A request that a new chat cannot hold (client tools without `store: true`, a tool result or
+//! a prefill last) runs in no chat. Client-side tools sit beside the server's: a call of one
+//! ends the run with `StopReason::ToolCalls`; in a stored chat the run pauses like an ask_user
+//! question (a `pending_asks` row of kind `client_tools`) until
+//! `supervisor::resume::launch_tool_results` brings every result. Other OpenAI parameters are
+//! passed on in `ChatRequest::extra`.
 
 use actix_web::{HttpResponse, web};
 use entities::ids::ChatId;
@@ -73,8 +80,8 @@ async fn create(
         }
     }
     // Before anything is stored: `store: true` imports the whole history first.
-    check_message_lengths(&state.config, &request.messages)?;
-    let mut options = request.options(state.llm.default_model());
+    check_message_lengths(state.config(), &request.messages)?;
+    let mut options = request.options(state.llm().default_model());
     if let Some(agent) = &request.x_agent_id {
         options.agent = Some(
             state
@@ -97,8 +104,8 @@ async fn create(
         (log, Some(chat_id.clone()))
     } else if let Some(chat_id) = &request.x_chat_id {
         // The images are read before anything is stored, and kept only in the caller's chat.
-        let last = read_message(&state.config.attachments, &request.messages[last_index])?;
-        let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+        let last = read_message(&state.config().attachments, &request.messages[last_index])?;
+        let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
         let stored = store_turn(&state, &principal, &chat.id, Vec::new(), last, false).await?;
         let turn = Turn::Send {
             parent_id: None,
@@ -108,11 +115,11 @@ async fn create(
         let log = launch_chat_turn(&state.launcher, &principal, chat_id, turn, options).await?;
         (log, Some(chat_id.clone()))
     } else if request.in_new_chat() {
-        let mut pending = read_messages(&state.config.attachments, &request.messages)?;
+        let mut pending = read_messages(&state.config().attachments, &request.messages)?;
         // Kept `v1_chat_retention_days` unless someone opens it in the UI (see `sweep`).
         let agent = options.agent.as_ref().map(|a| a.id.clone());
         let chat = state
-            .chats
+            .chats()
             .create_with(&principal.user_id, None, true, None, agent)
             .await?;
         let last = pending
@@ -134,7 +141,7 @@ async fn create(
         let stored = store_turn(&state, &principal, &chat.id, history, last, true).await?;
         if !stored.history.is_empty() {
             state
-                .sessions
+                .sessions()
                 .session(&chat.id)
                 .send(ImportHistory {
                     messages: stored.history,
@@ -202,9 +209,9 @@ fn message(content: String, reasoning: &str, tool_calls: Option<Value>) -> Value
 }
 
 /// Waits for the run and answers in one JSON body, with the progress events accumulated in
-/// `x_metadata`, one list per kind (seed 003's `metadata`, renamed: OpenAI's `metadata` is a map
-/// of strings, and SDKs reject lists there), and the reasoning accumulated from all its deltas
-/// as `x_metadata.thinking`.
+/// `x_metadata`, one list per kind (docs/spec.md#metadata-and-parts, renamed: OpenAI's `metadata`
+/// is a map of strings, and SDKs reject lists there), and the reasoning accumulated from all its
+/// deltas as `x_metadata.thinking`.
 async fn collect(
     log: std::sync::Arc<crate::run::log::RunLog>,
     chat_id: Option<ChatId>,

@@ -110,13 +110,13 @@ fn read_history(
 ) -> AppResult<Vec<(MessageRole, PendingMessage)>> {
     for (_, message) in &history {
         crate::supervisor::launch::check_message_length(
-            &state.config,
+            state.config(),
             crate::llm::wire::Role::User,
             &message.text(),
         )?;
     }
     let (roles, messages): (Vec<MessageRole>, Vec<_>) = history.into_iter().unzip();
-    let read = read_messages(&state.config.attachments, &messages)?;
+    let read = read_messages(&state.config().attachments, &messages)?;
     Ok(roles.into_iter().zip(read).collect())
 }
 
@@ -134,7 +134,7 @@ async fn add(
     }
     let count = history.len();
     let messages = store_history(state, principal, chat_id, history, fresh).await?;
-    let session = state.sessions.session(chat_id);
+    let session = state.sessions().session(chat_id);
     session.send(ImportHistory { messages }).await??;
     let path = session.send(GetActivePath).await?;
     Ok(path
@@ -156,11 +156,14 @@ async fn create(
         check_metadata(metadata)?;
     }
     let history = read_history(&state, history_of(&body.items)?)?;
-    let chat = state.chats.create(&principal.user_id, None, false).await?;
+    let chat = state
+        .chats()
+        .create(&principal.user_id, None, false)
+        .await?;
     let chat = match body.metadata {
         Some(metadata) => {
             state
-                .chats
+                .chats()
                 .set_metadata(
                     &principal.user_id,
                     &chat.id,
@@ -181,7 +184,7 @@ async fn owned(
     id: &ChatId,
 ) -> AppResult<entities::chats::Model> {
     state
-        .chats
+        .chats()
         .get_owned(&principal.user_id, id)
         .await
         .map_err(|_| AppError::NotFound("conversation"))
@@ -211,7 +214,7 @@ async fn update(
     check_metadata(&metadata)?;
     owned(&state, &principal, &path).await?;
     let chat = state
-        .chats
+        .chats()
         .set_metadata(
             &principal.user_id,
             &path,
@@ -228,9 +231,9 @@ async fn remove(
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
-    state.chats.delete(&principal.user_id, &chat.id).await?;
-    state.sessions.deactivate(&chat.id);
-    state.workspace.forget(&chat.id).await;
+    state.chats().delete(&principal.user_id, &chat.id).await?;
+    state.sessions().deactivate(&chat.id);
+    state.workspace().forget(&chat.id).await;
     state.launcher.attachments.forget(&chat.id).await;
     Ok(
         HttpResponse::Ok().json(json!({"id": chat.id, "object": "conversation.deleted",
@@ -239,7 +242,11 @@ async fn remove(
 }
 
 async fn path_items(state: &AppState, chat_id: &ChatId) -> AppResult<Vec<Value>> {
-    let path = state.sessions.session(chat_id).send(GetActivePath).await?;
+    let path = state
+        .sessions()
+        .session(chat_id)
+        .send(GetActivePath)
+        .await?;
     Ok(path.iter().filter_map(item).collect())
 }
 
@@ -303,13 +310,13 @@ async fn delete_item(
 ) -> AppResult<HttpResponse> {
     let (chat_id, item_id) = path.into_inner();
     let chat = owned(&state, &principal, &chat_id).await?;
-    if !state.runs.live_in_chat(&chat.id).is_empty() {
+    if !state.runs().live_in_chat(&chat.id).is_empty() {
         return Err(AppError::Conflict(
             "a response is running in this conversation; delete items once it has finished".into(),
         ));
     }
     state
-        .sessions
+        .sessions()
         .session(&chat.id)
         .send(RemoveLeaf {
             message_id: item_id,

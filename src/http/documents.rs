@@ -1,6 +1,6 @@
-//! Documents REST (seed 002) under `/chat/api/{chatId}/documents`: the list (most recent
-//! first, with status and whether the content is searchable), a plain multipart upload (field
-//! `file`) for small files, and a soft delete that takes the document out of search at once.
+//! Documents REST (docs/spec.md#documents-api) under `/chat/api/{chatId}/documents`: the list (most
+//! recent first, with status and whether the content is searchable), a plain multipart upload
+//! (field `file`) for small files, and a soft delete that takes the document out of search at once.
 //! Large or unreliable uploads use tus (`uploads`).
 
 use actix_multipart::Multipart;
@@ -32,8 +32,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// Refuses another document when the chat holds the most allowed: early, before a body is
 /// received. `Workspace::create` checks again, atomically, when the record is made.
 pub async fn check_count(state: &AppState, chat_id: &ChatId) -> AppResult<()> {
-    let limit = state.workspace.document_limit(chat_id).await?;
-    if state.workspace.count(chat_id).await? >= limit.max() as u64 {
+    let limit = state.workspace().document_limit(chat_id).await?;
+    if state.workspace().count(chat_id).await? >= limit.max() as u64 {
         return Err(create_error(CreateError::TooMany { limit }));
     }
     Ok(())
@@ -61,9 +61,9 @@ async fn list(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
     let documents: Vec<DocumentView> = state
-        .workspace
+        .workspace()
         .list(&chat.id)
         .await?
         .into_iter()
@@ -71,7 +71,7 @@ async fn list(
         .collect();
     let total = documents.len();
     // The limits, so a client can refuse a file before uploading it and say why.
-    let limits = &state.config.documents;
+    let limits = &state.config().documents;
     Ok(HttpResponse::Ok().json(json!({
         "documents": documents,
         "total": total,
@@ -121,7 +121,7 @@ async fn upload(
     path: web::Path<ChatId>,
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
     upload_in(&req, &state, &chat.id, payload).await
 }
 
@@ -133,7 +133,7 @@ pub(super) async fn upload_in(
     chat_id: &ChatId,
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
-    let limit = state.config.documents.max_file_bytes;
+    let limit = state.config().documents.max_file_bytes;
     check_multipart(
         req,
         limit,
@@ -154,7 +154,7 @@ pub(super) async fn upload_in(
                 .and_then(|cd| cd.get_filename())
                 .unwrap_or_default(),
         );
-        let dir = state.workspace.uploads_dir();
+        let dir = state.workspace().uploads_dir();
         tokio::fs::create_dir_all(&dir)
             .await
             .map_err(AppError::internal)?;
@@ -192,7 +192,7 @@ pub(super) async fn upload_in(
             return Err(err);
         }
         let document = match state
-            .workspace
+            .workspace()
             .create(chat_id, &filename, size, &part, DocumentStatus::Uploading)
             .await
         {
@@ -212,7 +212,7 @@ pub(super) async fn upload_in(
             upload_id: None,
         };
         let document = state
-            .workspace
+            .workspace()
             .commit_upload(&upload)
             .await
             .map_err(commit_error)?;
@@ -228,8 +228,11 @@ async fn delete(
     path: web::Path<(ChatId, ArtifactId)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, artifact_id) = path.into_inner();
-    let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
-    let deleted = state.workspace.delete(&chat.id, &artifact_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(&principal.user_id, &chat_id)
+        .await?;
+    let deleted = state.workspace().delete(&chat.id, &artifact_id).await?;
     if !deleted {
         return Err(AppError::NotFound("document"));
     }

@@ -1,6 +1,7 @@
 //! OpenAI's Files API: `POST /v1/files` (multipart `file` and `purpose`, `assistants` or
 //! `user_data`), `GET /v1/files`, `GET`/`DELETE /v1/files/{id}`, `GET /v1/files/{id}/content`.
 //! A file is its uploader's; its bytes become searchable when it is added to a vector store.
+//! The bytes are kept under `<data dir>/files/<user>/` (`documents::files`).
 
 use actix_multipart::Multipart;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -46,13 +47,13 @@ async fn upload(
     state: web::Data<AppState>,
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
-    let limit = state.config.documents.max_file_bytes;
+    let limit = state.config().documents.max_file_bytes;
     check_multipart(
         &req,
         limit,
         "send the file as multipart/form-data with the fields \"file\" and \"purpose\"",
     )?;
-    let dir = state.workspace.user_files_dir(&principal.user_id);
+    let dir = state.workspace().user_files_dir(&principal.user_id);
     tokio::fs::create_dir_all(&dir)
         .await
         .map_err(AppError::internal)?;
@@ -129,7 +130,7 @@ async fn upload(
         }
     };
     let file = state
-        .workspace
+        .workspace()
         .record_file(id, &principal.user_id, &filename, &purpose, size, &path)
         .await?;
     Ok(HttpResponse::Ok().json(object(&file)))
@@ -137,7 +138,7 @@ async fn upload(
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let files: Vec<Value> = state
-        .workspace
+        .workspace()
         .files_of(&principal.user_id)
         .await?
         .iter()
@@ -152,7 +153,7 @@ pub async fn owned(
     id: &FileId,
 ) -> AppResult<entities::files::Model> {
     state
-        .workspace
+        .workspace()
         .file_owned(&principal.user_id, id)
         .await?
         .ok_or(AppError::NotFound("file"))
@@ -173,7 +174,11 @@ async fn remove(
     path: web::Path<FileId>,
 ) -> AppResult<HttpResponse> {
     let id = path.into_inner();
-    if !state.workspace.delete_file(&principal.user_id, &id).await? {
+    if !state
+        .workspace()
+        .delete_file(&principal.user_id, &id)
+        .await?
+    {
         return Err(AppError::NotFound("file"));
     }
     Ok(HttpResponse::Ok().json(json!({"id": id, "object": "file", "deleted": true})))

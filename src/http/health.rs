@@ -17,7 +17,7 @@ async fn live() -> HttpResponse {
 }
 
 async fn ready(state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    crate::db::ping(&state.db)
+    crate::db::ping(state.db())
         .await
         .map_err(|err| AppError::Unavailable(format!("database unreachable: {err}")))?;
     Ok(HttpResponse::Ok().json(json!({"status": "ready", "database": "ok"})))

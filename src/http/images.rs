@@ -245,10 +245,10 @@ async fn store_messages(
 
 /// Deletes a chat made for a request that was then refused, with its images.
 async fn discard(state: &AppState, principal: &Principal, chat_id: &ChatId) {
-    if let Err(err) = state.chats.delete(&principal.user_id, chat_id).await {
+    if let Err(err) = state.chats().delete(&principal.user_id, chat_id).await {
         tracing::warn!(%chat_id, %err, "could not delete the chat of a refused request");
     }
-    state.sessions.deactivate(chat_id);
+    state.sessions().deactivate(chat_id);
     state.launcher.attachments.forget(chat_id).await;
 }
 

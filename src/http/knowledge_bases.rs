@@ -23,22 +23,6 @@ use crate::state::AppState;
 /// Largest JSON body of a copy from a chat: two ids.
 const MAX_COPY_BODY_BYTES: usize = 4 * 1024;
 
-impl From<KnowledgeBaseError> for AppError {
-    fn from(err: KnowledgeBaseError) -> Self {
-        match err {
-            KnowledgeBaseError::NotFound(_) => {
-                AppError::NotFoundWithHelp(format!("{err}; GET /api/knowledge-bases lists yours"))
-            }
-            KnowledgeBaseError::TooMany { .. } => AppError::LimitReached {
-                code: "too_many_knowledge_bases",
-                message: err.to_string(),
-            },
-            KnowledgeBaseError::InvalidName => AppError::InvalidRequest(err.to_string()),
-            KnowledgeBaseError::Database(db) => AppError::Database(db),
-        }
-    }
-}
-
 pub fn configure(cfg: &mut web::ServiceConfig) {
     const ONE: &str = "/api/knowledge-bases/{kb_id}";
     cfg.route("/api/knowledge-bases", web::get().to(list))
@@ -83,8 +67,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// The knowledge base store, with this server's per-user limit.
 pub fn store(state: &AppState) -> KnowledgeBases {
     KnowledgeBases::new(
-        state.db.clone(),
-        state.config.documents.max_knowledge_bases_per_user,
+        state.db().clone(),
+        state.config().documents.max_knowledge_bases_per_user,
     )
 }
 
@@ -103,12 +87,12 @@ fn base_path(chat: &chats::Model) -> String {
 async fn object(state: &AppState, chat: &chats::Model) -> AppResult<Value> {
     let mut object = serde_json::to_value(KnowledgeBase::from(chat)).map_err(AppError::internal)?;
     object["object"] = json!("knowledge_base");
-    object["document_count"] = json!(state.workspace.count(&chat.id).await?);
+    object["document_count"] = json!(state.workspace().count(&chat.id).await?);
     Ok(object)
 }
 
 fn limits(state: &AppState) -> Value {
-    let limits = &state.config.documents;
+    let limits = &state.config().documents;
     json!({
         "max_knowledge_bases": limits.max_knowledge_bases_per_user,
         "max_files": limits.max_files_per_knowledge_base,
@@ -191,7 +175,7 @@ async fn documents(
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
     let documents: Vec<DocumentView> = state
-        .workspace
+        .workspace()
         .list(&chat.id)
         .await?
         .into_iter()
@@ -246,12 +230,12 @@ async fn add_document(
     let copy: CopyBody =
         serde_json::from_slice(&body).map_err(|err| AppError::InvalidJson(err.to_string()))?;
     let from = state
-        .chats
+        .chats()
         .get_owned(&principal.user_id, &copy.chat_id)
         .await?;
     super::documents::check_count(&state, &chat.id).await?;
     let document = state
-        .workspace
+        .workspace()
         .copy_document(&from.id, &copy.artifact_id, &chat.id)
         .await
         .map_err(super::vector_stores::add_error)?;
@@ -265,7 +249,7 @@ async fn remove_document(
 ) -> AppResult<HttpResponse> {
     let (id, artifact_id) = path.into_inner();
     let chat = owned(&state, &principal, &id).await?;
-    if !state.workspace.delete(&chat.id, &artifact_id).await? {
+    if !state.workspace().delete(&chat.id, &artifact_id).await? {
         return Err(AppError::NotFound("document"));
     }
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "artifact_id": artifact_id})))

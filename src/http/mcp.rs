@@ -13,5 +13,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 async fn list(_principal: Principal, state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(json!({"servers": state.mcp.health()}))
+    HttpResponse::Ok().json(json!({"servers": state.mcp().health()}))
 }

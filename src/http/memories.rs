@@ -30,12 +30,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 async fn embed(state: &AppState, text: &str) -> AppResult<Embedded> {
-    let vector = crate::retrieval::embed::embed_one(state.embedder.as_ref(), text)
+    let vector = crate::retrieval::embed::embed_one(state.embedder().as_ref(), text)
         .await
         .map_err(|err| AppError::EmbedderFailed(err.to_string()))?;
     Ok(Embedded {
         vector,
-        embedder: state.embedder.id().to_string(),
+        embedder: state.embedder().id().to_string(),
     })
 }
 
@@ -44,8 +44,12 @@ async fn list(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
-    let memories = state.sessions.session(&chat.id).send(ListMemories).await?;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let memories = state
+        .sessions()
+        .session(&chat.id)
+        .send(ListMemories)
+        .await?;
     let total = memories.len();
     Ok(HttpResponse::Ok().json(json!({"memories": memories, "total": total})))
 }
@@ -63,15 +67,15 @@ async fn create(
     path: web::Path<ChatId>,
     body: web::Json<NewMemory>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats.get_owned(&principal.user_id, &path).await?;
-    let limits = &state.config.memory;
+    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let limits = &state.config().memory;
     let content = checked_content(&body.content, limits.max_content_chars)
         .map_err(AppError::InvalidRequest)?;
     let category =
         category_for(&content, body.category.as_deref()).map_err(AppError::InvalidRequest)?;
     let embedded = embed(&state, &content).await?;
     let saved = state
-        .sessions
+        .sessions()
         .session(&chat.id)
         .send(SaveMemory {
             content,
@@ -105,7 +109,10 @@ async fn update(
     body: web::Json<MemoryChange>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, memory_id) = path.into_inner();
-    let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(&principal.user_id, &chat_id)
+        .await?;
     let body = body.into_inner();
     if body.content.is_none() && body.category.is_none() {
         return Err(AppError::invalid("give content, category or both"));
@@ -113,7 +120,7 @@ async fn update(
     let content = body
         .content
         .as_deref()
-        .map(|c| checked_content(c, state.config.memory.max_content_chars))
+        .map(|c| checked_content(c, state.config().memory.max_content_chars))
         .transpose()
         .map_err(AppError::InvalidRequest)?;
     let category = body
@@ -127,7 +134,7 @@ async fn update(
         None => None,
     };
     let memory = state
-        .sessions
+        .sessions()
         .session(&chat.id)
         .send(UpdateMemory {
             id: memory_id,
@@ -145,9 +152,12 @@ async fn delete(
     path: web::Path<(ChatId, MemoryId)>,
 ) -> AppResult<HttpResponse> {
     let (chat_id, memory_id) = path.into_inner();
-    let chat = state.chats.get_owned(&principal.user_id, &chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(&principal.user_id, &chat_id)
+        .await?;
     let deleted = state
-        .sessions
+        .sessions()
         .session(&chat.id)
         .send(DeleteMemory {
             id: memory_id.clone(),

@@ -6,6 +6,7 @@
 use actix_web::{HttpResponse, web};
 use entities::ids::{AttachmentId, ChatId, MessageId, RunId};
 use entities::messages::MessageRole;
+use entities::stop_reason::StopReason;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -50,7 +51,7 @@ struct MessageView<'a> {
     /// the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<&'a crate::chat::tree::Reasoning>,
-    stop_reason: Option<&'a str>,
+    stop_reason: Option<StopReason>,
     /// An answer cut off by a crash or restart: the text it had streamed, kept.
     interrupted: bool,
     run_id: Option<&'a RunId>,
@@ -66,8 +67,8 @@ impl<'a> From<&'a MessageNode> for MessageView<'a> {
             content: node.content.as_deref(),
             parts: node.parts.as_ref(),
             reasoning: node.reasoning.as_ref(),
-            stop_reason: node.stop_reason.as_deref(),
-            interrupted: node.stop_reason.as_deref() == Some(crate::chat::recovery::INTERRUPTED),
+            stop_reason: node.stop_reason,
+            interrupted: node.stop_reason == Some(StopReason::Interrupted),
             run_id: node.run_id.as_ref(),
             created_at: node.created_at,
         }
@@ -79,8 +80,8 @@ async fn session(
     principal: &Principal,
     chat_id: &ChatId,
 ) -> AppResult<actix::Addr<crate::chat::session::ChatSession>> {
-    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
-    Ok(state.sessions.session(&chat.id))
+    let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
+    Ok(state.sessions().session(&chat.id))
 }
 
 async fn list(
@@ -90,7 +91,7 @@ async fn list(
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
     let messages = session.send(GetActivePath).await?;
-    let runs = crate::chat::persistence::run_records(&state.db, &path).await?;
+    let runs = crate::chat::persistence::run_records(state.db(), &path).await?;
     let mut data: Vec<serde_json::Value> = Vec::with_capacity(messages.len());
     for message in &messages {
         if message.role == MessageRole::Assistant
@@ -107,9 +108,9 @@ async fn list(
     Ok(HttpResponse::Ok().json(json!({"data": data})))
 }
 
-/// Seed 001's tool messages of an answer's run, before the answer: per round, the assistant's
-/// `toolCalls` (`id`, `name`, `arguments`), then one `tool` message (`toolCallId`, `content`)
-/// per call. Their ids derive from the answer's.
+/// The tool messages of an answer's run (docs/spec.md#tool-messages), before the answer: per round,
+/// the assistant's `toolCalls` (`id`, `name`, `arguments`), then one `tool` message (`toolCallId`,
+/// `content`) per call. Their ids derive from the answer's.
 fn tool_exchange(answer: &MessageNode, calls: &serde_json::Value) -> Vec<serde_json::Value> {
     let records: Vec<crate::chat::persistence::ToolCallRecord> =
         serde_json::from_value(calls.clone()).unwrap_or_default();
@@ -151,7 +152,7 @@ fn tool_exchange(answer: &MessageNode, calls: &serde_json::Value) -> Vec<serde_j
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct RunRequest {
-    /// Seed 001: tools on or off for this message, within what the chat's agent allows.
+    /// `enableTools`: tools on or off for this message, within what the chat's agent allows.
     enable_tools: Option<bool>,
     #[serde(rename = "web_search_options")]
     web_search_options: Option<WebSearchOptions>,
@@ -296,7 +297,7 @@ async fn tree(
 ) -> AppResult<HttpResponse> {
     let session = session(&state, &principal, &path).await?;
     let nodes = session.send(GetTree).await?;
-    let runs = crate::chat::persistence::run_records(&state.db, &path).await?;
+    let runs = crate::chat::persistence::run_records(state.db(), &path).await?;
     let data: Vec<serde_json::Value> = nodes
         .iter()
         .map(|(node, active)| {

@@ -1,6 +1,13 @@
 //! The HTTP surface: one file per resource, each with a `configure` function, plus the
 //! extractor settings that turn malformed input into clear 4xx errors and the request-id
 //! header. Handlers authenticate with `Principal` and never touch another user's data.
+//!
+//! Routes are plain paths, never `/chat/api/{id}` scopes (two such scopes would shadow each
+//! other). Beside the resources: `principal` (the extractor), `sse` (a run's events in each
+//! stream dialect), `run_usage` (`x_chat.metadata`'s usage), `run_failure` (the one place a
+//! failed run becomes an HTTP error), `images` (the images of `/v1` messages) and `ui`.
+//! `knowledge_bases` serves the same stores as `vector_stores`, as knowledge bases, through
+//! `documents`' and `uploads`' handlers.
 
 mod agents;
 mod artifacts;
@@ -11,6 +18,7 @@ mod chats;
 mod completions;
 mod conversations;
 mod documents;
+mod errors;
 mod files;
 mod health;
 mod images;

@@ -24,7 +24,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let models = state
-        .llm
+        .llm()
         .models()
         .await
         .map_err(|err| AppError::upstream(err, principal.is_admin))?;
@@ -39,7 +39,7 @@ async fn get(
     path: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     let models = state
-        .llm
+        .llm()
         .models()
         .await
         .map_err(|err| AppError::upstream(err, principal.is_admin))?;
@@ -132,7 +132,7 @@ async fn embeddings(
             .sum::<u64>()
     });
     let vectors = state
-        .embedder
+        .embedder()
         .embed(texts)
         .await
         .map_err(|err| AppError::EmbedderFailed(err.to_string()))?;
@@ -143,7 +143,7 @@ async fn embeddings(
     {
         return Err(AppError::invalid(format!(
             "the embedder {} makes vectors of {size} dimensions, not {dimensions}",
-            state.embedder.id()
+            state.embedder().id()
         )));
     }
     let data: Vec<Value> = vectors
@@ -162,7 +162,7 @@ async fn embeddings(
     Ok(HttpResponse::Ok().json(json!({
         "object": "list",
         "data": data,
-        "model": state.embedder.id(),
+        "model": state.embedder().id(),
         "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
     })))
 }

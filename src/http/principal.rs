@@ -28,7 +28,7 @@ impl FromRequest for Principal {
         // Checked before the session is looked up: a forged request costs no query.
         let cross_site = match (&state, &bearer, &cookie) {
             (Some(state), None, Some(_)) if !req.method().is_safe() => {
-                check_same_origin(req, state.config.public_url.as_deref()).err()
+                check_same_origin(req, state.config().public_url.as_deref()).err()
             }
             _ => None,
         };

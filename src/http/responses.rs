@@ -1,14 +1,21 @@
 //! OpenAI's Responses API over the same runs as Chat Completions.
 //! - `POST /v1/responses`: a `web_search_preview` tool opts into server-side tools, its `x_tools`
-//!   choosing them (seed 000); `file_search` searches the named vector stores (each a chat's
-//!   documents), or the chat's own documents in a chat (seed 002); `function` tools are the
+//!   choosing them (docs/spec.md#x_tools); `file_search` searches the named vector stores (each
+//!   a chat's documents), or the chat's own documents in a chat; `function` tools are the
 //!   client's, and a call of one ends the response with `function_call` items.
 //! - Stored responses (`store`, on by default) are turns of a chat (their `input_image`s kept
 //!   as the chat's attachments, `super::images`): a new chain gets a chat of its own,
 //!   `previous_response_id` continues from that response's answer, `conversation` (a chat)
 //!   and `x_chat_id` continue a chat's active branch. `store: false` runs in no chat and
 //!   keeps nothing.
-//! - `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`.
+//! - `GET`/`DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`. A stored
+//!   response is a row of `responses` (`chat::responses`), written when its run ends by a task
+//!   that follows the run's log, whatever the client does.
+//!
+//! Beside it: `request` (the request and its tools), `items` (input items into chat messages),
+//! `target` (where it runs, `item_reference`s), `encode` (a run's events as output items and
+//! their lifecycle events, one state machine, so a stream an SDK replays equals the stored
+//! object) and `stream` (those events numbered into the SSE stream).
 
 use std::sync::Arc;
 
@@ -68,9 +75,9 @@ async fn create(
     if items.is_empty() {
         return Err(AppError::invalid("input must not be empty"));
     }
-    let mut options = request.options(state.llm.default_model())?;
+    let mut options = request.options(state.llm().default_model())?;
     // Without vector_store_ids, file_search searches the documents of the chat the response
-    // runs in (seed 002), when it has some.
+    // runs in (docs/spec.md#file_search), when it has some.
     if let Some(ids) = request.vector_store_ids()? {
         options.file_search = Some(stores_of(&state, &principal, &ids).await?);
     }
@@ -84,11 +91,11 @@ async fn create(
     // Before anything is stored: every message and the instructions within the length limit.
     let mut all = messages_of(&items)?;
     all.extend(request.instructions.clone().map(ChatMessage::system));
-    check_message_lengths(&state.config, &all)?;
+    check_message_lengths(state.config(), &all)?;
     if request.store != Some(false) {
         // Images are checked now, so a refused one leaves no chat behind; they are read
         // again (and stored) once the chat is known.
-        read_messages(&state.config.attachments, &all)?;
+        read_messages(&state.config().attachments, &all)?;
     }
     let target = target(&state, &principal, &request, &items, &mut options).await?;
     let launcher = &state.launcher;
@@ -100,7 +107,7 @@ async fn create(
             last,
             fresh,
         } => {
-            let limits = &state.config.attachments;
+            let limits = &state.config().attachments;
             let history = history
                 .iter()
                 .map(|(role, message)| Ok((*role, read_message(limits, message)?)))
@@ -109,7 +116,7 @@ async fn create(
             let stored = store_turn(&state, &principal, &chat_id, history, last, fresh).await?;
             if !stored.history.is_empty() {
                 state
-                    .sessions
+                    .sessions()
                     .session(&chat_id)
                     .send(ImportHistory {
                         messages: stored.history,
@@ -152,7 +159,7 @@ async fn create(
     };
     if let Some(chat_id) = &chat_id {
         stored::insert(
-            &state.db,
+            state.db(),
             NewResponse {
                 id: id.clone(),
                 user_id: principal.user_id.clone(),
@@ -195,7 +202,7 @@ fn keep_when_finished(
     include_results: bool,
     id: ResponseId,
 ) {
-    let db = state.db.clone();
+    let db = state.db().clone();
     let frame = Frame {
         id: frame.id.clone(),
         echo: frame.echo.clone(),
@@ -215,7 +222,7 @@ async fn owned(
     principal: &Principal,
     id: &ResponseId,
 ) -> AppResult<entities::responses::Model> {
-    stored::get_owned(&state.db, &principal.user_id, id)
+    stored::get_owned(state.db(), &principal.user_id, id)
         .await?
         .ok_or(AppError::NotFound("response"))
 }
@@ -244,7 +251,7 @@ async fn retrieve(
     ] {
         body[key] = value;
     }
-    if let Some(log) = state.runs.get(&row.run_id) {
+    if let Some(log) = state.runs().get(&row.run_id) {
         if !log.is_finished() {
             // Still running: what was asked, with no output yet.
             return Ok(HttpResponse::Ok().json(body));
@@ -262,7 +269,7 @@ async fn retrieve(
     }
     // The process that ran it ended before the response was kept (a crash or restart): what
     // its run left says how it ended, and that is kept now.
-    if let Some(ended) = stored::ended_run(&state.db, &row.run_id).await? {
+    if let Some(ended) = stored::ended_run(state.db(), &row.run_id).await? {
         let (status, reason) = match ended.status {
             RunStatus::Completed | RunStatus::Paused => ("completed", Value::Null),
             RunStatus::Cancelled => ("incomplete", json!({"reason": "cancelled"})),
@@ -279,7 +286,7 @@ async fn retrieve(
             "status": "completed", "role": "assistant",
             "content": [{"type": "output_text", "text": ended.text, "annotations": []}]}]);
         body["output_text"] = json!(ended.text);
-        stored::finish(&state.db, &row.id, body.clone()).await?;
+        stored::finish(state.db(), &row.id, body.clone()).await?;
     }
     Ok(HttpResponse::Ok().json(body))
 }
@@ -290,7 +297,7 @@ async fn remove(
     path: web::Path<ResponseId>,
 ) -> AppResult<HttpResponse> {
     let id = path.into_inner();
-    if !stored::delete_owned(&state.db, &principal.user_id, &id).await? {
+    if !stored::delete_owned(state.db(), &principal.user_id, &id).await? {
         return Err(AppError::NotFound("response"));
     }
     Ok(HttpResponse::Ok().json(json!({"id": id, "object": "response", "deleted": true})))

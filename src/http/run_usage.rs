@@ -1,5 +1,5 @@
-//! A run's usage as `x_chat.metadata` reports it (seed 000: "aggregated usage metadata
-//! including research token counts"): OpenAI's three counts for the whole run, then the same
+//! A run's usage as `x_chat.metadata` reports it (docs/spec.md#usage-metadata: research
+//! tokens counted apart): OpenAI's three counts for the whole run, then the same
 //! three for `research` (model calls that asked for tools; Deep Think's discovery, plan and
 //! sub-tasks) and for the `answer` (the rest: the final answer, a Deep Think synthesis).
 

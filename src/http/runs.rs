@@ -17,7 +17,7 @@ use crate::auth::Principal;
 use crate::chat::recovery;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::Usage;
-use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
+use crate::run::events::{RunError, RunErrorKind, RunEvent};
 use crate::run::log::RunLog;
 use crate::state::AppState;
 
@@ -59,7 +59,7 @@ fn owned_run(
     run_id: &RunId,
 ) -> AppResult<Arc<RunLog>> {
     state
-        .runs
+        .runs()
         .get(run_id)
         .filter(|log| log.owner_id == principal.user_id && log.chat_id.as_ref() == Some(chat_id))
         .ok_or(AppError::NotFound("run"))
@@ -79,20 +79,18 @@ async fn stored_run(
     chat_id: &ChatId,
     run_id: &RunId,
 ) -> AppResult<Arc<RunLog>> {
-    let (run, answer) = recovery::find_run(&state.db, &principal.user_id, chat_id, run_id)
+    let (run, answer) = recovery::find_run(state.db(), &principal.user_id, chat_id, run_id)
         .await?
         .ok_or(AppError::NotFound("run"))?;
     let stop_reason = run
         .stop_reason
-        .as_deref()
-        .and_then(StopReason::from_code)
         // A run still marked running belongs to a live process (another replica).
         .ok_or(AppError::NotFound("run"))?;
     let log = RunLog::new(
         run.id.clone(),
         Some(run.chat_id.clone()),
         run.user_id.clone(),
-        state.config.llm.model.clone(),
+        state.config().llm.model.clone(),
     );
     log.push(RunEvent::Started {
         user_message_id: run.user_message_id.clone(),

@@ -1,9 +1,10 @@
 //! Wire encodings of `RunEvent`s for SSE. One internal event, two dialects: the Chat
 //! Completions stream (`/v1`: OpenAI chunk objects, `x_*` typed `data:` lines, `[DONE]`) and
-//! the chat API stream the UI reads (the same, plus seed 001's `event: message` tool events and
-//! run bookkeeping). Chat API frames carry their event's sequence number as `id:` for
-//! re-attaching; `/v1` frames carry none, as OpenAI's do: its Python client turns every blank
-//! line after an `id:` (such as a keep-alive comment's) into an empty event it cannot parse.
+//! the chat API stream the UI reads (the same, plus the `event: message` tool events —
+//! docs/spec.md#tool-events — and run bookkeeping). Chat API frames carry their event's sequence
+//! number as `id:` for re-attaching; `/v1` frames carry none, as OpenAI's do: its Python client
+//! turns every blank line after an `id:` (such as a keep-alive comment's) into an empty event it
+//! cannot parse.
 
 use actix_web_lab::sse::{Data, Event};
 use serde_json::{Value, json};
@@ -103,7 +104,8 @@ pub fn payloads(
                 let mut line =
                     json!({"type": progress.event_type(), "name": name, "arguments": text});
                 if *progress == crate::run::events::ProgressKind::Other {
-                    // Seed 000's fields; `name` and `arguments` stay for older clients.
+                    // `tool_name` and `message` (docs/spec.md#research-events); `name` and
+                    // `arguments` stay for older clients.
                     line["tool_name"] = json!(name);
                     line["message"] = json!(message);
                 }
@@ -291,7 +293,7 @@ pub fn encode(dialect: Dialect, log: &RunLog, seq: usize, event: &RunEvent) -> V
 }
 
 /// Adds an event's progress payloads to a non-streaming response's `metadata`: one list per
-/// kind (`x_research`, `x_ask_user`, ...), in order (seed 003).
+/// kind (`x_research`, `x_ask_user`, ...), in order (docs/spec.md#metadata-and-parts).
 pub fn accumulate_metadata(
     metadata: &mut serde_json::Map<String, Value>,
     log: &RunLog,

@@ -4,6 +4,7 @@
 //! when the browser takes it. Every page carries a Content-Security-Policy that allows only
 //! Colloquy's own scripts, styles and fonts.
 //! The shell is public (it holds no data); everything it shows comes from the authenticated API.
+//! With `static_dir` set, a build on disk is served instead, for UI work.
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -43,7 +44,7 @@ fn find(path: &str) -> Option<&'static Asset> {
 
 /// `index.html`, never cached, so a new build's assets are picked up on the next load.
 async fn shell(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    if let Some(dir) = &state.config.static_dir {
+    if let Some(dir) = &state.config().static_dir {
         return from_dir(&req, dir, "/index.html", "no-cache").await;
     }
     let index = find("/index.html").ok_or(AppError::NotFound("page"))?;
@@ -56,7 +57,7 @@ async fn shell(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRespo
 }
 
 async fn asset(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    if let Some(dir) = &state.config.static_dir {
+    if let Some(dir) = &state.config().static_dir {
         return from_dir(&req, dir, req.path(), "no-cache").await;
     }
     let asset = find(req.path()).ok_or(AppError::NotFound("asset"))?;

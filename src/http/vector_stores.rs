@@ -1,10 +1,10 @@
 //! OpenAI's Vector Stores API on the document workspace: a vector store is a chat's documents
 //! (id `vs_<chat id>`), so every chat has one (its documents list shows the id), and
-//! `POST /v1/vector_stores` makes a chat kept out of the chat list to hold one. Adding a file
-//! makes it one of the store's documents, with the same extraction, chunking, hybrid index,
-//! limits and status lifecycle as an upload; `search` ranks its passages as `file_search` does.
-//! A store made here is a knowledge base (`knowledge_bases`: the same chat, `kb_<chat id>`),
-//! within the same per-user limit.
+//! `POST /v1/vector_stores` makes a chat kept out of the chat list (`chats.is_vector_store`) to
+//! hold one. Adding a file makes it one of the store's documents, with the same extraction,
+//! chunking, hybrid index, limits and status lifecycle as an upload; `search` ranks its passages as
+//! `file_search` does. A store made here is a knowledge base (`knowledge_bases`: the same chat,
+//! `kb_<chat id>`), within the same per-user limit.
 
 use actix_web::{HttpResponse, web};
 use entities::documents::DocumentStatus;
@@ -60,8 +60,8 @@ pub fn chat_of(store_id: &str) -> Option<ChatId> {
         .map(ChatId::from_string)
 }
 
-/// The 404 of a vector store the caller has none of (such as the seeds' `vs_abc123`): how to
-/// make one and fill it, since a client that names a store it never created needs exactly that.
+/// The 404 of a vector store the caller has none of (such as the spec examples' `vs_abc123`): how
+/// to make one and fill it, since a client that names a store it never created needs exactly that.
 pub fn unknown_store(id: &str) -> AppError {
     AppError::NotFoundWithHelp(format!(
         "vector store {id:?} not found. Create one with POST /v1/vector_stores (its id is in the \
@@ -78,7 +78,7 @@ async fn owned(
 ) -> AppResult<entities::chats::Model> {
     let chat_id = chat_of(id).ok_or_else(|| unknown_store(id))?;
     state
-        .chats
+        .chats()
         .get_owned(&principal.user_id, &chat_id)
         .await
         .map_err(|_| unknown_store(id))
@@ -100,7 +100,7 @@ fn file_object(state: &AppState, doc: &entities::documents::Model) -> Value {
         .as_ref()
         .map(ToString::to_string)
         .unwrap_or_else(|| doc.artifact_id.to_string());
-    let limits = &state.config.documents;
+    let limits = &state.config().documents;
     json!({
         "id": id,
         "object": "vector_store.file",
@@ -120,7 +120,7 @@ fn file_object(state: &AppState, doc: &entities::documents::Model) -> Value {
 }
 
 async fn object(state: &AppState, chat: &entities::chats::Model) -> AppResult<Value> {
-    let documents = state.workspace.list(&chat.id).await?;
+    let documents = state.workspace().list(&chat.id).await?;
     let count = |status: &str| {
         documents
             .iter()
@@ -152,11 +152,11 @@ async fn add(
     file_id: &FileId,
 ) -> AppResult<entities::documents::Model> {
     let file = super::files::owned(state, principal, file_id).await?;
-    if let Some(existing) = state.workspace.document_of_file(chat_id, file_id).await? {
+    if let Some(existing) = state.workspace().document_of_file(chat_id, file_id).await? {
         return Ok(existing);
     }
     state
-        .workspace
+        .workspace()
         .add_file(chat_id, &file)
         .await
         .map_err(add_error)
@@ -215,7 +215,7 @@ async fn create(
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let chats = state
-        .chats
+        .chats()
         .vector_stores(&principal.user_id, MAX_LISTED)
         .await?;
     let mut stores = Vec::with_capacity(chats.len());
@@ -252,7 +252,7 @@ async fn update(
     }
     let chat = owned(&state, &principal, &path).await?;
     let chat = state
-        .chats
+        .chats()
         .set_metadata(
             &principal.user_id,
             &chat.id,
@@ -274,8 +274,8 @@ async fn remove(
     if chat.is_vector_store {
         delete_store(&state, &principal, &chat).await?;
     } else {
-        for doc in state.workspace.list(&chat.id).await? {
-            state.workspace.delete(&chat.id, &doc.artifact_id).await?;
+        for doc in state.workspace().list(&chat.id).await? {
+            state.workspace().delete(&chat.id, &doc.artifact_id).await?;
         }
     }
     Ok(HttpResponse::Ok().json(json!({"id": store_id(&chat.id),
@@ -288,9 +288,9 @@ pub async fn delete_store(
     principal: &Principal,
     chat: &entities::chats::Model,
 ) -> AppResult<()> {
-    state.chats.delete(&principal.user_id, &chat.id).await?;
-    state.sessions.deactivate(&chat.id);
-    state.workspace.forget(&chat.id).await;
+    state.chats().delete(&principal.user_id, &chat.id).await?;
+    state.sessions().deactivate(&chat.id);
+    state.workspace().forget(&chat.id).await;
     state.launcher.attachments.forget(&chat.id).await;
     Ok(())
 }
@@ -318,7 +318,7 @@ async fn list_files(
     query: web::Query<ListQuery>,
 ) -> AppResult<HttpResponse> {
     let chat = owned(&state, &principal, &path).await?;
-    let mut documents = state.workspace.list(&chat.id).await?;
+    let mut documents = state.workspace().list(&chat.id).await?;
     // Oldest first (ids are time-ordered), as `page` expects.
     documents.sort_by(|a, b| a.id.cmp(&b.id));
     let files: Vec<Value> = documents
@@ -335,7 +335,7 @@ async fn document(
     file_id: &str,
 ) -> AppResult<entities::documents::Model> {
     state
-        .workspace
+        .workspace()
         .list(chat_id)
         .await?
         .into_iter()
@@ -364,7 +364,7 @@ async fn remove_file(
     let (id, file_id) = path.into_inner();
     let chat = owned(&state, &principal, &id).await?;
     let doc = document(&state, &chat.id, &file_id).await?;
-    state.workspace.delete(&chat.id, &doc.artifact_id).await?;
+    state.workspace().delete(&chat.id, &doc.artifact_id).await?;
     Ok(
         HttpResponse::Ok().json(json!({"id": file_id, "object": "vector_store.file.deleted",
         "deleted": true})),
@@ -409,8 +409,12 @@ async fn search(
             "max_num_results must be 1-{MAX_SEARCH_RESULTS}"
         )));
     }
-    let hits = state.workspace.search(&chat.id, &query, limit).await?.hits;
-    let documents = state.workspace.list(&chat.id).await?;
+    let hits = state
+        .workspace()
+        .search(&chat.id, &query, limit)
+        .await?
+        .hits;
+    let documents = state.workspace().list(&chat.id).await?;
     let data: Vec<Value> = hits
         .into_iter()
         .map(|hit| {

@@ -3,8 +3,6 @@
 
 use actix_web::http::StatusCode;
 
-use crate::error::AppError;
-
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LlmError {
     /// The upstream could not be reached (refused, DNS, TLS) even after retries.
@@ -180,31 +178,6 @@ fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
-impl AppError {
-    /// An upstream failure as `reader_is_admin` may read it: admins see the whole cause (the
-    /// upstream's address, its answer), everyone else the public summary.
-    pub fn upstream(error: LlmError, reader_is_admin: bool) -> Self {
-        let cause = error.to_string();
-        AppError::Upstream {
-            status: error.status(),
-            code: error.code(),
-            message: if reader_is_admin {
-                cause.clone()
-            } else {
-                error.public_message()
-            },
-            cause,
-        }
-    }
-}
-
-impl From<LlmError> for AppError {
-    /// Without a reader known to be an admin, the public summary.
-    fn from(error: LlmError) -> Self {
-        Self::upstream(error, false)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,29 +242,5 @@ mod tests {
             "{shown}"
         );
         assert!(!error.is_retryable());
-    }
-
-    #[actix_web::test]
-    async fn upstream_failures_show_their_cause_only_to_admins() {
-        use actix_web::ResponseError;
-        use actix_web::body::to_bytes;
-        let error = LlmError::Connect(
-            "error sending request for url (http://10.1.2.3:8000/v1/models)".into(),
-        );
-        let body = |error: AppError| async move {
-            let response = error.error_response();
-            assert_eq!(response.status(), 502);
-            let body = to_bytes(response.into_body()).await.unwrap();
-            serde_json::from_slice::<serde_json::Value>(&body).unwrap()["error"].clone()
-        };
-        let public = body(AppError::from(error.clone())).await;
-        assert_eq!(public["message"], "could not reach the model server");
-        assert_eq!(public["code"], "upstream_unreachable");
-        let admin = body(AppError::upstream(error, true)).await;
-        assert!(
-            admin["message"].as_str().unwrap().contains("10.1.2.3:8000"),
-            "{admin}"
-        );
-        assert_eq!(admin["code"], "upstream_unreachable");
     }
 }

@@ -2,6 +2,10 @@
 //! tools; reasoning kept apart from the answer), model listing and embeddings, strictly on the
 //! wire format that Ollama, vLLM, llama.cpp's server and OpenAI share. It knows nothing of
 //! chats, runs or tools' meaning.
+//!
+//! By concern: `client` (`LlmClient`: sending, retries, context windows), `wire` (the wire
+//! types), `stream` (SSE decoding, tool-call fragments, `TurnAccumulator`), `reasoning`
+//! (`ThinkSplitter`), `window` (what each model's context window is) and `error` (`LlmError`).
 
 mod client;
 mod error;

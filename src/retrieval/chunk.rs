@@ -1,6 +1,7 @@
-//! Splitting extracted text into overlapping windows of cl100k_base tokens (seed 002: 1024
-//! tokens, 128 shared with the next window) so each chunk fits an embedder and a prompt.
-//! Plain Rust on the calling thread; embedding and indexing the chunks are not done here.
+//! Splitting extracted text into overlapping windows of cl100k_base tokens
+//! (docs/spec.md#processing: 1024 tokens, 128 shared with the next window) so each chunk fits an
+//! embedder and a prompt. Plain Rust on the calling thread; embedding and indexing the chunks are
+//! not done here.
 //!
 //! Tokens come from `tokens::encode`: tiktoken's own, found several times faster, with
 //! overlong runs (base64, digits) cut so hostile input cannot stall the byte-pair merge.
@@ -9,10 +10,10 @@ use tiktoken_rs::{CoreBPE, Rank};
 
 use super::tokens;
 
-/// Tokens in a chunk (seed 002).
+/// Tokens in a chunk (docs/spec.md#processing).
 pub const CHUNK_TOKENS: usize = 1024;
 /// Tokens a chunk shares with the next one, so a sentence cut by a boundary is whole in one
-/// of them (seed 002).
+/// of them (docs/spec.md#processing).
 pub const OVERLAP_TOKENS: usize = 128;
 
 /// One window of a document's tokens.

@@ -1,109 +1,24 @@
 //! `RunEvent`: everything a run reports, in one internal type, and `StopReason`: every way a
-//! run can end. Wire encodings (Chat Completions chunks, seed 001's tool events, the `x_*`
-//! typed lines) live in `http::sse`; nothing here is stored in message history (seed 003).
+//! run can end. Wire encodings (Chat Completions chunks, the chat API's tool events, the `x_*`
+//! typed lines) live in `http::sse`; nothing here is stored in message history
+//! (docs/spec.md#metadata-and-parts). `RunError` carries a `RunErrorKind`: whose fault a
+//! failure is, with its HTTP status and stable code, matched without wildcard.
 
 use entities::ids::MessageId;
-use entities::runs::RunStatus;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::llm::LlmError;
 use crate::llm::wire::Usage;
 
-/// Why a run ended. Recorded on the run row and sent as the last event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The model answered without asking for more tools.
-    Completed,
-    /// The iteration cap was reached; the model gave a final answer without tools.
-    MaxIterations,
-    /// The model hit its output token limit.
-    Length,
-    /// A client cancelled the run.
-    Cancelled,
-    /// The run's wall-clock budget ran out.
-    TimeBudget,
-    /// The upstream model failed.
-    UpstreamError,
-    /// The process stopped while the run was in flight.
-    Interrupted,
-    /// The model asked the user a question; the run continues when the answer arrives.
-    Paused,
-    /// The model called a tool of the client's (Chat Completions `tools`): the client runs it
-    /// and continues the conversation with its result.
-    ToolCalls,
-    /// A token budget (a Deep Think sub-task's) was spent.
-    TokenBudget,
-}
-
-impl StopReason {
-    /// Every stop reason, for parsing a stored one.
-    const ALL: [Self; 10] = [
-        Self::Completed,
-        Self::MaxIterations,
-        Self::Length,
-        Self::Cancelled,
-        Self::TimeBudget,
-        Self::UpstreamError,
-        Self::Interrupted,
-        Self::Paused,
-        Self::ToolCalls,
-        Self::TokenBudget,
-    ];
-
-    /// The stop reason a run row records as `code`.
-    pub fn from_code(code: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|reason| reason.as_str() == code)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Completed => "completed",
-            Self::MaxIterations => "max_iterations",
-            Self::Length => "length",
-            Self::Cancelled => "cancelled",
-            Self::TimeBudget => "time_budget",
-            Self::UpstreamError => "upstream_error",
-            Self::Interrupted => "interrupted",
-            Self::Paused => "paused",
-            Self::ToolCalls => "tool_calls",
-            Self::TokenBudget => "token_budget",
-        }
-    }
-
-    /// The run row's status for this stop.
-    pub fn run_status(self) -> RunStatus {
-        match self {
-            Self::Completed
-            | Self::MaxIterations
-            | Self::Length
-            | Self::TimeBudget
-            | Self::TokenBudget
-            | Self::ToolCalls => RunStatus::Completed,
-            Self::Cancelled => RunStatus::Cancelled,
-            Self::UpstreamError => RunStatus::Failed,
-            Self::Interrupted => RunStatus::Interrupted,
-            Self::Paused => RunStatus::Paused,
-        }
-    }
-
-    /// OpenAI's `finish_reason` for the last chunk.
-    pub fn finish_reason(self) -> &'static str {
-        match self {
-            Self::Length => "length",
-            Self::ToolCalls => "tool_calls",
-            _ => "stop",
-        }
-    }
-}
+pub use entities::stop_reason::StopReason;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
     /// The run began.
     Started { user_message_id: Option<MessageId> },
-    /// An iteration of the loop is about to call the model (seed 001's "thinking" step; on
-    /// the chat API's stream only).
+    /// An iteration of the loop is about to call the model (the "thinking" step of
+    /// docs/spec.md#the-agentic-loop; on the chat API's stream only).
     Thinking { iteration: u32 },
     /// Text from the model.
     TextDelta { content: String },
@@ -111,9 +26,10 @@ pub enum RunEvent {
     /// never part of the answer's text. `elapsed_ms`: how long the run has been reasoning so
     /// far, this delta included (from each model call's start to its last reasoning, summed).
     ReasoningDelta { content: String, elapsed_ms: u64 },
-    /// A tool call is about to run (seed 001 `tool_call`, and seed 000's `x_research.<kind>`
-    /// with `arguments` as JSON text: a research tool's own kind, `x_research.tool_call` with
-    /// `tool_name` and `message` for any other tool without an event family of its own).
+    /// A tool call is about to run (the chat API's `tool_call`, docs/spec.md#tool-events, and
+    /// `x_research.<kind>`, docs/spec.md#research-events, with `arguments` as JSON text: a research
+    /// tool's own kind, `x_research.tool_call` with `tool_name` and `message` for any other tool
+    /// without an event family of its own).
     ToolCall {
         id: String,
         name: String,
@@ -124,7 +40,7 @@ pub enum RunEvent {
         /// known tool.
         message: Option<String>,
     },
-    /// A tool call finished (seed 001 `tool_result`; `x_research.result` for a call its
+    /// A tool call finished (the chat API's `tool_result`; `x_research.result` for a call its
     /// `ToolCall` announced with an `x_research.*` event).
     ToolResult {
         tool_call_id: String,
@@ -136,7 +52,7 @@ pub enum RunEvent {
         /// Whether the call was announced as research (`ToolCall::progress` was set).
         research: bool,
     },
-    /// The research phase is over (seed 000 `x_research.complete`).
+    /// The research phase is over (`x_research.complete`, docs/spec.md#research-events).
     ResearchComplete {
         elapsed_ms: u64,
         input_tokens: u64,
@@ -348,7 +264,7 @@ impl Serialize for RunErrorKind {
     }
 }
 
-/// The progress event a tool announces when it starts (seed 000 "Research Events").
+/// The progress event a tool announces when it starts (docs/spec.md#research-events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProgressKind {
     Searching,

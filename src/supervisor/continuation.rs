@@ -2,6 +2,8 @@
 //! plan made) continues from its next sub-task, under its own run id, so the chat gets its
 //! answer and a client re-attaching to the run's stream follows the continuation. A run
 //! continued `MAX_RESUMPTIONS` times is left to the ordinary recovery (an interrupted answer).
+//! The continuation's log is numbered past the old process's, so a client re-attaching with
+//! the last id it saw gets what follows.
 
 use std::sync::Arc;
 

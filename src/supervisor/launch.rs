@@ -5,7 +5,7 @@
 use entities::ids::{ChatId, MessageId, RunId};
 use std::sync::Arc;
 
-use crate::agent::loop_actor::RunSpec;
+use crate::agent::kernel::{RunHandles, RunSpec};
 use crate::agent::prompt;
 use crate::auth::Principal;
 use crate::chat::session::{BeginTurn, Turn};
@@ -65,8 +65,8 @@ pub struct Launcher {
     pub attachments: crate::chat::attachments::Attachments,
 }
 
-/// The research tools (those that report progress: seed 000's research events) this server
-/// offers.
+/// The research tools (those that report progress: docs/spec.md#research-events) this
+/// server offers.
 fn research_tools(launcher: &Launcher) -> Vec<tools::SharedTool> {
     launcher
         .tools
@@ -105,8 +105,8 @@ pub(super) struct RunPlan {
     pub(super) tools: Vec<tools::SharedTool>,
     pub(super) max_iterations: u32,
     pub(super) chat: Option<(actix::Addr<crate::chat::session::ChatSession>, MessageId)>,
-    pub(super) resume: Option<crate::agent::pause::ResumePoint>,
-    pub(super) completes_ask: Option<String>,
+    pub(super) resume: Option<crate::agent::kernel::ResumePoint>,
+    pub(super) completes_ask: Option<entities::ids::AskCorrelationId>,
     pub(super) project: String,
     pub(super) parts: Parts,
     pub(super) context_strategy: crate::config::ContextStrategy,
@@ -122,31 +122,37 @@ impl Launcher {
         available
     }
 
-    /// The one place a run's set-up is put together, for new and resumed runs alike.
-    pub(super) fn assemble(&self, plan: RunPlan) -> RunSpec {
-        RunSpec {
-            log: plan.log,
+    /// What every run on this server shares.
+    pub(super) fn run_handles(&self) -> RunHandles {
+        RunHandles {
             llm: self.llm.clone(),
             limits: self.config.agent.clone(),
-            template: plan.template,
-            messages: plan.messages,
-            tools: plan.tools,
-            max_iterations: plan.max_iterations,
             cache: self.tool_cache.clone(),
-            chat: plan.chat,
-            resume: plan.resume,
-            completes_ask: plan.completes_ask,
             ask_expiry: std::time::Duration::from_secs(self.config.ask_user.expiry_hours * 3600),
-            project: plan.project,
             rate_limiter: self.rate_limiter.clone(),
-            parts: plan.parts,
-            context_strategy: plan.context_strategy,
-            client_tools: plan.client_tools,
-            subtask: None,
-            deadline: None,
             metrics: self.metrics.clone(),
             attachments: Some(self.attachments.clone()),
         }
+    }
+
+    /// The one place a run's set-up is put together, for new and resumed runs alike.
+    pub(super) fn assemble(&self, plan: RunPlan) -> RunSpec {
+        let mut spec = RunSpec::new(
+            self.run_handles(),
+            plan.log,
+            plan.template,
+            plan.messages,
+            plan.tools,
+        );
+        spec.max_iterations = plan.max_iterations;
+        spec.chat = plan.chat;
+        spec.resume = plan.resume;
+        spec.completes_ask = plan.completes_ask;
+        spec.project = plan.project;
+        spec.parts = plan.parts;
+        spec.context_strategy = plan.context_strategy;
+        spec.client_tools = plan.client_tools;
+        spec
     }
 
     /// Registers the run's log (so clients can subscribe at once) and spawns the run.

@@ -3,6 +3,11 @@
 //! are placed on, spawns one `AgentRun` per request (or, for Deep Think, a `DeepThinkPlanner`
 //! and the `DeepThinkSubtask`s it asks for), and sweeps finished run logs. `launch`
 //! turns a request into a persisted turn and a run.
+//!
+//! Beside it: `launch` (`Launcher`, the handles runs need — not `AppState` —, with `plan`: the
+//! checks that write nothing, `options`, `agent` and `chat`: what an agent and a chat add to a
+//! run), `resume` (paused runs continued) and `continuation` (Deep Think runs continued after
+//! a restart).
 
 pub mod continuation;
 pub mod launch;
@@ -14,7 +19,8 @@ use actix::prelude::*;
 use sea_orm::DatabaseConnection;
 
 use crate::agent::deep_think::{DeepThinkPlanner, DeepThinkSpec, DeepThinkSubtask, SpawnSubtask};
-use crate::agent::loop_actor::{AgentRun, RunSpec};
+use crate::agent::kernel::RunSpec;
+use crate::agent::loop_actor::AgentRun;
 use crate::chat::registry::ChatRegistry;
 use crate::retrieval::embed::SharedEmbedder;
 use crate::run::log::RunRegistry;

@@ -21,7 +21,7 @@ pub async fn launch_resume(
     launcher: &Launcher,
     principal: &Principal,
     chat_id: Option<&ChatId>,
-    correlation_id: &str,
+    correlation_id: &entities::ids::AskCorrelationId,
     answer: serde_json::Value,
 ) -> AppResult<Arc<RunLog>> {
     use crate::chat::asks;

@@ -1,4 +1,4 @@
-//! Seed 001's names for tools Colloquy has under other names: `browse_url` (fetch_url's
+//! Other names for tools Colloquy has (docs/spec.md#tool-aliases): `browse_url` (fetch_url's
 //! single-URL mode: `{url}` → the page's text). An `Alias` is offered only to agents whose
 //! `enabled_tools` name it; it runs the tool it stands for, with that tool's governance.
 //! (`search_knowledge` is a tool of its own: `search_knowledge`.)

@@ -1,6 +1,6 @@
-//! `create_artifact` and `update_artifact` (seed 000): versioned deliverables. The chat's
-//! session writes them; each write emits `x_artifact.created` / `x_artifact.updated` and puts
-//! the version in the answer's message parts, so it shows in history on every reload.
+//! `create_artifact` and `update_artifact` (docs/spec.md#artifacts): versioned deliverables. The
+//! chat's session writes them; each write emits `x_artifact.created` / `x_artifact.updated` and
+//! puts the version in the answer's message parts, so it shows in history on every reload.
 
 use std::sync::Arc;
 

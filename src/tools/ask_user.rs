@@ -1,6 +1,7 @@
-//! The `ask_user` tool (seed 000): the model asks the user a clarifying question — free text,
-//! options, a confirmation, a 1–5 rating or a form. Running it only validates and normalises the
-//! question; the loop then pauses the run until the user's reply (validated here too) arrives.
+//! The `ask_user` tool (docs/spec.md#ask_user): the model asks the user a clarifying question —
+//! free text, options, a confirmation, a 1–5 rating or a form. Running it only validates and
+//! normalises the question; the loop then pauses the run until the user's reply (validated here
+//! too) arrives.
 
 use std::collections::HashSet;
 
@@ -15,7 +16,7 @@ use crate::llm::wire::ToolDefinition;
 
 /// Longest form field key.
 const MAX_KEY_CHARS: usize = 64;
-/// The scale of a rating card (seed 000: 1–5).
+/// The scale of a rating card (1–5: docs/spec.md#ask_user).
 const RATING_RANGE: std::ops::RangeInclusive<i64> = 1..=5;
 
 pub struct AskUser {

@@ -1,5 +1,5 @@
-//! The `calculator` tool (seed 000): evaluates arithmetic with the hand-written parser in
-//! `calculator_parser`, never executing code. Result: `{"expression", "result"}`.
+//! The `calculator` tool (docs/spec.md#calculator): evaluates arithmetic with the hand-written
+//! parser in `calculator_parser`, never executing code. Result: `{"expression", "result"}`.
 
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -13,7 +13,8 @@ use crate::retrieval::embed::SharedEmbedder;
 use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 
-/// The parts of the assistant message a run is producing (seed 003: deliverables are parts).
+/// The parts of the assistant message a run is producing (deliverables are parts:
+/// docs/spec.md#metadata-and-parts).
 /// An artifact appears once, at the latest version the run wrote.
 #[derive(Debug, Clone, Default)]
 pub struct Parts(Arc<Mutex<Vec<Value>>>);

@@ -1,7 +1,7 @@
-//! The `code_search` tool (seed 000): GitHub's REST API v3 in three modes — search code (full
-//! content of the top results), review a repository (metadata, languages, README, tree, recent
-//! commits), browse files and directories. Code search needs `tools.github_token`; review and
-//! browse work without one, within GitHub's anonymous rate limit.
+//! The `code_search` tool (docs/spec.md#code-search): GitHub's REST API v3 in three modes — search
+//! code (full content of the top results), review a repository (metadata, languages, README, tree,
+//! recent commits), browse files and directories. Code search needs `tools.github_token`; review
+//! and browse work without one, within GitHub's anonymous rate limit.
 
 use std::sync::Arc;
 use std::time::Duration;

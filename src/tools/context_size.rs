@@ -1,8 +1,8 @@
-//! Seed 000's `search_context_size` (`low`, `medium`, `high`): how much page text a web search
-//! brings back. `medium` is the configured budget (`tools.web_search_fetch_budget_chars`,
-//! 12,000 characters by default); `low` is a third of it and `high` twice it (4,000 and 24,000
-//! by default). Only web_search's auto-fetched pages change: fetch_url reads what the model
-//! asks for, and snippets are short anyway.
+//! `search_context_size` (`low`, `medium`, `high`; docs/spec.md#search_context_size): how much page
+//! text a web search brings back. `medium` is the configured budget
+//! (`tools.web_search_fetch_budget_chars`, 12,000 characters by default); `low` is a third of it
+//! and `high` twice it (4,000 and 24,000 by default). Only web_search's auto-fetched pages change:
+//! fetch_url reads what the model asks for, and snippets are short anyway.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,8 @@
-//! The `fetch_url` tool (seed 000): reads web pages and PDFs as text through the shared
-//! `Fetcher`, one URL (its text is the result) or several in parallel (a `pages` object),
-//! optionally discovering links and following a few on the same site. It shapes results and shares the character budget; how a page is fetched
-//! (SSRF rules, redirects, caching, extraction) is `fetch`'s.
+//! The `fetch_url` tool (docs/spec.md#fetch_url): reads web pages and PDFs as text through the
+//! shared `Fetcher`, one URL (its text is the result) or several in parallel (a `pages` object),
+//! optionally discovering links and following a few on the same site. It shapes results and shares
+//! the character budget; how a page is fetched (SSRF rules, redirects, caching, extraction) is
+//! `fetch`'s.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -204,8 +205,8 @@ impl Tool for FetchUrl {
         Box::pin(async move {
             let plan = Plan::from_arguments(parse_arguments(arguments)?, limits)?;
             if plan.is_single() {
-                // Seed 000: "Returns extracted plain text directly" (the model reads it as
-                // it is, without JSON's escapes).
+                // One page is returned as its plain text itself (docs/spec.md#fetch_url): the
+                // model reads it as it is, without JSON's escapes.
                 let url = &plan.urls[0];
                 let page = fetcher.fetch_page(url).await.map_err(tool_error)?;
                 let content = truncate(&page.text, limits.budget_chars, false);
@@ -272,7 +273,8 @@ fn links_to_follow(pages: &[Fetched], count: usize) -> Vec<String> {
     chosen
 }
 
-/// The multi-page result (seed 000 "Example Multi-Fetch Response"); the budget is shared
+/// The multi-page result (`{discover_links_enabled, total_pages, pages}`,
+/// docs/spec.md#fetch_url); the budget is shared
 /// equally by the pages that were fetched.
 fn pages_result(pages: &[Fetched], plan: &Plan, limits: Limits) -> Value {
     let fetched = pages.iter().filter(|page| page.result.is_ok()).count();

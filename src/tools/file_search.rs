@@ -1,4 +1,4 @@
-//! `file_search` (seed 000, seed 002): searches the chat's uploaded documents with the hybrid
+//! `file_search` (docs/spec.md#file_search): searches the chat's uploaded documents with the hybrid
 //! index. Offered when the chat has searchable documents, or when a request's `x_tools` names
 //! it (then, before any document, it answers that there is nothing to search). Emits
 //! `response.file_search_call.in_progress`, `.searching` and `.completed`, each with the call's

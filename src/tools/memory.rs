@@ -1,6 +1,6 @@
-//! `save_memory` and `recall_memory` (seed 000): per-chat memory. The content is embedded here,
-//! off the chat's mailbox; the chat's session checks for near-duplicates against its matrix and
-//! persists.
+//! `save_memory` and `recall_memory` (docs/spec.md#memory): per-chat memory. The content is
+//! embedded here, off the chat's mailbox; the chat's session checks for near-duplicates against its
+//! matrix and persists.
 
 use std::sync::Arc;
 

@@ -2,6 +2,16 @@
 //! sees) and its `run`. Tools do not know about the loop: governance (timeouts, caching,
 //! loop detection, truncation) is the agent's. A failing tool returns a `ToolError`, which the
 //! loop turns into an error result for the model.
+//!
+//! Here: the `Tool` trait (its definition; how a call is announced: a research `progress` kind,
+//! `own_events`, or `x_research.tool_call` with its `call_message`; whether identical calls may
+//! be served from the cache, `cacheable()`, which the research tools opt into: cached results
+//! are shared by all chats, and a hit costs no rate-limit slot; `sized` copies for a request's
+//! `search_context_size`), `ToolError`, and `select` (the `x_tools` rules). Beside it: a file
+//! or folder per tool; `schema` (parameters generated from argument types, calls checked
+//! against them); `fetch` (the SSRF-safe `Fetcher`); `code_host` (what both code searches
+//! share); `alias` (tools under other names); `search_knowledge` (knowledge bases and the
+//! chat's documents as one ranking); `context_size`; `chat_context`; `mcp`.
 
 pub mod alias;
 pub mod artifacts;
@@ -39,7 +49,8 @@ pub const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
-    /// Stable code: snake_case, but for `INVALID_ARGUMENTS`, which the seed spells so.
+    /// Stable code: snake_case, but for `INVALID_ARGUMENTS`, which the spec spells so
+    /// (docs/spec.md#tool-schemas).
     pub code: String,
     pub message: String,
     /// What the model could do instead.
@@ -84,7 +95,8 @@ pub trait Tool: Send + Sync + 'static {
     fn progress(&self) -> Option<ProgressKind>;
     /// Whether the tool's calls have an event family of their own (`x_artifact.*`,
     /// `x_ask_user.*`, file_search's `response.file_search_call.*`), so they are not announced
-    /// as `x_research.tool_call` (seed 000: that event is for tools without a specific one).
+    /// as `x_research.tool_call` (that event is for tools without a specific one:
+    /// docs/spec.md#research-events).
     fn own_events(&self) -> bool {
         false
     }
@@ -143,7 +155,7 @@ pub fn parse_arguments<T: serde::de::DeserializeOwned>(arguments: Value) -> Resu
     serde_json::from_value(arguments).map_err(|err| ToolError::invalid_arguments(err.to_string()))
 }
 
-/// Tools used when a request opts in without naming any (seed 000 "x_tools Selection").
+/// Tools used when a request opts in without naming any (docs/spec.md#x_tools).
 pub const DEFAULT_RESEARCH_TOOLS: [&str; 2] = ["web_search", "fetch_url"];
 
 /// Every research tool Colloquy has, with the setting a server needs for it to offer it (empty:
@@ -156,11 +168,11 @@ pub const RESEARCH_TOOLS: [(&str, &str); 5] = [
     ("gitlab_code_search", "tools.gitlab_api_url"),
 ];
 
-/// The chat tools `x_tools` may name (seed 000: "file_search — Available when file search is
-/// enabled"): a request naming one has it offered in its chat even before it has documents.
+/// The chat tools `x_tools` may name (docs/spec.md#x_tools: file_search): a request naming one has
+/// it offered in its chat even before it has documents.
 pub const X_TOOLS_CHAT_TOOLS: [&str; 1] = ["file_search"];
 
-/// Chooses a request's tools from those available (seed 000 "x_tools Selection"): omitted,
+/// Chooses a request's tools from those available (docs/spec.md#x_tools): omitted,
 /// empty or all-invalid names mean the defaults; invalid names are ignored; `web_search` brings
 /// `fetch_url` along; the calculator is always there. `X_TOOLS_CHAT_TOOLS` are valid names but
 /// not chosen here: the launcher gives them with the chat's tools.

@@ -1,7 +1,8 @@
-//! `search_knowledge` (seed 001): searches the agent's knowledge bases and the chat's own
-//! documents together, with one ranking (`Workspace::search_together`: the hybrid ranking
-//! `file_search` uses, its BM25 on one scale across the indexes), and returns file_search's
-//! result shape plus where each passage came from: a knowledge base, by name, or the chat.
+//! `search_knowledge` (docs/spec.md#tool-aliases): searches the agent's knowledge bases and the
+//! chat's own documents together, with one ranking (`Workspace::search_together`: the hybrid
+//! ranking `file_search` uses, its BM25 on one scale across the indexes), and returns
+//! file_search's result shape plus where each passage came from: a knowledge base, by name, or
+//! the chat.
 //! Which knowledge bases exist is read at each call (one deleted meanwhile is skipped), and
 //! only the owner's are ever searched.
 

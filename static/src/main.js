@@ -1,6 +1,7 @@
 // Colloquy's browser UI: signs in (or finds the session), then shows the chat list beside the
 // current conversation (or the knowledge bases page) and follows the URL. A session that ends mid-way brings the sign-in
 // screen back over the same URL; drafts are kept in localStorage, so nothing typed is lost.
+// static/README.md maps the UI's files.
 import { api, onSignedOut } from "./api.js";
 import { store } from "./store.js";
 import { startRouter } from "./router.js";

@@ -1,5 +1,5 @@
-//! Agents (seed 001): CRUD under `/api/agents` owned by their user, the default agent every
-//! chat falls back to, the tools an agent's chats can call, `enableTools` per message, and an
+//! Agents (docs/spec.md#agents): CRUD under `/api/agents` owned by their user, the default agent
+//! every chat falls back to, the tools an agent's chats can call, `enableTools` per message, and an
 //! agent's prompt, model and tools reaching the model.
 
 use serde_json::{Value, json};
@@ -412,7 +412,7 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
     assert_eq!(thinking[1]["iteration"], 2);
     assert_eq!(offered(&app, 0), ["browse_url", "search_knowledge"]);
 
-    // The messages API: the exchange in seed 001's format, before the answer.
+    // The messages API: the exchange as docs/spec.md#tool-messages shapes it, before the answer.
     let listed: Value = app
         .get(&format!("/chat/api/{chat}/messages"))
         .await
@@ -429,7 +429,7 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
                {"id": "tc_2", "name": "search_knowledge", "arguments": {"query": "React tutorials"}}])
     );
     assert_eq!(data[2]["toolCallId"], "tc_1");
-    // browse_url (seed 001: "Fetch and read content from a URL") gives the page's text.
+    // browse_url (fetch_url's one-page mode, docs/spec.md#tool-aliases) gives the page's text.
     let page = data[2]["content"].as_str().unwrap();
     assert!(
         page.contains("React hooks let functions hold state."),

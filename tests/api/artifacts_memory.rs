@@ -167,7 +167,7 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
         .as_array()
         .unwrap()
         .iter()
-        // The stored answers, not their runs' tool exchanges (seed 001's toolCalls).
+        // The stored answers, not their runs' tool exchanges (`toolCalls` messages).
         .filter(|m| m["role"] == "assistant" && m.get("toolCalls").is_none())
         .map(|m| m["parts"][0].clone())
         .collect();
@@ -514,7 +514,7 @@ async fn wait_passivated(app: &TestApp, chat: &str) {
     eventually(
         "passivating the idle chat",
         Duration::from_secs(10),
-        || async { (!app.state.sessions.is_active(&chat)).then_some(()) },
+        || async { (!app.state.sessions().is_active(&chat)).then_some(()) },
     )
     .await;
 }
@@ -648,7 +648,8 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
 
 #[actix_web::test]
 async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
-    let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
+    let app =
+        spawn_app_with(|c| c.memory.embedder = Some(colloquy::config::EmbedderKind::OpenAi)).await;
     let chat = app.new_chat().await;
     assert_eq!(
         save(&app, &chat, "The user's cat is called Miso", None)
@@ -676,7 +677,7 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
     );
 
     let mut config = app.config.clone();
-    config.memory.embedder = Some("hash".into());
+    config.memory.embedder = Some(colloquy::config::EmbedderKind::Hash);
     let app = crate::helpers::restart_with(app, config).await;
     // Loading the chat starts the re-embedding.
     let list: Value = app
@@ -715,9 +716,9 @@ async fn the_minilm_embedder_runs_real_inference_for_memory() {
     let dir = model_dir.path().to_path_buf();
     let app = spawn_app_with(move |c| c.memory.minilm_dir = Some(dir)).await;
     assert!(
-        app.state.embedder.id().starts_with("minilm:"),
+        app.state.embedder().id().starts_with("minilm:"),
         "{}",
-        app.state.embedder.id()
+        app.state.embedder().id()
     );
     let chat = app.new_chat().await;
     let saved = save(&app, &chat, "the user likes green tea in the morning", None).await;
@@ -741,7 +742,8 @@ async fn the_minilm_embedder_runs_real_inference_for_memory() {
 
 #[actix_web::test]
 async fn an_embedder_that_answers_garbage_is_named_with_what_it_returned() {
-    let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
+    let app =
+        spawn_app_with(|c| c.memory.embedder = Some(colloquy::config::EmbedderKind::OpenAi)).await;
     let chat = app.new_chat().await;
     app.upstream.embed_garbage();
     let refused = save(&app, &chat, "The user's cat is called Miso", None).await;

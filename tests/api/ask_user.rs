@@ -225,9 +225,13 @@ async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restar
     let (chat, correlation_id) = paused_chat(&app).await;
     // The reply was claimed (stored) and then the process died before the continuation ran.
     assert!(
-        colloquy::chat::asks::claim(&app.db, &correlation_id, &json!("Rust"))
-            .await
-            .unwrap()
+        colloquy::chat::asks::claim(
+            &app.db,
+            &entities::ids::AskCorrelationId::from_string(&correlation_id),
+            &json!("Rust")
+        )
+        .await
+        .unwrap()
     );
     app.upstream.script([Reply::text("Rust server coming up.")]);
     let app = app.restart().await;
@@ -264,7 +268,7 @@ async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restar
     // Start-up resumes unfinished answers before it serves: had it resumed this completed one
     // again, that run would be live now.
     assert!(
-        app.state.runs.live().is_empty(),
+        app.state.runs().live().is_empty(),
         "a completed answer was resumed again"
     );
     let messages: Value = app

@@ -129,7 +129,7 @@ async fn password_login_sets_a_session_that_logout_ends() {
         .await
         .unwrap();
     assert_eq!(login.status(), 200);
-    // Seed 002's examples send the cookie as `session`.
+    // The spec's documents API examples send the cookie as `session`.
     let cookie = format!("session={}", session_cookie(&login).unwrap());
     let chats = app
         .anonymous(Method::GET, "/chat/api/chats")

@@ -125,7 +125,8 @@ async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer(
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     // Research tools as opted into (the defaults: web_search, which brings fetch_url, and the
-    // calculator), then the tools every chat has (seed 000); no file_search without documents.
+    // calculator), then the tools every chat has (docs/spec.md#which-tools-a-run-has); no
+    // file_search without documents.
     assert_eq!(
         offered,
         [
@@ -140,7 +141,8 @@ async fn a_multi_iteration_tool_loop_feeds_results_back_and_persists_the_answer(
         ]
     );
 
-    // Seed 001: the tool exchanges are part of the history the messages API returns.
+    // The tool exchanges are part of the history the messages API returns
+    // (docs/spec.md#tool-messages).
     let stored = active_messages(&app, &chat).await;
     assert_eq!(
         contents(&stored),
@@ -430,7 +432,7 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
         Duration::from_secs(10),
         || async {
             app.state
-                .runs
+                .runs()
                 .get(&RunId::from_string(run_id.clone()))
                 .is_some_and(|log| log.is_finished())
                 .then_some(())
@@ -649,7 +651,7 @@ async fn idle_chats_are_passivated_and_reactivated_with_everything() {
     app.send(&chat, json!({"content": "first"})).await;
     assert!(
         app.state
-            .sessions
+            .sessions()
             .is_active(&ChatId::from_string(chat.clone()))
     );
     eventually(
@@ -658,7 +660,7 @@ async fn idle_chats_are_passivated_and_reactivated_with_everything() {
         || async {
             (!app
                 .state
-                .sessions
+                .sessions()
                 .is_active(&ChatId::from_string(chat.clone())))
             .then_some(())
         },

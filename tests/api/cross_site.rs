@@ -128,8 +128,8 @@ async fn without_an_origin_sec_fetch_site_must_say_same_origin() {
 
 #[actix_web::test]
 async fn a_session_request_without_browser_headers_is_a_script_and_may_change_data() {
-    // Seed 002's examples: a script holding the session cookie, sending no Origin and no
-    // Sec-Fetch-Site (which every browser page would send on these methods).
+    // The spec's documents API examples: a script holding the session cookie, sending no Origin and
+    // no Sec-Fetch-Site (which every browser page would send on these methods).
     let app = spawn_app().await;
     let session = app.admin_session().await;
 

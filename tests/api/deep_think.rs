@@ -174,7 +174,8 @@ fn deep(question: &str) -> Value {
            "web_search_options": {"x_deep_think": true}})
 }
 
-/// The standard run's events, in seed 000's order (consecutive content chunks as one).
+/// The standard run's events, in the order of docs/spec.md#deep-think-events (consecutive
+/// content chunks as one).
 const STANDARD_ORDER: [&str; 16] = [
     "x_deep_think.plan_created",
     "x_deep_think.subtask_started",

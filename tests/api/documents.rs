@@ -202,7 +202,7 @@ async fn every_file_type_is_processed_per_seed_002() {
     // The text of each searchable type is really indexed (and a script's is not).
     let hits = app
         .state
-        .workspace
+        .workspace()
         .search(
             &ChatId::from_string(chat.clone()),
             "revenue grew percent",
@@ -219,7 +219,7 @@ async fn every_file_type_is_processed_per_seed_002() {
     );
     let hits = app
         .state
-        .workspace
+        .workspace()
         .search(
             &ChatId::from_string(chat.clone()),
             "blue green deployments",
@@ -232,7 +232,7 @@ async fn every_file_type_is_processed_per_seed_002() {
     assert!(!hits[0].text.contains("zzscriptzz"));
     let hits = app
         .state
-        .workspace
+        .workspace()
         .search(&ChatId::from_string(chat.clone()), "fibonacci", 3)
         .await
         .unwrap()
@@ -366,7 +366,8 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     let spec_id = by_name(&list, "api-design-spec.md")["artifact_id"].clone();
 
     // Without a chat or vector stores, file_search is the new chat's own: no documents there,
-    // so the model is not offered it (seed 002's request as written runs). An unknown vector
+    // so the model is not offered it (the spec's request, docs/spec.md#request-shapes, runs as
+    // written). An unknown vector
     // store is 404, and include values are checked.
     app.upstream
         .script([Reply::text("There are no documents here.")]);
@@ -497,7 +498,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
         .to_string();
     assert_eq!(
         app.state
-            .workspace
+            .workspace()
             .search(&ChatId::from_string(chat.clone()), "aurora borealis", 5)
             .await
             .unwrap()
@@ -517,7 +518,7 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
     );
     assert!(
         app.state
-            .workspace
+            .workspace()
             .search(&ChatId::from_string(chat.clone()), "aurora borealis", 5)
             .await
             .unwrap()
@@ -685,7 +686,7 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
     assert_eq!(doc["size"], text.len());
     let hits = app
         .state
-        .workspace
+        .workspace()
         .search(&ChatId::from_string(chat.clone()), "Line 3999", 1)
         .await
         .unwrap()
@@ -807,7 +808,7 @@ async fn uploads_racing_for_the_last_place_get_it_once() {
     }
     assert_eq!(documents(&app, &chat).await["total"], 3);
     // Refused uploads leave no file behind.
-    let uploads = std::fs::read_dir(app.state.workspace.uploads_dir())
+    let uploads = std::fs::read_dir(app.state.workspace().uploads_dir())
         .map(|dir| dir.count())
         .unwrap_or_default();
     assert_eq!(uploads, 0);
@@ -828,7 +829,7 @@ async fn long_text_is_truncated_with_a_warning() {
     );
     let hits = app
         .state
-        .workspace
+        .workspace()
         .search(&ChatId::from_string(chat.clone()), "ENDMARKER", 5)
         .await
         .unwrap()
@@ -852,7 +853,7 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     assert_eq!(documents(&app, &other).await["total"], 0);
     assert!(
         app.state
-            .workspace
+            .workspace()
             .search(&ChatId::from_string(other.clone()), "pineapple", 5)
             .await
             .unwrap()
@@ -899,7 +900,7 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     std::fs::remove_dir_all(&index_dir).unwrap();
     let hits = app
         .state
-        .workspace
+        .workspace()
         .search(&ChatId::from_string(chat.clone()), "launch code word", 5)
         .await
         .unwrap()
@@ -911,7 +912,8 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
 
 #[actix_web::test]
 async fn switching_embedders_re_embeds_document_chunks() {
-    let app = spawn_app_with(|c| c.memory.embedder = Some("openai".into())).await;
+    let app =
+        spawn_app_with(|c| c.memory.embedder = Some(colloquy::config::EmbedderKind::OpenAi)).await;
     let chat = app.new_chat().await;
     upload(
         &app,
@@ -933,11 +935,11 @@ async fn switching_embedders_re_embeds_document_chunks() {
         Some("openai:nomic-embed-text")
     );
     let mut config = app.config.clone();
-    config.memory.embedder = Some("hash".into());
+    config.memory.embedder = Some(colloquy::config::EmbedderKind::Hash);
     let app = crate::helpers::restart_with(app, config).await;
     // Opening the chat's index finds the vectors of another embedder and re-embeds them.
     app.state
-        .workspace
+        .workspace()
         .index(&ChatId::from_string(chat.clone()))
         .await
         .unwrap();
@@ -967,7 +969,7 @@ async fn switching_embedders_re_embeds_document_chunks() {
         || async {
             let hits = app
                 .state
-                .workspace
+                .workspace()
                 .search(
                     &ChatId::from_string(chat.clone()),
                     "glaciers carve fjords",
@@ -1053,7 +1055,7 @@ async fn expired_uploads_are_swept_with_their_partial_files() {
         .unwrap();
     assert_eq!(gone.status(), 410);
     assert_eq!(
-        app.state.workspace.sweep_expired_uploads().await.unwrap(),
+        app.state.workspace().sweep_expired_uploads().await.unwrap(),
         1
     );
     assert!(!part.exists());

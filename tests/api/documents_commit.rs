@@ -69,7 +69,7 @@ async fn a_failed_move_marks_the_upload_error_and_frees_its_place() {
         );
     }
     let chat_id = ChatId::from_string(chat.clone());
-    assert_eq!(app.state.workspace.count(&chat_id).await.unwrap(), 0);
+    assert_eq!(app.state.workspace().count(&chat_id).await.unwrap(), 0);
     let parts = std::fs::read_dir(app.data_dir.path().join("uploads"))
         .unwrap()
         .count();
@@ -87,7 +87,7 @@ async fn start_up_repairs_uploads_a_crash_left_half_committed() {
     let app = spawn_app_with(|config| config.documents.max_files_per_chat = 10).await;
     let chat = app.new_chat().await;
     let chat_id = ChatId::from_string(chat.clone());
-    let workspace = &app.state.workspace;
+    let workspace = &app.state.workspace();
     let uploads_dir = workspace.uploads_dir();
     std::fs::create_dir_all(&uploads_dir).unwrap();
 
@@ -147,7 +147,7 @@ async fn start_up_repairs_uploads_a_crash_left_half_committed() {
     );
     assert_eq!(by_name(&list, "half.txt")["status"], "uploading");
     assert_eq!(
-        app.state.workspace.count(&chat_id).await.unwrap(),
+        app.state.workspace().count(&chat_id).await.unwrap(),
         3,
         "the lost upload does not count"
     );

@@ -2,6 +2,11 @@
 //! Tests script its replies (text deltas, reasoning in each server's shape, fragmented tool
 //! calls, usage, errors, delays, a stream cut mid-way, garbage lines) and read back every
 //! request it received.
+//!
+//! Where real servers are strict, it can be too: llama-cpp-python's empty 200 for a tool-call
+//! message without `content` and for an over-long stream, llama-server's `/props` and its 400
+//! for a prompt past the context, chat templates that require alternating roles, silence before
+//! the first byte, usage omitted.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -210,7 +210,7 @@ async fn a_single_url_returns_its_readable_text_and_nothing_else() {
 
     let result = run(&tool, json!({"url": site.url("/")})).await.unwrap();
 
-    // Seed 000: the single-URL mode "returns extracted plain text directly".
+    // The single-URL mode returns the page's plain text itself (docs/spec.md#fetch_url).
     let content = result.as_str().expect("the page's text itself");
     assert!(
         content.starts_with("Welcome home\n\nStart here."),

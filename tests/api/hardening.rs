@@ -329,7 +329,9 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
     let correlation_id = format!("ask_{}", uuid::Uuid::now_v7().simple());
     entities::pending_asks::ActiveModel {
         id: Set(AskId::generate()),
-        correlation_id: Set(correlation_id.clone()),
+        correlation_id: Set(entities::ids::AskCorrelationId::from_string(
+            &correlation_id,
+        )),
         chat_id: Set(chat_id),
         run_id: Set(run_id.clone()),
         user_id: Set(user_id),

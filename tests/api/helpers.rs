@@ -84,7 +84,7 @@ async fn start(
     let address = format!("http://{}", app.address());
     let login_url = app.login_url().map(str::to_string);
     let handle = app.handle();
-    let db = app.state().db.clone();
+    let db = app.state().db().clone();
     actix_web::rt::spawn(app.run_until_stopped());
     TestApp {
         address,

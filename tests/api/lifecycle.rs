@@ -64,7 +64,10 @@ async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
         .unwrap()
         .unwrap();
     assert_eq!(run.status.as_str(), "interrupted");
-    assert_eq!(run.stop_reason.as_deref(), Some("interrupted"));
+    assert_eq!(
+        run.stop_reason,
+        Some(entities::stop_reason::StopReason::Interrupted)
+    );
     assert!(run.finished_at.is_some());
 }
 

@@ -237,8 +237,8 @@ async fn a_server_killed_mid_chat_fails_the_call_not_the_run_and_is_reconnected(
     assert!(result.contains("echoed: again"), "{result}");
 }
 
-/// Seed 001's custom tool entry: an agent that names an MCP server's tool has it in its
-/// chats without asking for it, and it is in the agent's tool list.
+/// A custom tool entry (docs/spec.md#custom-tools-over-mcp): an agent that names an MCP server's
+/// tool has it in its chats without asking for it, and it is in the agent's tool list.
 #[actix_web::test]
 async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
     let python = python().await;

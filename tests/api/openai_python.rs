@@ -120,7 +120,7 @@ async fn the_official_openai_python_client_streams_and_non_streams() {
     assert_eq!(seen["retrieved"], "fake-model");
     assert_eq!(seen["missing"], "NotFoundError");
     // Colloquy's embedder (the hash embedder here) answers, and names itself.
-    let embedder = app.state.embedder.clone();
+    let embedder = app.state.embedder().clone();
     assert_eq!(seen["embedding_model"], embedder.id());
     let expected = embedder
         .embed(vec!["first text".into(), "second text".into()])

@@ -74,7 +74,7 @@ async fn refused_leaves_the_chat_unchanged(refused: Value, says: &str) {
     eventually(
         "passivating the chat after the refused request",
         Duration::from_secs(10),
-        || async { (!app.state.sessions.is_active(&chat_id)).then_some(()) },
+        || async { (!app.state.sessions().is_active(&chat_id)).then_some(()) },
     )
     .await;
 

@@ -1,7 +1,8 @@
-//! Research tools end to end: fake search engines and fake web pages on 127.0.0.1, the real
-//! server, and a scripted model: one that chains web_search → fetch_url → calculator, checked
-//! against seed 000's "Example SSE Stream", and one web_search call per provider (DuckDuckGo,
-//! the default; SearXNG; Brave; none), each engine answering in its real response shape.
+//! Research tools end to end: fake search engines and fake web pages on 127.0.0.1, the real server,
+//! and a scripted model: one that chains web_search → fetch_url → calculator, checked against the
+//! spec's example stream (docs/spec.md#research-events), and one web_search call per provider
+//! (DuckDuckGo, the default; SearXNG; Brave; none), each engine answering in its real response
+//! shape.
 
 use std::sync::{Arc, Mutex};
 
@@ -344,7 +345,7 @@ async fn a_model_chains_web_search_fetch_url_and_calculator_as_the_seed_example_
             .contains("$2,400 per troy ounce")
     );
     assert!(!fetched[0]["content"].as_str().unwrap().contains("tracking"));
-    // A single page comes back as its text itself (seed 000), not JSON.
+    // A single page comes back as its text itself (docs/spec.md#fetch_url), not JSON.
     let page = received[2].body["messages"]
         .as_array()
         .unwrap()

@@ -58,10 +58,10 @@ fn script() -> Vec<Reply> {
         Reply::text("Hash-based, sixteen shards."),
         Reply::tool_call("fs_2", "file_search", json!({"query": "sharding"})),
         Reply::text("Hash-based, sixteen shards."),
-        // 7. seed 000's example
+        // 7. the spec's Responses example with web and file search
         Reply::tool_call("fs_3", "file_search", json!({"query": "design spec"})),
         Reply::text("Compared."),
-        // 8. seed 002's example, in a chat with no documents yet
+        // 8. the spec's file_search example, in a chat with no documents yet
         Reply::text("This chat has no documents yet."),
     ]
 }
@@ -209,7 +209,7 @@ async fn the_python_sdk_uses_stored_responses_conversations_and_vector_stores() 
     let store = seen["ids"]["store"].as_str().unwrap();
     assert!(!listed.contains(store.trim_start_matches("vs_")));
 
-    // 7-8. The seeds' examples ran to completion.
+    // 7-8. The spec's examples ran to completion.
     let seed000: Vec<&str> = seen["seed000_events"]
         .as_array()
         .unwrap()

@@ -1,9 +1,9 @@
-//! The seeds' remaining wire details (issue 30, points 4 and 5), each against the real server:
-//! `search_context_size` scaling a search's page text, `file_search` named in `x_tools`,
-//! `x_research.tool_call` for every tool without its own events, the finished item on
-//! `response.file_search_call.completed`, research tokens apart in `x_chat.metadata`, the log
-//! line of a truncated document, agents naming tools the server does not have, and the 404 of
-//! an unknown vector store.
+//! The specification's remaining wire details (docs/spec.md; issue 30, points 4 and 5), each
+//! against the real server: `search_context_size` scaling a search's page text, `file_search` named
+//! in `x_tools`, `x_research.tool_call` for every tool without its own events, the finished item on
+//! `response.file_search_call.completed`, research tokens apart in `x_chat.metadata`, the log line
+//! of a truncated document, agents naming tools the server does not have, and the 404 of an unknown
+//! vector store.
 
 use std::sync::{Arc, Mutex};
 
@@ -128,7 +128,8 @@ async fn search_context_size_scales_the_page_text_a_search_brings_back() {
     }
     assert_eq!(*searches.lock().unwrap(), 3, "one search per size");
 
-    // A size the seed does not name is refused with the request, before any run.
+    // A size the spec does not name (docs/spec.md#search_context_size) is refused with the
+    // request, before any run.
     let refused = app
         .post_json(
             "/v1/chat/completions",
@@ -175,7 +176,7 @@ async fn naming_file_search_in_x_tools_offers_it_before_the_chat_has_documents()
         "{result}"
     );
 
-    // Not named (and no documents): not offered, as seed 000 says.
+    // Not named (and no documents): not offered (docs/spec.md#x_tools).
     app.upstream.script([Reply::text("Hi.")]);
     app.post_json(
         "/v1/chat/completions",
@@ -224,7 +225,8 @@ async fn every_tool_without_its_own_events_is_announced_as_x_research_tool_call(
             .find(|l| l["tool_name"] == name)
             .unwrap_or_else(|| panic!("no x_research.tool_call for {name}: {announced:?}"))
     };
-    // A chat tool with no event family of its own: seed 000's fields, and the old ones.
+    // A chat tool with no event family of its own: `tool_name` and `message`
+    // (docs/spec.md#research-events), and the old fields.
     let memory = by_name("save_memory");
     assert_eq!(memory["message"], "Saving a memory");
     assert_eq!(memory["name"], "save_memory");
@@ -401,7 +403,8 @@ async fn text_cut_at_the_limit_is_logged_with_the_document_and_both_lengths() {
 #[actix_web::test]
 async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_names() {
     let app = spawn_app().await;
-    // Seed 001's example names execute_sql, which Colloquy does not have.
+    // The spec's agent example names execute_sql, which Colloquy does not have
+    // (docs/spec.md#tool-aliases).
     let refused = app
         .post_json(
             "/api/agents",
@@ -441,7 +444,8 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
         "{error}"
     );
 
-    // Research tools, chat tools, seed 001's aliases and the server's other tools are accepted.
+    // Research tools, chat tools, the spec's aliases (docs/spec.md#tool-aliases) and the
+    // server's other tools are accepted.
     let accepted = app
         .post_json(
             "/api/agents",
@@ -475,7 +479,7 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
 #[actix_web::test]
 async fn an_unknown_vector_store_is_404_saying_how_to_create_one() {
     let app = spawn_app().await;
-    // The seeds' Responses example, as written.
+    // The spec's Responses example, as written (docs/spec.md#request-shapes).
     let response = app
         .post_json(
             "/v1/responses",

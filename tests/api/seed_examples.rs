@@ -1,5 +1,5 @@
-//! The specification's own examples, run as written against the real server: seed 000's
-//! Chat Completions examples (curl, the Python and the Node SDK) and seed 002's documents
+//! The specification's own examples (docs/spec.md#examples), run as written against the real
+//! server: its Chat Completions examples (curl, the Python and the Node SDK) and its documents
 //! REST examples (curl, Python `requests`, Node `fetch`). `tests/seed_examples/` and
 //! `tests/clients/node/seed_examples.mjs` hold them with only the base URL, key, model, chat
 //! id, session token and document id substituted. Each must run without an error, print what

@@ -59,12 +59,12 @@ async fn assert_nothing_half_written(app: &TestApp, chat: &str) -> usize {
         .unwrap();
     let ids: HashSet<String> = rows.iter().map(|d| d.id.to_string()).collect();
     assert_eq!(
-        files_in(&app.state.workspace.files_dir(&ChatId::from_string(chat))),
+        files_in(&app.state.workspace().files_dir(&ChatId::from_string(chat))),
         ids,
         "stored files and document rows agree"
     );
     assert_eq!(
-        files_in(&app.state.workspace.uploads_dir()),
+        files_in(&app.state.workspace().uploads_dir()),
         HashSet::new(),
         "no partial file is left"
     );

@@ -1,4 +1,4 @@
-// Point 2: the documents sidebar, per seed 002's "Chat UI": a file picker and a drop zone;
+// Point 2: the documents sidebar (docs/spec.md#documents-sidebar): a file picker and a drop zone;
 // tus uploads with a progress bar, cancel, and resume after a dropped connection; the list
 // newest first with filename, size and type; a spinner, a checkmark, an error mark whose
 // tooltip gives the reason, and the truncation warning; delete with confirmation; the toolbar

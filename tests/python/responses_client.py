@@ -1,8 +1,8 @@
 """Drives Colloquy's stateful Responses API with the official OpenAI Python client: the stream
 helper against a plain call, previous_response_id, retrieve/delete/input items, a function-tool
-round trip, a conversation, files and vector stores behind file_search, and seed 000's and
-seed 002's Responses examples as written (only the base URL, key, model and vector store id
-substituted).
+round trip, a conversation, files and vector stores behind file_search, and the specification's
+Responses examples as written (docs/spec.md#examples; only the base URL, key, model and vector
+store id substituted).
 
 Run by tests/api/responses_sdk.rs with COLLOQUY_URL and COLLOQUY_KEY set, against a fake
 upstream scripted for exactly this order of calls; prints one JSON line of what it saw.
@@ -132,7 +132,7 @@ seen["with_results"] = with_text.output[0].model_dump()
 seen["without_results"] = without_text.output[0].model_dump()
 seen["file_search_answer"] = without_text.output_text
 
-# 7. Seed 000's "Responses API with Web Search and File Search", as written.
+# 7. The spec's Responses example with web and file search, as written.
 response = client.responses.create(
 model="fake-model",
 input="Compare the uploaded design spec with current best practices for REST API design",
@@ -156,7 +156,8 @@ for event in response:
         seed_events.append(event.type)
 seen["seed000_events"] = seed_events
 
-# 8. Seed 002's Responses request, as written (a file_search over the chat's documents).
+# 8. The spec's file_search Responses request, as written (a file_search over the chat's
+# documents).
 seed002 = client.responses.create(
     model="fake-model",
     input="What does the architecture document say about database sharding?",

@@ -1,6 +1,7 @@
-# Seed 000's Python Chat Completions examples, and seed 002's Python (requests) example, as
-# written: only the base URL, key, model, chat id, session token and document id are
-# substituted (from the environment). Each example is one function; all run in order.
+# The specification's Python Chat Completions examples and its documents API example in Python
+# (requests), as written (docs/spec.md#examples): only the base URL, key, model, chat id, session
+# token and document id are substituted (from the environment). Each example is one function; all
+# run in order.
 import os
 import sys
 
@@ -158,7 +159,7 @@ def artifact_creation_flow():
 
 
 def document_management():
-    # Seed 002, "Python (requests)".
+    # The documents API example, Python (requests).
     import requests
     base = os.environ["COLLOQUY_URL"] + "/chat/api"
     chat_id = os.environ["CHAT_ID"]

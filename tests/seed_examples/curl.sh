@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Seed 000's curl Chat Completions examples and seed 002's curl documents examples, as written:
-# only the base URL, key, model, chat id, session token and document id are substituted. Every
-# request must succeed (curl fails on an HTTP error status).
+# The specification's curl Chat Completions and documents API examples, as written
+# (docs/spec.md#examples): only the base URL, key, model, chat id, session token and document id are
+# substituted. Every request must succeed (curl fails on an HTTP error status).
 set -euo pipefail
 curl() { command curl -sS --fail-with-body "$@"; echo; }
 BASE="$COLLOQUY_URL"

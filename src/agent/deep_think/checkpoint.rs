@@ -10,7 +10,7 @@ use super::subtask::Finding;
 use crate::chat::session::SaveDeepThink;
 use crate::llm::wire::Usage;
 
-use super::super::loop_actor::RunSpec;
+use super::super::kernel::RunSpec;
 
 /// How many times a run is continued after a restart before it is left interrupted (a run
 /// that brings the process down each time must not do so forever).

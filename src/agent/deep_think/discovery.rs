@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::sources::{Source, Sources};
+use crate::agent::sources::{Source, Sources};
 use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 use crate::tools::SharedTool;

@@ -1,8 +1,8 @@
-//! `DeepThinkPlanner`: one actor per Deep Think run, spawned by the supervisor. It runs the
-//! phases in seed 000's order — discovery (target-focused mode), the plan, the sub-tasks (in
-//! `DeepThinkSubtask` actors the supervisor spawns, `deep_think.concurrency` at a time), a
-//! findings artifact, the synthesis — and ends the run like any other. Every phase is bounded:
-//! the run's deadline and cancellation, a whole-run token budget of which
+//! `DeepThinkPlanner`: one actor per Deep Think run, spawned by the supervisor. It runs the phases
+//! in the spec's order (docs/spec.md#deep-think) — discovery (target-focused mode), the plan, the
+//! sub-tasks (in `DeepThinkSubtask` actors the supervisor spawns, `deep_think.concurrency` at a
+//! time), a findings artifact, the synthesis — and ends the run like any other. Every phase is
+//! bounded: the run's deadline and cancellation, a whole-run token budget of which
 //! `synthesis_reserve_percent` is kept for the synthesis, each sub-task's own budget.
 
 use std::sync::Arc;
@@ -18,13 +18,14 @@ use super::plan::{Plan, PlannedTask};
 use super::planning::prepare;
 use super::report;
 use super::saving::{save_artifact, save_structured};
-use super::sources::{self, Sources};
 use super::subtask::{self, Finding, TaskStatus};
 use super::{DeepThinkSpec, SpawnSubtask, SubtaskBounds, emit};
+use crate::agent::sources::{self, Sources};
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 
-use super::super::loop_actor::{LoopOutcome, RunSpec, finish, run_loop};
+use super::super::kernel::{LoopOutcome, RunSpec};
+use super::super::loop_actor::{finish, run_loop};
 
 pub struct DeepThinkPlanner {
     spec: Option<DeepThinkSpec>,
@@ -324,5 +325,5 @@ fn synthesis_spec(
         ChatMessage::system(report::INSTRUCTIONS),
         ChatMessage::user(report::brief(&spec.question, &plan.title, findings, seen)),
     ];
-    super::phase(&spec.run, messages, Vec::new(), 1, true, deadline)
+    spec.run.phase(messages, Vec::new(), 1, true, deadline)
 }

@@ -11,7 +11,8 @@ use super::{DeepThinkSpec, emit};
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, StopReason};
 
-use super::super::loop_actor::{LoopOutcome, guarded, upstream_error};
+use super::super::kernel::{LoopOutcome, guarded};
+use super::super::loop_actor::upstream_error;
 
 /// Longest stretch of earlier conversation the planner is shown, in characters.
 const MAX_HISTORY_CHARS: usize = 4_000;

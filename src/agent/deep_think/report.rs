@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
-use super::sources::Source;
 use super::subtask::{Finding, TaskStatus};
+use crate::agent::sources::Source;
 
 /// The synthesis' instructions.
 pub const INSTRUCTIONS: &str = "You write research reports. From the research notes below, \

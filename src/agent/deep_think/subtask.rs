@@ -8,12 +8,13 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use super::plan::PlannedTask;
-use super::sources::Source;
 use super::{SubtaskBounds, emit};
+use crate::agent::sources::Source;
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, StopReason};
 
-use super::super::loop_actor::{RunSpec, run_loop};
+use super::super::kernel::RunSpec;
+use super::super::loop_actor::run_loop;
 
 /// The sub-task's instructions.
 const INSTRUCTIONS: &str = "You research one part of a larger question, using the tools. \
@@ -162,10 +163,9 @@ pub fn spec(
         brief.push_str(context);
     }
     let messages = vec![ChatMessage::system(INSTRUCTIONS), ChatMessage::user(brief)];
-    RunSpec {
-        subtask: Some(bounds),
-        ..super::phase(run, messages, tools, iterations, false, deadline)
-    }
+    let mut spec = run.phase(messages, tools, iterations, false, deadline);
+    spec.subtask = Some(bounds);
+    spec
 }
 
 /// The finding of a sub-task that ran: its note lists the URLs its tools actually returned.

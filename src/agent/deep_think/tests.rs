@@ -3,8 +3,8 @@ use serde_json::json;
 use super::discovery::target;
 use super::plan::{self, parse};
 use super::report::{self, check};
-use super::sources::{Source, Sources, merge};
 use super::subtask::{Finding, TaskStatus};
+use crate::agent::sources::{Source, Sources, merge};
 
 fn tools() -> Vec<String> {
     ["web_search", "fetch_url", "calculator"]

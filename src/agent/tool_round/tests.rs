@@ -65,8 +65,8 @@ fn arguments_that_are_not_a_json_object_are_refused_by_name() {
     assert!(refusal(&plan).is_none());
 }
 
-/// A fake tool with a seed-like schema: a required bounded string, an enum with a default, a
-/// range, no other properties.
+/// A fake tool with a schema like the spec's example (docs/spec.md#tool-schemas): a required
+/// bounded string, an enum with a default, a range, no other properties.
 fn weather() -> (
     crate::tools::SharedTool,
     Arc<std::sync::atomic::AtomicUsize>,

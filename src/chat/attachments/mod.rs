@@ -23,7 +23,6 @@ use sha2::{Digest, Sha256};
 pub use image::{ImagePart, ImageType};
 
 use crate::config::AttachmentsConfig;
-use crate::error::AppError;
 
 /// Why an image was not kept or not found.
 #[derive(Debug, thiserror::Error)]
@@ -50,36 +49,6 @@ pub enum AttachmentError {
     Io(#[from] std::io::Error),
     #[error("database error: {0}")]
     Database(#[from] DbErr),
-}
-
-impl From<AttachmentError> for AppError {
-    fn from(err: AttachmentError) -> Self {
-        match err {
-            AttachmentError::TooLarge { .. } => AppError::TooLarge {
-                code: "image_too_large",
-                message: err.to_string(),
-            },
-            AttachmentError::NotAnImage { .. } => AppError::UnsupportedType {
-                code: "unsupported_image_type",
-                message: err.to_string(),
-            },
-            AttachmentError::TooMany { .. } => AppError::Refused {
-                code: "too_many_images",
-                message: err.to_string(),
-            },
-            AttachmentError::TooManyUnsent { .. } => AppError::LimitReached {
-                code: "too_many_unsent_images",
-                message: err.to_string(),
-            },
-            AttachmentError::InvalidUrl(_) => AppError::Refused {
-                code: "invalid_image_url",
-                message: err.to_string(),
-            },
-            AttachmentError::NotFound(_) => AppError::NotFound("attachment"),
-            AttachmentError::Io(io) => AppError::internal(io),
-            AttachmentError::Database(db) => AppError::Database(db),
-        }
-    }
 }
 
 /// A chat's images: rows, files, and their limits.

@@ -1,10 +1,10 @@
-//! Per-chat memory (seed 000 save_memory / recall_memory): facts, preferences and instructions
-//! with their embeddings. A chat's memories and their vectors (a `UnitMatrix`, one unit row
-//! per memory) live in its `ChatSession`, which is their single writer; every change is
-//! persisted before it is acknowledged. Vectors are made outside the actor (embedding is slow)
-//! and handed in with the id of the embedder that made them. Memories whose stored vector came
-//! from another embedder are left out of the matrix, never compared, and re-embedded in the
-//! background (`ChatSession::reembed_memories`).
+//! Per-chat memory (save_memory / recall_memory, docs/spec.md#memory): facts, preferences and
+//! instructions with their embeddings. A chat's memories and their vectors (a `UnitMatrix`, one
+//! unit row per memory) live in its `ChatSession`, which is their single writer; every change is
+//! persisted before it is acknowledged. Vectors are made outside the actor (embedding is slow) and
+//! handed in with the id of the embedder that made them. Memories whose stored vector came from
+//! another embedder are left out of the matrix, never compared, and re-embedded in the background
+//! (`ChatSession::reembed_memories`).
 //!
 //! Here: the categories, `Memory`, `Embedded`, `MemoryError` and loading a chat's rows. Beside
 //! it: `store` (`MemoryStore`, the memories and their matrix, ranking), `messages` (the
@@ -15,7 +15,6 @@ mod messages;
 mod reembed;
 mod store;
 
-use crate::error::AppError;
 use chrono::{DateTime, Utc};
 use entities::ids::{ChatId, MemoryId};
 use entities::memories;
@@ -128,19 +127,6 @@ pub enum MemoryError {
     StaleVector,
     #[error("database error: {0}")]
     Database(#[from] DbErr),
-}
-
-impl From<MemoryError> for AppError {
-    fn from(err: MemoryError) -> Self {
-        match err {
-            MemoryError::Full(max) => Self::Conflict(format!(
-                "this chat already holds {max} memories, the most allowed; delete some first"
-            )),
-            MemoryError::NotFound => Self::NotFound("memory"),
-            MemoryError::StaleVector => Self::Unavailable(err.to_string()),
-            MemoryError::Database(db) => Self::Database(db),
-        }
-    }
 }
 
 #[cfg(test)]

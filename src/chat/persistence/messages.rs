@@ -121,7 +121,7 @@ pub(super) async fn insert_nodes<C: sea_orm::ConnectionTrait>(
             tool_calls: Set(node.tool_calls.clone()),
             tool_call_id: Set(node.tool_call_id.clone()),
             run_id: Set(node.run_id.clone()),
-            stop_reason: Set(node.stop_reason.clone()),
+            stop_reason: Set(node.stop_reason),
             reasoning: Set(node.reasoning.as_ref().map(|r| r.text.clone())),
             reasoning_ms: Set(node
                 .reasoning

@@ -1,7 +1,9 @@
 //! The chat domain's database access, by concern: the chats themselves (`Chats`: creating,
 //! listing, renaming and deleting a user's chats; every query filters by owner, so nothing
 //! here hands out another user's row), a chat's messages and its history summary
-//! (`messages`), and its runs (`runs`: recorded, ended, paused, resumed).
+//! (`messages`; also deleting a branch's last message, a conversation item), its runs (`runs`:
+//! recorded, ended, paused, resumed), and what OpenAI's stateful APIs keep on a chat (`openai`:
+//! a conversation's or vector store's `metadata`, chats made as vector stores).
 
 mod messages;
 mod openai;
@@ -16,7 +18,6 @@ use sea_orm::{
 };
 
 use crate::config::ContextStrategy;
-use crate::error::AppError;
 
 pub use messages::{
     HistorySummary, delete_leaf, history_summary, load_messages, set_active_leaf,
@@ -42,16 +43,6 @@ pub enum ChatStoreError {
     InvalidTitle,
     #[error(transparent)]
     Database(#[from] DbErr),
-}
-
-impl From<ChatStoreError> for AppError {
-    fn from(err: ChatStoreError) -> Self {
-        match err {
-            ChatStoreError::NotFound => AppError::NotFound("chat"),
-            ChatStoreError::InvalidTitle => AppError::InvalidRequest(err.to_string()),
-            ChatStoreError::Database(db) => AppError::Database(db),
-        }
-    }
 }
 
 /// Checks and trims a title.

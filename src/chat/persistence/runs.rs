@@ -82,7 +82,8 @@ pub struct ToolCallRecord {
     /// The model call (1, 2, …) that asked for it: calls of one call form one round.
     #[serde(default)]
     pub round: u32,
-    /// The result as fed back to the model (seed 001's tool message), after truncation.
+    /// The result as fed back to the model (its tool message, docs/spec.md#tool-messages), after
+    /// truncation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
 }
@@ -169,7 +170,7 @@ pub async fn run_records(
 pub struct FinishedRun {
     pub id: RunId,
     pub status: RunStatus,
-    pub stop_reason: &'static str,
+    pub stop_reason: entities::stop_reason::StopReason,
     pub assistant_message_id: Option<MessageId>,
     pub iterations: u32,
     pub input_tokens: u64,
@@ -236,7 +237,7 @@ pub async fn complete_turn(
     nodes: &[crate::chat::tree::MessageNode],
     active_leaf: Option<&MessageId>,
     run: FinishedRun,
-    completes_ask: Option<&str>,
+    completes_ask: Option<&entities::ids::AskCorrelationId>,
 ) -> Result<(), DbErr> {
     use sea_orm::TransactionTrait;
     let txn = db.begin().await?;

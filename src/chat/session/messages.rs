@@ -40,7 +40,7 @@ pub struct TurnStarted {
     pub user_message_id: MessageId,
     pub context: Vec<MessageNode>,
     /// Questions that were pending in this chat and are now cancelled: the conversation moved on.
-    pub cancelled_asks: Vec<String>,
+    pub cancelled_asks: Vec<entities::ids::AskCorrelationId>,
 }
 
 /// Starts a turn: stores the user message (send, edit) and the run row, and moves the active
@@ -70,7 +70,7 @@ pub struct CompleteTurn {
     pub error: Option<String>,
     /// The ask whose answer this run continued from (its correlation id), completed in the
     /// same transaction.
-    pub completes_ask: Option<String>,
+    pub completes_ask: Option<entities::ids::AskCorrelationId>,
 }
 
 /// Saves the answer text a running run has streamed so far, so a crash does not lose it.

@@ -142,7 +142,7 @@ impl Handler<CompleteTurn> for ChatSession {
             node.parts = msg.parts.clone();
             node.reasoning = msg.reasoning.clone();
             node.run_id = Some(msg.run_id.clone());
-            node.stop_reason = Some(msg.stop_reason.as_str().to_string());
+            node.stop_reason = Some(msg.stop_reason);
             node
         });
         let answer_id = answer.as_ref().map(|n| n.id.clone());
@@ -156,7 +156,7 @@ impl Handler<CompleteTurn> for ChatSession {
         let run = persistence::FinishedRun {
             id: msg.run_id.clone(),
             status: msg.stop_reason.run_status(),
-            stop_reason: msg.stop_reason.as_str(),
+            stop_reason: msg.stop_reason,
             assistant_message_id: answer_id.clone(),
             iterations: msg.iterations,
             input_tokens: msg.usage.prompt_tokens,
@@ -175,7 +175,7 @@ impl Handler<CompleteTurn> for ChatSession {
                     &stored,
                     stored_leaf.as_ref(),
                     run,
-                    msg.completes_ask.as_deref(),
+                    msg.completes_ask.as_ref(),
                 )
                 .await
             }
@@ -205,7 +205,7 @@ impl Handler<PauseTurn> for ChatSession {
         let run = persistence::FinishedRun {
             id: msg.ask.run_id.clone(),
             status: StopReason::Paused.run_status(),
-            stop_reason: msg.stop_reason.as_str(),
+            stop_reason: msg.stop_reason,
             assistant_message_id: None,
             iterations: msg.iterations,
             input_tokens: msg.usage.prompt_tokens,

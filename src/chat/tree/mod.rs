@@ -40,7 +40,7 @@ pub struct MessageNode {
     /// The generation run that produced this message, if any.
     pub run_id: Option<RunId>,
     /// Why generation stopped, for an assistant message.
-    pub stop_reason: Option<String>,
+    pub stop_reason: Option<entities::stop_reason::StopReason>,
     /// An answer's reasoning, kept for people to read: never part of what the model is sent.
     pub reasoning: Option<Reasoning>,
     /// Creation order within the chat, strictly increasing.

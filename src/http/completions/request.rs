@@ -60,8 +60,8 @@ pub(super) struct CompletionRequest {
     pub(super) tool_choice: Option<Value>,
     pub(super) web_search_options: Option<WebSearchOptions>,
     pub(super) x_chat_id: Option<ChatId>,
-    /// One of the caller's agents (seed 001): its settings for this request, and a new chat
-    /// made for it belongs to it.
+    /// One of the caller's agents (docs/spec.md#agents): its settings for this request, and a new
+    /// chat made for it belongs to it.
     pub(super) x_agent_id: Option<entities::ids::AgentId>,
     /// `false`: run without a chat, storing nothing. Otherwise (and by default) a request
     /// without `x_chat_id` runs in a fresh chat of its own (see `in_new_chat`).
@@ -83,7 +83,7 @@ pub(super) struct StreamOptions {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AskUserReply {
-    pub(super) correlation_id: String,
+    pub(super) correlation_id: entities::ids::AskCorrelationId,
     pub(super) answer: Value,
 }
 

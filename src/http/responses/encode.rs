@@ -149,8 +149,8 @@ impl Output {
                         *results = success.then(|| passages(result, include_results));
                         item_id.clone_from(id);
                     }
-                    // Seed 000: the completed event includes the finished item with its
-                    // results (their text when `include` asks for it).
+                    // The completed event includes the finished item with its results, their
+                    // text when `include` asks for it (docs/spec.md#file_search-events).
                     if let Some(at) = self.searches_done.iter().position(|(id, _)| *id == item_id) {
                         let (_, mut payload) = self.searches_done.remove(at);
                         payload["output_index"] = json!(index);

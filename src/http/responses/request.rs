@@ -22,8 +22,8 @@ const MAX_METADATA_KEY: usize = 64;
 const MAX_METADATA_VALUE: usize = 512;
 
 /// The `include` values OpenAI defines. `file_search_call.results` puts the passages' text in
-/// `file_search_call` items (seed 002); the others ask for things a Colloquy run does not make
-/// (logprobs, images, reasoning), and are accepted as asking for nothing more.
+/// `file_search_call` items (docs/spec.md#request-shapes); the others ask for things a Colloquy run
+/// does not make (logprobs, images, reasoning), and are accepted as asking for nothing more.
 pub const INCLUDE_VALUES: [&str; 8] = [
     "file_search_call.results",
     "web_search_call.results",

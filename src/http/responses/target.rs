@@ -104,7 +104,7 @@ pub async fn stores_of(
         use super::super::vector_stores::{chat_of, unknown_store};
         let chat_id = chat_of(id).ok_or_else(|| unknown_store(id))?;
         state
-            .chats
+            .chats()
             .get_owned(&principal.user_id, &chat_id)
             .await
             .map_err(|_| unknown_store(id))?;
@@ -138,7 +138,7 @@ pub async fn target(
                  the whole conversation as input with store: false",
             ));
         }
-        let previous = stored::get_owned(&state.db, &principal.user_id, previous)
+        let previous = stored::get_owned(state.db(), &principal.user_id, previous)
             .await?
             .ok_or(AppError::NotFound("response"))?;
         if !outputs.is_empty() {
@@ -154,7 +154,7 @@ pub async fn target(
                  instructions): the earlier turns are the stored response's",
             ));
         }
-        let (_, answer) = stored::run_messages(&state.db, &previous.run_id).await?;
+        let (_, answer) = stored::run_messages(state.db(), &previous.run_id).await?;
         let answer = answer.ok_or_else(|| {
             AppError::invalid(
                 "the previous response has no answer to continue from yet: wait until it \
@@ -176,7 +176,7 @@ pub async fn target(
     };
     if let Some(chat_id) = chat_id {
         let chat = state
-            .chats
+            .chats()
             .get_owned(&principal.user_id, &chat_id)
             .await
             .map_err(|_| AppError::NotFound("conversation"))?;
@@ -198,7 +198,7 @@ pub async fn target(
     if request.store != Some(false) && storable(&messages) {
         // A new chain: a chat of its own, kept `v1_chat_retention_days` unless opened in the UI.
         let chat = state
-            .chats
+            .chats()
             .create_with(&principal.user_id, None, true, None, None)
             .await?;
         let (history, last) = split_turn(messages, options)?;
@@ -233,7 +233,7 @@ pub async fn resolve_references(
         let id = item["id"]
             .as_str()
             .ok_or_else(|| AppError::invalid("an item_reference needs an id"))?;
-        let found = stored::find_item(&state.db, &principal.user_id, id)
+        let found = stored::find_item(state.db(), &principal.user_id, id)
             .await?
             .ok_or_else(|| {
                 AppError::invalid(format!(

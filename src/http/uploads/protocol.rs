@@ -30,7 +30,7 @@ pub(in crate::http) fn options_in(state: &AppState) -> HttpResponse {
         .insert_header(("Tus-Extension", "creation,termination"))
         .insert_header((
             "Tus-Max-Size",
-            state.config.documents.max_file_bytes.to_string(),
+            state.config().documents.max_file_bytes.to_string(),
         ))
         .finish()
 }
@@ -70,7 +70,7 @@ pub(in crate::http) async fn create_in(
     base: &str,
 ) -> AppResult<HttpResponse> {
     check_version(req)?;
-    let limits = &state.config.documents;
+    let limits = &state.config().documents;
     if header(req, "Upload-Defer-Length").is_some() {
         return Err(AppError::invalid(
             "Upload-Defer-Length is not supported; send Upload-Length",
@@ -98,7 +98,7 @@ pub(in crate::http) async fn create_in(
     );
     crate::http::documents::check_count(state, chat_id).await?;
     let upload_id = UploadId::generate();
-    let dir = state.workspace.uploads_dir();
+    let dir = state.workspace().uploads_dir();
     tokio::fs::create_dir_all(&dir)
         .await
         .map_err(AppError::internal)?;
@@ -107,7 +107,7 @@ pub(in crate::http) async fn create_in(
         .await
         .map_err(AppError::internal)?;
     let document = state
-        .workspace
+        .workspace()
         .create(
             chat_id,
             &filename,
@@ -139,7 +139,7 @@ pub(in crate::http) async fn create_in(
         updated_at: Set(now),
         expires_at: Set(now + chrono::Duration::from_std(UPLOAD_TTL).unwrap_or_default()),
     }
-    .insert(&state.db)
+    .insert(state.db())
     .await?;
     let location = format!("{base}/uploads/{upload_id}");
     let mut response = tus(HttpResponse::Created());
@@ -165,10 +165,10 @@ async fn owned_upload(
     chat_id: &ChatId,
     upload_id: &UploadId,
 ) -> AppResult<uploads::Model> {
-    let chat = state.chats.get_owned(&principal.user_id, chat_id).await?;
+    let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
     let upload = uploads::Entity::find_by_id(upload_id.clone())
         .filter(uploads::Column::ChatId.eq(chat.id))
-        .one(&state.db)
+        .one(state.db())
         .await?
         .filter(|u| u.status != UploadStatus::Terminated)
         .ok_or(AppError::NotFound("upload"))?;
@@ -226,7 +226,7 @@ pub(in crate::http) async fn patch_in(
     let claimed: u64 = header(req, "Upload-Offset")
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| AppError::invalid("Upload-Offset must be a non-negative integer"))?;
-    let Some(claim) = state.workspace.claim_upload(upload_id) else {
+    let Some(claim) = state.workspace().claim_upload(upload_id) else {
         return Err(AppError::Conflict(
             "another request is writing or terminating this upload".into(),
         ));
@@ -292,7 +292,7 @@ pub(in crate::http) async fn patch_in(
     let mut row: uploads::ActiveModel = upload.clone().into();
     row.upload_offset = Set(written as i64);
     row.updated_at = Set(Utc::now());
-    row.update(&state.db).await?;
+    row.update(state.db()).await?;
     if let Some(err) = failure {
         return Err(err);
     }
@@ -323,7 +323,7 @@ async fn finish(
         upload_id: Some(upload.id.clone()),
     };
     state
-        .workspace
+        .workspace()
         .commit_upload(&committed)
         .await
         .map_err(crate::http::documents::commit_error)?;
@@ -339,7 +339,7 @@ pub(in crate::http) async fn terminate_in(
 ) -> AppResult<HttpResponse> {
     check_version(req)?;
     owned_upload(state, principal, chat_id, upload_id).await?;
-    match state.workspace.terminate_upload(upload_id).await? {
+    match state.workspace().terminate_upload(upload_id).await? {
         Termination::Terminated => Ok(tus(HttpResponse::NoContent()).finish()),
         Termination::NotFound => Err(AppError::NotFound("upload")),
         Termination::Complete => Err(AppError::Conflict(

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
-use crate::config::Config;
+use crate::config::{Config, EmbedderKind};
 use crate::llm::LlmClient;
 
 #[derive(Debug, thiserror::Error)]
@@ -119,15 +119,15 @@ pub fn from_config(config: &Config, llm: &LlmClient) -> Result<SharedEmbedder, E
     let minilm_dir = memory.minilm_dir.clone().or_else(|| {
         Some(default_minilm_dir(&config.data_dir)).filter(|d| minilm::looks_like_model(d))
     });
-    let choice = match memory.embedder.as_deref() {
-        Some(name) => name.to_ascii_lowercase(),
-        None if minilm_dir.is_some() => "minilm".into(),
-        None => "hash".into(),
+    let choice = match memory.embedder {
+        Some(kind) => kind,
+        None if minilm_dir.is_some() => EmbedderKind::MiniLm,
+        None => EmbedderKind::Hash,
     };
-    let embedder: SharedEmbedder = match choice.as_str() {
-        "hash" => Arc::new(hash::HashEmbedder::default()),
-        "openai" => Arc::new(openai::OpenAiEmbedder::new(llm.clone())),
-        "minilm" => {
+    let embedder: SharedEmbedder = match choice {
+        EmbedderKind::Hash => Arc::new(hash::HashEmbedder::default()),
+        EmbedderKind::OpenAi => Arc::new(openai::OpenAiEmbedder::new(llm.clone())),
+        EmbedderKind::MiniLm => {
             let dir = minilm_dir.ok_or_else(|| {
                 EmbedError::Config(format!(
                     "memory.embedder is minilm but no model directory is configured \
@@ -136,11 +136,6 @@ pub fn from_config(config: &Config, llm: &LlmClient) -> Result<SharedEmbedder, E
                 ))
             })?;
             Arc::new(minilm::MiniLm::load(&dir).map_err(|err| EmbedError::Config(err.to_string()))?)
-        }
-        other => {
-            return Err(EmbedError::Config(format!(
-                "unknown memory.embedder {other:?}: use openai, minilm or hash"
-            )));
         }
     };
     tracing::info!(embedder = embedder.id(), "embedder in use");

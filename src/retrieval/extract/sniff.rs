@@ -1,6 +1,7 @@
-//! What kind of file an upload is, and its content type: magic numbers first (a PDF is a PDF,
-//! an executable, image or archive is binary whatever its name), then, for text bytes, the
-//! extension (seed 002's table, code files), HTML markers, and whole code file names.
+//! What kind of file an upload is, and its content type: magic numbers first (a PDF is a PDF, an
+//! executable, image or archive is binary whatever its name), then, for text bytes, the extension
+//! (the supported types, docs/spec.md#file-types; code files), HTML markers, and whole code file
+//! names.
 
 use super::DocKind;
 
@@ -10,7 +11,8 @@ pub const SNIFF_BYTES: usize = 8192;
 /// How far into a file its HTML markers are looked for.
 const HTML_SNIFF_BYTES: usize = 1024;
 
-/// The text extensions of seed 002 (and their close relatives), with their content types.
+/// The text extensions the workspace supports (docs/spec.md#file-types) and their close
+/// relatives, with their content types.
 const TEXT_EXTENSIONS: &[(&str, &str)] = &[
     ("txt", "text/plain"),
     ("text", "text/plain"),
@@ -142,8 +144,9 @@ const HTML_EXTENSIONS: &[&str] = &["html", "htm", "xhtml"];
 /// Decides a file's kind and content type from its first bytes (`head`; the whole file or
 /// a prefix of some kilobytes) and its name. The bytes win: a PDF is a PDF whatever its name,
 /// and an executable, image or archive is `Binary` even when named `.txt`. Text bytes are then
-/// classed by the extension (seed 002's table); text with no extension at all (`README`) is
-/// `Text`, text with an unknown extension is `Binary`, as the seed says.
+/// classed by the extension (docs/spec.md#file-types); text with no extension at all (`README`)
+/// is `Text`, text with an unknown extension is `Binary` (stored, not searchable, as the spec
+/// says of other extensions).
 pub fn sniff(head: &[u8], filename: &str) -> (DocKind, &'static str) {
     if head.starts_with(b"%PDF-") {
         return (DocKind::Pdf, "application/pdf");

@@ -1,6 +1,6 @@
-//! An agent's part in a run (seed 001): its `enabled_tools` and the message's `enableTools`
-//! applied to the run's tools, its custom MCP tools and knowledge bases (`knowledge`), the
-//! tools its chats can call, and a chat's agent.
+//! An agent's part in a run (docs/spec.md#agents): its `enabled_tools` and the message's
+//! `enableTools` applied to the run's tools, its custom MCP tools and knowledge bases
+//! (`knowledge`), the tools its chats can call, and a chat's agent.
 
 use std::sync::Arc;
 
@@ -10,9 +10,9 @@ use crate::error::{AppError, AppResult};
 use crate::tools;
 
 /// Applies the agent and the message's `enableTools` to a run's tools: none when either turns
-/// tools off; else only those the agent's `enabled_tools` names (with seed 001's alias
-/// `browse_url` when it names it), and `search_knowledge` when the agent offers it (over its
-/// knowledge bases and, in a chat, `log`'s chat's documents).
+/// tools off; else only those the agent's `enabled_tools` names (with the alias `browse_url`
+/// when it names it, docs/spec.md#tool-aliases), and `search_knowledge` when the agent offers
+/// it (over its knowledge bases and, in a chat, `log`'s chat's documents).
 pub(super) fn apply_agent(
     launcher: &Launcher,
     options: &RunOptions,
@@ -27,7 +27,8 @@ pub(super) fn apply_agent(
         tools.clear();
         return;
     }
-    // The agent's custom tools (seed 001: an MCP server's tool), whatever else it names.
+    // The agent's custom tools (an MCP server's tool, docs/spec.md#custom-tools-over-mcp),
+    // whatever else it names.
     let custom = options
         .agent
         .as_ref()
@@ -82,10 +83,10 @@ fn add_missing(tools: &mut Vec<tools::SharedTool>, more: Vec<tools::SharedTool>)
     }
 }
 
-/// The definitions of the tools an agent's chats can call now (`GET
-/// /api/agents/{id}/chat/tools`): every research tool (a request may choose any), the chat's
-/// own tools, seed 001's alias when named — after `enabled_tools` —, `search_knowledge` when
-/// the agent offers it; none when its tools are off.
+/// The definitions of the tools an agent's chats can call now (`GET /api/agents/{id}/chat/tools`):
+/// every research tool (a request may choose any), the chat's own tools, the alias `browse_url`
+/// when named — after `enabled_tools` —, `search_knowledge` when the agent offers it; none when
+/// its tools are off.
 pub fn agent_tool_definitions(
     launcher: &Launcher,
     agent: &crate::chat::agents::Agent,
@@ -127,7 +128,7 @@ pub fn agent_tool_definitions(
 
 /// Refuses an agent's `enabled_tools` that names a tool this server cannot give it (`400
 /// unknown_tool`, every such name in the message): a name is one of the research tools this
-/// server offers, a chat tool, seed 001's `browse_url` alias or `search_knowledge`, or
+/// server offers, a chat tool, the alias `browse_url`, `search_knowledge`, or
 /// a tool an MCP server has listed. A research tool Colloquy has but this server does not
 /// configure (code_search without a GitHub token) is refused too, saying what it needs.
 pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<()> {

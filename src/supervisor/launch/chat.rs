@@ -23,7 +23,8 @@ pub const CHAT_TOOL_NAMES: [&str; 6] = [
     "file_search",
 ];
 
-/// The tools every chat has (seed 000): artifacts, memory and ask_user.
+/// The tools every chat has (docs/spec.md#which-tools-a-run-has): artifacts, memory and
+/// ask_user.
 pub(in crate::supervisor) fn chat_tools(
     launcher: &Launcher,
     chat_id: ChatId,
@@ -50,7 +51,8 @@ pub(in crate::supervisor) fn chat_tools(
         launcher.ask_user.clone(),
     ];
     if documents {
-        // Seed 000: file_search is offered when the chat has (searchable) documents.
+        // file_search is offered when the chat has (searchable) documents
+        // (docs/spec.md#which-tools-a-run-has).
         tools.push(Arc::new(FileSearchTool::new(
             ctx,
             launcher.workspace.clone(),
@@ -67,7 +69,7 @@ pub const MAX_LISTED_FILES: u64 = 50;
 
 /// What the model is told about the chat's documents: at most `MAX_LISTED_FILES` of them by
 /// name (and how many more there are), and, when some are `searchable`, the passages most
-/// relevant to the user's message (automatic context injection, seed 002).
+/// relevant to the user's message (docs/spec.md#automatic-context-injection).
 pub(super) async fn document_context(
     launcher: &Launcher,
     chat_id: &ChatId,

@@ -1,7 +1,7 @@
-//! `search_knowledge` in a run (seed 001): offered to an agent that has knowledge bases (when
-//! its `enabled_tools` allows it) or whose `enabled_tools` names it — then even before there is
-//! anything to search, when it says so. It searches the agent's knowledge bases and, in a
-//! stored chat, the chat's own documents, as one ranking.
+//! `search_knowledge` in a run (docs/spec.md#tool-aliases): offered to an agent that has
+//! knowledge bases (when its `enabled_tools` allows it) or whose `enabled_tools` names it — then
+//! even before there is anything to search, when it says so. It searches the agent's knowledge
+//! bases and, in a stored chat, the chat's own documents, as one ranking.
 
 use std::sync::Arc;
 

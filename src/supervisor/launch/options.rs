@@ -1,15 +1,15 @@
-//! What a request asks of its run (`RunOptions`, seed 000's `web_search_options`), and the
-//! one limit on a message's length, checked wherever a message enters.
+//! What a request asks of its run (`RunOptions`, `web_search_options` of
+//! docs/spec.md#request-shapes), and the one limit on a message's length, checked wherever a
+//! message enters.
 
 use entities::ids::ChatId;
 use serde::Deserialize;
 
-use crate::chat::session::ChatError;
 use crate::config::Config;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
 
-/// `web_search_options` (seed 000), in both APIs.
+/// `web_search_options` (docs/spec.md#request-shapes), in both APIs.
 #[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
 pub struct WebSearchOptions {
     pub max_iterations: Option<u32>,
@@ -23,7 +23,7 @@ pub struct WebSearchOptions {
 /// What a request asks of its run.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Research tools on (seed 000: opt-in).
+    /// Research tools on (they are opt-in: docs/spec.md#which-tools-a-run-has).
     pub tools_enabled: bool,
     pub web_search: Option<WebSearchOptions>,
     /// Model, sampling; messages are filled in by the launcher.
@@ -31,7 +31,7 @@ pub struct RunOptions {
     /// The client's own tools (Chat Completions `tools`): offered beside the server-side
     /// ones; a call of one ends the run, for the client to run it.
     pub client_tools: Vec<crate::llm::wire::ToolDefinition>,
-    /// The message's `enableTools` (seed 001), when it has one: tools on or off for this
+    /// The message's `enableTools` (docs/spec.md#agents), when it has one: tools on or off for this
     /// message, within what the agent allows.
     pub enable_tools: Option<bool>,
     /// The agent whose settings the run uses (a chat's, or `x_agent_id`'s); filled by the
@@ -43,18 +43,6 @@ pub struct RunOptions {
     /// The vector stores (each a chat's documents, owned by the caller) a Responses
     /// `file_search` tool named: file_search searches exactly these.
     pub file_search: Option<Vec<ChatId>>,
-}
-
-impl From<ChatError> for AppError {
-    fn from(err: ChatError) -> Self {
-        use crate::chat::tree::TreeError;
-        match err {
-            ChatError::Tree(TreeError::UnknownMessage(_)) => AppError::NotFound("message"),
-            ChatError::Tree(other) => AppError::InvalidRequest(other.to_string()),
-            ChatError::EmptyContent => AppError::InvalidRequest(err.to_string()),
-            ChatError::Database(db) => AppError::Database(db),
-        }
-    }
 }
 
 /// Refuses a message longer than `http.max_message_chars`: the one limit on a message however

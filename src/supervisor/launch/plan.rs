@@ -11,7 +11,6 @@ use super::agent::apply_agent;
 use super::{Launcher, RunOptions, RunPlan, chat_tools, deep_think, research_tools, sized};
 use crate::chat::session::ChatSession;
 use crate::config::ContextStrategy;
-use crate::error::AppError;
 use crate::llm::wire::{ChatMessage, ChatRequest, ToolDefinition};
 use crate::run::log::RunLog;
 use crate::tools;
@@ -37,12 +36,6 @@ pub enum Refusal {
     RequiredWithoutTools,
     #[error("tool_choice names {0}, which is not among this request's tools")]
     ToolChoiceNotOffered(String),
-}
-
-impl From<Refusal> for AppError {
-    fn from(refusal: Refusal) -> Self {
-        AppError::invalid(refusal.to_string())
-    }
 }
 
 /// A request's run, checked and ready to begin: what the launcher needs beyond the messages,
@@ -159,12 +152,14 @@ fn max_iterations(launcher: &Launcher, options: &RunOptions) -> Result<u32, Refu
 }
 
 fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedTool> {
-    // Deep Think has every research tool (seed 000), whatever else the request says.
+    // Deep Think has every research tool (docs/spec.md#deep-think), whatever else the request
+    // says.
     if deep_think(options) {
         return research_tools(launcher);
     }
     // An agent that names its tools has them on unless the message turns them off; the
-    // default agent's research tools are opt-in per request (seed 000).
+    // default agent's research tools are opt-in per request
+    // (docs/spec.md#which-tools-a-run-has).
     let named = options
         .agent
         .as_ref()

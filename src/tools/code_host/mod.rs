@@ -17,7 +17,7 @@ pub use results::{
     Browsed, ReviewParts, attach_contents, browse_results, decode_base64, tree_json,
 };
 
-/// `max_results` when the call names none (seed: 5).
+/// `max_results` when the call names none (the spec's 5: docs/spec.md#code-search).
 pub const DEFAULT_MAX_RESULTS: i64 = 5;
 /// Tree entries a review shows: a project's layout, not an inventory of a monorepo.
 pub const MAX_TREE_ENTRIES: usize = 500;
@@ -109,7 +109,7 @@ impl Repository {
     }
 }
 
-/// The arguments both tools take (seed 000 "code_search", "gitlab_code_search"); the
+/// The arguments both tools take (docs/spec.md#code-search); the
 /// descriptions of `query` and `repository` are each host's (`parameters_schema`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -1,7 +1,7 @@
-//! The `gitlab_code_search` tool (seed 000): `code_search`'s three modes against a GitLab v4
-//! API — blob search (global, or inside one project), project review, browsing files and
-//! directories. Projects are addressed by their URL-encoded path (`group%2Fproject`), then by
-//! id. Exists only when `tools.gitlab_api_url` is set; `tools.gitlab_token` is optional.
+//! The `gitlab_code_search` tool (docs/spec.md#code-search): `code_search`'s three modes against a
+//! GitLab v4 API — blob search (global, or inside one project), project review, browsing files and
+//! directories. Projects are addressed by their URL-encoded path (`group%2Fproject`), then by id.
+//! Exists only when `tools.gitlab_api_url` is set; `tools.gitlab_token` is optional.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,6 +4,11 @@
 //! governance. A server that fails or exits is reported in its health and reconnected with
 //! back-off; its tools are unavailable meanwhile, and a call of one is a tool error, never a
 //! failed run. Must not: reach the loop, a chat or the HTTP layer.
+//!
+//! `McpRegistry`: `tools()` (every tool the servers listed, which the launcher adds to the
+//! built-ins a request selects from; a down server's answer `mcp_unavailable`),
+//! `tool(server_id, tool_name)` (an agent's custom tool entry) and `health()` (for
+//! `GET /api/mcp/servers`).
 
 mod supervise;
 mod tool;

@@ -17,7 +17,8 @@ use crate::tools::fetch_url::FetchUrl;
 use crate::tools::gitlab_code_search::GitlabCodeSearch;
 use crate::tools::web_search::{Unavailable, WebSearch};
 
-/// A schema like a seed's `get_weather`, with a default, an enum, a range and a format.
+/// A schema like the spec's `get_weather` example (docs/spec.md#tool-schemas), with a default, an
+/// enum, a range and a format.
 fn weather() -> Value {
     json!({
         "type": "object",

@@ -1,11 +1,11 @@
-//! The `web_search` tool (seed 000): asks a search engine behind `SearchProvider`, then fetches
-//! the top results through the SSRF-safe `Fetcher` in parallel, sharing a character budget
-//! equally, so the model gets snippets and page text in one call. Pages fetched here land in the
-//! fetcher's cache, where fetch_url finds them. The engines are configuration
+//! The `web_search` tool (docs/spec.md#web_search): asks a search engine behind `SearchProvider`,
+//! then fetches the top results through the SSRF-safe `Fetcher` in parallel, sharing a character
+//! budget equally, so the model gets snippets and page text in one call. Pages fetched here land in
+//! the fetcher's cache, where fetch_url finds them. The engines are configuration
 //! (`tools.web_search_provider`): `duckduckgo` (no key), `searxng`, `brave`, or `Unavailable`,
 //! which answers with an error so a requested web_search is never dropped in silence. Providers
-//! call their engine with their own client: the engine is trusted configuration, not a URL
-//! chosen by the model, so the SSRF guard is for the fetched pages only.
+//! call their engine with their own client: the engine is trusted configuration, not a URL chosen
+//! by the model, so the SSRF guard is for the fetched pages only.
 
 mod brave;
 mod duckduckgo;

@@ -1,7 +1,7 @@
-// One ask_user question as a card, in every style of seed 000: default (options, single or
-// multi-select, free text when allowed), confirm, rating (1-5) and form. A pending card takes
-// an answer and hands it to `onAnswer`; an answered one shows the answer; a cancelled or
-// expired one says so.
+// One ask_user question as a card, in every style (docs/spec.md#ask_user): default (options, single
+// or multi-select, free text when allowed), confirm, rating (1-5) and form. A pending card takes an
+// answer and hands it to `onAnswer`; an answered one shows the answer; a cancelled or expired one
+// says so.
 
 import { h } from "../ui/dom.js";
 

@@ -1,6 +1,6 @@
-// What a document row says: its size in words, its type in a word, and its processing state
-// (seed 002's statuses, plus whether the content is searchable, the failure's reason and the
-// truncation warning) as one plain object. Pure functions: no DOM, no requests.
+// What a document row says: its size in words, its type in a word, and its processing state (the
+// statuses of docs/spec.md#documents-api, plus whether the content is searchable, the failure's
+// reason and the truncation warning) as one plain object. Pure functions: no DOM, no requests.
 
 const UNITS = ["bytes", "KB", "MB", "GB", "TB"];
 

@@ -1,10 +1,10 @@
-// The documents sidebar (seed 002's "Chat UI"): a drop zone and a file picker, uploads through
-// tus (`tus.js`) with progress, cancel and resume, the chat's documents newest first with
-// their size, type and inline status, delete with confirmation, and the toolbar button whose
-// badge counts the documents. The list is asked again while anything is processing, so the
-// badge and the marks follow the server without a reload. It draws only its own panel. A
-// knowledge base's page shows the same panel (`inline`, always open) over its own resource
-// (`base`: `/api/knowledge-bases/{id}`, which answers as a chat's `…/documents` and `…/uploads` do).
+// The documents sidebar (docs/spec.md#documents-sidebar): a drop zone and a file picker, uploads
+// through tus (`tus.js`) with progress, cancel and resume, the chat's documents newest first with
+// their size, type and inline status, delete with confirmation, and the toolbar button whose badge
+// counts the documents. The list is asked again while anything is processing, so the badge and the
+// marks follow the server without a reload. It draws only its own panel. A knowledge base's page
+// shows the same panel (`inline`, always open) over its own resource (`base`:
+// `/api/knowledge-bases/{id}`, which answers as a chat's `…/documents` and `…/uploads` do).
 import { api, chatPath, ApiError } from "../api.js";
 import { h } from "../ui/dom.js";
 import { confirmDialog } from "../ui/dialog.js";

@@ -1,9 +1,9 @@
-// Drives Colloquy's stateful Responses API with the official OpenAI Node SDK and with Vercel's
-// AI SDK's default OpenAI provider (which speaks the Responses API), as programs would: the
-// stream helper against a plain call, previous_response_id, a function-tool round trip, a
-// conversation, a vector store behind file_search, and seed 000's Node example as written (only
-// the base URL, key, model and vector store id substituted). Run by tests/api/responses_sdk.rs
-// with COLLOQUY_URL and COLLOQUY_KEY set; prints one JSON line of what it saw.
+// Drives Colloquy's stateful Responses API with the official OpenAI Node SDK and with Vercel's AI
+// SDK's default OpenAI provider (which speaks the Responses API), as programs would: the stream
+// helper against a plain call, previous_response_id, a function-tool round trip, a conversation, a
+// vector store behind file_search, and the spec's Node Responses example as written (only the base
+// URL, key, model and vector store id substituted). Run by tests/api/responses_sdk.rs with
+// COLLOQUY_URL and COLLOQUY_KEY set; prints one JSON line of what it saw.
 import OpenAI, { toFile } from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, stepCountIs, streamText, tool } from "ai";
@@ -63,7 +63,7 @@ const answered = await client.responses.create({
 });
 seen.function_answer = answered.output_text;
 
-// 4. A vector store, and seed 000's Node example.
+// 4. A vector store, and the spec's Node Responses example.
 const file = await client.files.create({
   file: await toFile(Buffer.from("# API design spec\n\nResources are nouns; versions live in the path.\n"), "spec.md"),
   purpose: "assistants",

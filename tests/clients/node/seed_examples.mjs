@@ -1,7 +1,7 @@
-// Seed 000's Node Chat Completions examples, and seed 002's Node.js (fetch) example, as
-// written: only the base URL, key, model, chat id, session token and document id are
-// substituted (from the environment). Each example is one function; those named on the
-// command line run in order.
+// The specification's Node Chat Completions examples and its documents API example in Node.js
+// (fetch), as written (docs/spec.md#examples): only the base URL, key, model, chat id, session
+// token and document id are substituted (from the environment). Each example is one function; those
+// named on the command line run in order.
 import OpenAI from "openai";
 
 const BASE_URL = `${process.env.COLLOQUY_URL}/v1`;
@@ -151,7 +151,7 @@ async function artifact_creation_flow() {
 }
 
 async function document_management() {
-  // Seed 002, "Node.js (fetch)".
+  // The documents API example, Node.js (fetch).
   const base = `${process.env.COLLOQUY_URL}/chat/api`;
   const chatId = process.env.CHAT_ID;
   const headers = { "Cookie": `session=${process.env.SESSION}` };

@@ -1,0 +1,249 @@
+//! The typed kernel of a run: what one run of the loop is given (`RunSpec`, made only by
+//! `RunSpec::new`, with the server-wide `RunHandles` it shares with every other run), where it
+//! resumes from (`ResumePoint`), what it produces (`LoopOutcome`), where it may stop to wait
+//! (`Pause`, `Waiting`), how a wait is cut short (`Interrupt`, `guarded`) and a Deep Think
+//! sub-task's bounds (`SubtaskBounds`). The loop and Deep Think both build on these types, so
+//! neither needs the other's: Deep Think drives the loop, the loop never names Deep Think (the
+//! architecture test holds that).
+
+use entities::ids::MessageId;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Addr;
+use serde_json::Value;
+
+use super::rate_limit::ToolRateLimiter;
+use super::sources::Sources;
+use super::tool_round::ToolCache;
+use crate::chat::session::ChatSession;
+use crate::config::{AgentConfig, ContextStrategy};
+use crate::llm::LlmClient;
+use crate::llm::wire::{ChatMessage, ChatRequest, ToolCall, ToolDefinition, Usage};
+use crate::run::events::{RunError, StopReason};
+use crate::run::log::RunLog;
+use crate::tools::SharedTool;
+use crate::tools::chat_context::Parts;
+
+/// What every run on this server shares: the model client, the loop's limits, the tool
+/// result cache, the research rate limit, the metrics and the chats' images.
+#[derive(Clone)]
+pub struct RunHandles {
+    pub llm: LlmClient,
+    pub limits: AgentConfig,
+    pub cache: ToolCache,
+    /// How long a question a run asks stays answerable.
+    pub ask_expiry: Duration,
+    pub rate_limiter: Arc<ToolRateLimiter>,
+    pub metrics: Arc<crate::metrics::Metrics>,
+    /// Where the chats' images are read from (`None`: runs carry no stored images).
+    pub attachments: Option<crate::chat::attachments::Attachments>,
+}
+
+/// Everything one run needs. Made by `RunSpec::new` (and `phase`, which uses it); the fields
+/// a run sets apart from the defaults are set on the result.
+pub struct RunSpec {
+    pub log: Arc<RunLog>,
+    pub llm: LlmClient,
+    pub limits: AgentConfig,
+    /// Model, sampling options; `messages` and `tools` are filled in per call.
+    pub template: ChatRequest,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<SharedTool>,
+    pub max_iterations: u32,
+    pub cache: ToolCache,
+    /// The chat to persist the answer to, and the user message it replies to.
+    pub chat: Option<(Addr<ChatSession>, MessageId)>,
+    /// Where a resumed run left off (its messages already end with the user's answer).
+    pub resume: Option<ResumePoint>,
+    /// The ask whose answer this run continues from.
+    pub completes_ask: Option<entities::ids::AskCorrelationId>,
+    /// How long a question this run asks stays answerable.
+    pub ask_expiry: Duration,
+    /// Research tool calls are counted against this project (API key or user).
+    pub project: String,
+    pub rate_limiter: Arc<ToolRateLimiter>,
+    /// The answer's message parts (artifacts), filled by chat tools.
+    pub parts: Parts,
+    /// What to do with history that outgrows the model's context.
+    pub context_strategy: ContextStrategy,
+    /// The client's own tools: offered with the server's; a call of one ends the run.
+    pub client_tools: Vec<ToolDefinition>,
+    /// Set when this loop is a Deep Think sub-task: its bounds, and where its sources go.
+    pub subtask: Option<SubtaskBounds>,
+    /// When the loop must stop; `None`: `limits.run_time_budget_secs` from its start (a Deep
+    /// Think run's phases share the run's).
+    pub deadline: Option<tokio::time::Instant>,
+    /// Where tool calls and the run's end are counted.
+    pub metrics: Arc<crate::metrics::Metrics>,
+    /// Where the chat's images are read from (`None`: the messages carry no stored images).
+    pub attachments: Option<crate::chat::attachments::Attachments>,
+}
+
+impl RunSpec {
+    /// A run logging to `log`, over `messages` with `tools`, from `template` (model and
+    /// options): outside any chat, not resumed, the configured iteration cap, research counted
+    /// against the run's owner, the default context strategy, no client tools, no deadline of
+    /// its own.
+    pub fn new(
+        handles: RunHandles,
+        log: Arc<RunLog>,
+        template: ChatRequest,
+        messages: Vec<ChatMessage>,
+        tools: Vec<SharedTool>,
+    ) -> Self {
+        Self {
+            project: log.owner_id.to_string(),
+            log,
+            max_iterations: handles.limits.max_iterations,
+            llm: handles.llm,
+            limits: handles.limits,
+            template,
+            messages,
+            tools,
+            cache: handles.cache,
+            chat: None,
+            resume: None,
+            completes_ask: None,
+            ask_expiry: handles.ask_expiry,
+            rate_limiter: handles.rate_limiter,
+            parts: Parts::default(),
+            context_strategy: ContextStrategy::default(),
+            client_tools: Vec::new(),
+            subtask: None,
+            deadline: None,
+            metrics: handles.metrics,
+            attachments: handles.attachments,
+        }
+    }
+
+    /// The handles this run shares with every other.
+    pub fn handles(&self) -> RunHandles {
+        RunHandles {
+            llm: self.llm.clone(),
+            limits: self.limits.clone(),
+            cache: self.cache.clone(),
+            ask_expiry: self.ask_expiry,
+            rate_limiter: self.rate_limiter.clone(),
+            metrics: self.metrics.clone(),
+            attachments: self.attachments.clone(),
+        }
+    }
+
+    /// A loop for one phase of this run (Deep Think's): its log, model, limits, cache and rate
+    /// limiter, with these messages and tools, no response format or tool choice of the
+    /// client's, no client tools, within `deadline`. `chat` is where drafts go (`false`: the
+    /// text is not an answer).
+    pub fn phase(
+        &self,
+        messages: Vec<ChatMessage>,
+        tools: Vec<SharedTool>,
+        max_iterations: u32,
+        chat: bool,
+        deadline: tokio::time::Instant,
+    ) -> Self {
+        let mut template = self.template.clone();
+        template.tool_choice = None;
+        template.extra.remove("response_format");
+        let mut phase = Self::new(self.handles(), self.log.clone(), template, messages, tools);
+        phase.max_iterations = max_iterations;
+        phase.chat = if chat { self.chat.clone() } else { None };
+        phase.project = self.project.clone();
+        phase.context_strategy = self.context_strategy;
+        phase.deadline = Some(deadline);
+        // A phase's messages are Deep Think's own text: the question's images are not sent.
+        phase.attachments = None;
+        phase
+    }
+}
+
+/// A sub-task's bounds within its Deep Think run.
+#[derive(Clone)]
+pub struct SubtaskBounds {
+    /// Tokens (input + output, as the upstream counts them) after which the sub-task ends.
+    pub token_budget: u64,
+    /// Where the URLs its tools returned are collected.
+    pub sources: Sources,
+}
+
+/// The loop's counters at a pause, restored on resume.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct ResumePoint {
+    pub tool_rounds: u32,
+    pub iterations: u32,
+    pub usage: Usage,
+    /// The part of `usage` spent on tool rounds (absent in checkpoints made before it was kept).
+    #[serde(default)]
+    pub research_usage: Usage,
+    pub content: String,
+    /// The reasoning before the pause, and how long it took (none in older checkpoints).
+    #[serde(default)]
+    pub reasoning: String,
+    #[serde(default)]
+    pub reasoning_ms: u64,
+}
+
+/// What the loop produced.
+#[derive(Debug)]
+pub(super) struct LoopOutcome {
+    pub(super) content: String,
+    pub(super) reasoning: Option<crate::chat::tree::Reasoning>,
+    pub(super) stop_reason: StopReason,
+    pub(super) usage: Usage,
+    /// The part of `usage` spent on research (tool rounds; Deep Think's phases before its
+    /// report).
+    pub(super) research_usage: Usage,
+    pub(super) iterations: u32,
+    pub(super) error: Option<RunError>,
+    pub(super) pause: Option<Pause>,
+}
+
+/// Where a run in a stored chat stopped to wait, with what it needs to go on.
+#[derive(Debug)]
+pub(super) struct Pause {
+    pub(super) waiting: Waiting,
+    pub(super) messages: Vec<ChatMessage>,
+    pub(super) tool_rounds: u32,
+}
+
+/// What a paused run waits for.
+#[derive(Debug)]
+pub(super) enum Waiting {
+    /// The person's answer to an ask_user question.
+    Answer {
+        tool_call_id: String,
+        question: Value,
+    },
+    /// The results of the client's own tools, which the model called (the last of
+    /// `messages` is the call).
+    ClientTools { calls: Vec<ToolCall> },
+}
+
+/// How a wait inside the loop ended.
+pub(super) enum Interrupt {
+    Cancelled,
+    OutOfTime,
+}
+
+impl Interrupt {
+    pub(super) fn reason(&self) -> StopReason {
+        match self {
+            Self::Cancelled => StopReason::Cancelled,
+            Self::OutOfTime => StopReason::TimeBudget,
+        }
+    }
+}
+
+/// Waits for `future` unless the run is cancelled or out of time first.
+pub(super) async fn guarded<F: std::future::Future>(
+    log: &RunLog,
+    deadline: tokio::time::Instant,
+    future: F,
+) -> Result<F::Output, Interrupt> {
+    tokio::select! {
+        biased;
+        () = log.cancel.cancelled() => Err(Interrupt::Cancelled),
+        () = tokio::time::sleep_until(deadline) => Err(Interrupt::OutOfTime),
+        output = future => Ok(output),
+    }
+}
