@@ -25,6 +25,7 @@ use crate::agent::tool_round::new_tool_cache;
 use crate::auth::{Accounts, LoginThrottle, bootstrap_admin};
 use crate::chat::Chats;
 use crate::config::{Config, MAX_CUT_OFF_ATTEMPTS};
+use crate::http::admission::{Admission, admit};
 use crate::llm::LlmClient;
 use crate::state::AppState;
 use crate::supervisor::ChatSupervisor;
@@ -252,10 +253,14 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let max_json_body_bytes = config.http.max_json_body_bytes;
     let max_v1_body_bytes = config.http.max_v1_body_bytes;
     let metrics = state.launcher.metrics.clone();
+    crate::os_limits::check_open_files(config.http.max_in_flight);
+    // One count for the whole process, shared by every worker.
+    let admission = Admission::new(config.http.max_in_flight, config.http.retry_after_secs);
     let data = web::Data::new(state);
     let mut server = HttpServer::new(move || {
-        let metrics = metrics.clone();
+        let (metrics, admission) = (metrics.clone(), admission.clone());
         App::new()
+            .wrap_fn(move |req, service| admit(admission.clone(), req, service))
             .wrap_fn(move |req, service| crate::http::count_request(metrics.clone(), req, service))
             .wrap_fn(crate::http::request_id_header)
             .wrap(TracingLogger::<RequestSpan>::new())

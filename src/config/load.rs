@@ -108,6 +108,9 @@ impl Config {
                  least max_images_per_message",
             );
         }
+        if self.http.max_in_flight == 0 {
+            return invalid("http.max_in_flight must be at least 1");
+        }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections must be at least 1");
         }

@@ -7,6 +7,7 @@
 //! stream dialect), `run_usage` (`x_chat.metadata`'s usage), `run_failure` (the one place a
 //! failed run becomes an HTTP error), `images` (the images of `/v1` messages) and `ui`.
 
+pub mod admission;
 mod agents;
 mod artifacts;
 mod asks;

@@ -5,6 +5,7 @@ mod agents;
 mod artifacts_memory;
 mod ask_user;
 mod auth;
+mod backpressure;
 mod browser;
 mod chat_engine;
 mod chats;
