@@ -217,3 +217,7 @@ impl SqlConfig {
         None
     }
 }
+
+#[cfg(test)]
+#[path = "sql_tests.rs"]
+mod tests;
