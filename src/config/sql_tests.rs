@@ -52,7 +52,10 @@ fn colloquys_own_sqlite_file_is_refused_however_its_path_is_written() {
         let mut config = own.clone();
         config.sql.databases = vec![database("own", &spelling)];
         let problem = config.validate().unwrap_err().to_string();
-        assert!(problem.contains("Colloquy's own database"), "{spelling}: {problem}");
+        assert!(
+            problem.contains("Colloquy's own database"),
+            "{spelling}: {problem}"
+        );
     }
     let mut elsewhere = own.clone();
     elsewhere.sql.databases = vec![database(
@@ -81,8 +84,14 @@ fn colloquys_own_postgres_database_is_refused_by_server_port_and_name() {
     ] {
         let toml = format!("[[sql.databases]]\nid = \"x\"\nurl = \"{same}\"\n");
         let problem = refusal(declaring(Some(own), &toml));
-        assert!(problem.contains("Colloquy's own database"), "{same}: {problem}");
-        assert!(!problem.contains("other") && !problem.contains("pw"), "{problem}");
+        assert!(
+            problem.contains("Colloquy's own database"),
+            "{same}: {problem}"
+        );
+        assert!(
+            !problem.contains("other") && !problem.contains("pw"),
+            "{problem}"
+        );
     }
     for other in [
         "postgres://reader@127.0.0.1/shop",
@@ -97,14 +106,23 @@ fn colloquys_own_postgres_database_is_refused_by_server_port_and_name() {
 #[test]
 fn ids_urls_and_limits_out_of_bounds_are_refused_without_repeating_the_url() {
     let cases = [
-        ("[[sql.databases]]\nid = \"Shop\"\nurl = \"sqlite:///tmp/a.db\"\n", "lowercase"),
+        (
+            "[[sql.databases]]\nid = \"Shop\"\nurl = \"sqlite:///tmp/a.db\"\n",
+            "lowercase",
+        ),
         (
             "[[sql.databases]]\nid = \"a\"\nurl = \"sqlite:///tmp/a.db\"\n\
              [[sql.databases]]\nid = \"a\"\nurl = \"sqlite:///tmp/b.db\"\n",
             "declared twice",
         ),
-        ("[[sql.databases]]\nid = \"a\"\nurl = \"mysql://u:hidden@h/db\"\n", "postgres://"),
-        ("[[sql.databases]]\nid = \"a\"\nurl = \"sqlite::memory:\"\n", "SQLite file"),
+        (
+            "[[sql.databases]]\nid = \"a\"\nurl = \"mysql://u:hidden@h/db\"\n",
+            "postgres://",
+        ),
+        (
+            "[[sql.databases]]\nid = \"a\"\nurl = \"sqlite::memory:\"\n",
+            "SQLite file",
+        ),
         (
             "[[sql.databases]]\nid = \"a\"\nurl = \"sqlite:///tmp/a.db\"\nmax_rows = 0\n",
             "max_rows",
@@ -113,10 +131,7 @@ fn ids_urls_and_limits_out_of_bounds_are_refused_without_repeating_the_url() {
             "[[sql.databases]]\nid = \"a\"\nurl = \"sqlite:///tmp/a.db\"\ntimeout_ms = 15000\n",
             "agent.tool_timeout_secs",
         ),
-        (
-            "[sql]\nschema_refresh_secs = 0\n",
-            "schema_refresh_secs",
-        ),
+        ("[sql]\nschema_refresh_secs = 0\n", "schema_refresh_secs"),
     ];
     for (toml, expected) in cases {
         let problem = refusal(declaring(None, toml));

@@ -125,7 +125,9 @@ impl SqlDatabase {
     /// Reads the tables and columns now and keeps them; false when they could not be read.
     async fn refresh_schema(&self) -> bool {
         let read = match &self.target {
-            SqlTarget::Postgres(options) => postgres::schema(options, SCHEMA_READ_TIMEOUT).await,
+            SqlTarget::Postgres(options) => {
+                postgres::schema(self.id(), options, SCHEMA_READ_TIMEOUT).await
+            }
             SqlTarget::Sqlite(path) => sqlite::schema(path, SCHEMA_READ_TIMEOUT).await,
         };
         match read {

@@ -13,8 +13,8 @@ use sea_orm::sqlx::postgres::{
     Postgres,
 };
 use sea_orm::sqlx::{
-    self, AssertSqlSafe, Column, Connection, Decode, Executor, Row, SqlSafeStr, Statement,
-    TypeInfo, ValueRef,
+    self, AssertSqlSafe, Column, ConnectOptions, Connection, Decode, Executor, Row, SqlSafeStr,
+    Statement, TypeInfo, ValueRef,
 };
 use serde_json::Value;
 
@@ -71,7 +71,12 @@ pub(super) async fn query(
 }
 
 async fn connect(options: &PgConnectOptions) -> Result<PgConnection, QueryError> {
-    let options = options.clone().application_name(APPLICATION_NAME);
+    // A model's statements are not Colloquy's: the per-call log line and metrics cover them,
+    // and their text (which may hold what a user typed) stays out of the log.
+    let options = options
+        .clone()
+        .application_name(APPLICATION_NAME)
+        .disable_statement_logging();
     match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
         Ok(Ok(connection)) => Ok(connection),
         Ok(Err(err)) => Err(QueryError::Unavailable(err.to_string())),
@@ -243,6 +248,7 @@ pub(super) fn cell(raw: PgValueRef<'_>) -> Cell {
 /// privilege on), at most `schema::MAX_COLUMNS`, read-only under `timeout`. Warns when the
 /// role is a superuser: the read-only transaction is then the only wall.
 pub(super) async fn schema(
+    id: &str,
     options: &PgConnectOptions,
     timeout: Duration,
 ) -> Result<Vec<SchemaColumn>, QueryError> {
@@ -258,6 +264,7 @@ pub(super) async fn schema(
             .map_err(failure)?;
         if superuser == "on" {
             tracing::warn!(
+                sql_database = %id,
                 "an execute_sql database is reached as a superuser: declare a role that may \
                  only read (a superuser can reach the server's files and programs)"
             );

@@ -52,6 +52,8 @@ async fn connect(path: &Path, busy: Duration) -> Result<SqliteConnection, QueryE
         .create_if_missing(false)
         .pragma("query_only", "ON")
         .busy_timeout(busy)
+        // A model's statements stay out of the log, as on PostgreSQL.
+        .disable_statement_logging()
         .connect()
         .await
         .map_err(|err| QueryError::Unavailable(err.to_string()))

@@ -131,7 +131,11 @@ fn rows_past_max_rows_or_the_byte_cap_are_left_out_and_marked_truncated() {
         kept += 1;
     }
     let result = table.into_json();
-    assert!(result.to_string().len() <= 300, "{}", result.to_string().len());
+    assert!(
+        result.to_string().len() <= 300,
+        "{}",
+        result.to_string().len()
+    );
     assert_eq!(result["row_count"], kept);
     assert!(kept > 0 && result["truncated"] == true);
 
@@ -161,7 +165,10 @@ fn the_schema_listing_groups_columns_by_table_and_stays_bounded() {
         .collect();
     let listing = describe(&many);
     assert!(listing.len() <= MAX_SCHEMA_CHARS + 200, "{}", listing.len());
-    assert!(listing.ends_with("look them up in the database's catalog."), "{listing}");
+    assert!(
+        listing.ends_with("look them up in the database's catalog."),
+        "{listing}"
+    );
     assert_eq!(describe(&[]), "(no tables are visible to this connection)");
 }
 
@@ -214,10 +221,18 @@ async fn a_sqlite_query_gives_typed_rows_and_its_schema_is_read() {
             "truncated": true,
         })
     );
-    let empty = sqlite::query(&path, "SELECT name FROM items WHERE id > 10", &limits(2, 10_000))
-        .await
-        .unwrap();
-    assert_eq!(empty["columns"], json!(["name"]), "columns even without rows");
+    let empty = sqlite::query(
+        &path,
+        "SELECT name FROM items WHERE id > 10",
+        &limits(2, 10_000),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        empty["columns"],
+        json!(["name"]),
+        "columns even without rows"
+    );
     assert_eq!(empty["row_count"], 0);
 
     let columns = sqlite::schema(&path, Duration::from_secs(5)).await.unwrap();
@@ -249,7 +264,9 @@ async fn sqlite_refuses_writes_second_statements_and_long_statements_and_nothing
         assert!(message.contains("readonly database"), "{message}");
     }
     // A setting one call changes does not reach the next: each call has its own connection.
-    sqlite::query(&path, "PRAGMA query_only = OFF", &limits).await.unwrap();
+    sqlite::query(&path, "PRAGMA query_only = OFF", &limits)
+        .await
+        .unwrap();
     let (kind, _) = refusal(sqlite::query(&path, "DELETE FROM items", &limits).await);
     assert_eq!(kind, Refusal::ReadOnly);
 
@@ -273,7 +290,11 @@ async fn sqlite_refuses_writes_second_statements_and_long_statements_and_nothing
     let (kind, message) = refusal(sqlite::query(&path, endless, &short).await);
     assert_eq!(kind, Refusal::Timeout);
     assert!(message.contains("interrupted"), "{message}");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 
     assert_eq!(count_items(&path).await, 3, "nothing changed");
 }
@@ -283,6 +304,9 @@ async fn a_missing_sqlite_file_is_unavailable_and_not_created() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("absent.db");
     let result = sqlite::query(&path, "SELECT 1", &limits(10, 10_000)).await;
-    assert!(matches!(result, Err(QueryError::Unavailable(_))), "{result:?}");
+    assert!(
+        matches!(result, Err(QueryError::Unavailable(_))),
+        "{result:?}"
+    );
     assert!(!path.exists());
 }
