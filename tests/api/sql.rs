@@ -202,7 +202,7 @@ async fn an_agents_chat_answers_from_a_seeded_postgres_database_and_every_write_
     );
     assert!(
         description
-            .contains("orders(id integer, customer_id integer, total numeric, state user-defined)"),
+            .contains("orders(id integer, customer_id integer, total numeric, state order_state)"),
         "{description}"
     );
     assert!(

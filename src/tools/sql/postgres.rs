@@ -270,7 +270,10 @@ pub(super) async fn schema(
             );
         }
         let rows: Vec<(String, String, String, String)> = sqlx::query_as(
-            "SELECT table_schema::text, table_name::text, column_name::text, data_type::text \
+            // An enum or other user-defined type by its own name, an array by its element's.
+            "SELECT table_schema::text, table_name::text, column_name::text, \
+             CASE data_type WHEN 'USER-DEFINED' THEN udt_name::text \
+             WHEN 'ARRAY' THEN ltrim(udt_name::text, '_') || '[]' ELSE data_type::text END \
              FROM information_schema.columns \
              WHERE table_schema NOT IN ('pg_catalog', 'information_schema') \
              ORDER BY table_schema, table_name, ordinal_position LIMIT $1",
