@@ -120,6 +120,7 @@ impl Application {
             .chain(crate::supervisor::launch::CHAT_TOOL_NAMES.map(str::to_string))
             .collect();
         let mcp = McpRegistry::start(&config.mcp, reserved);
+        let sql = crate::tools::sql::SqlDatabases::start(&config.sql);
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
         let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
@@ -147,6 +148,7 @@ impl Application {
             ask_user: Arc::new(AskUser::new(config_ask_user)),
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
             mcp,
+            sql,
         };
         let state = AppState {
             launcher,

@@ -28,6 +28,7 @@ mod m20261124_000021_agent_defaults;
 mod m20261125_000022_responses_files_vector_stores;
 mod m20261126_000023_add_message_reasoning;
 mod m20261126_000024_create_attachments_table;
+mod m20261127_000027_add_agent_sql_database;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 15] = [
@@ -79,6 +80,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000022_responses_files_vector_stores::Migration),
             Box::new(m20261126_000023_add_message_reasoning::Migration),
             Box::new(m20261126_000024_create_attachments_table::Migration),
+            Box::new(m20261127_000027_add_agent_sql_database::Migration),
         ]
     }
 }

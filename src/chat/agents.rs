@@ -1,6 +1,7 @@
-//! Agents (docs/spec.md#agents): a user's named chat configurations — system prompt, model, whether
-//! tools are on, which tools (`enabled_tools`), and custom MCP tool entries. Every user has a
-//! default agent (id `agent_<user id>`, made when first needed); every chat belongs to one.
+//! Agents (docs/spec.md#agents): a user's named chat configurations — system prompt, model, whether tools
+//! are on, which tools (`enabled_tools`), custom MCP tool entries, and the declared database its
+//! `execute_sql` queries (`sql_database`). Every user has a default agent (id `agent_<user id>`,
+//! made when first needed); every chat belongs to one.
 
 use chrono::Utc;
 use entities::agents;
@@ -52,6 +53,8 @@ pub struct Agent {
     /// `None`: every tool the request turns on.
     pub enabled_tools: Option<Vec<String>>,
     pub custom_tools: Vec<CustomTool>,
+    /// The `[[sql.databases]]` id `execute_sql` queries; `None`: the only one declared.
+    pub sql_database: Option<String>,
     pub is_default: bool,
     pub created_at: chrono::DateTime<Utc>,
     pub updated_at: chrono::DateTime<Utc>,
@@ -72,6 +75,7 @@ impl From<agents::Model> for Agent {
             system_prompt: row.system_prompt,
             model: row.model,
             tools_enabled: row.tools_enabled,
+            sql_database: row.sql_database,
             is_default: row.is_default,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -93,6 +97,8 @@ pub struct AgentFields {
     #[serde(default, with = "serde_with_null")]
     pub enabled_tools: Option<Option<Vec<String>>>,
     pub custom_tools: Option<Vec<CustomTool>>,
+    #[serde(default, with = "serde_with_null")]
+    pub sql_database: Option<Option<String>>,
 }
 
 /// `Some(None)` for an explicit `null`, `None` for a missing field.
@@ -170,6 +176,14 @@ impl AgentFields {
                 )));
             }
         }
+        if let Some(Some(database)) = &self.sql_database
+            && !name_ok(database)
+        {
+            return Err(invalid(
+                "sql_database must be a declared database's id (letters, digits, '_' and '-'), \
+                 or null for the only one declared",
+            ));
+        }
         if let Some(custom) = &self.custom_tools {
             if custom.len() > MAX_TOOLS {
                 return Err(invalid(format!(
@@ -231,6 +245,7 @@ impl Agents {
             enabled_tools: Set(None),
             is_default: Set(true),
             custom_tools: Set(None),
+            sql_database: Set(None),
             created_at: Set(now),
             updated_at: Set(now),
         }
@@ -299,6 +314,7 @@ impl Agents {
             enabled_tools: Set(fields.enabled_tools.flatten().map(Value::from)),
             is_default: Set(false),
             custom_tools: Set(fields.custom_tools.map(|c| serde_json::json!(c))),
+            sql_database: Set(fields.sql_database.flatten()),
             created_at: Set(now),
             updated_at: Set(now),
         }
@@ -337,6 +353,9 @@ impl Agents {
         }
         if let Some(custom) = fields.custom_tools {
             active.custom_tools = Set(Some(serde_json::json!(custom)));
+        }
+        if let Some(database) = fields.sql_database {
+            active.sql_database = Set(database);
         }
         active.updated_at = Set(Utc::now());
         Ok(active.update(&self.db).await?.into())

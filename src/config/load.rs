@@ -141,6 +141,13 @@ impl Config {
         if let Some(problem) = self.mcp.problem() {
             return invalid(&problem);
         }
+        let own_database = self.database_url();
+        if let Some(problem) = self
+            .sql
+            .problem(&own_database, self.agent.tool_timeout_secs)
+        {
+            return invalid(&problem);
+        }
         Ok(())
     }
 }

@@ -7,7 +7,8 @@
 //! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `agent`
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
 //! (`[retrieval]`, `[memory]`, `[documents]`), `attachments` (`[attachments]`, images on
-//! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice); `load` reads
+//! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice), `sql` (`[sql]`,
+//! the databases `execute_sql` reads, from the file only in practice); `load` reads
 //! and validates, `lenient` deserialises strings from untyped environment values; `threads`
 //! sets the numeric libraries' thread counts at start-up.
 //!
@@ -23,6 +24,7 @@ mod load;
 mod mcp;
 mod retrieval;
 mod server;
+mod sql;
 mod threads;
 mod tools;
 
@@ -44,6 +46,7 @@ pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
 pub use retrieval::{DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig};
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
+pub use sql::{MAX_SQL_DATABASE_ID_CHARS, MAX_SQL_ROWS, SqlConfig, SqlDatabaseConfig, SqlTarget};
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
 
 /// Times work resumed at start-up (a document's processing, an answered ask's continuation)
@@ -90,6 +93,8 @@ pub struct Config {
     pub ask_user: AskUserConfig,
     /// `[mcp]`: the MCP servers whose tools runs may call.
     pub mcp: McpConfig,
+    /// `[sql]`: the databases `execute_sql` may query.
+    pub sql: SqlConfig,
 }
 
 impl Default for Config {
@@ -116,6 +121,7 @@ impl Default for Config {
             deep_think: DeepThinkConfig::default(),
             ask_user: AskUserConfig::default(),
             mcp: McpConfig::default(),
+            sql: SqlConfig::default(),
         }
     }
 }

@@ -21,6 +21,7 @@ mod agent;
 mod chat;
 mod options;
 mod plan;
+mod sql;
 
 use agent::agent_of;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
@@ -30,6 +31,8 @@ use chat::{document_context, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
 use plan::plan;
+pub use sql::check_sql_database;
+pub(super) use sql::resumed_sql_tool;
 
 /// What launching and resuming runs needs, and no more: built once at start-up beside
 /// `AppState` (which holds one), so this floor never reaches up to the application's state.
@@ -61,6 +64,8 @@ pub struct Launcher {
     pub mcp: crate::tools::mcp::McpRegistry,
     /// The images attached to user messages.
     pub attachments: crate::chat::attachments::Attachments,
+    /// The databases `execute_sql` may query (`[[sql.databases]]`).
+    pub sql: crate::tools::sql::SqlDatabases,
 }
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this

@@ -13,7 +13,9 @@ use crate::tools;
 use crate::llm::wire::{ChatMessage, Role};
 use crate::tools::chat_context::Parts;
 
-use super::launch::{CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_message_length};
+use super::launch::{
+    CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_message_length, resumed_sql_tool,
+};
 
 /// Answers a pending question and resumes its run. `chat_id` is checked when the request names
 /// one. Answering twice is a conflict; an expired question is gone; someone else's is not found.
@@ -262,6 +264,14 @@ pub async fn resume_answered(
         &parts,
         documents,
     ));
+    // execute_sql is the chat's agent's, over its database.
+    if checkpoint
+        .tools
+        .iter()
+        .any(|name| name == crate::tools::sql::EXECUTE_SQL)
+    {
+        tools.extend(resumed_sql_tool(launcher, &ask.user_id, &ask.chat_id).await);
+    }
     let context_strategy = launcher
         .chats
         .get_owned(&ask.user_id, &ask.chat_id)

@@ -28,6 +28,7 @@ pub mod gitlab_code_search;
 pub mod mcp;
 pub mod memory;
 pub mod schema;
+pub mod sql;
 pub mod web_search;
 
 use std::sync::Arc;

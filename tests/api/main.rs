@@ -41,6 +41,7 @@ mod run_errors;
 mod seed_details;
 mod seed_examples;
 mod sign_in;
+mod sql;
 mod sse;
 mod subprocess;
 mod test_tools;

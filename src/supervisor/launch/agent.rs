@@ -1,6 +1,6 @@
-//! An agent's part in a run (docs/spec.md#agents): its `enabled_tools` and the message's
-//! `enableTools` applied to the run's tools, its custom MCP tools, the tools its chats can call,
-//! and a chat's agent.
+//! An agent's part in a run (docs/spec.md#agents): its `enabled_tools` and the message's `enableTools`
+//! applied to the run's tools, its custom MCP tools and `execute_sql`, the tools its chats can
+//! call, and a chat's agent.
 
 use std::sync::Arc;
 
@@ -9,8 +9,9 @@ use crate::error::{AppError, AppResult};
 use crate::tools;
 
 /// Applies the agent and the message's `enableTools` to a run's tools: none when either turns
-/// tools off; else only those the agent's `enabled_tools` names (with the aliases `browse_url`
-/// and `search_knowledge` when it names them, docs/spec.md#tool-aliases).
+/// tools off; else only those the agent's `enabled_tools` names (with the aliases (docs/spec.md#tool-aliases)
+/// `browse_url` and `search_knowledge`, and `execute_sql` over its database, when it names
+/// them).
 pub(super) fn apply_agent(
     launcher: &Launcher,
     options: &RunOptions,
@@ -54,6 +55,9 @@ pub(super) fn apply_agent(
             search,
         )));
     }
+    if let Some(agent) = &options.agent {
+        tools.extend(super::sql::sql_tool(launcher, agent));
+    }
     tools.retain(|t| names(t.name()));
     add_missing(tools, custom);
 }
@@ -80,9 +84,10 @@ fn add_missing(tools: &mut Vec<tools::SharedTool>, more: Vec<tools::SharedTool>)
     }
 }
 
-/// The definitions of the tools an agent's chats can call now (`GET /api/agents/{id}/chat/tools`):
-/// every research tool (a request may choose any), the chat's own tools, the aliases
-/// (docs/spec.md#tool-aliases) when named — after `enabled_tools`; none when its tools are off.
+/// The definitions of the tools an agent's chats can call now (`GET
+/// /api/agents/{id}/chat/tools`): every research tool (a request may choose any), the chat's
+/// own tools, the aliases (docs/spec.md#tool-aliases) and `execute_sql` (over the agent's database) when named —
+/// after `enabled_tools`; none when its tools are off.
 pub fn agent_tool_definitions(
     launcher: &Launcher,
     agent: &crate::chat::agents::Agent,
@@ -105,6 +110,7 @@ pub fn agent_tool_definitions(
             ));
         }
         definitions.extend(chat::search_knowledge_definition(launcher));
+        definitions.extend(super::sql::sql_tool(launcher, agent).map(|tool| tool.definition()));
         definitions.retain(|d| named.contains(&d.function.name));
     }
     for tool in custom_tools(launcher, agent) {
@@ -121,9 +127,10 @@ pub fn agent_tool_definitions(
 
 /// Refuses an agent's `enabled_tools` that names a tool this server cannot give it (`400
 /// unknown_tool`, every such name in the message): a name is one of the research tools this
-/// server offers, a chat tool, one of the aliases (`browse_url`, `search_knowledge`), or
-/// a tool an MCP server has listed. A research tool Colloquy has but this server does not
-/// configure (code_search without a GitHub token) is refused too, saying what it needs.
+/// server offers, a chat tool, one of the aliases (docs/spec.md#tool-aliases) (`browse_url`, `search_knowledge`),
+/// `execute_sql` when a database is declared, or a tool an MCP server has listed. A tool
+/// Colloquy has but this server does not configure (code_search without a GitHub token,
+/// execute_sql without a database) is refused too, saying what it needs.
 pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<()> {
     let mut known: Vec<String> = launcher
         .available_tools()
@@ -132,11 +139,15 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         .collect();
     known.extend(chat::CHAT_TOOL_NAMES.map(str::to_string));
     known.extend(crate::tools::alias::Alias::NAMES.map(str::to_string));
+    if !launcher.sql.is_empty() {
+        known.push(tools::sql::EXECUTE_SQL.to_string());
+    }
     let mut problems = Vec::new();
     let missing: Vec<&String> = named.iter().filter(|n| !known.contains(n)).collect();
-    let (unconfigured, unknown): (Vec<&String>, Vec<&String>) = missing
-        .into_iter()
-        .partition(|n| tools::RESEARCH_TOOLS.iter().any(|(name, _)| name == n));
+    let (unconfigured, unknown): (Vec<&String>, Vec<&String>) =
+        missing.into_iter().partition(|n| {
+            tools::RESEARCH_TOOLS.iter().any(|(name, _)| name == n) || *n == tools::sql::EXECUTE_SQL
+        });
     if !unknown.is_empty() {
         let names: Vec<&str> = unknown.iter().map(|n| n.as_str()).collect();
         known.sort();
@@ -157,7 +168,7 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         let needs = tools::RESEARCH_TOOLS
             .iter()
             .find(|(tool, _)| tool == name)
-            .map_or("", |(_, needs)| *needs);
+            .map_or(tools::sql::EXECUTE_SQL_NEEDS, |(_, needs)| *needs);
         problems.push(format!(
             "{name} is not configured on this server (it needs {needs})"
         ));

@@ -83,6 +83,7 @@ async fn fixture() -> Fixture {
         supervisor: supervisor.start(),
         tools: Arc::new(research),
         mcp: crate::tools::mcp::McpRegistry::default(),
+        sql: crate::tools::sql::SqlDatabases::default(),
     };
     Fixture {
         _dir: dir,
