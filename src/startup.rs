@@ -26,6 +26,7 @@ use crate::telemetry::RequestSpan;
 use crate::tools::SharedTool;
 use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
+use crate::tools::email::{Mailer, SEND_EMAIL};
 use crate::tools::code_search::CodeSearch;
 use crate::tools::fetch::Fetcher;
 use crate::tools::fetch_url::FetchUrl;
@@ -110,6 +111,7 @@ impl Application {
             .iter()
             .map(|tool| tool.name().to_string())
             .chain(crate::supervisor::launch::CHAT_TOOL_NAMES.map(str::to_string))
+            .chain(config.email.is_some().then(|| SEND_EMAIL.to_string()))
             .collect();
         let mcp = McpRegistry::start(&config.mcp, reserved);
         let config_ask_user = config.ask_user.clone();
@@ -121,6 +123,17 @@ impl Application {
             &config.data_dir,
             config.attachments.clone(),
         );
+        let email = match &config.email {
+            Some(email) => Some(Arc::new(
+                Mailer::new(
+                    email,
+                    db.clone(),
+                    Duration::from_secs(config.agent.tool_timeout_secs),
+                )
+                .context("cannot set up email")?,
+            )),
+            None => None,
+        };
         let launcher = Launcher {
             attachments,
             agents: crate::chat::agents::Agents::new(db.clone()),
@@ -139,6 +152,7 @@ impl Application {
             ask_user: Arc::new(AskUser::new(config_ask_user)),
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
             mcp,
+            email,
         };
         let state = AppState {
             config: launcher.config.clone(),

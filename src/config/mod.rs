@@ -7,12 +7,14 @@
 //! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `agent`
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
 //! (`[retrieval]`, `[memory]`, `[documents]`), `attachments` (`[attachments]`, images on
-//! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice); `load` reads
+//! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice), `email`
+//! (`[email]`, send_email's SMTP server and allow-list); `load` reads
 //! and validates, `lenient` deserialises strings from untyped environment values; `threads`
 //! sets the numeric libraries' thread counts at start-up.
 
 mod agent;
 mod attachments;
+mod email;
 mod lenient;
 mod llm;
 mod load;
@@ -35,6 +37,7 @@ pub use threads::single_threaded_kernels;
 
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use attachments::AttachmentsConfig;
+pub use email::{EmailConfig, RecipientPattern, is_one_mailbox};
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
@@ -86,6 +89,8 @@ pub struct Config {
     pub ask_user: AskUserConfig,
     /// `[mcp]`: the MCP servers whose tools runs may call.
     pub mcp: McpConfig,
+    /// `[email]`: send_email's SMTP server; `None` (no section): no send_email.
+    pub email: Option<EmailConfig>,
 }
 
 impl Default for Config {
@@ -112,6 +117,7 @@ impl Default for Config {
             deep_think: DeepThinkConfig::default(),
             ask_user: AskUserConfig::default(),
             mcp: McpConfig::default(),
+            email: None,
         }
     }
 }

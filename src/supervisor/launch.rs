@@ -19,6 +19,7 @@ use crate::tools::chat_context::Parts;
 
 mod agent;
 mod chat;
+mod email;
 mod options;
 mod plan;
 
@@ -26,6 +27,7 @@ use agent::agent_of;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use chat::CHAT_TOOL_NAMES;
 pub(super) use chat::chat_tools;
+pub(super) use email::resumed_send_email;
 use chat::{document_context, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
@@ -61,6 +63,8 @@ pub struct Launcher {
     pub mcp: crate::tools::mcp::McpRegistry,
     /// The images attached to user messages.
     pub attachments: crate::chat::attachments::Attachments,
+    /// send_email's SMTP transport and rules; `None` without an `[email]` section.
+    pub email: Option<Arc<crate::tools::email::Mailer>>,
 }
 
 /// The research tools (those that report progress: seed 000's research events) this server

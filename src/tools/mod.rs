@@ -12,6 +12,7 @@ pub mod chat_context;
 mod code_host;
 pub mod code_search;
 pub mod context_size;
+pub mod email;
 pub mod fetch;
 pub mod fetch_url;
 pub mod file_search;

@@ -105,6 +105,7 @@ pub fn agent_tool_definitions(
             ));
         }
         definitions.extend(chat::search_knowledge_definition(launcher));
+        definitions.extend(super::email::send_email_definition(launcher));
         definitions.retain(|d| named.contains(&d.function.name));
     }
     for tool in custom_tools(launcher, agent) {
@@ -132,8 +133,14 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         .collect();
     known.extend(chat::CHAT_TOOL_NAMES.map(str::to_string));
     known.extend(crate::tools::alias::Alias::NAMES.map(str::to_string));
-    let mut problems = Vec::new();
-    let missing: Vec<&String> = named.iter().filter(|n| !known.contains(n)).collect();
+    if launcher.email.is_some() {
+        known.push(crate::tools::email::SEND_EMAIL.to_string());
+    }
+    let mut problems: Vec<String> = super::email::refusal(launcher, named).into_iter().collect();
+    let missing: Vec<&String> = named
+        .iter()
+        .filter(|n| !known.contains(n) && *n != crate::tools::email::SEND_EMAIL)
+        .collect();
     let (unconfigured, unknown): (Vec<&String>, Vec<&String>) = missing
         .into_iter()
         .partition(|n| tools::RESEARCH_TOOLS.iter().any(|(name, _)| name == n));

@@ -83,6 +83,7 @@ async fn fixture() -> Fixture {
         supervisor: supervisor.start(),
         tools: Arc::new(research),
         mcp: crate::tools::mcp::McpRegistry::default(),
+        email: None,
     };
     Fixture {
         _dir: dir,
