@@ -228,21 +228,45 @@ mod tests {
     #[test]
     fn malformed_settings_are_refused_at_start_up_saying_which() {
         let cases = [
-            (VALID.replace("smtp://127.0.0.1:2525", "http://x"), "smtp_url"),
-            (VALID.replace("smtp://127.0.0.1:2525", "not a url"), "smtp_url"),
             (
-                VALID.replace("smtp://127.0.0.1:2525", "smtp://me:hunter2@mail.example.org"),
+                VALID.replace("smtp://127.0.0.1:2525", "http://x"),
+                "smtp_url",
+            ),
+            (
+                VALID.replace("smtp://127.0.0.1:2525", "not a url"),
+                "smtp_url",
+            ),
+            (
+                VALID.replace(
+                    "smtp://127.0.0.1:2525",
+                    "smtp://me:hunter2@mail.example.org",
+                ),
                 "without TLS",
             ),
-            (VALID.replace("Colloquy <colloquy@example.org>", "nobody"), "email.from"),
             (
-                VALID.replace("Colloquy <colloquy@example.org>", "a@example.org, b@example.org"),
+                VALID.replace("Colloquy <colloquy@example.org>", "nobody"),
+                "email.from",
+            ),
+            (
+                VALID.replace(
+                    "Colloquy <colloquy@example.org>",
+                    "a@example.org, b@example.org",
+                ),
                 "email.from",
             ),
             (VALID.replace("*@example.org", "*"), "allowed_recipients"),
-            (VALID.replace("*@example.org", "ops@*"), "allowed_recipients"),
-            (VALID.replace("*@example.org", "*@*.example.org"), "allowed_recipients"),
-            (VALID.replace("*@example.org", "a@x.org, b@y.org"), "allowed_recipients"),
+            (
+                VALID.replace("*@example.org", "ops@*"),
+                "allowed_recipients",
+            ),
+            (
+                VALID.replace("*@example.org", "*@*.example.org"),
+                "allowed_recipients",
+            ),
+            (
+                VALID.replace("*@example.org", "a@x.org, b@y.org"),
+                "allowed_recipients",
+            ),
             (
                 VALID.replace("[\"*@example.org\", \"ops@partner.net\"]", "[]"),
                 "allowed_recipients",

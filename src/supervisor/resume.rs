@@ -271,7 +271,11 @@ pub async fn resume_answered(
         &parts,
         documents,
     ));
-    if checkpoint.tools.iter().any(|name| name == tools::email::SEND_EMAIL) {
+    if checkpoint
+        .tools
+        .iter()
+        .any(|name| name == tools::email::SEND_EMAIL)
+    {
         tools.extend(resumed_send_email(launcher, &ask.user_id, &ask.chat_id).await);
     }
     let context_strategy = launcher

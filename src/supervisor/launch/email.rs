@@ -32,7 +32,9 @@ pub(super) fn send_email_tool(
 }
 
 /// send_email's definition, for listing an agent's tools, when this server offers it.
-pub(super) fn send_email_definition(launcher: &Launcher) -> Option<crate::llm::wire::ToolDefinition> {
+pub(super) fn send_email_definition(
+    launcher: &Launcher,
+) -> Option<crate::llm::wire::ToolDefinition> {
     launcher.email.as_deref().map(SendEmail::describe)
 }
 

@@ -31,9 +31,14 @@ pub(super) fn send_then_start(
     tokio::spawn(async move {
         let call = the_call(&spec.messages, &call_id);
         let started = Instant::now();
-        let result = deliver(launcher.email.as_ref(), confirmation, &answer, &correlation_id)
-            .await
-            .map_err(ToolError::from);
+        let result = deliver(
+            launcher.email.as_ref(),
+            confirmation,
+            &answer,
+            &correlation_id,
+        )
+        .await
+        .map_err(ToolError::from);
         let text = report_result(&spec, &call, result, started.elapsed());
         spec.messages.push(ChatMessage::tool_result(call_id, text));
         launcher.start(spec);

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use entities::ids::AgentId;
 use serde_json::{Value, json};
 
+use super::EmailError;
 use super::draft::Draft;
 use super::mailer::Mailer;
-use super::EmailError;
 
 /// The option that approves the send.
 pub const YES: &str = "Yes";

@@ -4,9 +4,9 @@
 //! follows a first address, so none is used), and line breaks or control characters in the
 //! subject are refused rather than folded.
 
+use lettre::Address;
 use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, Message};
-use lettre::Address;
 use serde_json::{Value, json};
 
 use super::EmailError;
@@ -94,8 +94,12 @@ mod tests {
 
     #[test]
     fn a_plain_email_has_one_recipient_its_subject_and_a_plain_text_body() {
-        let draft = Draft::parse("ops@example.org", "Disk full", "The disk is full.\nPlease look.")
-            .unwrap();
+        let draft = Draft::parse(
+            "ops@example.org",
+            "Disk full",
+            "The disk is full.\nPlease look.",
+        )
+        .unwrap();
         let message = draft.message(&from()).unwrap();
         let recipients: Vec<String> = message
             .envelope()
@@ -107,7 +111,10 @@ mod tests {
         let text = formatted(&draft);
         assert!(text.contains("To: ops@example.org\r\n"), "{text}");
         assert!(text.contains("Subject: Disk full\r\n"), "{text}");
-        assert!(text.contains("Content-Type: text/plain; charset=utf-8"), "{text}");
+        assert!(
+            text.contains("Content-Type: text/plain; charset=utf-8"),
+            "{text}"
+        );
         assert!(text.contains("The disk is full.\r\nPlease look."), "{text}");
     }
 
@@ -144,7 +151,8 @@ mod tests {
 
     #[test]
     fn a_body_that_looks_like_headers_stays_body() {
-        let draft = Draft::parse("ops@example.org", "Hi", "Bcc: spy@evil.com\r\n\r\nHello").unwrap();
+        let draft =
+            Draft::parse("ops@example.org", "Hi", "Bcc: spy@evil.com\r\n\r\nHello").unwrap();
         let message = draft.message(&from()).unwrap();
         assert_eq!(message.envelope().to().len(), 1);
         let text = formatted(&draft);

@@ -34,15 +34,21 @@ pub const NEEDS: &str = "an [email] section: smtp_url, from and allowed_recipien
 pub enum EmailError {
     #[error("{0:?} is not one email address (user@domain, nothing else)")]
     InvalidRecipient(String),
-    #[error("the subject must be one line of 1-{MAX_SUBJECT_CHARS} characters, without line breaks or control characters")]
+    #[error(
+        "the subject must be one line of 1-{MAX_SUBJECT_CHARS} characters, without line breaks or control characters"
+    )]
     InvalidSubject,
-    #[error("the body must be 1-{MAX_BODY_CHARS} characters of plain text, without control characters but line breaks and tabs")]
+    #[error(
+        "the body must be 1-{MAX_BODY_CHARS} characters of plain text, without control characters but line breaks and tabs"
+    )]
     InvalidBody,
     #[error("the email could not be composed: {0}")]
     Unbuildable(String),
     #[error("{to} is not an allowed recipient: email goes only to {allowed}")]
     RecipientNotAllowed { to: String, allowed: String },
-    #[error("this agent has sent its {limit} emails for this hour; the next can go in {minutes} minutes")]
+    #[error(
+        "this agent has sent its {limit} emails for this hour; the next can go in {minutes} minutes"
+    )]
     RateLimited { limit: u32, minutes: i64 },
     #[error("the SMTP server did not take the email: {0}")]
     SmtpFailed(String),
@@ -81,7 +87,9 @@ impl EmailError {
             Self::InvalidRecipient(_)
             | Self::InvalidSubject
             | Self::InvalidBody
-            | Self::Unbuildable(_) => "Fix the arguments as the message says and call send_email again.",
+            | Self::Unbuildable(_) => {
+                "Fix the arguments as the message says and call send_email again."
+            }
             Self::RecipientNotAllowed { .. } => {
                 "Do not retry with this address: tell the user it is not an allowed recipient."
             }

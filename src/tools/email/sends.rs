@@ -6,8 +6,8 @@ use entities::email_sends::{self, EmailSendStatus};
 use entities::ids::{AgentId, EmailSendId};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 
 /// The hour the limit counts over.
@@ -74,7 +74,10 @@ pub async fn finish(
     };
     email_sends::Entity::update_many()
         .col_expr(email_sends::Column::Status, Expr::value(status))
-        .col_expr(email_sends::Column::Error, Expr::value(error.map(str::to_string)))
+        .col_expr(
+            email_sends::Column::Error,
+            Expr::value(error.map(str::to_string)),
+        )
         .col_expr(email_sends::Column::FinishedAt, Expr::value(Utc::now()))
         .filter(email_sends::Column::Id.eq(id.clone()))
         .exec(db)
