@@ -47,7 +47,10 @@ async fn mailing_chat(app: &TestApp) -> (String, String) {
         .unwrap();
     let agent = agent["id"].as_str().expect("an agent id").to_string();
     let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": agent}))
+        .post_json(
+            "/chat/api/chats",
+            &json!({"agent_id": agent, "title": "Mail for ops"}),
+        )
         .await
         .json()
         .await
@@ -507,4 +510,115 @@ async fn send_email_is_offered_only_to_agents_naming_it_on_a_server_with_email()
     let offered = |index: usize| app.upstream.received()[index].body["tools"].to_string();
     assert!(offered(0).contains("send_email"));
     assert!(!offered(1).contains("send_email"));
+}
+
+async fn ask_status(app: &TestApp, correlation_id: &str) -> String {
+    use sea_orm::{ActiveEnum, ColumnTrait, EntityTrait, QueryFilter};
+    entities::pending_asks::Entity::find()
+        .filter(entities::pending_asks::Column::CorrelationId.eq(correlation_id))
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap()
+        .status
+        .to_value()
+}
+
+/// Pauses `chat` on a confirmation, then stores the user's yes as a process that died before
+/// its continuation ran would have left it; returns the question's correlation id.
+async fn yes_left_by_a_dead_process(app: &TestApp, chat: &str, subject: &str) -> String {
+    app.upstream.script([send_call(
+        "mail_1",
+        "ops@example.org",
+        subject,
+        "After a restart.",
+    )]);
+    let frames = app.send_text(chat, "Mail ops").await;
+    let correlation_id = question(&frames).expect("a confirmation")["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        colloquy::chat::asks::claim(&app.db, &correlation_id, &json!("Yes"))
+            .await
+            .unwrap()
+    );
+    correlation_id
+}
+
+#[actix_web::test]
+async fn a_confirmed_email_whose_continuation_a_restart_cut_off_goes_out_at_most_once() {
+    use sea_orm::ActiveModelTrait;
+    let sink = SmtpSink::start().await;
+    let app = app_sending_to(sink.url(), true, 20).await;
+    let (agent, chat) = mailing_chat(&app).await;
+    let first = yes_left_by_a_dead_process(&app, &chat, "Resumed").await;
+    // A second confirmation whose send a dead process had begun: it may have gone out.
+    let (_, other_chat) = mailing_chat(&app).await;
+    let second = yes_left_by_a_dead_process(&app, &other_chat, "Cut off").await;
+    entities::email_sends::ActiveModel {
+        id: sea_orm::Set(entities::ids::EmailSendId::generate()),
+        agent_id: sea_orm::Set(entities::ids::AgentId::from_string(&agent)),
+        correlation_id: sea_orm::Set(Some(second.clone())),
+        recipient: sea_orm::Set("ops@example.org".into()),
+        subject: sea_orm::Set("Cut off".into()),
+        status: sea_orm::Set(entities::email_sends::EmailSendStatus::Sending),
+        error: sea_orm::Set(None),
+        created_at: sea_orm::Set(chrono::Utc::now()),
+        finished_at: sea_orm::Set(None),
+    }
+    .insert(&app.db)
+    .await
+    .unwrap();
+    app.upstream
+        .script_for("Resumed", [Reply::text("Sent after the restart.")]);
+    app.upstream
+        .script_for("Cut off", [Reply::text("It may not have gone.")]);
+    let app = app.restart().await;
+    for correlation_id in [&first, &second] {
+        crate::helpers::eventually(
+            "the continuation",
+            std::time::Duration::from_secs(10),
+            || async { (ask_status(&app, correlation_id).await == "completed").then_some(()) },
+        )
+        .await;
+    }
+    let received = sink.received();
+    assert_eq!(received.len(), 1, "{received:?}");
+    assert_eq!(received[0]["subject"], "Resumed");
+    let told: Vec<Value> = app
+        .upstream
+        .received()
+        .iter()
+        .filter_map(|r| r.body["messages"].as_array()?.last().cloned())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(codes(&told), ["send_interrupted", "sent"]);
+}
+
+#[actix_web::test]
+async fn the_browser_shows_the_email_on_its_confirmation_card_and_yes_sends_it() {
+    let sink = SmtpSink::start().await;
+    let url = sink.url();
+    let app = crate::browser::browser_app(|config| {
+        config.email = Some(email_config(url, true, 20));
+    })
+    .await;
+    let (_, chat) = mailing_chat(&app).await;
+    app.upstream.script([
+        send_call(
+            "mail_1",
+            "ops@example.org",
+            "Disk full on db-1",
+            "The disk on db-1 is full.\nPlease free some space.",
+        ),
+        Reply::text("I sent the email."),
+    ]);
+    let frames = app.send_text(&chat, "Tell ops the disk is full").await;
+    assert!(question(&frames).is_some());
+    crate::browser::run_scenario(&app, "send_email", &[("CHAT_ID", chat)]).await;
+    let received = sink.received();
+    assert_eq!(received.len(), 1, "{received:?}");
+    assert_eq!(received[0]["subject"], "Disk full on db-1");
 }
