@@ -100,7 +100,8 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
     /// Whether a successful call pauses the run until the user replies (ask_user). The call's
-    /// result is then the question, and the user's reply becomes the tool result.
+    /// result is then the question, and the user's reply becomes the tool result (send_email
+    /// with confirmation: the send the reply allows, `supervisor::resume`).
     fn pauses(&self) -> bool {
         false
     }

@@ -92,11 +92,11 @@ impl Mailer {
     pub async fn check_limit(&self, agent: &AgentId) -> Result<(), EmailError> {
         let counted = sends::counted(&self.db, agent, self.max_per_hour)
             .await
-            .map_err(EmailError::Record)?;
+            .map_err(not_recorded)?;
         if (counted.len() as u64) < u64::from(self.max_per_hour) {
             return Ok(());
         }
-        // unwrap-free: a full window has an oldest send, which frees its slot an hour on.
+        // The oldest counted send frees its slot an hour after it began.
         let minutes = counted.first().map_or(60, |oldest| {
             let free_at = *oldest + sends::WINDOW;
             (free_at - chrono::Utc::now()).num_minutes().clamp(0, 59) + 1
@@ -107,9 +107,11 @@ impl Mailer {
         })
     }
 
-    /// Everything but the user's yes: the allow-list and the limit (checked again when it goes).
+    /// Everything but the user's yes: the allow-list, that the message can be composed, and
+    /// the limit (all checked again when it goes).
     pub async fn check(&self, agent: &AgentId, draft: &Draft) -> Result<(), EmailError> {
         self.check_recipient(draft)?;
+        draft.message(&self.from)?;
         self.check_limit(agent).await
     }
 
@@ -137,7 +139,7 @@ impl Mailer {
                 },
             )
             .await
-            .map_err(EmailError::Record)?
+            .map_err(not_recorded)?
         };
         let mailer = Arc::clone(self);
         let exchange = tokio::spawn(async move {
@@ -170,13 +172,19 @@ impl Mailer {
     ) -> Result<Option<Result<Value, EmailError>>, EmailError> {
         let earlier = sends::of_confirmation(&self.db, correlation_id)
             .await
-            .map_err(EmailError::Record)?;
+            .map_err(not_recorded)?;
         Ok(earlier.map(|row| match row.status {
             EmailSendStatus::Sent => Ok(sent(draft)),
             EmailSendStatus::Failed => Err(EmailError::SmtpFailed(row.error.unwrap_or_default())),
             EmailSendStatus::Sending => Err(EmailError::Interrupted),
         }))
     }
+}
+
+/// A database failure around a send: logged with its cause, which the model is not shown.
+fn not_recorded(err: sea_orm::DbErr) -> EmailError {
+    tracing::error!(%err, "could not read or record email sends");
+    EmailError::Record(err)
 }
 
 /// A sent email's result.

@@ -60,8 +60,8 @@ pub enum EmailError {
     Unavailable,
     #[error("{0} is not usable")]
     Misconfigured(String),
-    #[error("the email could not be recorded, so it was not sent: {0}")]
-    Record(sea_orm::DbErr),
+    #[error("the email could not be recorded, so it was not sent")]
+    Record(#[source] sea_orm::DbErr),
 }
 
 impl EmailError {
