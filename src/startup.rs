@@ -35,6 +35,7 @@ use crate::tools::SharedTool;
 use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
 use crate::tools::code_search::CodeSearch;
+use crate::tools::email::{Mailer, SEND_EMAIL};
 use crate::tools::fetch::Fetcher;
 use crate::tools::fetch_url::FetchUrl;
 use crate::tools::gitlab_code_search::GitlabCodeSearch;
@@ -118,6 +119,7 @@ impl Application {
             .iter()
             .map(|tool| tool.name().to_string())
             .chain(crate::supervisor::launch::CHAT_TOOL_NAMES.map(str::to_string))
+            .chain(config.email.is_some().then(|| SEND_EMAIL.to_string()))
             .collect();
         let mcp = McpRegistry::start(&config.mcp, reserved);
         let sql = crate::tools::sql::SqlDatabases::start(&config.sql);
@@ -130,6 +132,17 @@ impl Application {
             &config.data_dir,
             config.attachments.clone(),
         );
+        let email = match &config.email {
+            Some(email) => Some(Arc::new(
+                Mailer::new(
+                    email,
+                    db.clone(),
+                    Duration::from_secs(config.agent.tool_timeout_secs),
+                )
+                .context("cannot set up email")?,
+            )),
+            None => None,
+        };
         let launcher = Launcher {
             attachments,
             agents: crate::chat::agents::Agents::new(db.clone()),
@@ -149,6 +162,7 @@ impl Application {
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
             mcp,
             sql,
+            email,
         };
         let state = AppState {
             launcher,

@@ -29,9 +29,10 @@ mod m20261125_000022_responses_files_vector_stores;
 mod m20261126_000023_add_message_reasoning;
 mod m20261126_000024_create_attachments_table;
 mod m20261127_000027_add_agent_sql_database;
+mod m20261127_000028_create_email_sends_table;
 
 /// Names of every table the migrations create, in creation order.
-pub const TABLES: [&str; 15] = [
+pub const TABLES: [&str; 16] = [
     "users",
     "api_keys",
     "login_sessions",
@@ -47,6 +48,7 @@ pub const TABLES: [&str; 15] = [
     "documents",
     "document_chunks",
     "uploads",
+    "email_sends",
 ];
 
 /// Applies (or rolls back) Colloquy's schema; `down` drops tables in reverse order.
@@ -81,6 +83,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000023_add_message_reasoning::Migration),
             Box::new(m20261126_000024_create_attachments_table::Migration),
             Box::new(m20261127_000027_add_agent_sql_database::Migration),
+            Box::new(m20261127_000028_create_email_sends_table::Migration),
         ]
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use figment::Figment;
 use figment::providers::{Env, Format, Toml};
 
-use super::Config;
+use super::{Config, EmailConfig};
 
 /// The environment variable naming a TOML configuration file (same as `--config`).
 pub const CONFIG_PATH_VAR: &str = "COLLOQUY_CONFIG";
@@ -146,6 +146,9 @@ impl Config {
             .sql
             .problem(&own_database, self.agent.tool_timeout_secs)
         {
+            return invalid(&problem);
+        }
+        if let Some(problem) = self.email.as_ref().and_then(EmailConfig::problem) {
             return invalid(&problem);
         }
         Ok(())

@@ -8,7 +8,8 @@
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
 //! (`[retrieval]`, `[memory]`, `[documents]`), `attachments` (`[attachments]`, images on
 //! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice), `sql` (`[sql]`,
-//! the databases `execute_sql` reads, from the file only in practice); `load` reads
+//! the databases `execute_sql` reads, from the file only in practice), `email` (`[email]`,
+//! send_email's SMTP server and allow-list); `load` reads
 //! and validates, `lenient` deserialises strings from untyped environment values; `threads`
 //! sets the numeric libraries' thread counts at start-up.
 //!
@@ -18,6 +19,7 @@
 
 mod agent;
 mod attachments;
+mod email;
 mod lenient;
 mod llm;
 mod load;
@@ -41,6 +43,7 @@ pub use threads::single_threaded_kernels;
 
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use attachments::AttachmentsConfig;
+pub use email::{EmailConfig, RecipientPattern, is_one_mailbox};
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
@@ -95,6 +98,8 @@ pub struct Config {
     pub mcp: McpConfig,
     /// `[sql]`: the databases `execute_sql` may query.
     pub sql: SqlConfig,
+    /// `[email]`: send_email's SMTP server; `None` (no section): no send_email.
+    pub email: Option<EmailConfig>,
 }
 
 impl Default for Config {
@@ -122,6 +127,7 @@ impl Default for Config {
             ask_user: AskUserConfig::default(),
             mcp: McpConfig::default(),
             sql: SqlConfig::default(),
+            email: None,
         }
     }
 }

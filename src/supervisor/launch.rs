@@ -19,6 +19,7 @@ use crate::tools::chat_context::Parts;
 
 mod agent;
 mod chat;
+mod email;
 mod options;
 mod plan;
 mod sql;
@@ -28,6 +29,7 @@ pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use chat::CHAT_TOOL_NAMES;
 pub(super) use chat::chat_tools;
 use chat::{document_context, relevant_memories};
+pub(super) use email::resumed_send_email;
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
 use plan::plan;
@@ -66,6 +68,8 @@ pub struct Launcher {
     pub attachments: crate::chat::attachments::Attachments,
     /// The databases `execute_sql` may query (`[[sql.databases]]`).
     pub sql: crate::tools::sql::SqlDatabases,
+    /// send_email's SMTP transport and rules; `None` without an `[email]` section.
+    pub email: Option<Arc<crate::tools::email::Mailer>>,
 }
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this

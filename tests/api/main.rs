@@ -15,6 +15,7 @@ mod cross_site;
 mod deep_think;
 mod documents;
 mod documents_commit;
+mod email;
 mod errors;
 mod fake_upstream;
 mod fetch_url;

@@ -111,6 +111,7 @@ pub fn agent_tool_definitions(
         }
         definitions.extend(chat::search_knowledge_definition(launcher));
         definitions.extend(super::sql::sql_tool(launcher, agent).map(|tool| tool.definition()));
+        definitions.extend(super::email::send_email_definition(launcher));
         definitions.retain(|d| named.contains(&d.function.name));
     }
     for tool in custom_tools(launcher, agent) {
@@ -142,8 +143,14 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
     if !launcher.sql.is_empty() {
         known.push(tools::sql::EXECUTE_SQL.to_string());
     }
-    let mut problems = Vec::new();
-    let missing: Vec<&String> = named.iter().filter(|n| !known.contains(n)).collect();
+    if launcher.email.is_some() {
+        known.push(crate::tools::email::SEND_EMAIL.to_string());
+    }
+    let mut problems: Vec<String> = super::email::refusal(launcher, named).into_iter().collect();
+    let missing: Vec<&String> = named
+        .iter()
+        .filter(|n| !known.contains(n) && *n != crate::tools::email::SEND_EMAIL)
+        .collect();
     let (unconfigured, unknown): (Vec<&String>, Vec<&String>) =
         missing.into_iter().partition(|n| {
             tools::RESEARCH_TOOLS.iter().any(|(name, _)| name == n) || *n == tools::sql::EXECUTE_SQL
@@ -153,13 +160,13 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         known.sort();
         known.dedup();
         let mut problem = format!(
-            "enabled_tools names tools this server does not have: {}; the tools an agent may              name here are {}",
+            "enabled_tools names tools this server does not have: {}; the tools an agent may name here are {}",
             names.join(", "),
             known.join(", ")
         );
         if launcher.mcp.health().iter().any(|server| server.tools == 0) {
             problem.push_str(
-                " (an MCP server that has not listed its tools yet cannot be checked: name its                  tools in custom_tools, by server_id and tool_name, instead)",
+                " (an MCP server that has not listed its tools yet cannot be checked: name its tools in custom_tools, by server_id and tool_name, instead)",
             );
         }
         problems.push(problem);

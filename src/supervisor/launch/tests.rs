@@ -84,6 +84,7 @@ async fn fixture() -> Fixture {
         tools: Arc::new(research),
         mcp: crate::tools::mcp::McpRegistry::default(),
         sql: crate::tools::sql::SqlDatabases::default(),
+        email: None,
     };
     Fixture {
         _dir: dir,
