@@ -62,6 +62,12 @@ pub enum AppError {
     /// The resource existed but is no longer usable (e.g. an expired question).
     #[error("{0}")]
     Gone(String),
+    /// The server is serving as many requests as it is configured to (`http.max_in_flight`);
+    /// retry after the given number of seconds.
+    #[error(
+        "the server is at its limit of requests in flight; retry in {retry_after_secs} seconds"
+    )]
+    Overloaded { retry_after_secs: u64 },
     /// Too many requests; retry after the given number of seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
@@ -128,6 +134,7 @@ impl AppError {
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",
             Self::RateLimited { .. } => "rate_limited",
+            Self::Overloaded { .. } => "overloaded",
             Self::Upstream { code, .. } | Self::RunFailed { code, .. } => code,
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",

@@ -34,6 +34,7 @@ pub mod error;
 pub mod http;
 pub mod llm;
 pub mod metrics;
+pub mod os_limits;
 pub mod retrieval;
 pub mod run;
 pub mod ssrf;

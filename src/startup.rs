@@ -25,6 +25,7 @@ use crate::agent::tool_round::new_tool_cache;
 use crate::auth::{Accounts, LoginThrottle, bootstrap_admin};
 use crate::chat::Chats;
 use crate::config::{Config, MAX_CUT_OFF_ATTEMPTS};
+use crate::http::admission::{Admission, admit};
 use crate::llm::LlmClient;
 use crate::state::AppState;
 use crate::supervisor::ChatSupervisor;
@@ -34,6 +35,7 @@ use crate::tools::SharedTool;
 use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
 use crate::tools::code_search::CodeSearch;
+use crate::tools::email::{Mailer, SEND_EMAIL};
 use crate::tools::fetch::Fetcher;
 use crate::tools::fetch_url::FetchUrl;
 use crate::tools::gitlab_code_search::GitlabCodeSearch;
@@ -117,8 +119,10 @@ impl Application {
             .iter()
             .map(|tool| tool.name().to_string())
             .chain(crate::supervisor::launch::CHAT_TOOL_NAMES.map(str::to_string))
+            .chain(config.email.is_some().then(|| SEND_EMAIL.to_string()))
             .collect();
         let mcp = McpRegistry::start(&config.mcp, reserved);
+        let sql = crate::tools::sql::SqlDatabases::start(&config.sql);
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
         let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
@@ -128,6 +132,17 @@ impl Application {
             &config.data_dir,
             config.attachments.clone(),
         );
+        let email = match &config.email {
+            Some(email) => Some(Arc::new(
+                Mailer::new(
+                    email,
+                    db.clone(),
+                    Duration::from_secs(config.agent.tool_timeout_secs),
+                )
+                .context("cannot set up email")?,
+            )),
+            None => None,
+        };
         let launcher = Launcher {
             attachments,
             agents: crate::chat::agents::Agents::new(db.clone()),
@@ -146,6 +161,8 @@ impl Application {
             ask_user: Arc::new(AskUser::new(config_ask_user)),
             rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
             mcp,
+            sql,
+            email,
         };
         let state = AppState {
             launcher,
@@ -252,10 +269,14 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let max_json_body_bytes = config.http.max_json_body_bytes;
     let max_v1_body_bytes = config.http.max_v1_body_bytes;
     let metrics = state.launcher.metrics.clone();
+    crate::os_limits::check_open_files(config.http.max_in_flight);
+    // One count for the whole process, shared by every worker.
+    let admission = Admission::new(config.http.max_in_flight, config.http.retry_after_secs);
     let data = web::Data::new(state);
     let mut server = HttpServer::new(move || {
-        let metrics = metrics.clone();
+        let (metrics, admission) = (metrics.clone(), admission.clone());
         App::new()
+            .wrap_fn(move |req, service| admit(admission.clone(), req, service))
             .wrap_fn(move |req, service| crate::http::count_request(metrics.clone(), req, service))
             .wrap_fn(crate::http::request_id_header)
             .wrap(TracingLogger::<RequestSpan>::new())

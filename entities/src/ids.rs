@@ -255,3 +255,7 @@ impl AttachmentId {
         valid.then(|| Self(raw.to_string()))
     }
 }
+id_type!(
+    /// One email send_email sent or tried to send (`email_sends.id`).
+    EmailSendId
+);

@@ -14,6 +14,7 @@ pub mod attachments;
 pub mod chats;
 pub mod document_chunks;
 pub mod documents;
+pub mod email_sends;
 pub mod files;
 pub mod ids;
 pub mod login_sessions;

@@ -9,6 +9,7 @@ pub use super::attachments::Entity as Attachments;
 pub use super::chats::Entity as Chats;
 pub use super::document_chunks::Entity as DocumentChunks;
 pub use super::documents::Entity as Documents;
+pub use super::email_sends::Entity as EmailSends;
 pub use super::files::Entity as Files;
 pub use super::login_sessions::Entity as LoginSessions;
 pub use super::login_tokens::Entity as LoginTokens;

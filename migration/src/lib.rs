@@ -29,9 +29,11 @@ mod m20261125_000022_responses_files_vector_stores;
 mod m20261126_000023_add_message_reasoning;
 mod m20261126_000024_create_attachments_table;
 mod m20261127_000025_create_agent_knowledge_bases_table;
+mod m20261127_000027_add_agent_sql_database;
+mod m20261127_000028_create_email_sends_table;
 
 /// Names of every table the migrations create, in creation order.
-pub const TABLES: [&str; 16] = [
+pub const TABLES: [&str; 17] = [
     "users",
     "api_keys",
     "login_sessions",
@@ -48,6 +50,7 @@ pub const TABLES: [&str; 16] = [
     "document_chunks",
     "uploads",
     "agent_knowledge_bases",
+    "email_sends",
 ];
 
 /// Applies (or rolls back) Colloquy's schema; `down` drops tables in reverse order.
@@ -82,6 +85,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000023_add_message_reasoning::Migration),
             Box::new(m20261126_000024_create_attachments_table::Migration),
             Box::new(m20261127_000025_create_agent_knowledge_bases_table::Migration),
+            Box::new(m20261127_000027_add_agent_sql_database::Migration),
+            Box::new(m20261127_000028_create_email_sends_table::Migration),
         ]
     }
 }

@@ -174,6 +174,56 @@ pub(super) async fn run_tools(
     (texts, pause)
 }
 
+/// Reports the result of a call that ran outside a round — a send_email the user confirmed,
+/// which the continuation makes before the loop goes on — as a round reports its own: the
+/// `tool_result` event, the metrics and log line, the run's record of calls. Returns the text
+/// fed back to the model.
+pub fn report_result(
+    spec: &RunSpec,
+    call: &ToolCall,
+    result: Result<Value, ToolError>,
+    took: Duration,
+) -> String {
+    let (mut value, success, error, code) = match result {
+        Ok(value) => (value, true, None, None),
+        Err(err) => (
+            err.to_result(),
+            false,
+            Some(err.message.clone()),
+            Some(err.code.clone()),
+        ),
+    };
+    strip_base64_images(&mut value);
+    let (text, _) = truncate_result(&result_text(&value), spec.limits.max_tool_result_chars);
+    record_call(spec, &call.function.name, code.as_deref(), took, &text);
+    let preview = result_preview(&value);
+    if let Some((session, _)) = &spec.chat {
+        session.do_send(RecordToolCalls {
+            run_id: spec.log.run_id.clone(),
+            calls: vec![ToolCallRecord {
+                id: call.id.clone(),
+                name: call.function.name.clone(),
+                arguments: recorded_arguments(&call.function.arguments),
+                success,
+                preview: preview.clone(),
+                error: error.clone(),
+                round: spec.resume.as_ref().map_or(0, |point| point.iterations),
+                content: Some(text.clone()),
+            }],
+        });
+    }
+    spec.log.push(RunEvent::ToolResult {
+        tool_call_id: call.id.clone(),
+        name: call.function.name.clone(),
+        success,
+        preview,
+        result: value,
+        error,
+        research: false,
+    });
+    text
+}
+
 /// What the model reads of a result: a text result (fetch_url's single page) as it is, anything
 /// else as JSON.
 pub(super) fn result_text(value: &Value) -> String {

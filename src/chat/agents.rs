@@ -1,7 +1,8 @@
-//! Agents (docs/spec.md#agents): a user's named chat configurations — system prompt, model, whether
-//! tools are on, which tools (`enabled_tools`), and custom MCP tool entries. Every user has a
-//! default agent (id `agent_<user id>`, made when first needed); every chat belongs to one. The
-//! knowledge bases an agent searches (`knowledge_base_ids`) are rows of their own (`knowledge`).
+//! Agents (docs/spec.md#agents): a user's named chat configurations — system prompt, model, whether tools
+//! are on, which tools (`enabled_tools`), custom MCP tool entries, and the declared database its
+//! `execute_sql` queries (`sql_database`). Every user has a default agent (id `agent_<user id>`,
+//! made when first needed); every chat belongs to one. The knowledge bases an agent searches
+//! (`knowledge_base_ids`) are rows of their own (`knowledge`).
 
 mod knowledge;
 
@@ -61,6 +62,8 @@ pub struct Agent {
     pub custom_tools: Vec<CustomTool>,
     /// The knowledge bases `search_knowledge` searches, in order (`kb_<id>`).
     pub knowledge_base_ids: Vec<KnowledgeBaseId>,
+    /// The `[[sql.databases]]` id `execute_sql` queries; `None`: the only one declared.
+    pub sql_database: Option<String>,
     pub is_default: bool,
     pub created_at: chrono::DateTime<Utc>,
     pub updated_at: chrono::DateTime<Utc>,
@@ -83,6 +86,7 @@ impl From<agents::Model> for Agent {
             system_prompt: row.system_prompt,
             model: row.model,
             tools_enabled: row.tools_enabled,
+            sql_database: row.sql_database,
             is_default: row.is_default,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -106,6 +110,8 @@ pub struct AgentFields {
     pub custom_tools: Option<Vec<CustomTool>>,
     /// Each must be one of the owner's knowledge bases (else `KnowledgeBaseNotFound`).
     pub knowledge_base_ids: Option<Vec<KnowledgeBaseId>>,
+    #[serde(default, with = "serde_with_null")]
+    pub sql_database: Option<Option<String>>,
 }
 
 /// `Some(None)` for an explicit `null`, `None` for a missing field.
@@ -193,6 +199,14 @@ impl AgentFields {
                 "knowledge_base_ids may name at most {MAX_KNOWLEDGE_BASES} knowledge bases"
             )));
         }
+        if let Some(Some(database)) = &self.sql_database
+            && !name_ok(database)
+        {
+            return Err(invalid(
+                "sql_database must be a declared database's id (letters, digits, '_' and '-'), \
+                 or null for the only one declared",
+            ));
+        }
         if let Some(custom) = &self.custom_tools {
             if custom.len() > MAX_TOOLS {
                 return Err(invalid(format!(
@@ -254,6 +268,7 @@ impl Agents {
             enabled_tools: Set(None),
             is_default: Set(true),
             custom_tools: Set(None),
+            sql_database: Set(None),
             created_at: Set(now),
             updated_at: Set(now),
         }
@@ -326,6 +341,7 @@ impl Agents {
             enabled_tools: Set(fields.enabled_tools.flatten().map(Value::from)),
             is_default: Set(false),
             custom_tools: Set(fields.custom_tools.map(|c| serde_json::json!(c))),
+            sql_database: Set(fields.sql_database.flatten()),
             created_at: Set(now),
             updated_at: Set(now),
         }
@@ -371,6 +387,9 @@ impl Agents {
         }
         if let Some(custom) = fields.custom_tools {
             active.custom_tools = Set(Some(serde_json::json!(custom)));
+        }
+        if let Some(database) = fields.sql_database {
+            active.sql_database = Set(database);
         }
         active.updated_at = Set(Utc::now());
         let txn = self.db.begin().await?;

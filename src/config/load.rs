@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use figment::Figment;
 use figment::providers::{Env, Format, Toml};
 
-use super::Config;
+use super::{Config, EmailConfig};
 
 /// The environment variable naming a TOML configuration file (same as `--config`).
 pub const CONFIG_PATH_VAR: &str = "COLLOQUY_CONFIG";
@@ -108,6 +108,9 @@ impl Config {
                  least max_images_per_message",
             );
         }
+        if self.http.max_in_flight == 0 {
+            return invalid("http.max_in_flight must be at least 1");
+        }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections must be at least 1");
         }
@@ -136,6 +139,16 @@ impl Config {
             return invalid(&err.to_string());
         }
         if let Some(problem) = self.mcp.problem() {
+            return invalid(&problem);
+        }
+        let own_database = self.database_url();
+        if let Some(problem) = self
+            .sql
+            .problem(&own_database, self.agent.tool_timeout_secs)
+        {
+            return invalid(&problem);
+        }
+        if let Some(problem) = self.email.as_ref().and_then(EmailConfig::problem) {
             return invalid(&problem);
         }
         Ok(())

@@ -7,7 +7,9 @@
 //! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `agent`
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
 //! (`[retrieval]`, `[memory]`, `[documents]`), `attachments` (`[attachments]`, images on
-//! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice); `load` reads
+//! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice), `sql` (`[sql]`,
+//! the databases `execute_sql` reads, from the file only in practice), `email` (`[email]`,
+//! send_email's SMTP server and allow-list); `load` reads
 //! and validates, `lenient` deserialises strings from untyped environment values; `threads`
 //! sets the numeric libraries' thread counts at start-up.
 //!
@@ -17,12 +19,14 @@
 
 mod agent;
 mod attachments;
+mod email;
 mod lenient;
 mod llm;
 mod load;
 mod mcp;
 mod retrieval;
 mod server;
+mod sql;
 mod threads;
 mod tools;
 
@@ -39,11 +43,13 @@ pub use threads::single_threaded_kernels;
 
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use attachments::AttachmentsConfig;
+pub use email::{EmailConfig, RecipientPattern, is_one_mailbox};
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
 pub use retrieval::{DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig};
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
+pub use sql::{MAX_SQL_DATABASE_ID_CHARS, MAX_SQL_ROWS, SqlConfig, SqlDatabaseConfig, SqlTarget};
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
 
 /// Times work resumed at start-up (a document's processing, an answered ask's continuation)
@@ -90,6 +96,10 @@ pub struct Config {
     pub ask_user: AskUserConfig,
     /// `[mcp]`: the MCP servers whose tools runs may call.
     pub mcp: McpConfig,
+    /// `[sql]`: the databases `execute_sql` may query.
+    pub sql: SqlConfig,
+    /// `[email]`: send_email's SMTP server; `None` (no section): no send_email.
+    pub email: Option<EmailConfig>,
 }
 
 impl Default for Config {
@@ -116,6 +126,8 @@ impl Default for Config {
             deep_think: DeepThinkConfig::default(),
             ask_user: AskUserConfig::default(),
             mcp: McpConfig::default(),
+            sql: SqlConfig::default(),
+            email: None,
         }
     }
 }

@@ -116,6 +116,13 @@ pub struct HttpConfig {
     /// Days a chat made by a `/v1` request without `x_chat_id` is kept after its last use,
     /// unless someone opens it in the UI (OpenAI keeps stored responses 30 days).
     pub v1_chat_retention_days: u64,
+    /// Requests served at once, a streamed answer counting until it ends; one more is answered
+    /// `503 overloaded` with `Retry-After: retry_after_secs` (health probes and `/metrics`
+    /// always answer). Each needs about two open files (its socket and the model server's), so
+    /// start-up warns when the process's open-file limit cannot hold this many.
+    pub max_in_flight: usize,
+    /// The `Retry-After` of an `overloaded` answer, in seconds.
+    pub retry_after_secs: u64,
 }
 
 impl Default for HttpConfig {
@@ -125,6 +132,8 @@ impl Default for HttpConfig {
             max_message_chars: 200_000,
             max_v1_body_bytes: 32 * 1024 * 1024,
             v1_chat_retention_days: 30,
+            max_in_flight: 10_000,
+            retry_after_secs: 2,
         }
     }
 }

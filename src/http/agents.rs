@@ -44,6 +44,7 @@ async fn create(
     body: web::Json<AgentFields>,
 ) -> AppResult<HttpResponse> {
     check_tools(&state, &body)?;
+    crate::supervisor::launch::check_sql_database(&state.launcher, None, &body)?;
     let agent = state
         .launcher
         .agents
@@ -72,6 +73,14 @@ async fn update(
     body: web::Json<AgentFields>,
 ) -> AppResult<HttpResponse> {
     check_tools(&state, &body)?;
+    if body.enabled_tools.is_some() || body.sql_database.is_some() {
+        let stored = state
+            .launcher
+            .agents
+            .get_owned(&principal.user_id, &path)
+            .await?;
+        crate::supervisor::launch::check_sql_database(&state.launcher, Some(&stored), &body)?;
+    }
     let agent = state
         .launcher
         .agents

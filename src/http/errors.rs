@@ -72,7 +72,9 @@ impl ResponseError for AppError {
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Upstream { status, .. } | Self::RunFailed { status, .. } => *status,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::Unavailable(_) | Self::EmbedderFailed(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::EmbedderFailed(_) | Self::Overloaded { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -87,6 +89,8 @@ impl ResponseError for AppError {
                 tracing::warn!(code = self.code(), %message, "the embedder failed");
                 message.clone()
             }
+            // Not a failure: the limit the operator set, logged where it refuses.
+            Self::Overloaded { .. } => self.to_string(),
             _ if status.is_server_error() => {
                 tracing::error!(error = ?anyhow_chain(self), code = self.code(), "request failed");
                 "internal error".to_string()
@@ -101,7 +105,7 @@ impl ResponseError for AppError {
                     HeaderValue::from_static("Bearer realm=\"colloquy\""),
                 ));
             }
-            Self::RateLimited { retry_after_secs } => {
+            Self::RateLimited { retry_after_secs } | Self::Overloaded { retry_after_secs } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
             }
             _ => {}

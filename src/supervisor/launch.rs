@@ -19,19 +19,24 @@ use crate::tools::chat_context::Parts;
 
 mod agent;
 mod chat;
+mod email;
 mod knowledge;
 mod options;
 mod plan;
+mod sql;
 
 use agent::agent_of;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use chat::CHAT_TOOL_NAMES;
 pub(super) use chat::chat_tools;
 use chat::{document_context, relevant_memories};
+pub(super) use email::resumed_send_email;
 pub(super) use knowledge::knowledge_after_pause;
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
 use plan::plan;
+pub use sql::check_sql_database;
+pub(super) use sql::resumed_sql_tool;
 
 /// What launching and resuming runs needs, and no more: built once at start-up beside
 /// `AppState` (which holds one), so this floor never reaches up to the application's state.
@@ -63,6 +68,10 @@ pub struct Launcher {
     pub mcp: crate::tools::mcp::McpRegistry,
     /// The images attached to user messages.
     pub attachments: crate::chat::attachments::Attachments,
+    /// The databases `execute_sql` may query (`[[sql.databases]]`).
+    pub sql: crate::tools::sql::SqlDatabases,
+    /// send_email's SMTP transport and rules; `None` without an `[email]` section.
+    pub email: Option<Arc<crate::tools::email::Mailer>>,
 }
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this

@@ -13,7 +13,12 @@ use crate::tools;
 use crate::llm::wire::{ChatMessage, Role};
 use crate::tools::chat_context::Parts;
 
-use super::launch::{CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_message_length};
+use super::launch::{
+    CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_message_length, resumed_send_email,
+    resumed_sql_tool,
+};
+
+mod email;
 
 /// Answers a pending question and resumes its run. `chat_id` is checked when the request names
 /// one. Answering twice is a conflict; an expired question is gone; someone else's is not found.
@@ -216,16 +221,21 @@ pub async fn resume_answered(
         user_message_id: Some(checkpoint.user_message_id.clone()),
     });
     let mut messages = checkpoint.messages;
+    // A send_email confirmation's answer is not the call's result: the send's outcome is.
+    let mut confirmation = None;
     match ask.kind {
         AskKind::AskUser => {
             log.push(crate::run::events::RunEvent::Extension {
                 event_type: "x_ask_user.answered".into(),
                 payload: serde_json::json!({"correlation_id": ask.correlation_id, "answer": answer}),
             });
-            messages.push(ChatMessage::tool_result(
-                checkpoint.tool_call_id.clone(),
-                serde_json::json!({"answer": answer}).to_string(),
-            ));
+            confirmation = crate::tools::email::confirm::Confirmation::of(&ask.question);
+            if confirmation.is_none() {
+                messages.push(ChatMessage::tool_result(
+                    checkpoint.tool_call_id.clone(),
+                    serde_json::json!({"answer": answer}).to_string(),
+                ));
+            }
         }
         AskKind::ClientTools => {
             let results: Vec<ToolResult> = serde_json::from_value(answer["results"].clone())
@@ -262,6 +272,7 @@ pub async fn resume_answered(
         &parts,
         documents,
     ));
+    // search_knowledge is the chat's agent's, over its knowledge bases as they are now.
     if checkpoint
         .tools
         .iter()
@@ -270,6 +281,22 @@ pub async fn resume_answered(
         tools.extend(
             super::launch::knowledge_after_pause(launcher, &ask.user_id, &ask.chat_id).await,
         );
+    }
+    // execute_sql is the chat's agent's, over its database.
+    if checkpoint
+        .tools
+        .iter()
+        .any(|name| name == crate::tools::sql::EXECUTE_SQL)
+    {
+        tools.extend(resumed_sql_tool(launcher, &ask.user_id, &ask.chat_id).await);
+    }
+    // send_email is the chat's agent's, under its hourly limit.
+    if checkpoint
+        .tools
+        .iter()
+        .any(|name| name == tools::email::SEND_EMAIL)
+    {
+        tools.extend(resumed_send_email(launcher, &ask.user_id, &ask.chat_id).await);
     }
     let context_strategy = launcher
         .chats
@@ -298,6 +325,16 @@ pub async fn resume_answered(
         context_strategy,
         client_tools: client_tools.unwrap_or(checkpoint.client_tools),
     });
-    launcher.start(spec);
+    match confirmation {
+        Some(confirmation) => email::send_then_start(
+            launcher,
+            spec,
+            confirmation,
+            answer,
+            ask.correlation_id,
+            checkpoint.tool_call_id,
+        ),
+        None => launcher.start(spec),
+    }
     Ok(log)
 }

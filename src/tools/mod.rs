@@ -22,6 +22,7 @@ pub mod chat_context;
 mod code_host;
 pub mod code_search;
 pub mod context_size;
+pub mod email;
 pub mod fetch;
 pub mod fetch_url;
 pub mod file_search;
@@ -30,6 +31,7 @@ pub mod mcp;
 pub mod memory;
 pub mod schema;
 pub mod search_knowledge;
+pub mod sql;
 pub mod web_search;
 
 use std::sync::Arc;
@@ -112,7 +114,8 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
     /// Whether a successful call pauses the run until the user replies (ask_user). The call's
-    /// result is then the question, and the user's reply becomes the tool result.
+    /// result is then the question, and the user's reply becomes the tool result (send_email
+    /// with confirmation: the send the reply allows, `supervisor::resume`).
     fn pauses(&self) -> bool {
         false
     }

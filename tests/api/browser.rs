@@ -30,7 +30,7 @@ fn chromium() -> PathBuf {
         .expect("the browser tests need Chromium: `apt install chromium` (.ci/run installs it)")
 }
 
-async fn browser_app(adjust: impl FnOnce(&mut colloquy::config::Config)) -> TestApp {
+pub(crate) async fn browser_app(adjust: impl FnOnce(&mut colloquy::config::Config)) -> TestApp {
     spawn_app_with(|config| {
         if let Some(dir) = std::env::var_os("COLLOQUY_TEST_STATIC_DIR") {
             config.static_dir = Some(PathBuf::from(dir));
@@ -45,7 +45,7 @@ async fn browser_app(adjust: impl FnOnce(&mut colloquy::config::Config)) -> Test
 static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Runs `tests/browser/<scenario>.mjs` against `app`; fails the test with its output.
-async fn run_scenario(app: &TestApp, scenario: &str, extra: &[(&str, String)]) {
+pub(crate) async fn run_scenario(app: &TestApp, scenario: &str, extra: &[(&str, String)]) {
     let _turn = ONE_BROWSER.lock().await;
     let mut command = Command::new("node");
     command

@@ -1,4 +1,5 @@
-//! Every program a test starts (an SDK script, a browser scenario, `npm ci`, `pip install`)
+//! Every program a test starts (an SDK script, a browser scenario, `npm ci`, `pip install`, a
+//! server beside the application)
 //! runs under a wall-clock limit: one that hangs is killed with everything it started (its
 //! process group: Node and the Chromium it drives), and the test fails saying so, instead of
 //! eating the whole CI budget.
@@ -56,6 +57,104 @@ pub fn output_within(mut command: Command, what: &str, limit: Duration) -> Outpu
         stdout: stdout.join().unwrap_or_default(),
         stderr: stderr.join().unwrap_or_default(),
     }
+}
+
+/// A server a test runs beside the application (an SMTP server): in its own process group,
+/// killed with everything it started when dropped, or when `limit` passes, whichever is first.
+pub struct Background {
+    child: std::process::Child,
+    finished: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    lines: std::sync::mpsc::Receiver<String>,
+    what: String,
+}
+
+/// Starts `command` in the background under a wall-clock `limit`; its stdout is read line by
+/// line (`Background::wait_for_line`), its stderr goes to the test's.
+pub fn start_within(mut command: Command, what: &str, limit: Duration) -> Background {
+    use std::io::BufRead;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|err| panic!("{what} could not start: {err}"));
+    // unwrap: stdout was asked for above.
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (send, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let finished = std::sync::Arc::new(AtomicBool::new(false));
+    let watched = finished.clone();
+    let group = format!("-{}", child.id());
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if watched.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+    });
+    Background {
+        child,
+        finished,
+        lines,
+        what: what.to_string(),
+    }
+}
+
+impl Background {
+    /// The first line it prints that starts with `prefix`, waiting at most `within`.
+    pub fn wait_for_line(&self, prefix: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.starts_with(prefix) => return line,
+                Ok(_) => {}
+                Err(_) => panic!(
+                    "{} did not print a line starting {prefix:?} within {within:?}",
+                    self.what
+                ),
+            }
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.finished
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_background_program_is_killed_with_what_it_started_when_dropped() {
+    let mut command = Command::new("sh");
+    command.args(["-c", "sleep 30 & echo started $!; wait"]);
+    let running = start_within(command, "a sleeper", Duration::from_secs(60));
+    let line = running.wait_for_line("started", Duration::from_secs(10));
+    let sleeper = line.trim_start_matches("started ").trim().to_string();
+    drop(running);
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        !std::path::Path::new(&format!("/proc/{sleeper}")).exists()
+            || std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+                .is_ok_and(|stat| stat.contains(") Z "))
+    });
+    assert!(gone, "the program's own child {sleeper} outlived it");
 }
 
 #[test]

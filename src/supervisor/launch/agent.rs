@@ -1,6 +1,6 @@
 //! An agent's part in a run (docs/spec.md#agents): its `enabled_tools` and the message's
-//! `enableTools` applied to the run's tools, its custom MCP tools and knowledge bases
-//! (`knowledge`), the tools its chats can call, and a chat's agent.
+//! `enableTools` applied to the run's tools, its custom MCP tools, `execute_sql` and knowledge
+//! bases (`knowledge`), the tools its chats can call, and a chat's agent.
 
 use std::sync::Arc;
 
@@ -11,8 +11,9 @@ use crate::tools;
 
 /// Applies the agent and the message's `enableTools` to a run's tools: none when either turns
 /// tools off; else only those the agent's `enabled_tools` names (with the alias `browse_url`
-/// when it names it, docs/spec.md#tool-aliases), and `search_knowledge` when the agent offers
-/// it (over its knowledge bases and, in a chat, `log`'s chat's documents).
+/// (docs/spec.md#tool-aliases) and `execute_sql` over its database, when it names them), and
+/// `search_knowledge` when the agent offers it (over its knowledge bases and, in a chat, `log`'s
+/// chat's documents).
 pub(super) fn apply_agent(
     launcher: &Launcher,
     options: &RunOptions,
@@ -57,6 +58,9 @@ pub(super) fn apply_agent(
         )));
     }
     tools.extend(knowledge);
+    if let Some(agent) = &options.agent {
+        tools.extend(super::sql::sql_tool(launcher, agent));
+    }
     tools.retain(|t| names(t.name()));
     add_missing(tools, custom);
 }
@@ -85,8 +89,9 @@ fn add_missing(tools: &mut Vec<tools::SharedTool>, more: Vec<tools::SharedTool>)
 
 /// The definitions of the tools an agent's chats can call now (`GET /api/agents/{id}/chat/tools`):
 /// every research tool (a request may choose any), the chat's own tools, the alias `browse_url`
-/// when named — after `enabled_tools` —, `search_knowledge` when the agent offers it; none when
-/// its tools are off.
+/// (docs/spec.md#tool-aliases), `execute_sql` (over the agent's database) and `send_email` when
+/// named — after `enabled_tools` —, `search_knowledge` when the agent offers it; none when its
+/// tools are off.
 pub fn agent_tool_definitions(
     launcher: &Launcher,
     agent: &crate::chat::agents::Agent,
@@ -108,6 +113,8 @@ pub fn agent_tool_definitions(
                 &crate::tools::alias::Alias::browse_url(fetch.clone()),
             ));
         }
+        definitions.extend(super::sql::sql_tool(launcher, agent).map(|tool| tool.definition()));
+        definitions.extend(super::email::send_email_definition(launcher));
         definitions.retain(|d| named.contains(&d.function.name));
     }
     if offers_knowledge(agent) {
@@ -128,9 +135,10 @@ pub fn agent_tool_definitions(
 
 /// Refuses an agent's `enabled_tools` that names a tool this server cannot give it (`400
 /// unknown_tool`, every such name in the message): a name is one of the research tools this
-/// server offers, a chat tool, the alias `browse_url`, `search_knowledge`, or
-/// a tool an MCP server has listed. A research tool Colloquy has but this server does not
-/// configure (code_search without a GitHub token) is refused too, saying what it needs.
+/// server offers, a chat tool, the alias `browse_url` (docs/spec.md#tool-aliases),
+/// `search_knowledge`, `execute_sql` when a database is declared, or a tool an MCP server has
+/// listed. A tool Colloquy has but this server does not configure (code_search without a GitHub
+/// token, execute_sql without a database) is refused too, saying what it needs.
 pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<()> {
     let mut known: Vec<String> = launcher
         .available_tools()
@@ -140,23 +148,33 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
     known.extend(chat::CHAT_TOOL_NAMES.map(str::to_string));
     known.extend(crate::tools::alias::Alias::NAMES.map(str::to_string));
     known.push(SEARCH_KNOWLEDGE.to_string());
-    let mut problems = Vec::new();
-    let missing: Vec<&String> = named.iter().filter(|n| !known.contains(n)).collect();
-    let (unconfigured, unknown): (Vec<&String>, Vec<&String>) = missing
-        .into_iter()
-        .partition(|n| tools::RESEARCH_TOOLS.iter().any(|(name, _)| name == n));
+    if !launcher.sql.is_empty() {
+        known.push(tools::sql::EXECUTE_SQL.to_string());
+    }
+    if launcher.email.is_some() {
+        known.push(crate::tools::email::SEND_EMAIL.to_string());
+    }
+    let mut problems: Vec<String> = super::email::refusal(launcher, named).into_iter().collect();
+    let missing: Vec<&String> = named
+        .iter()
+        .filter(|n| !known.contains(n) && *n != crate::tools::email::SEND_EMAIL)
+        .collect();
+    let (unconfigured, unknown): (Vec<&String>, Vec<&String>) =
+        missing.into_iter().partition(|n| {
+            tools::RESEARCH_TOOLS.iter().any(|(name, _)| name == n) || *n == tools::sql::EXECUTE_SQL
+        });
     if !unknown.is_empty() {
         let names: Vec<&str> = unknown.iter().map(|n| n.as_str()).collect();
         known.sort();
         known.dedup();
         let mut problem = format!(
-            "enabled_tools names tools this server does not have: {}; the tools an agent may              name here are {}",
+            "enabled_tools names tools this server does not have: {}; the tools an agent may name here are {}",
             names.join(", "),
             known.join(", ")
         );
         if launcher.mcp.health().iter().any(|server| server.tools == 0) {
             problem.push_str(
-                " (an MCP server that has not listed its tools yet cannot be checked: name its                  tools in custom_tools, by server_id and tool_name, instead)",
+                " (an MCP server that has not listed its tools yet cannot be checked: name its tools in custom_tools, by server_id and tool_name, instead)",
             );
         }
         problems.push(problem);
@@ -165,7 +183,7 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         let needs = tools::RESEARCH_TOOLS
             .iter()
             .find(|(tool, _)| tool == name)
-            .map_or("", |(_, needs)| *needs);
+            .map_or(tools::sql::EXECUTE_SQL_NEEDS, |(_, needs)| *needs);
         problems.push(format!(
             "{name} is not configured on this server (it needs {needs})"
         ));

@@ -110,6 +110,11 @@ pub(in crate::supervisor) fn plan(
         ));
     }
     apply_agent(launcher, options, &log, &mut tools);
+    tools.extend(super::email::send_email_tool(
+        launcher,
+        options,
+        session.is_some(),
+    ));
     if let Some(stores) = &options.file_search {
         // The stores the request named replace the chat's own documents.
         tools.retain(|t| t.name() != "file_search");

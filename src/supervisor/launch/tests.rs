@@ -83,6 +83,8 @@ async fn fixture() -> Fixture {
         supervisor: supervisor.start(),
         tools: Arc::new(research),
         mcp: crate::tools::mcp::McpRegistry::default(),
+        sql: crate::tools::sql::SqlDatabases::default(),
+        email: None,
     };
     Fixture {
         _dir: dir,

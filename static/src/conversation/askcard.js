@@ -1,7 +1,8 @@
-// One ask_user question as a card, in every style (docs/spec.md#ask_user): default (options, single
-// or multi-select, free text when allowed), confirm, rating (1-5) and form. A pending card takes an
-// answer and hands it to `onAnswer`; an answered one shows the answer; a cancelled or expired one
-// says so.
+// One ask_user question as a card, in every style (docs/spec.md#ask_user): default (options, single or
+// multi-select, free text when allowed), confirm, rating (1-5) and form. A send_email
+// confirmation is a confirm card that also shows the email (`ask.email`: from, to, subject,
+// body) exactly as it would go. A pending card takes an answer and hands it to `onAnswer`; an
+// answered one shows the answer; a cancelled or expired one says so.
 
 import { h } from "../ui/dom.js";
 
@@ -32,9 +33,16 @@ const CLOSED = {
 export function askCard(ask, onAnswer) {
   const id = `ask-${++cardCount}`;
   const status = ask.status ?? "pending";
-  const card = h("section", { class: `ask-card ask-${status}`, role: "group", "aria-labelledby": `${id}-q` });
-  card.append(h("p", { class: "ask-label" }, "Question from the assistant"));
+  const card = h("section", {
+    class: `ask-card ask-${status}`,
+    role: "group",
+    "aria-labelledby": `${id}-q`,
+    "aria-describedby": ask.email ? `${id}-email` : null,
+  });
+  const label = ask.email ? "The assistant wants to send an email" : "Question from the assistant";
+  card.append(h("p", { class: "ask-label" }, label));
   card.append(h("p", { class: "ask-question", id: `${id}-q` }, ask.question ?? ""));
+  if (ask.email) card.append(emailDetails(ask.email, id));
   if (status === "answered" || status === "completed") {
     card.append(h("p", { class: "ask-outcome" }, h("strong", null, "Your answer: "), describeAnswer(ask.answer)));
     return card;
@@ -66,6 +74,17 @@ export function askCard(ask, onAnswer) {
   }[ask.style] ?? defaultBody;
   card.append(body(ask, submit, error, id), error);
   return card;
+}
+
+/// The email a confirmation is about, as it would be sent; its body keeps its line breaks.
+function emailDetails(email, id) {
+  const row = (name, value) => [h("dt", null, name), h("dd", null, value ?? "")];
+  return h("dl", { class: "ask-email", id: `${id}-email` },
+    row("From", email.from),
+    row("To", email.to),
+    row("Subject", email.subject),
+    h("dt", null, "Message"),
+    h("dd", null, h("pre", { class: "ask-email-body" }, email.body ?? "")));
 }
 
 function confirmBody(ask, submit) {

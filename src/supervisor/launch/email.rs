@@ -1,0 +1,58 @@
+//! send_email in an agent's runs: offered only to an agent whose `enabled_tools` names it, on a
+//! server with an `[email]` section — and, when each email waits for the user's yes, only in a
+//! stored chat, where a run can pause to ask. An agent naming it on a server without one is
+//! refused when saved.
+
+use std::sync::Arc;
+
+use entities::ids::{ChatId, UserId};
+
+use super::{Launcher, RunOptions, deep_think};
+use crate::tools;
+use crate::tools::email::{NEEDS, SEND_EMAIL, SendEmail};
+
+/// The run's send_email, if the request's agent may have it (`in_chat`: the run is in a stored
+/// chat).
+pub(super) fn send_email_tool(
+    launcher: &Launcher,
+    options: &RunOptions,
+    in_chat: bool,
+) -> Option<tools::SharedTool> {
+    let mailer = launcher.email.as_ref()?;
+    let agent = options.agent.as_ref()?;
+    let named = agent
+        .enabled_tools
+        .as_ref()
+        .is_some_and(|named| named.iter().any(|n| n == SEND_EMAIL));
+    let on = agent.tools_enabled && options.enable_tools != Some(false) && !deep_think(options);
+    if !named || !on || (mailer.confirm() && !in_chat) {
+        return None;
+    }
+    Some(Arc::new(SendEmail::new(mailer.clone(), agent.id.clone())))
+}
+
+/// send_email's definition, for listing an agent's tools, when this server offers it.
+pub(super) fn send_email_definition(
+    launcher: &Launcher,
+) -> Option<crate::llm::wire::ToolDefinition> {
+    launcher.email.as_deref().map(SendEmail::describe)
+}
+
+/// Why `named` cannot be an agent's tools on this server as far as send_email goes.
+pub(super) fn refusal(launcher: &Launcher, named: &[String]) -> Option<String> {
+    (launcher.email.is_none() && named.iter().any(|n| n == SEND_EMAIL))
+        .then(|| format!("{SEND_EMAIL} is not configured on this server (it needs {NEEDS})"))
+}
+
+/// send_email again for a paused run that had it, resumed in `chat_id`: its agent's (the
+/// chat's). `None` when email is no longer configured.
+pub(in crate::supervisor) async fn resumed_send_email(
+    launcher: &Launcher,
+    user_id: &UserId,
+    chat_id: &ChatId,
+) -> Option<tools::SharedTool> {
+    let mailer = launcher.email.as_ref()?;
+    let chat = launcher.chats.get_owned(user_id, chat_id).await.ok()?;
+    let agent = super::agent_of(launcher, &chat).await.ok()?;
+    Some(Arc::new(SendEmail::new(mailer.clone(), agent.id)))
+}

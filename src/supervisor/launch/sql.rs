@@ -1,0 +1,73 @@
+//! An agent's `execute_sql`: offered only to an agent whose `enabled_tools` names it, over the
+//! database its `sql_database` names (the only declared one when it names none); and the
+//! check, when an agent is saved, that such a database exists.
+
+use super::Launcher;
+use crate::chat::agents::{Agent, AgentFields};
+use crate::error::{AppError, AppResult};
+use crate::tools::SharedTool;
+use crate::tools::sql::{DatabaseChoice, EXECUTE_SQL};
+
+/// The agent's `execute_sql`, when it names the tool and its database is declared.
+pub(super) fn sql_tool(launcher: &Launcher, agent: &Agent) -> Option<SharedTool> {
+    let named = agent.enabled_tools.as_ref()?;
+    if !named.iter().any(|name| name == EXECUTE_SQL) {
+        return None;
+    }
+    launcher.sql.tool(
+        agent.sql_database.as_deref(),
+        launcher.config.agent.max_tool_result_chars,
+    )
+}
+
+/// Refuses a save that would leave the agent (`stored`, updated by `fields`) enabling
+/// `execute_sql` with no database to query, or that names a database this server does not
+/// declare (`400 unknown_sql_database`, or `sql_database_required` when several are declared
+/// and it names none). A save that touches neither `enabled_tools` nor `sql_database` is not
+/// checked: a database the operator removed does not stop an agent from being renamed.
+pub fn check_sql_database(
+    launcher: &Launcher,
+    stored: Option<&Agent>,
+    fields: &AgentFields,
+) -> AppResult<()> {
+    if fields.enabled_tools.is_none() && fields.sql_database.is_none() {
+        return Ok(());
+    }
+    let refusal = |err: DatabaseChoice| {
+        let code = match err {
+            DatabaseChoice::NoneDeclared | DatabaseChoice::Unknown(..) => "unknown_sql_database",
+            DatabaseChoice::Ambiguous(_) => "sql_database_required",
+        };
+        AppError::InvalidWithCode {
+            code,
+            message: format!("{EXECUTE_SQL}: {err}"),
+        }
+    };
+    if let Some(Some(named)) = &fields.sql_database {
+        launcher.sql.choose(Some(named)).map_err(refusal)?;
+    }
+    let enabled = match &fields.enabled_tools {
+        Some(set) => set.as_ref(),
+        None => stored.and_then(|agent| agent.enabled_tools.as_ref()),
+    };
+    if enabled.is_some_and(|named| named.iter().any(|name| name == EXECUTE_SQL)) {
+        let database = match &fields.sql_database {
+            Some(set) => set.as_deref(),
+            None => stored.and_then(|agent| agent.sql_database.as_deref()),
+        };
+        launcher.sql.choose(database).map_err(refusal)?;
+    }
+    Ok(())
+}
+
+/// `execute_sql` for a run resumed in chat `chat_id` (after an ask_user answer) that had it:
+/// its chat's agent's, as a new run there would get it.
+pub(in crate::supervisor) async fn resumed_sql_tool(
+    launcher: &Launcher,
+    user: &entities::ids::UserId,
+    chat_id: &entities::ids::ChatId,
+) -> Option<SharedTool> {
+    let chat = launcher.chats.get_owned(user, chat_id).await.ok()?;
+    let agent = super::agent_of(launcher, &chat).await.ok()?;
+    sql_tool(launcher, &agent)
+}

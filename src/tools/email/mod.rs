@@ -1,0 +1,197 @@
+//! `send_email {to, subject, body}` (issue 32): a plain-text email to one allowed recipient,
+//! over SMTP (`lettre`), from the `[email]` configuration only. `draft` checks what the model
+//! wrote (no header can be injected), `mailer` holds the transport, the allow-list and the
+//! per-agent hourly limit (`sends`, in the database), `confirm` the ask-first path: with
+//! `email.confirm` the call pauses the run on a `confirm` question and the answer's
+//! continuation sends. Every refusal is an error result with a stable code, checked before the
+//! user is asked.
+
+pub mod confirm;
+pub mod draft;
+pub mod mailer;
+mod sends;
+
+use std::sync::Arc;
+
+use entities::ids::AgentId;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::schema::parameters_for;
+use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use crate::llm::wire::ToolDefinition;
+use draft::{Draft, MAX_ADDRESS_CHARS, MAX_BODY_CHARS, MAX_SUBJECT_CHARS};
+pub use mailer::Mailer;
+
+/// The tool's name.
+pub const SEND_EMAIL: &str = "send_email";
+/// What a server needs to offer it, for refusing an agent that names it without.
+pub const NEEDS: &str = "an [email] section: smtp_url, from and allowed_recipients";
+
+/// Why an email was not sent, each with its stable code.
+#[derive(Debug, thiserror::Error)]
+pub enum EmailError {
+    #[error("{0:?} is not one email address (user@domain, nothing else)")]
+    InvalidRecipient(String),
+    #[error(
+        "the subject must be one line of 1-{MAX_SUBJECT_CHARS} characters, without line breaks or control characters"
+    )]
+    InvalidSubject,
+    #[error(
+        "the body must be 1-{MAX_BODY_CHARS} characters of plain text, without control characters but line breaks and tabs"
+    )]
+    InvalidBody,
+    #[error("the email could not be composed: {0}")]
+    Unbuildable(String),
+    #[error("{to} is not an allowed recipient: email goes only to {allowed}")]
+    RecipientNotAllowed { to: String, allowed: String },
+    #[error(
+        "this agent has sent its {limit} emails for this hour; the next can go in {minutes} minutes"
+    )]
+    RateLimited { limit: u32, minutes: i64 },
+    #[error("the SMTP server did not take the email: {0}")]
+    SmtpFailed(String),
+    #[error("the user declined: the email was not sent")]
+    Declined,
+    #[error("sending this email was cut off by a restart: it may or may not have gone out")]
+    Interrupted,
+    #[error("email is no longer configured on this server: the email was not sent")]
+    Unavailable,
+    #[error("{0} is not usable")]
+    Misconfigured(String),
+    #[error("the email could not be recorded, so it was not sent")]
+    Record(#[source] sea_orm::DbErr),
+}
+
+impl EmailError {
+    /// The stable code of the error result.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidRecipient(_) => "invalid_recipient",
+            Self::InvalidSubject => "invalid_subject",
+            Self::InvalidBody => "invalid_body",
+            Self::Unbuildable(_) => "invalid_email",
+            Self::RecipientNotAllowed { .. } => "recipient_not_allowed",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::SmtpFailed(_) => "smtp_failed",
+            Self::Declined => "declined",
+            Self::Interrupted => "send_interrupted",
+            Self::Unavailable | Self::Misconfigured(_) => "email_unavailable",
+            Self::Record(_) => "email_record_failed",
+        }
+    }
+
+    fn suggestion(&self) -> &'static str {
+        match self {
+            Self::InvalidRecipient(_)
+            | Self::InvalidSubject
+            | Self::InvalidBody
+            | Self::Unbuildable(_) => {
+                "Fix the arguments as the message says and call send_email again."
+            }
+            Self::RecipientNotAllowed { .. } => {
+                "Do not retry with this address: tell the user it is not an allowed recipient."
+            }
+            Self::RateLimited { .. } => "Tell the user the email could not be sent now.",
+            Self::SmtpFailed(_) | Self::Record(_) | Self::Unavailable | Self::Misconfigured(_) => {
+                "Tell the user the email was not sent, and why."
+            }
+            Self::Declined => "Do not send it again unless the user asks; say it was not sent.",
+            Self::Interrupted => "Tell the user; ask before sending it again.",
+        }
+    }
+}
+
+impl From<EmailError> for ToolError {
+    fn from(err: EmailError) -> Self {
+        ToolError::new(err.code(), err.to_string(), err.suggestion())
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Arguments {
+    /// The one recipient's address (user@domain), one the description allows.
+    #[schemars(length(min = 1, max = MAX_ADDRESS_CHARS))]
+    to: String,
+    /// The subject: one line.
+    #[schemars(length(min = 1, max = MAX_SUBJECT_CHARS))]
+    subject: String,
+    /// The message, as plain text.
+    #[schemars(length(min = 1, max = MAX_BODY_CHARS))]
+    body: String,
+}
+
+/// `send_email` for one agent's runs (its limit is the agent's).
+pub struct SendEmail {
+    mailer: Arc<Mailer>,
+    agent: AgentId,
+}
+
+impl SendEmail {
+    pub fn new(mailer: Arc<Mailer>, agent: AgentId) -> Self {
+        Self { mailer, agent }
+    }
+
+    /// The definition, which needs no agent (for listing an agent's tools).
+    pub fn describe(mailer: &Mailer) -> ToolDefinition {
+        let confirm = if mailer.confirm() {
+            " The user is asked to confirm each email before it is sent."
+        } else {
+            ""
+        };
+        let description = format!(
+            "Send a plain-text email to one recipient. Allowed recipients (nothing else is \
+             accepted): {}.{confirm} At most {} emails an hour.",
+            mailer.allowed().join(", "),
+            mailer.max_per_hour()
+        );
+        ToolDefinition::function(SEND_EMAIL, &description, parameters_for::<Arguments>())
+    }
+}
+
+impl Tool for SendEmail {
+    fn name(&self) -> &'static str {
+        SEND_EMAIL
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        Self::describe(&self.mailer)
+    }
+
+    fn progress(&self) -> Option<ProgressKind> {
+        None
+    }
+
+    /// With confirmation, the call is announced by its question (`x_ask_user.*`).
+    fn own_events(&self) -> bool {
+        self.mailer.confirm()
+    }
+
+    fn call_message(&self, arguments: &Value) -> String {
+        match arguments["to"].as_str() {
+            Some(to) => format!("Sending an email to {to}"),
+            None => "Sending an email".into(),
+        }
+    }
+
+    /// With confirmation, a successful call is the question; the answer's continuation sends.
+    fn pauses(&self) -> bool {
+        self.mailer.confirm()
+    }
+
+    fn run(&self, arguments: Value) -> ToolFuture {
+        let mailer = Arc::clone(&self.mailer);
+        let agent = self.agent.clone();
+        Box::pin(async move {
+            let args: Arguments = parse_arguments(arguments)?;
+            let draft = Draft::parse(&args.to, &args.subject, &args.body)?;
+            if mailer.confirm() {
+                mailer.check(&agent, &draft).await?;
+                return Ok(confirm::question(&mailer, &agent, &draft));
+            }
+            Ok(mailer.send(&agent, &draft, None).await?)
+        })
+    }
+}
