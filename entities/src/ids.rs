@@ -176,12 +176,12 @@ impl ChatId {
 impl AskCorrelationId {
     /// A new id for an ask_user question.
     pub fn for_question() -> Self {
-        Self(format!("ask_{}", uuid::Uuid::new_v4().simple()))
+        Self(format!("ask_{}", uuid::Uuid::now_v7().simple()))
     }
 
     /// A new id for a run's client tool calls.
     pub fn for_client_tools() -> Self {
-        Self(format!("tools_{}", uuid::Uuid::new_v4().simple()))
+        Self(format!("tools_{}", uuid::Uuid::now_v7().simple()))
     }
 }
 

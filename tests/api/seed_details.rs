@@ -403,13 +403,14 @@ async fn text_cut_at_the_limit_is_logged_with_the_document_and_both_lengths() {
 #[actix_web::test]
 async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_names() {
     let app = spawn_app().await;
-    // The spec's agent example (docs/spec.md#agents) names send_email, which Colloquy does not have, and execute_sql, which
-    // needs a declared database.
+    // The spec's platform tools (docs/spec.md#platform-tools): execute_workflow is not built;
+    // execute_sql needs a declared database and send_email an [email] section.
     let refused = app
         .post_json(
             "/api/agents",
             &json!({"name": "Seed", "tools_enabled": true,
-                    "enabled_tools": ["search_knowledge", "browse_url", "execute_sql", "send_email"]}),
+                    "enabled_tools": ["search_knowledge", "browse_url", "execute_sql", "send_email",
+                        "execute_workflow"]}),
         )
         .await;
     assert_eq!(refused.status(), 400);
@@ -417,7 +418,14 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
     assert_eq!(error["code"], "unknown_tool");
     let message = error["message"].as_str().unwrap();
     // The unknown names, and only them, then what may be named instead.
-    assert!(message.contains("does not have: send_email;"), "{message}");
+    assert!(
+        message.contains("does not have: execute_workflow;"),
+        "{message}"
+    );
+    assert!(
+        message.contains("send_email is not configured on this server (it needs an [email]"),
+        "{message}"
+    );
     assert!(
         message.contains(
             "execute_sql is not configured on this server (it needs a [[sql.databases]] entry"
