@@ -159,6 +159,36 @@ impl Workspace {
         Ok(found)
     }
 
+    /// The text artifacts of the documents `hits` came from, in each hit's own chat (a
+    /// search across several chats: a knowledge base's, a vector store's). A lookup that
+    /// fails leaves that chat's hits without one.
+    pub async fn artifact_ids_of_hits(
+        &self,
+        hits: &[(ChatId, crate::retrieval::index::SearchHit)],
+    ) -> std::collections::HashMap<DocumentId, ArtifactId> {
+        let mut chats: Vec<&ChatId> = Vec::new();
+        for (chat_id, _) in hits {
+            if !chats.contains(&chat_id) {
+                chats.push(chat_id);
+            }
+        }
+        let mut found = std::collections::HashMap::new();
+        for chat_id in chats {
+            let mut documents: Vec<DocumentId> = Vec::new();
+            for (_, hit) in hits.iter().filter(|(c, _)| c == chat_id) {
+                if !documents.contains(&hit.document_id) {
+                    documents.push(hit.document_id.clone());
+                }
+            }
+            found.extend(
+                self.artifact_ids(chat_id, &documents)
+                    .await
+                    .unwrap_or_default(),
+            );
+        }
+        found
+    }
+
     /// Remembers a document's artifact for `artifact_ids`.
     pub(super) fn remember_artifact(&self, document_id: &DocumentId, artifact_id: &ArtifactId) {
         let remembered = &self.inner.artifact_of;

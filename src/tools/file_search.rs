@@ -6,7 +6,7 @@
 //! (each stage's milliseconds: query embedding, lock wait, BM25, vectors, fusion, chunk texts,
 //! artifact ids, total).
 
-use entities::ids::{ArtifactId, DocumentId};
+use entities::ids::ArtifactId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -211,23 +211,7 @@ impl Tool for FileSearchTool {
                     )
                 })?;
             let at = std::time::Instant::now();
-            let mut artifact_ids = std::collections::HashMap::new();
-            for store in &stores {
-                let mut documents: Vec<DocumentId> = Vec::new();
-                for (_, hit) in hits.iter().filter(|(s, _)| s == store) {
-                    if !documents.contains(&hit.document_id) {
-                        documents.push(hit.document_id.clone());
-                    }
-                }
-                if !documents.is_empty() {
-                    artifact_ids.extend(
-                        workspace
-                            .artifact_ids(store, &documents)
-                            .await
-                            .unwrap_or_default(),
-                    );
-                }
-            }
+            let artifact_ids = workspace.artifact_ids_of_hits(&hits).await;
             let artifact_lookup = at.elapsed();
             let results: Vec<Value> = hits
                 .into_iter()

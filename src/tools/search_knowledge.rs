@@ -6,10 +6,9 @@
 //! Which knowledge bases exist is read at each call (one deleted meanwhile is skipped), and
 //! only the owner's are ever searched.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use entities::ids::{ArtifactId, ChatId, DocumentId, UserId};
+use entities::ids::{ArtifactId, ChatId, UserId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -204,23 +203,7 @@ impl Tool for SearchKnowledgeTool {
                 .await
                 .map_err(|err| failed(&err))?
                 .hits;
-            let mut artifacts: HashMap<DocumentId, ArtifactId> = HashMap::new();
-            for chat_id in &chats {
-                let mut documents: Vec<DocumentId> = Vec::new();
-                for (_, hit) in hits.iter().filter(|(c, _)| c == chat_id) {
-                    if !documents.contains(&hit.document_id) {
-                        documents.push(hit.document_id.clone());
-                    }
-                }
-                if !documents.is_empty() {
-                    artifacts.extend(
-                        workspace
-                            .artifact_ids(chat_id, &documents)
-                            .await
-                            .unwrap_or_default(),
-                    );
-                }
-            }
+            let artifacts = workspace.artifact_ids_of_hits(&hits).await;
             let results: Vec<Value> = hits
                 .into_iter()
                 .map(|(chat_id, hit)| {
