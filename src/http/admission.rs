@@ -53,15 +53,6 @@ impl Admission {
             .is_ok();
         admitted.then(|| Permit(self.clone()))
     }
-
-    /// Requests being served now.
-    pub fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Acquire)
-    }
-
-    pub fn limit(&self) -> usize {
-        self.limit
-    }
 }
 
 /// Paths answered whatever the load: the probes and the metrics.

@@ -26,17 +26,15 @@ mod plan;
 mod sql;
 
 use agent::agent_of;
+pub(super) use agent::agent_tools_after_pause;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use chat::CHAT_TOOL_NAMES;
 pub(super) use chat::chat_tools;
 use chat::{document_context, relevant_memories};
-pub(super) use email::resumed_send_email;
-pub(super) use knowledge::knowledge_after_pause;
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
 use plan::plan;
 pub use sql::check_sql_database;
-pub(super) use sql::resumed_sql_tool;
 
 /// What launching and resuming runs needs, and no more: built once at start-up beside
 /// `AppState` (which holds one), so this floor never reaches up to the application's state.

@@ -13,10 +13,7 @@ use crate::tools;
 use crate::llm::wire::{ChatMessage, Role};
 use crate::tools::chat_context::Parts;
 
-use super::launch::{
-    CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_message_length, resumed_send_email,
-    resumed_sql_tool,
-};
+use super::launch::{CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_message_length};
 
 mod email;
 
@@ -272,32 +269,16 @@ pub async fn resume_answered(
         &parts,
         documents,
     ));
-    // search_knowledge is the chat's agent's, over its knowledge bases as they are now.
-    if checkpoint
-        .tools
-        .iter()
-        .any(|name| name == "search_knowledge")
-    {
-        tools.extend(
-            super::launch::knowledge_after_pause(launcher, &ask.user_id, &ask.chat_id).await,
-        );
-    }
-    // execute_sql is the chat's agent's, over its database.
-    if checkpoint
-        .tools
-        .iter()
-        .any(|name| name == crate::tools::sql::EXECUTE_SQL)
-    {
-        tools.extend(resumed_sql_tool(launcher, &ask.user_id, &ask.chat_id).await);
-    }
-    // send_email is the chat's agent's, under its hourly limit.
-    if checkpoint
-        .tools
-        .iter()
-        .any(|name| name == tools::email::SEND_EMAIL)
-    {
-        tools.extend(resumed_send_email(launcher, &ask.user_id, &ask.chat_id).await);
-    }
+    // The agent-scoped tools are the chat's agent's as it is now.
+    tools.extend(
+        super::launch::agent_tools_after_pause(
+            launcher,
+            &ask.user_id,
+            &ask.chat_id,
+            &checkpoint.tools,
+        )
+        .await,
+    );
     let context_strategy = launcher
         .chats
         .get_owned(&ask.user_id, &ask.chat_id)

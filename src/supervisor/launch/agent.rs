@@ -209,3 +209,50 @@ pub(super) async fn agent_of(
     }
     Ok(launcher.agents.default_for(&chat.user_id).await?)
 }
+
+/// The agent-scoped tools (`search_knowledge`, `execute_sql`, `send_email`) among `had`, the
+/// tools a paused run had, built again for its resumption in `chat_id`: the chat's agent as it
+/// is now, read once. None when the chat is gone.
+pub(in crate::supervisor) async fn agent_tools_after_pause(
+    launcher: &Launcher,
+    owner: &entities::ids::UserId,
+    chat_id: &entities::ids::ChatId,
+    had: &[String],
+) -> Vec<tools::SharedTool> {
+    let had = |name: &str| had.iter().any(|n| n == name);
+    let wanted = [
+        super::knowledge::SEARCH_KNOWLEDGE,
+        tools::sql::EXECUTE_SQL,
+        tools::email::SEND_EMAIL,
+    ];
+    if !wanted.iter().any(|name| had(name)) {
+        return Vec::new();
+    }
+    let Ok(chat) = launcher.chats.get_owned(owner, chat_id).await else {
+        return Vec::new();
+    };
+    let Ok(agent) = agent_of(launcher, &chat).await else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    if had(super::knowledge::SEARCH_KNOWLEDGE) {
+        found.push(super::knowledge::knowledge_tool(
+            launcher,
+            &agent,
+            owner,
+            Some(chat.id.clone()),
+        ));
+    }
+    if had(tools::sql::EXECUTE_SQL) {
+        found.extend(super::sql::sql_tool(launcher, &agent));
+    }
+    if had(tools::email::SEND_EMAIL)
+        && let Some(mailer) = &launcher.email
+    {
+        found.push(std::sync::Arc::new(tools::email::SendEmail::new(
+            mailer.clone(),
+            agent.id.clone(),
+        )));
+    }
+    found
+}

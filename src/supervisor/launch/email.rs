@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use entities::ids::{ChatId, UserId};
-
 use super::{Launcher, RunOptions, deep_think};
 use crate::tools;
 use crate::tools::email::{NEEDS, SEND_EMAIL, SendEmail};
@@ -42,17 +40,4 @@ pub(super) fn send_email_definition(
 pub(super) fn refusal(launcher: &Launcher, named: &[String]) -> Option<String> {
     (launcher.email.is_none() && named.iter().any(|n| n == SEND_EMAIL))
         .then(|| format!("{SEND_EMAIL} is not configured on this server (it needs {NEEDS})"))
-}
-
-/// send_email again for a paused run that had it, resumed in `chat_id`: its agent's (the
-/// chat's). `None` when email is no longer configured.
-pub(in crate::supervisor) async fn resumed_send_email(
-    launcher: &Launcher,
-    user_id: &UserId,
-    chat_id: &ChatId,
-) -> Option<tools::SharedTool> {
-    let mailer = launcher.email.as_ref()?;
-    let chat = launcher.chats.get_owned(user_id, chat_id).await.ok()?;
-    let agent = super::agent_of(launcher, &chat).await.ok()?;
-    Some(Arc::new(SendEmail::new(mailer.clone(), agent.id)))
 }

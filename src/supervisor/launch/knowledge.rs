@@ -44,15 +44,3 @@ pub(super) fn knowledge_tool(
         chat,
     ))
 }
-
-/// `search_knowledge` again for a run resumed after a pause that had it: the chat's agent as
-/// it is now. `None` when the chat is gone.
-pub(in crate::supervisor) async fn knowledge_after_pause(
-    launcher: &Launcher,
-    owner: &UserId,
-    chat_id: &ChatId,
-) -> Option<tools::SharedTool> {
-    let chat = launcher.chats.get_owned(owner, chat_id).await.ok()?;
-    let agent = super::agent_of(launcher, &chat).await.ok()?;
-    Some(knowledge_tool(launcher, &agent, owner, Some(chat.id)))
-}

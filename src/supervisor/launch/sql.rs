@@ -59,15 +59,3 @@ pub fn check_sql_database(
     }
     Ok(())
 }
-
-/// `execute_sql` for a run resumed in chat `chat_id` (after an ask_user answer) that had it:
-/// its chat's agent's, as a new run there would get it.
-pub(in crate::supervisor) async fn resumed_sql_tool(
-    launcher: &Launcher,
-    user: &entities::ids::UserId,
-    chat_id: &entities::ids::ChatId,
-) -> Option<SharedTool> {
-    let chat = launcher.chats.get_owned(user, chat_id).await.ok()?;
-    let agent = super::agent_of(launcher, &chat).await.ok()?;
-    sql_tool(launcher, &agent)
-}
