@@ -20,6 +20,9 @@ use crate::config::Config;
 use crate::documents::Workspace;
 use crate::llm::wire::ToolDefinition;
 
+/// The tool's name, among those an agent's `enabled_tools` may name.
+pub const SEARCH_KNOWLEDGE: &str = "search_knowledge";
+
 /// What a search with nothing to search answers, beside its empty results.
 pub const NOTHING_TO_SEARCH: &str = "There are no searchable documents in this agent's \
     knowledge bases or in this chat yet, so nothing was searched. Answer without them, and say \
@@ -109,13 +112,13 @@ impl SearchKnowledgeTool {
             "default",
             default,
         );
-        ToolDefinition::function("search_knowledge", DESCRIPTION, parameters)
+        ToolDefinition::function(SEARCH_KNOWLEDGE, DESCRIPTION, parameters)
     }
 }
 
 impl Tool for SearchKnowledgeTool {
     fn name(&self) -> &'static str {
-        "search_knowledge"
+        SEARCH_KNOWLEDGE
     }
 
     fn definition(&self) -> ToolDefinition {

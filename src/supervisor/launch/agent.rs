@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use super::knowledge::{SEARCH_KNOWLEDGE, knowledge_tool, offers_knowledge};
+use super::knowledge::{knowledge_tool, offers_knowledge};
 use super::{Launcher, RunOptions, chat, deep_think, research_tools};
 use crate::error::{AppError, AppResult};
 use crate::tools;
+use crate::tools::search_knowledge::SEARCH_KNOWLEDGE;
 
 /// Applies the agent and the message's `enableTools` to a run's tools: none when either turns
 /// tools off; else only those the agent's `enabled_tools` names (with the alias `browse_url`
@@ -221,7 +222,7 @@ pub(in crate::supervisor) async fn agent_tools_after_pause(
 ) -> Vec<tools::SharedTool> {
     let had = |name: &str| had.iter().any(|n| n == name);
     let wanted = [
-        super::knowledge::SEARCH_KNOWLEDGE,
+        SEARCH_KNOWLEDGE,
         tools::sql::EXECUTE_SQL,
         tools::email::SEND_EMAIL,
     ];
@@ -235,7 +236,7 @@ pub(in crate::supervisor) async fn agent_tools_after_pause(
         return Vec::new();
     };
     let mut found = Vec::new();
-    if had(super::knowledge::SEARCH_KNOWLEDGE) {
+    if had(SEARCH_KNOWLEDGE) {
         found.push(super::knowledge::knowledge_tool(
             launcher,
             &agent,

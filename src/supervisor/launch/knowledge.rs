@@ -11,10 +11,7 @@ use super::Launcher;
 use crate::chat::agents::Agent;
 use crate::chat::knowledge_bases::KnowledgeBases;
 use crate::tools;
-use crate::tools::search_knowledge::SearchKnowledgeTool;
-
-/// The tool's name, among those an agent's `enabled_tools` may name.
-pub const SEARCH_KNOWLEDGE: &str = "search_knowledge";
+use crate::tools::search_knowledge::{SEARCH_KNOWLEDGE, SearchKnowledgeTool};
 
 /// Whether the agent's chats are offered `search_knowledge`.
 pub(super) fn offers_knowledge(agent: &Agent) -> bool {
