@@ -139,7 +139,8 @@ pub fn agent_tool_definitions(
 /// server offers, a chat tool, the alias `browse_url` (docs/spec.md#tool-aliases),
 /// `search_knowledge`, `execute_sql` when a database is declared, or a tool an MCP server has
 /// listed. A tool Colloquy has but this server does not configure (code_search without a GitHub
-/// token, execute_sql without a database) is refused too, saying what it needs.
+/// token, execute_sql without a database, send_email without `[email]`) is refused too, saying
+/// what it needs.
 pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<()> {
     let mut known: Vec<String> = launcher
         .available_tools()
@@ -155,15 +156,21 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
     if launcher.email.is_some() {
         known.push(crate::tools::email::SEND_EMAIL.to_string());
     }
-    let mut problems: Vec<String> = super::email::refusal(launcher, named).into_iter().collect();
-    let missing: Vec<&String> = named
-        .iter()
-        .filter(|n| !known.contains(n) && *n != crate::tools::email::SEND_EMAIL)
-        .collect();
+    // Tools Colloquy has that need configuration this server may lack, and what each needs.
+    let configurable = tools::RESEARCH_TOOLS.iter().copied().chain([
+        (tools::sql::EXECUTE_SQL, tools::sql::EXECUTE_SQL_NEEDS),
+        (tools::email::SEND_EMAIL, tools::email::NEEDS),
+    ]);
+    let needs_of = |name: &str| {
+        configurable
+            .clone()
+            .find(|(tool, _)| *tool == name)
+            .map(|(_, needs)| needs)
+    };
+    let mut problems = Vec::new();
+    let missing = named.iter().filter(|n| !known.contains(n));
     let (unconfigured, unknown): (Vec<&String>, Vec<&String>) =
-        missing.into_iter().partition(|n| {
-            tools::RESEARCH_TOOLS.iter().any(|(name, _)| name == n) || *n == tools::sql::EXECUTE_SQL
-        });
+        missing.partition(|n| needs_of(n).is_some());
     if !unknown.is_empty() {
         let names: Vec<&str> = unknown.iter().map(|n| n.as_str()).collect();
         known.sort();
@@ -181,10 +188,7 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         problems.push(problem);
     }
     for name in unconfigured {
-        let needs = tools::RESEARCH_TOOLS
-            .iter()
-            .find(|(tool, _)| tool == name)
-            .map_or(tools::sql::EXECUTE_SQL_NEEDS, |(_, needs)| *needs);
+        let needs = needs_of(name).unwrap_or_default();
         problems.push(format!(
             "{name} is not configured on this server (it needs {needs})"
         ));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{Launcher, RunOptions, deep_think};
 use crate::tools;
-use crate::tools::email::{NEEDS, SEND_EMAIL, SendEmail};
+use crate::tools::email::{SEND_EMAIL, SendEmail};
 
 /// The run's send_email, if the request's agent may have it (`in_chat`: the run is in a stored
 /// chat).
@@ -34,10 +34,4 @@ pub(super) fn send_email_definition(
     launcher: &Launcher,
 ) -> Option<crate::llm::wire::ToolDefinition> {
     launcher.email.as_deref().map(SendEmail::describe)
-}
-
-/// Why `named` cannot be an agent's tools on this server as far as send_email goes.
-pub(super) fn refusal(launcher: &Launcher, named: &[String]) -> Option<String> {
-    (launcher.email.is_none() && named.iter().any(|n| n == SEND_EMAIL))
-        .then(|| format!("{SEND_EMAIL} is not configured on this server (it needs {NEEDS})"))
 }
