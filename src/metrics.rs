@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
 };
 
 /// The registry and every metric Colloquy records.
@@ -22,6 +22,8 @@ pub struct Metrics {
     tool_duration: HistogramVec,
     tool_result_bytes: HistogramVec,
     tool_result_tokens: IntCounterVec,
+    active_chats: IntGauge,
+    heap_in_use: IntGauge,
 }
 
 /// How one tool call ended, for `Metrics::tool_call`.
@@ -55,7 +57,24 @@ impl Metrics {
                 .unwrap_or_else(|err| unreachable!("metric {name}: {err}"));
             metric
         };
+        let gauge = |name: &str, help: &str| {
+            let metric = IntGauge::new(name, help)
+                .unwrap_or_else(|err| unreachable!("metric {name}: {err}"));
+            registry
+                .register(Box::new(metric.clone()))
+                .unwrap_or_else(|err| unreachable!("metric {name}: {err}"));
+            metric
+        };
         Self {
+            active_chats: gauge(
+                "colloquy_active_chats",
+                "Chats loaded in memory now (an actor each; idle ones passivate).",
+            ),
+            heap_in_use: gauge(
+                "colloquy_heap_in_use_bytes",
+                "Heap bytes allocated and not freed, as the C allocator counts them (glibc only; \
+                 RSS also holds what it keeps after frees).",
+            ),
             http_requests: counter(
                 "colloquy_http_requests_total",
                 "HTTP requests answered, by method, route and status.",
@@ -141,14 +160,34 @@ impl Metrics {
             .inc_by(call.result_tokens);
     }
 
-    /// Everything, in Prometheus' text format.
-    pub fn render(&self) -> String {
+    /// Everything, in Prometheus' text format; `active_chats` is read at the scrape.
+    pub fn render(&self, active_chats: usize) -> String {
+        self.active_chats
+            .set(i64::try_from(active_chats).unwrap_or(i64::MAX));
+        if let Some(bytes) = heap_in_use() {
+            self.heap_in_use
+                .set(i64::try_from(bytes).unwrap_or(i64::MAX));
+        }
         let mut out = Vec::new();
         if let Err(err) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             tracing::error!(%err, "could not encode the metrics");
         }
         String::from_utf8_lossy(&out).into_owned()
     }
+}
+
+/// Heap bytes in use, summed over glibc's arenas (`mallinfo2`): small blocks in use plus
+/// blocks mapped on their own.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn heap_in_use() -> Option<u64> {
+    // SAFETY: `mallinfo2` takes no arguments and returns a plain struct by value.
+    let info = unsafe { libc::mallinfo2() };
+    u64::try_from(info.uordblks + info.hblkhd).ok()
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn heap_in_use() -> Option<u64> {
+    None
 }
 
 impl Default for Metrics {

@@ -287,7 +287,9 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     // Without it, Nagle's algorithm holds a stream's second small write until the first is
     // acknowledged (~40 ms with delayed ACKs): measured by benches/overhead.rs.
     .tcp_nodelay(true)
-    .listen(listener)?;
+    // HTTP/1.1, and HTTP/2 with prior knowledge (h2c) for a fronting proxy that multiplexes
+    // many clients' streams over a few connections (Caddy's `versions h2c`, Envoy).
+    .listen_auto_h2c(listener)?;
     if let Some(workers) = config.workers {
         server = server.workers(workers);
     }

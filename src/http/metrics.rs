@@ -19,5 +19,10 @@ async fn metrics(principal: Principal, state: web::Data<AppState>) -> AppResult<
     }
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
-        .body(state.launcher.metrics.render()))
+        .body(
+            state
+                .launcher
+                .metrics
+                .render(state.sessions().active_count()),
+        ))
 }
