@@ -237,6 +237,14 @@ impl From<AuthError> for AppError {
             AuthError::UsernameTaken(_) => AppError::Conflict(err.to_string()),
             AuthError::NoSuchUser(_) => AppError::NotFound("user"),
             AuthError::LinkSpent => AppError::Gone(err.to_string()),
+            AuthError::WrongPassword => AppError::InvalidWithCode {
+                code: "wrong_password",
+                message: err.to_string(),
+            },
+            AuthError::InvalidDisplayName => AppError::InvalidWithCode {
+                code: "invalid_display_name",
+                message: err.to_string(),
+            },
             AuthError::Hashing(_) => AppError::internal(err),
             AuthError::Database(db) => AppError::Database(db),
         }

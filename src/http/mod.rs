@@ -10,6 +10,7 @@
 //! `documents`' and `uploads`' handlers.
 
 pub mod admission;
+mod account;
 mod agents;
 mod artifacts;
 mod asks;
@@ -35,6 +36,7 @@ mod run_failure;
 mod run_usage;
 mod runs;
 pub mod sse;
+mod tools;
 pub mod ui;
 mod uploads;
 mod vector_stores;
@@ -63,6 +65,7 @@ pub fn configure(
     .configure(health::configure)
     .configure(metrics::configure)
     .configure(auth::configure)
+    .configure(account::configure)
     .configure(models::configure)
     .configure(agents::configure)
     .configure(chats::configure)
@@ -72,6 +75,7 @@ pub fn configure(
     .configure(artifacts::configure)
     .configure(memories::configure)
     .configure(mcp::configure)
+    .configure(tools::configure)
     .configure(documents::configure)
     .configure(attachments::configure)
     .configure(uploads::configure)
