@@ -21,6 +21,7 @@ mod completions;
 mod conversations;
 mod documents;
 mod errors;
+mod export;
 mod files;
 mod health;
 mod images;
@@ -69,6 +70,7 @@ pub fn configure(
     .configure(models::configure)
     .configure(agents::configure)
     .configure(chats::configure)
+    .configure(export::configure)
     .configure(messages::configure)
     .configure(runs::configure)
     .configure(asks::configure)
