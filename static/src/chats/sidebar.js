@@ -30,6 +30,7 @@ export function sidebarView({ onSignOut, onNavigate }) {
     event.preventDefault();
     go(path);
   } }, label);
+  const who = h("span", { class: "who" });
   const pages = [pageLink("/agents", "Agents"), pageLink("/settings", "Account settings")];
   const el = h("nav", { class: "sidebar", "aria-label": "Chats" },
     h("div", { class: "sidebar-top" },
@@ -42,7 +43,7 @@ export function sidebarView({ onSignOut, onNavigate }) {
     list,
     empty,
     h("div", { class: "sidebar-bottom" },
-      h("span", { class: "who" }, store.get().me?.display_name || store.get().me?.username || ""),
+      who,
       h("button", { type: "button", onclick: onSignOut }, "Sign out")));
 
   function go(path) {
@@ -51,7 +52,8 @@ export function sidebarView({ onSignOut, onNavigate }) {
   }
 
   function draw() {
-    const { chats, route } = store.get();
+    const { chats, route, me } = store.get();
+    who.textContent = me?.display_name || me?.username || "";
     if (route.name === "knowledge") knowledge.setAttribute("aria-current", "page");
     else knowledge.removeAttribute("aria-current");
     for (const link of pages) {
@@ -125,7 +127,7 @@ export function sidebarView({ onSignOut, onNavigate }) {
 
   search.addEventListener("input", draw);
   const unsubscribe = store.subscribe((_, patch) => {
-    if ("chats" in patch || "route" in patch) draw();
+    if ("chats" in patch || "route" in patch || "me" in patch) draw();
   });
   draw();
   return { el, destroy: unsubscribe };

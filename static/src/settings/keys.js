@@ -116,8 +116,8 @@ export function keysSection() {
   const usage = h("div", { class: "sdk-usage" },
     h("h3", { id: "sdk-heading" }, "Use a key with the OpenAI SDK"),
     h("p", null, "This server speaks the OpenAI API at ", h("code", null, baseUrl), ". Put a key in place of YOUR_KEY:"),
-    h("pre", { tabindex: "0", "aria-label": "Python example" }, python),
-    h("pre", { tabindex: "0", "aria-label": "JavaScript example" }, node));
+    h("pre", { tabindex: "0", role: "region", "aria-label": "Python example" }, python),
+    h("pre", { tabindex: "0", role: "region", "aria-label": "JavaScript example" }, node));
 
   refresh();
   const el = section("keys-heading", "API keys",
