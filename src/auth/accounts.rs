@@ -40,7 +40,10 @@ pub enum AuthError {
     LinkSpent,
     #[error("the current password is not right")]
     WrongPassword,
-    #[error("display name must be at most {} characters, without control characters", super::profile::MAX_DISPLAY_NAME_CHARS)]
+    #[error(
+        "display name must be at most {} characters, without control characters",
+        super::profile::MAX_DISPLAY_NAME_CHARS
+    )]
     InvalidDisplayName,
     #[error("password hashing failed: {0}")]
     Hashing(String),

@@ -20,7 +20,7 @@ mod throttle;
 pub use accounts::{Accounts, AuthError, IssuedSecret, NewUser};
 pub use bootstrap::bootstrap_admin;
 pub use origin::{CrossSiteError, check_same_origin};
-pub use profile::{MAX_DISPLAY_NAME_CHARS, SessionView};
 pub use principal::{LEGACY_SESSION_COOKIE, Principal, SESSION_COOKIE, session_token};
+pub use profile::{MAX_DISPLAY_NAME_CHARS, SessionView};
 pub use secret::hash_token;
 pub use throttle::{LoginAttempt, LoginThrottle, Throttled, ThrottledBy};

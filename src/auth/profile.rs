@@ -107,8 +107,8 @@ impl Accounts {
             .filter(users::Column::Id.eq(id))
             .exec(&self.db)
             .await?;
-        let mut others = login_sessions::Entity::delete_many()
-            .filter(login_sessions::Column::UserId.eq(id));
+        let mut others =
+            login_sessions::Entity::delete_many().filter(login_sessions::Column::UserId.eq(id));
         if let Some(keep) = keep {
             others = others.filter(login_sessions::Column::Id.ne(keep.clone()));
         }

@@ -111,8 +111,9 @@ async fn change_password(
         )
         .await;
     match changed {
+        // Not forgiven: it counts as a failed login.
         Err(crate::auth::AuthError::WrongPassword) => {
-            return Err(crate::auth::AuthError::WrongPassword.into());
+            Err(crate::auth::AuthError::WrongPassword.into())
         }
         Err(err) => {
             state.login_throttle.forgive(attempt);
@@ -121,8 +122,10 @@ async fn change_password(
         Ok(signed_out) => {
             state.login_throttle.forgive(attempt);
             tracing::info!(user = %principal.username, signed_out, "password changed");
-            Ok(HttpResponse::Ok()
-                .json(json!({"changed": true, "signed_out_sessions": signed_out})))
+            Ok(
+                HttpResponse::Ok()
+                    .json(json!({"changed": true, "signed_out_sessions": signed_out})),
+            )
         }
     }
 }

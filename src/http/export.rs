@@ -47,7 +47,10 @@ struct ExportQuery {
 }
 
 fn attachment(name: &str) -> (actix_web::http::header::HeaderName, String) {
-    (CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\""))
+    (
+        CONTENT_DISPOSITION,
+        format!("attachment; filename=\"{name}\""),
+    )
 }
 
 async fn export_one(

@@ -85,10 +85,17 @@ async fn a_password_change_needs_the_current_password_and_signs_the_other_sessio
     assert_eq!(changed.status(), 200);
     let body: Value = changed.json().await.unwrap();
     assert_eq!(body["signed_out_sessions"], 1);
-    assert_eq!(status_of_me(&app, elsewhere).await, 401, "the other session ended");
+    assert_eq!(
+        status_of_me(&app, elsewhere).await,
+        401,
+        "the other session ended"
+    );
     assert_eq!(status_of_me(&app, here).await, 200, "this one stays");
     assert_eq!(login_status(&app, "carol", PASSWORD).await, 401);
-    assert_eq!(login_status(&app, "carol", "a new long password").await, 200);
+    assert_eq!(
+        login_status(&app, "carol", "a new long password").await,
+        200
+    );
 }
 
 #[actix_web::test]
@@ -122,7 +129,11 @@ async fn sessions_are_listed_with_the_current_one_marked_and_one_can_be_signed_o
     assert_eq!(status_of_me(&app, &sessions[1]).await, 200);
 
     let ended = app
-        .browser(Method::DELETE, &format!("/auth/sessions/{other_id}"), &sessions[0])
+        .browser(
+            Method::DELETE,
+            &format!("/auth/sessions/{other_id}"),
+            &sessions[0],
+        )
         .send()
         .await
         .unwrap();
@@ -130,7 +141,11 @@ async fn sessions_are_listed_with_the_current_one_marked_and_one_can_be_signed_o
     assert_eq!(status_of_me(&app, &sessions[1]).await, 401);
     assert_eq!(status_of_me(&app, &sessions[0]).await, 200);
     let again = app
-        .browser(Method::DELETE, &format!("/auth/sessions/{other_id}"), &sessions[0])
+        .browser(
+            Method::DELETE,
+            &format!("/auth/sessions/{other_id}"),
+            &sessions[0],
+        )
         .send()
         .await
         .unwrap();
@@ -198,7 +213,10 @@ async fn the_tool_catalog_describes_every_tool_an_agent_may_name() {
     assert_eq!(search["origin"], "research");
     assert!(!search["description"].as_str().unwrap().is_empty());
     assert_eq!(find("create_artifact").unwrap()["origin"], "chat");
-    assert!(find("execute_sql").is_none(), "no database is declared here");
+    assert!(
+        find("execute_sql").is_none(),
+        "no database is declared here"
+    );
 
     // Every name in it is one an agent may enable.
     let names: Vec<&Value> = tools.iter().map(|t| &t["name"]).collect();
@@ -209,6 +227,10 @@ async fn the_tool_catalog_describes_every_tool_an_agent_may_name() {
         )
         .await;
     assert_eq!(made.status(), 201, "{:?}", made.text().await);
-    let anonymous = app.anonymous(Method::GET, "/api/tools").send().await.unwrap();
+    let anonymous = app
+        .anonymous(Method::GET, "/api/tools")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(anonymous.status(), 401);
 }

@@ -27,7 +27,8 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
     // The page's own example, with the key in place of YOUR_KEY.
     let example = handed["example"].as_str().unwrap().replace("YOUR_KEY", key);
 
-    app.upstream.script([Reply::text("Hello from your script.")]);
+    app.upstream
+        .script([Reply::text("Hello from your script.")]);
     let mut command = Command::new(python);
     command.args(["-c", &example]);
     let output = actix_web::rt::task::spawn_blocking(move || {
@@ -54,7 +55,10 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
         .iter()
         .find(|k| k["name"] == "my script")
         .expect("the page's key");
-    assert!(used["last_used_at"].is_string(), "its use is recorded: {used}");
+    assert!(
+        used["last_used_at"].is_string(),
+        "its use is recorded: {used}"
+    );
     let me: Value = app.get("/auth/me").await.json().await.unwrap();
     assert_eq!(me["display_name"], "Ada Admin");
 }

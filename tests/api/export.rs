@@ -86,7 +86,9 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     let app = spawn_app().await;
     let chat = chat_with_branches_and_an_artifact(&app).await;
 
-    let response = app.get(&format!("/chat/api/{chat}/export?format=json")).await;
+    let response = app
+        .get(&format!("/chat/api/{chat}/export?format=json"))
+        .await;
     assert_eq!(response.status(), 200);
     let disposition = response.headers()["content-disposition"]
         .to_str()
@@ -137,7 +139,9 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     app.send_text(copy, "Anything else?").await;
     let sent = app.upstream.received().last().unwrap().body.clone();
     assert!(
-        sent["messages"].to_string().contains("Porto, for the wine."),
+        sent["messages"]
+            .to_string()
+            .contains("Porto, for the wine."),
         "the active branch is the copy's history: {sent}"
     );
 }
@@ -185,9 +189,16 @@ async fn all_of_an_accounts_chats_export_as_one_zip_that_imports_back() {
     names.sort();
     assert_eq!(names.len(), 4, "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("colloquy-chats/")));
-    let json_name = names.iter().find(|n| n.contains("/first-") && n.ends_with(".json")).unwrap().clone();
+    let json_name = names
+        .iter()
+        .find(|n| n.contains("/first-") && n.ends_with(".json"))
+        .unwrap()
+        .clone();
     let mut text = String::new();
-    zip.by_name(&json_name).unwrap().read_to_string(&mut text).unwrap();
+    zip.by_name(&json_name)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
     let export: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(export["chat"]["title"], "First");
     let imported = app.post_json("/chat/api/import", &export).await;
@@ -218,8 +229,16 @@ async fn another_users_chat_cannot_be_exported() {
         .await
         .unwrap();
     let zip = zip::ZipArchive::new(std::io::Cursor::new(archive.to_vec())).unwrap();
-    assert_eq!(zip.len(), 0, "eve's archive holds none of the admin's chats");
-    let anonymous = app.anonymous(Method::GET, "/chat/api/export").send().await.unwrap();
+    assert_eq!(
+        zip.len(),
+        0,
+        "eve's archive holds none of the admin's chats"
+    );
+    let anonymous = app
+        .anonymous(Method::GET, "/chat/api/export")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(anonymous.status(), 401);
 }
 

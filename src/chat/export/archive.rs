@@ -6,7 +6,9 @@ use std::io::Write;
 
 use entities::chats;
 use entities::ids::UserId;
-use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+};
 
 use super::{ChatExport, export_chat, file_stem, to_markdown};
 
@@ -58,12 +60,12 @@ fn zip_of(exports: Vec<ChatExport>) -> Result<Vec<u8>, ArchiveError> {
     let zip_error = |err: zip::result::ZipError| ArchiveError::Zip(err.to_string());
     let io_error = |err: std::io::Error| ArchiveError::Zip(err.to_string());
     // Stored, not deflated: the zip crate is built here without compression.
-    let options = SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Stored);
+    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     for export in &exports {
         let stem = file_stem(&export.chat.title, &export.chat.id);
-        let json = serde_json::to_vec_pretty(export).map_err(|err| ArchiveError::Zip(err.to_string()))?;
+        let json =
+            serde_json::to_vec_pretty(export).map_err(|err| ArchiveError::Zip(err.to_string()))?;
         writer
             .start_file(format!("{FOLDER}/{stem}.json"), options)
             .map_err(zip_error)?;

@@ -165,7 +165,11 @@ struct NewArtifact {
 }
 
 impl NewArtifact {
-    async fn insert<C: sea_orm::ConnectionTrait>(self, chat_id: &ChatId, db: &C) -> Result<(), DbErr> {
+    async fn insert<C: sea_orm::ConnectionTrait>(
+        self,
+        chat_id: &ChatId,
+        db: &C,
+    ) -> Result<(), DbErr> {
         let exported = self.exported;
         artifacts::ActiveModel {
             id: Set(self.id.clone()),
@@ -239,7 +243,10 @@ fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, ImportError> 
             .insert(message.id.as_str(), MessageId::generate())
             .is_some()
         {
-            return Err(invalid(format!("two messages have the id {:?}", message.id)));
+            return Err(invalid(format!(
+                "two messages have the id {:?}",
+                message.id
+            )));
         }
     }
     let mut artifact_ids: HashMap<&str, ArtifactId> = HashMap::new();
@@ -248,7 +255,10 @@ fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, ImportError> 
             .insert(artifact.id.as_str(), ArtifactId::generate())
             .is_some()
         {
-            return Err(invalid(format!("two artifacts have the id {:?}", artifact.id)));
+            return Err(invalid(format!(
+                "two artifacts have the id {:?}",
+                artifact.id
+            )));
         }
     }
 
@@ -261,7 +271,10 @@ fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, ImportError> 
     for message in messages {
         let id = message_ids[message.id.as_str()].clone();
         if !seen_seqs.insert(message.seq) {
-            return Err(invalid(format!("two messages have the seq {}", message.seq)));
+            return Err(invalid(format!(
+                "two messages have the seq {}",
+                message.seq
+            )));
         }
         let parent_id = match message.parent_id.as_deref() {
             None => None,
@@ -294,7 +307,10 @@ fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, ImportError> 
             .as_ref()
             .is_some_and(|id| id.chars().count() > MAX_SHORT_TEXT_CHARS)
         {
-            return Err(invalid(format!("message {:?} has too long a tool_call_id", message.id)));
+            return Err(invalid(format!(
+                "message {:?} has too long a tool_call_id",
+                message.id
+            )));
         }
         if let Some(calls) = &message.tool_calls {
             check_depth(calls, "a message's tool_calls")?;
@@ -333,11 +349,8 @@ fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, ImportError> 
         .map_err(|err| invalid(err.to_string()))?;
     let active_leaf = tree.active_leaf().cloned();
 
-    let message_of = |id: &Option<String>| {
-        id.as_deref()
-            .and_then(|id| message_ids.get(id))
-            .cloned()
-    };
+    let message_of =
+        |id: &Option<String>| id.as_deref().and_then(|id| message_ids.get(id)).cloned();
     let mut identifiers = HashSet::new();
     let mut artifacts = Vec::with_capacity(export.artifacts.len());
     for artifact in &export.artifacts {
@@ -349,11 +362,16 @@ fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, ImportError> 
             )));
         }
         let mut exported = artifact.clone();
-        exported.mime_type = check_type(&artifact.mime_type).map_err(|err| invalid(err.to_string()))?;
+        exported.mime_type =
+            check_type(&artifact.mime_type).map_err(|err| invalid(err.to_string()))?;
         artifacts.push(NewArtifact {
             id: artifact_ids[artifact.id.as_str()].clone(),
             message_id: message_of(&artifact.message_id),
-            version_messages: artifact.versions.iter().map(|v| message_of(&v.message_id)).collect(),
+            version_messages: artifact
+                .versions
+                .iter()
+                .map(|v| message_of(&v.message_id))
+                .collect(),
             exported,
         });
     }
@@ -403,10 +421,16 @@ fn check_artifact(artifact: &ExportedArtifact, limits: &ImportLimits) -> Result<
         .as_ref()
         .is_some_and(|l| l.chars().count() > MAX_LANGUAGE_CHARS)
     {
-        return Err(invalid(format!("artifact {:?} has too long a language", artifact.identifier)));
+        return Err(invalid(format!(
+            "artifact {:?} has too long a language",
+            artifact.identifier
+        )));
     }
     if artifact.versions.is_empty() {
-        return Err(invalid(format!("artifact {:?} has no versions", artifact.identifier)));
+        return Err(invalid(format!(
+            "artifact {:?} has no versions",
+            artifact.identifier
+        )));
     }
     for (expected, version) in (1..).zip(&artifact.versions) {
         if version.version != expected {
@@ -427,7 +451,10 @@ fn check_artifact(artifact: &ExportedArtifact, limits: &ImportLimits) -> Result<
 
 /// `parts` as the new chat keeps them: artifact parts name the new artifact (those whose
 /// artifact is not in the export are left out), image parts are left out (counted).
-fn carried_parts(parts: &Value, artifact_ids: &HashMap<&str, ArtifactId>) -> (Option<Value>, usize) {
+fn carried_parts(
+    parts: &Value,
+    artifact_ids: &HashMap<&str, ArtifactId>,
+) -> (Option<Value>, usize) {
     let Some(list) = parts.as_array() else {
         return (Some(parts.clone()), 0);
     };

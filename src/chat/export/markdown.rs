@@ -4,7 +4,6 @@
 //! branches are the JSON export's.
 
 use std::collections::HashMap;
-use std::fmt::Write;
 
 use entities::messages::MessageRole;
 
@@ -13,16 +12,15 @@ use super::{ChatExport, ExportedMessage};
 /// The visible branch of `export` as a Markdown document.
 pub fn to_markdown(export: &ChatExport) -> String {
     let mut out = String::new();
-    // unwrap: writing to a String cannot fail.
-    writeln!(out, "# {}\n", one_line(&export.chat.title)).unwrap();
+    out.push_str(&format!("# {}\n\n", one_line(&export.chat.title)));
     let mut about = format!(
         "Exported from Colloquy on {}",
         export.exported_at.format("%Y-%m-%d %H:%M UTC")
     );
     if let Some(agent) = &export.chat.agent {
-        let _ = write!(about, " · agent: {}", one_line(&agent.name));
+        about.push_str(&format!(" · agent: {}", one_line(&agent.name)));
     }
-    writeln!(out, "_{about}_\n").unwrap();
+    out.push_str(&format!("_{about}_\n\n"));
     for message in visible_branch(export) {
         let heading = match message.role {
             MessageRole::User => "User",
@@ -36,9 +34,9 @@ pub fn to_markdown(export: &ChatExport) -> String {
             // A model turn that only called tools.
             continue;
         }
-        writeln!(out, "## {heading}\n").unwrap();
+        out.push_str(&format!("## {heading}\n\n"));
         if !text.is_empty() {
-            writeln!(out, "{text}\n").unwrap();
+            out.push_str(&format!("{text}\n\n"));
         }
         for part in parts.into_iter().flatten() {
             match part["type"].as_str() {
@@ -54,18 +52,16 @@ pub fn to_markdown(export: &ChatExport) -> String {
                             _ => "",
                         }
                     });
-                    writeln!(
-                        out,
-                        "**Artifact: {}** (`{}`, version {})\n",
+                    out.push_str(&format!(
+                        "**Artifact: {}** (`{}`, version {})\n\n",
                         one_line(part["title"].as_str().unwrap_or_default()),
                         one_line(part["identifier"].as_str().unwrap_or_default()),
                         part["version"].as_i64().unwrap_or(1)
-                    )
-                    .unwrap();
+                    ));
                     let fence = fence_for(content);
-                    writeln!(out, "{fence}{language}\n{content}\n{fence}\n").unwrap();
+                    out.push_str(&format!("{fence}{language}\n{content}\n{fence}\n\n"));
                 }
-                Some("image") => writeln!(out, "_(an image was attached)_\n").unwrap(),
+                Some("image") => out.push_str("_(an image was attached)_\n\n"),
                 _ => {}
             }
         }
@@ -138,7 +134,13 @@ mod tests {
     use chrono::Utc;
     use serde_json::json;
 
-    fn message(id: &str, parent: Option<&str>, role: MessageRole, text: &str, seq: i64) -> ExportedMessage {
+    fn message(
+        id: &str,
+        parent: Option<&str>,
+        role: MessageRole,
+        text: &str,
+        seq: i64,
+    ) -> ExportedMessage {
         ExportedMessage {
             id: id.into(),
             parent_id: parent.map(Into::into),
@@ -212,10 +214,15 @@ mod tests {
     #[test]
     fn an_artifact_is_fenced_past_its_own_backticks() {
         let mut answer = message("a1", None, MessageRole::Assistant, "Here it is.", 1);
-        answer.parts = Some(json!([{"type": "artifact", "identifier": "notes", "title": "Notes",
-            "mime_type": "text/markdown", "version": 2, "content": "```rust\nfn main() {}\n```"}]));
+        answer.parts = Some(
+            json!([{"type": "artifact", "identifier": "notes", "title": "Notes",
+            "mime_type": "text/markdown", "version": 2, "content": "```rust\nfn main() {}\n```"}]),
+        );
         let md = to_markdown(&export(vec![answer], Some("a1")));
-        assert!(md.contains("**Artifact: Notes** (`notes`, version 2)"), "{md}");
+        assert!(
+            md.contains("**Artifact: Notes** (`notes`, version 2)"),
+            "{md}"
+        );
         assert!(md.contains("````markdown\n```rust"), "{md}");
     }
 }

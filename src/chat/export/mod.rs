@@ -153,7 +153,10 @@ pub struct ExportedRun {
 /// between, then its id.
 pub fn file_stem(title: &str, id: &str) -> String {
     let mut stem = String::new();
-    for c in title.chars().filter(|c| c.is_ascii_alphanumeric() || c.is_whitespace() || *c == '-') {
+    for c in title
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || c.is_whitespace() || *c == '-')
+    {
         if c.is_ascii_alphanumeric() {
             stem.push(c.to_ascii_lowercase());
         } else if !stem.ends_with('-') && !stem.is_empty() {

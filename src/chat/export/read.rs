@@ -14,7 +14,10 @@ use crate::chat::artifacts::KIND_ARTIFACT;
 use crate::chat::persistence::load_messages;
 
 /// `chat` (already known to be the caller's) with everything in it.
-pub async fn export_chat(db: &DatabaseConnection, chat: &chats::Model) -> Result<ChatExport, DbErr> {
+pub async fn export_chat(
+    db: &DatabaseConnection,
+    chat: &chats::Model,
+) -> Result<ChatExport, DbErr> {
     let (nodes, active_leaf) = load_messages(db, &chat.id).await?;
     let agent = match &chat.agent_id {
         Some(id) => entities::agents::Entity::find_by_id(id.clone())
@@ -124,7 +127,10 @@ async fn read_memories(
         .collect())
 }
 
-async fn read_runs(db: &DatabaseConnection, chat: &chats::Model) -> Result<Vec<ExportedRun>, DbErr> {
+async fn read_runs(
+    db: &DatabaseConnection,
+    chat: &chats::Model,
+) -> Result<Vec<ExportedRun>, DbErr> {
     let rows = runs::Entity::find()
         .filter(runs::Column::ChatId.eq(chat.id.clone()))
         .order_by_asc(runs::Column::CreatedAt)
