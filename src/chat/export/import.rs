@@ -85,8 +85,8 @@ pub struct Imported {
     pub images_left_out: usize,
 }
 
-/// Imports `export` as a new chat of `owner`'s, with `agent` (one of theirs, checked by the
-/// caller; `None`: their default agent is given by the caller).
+/// Imports `export` as a new chat of `owner`'s, with `agent` (one of theirs: the caller chose
+/// it, the export's own or their default).
 pub async fn import_chat(
     db: &DatabaseConnection,
     owner: &UserId,
