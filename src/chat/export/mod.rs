@@ -8,11 +8,13 @@
 //! rule holds. Documents and images are files, not carried: an import says what it left out.
 //!
 //! Here: the format's types. Beside it: `read` (a stored chat → its export), `markdown`,
-//! `archive` (the zip), `import` (checks every limit before anything is written).
+//! `archive` (the zip), `plan` (an import checked in full, new ids given) and `import`
+//! (the checked import written in one transaction).
 
 mod archive;
 mod import;
 mod markdown;
+mod plan;
 mod read;
 
 use chrono::{DateTime, Utc};
