@@ -105,6 +105,9 @@ fn write_table(ui: &Path, table: &Path) {
         .expect("write to a string");
     }
     source.push_str("];\n");
+    // A new file, never one written in place: a target directory copied with hard links
+    // (`cp -al`) would otherwise share this table with the copy it came from.
+    let _ = fs::remove_file(table);
     fs::write(table, source).expect("write the asset table");
 }
 

@@ -17,6 +17,8 @@ pub struct Model {
     pub created_at: ChronoDateTimeUtc,
     pub expires_at: ChronoDateTimeUtc,
     pub last_seen_at: Option<ChronoDateTimeUtc>,
+    /// The `User-Agent` the session was started with (cut short), to tell sessions apart.
+    pub user_agent: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

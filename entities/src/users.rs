@@ -17,6 +17,8 @@ pub struct Model {
     /// Defaults to `false` in the database.
     pub is_admin: bool,
     pub created_at: ChronoDateTimeUtc,
+    /// The name the UI shows; `None`: the username.
+    pub display_name: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

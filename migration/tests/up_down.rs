@@ -161,6 +161,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
         created_at: Set(now),
         expires_at: Set(later),
         last_seen_at: Set(None),
+        user_agent: Set(None),
     }
     .insert(db)
     .await?;

@@ -16,9 +16,9 @@ use super::secret::{hash_password, hash_token, new_token, verify_password_or_dum
 /// Longest accepted username.
 const MAX_USERNAME_CHARS: usize = 64;
 /// Longest accepted password: argon2 is deliberately slow, so unbounded input is a DoS vector.
-const MAX_PASSWORD_CHARS: usize = 1_024;
+pub(super) const MAX_PASSWORD_CHARS: usize = 1_024;
 /// Shortest password we accept from a person.
-const MIN_PASSWORD_CHARS: usize = 8;
+pub(super) const MIN_PASSWORD_CHARS: usize = 8;
 /// How many characters of an API key are kept in clear to tell keys apart.
 const KEY_PREFIX_CHARS: usize = 10;
 /// `last_used_at` is written at most this often per key, keeping requests read-only.
@@ -38,6 +38,13 @@ pub enum AuthError {
     NoSuchUser(String),
     #[error("this login link was already used or has expired")]
     LinkSpent,
+    #[error("the current password is not right")]
+    WrongPassword,
+    #[error(
+        "display name must be at most {} characters, without control characters",
+        super::profile::MAX_DISPLAY_NAME_CHARS
+    )]
+    InvalidDisplayName,
     #[error("password hashing failed: {0}")]
     Hashing(String),
     #[error(transparent)]
@@ -65,7 +72,7 @@ const KEY_CACHE_CAPACITY: u64 = 10_000;
 
 #[derive(Clone)]
 pub struct Accounts {
-    db: DatabaseConnection,
+    pub(super) db: DatabaseConnection,
     session_ttl: Duration,
     link_ttl: Duration,
     /// Verified API keys by hash.
@@ -122,6 +129,7 @@ impl Accounts {
             password_hash: Set(password_hash),
             is_admin: Set(new.is_admin),
             created_at: Set(Utc::now()),
+            display_name: Set(None),
         };
         Ok(user.insert(&self.db).await?)
     }
@@ -133,7 +141,7 @@ impl Accounts {
             .await
     }
 
-    async fn user_by_id(&self, id: &UserId) -> Result<Option<users::Model>, DbErr> {
+    pub(super) async fn user_by_id(&self, id: &UserId) -> Result<Option<users::Model>, DbErr> {
         users::Entity::find_by_id(id.clone()).one(&self.db).await
     }
 
@@ -268,6 +276,15 @@ impl Accounts {
     }
 
     pub async fn start_session(&self, user_id: &UserId) -> Result<IssuedSecret, DbErr> {
+        self.start_session_from(user_id, None).await
+    }
+
+    /// `start_session`, remembering the browser it was started from (`User-Agent`).
+    pub async fn start_session_from(
+        &self,
+        user_id: &UserId,
+        user_agent: Option<&str>,
+    ) -> Result<IssuedSecret, DbErr> {
         let secret = new_token("cqs_");
         let id = LoginSessionId::generate();
         let now = Utc::now();
@@ -278,6 +295,7 @@ impl Accounts {
             created_at: Set(now),
             expires_at: Set(now + self.session_ttl),
             last_seen_at: Set(None),
+            user_agent: Set(user_agent.map(super::profile::short_user_agent)),
         }
         .insert(&self.db)
         .await?;
@@ -294,10 +312,11 @@ impl Accounts {
             .find_also_related(users::Entity)
             .one(&self.db)
             .await?;
-        Ok(match found {
-            Some((_, Some(user))) => Some(Principal::new(&user, None)),
-            _ => None,
-        })
+        let Some((session, Some(user))) = found else {
+            return Ok(None);
+        };
+        self.seen(&session).await?;
+        Ok(Some(Principal::new(&user, None)))
     }
 
     pub async fn end_session(&self, token: &str) -> Result<(), DbErr> {

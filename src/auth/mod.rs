@@ -6,12 +6,14 @@
 //!
 //! Beside it: `accounts` (the queries), `secret` (bearer secrets hashed with SHA-256,
 //! passwords with argon2; a dummy hash is checked for unknown users, so timing tells nothing),
-//! `bootstrap` (the first admin), `principal` (`Principal`; extracted in `http::principal`).
+//! `bootstrap` (the first admin), `principal` (`Principal`; extracted in `http::principal`),
+//! `profile` (what a person changes about their own account: display name, password, sessions).
 
 mod accounts;
 mod bootstrap;
 mod origin;
 mod principal;
+mod profile;
 mod secret;
 mod throttle;
 
@@ -19,5 +21,6 @@ pub use accounts::{Accounts, AuthError, IssuedSecret, NewUser};
 pub use bootstrap::bootstrap_admin;
 pub use origin::{CrossSiteError, check_same_origin};
 pub use principal::{LEGACY_SESSION_COOKIE, Principal, SESSION_COOKIE, session_token};
+pub use profile::{MAX_DISPLAY_NAME_CHARS, SessionView};
 pub use secret::hash_token;
 pub use throttle::{LoginAttempt, LoginThrottle, Throttled, ThrottledBy};

@@ -63,7 +63,10 @@ async fn redeem_link(
         }
         Err(err) => return Err(err.into()),
     };
-    let session = state.accounts.start_session(&user.id).await?;
+    let session = state
+        .accounts
+        .start_session_from(&user.id, super::account::user_agent(&req))
+        .await?;
     tracing::info!(user = %user.username, "logged in with a one-time link");
     Ok(HttpResponse::SeeOther()
         .insert_header((LOCATION, "/"))
@@ -125,7 +128,10 @@ async fn login(
             return Err(err.into());
         }
     };
-    let session = state.accounts.start_session(&user.id).await?;
+    let session = state
+        .accounts
+        .start_session_from(&user.id, super::account::user_agent(&req))
+        .await?;
     tracing::info!(user = %user.username, "logged in with a password");
     Ok(HttpResponse::Ok()
         .cookie(session_cookie(&state, session.secret))
@@ -156,14 +162,22 @@ struct Me<'a> {
     id: &'a UserId,
     username: &'a str,
     is_admin: bool,
+    /// The name the UI shows (set on the account page); `None`: the username.
+    display_name: Option<String>,
 }
 
-async fn me(principal: Principal) -> HttpResponse {
-    HttpResponse::Ok().json(Me {
+async fn me(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
+    let display_name = state
+        .accounts
+        .user(&principal.user_id)
+        .await?
+        .and_then(|user| user.display_name);
+    Ok(HttpResponse::Ok().json(Me {
         id: &principal.user_id,
         username: &principal.username,
         is_admin: principal.is_admin,
-    })
+        display_name,
+    }))
 }
 
 #[derive(Serialize)]

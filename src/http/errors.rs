@@ -1,7 +1,7 @@
 //! The one place where errors become HTTP responses: `AppError`'s status, OpenAI's error
 //! shape (`{"error": {"message", "type", "code"}}`, so `/v1` clients and the chat API read
 //! errors alike) and every conversion from a module's own error into an `AppError` (the model
-//! server's, the chat store's, images', memories', a refused request's, accounts', agents',
+//! server's, the chat store's, images', memories', a refused request's, accounts', agents', chat exports' and imports',
 //! knowledge bases', the cross-site check's, a stopped chat session's). A 5xx never shows its cause to the
 //! client; the cause chain goes to the log. A failed run's kind becomes an error in
 //! `run_failure`.
@@ -16,6 +16,7 @@ use crate::auth::CrossSiteError;
 use crate::chat::agents::AgentError;
 use crate::chat::artifacts::ArtifactError;
 use crate::chat::attachments::AttachmentError;
+use crate::chat::export::{ArchiveError, ImportError};
 use crate::chat::knowledge_bases::KnowledgeBaseError;
 use crate::chat::memory::MemoryError;
 use crate::chat::persistence::ChatStoreError;
@@ -237,8 +238,49 @@ impl From<AuthError> for AppError {
             AuthError::UsernameTaken(_) => AppError::Conflict(err.to_string()),
             AuthError::NoSuchUser(_) => AppError::NotFound("user"),
             AuthError::LinkSpent => AppError::Gone(err.to_string()),
+            AuthError::WrongPassword => AppError::InvalidWithCode {
+                code: "wrong_password",
+                message: err.to_string(),
+            },
+            AuthError::InvalidDisplayName => AppError::InvalidWithCode {
+                code: "invalid_display_name",
+                message: err.to_string(),
+            },
             AuthError::Hashing(_) => AppError::internal(err),
             AuthError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+impl From<ImportError> for AppError {
+    fn from(err: ImportError) -> Self {
+        match err {
+            ImportError::Unsupported(_) => AppError::InvalidWithCode {
+                code: "unsupported_export",
+                message: err.to_string(),
+            },
+            ImportError::Invalid(_) => AppError::InvalidWithCode {
+                code: "invalid_export",
+                message: err.to_string(),
+            },
+            ImportError::TooMany { .. } => AppError::TooLarge {
+                code: "import_too_large",
+                message: err.to_string(),
+            },
+            ImportError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+impl From<ArchiveError> for AppError {
+    fn from(err: ArchiveError) -> Self {
+        match err {
+            ArchiveError::TooMany { .. } => AppError::TooLarge {
+                code: "export_too_large",
+                message: err.to_string(),
+            },
+            ArchiveError::Zip(_) => AppError::internal(err),
+            ArchiveError::Database(db) => AppError::Database(db),
         }
     }
 }

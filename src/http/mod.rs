@@ -9,6 +9,7 @@
 //! `knowledge_bases` serves the same stores as `vector_stores`, as knowledge bases, through
 //! `documents`' and `uploads`' handlers.
 
+mod account;
 pub mod admission;
 mod agents;
 mod artifacts;
@@ -20,6 +21,7 @@ mod completions;
 mod conversations;
 mod documents;
 mod errors;
+mod export;
 mod files;
 mod health;
 mod images;
@@ -35,6 +37,7 @@ mod run_failure;
 mod run_usage;
 mod runs;
 pub mod sse;
+mod tools;
 pub mod ui;
 mod uploads;
 mod vector_stores;
@@ -63,15 +66,18 @@ pub fn configure(
     .configure(health::configure)
     .configure(metrics::configure)
     .configure(auth::configure)
+    .configure(account::configure)
     .configure(models::configure)
     .configure(agents::configure)
     .configure(chats::configure)
+    .configure(export::configure)
     .configure(messages::configure)
     .configure(runs::configure)
     .configure(asks::configure)
     .configure(artifacts::configure)
     .configure(memories::configure)
     .configure(mcp::configure)
+    .configure(tools::configure)
     .configure(documents::configure)
     .configure(attachments::configure)
     .configure(uploads::configure)

@@ -18,6 +18,7 @@ use crate::tools;
 use crate::tools::chat_context::Parts;
 
 mod agent;
+mod catalog;
 mod chat;
 mod email;
 mod knowledge;
@@ -28,6 +29,7 @@ mod sql;
 use agent::agent_of;
 pub(super) use agent::agent_tools_after_pause;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
+pub use catalog::{CatalogTool, ToolOrigin, tool_catalog};
 pub use chat::CHAT_TOOL_NAMES;
 pub(super) use chat::chat_tools;
 use chat::{document_context, relevant_memories};

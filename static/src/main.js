@@ -10,6 +10,8 @@ import { signInView } from "./signin/signin.js";
 import { sidebarView, refreshChats } from "./chats/sidebar.js";
 import { conversationView } from "./conversation/view.js";
 import { knowledgeView } from "./knowledge/page.js";
+import { accountView } from "./settings/page.js";
+import { agentsView } from "./agents/page.js";
 
 const root = document.getElementById("app");
 let shell = null;
@@ -54,12 +56,13 @@ function showApp() {
   let shown;
   const show = () => {
     const { name, chatId, kbId } = store.get().route;
-    const key = name === "knowledge" ? `knowledge:${kbId ?? ""}` : `chat:${chatId ?? ""}`;
+    const key = name === "knowledge" ? `knowledge:${kbId ?? ""}` : ["settings", "agents"].includes(name) ? name : `chat:${chatId ?? ""}`;
     if (view && shown === key) return;
     view?.destroy();
     shown = key;
     const onMenu = () => layout.classList.add("drawer-open");
-    view = name === "knowledge" ? knowledgeView({ kbId, onMenu }) : conversationView({ chatId, onMenu });
+    const pages = { knowledge: () => knowledgeView({ kbId, onMenu }), settings: () => accountView({ onMenu }), agents: () => agentsView({ onMenu }) };
+    view = (pages[name] ?? (() => conversationView({ chatId, onMenu })))();
     main.replaceChildren(view.el);
   };
   const unsubscribe = store.subscribe((state, patch) => {

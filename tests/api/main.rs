@@ -1,12 +1,14 @@
 //! Integration tests: the real server on a random port, a real SQLite file in a temporary
 //! directory, and a fake upstream model speaking OpenAI's wire protocol over real HTTP.
 
+mod account;
 mod agents;
 mod artifacts_memory;
 mod ask_user;
 mod auth;
 mod backpressure;
 mod browser;
+mod browser_account;
 mod chat_engine;
 mod chats;
 mod code_search;
@@ -17,6 +19,7 @@ mod documents;
 mod documents_commit;
 mod email;
 mod errors;
+mod export;
 mod fake_upstream;
 mod fetch_url;
 mod hardening;

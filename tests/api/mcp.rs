@@ -297,3 +297,31 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
         tool_result(&app, 1)
     );
 }
+
+#[actix_web::test]
+async fn the_tool_catalog_lists_an_mcp_servers_tools_under_their_server_for_agents_to_name() {
+    let python = python().await;
+    let app = spawn_app_with(|config| {
+        config.mcp.servers = vec![stdio_server(&python, "local", "stdio")];
+        quick_reconnects(config);
+    })
+    .await;
+    connected(&app, "local").await;
+    let catalog: Value = app.get("/api/tools").await.json().await.unwrap();
+    let echo = catalog["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .cloned()
+        .expect("the MCP server's echo tool");
+    assert_eq!(echo["origin"], "mcp");
+    assert_eq!(echo["server_id"], "local");
+    let made = app
+        .post_json(
+            "/api/agents",
+            &json!({"name": "Echoer", "enabled_tools": ["echo", "calculator"]}),
+        )
+        .await;
+    assert_eq!(made.status(), 201, "{:?}", made.text().await);
+}

@@ -104,7 +104,8 @@ pub async fn store_messages(
     txn.commit().await
 }
 
-pub(super) async fn insert_nodes<C: sea_orm::ConnectionTrait>(
+/// Inserts `nodes` (parents first) into `chat_id`, within the caller's transaction.
+pub async fn insert_nodes<C: sea_orm::ConnectionTrait>(
     db: &C,
     chat_id: &ChatId,
     nodes: &[crate::chat::tree::MessageNode],

@@ -20,7 +20,7 @@ use sea_orm::{
 use crate::config::ContextStrategy;
 
 pub use messages::{
-    HistorySummary, delete_leaf, history_summary, load_messages, set_active_leaf,
+    HistorySummary, delete_leaf, history_summary, insert_nodes, load_messages, set_active_leaf,
     store_history_summary, store_messages,
 };
 pub use runs::{

@@ -25,17 +25,25 @@ export function sidebarView({ onSignOut, onNavigate }) {
       go("/knowledge");
     },
   }, "Knowledge bases");
+  const pageLink = (path, label) => h("a", { href: path, class: "nav-link", dataset: { path }, onclick: (event) => {
+    if (event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    go(path);
+  } }, label);
+  const who = h("span", { class: "who" });
+  const pages = [pageLink("/agents", "Agents"), pageLink("/settings", "Account settings")];
   const el = h("nav", { class: "sidebar", "aria-label": "Chats" },
     h("div", { class: "sidebar-top" },
       h("a", { href: "/", class: "brand", onclick: (e) => { e.preventDefault(); go("/"); } }, "Colloquy"),
       h("button", { type: "button", class: "primary", onclick: () => go("/") }, "New chat")),
     knowledge,
+    pages,
     h("label", { for: "chat-search", class: "visually-hidden" }, "Search chats"),
     search,
     list,
     empty,
     h("div", { class: "sidebar-bottom" },
-      h("span", { class: "who" }, store.get().me?.username ?? ""),
+      who,
       h("button", { type: "button", onclick: onSignOut }, "Sign out")));
 
   function go(path) {
@@ -44,9 +52,14 @@ export function sidebarView({ onSignOut, onNavigate }) {
   }
 
   function draw() {
-    const { chats, route } = store.get();
+    const { chats, route, me } = store.get();
+    who.textContent = me?.display_name || me?.username || "";
     if (route.name === "knowledge") knowledge.setAttribute("aria-current", "page");
     else knowledge.removeAttribute("aria-current");
+    for (const link of pages) {
+      if (location.pathname === link.dataset.path) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
     const query = search.value.trim().toLowerCase();
     const shown = chats.filter((chat) => chat.title.toLowerCase().includes(query));
     list.replaceChildren(...shown.map((chat) => item(chat, chat.id === route.chatId)));
@@ -114,7 +127,7 @@ export function sidebarView({ onSignOut, onNavigate }) {
 
   search.addEventListener("input", draw);
   const unsubscribe = store.subscribe((_, patch) => {
-    if ("chats" in patch || "route" in patch) draw();
+    if ("chats" in patch || "route" in patch || "me" in patch) draw();
   });
   draw();
   return { el, destroy: unsubscribe };

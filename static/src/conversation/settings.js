@@ -10,6 +10,7 @@ import { settings } from "../store.js";
 import { h } from "../ui/dom.js";
 import { agentPicker, researchChoices } from "./agent.js";
 import { agentKnowledge } from "../knowledge/attach.js";
+import { chatExportLinks } from "../settings/transfer.js";
 
 const CONTEXT_STRATEGIES = [
   ["drop", "Leave out the oldest messages"],
@@ -105,7 +106,8 @@ export function settingsPanel(chatId) {
     toolFields,
     h("div", { class: "field inline" },
       h("label", { for: "context-strategy" }, "When the conversation no longer fits the model's context"),
-      strategy, strategyStatus));
+      strategy, strategyStatus),
+    chatId ? chatExportLinks(chatId) : null);
   return {
     el,
     focus: () => (toggle.disabled ? agent.field.querySelector("select") : toggle).focus(),

@@ -1,0 +1,124 @@
+// The agent editor: name, instructions, model (the server's models offered), the Tools switch,
+// which tools (every one a chat turns on, or only those chosen here from the server's catalog,
+// `GET /api/tools`, each with its description; MCP servers' tools grouped by server), and the
+// knowledge bases it searches. `onSaved(agent)` runs after a create or an update is stored.
+import { api } from "../api.js";
+import { h } from "../ui/dom.js";
+
+const GROUPS = [
+  ["research", "Research tools"],
+  ["chat", "Chat tools"],
+  ["platform", "Platform tools"],
+];
+
+/// The fields a save sends, from the form's values.
+export function agentBody({ name, instructions, model, toolsOn, onlyChosen, chosen, knowledgeBases }) {
+  return {
+    name: name.trim(),
+    system_prompt: instructions.trim() || null,
+    model: model.trim() || null,
+    tools_enabled: toolsOn,
+    enabled_tools: onlyChosen ? chosen : null,
+    knowledge_base_ids: knowledgeBases,
+  };
+}
+
+/// Tools grouped for the form: the built-in groups, then one per MCP server.
+export function groupTools(catalog) {
+  const groups = GROUPS.map(([origin, label]) => ({ label, tools: catalog.filter((t) => t.origin === origin) }));
+  const servers = [...new Set(catalog.filter((t) => t.origin === "mcp").map((t) => t.server_id ?? "?"))];
+  for (const server of servers) {
+    groups.push({ label: `MCP tools (${server})`, tools: catalog.filter((t) => t.origin === "mcp" && (t.server_id ?? "?") === server) });
+  }
+  return groups.filter((g) => g.tools.length > 0);
+}
+
+export function agentForm({ agent, catalog, models, knowledgeBases, onSaved, onCancel }) {
+  const editing = Boolean(agent);
+  const name = h("input", { id: "agent-name", maxlength: 100, required: true, autocomplete: "off", value: agent?.name ?? "" });
+  const instructions = h("textarea", { id: "agent-instructions", rows: 5, maxlength: 20000 });
+  instructions.value = agent?.system_prompt ?? "";
+  const model = h("input", { id: "agent-model", list: "agent-models", maxlength: 200, autocomplete: "off", value: agent?.model ?? "", "aria-describedby": "agent-model-hint" });
+  const modelList = h("datalist", { id: "agent-models" }, models.map((m) => h("option", { value: m })));
+  const toolsOn = h("input", { type: "checkbox", role: "switch", id: "agent-tools-switch", checked: agent ? agent.tools_enabled : true });
+  const every = h("input", { type: "radio", name: "agent-tool-choice", id: "agent-tools-every", value: "every", checked: !agent?.enabled_tools });
+  const only = h("input", { type: "radio", name: "agent-tool-choice", id: "agent-tools-only", value: "only", checked: Boolean(agent?.enabled_tools) });
+  const named = new Set(agent?.enabled_tools ?? []);
+  const boxes = [];
+  const groups = groupTools(catalog).map((group) => h("fieldset", { class: "tool-group" },
+    h("legend", null, group.label),
+    group.tools.map((tool) => {
+      const id = `agent-tool-${tool.name}`;
+      const box = h("input", { type: "checkbox", id, value: tool.name, checked: named.has(tool.name), "aria-describedby": `${id}-about` });
+      boxes.push(box);
+      return h("div", { class: "check tool-choice" }, box,
+        h("label", { for: id }, tool.name),
+        h("span", { class: "muted tool-about", id: `${id}-about` }, firstSentence(tool.description)));
+    })));
+  const toolList = h("div", { class: "tool-catalog" }, groups);
+  const kbBoxes = knowledgeBases.map((kb) => h("input", { type: "checkbox", id: `agent-kb-${kb.id}`, value: kb.id, checked: (agent?.knowledge_base_ids ?? []).includes(kb.id) }));
+  const status = h("p", { class: "muted", role: "status" });
+  const save = h("button", { type: "submit", class: "primary" }, editing ? "Save agent" : "Create agent");
+  const title = editing ? `Edit ${agent.name}` : "New agent";
+  const form = h("form", { class: "agent-form", "aria-labelledby": "agent-form-heading" },
+    h("h2", { id: "agent-form-heading" }, title),
+    h("div", { class: "field" }, h("label", { for: "agent-name" }, "Name"), name),
+    h("div", { class: "field" }, h("label", { for: "agent-instructions" }, "Instructions"), instructions),
+    h("div", { class: "field" }, h("label", { for: "agent-model" }, "Model"), model, modelList,
+      h("span", { class: "muted", id: "agent-model-hint" }, "Empty: the server's default model.")),
+    h("div", { class: "check switch" }, toolsOn, h("label", { for: "agent-tools-switch" }, "Tools"),
+      h("span", { class: "muted" }, " — the agent may call tools")),
+    h("fieldset", { class: "tool-mode" }, h("legend", null, "Which tools"),
+      h("div", { class: "check" }, every, h("label", { for: "agent-tools-every" }, "Every tool a chat turns on")),
+      h("div", { class: "check" }, only, h("label", { for: "agent-tools-only" }, "Only the tools chosen below"))),
+    toolList,
+    h("fieldset", { class: "tool-group" }, h("legend", null, "Knowledge bases it searches"),
+      knowledgeBases.length === 0 ? h("p", { class: "muted" }, "No knowledge bases yet.") : null,
+      knowledgeBases.map((kb, i) => h("div", { class: "check" }, kbBoxes[i], h("label", { for: `agent-kb-${kb.id}` }, kb.name)))),
+    h("div", { class: "dialog-buttons" }, h("button", { type: "button", onclick: onCancel }, "Cancel"), save),
+    status);
+
+  const sync = () => {
+    const chooseOnly = toolsOn.checked && only.checked;
+    every.disabled = only.disabled = !toolsOn.checked;
+    for (const box of boxes) box.disabled = !chooseOnly;
+    toolList.classList.toggle("inactive", !chooseOnly);
+  };
+  for (const control of [toolsOn, every, only]) control.addEventListener("change", sync);
+  sync();
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!name.value.trim()) return name.focus();
+    const body = agentBody({
+      name: name.value,
+      instructions: instructions.value,
+      model: model.value,
+      toolsOn: toolsOn.checked,
+      onlyChosen: only.checked,
+      chosen: boxes.filter((b) => b.checked).map((b) => b.value),
+      knowledgeBases: kbBoxes.filter((b) => b.checked).map((b) => b.value),
+    });
+    save.disabled = true;
+    status.textContent = "Saving…";
+    try {
+      const saved = editing
+        ? await api("PATCH", `/api/agents/${encodeURIComponent(agent.id)}`, body)
+        : await api("POST", "/api/agents", body);
+      status.textContent = "Saved.";
+      onSaved(saved);
+    } catch (err) {
+      status.textContent = `Not saved: ${err.message}`;
+    } finally {
+      save.disabled = false;
+    }
+  });
+  return { el: form, focus: () => name.focus() };
+}
+
+/// A tool description's first sentence: the list stays readable; the label's title has it all.
+function firstSentence(text) {
+  const clean = (text ?? "").trim();
+  const end = clean.search(/\.(\s|$)/);
+  return end > 0 && end < 200 ? clean.slice(0, end + 1) : clean.slice(0, 200);
+}
