@@ -120,6 +120,7 @@ impl Application {
             .map(|tool| tool.name().to_string())
             .chain(crate::supervisor::launch::CHAT_TOOL_NAMES.map(str::to_string))
             .chain(config.email.is_some().then(|| SEND_EMAIL.to_string()))
+            .chain(crate::tools::browser::BROWSER_TOOLS.map(str::to_string))
             .collect();
         let mcp = McpRegistry::start(&config.mcp, reserved);
         let sql = crate::tools::sql::SqlDatabases::start(&config.sql);
@@ -143,6 +144,12 @@ impl Application {
             )),
             None => None,
         };
+        let browsers = crate::tools::browser::Browsers::new(&config)
+            .context("cannot set up the browser tools")?;
+        if let Some(why) = browsers.unavailable() {
+            tracing::info!(%why, "the browser tools are not offered");
+        }
+        browsers.start_sweeper(db.clone());
         let launcher = Launcher {
             attachments,
             agents: crate::chat::agents::Agents::new(db.clone()),
@@ -163,6 +170,7 @@ impl Application {
             mcp,
             sql,
             email,
+            browsers,
         };
         let state = AppState {
             launcher,

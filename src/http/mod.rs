@@ -34,6 +34,7 @@ mod responses;
 mod run_failure;
 mod run_usage;
 mod runs;
+mod screenshots;
 pub mod sse;
 pub mod ui;
 mod uploads;
@@ -74,6 +75,7 @@ pub fn configure(
     .configure(mcp::configure)
     .configure(documents::configure)
     .configure(attachments::configure)
+    .configure(screenshots::configure)
     .configure(uploads::configure)
     .configure(|cfg| completions::configure(cfg, max_v1_body_bytes))
     .configure(|cfg| responses::configure(cfg, max_v1_body_bytes))

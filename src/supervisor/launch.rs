@@ -18,6 +18,7 @@ use crate::tools;
 use crate::tools::chat_context::Parts;
 
 mod agent;
+mod browser;
 mod chat;
 mod email;
 mod knowledge;
@@ -70,6 +71,9 @@ pub struct Launcher {
     pub sql: crate::tools::sql::SqlDatabases,
     /// send_email's SMTP transport and rules; `None` without an `[email]` section.
     pub email: Option<Arc<crate::tools::email::Mailer>>,
+    /// The browser sessions of `browser_action` and `analyze_page` (offered when Chromium is
+    /// there: `Browsers::unavailable`).
+    pub browsers: crate::tools::browser::Browsers,
 }
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this

@@ -7,6 +7,7 @@ mod ask_user;
 mod auth;
 mod backpressure;
 mod browser;
+mod browser_sessions;
 mod chat_engine;
 mod chats;
 mod code_search;

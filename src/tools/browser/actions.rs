@@ -1,0 +1,391 @@
+//! What `browser_action` does on a session's page: `navigate`, `click`, `type`, `press`,
+//! `scroll`, `select`, `wait`, `screenshot`, `extract`, `back`. Each is bounded by
+//! `browser.action_timeout_secs` (a wait by `browser.max_wait_ms`), reports the page's URL and
+//! title after it and what changed, and names a selector that matches nothing. Selectors are
+//! passed to the page as JSON strings, never spliced into script text.
+
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
+use chromiumoxide::page::ScreenshotParams;
+use entities::ids::ChatId;
+use serde_json::{Value, json};
+use url::Url;
+
+use super::session::BrowserSession;
+use super::{BrowserError, Browsers, IMAGE_PLACEHOLDER, cdp_error};
+use crate::tools::browser::screenshots::Screenshots;
+
+/// Characters of page text `extract` returns: seed 001's truncation of a tool result.
+pub const MAX_EXTRACT_CHARS: usize = 10_000;
+/// How often a `wait {selector}` and the settling after an action look again.
+const POLL: Duration = Duration::from_millis(100);
+/// How long an action that may start a navigation (a click, a key) is given to start one
+/// before the page is taken as settled.
+const SETTLE_START: Duration = Duration::from_millis(300);
+
+/// One action, its arguments checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Navigate { url: Url },
+    Click { selector: String },
+    Type { selector: String, text: String },
+    Press { key: String },
+    Scroll(Scroll),
+    Select { selector: String, value: String },
+    Wait(Wait),
+    Screenshot { full_page: bool },
+    Extract { selector: Option<String> },
+    Back,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scroll {
+    Up,
+    Down,
+    Top,
+    Bottom,
+    To { selector: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Wait {
+    For { selector: String },
+    Pause { ms: u64 },
+}
+
+/// The page after an action.
+struct Place {
+    url: String,
+    title: String,
+}
+
+async fn place(session: &BrowserSession) -> Result<Place, BrowserError> {
+    let page = &session.page;
+    let url = page.url().await.map_err(|e| cdp_error(session, e))?;
+    let title = page.get_title().await.map_err(|e| cdp_error(session, e))?;
+    Ok(Place {
+        url: url.unwrap_or_default(),
+        title: title.unwrap_or_default(),
+    })
+}
+
+/// Runs `action` on `session` (one action at a time per session), within its timeout.
+pub async fn perform(
+    browsers: &Browsers,
+    chat: &ChatId,
+    session: &BrowserSession,
+    action: Action,
+) -> Result<Value, BrowserError> {
+    let _turn = session.busy.lock().await;
+    let limit = browsers.config().action_timeout_secs;
+    let work = run(browsers, chat, session, action);
+    let result = tokio::time::timeout(Duration::from_secs(limit), work)
+        .await
+        .map_err(|_| BrowserError::Timeout(limit))?;
+    session.touch();
+    result
+}
+
+async fn run(
+    browsers: &Browsers,
+    chat: &ChatId,
+    session: &BrowserSession,
+    action: Action,
+) -> Result<Value, BrowserError> {
+    let before = place(session).await?;
+    // What was refused before this action is not this action's doing.
+    session.refusals.take();
+    let mut extra = serde_json::Map::new();
+    let done = match action {
+        Action::Navigate { url } => {
+            browsers
+                .gate()
+                .check_navigation(&url)
+                .map_err(BrowserError::Refused)?;
+            let navigated = session.page.goto(url.as_str()).await;
+            refused_document(session)?;
+            navigated.map_err(|e| cdp_error(session, e))?;
+            settle(session, false).await;
+            format!("opened {url}")
+        }
+        Action::Click { selector } => {
+            let element = find(session, &selector).await?;
+            element.click().await.map_err(|e| cdp_error(session, e))?;
+            settle(session, true).await;
+            refused_document(session)?;
+            format!("clicked {selector}")
+        }
+        Action::Type { selector, text } => {
+            let element = find(session, &selector).await?;
+            element.click().await.map_err(|e| cdp_error(session, e))?;
+            element
+                .type_str(&text)
+                .await
+                .map_err(|e| cdp_error(session, e))?;
+            format!("typed {} characters into {selector}", text.chars().count())
+        }
+        Action::Press { key } => {
+            let target = match find(session, ":focus").await {
+                Ok(element) => element,
+                Err(_) => find(session, "body").await?,
+            };
+            target
+                .press_key(&key)
+                .await
+                .map_err(|e| cdp_error(session, e))?;
+            settle(session, true).await;
+            refused_document(session)?;
+            format!("pressed {key}")
+        }
+        Action::Scroll(scroll) => {
+            let (script, said) = match &scroll {
+                Scroll::Up => ("window.scrollBy(0, -0.8 * innerHeight)".to_string(), "scrolled up".to_string()),
+                Scroll::Down => ("window.scrollBy(0, 0.8 * innerHeight)".to_string(), "scrolled down".to_string()),
+                Scroll::Top => ("window.scrollTo(0, 0)".to_string(), "scrolled to the top".to_string()),
+                Scroll::Bottom => (
+                    "window.scrollTo(0, document.documentElement.scrollHeight)".to_string(),
+                    "scrolled to the bottom".to_string(),
+                ),
+                Scroll::To { selector } => {
+                    find(session, selector).await?;
+                    (
+                        format!("document.querySelector({}).scrollIntoView({{block: 'center'}})", js(selector)),
+                        format!("scrolled {selector} into view"),
+                    )
+                }
+            };
+            evaluate(session, &format!("{script}; null")).await?;
+            said
+        }
+        Action::Select { selector, value } => {
+            find(session, &selector).await?;
+            let script = format!(
+                "(() => {{ const el = document.querySelector({sel}); const want = {value};
+                  if (!(el instanceof HTMLSelectElement)) return 'not a select';
+                  const option = Array.from(el.options).find(o => o.value === want)
+                    || Array.from(el.options).find(o => o.text.trim() === want);
+                  if (!option) return 'no option';
+                  el.value = option.value;
+                  el.dispatchEvent(new Event('input', {{bubbles: true}}));
+                  el.dispatchEvent(new Event('change', {{bubbles: true}}));
+                  return 'ok'; }})()",
+                sel = js(&selector),
+                value = js(&value),
+            );
+            match evaluate(session, &script).await?.as_str() {
+                Some("ok") => format!("selected {value:?} in {selector}"),
+                Some("not a select") => {
+                    return Err(BrowserError::Invalid(format!(
+                        "{selector} is not a <select> element"
+                    )));
+                }
+                _ => {
+                    return Err(BrowserError::Invalid(format!(
+                        "{selector} has no option with the value or text {value:?}"
+                    )));
+                }
+            }
+        }
+        Action::Wait(Wait::Pause { ms }) => {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            format!("waited {ms} ms")
+        }
+        Action::Wait(Wait::For { selector }) => {
+            let max = Duration::from_millis(browsers.config().max_wait_ms);
+            let started = std::time::Instant::now();
+            loop {
+                if matches(session, &selector).await? {
+                    break format!("{selector} is on the page");
+                }
+                if started.elapsed() >= max {
+                    return Err(BrowserError::NoMatch(selector));
+                }
+                tokio::time::sleep(POLL).await;
+            }
+        }
+        Action::Screenshot { full_page } => {
+            let params = ScreenshotParams::builder()
+                .format(CaptureScreenshotFormat::Png)
+                .full_page(full_page)
+                .build();
+            let png = session
+                .page
+                .screenshot(params)
+                .await
+                .map_err(|e| cdp_error(session, e))?;
+            let size = png.len();
+            let id = browsers.screenshots().store(chat, png).await?;
+            extra.insert(
+                "screenshot".into(),
+                json!({"id": id, "url": Screenshots::url(chat, &id), "bytes": size,
+                       "full_page": full_page}),
+            );
+            extra.insert("image".into(), json!(IMAGE_PLACEHOLDER));
+            "took a screenshot".to_string()
+        }
+        Action::Extract { selector } => {
+            let target = match &selector {
+                Some(selector) => {
+                    find(session, selector).await?;
+                    format!("document.querySelector({})", js(selector))
+                }
+                None => "document.body".to_string(),
+            };
+            let text = evaluate(session, &format!("({target} || {{}}).innerText || ''")).await?;
+            let text = text.as_str().unwrap_or_default();
+            let (cut, truncated) = cut(text, MAX_EXTRACT_CHARS);
+            extra.insert("text".into(), json!(cut));
+            extra.insert("truncated".into(), json!(truncated));
+            format!("read {} characters", cut.chars().count())
+        }
+        Action::Back => {
+            evaluate(session, "history.back(); null").await?;
+            settle(session, true).await;
+            refused_document(session)?;
+            "went back".to_string()
+        }
+    };
+    let after = place(session).await?;
+    let changed = describe_change(&before, &after, &done);
+    let mut result = json!({
+        "sessionId": session.id,
+        "url": after.url,
+        "title": after.title,
+        "result": changed,
+    });
+    if let Some(map) = result.as_object_mut() {
+        map.extend(extra);
+    }
+    Ok(result)
+}
+
+/// What the action did and how the page changed, in a sentence.
+fn describe_change(before: &Place, after: &Place, done: &str) -> String {
+    if before.url != after.url {
+        format!("{done}; the page is now {} ({:?})", after.url, after.title)
+    } else if before.title != after.title {
+        format!("{done}; the page's title is now {:?}", after.title)
+    } else {
+        format!("{done}; the page stayed at {}", after.url)
+    }
+}
+
+/// A main-document request refused while the action ran (a navigation or a redirect).
+fn refused_document(session: &BrowserSession) -> Result<(), BrowserError> {
+    let refused = session.refusals.take();
+    match refused.into_iter().find(|r| r.document) {
+        Some(r) => Err(BrowserError::Refused(format!(
+            "{} ({})",
+            r.url,
+            r.reason.trim_start_matches("refused: ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Waits until the page has loaded: after an action that may navigate (`may_navigate`), it is
+/// first given a moment to start. Bounded by the action's own timeout.
+async fn settle(session: &BrowserSession, may_navigate: bool) {
+    if may_navigate {
+        tokio::time::sleep(SETTLE_START).await;
+    }
+    loop {
+        match evaluate(session, "document.readyState").await {
+            Ok(state) if state == "complete" => return,
+            Err(BrowserError::SessionEnded(_)) => return,
+            _ => tokio::time::sleep(POLL).await,
+        }
+    }
+}
+
+/// The first element `selector` matches: `NoMatch` when none, `Invalid` when it is not a
+/// selector.
+async fn find(
+    session: &BrowserSession,
+    selector: &str,
+) -> Result<chromiumoxide::Element, BrowserError> {
+    if !matches(session, selector).await? {
+        return Err(BrowserError::NoMatch(selector.to_string()));
+    }
+    session
+        .page
+        .find_element(selector)
+        .await
+        .map_err(|err| match session.is_alive() {
+            true => BrowserError::NoMatch(format!("{selector} ({err})")),
+            false => BrowserError::SessionEnded(session.id.to_string()),
+        })
+}
+
+/// Whether `selector` matches an element now.
+async fn matches(session: &BrowserSession, selector: &str) -> Result<bool, BrowserError> {
+    let script = format!(
+        "(() => {{ try {{ return document.querySelector({}) ? 'yes' : 'no'; }}
+                   catch (e) {{ return 'invalid'; }} }})()",
+        js(selector)
+    );
+    match evaluate(session, &script).await?.as_str() {
+        Some("yes") => Ok(true),
+        Some("invalid") => Err(BrowserError::Invalid(format!(
+            "{selector:?} is not a valid CSS selector"
+        ))),
+        _ => Ok(false),
+    }
+}
+
+/// Evaluates `script` in the page; its JSON value.
+pub(super) async fn evaluate(session: &BrowserSession, script: &str) -> Result<Value, BrowserError> {
+    let evaluated = session
+        .page
+        .evaluate(script)
+        .await
+        .map_err(|e| cdp_error(session, e))?;
+    Ok(evaluated.value().cloned().unwrap_or(Value::Null))
+}
+
+/// `text` as a JavaScript string literal.
+pub(super) fn js(text: &str) -> String {
+    // unwrap: a string always serialises.
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// `text` cut to `max` characters; whether it was cut.
+pub(super) fn cut(text: &str, max: usize) -> (String, bool) {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => (text[..at].to_string(), true),
+        None => (text.to_string(), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_cut_on_characters_and_says_so() {
+        assert_eq!(cut("héllo", 2), ("hé".to_string(), true));
+        assert_eq!(cut("hé", 2), ("hé".to_string(), false));
+    }
+
+    #[test]
+    fn selectors_reach_the_page_as_string_literals() {
+        assert_eq!(js("a\"); alert(1); (\""), r#""a\"); alert(1); (\"""#);
+    }
+
+    #[test]
+    fn the_change_names_the_new_page() {
+        let at = |url: &str, title: &str| Place {
+            url: url.into(),
+            title: title.into(),
+        };
+        assert_eq!(
+            describe_change(&at("http://a/", "A"), &at("http://a/done", "Done"), "clicked #go"),
+            "clicked #go; the page is now http://a/done (\"Done\")"
+        );
+        assert_eq!(
+            describe_change(&at("http://a/", "A"), &at("http://a/", "A"), "scrolled down"),
+            "scrolled down; the page stayed at http://a/"
+        );
+    }
+}
