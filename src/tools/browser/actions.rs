@@ -18,6 +18,8 @@ use crate::tools::browser::screenshots::Screenshots;
 
 /// Characters of page text `extract` returns: seed 001's truncation of a tool result.
 pub const MAX_EXTRACT_CHARS: usize = 10_000;
+/// Refused requests a result lists (the SSRF guard refused them: private addresses).
+const MAX_BLOCKED_LISTED: usize = 10;
 /// How often a `wait {selector}` and the settling after an action look again.
 const POLL: Duration = Duration::from_millis(100);
 /// How long an action that may start a navigation (a click, a key) is given to start one
@@ -80,9 +82,12 @@ pub async fn perform(
     let _turn = session.busy.lock().await;
     let limit = browsers.config().action_timeout_secs;
     let work = run(browsers, chat, session, action);
-    let result = tokio::time::timeout(Duration::from_secs(limit), work)
-        .await
-        .map_err(|_| BrowserError::Timeout(limit))?;
+    let result = tokio::select! {
+        done = tokio::time::timeout(Duration::from_secs(limit), work) => {
+            done.map_err(|_| BrowserError::Timeout(limit))?
+        }
+        () = session.died() => Err(BrowserError::SessionEnded(session.id.to_string())),
+    };
     session.touch();
     result
 }
@@ -97,6 +102,7 @@ async fn run(
     // What was refused before this action is not this action's doing.
     session.refusals.take();
     let mut extra = serde_json::Map::new();
+    let mut blocked = Vec::new();
     let done = match action {
         Action::Navigate { url } => {
             browsers
@@ -104,7 +110,7 @@ async fn run(
                 .check_navigation(&url)
                 .map_err(BrowserError::Refused)?;
             let navigated = session.page.goto(url.as_str()).await;
-            refused_document(session)?;
+            refused_document(session, &mut blocked).await?;
             navigated.map_err(|e| cdp_error(session, e))?;
             settle(session, false).await;
             format!("opened {url}")
@@ -113,7 +119,7 @@ async fn run(
             let element = find(session, &selector).await?;
             element.click().await.map_err(|e| cdp_error(session, e))?;
             settle(session, true).await;
-            refused_document(session)?;
+            refused_document(session, &mut blocked).await?;
             format!("clicked {selector}")
         }
         Action::Type { selector, text } => {
@@ -135,7 +141,7 @@ async fn run(
                 .await
                 .map_err(|e| cdp_error(session, e))?;
             settle(session, true).await;
-            refused_document(session)?;
+            refused_document(session, &mut blocked).await?;
             format!("pressed {key}")
         }
         Action::Scroll(scroll) => {
@@ -242,11 +248,15 @@ async fn run(
         Action::Back => {
             evaluate(session, "history.back(); null").await?;
             settle(session, true).await;
-            refused_document(session)?;
+            refused_document(session, &mut blocked).await?;
             "went back".to_string()
         }
     };
     let after = place(session).await?;
+    refused_document(session, &mut blocked).await?;
+    if !blocked.is_empty() {
+        extra.insert("blocked".into(), json!(blocked));
+    }
     let changed = describe_change(&before, &after, &done);
     let mut result = json!({
         "sessionId": session.id,
@@ -271,17 +281,32 @@ fn describe_change(before: &Place, after: &Place, done: &str) -> String {
     }
 }
 
-/// A main-document request refused while the action ran (a navigation or a redirect).
-fn refused_document(session: &BrowserSession) -> Result<(), BrowserError> {
+/// The requests refused while the action ran: a refused page (a navigation or a redirect of
+/// the main frame) is the action's error; others (a frame, an image, a script) are added to
+/// `blocked`, at most `MAX_BLOCKED_LISTED`.
+async fn refused_document(
+    session: &BrowserSession,
+    blocked: &mut Vec<String>,
+) -> Result<(), BrowserError> {
     let refused = session.refusals.take();
-    match refused.into_iter().find(|r| r.document) {
-        Some(r) => Err(BrowserError::Refused(format!(
-            "{} ({})",
-            r.url,
-            r.reason.trim_start_matches("refused: ")
-        ))),
-        None => Ok(()),
+    if refused.is_empty() {
+        return Ok(());
     }
+    let main = session.page.mainframe().await.ok().flatten();
+    let is_main = |frame: &str| main.as_ref().is_none_or(|m| m.inner() == frame);
+    for r in refused {
+        if r.document && is_main(&r.frame) {
+            return Err(BrowserError::Refused(format!(
+                "{} ({})",
+                r.url,
+                r.reason.trim_start_matches("refused: ")
+            )));
+        }
+        if blocked.len() < MAX_BLOCKED_LISTED && !blocked.contains(&r.url) {
+            blocked.push(r.url);
+        }
+    }
+    Ok(())
 }
 
 /// Waits until the page has loaded: after an action that may navigate (`may_navigate`), it is

@@ -82,9 +82,10 @@ pub async fn analyze(session: &BrowserSession, timeout: Duration) -> Result<Valu
     let _turn = session.busy.lock().await;
     let work = read(session);
     let limit = timeout.as_secs();
-    let result = tokio::time::timeout(timeout, work)
-        .await
-        .map_err(|_| BrowserError::Timeout(limit))?;
+    let result = tokio::select! {
+        done = tokio::time::timeout(timeout, work) => done.map_err(|_| BrowserError::Timeout(limit))?,
+        () = session.died() => Err(BrowserError::SessionEnded(session.id.to_string())),
+    };
     session.touch();
     result
 }

@@ -51,8 +51,10 @@ const DROPPED_RESPONSE_HEADERS: [&str; 4] = [
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefusedRequest {
     pub url: String,
-    /// The page's main document (a navigation or redirect), not a resource of it.
+    /// A document (a navigation, a redirect, a frame's page), not a resource of one.
     pub document: bool,
+    /// The frame it was for: the main frame's document is the page itself.
+    pub frame: String,
     pub reason: String,
 }
 
@@ -165,6 +167,7 @@ impl Gate {
                         refusals.push(RefusedRequest {
                             url: event.request.url.clone(),
                             document: event.resource_type == ResourceType::Document,
+                            frame: event.frame_id.inner().clone(),
                             reason: reason.clone(),
                         });
                         tracing::info!(url = %event.request.url, %reason, "browser request refused");

@@ -187,7 +187,7 @@ impl Browsers {
             .filter(|s| &s.chat_id == chat)
             .cloned()
             .ok_or_else(unknown)?;
-        if !session.is_alive() {
+        if session.exited() {
             self.close(&session.id).await;
             return Err(BrowserError::SessionEnded(id.to_string()));
         }
@@ -249,7 +249,7 @@ impl Browsers {
             let gone = existing
                 .as_ref()
                 .is_ok_and(|existing| !existing.contains(&session.chat_id));
-            if gone || !session.is_alive() || session.idle_for() >= idle {
+            if gone || session.exited() || session.idle_for() >= idle {
                 self.close(&session.id).await;
                 closed += 1;
             }

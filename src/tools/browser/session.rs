@@ -23,6 +23,8 @@ use crate::config::BrowserConfig;
 
 /// How long Chromium may take to start and print its DevTools address.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// How often a running action looks whether its Chromium is still there.
+const DEATH_POLL: Duration = Duration::from_millis(250);
 /// How long a closing Chromium is given before it is killed.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Chromium's switches beyond chromiumoxide's defaults (named without their `--`): its own
@@ -164,6 +166,30 @@ impl BrowserSession {
     /// Whether its Chromium still answers.
     pub fn is_alive(&self) -> bool {
         self.alive.load(Ordering::SeqCst)
+    }
+
+    /// Whether its Chromium has exited (looked at now; a session being closed is taken as
+    /// alive until it is).
+    pub fn exited(&self) -> bool {
+        if !self.is_alive() {
+            return true;
+        }
+        let exited = match self.browser.try_lock() {
+            Ok(mut browser) => matches!(browser.try_wait(), Ok(Some(_)) | Err(_)),
+            Err(_) => false,
+        };
+        if exited {
+            self.alive.store(false, Ordering::SeqCst);
+        }
+        exited
+    }
+
+    /// Resolves when its Chromium has exited (looked at every `DEATH_POLL`): an action races
+    /// it, so a command Chromium will never answer does not wait out the action's timeout.
+    pub async fn died(&self) {
+        while !self.exited() {
+            tokio::time::sleep(DEATH_POLL).await;
+        }
     }
 
     /// The Chromium process's id (for diagnostics and tests).
