@@ -26,7 +26,10 @@ async fn content(
 ) -> AppResult<HttpResponse> {
     let (chat_id, raw) = path.into_inner();
     let id = ScreenshotId::parse(&raw).ok_or(AppError::NotFound("screenshot"))?;
-    let chat = state.chats().get_owned(&principal.user_id, &chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(&principal.user_id, &chat_id)
+        .await?;
     let bytes = state
         .launcher
         .browsers

@@ -107,9 +107,29 @@ async fn serve(
         "/redirect" => HttpResponse::Found()
             .insert_header(("location", format!("http://127.0.0.1:{other}/target")))
             .finish(),
-        "/own.png" => HttpResponse::Ok().content_type("image/png").body(Vec::<u8>::new()),
+        "/download" => HttpResponse::Ok()
+            .content_type("application/octet-stream")
+            .insert_header((
+                "content-disposition",
+                "attachment; filename=\"colloquy-browser-download-test.bin\"",
+            ))
+            .body("not for saving"),
+        "/own.png" => HttpResponse::Ok()
+            .content_type("image/png")
+            .body(Vec::<u8>::new()),
         _ => html("<!doctype html><title>Anything</title><p>here</p>".into()),
     }
+}
+
+/// Whether a file named `name` is anywhere under `dir`.
+fn find_file(dir: &Path, name: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        path.file_name().is_some_and(|n| n == name) || (path.is_dir() && find_file(&path, name))
+    })
 }
 
 /// `a=b&c=d` as pairs (the test's own small form decoder).
@@ -143,14 +163,19 @@ fn tools(app: &TestApp, chat: &str) -> (BrowserAction, AnalyzePage) {
 /// Runs a call; its result or its error result, as the model sees it.
 async fn call(tool: &dyn Tool, arguments: Value) -> Value {
     let run = tool.run(arguments);
-    match tokio::time::timeout(STEP, run).await.expect("the call ends") {
+    match tokio::time::timeout(STEP, run)
+        .await
+        .expect("the call ends")
+    {
         Ok(value) => value,
         Err(err) => err.to_result(),
     }
 }
 
 fn session_of(result: &Value) -> String {
-    let id = result["sessionId"].as_str().unwrap_or_else(|| panic!("{result}"));
+    let id = result["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"));
     assert!(id.starts_with("bs_"), "{id}");
     id.to_string()
 }
@@ -162,16 +187,25 @@ async fn a_form_is_filled_and_submitted_with_the_selectors_analyze_page_lists() 
     let chat = app.new_chat().await;
     let (act, analyze) = tools(&app, &chat);
 
-    let opened = call(&act, json!({"action": "navigate", "url": site.url("/form")})).await;
+    let opened = call(
+        &act,
+        json!({"action": "navigate", "url": site.url("/form")}),
+    )
+    .await;
     let session = session_of(&opened);
     assert_eq!(opened["title"], "Order", "{opened}");
     assert_eq!(opened["url"], site.url("/form"));
 
     let page = call(&analyze, json!({"sessionId": session})).await;
     assert_eq!(page["title"], "Order", "{page}");
-    assert!(page["text"].as_str().unwrap().contains("Place an order"), "{page}");
+    assert!(
+        page["text"].as_str().unwrap().contains("Place an order"),
+        "{page}"
+    );
     assert_eq!(page["headings"][0]["text"], "Place an order");
-    let fields = page["forms"][0]["fields"].as_array().expect("the form's fields");
+    let fields = page["forms"][0]["fields"]
+        .as_array()
+        .expect("the form's fields");
     let field = |name: &str| {
         fields
             .iter()
@@ -191,7 +225,13 @@ async fn a_form_is_filled_and_submitted_with_the_selectors_analyze_page_lists() 
         json!({"sessionId": session, "action": "type", "selector": field("name")["selector"], "text": "Ada"}),
     )
     .await;
-    assert!(typed["result"].as_str().unwrap().starts_with("typed 3 characters"), "{typed}");
+    assert!(
+        typed["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("typed 3 characters"),
+        "{typed}"
+    );
     let selected = call(
         &act,
         json!({"sessionId": session, "action": "select", "selector": field("colour")["selector"], "value": "green"}),
@@ -205,15 +245,32 @@ async fn a_form_is_filled_and_submitted_with_the_selectors_analyze_page_lists() 
     .await;
     assert_eq!(clicked["url"], site.url("/submit"), "{clicked}");
     assert_eq!(clicked["title"], "Thanks");
-    assert!(clicked["result"].as_str().unwrap().contains("the page is now"), "{clicked}");
+    assert!(
+        clicked["result"]
+            .as_str()
+            .unwrap()
+            .contains("the page is now"),
+        "{clicked}"
+    );
 
-    let read = call(&act, json!({"sessionId": session, "action": "extract", "selector": "#done"})).await;
+    let read = call(
+        &act,
+        json!({"sessionId": session, "action": "extract", "selector": "#done"}),
+    )
+    .await;
     assert_eq!(read["text"], "Thanks Ada, you chose g.", "{read}");
     assert_eq!(site.hits("/submit"), 1);
 
-    let missing = call(&act, json!({"sessionId": session, "action": "click", "selector": "#nowhere"})).await;
+    let missing = call(
+        &act,
+        json!({"sessionId": session, "action": "click", "selector": "#nowhere"}),
+    )
+    .await;
     assert_eq!(missing["code"], "no_match", "{missing}");
-    assert!(missing["error"].as_str().unwrap().contains("#nowhere"), "{missing}");
+    assert!(
+        missing["error"].as_str().unwrap().contains("#nowhere"),
+        "{missing}"
+    );
     let back = call(&act, json!({"sessionId": session, "action": "back"})).await;
     assert_eq!(back["url"], site.url("/form"), "{back}");
 }
@@ -226,12 +283,25 @@ async fn a_page_gets_nothing_from_a_private_address_and_navigations_there_are_re
     let chat = app.new_chat().await;
     let (act, _) = tools(&app, &chat);
 
-    let opened = call(&act, json!({"action": "navigate", "url": site.url("/leaky")})).await;
+    let opened = call(
+        &act,
+        json!({"action": "navigate", "url": site.url("/leaky")}),
+    )
+    .await;
     let session = session_of(&opened);
     assert_eq!(opened["title"], "Leaky", "{opened}");
     // The page's own image came through the guard, so the page did load its resources.
     assert_eq!(site.hits("/own.png"), 1);
-    let waited = call(&act, json!({"sessionId": session, "action": "wait", "ms": 1000})).await;
+    let blocked = opened["blocked"].to_string();
+    assert!(
+        blocked.contains("/frame") && blocked.contains("/image.png"),
+        "{opened}"
+    );
+    let waited = call(
+        &act,
+        json!({"sessionId": session, "action": "wait", "ms": 1000}),
+    )
+    .await;
     assert!(waited["error"].is_null(), "{waited}");
 
     let direct = call(
@@ -246,12 +316,45 @@ async fn a_page_gets_nothing_from_a_private_address_and_navigations_there_are_re
     )
     .await;
     assert_eq!(redirected["code"], "refused", "{redirected}");
-    assert!(redirected["error"].as_str().unwrap().contains("/target"), "{redirected}");
+    assert!(
+        redirected["error"].as_str().unwrap().contains("/target"),
+        "{redirected}"
+    );
     assert_eq!(site.hits("/redirect"), 1, "the redirect itself was allowed");
-    for url in ["file:///etc/passwd", "data:text/html,<p>hi</p>", "chrome://version"] {
-        let refused = call(&act, json!({"sessionId": session, "action": "navigate", "url": url})).await;
+    for url in [
+        "file:///etc/passwd",
+        "data:text/html,<p>hi</p>",
+        "chrome://version",
+    ] {
+        let refused = call(
+            &act,
+            json!({"sessionId": session, "action": "navigate", "url": url}),
+        )
+        .await;
         assert_eq!(refused["code"], "refused", "{url}: {refused}");
     }
+    let download = call(
+        &act,
+        json!({"sessionId": session, "action": "navigate", "url": site.url("/download")}),
+    )
+    .await;
+    assert_eq!(site.hits("/download"), 1, "{download}");
+    assert_eq!(download["code"], "refused", "{download}");
+    assert!(
+        download["error"]
+            .as_str()
+            .unwrap()
+            .contains("downloads are refused"),
+        "{download}"
+    );
+    let home = std::env::var("HOME").unwrap_or_default();
+    let saved = Path::new(&home).join("Downloads/colloquy-browser-download-test.bin");
+    assert!(!saved.exists(), "downloads are refused: {download}");
+    let profile = app.data_dir.path().join("browser").join(&session);
+    assert!(
+        !find_file(&profile, "colloquy-browser-download-test.bin"),
+        "nothing saved in the profile"
+    );
     assert_eq!(
         private.total_hits(),
         0,
@@ -266,7 +369,11 @@ async fn a_screenshot_is_stored_served_as_png_and_the_model_reads_the_placeholde
     let app = app_for(&site, |_| {}).await;
     let chat = app.new_chat().await;
     let (act, _) = tools(&app, &chat);
-    let opened = call(&act, json!({"action": "navigate", "url": site.url("/form")})).await;
+    let opened = call(
+        &act,
+        json!({"action": "navigate", "url": site.url("/form")}),
+    )
+    .await;
     let session = session_of(&opened);
 
     app.upstream.script([
@@ -291,15 +398,23 @@ async fn a_screenshot_is_stored_served_as_png_and_the_model_reads_the_placeholde
         .iter()
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
-    assert!(names.contains(&"browser_action") && names.contains(&"analyze_page"), "{names:?}");
+    assert!(
+        names.contains(&"browser_action") && names.contains(&"analyze_page"),
+        "{names:?}"
+    );
     let result = frames
         .iter()
         .map(|f| f.json())
         .find(|event| event["type"] == "tool_result")
         .expect("a tool_result event");
     assert_eq!(result["success"], true, "{result}");
-    let url = result["result"]["screenshot"]["url"].as_str().expect("a screenshot URL");
-    assert!(url.starts_with(&format!("/chat/api/{chat}/screenshots/shot_")), "{url}");
+    let url = result["result"]["screenshot"]["url"]
+        .as_str()
+        .expect("a screenshot URL");
+    assert!(
+        url.starts_with(&format!("/chat/api/{chat}/screenshots/shot_")),
+        "{url}"
+    );
     assert_eq!(result["result"]["url"], site.url("/form"));
 
     let image = app.get(url).await;
@@ -315,7 +430,11 @@ async fn a_screenshot_is_stored_served_as_png_and_the_model_reads_the_placeholde
         .send()
         .await
         .unwrap();
-    assert_eq!(stolen.status(), 404, "another user's screenshot is not found");
+    assert_eq!(
+        stolen.status(),
+        404,
+        "another user's screenshot is not found"
+    );
 
     let second = &app.upstream.received()[1].body["messages"];
     let tool_message = second
@@ -326,7 +445,20 @@ async fn a_screenshot_is_stored_served_as_png_and_the_model_reads_the_placeholde
         .expect("the tool result in the model's context");
     let content = tool_message["content"].as_str().unwrap();
     assert!(content.contains("[image displayed above]"), "{content}");
-    assert!(!content.contains("iVBOR"), "no image bytes in the context: {content}");
+    assert!(
+        !content.contains("iVBOR"),
+        "no image bytes in the context: {content}"
+    );
+
+    // A request that names neither browser tool is not offered them.
+    app.upstream.script([Reply::text("Hello.")]);
+    app.send(
+        &chat,
+        json!({"content": "Hi", "web_search_options": {"x_tools": ["calculator"]}}),
+    )
+    .await;
+    let offered = app.upstream.received()[2].body["tools"].to_string();
+    assert!(!offered.contains("browser_action"), "{offered}");
 }
 
 #[actix_web::test]
@@ -337,7 +469,11 @@ async fn caps_refuse_the_next_session_and_another_chats_session_is_refused() {
         config.browser.max_sessions = 2;
     })
     .await;
-    let (first, second, third) = (app.new_chat().await, app.new_chat().await, app.new_chat().await);
+    let (first, second, third) = (
+        app.new_chat().await,
+        app.new_chat().await,
+        app.new_chat().await,
+    );
     let (act_1, analyze_1) = tools(&app, &first);
     let (act_2, _) = tools(&app, &second);
     let (act_3, _) = tools(&app, &third);
@@ -366,7 +502,13 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles() 
     let browsers = app.state.launcher.browsers.clone();
     let chat = app.new_chat().await;
     let (act, _) = tools(&app, &chat);
-    let session = session_of(&call(&act, json!({"action": "navigate", "url": site.url("/form")})).await);
+    let session = session_of(
+        &call(
+            &act,
+            json!({"action": "navigate", "url": site.url("/form")}),
+        )
+        .await,
+    );
     let profile = app.data_dir.path().join("browser").join(&session);
     assert!(profile.is_dir(), "its own profile");
     let chat_id = ChatId::from_string(&chat);
@@ -380,8 +522,16 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles() 
         async move { gone.then_some(()) }
     })
     .await;
-    let reopened = call(&act, json!({"sessionId": session, "action": "navigate", "url": site.url("/form")})).await;
-    assert_ne!(session_of(&reopened), session, "a navigate opens a new session");
+    let reopened = call(
+        &act,
+        json!({"sessionId": session, "action": "navigate", "url": site.url("/form")}),
+    )
+    .await;
+    assert_ne!(
+        session_of(&reopened),
+        session,
+        "a navigate opens a new session"
+    );
 
     let deleted = app
         .request(Method::DELETE, &format!("/chat/api/chats/{chat}"))
@@ -390,7 +540,10 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles() 
         .unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
     browsers.sweep(&app.db).await;
-    assert!(browsers.sessions_of(&chat_id).is_empty(), "closed with its chat");
+    assert!(
+        browsers.sessions_of(&chat_id).is_empty(),
+        "closed with its chat"
+    );
 }
 
 #[actix_web::test]
@@ -399,15 +552,30 @@ async fn killing_chromium_is_an_error_result_and_the_next_navigate_opens_a_fresh
     let app = app_for(&site, |_| {}).await;
     let chat = app.new_chat().await;
     let (act, _) = tools(&app, &chat);
-    let session = session_of(&call(&act, json!({"action": "navigate", "url": site.url("/form")})).await);
+    let session = session_of(
+        &call(
+            &act,
+            json!({"action": "navigate", "url": site.url("/form")}),
+        )
+        .await,
+    );
     let id = BrowserSessionId::parse(&session).unwrap();
-    let pid = app.state.launcher.browsers.pid_of(&id).expect("its Chromium");
+    let pid = app
+        .state
+        .launcher
+        .browsers
+        .pid_of(&id)
+        .expect("its Chromium");
     // SAFETY: kill has no memory effects; the pid is the test's own Chromium.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
 
     let failed = call(&act, json!({"sessionId": session, "action": "extract"})).await;
     assert_eq!(failed["code"], "session_ended", "{failed}");
-    let fresh = call(&act, json!({"sessionId": session, "action": "navigate", "url": site.url("/form")})).await;
+    let fresh = call(
+        &act,
+        json!({"sessionId": session, "action": "navigate", "url": site.url("/form")}),
+    )
+    .await;
     let new = session_of(&fresh);
     assert_ne!(new, session);
     assert_eq!(fresh["title"], "Order", "{fresh}");
@@ -427,7 +595,11 @@ async fn without_chromium_the_tools_are_not_offered_and_the_tool_list_says_why()
         .await;
     assert_eq!(refused.status(), 400);
     let body: Value = refused.json().await.unwrap();
-    assert!(body.to_string().contains("browser_action is not configured on this server (it needs Chromium"), "{body}");
+    assert!(
+        body.to_string()
+            .contains("browser_action is not configured on this server (it needs Chromium"),
+        "{body}"
+    );
 
     let agent: Value = app
         .post_json("/api/agents", &json!({"name": "Reader"}))
@@ -436,12 +608,23 @@ async fn without_chromium_the_tools_are_not_offered_and_the_tool_list_says_why()
         .await
         .unwrap();
     let listed: Value = app
-        .get(&format!("/api/agents/{}/chat/tools", agent["id"].as_str().unwrap()))
+        .get(&format!(
+            "/api/agents/{}/chat/tools",
+            agent["id"].as_str().unwrap()
+        ))
         .await
         .json()
         .await
         .unwrap();
-    let unavailable = listed["unavailable"].as_array().expect("what is not offered");
+    let unavailable = listed["unavailable"]
+        .as_array()
+        .expect("what is not offered");
     assert_eq!(unavailable[0]["name"], "browser_action", "{listed}");
-    assert!(unavailable[0]["reason"].as_str().unwrap().contains("/nonexistent/chromium"), "{listed}");
+    assert!(
+        unavailable[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/chromium"),
+        "{listed}"
+    );
 }

@@ -146,9 +146,18 @@ async fn run(
         }
         Action::Scroll(scroll) => {
             let (script, said) = match &scroll {
-                Scroll::Up => ("window.scrollBy(0, -0.8 * innerHeight)".to_string(), "scrolled up".to_string()),
-                Scroll::Down => ("window.scrollBy(0, 0.8 * innerHeight)".to_string(), "scrolled down".to_string()),
-                Scroll::Top => ("window.scrollTo(0, 0)".to_string(), "scrolled to the top".to_string()),
+                Scroll::Up => (
+                    "window.scrollBy(0, -0.8 * innerHeight)".to_string(),
+                    "scrolled up".to_string(),
+                ),
+                Scroll::Down => (
+                    "window.scrollBy(0, 0.8 * innerHeight)".to_string(),
+                    "scrolled down".to_string(),
+                ),
+                Scroll::Top => (
+                    "window.scrollTo(0, 0)".to_string(),
+                    "scrolled to the top".to_string(),
+                ),
                 Scroll::Bottom => (
                     "window.scrollTo(0, document.documentElement.scrollHeight)".to_string(),
                     "scrolled to the bottom".to_string(),
@@ -156,7 +165,10 @@ async fn run(
                 Scroll::To { selector } => {
                     find(session, selector).await?;
                     (
-                        format!("document.querySelector({}).scrollIntoView({{block: 'center'}})", js(selector)),
+                        format!(
+                            "document.querySelector({}).scrollIntoView({{block: 'center'}})",
+                            js(selector)
+                        ),
                         format!("scrolled {selector} into view"),
                     )
                 }
@@ -360,7 +372,10 @@ async fn matches(session: &BrowserSession, selector: &str) -> Result<bool, Brows
 }
 
 /// Evaluates `script` in the page; its JSON value.
-pub(super) async fn evaluate(session: &BrowserSession, script: &str) -> Result<Value, BrowserError> {
+pub(super) async fn evaluate(
+    session: &BrowserSession,
+    script: &str,
+) -> Result<Value, BrowserError> {
     let evaluated = session
         .page
         .evaluate(script)
@@ -371,7 +386,6 @@ pub(super) async fn evaluate(session: &BrowserSession, script: &str) -> Result<V
 
 /// `text` as a JavaScript string literal.
 pub(super) fn js(text: &str) -> String {
-    // unwrap: a string always serialises.
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
 }
 
@@ -405,11 +419,19 @@ mod tests {
             title: title.into(),
         };
         assert_eq!(
-            describe_change(&at("http://a/", "A"), &at("http://a/done", "Done"), "clicked #go"),
+            describe_change(
+                &at("http://a/", "A"),
+                &at("http://a/done", "Done"),
+                "clicked #go"
+            ),
             "clicked #go; the page is now http://a/done (\"Done\")"
         );
         assert_eq!(
-            describe_change(&at("http://a/", "A"), &at("http://a/", "A"), "scrolled down"),
+            describe_change(
+                &at("http://a/", "A"),
+                &at("http://a/", "A"),
+                "scrolled down"
+            ),
             "scrolled down; the page stayed at http://a/"
         );
     }

@@ -118,10 +118,9 @@ async fn read(session: &BrowserSession) -> Result<Value, BrowserError> {
         }
         html.truncate(at);
     }
-    let base = Url::parse(&url).unwrap_or_else(|_| {
-        // unwrap: a constant URL parses.
-        Url::parse("about:blank").expect("about:blank parses")
-    });
+    // A page Chromium shows has a URL; one that does not parse has no text worth reading.
+    let base = Url::parse(&url)
+        .map_err(|err| BrowserError::Failed(format!("the page's URL {url:?}: {err}")))?;
     let extracted = tokio::task::spawn_blocking(move || {
         html_to_text(&html, &base, &Deadline::after(EXTRACTION_BUDGET))
     })

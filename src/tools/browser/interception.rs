@@ -3,7 +3,7 @@
 //! out only addresses the SSRF `Guard` passed (as `fetch_url`'s does), then fulfils the paused
 //! request with the response. A refused request is failed before anything leaves. Chromium's
 //! own network goes to a proxy that does not exist, so a request the Fetch domain does not see
-//! (a WebSocket, a worker's) cannot reach anything.
+//! (a WebSocket, a worker's) cannot reach anything. A page that would be a download is refused.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -160,7 +160,10 @@ impl Gate {
         let request_id = event.request_id.clone();
         let outcome = self.forward(page, event).await;
         let sent = match outcome {
-            Ok(fulfil) => page.execute(fulfil.into_params(request_id)).await.map(|_| ()),
+            Ok(fulfil) => page
+                .execute(fulfil.into_params(request_id))
+                .await
+                .map(|_| ()),
             Err(failure) => {
                 match &failure {
                     Failure::Refused(reason) => {
@@ -239,6 +242,11 @@ impl Gate {
                 None => Failure::Failed(text),
             }
         })?;
+        if event.resource_type == ResourceType::Document && is_download(response.headers()) {
+            return Err(Failure::Refused(format!(
+                "{url} is a download, and downloads are refused"
+            )));
+        }
         let status = response.status();
         let headers: Vec<HeaderEntry> = response
             .headers()
@@ -272,6 +280,33 @@ impl Gate {
             body,
         })
     }
+}
+
+/// Whether a document response would be saved rather than shown: an attachment, or a type a
+/// browser does not render (Chromium would wait on a download that is denied).
+fn is_download(headers: &reqwest::header::HeaderMap) -> bool {
+    let header = |name: reqwest::header::HeaderName| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
+    if header(reqwest::header::CONTENT_DISPOSITION).starts_with("attachment") {
+        return true;
+    }
+    let kind = header(reqwest::header::CONTENT_TYPE);
+    let media = kind.split(';').next().unwrap_or("").trim();
+    let shown = media.is_empty()
+        || media.starts_with("text/")
+        || media.starts_with("image/")
+        || media.ends_with("+xml")
+        || matches!(
+            media,
+            "application/xml" | "application/json" | "application/javascript"
+        );
+    !shown
 }
 
 /// The cookies the session's profile holds for `url`, as a `Cookie` header: the paused
@@ -345,5 +380,43 @@ impl Failure {
             Failure::Refused(_) => ErrorReason::BlockedByClient,
             Failure::Failed(_) => ErrorReason::Failed,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, HeaderMap, HeaderValue};
+
+    fn headers(pairs: &[(reqwest::header::HeaderName, &'static str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(name, value)| (name.clone(), HeaderValue::from_static(value)))
+            .collect()
+    }
+
+    #[test]
+    fn attachments_and_types_a_browser_does_not_show_are_downloads() {
+        assert!(is_download(&headers(&[(
+            CONTENT_DISPOSITION,
+            "attachment; filename=a.txt"
+        )])));
+        assert!(is_download(&headers(&[(CONTENT_TYPE, "application/zip")])));
+        assert!(is_download(&headers(&[(
+            CONTENT_TYPE,
+            "application/octet-stream"
+        )])));
+        for shown in [
+            "text/html; charset=utf-8",
+            "image/png",
+            "image/svg+xml",
+            "application/json",
+        ] {
+            assert!(!is_download(&headers(&[(CONTENT_TYPE, shown)])), "{shown}");
+        }
+        assert!(
+            !is_download(&HeaderMap::new()),
+            "no type: sniffed and shown"
+        );
     }
 }

@@ -145,7 +145,10 @@ impl From<BrowserError> for ToolError {
 }
 
 /// A DevTools failure: the session's end when its Chromium is gone, else a failure.
-pub(crate) fn cdp_error(session: &session::BrowserSession, err: chromiumoxide::error::CdpError) -> BrowserError {
+pub(crate) fn cdp_error(
+    session: &session::BrowserSession,
+    err: chromiumoxide::error::CdpError,
+) -> BrowserError {
     if !session.is_alive() {
         return BrowserError::SessionEnded(session.id.to_string());
     }
@@ -160,7 +163,13 @@ mod tests {
     fn session_ids_are_parsed_only_in_their_shape() {
         let id = BrowserSessionId::generate();
         assert_eq!(BrowserSessionId::parse(id.as_str()), Some(id));
-        for bad in ["", "bs_", "bs_xyz", "session-123", "bs_0123456789abcdef0123456789abcdeg"] {
+        for bad in [
+            "",
+            "bs_",
+            "bs_xyz",
+            "session-123",
+            "bs_0123456789abcdef0123456789abcdeg",
+        ] {
             assert!(BrowserSessionId::parse(bad).is_none(), "{bad}");
         }
     }

@@ -173,11 +173,7 @@ impl Browsers {
 
     /// `chat`'s session `id`: another chat's is unknown to it. A session whose Chromium died is
     /// closed and reported as ended.
-    pub async fn get(
-        &self,
-        chat: &ChatId,
-        id: &str,
-    ) -> Result<Arc<BrowserSession>, BrowserError> {
+    pub async fn get(&self, chat: &ChatId, id: &str) -> Result<Arc<BrowserSession>, BrowserError> {
         let unknown = || BrowserError::UnknownSession(id.to_string());
         let id = BrowserSessionId::parse(id).ok_or_else(unknown)?;
         let session = self

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use chromiumoxide::Page;
 use chromiumoxide::browser::{Browser, BrowserConfig as LaunchConfig};
 use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
 use chromiumoxide::handler::viewport::Viewport;
-use chromiumoxide::Page;
 use entities::ids::ChatId;
 use futures_util::StreamExt;
 
