@@ -628,3 +628,43 @@ async fn without_chromium_the_tools_are_not_offered_and_the_tool_list_says_why()
         "{listed}"
     );
 }
+
+#[actix_web::test]
+async fn the_ui_tool_card_shows_the_page_visited_and_the_screenshot_thumbnail() {
+    let site = Site::start(None).await;
+    let port = site.port;
+    let app = crate::browser::browser_app(move |config| {
+        config.tools.ssrf_allow_list = vec![format!("127.0.0.1:{port}")];
+        config.browser.chromium_path = Some(CHROMIUM.into());
+    })
+    .await;
+    let chat = app.new_chat().await;
+    let (act, _) = tools(&app, &chat);
+    let session = session_of(
+        &call(
+            &act,
+            json!({"action": "navigate", "url": site.url("/form")}),
+        )
+        .await,
+    );
+    app.upstream.script([
+        Reply::tool_call(
+            "s1",
+            "browser_action",
+            json!({"sessionId": session, "action": "screenshot"}),
+        ),
+        Reply::text("It shows an order form."),
+    ]);
+    app.send(
+        &chat,
+        json!({"content": "What does the page look like?",
+               "web_search_options": {"x_tools": ["browser_action"]}}),
+    )
+    .await;
+    crate::browser::run_scenario(
+        &app,
+        "browser_tools",
+        &[("CHAT_ID", chat), ("PAGE_URL", site.url("/form"))],
+    )
+    .await;
+}

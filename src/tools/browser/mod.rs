@@ -35,6 +35,25 @@ pub const NEEDS: &str = "Chromium (on PATH or at browser.chromium_path) and brow
 /// What the model's context holds where a screenshot was (seed 001, "Screenshot Results").
 pub const IMAGE_PLACEHOLDER: &str = "[image displayed above]";
 
+/// What a browser call's card shows, from its stored result text (`content`): the page's
+/// `url` and the `screenshot`'s `url`, in the result's own shape; `None` for other tools and
+/// results that name no page.
+pub fn page_of(
+    tool: Option<&str>,
+    content: Option<serde_json::Value>,
+) -> Option<serde_json::Value> {
+    if !tool.is_some_and(|name| BROWSER_TOOLS.contains(&name)) {
+        return None;
+    }
+    let result: serde_json::Value = serde_json::from_str(content?.as_str()?).ok()?;
+    let url = result["url"].as_str()?;
+    let mut page = serde_json::json!({"url": url});
+    if let Some(shot) = result["screenshot"]["url"].as_str() {
+        page["screenshot"] = serde_json::json!({"url": shot});
+    }
+    Some(page)
+}
+
 /// A browser session's id: `bs_` and a UUID without hyphens.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(transparent)]
@@ -158,6 +177,21 @@ pub(crate) fn cdp_error(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_browser_calls_card_shows_its_page_and_screenshot() {
+        let content = serde_json::json!(
+            r#"{"url":"http://a.test/","title":"A","screenshot":{"url":"/chat/api/c/screenshots/shot_1"},"text":"long"}"#
+        );
+        assert_eq!(
+            page_of(Some(BROWSER_ACTION), Some(content.clone())),
+            Some(serde_json::json!({"url": "http://a.test/",
+                "screenshot": {"url": "/chat/api/c/screenshots/shot_1"}}))
+        );
+        assert_eq!(page_of(Some("fetch_url"), Some(content)), None);
+        let error = serde_json::json!(r#"{"error":"refused","code":"refused"}"#);
+        assert_eq!(page_of(Some(ANALYZE_PAGE), Some(error)), None);
+    }
 
     #[test]
     fn session_ids_are_parsed_only_in_their_shape() {

@@ -50,7 +50,7 @@ export function storedTools(records) {
     status: r.success ? "done" : "failed",
     preview: r.preview ?? null,
     error: r.error ?? null,
-    page: r.success ? browserPage(r.name, r.content) : null,
+    page: r.success ? browserPage(r.name, r.page ?? r.content) : null,
   }));
 }
 
