@@ -114,6 +114,21 @@ async fn serve(
                 "attachment; filename=\"colloquy-browser-download-test.bin\"",
             ))
             .body("not for saving"),
+        "/set-cookie" => HttpResponse::Ok()
+            .content_type("text/html")
+            .insert_header(("set-cookie", "who=first-chat; Path=/"))
+            .body("<!doctype html><title>Set</title><p>set</p>"),
+        "/cookie" => {
+            let cookie = req
+                .headers()
+                .get("cookie")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none")
+                .to_string();
+            html(format!(
+                "<!doctype html><title>Cookie</title><p id=cookie>{cookie}</p>"
+            ))
+        }
         "/own.png" => HttpResponse::Ok()
             .content_type("image/png")
             .body(Vec::<u8>::new()),
@@ -462,11 +477,13 @@ async fn a_screenshot_is_stored_served_as_png_and_the_model_reads_the_placeholde
 }
 
 #[actix_web::test]
-async fn caps_refuse_the_next_session_and_another_chats_session_is_refused() {
+async fn caps_refuse_the_next_session_another_chats_session_is_refused_and_no_cookie_is_shared() {
     let site = Site::start(None).await;
     let app = app_for(&site, |config| {
         config.browser.max_sessions_per_chat = 1;
         config.browser.max_sessions = 2;
+        config.browser.max_screenshot_bytes = 100;
+        config.browser.max_wait_ms = 500;
     })
     .await;
     let (first, second, third) = (
@@ -493,6 +510,90 @@ async fn caps_refuse_the_next_session_and_another_chats_session_is_refused() {
     assert_eq!(foreign["code"], "unknown_session", "{foreign}");
     let own = call(&analyze_1, json!({"sessionId": session})).await;
     assert_eq!(own["title"], "Order", "{own}");
+
+    // Each session has its own profile: a cookie one chat's page was given is not another's.
+    let second_session = app
+        .state
+        .launcher
+        .browsers
+        .sessions_of(&ChatId::from_string(&second));
+    let second_session = second_session[0].to_string();
+    call(
+        &act_1,
+        json!({"sessionId": session, "action": "navigate", "url": site.url("/set-cookie")}),
+    )
+    .await;
+    let read =
+        |id: &str| json!({"sessionId": id, "action": "navigate", "url": site.url("/cookie")});
+    call(&act_1, read(&session)).await;
+    let own = call(
+        &act_1,
+        json!({"sessionId": session, "action": "extract", "selector": "#cookie"}),
+    )
+    .await;
+    assert_eq!(own["text"], "who=first-chat", "{own}");
+    call(&act_2, read(&second_session)).await;
+    let other = call(
+        &act_2,
+        json!({"sessionId": second_session, "action": "extract", "selector": "#cookie"}),
+    )
+    .await;
+    assert_eq!(other["text"], "none", "{other}");
+    call(
+        &act_1,
+        json!({"sessionId": session, "action": "navigate", "url": site.url("/form")}),
+    )
+    .await;
+
+    // Every limit is an error result that says what it is.
+    let shot = call(
+        &act_1,
+        json!({"sessionId": session, "action": "screenshot"}),
+    )
+    .await;
+    assert_eq!(shot["code"], "screenshot_too_large", "{shot}");
+    let long = call(
+        &act_1,
+        json!({"sessionId": session, "action": "wait", "ms": 501}),
+    )
+    .await;
+    assert_eq!(long["code"], "INVALID_ARGUMENTS", "{long}");
+    assert!(
+        long["error"].as_str().unwrap().contains("at most 500 ms"),
+        "{long}"
+    );
+    let absent = call(
+        &act_1,
+        json!({"sessionId": session, "action": "wait", "selector": "#never"}),
+    )
+    .await;
+    assert_eq!(absent["code"], "no_match", "{absent}");
+    let unknown = call(&act_1, json!({"sessionId": session, "action": "fly"})).await;
+    assert_eq!(unknown["code"], "INVALID_ARGUMENTS", "{unknown}");
+    let scrolled = call(
+        &act_1,
+        json!({"sessionId": session, "action": "scroll", "direction": "down"}),
+    )
+    .await;
+    assert_eq!(
+        scrolled["result"],
+        format!("scrolled down; the page stayed at {}", site.url("/form"))
+    );
+    call(
+        &act_1,
+        json!({"sessionId": session, "action": "type", "selector": "#who", "text": "Bo"}),
+    )
+    .await;
+    let pressed = call(
+        &act_1,
+        json!({"sessionId": session, "action": "press", "key": "Enter"}),
+    )
+    .await;
+    assert_eq!(
+        pressed["url"],
+        site.url("/submit"),
+        "Enter submits the form: {pressed}"
+    );
 }
 
 #[actix_web::test]
