@@ -33,6 +33,10 @@ pub struct BrowserConfig {
     pub max_screenshot_bytes: usize,
     /// Largest response body a page may load through the SSRF guard, per request.
     pub max_response_bytes: usize,
+    /// Also show the model each screenshot (an image after the tool results), for a model that
+    /// reads images; its context holds `[image displayed above]` either way. Off by default:
+    /// a model that cannot read images fails the run.
+    pub screenshots_to_model: bool,
     /// The page's viewport, in CSS pixels.
     pub viewport_width: u32,
     pub viewport_height: u32,
@@ -50,6 +54,7 @@ impl Default for BrowserConfig {
             max_wait_ms: 10_000,
             max_screenshot_bytes: 8 * 1024 * 1024,
             max_response_bytes: 10 * 1024 * 1024,
+            screenshots_to_model: false,
             viewport_width: 1280,
             viewport_height: 800,
         }

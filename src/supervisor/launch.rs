@@ -143,6 +143,11 @@ impl Launcher {
             rate_limiter: self.rate_limiter.clone(),
             metrics: self.metrics.clone(),
             attachments: Some(self.attachments.clone()),
+            screenshots: self
+                .config
+                .browser
+                .screenshots_to_model
+                .then(|| self.browsers.screenshots().clone()),
         }
     }
 

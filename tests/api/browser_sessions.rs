@@ -381,7 +381,7 @@ async fn a_page_gets_nothing_from_a_private_address_and_navigations_there_are_re
 #[actix_web::test]
 async fn a_screenshot_is_stored_served_as_png_and_the_model_reads_the_placeholder() {
     let site = Site::start(None).await;
-    let app = app_for(&site, |_| {}).await;
+    let app = app_for(&site, |config| config.browser.screenshots_to_model = true).await;
     let chat = app.new_chat().await;
     let (act, _) = tools(&app, &chat);
     let opened = call(
@@ -464,6 +464,20 @@ async fn a_screenshot_is_stored_served_as_png_and_the_model_reads_the_placeholde
         !content.contains("iVBOR"),
         "no image bytes in the context: {content}"
     );
+
+    // This model reads images: it is shown the screenshot after the result that took it.
+    let after = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip_while(|m| m["role"] != "tool")
+        .nth(1)
+        .expect("a message after the tool result");
+    assert_eq!(after["role"], "user", "{after}");
+    let image = after["content"][1]["image_url"]["url"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(image.starts_with("data:image/png;base64,iVBOR"), "{after}");
 
     // A request that names neither browser tool is not offered them.
     app.upstream.script([Reply::text("Hello.")]);
@@ -762,6 +776,11 @@ async fn the_ui_tool_card_shows_the_page_visited_and_the_screenshot_thumbnail() 
                "web_search_options": {"x_tools": ["browser_action"]}}),
     )
     .await;
+    let context = app.upstream.received()[1].body["messages"].to_string();
+    assert!(
+        !context.contains("image_url"),
+        "screenshots go to the model only when configured: {context}"
+    );
     crate::browser::run_scenario(
         &app,
         "browser_tools",

@@ -40,6 +40,17 @@ impl std::fmt::Display for ScreenshotId {
     }
 }
 
+/// What a model request carries in place of a screenshot shown to the model until it is sent
+/// (`screenshot:shot_…`), as `attachment:` stands for a user's image: the run reads the bytes
+/// just before each model call.
+pub const REFERENCE_SCHEME: &str = "screenshot:";
+
+/// The screenshot a `screenshot:` URL names, if it is one.
+pub fn referenced(url: &str) -> Option<ScreenshotId> {
+    url.strip_prefix(REFERENCE_SCHEME)
+        .and_then(ScreenshotId::parse)
+}
+
 /// The stored screenshots.
 #[derive(Clone)]
 pub struct Screenshots {
