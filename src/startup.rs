@@ -387,6 +387,7 @@ pub async fn sweep_api_chats(state: &AppState) -> Result<usize, sea_orm::DbErr> 
             state.sessions().deactivate(&id);
             state.workspace().forget(&id).await;
             state.launcher.attachments.forget(&id).await;
+            state.launcher.browsers.forget(&id).await;
             state.chats().delete_swept(&id).await?;
             swept += 1;
         }

@@ -611,7 +611,7 @@ async fn caps_refuse_the_next_session_another_chats_session_is_refused_and_no_co
 }
 
 #[actix_web::test]
-async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles() {
+async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles_and_screenshots() {
     let site = Site::start(None).await;
     let app = app_for(&site, |config| config.browser.idle_timeout_secs = 2).await;
     let browsers = app.state.launcher.browsers.clone();
@@ -647,6 +647,13 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles() 
         session,
         "a navigate opens a new session"
     );
+    let shot = call(
+        &act,
+        json!({"sessionId": session_of(&reopened), "action": "screenshot"}),
+    )
+    .await;
+    let shots = app.data_dir.path().join("screenshots").join(&chat);
+    assert!(shots.is_dir(), "{shot}");
 
     let deleted = app
         .request(Method::DELETE, &format!("/chat/api/chats/{chat}"))
@@ -654,11 +661,17 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles() 
         .await
         .unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
-    browsers.sweep(&app.db).await;
     assert!(
         browsers.sessions_of(&chat_id).is_empty(),
         "closed with its chat"
     );
+    assert!(!shots.exists(), "its screenshots went with it");
+    // Screenshots of a chat that is gone however it went (swept past its retention) are swept.
+    let orphan = app.data_dir.path().join("screenshots").join(&chat);
+    std::fs::create_dir_all(&orphan).unwrap();
+    std::fs::write(orphan.join("shot_0.png"), b"left behind").unwrap();
+    browsers.sweep(&app.db).await;
+    assert!(!orphan.exists(), "a gone chat's screenshots are swept");
 }
 
 #[actix_web::test]

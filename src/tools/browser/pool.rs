@@ -210,6 +210,14 @@ impl Browsers {
         }
     }
 
+    /// Closes a deleted chat's sessions and removes its screenshots (the sweep would, later).
+    pub async fn forget(&self, chat: &ChatId) {
+        for id in self.sessions_of(chat) {
+            self.close(&id).await;
+        }
+        self.inner.screenshots.forget(chat).await;
+    }
+
     /// Whether `id` was one of `chat`'s sessions, closed since.
     pub fn ended(&self, chat: &ChatId, id: &str) -> bool {
         self.state()

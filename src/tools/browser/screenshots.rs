@@ -109,6 +109,16 @@ impl Screenshots {
         tokio::fs::read(self.path(chat, id)).await
     }
 
+    /// Removes a deleted chat's screenshots.
+    pub async fn forget(&self, chat: &ChatId) {
+        let dir = self.root.join(chat.as_str());
+        if let Err(err) = tokio::fs::remove_dir_all(&dir).await
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(dir = %dir.display(), %err, "could not remove a deleted chat's screenshots");
+        }
+    }
+
     /// Removes the screenshots of chats that no longer exist (deleted, or swept past their
     /// retention).
     pub async fn sweep(&self, db: &DatabaseConnection) {
