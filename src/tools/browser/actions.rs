@@ -2,7 +2,7 @@
 //! `scroll`, `select`, `wait`, `screenshot`, `extract`, `back`. Each is bounded by
 //! `browser.action_timeout_secs` (a wait by `browser.max_wait_ms`), reports the page's URL and
 //! title after it and what changed, and names a selector that matches nothing. Selectors are
-//! passed to the page as JSON strings, never spliced into script text.
+//! passed to the page as JSON strings, never spliced into script text (`page`).
 
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use entities::ids::ChatId;
 use serde_json::{Value, json};
 use url::Url;
 
+use super::page::{POLL, cut, evaluate, find, js, matches, settle};
 use super::session::BrowserSession;
 use super::{BrowserError, Browsers, IMAGE_PLACEHOLDER, cdp_error};
 use crate::tools::browser::screenshots::Screenshots;
@@ -20,11 +21,6 @@ use crate::tools::browser::screenshots::Screenshots;
 pub const MAX_EXTRACT_CHARS: usize = 10_000;
 /// Refused requests a result lists (the SSRF guard refused them: private addresses).
 const MAX_BLOCKED_LISTED: usize = 10;
-/// How often a `wait {selector}` and the settling after an action look again.
-const POLL: Duration = Duration::from_millis(100);
-/// How long an action that may start a navigation (a click, a key) is given to start one
-/// before the page is taken as settled.
-const SETTLE_START: Duration = Duration::from_millis(300);
 
 /// One action, its arguments checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -321,96 +317,9 @@ async fn refused_document(
     Ok(())
 }
 
-/// Waits until the page has loaded: after an action that may navigate (`may_navigate`), it is
-/// first given a moment to start. Bounded by the action's own timeout.
-async fn settle(session: &BrowserSession, may_navigate: bool) {
-    if may_navigate {
-        tokio::time::sleep(SETTLE_START).await;
-    }
-    loop {
-        match evaluate(session, "document.readyState").await {
-            Ok(state) if state == "complete" => return,
-            Err(BrowserError::SessionEnded(_)) => return,
-            _ => tokio::time::sleep(POLL).await,
-        }
-    }
-}
-
-/// The first element `selector` matches: `NoMatch` when none, `Invalid` when it is not a
-/// selector.
-async fn find(
-    session: &BrowserSession,
-    selector: &str,
-) -> Result<chromiumoxide::Element, BrowserError> {
-    if !matches(session, selector).await? {
-        return Err(BrowserError::NoMatch(selector.to_string()));
-    }
-    session
-        .page
-        .find_element(selector)
-        .await
-        .map_err(|err| match session.is_alive() {
-            true => BrowserError::NoMatch(format!("{selector} ({err})")),
-            false => BrowserError::SessionEnded(session.id.to_string()),
-        })
-}
-
-/// Whether `selector` matches an element now.
-async fn matches(session: &BrowserSession, selector: &str) -> Result<bool, BrowserError> {
-    let script = format!(
-        "(() => {{ try {{ return document.querySelector({}) ? 'yes' : 'no'; }}
-                   catch (e) {{ return 'invalid'; }} }})()",
-        js(selector)
-    );
-    match evaluate(session, &script).await?.as_str() {
-        Some("yes") => Ok(true),
-        Some("invalid") => Err(BrowserError::Invalid(format!(
-            "{selector:?} is not a valid CSS selector"
-        ))),
-        _ => Ok(false),
-    }
-}
-
-/// Evaluates `script` in the page; its JSON value.
-pub(super) async fn evaluate(
-    session: &BrowserSession,
-    script: &str,
-) -> Result<Value, BrowserError> {
-    let evaluated = session
-        .page
-        .evaluate(script)
-        .await
-        .map_err(|e| cdp_error(session, e))?;
-    Ok(evaluated.value().cloned().unwrap_or(Value::Null))
-}
-
-/// `text` as a JavaScript string literal.
-pub(super) fn js(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
-}
-
-/// `text` cut to `max` characters; whether it was cut.
-pub(super) fn cut(text: &str, max: usize) -> (String, bool) {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => (text[..at].to_string(), true),
-        None => (text.to_string(), false),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn text_is_cut_on_characters_and_says_so() {
-        assert_eq!(cut("héllo", 2), ("hé".to_string(), true));
-        assert_eq!(cut("hé", 2), ("hé".to_string(), false));
-    }
-
-    #[test]
-    fn selectors_reach_the_page_as_string_literals() {
-        assert_eq!(js("a\"); alert(1); (\""), r#""a\"); alert(1); (\"""#);
-    }
 
     #[test]
     fn the_change_names_the_new_page() {

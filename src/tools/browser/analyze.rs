@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::actions::{MAX_EXTRACT_CHARS, cut, evaluate};
+use super::actions::MAX_EXTRACT_CHARS;
+use super::page::{cut, evaluate};
 use super::session::BrowserSession;
 use super::{BrowserError, cdp_error};
 use crate::retrieval::html::html_to_text;

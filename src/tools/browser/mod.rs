@@ -3,15 +3,17 @@
 //! (`chromiumoxide`), owned by one chat, closed when idle, with its chat, or when Chromium
 //! dies. Every request a page makes goes through the SSRF guard (`interception`).
 //!
-//! Here: the ids, `BrowserError` and the tools' names. Beside it: `pool` (`Browsers`: the
-//! sessions, the caps, the sweeper), `session` (one Chromium), `interception`, `actions`
-//! (what `browser_action` does), `analyze` (`analyze_page`), `screenshots` (stored PNGs),
-//! `tool` (the two `Tool`s, built per run for one chat). It must not reach the network but
-//! through `interception`'s checked client.
+//! Here: the ids, `BrowserError`, the tools' names and what a call's card shows. Beside it:
+//! `pool` (`Browsers`: the sessions, the caps, the sweeper), `session` (one Chromium),
+//! `interception` (and `forward`, making a paused request), `actions` (what `browser_action`
+//! does), `page` (what every action asks of the page), `analyze` (`analyze_page`),
+//! `screenshots` (stored PNGs), `tool` (the two `Tool`s, built per run for one chat). It must
+//! not reach the network but through `interception`'s checked client.
 
 pub mod actions;
 pub mod analyze;
 pub mod interception;
+mod page;
 pub mod pool;
 pub mod screenshots;
 pub mod session;
