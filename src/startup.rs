@@ -6,8 +6,8 @@
 //! Think runs it left with a checkpoint, repairs half-committed uploads and resumes document
 //! processing. Sweepers then run for good: expired uploads (every 10 minutes), the chats of
 //! plain `/v1` requests past `http.v1_chat_retention_days` that nobody opened in the UI
-//! (hourly, `sweep_api_chats`), unsent image attachments (hourly) and idle chats' open indexes
-//! (every minute).
+//! (hourly, `sweep_api_chats`), unsent image attachments (hourly), idle chats' open indexes
+//! (every minute) and idle browser sessions (`tools::browser::Browsers`, every few seconds).
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
