@@ -42,6 +42,47 @@ const SWITCHES: [(&str, &str); 4] = [
     ("disable-gpu", ""),
 ];
 
+/// The Chromium processes this process started and has not closed: killed when this process
+/// exits (an `atexit` handler), since a server that returns from `main` (or a test binary that
+/// ends) drops no session, and a Chromium left running would outlive it.
+static RUNNING: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+static AT_EXIT: std::sync::Once = std::sync::Once::new();
+
+extern "C" fn kill_running() {
+    let running = RUNNING.lock().map(|pids| pids.clone()).unwrap_or_default();
+    for pid in running {
+        if let Ok(pid) = libc::pid_t::try_from(pid) {
+            // SAFETY: kill has no memory effects; the pid is a Chromium this process started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+fn remember(pid: u32) {
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a plain function with no arguments, as atexit requires.
+        unsafe { libc::atexit(kill_running) };
+    });
+    if let Ok(mut running) = RUNNING.lock() {
+        running.push(pid);
+    }
+}
+
+fn forget(pid: u32) {
+    if let Ok(mut running) = RUNNING.lock() {
+        running.retain(|p| *p != pid);
+    }
+}
+
+/// Ends a Chromium whose session could not be set up.
+async fn abandon(browser: &mut Browser, pid: Option<u32>) {
+    let _ = browser.kill().await;
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, browser.wait()).await;
+    if let Some(pid) = pid {
+        forget(pid);
+    }
+}
+
 /// A live session.
 pub struct BrowserSession {
     pub id: BrowserSessionId,
@@ -127,6 +168,9 @@ impl BrowserSession {
             flag.store(false, Ordering::SeqCst);
         });
         let pid = browser.get_mut_child().and_then(|child| child.inner.id());
+        if let Some(pid) = pid {
+            remember(pid);
+        }
         let ready = async {
             browser
                 .execute(SetDownloadBehaviorParams::new(
@@ -140,13 +184,13 @@ impl BrowserSession {
         let page = match ready {
             Ok(page) => page,
             Err(err) => {
-                let _ = browser.kill().await;
+                abandon(&mut browser, pid).await;
                 return Err(BrowserError::Launch(err.to_string()));
             }
         };
         let refusals = Refusals::default();
         if let Err(err) = gate.intercept(&page, refusals.clone()).await {
-            let _ = browser.kill().await;
+            abandon(&mut browser, pid).await;
             return Err(BrowserError::Launch(err.to_string()));
         }
         Ok(Self {
@@ -220,6 +264,9 @@ impl BrowserSession {
         }
         let _ = browser.kill().await;
         let _ = tokio::time::timeout(CLOSE_TIMEOUT, browser.wait()).await;
+        if let Some(pid) = self.pid {
+            forget(pid);
+        }
         self.alive.store(false, Ordering::SeqCst);
         if let Err(err) = tokio::fs::remove_dir_all(&self.profile).await
             && err.kind() != std::io::ErrorKind::NotFound
