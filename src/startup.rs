@@ -6,8 +6,8 @@
 //! Think runs it left with a checkpoint, repairs half-committed uploads and resumes document
 //! processing. Sweepers then run for good: expired uploads (every 10 minutes), the chats of
 //! plain `/v1` requests past `http.v1_chat_retention_days` that nobody opened in the UI
-//! (hourly, `sweep_api_chats`), unsent image attachments (hourly) and idle chats' open indexes
-//! (every minute).
+//! (hourly, `sweep_api_chats`), unsent image attachments (hourly), idle chats' open indexes
+//! (every minute) and idle browser sessions (`tools::browser::Browsers`, every few seconds).
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -120,6 +120,7 @@ impl Application {
             .map(|tool| tool.name().to_string())
             .chain(crate::supervisor::launch::CHAT_TOOL_NAMES.map(str::to_string))
             .chain(config.email.is_some().then(|| SEND_EMAIL.to_string()))
+            .chain(crate::tools::browser::BROWSER_TOOLS.map(str::to_string))
             .collect();
         let mcp = McpRegistry::start(&config.mcp, reserved);
         let sql = crate::tools::sql::SqlDatabases::start(&config.sql);
@@ -143,6 +144,12 @@ impl Application {
             )),
             None => None,
         };
+        let browsers = crate::tools::browser::Browsers::new(&config)
+            .context("cannot set up the browser tools")?;
+        if let Some(why) = browsers.unavailable() {
+            tracing::info!(%why, "the browser tools are not offered");
+        }
+        browsers.start_sweeper(db.clone());
         let launcher = Launcher {
             attachments,
             agents: crate::chat::agents::Agents::new(db.clone()),
@@ -163,6 +170,7 @@ impl Application {
             mcp,
             sql,
             email,
+            browsers,
         };
         let state = AppState {
             launcher,
@@ -381,6 +389,7 @@ pub async fn sweep_api_chats(state: &AppState) -> Result<usize, sea_orm::DbErr> 
             state.sessions().deactivate(&id);
             state.workspace().forget(&id).await;
             state.launcher.attachments.forget(&id).await;
+            state.launcher.browsers.forget(&id).await;
             state.chats().delete_swept(&id).await?;
             swept += 1;
         }

@@ -87,6 +87,43 @@ async fn read(attachments: &Attachments, chat_id: &ChatId, id: &AttachmentId) ->
     encoded
 }
 
+/// Replaces the `screenshot:` references in `request` (browser screenshots shown to a model
+/// that reads images) with the PNGs' bytes from `chat_id`'s storage; one that is gone becomes
+/// a note, as a lost attachment does.
+pub async fn inline_screenshots(
+    request: &mut ChatRequest,
+    screenshots: &crate::tools::browser::Screenshots,
+    chat_id: &ChatId,
+) {
+    use crate::tools::browser::screenshots::referenced;
+    for message in &mut request.messages {
+        let Some(MessageContent::Parts(parts)) = &mut message.content else {
+            continue;
+        };
+        for part in parts.iter_mut() {
+            let Some(id) = part["image_url"]["url"].as_str().and_then(referenced) else {
+                continue;
+            };
+            let read = match screenshots.read(chat_id, &id).await {
+                Ok(bytes) => tokio::task::spawn_blocking(move || {
+                    ImageType::sniff(&bytes).map(|kind| image::data_url(kind, &bytes))
+                })
+                .await
+                .ok()
+                .flatten(),
+                Err(err) => {
+                    tracing::warn!(%chat_id, screenshot = %id, %err, "cannot read a screenshot");
+                    None
+                }
+            };
+            *part = match read {
+                Some(url) => json!({"type": "image_url", "image_url": {"url": url}}),
+                None => json!({"type": "text", "text": MISSING_IMAGE}),
+            };
+        }
+    }
+}
+
 /// Whether a content part is an image (which a model counts as a fixed number of tokens).
 pub fn is_image(part: &Value) -> bool {
     part["type"] == "image_url" || part["type"] == "input_image"

@@ -38,6 +38,9 @@ pub struct RunHandles {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Where the chats' images are read from (`None`: runs carry no stored images).
     pub attachments: Option<crate::chat::attachments::Attachments>,
+    /// Where browser screenshots are read from to show them to the model (`None`: they are
+    /// not shown, `browser.screenshots_to_model` is off).
+    pub screenshots: Option<crate::tools::browser::Screenshots>,
 }
 
 /// Everything one run needs. Made by `RunSpec::new` (and `phase`, which uses it); the fields
@@ -78,6 +81,8 @@ pub struct RunSpec {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Where the chat's images are read from (`None`: the messages carry no stored images).
     pub attachments: Option<crate::chat::attachments::Attachments>,
+    /// Where screenshots shown to the model are read from (`RunHandles::screenshots`).
+    pub screenshots: Option<crate::tools::browser::Screenshots>,
 }
 
 impl RunSpec {
@@ -114,6 +119,7 @@ impl RunSpec {
             deadline: None,
             metrics: handles.metrics,
             attachments: handles.attachments,
+            screenshots: handles.screenshots,
         }
     }
 
@@ -127,6 +133,7 @@ impl RunSpec {
             rate_limiter: self.rate_limiter.clone(),
             metrics: self.metrics.clone(),
             attachments: self.attachments.clone(),
+            screenshots: self.screenshots.clone(),
         }
     }
 
@@ -153,6 +160,7 @@ impl RunSpec {
         phase.deadline = Some(deadline);
         // A phase's messages are Deep Think's own text: the question's images are not sent.
         phase.attachments = None;
+        phase.screenshots = None;
         phase
     }
 }

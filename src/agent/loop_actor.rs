@@ -206,6 +206,12 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 return state.stop(log, interrupt.reason(), None);
             }
         }
+        if let (Some(screenshots), Some(chat_id)) = (&spec.screenshots, &log.chat_id) {
+            let inlined = super::images::inline_screenshots(&mut request, screenshots, chat_id);
+            if let Err(interrupt) = guarded(log, deadline, inlined).await {
+                return state.stop(log, interrupt.reason(), None);
+            }
+        }
         state.iterations += 1;
         if spec.subtask.is_none() {
             log.push(RunEvent::Thinking {
@@ -354,10 +360,28 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             // Dropping the round drops every running tool call.
             Err(interrupt) => return state.stop(log, interrupt.reason(), None),
         };
+        // Screenshots a model that reads images is shown, after the results that took them.
+        let shown: Vec<serde_json::Value> = match spec.screenshots {
+            Some(_) => turn
+                .tool_calls
+                .iter()
+                .zip(&results)
+                .filter_map(|(call, text)| {
+                    crate::tools::browser::screenshot_part(&call.function.name, text.as_deref()?)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         for (call, text) in turn.tool_calls.iter().zip(results) {
             if let Some(text) = text {
                 messages.push(ChatMessage::tool_result(call.id.clone(), text));
             }
+        }
+        if !shown.is_empty() {
+            let mut parts = vec![serde_json::json!({"type": "text",
+                "text": "The screenshots browser_action took, in order:"})];
+            parts.extend(shown);
+            messages.push(ChatMessage::user_parts(parts));
         }
         tool_rounds += 1;
         if let Some((tool_call_id, question)) = pause {

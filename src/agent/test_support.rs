@@ -154,6 +154,7 @@ pub(super) fn spec_with(
         rate_limiter: Arc::new(ToolRateLimiter::new(research_per_minute)),
         metrics: Arc::new(crate::metrics::Metrics::new()),
         attachments: None,
+        screenshots: None,
     };
     let log = Arc::new(RunLog::new(
         RunId::generate(),

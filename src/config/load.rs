@@ -108,6 +108,22 @@ impl Config {
                  least max_images_per_message",
             );
         }
+        let browser = &self.browser;
+        if browser.max_sessions_per_chat == 0
+            || browser.max_sessions < browser.max_sessions_per_chat
+            || browser.idle_timeout_secs == 0
+            || browser.action_timeout_secs == 0
+            || browser.max_screenshot_bytes == 0
+            || browser.max_response_bytes == 0
+            || browser.viewport_width == 0
+            || browser.viewport_height == 0
+        {
+            return invalid(
+                "browser.max_sessions_per_chat, idle_timeout_secs, action_timeout_secs, \
+                 max_screenshot_bytes, max_response_bytes and the viewport must be at least 1, \
+                 and max_sessions at least max_sessions_per_chat",
+            );
+        }
         if self.http.max_in_flight == 0 {
             return invalid("http.max_in_flight must be at least 1");
         }

@@ -19,6 +19,7 @@
 
 mod agent;
 mod attachments;
+mod browser;
 mod email;
 mod lenient;
 mod llm;
@@ -43,6 +44,7 @@ pub use threads::single_threaded_kernels;
 
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use attachments::AttachmentsConfig;
+pub use browser::BrowserConfig;
 pub use email::{EmailConfig, RecipientPattern, is_one_mailbox};
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
@@ -100,6 +102,8 @@ pub struct Config {
     pub sql: SqlConfig,
     /// `[email]`: send_email's SMTP server; `None` (no section): no send_email.
     pub email: Option<EmailConfig>,
+    /// `[browser]`: the Chromium `browser_action` and `analyze_page` drive.
+    pub browser: BrowserConfig,
 }
 
 impl Default for Config {
@@ -128,6 +132,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             sql: SqlConfig::default(),
             email: None,
+            browser: BrowserConfig::default(),
         }
     }
 }

@@ -122,5 +122,16 @@ async fn tools(
                    "parameters": definition.function.parameters})
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({"tools": tools})))
+    // Tools Colloquy has that this server cannot offer now, and why (issue 34: the browser).
+    let unavailable: Vec<_> = state
+        .launcher
+        .browsers
+        .unavailable()
+        .map(|why| {
+            crate::tools::browser::BROWSER_TOOLS
+                .map(|name| json!({"name": name, "reason": why}))
+                .to_vec()
+        })
+        .unwrap_or_default();
+    Ok(HttpResponse::Ok().json(json!({"tools": tools, "unavailable": unavailable})))
 }

@@ -192,5 +192,6 @@ async fn delete(
     state.sessions().deactivate(&path);
     state.workspace().forget(&path).await;
     state.launcher.attachments.forget(&path).await;
+    state.launcher.browsers.forget(&path).await;
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }

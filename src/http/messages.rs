@@ -312,7 +312,12 @@ async fn tree(
                     let mut calls = calls.clone();
                     for call in calls.as_array_mut().into_iter().flatten() {
                         if let Some(fields) = call.as_object_mut() {
-                            fields.remove("content");
+                            let content = fields.remove("content");
+                            // A browser call's card shows its page and screenshot (issue 34).
+                            let name = fields.get("name").and_then(|n| n.as_str());
+                            if let Some(page) = crate::tools::browser::page_of(name, content) {
+                                fields.insert("page".into(), page);
+                            }
                         }
                     }
                     value["tools"] = calls;

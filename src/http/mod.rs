@@ -36,6 +36,7 @@ mod responses;
 mod run_failure;
 mod run_usage;
 mod runs;
+mod screenshots;
 pub mod sse;
 mod tools;
 pub mod ui;
@@ -80,6 +81,7 @@ pub fn configure(
     .configure(tools::configure)
     .configure(documents::configure)
     .configure(attachments::configure)
+    .configure(screenshots::configure)
     .configure(uploads::configure)
     .configure(|cfg| completions::configure(cfg, max_v1_body_bytes))
     .configure(|cfg| responses::configure(cfg, max_v1_body_bytes))

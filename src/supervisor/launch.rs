@@ -19,6 +19,7 @@ use crate::tools::chat_context::Parts;
 
 mod agent;
 mod catalog;
+mod browser;
 mod chat;
 mod email;
 mod knowledge;
@@ -72,6 +73,9 @@ pub struct Launcher {
     pub sql: crate::tools::sql::SqlDatabases,
     /// send_email's SMTP transport and rules; `None` without an `[email]` section.
     pub email: Option<Arc<crate::tools::email::Mailer>>,
+    /// The browser sessions of `browser_action` and `analyze_page` (offered when Chromium is
+    /// there: `Browsers::unavailable`).
+    pub browsers: crate::tools::browser::Browsers,
 }
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this
@@ -141,6 +145,11 @@ impl Launcher {
             rate_limiter: self.rate_limiter.clone(),
             metrics: self.metrics.clone(),
             attachments: Some(self.attachments.clone()),
+            screenshots: self
+                .config
+                .browser
+                .screenshots_to_model
+                .then(|| self.browsers.screenshots().clone()),
         }
     }
 

@@ -16,6 +16,7 @@
 pub mod alias;
 pub mod artifacts;
 pub mod ask_user;
+pub mod browser;
 pub mod calculator;
 mod calculator_parser;
 pub mod chat_context;
@@ -172,8 +173,13 @@ pub const RESEARCH_TOOLS: [(&str, &str); 5] = [
 ];
 
 /// The chat tools `x_tools` may name (docs/spec.md#x_tools: file_search): a request naming one has
-/// it offered in its chat even before it has documents.
-pub const X_TOOLS_CHAT_TOOLS: [&str; 1] = ["file_search"];
+/// it offered in its chat even before it has documents; the browser tools, offered in a stored
+/// chat on a server with Chromium.
+pub const X_TOOLS_CHAT_TOOLS: [&str; 3] = [
+    "file_search",
+    browser::BROWSER_ACTION,
+    browser::ANALYZE_PAGE,
+];
 
 /// Chooses a request's tools from those available (docs/spec.md#x_tools): omitted,
 /// empty or all-invalid names mean the defaults; invalid names are ignored; `web_search` brings

@@ -9,6 +9,7 @@ mod auth;
 mod backpressure;
 mod browser;
 mod browser_account;
+mod browser_sessions;
 mod chat_engine;
 mod chats;
 mod code_search;

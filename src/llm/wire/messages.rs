@@ -81,6 +81,17 @@ impl ChatMessage {
         Self::plain(Role::User, content)
     }
 
+    /// A user message of content parts (text, `image_url`).
+    pub fn user_parts(parts: Vec<serde_json::Value>) -> Self {
+        Self {
+            role: Role::User,
+            content: Some(MessageContent::Parts(parts)),
+            tool_calls: None,
+            tool_call_id: None,
+            name: None,
+        }
+    }
+
     pub fn assistant(content: impl Into<String>) -> Self {
         Self::plain(Role::Assistant, content)
     }

@@ -116,6 +116,7 @@ pub fn agent_tool_definitions(
         }
         definitions.extend(super::sql::sql_tool(launcher, agent).map(|tool| tool.definition()));
         definitions.extend(super::email::send_email_definition(launcher));
+        definitions.extend(super::browser::browser_definitions(launcher));
         definitions.retain(|d| named.contains(&d.function.name));
     }
     if offers_knowledge(agent) {
@@ -156,10 +157,15 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
     if launcher.email.is_some() {
         known.push(crate::tools::email::SEND_EMAIL.to_string());
     }
+    if launcher.browsers.unavailable().is_none() {
+        known.extend(crate::tools::browser::BROWSER_TOOLS.map(str::to_string));
+    }
     // Tools Colloquy has that need configuration this server may lack, and what each needs.
     let configurable = tools::RESEARCH_TOOLS.iter().copied().chain([
         (tools::sql::EXECUTE_SQL, tools::sql::EXECUTE_SQL_NEEDS),
         (tools::email::SEND_EMAIL, tools::email::NEEDS),
+        (tools::browser::BROWSER_ACTION, tools::browser::NEEDS),
+        (tools::browser::ANALYZE_PAGE, tools::browser::NEEDS),
     ]);
     let needs_of = |name: &str| {
         configurable
@@ -215,7 +221,8 @@ pub(super) async fn agent_of(
     Ok(launcher.agents.default_for(&chat.user_id).await?)
 }
 
-/// The agent-scoped tools (`search_knowledge`, `execute_sql`, `send_email`) among `had`, the
+/// The agent-scoped tools (`search_knowledge`, `execute_sql`, `send_email`; and the chat's
+/// browser tools) among `had`, the
 /// tools a paused run had, built again for its resumption in `chat_id`: the chat's agent as it
 /// is now, read once. None when the chat is gone.
 pub(in crate::supervisor) async fn agent_tools_after_pause(
@@ -229,6 +236,8 @@ pub(in crate::supervisor) async fn agent_tools_after_pause(
         SEARCH_KNOWLEDGE,
         tools::sql::EXECUTE_SQL,
         tools::email::SEND_EMAIL,
+        tools::browser::BROWSER_ACTION,
+        tools::browser::ANALYZE_PAGE,
     ];
     if !wanted.iter().any(|name| had(name)) {
         return Vec::new();
@@ -257,6 +266,20 @@ pub(in crate::supervisor) async fn agent_tools_after_pause(
         found.push(std::sync::Arc::new(tools::email::SendEmail::new(
             mailer.clone(),
             agent.id.clone(),
+        )));
+    }
+    // The browser tools are the chat's, not the agent's, but a paused run had them all the same.
+    if tools::browser::BROWSER_TOOLS.iter().any(|name| had(name))
+        && launcher.browsers.unavailable().is_none()
+    {
+        let browsers = launcher.browsers.clone();
+        found.push(std::sync::Arc::new(tools::browser::BrowserAction::new(
+            browsers.clone(),
+            chat.id.clone(),
+        )));
+        found.push(std::sync::Arc::new(tools::browser::AnalyzePage::new(
+            browsers,
+            chat.id.clone(),
         )));
     }
     found

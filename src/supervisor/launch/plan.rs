@@ -110,6 +110,7 @@ pub(in crate::supervisor) fn plan(
         ));
     }
     apply_agent(launcher, options, &log, &mut tools);
+    tools.extend(super::browser::browser_tools(launcher, options, &log));
     tools.extend(super::email::send_email_tool(
         launcher,
         options,

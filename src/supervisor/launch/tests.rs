@@ -59,6 +59,7 @@ async fn fixture() -> Fixture {
         .into_iter()
         .map(|name| FakeTool::new(name, Behaviour::Echo).research().shared().0)
         .collect();
+    let browsers = crate::tools::browser::Browsers::new(&config).unwrap();
     let launcher = Launcher {
         llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
         workspace: crate::documents::Workspace::new(db.clone(), &config, embedder.clone()),
@@ -85,6 +86,7 @@ async fn fixture() -> Fixture {
         mcp: crate::tools::mcp::McpRegistry::default(),
         sql: crate::tools::sql::SqlDatabases::default(),
         email: None,
+        browsers,
     };
     Fixture {
         _dir: dir,

@@ -55,10 +55,12 @@ export function agentPicker(chatId, { onChange }) {
     onChange(agent, null);
     if (!agent) return;
     try {
-      const { tools } = await api("GET", `/api/agents/${encodeURIComponent(agent.id)}/chat/tools`);
+      const { tools, unavailable = [] } = await api("GET", `/api/agents/${encodeURIComponent(agent.id)}/chat/tools`);
       if (mine !== generation) return;
       allowed = tools.map((t) => t.name);
-      names.replaceChildren(...tools.map((t) => h("li", { title: t.description ?? "" }, t.name)));
+      names.replaceChildren(...tools.map((t) => h("li", { title: t.description ?? "" }, t.name)),
+        // Tools this server cannot offer now, and why (the browser without Chromium).
+        ...unavailable.map((t) => h("li", { class: "muted" }, `${t.name}: not available (${t.reason})`)));
       names.hidden = tools.length === 0;
       none.hidden = tools.length > 0;
       onChange(agent, allowed);

@@ -9,6 +9,7 @@ import { storedReasoning } from "./reasoning.js";
 import { openLabel } from "./artifactview.js";
 import { h } from "../ui/dom.js";
 import { imageParts } from "./images.js";
+import { browserPage, browserCard } from "./browser.js";
 
 /// Markdown rendered once per message content; a long chat re-renders nothing it has shown.
 const rendered = new Map();
@@ -49,6 +50,7 @@ export function storedTools(records) {
     status: r.success ? "done" : "failed",
     preview: r.preview ?? null,
     error: r.error ?? null,
+    page: r.success ? browserPage(r.name, r.page ?? r.content) : null,
   }));
 }
 
@@ -76,7 +78,8 @@ export function toolList(tools) {
           h("span", { class: "tool-state" }, state)),
         h("code", { class: "tool-args" }, args.length > 300 ? `${args.slice(0, 300)}…` : args),
         tool.error ? h("p", { class: "tool-error" }, `Error: ${typeof tool.error === "string" ? tool.error : tool.error.message ?? JSON.stringify(tool.error)}`) : null,
-        tool.preview && !tool.error ? h("pre", { class: "tool-preview" }, String(tool.preview).slice(0, 1000)) : null);
+        tool.preview && !tool.error ? h("pre", { class: "tool-preview" }, String(tool.preview).slice(0, 1000)) : null,
+        browserCard(tool.page, h));
     })));
 }
 

@@ -4,6 +4,8 @@
 // Think run also folds its phases and sub-tasks into `run.deepThink`; every step is safe to
 // apply twice, and phases only move forward.
 
+import { browserPage } from "./browser.js";
+
 export function newRun(runId = null) {
   return {
     runId,
@@ -121,6 +123,7 @@ export function applyFrame(run, frame) {
       tool.status = event.success ? "done" : "failed";
       tool.preview = event.resultPreview ?? null;
       tool.error = event.error ?? null;
+      tool.page = event.success ? browserPage(tool.name ?? event.name, event.result) : null;
       return ["tools"];
     }
     case "x_research.searching":

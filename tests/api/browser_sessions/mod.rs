@@ -1,0 +1,202 @@
+//! browser_action and analyze_page in a real headless Chromium (Debian's, /usr/bin/chromium)
+//! against pages this test serves on loopback: a site named in `ssrf_allow_list`, and a
+//! "private" server on a port that is not, which counts every request it gets (it must get
+//! none). The tools are driven directly, as the loop calls them, in chats of a real app; the
+//! screenshot tests go through the chat API with the fake upstream (and the UI). Here: the
+//! served pages and the helpers; beside: `pages` (forms, analyze_page), `guard` (the SSRF
+//! guard, downloads), `screenshots` (storage, the model's context, the UI's card),
+//! `lifecycle` (caps, ownership, idle close, a dead Chromium, no Chromium).
+
+mod guard;
+mod lifecycle;
+mod pages;
+mod screenshots;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use colloquy::tools::Tool;
+use colloquy::tools::browser::{AnalyzePage, BrowserAction, BrowserSessionId};
+use entities::ids::ChatId;
+use serde_json::Value;
+
+use crate::helpers::{TestApp, eventually, spawn_app_with};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+/// Longest a step here may take before the test fails instead of hanging.
+const STEP: Duration = Duration::from_secs(60);
+
+/// A server on 127.0.0.1:0 counting the requests to each path.
+struct Site {
+    port: u16,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// The other server's port, for the pages that reach for it.
+#[derive(Clone, Copy)]
+struct Private(u16);
+
+impl Site {
+    async fn start(private: Option<u16>) -> Self {
+        let hits = Arc::new(Mutex::new(HashMap::new()));
+        let data = web::Data::from(Arc::clone(&hits));
+        let private = web::Data::new(Private(private.unwrap_or(9)));
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .app_data(private.clone())
+                .default_service(web::to(serve))
+        })
+        .workers(1)
+        .bind("127.0.0.1:0")
+        .expect("bind a site");
+        let port = server.addrs()[0].port();
+        actix_web::rt::spawn(server.run());
+        Self { port, hits }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn hits(&self, path: &str) -> usize {
+        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+
+    fn total_hits(&self) -> usize {
+        self.hits.lock().unwrap().values().sum()
+    }
+}
+
+const FORM: &str = r#"<!doctype html><html><head><title>Order</title></head><body>
+<h1>Place an order</h1>
+<form method="post" action="/submit">
+  <label for="who">Your name</label> <input id="who" name="name" required>
+  <label>Colour <select name="colour"><option value="r">red</option><option value="g">green</option></select></label>
+  <button type="submit">Send</button>
+</form></body></html>"#;
+
+async fn serve(
+    req: HttpRequest,
+    body: web::Bytes,
+    hits: web::Data<Mutex<HashMap<String, usize>>>,
+    private: web::Data<Private>,
+) -> HttpResponse {
+    let path = req.path().to_string();
+    *hits.lock().unwrap().entry(path.clone()).or_default() += 1;
+    let html = |text: String| HttpResponse::Ok().content_type("text/html").body(text);
+    let other = private.0;
+    match path.as_str() {
+        "/form" => html(FORM.into()),
+        "/submit" => {
+            let form: HashMap<String, String> =
+                serde_urlencoded_pairs(&String::from_utf8_lossy(&body));
+            html(format!(
+                "<!doctype html><title>Thanks</title><p id=done>Thanks {}, you chose {}.</p>",
+                form.get("name").cloned().unwrap_or_default(),
+                form.get("colour").cloned().unwrap_or_default()
+            ))
+        }
+        "/leaky" => html(format!(
+            r#"<!doctype html><title>Leaky</title><p>Hello</p>
+            <img src="/own.png"><img src="http://127.0.0.1:{other}/image.png">
+            <iframe src="http://127.0.0.1:{other}/frame"></iframe>
+            <script>
+              fetch("http://127.0.0.1:{other}/xhr").catch(() => {{}});
+              const x = new XMLHttpRequest(); x.open("GET", "http://127.0.0.1:{other}/xhr2"); x.send();
+              try {{ new WebSocket("ws://127.0.0.1:{other}/socket"); }} catch (e) {{}}
+            </script>"#
+        )),
+        "/redirect" => HttpResponse::Found()
+            .insert_header(("location", format!("http://127.0.0.1:{other}/target")))
+            .finish(),
+        "/download" => HttpResponse::Ok()
+            .content_type("application/octet-stream")
+            .insert_header((
+                "content-disposition",
+                "attachment; filename=\"colloquy-browser-download-test.bin\"",
+            ))
+            .body("not for saving"),
+        "/set-cookie" => HttpResponse::Ok()
+            .content_type("text/html")
+            .insert_header(("set-cookie", "who=first-chat; Path=/"))
+            .body("<!doctype html><title>Set</title><p>set</p>"),
+        "/cookie" => {
+            let cookie = req
+                .headers()
+                .get("cookie")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none")
+                .to_string();
+            html(format!(
+                "<!doctype html><title>Cookie</title><p id=cookie>{cookie}</p>"
+            ))
+        }
+        "/own.png" => HttpResponse::Ok()
+            .content_type("image/png")
+            .body(Vec::<u8>::new()),
+        _ => html("<!doctype html><title>Anything</title><p>here</p>".into()),
+    }
+}
+
+/// Whether a file named `name` is anywhere under `dir`.
+fn find_file(dir: &Path, name: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        path.file_name().is_some_and(|n| n == name) || (path.is_dir() && find_file(&path, name))
+    })
+}
+
+/// `a=b&c=d` as pairs (the test's own small form decoder).
+fn serde_urlencoded_pairs(body: &str) -> HashMap<String, String> {
+    url::form_urlencoded::parse(body.as_bytes())
+        .into_owned()
+        .collect()
+}
+
+/// An app whose browser reaches `site` only, with `adjust` applied.
+async fn app_for(site: &Site, adjust: impl FnOnce(&mut colloquy::config::Config)) -> TestApp {
+    let port = site.port;
+    spawn_app_with(move |config| {
+        config.tools.ssrf_allow_list = vec![format!("127.0.0.1:{port}")];
+        config.browser.chromium_path = Some(CHROMIUM.into());
+        config.browser.action_timeout_secs = 30;
+        adjust(config);
+    })
+    .await
+}
+
+fn tools(app: &TestApp, chat: &str) -> (BrowserAction, AnalyzePage) {
+    let browsers = app.state.launcher.browsers.clone();
+    let chat = ChatId::from_string(chat);
+    (
+        BrowserAction::new(browsers.clone(), chat.clone()),
+        AnalyzePage::new(browsers, chat),
+    )
+}
+
+/// Runs a call; its result or its error result, as the model sees it.
+async fn call(tool: &dyn Tool, arguments: Value) -> Value {
+    let run = tool.run(arguments);
+    match tokio::time::timeout(STEP, run)
+        .await
+        .expect("the call ends")
+    {
+        Ok(value) => value,
+        Err(err) => err.to_result(),
+    }
+}
+
+fn session_of(result: &Value) -> String {
+    let id = result["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"));
+    assert!(id.starts_with("bs_"), "{id}");
+    id.to_string()
+}
