@@ -9,10 +9,12 @@
 //! messages), `asks` (pending ask_user questions and client tool calls), `agents` (and the
 //! knowledge bases each searches), `knowledge_bases` (a user's named document collections),
 //! `responses` (stored Responses API responses: rows, an ended run's outcome, `item_reference`
-//! lookups) and `recovery` (drafts, and runs a dead process left running).
+//! lookups), `recovery` (drafts, and runs a dead process left running) and `automations`
+//! (workflows and schedules as stored data, and claiming a schedule's due time).
 
 pub mod agents;
 pub mod artifacts;
+pub mod automations;
 pub mod attachments;
 pub mod knowledge_bases;
 pub mod memory;

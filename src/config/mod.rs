@@ -25,6 +25,7 @@ mod llm;
 mod load;
 mod mcp;
 mod retrieval;
+mod schedules;
 mod server;
 mod sql;
 mod threads;
@@ -48,6 +49,7 @@ pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
 pub use retrieval::{DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig};
+pub use schedules::SchedulesConfig;
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use sql::{MAX_SQL_DATABASE_ID_CHARS, MAX_SQL_ROWS, SqlConfig, SqlDatabaseConfig, SqlTarget};
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
@@ -100,6 +102,8 @@ pub struct Config {
     pub sql: SqlConfig,
     /// `[email]`: send_email's SMTP server; `None` (no section): no send_email.
     pub email: Option<EmailConfig>,
+    /// `[schedules]`: workflows' and schedules' limits and timing.
+    pub schedules: SchedulesConfig,
 }
 
 impl Default for Config {
@@ -128,6 +132,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             sql: SqlConfig::default(),
             email: None,
+            schedules: SchedulesConfig::default(),
         }
     }
 }
