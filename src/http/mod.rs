@@ -34,10 +34,12 @@ mod responses;
 mod run_failure;
 mod run_usage;
 mod runs;
+mod schedules;
 pub mod sse;
 pub mod ui;
 mod uploads;
 mod vector_stores;
+mod workflows;
 
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
@@ -81,6 +83,8 @@ pub fn configure(
     .configure(files::configure)
     .configure(vector_stores::configure)
     .configure(knowledge_bases::configure)
+    .configure(workflows::configure)
+    .configure(schedules::configure)
     .configure(ui::configure)
     .default_service(web::to(not_found));
 }

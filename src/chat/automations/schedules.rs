@@ -141,6 +141,18 @@ impl Schedules {
         Ok(name.to_string())
     }
 
+    /// Checks what a create would (timing, target), storing nothing.
+    pub async fn check(&self, owner: &UserId, fields: &ScheduleFields) -> Result<(), AutomationError> {
+        Self::check_name(fields.name.as_deref().unwrap_or_default())?;
+        let cron = fields
+            .cron
+            .as_deref()
+            .ok_or_else(|| AutomationError::InvalidSchedule("cron is required".into()))?;
+        CronTiming::parse(cron, fields.time_zone.as_deref().unwrap_or("UTC"), self.seconds)?;
+        self.check_target(owner, fields.workflow_id.as_ref(), fields.prompt.as_deref(), fields.input.as_ref())
+            .await
+    }
+
     /// Creates an active schedule firing in `chat_id` (the caller's chat).
     pub async fn create(
         &self,

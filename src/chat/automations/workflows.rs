@@ -101,7 +101,7 @@ impl Workflows {
         &self,
         owner: &UserId,
         fields: WorkflowFields,
-        has_tool: &dyn Fn(&str) -> bool,
+        has_tool: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<WorkflowView, AutomationError> {
         let name = check_name(fields.name.as_deref().unwrap_or_default())?;
         let steps = fields
@@ -204,7 +204,7 @@ impl Workflows {
         owner: &UserId,
         id: &WorkflowId,
         fields: WorkflowFields,
-        has_tool: &dyn Fn(&str) -> bool,
+        has_tool: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<WorkflowView, AutomationError> {
         let current = self.get(owner, id, None).await?;
         let name = match &fields.name {

@@ -107,6 +107,7 @@ pub fn agent_tool_definitions(
         .map(|t| t.definition())
         .collect();
     definitions.extend(chat::chat_tool_definitions(launcher));
+    definitions.extend(crate::supervisor::automations::automation_tool_definitions());
     if let Some(named) = &agent.enabled_tools {
         let research = research_tools(launcher);
         if let Some(fetch) = research.iter().find(|t| t.name() == "fetch_url") {
@@ -148,6 +149,7 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         .map(|t| t.name().to_string())
         .collect();
     known.extend(chat::CHAT_TOOL_NAMES.map(str::to_string));
+    known.extend(crate::supervisor::automations::AUTOMATION_TOOL_NAMES.map(str::to_string));
     known.extend(crate::tools::alias::Alias::NAMES.map(str::to_string));
     known.push(SEARCH_KNOWLEDGE.to_string());
     if !launcher.sql.is_empty() {
