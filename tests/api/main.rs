@@ -49,3 +49,4 @@ mod subprocess;
 mod test_tools;
 mod tool_schemas;
 mod tus_races;
+mod workflows;
