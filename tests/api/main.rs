@@ -40,6 +40,7 @@ mod research;
 mod responses_sdk;
 mod responses_state;
 mod run_errors;
+mod schedule_processes;
 mod schedules;
 mod seed_details;
 mod seed_examples;
