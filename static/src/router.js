@@ -1,5 +1,5 @@
-// URLs: `/` (a new chat), `/c/{chatId}`, and the knowledge bases page `/knowledge` (one
-// opened: `/knowledge/{kbId}`). Reload, back and deep links all go through here.
+// URLs: `/` (a new chat), `/c/{chatId}`, the knowledge bases page `/knowledge` (one
+// opened: `/knowledge/{kbId}`) and `/automations` (workflows and schedules). Reload, back and deep links all go through here.
 import { store } from "./store.js";
 
 export function parse(pathname) {
@@ -7,6 +7,7 @@ export function parse(pathname) {
   if (chat) return { name: "chat", chatId: decodeURIComponent(chat[1]), kbId: null };
   const knowledge = /^\/knowledge(?:\/([^/]+))?\/?$/.exec(pathname);
   if (knowledge) return { name: "knowledge", chatId: null, kbId: knowledge[1] ? decodeURIComponent(knowledge[1]) : null };
+  if (/^\/automations\/?$/.test(pathname)) return { name: "automations", chatId: null, kbId: null };
   return { name: "home", chatId: null, kbId: null };
 }
 

@@ -25,11 +25,21 @@ export function sidebarView({ onSignOut, onNavigate }) {
       go("/knowledge");
     },
   }, "Knowledge bases");
+  const automations = h("a", {
+    href: "/automations",
+    class: "nav-link",
+    onclick: (event) => {
+      if (event.metaKey || event.ctrlKey || event.shiftKey) return;
+      event.preventDefault();
+      go("/automations");
+    },
+  }, "Automations");
   const el = h("nav", { class: "sidebar", "aria-label": "Chats" },
     h("div", { class: "sidebar-top" },
       h("a", { href: "/", class: "brand", onclick: (e) => { e.preventDefault(); go("/"); } }, "Colloquy"),
       h("button", { type: "button", class: "primary", onclick: () => go("/") }, "New chat")),
     knowledge,
+    automations,
     h("label", { for: "chat-search", class: "visually-hidden" }, "Search chats"),
     search,
     list,
