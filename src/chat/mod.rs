@@ -14,8 +14,8 @@
 
 pub mod agents;
 pub mod artifacts;
-pub mod automations;
 pub mod attachments;
+pub mod automations;
 pub mod knowledge_bases;
 pub mod memory;
 pub mod persistence;

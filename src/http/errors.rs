@@ -261,7 +261,8 @@ impl From<AgentError> for AppError {
 impl From<AutomationError> for AppError {
     fn from(err: AutomationError) -> Self {
         let message = err.to_string();
-        let invalid = |code: &'static str, message: String| AppError::InvalidWithCode { code, message };
+        let invalid =
+            |code: &'static str, message: String| AppError::InvalidWithCode { code, message };
         match err {
             AutomationError::InvalidWorkflow(_) => invalid("invalid_workflow", message),
             AutomationError::UnknownTool(_) => invalid("unknown_tool", message),
@@ -271,7 +272,11 @@ impl From<AutomationError> for AppError {
             AutomationError::WorkflowNotFound => AppError::NotFound("workflow"),
             AutomationError::ScheduleNotFound => AppError::NotFound("schedule"),
             AutomationError::TooMany { what, .. } => AppError::LimitReached {
-                code: if what == "schedules" { "too_many_schedules" } else { "too_many_workflows" },
+                code: if what == "schedules" {
+                    "too_many_schedules"
+                } else {
+                    "too_many_workflows"
+                },
                 message,
             },
             AutomationError::Database(db) => AppError::Database(db),

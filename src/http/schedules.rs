@@ -21,7 +21,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/api/schedules/{schedule_id}", web::patch().to(update))
         .route("/api/schedules/{schedule_id}", web::delete().to(delete))
         .route("/api/schedules/{schedule_id}/pause", web::post().to(pause))
-        .route("/api/schedules/{schedule_id}/resume", web::post().to(resume));
+        .route(
+            "/api/schedules/{schedule_id}/resume",
+            web::post().to(resume),
+        );
 }
 
 /// A schedule as sent to create or change one (camelCase names are accepted too).
@@ -94,7 +97,9 @@ async fn get(
     state: web::Data<AppState>,
     path: web::Path<ScheduleId>,
 ) -> AppResult<HttpResponse> {
-    let schedule = schedules(&state.launcher).get(&principal.user_id, &path).await?;
+    let schedule = schedules(&state.launcher)
+        .get(&principal.user_id, &path)
+        .await?;
     Ok(HttpResponse::Ok().json(schedule))
 }
 
@@ -106,7 +111,9 @@ async fn update(
 ) -> AppResult<HttpResponse> {
     let (fields, chat_id) = body.into_inner().fields();
     if chat_id.is_some() {
-        return Err(crate::error::AppError::invalid("a schedule's chat cannot be changed"));
+        return Err(crate::error::AppError::invalid(
+            "a schedule's chat cannot be changed",
+        ));
     }
     let schedule = schedules(&state.launcher)
         .update(&principal.user_id, &path, fields)
@@ -119,7 +126,9 @@ async fn delete(
     state: web::Data<AppState>,
     path: web::Path<ScheduleId>,
 ) -> AppResult<HttpResponse> {
-    schedules(&state.launcher).delete(&principal.user_id, &path).await?;
+    schedules(&state.launcher)
+        .delete(&principal.user_id, &path)
+        .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -153,6 +162,8 @@ async fn resume(
     state: web::Data<AppState>,
     path: web::Path<ScheduleId>,
 ) -> AppResult<HttpResponse> {
-    let schedule = schedules(&state.launcher).resume(&principal.user_id, &path).await?;
+    let schedule = schedules(&state.launcher)
+        .resume(&principal.user_id, &path)
+        .await?;
     Ok(HttpResponse::Ok().json(schedule))
 }

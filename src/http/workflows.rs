@@ -22,7 +22,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/api/workflows/{workflow_id}", web::get().to(get))
         .route("/api/workflows/{workflow_id}", web::patch().to(update))
         .route("/api/workflows/{workflow_id}", web::delete().to(delete))
-        .route("/api/workflows/{workflow_id}/versions", web::get().to(versions))
+        .route(
+            "/api/workflows/{workflow_id}/versions",
+            web::get().to(versions),
+        )
         .route("/api/workflows/{workflow_id}/runs", web::get().to(runs))
         .route("/api/workflows/{workflow_id}/runs", web::post().to(run));
 }
@@ -49,9 +52,17 @@ where
 }
 
 /// Turns a body into fields, checking that a named agent is the caller's.
-async fn fields(state: &AppState, principal: &Principal, body: WorkflowBody) -> AppResult<WorkflowFields> {
+async fn fields(
+    state: &AppState,
+    principal: &Principal,
+    body: WorkflowBody,
+) -> AppResult<WorkflowFields> {
     if let Some(Some(agent)) = &body.agent_id {
-        state.launcher.agents.get_owned(&principal.user_id, agent).await?;
+        state
+            .launcher
+            .agents
+            .get_owned(&principal.user_id, agent)
+            .await?;
     }
     Ok(WorkflowFields {
         name: body.name,
@@ -62,7 +73,9 @@ async fn fields(state: &AppState, principal: &Principal, body: WorkflowBody) -> 
 }
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let workflows = workflows_of(&state.launcher).list(&principal.user_id).await?;
+    let workflows = workflows_of(&state.launcher)
+        .list(&principal.user_id)
+        .await?;
     let total = workflows.len();
     Ok(HttpResponse::Ok().json(json!({"workflows": workflows, "total": total})))
 }
@@ -75,7 +88,9 @@ async fn create(
     let fields = fields(&state, &principal, body.into_inner()).await?;
     let known = step_tool_names(&state.launcher);
     let workflow = workflows_of(&state.launcher)
-        .create(&principal.user_id, fields, &|name| known.iter().any(|k| k == name))
+        .create(&principal.user_id, fields, &|name| {
+            known.iter().any(|k| k == name)
+        })
         .await?;
     Ok(HttpResponse::Created().json(workflow))
 }
@@ -107,7 +122,9 @@ async fn update(
     let fields = fields(&state, &principal, body.into_inner()).await?;
     let known = step_tool_names(&state.launcher);
     let workflow = workflows_of(&state.launcher)
-        .update(&principal.user_id, &path, fields, &|name| known.iter().any(|k| k == name))
+        .update(&principal.user_id, &path, fields, &|name| {
+            known.iter().any(|k| k == name)
+        })
         .await?;
     Ok(HttpResponse::Ok().json(workflow))
 }
@@ -117,7 +134,9 @@ async fn delete(
     state: web::Data<AppState>,
     path: web::Path<WorkflowId>,
 ) -> AppResult<HttpResponse> {
-    workflows_of(&state.launcher).delete(&principal.user_id, &path).await?;
+    workflows_of(&state.launcher)
+        .delete(&principal.user_id, &path)
+        .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -126,7 +145,9 @@ async fn versions(
     state: web::Data<AppState>,
     path: web::Path<WorkflowId>,
 ) -> AppResult<HttpResponse> {
-    let versions = workflows_of(&state.launcher).versions(&principal.user_id, &path).await?;
+    let versions = workflows_of(&state.launcher)
+        .versions(&principal.user_id, &path)
+        .await?;
     Ok(HttpResponse::Ok().json(json!({"versions": versions})))
 }
 
@@ -135,7 +156,9 @@ async fn runs(
     state: web::Data<AppState>,
     path: web::Path<WorkflowId>,
 ) -> AppResult<HttpResponse> {
-    let runs = workflows_of(&state.launcher).runs(&principal.user_id, &path).await?;
+    let runs = workflows_of(&state.launcher)
+        .runs(&principal.user_id, &path)
+        .await?;
     Ok(HttpResponse::Ok().json(json!({"runs": runs})))
 }
 
@@ -156,17 +179,24 @@ async fn run(
     body: web::Json<RunBody>,
 ) -> AppResult<HttpResponse> {
     let launcher = &state.launcher;
-    let workflow = workflows_of(launcher).get(&principal.user_id, &path, None).await?;
+    let workflow = workflows_of(launcher)
+        .get(&principal.user_id, &path, None)
+        .await?;
     let body = body.into_inner();
     let input = Value::Object(body.input.unwrap_or_default());
     // Checked before a chat is made for it, so a refused run leaves nothing behind.
     let steps = workflow.checked_steps()?;
-    crate::agent::workflow::check_input(&steps, &input)
-        .map_err(|m| AppError::InvalidWithCode { code: "missing_input", message: m })?;
+    crate::agent::workflow::check_input(&steps, &input).map_err(|m| AppError::InvalidWithCode {
+        code: "missing_input",
+        message: m,
+    })?;
     let chat_id = match body.chat_id {
         Some(id) => id,
         None => {
-            let title: String = format!("Workflow: {}", workflow.name).chars().take(200).collect();
+            let title: String = format!("Workflow: {}", workflow.name)
+                .chars()
+                .take(200)
+                .collect();
             launcher
                 .chats
                 .create_with(&principal.user_id, Some(title), false, None, None)

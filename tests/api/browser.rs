@@ -787,7 +787,11 @@ async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_a
     let created: Value = created.json().await.unwrap();
     run_scenario(&app, "automations", &[]).await;
     let id = created["id"].as_str().unwrap();
-    assert_eq!(app.get(&format!("/api/schedules/{id}")).await.status(), 404, "deleted");
+    assert_eq!(
+        app.get(&format!("/api/schedules/{id}")).await.status(),
+        404,
+        "deleted"
+    );
     let listed: Value = app.get("/api/workflows").await.json().await.unwrap();
     assert_eq!(listed["total"], 1, "the workflow stays");
 }

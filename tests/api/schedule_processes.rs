@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use entities::ids::{ChatId, ScheduleId};
-use sea_orm::{ColumnTrait, Database, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::{
+    ColumnTrait, Database, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
+};
 use serde_json::{Value, json};
 
 use crate::helpers::ADMIN_KEY;
@@ -23,7 +25,11 @@ const POSTGRES_URL_VAR: &str = "COLLOQUY_TEST_POSTGRES_URL";
 const PROCESS_LIMIT: Duration = Duration::from_secs(240);
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A `colloquy serve` on its own port, over `database` (a URL; `None`: SQLite in `dir`).
@@ -60,11 +66,18 @@ impl Server {
         };
         let deadline = Instant::now() + Duration::from_secs(90);
         loop {
-            let ready = server.http.get(format!("{}/health/ready", server.base)).send().await;
+            let ready = server
+                .http
+                .get(format!("{}/health/ready", server.base))
+                .send()
+                .await;
             if ready.is_ok_and(|r| r.status().is_success()) {
                 return server;
             }
-            assert!(Instant::now() < deadline, "colloquy serve did not become ready");
+            assert!(
+                Instant::now() < deadline,
+                "colloquy serve did not become ready"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -78,7 +91,11 @@ impl Server {
             .send()
             .await
             .unwrap();
-        assert!(response.status().is_success(), "{path}: {:?}", response.text().await);
+        assert!(
+            response.status().is_success(),
+            "{path}: {:?}",
+            response.text().await
+        );
         response.json().await.unwrap()
     }
 
@@ -91,7 +108,10 @@ impl Server {
             )
             .await;
         let schedule = self
-            .post("/api/schedules", json!({"name": "tick", "cron": "* * * * * *", "workflow_id": workflow["id"]}))
+            .post(
+                "/api/schedules",
+                json!({"name": "tick", "cron": "* * * * * *", "workflow_id": workflow["id"]}),
+            )
             .await;
         (
             ScheduleId::from_string(schedule["id"].as_str().unwrap()),
@@ -100,7 +120,10 @@ impl Server {
     }
 }
 
-async fn firings(db: &DatabaseConnection, id: &ScheduleId) -> Vec<entities::schedule_firings::Model> {
+async fn firings(
+    db: &DatabaseConnection,
+    id: &ScheduleId,
+) -> Vec<entities::schedule_firings::Model> {
     entities::schedule_firings::Entity::find()
         .filter(entities::schedule_firings::Column::ScheduleId.eq(id.clone()))
         .all(db)
@@ -117,23 +140,45 @@ async fn runs_in(db: &DatabaseConnection, chat: &ChatId) -> u64 {
 }
 
 /// Waits until the schedule has `count` firings.
-async fn wait_for_firings(db: &DatabaseConnection, id: &ScheduleId, count: usize, within: Duration) {
+async fn wait_for_firings(
+    db: &DatabaseConnection,
+    id: &ScheduleId,
+    count: usize,
+    within: Duration,
+) {
     let deadline = Instant::now() + within;
     while firings(db, id).await.len() < count {
-        assert!(Instant::now() < deadline, "{count} firings did not happen within {within:?}");
+        assert!(
+            Instant::now() < deadline,
+            "{count} firings did not happen within {within:?}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
 /// Every firing was one run: distinct due times, each with its own run, and as many runs in
 /// the schedule's chat as firings that started one.
-async fn assert_each_fired_once(db: &DatabaseConnection, id: &ScheduleId, chat: &ChatId) -> Vec<DateTime<Utc>> {
+async fn assert_each_fired_once(
+    db: &DatabaseConnection,
+    id: &ScheduleId,
+    chat: &ChatId,
+) -> Vec<DateTime<Utc>> {
     let all = firings(db, id).await;
     let due: BTreeSet<DateTime<Utc>> = all.iter().map(|f| f.due_at).collect();
     assert_eq!(due.len(), all.len(), "a due time fired twice");
-    let run_ids: BTreeSet<String> = all.iter().filter_map(|f| f.run_id.as_ref().map(|r| r.to_string())).collect();
-    assert_eq!(run_ids.len(), all.iter().filter(|f| f.run_id.is_some()).count());
-    assert_eq!(runs_in(db, chat).await, run_ids.len() as u64, "runs in the chat besides the firings' own");
+    let run_ids: BTreeSet<String> = all
+        .iter()
+        .filter_map(|f| f.run_id.as_ref().map(|r| r.to_string()))
+        .collect();
+    assert_eq!(
+        run_ids.len(),
+        all.iter().filter(|f| f.run_id.is_some()).count()
+    );
+    assert_eq!(
+        runs_in(db, chat).await,
+        run_ids.len() as u64,
+        "runs in the chat besides the firings' own"
+    );
     due.into_iter().collect()
 }
 
@@ -141,7 +186,10 @@ async fn assert_each_fired_once(db: &DatabaseConnection, id: &ScheduleId, chat: 
 async fn a_server_killed_and_restarted_fires_no_due_time_twice_and_skips_the_missed_ones() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), None).await;
-    let url = format!("sqlite://{}?mode=rw", dir.path().join("colloquy.db").display());
+    let url = format!(
+        "sqlite://{}?mode=rw",
+        dir.path().join("colloquy.db").display()
+    );
     let db = Database::connect(&url).await.unwrap();
     let (id, chat) = server.every_second().await;
     wait_for_firings(&db, &id, 3, Duration::from_secs(30)).await;
@@ -166,16 +214,31 @@ async fn a_server_killed_and_restarted_fires_no_due_time_twice_and_skips_the_mis
                 && **at < restarted_at - chrono::Duration::seconds(1)
         })
         .collect();
-    let seen: Vec<_> = firings(&db, &id).await.into_iter().map(|f| (f.due_at, f.claimed_at, f.claimed_by, f.status)).collect();
+    let seen: Vec<_> = firings(&db, &id)
+        .await
+        .into_iter()
+        .map(|f| (f.due_at, f.claimed_at, f.claimed_by, f.status))
+        .collect();
     assert!(
         missed.is_empty(),
         "due times missed while down were fired: {missed:?} (killed {killed_at}, restarted {restarted_at}): {seen:?}"
     );
-    let schedule = entities::schedules::Entity::find_by_id(id.clone()).one(&db).await.unwrap().unwrap();
-    assert!(schedule.skipped_firings >= 3, "skipped {}", schedule.skipped_firings);
+    let schedule = entities::schedules::Entity::find_by_id(id.clone())
+        .one(&db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        schedule.skipped_firings >= 3,
+        "skipped {}",
+        schedule.skipped_firings
+    );
     // The firing the kill cut off (if one was running) is not run again: it is marked interrupted.
     let all = firings(&db, &id).await;
-    assert!(all.iter().all(|f| f.status != entities::schedule_firings::FiringStatus::Claimed));
+    assert!(
+        all.iter()
+            .all(|f| f.status != entities::schedule_firings::FiringStatus::Claimed)
+    );
 }
 
 #[actix_web::test]
@@ -188,7 +251,10 @@ async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_onc
     let name = format!("colloquy_sched_{}", uuid::Uuid::new_v4().simple());
     let admin = Database::connect(&admin_url).await.unwrap();
     use sea_orm::ConnectionTrait;
-    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.unwrap();
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
     let mut url = url::Url::parse(&admin_url).unwrap();
     url.set_path(&name);
     let url = url.to_string();
@@ -200,7 +266,8 @@ async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_onc
     let db = Database::connect(&url).await.unwrap();
     let (id, chat) = a.every_second().await;
     wait_for_firings(&db, &id, 21, Duration::from_secs(60)).await;
-    b.post(&format!("/api/schedules/{id}/pause"), json!({})).await;
+    b.post(&format!("/api/schedules/{id}/pause"), json!({}))
+        .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     let due = assert_each_fired_once(&db, &id, &chat).await;
@@ -208,7 +275,11 @@ async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_onc
     // No due time was lost either: one firing for every second from the first to the last.
     let span = (*due.last().unwrap() - *due.first().unwrap()).num_seconds() + 1;
     assert_eq!(span as usize, due.len(), "due times were skipped: {due:?}");
-    let claimers: BTreeSet<String> = firings(&db, &id).await.into_iter().map(|f| f.claimed_by).collect();
+    let claimers: BTreeSet<String> = firings(&db, &id)
+        .await
+        .into_iter()
+        .map(|f| f.claimed_by)
+        .collect();
     println!("firings claimed by {} processes", claimers.len());
     drop((a, b));
     db.close().await.unwrap();

@@ -28,7 +28,11 @@ async fn create_schedule(app: &TestApp, body: Value) -> Value {
 }
 
 async fn schedule(app: &TestApp, id: &str) -> Value {
-    app.get(&format!("/api/schedules/{id}")).await.json().await.unwrap()
+    app.get(&format!("/api/schedules/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap()
 }
 
 #[actix_web::test]
@@ -40,17 +44,31 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
     )
     .await;
     let id = workflow["id"].as_str().unwrap();
-    for (cron, zone) in [("* * * * * *", "UTC"), ("0 9 * *", "UTC"), ("0 9 * * *", "Mars/Base"), ("@daily", "UTC")] {
+    for (cron, zone) in [
+        ("* * * * * *", "UTC"),
+        ("0 9 * *", "UTC"),
+        ("0 9 * * *", "Mars/Base"),
+        ("@daily", "UTC"),
+    ] {
         let response = app
-            .post_json("/api/schedules", &json!({"name": "x", "cron": cron, "time_zone": zone, "workflow_id": id}))
+            .post_json(
+                "/api/schedules",
+                &json!({"name": "x", "cron": cron, "time_zone": zone, "workflow_id": id}),
+            )
             .await;
         assert_eq!(response.status(), 400, "{cron} {zone}");
         assert_eq!(error_body(response).await["code"], "invalid_schedule");
     }
-    let neither = app.post_json("/api/schedules", &json!({"name": "x", "cron": "0 9 * * *"})).await;
+    let neither = app
+        .post_json("/api/schedules", &json!({"name": "x", "cron": "0 9 * * *"}))
+        .await;
     assert_eq!(neither.status(), 400);
     let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
-    assert_eq!(chats["chats"].as_array().map_or(0, Vec::len), 0, "a refused schedule makes no chat: {chats}");
+    assert_eq!(
+        chats["chats"].as_array().map_or(0, Vec::len),
+        0,
+        "a refused schedule makes no chat: {chats}"
+    );
 
     let created = create_schedule(&app, json!({"name": "Weekdays", "cron": "30 8 * * 1-5", "workflow_id": id, "time_zone": "Asia/Tokyo"})).await;
     assert!(created["id"].as_str().unwrap().starts_with("sched_"));
@@ -60,14 +78,31 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
     assert!(next.contains("23:30:00"), "{next}");
 
     let sid = created["id"].as_str().unwrap();
-    let paused: Value = app.post_json(&format!("/api/schedules/{sid}/pause"), &json!({})).await.json().await.unwrap();
+    let paused: Value = app
+        .post_json(&format!("/api/schedules/{sid}/pause"), &json!({}))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(paused["status"], "paused");
     assert_eq!(paused["next_firings"].as_array().unwrap().len(), 0);
-    let resumed: Value = app.post_json(&format!("/api/schedules/{sid}/resume"), &json!({})).await.json().await.unwrap();
+    let resumed: Value = app
+        .post_json(&format!("/api/schedules/{sid}/resume"), &json!({}))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(resumed["status"], "active");
-    let deleted = app.request(reqwest::Method::DELETE, &format!("/api/schedules/{sid}")).send().await.unwrap();
+    let deleted = app
+        .request(reqwest::Method::DELETE, &format!("/api/schedules/{sid}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(deleted.status(), 204);
-    assert_eq!(app.get(&format!("/api/schedules/{sid}")).await.status(), 404);
+    assert_eq!(
+        app.get(&format!("/api/schedules/{sid}")).await.status(),
+        404
+    );
 }
 
 #[actix_web::test]
@@ -84,45 +119,80 @@ async fn a_schedule_due_every_second_fires_its_workflow_as_runs_in_its_chat() {
     )
     .await;
     let id = created["id"].as_str().unwrap().to_string();
-    let fired = eventually("two successful firings", Duration::from_secs(20), || async {
-        let view = schedule(&app, &id).await;
-        let ok = view["last_runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|r| r["status"] == "succeeded")
-            .count();
-        (ok >= 2).then_some(view)
-    })
+    let fired = eventually(
+        "two successful firings",
+        Duration::from_secs(20),
+        || async {
+            let view = schedule(&app, &id).await;
+            let ok = view["last_runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["status"] == "succeeded")
+                .count();
+            (ok >= 2).then_some(view)
+        },
+    )
     .await;
-    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({})).await;
+    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({}))
+        .await;
     let chat = fired["chat_id"].as_str().unwrap();
-    let messages: Value = app.get(&format!("/chat/api/{chat}/messages")).await.json().await.unwrap();
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
     let text = messages.to_string();
-    assert!(text.contains("42"), "the firing's answer is in its chat: {text}");
+    assert!(
+        text.contains("42"),
+        "the firing's answer is in its chat: {text}"
+    );
     // Each firing names its run, and due times are whole distinct seconds.
     let runs = fired["last_runs"].as_array().unwrap();
     let mut due: Vec<&str> = runs.iter().map(|r| r["due_at"].as_str().unwrap()).collect();
     due.dedup();
     assert_eq!(due.len(), runs.len());
-    assert!(runs.iter().filter(|r| r["status"] == "succeeded").all(|r| r["run_id"].is_string()));
+    assert!(
+        runs.iter()
+            .filter(|r| r["status"] == "succeeded")
+            .all(|r| r["run_id"].is_string())
+    );
 }
 
 #[actix_web::test]
 async fn a_prompt_schedule_sends_its_prompt_in_its_chat() {
     let app = per_second_app(3).await;
     app.upstream.script([Reply::text("Here is your summary.")]);
-    let created = create_schedule(&app, json!({"name": "Summary", "cron": "* * * * * *", "prompt": "Summarise my day"})).await;
+    let created = create_schedule(
+        &app,
+        json!({"name": "Summary", "cron": "* * * * * *", "prompt": "Summarise my day"}),
+    )
+    .await;
     let id = created["id"].as_str().unwrap().to_string();
     let fired = eventually("a successful firing", Duration::from_secs(20), || async {
         let view = schedule(&app, &id).await;
-        view["last_runs"].as_array().unwrap().iter().any(|r| r["status"] == "succeeded").then_some(view)
+        view["last_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["status"] == "succeeded")
+            .then_some(view)
     })
     .await;
-    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({})).await;
+    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({}))
+        .await;
     let chat = fired["chat_id"].as_str().unwrap();
-    let text = app.get(&format!("/chat/api/{chat}/messages")).await.text().await.unwrap();
-    assert!(text.contains("Summarise my day") && text.contains("Here is your summary."), "{text}");
+    let text = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains("Summarise my day") && text.contains("Here is your summary."),
+        "{text}"
+    );
 }
 
 #[actix_web::test]
@@ -133,19 +203,41 @@ async fn a_schedule_that_fails_n_times_in_a_row_pauses_itself_and_says_why() {
         json!({"name": "broken", "steps": [{"id": "bad", "tool": "calculator", "arguments": {"expression": "2 +"}}]}),
     )
     .await;
-    let created = create_schedule(&app, json!({"name": "Doomed", "cron": "* * * * * *", "workflow_id": workflow["id"]})).await;
+    let created = create_schedule(
+        &app,
+        json!({"name": "Doomed", "cron": "* * * * * *", "workflow_id": workflow["id"]}),
+    )
+    .await;
     let id = created["id"].as_str().unwrap().to_string();
-    let paused = eventually("the schedule to pause itself", Duration::from_secs(20), || async {
-        let view = schedule(&app, &id).await;
-        (view["status"] == "paused").then_some(view)
-    })
+    let paused = eventually(
+        "the schedule to pause itself",
+        Duration::from_secs(20),
+        || async {
+            let view = schedule(&app, &id).await;
+            (view["status"] == "paused").then_some(view)
+        },
+    )
     .await;
     let reason = paused["paused_reason"].as_str().unwrap();
     assert!(reason.contains("2 failed firings in a row"), "{reason}");
-    assert!(reason.contains("bad"), "the failing step is named: {reason}");
-    let failed = paused["last_runs"].as_array().unwrap().iter().filter(|r| r["status"] == "failed").count();
+    assert!(
+        reason.contains("bad"),
+        "the failing step is named: {reason}"
+    );
+    let failed = paused["last_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .count();
     assert_eq!(failed, 2);
     // Paused, it fires no more.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    assert_eq!(schedule(&app, &id).await["last_runs"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        schedule(&app, &id).await["last_runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }

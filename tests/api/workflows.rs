@@ -47,22 +47,35 @@ fn workflow_events(frames: &[crate::sse::Frame]) -> Vec<(String, String)> {
     frames
         .iter()
         .map(|f| f.json())
-        .filter(|j| j["type"].as_str().is_some_and(|t| t.starts_with("x_workflow.step")))
-        .map(|j| (j["type"].as_str().unwrap().to_string(), j["step_id"].as_str().unwrap().to_string()))
+        .filter(|j| {
+            j["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("x_workflow.step"))
+        })
+        .map(|j| {
+            (
+                j["type"].as_str().unwrap().to_string(),
+                j["step_id"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
 #[actix_web::test]
 async fn a_tool_a_prompt_using_its_result_and_a_second_tool_run_in_order_with_their_events() {
     let app = spawn_app().await;
-    app.upstream.script([Reply::text("Five is one more than four.")]);
+    app.upstream
+        .script([Reply::text("Five is one more than four.")]);
     let workflow = create_workflow(&app, three_steps(false)).await;
     let id = workflow["id"].as_str().unwrap();
     assert!(id.starts_with("wf_"), "{id}");
     assert_eq!(workflow["version"], 1);
 
     let response = app
-        .post_json(&format!("/api/workflows/{id}/runs"), &json!({"input": {"a": 2, "audience": "kids"}}))
+        .post_json(
+            &format!("/api/workflows/{id}/runs"),
+            &json!({"input": {"a": 2, "audience": "kids"}}),
+        )
         .await;
     assert_eq!(response.status(), 200);
     let frames = read_all(response).await;
@@ -87,25 +100,49 @@ async fn a_tool_a_prompt_using_its_result_and_a_second_tool_run_in_order_with_th
     assert_eq!(completed[0]["tool"], "calculator");
     assert_eq!(completed[1]["kind"], "prompt");
     assert!(completed[1]["duration_ms"].is_u64());
-    assert!(completed[1]["preview"].as_str().unwrap().contains("Five is one more"));
+    assert!(
+        completed[1]["preview"]
+            .as_str()
+            .unwrap()
+            .contains("Five is one more")
+    );
     // The prompt step was sent the tool's result and the input, templated in.
     let sent = model_calls(&app);
     assert_eq!(sent.len(), 1);
-    assert!(sent[0]["messages"].to_string().contains("Explain 5.0 for kids"), "{}", sent[0]["messages"]);
+    assert!(
+        sent[0]["messages"]
+            .to_string()
+            .contains("Explain 5.0 for kids"),
+        "{}",
+        sent[0]["messages"]
+    );
     // The result is the last step's output: (2 + 3) * 2.
     let answer = content(&frames);
     assert!(answer.contains("\"result\":10"), "{answer}");
     let finished = finished(&frames);
     assert_eq!(finished["stop_reason"], "completed", "{finished}");
-    let done = frames.iter().map(|f| f.json()).find(|j| j["type"] == "x_workflow.finished").unwrap();
+    let done = frames
+        .iter()
+        .map(|f| f.json())
+        .find(|j| j["type"] == "x_workflow.finished")
+        .unwrap();
     assert_eq!(done["status"], "succeeded");
     assert_eq!(done["steps"].as_array().unwrap().len(), 3);
 
     // The run is listed with the version it ran.
-    let runs: Value = crate::helpers::eventually("the run recorded", std::time::Duration::from_secs(10), || async {
-        let runs: Value = app.get(&format!("/api/workflows/{id}/runs")).await.json().await.unwrap();
-        (runs["runs"][0]["status"] == "succeeded").then_some(runs)
-    })
+    let runs: Value = crate::helpers::eventually(
+        "the run recorded",
+        std::time::Duration::from_secs(10),
+        || async {
+            let runs: Value = app
+                .get(&format!("/api/workflows/{id}/runs"))
+                .await
+                .json()
+                .await
+                .unwrap();
+            (runs["runs"][0]["status"] == "succeeded").then_some(runs)
+        },
+    )
     .await;
     assert_eq!(runs["runs"][0]["version"], 1);
     assert_eq!(runs["runs"][0]["steps"].as_array().unwrap().len(), 3);
@@ -117,8 +154,11 @@ async fn a_failing_middle_step_stops_the_workflow_and_is_named() {
     let workflow = create_workflow(&app, three_steps(true)).await;
     let id = workflow["id"].as_str().unwrap();
     let frames = read_all(
-        app.post_json(&format!("/api/workflows/{id}/runs"), &json!({"input": {"a": 2}}))
-            .await,
+        app.post_json(
+            &format!("/api/workflows/{id}/runs"),
+            &json!({"input": {"a": 2}}),
+        )
+        .await,
     )
     .await;
     let events = workflow_events(&frames);
@@ -132,15 +172,31 @@ async fn a_failing_middle_step_stops_the_workflow_and_is_named() {
         ],
         "the third step never starts"
     );
-    let failed = frames.iter().map(|f| f.json()).find(|j| j["type"] == "x_workflow.step_failed").unwrap();
-    assert!(failed["error"].as_str().unwrap().contains("calculator"), "{failed}");
+    let failed = frames
+        .iter()
+        .map(|f| f.json())
+        .find(|j| j["type"] == "x_workflow.step_failed")
+        .unwrap();
+    assert!(
+        failed["error"].as_str().unwrap().contains("calculator"),
+        "{failed}"
+    );
     let answer = content(&frames);
     assert!(answer.contains("stopped at step \"broken\""), "{answer}");
     assert!(model_calls(&app).is_empty(), "no model call was made");
-    let runs: Value = crate::helpers::eventually("the failure recorded", std::time::Duration::from_secs(10), || async {
-        let runs: Value = app.get(&format!("/api/workflows/{id}/runs")).await.json().await.unwrap();
-        (runs["runs"][0]["status"] == "failed").then_some(runs)
-    })
+    let runs: Value = crate::helpers::eventually(
+        "the failure recorded",
+        std::time::Duration::from_secs(10),
+        || async {
+            let runs: Value = app
+                .get(&format!("/api/workflows/{id}/runs"))
+                .await
+                .json()
+                .await
+                .unwrap();
+            (runs["runs"][0]["status"] == "failed").then_some(runs)
+        },
+    )
     .await;
     assert_eq!(runs["runs"][0]["failed_step"], "broken");
     assert_eq!(runs["runs"][0]["steps"][2]["status"], "not_run");
@@ -163,12 +219,18 @@ async fn templating_errors_unknown_tools_and_missing_input_are_refused_before_an
     ]}))
     .await;
     assert_eq!(forward["code"], "invalid_template", "{forward}");
-    let nowhere = refused(json!({"name": "n", "steps": [{"id": "a", "prompt": "{{steps.ghost.result}}"}]})).await;
+    let nowhere =
+        refused(json!({"name": "n", "steps": [{"id": "a", "prompt": "{{steps.ghost.result}}"}]}))
+            .await;
     assert_eq!(nowhere["code"], "invalid_template");
     assert!(nowhere["message"].as_str().unwrap().contains("ghost"));
-    let unclosed = refused(json!({"name": "u", "steps": [{"id": "a", "prompt": "{{input.x"}]})).await;
+    let unclosed =
+        refused(json!({"name": "u", "steps": [{"id": "a", "prompt": "{{input.x"}]})).await;
     assert_eq!(unclosed["code"], "invalid_template");
-    let tool = refused(json!({"name": "t", "steps": [{"id": "a", "tool": "format_disk", "arguments": {}}]})).await;
+    let tool = refused(
+        json!({"name": "t", "steps": [{"id": "a", "tool": "format_disk", "arguments": {}}]}),
+    )
+    .await;
     assert_eq!(tool["code"], "unknown_tool");
     let listed: Value = app.get("/api/workflows").await.json().await.unwrap();
     assert_eq!(listed["total"], 0, "nothing was saved");
@@ -177,12 +239,18 @@ async fn templating_errors_unknown_tools_and_missing_input_are_refused_before_an
     let workflow = create_workflow(&app, three_steps(false)).await;
     let chats_before: Value = app.get("/chat/api/chats").await.json().await.unwrap();
     let response = app
-        .post_json(&format!("/api/workflows/{}/runs", workflow["id"].as_str().unwrap()), &json!({"input": {"a": 1}}))
+        .post_json(
+            &format!("/api/workflows/{}/runs", workflow["id"].as_str().unwrap()),
+            &json!({"input": {"a": 1}}),
+        )
         .await;
     assert_eq!(response.status(), 400);
     let body = error_body(response).await;
     assert_eq!(body["code"], "missing_input");
-    assert!(body["message"].as_str().unwrap().contains("input.audience"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("input.audience"),
+        "{body}"
+    );
     let chats_after: Value = app.get("/chat/api/chats").await.json().await.unwrap();
     assert_eq!(chats_before, chats_after);
 }
@@ -205,9 +273,19 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
     assert_eq!(response.status(), 200);
     let patched: Value = response.json().await.unwrap();
     assert_eq!(patched["version"], 2);
-    let old: Value = app.get(&format!("/api/workflows/{id}?version=1")).await.json().await.unwrap();
+    let old: Value = app
+        .get(&format!("/api/workflows/{id}?version=1"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(old["steps"][0]["arguments"]["expression"], "1 + 1");
-    let versions: Value = app.get(&format!("/api/workflows/{id}/versions")).await.json().await.unwrap();
+    let versions: Value = app
+        .get(&format!("/api/workflows/{id}/versions"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(versions["versions"].as_array().unwrap().len(), 2);
     // A bad PATCH makes no version.
     let bad = app
@@ -217,15 +295,33 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
         .await
         .unwrap();
     assert_eq!(bad.status(), 400);
-    let current: Value = app.get(&format!("/api/workflows/{id}")).await.json().await.unwrap();
+    let current: Value = app
+        .get(&format!("/api/workflows/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(current["version"], 2);
     // A run names the version it ran.
-    let frames = read_all(app.post_json(&format!("/api/workflows/{id}/runs"), &json!({})).await).await;
+    let frames = read_all(
+        app.post_json(&format!("/api/workflows/{id}/runs"), &json!({}))
+            .await,
+    )
+    .await;
     assert!(content(&frames).contains("\"result\":4"));
-    let runs: Value = crate::helpers::eventually("the run recorded", std::time::Duration::from_secs(10), || async {
-        let runs: Value = app.get(&format!("/api/workflows/{id}/runs")).await.json().await.unwrap();
-        (runs["runs"][0]["status"] == "succeeded").then_some(runs)
-    })
+    let runs: Value = crate::helpers::eventually(
+        "the run recorded",
+        std::time::Duration::from_secs(10),
+        || async {
+            let runs: Value = app
+                .get(&format!("/api/workflows/{id}/runs"))
+                .await
+                .json()
+                .await
+                .unwrap();
+            (runs["runs"][0]["status"] == "succeeded").then_some(runs)
+        },
+    )
     .await;
     assert_eq!(runs["runs"][0]["version"], 2);
     // Another user sees none of it.
@@ -253,16 +349,30 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         .await
         .unwrap();
     let agent_id = agent["id"].as_str().unwrap();
-    let tools: Value = app.get(&format!("/api/agents/{agent_id}/chat/tools")).await.json().await.unwrap();
+    let tools: Value = app
+        .get(&format!("/api/agents/{agent_id}/chat/tools"))
+        .await
+        .json()
+        .await
+        .unwrap();
     let names: Vec<String> = tools
         .as_array()
         .or_else(|| tools["tools"].as_array())
         .unwrap()
         .iter()
-        .map(|t| t["function"]["name"].as_str().or(t["name"].as_str()).unwrap_or_default().to_string())
+        .map(|t| {
+            t["function"]["name"]
+                .as_str()
+                .or(t["name"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect();
     for name in ["execute_workflow", "create_schedule", "get_schedule_info"] {
-        assert!(names.iter().any(|n| n == name), "{name} missing from {names:?}");
+        assert!(
+            names.iter().any(|n| n == name),
+            "{name} missing from {names:?}"
+        );
     }
     let workflow = create_workflow(
         &app,
@@ -271,7 +381,10 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
     .await;
     let workflow_id = workflow["id"].as_str().unwrap();
     let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"title": "plans", "agent_id": agent_id}))
+        .post_json(
+            "/chat/api/chats",
+            &json!({"title": "plans", "agent_id": agent_id}),
+        )
         .await
         .json()
         .await
@@ -284,14 +397,27 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         Reply::tool_call("call_2", "create_schedule", json!({"name": "Mornings", "cron": "0 9 * * 1-5", "workflowId": workflow_id, "input": {"x": 1}, "timeZone": "Europe/Paris"})),
         Reply::text("Scheduled."),
     ]);
-    let frames = app.send_text(chat_id, "add 2 and 40 with my workflow").await;
-    let result = frames.iter().map(|f| f.json()).find(|j| j["type"] == "tool_result" || j["type"] == "x_research.tool_result" || j["tool_call_id"] == "call_1");
+    let frames = app
+        .send_text(chat_id, "add 2 and 40 with my workflow")
+        .await;
+    let result = frames.iter().map(|f| f.json()).find(|j| {
+        j["type"] == "tool_result"
+            || j["type"] == "x_research.tool_result"
+            || j["tool_call_id"] == "call_1"
+    });
     let kinds: Vec<String> = frames.iter().map(|f| f.kind()).collect();
-    assert!(kinds.iter().any(|k| k == "x_workflow.step_completed"), "{kinds:?}");
+    assert!(
+        kinds.iter().any(|k| k == "x_workflow.step_completed"),
+        "{kinds:?}"
+    );
     assert!(result.is_some(), "{kinds:?}");
     // The model was given the workflow's result.
     let second = &model_calls(&app)[1];
-    assert!(second["messages"].to_string().contains("42"), "{}", second["messages"]);
+    assert!(
+        second["messages"].to_string().contains("42"),
+        "{}",
+        second["messages"]
+    );
 
     let frames = app.send_text(chat_id, "run it every weekday morning").await;
     assert_eq!(finished(&frames)["stop_reason"], "completed");
@@ -305,11 +431,18 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
     assert_eq!(schedule["next_firings"].as_array().unwrap().len(), 5);
 
     app.upstream.script([
-        Reply::tool_call("call_3", "get_schedule_info", json!({"scheduleId": schedule_id})),
+        Reply::tool_call(
+            "call_3",
+            "get_schedule_info",
+            json!({"scheduleId": schedule_id}),
+        ),
         Reply::text("It fires at nine."),
     ]);
     let frames = app.send_text(chat_id, "when does it fire?").await;
     assert_eq!(finished(&frames)["stop_reason"], "completed");
     let last = model_calls(&app).last().unwrap()["messages"].to_string();
-    assert!(last.contains("next_firings") && last.contains(schedule_id), "{last}");
+    assert!(
+        last.contains("next_firings") && last.contains(schedule_id),
+        "{last}"
+    );
 }

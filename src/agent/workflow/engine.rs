@@ -98,7 +98,12 @@ fn preview(text: &str) -> String {
 }
 
 /// Runs `workflow`'s steps with `input` in `spec`'s run (its tools, model, limits, log).
-pub async fn run_steps(spec: &RunSpec, workflow: &WorkflowView, steps: &[Step], input: &Value) -> WorkflowOutcome {
+pub async fn run_steps(
+    spec: &RunSpec,
+    workflow: &WorkflowView,
+    steps: &[Step],
+    input: &Value,
+) -> WorkflowOutcome {
     let log = &spec.log;
     let deadline = spec.deadline.unwrap_or_else(|| {
         tokio::time::Instant::now() + Duration::from_secs(spec.limits.run_time_budget_secs)
@@ -137,7 +142,13 @@ pub async fn run_steps(spec: &RunSpec, workflow: &WorkflowView, steps: &[Step], 
                     .map(template::as_text),
             }
         };
-        let ran = match guarded(log, deadline, run_step(spec, step, index, &value_of, &mut detector, &mut usage)).await {
+        let ran = match guarded(
+            log,
+            deadline,
+            run_step(spec, step, index, &value_of, &mut detector, &mut usage),
+        )
+        .await
+        {
             Ok(ran) => ran,
             Err(interrupt) => Err(format!("the run stopped ({})", interrupt.reason().as_str())),
         };
@@ -186,7 +197,12 @@ pub async fn run_steps(spec: &RunSpec, workflow: &WorkflowView, steps: &[Step], 
     } else {
         None
     };
-    WorkflowOutcome { output, steps: reports, failed, usage }
+    WorkflowOutcome {
+        output,
+        steps: reports,
+        failed,
+        usage,
+    }
 }
 
 /// One step: its value (a tool's result, parsed JSON when it is; a prompt's answer) and its
@@ -201,17 +217,25 @@ async fn run_step(
 ) -> Result<(Value, String), String> {
     match &step.action {
         StepAction::Tool { name, arguments } => {
-            let arguments = template::render_json(arguments, value_of).map_err(|err| err.to_string())?;
+            let arguments =
+                template::render_json(arguments, value_of).map_err(|err| err.to_string())?;
             let call = ToolCall {
                 id: format!("{}_step_{index}", spec.log.run_id),
                 kind: "function".into(),
-                function: FunctionCall { name: name.clone(), arguments: arguments.to_string() },
+                function: FunctionCall {
+                    name: name.clone(),
+                    arguments: arguments.to_string(),
+                },
             };
             let started = Instant::now();
             let (_, planned) = plan_call(spec, &call, detector);
             let result = match planned {
                 Planned::Answered(result) => result,
-                Planned::Run { tool, arguments, key } => {
+                Planned::Run {
+                    tool,
+                    arguments,
+                    key,
+                } => {
                     let timeout = Duration::from_secs(spec.limits.tool_timeout_secs);
                     execute_call(&tool, &call.id, arguments, key, &spec.cache, timeout).await
                 }
@@ -219,7 +243,8 @@ async fn run_step(
             match result {
                 Ok(mut value) => {
                     strip_base64_images(&mut value);
-                    let (text, _) = truncate_result(&result_text(&value), spec.limits.max_tool_result_chars);
+                    let (text, _) =
+                        truncate_result(&result_text(&value), spec.limits.max_tool_result_chars);
                     record_call(spec, name, None, started.elapsed(), &text);
                     Ok((value, text))
                 }

@@ -46,7 +46,13 @@ impl Actor for WorkflowRun {
 }
 
 async fn execute(spec: WorkflowRunSpec) {
-    let WorkflowRunSpec { run, workflow, steps, input, done } = spec;
+    let WorkflowRunSpec {
+        run,
+        workflow,
+        steps,
+        input,
+        done,
+    } = spec;
     let log = &run.log;
     log.push(RunEvent::Extension {
         event_type: "x_workflow.started".into(),
@@ -56,13 +62,19 @@ async fn execute(spec: WorkflowRunSpec) {
     let outcome = run_steps(&run, &workflow, &steps, &input).await;
     let answer = outcome.answer(&workflow);
     if !answer.is_empty() {
-        log.push(RunEvent::TextDelta { content: answer.clone() });
+        log.push(RunEvent::TextDelta {
+            content: answer.clone(),
+        });
     }
     log.push(RunEvent::Extension {
         event_type: "x_workflow.finished".into(),
         payload: outcome.to_value(&workflow),
     });
-    let stop_reason = if log.cancel.is_cancelled() { StopReason::Cancelled } else { StopReason::Completed };
+    let stop_reason = if log.cancel.is_cancelled() {
+        StopReason::Cancelled
+    } else {
+        StopReason::Completed
+    };
     finish(
         &run,
         LoopOutcome {

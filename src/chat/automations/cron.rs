@@ -28,7 +28,9 @@ impl CronTiming {
     pub fn parse(expression: &str, zone: &str, seconds: bool) -> Result<Self, AutomationError> {
         let invalid = |message: String| AutomationError::InvalidSchedule(message);
         if expression.len() > MAX_CRON_CHARS {
-            return Err(invalid(format!("cron expressions have at most {MAX_CRON_CHARS} characters")));
+            return Err(invalid(format!(
+                "cron expressions have at most {MAX_CRON_CHARS} characters"
+            )));
         }
         let zone: Tz = zone.parse().map_err(|_| {
             invalid(format!(
@@ -36,19 +38,29 @@ impl CronTiming {
             ))
         })?;
         let fields = expression.split_whitespace().count();
-        let wanted = if seconds { fields == 5 || fields == 6 } else { fields == 5 };
+        let wanted = if seconds {
+            fields == 5 || fields == 6
+        } else {
+            fields == 5
+        };
         if !wanted || expression.trim_start().starts_with('@') {
             return Err(invalid(format!(
                 "{expression:?} is not a five-field cron expression (minute hour day-of-month month day-of-week, such as \"0 9 * * 1-5\")"
             )));
         }
         let parser = CronParser::builder()
-            .seconds(if seconds { Seconds::Optional } else { Seconds::Disallowed })
+            .seconds(if seconds {
+                Seconds::Optional
+            } else {
+                Seconds::Disallowed
+            })
             .year(Year::Disallowed)
             .build();
-        let cron = parser
-            .parse(expression)
-            .map_err(|err| invalid(format!("{expression:?} is not a valid cron expression: {err}")))?;
+        let cron = parser.parse(expression).map_err(|err| {
+            invalid(format!(
+                "{expression:?} is not a valid cron expression: {err}"
+            ))
+        })?;
         Ok(Self { cron, zone })
     }
 
@@ -66,7 +78,9 @@ impl CronTiming {
         let mut times = Vec::with_capacity(count);
         let mut at = after;
         while times.len() < count {
-            let Some(next) = self.next_after(at) else { break };
+            let Some(next) = self.next_after(at) else {
+                break;
+            };
             times.push(next);
             at = next;
         }
@@ -117,9 +131,15 @@ mod tests {
         let timing = CronTiming::parse("0 9 * * *", "Europe/Paris", false).unwrap();
         let after = Utc.with_ymd_and_hms(2026, 1, 10, 12, 0, 0).unwrap();
         // 09:00 in Paris in winter is 08:00 UTC.
-        assert_eq!(timing.next_after(after), Some(Utc.with_ymd_and_hms(2026, 1, 11, 8, 0, 0).unwrap()));
+        assert_eq!(
+            timing.next_after(after),
+            Some(Utc.with_ymd_and_hms(2026, 1, 11, 8, 0, 0).unwrap())
+        );
         let summer = Utc.with_ymd_and_hms(2026, 7, 10, 12, 0, 0).unwrap();
-        assert_eq!(timing.next_after(summer), Some(Utc.with_ymd_and_hms(2026, 7, 11, 7, 0, 0).unwrap()));
+        assert_eq!(
+            timing.next_after(summer),
+            Some(Utc.with_ymd_and_hms(2026, 7, 11, 7, 0, 0).unwrap())
+        );
     }
 
     #[test]
@@ -127,6 +147,9 @@ mod tests {
         let timing = CronTiming::parse("*/10 * * * *", "UTC", false).unwrap();
         let first = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
         let now = Utc.with_ymd_and_hms(2026, 1, 1, 1, 5, 0).unwrap();
-        assert_eq!(timing.due_between(first, now), (7, Utc.with_ymd_and_hms(2026, 1, 1, 1, 0, 0).unwrap()));
+        assert_eq!(
+            timing.due_between(first, now),
+            (7, Utc.with_ymd_and_hms(2026, 1, 1, 1, 0, 0).unwrap())
+        );
     }
 }

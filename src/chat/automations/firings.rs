@@ -11,8 +11,8 @@ use entities::schedule_firings::{self, FiringStatus};
 use entities::schedules::{self, MissedPolicy, ScheduleStatus};
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set, TransactionTrait,
 };
 
 use super::cron::CronTiming;
@@ -28,7 +28,10 @@ pub struct Claim {
 }
 
 /// Active schedules due at `now`, the most overdue first.
-pub async fn due(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<Vec<schedules::Model>, DbErr> {
+pub async fn due(
+    db: &DatabaseConnection,
+    now: DateTime<Utc>,
+) -> Result<Vec<schedules::Model>, DbErr> {
     schedules::Entity::find()
         .filter(schedules::Column::Status.eq(ScheduleStatus::Active))
         .filter(schedules::Column::NextDueAt.lte(now))
@@ -161,9 +164,16 @@ pub async fn take_over_stale(
         if taken.rows_affected != 1 {
             continue;
         }
-        if let Some(schedule) = schedules::Entity::find_by_id(firing.schedule_id.clone()).one(db).await? {
+        if let Some(schedule) = schedules::Entity::find_by_id(firing.schedule_id.clone())
+            .one(db)
+            .await?
+        {
             claims.push(Claim {
-                firing: schedule_firings::Model { claimed_by: process.to_string(), claimed_at: now, ..firing },
+                firing: schedule_firings::Model {
+                    claimed_by: process.to_string(),
+                    claimed_at: now,
+                    ..firing
+                },
                 schedule,
             });
         }
@@ -172,9 +182,16 @@ pub async fn take_over_stale(
 }
 
 /// The firing's run has started.
-pub async fn started(db: &DatabaseConnection, firing: &ScheduleFiringId, run_id: &RunId) -> Result<(), DbErr> {
+pub async fn started(
+    db: &DatabaseConnection,
+    firing: &ScheduleFiringId,
+    run_id: &RunId,
+) -> Result<(), DbErr> {
     schedule_firings::Entity::update_many()
-        .col_expr(schedule_firings::Column::Status, Expr::value(FiringStatus::Running))
+        .col_expr(
+            schedule_firings::Column::Status,
+            Expr::value(FiringStatus::Running),
+        )
         .col_expr(schedule_firings::Column::RunId, Expr::value(run_id.clone()))
         .filter(schedule_firings::Column::Id.eq(firing.clone()))
         .exec(db)
@@ -190,11 +207,18 @@ pub async fn finished(
     error: Option<String>,
     max_failures: u32,
 ) -> Result<bool, DbErr> {
-    let status = if error.is_some() { FiringStatus::Failed } else { FiringStatus::Succeeded };
+    let status = if error.is_some() {
+        FiringStatus::Failed
+    } else {
+        FiringStatus::Succeeded
+    };
     schedule_firings::Entity::update_many()
         .col_expr(schedule_firings::Column::Status, Expr::value(status))
         .col_expr(schedule_firings::Column::Error, Expr::value(error.clone()))
-        .col_expr(schedule_firings::Column::FinishedAt, Expr::value(Utc::now()))
+        .col_expr(
+            schedule_firings::Column::FinishedAt,
+            Expr::value(Utc::now()),
+        )
         .filter(schedule_firings::Column::Id.eq(claim.firing.id.clone()))
         .exec(db)
         .await?;
@@ -215,7 +239,10 @@ pub async fn finished(
         .filter(schedules::Column::Id.eq(schedule.clone()))
         .exec(db)
         .await?;
-    let Some(row) = schedules::Entity::find_by_id(schedule.clone()).one(db).await? else {
+    let Some(row) = schedules::Entity::find_by_id(schedule.clone())
+        .one(db)
+        .await?
+    else {
         return Ok(false);
     };
     if row.status != ScheduleStatus::Active || (row.consecutive_failures as u32) < max_failures {
@@ -243,7 +270,9 @@ pub async fn interrupted_by_restart(db: &DatabaseConnection) -> Result<u64, DbEr
         .await?;
     let mut count = 0;
     for firing in running {
-        let Some(run_id) = &firing.run_id else { continue };
+        let Some(run_id) = &firing.run_id else {
+            continue;
+        };
         let still_running = entities::runs::Entity::find_by_id(run_id.clone())
             .one(db)
             .await?
@@ -275,20 +304,44 @@ mod tests {
     fn an_on_time_due_time_fires_and_the_next_is_after_now() {
         let first = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
         let now = first + Duration::seconds(2);
-        let decision = decide(&timing(), MissedPolicy::Skip, first, now, Duration::seconds(60));
+        let decision = decide(
+            &timing(),
+            MissedPolicy::Skip,
+            first,
+            now,
+            Duration::seconds(60),
+        );
         assert_eq!(decision.fire, Some(first));
         assert_eq!(decision.skipped, 0);
-        assert_eq!(decision.next, Some(Utc.with_ymd_and_hms(2026, 1, 1, 0, 10, 0).unwrap()));
+        assert_eq!(
+            decision.next,
+            Some(Utc.with_ymd_and_hms(2026, 1, 1, 0, 10, 0).unwrap())
+        );
     }
 
     #[test]
     fn missed_due_times_are_skipped_by_default_and_run_once_fires_the_latest() {
         let first = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
         let now = Utc.with_ymd_and_hms(2026, 1, 1, 1, 5, 0).unwrap();
-        let skip = decide(&timing(), MissedPolicy::Skip, first, now, Duration::seconds(60));
+        let skip = decide(
+            &timing(),
+            MissedPolicy::Skip,
+            first,
+            now,
+            Duration::seconds(60),
+        );
         assert_eq!((skip.fire, skip.skipped), (None, 7));
-        let once = decide(&timing(), MissedPolicy::RunOnce, first, now, Duration::seconds(60));
-        assert_eq!(once.fire, Some(Utc.with_ymd_and_hms(2026, 1, 1, 1, 0, 0).unwrap()));
+        let once = decide(
+            &timing(),
+            MissedPolicy::RunOnce,
+            first,
+            now,
+            Duration::seconds(60),
+        );
+        assert_eq!(
+            once.fire,
+            Some(Utc.with_ymd_and_hms(2026, 1, 1, 1, 0, 0).unwrap())
+        );
         assert_eq!(once.skipped, 6);
     }
 }

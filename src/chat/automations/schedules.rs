@@ -118,10 +118,16 @@ impl Schedules {
                     )));
                 }
                 if input.is_some() {
-                    return Err(invalid("input is for a workflow; a prompt schedule takes none"));
+                    return Err(invalid(
+                        "input is for a workflow; a prompt schedule takes none",
+                    ));
                 }
             }
-            _ => return Err(invalid("a schedule fires either a workflowId or a prompt (exactly one)")),
+            _ => {
+                return Err(invalid(
+                    "a schedule fires either a workflowId or a prompt (exactly one)",
+                ));
+            }
         }
         if input.is_some_and(|i| !i.is_object() || i.to_string().len() > MAX_INPUT_CHARS) {
             return Err(AutomationError::InvalidSchedule(format!(
@@ -142,15 +148,28 @@ impl Schedules {
     }
 
     /// Checks what a create would (timing, target), storing nothing.
-    pub async fn check(&self, owner: &UserId, fields: &ScheduleFields) -> Result<(), AutomationError> {
+    pub async fn check(
+        &self,
+        owner: &UserId,
+        fields: &ScheduleFields,
+    ) -> Result<(), AutomationError> {
         Self::check_name(fields.name.as_deref().unwrap_or_default())?;
         let cron = fields
             .cron
             .as_deref()
             .ok_or_else(|| AutomationError::InvalidSchedule("cron is required".into()))?;
-        CronTiming::parse(cron, fields.time_zone.as_deref().unwrap_or("UTC"), self.seconds)?;
-        self.check_target(owner, fields.workflow_id.as_ref(), fields.prompt.as_deref(), fields.input.as_ref())
-            .await
+        CronTiming::parse(
+            cron,
+            fields.time_zone.as_deref().unwrap_or("UTC"),
+            self.seconds,
+        )?;
+        self.check_target(
+            owner,
+            fields.workflow_id.as_ref(),
+            fields.prompt.as_deref(),
+            fields.input.as_ref(),
+        )
+        .await
     }
 
     /// Creates an active schedule firing in `chat_id` (the caller's chat).
@@ -166,14 +185,22 @@ impl Schedules {
             .ok_or_else(|| AutomationError::InvalidSchedule("cron is required".into()))?;
         let time_zone = fields.time_zone.unwrap_or_else(|| "UTC".to_string());
         let timing = CronTiming::parse(&cron, &time_zone, self.seconds)?;
-        self.check_target(owner, fields.workflow_id.as_ref(), fields.prompt.as_deref(), fields.input.as_ref())
-            .await?;
+        self.check_target(
+            owner,
+            fields.workflow_id.as_ref(),
+            fields.prompt.as_deref(),
+            fields.input.as_ref(),
+        )
+        .await?;
         let count = schedules::Entity::find()
             .filter(schedules::Column::UserId.eq(owner))
             .count(&self.db)
             .await?;
         if count >= self.max_per_user {
-            return Err(AutomationError::TooMany { what: "schedules", max: self.max_per_user });
+            return Err(AutomationError::TooMany {
+                what: "schedules",
+                max: self.max_per_user,
+            });
         }
         let now = Utc::now();
         let row = schedules::ActiveModel {
@@ -200,7 +227,11 @@ impl Schedules {
         self.view(row).await
     }
 
-    async fn row(&self, owner: &UserId, id: &ScheduleId) -> Result<schedules::Model, AutomationError> {
+    async fn row(
+        &self,
+        owner: &UserId,
+        id: &ScheduleId,
+    ) -> Result<schedules::Model, AutomationError> {
         schedules::Entity::find_by_id(id.clone())
             .filter(schedules::Column::UserId.eq(owner))
             .one(&self.db)
@@ -253,7 +284,11 @@ impl Schedules {
         })
     }
 
-    pub async fn get(&self, owner: &UserId, id: &ScheduleId) -> Result<ScheduleView, AutomationError> {
+    pub async fn get(
+        &self,
+        owner: &UserId,
+        id: &ScheduleId,
+    ) -> Result<ScheduleView, AutomationError> {
         let row = self.row(owner, id).await?;
         self.view(row).await
     }
@@ -286,16 +321,33 @@ impl Schedules {
             None => row.name.clone(),
         };
         let cron = fields.cron.clone().unwrap_or_else(|| row.cron.clone());
-        let time_zone = fields.time_zone.clone().unwrap_or_else(|| row.time_zone.clone());
+        let time_zone = fields
+            .time_zone
+            .clone()
+            .unwrap_or_else(|| row.time_zone.clone());
         let timing = CronTiming::parse(&cron, &time_zone, self.seconds)?;
         // A new target replaces the old one whole.
-        let (workflow_id, prompt, input) = if fields.workflow_id.is_some() || fields.prompt.is_some() {
-            (fields.workflow_id.clone(), fields.prompt.clone(), fields.input.clone())
-        } else {
-            (row.workflow_id.clone(), row.prompt.clone(), fields.input.clone().or(row.input.clone()))
-        };
-        self.check_target(owner, workflow_id.as_ref(), prompt.as_deref(), input.as_ref())
-            .await?;
+        let (workflow_id, prompt, input) =
+            if fields.workflow_id.is_some() || fields.prompt.is_some() {
+                (
+                    fields.workflow_id.clone(),
+                    fields.prompt.clone(),
+                    fields.input.clone(),
+                )
+            } else {
+                (
+                    row.workflow_id.clone(),
+                    row.prompt.clone(),
+                    fields.input.clone().or(row.input.clone()),
+                )
+            };
+        self.check_target(
+            owner,
+            workflow_id.as_ref(),
+            prompt.as_deref(),
+            input.as_ref(),
+        )
+        .await?;
         let retimed = cron != row.cron || time_zone != row.time_zone;
         let mut active: schedules::ActiveModel = row.clone().into();
         active.name = Set(name);
@@ -316,7 +368,12 @@ impl Schedules {
     }
 
     /// Stops the schedule firing, saying why.
-    pub async fn pause(&self, owner: &UserId, id: &ScheduleId, reason: &str) -> Result<ScheduleView, AutomationError> {
+    pub async fn pause(
+        &self,
+        owner: &UserId,
+        id: &ScheduleId,
+        reason: &str,
+    ) -> Result<ScheduleView, AutomationError> {
         let row = self.row(owner, id).await?;
         let mut active: schedules::ActiveModel = row.into();
         active.status = Set(ScheduleStatus::Paused);
@@ -328,7 +385,11 @@ impl Schedules {
     }
 
     /// Fires it again from its next due time after now, its failures forgiven.
-    pub async fn resume(&self, owner: &UserId, id: &ScheduleId) -> Result<ScheduleView, AutomationError> {
+    pub async fn resume(
+        &self,
+        owner: &UserId,
+        id: &ScheduleId,
+    ) -> Result<ScheduleView, AutomationError> {
         let row = self.row(owner, id).await?;
         let timing = self.timing(&row)?;
         let mut active: schedules::ActiveModel = row.into();
@@ -348,7 +409,9 @@ impl Schedules {
             .filter(schedule_firings::Column::ScheduleId.eq(id.clone()))
             .exec(&self.db)
             .await?;
-        schedules::Entity::delete_by_id(id.clone()).exec(&self.db).await?;
+        schedules::Entity::delete_by_id(id.clone())
+            .exec(&self.db)
+            .await?;
         Ok(())
     }
 }

@@ -85,7 +85,10 @@ fn valid_id(id: &str) -> bool {
 
 /// Checks `specs` (with `has_tool` saying which tool names this server can run in a step)
 /// and returns the steps.
-pub fn check_steps(specs: &[StepSpec], has_tool: &dyn Fn(&str) -> bool) -> Result<Vec<Step>, AutomationError> {
+pub fn check_steps(
+    specs: &[StepSpec],
+    has_tool: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Step>, AutomationError> {
     let invalid = |message: String| AutomationError::InvalidWorkflow(message);
     if specs.is_empty() {
         return Err(invalid("a workflow needs at least one step".into()));
@@ -115,9 +118,15 @@ pub fn check_steps(specs: &[StepSpec], has_tool: &dyn Fn(&str) -> bool) -> Resul
                         spec.id
                     )));
                 }
-                let arguments = spec.arguments.clone().unwrap_or_else(|| Value::Object(Default::default()));
+                let arguments = spec
+                    .arguments
+                    .clone()
+                    .unwrap_or_else(|| Value::Object(Default::default()));
                 if !arguments.is_object() {
-                    return Err(invalid(format!("step {:?}: arguments must be a JSON object", spec.id)));
+                    return Err(invalid(format!(
+                        "step {:?}: arguments must be a JSON object",
+                        spec.id
+                    )));
                 }
                 if arguments.to_string().len() > MAX_ARGUMENTS_CHARS {
                     return Err(invalid(format!(
@@ -125,11 +134,17 @@ pub fn check_steps(specs: &[StepSpec], has_tool: &dyn Fn(&str) -> bool) -> Resul
                         spec.id
                     )));
                 }
-                StepAction::Tool { name: name.clone(), arguments }
+                StepAction::Tool {
+                    name: name.clone(),
+                    arguments,
+                }
             }
             (None, Some(text)) => {
                 if spec.arguments.is_some() {
-                    return Err(invalid(format!("step {:?}: a prompt step takes no arguments", spec.id)));
+                    return Err(invalid(format!(
+                        "step {:?}: a prompt step takes no arguments",
+                        spec.id
+                    )));
                 }
                 if text.trim().is_empty() || text.chars().count() > MAX_PROMPT_CHARS {
                     return Err(invalid(format!(
@@ -146,10 +161,13 @@ pub fn check_steps(specs: &[StepSpec], has_tool: &dyn Fn(&str) -> bool) -> Resul
                 )));
             }
         };
-        let step = Step { id: spec.id.clone(), action };
-        let references = step
-            .references()
-            .map_err(|err| AutomationError::InvalidTemplate(format!("step {:?}: {err}", step.id)))?;
+        let step = Step {
+            id: spec.id.clone(),
+            action,
+        };
+        let references = step.references().map_err(|err| {
+            AutomationError::InvalidTemplate(format!("step {:?}: {err}", step.id))
+        })?;
         for reference in references {
             if let Reference::Step { id, .. } = &reference {
                 if id == &step.id {
@@ -210,11 +228,15 @@ mod tests {
             {"id": "a", "prompt": "{{steps.b.result}}"},
             {"id": "b", "prompt": "x"}
         ]));
-        assert!(matches!(forward, Err(AutomationError::InvalidTemplate(m)) if m.contains("after it")));
+        assert!(
+            matches!(forward, Err(AutomationError::InvalidTemplate(m)) if m.contains("after it"))
+        );
         let own = check(json!([{"id": "a", "prompt": "{{steps.a.result}}"}]));
         assert!(matches!(own, Err(AutomationError::InvalidTemplate(m)) if m.contains("cycle")));
         let unknown = check(json!([{"id": "a", "prompt": "{{steps.zz.result}}"}]));
-        assert!(matches!(unknown, Err(AutomationError::InvalidTemplate(m)) if m.contains("no step")));
+        assert!(
+            matches!(unknown, Err(AutomationError::InvalidTemplate(m)) if m.contains("no step"))
+        );
     }
 
     #[test]
@@ -227,7 +249,10 @@ mod tests {
             check(json!([{"id": "a", "prompt": "x"}, {"id": "a", "prompt": "y"}])),
             Err(AutomationError::InvalidWorkflow(_))
         ));
-        assert!(matches!(check(json!([])), Err(AutomationError::InvalidWorkflow(_))));
+        assert!(matches!(
+            check(json!([])),
+            Err(AutomationError::InvalidWorkflow(_))
+        ));
         assert!(matches!(
             check(json!([{"id": "a", "prompt": "x", "tool": "calculator"}])),
             Err(AutomationError::InvalidWorkflow(_))

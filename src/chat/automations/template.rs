@@ -59,7 +59,8 @@ fn placeholders(text: &str) -> Result<Vec<(std::ops::Range<usize>, Reference)>, 
 }
 
 fn parse_reference(inner: &str) -> Result<Reference, TemplateError> {
-    let malformed = || TemplateError::Malformed(inner.chars().take(MAX_PLACEHOLDER_CHARS).collect());
+    let malformed =
+        || TemplateError::Malformed(inner.chars().take(MAX_PLACEHOLDER_CHARS).collect());
     if inner.len() > MAX_PLACEHOLDER_CHARS {
         return Err(malformed());
     }
@@ -110,7 +111,8 @@ fn render_with(
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     for (range, reference) in placeholders(text)? {
-        let value = value_of(&reference).ok_or_else(|| TemplateError::Missing(reference.to_string()))?;
+        let value =
+            value_of(&reference).ok_or_else(|| TemplateError::Missing(reference.to_string()))?;
         out.push_str(&text[copied..range.start]);
         out.push_str(&escape(&value));
         copied = range.end;
@@ -120,7 +122,10 @@ fn render_with(
 }
 
 /// A prompt with its placeholders filled in.
-pub fn render(text: &str, value_of: &dyn Fn(&Reference) -> Option<String>) -> Result<String, TemplateError> {
+pub fn render(
+    text: &str,
+    value_of: &dyn Fn(&Reference) -> Option<String>,
+) -> Result<String, TemplateError> {
     render_with(text, value_of, &|value| value.to_string())
 }
 
@@ -147,11 +152,15 @@ mod tests {
 
     #[test]
     fn references_are_found_in_order() {
-        let found = references("Summarise {{ steps.search.result }} for {{input.audience}}").unwrap();
+        let found =
+            references("Summarise {{ steps.search.result }} for {{input.audience}}").unwrap();
         assert_eq!(
             found,
             vec![
-                Reference::Step { id: "search".into(), path: vec![] },
+                Reference::Step {
+                    id: "search".into(),
+                    path: vec![]
+                },
                 Reference::Input(vec!["audience".into()]),
             ]
         );
@@ -160,9 +169,18 @@ mod tests {
     #[test]
     fn malformed_and_unclosed_placeholders_are_refused() {
         assert_eq!(references("{{input.a"), Err(TemplateError::Unclosed));
-        assert!(matches!(references("{{steps.a}}"), Err(TemplateError::Malformed(_))));
-        assert!(matches!(references("{{env.HOME}}"), Err(TemplateError::Malformed(_))));
-        assert!(matches!(references("{{input..a}}"), Err(TemplateError::Malformed(_))));
+        assert!(matches!(
+            references("{{steps.a}}"),
+            Err(TemplateError::Malformed(_))
+        ));
+        assert!(matches!(
+            references("{{env.HOME}}"),
+            Err(TemplateError::Malformed(_))
+        ));
+        assert!(matches!(
+            references("{{input..a}}"),
+            Err(TemplateError::Malformed(_))
+        ));
     }
 
     #[test]
@@ -172,7 +190,10 @@ mod tests {
             Reference::Input(path) => lookup(&input, path).map(as_text),
             Reference::Step { .. } => None,
         };
-        assert_eq!(render("for {{input.who}} x{{input.n}}", &value_of).unwrap(), "for ops x3");
+        assert_eq!(
+            render("for {{input.who}} x{{input.n}}", &value_of).unwrap(),
+            "for ops x3"
+        );
         assert_eq!(
             render("{{input.nope}}", &value_of),
             Err(TemplateError::Missing("input.nope".into()))

@@ -13,8 +13,8 @@ use sea_orm::{
 use serde::Serialize;
 use serde_json::Value;
 
-use super::steps::{Step, StepSpec, check_steps};
 use super::AutomationError;
+use super::steps::{Step, StepSpec, check_steps};
 
 /// Longest workflow name.
 pub const MAX_NAME_CHARS: usize = 200;
@@ -83,7 +83,10 @@ fn check_name(name: &str) -> Result<String, AutomationError> {
 }
 
 fn check_description(description: Option<String>) -> Result<Option<String>, AutomationError> {
-    if description.as_ref().is_some_and(|d| d.chars().count() > MAX_DESCRIPTION_CHARS) {
+    if description
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > MAX_DESCRIPTION_CHARS)
+    {
         return Err(AutomationError::InvalidWorkflow(format!(
             "description has at most {MAX_DESCRIPTION_CHARS} characters"
         )));
@@ -114,7 +117,10 @@ impl Workflows {
             .count(&self.db)
             .await?;
         if count >= self.max_per_user {
-            return Err(AutomationError::TooMany { what: "workflows", max: self.max_per_user });
+            return Err(AutomationError::TooMany {
+                what: "workflows",
+                max: self.max_per_user,
+            });
         }
         let now = Utc::now();
         let id = WorkflowId::generate();
@@ -144,7 +150,11 @@ impl Workflows {
         Ok(WorkflowView::of(&row, version))
     }
 
-    async fn row(&self, owner: &UserId, id: &WorkflowId) -> Result<workflows::Model, AutomationError> {
+    async fn row(
+        &self,
+        owner: &UserId,
+        id: &WorkflowId,
+    ) -> Result<workflows::Model, AutomationError> {
         workflows::Entity::find_by_id(id.clone())
             .filter(workflows::Column::UserId.eq(owner))
             .one(&self.db)
@@ -160,22 +170,30 @@ impl Workflows {
         version: Option<i32>,
     ) -> Result<WorkflowView, AutomationError> {
         let row = self.row(owner, id).await?;
-        let stored = workflow_versions::Entity::find_by_id((id.clone(), version.unwrap_or(row.version)))
-            .one(&self.db)
-            .await?
-            .ok_or(AutomationError::WorkflowNotFound)?;
+        let stored =
+            workflow_versions::Entity::find_by_id((id.clone(), version.unwrap_or(row.version)))
+                .one(&self.db)
+                .await?
+                .ok_or(AutomationError::WorkflowNotFound)?;
         Ok(WorkflowView::of(&row, stored))
     }
 
     /// Every version of the owner's workflow, oldest first.
-    pub async fn versions(&self, owner: &UserId, id: &WorkflowId) -> Result<Vec<WorkflowView>, AutomationError> {
+    pub async fn versions(
+        &self,
+        owner: &UserId,
+        id: &WorkflowId,
+    ) -> Result<Vec<WorkflowView>, AutomationError> {
         let row = self.row(owner, id).await?;
         let versions = workflow_versions::Entity::find()
             .filter(workflow_versions::Column::WorkflowId.eq(id.clone()))
             .order_by_asc(workflow_versions::Column::Version)
             .all(&self.db)
             .await?;
-        Ok(versions.into_iter().map(|v| WorkflowView::of(&row, v)).collect())
+        Ok(versions
+            .into_iter()
+            .map(|v| WorkflowView::of(&row, v))
+            .collect())
     }
 
     /// The owner's workflows (current versions), most recently changed first.
@@ -188,9 +206,10 @@ impl Workflows {
             .await?;
         let mut views = Vec::with_capacity(rows.len());
         for row in rows {
-            if let Some(version) = workflow_versions::Entity::find_by_id((row.id.clone(), row.version))
-                .one(&self.db)
-                .await?
+            if let Some(version) =
+                workflow_versions::Entity::find_by_id((row.id.clone(), row.version))
+                    .one(&self.db)
+                    .await?
             {
                 views.push(WorkflowView::of(&row, version));
             }
@@ -220,9 +239,18 @@ impl Workflows {
         let txn = self.db.begin().await?;
         // The conditional UPDATE makes two concurrent PATCHes two versions, never one lost.
         let moved = workflows::Entity::update_many()
-            .col_expr(workflows::Column::Version, sea_orm::sea_query::Expr::value(version))
-            .col_expr(workflows::Column::Name, sea_orm::sea_query::Expr::value(name.clone()))
-            .col_expr(workflows::Column::UpdatedAt, sea_orm::sea_query::Expr::value(now))
+            .col_expr(
+                workflows::Column::Version,
+                sea_orm::sea_query::Expr::value(version),
+            )
+            .col_expr(
+                workflows::Column::Name,
+                sea_orm::sea_query::Expr::value(name.clone()),
+            )
+            .col_expr(
+                workflows::Column::UpdatedAt,
+                sea_orm::sea_query::Expr::value(now),
+            )
             .filter(workflows::Column::Id.eq(id.clone()))
             .filter(workflows::Column::Version.eq(current.version))
             .exec(&txn)
@@ -259,7 +287,9 @@ impl Workflows {
             .filter(workflow_versions::Column::WorkflowId.eq(id.clone()))
             .exec(&txn)
             .await?;
-        workflows::Entity::delete_by_id(id.clone()).exec(&txn).await?;
+        workflows::Entity::delete_by_id(id.clone())
+            .exec(&txn)
+            .await?;
         txn.commit().await?;
         Ok(())
     }
@@ -297,7 +327,11 @@ impl Workflows {
         failed: Option<(String, String)>,
         steps: Value,
     ) -> Result<(), AutomationError> {
-        let status = if failed.is_some() { WorkflowRunStatus::Failed } else { WorkflowRunStatus::Succeeded };
+        let status = if failed.is_some() {
+            WorkflowRunStatus::Failed
+        } else {
+            WorkflowRunStatus::Succeeded
+        };
         let (failed_step, error) = failed.unzip();
         workflow_runs::ActiveModel {
             run_id: sea_orm::Unchanged(run_id.clone()),
@@ -314,7 +348,11 @@ impl Workflows {
     }
 
     /// The workflow's most recent runs.
-    pub async fn runs(&self, owner: &UserId, id: &WorkflowId) -> Result<Vec<workflow_runs::Model>, AutomationError> {
+    pub async fn runs(
+        &self,
+        owner: &UserId,
+        id: &WorkflowId,
+    ) -> Result<Vec<workflow_runs::Model>, AutomationError> {
         self.row(owner, id).await?;
         Ok(workflow_runs::Entity::find()
             .filter(workflow_runs::Column::WorkflowId.eq(id.clone()))

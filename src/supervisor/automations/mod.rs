@@ -16,7 +16,10 @@ use crate::chat::automations::{Schedules, Workflows};
 
 /// The workflows store over the launcher's database.
 pub fn workflows(launcher: &Launcher) -> Workflows {
-    Workflows::new(launcher.db.clone(), launcher.config.schedules.max_workflows_per_user)
+    Workflows::new(
+        launcher.db.clone(),
+        launcher.config.schedules.max_workflows_per_user,
+    )
 }
 
 /// The schedules store over the launcher's database.

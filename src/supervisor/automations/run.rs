@@ -99,7 +99,10 @@ pub async fn launch_workflow_turn(
 ) -> AppResult<Arc<RunLog>> {
     let steps = workflow.checked_steps()?;
     check_input(&steps, &input).map_err(AutomationError::MissingInput)?;
-    let chat = launcher.chats.get_owned(&principal.user_id, chat_id).await?;
+    let chat = launcher
+        .chats
+        .get_owned(&principal.user_id, chat_id)
+        .await?;
     let chat_agent = match &chat.agent_id {
         Some(id) => launcher.agents.get_owned(&chat.user_id, id).await.ok(),
         None => None,
@@ -112,8 +115,13 @@ pub async fn launch_workflow_turn(
     let session = launcher.sessions.session(&chat.id);
     let run_id = RunId::generate();
     let log = Arc::new(
-        RunLog::new(run_id.clone(), Some(chat.id.clone()), principal.user_id.clone(), model.clone())
-            .owned_by_admin(principal.is_admin),
+        RunLog::new(
+            run_id.clone(),
+            Some(chat.id.clone()),
+            principal.user_id.clone(),
+            model.clone(),
+        )
+        .owned_by_admin(principal.is_admin),
     );
     let shown_input = truncate_result(&input.to_string(), SHOWN_INPUT_CHARS).0;
     let started = session
@@ -136,7 +144,12 @@ pub async fn launch_workflow_turn(
     });
     let workflows = super::workflows(launcher);
     workflows
-        .run_started(&run_id, &workflow, &principal.user_id, Some(chat.id.clone()))
+        .run_started(
+            &run_id,
+            &workflow,
+            &principal.user_id,
+            Some(chat.id.clone()),
+        )
         .await?;
     let mut run = RunSpec::new(
         launcher.run_handles(),
@@ -151,22 +164,27 @@ pub async fn launch_workflow_turn(
     let steps_view = workflow.clone();
     launcher.metrics.run_started("workflow");
     launcher.runs.insert(log.clone());
-    launcher.supervisor.do_send(crate::supervisor::SpawnWorkflow {
-        spec: WorkflowRunSpec {
-            run,
-            workflow,
-            steps,
-            input,
-            done,
-        },
-    });
+    launcher
+        .supervisor
+        .do_send(crate::supervisor::SpawnWorkflow {
+            spec: WorkflowRunSpec {
+                run,
+                workflow,
+                steps,
+                input,
+                done,
+            },
+        });
     tokio::spawn(async move {
         let Ok(outcome) = outcome.await else {
             tracing::warn!(%run_id, "a workflow run ended without an outcome");
             return;
         };
         let steps = serde_json::to_value(&outcome.steps).unwrap_or(Value::Null);
-        if let Err(err) = workflows.run_finished(&run_id, outcome.failed.clone(), steps).await {
+        if let Err(err) = workflows
+            .run_finished(&run_id, outcome.failed.clone(), steps)
+            .await
+        {
             tracing::warn!(%run_id, workflow_id = %steps_view.id, %err, "could not record how a workflow run ended");
         }
     });

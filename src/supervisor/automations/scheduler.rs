@@ -38,10 +38,14 @@ pub fn start(launcher: Launcher) {
     tokio::spawn(async move {
         match firings::interrupted_by_restart(&launcher.db).await {
             Ok(0) => {}
-            Ok(count) => tracing::warn!(count, "schedule firings cut off by a restart were marked interrupted"),
+            Ok(count) => tracing::warn!(
+                count,
+                "schedule firings cut off by a restart were marked interrupted"
+            ),
             Err(err) => tracing::warn!(%err, "could not look for firings cut off by a restart"),
         }
-        let mut every = tokio::time::interval(Duration::from_millis(config.poll_interval_ms.max(50)));
+        let mut every =
+            tokio::time::interval(Duration::from_millis(config.poll_interval_ms.max(50)));
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             every.tick().await;
@@ -59,12 +63,17 @@ async fn look(launcher: &Launcher, process: &str) -> Result<(), sea_orm::DbErr> 
     let grace = chrono::Duration::seconds(launcher.config.schedules.missed_grace_secs as i64);
     let schedules = super::schedules(launcher);
     for schedule in firings::due(db, now).await? {
-        let Some(first) = schedule.next_due_at else { continue };
+        let Some(first) = schedule.next_due_at else {
+            continue;
+        };
         let timing = match schedules.timing(&schedule) {
             Ok(timing) => timing,
             Err(err) => {
                 let reason = format!("paused: its timing no longer parses ({err})");
-                if let Err(err) = schedules.pause(&schedule.user_id, &schedule.id, &reason).await {
+                if let Err(err) = schedules
+                    .pause(&schedule.user_id, &schedule.id, &reason)
+                    .await
+                {
                     tracing::warn!(schedule_id = %schedule.id, %err, "could not pause a schedule");
                 }
                 continue;
@@ -78,7 +87,13 @@ async fn look(launcher: &Launcher, process: &str) -> Result<(), sea_orm::DbErr> 
             fire(launcher.clone(), claim);
         }
     }
-    for claim in firings::take_over_stale(db, chrono::Duration::from_std(STALE_CLAIM).unwrap_or_default(), process).await? {
+    for claim in firings::take_over_stale(
+        db,
+        chrono::Duration::from_std(STALE_CLAIM).unwrap_or_default(),
+        process,
+    )
+    .await?
+    {
         tracing::warn!(schedule_id = %claim.schedule.id, "took over a firing whose process died before starting it");
         fire(launcher.clone(), claim);
     }
@@ -100,7 +115,9 @@ fn fire(launcher: Launcher, claim: Claim) {
         };
         let max = launcher.config.schedules.max_consecutive_failures;
         match firings::finished(db, &claim, error, max).await {
-            Ok(true) => tracing::warn!(schedule_id = %claim.schedule.id, "a schedule paused itself after failing {max} times in a row"),
+            Ok(true) => {
+                tracing::warn!(schedule_id = %claim.schedule.id, "a schedule paused itself after failing {max} times in a row")
+            }
             Ok(false) => {}
             Err(err) => tracing::warn!(%err, "could not record a firing's outcome"),
         }
@@ -122,7 +139,6 @@ async fn owner(launcher: &Launcher, id: &UserId) -> Result<Principal, String> {
     })
 }
 
-
 /// Starts the firing's run in the schedule's chat.
 async fn start_run(launcher: &Launcher, claim: &Claim) -> Result<Arc<RunLog>, String> {
     let schedule = &claim.schedule;
@@ -133,7 +149,10 @@ async fn start_run(launcher: &Launcher, claim: &Claim) -> Result<Arc<RunLog>, St
                 .get(&schedule.user_id, workflow_id, None)
                 .await
                 .map_err(|err| err.to_string())?;
-            let input = schedule.input.clone().unwrap_or_else(|| serde_json::json!({}));
+            let input = schedule
+                .input
+                .clone()
+                .unwrap_or_else(|| serde_json::json!({}));
             launch_workflow_turn(launcher, &principal, &schedule.chat_id, workflow, input).await
         }
         (None, Some(prompt)) => {
@@ -142,7 +161,14 @@ async fn start_run(launcher: &Launcher, claim: &Claim) -> Result<Arc<RunLog>, St
                 content: prompt.clone(),
                 images: Vec::new(),
             };
-            launch_chat_turn(launcher, &principal, &schedule.chat_id, turn, RunOptions::default()).await
+            launch_chat_turn(
+                launcher,
+                &principal,
+                &schedule.chat_id,
+                turn,
+                RunOptions::default(),
+            )
+            .await
         }
         (None, None) => return Err("the schedule fires neither a workflow nor a prompt".into()),
     };
@@ -156,16 +182,19 @@ async fn outcome(log: &Arc<RunLog>) -> Option<String> {
     let mut workflow_failure = None;
     while let Some((_, event)) = events.next().await {
         match event.as_ref() {
-            RunEvent::Extension { event_type, payload } if event_type == "x_workflow.finished" => {
-                if payload["status"] == "failed" {
-                    workflow_failure = Some(format!(
-                        "step \"{}\" failed: {}",
-                        payload["failedStep"].as_str().unwrap_or_default(),
-                        payload["error"].as_str().unwrap_or_default()
-                    ));
-                }
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type == "x_workflow.finished" && payload["status"] == "failed" => {
+                workflow_failure = Some(format!(
+                    "step \"{}\" failed: {}",
+                    payload["failedStep"].as_str().unwrap_or_default(),
+                    payload["error"].as_str().unwrap_or_default()
+                ));
             }
-            RunEvent::Finished { stop_reason, error, .. } => {
+            RunEvent::Finished {
+                stop_reason, error, ..
+            } => {
                 if let Some(error) = error {
                     return Some(error.message.clone());
                 }

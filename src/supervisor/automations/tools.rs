@@ -65,7 +65,11 @@ pub fn automation_tools(
 
 /// The three definitions, for listing an agent's tools.
 pub fn automation_tool_definitions() -> Vec<ToolDefinition> {
-    vec![execute_workflow_definition(), create_schedule_definition(), get_schedule_info_definition()]
+    vec![
+        execute_workflow_definition(),
+        create_schedule_definition(),
+        get_schedule_info_definition(),
+    ]
 }
 
 fn store_error(err: AutomationError) -> ToolError {
@@ -82,7 +86,11 @@ fn store_error(err: AutomationError) -> ToolError {
         ),
         AutomationError::Database(err) => {
             tracing::warn!(%err, "an automation tool could not reach the database");
-            ToolError::new("internal_error", "the schedule store failed", "Try again later.")
+            ToolError::new(
+                "internal_error",
+                "the schedule store failed",
+                "Try again later.",
+            )
         }
         other @ (AutomationError::InvalidWorkflow(_)
         | AutomationError::UnknownTool(_)
@@ -134,14 +142,20 @@ impl Tool for ExecuteWorkflow {
             let launcher = &caller.launcher;
             let workflows = super::workflows(launcher);
             let workflow = workflows
-                .get(&caller.owner, &WorkflowId::from_string(args.workflow_id), None)
+                .get(
+                    &caller.owner,
+                    &WorkflowId::from_string(args.workflow_id),
+                    None,
+                )
                 .await
                 .map_err(store_error)?;
             let steps = workflow.checked_steps().map_err(store_error)?;
             check_input(&steps, &input).map_err(ToolError::invalid_arguments)?;
             let agent = workflow_agent(launcher, &caller.owner, &workflow, caller.agent.clone())
                 .await
-                .map_err(|err| ToolError::new("internal_error", err.to_string(), "Try again later."))?;
+                .map_err(|err| {
+                    ToolError::new("internal_error", err.to_string(), "Try again later.")
+                })?;
             let model = agent
                 .model
                 .clone()
@@ -155,16 +169,28 @@ impl Tool for ExecuteWorkflow {
             );
             spec.project = caller.project.clone();
             // Each call is a record of its own, named after the calling run.
-            let record = RunId::from_string(format!("{}.{}", caller.log.run_id, uuid::Uuid::now_v7().simple()));
+            let record = RunId::from_string(format!(
+                "{}.{}",
+                caller.log.run_id,
+                uuid::Uuid::now_v7().simple()
+            ));
             if let Err(err) = workflows
-                .run_started(&record, &workflow, &caller.owner, Some(caller.chat_id.clone()))
+                .run_started(
+                    &record,
+                    &workflow,
+                    &caller.owner,
+                    Some(caller.chat_id.clone()),
+                )
                 .await
             {
                 tracing::warn!(%err, "could not record a workflow run");
             }
             let outcome = run_steps(&spec, &workflow, &steps, &input).await;
             let steps_value = serde_json::to_value(&outcome.steps).unwrap_or(Value::Null);
-            if let Err(err) = workflows.run_finished(&record, outcome.failed.clone(), steps_value).await {
+            if let Err(err) = workflows
+                .run_finished(&record, outcome.failed.clone(), steps_value)
+                .await
+            {
                 tracing::warn!(%err, "could not record how a workflow run ended");
             }
             match &outcome.failed {
@@ -259,15 +285,26 @@ impl Tool for CreateSchedule {
                 missed_policy: args.missed_policy.map(Into::into),
             };
             // Checked before a chat is made for it, so a refused schedule leaves nothing.
-            schedules.check(&caller.owner, &fields).await.map_err(store_error)?;
+            schedules
+                .check(&caller.owner, &fields)
+                .await
+                .map_err(store_error)?;
             let chat_id = if args.in_this_chat == Some(true) {
                 caller.chat_id.clone()
             } else {
-                schedule_chat(launcher, &caller.owner, &args.name, caller.agent.as_ref().map(|a| a.id.clone()))
-                    .await
-                    .map_err(store_error)?
+                schedule_chat(
+                    launcher,
+                    &caller.owner,
+                    &args.name,
+                    caller.agent.as_ref().map(|a| a.id.clone()),
+                )
+                .await
+                .map_err(store_error)?
             };
-            let view = schedules.create(&caller.owner, chat_id, fields).await.map_err(store_error)?;
+            let view = schedules
+                .create(&caller.owner, chat_id, fields)
+                .await
+                .map_err(store_error)?;
             Ok(json!({
                 "scheduleId": view.id,
                 "name": view.name,
@@ -330,8 +367,9 @@ impl Tool for GetScheduleInfo {
                 .get(&caller.owner, &ScheduleId::from_string(args.schedule_id))
                 .await
                 .map_err(store_error)?;
-            serde_json::to_value(&view)
-                .map_err(|err| ToolError::new("internal_error", err.to_string(), "Try again later."))
+            serde_json::to_value(&view).map_err(|err| {
+                ToolError::new("internal_error", err.to_string(), "Try again later.")
+            })
         })
     }
 }
