@@ -41,7 +41,7 @@ pub struct SpawnRun {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct SpawnWorkflow {
-    pub spec: crate::agent::workflow::WorkflowRunSpec,
+    pub spec: crate::agent::workflow::WorkflowRunPlan,
 }
 
 /// Starts a Deep Think run: its `DeepThinkPlanner`, which asks back for its sub-tasks'

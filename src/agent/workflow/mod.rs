@@ -7,4 +7,4 @@ pub mod engine;
 pub mod run;
 
 pub use engine::{StepReport, WorkflowOutcome, check_input, run_steps};
-pub use run::{WorkflowRun, WorkflowRunSpec};
+pub use run::{WorkflowRun, WorkflowRunPlan};

@@ -13,7 +13,7 @@ use crate::chat::automations::{Step, WorkflowView};
 use crate::run::events::{RunEvent, StopReason};
 
 /// What a workflow run is given.
-pub struct WorkflowRunSpec {
+pub struct WorkflowRunPlan {
     /// The run (its chat, tools, model, log).
     pub run: RunSpec,
     pub workflow: WorkflowView,
@@ -24,11 +24,11 @@ pub struct WorkflowRunSpec {
 }
 
 pub struct WorkflowRun {
-    spec: Option<WorkflowRunSpec>,
+    spec: Option<WorkflowRunPlan>,
 }
 
 impl WorkflowRun {
-    pub fn new(spec: WorkflowRunSpec) -> Self {
+    pub fn new(spec: WorkflowRunPlan) -> Self {
         Self { spec: Some(spec) }
     }
 }
@@ -45,8 +45,8 @@ impl Actor for WorkflowRun {
     }
 }
 
-async fn execute(spec: WorkflowRunSpec) {
-    let WorkflowRunSpec {
+async fn execute(spec: WorkflowRunPlan) {
+    let WorkflowRunPlan {
         run,
         workflow,
         steps,

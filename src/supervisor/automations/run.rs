@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::Launcher;
 use crate::agent::governance::truncate_result;
 use crate::agent::kernel::RunSpec;
-use crate::agent::workflow::{WorkflowRunSpec, check_input};
+use crate::agent::workflow::{WorkflowRunPlan, check_input};
 use crate::auth::Principal;
 use crate::chat::agents::Agent;
 use crate::chat::automations::{AutomationError, WorkflowView, Workflows};
@@ -167,7 +167,7 @@ pub async fn launch_workflow_turn(
     launcher
         .supervisor
         .do_send(crate::supervisor::SpawnWorkflow {
-            spec: WorkflowRunSpec {
+            spec: WorkflowRunPlan {
                 run,
                 workflow,
                 steps,

@@ -2,7 +2,8 @@
 //! user's workflows inside the calling run (its steps under the same governance, with
 //! `x_workflow.*` events in the run's stream), `create_schedule {name, cron, workflowId |
 //! prompt}` and `get_schedule_info {scheduleId}`. Built per run, for its owner, in a stored
-//! chat only (a schedule needs a chat to fire in); an agent naming tools must name them.
+//! chat only (a schedule needs a chat to fire in), for an agent whose `enabled_tools` names
+//! them.
 
 use std::sync::Arc;
 
@@ -38,14 +39,23 @@ struct Caller {
     agent: Option<crate::chat::agents::Agent>,
 }
 
-/// The automation tools for a run of `log`'s owner in its stored chat (`agent`: the chat's).
+/// The automation tools for a run of `log`'s owner in its stored chat (`agent`: the chat's),
+/// when the agent's `enabled_tools` names them (like `send_email`, they act beyond the chat,
+/// so an agent opts in; the agent's list then keeps those it names).
 pub fn automation_tools(
     launcher: &Launcher,
     log: &Arc<RunLog>,
     project: &str,
     agent: Option<&crate::chat::agents::Agent>,
 ) -> Vec<SharedTool> {
-    let Some(chat_id) = log.chat_id.clone() else {
+    let named = agent
+        .and_then(|a| a.enabled_tools.as_ref())
+        .is_some_and(|named| {
+            named
+                .iter()
+                .any(|n| AUTOMATION_TOOL_NAMES.contains(&n.as_str()))
+        });
+    let Some(chat_id) = log.chat_id.clone().filter(|_| named) else {
         return Vec::new();
     };
     let caller = Caller {

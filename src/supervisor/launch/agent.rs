@@ -107,7 +107,6 @@ pub fn agent_tool_definitions(
         .map(|t| t.definition())
         .collect();
     definitions.extend(chat::chat_tool_definitions(launcher));
-    definitions.extend(crate::supervisor::automations::automation_tool_definitions());
     if let Some(named) = &agent.enabled_tools {
         let research = research_tools(launcher);
         if let Some(fetch) = research.iter().find(|t| t.name() == "fetch_url") {
@@ -117,6 +116,7 @@ pub fn agent_tool_definitions(
         }
         definitions.extend(super::sql::sql_tool(launcher, agent).map(|tool| tool.definition()));
         definitions.extend(super::email::send_email_definition(launcher));
+        definitions.extend(crate::supervisor::automations::automation_tool_definitions());
         definitions.retain(|d| named.contains(&d.function.name));
     }
     if offers_knowledge(agent) {
