@@ -241,3 +241,113 @@ async fn a_schedule_that_fails_n_times_in_a_row_pauses_itself_and_says_why() {
         2
     );
 }
+
+/// A firing row claimed by a process that died `ago` before starting its run.
+async fn dead_claim(
+    app: &TestApp,
+    schedule: &str,
+    due: chrono::DateTime<chrono::Utc>,
+    ago: chrono::Duration,
+) -> entities::ids::ScheduleFiringId {
+    use sea_orm::{ActiveModelTrait, Set};
+    let id = entities::ids::ScheduleFiringId::generate();
+    entities::schedule_firings::ActiveModel {
+        id: Set(id.clone()),
+        schedule_id: Set(entities::ids::ScheduleId::from_string(schedule)),
+        due_at: Set(due),
+        status: Set(entities::schedule_firings::FiringStatus::Claimed),
+        run_id: Set(None),
+        claimed_by: Set("a-dead-process".into()),
+        error: Set(None),
+        claimed_at: Set(chrono::Utc::now() - ago),
+        finished_at: Set(None),
+    }
+    .insert(&app.db)
+    .await
+    .unwrap();
+    id
+}
+
+#[actix_web::test]
+async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never_doubled() {
+    use sea_orm::EntityTrait;
+    let app = per_second_app(3).await;
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "w", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "6 * 7"}}]}),
+    )
+    .await;
+    // Paused, so only the dead claims can fire.
+    let created = create_schedule(
+        &app,
+        json!({"name": "Nightly", "cron": "0 3 * * *", "workflow_id": workflow["id"]}),
+    )
+    .await;
+    let sid = created["id"].as_str().unwrap().to_string();
+    app.post_json(&format!("/api/schedules/{sid}/pause"), &json!({}))
+        .await;
+    let lost = dead_claim(
+        &app,
+        &sid,
+        chrono::Utc::now() - chrono::Duration::days(1),
+        chrono::Duration::minutes(10),
+    )
+    .await;
+    let taken = eventually(
+        "the lost firing to be taken over and run",
+        Duration::from_secs(20),
+        || async {
+            let row = entities::schedule_firings::Entity::find_by_id(lost.clone())
+                .one(&app.db)
+                .await
+                .unwrap()
+                .unwrap();
+            (row.status == entities::schedule_firings::FiringStatus::Succeeded).then_some(row)
+        },
+    )
+    .await;
+    assert_ne!(taken.claimed_by, "a-dead-process");
+    assert!(taken.run_id.is_some());
+
+    // A claim whose run had begun (its process died before recording it) is not run again.
+    let chat = entities::ids::ChatId::from_string(created["chat_id"].as_str().unwrap());
+    let begun_at = chrono::Utc::now() - chrono::Duration::minutes(9);
+    let doubled = dead_claim(
+        &app,
+        &sid,
+        chrono::Utc::now() - chrono::Duration::hours(2),
+        chrono::Duration::minutes(9),
+    )
+    .await;
+    {
+        use sea_orm::{ActiveModelTrait, ColumnTrait, QueryFilter, Set};
+        let row = entities::runs::Entity::find()
+            .filter(entities::runs::Column::ChatId.eq(chat.clone()))
+            .one(&app.db)
+            .await
+            .unwrap()
+            .expect("the taken-over firing's run");
+        let mut run: entities::runs::ActiveModel = row.into();
+        run.id = Set(entities::ids::RunId::generate());
+        run.created_at = Set(begun_at + chrono::Duration::seconds(1));
+        run.insert(&app.db).await.unwrap();
+    }
+    let ended = eventually(
+        "the doubtful firing to be marked interrupted",
+        Duration::from_secs(20),
+        || async {
+            let row = entities::schedule_firings::Entity::find_by_id(doubled.clone())
+                .one(&app.db)
+                .await
+                .unwrap()
+                .unwrap();
+            (row.status != entities::schedule_firings::FiringStatus::Claimed).then_some(row)
+        },
+    )
+    .await;
+    assert_eq!(
+        ended.status,
+        entities::schedule_firings::FiringStatus::Interrupted
+    );
+    assert!(ended.run_id.is_none());
+}

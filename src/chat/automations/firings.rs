@@ -17,6 +17,10 @@ use sea_orm::{
 
 use super::cron::CronTiming;
 
+/// How soon after its claim a firing's run begins (milliseconds in practice): a run begun in
+/// the schedule's chat within this window of a stale claim counts as that firing's.
+const START_WINDOW: Duration = Duration::seconds(10);
+
 /// Due schedules taken per look: the rest wait for the next one.
 pub const DUE_PER_LOOK: u64 = 100;
 
@@ -137,7 +141,9 @@ pub async fn claim(
 }
 
 /// Firings claimed more than `older_than` ago that never got a run (their process died between
-/// the claim and the start), taken over by `process` one at a time with a conditional UPDATE.
+/// the claim and the start), taken over by `process` one at a time with a conditional UPDATE —
+/// unless a run began in the schedule's chat right after the claim (its process died before
+/// recording it): that firing is marked interrupted, never run twice.
 pub async fn take_over_stale(
     db: &DatabaseConnection,
     older_than: Duration,
@@ -164,19 +170,38 @@ pub async fn take_over_stale(
         if taken.rows_affected != 1 {
             continue;
         }
-        if let Some(schedule) = schedules::Entity::find_by_id(firing.schedule_id.clone())
+        let Some(schedule) = schedules::Entity::find_by_id(firing.schedule_id.clone())
             .one(db)
             .await?
-        {
-            claims.push(Claim {
-                firing: schedule_firings::Model {
-                    claimed_by: process.to_string(),
-                    claimed_at: now,
-                    ..firing
-                },
-                schedule,
-            });
+        else {
+            continue;
+        };
+        // A run begun in its chat just after the claim may be this firing's, started by a
+        // process that died before recording it: never run it a second time.
+        let begun = entities::runs::Entity::find()
+            .filter(entities::runs::Column::ChatId.eq(schedule.chat_id.clone()))
+            .filter(entities::runs::Column::CreatedAt.gte(firing.claimed_at))
+            .filter(entities::runs::Column::CreatedAt.lte(firing.claimed_at + START_WINDOW))
+            .one(db)
+            .await?;
+        if begun.is_some() {
+            let mut active: schedule_firings::ActiveModel = firing.into();
+            active.status = Set(FiringStatus::Interrupted);
+            active.error = Set(Some(
+                "its process died as its run began; it is not run again".into(),
+            ));
+            active.finished_at = Set(Some(Utc::now()));
+            active.update(db).await?;
+            continue;
         }
+        claims.push(Claim {
+            firing: schedule_firings::Model {
+                claimed_by: process.to_string(),
+                claimed_at: now,
+                ..firing
+            },
+            schedule,
+        });
     }
     Ok(claims)
 }
