@@ -119,6 +119,7 @@ impl Application {
             .iter()
             .map(|tool| tool.name().to_string())
             .chain(crate::supervisor::launch::CHAT_TOOL_NAMES.map(str::to_string))
+            .chain(crate::supervisor::automations::AUTOMATION_TOOL_NAMES.map(str::to_string))
             .chain(config.email.is_some().then(|| SEND_EMAIL.to_string()))
             .chain(crate::tools::browser::BROWSER_TOOLS.map(str::to_string))
             .collect();
@@ -195,6 +196,7 @@ impl Application {
             }
         }
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
+        crate::supervisor::automations::scheduler::start(state.launcher.clone());
         // Before the upload sweeper and the processing queue: what a dead process left between
         // moving an upload's bytes and recording them is completed, or marked error.
         match state.workspace().recover_uncommitted().await {

@@ -259,3 +259,17 @@ id_type!(
     /// One email send_email sent or tried to send (`email_sends.id`).
     EmailSendId
 );
+id_type!(
+    /// A user's workflow (`workflows.id`): `wf_` and a UUID without hyphens.
+    WorkflowId,
+    simple "wf_"
+);
+id_type!(
+    /// A user's schedule (`schedules.id`): `sched_` and a UUID without hyphens.
+    ScheduleId,
+    simple "sched_"
+);
+id_type!(
+    /// One firing of a schedule (`schedule_firings.id`).
+    ScheduleFiringId
+);

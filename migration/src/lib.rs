@@ -31,10 +31,13 @@ mod m20261126_000024_create_attachments_table;
 mod m20261127_000025_create_agent_knowledge_bases_table;
 mod m20261127_000027_add_agent_sql_database;
 mod m20261127_000028_create_email_sends_table;
+mod m20261128_000029_create_workflows_tables;
+mod m20261128_000030_create_schedules_table;
+mod m20261128_000031_create_schedule_firings_table;
 mod m20261128_000035_add_account_profile;
 
 /// Names of every table the migrations create, in creation order.
-pub const TABLES: [&str; 17] = [
+pub const TABLES: [&str; 22] = [
     "users",
     "api_keys",
     "login_sessions",
@@ -52,6 +55,11 @@ pub const TABLES: [&str; 17] = [
     "uploads",
     "agent_knowledge_bases",
     "email_sends",
+    "workflows",
+    "workflow_versions",
+    "workflow_runs",
+    "schedules",
+    "schedule_firings",
 ];
 
 /// Applies (or rolls back) Colloquy's schema; `down` drops tables in reverse order.
@@ -88,6 +96,9 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000025_create_agent_knowledge_bases_table::Migration),
             Box::new(m20261127_000027_add_agent_sql_database::Migration),
             Box::new(m20261127_000028_create_email_sends_table::Migration),
+            Box::new(m20261128_000029_create_workflows_tables::Migration),
+            Box::new(m20261128_000030_create_schedules_table::Migration),
+            Box::new(m20261128_000031_create_schedule_firings_table::Migration),
             Box::new(m20261128_000035_add_account_profile::Migration),
         ]
     }

@@ -7,7 +7,8 @@
 //! (call keys and loop detection, base64 images, truncation, previews), `rate_limit`, `pause`
 //! (waiting for an ask_user answer or client tool results), `loop_state`, `fitting` (with
 //! `context` and `summary`), `prompt`, `images`, `usage`, `test_support` (tests only) and
-//! `deep_think` (`DeepThinkPlanner`, `DeepThinkSubtask`).
+//! `deep_think` (`DeepThinkPlanner`, `DeepThinkSubtask`) and `workflow` (a workflow's steps
+//! under the same governance, `WorkflowRun`).
 
 pub mod context;
 pub mod deep_think;
@@ -26,3 +27,4 @@ pub mod summary;
 pub(crate) mod test_support;
 pub mod tool_round;
 pub mod usage;
+pub mod workflow;

@@ -242,7 +242,13 @@ fn announcement(tool: &SharedTool) -> Option<ProgressKind> {
 }
 
 /// Counts a finished call in the metrics and logs one line for it.
-fn record_call(spec: &RunSpec, tool: &str, code: Option<&str>, took: Duration, text: &str) {
+pub(super) fn record_call(
+    spec: &RunSpec,
+    tool: &str,
+    code: Option<&str>,
+    took: Duration,
+    text: &str,
+) {
     let tokens = crate::retrieval::chunk::Chunker::default()
         .encode(text)
         .len() as u64;

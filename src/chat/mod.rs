@@ -9,13 +9,15 @@
 //! messages), `asks` (pending ask_user questions and client tool calls), `agents` (and the
 //! knowledge bases each searches), `knowledge_bases` (a user's named document collections),
 //! `responses` (stored Responses API responses: rows, an ended run's outcome, `item_reference`
-//! lookups), `export` (a chat's JSON and Markdown, an account's archive, an export imported back)
-//! and `recovery` (drafts, and runs a dead process left running).
+//! lookups), `export` (a chat's JSON and Markdown, an account's archive, an export imported back),
+//! `recovery` (drafts, and runs a dead process left running) and `automations` (workflows and
+//! schedules as stored data, and claiming a schedule's due time).
 
 pub mod agents;
 pub mod artifacts;
 pub mod attachments;
 pub mod export;
+pub mod automations;
 pub mod knowledge_bases;
 pub mod memory;
 pub mod persistence;

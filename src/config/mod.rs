@@ -26,6 +26,7 @@ mod llm;
 mod load;
 mod mcp;
 mod retrieval;
+mod schedules;
 mod server;
 mod sql;
 mod threads;
@@ -50,6 +51,7 @@ pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
 pub use retrieval::{DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig};
+pub use schedules::SchedulesConfig;
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use sql::{MAX_SQL_DATABASE_ID_CHARS, MAX_SQL_ROWS, SqlConfig, SqlDatabaseConfig, SqlTarget};
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
@@ -104,6 +106,8 @@ pub struct Config {
     pub email: Option<EmailConfig>,
     /// `[browser]`: the Chromium `browser_action` and `analyze_page` drive.
     pub browser: BrowserConfig,
+    /// `[schedules]`: workflows' and schedules' limits and timing.
+    pub schedules: SchedulesConfig,
 }
 
 impl Default for Config {
@@ -133,6 +137,7 @@ impl Default for Config {
             sql: SqlConfig::default(),
             email: None,
             browser: BrowserConfig::default(),
+            schedules: SchedulesConfig::default(),
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::chat::agents::AgentError;
 use crate::chat::artifacts::ArtifactError;
 use crate::chat::attachments::AttachmentError;
 use crate::chat::export::{ArchiveError, ImportError};
+use crate::chat::automations::AutomationError;
 use crate::chat::knowledge_bases::KnowledgeBaseError;
 use crate::chat::memory::MemoryError;
 use crate::chat::persistence::ChatStoreError;
@@ -295,6 +296,32 @@ impl From<AgentError> for AppError {
                 "knowledge base {id} not found; GET /api/knowledge-bases lists yours"
             )),
             AgentError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+impl From<AutomationError> for AppError {
+    fn from(err: AutomationError) -> Self {
+        let message = err.to_string();
+        let invalid =
+            |code: &'static str, message: String| AppError::InvalidWithCode { code, message };
+        match err {
+            AutomationError::InvalidWorkflow(_) => invalid("invalid_workflow", message),
+            AutomationError::UnknownTool(_) => invalid("unknown_tool", message),
+            AutomationError::InvalidTemplate(_) => invalid("invalid_template", message),
+            AutomationError::MissingInput(_) => invalid("missing_input", message),
+            AutomationError::InvalidSchedule(_) => invalid("invalid_schedule", message),
+            AutomationError::WorkflowNotFound => AppError::NotFound("workflow"),
+            AutomationError::ScheduleNotFound => AppError::NotFound("schedule"),
+            AutomationError::TooMany { what, .. } => AppError::LimitReached {
+                code: if what == "schedules" {
+                    "too_many_schedules"
+                } else {
+                    "too_many_workflows"
+                },
+                message,
+            },
+            AutomationError::Database(db) => AppError::Database(db),
         }
     }
 }

@@ -37,11 +37,13 @@ mod run_failure;
 mod run_usage;
 mod runs;
 mod screenshots;
+mod schedules;
 pub mod sse;
 mod tools;
 pub mod ui;
 mod uploads;
 mod vector_stores;
+mod workflows;
 
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
@@ -89,6 +91,8 @@ pub fn configure(
     .configure(files::configure)
     .configure(vector_stores::configure)
     .configure(knowledge_bases::configure)
+    .configure(workflows::configure)
+    .configure(schedules::configure)
     .configure(ui::configure)
     .default_service(web::to(not_found));
 }

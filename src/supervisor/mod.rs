@@ -7,8 +7,10 @@
 //! Beside it: `launch` (`Launcher`, the handles runs need — not `AppState` —, with `plan`: the
 //! checks that write nothing, `options`, `agent` and `chat`: what an agent and a chat add to a
 //! run), `resume` (paused runs continued) and `continuation` (Deep Think runs continued after
-//! a restart).
+//! a restart) and `automations` (workflow runs of their own, the scheduler, and the
+//! workflow and schedule tools).
 
+pub mod automations;
 pub mod continuation;
 pub mod launch;
 pub mod resume;
@@ -33,6 +35,13 @@ const SWEEP_EVERY: Duration = Duration::from_secs(30);
 #[rtype(result = "()")]
 pub struct SpawnRun {
     pub spec: RunSpec,
+}
+
+/// Starts a run of a workflow of its own (`WorkflowRun`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SpawnWorkflow {
+    pub spec: crate::agent::workflow::WorkflowRunPlan,
 }
 
 /// Starts a Deep Think run: its `DeepThinkPlanner`, which asks back for its sub-tasks'
@@ -114,6 +123,17 @@ impl Handler<SpawnDeepThink> for ChatSupervisor {
         self.runs.insert(msg.spec.run.log.clone());
         let arbiter = self.registry.arbiter();
         DeepThinkPlanner::start_in_arbiter(&arbiter, move |_| DeepThinkPlanner::new(msg.spec));
+    }
+}
+
+impl Handler<SpawnWorkflow> for ChatSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: SpawnWorkflow, _: &mut Self::Context) {
+        let arbiter = self.registry.arbiter();
+        crate::agent::workflow::WorkflowRun::start_in_arbiter(&arbiter, move |_| {
+            crate::agent::workflow::WorkflowRun::new(msg.spec)
+        });
     }
 }
 

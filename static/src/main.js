@@ -12,6 +12,7 @@ import { conversationView } from "./conversation/view.js";
 import { knowledgeView } from "./knowledge/page.js";
 import { accountView } from "./settings/page.js";
 import { agentsView } from "./agents/page.js";
+import { automationsView } from "./automations/page.js";
 
 const root = document.getElementById("app");
 let shell = null;
@@ -56,12 +57,17 @@ function showApp() {
   let shown;
   const show = () => {
     const { name, chatId, kbId } = store.get().route;
-    const key = name === "knowledge" ? `knowledge:${kbId ?? ""}` : ["settings", "agents"].includes(name) ? name : `chat:${chatId ?? ""}`;
+    const key = name === "chat" || name === "home" ? `chat:${chatId ?? ""}` : `${name}:${kbId ?? ""}`;
     if (view && shown === key) return;
     view?.destroy();
     shown = key;
     const onMenu = () => layout.classList.add("drawer-open");
-    const pages = { knowledge: () => knowledgeView({ kbId, onMenu }), settings: () => accountView({ onMenu }), agents: () => agentsView({ onMenu }) };
+    const pages = {
+      knowledge: () => knowledgeView({ kbId, onMenu }),
+      settings: () => accountView({ onMenu }),
+      agents: () => agentsView({ onMenu }),
+      automations: () => automationsView({ onMenu }),
+    };
     view = (pages[name] ?? (() => conversationView({ chatId, onMenu })))();
     main.replaceChildren(view.el);
   };

@@ -1,5 +1,6 @@
-// URLs: `/` (a new chat), `/c/{chatId}`, and the knowledge bases page `/knowledge` (one
-// opened: `/knowledge/{kbId}`), the account page `/settings` and the agents page `/agents`. Reload, back and deep links all go through here.
+// URLs: `/` (a new chat), `/c/{chatId}`, the knowledge bases page `/knowledge` (one
+// opened: `/knowledge/{kbId}`), the account page `/settings`, the agents page `/agents` and
+// `/automations` (workflows and schedules). Reload, back and deep links all go through here.
 import { store } from "./store.js";
 
 export function parse(pathname) {
@@ -9,6 +10,7 @@ export function parse(pathname) {
   if (knowledge) return { name: "knowledge", chatId: null, kbId: knowledge[1] ? decodeURIComponent(knowledge[1]) : null };
   if (/^\/settings\/?$/.test(pathname)) return { name: "settings", chatId: null, kbId: null };
   if (/^\/agents\/?$/.test(pathname)) return { name: "agents", chatId: null, kbId: null };
+  if (/^\/automations\/?$/.test(pathname)) return { name: "automations", chatId: null, kbId: null };
   return { name: "home", chatId: null, kbId: null };
 }
 

@@ -765,3 +765,33 @@ async fn a_knowledge_base_is_made_filled_given_to_an_agent_and_searched_in_its_c
     let agents: Value = app.get("/api/agents").await.json().await.unwrap();
     assert_eq!(agents["agents"][0]["knowledge_base_ids"], json!([]));
 }
+
+#[actix_web::test]
+async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_and_deletes() {
+    let app = browser_app(|_| {}).await;
+    let workflow = crate::workflows::create_workflow(
+        &app,
+        json!({"name": "Morning digest", "steps": [
+            {"id": "sum", "tool": "calculator", "arguments": {"expression": "1 + 1"}},
+            {"id": "say", "prompt": "Explain {{steps.sum.result}}"}
+        ]}),
+    )
+    .await;
+    let created = app
+        .post_json(
+            "/api/schedules",
+            &json!({"name": "Weekday digest", "cron": "0 9 * * 1-5", "time_zone": "Europe/Paris", "workflow_id": workflow["id"]}),
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    let created: Value = created.json().await.unwrap();
+    run_scenario(&app, "automations", &[]).await;
+    let id = created["id"].as_str().unwrap();
+    assert_eq!(
+        app.get(&format!("/api/schedules/{id}")).await.status(),
+        404,
+        "deleted"
+    );
+    let listed: Value = app.get("/api/workflows").await.json().await.unwrap();
+    assert_eq!(listed["total"], 1, "the workflow stays");
+}

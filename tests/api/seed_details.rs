@@ -403,14 +403,14 @@ async fn text_cut_at_the_limit_is_logged_with_the_document_and_both_lengths() {
 #[actix_web::test]
 async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_names() {
     let app = spawn_app().await;
-    // The spec's platform tools (docs/spec.md#platform-tools): execute_workflow is not built;
+    // The spec's platform tools (docs/spec.md#platform-tools); no_such_tool is no tool at all;
     // execute_sql needs a declared database and send_email an [email] section.
     let refused = app
         .post_json(
             "/api/agents",
             &json!({"name": "Seed", "tools_enabled": true,
                     "enabled_tools": ["search_knowledge", "browse_url", "execute_sql", "send_email",
-                        "execute_workflow"]}),
+                        "no_such_tool"]}),
         )
         .await;
     assert_eq!(refused.status(), 400);
@@ -419,7 +419,7 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
     let message = error["message"].as_str().unwrap();
     // The unknown names, and only them, then what may be named instead.
     assert!(
-        message.contains("does not have: execute_workflow;"),
+        message.contains("does not have: no_such_tool;"),
         "{message}"
     );
     assert!(

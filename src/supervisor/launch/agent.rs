@@ -117,6 +117,7 @@ pub fn agent_tool_definitions(
         definitions.extend(super::sql::sql_tool(launcher, agent).map(|tool| tool.definition()));
         definitions.extend(super::email::send_email_definition(launcher));
         definitions.extend(super::browser::browser_definitions(launcher));
+        definitions.extend(crate::supervisor::automations::automation_tool_definitions());
         definitions.retain(|d| named.contains(&d.function.name));
     }
     if offers_knowledge(agent) {
@@ -149,6 +150,7 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
         .map(|t| t.name().to_string())
         .collect();
     known.extend(chat::CHAT_TOOL_NAMES.map(str::to_string));
+    known.extend(crate::supervisor::automations::AUTOMATION_TOOL_NAMES.map(str::to_string));
     known.extend(crate::tools::alias::Alias::NAMES.map(str::to_string));
     known.push(SEARCH_KNOWLEDGE.to_string());
     if !launcher.sql.is_empty() {

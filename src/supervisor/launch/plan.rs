@@ -108,6 +108,12 @@ pub(in crate::supervisor) fn plan(
             &parts,
             file_search,
         ));
+        tools.extend(crate::supervisor::automations::automation_tools(
+            launcher,
+            &log,
+            project,
+            options.agent.as_ref(),
+        ));
     }
     apply_agent(launcher, options, &log, &mut tools);
     tools.extend(super::browser::browser_tools(launcher, options, &log));

@@ -31,7 +31,7 @@ export function sidebarView({ onSignOut, onNavigate }) {
     go(path);
   } }, label);
   const who = h("span", { class: "who" });
-  const pages = [pageLink("/agents", "Agents"), pageLink("/settings", "Account settings")];
+  const pages = [pageLink("/automations", "Automations"), pageLink("/agents", "Agents"), pageLink("/settings", "Account settings")];
   const el = h("nav", { class: "sidebar", "aria-label": "Chats" },
     h("div", { class: "sidebar-top" },
       h("a", { href: "/", class: "brand", onclick: (e) => { e.preventDefault(); go("/"); } }, "Colloquy"),

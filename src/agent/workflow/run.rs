@@ -1,0 +1,93 @@
+//! `WorkflowRun`: one actor per run of a workflow of its own (over REST, or a schedule's
+//! firing) in a chat: it runs the steps (`engine`), streams the result as the answer's text,
+//! and ends the run like the loop does (`loop_actor::finish`: the chat's session persists the
+//! answer), then hands the outcome to whoever records it (the run itself writes nothing).
+
+use actix::prelude::*;
+use serde_json::{Value, json};
+
+use super::engine::{WorkflowOutcome, run_steps};
+use crate::agent::kernel::{LoopOutcome, RunSpec};
+use crate::agent::loop_actor::finish;
+use crate::chat::automations::{Step, WorkflowView};
+use crate::run::events::{RunEvent, StopReason};
+
+/// What a workflow run is given.
+pub struct WorkflowRunPlan {
+    /// The run (its chat, tools, model, log).
+    pub run: RunSpec,
+    pub workflow: WorkflowView,
+    pub steps: Vec<Step>,
+    pub input: Value,
+    /// Where the outcome goes once the answer is saved.
+    pub done: tokio::sync::oneshot::Sender<WorkflowOutcome>,
+}
+
+pub struct WorkflowRun {
+    spec: Option<WorkflowRunPlan>,
+}
+
+impl WorkflowRun {
+    pub fn new(spec: WorkflowRunPlan) -> Self {
+        Self { spec: Some(spec) }
+    }
+}
+
+impl Actor for WorkflowRun {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let Some(spec) = self.spec.take() else {
+            ctx.stop();
+            return;
+        };
+        ctx.spawn(execute(spec).into_actor(self).map(|(), _, ctx| ctx.stop()));
+    }
+}
+
+async fn execute(spec: WorkflowRunPlan) {
+    let WorkflowRunPlan {
+        run,
+        workflow,
+        steps,
+        input,
+        done,
+    } = spec;
+    let log = &run.log;
+    log.push(RunEvent::Extension {
+        event_type: "x_workflow.started".into(),
+        payload: json!({"workflow_id": workflow.id, "version": workflow.version,
+            "name": workflow.name, "steps": steps.iter().map(|s| &s.id).collect::<Vec<_>>()}),
+    });
+    let outcome = run_steps(&run, &workflow, &steps, &input).await;
+    let answer = outcome.answer(&workflow);
+    if !answer.is_empty() {
+        log.push(RunEvent::TextDelta {
+            content: answer.clone(),
+        });
+    }
+    log.push(RunEvent::Extension {
+        event_type: "x_workflow.finished".into(),
+        payload: outcome.to_value(&workflow),
+    });
+    let stop_reason = if log.cancel.is_cancelled() {
+        StopReason::Cancelled
+    } else {
+        StopReason::Completed
+    };
+    finish(
+        &run,
+        LoopOutcome {
+            content: answer,
+            reasoning: None,
+            stop_reason,
+            usage: outcome.usage,
+            research_usage: Default::default(),
+            iterations: outcome.steps.len() as u32,
+            error: None,
+            pause: None,
+        },
+    )
+    .await;
+    let _ = done.send(outcome);
+}

@@ -1,0 +1,210 @@
+//! The scheduler: every `schedules.poll_interval_ms` each process looks for due schedules,
+//! claims each due time through the database (`chat::automations::firings`: only one process
+//! wins it, and the firing is recorded before its run starts), and fires it as a run in the
+//! schedule's chat — its workflow, or its prompt as a user message. When the run ends the
+//! outcome is recorded; after `max_consecutive_failures` failures in a row the schedule
+//! pauses itself, saying why.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use entities::ids::UserId;
+use futures_util::StreamExt;
+use sea_orm::EntityTrait;
+
+use super::{Launcher, launch_workflow_turn};
+use crate::auth::Principal;
+use crate::chat::automations::firings::{self, Claim};
+use crate::chat::session::Turn;
+use crate::run::events::{RunEvent, StopReason};
+use crate::run::log::RunLog;
+use crate::supervisor::launch::{RunOptions, launch_chat_turn};
+
+/// A firing claimed this long ago that still has no run lost its process between the claim
+/// and the start (which takes milliseconds): another process takes it over.
+const STALE_CLAIM: Duration = Duration::from_secs(120);
+
+/// Starts this process's scheduler (call once, at start-up, after recovery).
+pub fn start(launcher: Launcher) {
+    let config = launcher.config.schedules.clone();
+    if config.test_only_seconds_field {
+        tracing::error!(
+            "schedules.test_only_seconds_field is ON: cron expressions may have a seconds field. \
+             This setting is for tests only; turn it off in production"
+        );
+    }
+    let process = uuid::Uuid::now_v7().simple().to_string();
+    tokio::spawn(async move {
+        match firings::interrupted_by_restart(&launcher.db).await {
+            Ok(0) => {}
+            Ok(count) => tracing::warn!(
+                count,
+                "schedule firings cut off by a restart were marked interrupted"
+            ),
+            Err(err) => tracing::warn!(%err, "could not look for firings cut off by a restart"),
+        }
+        let mut every =
+            tokio::time::interval(Duration::from_millis(config.poll_interval_ms.max(50)));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            if let Err(err) = look(&launcher, &process).await {
+                tracing::warn!(%err, "could not look for due schedules");
+            }
+        }
+    });
+}
+
+/// One look: claims and fires what is due, and takes over stale claims.
+async fn look(launcher: &Launcher, process: &str) -> Result<(), sea_orm::DbErr> {
+    let db = &launcher.db;
+    let now = Utc::now();
+    let grace = chrono::Duration::seconds(launcher.config.schedules.missed_grace_secs as i64);
+    let schedules = super::schedules(launcher);
+    for schedule in firings::due(db, now).await? {
+        let Some(first) = schedule.next_due_at else {
+            continue;
+        };
+        let timing = match schedules.timing(&schedule) {
+            Ok(timing) => timing,
+            Err(err) => {
+                let reason = format!("paused: its timing no longer parses ({err})");
+                if let Err(err) = schedules
+                    .pause(&schedule.user_id, &schedule.id, &reason)
+                    .await
+                {
+                    tracing::warn!(schedule_id = %schedule.id, %err, "could not pause a schedule");
+                }
+                continue;
+            }
+        };
+        let decision = firings::decide(&timing, schedule.missed_policy, first, now, grace);
+        if decision.skipped > 0 {
+            tracing::info!(schedule_id = %schedule.id, skipped = decision.skipped, "due times missed while no server ran are skipped");
+        }
+        if let Some(claim) = firings::claim(db, &schedule, &decision, process).await? {
+            fire(launcher.clone(), claim);
+        }
+    }
+    for claim in firings::take_over_stale(
+        db,
+        chrono::Duration::from_std(STALE_CLAIM).unwrap_or_default(),
+        process,
+    )
+    .await?
+    {
+        tracing::warn!(schedule_id = %claim.schedule.id, "took over a firing whose process died before starting it");
+        fire(launcher.clone(), claim);
+    }
+    Ok(())
+}
+
+/// Runs a claimed firing and records how it ended.
+fn fire(launcher: Launcher, claim: Claim) {
+    tokio::spawn(async move {
+        let db = &launcher.db;
+        let error = match start_run(&launcher, &claim).await {
+            Ok(log) => {
+                if let Err(err) = firings::started(db, &claim.firing.id, &log.run_id).await {
+                    tracing::warn!(%err, "could not record a firing's run");
+                }
+                outcome(&log).await
+            }
+            Err(why) => Some(why),
+        };
+        let max = launcher.config.schedules.max_consecutive_failures;
+        match firings::finished(db, &claim, error, max).await {
+            Ok(true) => {
+                tracing::warn!(schedule_id = %claim.schedule.id, "a schedule paused itself after failing {max} times in a row")
+            }
+            Ok(false) => {}
+            Err(err) => tracing::warn!(%err, "could not record a firing's outcome"),
+        }
+    });
+}
+
+/// The schedule's owner, as the principal its runs are made for.
+async fn owner(launcher: &Launcher, id: &UserId) -> Result<Principal, String> {
+    let user = entities::users::Entity::find_by_id(id.clone())
+        .one(&launcher.db)
+        .await
+        .map_err(|err| err.to_string())?
+        .ok_or("the schedule's owner is gone")?;
+    Ok(Principal {
+        user_id: user.id,
+        username: user.username,
+        is_admin: user.is_admin,
+        api_key_id: None,
+    })
+}
+
+/// Starts the firing's run in the schedule's chat.
+async fn start_run(launcher: &Launcher, claim: &Claim) -> Result<Arc<RunLog>, String> {
+    let schedule = &claim.schedule;
+    let principal = owner(launcher, &schedule.user_id).await?;
+    let started = match (&schedule.workflow_id, &schedule.prompt) {
+        (Some(workflow_id), _) => {
+            let workflow = super::workflows(launcher)
+                .get(&schedule.user_id, workflow_id, None)
+                .await
+                .map_err(|err| err.to_string())?;
+            let input = schedule
+                .input
+                .clone()
+                .unwrap_or_else(|| serde_json::json!({}));
+            launch_workflow_turn(launcher, &principal, &schedule.chat_id, workflow, input).await
+        }
+        (None, Some(prompt)) => {
+            let turn = Turn::Send {
+                parent_id: None,
+                content: prompt.clone(),
+                images: Vec::new(),
+            };
+            launch_chat_turn(
+                launcher,
+                &principal,
+                &schedule.chat_id,
+                turn,
+                RunOptions::default(),
+            )
+            .await
+        }
+        (None, None) => return Err("the schedule fires neither a workflow nor a prompt".into()),
+    };
+    started.map_err(|err| err.to_string())
+}
+
+/// Waits for the run to end: `None` when it succeeded, else why it failed (a run error, a stop
+/// other than completion, or a workflow that stopped at a step).
+async fn outcome(log: &Arc<RunLog>) -> Option<String> {
+    let mut events = Box::pin(log.subscribe(0));
+    let mut workflow_failure = None;
+    while let Some((_, event)) = events.next().await {
+        match event.as_ref() {
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type == "x_workflow.finished" && payload["status"] == "failed" => {
+                workflow_failure = Some(format!(
+                    "step \"{}\" failed: {}",
+                    payload["failedStep"].as_str().unwrap_or_default(),
+                    payload["error"].as_str().unwrap_or_default()
+                ));
+            }
+            RunEvent::Finished {
+                stop_reason, error, ..
+            } => {
+                if let Some(error) = error {
+                    return Some(error.message.clone());
+                }
+                if *stop_reason != StopReason::Completed {
+                    return Some(format!("the run ended with {}", stop_reason.as_str()));
+                }
+                return workflow_failure;
+            }
+            _ => {}
+        }
+    }
+    Some("the run ended without finishing".into())
+}

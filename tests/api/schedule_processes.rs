@@ -1,0 +1,290 @@
+//! Schedules across real `colloquy serve` processes: one SIGKILLed and started again on the
+//! same SQLite database fires no due time twice and skips those missed while it was down; two
+//! sharing one PostgreSQL (`COLLOQUY_TEST_POSTGRES_URL`, skipped with a note when unset; CI
+//! sets it) fire each of 20 due times exactly once. Due every second under the test-only
+//! seconds field.
+
+use std::collections::BTreeSet;
+use std::net::TcpListener;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use entities::ids::{ChatId, ScheduleId};
+use sea_orm::{
+    ColumnTrait, Database, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
+};
+use serde_json::{Value, json};
+
+use crate::helpers::ADMIN_KEY;
+use crate::subprocess::{Background, start_within};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_colloquy");
+const POSTGRES_URL_VAR: &str = "COLLOQUY_TEST_POSTGRES_URL";
+/// How long one server process may live in these tests.
+const PROCESS_LIMIT: Duration = Duration::from_secs(240);
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A `colloquy serve` on its own port, over `database` (a URL; `None`: SQLite in `dir`).
+struct Server {
+    _process: Background,
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Server {
+    async fn start(dir: &std::path::Path, database: Option<&str>) -> Self {
+        let port = free_port();
+        let mut command = Command::new(BINARY);
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("COLLOQUY_DATA_DIR", dir)
+            .env("COLLOQUY_BIND", format!("127.0.0.1:{port}"))
+            .env("COLLOQUY_LOG__FILTER", "warn")
+            .env("COLLOQUY_LLM__BASE_URL", "http://127.0.0.1:9/v1")
+            .env("COLLOQUY_AUTH__BOOTSTRAP_API_KEY", ADMIN_KEY)
+            .env("COLLOQUY_SCHEDULES__TEST_ONLY_SECONDS_FIELD", "true")
+            .env("COLLOQUY_SCHEDULES__POLL_INTERVAL_MS", "200")
+            .env("COLLOQUY_SCHEDULES__MISSED_GRACE_SECS", "1")
+            .arg("serve");
+        if let Some(url) = database {
+            command.env("COLLOQUY_DATABASE__URL", url);
+        }
+        let process = start_within(command, "colloquy serve", PROCESS_LIMIT);
+        let server = Self {
+            _process: process,
+            base: format!("http://127.0.0.1:{port}"),
+            http: reqwest::Client::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let ready = server
+                .http
+                .get(format!("{}/health/ready", server.base))
+                .send()
+                .await;
+            if ready.is_ok_and(|r| r.status().is_success()) {
+                return server;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "colloquy serve did not become ready"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Value {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(ADMIN_KEY)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response.status().is_success(),
+            "{path}: {:?}",
+            response.text().await
+        );
+        response.json().await.unwrap()
+    }
+
+    /// A schedule due every second, firing a one-step workflow; its id and chat.
+    async fn every_second(&self) -> (ScheduleId, ChatId) {
+        let workflow = self
+            .post(
+                "/api/workflows",
+                json!({"name": "tick", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "1 + 1"}}]}),
+            )
+            .await;
+        let schedule = self
+            .post(
+                "/api/schedules",
+                json!({"name": "tick", "cron": "* * * * * *", "workflow_id": workflow["id"]}),
+            )
+            .await;
+        (
+            ScheduleId::from_string(schedule["id"].as_str().unwrap()),
+            ChatId::from_string(schedule["chat_id"].as_str().unwrap()),
+        )
+    }
+}
+
+async fn firings(
+    db: &DatabaseConnection,
+    id: &ScheduleId,
+) -> Vec<entities::schedule_firings::Model> {
+    entities::schedule_firings::Entity::find()
+        .filter(entities::schedule_firings::Column::ScheduleId.eq(id.clone()))
+        .all(db)
+        .await
+        .unwrap()
+}
+
+async fn runs_in(db: &DatabaseConnection, chat: &ChatId) -> u64 {
+    entities::runs::Entity::find()
+        .filter(entities::runs::Column::ChatId.eq(chat.clone()))
+        .count(db)
+        .await
+        .unwrap()
+}
+
+/// Waits until the schedule has `count` firings.
+async fn wait_for_firings(
+    db: &DatabaseConnection,
+    id: &ScheduleId,
+    count: usize,
+    within: Duration,
+) {
+    let deadline = Instant::now() + within;
+    while firings(db, id).await.len() < count {
+        assert!(
+            Instant::now() < deadline,
+            "{count} firings did not happen within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Every firing was one run: distinct due times, each with its own run, and as many runs in
+/// the schedule's chat as firings that started one.
+async fn assert_each_fired_once(
+    db: &DatabaseConnection,
+    id: &ScheduleId,
+    chat: &ChatId,
+) -> Vec<DateTime<Utc>> {
+    let all = firings(db, id).await;
+    let due: BTreeSet<DateTime<Utc>> = all.iter().map(|f| f.due_at).collect();
+    assert_eq!(due.len(), all.len(), "a due time fired twice");
+    let run_ids: BTreeSet<String> = all
+        .iter()
+        .filter_map(|f| f.run_id.as_ref().map(|r| r.to_string()))
+        .collect();
+    assert_eq!(
+        run_ids.len(),
+        all.iter().filter(|f| f.run_id.is_some()).count()
+    );
+    assert_eq!(
+        runs_in(db, chat).await,
+        run_ids.len() as u64,
+        "runs in the chat besides the firings' own"
+    );
+    due.into_iter().collect()
+}
+
+#[actix_web::test]
+async fn a_server_killed_and_restarted_fires_no_due_time_twice_and_skips_the_missed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), None).await;
+    let url = format!(
+        "sqlite://{}?mode=rw",
+        dir.path().join("colloquy.db").display()
+    );
+    let db = Database::connect(&url).await.unwrap();
+    let (id, chat) = server.every_second().await;
+    wait_for_firings(&db, &id, 3, Duration::from_secs(30)).await;
+    drop(server); // SIGKILL to its process group
+    let killed_at = Utc::now();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let restarted_at = Utc::now();
+    let server = Server::start(dir.path(), None).await;
+    let before = firings(&db, &id).await.len();
+    wait_for_firings(&db, &id, before + 3, Duration::from_secs(30)).await;
+    server
+        .post(&format!("/api/schedules/{id}/pause"), json!({}))
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let due = assert_each_fired_once(&db, &id, &chat).await;
+    let missed: Vec<_> = due
+        .iter()
+        .filter(|at| {
+            // The grace (1 s) lets a due time just before the new process's first look fire.
+            **at > killed_at + chrono::Duration::seconds(1)
+                && **at < restarted_at - chrono::Duration::seconds(1)
+        })
+        .collect();
+    let seen: Vec<_> = firings(&db, &id)
+        .await
+        .into_iter()
+        .map(|f| (f.due_at, f.claimed_at, f.claimed_by, f.status))
+        .collect();
+    assert!(
+        missed.is_empty(),
+        "due times missed while down were fired: {missed:?} (killed {killed_at}, restarted {restarted_at}): {seen:?}"
+    );
+    let schedule = entities::schedules::Entity::find_by_id(id.clone())
+        .one(&db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        schedule.skipped_firings >= 3,
+        "skipped {}",
+        schedule.skipped_firings
+    );
+    // The firing the kill cut off (if one was running) is not run again: it is marked interrupted.
+    let all = firings(&db, &id).await;
+    assert!(
+        all.iter()
+            .all(|f| f.status != entities::schedule_firings::FiringStatus::Claimed)
+    );
+}
+
+#[actix_web::test]
+async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_once() {
+    let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
+        println!("skipped: {POSTGRES_URL_VAR} is not set");
+        return;
+    };
+    // A database of this test's own.
+    let name = format!("colloquy_sched_{}", uuid::Uuid::new_v4().simple());
+    let admin = Database::connect(&admin_url).await.unwrap();
+    use sea_orm::ConnectionTrait;
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let mut url = url::Url::parse(&admin_url).unwrap();
+    url.set_path(&name);
+    let url = url.to_string();
+
+    let dir_a = tempfile::tempdir().unwrap();
+    let dir_b = tempfile::tempdir().unwrap();
+    let a = Server::start(dir_a.path(), Some(&url)).await;
+    let b = Server::start(dir_b.path(), Some(&url)).await;
+    let db = Database::connect(&url).await.unwrap();
+    let (id, chat) = a.every_second().await;
+    wait_for_firings(&db, &id, 21, Duration::from_secs(60)).await;
+    b.post(&format!("/api/schedules/{id}/pause"), json!({}))
+        .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    let due = assert_each_fired_once(&db, &id, &chat).await;
+    assert!(due.len() >= 20, "{} firings", due.len());
+    // No due time was lost either: one firing for every second from the first to the last.
+    let span = (*due.last().unwrap() - *due.first().unwrap()).num_seconds() + 1;
+    assert_eq!(span as usize, due.len(), "due times were skipped: {due:?}");
+    let claimers: BTreeSet<String> = firings(&db, &id)
+        .await
+        .into_iter()
+        .map(|f| f.claimed_by)
+        .collect();
+    println!("firings claimed by {} processes", claimers.len());
+    drop((a, b));
+    db.close().await.unwrap();
+    admin
+        .execute_unprepared(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .await
+        .unwrap();
+}

@@ -1,0 +1,353 @@
+//! Schedules in the real server: the five-field rule (a seconds field only under the
+//! test-only switch), REST create/pause/resume/delete, a schedule due every second firing its
+//! workflow or prompt as runs in its chat, and pausing itself after failures in a row.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
+use crate::workflows::create_workflow;
+
+/// An app whose schedules may be due every second (the test-only seconds field), looked at
+/// five times a second.
+async fn per_second_app(max_failures: u32) -> TestApp {
+    spawn_app_with(|config| {
+        config.schedules.test_only_seconds_field = true;
+        config.schedules.poll_interval_ms = 200;
+        config.schedules.max_consecutive_failures = max_failures;
+    })
+    .await
+}
+
+async fn create_schedule(app: &TestApp, body: Value) -> Value {
+    let response = app.post_json("/api/schedules", &body).await;
+    assert_eq!(response.status(), 201, "{:?}", response.text().await);
+    response.json().await.unwrap()
+}
+
+async fn schedule(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/api/schedules/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
+    let app = spawn_app().await;
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "w", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "1 + 1"}}]}),
+    )
+    .await;
+    let id = workflow["id"].as_str().unwrap();
+    for (cron, zone) in [
+        ("* * * * * *", "UTC"),
+        ("0 9 * *", "UTC"),
+        ("0 9 * * *", "Mars/Base"),
+        ("@daily", "UTC"),
+    ] {
+        let response = app
+            .post_json(
+                "/api/schedules",
+                &json!({"name": "x", "cron": cron, "time_zone": zone, "workflow_id": id}),
+            )
+            .await;
+        assert_eq!(response.status(), 400, "{cron} {zone}");
+        assert_eq!(error_body(response).await["code"], "invalid_schedule");
+    }
+    let neither = app
+        .post_json("/api/schedules", &json!({"name": "x", "cron": "0 9 * * *"}))
+        .await;
+    assert_eq!(neither.status(), 400);
+    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    assert_eq!(
+        chats["chats"].as_array().map_or(0, Vec::len),
+        0,
+        "a refused schedule makes no chat: {chats}"
+    );
+
+    let created = create_schedule(&app, json!({"name": "Weekdays", "cron": "30 8 * * 1-5", "workflow_id": id, "time_zone": "Asia/Tokyo"})).await;
+    assert!(created["id"].as_str().unwrap().starts_with("sched_"));
+    assert_eq!(created["missed_policy"], "skip", "skip by default");
+    let next = created["next_firings"][0].as_str().unwrap();
+    // 08:30 in Tokyo is 23:30 UTC.
+    assert!(next.contains("23:30:00"), "{next}");
+
+    let sid = created["id"].as_str().unwrap();
+    let paused: Value = app
+        .post_json(&format!("/api/schedules/{sid}/pause"), &json!({}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(paused["status"], "paused");
+    assert_eq!(paused["next_firings"].as_array().unwrap().len(), 0);
+    let resumed: Value = app
+        .post_json(&format!("/api/schedules/{sid}/resume"), &json!({}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resumed["status"], "active");
+    let deleted = app
+        .request(reqwest::Method::DELETE, &format!("/api/schedules/{sid}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(
+        app.get(&format!("/api/schedules/{sid}")).await.status(),
+        404
+    );
+}
+
+#[actix_web::test]
+async fn a_schedule_due_every_second_fires_its_workflow_as_runs_in_its_chat() {
+    let app = per_second_app(3).await;
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "tick", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "{{input.n}} * 2"}}]}),
+    )
+    .await;
+    let created = create_schedule(
+        &app,
+        json!({"name": "Every second", "cron": "* * * * * *", "workflow_id": workflow["id"], "input": {"n": 21}}),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    let fired = eventually(
+        "two successful firings",
+        Duration::from_secs(20),
+        || async {
+            let view = schedule(&app, &id).await;
+            let ok = view["last_runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["status"] == "succeeded")
+                .count();
+            (ok >= 2).then_some(view)
+        },
+    )
+    .await;
+    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({}))
+        .await;
+    let chat = fired["chat_id"].as_str().unwrap();
+    let messages: Value = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let text = messages.to_string();
+    assert!(
+        text.contains("42"),
+        "the firing's answer is in its chat: {text}"
+    );
+    // Each firing names its run, and due times are whole distinct seconds.
+    let runs = fired["last_runs"].as_array().unwrap();
+    let mut due: Vec<&str> = runs.iter().map(|r| r["due_at"].as_str().unwrap()).collect();
+    due.dedup();
+    assert_eq!(due.len(), runs.len());
+    assert!(
+        runs.iter()
+            .filter(|r| r["status"] == "succeeded")
+            .all(|r| r["run_id"].is_string())
+    );
+}
+
+#[actix_web::test]
+async fn a_prompt_schedule_sends_its_prompt_in_its_chat() {
+    let app = per_second_app(3).await;
+    app.upstream.script([Reply::text("Here is your summary.")]);
+    let created = create_schedule(
+        &app,
+        json!({"name": "Summary", "cron": "* * * * * *", "prompt": "Summarise my day"}),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    let fired = eventually("a successful firing", Duration::from_secs(20), || async {
+        let view = schedule(&app, &id).await;
+        view["last_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["status"] == "succeeded")
+            .then_some(view)
+    })
+    .await;
+    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({}))
+        .await;
+    let chat = fired["chat_id"].as_str().unwrap();
+    let text = app
+        .get(&format!("/chat/api/{chat}/messages"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains("Summarise my day") && text.contains("Here is your summary."),
+        "{text}"
+    );
+}
+
+#[actix_web::test]
+async fn a_schedule_that_fails_n_times_in_a_row_pauses_itself_and_says_why() {
+    let app = per_second_app(2).await;
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "broken", "steps": [{"id": "bad", "tool": "calculator", "arguments": {"expression": "2 +"}}]}),
+    )
+    .await;
+    let created = create_schedule(
+        &app,
+        json!({"name": "Doomed", "cron": "* * * * * *", "workflow_id": workflow["id"]}),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    let paused = eventually(
+        "the schedule to pause itself",
+        Duration::from_secs(20),
+        || async {
+            let view = schedule(&app, &id).await;
+            (view["status"] == "paused").then_some(view)
+        },
+    )
+    .await;
+    let reason = paused["paused_reason"].as_str().unwrap();
+    assert!(reason.contains("2 failed firings in a row"), "{reason}");
+    assert!(
+        reason.contains("bad"),
+        "the failing step is named: {reason}"
+    );
+    let failed = paused["last_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .count();
+    assert_eq!(failed, 2);
+    // Paused, it fires no more.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(
+        schedule(&app, &id).await["last_runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+/// A firing row claimed by a process that died `ago` before starting its run.
+async fn dead_claim(
+    app: &TestApp,
+    schedule: &str,
+    due: chrono::DateTime<chrono::Utc>,
+    ago: chrono::Duration,
+) -> entities::ids::ScheduleFiringId {
+    use sea_orm::{ActiveModelTrait, Set};
+    let id = entities::ids::ScheduleFiringId::generate();
+    entities::schedule_firings::ActiveModel {
+        id: Set(id.clone()),
+        schedule_id: Set(entities::ids::ScheduleId::from_string(schedule)),
+        due_at: Set(due),
+        status: Set(entities::schedule_firings::FiringStatus::Claimed),
+        run_id: Set(None),
+        claimed_by: Set("a-dead-process".into()),
+        error: Set(None),
+        claimed_at: Set(chrono::Utc::now() - ago),
+        finished_at: Set(None),
+    }
+    .insert(&app.db)
+    .await
+    .unwrap();
+    id
+}
+
+#[actix_web::test]
+async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never_doubled() {
+    use sea_orm::EntityTrait;
+    let app = per_second_app(3).await;
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "w", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "6 * 7"}}]}),
+    )
+    .await;
+    // Paused, so only the dead claims can fire.
+    let created = create_schedule(
+        &app,
+        json!({"name": "Nightly", "cron": "0 3 * * *", "workflow_id": workflow["id"]}),
+    )
+    .await;
+    let sid = created["id"].as_str().unwrap().to_string();
+    app.post_json(&format!("/api/schedules/{sid}/pause"), &json!({}))
+        .await;
+    let lost = dead_claim(
+        &app,
+        &sid,
+        chrono::Utc::now() - chrono::Duration::days(1),
+        chrono::Duration::minutes(10),
+    )
+    .await;
+    let taken = eventually(
+        "the lost firing to be taken over and run",
+        Duration::from_secs(20),
+        || async {
+            let row = entities::schedule_firings::Entity::find_by_id(lost.clone())
+                .one(&app.db)
+                .await
+                .unwrap()
+                .unwrap();
+            (row.status == entities::schedule_firings::FiringStatus::Succeeded).then_some(row)
+        },
+    )
+    .await;
+    assert_ne!(taken.claimed_by, "a-dead-process");
+    assert!(taken.run_id.is_some());
+
+    // A claim whose run had begun (its process died before recording it) is not run again.
+    let chat = entities::ids::ChatId::from_string(created["chat_id"].as_str().unwrap());
+    let begun_at = chrono::Utc::now() - chrono::Duration::minutes(9);
+    let doubled = dead_claim(
+        &app,
+        &sid,
+        chrono::Utc::now() - chrono::Duration::hours(2),
+        chrono::Duration::minutes(9),
+    )
+    .await;
+    {
+        use sea_orm::{ActiveModelTrait, ColumnTrait, QueryFilter, Set};
+        let row = entities::runs::Entity::find()
+            .filter(entities::runs::Column::ChatId.eq(chat.clone()))
+            .one(&app.db)
+            .await
+            .unwrap()
+            .expect("the taken-over firing's run");
+        let mut run: entities::runs::ActiveModel = row.into();
+        run.id = Set(entities::ids::RunId::generate());
+        run.created_at = Set(begun_at + chrono::Duration::seconds(1));
+        run.insert(&app.db).await.unwrap();
+    }
+    let ended = eventually(
+        "the doubtful firing to be marked interrupted",
+        Duration::from_secs(20),
+        || async {
+            let row = entities::schedule_firings::Entity::find_by_id(doubled.clone())
+                .one(&app.db)
+                .await
+                .unwrap()
+                .unwrap();
+            (row.status != entities::schedule_firings::FiringStatus::Claimed).then_some(row)
+        },
+    )
+    .await;
+    assert_eq!(
+        ended.status,
+        entities::schedule_firings::FiringStatus::Interrupted
+    );
+    assert!(ended.run_id.is_none());
+}

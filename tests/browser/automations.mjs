@@ -1,0 +1,39 @@
+// Issue 33, the automations page: reached from the sidebar, it lists the reader's workflows
+// with their steps and schedules with their next firing; a schedule is paused (saying so),
+// resumed, and deleted after a confirmation. The Rust side made them over the API and checks
+// what the page did.
+import { scenario, signIn, screenshot, assert, axe } from "./lib.mjs";
+
+await scenario(async ({ page }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Automations" }).click();
+  await page.getByRole("heading", { name: "Automations", level: 1 }).waitFor();
+  assert(new URL(page.url()).pathname === "/automations", `the page has its URL: ${page.url()}`);
+
+  const workflows = page.getByRole("list", { name: "Your workflows" });
+  const steps = workflows.getByRole("list", { name: "Steps of Morning digest" });
+  await steps.getByText("sum: tool calculator").waitFor();
+  await steps.getByText(/say: prompt “Explain/).waitFor();
+
+  const schedules = page.getByRole("list", { name: "Your schedules" });
+  const item = schedules.getByRole("listitem", { name: "Weekday digest" });
+  await item.getByText("0 9 * * 1-5 (Europe/Paris)").waitFor();
+  await item.getByText(/^Next firing: /).waitFor();
+  await item.getByText("Last outcome: not fired yet").waitFor();
+  await axe(page, "automations");
+  await screenshot(page, "listed");
+
+  await item.getByRole("button", { name: "Pause Weekday digest" }).click();
+  await item.getByText("Paused: paused by its owner").waitFor();
+  await item.getByRole("button", { name: "Resume Weekday digest" }).click();
+  await item.getByText(/^Next firing: /).waitFor();
+
+  // Reloaded, the page is still the automations page.
+  await page.reload();
+  await page.getByRole("heading", { name: "Automations", level: 1 }).waitFor();
+
+  await page.getByRole("button", { name: "Delete Weekday digest" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+  await page.getByText("No schedules yet.").waitFor();
+  await screenshot(page, "deleted");
+});
