@@ -31,6 +31,8 @@ mod m20261126_000024_create_attachments_table;
 mod m20261127_000025_create_agent_knowledge_bases_table;
 mod m20261127_000027_add_agent_sql_database;
 mod m20261127_000028_create_email_sends_table;
+mod m20261128_000033_add_chat_and_message_model;
+mod m20261128_000034_add_user_default_model_and_disabled;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 17] = [
@@ -87,6 +89,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000025_create_agent_knowledge_bases_table::Migration),
             Box::new(m20261127_000027_add_agent_sql_database::Migration),
             Box::new(m20261127_000028_create_email_sends_table::Migration),
+            Box::new(m20261128_000033_add_chat_and_message_model::Migration),
+            Box::new(m20261128_000034_add_user_default_model_and_disabled::Migration),
         ]
     }
 }

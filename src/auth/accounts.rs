@@ -121,6 +121,8 @@ impl Accounts {
             username: Set(new.username.to_string()),
             password_hash: Set(password_hash),
             is_admin: Set(new.is_admin),
+            default_model: Set(None),
+            disabled: Set(false),
             created_at: Set(Utc::now()),
         };
         Ok(user.insert(&self.db).await?)

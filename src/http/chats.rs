@@ -1,4 +1,5 @@
-//! `/chat/api/chats`: create, list, get, rename and delete the caller's chats.
+//! `/chat/api/chats`: create, list, get, rename, set the model of, and delete the caller's
+//! chats.
 
 use actix_web::{HttpResponse, web};
 use entities::chats;
@@ -35,6 +36,8 @@ struct ChatView {
     context_strategy: ContextStrategy,
     /// The agent whose settings the chat's runs use.
     agent_id: Option<entities::ids::AgentId>,
+    /// The model its next turn asks for; `None`: the agent's, else the server's default.
+    model: Option<String>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -46,6 +49,7 @@ impl ChatView {
             id: chat.id,
             title: chat.title,
             agent_id: chat.agent_id,
+            model: chat.model,
             created_at: chat.created_at,
             updated_at: chat.updated_at,
         }
@@ -139,6 +143,8 @@ struct UpdateChat {
     title: Option<String>,
     context_strategy: Option<ContextStrategy>,
     agent_id: Option<entities::ids::AgentId>,
+    /// The model the chat's next turns ask for: one a configured server serves.
+    model: Option<String>,
 }
 
 /// One of the caller's agents, by id: another user's is not found.
@@ -163,10 +169,17 @@ async fn update(
     body: web::Json<UpdateChat>,
 ) -> AppResult<HttpResponse> {
     let body = body.into_inner();
-    if body.title.is_none() && body.context_strategy.is_none() && body.agent_id.is_none() {
+    if body.title.is_none()
+        && body.context_strategy.is_none()
+        && body.agent_id.is_none()
+        && body.model.is_none()
+    {
         return Err(crate::error::AppError::invalid(
-            "give a title, a context_strategy or an agent_id to change",
+            "give a title, a context_strategy, an agent_id or a model to change",
         ));
+    }
+    if let Some(model) = &body.model {
+        super::model_picker::check_model(&state, &principal, model).await?;
     }
     let title = body.title.as_deref().map(parse_title).transpose()?;
     let mut chat = state
@@ -178,6 +191,12 @@ async fn update(
         chat = state
             .chats()
             .set_agent(&principal.user_id, &path, agent)
+            .await?;
+    }
+    if let Some(model) = body.model {
+        chat = state
+            .chats()
+            .set_model(&principal.user_id, &path, model)
             .await?;
     }
     Ok(HttpResponse::Ok().json(ChatView::new(&state, chat)))

@@ -28,6 +28,7 @@ mod mcp;
 mod memories;
 mod messages;
 mod metrics;
+mod model_picker;
 mod models;
 mod principal;
 mod responses;
@@ -64,6 +65,7 @@ pub fn configure(
     .configure(metrics::configure)
     .configure(auth::configure)
     .configure(models::configure)
+    .configure(model_picker::configure)
     .configure(agents::configure)
     .configure(chats::configure)
     .configure(messages::configure)
