@@ -65,11 +65,11 @@ const KEY_CACHE_CAPACITY: u64 = 10_000;
 
 #[derive(Clone)]
 pub struct Accounts {
-    db: DatabaseConnection,
+    pub(super) db: DatabaseConnection,
     session_ttl: Duration,
     link_ttl: Duration,
     /// Verified API keys by hash.
-    key_cache: moka::future::Cache<String, Principal>,
+    pub(super) key_cache: moka::future::Cache<String, Principal>,
 }
 
 impl Accounts {
@@ -158,7 +158,7 @@ impl Accounts {
         })
         .await
         .map_err(|err| AuthError::Hashing(err.to_string()))?;
-        Ok(user.filter(|_| matches))
+        Ok(user.filter(|user| matches && !user.disabled))
     }
 
     /// Creates a new API key for a user and returns it (the only time it is visible).
@@ -255,6 +255,9 @@ impl Accounts {
         let Some((key, Some(user))) = found else {
             return Ok(None);
         };
+        if user.disabled {
+            return Ok(None);
+        }
         let now = Utc::now();
         let stale = key
             .last_used_at
@@ -297,7 +300,7 @@ impl Accounts {
             .one(&self.db)
             .await?;
         Ok(match found {
-            Some((_, Some(user))) => Some(Principal::new(&user, None)),
+            Some((_, Some(user))) if !user.disabled => Some(Principal::new(&user, None)),
             _ => None,
         })
     }
@@ -352,6 +355,7 @@ impl Accounts {
             .ok_or(AuthError::LinkSpent)?;
         self.user_by_id(&link.user_id)
             .await?
+            .filter(|user| !user.disabled)
             .ok_or(AuthError::LinkSpent)
     }
 }

@@ -11,7 +11,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
-use crate::auth::AuthError;
+use crate::auth::{AccountChangeError, AuthError};
 use crate::auth::CrossSiteError;
 use crate::chat::agents::AgentError;
 use crate::chat::artifacts::ArtifactError;
@@ -239,6 +239,17 @@ impl From<AuthError> for AppError {
             AuthError::LinkSpent => AppError::Gone(err.to_string()),
             AuthError::Hashing(_) => AppError::internal(err),
             AuthError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+impl From<AccountChangeError> for AppError {
+    fn from(err: AccountChangeError) -> Self {
+        match err {
+            AccountChangeError::NotFound => AppError::NotFound("user"),
+            AccountChangeError::OwnAccount(_) => AppError::Conflict(err.to_string()),
+            AccountChangeError::Unconfirmed(_) => AppError::InvalidRequest(err.to_string()),
+            AccountChangeError::Database(db) => AppError::Database(db),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! `documents`' and `uploads`' handlers.
 
 pub mod admission;
+mod admin;
 mod agents;
 mod artifacts;
 mod asks;
@@ -66,6 +67,7 @@ pub fn configure(
     .configure(auth::configure)
     .configure(models::configure)
     .configure(model_picker::configure)
+    .configure(admin::configure)
     .configure(agents::configure)
     .configure(chats::configure)
     .configure(messages::configure)
