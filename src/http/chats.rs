@@ -63,6 +63,8 @@ struct CreateChat {
     context_strategy: Option<ContextStrategy>,
     /// One of the caller's agents; the default agent when none is named.
     agent_id: Option<entities::ids::AgentId>,
+    /// The model its turns ask for; without one, the agent's, else the caller's default.
+    model: Option<String>,
 }
 
 async fn create(
@@ -79,7 +81,10 @@ async fn create(
         Some(id) => Some(owned_agent(&state, &principal, id).await?),
         None => None,
     };
-    let chat = state
+    if let Some(model) = &body.model {
+        super::model_picker::check_model(&state, &principal, model).await?;
+    }
+    let mut chat = state
         .chats()
         .create_with(
             &principal.user_id,
@@ -89,6 +94,12 @@ async fn create(
             agent,
         )
         .await?;
+    if let Some(model) = body.model {
+        chat = state
+            .chats()
+            .set_model(&principal.user_id, &chat.id, model)
+            .await?;
+    }
     Ok(HttpResponse::Created().json(ChatView::new(&state, chat)))
 }
 

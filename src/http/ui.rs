@@ -1,5 +1,5 @@
 //! The browser UI: the files `build.rs` bundled from `static/`, embedded in the binary. `/` and
-//! the UI's own routes (`/c/{chatId}`, `/knowledge`, `/knowledge/{kbId}`) get `index.html`;
+//! the UI's own routes (`/c/{chatId}`, `/knowledge`, `/knowledge/{kbId}`, `/admin`) get `index.html`;
 //! `/assets/*` are content-hashed and cached for good, sent precompressed (brotli or gzip)
 //! when the browser takes it. Every page carries a Content-Security-Policy that allows only
 //! Colloquy's own scripts, styles and fonts.
@@ -35,6 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/c/{chat_id}", web::get().to(shell))
         .route("/knowledge", web::get().to(shell))
         .route("/knowledge/{kb_id}", web::get().to(shell))
+        .route("/admin", web::get().to(shell))
         .route("/assets/{file:.+}", web::get().to(asset));
 }
 

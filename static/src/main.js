@@ -10,6 +10,7 @@ import { signInView } from "./signin/signin.js";
 import { sidebarView, refreshChats } from "./chats/sidebar.js";
 import { conversationView } from "./conversation/view.js";
 import { knowledgeView } from "./knowledge/page.js";
+import { adminView } from "./admin/page.js";
 
 const root = document.getElementById("app");
 let shell = null;
@@ -54,12 +55,14 @@ function showApp() {
   let shown;
   const show = () => {
     const { name, chatId, kbId } = store.get().route;
-    const key = name === "knowledge" ? `knowledge:${kbId ?? ""}` : `chat:${chatId ?? ""}`;
+    const key = name === "knowledge" ? `knowledge:${kbId ?? ""}` : name === "admin" ? "admin" : `chat:${chatId ?? ""}`;
     if (view && shown === key) return;
     view?.destroy();
     shown = key;
     const onMenu = () => layout.classList.add("drawer-open");
-    view = name === "knowledge" ? knowledgeView({ kbId, onMenu }) : conversationView({ chatId, onMenu });
+    view = name === "knowledge" ? knowledgeView({ kbId, onMenu })
+      : name === "admin" ? adminView({ onMenu })
+      : conversationView({ chatId, onMenu });
     main.replaceChildren(view.el);
   };
   const unsubscribe = store.subscribe((state, patch) => {

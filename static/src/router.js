@@ -1,10 +1,11 @@
 // URLs: `/` (a new chat), `/c/{chatId}`, and the knowledge bases page `/knowledge` (one
-// opened: `/knowledge/{kbId}`). Reload, back and deep links all go through here.
+// opened: `/knowledge/{kbId}`), and the admin page `/admin`. Reload, back and deep links all go through here.
 import { store } from "./store.js";
 
 export function parse(pathname) {
   const chat = /^\/c\/([^/]+)\/?$/.exec(pathname);
   if (chat) return { name: "chat", chatId: decodeURIComponent(chat[1]), kbId: null };
+  if (/^\/admin\/?$/.test(pathname)) return { name: "admin", chatId: null, kbId: null };
   const knowledge = /^\/knowledge(?:\/([^/]+))?\/?$/.exec(pathname);
   if (knowledge) return { name: "knowledge", chatId: null, kbId: knowledge[1] ? decodeURIComponent(knowledge[1]) : null };
   return { name: "home", chatId: null, kbId: null };

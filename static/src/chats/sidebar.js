@@ -25,11 +25,21 @@ export function sidebarView({ onSignOut, onNavigate }) {
       go("/knowledge");
     },
   }, "Knowledge bases");
+  const admin = store.get().me?.is_admin ? h("a", {
+    href: "/admin",
+    class: "nav-link",
+    onclick: (event) => {
+      if (event.metaKey || event.ctrlKey || event.shiftKey) return;
+      event.preventDefault();
+      go("/admin");
+    },
+  }, "Admin") : null;
   const el = h("nav", { class: "sidebar", "aria-label": "Chats" },
     h("div", { class: "sidebar-top" },
       h("a", { href: "/", class: "brand", onclick: (e) => { e.preventDefault(); go("/"); } }, "Colloquy"),
       h("button", { type: "button", class: "primary", onclick: () => go("/") }, "New chat")),
     knowledge,
+    admin,
     h("label", { for: "chat-search", class: "visually-hidden" }, "Search chats"),
     search,
     list,
@@ -47,6 +57,8 @@ export function sidebarView({ onSignOut, onNavigate }) {
     const { chats, route } = store.get();
     if (route.name === "knowledge") knowledge.setAttribute("aria-current", "page");
     else knowledge.removeAttribute("aria-current");
+    if (route.name === "admin") admin?.setAttribute("aria-current", "page");
+    else admin?.removeAttribute("aria-current");
     const query = search.value.trim().toLowerCase();
     const shown = chats.filter((chat) => chat.title.toLowerCase().includes(query));
     list.replaceChildren(...shown.map((chat) => item(chat, chat.id === route.chatId)));
