@@ -1,6 +1,7 @@
 //! Integration tests: the real server on a random port, a real SQLite file in a temporary
 //! directory, and a fake upstream model speaking OpenAI's wire protocol over real HTTP.
 
+mod admin;
 mod agents;
 mod artifacts_memory;
 mod ask_user;
@@ -28,6 +29,7 @@ mod lifecycle;
 mod llm_client;
 mod logs;
 mod mcp;
+mod providers;
 mod message_limit;
 mod metrics;
 mod openai_node;
