@@ -8,6 +8,7 @@ mod ask_user;
 mod auth;
 mod backpressure;
 mod browser;
+mod browser_session;
 mod chat_engine;
 mod chats;
 mod code_search;

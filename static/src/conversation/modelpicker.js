@@ -55,11 +55,10 @@ export function modelPicker(chatId, { onChange } = {}) {
         class: index === active ? "active" : null,
         "aria-selected": String(model.id === current),
         "aria-disabled": model.available ? null : "true",
-        "aria-label": model.available ? model.id : `${model.id} (server unavailable)`,
         onclick: () => choose(model),
       }, h("span", { class: "model-id" }, model.id),
-      model.available ? null : h("span", { class: "model-down", "aria-hidden": "true" }, "unavailable"),
-      model.id === userDefault ? h("span", { class: "muted model-default", "aria-hidden": "true" }, "default") : null);
+      model.available ? null : h("span", { class: "model-down" }, " (server unavailable)"),
+      model.id === userDefault ? h("span", { class: "muted model-default" }, " (default)") : null);
       return li;
     }));
     list.setAttribute("aria-activedescendant", items.length ? `model-option-${chatId ?? "new"}-${active}` : "");
