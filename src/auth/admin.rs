@@ -62,7 +62,10 @@ impl Accounts {
                 return Err(AccountChangeError::OwnAccount("take admin rights from"));
             }
         }
-        let user = self.user(target).await?.ok_or(AccountChangeError::NotFound)?;
+        let user = self
+            .user(target)
+            .await?
+            .ok_or(AccountChangeError::NotFound)?;
         let mut active: users::ActiveModel = user.into();
         if let Some(disabled) = change.disabled {
             active.disabled = Set(disabled);
@@ -92,7 +95,10 @@ impl Accounts {
         if actor == target {
             return Err(AccountChangeError::OwnAccount("delete"));
         }
-        let user = self.user(target).await?.ok_or(AccountChangeError::NotFound)?;
+        let user = self
+            .user(target)
+            .await?
+            .ok_or(AccountChangeError::NotFound)?;
         if confirmation != user.username {
             return Err(AccountChangeError::Unconfirmed(user.username));
         }

@@ -54,7 +54,9 @@ impl ProviderConfig {
         llm.api_key = self.api_key.clone();
         llm.context_length = self.context_length;
         llm.context_lengths = self.context_lengths.clone();
-        llm.connect_timeout_secs = self.connect_timeout_secs.unwrap_or(llm.connect_timeout_secs);
+        llm.connect_timeout_secs = self
+            .connect_timeout_secs
+            .unwrap_or(llm.connect_timeout_secs);
         llm.first_byte_timeout_secs = self
             .first_byte_timeout_secs
             .unwrap_or(llm.first_byte_timeout_secs);
@@ -105,7 +107,10 @@ impl LlmConfig {
                 ));
             }
             if !seen.insert(provider.id.as_str()) {
-                return Some(format!("llm.providers: id {:?} is declared twice", provider.id));
+                return Some(format!(
+                    "llm.providers: id {:?} is declared twice",
+                    provider.id
+                ));
             }
             if url::Url::parse(&provider.base_url).is_err() {
                 return Some(format!(
@@ -121,5 +126,71 @@ impl LlmConfig {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use secrecy::ExposeSecret;
+
+    #[test]
+    fn providers_are_read_from_the_file_over_the_llm_sections_defaults() {
+        let config = Config::from_toml_str(
+            "[llm]\nmodel = \"small\"\nread_timeout_secs = 7\n\
+             [[llm.providers]]\nid = \"local\"\nbase_url = \"http://127.0.0.1:11434/v1\"\n\
+             models = [\"small\"]\n\
+             [[llm.providers]]\nid = \"big\"\nbase_url = \"http://10.0.0.2:8000/v1\"\n\
+             api_key = \"k\"\nread_timeout_secs = 300\n",
+        )
+        .unwrap();
+        let providers = config.llm.providers_or_llm();
+        assert_eq!(providers.len(), 2);
+        assert_eq!(providers[0].models, ["small"]);
+        assert!(providers[1].models.is_empty(), "discovered");
+        let big = providers[1].as_llm(&config.llm);
+        assert_eq!(big.read_timeout_secs, 300);
+        assert_eq!(big.api_key.as_ref().unwrap().expose_secret(), "k");
+        let local = providers[0].as_llm(&config.llm);
+        assert_eq!(
+            local.read_timeout_secs, 7,
+            "[llm]'s when the provider sets none"
+        );
+        assert!(local.api_key.is_none());
+    }
+
+    #[test]
+    fn without_providers_the_llm_section_is_the_one() {
+        let config = Config::default();
+        let providers = config.llm.providers_or_llm();
+        assert_eq!(providers.len(), 1);
+        assert_eq!(providers[0].id, super::LLM_SECTION_PROVIDER);
+        assert_eq!(providers[0].base_url, config.llm.base_url);
+    }
+
+    #[test]
+    fn bad_providers_are_refused_with_the_reason() {
+        for (toml, says) in [
+            (
+                "[[llm.providers]]\nid = \"Big One\"\nbase_url = \"http://x/v1\"\n",
+                "lowercase",
+            ),
+            (
+                "[[llm.providers]]\nid = \"a\"\nbase_url = \"http://x/v1\"\n\
+                 [[llm.providers]]\nid = \"a\"\nbase_url = \"http://y/v1\"\n",
+                "declared twice",
+            ),
+            (
+                "[[llm.providers]]\nid = \"a\"\nbase_url = \"not a url\"\n",
+                "must be a URL",
+            ),
+            (
+                "[[llm.providers]]\nid = \"a\"\nbase_url = \"http://x/v1\"\nmodels = [\" \"]\n",
+                "empty model",
+            ),
+        ] {
+            let err = Config::from_toml_str(toml).unwrap_err().to_string();
+            assert!(err.contains(says), "{toml}: {err}");
+        }
     }
 }

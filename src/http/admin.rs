@@ -21,7 +21,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/admin/api/users", web::post().to(create_user))
         .route("/admin/api/users/{id}", web::patch().to(change_user))
         .route("/admin/api/users/{id}", web::delete().to(delete_user))
-        .route("/admin/api/users/{id}/login-link", web::post().to(login_link))
+        .route(
+            "/admin/api/users/{id}/login-link",
+            web::post().to(login_link),
+        )
         .route("/admin/api/status", web::get().to(status));
 }
 
@@ -253,7 +256,9 @@ async fn database_bytes(state: &AppState) -> Option<u64> {
         ))
         .await
         .ok()??;
-    row.try_get::<i64>("", "bytes").ok().map(|b| b.max(0) as u64)
+    row.try_get::<i64>("", "bytes")
+        .ok()
+        .map(|b| b.max(0) as u64)
 }
 
 async fn status(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {

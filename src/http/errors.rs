@@ -11,8 +11,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
-use crate::auth::{AccountChangeError, AuthError};
 use crate::auth::CrossSiteError;
+use crate::auth::{AccountChangeError, AuthError};
 use crate::chat::agents::AgentError;
 use crate::chat::artifacts::ArtifactError;
 use crate::chat::attachments::AttachmentError;

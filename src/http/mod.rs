@@ -9,8 +9,8 @@
 //! `knowledge_bases` serves the same stores as `vector_stores`, as knowledge bases, through
 //! `documents`' and `uploads`' handlers.
 
-pub mod admission;
 mod admin;
+pub mod admission;
 mod agents;
 mod artifacts;
 mod asks;

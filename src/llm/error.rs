@@ -125,9 +125,7 @@ impl LlmError {
             }
             Self::ContextOverflow { .. }
             | Self::ImagesUnsupported { .. }
-            | Self::UnknownModel { .. } => {
-                StatusCode::BAD_REQUEST
-            }
+            | Self::UnknownModel { .. } => StatusCode::BAD_REQUEST,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::RateLimited { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Connect(_)

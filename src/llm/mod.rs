@@ -17,7 +17,7 @@ mod window;
 pub mod wire;
 
 pub use client::ChatStream;
-pub use router::{CatalogueEntry, LlmClient, ProviderStatus};
 pub use error::LlmError;
 pub use reasoning::{Split, ThinkSplitter};
+pub use router::{CatalogueEntry, LlmClient, ProviderStatus};
 pub use stream::{AssistantTurn, TurnAccumulator};

@@ -210,7 +210,11 @@ impl Launcher {
 
 /// The request's model, else the chat's (its picker's choice), else the agent's, else the
 /// server's default.
-fn model_of(launcher: &Launcher, options: &RunOptions, chat: Option<&entities::chats::Model>) -> String {
+fn model_of(
+    launcher: &Launcher,
+    options: &RunOptions,
+    chat: Option<&entities::chats::Model>,
+) -> String {
     options
         .template
         .as_ref()
@@ -356,13 +360,8 @@ pub async fn launch_ephemeral(
         messages.insert(0, ChatMessage::system(prompt));
     }
     let log = Arc::new(
-        RunLog::new(
-            RunId::generate(),
-            None,
-            principal.user_id.clone(),
-            model,
-        )
-        .owned_by_admin(principal.is_admin),
+        RunLog::new(RunId::generate(), None, principal.user_id.clone(), model)
+            .owned_by_admin(principal.is_admin),
     );
     let plan = plan(
         launcher,

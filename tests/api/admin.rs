@@ -54,9 +54,7 @@ async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() 
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
     for (method, path, body) in admin_routes(&bob) {
-        let mut request = app
-            .anonymous(method.clone(), &path)
-            .bearer_auth(&bob_key);
+        let mut request = app.anonymous(method.clone(), &path).bearer_auth(&bob_key);
         if let Some(body) = &body {
             request = request.json(body);
         }
@@ -66,7 +64,10 @@ async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() 
         let anonymous = app.anonymous(method.clone(), &path).send().await.unwrap();
         assert_eq!(anonymous.status(), 401, "{method} {path}");
     }
-    let users = entities::users::Entity::find().count(&app.db).await.unwrap();
+    let users = entities::users::Entity::find()
+        .count(&app.db)
+        .await
+        .unwrap();
     assert_eq!(users, 2, "bob made nobody and deleted nobody");
     let listed: Value = app.get("/admin/api/users").await.json().await.unwrap();
     let bob_row = listed["data"]
@@ -120,10 +121,7 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
     let as_bob = |path: &str| app.anonymous(Method::GET, path).bearer_auth(&bob_key);
-    let chat = as_bob("/chat/api/chats")
-        .send()
-        .await
-        .unwrap();
+    let chat = as_bob("/chat/api/chats").send().await.unwrap();
     assert_eq!(chat.status(), 200);
     let created = app
         .anonymous(Method::POST, "/chat/api/chats")
@@ -154,7 +152,10 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
         .unwrap();
     assert_eq!(login.status(), 401);
     disable(false).await.unwrap();
-    assert_eq!(as_bob("/chat/api/chats").send().await.unwrap().status(), 200);
+    assert_eq!(
+        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        200
+    );
 
     let wrong = app
         .request(Method::DELETE, &format!("/admin/api/users/{bob}"))
@@ -169,7 +170,13 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
             .unwrap()
             .contains("bob")
     );
-    assert_eq!(entities::chats::Entity::find().count(&app.db).await.unwrap(), 1);
+    assert_eq!(
+        entities::chats::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        1
+    );
 
     let deleted = app
         .request(Method::DELETE, &format!("/admin/api/users/{bob}"))
@@ -180,7 +187,10 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     assert_eq!(deleted.status(), 200);
     assert_eq!(deleted.json::<Value>().await.unwrap()["chats"], 1);
     assert_eq!(
-        entities::chats::Entity::find().count(&app.db).await.unwrap(),
+        entities::chats::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
         0,
         "the user's chats went with them"
     );
@@ -192,7 +202,10 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
         1,
         "only the admin's key is left"
     );
-    assert_eq!(as_bob("/chat/api/chats").send().await.unwrap().status(), 401);
+    assert_eq!(
+        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        401
+    );
 }
 
 #[actix_web::test]
@@ -236,7 +249,11 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
         .send()
         .await
         .unwrap();
-    assert_eq!(as_admin.status(), 200, "the new admin's key carries the new rights");
+    assert_eq!(
+        as_admin.status(),
+        200,
+        "the new admin's key carries the new rights"
+    );
 }
 
 #[actix_web::test]

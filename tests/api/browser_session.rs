@@ -11,7 +11,12 @@ use crate::providers::provider;
 async fn an_admin_creates_a_user_who_signs_in_with_the_link_and_gets_no_admin_page() {
     let app = browser_app(|_| {}).await;
     run_scenario(&app, "admin", &[]).await;
-    let users = app.get("/admin/api/users").await.json::<Value>().await.unwrap();
+    let users = app
+        .get("/admin/api/users")
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
     assert_eq!(
         users["data"].as_array().map(Vec::len),
         Some(1),

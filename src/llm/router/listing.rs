@@ -44,7 +44,9 @@ pub struct ProviderStatus {
 impl Listing {
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Checked>> {
         // A panic while holding this lock leaves a plain value behind: still usable.
-        self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The models it listed when it last answered.
@@ -83,7 +85,9 @@ impl Listing {
     }
 
     fn fresh(&self, max_age: Duration) -> bool {
-        self.lock().as_ref().is_some_and(|c| c.at.elapsed() < max_age)
+        self.lock()
+            .as_ref()
+            .is_some_and(|c| c.at.elapsed() < max_age)
     }
 
     /// Asks `upstream` for its models unless the last answer is younger than `max_age`.

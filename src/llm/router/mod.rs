@@ -12,8 +12,8 @@ mod listing;
 
 use std::time::Duration;
 
-use super::client::{ChatStream, Upstream};
 use super::LlmError;
+use super::client::{ChatStream, Upstream};
 use super::wire::{ChatCompletion, ChatRequest, Model, ModelList};
 use crate::config::LlmConfig;
 use listing::Listing;
@@ -295,3 +295,6 @@ fn default_model(config: &LlmConfig, providers: &[Provider]) -> String {
         .cloned()
         .unwrap_or_else(|| config.model.clone())
 }
+
+#[cfg(test)]
+mod tests;
