@@ -206,7 +206,10 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .insert(db)
     .await?;
     assert!(!chat.ephemeral, "ephemeral defaults to false");
-    assert_eq!(chat.model, None, "a chat's model is the agent's until picked (000033)");
+    assert_eq!(
+        chat.model, None,
+        "a chat's model is the agent's until picked (000033)"
+    );
 
     let message = |name: &str, parent: Option<MessageId>, seq: i64| messages::ActiveModel {
         id: Set(MessageId::from_string(id(name))),

@@ -251,6 +251,20 @@ async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers
     assert_eq!(models["server_default"], "alpha");
     let fresh = app.create_chat("Fresh").await;
     assert_eq!(fresh["model"], "beta");
+    // An agent's model comes first.
+    let agent: Value = app
+        .post_json("/api/agents", &json!({"name": "Small", "model": "alpha"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let with_agent: Value = app
+        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(with_agent["model"], "alpha", "{with_agent}");
     let refused = app
         .request(Method::PUT, "/chat/api/models/default")
         .json(&json!({"model": "gamma"}))
