@@ -32,7 +32,12 @@ async fn the_picked_model_answers_the_next_turn_from_its_own_server() {
         config.llm.model = "alpha".into();
         config.llm.providers = vec![
             provider("a", &config.llm.base_url, &["alpha"]),
-            provider("b", &b_url, &["beta"]),
+            // Enough models that the picker opens with a search field.
+            provider(
+                "b",
+                &b_url,
+                &["beta", "b-2", "b-3", "b-4", "b-5", "b-6", "b-7", "b-8"],
+            ),
             // Nothing listens on port 9 (discard): a server that is down.
             provider("c", "http://127.0.0.1:9/v1", &["gamma"]),
         ];

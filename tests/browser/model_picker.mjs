@@ -1,9 +1,9 @@
 // Issue 35, the model picker: the chat header names the chat's model; its list shows every
-// model server's models, a down server's marked unavailable; choosing another makes the next
+// model server's models (searchable when there are many), a down server's marked unavailable; choosing another makes the next
 // answer come from that server, the answer's footer names it, and the chat remembers it after
 // a reload. The Rust side checks which server got which request. axe checks the open picker
 // at desktop and 375 px widths.
-import { scenario, signIn, send, screenshot, assert, axe, waitForAnswer, waitIdle } from "./lib.mjs";
+import { scenario, signIn, send, screenshot, assert, until, axe, waitForAnswer, waitIdle } from "./lib.mjs";
 
 await scenario(async ({ page }) => {
   await signIn(page);
@@ -23,6 +23,10 @@ await scenario(async ({ page }) => {
   await axe(page, "the open model picker");
   await screenshot(page, "picker");
 
+  // Many models: a search narrows the list.
+  await page.getByRole("searchbox", { name: "Search models" }).fill("bet");
+  await until("the search to leave beta alone", async () =>
+    (await list.getByRole("option").allInnerTexts()).join("|") === "beta");
   await list.getByRole("option", { name: "beta" }).click();
   await page.getByRole("button", { name: "Model: beta" }).waitFor();
   await send(page, "And you?");
