@@ -32,6 +32,9 @@ pub struct Model {
     pub metadata: Option<Json>,
     /// Made by `POST /v1/vector_stores`: a store of documents, kept out of the chat list.
     pub is_vector_store: bool,
+    /// The model its next turn asks for (the model picker's choice); `NULL`: the agent's,
+    /// else the server's default.
+    pub model: Option<String>,
     pub created_at: ChronoDateTimeUtc,
     pub updated_at: ChronoDateTimeUtc,
 }

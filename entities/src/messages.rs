@@ -34,6 +34,8 @@ pub struct Model {
     pub reasoning: Option<String>,
     /// How long the model reasoned, in milliseconds.
     pub reasoning_ms: Option<i64>,
+    /// The model that wrote an answer.
+    pub model: Option<String>,
     /// Monotonically increasing order of messages within a chat.
     pub seq: i64,
     pub created_at: ChronoDateTimeUtc,

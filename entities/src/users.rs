@@ -16,6 +16,11 @@ pub struct Model {
     pub password_hash: Option<String>,
     /// Defaults to `false` in the database.
     pub is_admin: bool,
+    /// The model the user's new chats start with; `NULL`: the server's default.
+    pub default_model: Option<String>,
+    /// Switched off by an admin: no sign-in, and its sessions and keys do not authenticate.
+    /// Defaults to `false` in the database.
+    pub disabled: bool,
     pub created_at: ChronoDateTimeUtc,
     /// The name the UI shows; `None`: the username.
     pub display_name: Option<String>,

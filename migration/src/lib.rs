@@ -34,6 +34,8 @@ mod m20261127_000028_create_email_sends_table;
 mod m20261128_000029_create_workflows_tables;
 mod m20261128_000030_create_schedules_table;
 mod m20261128_000031_create_schedule_firings_table;
+mod m20261128_000033_add_chat_and_message_model;
+mod m20261128_000034_add_user_default_model_and_disabled;
 mod m20261128_000035_add_account_profile;
 
 /// Names of every table the migrations create, in creation order.
@@ -99,6 +101,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000029_create_workflows_tables::Migration),
             Box::new(m20261128_000030_create_schedules_table::Migration),
             Box::new(m20261128_000031_create_schedule_firings_table::Migration),
+            Box::new(m20261128_000033_add_chat_and_message_model::Migration),
+            Box::new(m20261128_000034_add_user_default_model_and_disabled::Migration),
             Box::new(m20261128_000035_add_account_profile::Migration),
         ]
     }

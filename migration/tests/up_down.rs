@@ -141,6 +141,8 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .insert(db)
     .await?;
     assert!(!user.is_admin, "is_admin defaults to false");
+    assert!(!user.disabled, "disabled defaults to false (000034)");
+    assert_eq!(user.default_model, None);
 
     api_keys::ActiveModel {
         id: Set(ApiKeyId::from_string(id("key"))),
@@ -205,6 +207,10 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
     .insert(db)
     .await?;
     assert!(!chat.ephemeral, "ephemeral defaults to false");
+    assert_eq!(
+        chat.model, None,
+        "a chat's model is the agent's until picked (000033)"
+    );
 
     let message = |name: &str, parent: Option<MessageId>, seq: i64| messages::ActiveModel {
         id: Set(MessageId::from_string(id(name))),
@@ -219,6 +225,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
         stop_reason: Set(None),
         reasoning: Set(Some("a thought".to_owned())),
         reasoning_ms: Set(Some(1_250)),
+        model: Set(Some("small".to_owned())),
         seq: Set(seq),
         created_at: Set(now),
     };
@@ -232,6 +239,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
         (stored.reasoning.as_deref(), stored.reasoning_ms),
         (Some("a thought"), Some(1_250))
     );
+    assert_eq!(stored.model.as_deref(), Some("small"), "000033");
     message("msg-child", Some(root.id.clone()), 2)
         .insert(db)
         .await?;

@@ -73,6 +73,7 @@ pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
                 content: outcome.content.clone(),
                 parts: spec.parts.to_value(),
                 reasoning: outcome.reasoning.clone(),
+                model: Some(spec.log.model.clone()),
                 stop_reason: outcome.stop_reason,
                 usage: outcome.usage,
                 iterations: outcome.iterations,

@@ -187,6 +187,7 @@ mod tests {
             run_id: None,
             stop_reason: None,
             reasoning: None,
+            model: None,
             seq: 1,
             created_at: chrono::Utc::now(),
         }

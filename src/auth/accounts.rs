@@ -76,7 +76,7 @@ pub struct Accounts {
     session_ttl: Duration,
     link_ttl: Duration,
     /// Verified API keys by hash.
-    key_cache: moka::future::Cache<String, Principal>,
+    pub(super) key_cache: moka::future::Cache<String, Principal>,
 }
 
 impl Accounts {
@@ -128,6 +128,8 @@ impl Accounts {
             username: Set(new.username.to_string()),
             password_hash: Set(password_hash),
             is_admin: Set(new.is_admin),
+            default_model: Set(None),
+            disabled: Set(false),
             created_at: Set(Utc::now()),
             display_name: Set(None),
         };
@@ -164,7 +166,7 @@ impl Accounts {
         })
         .await
         .map_err(|err| AuthError::Hashing(err.to_string()))?;
-        Ok(user.filter(|_| matches))
+        Ok(user.filter(|user| matches && !user.disabled))
     }
 
     /// Creates a new API key for a user and returns it (the only time it is visible).
@@ -261,6 +263,9 @@ impl Accounts {
         let Some((key, Some(user))) = found else {
             return Ok(None);
         };
+        if user.disabled {
+            return Ok(None);
+        }
         let now = Utc::now();
         let stale = key
             .last_used_at
@@ -315,6 +320,9 @@ impl Accounts {
         let Some((session, Some(user))) = found else {
             return Ok(None);
         };
+        if user.disabled {
+            return Ok(None);
+        }
         self.seen(&session).await?;
         Ok(Some(Principal::new(&user, None)))
     }
@@ -369,6 +377,7 @@ impl Accounts {
             .ok_or(AuthError::LinkSpent)?;
         self.user_by_id(&link.user_id)
             .await?
+            .filter(|user| !user.disabled)
             .ok_or(AuthError::LinkSpent)
     }
 }

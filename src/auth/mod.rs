@@ -7,9 +7,11 @@
 //! Beside it: `accounts` (the queries), `secret` (bearer secrets hashed with SHA-256,
 //! passwords with argon2; a dummy hash is checked for unknown users, so timing tells nothing),
 //! `bootstrap` (the first admin), `principal` (`Principal`; extracted in `http::principal`),
-//! `profile` (what a person changes about their own account: display name, password, sessions).
+//! `profile` (what a person changes about their own account: display name, password, sessions),
+//! `admin` (an admin's changes to accounts).
 
 mod accounts;
+mod admin;
 mod bootstrap;
 mod origin;
 mod principal;
@@ -18,6 +20,7 @@ mod secret;
 mod throttle;
 
 pub use accounts::{Accounts, AuthError, IssuedSecret, NewUser};
+pub use admin::{AccountChange, AccountChangeError, MAX_LISTED_USERS};
 pub use bootstrap::bootstrap_admin;
 pub use origin::{CrossSiteError, check_same_origin};
 pub use principal::{LEGACY_SESSION_COOKIE, Principal, SESSION_COOKIE, session_token};

@@ -108,6 +108,7 @@ pub async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(
             // A draft keeps the answer's text only; its reasoning is lost with the process.
             reasoning: Set(None),
             reasoning_ms: Set(None),
+            model: Set(None),
             seq: Set(last_seq + 1),
             created_at: Set(Utc::now()),
         }

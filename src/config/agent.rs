@@ -108,6 +108,12 @@ pub struct DeepThinkConfig {
     pub structured_output: bool,
     /// Same-site links followed when the question names a site (3, fetch_url's most).
     pub discovery_follow: usize,
+    /// The model that plans (routed like any model name); `None`: the run's.
+    pub planner_model: Option<String>,
+    /// The model the sub-tasks research with; `None`: the run's.
+    pub subtask_model: Option<String>,
+    /// The model that writes the report; `None`: the run's.
+    pub synthesis_model: Option<String>,
 }
 
 impl Default for DeepThinkConfig {
@@ -122,6 +128,9 @@ impl Default for DeepThinkConfig {
             concurrency: 1,
             structured_output: true,
             discovery_follow: 3,
+            planner_model: None,
+            subtask_model: None,
+            synthesis_model: None,
         }
     }
 }

@@ -52,6 +52,9 @@ pub struct LlmConfig {
     pub retry_initial_backoff_ms: u64,
     /// Longest delay between retries (and the most of a `Retry-After` we honour), in ms.
     pub retry_max_backoff_ms: u64,
+    /// `[[llm.providers]]`: several model servers, routed to by model name; empty: the fields
+    /// above are the one server.
+    pub providers: Vec<super::ProviderConfig>,
 }
 
 impl Default for LlmConfig {
@@ -72,6 +75,7 @@ impl Default for LlmConfig {
             retry_deadline_secs: 30,
             retry_initial_backoff_ms: 250,
             retry_max_backoff_ms: 10_000,
+            providers: Vec::new(),
         }
     }
 }

@@ -133,6 +133,9 @@ impl Config {
         if url::Url::parse(&self.llm.base_url).is_err() {
             return invalid("llm.base_url must be a URL");
         }
+        if let Some(problem) = self.llm.providers_problem() {
+            return invalid(&problem);
+        }
         if self.auth.login_failures_per_account == 0
             || self.auth.login_failures_per_address == 0
             || self.auth.login_failure_window_secs == 0

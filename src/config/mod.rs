@@ -4,7 +4,7 @@
 //! `Debug` output is redacted, so a logged `Config` never shows them.
 //!
 //! `Config` (the top-level settings) is here; each section has a file by concern: `server`
-//! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `agent`
+//! (`[log]`, `[database]`, `[auth]`, `[http]`), `llm` (`[llm]`, the upstream), `providers` (`[[llm.providers]]`, several model servers), `agent`
 //! (`[agent]`, `[deep_think]`, `[ask_user]`), `tools` (`[tools]`, `[artifacts]`), `retrieval`
 //! (`[retrieval]`, `[memory]`, `[documents]`), `attachments` (`[attachments]`, images on
 //! messages), `mcp` (`[mcp]`, the MCP servers, from the file only in practice), `sql` (`[sql]`,
@@ -25,6 +25,7 @@ mod lenient;
 mod llm;
 mod load;
 mod mcp;
+mod providers;
 mod retrieval;
 mod schedules;
 mod server;
@@ -50,6 +51,7 @@ pub use email::{EmailConfig, RecipientPattern, is_one_mailbox};
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
+pub use providers::{LLM_SECTION_PROVIDER, MAX_PROVIDERS, ProviderConfig};
 pub use retrieval::{DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig};
 pub use schedules::SchedulesConfig;
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};

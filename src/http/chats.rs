@@ -1,4 +1,5 @@
-//! `/chat/api/chats`: create, list, get, rename and delete the caller's chats.
+//! `/chat/api/chats`: create, list, get, rename, set the model of, and delete the caller's
+//! chats.
 
 use actix_web::{HttpResponse, web};
 use entities::chats;
@@ -35,6 +36,8 @@ struct ChatView {
     context_strategy: ContextStrategy,
     /// The agent whose settings the chat's runs use.
     agent_id: Option<entities::ids::AgentId>,
+    /// The model its next turn asks for; `None`: the agent's, else the server's default.
+    model: Option<String>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -46,6 +49,7 @@ impl ChatView {
             id: chat.id,
             title: chat.title,
             agent_id: chat.agent_id,
+            model: chat.model,
             created_at: chat.created_at,
             updated_at: chat.updated_at,
         }
@@ -59,6 +63,8 @@ struct CreateChat {
     context_strategy: Option<ContextStrategy>,
     /// One of the caller's agents; the default agent when none is named.
     agent_id: Option<entities::ids::AgentId>,
+    /// The model its turns ask for; without one, the agent's, else the caller's default.
+    model: Option<String>,
 }
 
 async fn create(
@@ -75,7 +81,10 @@ async fn create(
         Some(id) => Some(owned_agent(&state, &principal, id).await?),
         None => None,
     };
-    let chat = state
+    if let Some(model) = &body.model {
+        super::model_picker::check_model(&state, &principal, model).await?;
+    }
+    let mut chat = state
         .chats()
         .create_with(
             &principal.user_id,
@@ -85,6 +94,12 @@ async fn create(
             agent,
         )
         .await?;
+    if let Some(model) = body.model {
+        chat = state
+            .chats()
+            .set_model(&principal.user_id, &chat.id, model)
+            .await?;
+    }
     Ok(HttpResponse::Created().json(ChatView::new(&state, chat)))
 }
 
@@ -139,6 +154,8 @@ struct UpdateChat {
     title: Option<String>,
     context_strategy: Option<ContextStrategy>,
     agent_id: Option<entities::ids::AgentId>,
+    /// The model the chat's next turns ask for: one a configured server serves.
+    model: Option<String>,
 }
 
 /// One of the caller's agents, by id: another user's is not found.
@@ -163,10 +180,17 @@ async fn update(
     body: web::Json<UpdateChat>,
 ) -> AppResult<HttpResponse> {
     let body = body.into_inner();
-    if body.title.is_none() && body.context_strategy.is_none() && body.agent_id.is_none() {
+    if body.title.is_none()
+        && body.context_strategy.is_none()
+        && body.agent_id.is_none()
+        && body.model.is_none()
+    {
         return Err(crate::error::AppError::invalid(
-            "give a title, a context_strategy or an agent_id to change",
+            "give a title, a context_strategy, an agent_id or a model to change",
         ));
+    }
+    if let Some(model) = &body.model {
+        super::model_picker::check_model(&state, &principal, model).await?;
     }
     let title = body.title.as_deref().map(parse_title).transpose()?;
     let mut chat = state
@@ -178,6 +202,12 @@ async fn update(
         chat = state
             .chats()
             .set_agent(&principal.user_id, &path, agent)
+            .await?;
+    }
+    if let Some(model) = body.model {
+        chat = state
+            .chats()
+            .set_model(&principal.user_id, &path, model)
             .await?;
     }
     Ok(HttpResponse::Ok().json(ChatView::new(&state, chat)))

@@ -157,7 +157,7 @@ async fn create(
         (log, Some(chat.id))
     } else {
         (
-            launch_ephemeral(&state.launcher, &principal, request.messages, options)?,
+            launch_ephemeral(&state.launcher, &principal, request.messages, options).await?,
             None,
         )
     };

@@ -11,8 +11,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
-use crate::auth::AuthError;
 use crate::auth::CrossSiteError;
+use crate::auth::{AccountChangeError, AuthError};
 use crate::chat::agents::AgentError;
 use crate::chat::artifacts::ArtifactError;
 use crate::chat::attachments::AttachmentError;
@@ -282,6 +282,17 @@ impl From<ArchiveError> for AppError {
             },
             ArchiveError::Zip(_) => AppError::internal(err),
             ArchiveError::Database(db) => AppError::Database(db),
+        }
+    }
+}
+
+impl From<AccountChangeError> for AppError {
+    fn from(err: AccountChangeError) -> Self {
+        match err {
+            AccountChangeError::NotFound => AppError::NotFound("user"),
+            AccountChangeError::OwnAccount(_) => AppError::Conflict(err.to_string()),
+            AccountChangeError::Unconfirmed(_) => AppError::InvalidRequest(err.to_string()),
+            AccountChangeError::Database(db) => AppError::Database(db),
         }
     }
 }

@@ -52,6 +52,9 @@ struct MessageView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<&'a crate::chat::tree::Reasoning>,
     stop_reason: Option<StopReason>,
+    /// The model that wrote an answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
     /// An answer cut off by a crash or restart: the text it had streamed, kept.
     interrupted: bool,
     run_id: Option<&'a RunId>,
@@ -68,6 +71,7 @@ impl<'a> From<&'a MessageNode> for MessageView<'a> {
             parts: node.parts.as_ref(),
             reasoning: node.reasoning.as_ref(),
             stop_reason: node.stop_reason,
+            model: node.model.as_deref(),
             interrupted: node.stop_reason == Some(StopReason::Interrupted),
             run_id: node.run_id.as_ref(),
             created_at: node.created_at,

@@ -10,6 +10,7 @@
 //! `documents`' and `uploads`' handlers.
 
 mod account;
+mod admin;
 pub mod admission;
 mod agents;
 mod artifacts;
@@ -30,6 +31,7 @@ mod mcp;
 mod memories;
 mod messages;
 mod metrics;
+mod model_picker;
 mod models;
 mod principal;
 mod responses;
@@ -71,6 +73,8 @@ pub fn configure(
     .configure(auth::configure)
     .configure(account::configure)
     .configure(models::configure)
+    .configure(model_picker::configure)
+    .configure(admin::configure)
     .configure(agents::configure)
     .configure(chats::configure)
     .configure(export::configure)

@@ -145,7 +145,7 @@ async fn create(
         Target::Unstored(messages) => {
             echo["store"] = json!(false);
             (
-                launch_ephemeral(launcher, &principal, messages, options)?,
+                launch_ephemeral(launcher, &principal, messages, options).await?,
                 None,
             )
         }

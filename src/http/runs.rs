@@ -90,7 +90,10 @@ async fn stored_run(
         run.id.clone(),
         Some(run.chat_id.clone()),
         run.user_id.clone(),
-        state.config().llm.model.clone(),
+        answer
+            .as_ref()
+            .and_then(|a| a.model.clone())
+            .unwrap_or_else(|| state.llm().default_model().to_string()),
     );
     log.push(RunEvent::Started {
         user_message_id: run.user_message_id.clone(),

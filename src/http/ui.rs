@@ -1,6 +1,6 @@
 //! The browser UI: the files `build.rs` bundled from `static/`, embedded in the binary. `/` and
 //! the UI's own routes (`/c/{chatId}`, `/knowledge`, `/knowledge/{kbId}`, `/settings`, `/agents`,
-//! `/automations`) get `index.html`;
+//! `/automations`, `/admin`) get `index.html`;
 //! `/assets/*` are content-hashed and cached for good, sent precompressed (brotli or gzip)
 //! when the browser takes it. Every page carries a Content-Security-Policy that allows only
 //! Colloquy's own scripts, styles and fonts.
@@ -39,6 +39,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/settings", web::get().to(shell))
         .route("/agents", web::get().to(shell))
         .route("/automations", web::get().to(shell))
+        .route("/admin", web::get().to(shell))
         .route("/assets/{file:.+}", web::get().to(asset));
 }
 

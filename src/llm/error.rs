@@ -38,6 +38,35 @@ pub enum LlmError {
     /// request's, filled in by the client (`with_model`).
     #[error("the model {model} cannot read images (the model server said: {message})")]
     ImagesUnsupported { model: String, message: String },
+    /// No configured model server serves the model a request named; `available` are the
+    /// names that would do.
+    #[error("{}", unknown_model(model, available))]
+    UnknownModel {
+        model: String,
+        available: Vec<String>,
+    },
+}
+
+/// Most model names an unknown-model error lists.
+const MAX_NAMED_MODELS: usize = 50;
+
+fn unknown_model(model: &str, available: &[String]) -> String {
+    let mut names: Vec<&str> = available
+        .iter()
+        .take(MAX_NAMED_MODELS)
+        .map(String::as_str)
+        .collect();
+    if available.len() > MAX_NAMED_MODELS {
+        names.push("…");
+    }
+    if names.is_empty() {
+        format!("no model server serves the model {model:?}; none is reachable now")
+    } else {
+        format!(
+            "no model server serves the model {model:?}; available: {}",
+            names.join(", ")
+        )
+    }
 }
 
 /// What model servers say when a request carries images their model cannot read (matched in
@@ -72,6 +101,7 @@ impl LlmError {
             Self::StreamTruncated(_) => "upstream_stream_truncated",
             Self::ContextOverflow { .. } => "context_length_exceeded",
             Self::ImagesUnsupported { .. } => "model_cannot_read_images",
+            Self::UnknownModel { .. } => "model_not_found",
         }
     }
 
@@ -93,9 +123,9 @@ impl LlmError {
             Self::Status { status, .. } if Self::is_client_status(*status) => {
                 StatusCode::BAD_REQUEST
             }
-            Self::ContextOverflow { .. } | Self::ImagesUnsupported { .. } => {
-                StatusCode::BAD_REQUEST
-            }
+            Self::ContextOverflow { .. }
+            | Self::ImagesUnsupported { .. }
+            | Self::UnknownModel { .. } => StatusCode::BAD_REQUEST,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::RateLimited { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Connect(_)
@@ -137,7 +167,7 @@ impl LlmError {
             // The upstream's refusal of the request itself says what the caller must fix.
             Self::RateLimited { .. } => self.to_string(),
             Self::Status { status, .. } if Self::is_client_status(*status) => self.to_string(),
-            Self::ContextOverflow { .. } => self.to_string(),
+            Self::ContextOverflow { .. } | Self::UnknownModel { .. } => self.to_string(),
             // One line, naming the model; the server's own words are for the log.
             Self::ImagesUnsupported { model, .. } => format!(
                 "the model {model} cannot read images: send the message without images, or \
@@ -162,7 +192,8 @@ impl LlmError {
             Self::InvalidResponse(_)
             | Self::StreamError(_)
             | Self::ContextOverflow { .. }
-            | Self::ImagesUnsupported { .. } => false,
+            | Self::ImagesUnsupported { .. }
+            | Self::UnknownModel { .. } => false,
         }
     }
 }

@@ -3,18 +3,21 @@
 //! wire format that Ollama, vLLM, llama.cpp's server and OpenAI share. It knows nothing of
 //! chats, runs or tools' meaning.
 //!
-//! By concern: `client` (`LlmClient`: sending, retries, context windows), `wire` (the wire
+//! By concern: `router` (`LlmClient`: the model servers, a request routed by its model), `client`
+//! (`Upstream`, one server: sending, retries, context windows), `wire` (the wire
 //! types), `stream` (SSE decoding, tool-call fragments, `TurnAccumulator`), `reasoning`
 //! (`ThinkSplitter`), `window` (what each model's context window is) and `error` (`LlmError`).
 
 mod client;
 mod error;
 mod reasoning;
+mod router;
 mod stream;
 mod window;
 pub mod wire;
 
-pub use client::{ChatStream, LlmClient};
+pub use client::ChatStream;
 pub use error::LlmError;
 pub use reasoning::{Split, ThinkSplitter};
+pub use router::{CatalogueEntry, LlmClient, ProviderStatus};
 pub use stream::{AssistantTurn, TurnAccumulator};

@@ -254,6 +254,8 @@ impl From<&LlmError> for RunErrorKind {
             LlmError::StreamTruncated(_) => Self::UpstreamStreamTruncated,
             LlmError::ContextOverflow { .. } => Self::ContextLengthExceeded,
             LlmError::ImagesUnsupported { .. } => Self::ModelCannotReadImages,
+            // A model no server serves any more (the configuration changed under a paused run).
+            LlmError::UnknownModel { .. } => Self::UpstreamRejected,
         }
     }
 }

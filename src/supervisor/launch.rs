@@ -219,15 +219,31 @@ impl Launcher {
     }
 }
 
-/// The request's model, else the agent's, else the server's default.
-fn model_of(launcher: &Launcher, options: &RunOptions) -> String {
+/// The request's model, else the chat's (its picker's choice), else the agent's, else the
+/// server's default.
+fn model_of(
+    launcher: &Launcher,
+    options: &RunOptions,
+    chat: Option<&entities::chats::Model>,
+) -> String {
     options
         .template
         .as_ref()
         .map(|t| t.model.clone())
         .filter(|m| !m.is_empty())
+        .or_else(|| chat.and_then(|c| c.model.clone()))
         .or_else(|| options.agent.as_ref().and_then(|a| a.model.clone()))
         .unwrap_or_else(|| launcher.llm.default_model().to_string())
+}
+
+/// Refuses a model no configured server serves (a 400 naming the ones there are), before
+/// anything is stored.
+async fn check_model(launcher: &Launcher, principal: &Principal, model: &str) -> AppResult<()> {
+    launcher
+        .llm
+        .check_model(model)
+        .await
+        .map_err(|err| crate::error::AppError::upstream(err, principal.is_admin))
 }
 
 /// Starts a turn in a stored chat the caller owns.
@@ -256,6 +272,8 @@ pub async fn launch_chat_turn(
         check_message_length(&launcher.config, Role::User, content)?;
         launcher.attachments.check_count(images.len())?;
     }
+    let model = model_of(launcher, &options, Some(&chat));
+    check_model(launcher, principal, &model).await?;
     let session = launcher.sessions.session(&chat.id);
     let run_id = RunId::generate();
     let log = Arc::new(
@@ -263,7 +281,7 @@ pub async fn launch_chat_turn(
             run_id.clone(),
             Some(chat.id.clone()),
             principal.user_id.clone(),
-            model_of(launcher, &options),
+            model,
         )
         .owned_by_admin(principal.is_admin),
     );
@@ -335,13 +353,15 @@ pub async fn launch_chat_turn(
 }
 
 /// Starts a run over messages given whole, in no stored chat (OpenAI API without a chat).
-pub fn launch_ephemeral(
+pub async fn launch_ephemeral(
     launcher: &Launcher,
     principal: &Principal,
     mut messages: Vec<ChatMessage>,
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
     check_message_lengths(&launcher.config, &messages)?;
+    let model = model_of(launcher, &options, None);
+    check_model(launcher, principal, &model).await?;
     // An agent's system prompt, unless the client sent its own.
     if let Some(prompt) = options.agent.as_ref().and_then(|a| a.system_prompt.clone())
         && !messages
@@ -351,13 +371,8 @@ pub fn launch_ephemeral(
         messages.insert(0, ChatMessage::system(prompt));
     }
     let log = Arc::new(
-        RunLog::new(
-            RunId::generate(),
-            None,
-            principal.user_id.clone(),
-            model_of(launcher, &options),
-        )
-        .owned_by_admin(principal.is_admin),
+        RunLog::new(RunId::generate(), None, principal.user_id.clone(), model)
+            .owned_by_admin(principal.is_admin),
     );
     let plan = plan(
         launcher,

@@ -13,6 +13,7 @@ import { knowledgeView } from "./knowledge/page.js";
 import { accountView } from "./settings/page.js";
 import { agentsView } from "./agents/page.js";
 import { automationsView } from "./automations/page.js";
+import { adminView } from "./admin/page.js";
 
 const root = document.getElementById("app");
 let shell = null;
@@ -67,6 +68,7 @@ function showApp() {
       settings: () => accountView({ onMenu }),
       agents: () => agentsView({ onMenu }),
       automations: () => automationsView({ onMenu }),
+      admin: () => adminView({ onMenu }),
     };
     view = (pages[name] ?? (() => conversationView({ chatId, onMenu })))();
     main.replaceChildren(view.el);

@@ -1,11 +1,12 @@
 // URLs: `/` (a new chat), `/c/{chatId}`, the knowledge bases page `/knowledge` (one
-// opened: `/knowledge/{kbId}`), the account page `/settings`, the agents page `/agents` and
-// `/automations` (workflows and schedules). Reload, back and deep links all go through here.
+// opened: `/knowledge/{kbId}`), the account page `/settings`, the agents page `/agents`,
+// `/automations` (workflows and schedules) and `/admin`. Reload, back and deep links all go through here.
 import { store } from "./store.js";
 
 export function parse(pathname) {
   const chat = /^\/c\/([^/]+)\/?$/.exec(pathname);
   if (chat) return { name: "chat", chatId: decodeURIComponent(chat[1]), kbId: null };
+  if (/^\/admin\/?$/.test(pathname)) return { name: "admin", chatId: null, kbId: null };
   const knowledge = /^\/knowledge(?:\/([^/]+))?\/?$/.exec(pathname);
   if (knowledge) return { name: "knowledge", chatId: null, kbId: knowledge[1] ? decodeURIComponent(knowledge[1]) : null };
   if (/^\/settings\/?$/.test(pathname)) return { name: "settings", chatId: null, kbId: null };

@@ -1087,3 +1087,50 @@ async fn a_run_cut_off_too_often_is_not_continued_again_but_recovered_as_interru
         "nothing was continued"
     );
 }
+
+#[actix_web::test]
+async fn each_deep_think_role_asks_the_model_configured_for_it_on_its_own_server() {
+    let web = start_web().await;
+    let writer = crate::fake_upstream::FakeUpstream::start().await;
+    let writer_url = writer.base_url.clone();
+    let app = deep_app(&web, |config| {
+        config.llm.providers = vec![
+            crate::providers::provider("a", &config.llm.base_url, &["fake-model", "planner"]),
+            crate::providers::provider("b", &writer_url, &["writer"]),
+        ];
+        config.deep_think.planner_model = Some("planner".into());
+        config.deep_think.synthesis_model = Some("writer".into());
+    })
+    .await;
+    app.upstream.script([plan(&["one", "two", "three"])]);
+    notes(&app, &["one", "two", "three"]);
+    writer.script([Reply::text("# Gold research\n\nWritten by the writer.")]);
+    let chat = app.new_chat().await;
+    app.send(
+        &chat,
+        json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
+    )
+    .await;
+    let models = |received: Vec<crate::fake_upstream::Recorded>| -> Vec<String> {
+        received
+            .into_iter()
+            .filter(|r| r.path == "/v1/chat/completions")
+            .map(|r| r.body["model"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let on_a = models(app.upstream.received());
+    assert_eq!(on_a[0], "planner", "the plan: {on_a:?}");
+    assert!(
+        on_a[1..].iter().all(|m| m == "fake-model"),
+        "the sub-tasks use the run's model: {on_a:?}"
+    );
+    assert_eq!(models(writer.received()), ["writer"], "the synthesis");
+    let answer = stored_answer(&app, &chat).await;
+    assert!(
+        answer["content"]
+            .as_str()
+            .unwrap()
+            .contains("Written by the writer."),
+        "{answer}"
+    );
+}

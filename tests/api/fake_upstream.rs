@@ -329,6 +329,8 @@ struct Shared {
     summarize: bool,
     /// Refuse requests with images as llama.cpp's server does without a projector (a 500).
     refuse_images: bool,
+    /// The ids `/v1/models` lists; `None`: `fake-model` alone.
+    models: Option<Vec<String>>,
 }
 
 /// Counts a stream as abandoned if it is dropped before it finished.
@@ -456,6 +458,11 @@ impl FakeUpstream {
     /// refuses it for a model without a multimodal projector.
     pub fn refuse_images(&self) {
         self.shared.lock().unwrap().refuse_images = true;
+    }
+
+    /// From now on, `/v1/models` lists `ids` (instead of `fake-model` alone).
+    pub fn serve_models(&self, ids: &[&str]) {
+        self.shared.lock().unwrap().models = Some(ids.iter().map(|id| id.to_string()).collect());
     }
 
     /// How many streams were dropped by their client before they finished.
@@ -753,8 +760,17 @@ async fn props(shared: web::Data<Mutex<Shared>>) -> HttpResponse {
 
 async fn models(shared: web::Data<Mutex<Shared>>, req: HttpRequest) -> HttpResponse {
     record(&shared, &req, Value::Null);
-    HttpResponse::Ok().json(json!({"object": "list", "data": [
-        {"id": "fake-model", "object": "model", "created": 1, "owned_by": "tests"}]}))
+    let ids = shared
+        .lock()
+        .unwrap()
+        .models
+        .clone()
+        .unwrap_or_else(|| vec!["fake-model".into()]);
+    let data: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "created": 1, "owned_by": "tests"}))
+        .collect();
+    HttpResponse::Ok().json(json!({"object": "list", "data": data}))
 }
 
 /// Deterministic embeddings: a 4-dimensional vector from the text's bytes.

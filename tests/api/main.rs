@@ -2,6 +2,7 @@
 //! directory, and a fake upstream model speaking OpenAI's wire protocol over real HTTP.
 
 mod account;
+mod admin;
 mod agents;
 mod artifacts_memory;
 mod ask_user;
@@ -10,6 +11,7 @@ mod backpressure;
 mod browser;
 mod browser_account;
 mod browser_sessions;
+mod browser_session;
 mod chat_engine;
 mod chats;
 mod code_search;
@@ -36,6 +38,7 @@ mod message_limit;
 mod metrics;
 mod openai_node;
 mod openai_python;
+mod providers;
 mod quickstart;
 mod real_server;
 mod reasoning;

@@ -6,7 +6,7 @@ await scenario(async ({ page, context }) => {
   // The printed one-time link signs in...
   await page.goto(LOGIN_URL);
   await page.getByRole("button", { name: "New chat" }).waitFor();
-  await page.getByText("admin").waitFor();
+  await page.getByText("admin", { exact: true }).waitFor();
   await screenshot(page, "signed-in-by-link");
   // ...once: spent, it lands on the sign-in page saying so (not JSON).
   await page.getByRole("button", { name: "Sign out" }).click();

@@ -293,7 +293,7 @@ async fn run_subtask(
         token_budget: config.subtask_token_budget.min(research_budget - used),
         sources: sources.clone(),
     };
-    let sub = subtask::spec(
+    let mut sub = subtask::spec(
         &spec.run,
         &spec.question,
         &task,
@@ -302,6 +302,9 @@ async fn run_subtask(
         bounds,
         deadline,
     );
+    if let Some(model) = &config.subtask_model {
+        sub.template.model = model.clone();
+    }
     let (reply, outcome) = oneshot::channel();
     spec.subtasks.do_send(SpawnSubtask { spec: sub, reply });
     let finding = match outcome.await {
@@ -325,5 +328,9 @@ fn synthesis_spec(
         ChatMessage::system(report::INSTRUCTIONS),
         ChatMessage::user(report::brief(&spec.question, &plan.title, findings, seen)),
     ];
-    spec.run.phase(messages, Vec::new(), 1, true, deadline)
+    let mut synthesis = spec.run.phase(messages, Vec::new(), 1, true, deadline);
+    if let Some(model) = &spec.config.synthesis_model {
+        synthesis.template.model = model.clone();
+    }
+    synthesis
 }

@@ -146,6 +146,9 @@ async fn make_plan(
     let mut attempts = 0;
     while attempts < 2 {
         let mut request = run.template.clone();
+        if let Some(model) = &config.planner_model {
+            request.model = model.clone();
+        }
         request.messages = messages.clone();
         request.tools = None;
         request.tool_choice = None;

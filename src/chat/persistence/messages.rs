@@ -83,6 +83,7 @@ pub async fn load_messages(
                 text,
                 duration_ms: row.reasoning_ms.unwrap_or(0).max(0) as u64,
             }),
+            model: row.model,
             seq: row.seq,
             created_at: row.created_at,
         })
@@ -128,6 +129,7 @@ pub async fn insert_nodes<C: sea_orm::ConnectionTrait>(
                 .reasoning
                 .as_ref()
                 .map(|r| i64::try_from(r.duration_ms).unwrap_or(i64::MAX))),
+            model: Set(node.model.clone()),
             seq: Set(node.seq),
             created_at: Set(node.created_at),
         }

@@ -83,15 +83,24 @@ impl Chats {
         context_strategy: Option<ContextStrategy>,
         agent: Option<entities::ids::AgentId>,
     ) -> Result<chats::Model, DbErr> {
+        let registry = super::agents::Agents::new(self.db.clone());
         let agent = match agent {
-            Some(agent) => agent,
-            None => {
-                super::agents::Agents::new(self.db.clone())
-                    .default_for(owner)
-                    .await?
-                    .id
-            }
+            Some(agent) => entities::agents::Entity::find_by_id(agent.clone())
+                .one(&self.db)
+                .await?
+                .map(super::agents::Agent::from)
+                .ok_or_else(|| DbErr::RecordNotFound(format!("agent {agent}")))?,
+            None => registry.default_for(owner).await?,
         };
+        // A new chat starts with its agent's model, else its owner's chosen default.
+        let model = match agent.model.clone() {
+            Some(model) => Some(model),
+            None => entities::users::Entity::find_by_id(owner.clone())
+                .one(&self.db)
+                .await?
+                .and_then(|user| user.default_model),
+        };
+        let agent = agent.id;
         let now = Utc::now();
         chats::ActiveModel {
             id: Set(ChatId::generate()),
@@ -105,6 +114,7 @@ impl Chats {
             history_summary: Set(None),
             metadata: Set(None),
             is_vector_store: Set(false),
+            model: Set(model),
             created_at: Set(now),
             updated_at: Set(now),
         }
@@ -167,6 +177,19 @@ impl Chats {
         let chat = self.get_owned(owner, id).await?;
         let mut active: chats::ActiveModel = chat.into();
         active.agent_id = Set(Some(agent));
+        Ok(active.update(&self.db).await?)
+    }
+
+    /// Sets the model a chat's next turns ask for (checked by the caller).
+    pub async fn set_model(
+        &self,
+        owner: &UserId,
+        id: &ChatId,
+        model: String,
+    ) -> Result<chats::Model, ChatStoreError> {
+        let chat = self.get_owned(owner, id).await?;
+        let mut active: chats::ActiveModel = chat.into();
+        active.model = Set(Some(model));
         Ok(active.update(&self.db).await?)
     }
 

@@ -64,6 +64,8 @@ pub struct CompleteTurn {
     pub parts: Option<Value>,
     /// The model's reasoning before the answer, stored beside it (never in its content).
     pub reasoning: Option<crate::chat::tree::Reasoning>,
+    /// The model that wrote the answer.
+    pub model: Option<String>,
     pub stop_reason: StopReason,
     pub usage: Usage,
     pub iterations: u32,

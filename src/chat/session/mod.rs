@@ -103,6 +103,7 @@ impl ChatSession {
             run_id: None,
             stop_reason: None,
             reasoning: None,
+            model: None,
             seq: self.tree.next_seq(),
             created_at: Utc::now(),
         }

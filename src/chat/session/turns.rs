@@ -141,6 +141,7 @@ impl Handler<CompleteTurn> for ChatSession {
             );
             node.parts = msg.parts.clone();
             node.reasoning = msg.reasoning.clone();
+            node.model = msg.model.clone();
             node.run_id = Some(msg.run_id.clone());
             node.stop_reason = Some(msg.stop_reason);
             node

@@ -43,6 +43,8 @@ pub struct MessageNode {
     pub stop_reason: Option<entities::stop_reason::StopReason>,
     /// An answer's reasoning, kept for people to read: never part of what the model is sent.
     pub reasoning: Option<Reasoning>,
+    /// The model that wrote an answer.
+    pub model: Option<String>,
     /// Creation order within the chat, strictly increasing.
     pub seq: i64,
     /// When the message was created.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures_util::{Stream, StreamExt};
 use reqwest::Response;
 
-use super::{ChatStream, LlmClient};
+use super::{ChatStream, Upstream};
 use crate::llm::LlmError;
 use crate::llm::stream::decode_chunks;
 use crate::llm::wire::{ChatCompletion, ChatRequest, StreamOptions};
@@ -47,7 +47,7 @@ fn timed_bytes(
     ))
 }
 
-impl LlmClient {
+impl Upstream {
     /// One non-streaming completion.
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatCompletion, LlmError> {
         let mut request = request.clone();

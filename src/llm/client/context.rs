@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use reqwest::RequestBuilder;
 
-use super::LlmClient;
+use super::Upstream;
 use crate::llm::window::{self, Known};
 
 /// How long asking a server for a model's context window may take.
 const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(5);
 
-impl LlmClient {
+impl Upstream {
     /// The context window of `model` in tokens, if it is configured or the server says it;
     /// `None` when nothing tells (requests are then sent as they are).
     pub async fn context_length(&self, model: &str) -> Option<u32> {

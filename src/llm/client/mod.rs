@@ -1,11 +1,11 @@
-//! `LlmClient`: HTTP to the upstream with timeouts that fit real servers — a connect timeout,
+//! `Upstream`: HTTP to one model server (a provider; `router` picks which) with timeouts that fit real servers — a connect timeout,
 //! a first-byte allowance that grows with the prompt (servers read the whole prompt before
 //! they send anything), and a timeout between chunks — and retries with exponential backoff
 //! on connection errors, 429 and 5xx (honouring `Retry-After`) within a total deadline. A
 //! request that timed out is never sent again (the server may still be working on it), and
 //! nothing is retried once the first chunk of a stream has arrived.
 //!
-//! Here: `LlmClient` and its construction, the retry policy and timeouts, building requests.
+//! Here: `Upstream` and its construction, the retry policy and timeouts, building requests.
 //! Beside it: `chat` (completions, streamed and not), `context` (learning a model's context
 //! window), `models` (the model list, embeddings) and `send` (sending with retries, reading
 //! answers and errors).
@@ -31,14 +31,14 @@ use crate::config::LlmConfig;
 /// A stream of decoded chunks of one model turn.
 pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatCompletionChunk, LlmError>> + Send>>;
 
+/// One model server.
 #[derive(Clone)]
-pub struct LlmClient {
+pub struct Upstream {
     http: reqwest::Client,
     base_url: String,
     /// Where `/embeddings` goes: `llm.embedding_base_url`, else `base_url`.
     embedding_base_url: String,
     api_key: Option<SecretString>,
-    default_model: String,
     embedding_model: String,
     retry: RetryPolicy,
     timeouts: Timeouts,
@@ -85,7 +85,7 @@ impl RetryPolicy {
     }
 }
 
-impl LlmClient {
+impl Upstream {
     pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(config.connect_timeout_secs))
@@ -102,7 +102,6 @@ impl LlmClient {
                 .trim_end_matches('/')
                 .to_string(),
             api_key: config.api_key.clone(),
-            default_model: config.model.clone(),
             embedding_model: config.embedding_model.clone(),
             retry: RetryPolicy {
                 max_retries: config.max_retries,
@@ -120,11 +119,6 @@ impl LlmClient {
                 config.context_lengths.clone(),
             )),
         })
-    }
-
-    /// The model used when a request names none.
-    pub fn default_model(&self) -> &str {
-        &self.default_model
     }
 
     fn url(&self, path: &str) -> String {

@@ -1,11 +1,11 @@
 //! The upstream's model list, and embeddings with the configured embedding model (at
 //! `llm.embedding_base_url` when set), in input order.
 
-use super::LlmClient;
+use super::Upstream;
 use crate::llm::LlmError;
 use crate::llm::wire::{EmbeddingRequest, EmbeddingResponse, ModelList};
 
-impl LlmClient {
+impl Upstream {
     /// The upstream's model list, as it gives it.
     pub async fn models(&self) -> Result<ModelList, LlmError> {
         let builder = self.authorize(self.http.get(self.url("models")));

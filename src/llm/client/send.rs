@@ -8,14 +8,14 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::{RequestBuilder, Response};
 
-use super::LlmClient;
+use super::Upstream;
 use crate::llm::LlmError;
 use crate::llm::window;
 
 /// Longest error body we read from the upstream for a message.
 const MAX_ERROR_BODY_CHARS: usize = 2_000;
 
-impl LlmClient {
+impl Upstream {
     /// The body of a non-streaming answer, within what is left of its first-byte allowance
     /// plus one chunk interval.
     pub(super) async fn read_json_within<T: serde::de::DeserializeOwned>(

@@ -31,7 +31,8 @@ export function sidebarView({ onSignOut, onNavigate }) {
     go(path);
   } }, label);
   const who = h("span", { class: "who" });
-  const pages = [pageLink("/automations", "Automations"), pageLink("/agents", "Agents"), pageLink("/settings", "Account settings")];
+  const pages = [pageLink("/automations", "Automations"), pageLink("/agents", "Agents"), pageLink("/settings", "Account settings"),
+    ...(store.get().me?.is_admin ? [pageLink("/admin", "Admin")] : [])];
   const el = h("nav", { class: "sidebar", "aria-label": "Chats" },
     h("div", { class: "sidebar-top" },
       h("a", { href: "/", class: "brand", onclick: (e) => { e.preventDefault(); go("/"); } }, "Colloquy"),

@@ -155,6 +155,7 @@ export function messageView(node, ctx) {
     artifactList(artifacts, ctx.onOpenArtifact),
     trimLine(ctx.trimmed),
     stopLine(node.stop_reason),
+    node.model ? h("p", { class: "answer-model muted" }, `Answered by ${node.model}`) : null,
     node.error ? h("p", { class: "run-error" }, `Error: ${node.error}`) : null,
     h("div", { class: "message-actions" },
       siblingSwitcher(ctx.siblings, node, ctx.onSwitch),

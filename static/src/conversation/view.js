@@ -22,6 +22,7 @@ import { liveDeepThinkPanel } from "./deepthink.js";
 import { reasoningBlock } from "./reasoning.js";
 import { artifactsPanel } from "../artifacts/panel.js";
 import { settingsPanel } from "./settings.js";
+import { modelPicker } from "./modelpicker.js";
 import { documentsPanel } from "../documents/panel.js";
 import { memoryPanel } from "../memory/panel.js";
 import { refreshChats } from "../chats/sidebar.js";
@@ -62,6 +63,9 @@ export function conversationView({ chatId, onMenu }) {
   const settingsButton = h("button", { type: "button", class: "icon-text", "aria-expanded": "false", "aria-controls": "chat-settings" }, "⚙ Settings");
   const panel = settingsPanel(chatId);
   panel.el.hidden = true;
+  // A new chat's model, when one was picked before it existed: sent with its creation.
+  let pickedModel = null;
+  const picker = modelPicker(chatId, { onChange: (model) => (pickedModel = model) });
   // The documents sidebar and the memory panel belong to a chat, so they exist once it does;
   // they share the right-hand side, one at a time.
   const sidePanels = [];
@@ -82,6 +86,7 @@ export function conversationView({ chatId, onMenu }) {
   const header = h("header", { class: "chat-header" },
     h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
     title,
+    picker.el,
     artifacts?.button,
     ...sidePanels.map((p) => p.button),
     settingsButton);
@@ -185,6 +190,7 @@ export function conversationView({ chatId, onMenu }) {
       if (destroyed) return;
       chat = chatInfo;
       panel.setChat(chat);
+      picker.show(chat.model);
       title.textContent = chat.title;
       document.title = `${chat.title} · Colloquy`;
       if (generation === treeGeneration) {
@@ -485,6 +491,7 @@ export function conversationView({ chatId, onMenu }) {
           title: (content || "Image").replace(/\s+/g, " ").slice(0, 80),
           ...(strategy ? { context_strategy: strategy } : {}),
           ...(agentId ? { agent_id: agentId } : {}),
+          ...(pickedModel ? { model: pickedModel } : {}),
         });
         // The images go to the new chat now; its view sends them with the text.
         const attached = await images.uploadTo(created.id);
@@ -635,7 +642,10 @@ export function conversationView({ chatId, onMenu }) {
     }
   });
   documents?.refresh();
-  if (!chatId) document.title = "New chat · Colloquy";
+  if (!chatId) {
+    document.title = "New chat · Colloquy";
+    picker.show(null);
+  }
   requestAnimationFrame(autosize);
 
   return {
@@ -646,6 +656,7 @@ export function conversationView({ chatId, onMenu }) {
       document.removeEventListener("keydown", keyScrolls);
       live?.controller.abort();
       artifacts?.destroy();
+      picker.destroy();
       unsubscribe();
       for (const side of sidePanels) side.destroy();
     },

@@ -1,0 +1,271 @@
+//! The admin REST API (`/admin/api`): users made with a one-time login link, disabled,
+//! promoted and deleted with their data; the servers' status. Admins only: a non-admin gets a
+//! 403 from every route and changes nothing.
+
+use reqwest::Method;
+use sea_orm::{EntityTrait, PaginatorTrait};
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, error_body, session_cookie, spawn_app};
+
+/// Every admin route, with a body that would be valid for an admin.
+fn admin_routes(user_id: &str) -> Vec<(Method, String, Option<Value>)> {
+    vec![
+        (Method::GET, "/admin/api/users".into(), None),
+        (
+            Method::POST,
+            "/admin/api/users".into(),
+            Some(json!({"username": "mallory"})),
+        ),
+        (
+            Method::PATCH,
+            format!("/admin/api/users/{user_id}"),
+            Some(json!({"is_admin": true})),
+        ),
+        (
+            Method::DELETE,
+            format!("/admin/api/users/{user_id}"),
+            Some(json!({"confirm": "bob"})),
+        ),
+        (
+            Method::POST,
+            format!("/admin/api/users/{user_id}/login-link"),
+            None,
+        ),
+        (Method::GET, "/admin/api/status".into(), None),
+    ]
+}
+
+async fn user_id(app: &TestApp, username: &str) -> String {
+    let users: Value = app.get("/admin/api/users").await.json().await.unwrap();
+    users["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["username"] == username)
+        .and_then(|u| u["id"].as_str())
+        .expect("the user is listed")
+        .to_string()
+}
+
+#[actix_web::test]
+async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() {
+    let app = spawn_app().await;
+    let bob_key = app.create_user_with_key("bob").await;
+    let bob = user_id(&app, "bob").await;
+    for (method, path, body) in admin_routes(&bob) {
+        let mut request = app.anonymous(method.clone(), &path).bearer_auth(&bob_key);
+        if let Some(body) = &body {
+            request = request.json(body);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 403, "{method} {path}");
+        assert_eq!(error_body(response).await["code"], "forbidden");
+        let anonymous = app.anonymous(method.clone(), &path).send().await.unwrap();
+        assert_eq!(anonymous.status(), 401, "{method} {path}");
+    }
+    let users = entities::users::Entity::find()
+        .count(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(users, 2, "bob made nobody and deleted nobody");
+    let listed: Value = app.get("/admin/api/users").await.json().await.unwrap();
+    let bob_row = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["username"] == "bob")
+        .unwrap()
+        .clone();
+    assert_eq!(bob_row["is_admin"], false, "bob did not promote himself");
+}
+
+#[actix_web::test]
+async fn an_admin_makes_a_user_whose_link_signs_them_in_once() {
+    let app = spawn_app().await;
+    let made = app
+        .post_json("/admin/api/users", &json!({"username": "carol"}))
+        .await;
+    assert_eq!(made.status(), 201);
+    let made: Value = made.json().await.unwrap();
+    assert_eq!(made["user"]["username"], "carol");
+    assert_eq!(made["user"]["is_admin"], false);
+    let link = made["login_url"].as_str().unwrap();
+    assert!(link.starts_with(&app.address), "{link}");
+    let path = &link[link.find("/login?").unwrap()..];
+
+    let redeemed = app.anonymous(Method::GET, path).send().await.unwrap();
+    assert_eq!(redeemed.status(), 303);
+    let cookie = session_cookie(&redeemed).expect("a session");
+    let me: Value = app
+        .with_session(Method::GET, "/auth/me", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(me["username"], "carol");
+    let again = app.anonymous(Method::GET, path).send().await.unwrap();
+    assert_eq!(again.status(), 410, "the link works once");
+
+    let duplicate = app
+        .post_json("/admin/api/users", &json!({"username": "carol"}))
+        .await;
+    assert_eq!(duplicate.status(), 409);
+}
+
+#[actix_web::test]
+async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_name() {
+    let app = spawn_app().await;
+    let bob_key = app.create_user_with_key("bob").await;
+    let bob = user_id(&app, "bob").await;
+    let as_bob = |path: &str| app.anonymous(Method::GET, path).bearer_auth(&bob_key);
+    let chat = as_bob("/chat/api/chats").send().await.unwrap();
+    assert_eq!(chat.status(), 200);
+    let created = app
+        .anonymous(Method::POST, "/chat/api/chats")
+        .bearer_auth(&bob_key)
+        .json(&json!({"title": "Bob's"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+
+    let disable = |disabled: bool| {
+        app.request(Method::PATCH, &format!("/admin/api/users/{bob}"))
+            .json(&json!({"disabled": disabled}))
+            .send()
+    };
+    let disabled: Value = disable(true).await.unwrap().json().await.unwrap();
+    assert_eq!(disabled["disabled"], true);
+    assert_eq!(
+        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        401,
+        "a disabled account's key stops working at once"
+    );
+    let login = app
+        .anonymous(Method::POST, "/auth/login")
+        .json(&json!({"username": "bob", "password": "a long password"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 401);
+    disable(false).await.unwrap();
+    assert_eq!(
+        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        200
+    );
+
+    let wrong = app
+        .request(Method::DELETE, &format!("/admin/api/users/{bob}"))
+        .json(&json!({"confirm": "Bob"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 400);
+    assert!(
+        error_body(wrong).await["message"]
+            .as_str()
+            .unwrap()
+            .contains("bob")
+    );
+    assert_eq!(
+        entities::chats::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        1
+    );
+
+    let deleted = app
+        .request(Method::DELETE, &format!("/admin/api/users/{bob}"))
+        .json(&json!({"confirm": "bob"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(deleted.json::<Value>().await.unwrap()["chats"], 1);
+    assert_eq!(
+        entities::chats::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        0,
+        "the user's chats went with them"
+    );
+    assert_eq!(
+        entities::api_keys::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        1,
+        "only the admin's key is left"
+    );
+    assert_eq!(
+        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        401
+    );
+}
+
+#[actix_web::test]
+async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_others() {
+    let app = spawn_app().await;
+    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me = me["id"].as_str().unwrap().to_string();
+    for body in [json!({"disabled": true}), json!({"is_admin": false})] {
+        let response = app
+            .request(Method::PATCH, &format!("/admin/api/users/{me}"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 409, "{body}");
+    }
+    let admin_name: Value = app.get("/auth/me").await.json().await.unwrap();
+    let response = app
+        .request(Method::DELETE, &format!("/admin/api/users/{me}"))
+        .json(&json!({"confirm": admin_name["username"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 409);
+
+    let bob_key = app.create_user_with_key("bob").await;
+    let bob = user_id(&app, "bob").await;
+    let promoted: Value = app
+        .request(Method::PATCH, &format!("/admin/api/users/{bob}"))
+        .json(&json!({"is_admin": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(promoted["is_admin"], true);
+    let as_admin = app
+        .anonymous(Method::GET, "/admin/api/users")
+        .bearer_auth(&bob_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        as_admin.status(),
+        200,
+        "the new admin's key carries the new rights"
+    );
+}
+
+#[actix_web::test]
+async fn the_status_names_the_version_the_model_servers_and_the_storage() {
+    let app = spawn_app().await;
+    let status: Value = app.get("/admin/api/status").await.json().await.unwrap();
+    assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(status["providers"][0]["id"], "default");
+    assert_eq!(status["providers"][0]["status"], "ok");
+    assert!(status["mcp_servers"].as_array().unwrap().is_empty());
+    assert!(
+        status["storage"]["data_dir_bytes"].as_u64().unwrap() > 0,
+        "the SQLite database is in the data directory: {status}"
+    );
+}

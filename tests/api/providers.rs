@@ -1,0 +1,275 @@
+//! Several model servers (`[[llm.providers]]`): two fake upstreams, each a provider; requests,
+//! chats and the picker's choices are routed by model name, an unknown model is refused before
+//! anything is stored, and a server that is down is marked without breaking the other.
+
+use colloquy::config::{Config, ProviderConfig};
+use reqwest::Method;
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+use crate::fake_upstream::{FakeUpstream, Reply};
+use crate::helpers::{TestApp, error_body, spawn_app_with};
+
+pub(crate) fn provider(id: &str, base_url: &str, models: &[&str]) -> ProviderConfig {
+    ProviderConfig {
+        id: id.into(),
+        base_url: base_url.into(),
+        api_key: Some(SecretString::from(format!("{id}-secret"))),
+        models: models.iter().map(|m| m.to_string()).collect(),
+        context_length: None,
+        context_lengths: Default::default(),
+        connect_timeout_secs: None,
+        first_byte_timeout_secs: None,
+        read_timeout_secs: None,
+    }
+}
+
+/// An app whose provider `a` is its own fake upstream (declaring `alpha`) and `b` the
+/// returned one (discovering its models: `beta`).
+async fn two_servers(adjust: impl FnOnce(&mut Config, &str)) -> (TestApp, FakeUpstream) {
+    let b = FakeUpstream::start().await;
+    b.serve_models(&["beta"]);
+    let b_url = b.base_url.clone();
+    let app = spawn_app_with(|config| {
+        config.llm.model = "alpha".into();
+        config.llm.providers = vec![
+            provider("a", &config.llm.base_url, &["alpha"]),
+            provider("b", &b_url, &[]),
+        ];
+        adjust(config, &b_url);
+    })
+    .await;
+    (app, b)
+}
+
+fn completions(received: &[crate::fake_upstream::Recorded]) -> Vec<&Value> {
+    received
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .map(|r| &r.body)
+        .collect()
+}
+
+async fn complete(app: &TestApp, model: &str) -> reqwest::Response {
+    app.post_json(
+        "/v1/chat/completions",
+        &json!({"model": model, "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn each_model_goes_to_its_own_server_and_the_model_list_has_both() {
+    let (app, b) = two_servers(|_, _| {}).await;
+    app.upstream.script([Reply::text("From A.")]);
+    b.script([Reply::text("From B.")]);
+
+    let listed: Value = app.get("/v1/models").await.json().await.unwrap();
+    let ids: Vec<(&str, &str)> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["id"].as_str().unwrap(), m["owned_by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ids, [("alpha", "a"), ("beta", "b")]);
+
+    let alpha: Value = complete(&app, "alpha").await.json().await.unwrap();
+    assert_eq!(alpha["choices"][0]["message"]["content"], "From A.");
+    let beta: Value = complete(&app, "beta").await.json().await.unwrap();
+    assert_eq!(beta["choices"][0]["message"]["content"], "From B.");
+
+    let to_a = app.upstream.received();
+    let to_b = b.received();
+    assert_eq!(completions(&to_a).len(), 1);
+    assert_eq!(completions(&to_a)[0]["model"], "alpha");
+    assert_eq!(completions(&to_b).len(), 1);
+    assert_eq!(completions(&to_b)[0]["model"], "beta");
+    let b_auth = to_b
+        .iter()
+        .find(|r| r.path == "/v1/chat/completions")
+        .and_then(|r| r.authorization.clone());
+    assert_eq!(
+        b_auth.as_deref(),
+        Some("Bearer b-secret"),
+        "each server gets its own key"
+    );
+}
+
+#[actix_web::test]
+async fn an_unknown_model_is_a_400_naming_the_available_ones_and_stores_nothing() {
+    let (app, b) = two_servers(|_, _| {}).await;
+    let chat = app.new_chat().await;
+    let response = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "gamma", "x_chat_id": chat,
+                    "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 400);
+    let error = error_body(response).await;
+    assert_eq!(error["code"], "model_not_found");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
+        "{message}"
+    );
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tree["data"].as_array().map(Vec::len), Some(0), "{tree}");
+    assert!(completions(&app.upstream.received()).is_empty());
+    assert!(completions(&b.received()).is_empty());
+
+    let patched = app
+        .request(Method::PATCH, &format!("/chat/api/chats/{chat}"))
+        .json(&json!({"model": "gamma"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 400, "the picker cannot choose it either");
+}
+
+#[actix_web::test]
+async fn a_server_down_is_marked_and_leaves_the_other_usable() {
+    let (app, b) = two_servers(|_, _| {}).await;
+    // Known while it was up; then it goes away.
+    let models: Value = app.get("/chat/api/models").await.json().await.unwrap();
+    assert_eq!(models["data"][1]["available"], true, "{models}");
+    b.stop().await;
+    // Lists are kept a few seconds; the probe sees the server gone once they are stale.
+    let models = crate::helpers::eventually(
+        "the picker marks beta unavailable",
+        std::time::Duration::from_secs(15),
+        || async {
+            let models: Value = app.get("/chat/api/models").await.json().await.ok()?;
+            (models["data"][1]["available"] == false).then_some(models)
+        },
+    )
+    .await;
+    assert_eq!(models["data"][0]["id"], "alpha");
+    assert_eq!(models["data"][0]["available"], true);
+    assert_eq!(models["data"][1]["id"], "beta", "{models}");
+
+    let ready = app
+        .anonymous(Method::GET, "/health/ready")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200, "the other server still serves");
+    let ready: Value = ready.json().await.unwrap();
+    assert_eq!(ready["status"], "degraded");
+    assert_eq!(ready["providers"]["a"], "ok");
+    assert_eq!(ready["providers"]["b"], "unreachable");
+
+    app.upstream.script([Reply::text("Still here.")]);
+    let alpha: Value = complete(&app, "alpha").await.json().await.unwrap();
+    assert_eq!(alpha["choices"][0]["message"]["content"], "Still here.");
+    let beta = complete(&app, "beta").await;
+    assert_eq!(beta.status(), 502);
+    assert_eq!(error_body(beta).await["code"], "upstream_unreachable");
+}
+
+#[actix_web::test]
+async fn colliding_names_are_listed_with_their_provider_and_routed_by_it() {
+    let (app, b) = two_servers(|config, b_url| {
+        config.llm.providers = vec![
+            provider("a", &config.llm.base_url, &["alpha", "shared"]),
+            provider("b", b_url, &["shared"]),
+        ];
+    })
+    .await;
+    let listed: Value = app.get("/v1/models").await.json().await.unwrap();
+    let ids: Vec<&str> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["alpha", "a/shared", "b/shared"]);
+    b.script([Reply::text("B's shared.")]);
+    let answer: Value = complete(&app, "b/shared").await.json().await.unwrap();
+    assert_eq!(answer["choices"][0]["message"]["content"], "B's shared.");
+    assert_eq!(
+        completions(&b.received())[0]["model"],
+        "shared",
+        "the server gets its own name for the model"
+    );
+}
+
+#[actix_web::test]
+async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers_name_theirs() {
+    let (app, b) = two_servers(|_, _| {}).await;
+    let chat = app.new_chat().await;
+    let patched = app
+        .request(Method::PATCH, &format!("/chat/api/chats/{chat}"))
+        .json(&json!({"model": "beta"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 200);
+    let got: Value = app
+        .get(&format!("/chat/api/chats/{chat}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(got["model"], "beta");
+
+    b.script([Reply::text("From B.")]);
+    app.send_text(&chat, "hi").await;
+    assert_eq!(completions(&b.received())[0]["model"], "beta");
+    assert!(completions(&app.upstream.received()).is_empty());
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let answer = tree["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("an answer");
+    assert_eq!(answer["content"], "From B.");
+    assert_eq!(answer["model"], "beta");
+
+    // The caller's default: new chats start with it.
+    let set = app
+        .request(Method::PUT, "/chat/api/models/default")
+        .json(&json!({"model": "beta"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 200);
+    let models: Value = app.get("/chat/api/models").await.json().await.unwrap();
+    assert_eq!(models["default"], "beta");
+    assert_eq!(models["server_default"], "alpha");
+    let fresh = app.create_chat("Fresh").await;
+    assert_eq!(fresh["model"], "beta");
+    // An agent's model comes first.
+    let agent: Value = app
+        .post_json("/api/agents", &json!({"name": "Small", "model": "alpha"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let with_agent: Value = app
+        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(with_agent["model"], "alpha", "{with_agent}");
+    let refused = app
+        .request(Method::PUT, "/chat/api/models/default")
+        .json(&json!({"model": "gamma"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+}
