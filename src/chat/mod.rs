@@ -16,8 +16,8 @@
 pub mod agents;
 pub mod artifacts;
 pub mod attachments;
-pub mod export;
 pub mod automations;
+pub mod export;
 pub mod knowledge_bases;
 pub mod memory;
 pub mod persistence;

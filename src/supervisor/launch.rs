@@ -18,8 +18,8 @@ use crate::tools;
 use crate::tools::chat_context::Parts;
 
 mod agent;
-mod catalog;
 mod browser;
+mod catalog;
 mod chat;
 mod email;
 mod knowledge;
