@@ -42,10 +42,6 @@ impl Accounts {
             .await
     }
 
-    pub async fn user(&self, id: &UserId) -> Result<Option<users::Model>, DbErr> {
-        users::Entity::find_by_id(id.clone()).one(&self.db).await
-    }
-
     /// Applies `change` to `target` on `actor`'s behalf. Disabling ends the account's
     /// sessions; its keys stop working at once (the key cache is cleared).
     pub async fn change_account(

@@ -118,6 +118,7 @@ async fn import(
         "id": chat.id,
         "title": chat.title,
         "agent_id": chat.agent_id,
+        "model": chat.model,
         "created_at": chat.created_at,
         "updated_at": chat.updated_at,
         "imported": {

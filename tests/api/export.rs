@@ -72,7 +72,7 @@ async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
     nodes
         .iter()
         .map(|n| {
-            json!({"role": n["role"], "content": n["content"],
+            json!({"role": n["role"], "content": n["content"], "model": n["model"],
                    "parent": position(&n["parent_id"]), "active": n["on_active_branch"],
                    "artifacts": n["parts"].as_array().map(|p| p.iter()
                        .filter(|p| p["type"] == "artifact")
@@ -85,6 +85,14 @@ async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
 async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree() {
     let app = spawn_app().await;
     let chat = chat_with_branches_and_an_artifact(&app).await;
+
+    let picked = app
+        .request(Method::PATCH, &format!("/chat/api/chats/{chat}"))
+        .json(&json!({"model": "fake-model"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(picked.status(), 200);
 
     let response = app
         .get(&format!("/chat/api/{chat}/export?format=json"))
@@ -100,6 +108,17 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     );
     let export: Value = response.json().await.unwrap();
     assert_eq!(export["format"], "colloquy.chat");
+    let writers: Vec<&Value> = export["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant" && m["content"].is_string())
+        .map(|m| &m["model"])
+        .collect();
+    assert!(
+        !writers.is_empty() && writers.iter().all(|model| model.is_string()),
+        "each answer names the model that wrote it: {writers:?}"
+    );
     assert_eq!(export["version"], 1);
     assert_eq!(export["chat"]["title"], "Trip plans");
     let answers: Vec<&str> = export["messages"]
@@ -122,6 +141,8 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     let copy = imported["id"].as_str().unwrap();
     assert_ne!(copy, chat);
     assert_eq!(imported["title"], "Trip plans");
+    assert_eq!(export["chat"]["model"], "fake-model");
+    assert_eq!(imported["model"], "fake-model", "the picker's choice comes along");
     assert_eq!(imported["imported"]["artifacts"], 1);
 
     assert_eq!(shape(&app, copy).await, shape(&app, &chat).await);

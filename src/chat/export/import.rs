@@ -91,6 +91,7 @@ pub async fn import_chat(
         ephemeral: Set(false),
         embedder: Set(None),
         context_strategy: Set(plan.context_strategy),
+        model: Set(plan.model),
         history_summary: Set(None),
         metadata: Set(plan.metadata),
         is_vector_store: Set(false),

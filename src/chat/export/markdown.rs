@@ -34,7 +34,12 @@ pub fn to_markdown(export: &ChatExport) -> String {
             // A model turn that only called tools.
             continue;
         }
-        out.push_str(&format!("## {heading}\n\n"));
+        match message.model.as_deref() {
+            Some(model) if message.role == MessageRole::Assistant => {
+                out.push_str(&format!("## {heading} · {}\n\n", one_line(model)));
+            }
+            _ => out.push_str(&format!("## {heading}\n\n")),
+        }
         if !text.is_empty() {
             out.push_str(&format!("{text}\n\n"));
         }
@@ -151,6 +156,7 @@ mod tests {
             tool_call_id: None,
             stop_reason: None,
             reasoning: None,
+            model: None,
             run_id: None,
             seq,
             created_at: Utc::now(),
@@ -167,6 +173,7 @@ mod tests {
                 title: "Trip\nplans".into(),
                 agent: None,
                 context_strategy: None,
+                model: None,
                 metadata: None,
                 active_leaf_id: leaf.map(Into::into),
                 created_at: Utc::now(),
@@ -209,6 +216,17 @@ mod tests {
         ];
         let md = to_markdown(&export(cycle, Some("x")));
         assert_eq!(md.matches("## ").count(), 2, "{md}");
+    }
+
+    #[test]
+    fn an_answer_names_the_model_that_wrote_it() {
+        let mut answer = message("a1", Some("u1"), MessageRole::Assistant, "Lisbon.", 2);
+        answer.model = Some("qwen3:8b".into());
+        let mut question = message("u1", None, MessageRole::User, "Where to?", 1);
+        question.model = Some("not shown".into());
+        let md = to_markdown(&export(vec![question, answer], Some("a1")));
+        assert!(md.contains("## Assistant · qwen3:8b\n\nLisbon."), "{md}");
+        assert!(md.contains("## User\n\n") && !md.contains("not shown"), "{md}");
     }
 
     #[test]

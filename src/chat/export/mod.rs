@@ -59,6 +59,9 @@ pub struct ExportedChat {
     pub agent: Option<ExportedAgent>,
     #[serde(default)]
     pub context_strategy: Option<String>,
+    /// The model the chat's next turn goes to (the picker's choice), if one was chosen.
+    #[serde(default)]
+    pub model: Option<String>,
     #[serde(default)]
     pub metadata: Option<Value>,
     /// The tip of the branch the chat shows.
@@ -94,6 +97,9 @@ pub struct ExportedMessage {
     pub stop_reason: Option<StopReason>,
     #[serde(default)]
     pub reasoning: Option<crate::chat::tree::Reasoning>,
+    /// The model that wrote an answer.
+    #[serde(default)]
+    pub model: Option<String>,
     #[serde(default)]
     pub run_id: Option<String>,
     pub seq: i64,

@@ -33,6 +33,7 @@ const FALLBACK_TITLE: &str = "Imported chat";
 pub(super) struct Plan {
     pub(super) title: String,
     pub(super) context_strategy: Option<String>,
+    pub(super) model: Option<String>,
     pub(super) metadata: Option<Value>,
     /// In `seq` order, so every parent comes before its children.
     pub(super) nodes: Vec<MessageNode>,
@@ -182,6 +183,7 @@ pub(super) fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, Im
             run_id: None,
             stop_reason: message.stop_reason,
             reasoning: message.reasoning.clone(),
+            model: model_name(&message.model),
             seq: message.seq,
             created_at: message.created_at,
         });
@@ -243,6 +245,7 @@ pub(super) fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, Im
     Ok(Plan {
         title,
         context_strategy,
+        model: model_name(&export.chat.model),
         metadata: export.chat.metadata,
         nodes,
         active_leaf,
@@ -250,6 +253,16 @@ pub(super) fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, Im
         memories: export.memories,
         images_left_out,
     })
+}
+
+/// A model name carried over as it was, or dropped when it cannot be one (blank or too long):
+/// it names a choice, and a model this server does not serve is refused at the next turn.
+fn model_name(model: &Option<String>) -> Option<String> {
+    model
+        .as_deref()
+        .map(str::trim)
+        .filter(|name| !name.is_empty() && name.chars().count() <= MAX_SHORT_TEXT_CHARS)
+        .map(str::to_string)
 }
 
 fn check_artifact(artifact: &ExportedArtifact, limits: &ImportLimits) -> Result<(), ImportError> {
