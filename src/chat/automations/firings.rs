@@ -176,17 +176,30 @@ pub async fn take_over_stale(
         else {
             continue;
         };
-        // A run begun in its chat just after the claim may be this firing's, started by a
-        // process that died before recording it: never run it a second time.
+        // A run begun in its chat just after the claim, and named by no other firing, may be
+        // this firing's, started by a process that died before recording it: never run it a
+        // second time.
         let begun = entities::runs::Entity::find()
             .filter(entities::runs::Column::ChatId.eq(schedule.chat_id.clone()))
             .filter(entities::runs::Column::CreatedAt.gte(firing.claimed_at))
             .filter(entities::runs::Column::CreatedAt.lte(firing.claimed_at + START_WINDOW))
+            .filter(
+                entities::runs::Column::Id.not_in_subquery(
+                    sea_orm::sea_query::Query::select()
+                        .column(schedule_firings::Column::RunId)
+                        .from(schedule_firings::Entity)
+                        .and_where(schedule_firings::Column::RunId.is_not_null())
+                        .to_owned(),
+                ),
+            )
+            .order_by_asc(entities::runs::Column::CreatedAt)
             .one(db)
             .await?;
-        if begun.is_some() {
+        if let Some(run) = begun {
             let mut active: schedule_firings::ActiveModel = firing.into();
             active.status = Set(FiringStatus::Interrupted);
+            // The firing names the run it did begin, as one recorded in time would.
+            active.run_id = Set(Some(run.id));
             active.error = Set(Some(
                 "its process died as its run began; it is not run again".into(),
             ));
