@@ -319,7 +319,7 @@ async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never
         chrono::Duration::minutes(9),
     )
     .await;
-    {
+    let begun = {
         use sea_orm::{ActiveModelTrait, ColumnTrait, QueryFilter, Set};
         let row = entities::runs::Entity::find()
             .filter(entities::runs::Column::ChatId.eq(chat.clone()))
@@ -330,8 +330,8 @@ async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never
         let mut run: entities::runs::ActiveModel = row.into();
         run.id = Set(entities::ids::RunId::generate());
         run.created_at = Set(begun_at + chrono::Duration::seconds(1));
-        run.insert(&app.db).await.unwrap();
-    }
+        run.insert(&app.db).await.unwrap().id
+    };
     let ended = eventually(
         "the doubtful firing to be marked interrupted",
         Duration::from_secs(20),
@@ -349,5 +349,9 @@ async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never
         ended.status,
         entities::schedule_firings::FiringStatus::Interrupted
     );
-    assert!(ended.run_id.is_none());
+    assert_eq!(
+        ended.run_id,
+        Some(begun),
+        "the firing names the run it began"
+    );
 }

@@ -9,7 +9,17 @@ import { extractMath } from "./math.js";
 import { stableLength } from "./blocks.js";
 import { h } from "../ui/dom.js";
 
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+// Event-handler attributes (`onerror=…`) in a model's raw HTML. DOMPurify would remove them,
+// but only after parsing them, and Chromium reports a CSP violation for a handler merely parsed
+// in the sanitiser's inert document; taken out here, no handler reaches any parser.
+const HANDLER_ATTRIBUTE = /[\s/]+on[a-z]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+)/gi;
+
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: { html: ({ text }) => text.replace(HANDLER_ATTRIBUTE, " ") },
+});
 
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A" && node.hasAttribute("href")) {
