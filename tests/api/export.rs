@@ -142,7 +142,10 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     assert_ne!(copy, chat);
     assert_eq!(imported["title"], "Trip plans");
     assert_eq!(export["chat"]["model"], "fake-model");
-    assert_eq!(imported["model"], "fake-model", "the picker's choice comes along");
+    assert_eq!(
+        imported["model"], "fake-model",
+        "the picker's choice comes along"
+    );
     assert_eq!(imported["imported"]["artifacts"], 1);
 
     assert_eq!(shape(&app, copy).await, shape(&app, &chat).await);

@@ -226,7 +226,10 @@ mod tests {
         question.model = Some("not shown".into());
         let md = to_markdown(&export(vec![question, answer], Some("a1")));
         assert!(md.contains("## Assistant · qwen3:8b\n\nLisbon."), "{md}");
-        assert!(md.contains("## User\n\n") && !md.contains("not shown"), "{md}");
+        assert!(
+            md.contains("## User\n\n") && !md.contains("not shown"),
+            "{md}"
+        );
     }
 
     #[test]
