@@ -1,7 +1,11 @@
-//! The operating system's limits a busy process meets first: open files. Every stream holds
-//! its client's socket and, while the model answers, the model server's; a limit lower than
-//! the configured number of requests in flight fails with "too many open files" under load, so
-//! start-up raises the soft limit to the hard one and warns when even that is too low.
+//! The operating system's limits a busy process meets first: open files and the queue of
+//! connections not yet accepted. Every stream holds its client's socket and, while the model
+//! answers, the model server's; a limit lower than the configured number of requests in flight
+//! fails with "too many open files" under load, so start-up raises the soft limit to the hard
+//! one and warns when even that is too low. The listener is bound with the configured backlog,
+//! and start-up warns when the kernel's cap (`net.core.somaxconn`) cuts it.
+
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 
 /// Open files the process needs beside its streams: the database pool, document indexes,
 /// logs, the listener, MCP servers' pipes.
@@ -68,9 +72,82 @@ pub fn check_open_files(max_in_flight: usize) {
     }
 }
 
+/// Binds `bind` (the first of its addresses that can be bound) with a listen backlog of
+/// `backlog`, as `TcpListener::bind` does with its fixed 128 (address reuse on Unix).
+pub fn listen(bind: &str, backlog: u32) -> std::io::Result<TcpListener> {
+    let mut failure = None;
+    for address in bind.to_socket_addrs()? {
+        match listen_on(address, backlog) {
+            Ok(listener) => return Ok(listener),
+            Err(err) => failure = Some(err),
+        }
+    }
+    Err(failure.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address to bind")
+    }))
+}
+
+fn listen_on(address: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(
+        Domain::for_address(address),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
+    #[cfg(unix)]
+    socket.set_reuse_address(true)?;
+    socket.bind(&address.into())?;
+    socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
+    Ok(socket.into())
+}
+
+/// The warning to log when the kernel's cap on listen backlogs (`somaxconn`) is below the
+/// configured backlog.
+pub fn backlog_warning(somaxconn: u64, backlog: u32) -> Option<String> {
+    (somaxconn < u64::from(backlog)).then(|| {
+        format!(
+            "net.core.somaxconn is {somaxconn}, so the kernel cuts http.listen_backlog = \
+             {backlog} to it: when more clients than that connect at once, the rest wait a \
+             second to retry; raise it (sysctl -w net.core.somaxconn={backlog})"
+        )
+    })
+}
+
+/// Logs a warning when the kernel cuts `backlog` (Linux; elsewhere nothing is read).
+pub fn check_backlog(backlog: u32) {
+    let Ok(text) = std::fs::read_to_string("/proc/sys/net/core/somaxconn") else {
+        return;
+    };
+    if let Ok(somaxconn) = text.trim().parse::<u64>()
+        && let Some(warning) = backlog_warning(somaxconn, backlog)
+    {
+        tracing::warn!(somaxconn, backlog, "{warning}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_backlog_warning_comes_only_when_the_kernel_cuts_it() {
+        let warning = backlog_warning(128, 4_096).unwrap();
+        assert!(warning.contains("128") && warning.contains("4096"), "{warning}");
+        assert!(backlog_warning(4_096, 4_096).is_none());
+        assert!(backlog_warning(65_535, 4_096).is_none());
+    }
+
+    #[test]
+    fn a_listener_is_bound_with_its_backlog_and_accepts() {
+        let listener = listen("127.0.0.1:0", 1_024).unwrap();
+        let address = listener.local_addr().unwrap();
+        let _client = std::net::TcpStream::connect(address).unwrap();
+        let (_, peer) = listener.accept().unwrap();
+        assert!(peer.ip().is_loopback());
+        // A name resolves as `TcpListener::bind` resolves it; a bad one is an error.
+        assert!(listen("localhost:0", 16).is_ok());
+        assert!(listen("no-such-host.invalid:0", 16).is_err());
+    }
 
     #[test]
     fn the_warning_comes_only_when_the_limit_cannot_hold_the_streams() {

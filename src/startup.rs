@@ -62,7 +62,7 @@ impl Application {
     ) -> anyhow::Result<Self> {
         // Configurations built in code (tests, embedders) are held to the same rules as loaded ones.
         config.validate()?;
-        let listener = TcpListener::bind(&config.bind)
+        let listener = crate::os_limits::listen(&config.bind, config.http.listen_backlog)
             .with_context(|| format!("cannot listen on {}", config.bind))?;
         let address = listener.local_addr()?;
         let db = crate::db::connect(&config)
@@ -274,12 +274,17 @@ impl Application {
     }
 }
 
+/// Connections a worker accepts beyond `http.max_in_flight`: room for the overflow to be told
+/// `503 overloaded` and for health probes, which admission always lets through.
+const MAX_CONNECTIONS_MARGIN: usize = 1_024;
+
 fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let config = state.config().clone();
     let max_json_body_bytes = config.http.max_json_body_bytes;
     let max_v1_body_bytes = config.http.max_v1_body_bytes;
     let metrics = state.launcher.metrics.clone();
     crate::os_limits::check_open_files(config.http.max_in_flight);
+    crate::os_limits::check_backlog(config.http.listen_backlog);
     // One count for the whole process, shared by every worker.
     let admission = Admission::new(config.http.max_in_flight, config.http.retry_after_secs);
     let data = web::Data::new(state);
@@ -294,6 +299,9 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
             .configure(|cfg| crate::http::configure(cfg, max_json_body_bytes, max_v1_body_bytes))
     })
     .shutdown_timeout(config.shutdown_timeout_secs)
+    // Each worker accepts up to every request the process admits, and a few more, so that one
+    // past `max_in_flight` is answered 503 by admission instead of waiting unaccepted.
+    .max_connections(config.http.max_in_flight.saturating_add(MAX_CONNECTIONS_MARGIN))
     // Without it, Nagle's algorithm holds a stream's second small write until the first is
     // acknowledged (~40 ms with delayed ACKs): measured by benches/overhead.rs.
     .tcp_nodelay(true)

@@ -123,6 +123,11 @@ pub struct HttpConfig {
     pub max_in_flight: usize,
     /// The `Retry-After` of an `overloaded` answer, in seconds.
     pub retry_after_secs: u64,
+    /// Connections the kernel queues before Colloquy accepts them (the listen backlog). The
+    /// usual default, 128, overflows when thousands of clients connect at once (a UI reloaded
+    /// by every user after a restart), and a dropped SYN costs its client a one-second retry;
+    /// the kernel caps it at `net.core.somaxconn`, and start-up warns when that is lower.
+    pub listen_backlog: u32,
 }
 
 impl Default for HttpConfig {
@@ -134,6 +139,7 @@ impl Default for HttpConfig {
             v1_chat_retention_days: 30,
             max_in_flight: 10_000,
             retry_after_secs: 2,
+            listen_backlog: 4_096,
         }
     }
 }
