@@ -29,7 +29,9 @@
 //! wall-clock second; near the core count means the host, not only Colloquy, is saturated).
 //! The fake upstream sets `TCP_NODELAY` so that it adds no Nagle delay of its own.
 //!
-//! Run with `cargo bench --bench overhead`. Settings (environment):
+//! Run with `cargo bench --bench overhead`; `cargo test` runs it too (the target has
+//! `test = true`) as a smoke test: 50 req/s for a second, failing on any error, timing nothing.
+//! Settings (environment):
 //! - `BENCH_RATES`: request rates, comma-separated (default 1000,5000);
 //! - `BENCH_SECONDS`: measured seconds per scenario and rate (default 5);
 //! - `BENCH_WARMUP_SECONDS`: discarded seconds sent first at the same rate (default 0.5);
@@ -90,6 +92,8 @@ struct Settings {
     seconds: f64,
     warmup_seconds: f64,
     workers: usize,
+    /// Run by `cargo test`: small, and any error fails it.
+    smoke: bool,
 }
 
 impl Settings {
@@ -102,7 +106,11 @@ impl Settings {
                 Err(_) => default,
             }
         }
-        let rates = std::env::var("BENCH_RATES").unwrap_or_else(|_| "1000,5000".into());
+        // `cargo bench` passes `--bench`; `cargo test` does not, and then the run is a smoke
+        // test: a low rate for a second, which must see no errors (no time is asserted).
+        let smoke = !std::env::args().any(|arg| arg == "--bench");
+        let rates = std::env::var("BENCH_RATES")
+            .unwrap_or_else(|_| if smoke { "50" } else { "1000,5000" }.into());
         let settings = Self {
             rates: rates
                 .split(',')
@@ -113,9 +121,10 @@ impl Settings {
                         .unwrap_or_else(|_| panic!("BENCH_RATES must list numbers, not {rates:?}"))
                 })
                 .collect(),
-            seconds: var("BENCH_SECONDS", 5.0),
-            warmup_seconds: var("BENCH_WARMUP_SECONDS", 0.5),
+            seconds: var("BENCH_SECONDS", if smoke { 1.0 } else { 5.0 }),
+            warmup_seconds: var("BENCH_WARMUP_SECONDS", if smoke { 0.2 } else { 0.5 }),
             workers: var("BENCH_WORKERS", 2),
+            smoke,
         };
         assert!(settings.seconds > 0.0, "BENCH_SECONDS must be positive");
         assert!(
@@ -358,6 +367,10 @@ async fn run(settings: &Settings, addresses: &Addresses) {
     print_latencies(&results);
     print_overheads(&results, &settings.rates);
     print_errors(&results);
+    if settings.smoke {
+        let errors: usize = results.values().map(|outcome| outcome.errors).sum();
+        assert_eq!(errors, 0, "the smoke run saw errors (listed above)");
+    }
 }
 
 /// Sends `rate` requests a second for the warm-up and then the measured duration, each in its

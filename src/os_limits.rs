@@ -132,7 +132,10 @@ mod tests {
     #[test]
     fn the_backlog_warning_comes_only_when_the_kernel_cuts_it() {
         let warning = backlog_warning(128, 4_096).unwrap();
-        assert!(warning.contains("128") && warning.contains("4096"), "{warning}");
+        assert!(
+            warning.contains("128") && warning.contains("4096"),
+            "{warning}"
+        );
         assert!(backlog_warning(4_096, 4_096).is_none());
         assert!(backlog_warning(65_535, 4_096).is_none());
     }

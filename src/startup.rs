@@ -287,6 +287,12 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     crate::os_limits::check_backlog(config.http.listen_backlog);
     // One count for the whole process, shared by every worker.
     let admission = Admission::new(config.http.max_in_flight, config.http.retry_after_secs);
+    // Each worker accepts up to every request the process admits, and a few more, so that one
+    // past `max_in_flight` is answered 503 by admission instead of waiting unaccepted.
+    let max_connections = config
+        .http
+        .max_in_flight
+        .saturating_add(MAX_CONNECTIONS_MARGIN);
     let data = web::Data::new(state);
     let mut server = HttpServer::new(move || {
         let (metrics, admission) = (metrics.clone(), admission.clone());
@@ -299,9 +305,7 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
             .configure(|cfg| crate::http::configure(cfg, max_json_body_bytes, max_v1_body_bytes))
     })
     .shutdown_timeout(config.shutdown_timeout_secs)
-    // Each worker accepts up to every request the process admits, and a few more, so that one
-    // past `max_in_flight` is answered 503 by admission instead of waiting unaccepted.
-    .max_connections(config.http.max_in_flight.saturating_add(MAX_CONNECTIONS_MARGIN))
+    .max_connections(max_connections)
     // Without it, Nagle's algorithm holds a stream's second small write until the first is
     // acknowledged (~40 ms with delayed ACKs): measured by benches/overhead.rs.
     .tcp_nodelay(true)
