@@ -65,10 +65,13 @@ export function adminView({ onMenu }) {
     outcome.replaceChildren(h("p", { class: "doc-refusal", role: "alert" }, `${what}: ${err.message}`));
   }
 
-  async function act(what, request) {
+  /// Runs a change, then shows the refreshed list before any word of it (`done`),
+  /// so the message never describes a list that has not caught up.
+  async function act(what, request, done) {
     try {
       await request();
       await loadUsers();
+      if (done) outcome.replaceChildren(h("p", null, done));
     } catch (err) {
       fail(what, err);
     }
@@ -101,10 +104,9 @@ export function adminView({ onMenu }) {
         confirm: "Delete user",
       });
       if (typed === null) return;
-      await act("Not deleted", async () => {
-        await api("DELETE", `/admin/api/users/${encodeURIComponent(user.id)}`, { confirm: typed });
-        outcome.replaceChildren(h("p", null, `${name} was deleted.`));
-      });
+      await act("Not deleted",
+        () => api("DELETE", `/admin/api/users/${encodeURIComponent(user.id)}`, { confirm: typed }),
+        `${name} was deleted.`);
     });
     return h("tr", null,
       h("th", { scope: "row" }, name, self ? h("span", { class: "muted" }, " (you)") : null),
