@@ -68,6 +68,10 @@ pub enum AppError {
         "the server is at its limit of requests in flight; retry in {retry_after_secs} seconds"
     )]
     Overloaded { retry_after_secs: u64 },
+    /// Another process of the cluster owns the chat and the request could not be forwarded
+    /// there as it was (the HTTP layer forwards it whenever it can); retry, and it will be.
+    #[error("this chat is served by another process of this server; retry in 1 second")]
+    OwnedElsewhere { address: String },
     /// Too many requests; retry after the given number of seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
@@ -135,6 +139,7 @@ impl AppError {
             Self::Gone(_) => "gone",
             Self::RateLimited { .. } => "rate_limited",
             Self::Overloaded { .. } => "overloaded",
+            Self::OwnedElsewhere { .. } => "chat_owned_elsewhere",
             Self::Upstream { code, .. } | Self::RunFailed { code, .. } => code,
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",

@@ -27,6 +27,7 @@ pub mod agent;
 pub mod auth;
 pub mod chat;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod db;
 pub mod documents;

@@ -37,9 +37,10 @@ mod m20261128_000031_create_schedule_firings_table;
 mod m20261128_000033_add_chat_and_message_model;
 mod m20261128_000034_add_user_default_model_and_disabled;
 mod m20261128_000035_add_account_profile;
+mod m20261129_000036_create_leases_tables;
 
 /// Names of every table the migrations create, in creation order.
-pub const TABLES: [&str; 22] = [
+pub const TABLES: [&str; 24] = [
     "users",
     "api_keys",
     "login_sessions",
@@ -62,6 +63,8 @@ pub const TABLES: [&str; 22] = [
     "workflow_runs",
     "schedules",
     "schedule_firings",
+    "leases",
+    "lease_handovers",
 ];
 
 /// Applies (or rolls back) Colloquy's schema; `down` drops tables in reverse order.
@@ -104,6 +107,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000033_add_chat_and_message_model::Migration),
             Box::new(m20261128_000034_add_user_default_model_and_disabled::Migration),
             Box::new(m20261128_000035_add_account_profile::Migration),
+            Box::new(m20261129_000036_create_leases_tables::Migration),
         ]
     }
 }

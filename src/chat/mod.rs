@@ -28,4 +28,5 @@ pub mod session;
 pub mod tree;
 
 pub use persistence::Chats;
+pub use registry::SessionError;
 pub mod asks;

@@ -52,13 +52,33 @@ pub async fn recover_interrupted_runs(
     Ok(count)
 }
 
-/// Marks a running run `interrupted`, with `answer_id` as its answer.
+/// Recovers the runs of one chat left `running` by a process that no longer holds it (with
+/// several processes, the one taking the chat over does this before its session loads).
+/// Returns how many runs were marked.
+pub async fn recover_chat_runs(db: &DatabaseConnection, chat_id: &ChatId) -> Result<u64, DbErr> {
+    let running = runs::Entity::find()
+        .filter(runs::Column::ChatId.eq(chat_id.clone()))
+        .filter(runs::Column::Status.eq(RunStatus::Running))
+        .all(db)
+        .await?;
+    let count = running.len() as u64;
+    for run in running {
+        if let Err(err) = recover_run(db, &run).await {
+            tracing::error!(run_id = %run.id, %err, "could not keep an interrupted run's draft");
+            mark_interrupted(db, &run.id, run.assistant_message_id.clone()).await?;
+        }
+    }
+    Ok(count)
+}
+
+/// Marks a running run `interrupted`, with `answer_id` as its answer; false if it was not
+/// running (another process recovered it first).
 async fn mark_interrupted<C: sea_orm::ConnectionTrait>(
     db: &C,
     run_id: &RunId,
     answer_id: Option<MessageId>,
-) -> Result<(), DbErr> {
-    runs::Entity::update_many()
+) -> Result<bool, DbErr> {
+    let marked = runs::Entity::update_many()
         .col_expr(runs::Column::Status, Expr::value(RunStatus::Interrupted))
         .col_expr(
             runs::Column::StopReason,
@@ -71,14 +91,18 @@ async fn mark_interrupted<C: sea_orm::ConnectionTrait>(
         .filter(runs::Column::Status.eq(RunStatus::Running))
         .exec(db)
         .await?;
-    Ok(())
+    Ok(marked.rows_affected == 1)
 }
 
 /// Keeps one run's draft as its interrupted answer and marks it, in one transaction (also for a
 /// Deep Think run whose continuation could not start).
 pub async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(), DbErr> {
     let txn = db.begin().await?;
-    let mut answer_id = run.assistant_message_id.clone();
+    // Marked first, so that of two processes recovering it at once (the second waits on the
+    // row) only one keeps the draft; the answer's id is set once the draft is stored.
+    if !mark_interrupted(&txn, &run.id, run.assistant_message_id.clone()).await? {
+        return txn.rollback().await;
+    }
     if let (Some(draft), Some(question), None) =
         (&run.draft, &run.user_message_id, &run.assistant_message_id)
         && !draft.trim().is_empty()
@@ -120,9 +144,12 @@ pub async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(
             .filter(chats::Column::ActiveLeafId.eq(question.clone()))
             .exec(&txn)
             .await?;
-        answer_id = Some(id);
+        runs::Entity::update_many()
+            .col_expr(runs::Column::AssistantMessageId, Expr::value(Some(id)))
+            .filter(runs::Column::Id.eq(run.id.clone()))
+            .exec(&txn)
+            .await?;
     }
-    mark_interrupted(&txn, &run.id, answer_id).await?;
     txn.commit().await
 }
 

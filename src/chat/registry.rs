@@ -2,17 +2,25 @@
 //! loaded from the database, placed on one of the supervisor's pool of arbiters rather than
 //! the HTTP worker that asked) and forgets a session when it stops. Cloning shares the map; it
 //! is the lock-free handle HTTP handlers and the run launcher use.
+//!
+//! With several processes on one PostgreSQL (a `Cluster`), a chat's session starts only in the
+//! process holding the chat's lease: `session` takes it first, or says which process has it
+//! (`SessionError::Elsewhere`, which the HTTP layer forwards there). A chat taken over from a
+//! process that died has the runs that process left `running` recovered (interrupted, their
+//! drafts kept) before its session loads. A session that stops lets its lease lapse; a lease
+//! lost (taken over after this process failed to renew it) stops its session.
 
 use entities::ids::ChatId;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use actix::prelude::*;
 use dashmap::DashMap;
-use sea_orm::DatabaseConnection;
+use sea_orm::{DatabaseConnection, DbErr};
 
 use super::session::ChatSession;
+use crate::cluster::{Claim, Cluster, chat_key};
 use crate::retrieval::embed::SharedEmbedder;
 
 /// The active chats, by id. Cloning shares the map.
@@ -24,6 +32,17 @@ pub struct ChatRegistry {
     db: DatabaseConnection,
     idle_after: Duration,
     embedder: SharedEmbedder,
+    cluster: Arc<OnceLock<Cluster>>,
+}
+
+/// Why a chat's session is not here.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Another live process owns the chat; its base URL.
+    #[error("chat is owned by the process at {address}")]
+    Elsewhere { address: String },
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 impl ChatRegistry {
@@ -41,7 +60,24 @@ impl ChatRegistry {
             db,
             idle_after,
             embedder,
+            cluster: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Makes chats owned through `cluster`'s leases (several processes on one PostgreSQL).
+    /// Set once, before any session starts; a lease this process loses stops its session.
+    pub fn join(&self, cluster: Cluster) {
+        let registry = self.clone();
+        cluster.start_renewing(move |key| {
+            if let Some(chat) = key.strip_prefix("chat:") {
+                registry.stop_local(&ChatId::from_string(chat));
+            }
+        });
+        let _ = self.cluster.set(cluster);
+    }
+
+    pub fn cluster(&self) -> Option<&Cluster> {
+        self.cluster.get()
     }
 
     /// The next arbiter of the pool, in turn.
@@ -50,8 +86,46 @@ impl ChatRegistry {
         self.arbiters[index].clone()
     }
 
-    /// The session for a chat, activating it if needed. The caller has checked ownership.
-    pub fn session(&self, chat_id: &ChatId) -> Addr<ChatSession> {
+    /// The session for a chat, activating it if needed; with a cluster, only while this
+    /// process holds the chat's lease (taken here if no live process holds it). The caller has
+    /// checked ownership.
+    pub async fn session(&self, chat_id: &ChatId) -> Result<Addr<ChatSession>, SessionError> {
+        if let Some(cluster) = self.cluster.get() {
+            let key = chat_key(chat_id.as_str());
+            if !cluster.holds(&key) {
+                // Not surely ours: a session left here from a lapsed lease must not go on.
+                self.stop_local(chat_id);
+                match cluster.claim(&key).await? {
+                    Claim::Elsewhere { address, .. } => {
+                        return Err(SessionError::Elsewhere { address });
+                    }
+                    Claim::Mine { taken_from, .. } => {
+                        if let Some(from) = taken_from {
+                            tracing::warn!(%chat_id, %from, "took over a chat whose owner stopped renewing it");
+                        }
+                        // What a dead owner left running becomes interrupted, keeping its draft,
+                        // before the session loads (as after a restart).
+                        super::recovery::recover_chat_runs(&self.db, chat_id).await?;
+                    }
+                }
+            }
+        }
+        Ok(self.local_session(chat_id))
+    }
+
+    /// Whether this process may serve `chat_id` now: it holds the chat's lease, or no live
+    /// process does (then it takes it). `Elsewhere` names the owner.
+    pub async fn claim(&self, chat_id: &ChatId) -> Result<(), SessionError> {
+        self.session(chat_id).await.map(|_| ())
+    }
+
+    /// The session without a cluster's lease (unit tests have no cluster).
+    #[cfg(test)]
+    pub(crate) fn session_unclustered(&self, chat_id: &ChatId) -> Addr<ChatSession> {
+        self.local_session(chat_id)
+    }
+
+    fn local_session(&self, chat_id: &ChatId) -> Addr<ChatSession> {
         if let Some(addr) = self.sessions.get(chat_id)
             && addr.connected()
         {
@@ -84,14 +158,27 @@ impl ChatRegistry {
         })
     }
 
-    /// Forgets a stopped session, unless a newer one already replaced it.
+    /// Forgets a stopped session, unless a newer one already replaced it; its lease lapses.
     pub(super) fn remove(&self, chat_id: &ChatId, addr: &Addr<ChatSession>) {
-        self.sessions
-            .remove_if(chat_id, |_, current| current == addr);
+        let removed = self
+            .sessions
+            .remove_if(chat_id, |_, current| current == addr)
+            .is_some();
+        if removed && let Some(cluster) = self.cluster.get() {
+            cluster.let_lapse(&chat_key(chat_id.as_str()));
+        }
     }
 
-    /// Stops a chat's session (the chat was deleted).
+    /// Stops a chat's session (the chat was deleted); its lease lapses.
     pub fn deactivate(&self, chat_id: &ChatId) {
+        self.stop_local(chat_id);
+        if let Some(cluster) = self.cluster.get() {
+            cluster.let_lapse(&chat_key(chat_id.as_str()));
+        }
+    }
+
+    /// Stops this process's session of a chat, if it has one.
+    fn stop_local(&self, chat_id: &ChatId) {
         if let Some((_, addr)) = self.sessions.remove(chat_id) {
             addr.do_send(StopSession);
         }

@@ -81,6 +81,17 @@ impl Config {
                  at least 1",
             );
         }
+        if self.cluster.lease_secs < 3 || self.cluster.lease_secs > 600 {
+            return invalid("cluster.lease_secs must be between 3 and 600");
+        }
+        if self.cluster.forward_connect_timeout_secs == 0 {
+            return invalid("cluster.forward_connect_timeout_secs must be at least 1");
+        }
+        if let Some(url) = &self.cluster.advertise_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return invalid("cluster.advertise_url must be an http:// or https:// URL");
+        }
         if self.documents.chunk_overlap_tokens >= self.documents.chunk_tokens {
             return invalid("documents.chunk_overlap_tokens must be smaller than chunk_tokens");
         }

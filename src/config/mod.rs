@@ -20,6 +20,7 @@
 mod agent;
 mod attachments;
 mod browser;
+mod cluster;
 mod email;
 mod lenient;
 mod llm;
@@ -47,6 +48,7 @@ pub use threads::single_threaded_kernels;
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use attachments::AttachmentsConfig;
 pub use browser::BrowserConfig;
+pub use cluster::ClusterConfig;
 pub use email::{EmailConfig, RecipientPattern, is_one_mailbox};
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
@@ -110,6 +112,8 @@ pub struct Config {
     pub browser: BrowserConfig,
     /// `[schedules]`: workflows' and schedules' limits and timing.
     pub schedules: SchedulesConfig,
+    /// `[cluster]`: several processes on one PostgreSQL.
+    pub cluster: ClusterConfig,
 }
 
 impl Default for Config {
@@ -140,6 +144,7 @@ impl Default for Config {
             email: None,
             browser: BrowserConfig::default(),
             schedules: SchedulesConfig::default(),
+            cluster: ClusterConfig::default(),
         }
     }
 }
@@ -153,6 +158,22 @@ impl Config {
                 "sqlite://{}?mode=rwc",
                 self.data_dir.join("colloquy.db").display()
             ),
+        }
+    }
+
+    /// Whether several processes may share the database (PostgreSQL): chats are then owned
+    /// through leases (`crate::cluster`).
+    pub fn is_clustered(&self) -> bool {
+        let url = self.database_url();
+        url.starts_with("postgres://") || url.starts_with("postgresql://")
+    }
+
+    /// The base URL the other processes of a cluster reach this one at.
+    pub fn advertise_url(&self, bound: SocketAddr) -> String {
+        match &self.cluster.advertise_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None if bound.ip().is_unspecified() => format!("http://127.0.0.1:{}", bound.port()),
+            None => format!("http://{bound}"),
         }
     }
 

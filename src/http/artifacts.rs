@@ -261,6 +261,7 @@ async fn delete(
     let deleted = state
         .sessions()
         .session(&row.chat_id)
+        .await?
         .send(DeleteArtifact {
             artifact_id: row.id.clone(),
         })

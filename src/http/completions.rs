@@ -143,6 +143,7 @@ async fn create(
             state
                 .sessions()
                 .session(&chat.id)
+                .await?
                 .send(ImportHistory {
                     messages: stored.history,
                 })

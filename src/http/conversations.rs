@@ -133,8 +133,10 @@ async fn add(
         return Ok(Vec::new());
     }
     let count = history.len();
+    // Owned here before anything is stored, so a request forwarded to the owner stores once.
+    state.sessions().claim(chat_id).await?;
     let messages = store_history(state, principal, chat_id, history, fresh).await?;
-    let session = state.sessions().session(chat_id);
+    let session = state.sessions().session(chat_id).await?;
     session.send(ImportHistory { messages }).await??;
     let path = session.send(GetActivePath).await?;
     Ok(path
@@ -245,6 +247,7 @@ async fn path_items(state: &AppState, chat_id: &ChatId) -> AppResult<Vec<Value>>
     let path = state
         .sessions()
         .session(chat_id)
+        .await?
         .send(GetActivePath)
         .await?;
     Ok(path.iter().filter_map(item).collect())
@@ -318,6 +321,7 @@ async fn delete_item(
     state
         .sessions()
         .session(&chat.id)
+        .await?
         .send(RemoveLeaf {
             message_id: item_id,
         })

@@ -74,7 +74,10 @@ impl ResponseError for AppError {
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Upstream { status, .. } | Self::RunFailed { status, .. } => *status,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::Unavailable(_) | Self::EmbedderFailed(_) | Self::Overloaded { .. } => {
+            Self::Unavailable(_)
+            | Self::EmbedderFailed(_)
+            | Self::Overloaded { .. }
+            | Self::OwnedElsewhere { .. } => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
         }
@@ -92,7 +95,7 @@ impl ResponseError for AppError {
                 message.clone()
             }
             // Not a failure: the limit the operator set, logged where it refuses.
-            Self::Overloaded { .. } => self.to_string(),
+            Self::Overloaded { .. } | Self::OwnedElsewhere { .. } => self.to_string(),
             _ if status.is_server_error() => {
                 tracing::error!(error = ?anyhow_chain(self), code = self.code(), "request failed");
                 "internal error".to_string()
@@ -110,6 +113,9 @@ impl ResponseError for AppError {
             Self::RateLimited { retry_after_secs } | Self::Overloaded { retry_after_secs } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
             }
+            Self::OwnedElsewhere { .. } => {
+                response.insert_header((header::RETRY_AFTER, "1"));
+            }
             _ => {}
         }
         response.json(ErrorBody {
@@ -119,6 +125,15 @@ impl ResponseError for AppError {
                 code: self.code(),
             },
         })
+    }
+}
+
+impl From<crate::chat::SessionError> for AppError {
+    fn from(err: crate::chat::SessionError) -> Self {
+        match err {
+            crate::chat::SessionError::Elsewhere { address } => Self::OwnedElsewhere { address },
+            crate::chat::SessionError::Db(err) => Self::Database(err),
+        }
     }
 }
 

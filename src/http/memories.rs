@@ -48,6 +48,7 @@ async fn list(
     let memories = state
         .sessions()
         .session(&chat.id)
+        .await?
         .send(ListMemories)
         .await?;
     let total = memories.len();
@@ -77,6 +78,7 @@ async fn create(
     let saved = state
         .sessions()
         .session(&chat.id)
+        .await?
         .send(SaveMemory {
             content,
             category,
@@ -136,6 +138,7 @@ async fn update(
     let memory = state
         .sessions()
         .session(&chat.id)
+        .await?
         .send(UpdateMemory {
             id: memory_id,
             content,
@@ -159,6 +162,7 @@ async fn delete(
     let deleted = state
         .sessions()
         .session(&chat.id)
+        .await?
         .send(DeleteMemory {
             id: memory_id.clone(),
         })

@@ -85,7 +85,7 @@ async fn session(
     chat_id: &ChatId,
 ) -> AppResult<actix::Addr<crate::chat::session::ChatSession>> {
     let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
-    Ok(state.sessions().session(&chat.id))
+    Ok(state.sessions().session(&chat.id).await?)
 }
 
 async fn list(

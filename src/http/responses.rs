@@ -107,6 +107,9 @@ async fn create(
             last,
             fresh,
         } => {
+            // Owned here before anything is stored, so a request forwarded to the owner
+            // stores once.
+            state.sessions().claim(&chat_id).await?;
             let limits = &state.config().attachments;
             let history = history
                 .iter()
@@ -118,6 +121,7 @@ async fn create(
                 state
                     .sessions()
                     .session(&chat_id)
+                    .await?
                     .send(ImportHistory {
                         messages: stored.history,
                     })

@@ -69,7 +69,7 @@ pub async fn continue_run(
         .clone()
         .ok_or(AppError::NotFound("message"))?;
     checkpoint.resumptions += 1;
-    let session = launcher.sessions.session(&run.chat_id);
+    let session = launcher.sessions.session(&run.chat_id).await?;
     session
         .send(ResumeTurn {
             run_id: run.id.clone(),

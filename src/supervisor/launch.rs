@@ -274,7 +274,7 @@ pub async fn launch_chat_turn(
     }
     let model = model_of(launcher, &options, Some(&chat));
     check_model(launcher, principal, &model).await?;
-    let session = launcher.sessions.session(&chat.id);
+    let session = launcher.sessions.session(&chat.id).await?;
     let run_id = RunId::generate();
     let log = Arc::new(
         RunLog::new(

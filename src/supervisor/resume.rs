@@ -193,7 +193,7 @@ pub async fn resume_answered(
     use crate::chat::asks::AskKind;
     let checkpoint: Checkpoint = serde_json::from_value(ask.checkpoint.clone())
         .map_err(|err| AppError::internal(anyhow::anyhow!("corrupt checkpoint: {err}")))?;
-    let session = launcher.sessions.session(&ask.chat_id);
+    let session = launcher.sessions.session(&ask.chat_id).await?;
     session
         .send(crate::chat::session::ResumeTurn {
             run_id: ask.run_id.clone(),

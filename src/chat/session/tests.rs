@@ -61,7 +61,7 @@ fn start(fixture: &Fixture) -> Addr<ChatSession> {
         Duration::from_secs(600),
         Arc::new(HashEmbedder::default()),
     );
-    registry.session(&fixture.chat)
+    registry.session_unclustered(&fixture.chat)
 }
 
 async fn begin(

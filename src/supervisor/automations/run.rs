@@ -112,7 +112,7 @@ pub async fn launch_workflow_turn(
         .model
         .clone()
         .unwrap_or_else(|| launcher.llm.default_model().to_string());
-    let session = launcher.sessions.session(&chat.id);
+    let session = launcher.sessions.session(&chat.id).await?;
     let run_id = RunId::generate();
     let log = Arc::new(
         RunLog::new(

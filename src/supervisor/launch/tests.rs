@@ -163,7 +163,7 @@ async fn a_run_outside_a_chat_gets_only_the_research_tools_it_asked_for() {
 async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_documents() {
     let fixture = fixture().await;
     let launcher = &fixture.launcher;
-    let session = launcher.sessions.session(&fixture.chat);
+    let session = launcher.sessions.session_unclustered(&fixture.chat);
     let in_chat = || {
         Arc::new(RunLog::new(
             RunId::generate(),
@@ -312,7 +312,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
             ..
         })
     ));
-    let session = launcher.sessions.session(&fixture.chat);
+    let session = launcher.sessions.session_unclustered(&fixture.chat);
     assert!(session.send(GetActivePath).await.unwrap().is_empty());
 
     let log = launch_chat_turn(

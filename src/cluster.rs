@@ -1,0 +1,374 @@
+//! `Cluster`: several processes on one PostgreSQL, each chat owned by one of them at a time.
+//!
+//! Ownership is a lease row (`leases`: key, owner, the address the owner is reached at, expiry)
+//! taken in one transaction that locks the row: a process takes a key that is free, expired or
+//! its own, and is told the address of the live owner otherwise. Keys are `chat:<id>` (a chat's
+//! actor may run only in the process holding it) and `job:<name>` (work done once per
+//! cluster: recovering what a dead process left, retention sweeps). One UPDATE renews every
+//! lease the process holds, every third of the lease time; a key missing from its answer was
+//! taken by another process after it expired, and its chat is stopped here. A process that
+//! cannot renew for a whole lease time stops all of its chats (`holds` turns false) before
+//! another may take them. Every change of owner is recorded in `lease_handovers`.
+//!
+//! All times are the database's (`now()`), so the processes' clocks need not agree; a process
+//! judges its own leases by its monotonic clock from the moment it sent the renewal, which is
+//! never later than the database's. SQLite is one process: no `Cluster` is made for it.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use dashmap::DashSet;
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement, TransactionTrait};
+
+/// What a process gets when it asks for a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// This process holds it. `taken_from`: the process whose expired lease it replaced (a
+    /// failover), if any.
+    Mine { fresh: bool, taken_from: Option<String> },
+    /// A live process holds it, reached at this base URL.
+    Elsewhere { owner: String, address: String },
+}
+
+/// Margin kept between a lease's expiry and the moment its holder stops trusting it.
+const SAFETY_MARGIN: Duration = Duration::from_secs(1);
+
+/// This process's leases, shared by clones.
+#[derive(Clone)]
+pub struct Cluster {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: DatabaseConnection,
+    process: String,
+    address: String,
+    lease: Duration,
+    held: DashSet<String>,
+    /// The monotonic clock's origin for `valid_until_ms`.
+    base: Instant,
+    /// Until when (milliseconds after `base`) the held leases are surely this process's.
+    valid_until_ms: AtomicU64,
+    forwarded: AtomicU64,
+    failovers: AtomicU64,
+}
+
+/// The key of a chat's lease.
+pub fn chat_key(chat_id: &str) -> String {
+    format!("chat:{chat_id}")
+}
+
+/// The key of a once-per-cluster job's lease.
+pub fn job_key(name: &str) -> String {
+    format!("job:{name}")
+}
+
+impl Cluster {
+    /// A process called `process` (unique per start), reached at `address`.
+    pub fn new(db: DatabaseConnection, process: String, address: String, lease: Duration) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                db,
+                process,
+                address,
+                lease,
+                held: DashSet::new(),
+                base: Instant::now(),
+                valid_until_ms: AtomicU64::new(millis(lease.saturating_sub(SAFETY_MARGIN))),
+                forwarded: AtomicU64::new(0),
+                failovers: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// A new process id: `proc_` and a random suffix.
+    pub fn new_process_id() -> String {
+        format!("proc_{}", uuid::Uuid::new_v4().simple())
+    }
+
+    pub fn process_id(&self) -> &str {
+        &self.inner.process
+    }
+
+    pub fn address(&self) -> &str {
+        &self.inner.address
+    }
+
+    pub fn lease(&self) -> Duration {
+        self.inner.lease
+    }
+
+    fn valid(&self) -> bool {
+        millis(self.inner.base.elapsed()) < self.inner.valid_until_ms.load(Ordering::Acquire)
+    }
+
+    /// Whether this process holds `key` and can still trust it.
+    pub fn holds(&self, key: &str) -> bool {
+        self.inner.held.contains(key) && self.valid()
+    }
+
+    /// Takes `key` if it is free, expired or already this process's; else names its owner.
+    pub async fn claim(&self, key: &str) -> Result<Claim, DbErr> {
+        if self.holds(key) {
+            return Ok(Claim::Mine { fresh: false, taken_from: None });
+        }
+        let sent = Instant::now();
+        // Twice at most: a row inserted by another process between our look and our insert is
+        // seen, locked, on the second look.
+        for _ in 0..2 {
+            let txn = self.inner.db.begin().await?;
+            let current = txn
+                .query_one_raw(self.statement(
+                    "SELECT owner, address, expires_at, expires_at <= now() AS expired \
+                     FROM leases WHERE key = $1 FOR UPDATE",
+                    vec![key.into()],
+                ))
+                .await?;
+            let claim = match current {
+                None => {
+                    let inserted = txn
+                        .execute_raw(self.statement(
+                            "INSERT INTO leases (key, owner, address, acquired_at, expires_at) \
+                             VALUES ($1, $2, $3, now(), now() + $4 * interval '1 millisecond') \
+                             ON CONFLICT (key) DO NOTHING",
+                            vec![
+                                key.into(),
+                                self.inner.process.clone().into(),
+                                self.inner.address.clone().into(),
+                                self.lease_ms().into(),
+                            ],
+                        ))
+                        .await?;
+                    if inserted.rows_affected() == 0 {
+                        txn.rollback().await?;
+                        continue;
+                    }
+                    self.record_handover(&txn, key, None, None).await?;
+                    Claim::Mine { fresh: true, taken_from: None }
+                }
+                Some(row) => {
+                    let owner: String = row.try_get("", "owner")?;
+                    let expired: bool = row.try_get("", "expired")?;
+                    let mine = owner == self.inner.process;
+                    if !mine && !expired {
+                        let address: String = row.try_get("", "address")?;
+                        txn.rollback().await?;
+                        return Ok(Claim::Elsewhere { owner, address });
+                    }
+                    txn.execute_raw(self.statement(
+                        "UPDATE leases SET owner = $2, address = $3, \
+                         acquired_at = CASE WHEN owner = $2 THEN acquired_at ELSE now() END, \
+                         expires_at = now() + $4 * interval '1 millisecond' WHERE key = $1",
+                        vec![
+                            key.into(),
+                            self.inner.process.clone().into(),
+                            self.inner.address.clone().into(),
+                            self.lease_ms().into(),
+                        ],
+                    ))
+                    .await?;
+                    if mine {
+                        Claim::Mine { fresh: true, taken_from: None }
+                    } else {
+                        let expires_at: chrono::DateTime<chrono::Utc> =
+                            row.try_get("", "expires_at")?;
+                        self.record_handover(&txn, key, Some(&owner), Some(expires_at))
+                            .await?;
+                        self.inner.failovers.fetch_add(1, Ordering::Relaxed);
+                        Claim::Mine { fresh: true, taken_from: Some(owner) }
+                    }
+                }
+            };
+            txn.commit().await?;
+            self.inner.held.insert(key.to_string());
+            self.extend_validity(sent);
+            return Ok(claim);
+        }
+        Err(DbErr::Custom(format!("lease {key} changed hands while being taken")))
+    }
+
+    async fn record_handover(
+        &self,
+        txn: &impl ConnectionTrait,
+        key: &str,
+        from: Option<&str>,
+        from_expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<(), DbErr> {
+        txn.execute_raw(self.statement(
+            "INSERT INTO lease_handovers (key, from_owner, from_expires_at, to_owner, at) \
+             VALUES ($1, $2, $3, $4, now())",
+            vec![
+                key.into(),
+                from.map(str::to_string).into(),
+                from_expires_at.into(),
+                self.inner.process.clone().into(),
+            ],
+        ))
+        .await?;
+        Ok(())
+    }
+
+    /// The address of the live process holding `key`, when that is not this one. A key nobody
+    /// holds is `None` (this process may take it).
+    pub async fn owner_elsewhere(&self, key: &str) -> Result<Option<String>, DbErr> {
+        if self.holds(key) {
+            return Ok(None);
+        }
+        let row = self
+            .inner
+            .db
+            .query_one_raw(self.statement(
+                "SELECT address FROM leases WHERE key = $1 AND owner <> $2 AND expires_at > now()",
+                vec![key.into(), self.inner.process.clone().into()],
+            ))
+            .await?;
+        row.map(|row| row.try_get::<String>("", "address"))
+            .transpose()
+    }
+
+    /// Stops renewing `key` (its chat passivated, or was deleted): the lease lapses after the
+    /// lease time, and until then requests for the chat still come here, where it is taken
+    /// again. Not deleting the row leaves no moment in which two processes could both take it.
+    pub fn let_lapse(&self, key: &str) {
+        self.inner.held.remove(key);
+    }
+
+    /// The chat keys some live process holds (start-up leaves their runs alone).
+    pub async fn live_chat_keys(&self) -> Result<HashSet<String>, DbErr> {
+        let rows = self
+            .inner
+            .db
+            .query_all_raw(self.statement(
+                "SELECT key FROM leases WHERE key LIKE 'chat:%' AND expires_at > now()",
+                vec![],
+            ))
+            .await?;
+        rows.iter()
+            .map(|row| row.try_get::<String>("", "key"))
+            .collect()
+    }
+
+    /// Renews every lease this process holds; returns the keys it lost (taken by another
+    /// process after they expired), which it no longer holds.
+    pub async fn renew(&self) -> Result<Vec<String>, DbErr> {
+        let sent = Instant::now();
+        let held: Vec<String> = self.inner.held.iter().map(|k| k.clone()).collect();
+        if held.is_empty() {
+            self.extend_validity(sent);
+            return Ok(Vec::new());
+        }
+        // Keys hold no newline (ids and job names), so one text parameter carries them all.
+        let rows = self
+            .inner
+            .db
+            .query_all_raw(self.statement(
+                "UPDATE leases SET expires_at = now() + $2 * interval '1 millisecond' \
+                 WHERE owner = $1 AND key = ANY(string_to_array($3, E'\\n')) RETURNING key",
+                vec![
+                    self.inner.process.clone().into(),
+                    self.lease_ms().into(),
+                    held.join("\n").into(),
+                ],
+            ))
+            .await?;
+        let kept: HashSet<String> = rows
+            .iter()
+            .map(|row| row.try_get::<String>("", "key"))
+            .collect::<Result<_, _>>()?;
+        let lost: Vec<String> = held
+            .into_iter()
+            .filter(|key| !kept.contains(key) && self.inner.held.contains(key))
+            .collect();
+        for key in &lost {
+            self.inner.held.remove(key);
+        }
+        self.extend_validity(sent);
+        Ok(lost)
+    }
+
+    /// Every lease is given up: this process stops trusting them (renewal failed too long).
+    fn drop_all(&self) -> Vec<String> {
+        let all: Vec<String> = self.inner.held.iter().map(|k| k.clone()).collect();
+        self.inner.held.clear();
+        all
+    }
+
+    fn extend_validity(&self, sent: Instant) {
+        let until = sent.saturating_duration_since(self.inner.base)
+            + self.inner.lease.saturating_sub(SAFETY_MARGIN);
+        self.inner
+            .valid_until_ms
+            .fetch_max(millis(until), Ordering::AcqRel);
+    }
+
+    /// Renews every third of the lease time, for good; `lost` is told each key this process no
+    /// longer holds (taken over, or not renewed in time).
+    pub fn start_renewing(&self, lost: impl Fn(&str) + Send + 'static) {
+        let cluster = self.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(cluster.inner.lease / 3);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let gone = match cluster.renew().await {
+                    Ok(gone) => gone,
+                    Err(err) if cluster.valid() => {
+                        tracing::warn!(%err, "could not renew this process's leases; retrying");
+                        continue;
+                    }
+                    Err(err) => {
+                        tracing::error!(
+                            %err,
+                            "could not renew this process's leases for a whole lease time: \
+                             its chats are stopped so another process may take them"
+                        );
+                        cluster.drop_all()
+                    }
+                };
+                for key in gone {
+                    tracing::warn!(%key, "a lease this process held was taken over");
+                    lost(&key);
+                }
+            }
+        });
+    }
+
+    /// Counts a request forwarded to another process.
+    pub fn note_forwarded(&self) {
+        self.inner.forwarded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// What `/health/ready` and `/metrics` show.
+    pub fn stats(&self) -> ClusterStats {
+        let held: Vec<String> = self.inner.held.iter().map(|k| k.clone()).collect();
+        ClusterStats {
+            chat_leases: held.iter().filter(|k| k.starts_with("chat:")).count() as u64,
+            job_leases: held.iter().filter(|k| k.starts_with("job:")).count() as u64,
+            forwarded: self.inner.forwarded.load(Ordering::Relaxed),
+            failovers: self.inner.failovers.load(Ordering::Relaxed),
+        }
+    }
+
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.inner.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn statement(&self, sql: &str, values: Vec<sea_orm::Value>) -> Statement {
+        Statement::from_sql_and_values(DbBackend::Postgres, sql, values)
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A process's share of the cluster.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct ClusterStats {
+    pub chat_leases: u64,
+    pub job_leases: u64,
+    pub forwarded: u64,
+    pub failovers: u64,
+}
