@@ -161,7 +161,11 @@ impl Metrics {
     }
 
     /// Everything, in Prometheus' text format; `active_chats` is read at the scrape.
-    pub fn render(&self, active_chats: usize) -> String {
+    pub fn render(
+        &self,
+        active_chats: usize,
+        cluster: Option<crate::cluster::ClusterStats>,
+    ) -> String {
         self.active_chats
             .set(i64::try_from(active_chats).unwrap_or(i64::MAX));
         if let Some(bytes) = heap_in_use() {
@@ -172,8 +176,28 @@ impl Metrics {
         if let Err(err) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             tracing::error!(%err, "could not encode the metrics");
         }
-        String::from_utf8_lossy(&out).into_owned()
+        let mut text = String::from_utf8_lossy(&out).into_owned();
+        if let Some(stats) = cluster {
+            text.push_str(&cluster_lines(&stats));
+        }
+        text
     }
+}
+
+/// The cluster's figures, counted by `Cluster` itself, in the same text format.
+fn cluster_lines(stats: &crate::cluster::ClusterStats) -> String {
+    let lines = [
+        ("colloquy_cluster_chat_leases", "gauge", "Chats this process owns through a lease.", stats.chat_leases),
+        ("colloquy_cluster_job_leases", "gauge", "Once-per-cluster jobs this process holds.", stats.job_leases),
+        ("colloquy_cluster_forwarded_requests_total", "counter", "Requests this process forwarded to the process owning their chat.", stats.forwarded),
+        ("colloquy_cluster_failovers_total", "counter", "Chats this process took over from a process that stopped renewing them.", stats.failovers),
+    ];
+    lines
+        .iter()
+        .map(|(name, kind, help, value)| {
+            format!("# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n")
+        })
+        .collect()
 }
 
 /// Heap bytes in use, summed over glibc's arenas (`mallinfo2`): small blocks in use plus

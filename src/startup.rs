@@ -24,6 +24,7 @@ use crate::agent::rate_limit::ToolRateLimiter;
 use crate::agent::tool_round::new_tool_cache;
 use crate::auth::{Accounts, LoginThrottle, bootstrap_admin};
 use crate::chat::Chats;
+use crate::cluster::Cluster;
 use crate::config::{Config, MAX_CUT_OFF_ATTEMPTS};
 use crate::http::admission::{Admission, admit};
 use crate::llm::LlmClient;
@@ -71,10 +72,36 @@ impl Application {
         crate::db::migrate(&db)
             .await
             .context("cannot migrate the database")?;
+        // Several processes on one PostgreSQL: chats are owned through leases.
+        let cluster = config.is_clustered().then(|| {
+            Cluster::new(
+                db.clone(),
+                Cluster::new_process_id(),
+                config.advertise_url(address),
+                Duration::from_secs(config.cluster.lease_secs),
+            )
+        });
+        // Chats a live process holds: their runs and answers are that process's, not ours.
+        let live = match &cluster {
+            Some(cluster) => cluster.live_chat_keys().await?,
+            None => Default::default(),
+        };
+        let orphaned = |chat_id: &entities::ids::ChatId| {
+            !live.contains(&crate::cluster::chat_key(chat_id.as_str()))
+        };
         // Deep Think runs with a checkpoint continue instead of being marked interrupted.
-        let continuations = crate::supervisor::continuation::continuable(&db).await?;
+        let continuations: Vec<_> = crate::supervisor::continuation::continuable(&db)
+            .await?
+            .into_iter()
+            .filter(|c| orphaned(&c.run.chat_id))
+            .collect();
         let continuing: Vec<_> = continuations.iter().map(|c| c.run.id.clone()).collect();
-        let interrupted = crate::chat::recovery::recover_interrupted_runs(&db, &continuing).await?;
+        let interrupted = match &cluster {
+            Some(cluster) => {
+                crate::chat::recovery::recover_orphaned_runs(&db, cluster, &continuing).await?
+            }
+            None => crate::chat::recovery::recover_interrupted_runs(&db, &continuing).await?,
+        };
         if interrupted > 0 {
             tracing::warn!(
                 interrupted,
@@ -101,6 +128,14 @@ impl Application {
             embedder.clone(),
         );
         let sessions = supervisor.registry();
+        if let Some(cluster) = &cluster {
+            sessions.join(cluster.clone());
+            tracing::info!(
+                process = cluster.process_id(),
+                address = cluster.address(),
+                "clustered on PostgreSQL: this process owns chats through leases"
+            );
+        }
         let runs = supervisor.runs();
         // One fetcher for the research tools and the image URLs of `/v1` requests, so every
         // outbound fetch is SSRF-guarded alike.
@@ -179,7 +214,7 @@ impl Application {
             login_throttle,
             fetcher,
         };
-        resume_unfinished_answers(&state).await;
+        resume_unfinished_answers(&state, &orphaned).await;
         for continuation in continuations {
             let run = continuation.run.clone();
             match crate::supervisor::continuation::continue_run(&state.launcher, continuation).await
@@ -196,6 +231,9 @@ impl Application {
             }
         }
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
+        if let Some(cluster) = state.sessions().cluster().cloned() {
+            start_orphan_recovery(state.db().clone(), cluster);
+        }
         crate::supervisor::automations::scheduler::start(state.launcher.clone());
         // Before the upload sweeper and the processing queue: what a dead process left between
         // moving an upload's bytes and recording them is completed, or marked error.
@@ -222,7 +260,7 @@ impl Application {
             Duration::from_secs(60),
             Duration::from_secs(state.config().agent.chat_idle_secs),
         );
-        match state.workspace().resume_unfinished().await {
+        match state.workspace().resume_unfinished(&orphaned).await {
             Ok(resumed) => {
                 if resumed.requeued > 0 {
                     tracing::info!(count = resumed.requeued, "resumed processing of documents");
@@ -293,10 +331,19 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
         .http
         .max_in_flight
         .saturating_add(MAX_CONNECTIONS_MARGIN);
+    let forwarding = crate::http::forward::Forwarding::new(
+        state.sessions().cluster().cloned(),
+        Duration::from_secs(config.cluster.forward_connect_timeout_secs),
+        max_v1_body_bytes.max(max_json_body_bytes),
+    )
+    .context("cannot build the client that forwards requests to a chat's owner")?;
     let data = web::Data::new(state);
     let mut server = HttpServer::new(move || {
         let (metrics, admission) = (metrics.clone(), admission.clone());
         App::new()
+            // Innermost: a request forwarded to its chat's owner is admitted and counted here
+            // like any other, for as long as its answer streams.
+            .wrap(forwarding.clone())
             .wrap_fn(move |req, service| admit(admission.clone(), req, service))
             .wrap_fn(move |req, service| crate::http::count_request(metrics.clone(), req, service))
             .wrap_fn(crate::http::request_id_header)
@@ -343,7 +390,10 @@ fn research_tools(config: &Config, fetcher: Arc<Fetcher>) -> anyhow::Result<Vec<
 
 /// Resumes the runs of questions that were answered while a previous process was running but
 /// whose continuation never finished: the stored answer is delivered, once.
-async fn resume_unfinished_answers(state: &AppState) {
+async fn resume_unfinished_answers(
+    state: &AppState,
+    orphaned: &impl Fn(&entities::ids::ChatId) -> bool,
+) {
     let unfinished = match crate::chat::asks::unfinished(state.db()).await {
         Ok(unfinished) => unfinished,
         Err(err) => {
@@ -355,6 +405,9 @@ async fn resume_unfinished_answers(state: &AppState) {
         let Some(answer) = ask.answer.clone() else {
             continue;
         };
+        if !orphaned(&ask.chat_id) {
+            continue; // a live process owns its chat and is running it
+        }
         let correlation_id = ask.correlation_id.clone();
         // The continuation ran once when the answer came, then once per earlier start.
         let cut_offs = ask.resume_attempts + 1;
@@ -415,12 +468,62 @@ fn start_api_chat_sweeper(state: AppState, every: Duration) {
         let mut ticks = tokio::time::interval(every);
         loop {
             ticks.tick().await;
+            if !once_per_cluster(&state, "retention").await {
+                continue;
+            }
             match sweep_api_chats(&state).await {
                 Ok(0) => {}
                 Ok(count) => {
                     tracing::info!(count, "swept chats of /v1 requests past their retention")
                 }
                 Err(err) => tracing::warn!(%err, "could not sweep the chats of /v1 requests"),
+            }
+        }
+    });
+}
+
+/// Whether this process is the one to do `job` now: always alone; with several processes, only
+/// the holder of the job's lease (taken here if no live process holds it).
+async fn once_per_cluster(state: &AppState, job: &str) -> bool {
+    let Some(cluster) = state.sessions().cluster() else {
+        return true;
+    };
+    match cluster.claim(&crate::cluster::job_key(job)).await {
+        Ok(crate::cluster::Claim::Mine { .. }) => true,
+        Ok(crate::cluster::Claim::Elsewhere { .. }) => false,
+        Err(err) => {
+            tracing::warn!(%err, job, "cannot tell which process does a job; not doing it now");
+            false
+        }
+    }
+}
+
+/// With several processes: every lease time, the holder of `job:recovery` marks interrupted
+/// the runs of chats whose owner died (their leases expired), keeping their drafts, as a
+/// restart would; a chat someone opens first is recovered by the process taking it.
+fn start_orphan_recovery(db: sea_orm::DatabaseConnection, cluster: Cluster) {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(cluster.lease());
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let key = crate::cluster::job_key("recovery");
+            match cluster.claim(&key).await {
+                Ok(crate::cluster::Claim::Mine { .. }) => {}
+                Ok(crate::cluster::Claim::Elsewhere { .. }) => continue,
+                Err(err) => {
+                    tracing::warn!(%err, "cannot take the recovery job's lease");
+                    continue;
+                }
+            }
+            match crate::chat::recovery::recover_orphaned_runs(&db, &cluster, &[]).await {
+                Ok(0) => {}
+                Ok(count) => tracing::warn!(
+                    count,
+                    "runs of a process that stopped renewing its chats were marked interrupted, \
+                     keeping the text they had streamed"
+                ),
+                Err(err) => tracing::warn!(%err, "could not recover the runs of a dead process"),
             }
         }
     });

@@ -174,3 +174,33 @@ pub async fn find_run(
     };
     Ok(Some((run, answer)))
 }
+
+/// With several processes: recovers the runs left `running` in chats no live process holds
+/// (their owner died), each chat under its lease, taken for the recovery and let lapse after;
+/// chats this process or another live one holds are left alone, as are `continuing` runs.
+/// Returns how many runs were marked.
+pub async fn recover_orphaned_runs(
+    db: &DatabaseConnection,
+    cluster: &crate::cluster::Cluster,
+    continuing: &[RunId],
+) -> Result<u64, DbErr> {
+    let running = runs::Entity::find()
+        .filter(runs::Column::Status.eq(RunStatus::Running))
+        .filter(runs::Column::Id.is_not_in(continuing.iter().cloned()))
+        .all(db)
+        .await?;
+    let chats: std::collections::BTreeSet<ChatId> =
+        running.into_iter().map(|run| run.chat_id).collect();
+    let mut count = 0;
+    for chat_id in chats {
+        let key = crate::cluster::chat_key(chat_id.as_str());
+        if cluster.holds(&key) {
+            continue;
+        }
+        if let crate::cluster::Claim::Mine { .. } = cluster.claim(&key).await? {
+            count += recover_chat_runs(db, &chat_id).await?;
+            cluster.let_lapse(&key);
+        }
+    }
+    Ok(count)
+}

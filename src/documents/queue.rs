@@ -3,7 +3,7 @@
 
 use chrono::Utc;
 use entities::documents::DocumentStatus;
-use entities::ids::{ChunkId, DocumentId};
+use entities::ids::{ChatId, ChunkId, DocumentId};
 use entities::{artifacts, document_chunks, documents};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, QueryFilter, Set, TransactionTrait,
@@ -63,14 +63,19 @@ impl Workspace {
     /// Re-queues documents a previous process left in `processing`, except those whose
     /// processing was already cut off `MAX_CUT_OFF_ATTEMPTS` times: they are marked `error`,
     /// so a file that crashes the process does not crash it again at every start.
-    pub async fn resume_unfinished(&self) -> Result<Resumed, DbErr> {
+    /// `ours`: whether this process may process a chat's documents (with several processes,
+    /// not those of a chat another live process holds: that one is processing them).
+    pub async fn resume_unfinished(
+        &self,
+        ours: impl Fn(&ChatId) -> bool,
+    ) -> Result<Resumed, DbErr> {
         let pending = documents::Entity::find()
             .filter(documents::Column::Status.eq(DocumentStatus::Processing))
             .filter(documents::Column::DeletedAt.is_null())
             .all(&self.inner.db)
             .await?;
         let mut resumed = Resumed::default();
-        for doc in pending {
+        for doc in pending.into_iter().filter(|doc| ours(&doc.chat_id)) {
             if doc.processing_attempts >= MAX_CUT_OFF_ATTEMPTS {
                 let reason = format!(
                     "processing this file was cut off {} times (a crash, restart or timeout); \

@@ -23,6 +23,9 @@ async fn metrics(principal: Principal, state: web::Data<AppState>) -> AppResult<
             state
                 .launcher
                 .metrics
-                .render(state.sessions().active_count()),
+                .render(
+                    state.sessions().active_count(),
+                    state.sessions().cluster().map(|c| c.stats()),
+                ),
         ))
 }

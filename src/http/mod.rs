@@ -24,6 +24,7 @@ mod documents;
 mod errors;
 mod export;
 mod files;
+pub mod forward;
 mod health;
 mod images;
 mod knowledge_bases;

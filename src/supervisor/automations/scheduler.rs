@@ -83,6 +83,13 @@ async fn look(launcher: &Launcher, process: &str) -> Result<(), sea_orm::DbErr> 
         if decision.skipped > 0 {
             tracing::info!(schedule_id = %schedule.id, skipped = decision.skipped, "due times missed while no server ran are skipped");
         }
+        // With several processes, the one owning the schedule's chat fires it (another would
+        // only find the chat elsewhere); a chat nobody holds is taken here.
+        match launcher.sessions.claim(&schedule.chat_id).await {
+            Ok(()) => {}
+            Err(crate::chat::SessionError::Elsewhere { .. }) => continue,
+            Err(crate::chat::SessionError::Db(err)) => return Err(err),
+        }
         if let Some(claim) = firings::claim(db, &schedule, &decision, process).await? {
             fire(launcher.clone(), claim);
         }
