@@ -27,7 +27,10 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement, 
 pub enum Claim {
     /// This process holds it. `taken_from`: the process whose expired lease it replaced (a
     /// failover), if any.
-    Mine { fresh: bool, taken_from: Option<String> },
+    Mine {
+        fresh: bool,
+        taken_from: Option<String>,
+    },
     /// A live process holds it, reached at this base URL.
     Elsewhere { owner: String, address: String },
 }
@@ -112,7 +115,10 @@ impl Cluster {
     /// Takes `key` if it is free, expired or already this process's; else names its owner.
     pub async fn claim(&self, key: &str) -> Result<Claim, DbErr> {
         if self.holds(key) {
-            return Ok(Claim::Mine { fresh: false, taken_from: None });
+            return Ok(Claim::Mine {
+                fresh: false,
+                taken_from: None,
+            });
         }
         let sent = Instant::now();
         // Twice at most: a row inserted by another process between our look and our insert is
@@ -146,7 +152,10 @@ impl Cluster {
                         continue;
                     }
                     self.record_handover(&txn, key, None, None).await?;
-                    Claim::Mine { fresh: true, taken_from: None }
+                    Claim::Mine {
+                        fresh: true,
+                        taken_from: None,
+                    }
                 }
                 Some(row) => {
                     let owner: String = row.try_get("", "owner")?;
@@ -170,14 +179,20 @@ impl Cluster {
                     ))
                     .await?;
                     if mine {
-                        Claim::Mine { fresh: true, taken_from: None }
+                        Claim::Mine {
+                            fresh: true,
+                            taken_from: None,
+                        }
                     } else {
                         let expires_at: chrono::DateTime<chrono::Utc> =
                             row.try_get("", "expires_at")?;
                         self.record_handover(&txn, key, Some(&owner), Some(expires_at))
                             .await?;
                         self.inner.failovers.fetch_add(1, Ordering::Relaxed);
-                        Claim::Mine { fresh: true, taken_from: Some(owner) }
+                        Claim::Mine {
+                            fresh: true,
+                            taken_from: Some(owner),
+                        }
                     }
                 }
             };
@@ -186,7 +201,9 @@ impl Cluster {
             self.extend_validity(sent);
             return Ok(claim);
         }
-        Err(DbErr::Custom(format!("lease {key} changed hands while being taken")))
+        Err(DbErr::Custom(format!(
+            "lease {key} changed hands while being taken"
+        )))
     }
 
     async fn record_handover(

@@ -187,10 +187,30 @@ impl Metrics {
 /// The cluster's figures, counted by `Cluster` itself, in the same text format.
 fn cluster_lines(stats: &crate::cluster::ClusterStats) -> String {
     let lines = [
-        ("colloquy_cluster_chat_leases", "gauge", "Chats this process owns through a lease.", stats.chat_leases),
-        ("colloquy_cluster_job_leases", "gauge", "Once-per-cluster jobs this process holds.", stats.job_leases),
-        ("colloquy_cluster_forwarded_requests_total", "counter", "Requests this process forwarded to the process owning their chat.", stats.forwarded),
-        ("colloquy_cluster_failovers_total", "counter", "Chats this process took over from a process that stopped renewing them.", stats.failovers),
+        (
+            "colloquy_cluster_chat_leases",
+            "gauge",
+            "Chats this process owns through a lease.",
+            stats.chat_leases,
+        ),
+        (
+            "colloquy_cluster_job_leases",
+            "gauge",
+            "Once-per-cluster jobs this process holds.",
+            stats.job_leases,
+        ),
+        (
+            "colloquy_cluster_forwarded_requests_total",
+            "counter",
+            "Requests this process forwarded to the process owning their chat.",
+            stats.forwarded,
+        ),
+        (
+            "colloquy_cluster_failovers_total",
+            "counter",
+            "Chats this process took over from a process that stopped renewing them.",
+            stats.failovers,
+        ),
     ];
     lines
         .iter()

@@ -41,7 +41,11 @@ impl MigrationTrait for Migration {
                 Table::create()
                     .table(LeaseHandovers::Table)
                     .if_not_exists()
-                    .col(big_integer(LeaseHandovers::Id).auto_increment().primary_key())
+                    .col(
+                        big_integer(LeaseHandovers::Id)
+                            .auto_increment()
+                            .primary_key(),
+                    )
                     .col(text(LeaseHandovers::Key))
                     .col(text_null(LeaseHandovers::FromOwner))
                     .col(timestamp_with_time_zone_null(LeaseHandovers::FromExpiresAt))

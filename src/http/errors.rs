@@ -77,9 +77,7 @@ impl ResponseError for AppError {
             Self::Unavailable(_)
             | Self::EmbedderFailed(_)
             | Self::Overloaded { .. }
-            | Self::OwnedElsewhere { .. } => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            | Self::OwnedElsewhere { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 

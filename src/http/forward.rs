@@ -134,7 +134,7 @@ impl Router {
                     let body = stream_through(req.take_payload());
                     let (request, _) = req.into_parts();
                     let response = self.send(&request, &address, body).await;
-                    return Ok(self.served(ServiceResponse::new(request, response)));
+                    return Ok(ServiceResponse::new(request, response));
                 }
                 Ok(None) => {}
                 // The owner is not known: served here; a handler needing the chat's session
@@ -142,7 +142,11 @@ impl Router {
                 Err(err) => tracing::warn!(%err, "cannot look up a chat's owner"),
             }
         }
-        let kept = if forwarded { None } else { self.keep_body(&mut req).await? };
+        let kept = if forwarded {
+            None
+        } else {
+            self.keep_body(&mut req).await?
+        };
         let response = service.call(req).await?;
         let elsewhere = response
             .response()
@@ -154,7 +158,9 @@ impl Router {
             });
         if let (Some(address), Some(body)) = (elsewhere, kept) {
             let (request, _) = response.into_parts();
-            let response = self.send(&request, &address, reqwest::Body::from(body)).await;
+            let response = self
+                .send(&request, &address, reqwest::Body::from(body))
+                .await;
             return Ok(self.served(ServiceResponse::new(request, response)));
         }
         Ok(self.served(response.map_into_boxed_body()))
@@ -203,10 +209,7 @@ impl Router {
         let url = format!(
             "{}{}",
             address.trim_end_matches('/'),
-            request
-                .uri()
-                .path_and_query()
-                .map_or("/", |p| p.as_str())
+            request.uri().path_and_query().map_or("/", |p| p.as_str())
         );
         let Ok(method) = reqwest::Method::from_bytes(request.method().as_str().as_bytes()) else {
             return AppError::invalid("unsupported method").error_response();
@@ -229,7 +232,8 @@ impl Router {
                 );
                 for (name, value) in answer.headers() {
                     let name = name.as_str();
-                    if name == "content-length" || is_hop_by_hop_name(name) {
+                    // The owner's `x-colloquy-process` stays: it is the one that answered.
+                    if name == "content-length" || (is_hop_by_hop_name(name) && name != SERVED_BY) {
                         continue;
                     }
                     response.append_header((name, value.as_bytes()));
@@ -238,10 +242,16 @@ impl Router {
             }
             Err(err) => {
                 tracing::warn!(%err, %address, "cannot reach a chat's owner; the client is told to retry");
-                AppError::OwnedElsewhere {
+                let mut response = AppError::OwnedElsewhere {
                     address: address.to_string(),
                 }
-                .error_response()
+                .error_response();
+                if let Ok(value) = HeaderValue::from_str(self.cluster.process_id()) {
+                    response
+                        .headers_mut()
+                        .insert(HeaderName::from_static(SERVED_BY), value);
+                }
+                response
             }
         }
     }
@@ -318,9 +328,15 @@ mod tests {
     #[test]
     fn the_chat_a_path_names() {
         assert_eq!(chat_in_path("/chat/api/chat_1/messages"), Some("chat_1"));
-        assert_eq!(chat_in_path("/chat/api/chat_1/runs/run_2/events"), Some("chat_1"));
+        assert_eq!(
+            chat_in_path("/chat/api/chat_1/runs/run_2/events"),
+            Some("chat_1")
+        );
         assert_eq!(chat_in_path("/chat/api/chats/chat_1"), Some("chat_1"));
-        assert_eq!(chat_in_path("/v1/conversations/chat_1/items"), Some("chat_1"));
+        assert_eq!(
+            chat_in_path("/v1/conversations/chat_1/items"),
+            Some("chat_1")
+        );
         assert_eq!(chat_in_path("/chat/api/chats"), None);
         assert_eq!(chat_in_path("/chat/api/chats/"), None);
         assert_eq!(chat_in_path("/chat/api/models"), None);

@@ -19,13 +19,8 @@ async fn metrics(principal: Principal, state: web::Data<AppState>) -> AppResult<
     }
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
-        .body(
-            state
-                .launcher
-                .metrics
-                .render(
-                    state.sessions().active_count(),
-                    state.sessions().cluster().map(|c| c.stats()),
-                ),
-        ))
+        .body(state.launcher.metrics.render(
+            state.sessions().active_count(),
+            state.sessions().cluster().map(|c| c.stats()),
+        )))
 }

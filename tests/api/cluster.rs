@@ -1,0 +1,459 @@
+//! Three real `colloquy serve` processes on one PostgreSQL (`COLLOQUY_TEST_POSTGRES_URL`,
+//! skipped with a note when unset; CI sets it), each chat owned by one of them through its
+//! lease: 200 chats whose requests go round-robin to all three are answered by their owner
+//! (streamed and not); one process SIGKILLed mid-stream has its chats answered by the others
+//! once its leases expire, its streaming run interrupted with its draft kept and its paused
+//! question answered through another process; no acknowledged message is lost, and the
+//! database's record of every change of owner shows no chat owned twice.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::TcpListener;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend, Statement};
+use serde_json::{Value, json};
+
+use crate::fake_upstream::{FakeUpstream, Reply};
+use crate::helpers::ADMIN_KEY;
+use crate::sse::drain_frames;
+use crate::subprocess::{Background, start_within};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_colloquy");
+const POSTGRES_URL_VAR: &str = "COLLOQUY_TEST_POSTGRES_URL";
+const PROCESS_LIMIT: Duration = Duration::from_secs(300);
+/// The lease time these processes run with (the default is 10 s).
+const LEASE_SECS: u64 = 3;
+const CHATS: usize = 200;
+const SERVED_BY: &str = "x-colloquy-process";
+
+struct Node {
+    process: Option<Background>,
+    base: String,
+    id: String,
+}
+
+async fn start_node(dir: &std::path::Path, database: &str, upstream: &str) -> Node {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut command = Command::new(BINARY);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("COLLOQUY_DATA_DIR", dir)
+        .env("COLLOQUY_BIND", format!("127.0.0.1:{port}"))
+        .env("COLLOQUY_LOG__FILTER", "warn")
+        .env("COLLOQUY_DATABASE__URL", database)
+        .env("COLLOQUY_LLM__BASE_URL", upstream)
+        .env("COLLOQUY_AUTH__BOOTSTRAP_API_KEY", ADMIN_KEY)
+        .env("COLLOQUY_CLUSTER__LEASE_SECS", LEASE_SECS.to_string())
+        .arg("serve");
+    let process = start_within(command, "colloquy serve", PROCESS_LIMIT);
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Ok(ready) = http.get(format!("{base}/health/ready")).send().await
+            && ready.status().is_success()
+        {
+            let body: Value = ready.json().await.unwrap();
+            let id = body["cluster"]["process"]
+                .as_str()
+                .expect("a clustered process says its id")
+                .to_string();
+            return Node {
+                process: Some(process),
+                base,
+                id,
+            };
+        }
+        assert!(
+            Instant::now() < deadline,
+            "colloquy serve did not become ready"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The live owner of a chat's lease, from the database.
+async fn owner_of(db: &DatabaseConnection, chat: &str) -> Option<String> {
+    db.query_one_raw(Statement::from_sql_and_values(
+        DbBackend::Postgres,
+        "SELECT owner FROM leases WHERE key = $1 AND expires_at > now()",
+        [format!("chat:{chat}").into()],
+    ))
+    .await
+    .unwrap()
+    .map(|row| row.try_get::<String>("", "owner").unwrap())
+}
+
+/// Sends a message and reads its whole stream: the process that served it and the answer.
+async fn send(http: &reqwest::Client, node: &Node, chat: &str, text: &str) -> (String, String) {
+    let response = http
+        .post(format!("{}/chat/api/{chat}/messages", node.base))
+        .bearer_auth(ADMIN_KEY)
+        .json(&json!({"content": text}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        200,
+        "{text}: {:?}",
+        response.text().await
+    );
+    let served = response.headers()[SERVED_BY].to_str().unwrap().to_string();
+    let mut body = response.text().await.unwrap();
+    let frames = drain_frames(&mut body);
+    let answer: String = frames
+        .iter()
+        .filter_map(|f| {
+            f.json()["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect();
+    assert!(
+        frames.iter().any(|f| f.json()["type"] == "run.finished"),
+        "{text}: the stream ends with its run"
+    );
+    (served, answer)
+}
+
+async fn query_strings(
+    db: &DatabaseConnection,
+    sql: &str,
+    values: Vec<sea_orm::Value>,
+) -> Vec<Vec<Option<String>>> {
+    db.query_all_raw(Statement::from_sql_and_values(
+        DbBackend::Postgres,
+        sql,
+        values,
+    ))
+    .await
+    .unwrap()
+    .iter()
+    .map(|row| {
+        (0..)
+            .map_while(|i| row.try_get_by_index::<Option<String>>(i).ok())
+            .collect()
+    })
+    .collect()
+}
+
+#[actix_web::test]
+async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream() {
+    let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
+        println!("skipped: {POSTGRES_URL_VAR} is not set");
+        return;
+    };
+    let name = format!("colloquy_cluster_{}", uuid::Uuid::new_v4().simple());
+    let admin = Database::connect(&admin_url).await.unwrap();
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let mut url = url::Url::parse(&admin_url).unwrap();
+    url.set_path(&name);
+    let url = url.to_string();
+
+    let upstream = FakeUpstream::start().await;
+    upstream.script((0..4 * CHATS).map(|_| Reply::text("Answered by the model.")));
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut nodes = Vec::new();
+    for dir in &dirs {
+        nodes.push(start_node(dir.path(), &url, &upstream.base_url).await);
+    }
+    let db = Database::connect(&url).await.unwrap();
+    let http = reqwest::Client::new();
+
+    // 200 chats, made through all three.
+    let mut chats = Vec::new();
+    for i in 0..CHATS {
+        let made: Value = http
+            .post(format!("{}/chat/api/chats", nodes[i % 3].base))
+            .bearer_auth(ADMIN_KEY)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        chats.push(made["id"].as_str().unwrap().to_string());
+    }
+
+    // Each chat's turns go round-robin to all three processes; each is served by its owner.
+    let mut acknowledged: Vec<(String, String)> = Vec::new();
+    for round in 0..2 {
+        let turns = futures_util::stream::iter(chats.iter().enumerate().map(|(i, chat)| {
+            let (http, node) = (&http, &nodes[(i + round) % 3]);
+            async move {
+                let text = format!("round {round} of {chat}");
+                let (served, answer) = send(http, node, chat, &text).await;
+                (chat.clone(), text, served, answer)
+            }
+        }))
+        .buffer_unordered(8)
+        .collect::<Vec<_>>()
+        .await;
+        for (chat, text, served, answer) in turns {
+            assert_eq!(answer, "Answered by the model.");
+            let owner = owner_of(&db, &chat).await;
+            assert_eq!(
+                Some(&served),
+                owner.as_ref(),
+                "{chat} was served by its owner"
+            );
+            acknowledged.push((chat, text));
+        }
+    }
+    // Reads too reach the owner, from any process.
+    for (i, chat) in chats.iter().enumerate().take(30) {
+        let response = http
+            .get(format!("{}/chat/api/{chat}/tree", nodes[(i + 1) % 3].base))
+            .bearer_auth(ADMIN_KEY)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let served = response.headers()[SERVED_BY].to_str().unwrap().to_string();
+        assert_eq!(Some(served), owner_of(&db, chat).await);
+    }
+    let owners: BTreeMap<String, String> = {
+        let mut owners = BTreeMap::new();
+        for chat in &chats {
+            owners.insert(chat.clone(), owner_of(&db, chat).await.expect("an owner"));
+        }
+        owners
+    };
+    let spread: BTreeSet<&String> = owners.values().collect();
+    assert_eq!(spread.len(), 3, "chats are owned by all three processes");
+
+    // The third process owns a chat that streams slowly and one paused on a question.
+    let victim = nodes[2].id.clone();
+    let theirs: Vec<&String> = owners
+        .iter()
+        .filter(|(_, owner)| **owner == victim)
+        .map(|(chat, _)| chat)
+        .collect();
+    let (streaming, paused) = (theirs[0].clone(), theirs[1].clone());
+    upstream.script_for(
+        "ask-marker",
+        [
+            Reply::tool_call(
+                "ask_1",
+                "ask_user",
+                json!({"question": "Which one?", "options": ["Left", "Right"]}),
+            ),
+            Reply::text("You chose, and here is the rest."),
+        ],
+    );
+    let question = http
+        .post(format!("{}/chat/api/{paused}/messages", nodes[0].base))
+        .bearer_auth(ADMIN_KEY)
+        .json(&json!({"content": "ask-marker"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(question.headers()[SERVED_BY].to_str().unwrap(), victim);
+    let mut body = question.text().await.unwrap();
+    let correlation_id = drain_frames(&mut body)
+        .iter()
+        .map(|f| f.json())
+        .find(|j| j["type"] == "x_ask_user.question")
+        .expect("a question")["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    acknowledged.push((paused.clone(), "ask-marker".into()));
+
+    upstream.script_for(
+        "slow-marker",
+        [Reply::text(&"word ".repeat(60)).event_gap(Duration::from_millis(150))],
+    );
+    let stream = http
+        .post(format!("{}/chat/api/{streaming}/messages", nodes[1].base))
+        .bearer_auth(ADMIN_KEY)
+        .json(&json!({"content": "slow-marker"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.headers()[SERVED_BY].to_str().unwrap(), victim);
+    acknowledged.push((streaming.clone(), "slow-marker".into()));
+    let mut chunks = stream.bytes_stream();
+    let mut buffer = String::new();
+    let mut streamed = String::new();
+    while streamed.len() < 60 {
+        let bytes = chunks.next().await.expect("the stream goes on").unwrap();
+        buffer.push_str(&String::from_utf8_lossy(&bytes));
+        for frame in drain_frames(&mut buffer) {
+            if let Some(text) = frame.json()["choices"][0]["delta"]["content"].as_str() {
+                streamed.push_str(text);
+            }
+        }
+    }
+    // Long enough for a draft to be saved.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    drop(nodes[2].process.take()); // SIGKILL
+    let killed = Instant::now();
+    // The client's stream, forwarded through a survivor, ends.
+    while let Some(next) = chunks.next().await {
+        if next.is_err() {
+            break;
+        }
+    }
+
+    // Within the lease time and a few seconds, the dead process's chats answer elsewhere.
+    let survivors = [&nodes[0], &nodes[1]];
+    let (served, answer) = loop {
+        let response = http
+            .post(format!(
+                "{}/chat/api/{streaming}/messages",
+                survivors[0].base
+            ))
+            .bearer_auth(ADMIN_KEY)
+            .json(&json!({"content": "after the kill"}))
+            .send()
+            .await
+            .unwrap();
+        if response.status() == 200 {
+            let served = response.headers()[SERVED_BY].to_str().unwrap().to_string();
+            let mut body = response.text().await.unwrap();
+            let frames = drain_frames(&mut body);
+            let answer: String = frames
+                .iter()
+                .filter_map(|f| {
+                    f.json()["choices"][0]["delta"]["content"]
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .collect();
+            break (served, answer);
+        }
+        assert_eq!(response.status(), 503, "refused only while the lease lasts");
+        assert!(response.headers().contains_key("retry-after"));
+        assert!(
+            killed.elapsed() < Duration::from_secs(LEASE_SECS + 8),
+            "no survivor took the chat over in time"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let handover = killed.elapsed();
+    println!("first answer through a survivor {handover:?} after the kill");
+    assert_ne!(served, victim);
+    assert_eq!(answer, "Answered by the model.");
+    acknowledged.push((streaming.clone(), "after the kill".into()));
+    // The cut-off run is interrupted, the text it had streamed kept as its answer.
+    let interrupted = query_strings(
+        &db,
+        "SELECT r.status, m.content FROM runs r JOIN messages u ON u.id = r.user_message_id \
+         LEFT JOIN messages m ON m.id = r.assistant_message_id \
+         WHERE r.chat_id = $1 AND u.content = 'slow-marker'",
+        vec![streaming.clone().into()],
+    )
+    .await;
+    assert_eq!(interrupted.len(), 1);
+    assert_eq!(interrupted[0][0].as_deref(), Some("interrupted"));
+    let kept = interrupted[0][1].clone().unwrap_or_default();
+    assert!(
+        kept.starts_with("word word") && streamed.starts_with(kept.trim_end())
+            || kept.starts_with(streamed.trim_end()),
+        "kept {kept:?}, streamed {streamed:?}"
+    );
+
+    // The question asked on the dead process is answered through another.
+    let answered = loop {
+        let response = http
+            .post(format!(
+                "{}/chat/api/{paused}/ask/{correlation_id}",
+                survivors[1].base
+            ))
+            .bearer_auth(ADMIN_KEY)
+            .json(&json!({"answer": "Left"}))
+            .send()
+            .await
+            .unwrap();
+        if response.status().is_success() {
+            break response;
+        }
+        assert_eq!(response.status(), 503, "{:?}", response.text().await);
+        assert!(killed.elapsed() < Duration::from_secs(LEASE_SECS + 15));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_ne!(answered.headers()[SERVED_BY].to_str().unwrap(), victim);
+    let mut body = answered.text().await.unwrap();
+    let resumed: String = drain_frames(&mut body)
+        .iter()
+        .filter_map(|f| {
+            f.json()["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect();
+    assert!(resumed.contains("You chose"), "{resumed:?}");
+
+    // Every chat of the dead process answers through the survivors.
+    for (i, chat) in theirs.iter().enumerate().skip(2) {
+        let text = format!("after the kill in {chat}");
+        let (served, _) = send(&http, survivors[i % 2], chat, &text).await;
+        assert_ne!(served, victim);
+        acknowledged.push(((*chat).clone(), text));
+    }
+
+    // No acknowledged message was lost.
+    let stored: BTreeSet<(String, String)> = query_strings(
+        &db,
+        "SELECT chat_id, content FROM messages WHERE role = 'user'",
+        vec![],
+    )
+    .await
+    .into_iter()
+    .map(|row| (row[0].clone().unwrap(), row[1].clone().unwrap_or_default()))
+    .collect();
+    for message in &acknowledged {
+        assert!(stored.contains(message), "lost {message:?}");
+    }
+    // No chat was owned twice: every change of owner took a lease from the dead process, after
+    // it had expired.
+    let handovers = query_strings(
+        &db,
+        "SELECT key, from_owner, CASE WHEN at >= from_expires_at THEN 'after' ELSE 'before' END \
+         FROM lease_handovers WHERE from_owner IS NOT NULL",
+        vec![],
+    )
+    .await;
+    assert!(
+        !handovers.is_empty(),
+        "the dead process's chats changed hands"
+    );
+    for row in &handovers {
+        assert_eq!(row[1].as_deref(), Some(victim.as_str()), "{row:?}");
+        assert_eq!(row[2].as_deref(), Some("after"), "{row:?}");
+    }
+    let survivors_ready: Value = http
+        .get(format!("{}/health/ready", survivors[0].base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        survivors_ready["cluster"]["forwarded_requests"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+
+    drop(nodes);
+    db.close().await.unwrap();
+    admin
+        .execute_unprepared(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .await
+        .unwrap();
+}
