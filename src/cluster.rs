@@ -252,6 +252,21 @@ impl Cluster {
         self.inner.held.remove(key);
     }
 
+    /// Gives up every lease this process holds (it is stopping): its chats are taken at once
+    /// by whichever process is asked next, instead of after the lease time.
+    pub async fn release_all(&self) -> Result<u64, DbErr> {
+        self.inner.held.clear();
+        let done = self
+            .inner
+            .db
+            .execute_raw(self.statement(
+                "DELETE FROM leases WHERE owner = $1",
+                vec![self.inner.process.clone().into()],
+            ))
+            .await?;
+        Ok(done.rows_affected())
+    }
+
     /// The chat keys some live process holds (start-up leaves their runs alone).
     pub async fn live_chat_keys(&self) -> Result<HashSet<String>, DbErr> {
         let rows = self

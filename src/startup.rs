@@ -308,7 +308,17 @@ impl Application {
     /// Serves until SIGINT/SIGTERM (or `handle().stop(true)`); in-flight requests get
     /// `shutdown_timeout_secs` to finish.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let served = self.server.await;
+        // Stopped with its requests finished: its chats go to the other processes at once.
+        if let Some(cluster) = self.state.sessions().cluster() {
+            match cluster.release_all().await {
+                Ok(released) => tracing::info!(released, "gave up this process's leases"),
+                Err(err) => {
+                    tracing::warn!(%err, "could not give up this process's leases; they expire")
+                }
+            }
+        }
+        served
     }
 }
 

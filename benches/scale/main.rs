@@ -13,13 +13,17 @@
 //!   chats (RSS delta divided by the count), and the time to wake one (see `idle.rs`);
 //! - `history`: request preparation time — from the client's request to the upstream's
 //!   receiving it, context fitting included — for a chat of 10, 100 and 1,000 turns (see
-//!   `history.rs`).
+//!   `history.rs`);
+//! - `cluster`: one, two and three processes on one PostgreSQL (`BENCH_POSTGRES_URL`): chats
+//!   and turns per second, concurrent streams per process, and the time a survivor takes to
+//!   answer for a killed process's chat (see `cluster.rs`).
 //!
 //! Run with `cargo bench --bench scale`; `BENCH_PARTS=streams,idle` picks parts. `cargo test`
 //! runs it too (the target has `test = true`), without the `--bench` flag `cargo bench`
 //! passes, and then every size is a smoke size (tens of chats): CI checks that it works, and
 //! nothing here asserts a time.
 
+mod cluster;
 mod colloquy;
 mod history;
 mod idle;
@@ -39,6 +43,10 @@ pub struct Settings {
     pub idle_counts: Vec<usize>,
     pub history_turns: Vec<usize>,
     pub history_samples: usize,
+    pub cluster_processes: Vec<usize>,
+    pub cluster_chats: usize,
+    pub cluster_streams: usize,
+    pub cluster_lease_secs: u64,
 }
 
 impl Settings {
@@ -64,7 +72,7 @@ impl Settings {
             })
         };
         let parts = std::env::var("BENCH_PARTS")
-            .unwrap_or_else(|_| "streams,idle,history".into())
+            .unwrap_or_else(|_| "streams,idle,history,cluster".into())
             .split(',')
             .map(|part| part.trim().to_string())
             .collect();
@@ -76,6 +84,10 @@ impl Settings {
             idle_counts: list("BENCH_IDLE_CHATS", "10000,100000", "30"),
             history_turns: list("BENCH_HISTORY_TURNS", "10,100,1000", "10,30"),
             history_samples: number("BENCH_HISTORY_SAMPLES", 50, 3) as usize,
+            cluster_processes: list("BENCH_CLUSTER_PROCESSES", "1,2,3", "1,2,3"),
+            cluster_chats: number("BENCH_CLUSTER_CHATS", 600, 12) as usize,
+            cluster_streams: number("BENCH_CLUSTER_STREAMS", 1500, 6) as usize,
+            cluster_lease_secs: number("BENCH_CLUSTER_LEASE_SECS", 10, 3),
         }
     }
 
@@ -112,6 +124,9 @@ fn main() {
     }
     if settings.runs("history") {
         runtime.block_on(history::run(&settings));
+    }
+    if settings.runs("cluster") {
+        runtime.block_on(cluster::run(&settings));
     }
     // Tasks still reading a stream that failed are dropped with the runtime.
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -36,9 +36,9 @@ enum Transport {
     H2c,
 }
 
-struct Sample {
-    first_byte: u64,
-    first_content: u64,
+pub struct Sample {
+    pub first_byte: u64,
+    pub first_content: u64,
 }
 
 #[derive(Default)]
@@ -197,7 +197,9 @@ async fn one_count(count: usize, stream_seconds: u64) -> Row {
     row
 }
 
-async fn one_stream(
+/// One message's stream, read to its end: its first byte's and first content's times, or what
+/// went wrong.
+pub async fn one_stream(
     client: &reqwest::Client,
     url: &str,
     expected: &str,

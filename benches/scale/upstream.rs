@@ -1,6 +1,7 @@
 //! The fake OpenAI upstream: `POST /v1/chat/completions` answers a streamed request with a role
 //! chunk at once, then `pieces` content chunks `every` apart, then the finish, usage and
-//! `[DONE]`, as a real server streams; a non-streamed one at once. It remembers when the latest
+//! `[DONE]`, as a real server streams; a non-streamed one at once (and a `QUICK` one at once
+//! in one piece). It remembers when the latest
 //! request arrived (for the history part) and how many streams it holds open.
 
 use std::net::SocketAddr;
@@ -16,6 +17,9 @@ use crate::colloquy::MODEL;
 
 /// One content piece; the answer is `PIECE` repeated.
 pub const PIECE: &str = "word ";
+/// A request whose messages hold this is answered at once, in one piece, whatever the pacing
+/// (the cluster part's turns beside its slow streams).
+pub const QUICK: &str = "quick turn";
 
 #[derive(Clone, Copy)]
 pub struct Pacing {
@@ -108,11 +112,17 @@ impl Drop for OpenStream {
 }
 
 async fn completions(state: web::Data<(Pacing, Arc<Seen>)>, body: Bytes) -> HttpResponse {
-    let (pacing, seen) = (state.0, Arc::clone(&state.1));
+    let (mut pacing, seen) = (state.0, Arc::clone(&state.1));
     *seen.last_arrival.lock().expect("not poisoned") = Some(Instant::now());
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return HttpResponse::BadRequest().finish();
     };
+    if request["messages"].to_string().contains(QUICK) {
+        pacing = Pacing {
+            pieces: 1,
+            every: Duration::ZERO,
+        };
+    }
     let usage = json!({"prompt_tokens": 10, "completion_tokens": pacing.pieces,
                        "total_tokens": 10 + pacing.pieces});
     if request["stream"] != json!(true) {

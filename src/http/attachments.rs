@@ -98,6 +98,9 @@ async fn upload(
             }
             bytes.extend_from_slice(&chunk);
         }
+        // The form yields nothing more while a field of it is alive.
+        drop(field);
+        super::documents::drain_rest(&mut form).await;
         let row = attachments
             .store_upload(&chat.id, &principal.user_id, bytes)
             .await?;

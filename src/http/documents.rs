@@ -127,6 +127,24 @@ async fn upload(
 
 /// A multipart upload (field `file`) into `chat_id`, a chat the caller owns (a knowledge
 /// base's too): stored and committed, then processed.
+/// What the form may still hold after its file that is read before answering: its closing
+/// boundary and small fields. Answering with bytes of the request left unread makes the kernel
+/// reset the connection, and a client still writing them may then lose the answer.
+const MAX_FORM_TAIL_BYTES: usize = 64 * 1024;
+
+/// Reads the rest of a form (at most `MAX_FORM_TAIL_BYTES`), dropping it.
+pub(super) async fn drain_rest(form: &mut Multipart) {
+    let mut left = MAX_FORM_TAIL_BYTES;
+    while let Some(Ok(mut field)) = form.next().await {
+        while let Some(Ok(chunk)) = field.next().await {
+            left = left.saturating_sub(chunk.len());
+            if left == 0 {
+                return;
+            }
+        }
+    }
+}
+
 pub(super) async fn upload_in(
     req: &HttpRequest,
     state: &AppState,
@@ -191,6 +209,9 @@ pub(super) async fn upload_in(
             let _ = tokio::fs::remove_file(&part).await;
             return Err(err);
         }
+        // The form yields nothing more while a field of it is alive.
+        drop(field);
+        drain_rest(&mut form).await;
         let document = match state
             .workspace()
             .create(chat_id, &filename, size, &part, DocumentStatus::Uploading)

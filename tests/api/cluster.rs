@@ -284,19 +284,54 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
         .await
         .unwrap();
     assert_eq!(stream.headers()[SERVED_BY].to_str().unwrap(), victim);
+    let run_id = stream.headers()["x-run-id"].to_str().unwrap().to_string();
     acknowledged.push((streaming.clone(), "slow-marker".into()));
     let mut chunks = stream.bytes_stream();
     let mut buffer = String::new();
     let mut streamed = String::new();
+    let mut last_seen = 0;
     while streamed.len() < 60 {
         let bytes = chunks.next().await.expect("the stream goes on").unwrap();
         buffer.push_str(&String::from_utf8_lossy(&bytes));
         for frame in drain_frames(&mut buffer) {
+            last_seen = frame.id.unwrap_or(last_seen);
             if let Some(text) = frame.json()["choices"][0]["delta"]["content"].as_str() {
                 streamed.push_str(text);
             }
         }
     }
+    // A client re-attaching through yet another process gets the events after the last it saw,
+    // from the owner, as they come.
+    let reattached = http
+        .get(format!(
+            "{}/chat/api/{streaming}/runs/{run_id}/events",
+            nodes[0].base
+        ))
+        .bearer_auth(ADMIN_KEY)
+        .header("last-event-id", last_seen.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reattached.status(), 200);
+    assert_eq!(reattached.headers()[SERVED_BY].to_str().unwrap(), victim);
+    let mut again = reattached.bytes_stream();
+    let mut buffer = String::new();
+    let first_again = loop {
+        let bytes = again
+            .next()
+            .await
+            .expect("events after the last seen")
+            .unwrap();
+        buffer.push_str(&String::from_utf8_lossy(&bytes));
+        if let Some(frame) = drain_frames(&mut buffer).into_iter().next() {
+            break frame;
+        }
+    };
+    assert!(
+        first_again.id.unwrap() > last_seen,
+        "{first_again:?} after {last_seen}"
+    );
+    drop(again);
     // Long enough for a draft to be saved.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     drop(nodes[2].process.take()); // SIGKILL
