@@ -8,8 +8,9 @@
 //!   answers at once;
 //! - streams: `BENCH_CLUSTER_STREAMS` chats streaming at once from the slow upstream (a piece a
 //!   second for `BENCH_STREAM_SECONDS`), each sent to a process other than its owner's when
-//!   there are several (so every stream is forwarded): time to first byte p50/p99, errors, and
-//!   the streams each process owned, its peak RSS and CPU;
+//!   there are several (so every stream is forwarded): time to first byte p50/p99, errors, the
+//!   chats each process owned (the streaming ones and those of the first phase still live),
+//!   each one's peak RSS, and the CPU of them all;
 //! - hand-over: the last process is SIGKILLed and a chat it owned is asked again through a
 //!   survivor every 100 ms: the time from the kill to the first answer (bounded by the lease
 //!   time, `cluster.lease_secs`: `BENCH_CLUSTER_LEASE_SECS`, 10 s as by default; 3 s in the
@@ -39,6 +40,7 @@ struct Row {
     streams: usize,
     stream_errors: usize,
     first_byte: Vec<u64>,
+    /// Chat leases each process held while the streams ran.
     owned: Vec<u64>,
     rss_peak: Vec<u64>,
     cpu_cores: f64,
@@ -72,7 +74,7 @@ pub async fn run(settings: &Settings) {
     println!();
     println!(
         "| processes | chats | errors | chats/s | turns/s | forwarded | streams | errors | \
-         first byte p50 | p99 | streams owned per process | RSS peak per process | CPU | \
+         first byte p50 | p99 | chats owned per process | RSS peak per process | CPU | \
          hand-over (s) |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|");

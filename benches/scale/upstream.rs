@@ -17,7 +17,7 @@ use crate::colloquy::MODEL;
 
 /// One content piece; the answer is `PIECE` repeated.
 pub const PIECE: &str = "word ";
-/// A request whose messages hold this is answered at once, in one piece, whatever the pacing
+/// A request whose last message holds this is answered at once, in one piece, whatever the pacing
 /// (the cluster part's turns beside its slow streams).
 pub const QUICK: &str = "quick turn";
 
@@ -117,7 +117,8 @@ async fn completions(state: web::Data<(Pacing, Arc<Seen>)>, body: Bytes) -> Http
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return HttpResponse::BadRequest().finish();
     };
-    if request["messages"].to_string().contains(QUICK) {
+    let last = request["messages"].as_array().and_then(|m| m.last());
+    if last.is_some_and(|m| m["content"].to_string().contains(QUICK)) {
         pacing = Pacing {
             pieces: 1,
             every: Duration::ZERO,
