@@ -25,10 +25,10 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement, 
 /// What a process gets when it asks for a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
-    /// This process holds it. `taken_from`: the process whose expired lease it replaced (a
-    /// failover), if any.
+    /// This process holds it. `was_ours`: it already did (the row was this process's, renewed
+    /// or not); `taken_from`: the process whose expired lease it replaced (a failover).
     Mine {
-        fresh: bool,
+        was_ours: bool,
         taken_from: Option<String>,
     },
     /// A live process holds it, reached at this base URL.
@@ -116,7 +116,7 @@ impl Cluster {
     pub async fn claim(&self, key: &str) -> Result<Claim, DbErr> {
         if self.holds(key) {
             return Ok(Claim::Mine {
-                fresh: false,
+                was_ours: true,
                 taken_from: None,
             });
         }
@@ -153,7 +153,7 @@ impl Cluster {
                     }
                     self.record_handover(&txn, key, None, None).await?;
                     Claim::Mine {
-                        fresh: true,
+                        was_ours: false,
                         taken_from: None,
                     }
                 }
@@ -180,7 +180,7 @@ impl Cluster {
                     .await?;
                     if mine {
                         Claim::Mine {
-                            fresh: true,
+                            was_ours: true,
                             taken_from: None,
                         }
                     } else {
@@ -190,7 +190,7 @@ impl Cluster {
                             .await?;
                         self.inner.failovers.fetch_add(1, Ordering::Relaxed);
                         Claim::Mine {
-                            fresh: true,
+                            was_ours: false,
                             taken_from: Some(owner),
                         }
                     }

@@ -18,6 +18,7 @@
 //! - `config`     defaults → TOML file → `COLLOQUY_*` environment; every limit is a field here.
 //! - `error`      `AppError`, the one mapping from failures to HTTP statuses and stable codes.
 //! - `db`         connecting (SQLite WAL or PostgreSQL) and migrating.
+//! - `cluster`    several processes on one PostgreSQL: chat and job leases.
 //! - `ssrf`       which addresses a fetch may reach.
 //! - `telemetry`  tracing subscriber set-up.
 

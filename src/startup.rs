@@ -129,7 +129,7 @@ impl Application {
         );
         let sessions = supervisor.registry();
         if let Some(cluster) = &cluster {
-            sessions.join(cluster.clone());
+            sessions.join(cluster.clone(), continuing.clone());
             tracing::info!(
                 process = cluster.process_id(),
                 address = cluster.address(),
@@ -214,7 +214,7 @@ impl Application {
             login_throttle,
             fetcher,
         };
-        resume_unfinished_answers(&state, &orphaned).await;
+        resume_unfinished_answers(&state).await;
         for continuation in continuations {
             let run = continuation.run.clone();
             match crate::supervisor::continuation::continue_run(&state.launcher, continuation).await
@@ -260,7 +260,24 @@ impl Application {
             Duration::from_secs(60),
             Duration::from_secs(state.config().agent.chat_idle_secs),
         );
-        match state.workspace().resume_unfinished(&orphaned).await {
+        // With several processes, a chat's documents are resumed by the process that takes
+        // the chat (a live owner is processing them).
+        let mut ours = std::collections::HashSet::new();
+        match state.workspace().chats_with_unfinished().await {
+            Ok(chats) => {
+                for chat in chats {
+                    if state.sessions().claim(&chat).await.is_ok() {
+                        ours.insert(chat);
+                    }
+                }
+            }
+            Err(err) => tracing::error!(%err, "could not look for unfinished documents"),
+        }
+        match state
+            .workspace()
+            .resume_unfinished(|chat| ours.contains(chat))
+            .await
+        {
             Ok(resumed) => {
                 if resumed.requeued > 0 {
                     tracing::info!(count = resumed.requeued, "resumed processing of documents");
@@ -400,10 +417,7 @@ fn research_tools(config: &Config, fetcher: Arc<Fetcher>) -> anyhow::Result<Vec<
 
 /// Resumes the runs of questions that were answered while a previous process was running but
 /// whose continuation never finished: the stored answer is delivered, once.
-async fn resume_unfinished_answers(
-    state: &AppState,
-    orphaned: &impl Fn(&entities::ids::ChatId) -> bool,
-) {
+async fn resume_unfinished_answers(state: &AppState) {
     let unfinished = match crate::chat::asks::unfinished(state.db()).await {
         Ok(unfinished) => unfinished,
         Err(err) => {
@@ -415,8 +429,10 @@ async fn resume_unfinished_answers(
         let Some(answer) = ask.answer.clone() else {
             continue;
         };
-        if !orphaned(&ask.chat_id) {
-            continue; // a live process owns its chat and is running it
+        // With several processes, only the process that takes the chat resumes it (a live
+        // owner is running it).
+        if state.sessions().claim(&ask.chat_id).await.is_err() {
+            continue;
         }
         let correlation_id = ask.correlation_id.clone();
         // The continuation ran once when the answer came, then once per earlier start.

@@ -232,7 +232,7 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
         let victim_id = ready(&client, &nodes[processes - 1]).await["cluster"]["process"]
             .as_str()
             .map(str::to_string);
-        let theirs = owned_by(&url.to_string(), victim_id.as_deref().unwrap_or("")).await;
+        let theirs = owned_by(url.as_ref(), victim_id.as_deref().unwrap_or("")).await;
         nodes.pop(); // SIGKILL
         let killed = Instant::now();
         match theirs {

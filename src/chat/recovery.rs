@@ -40,10 +40,15 @@ pub async fn recover_interrupted_runs(
         .filter(runs::Column::Id.is_not_in(continuing.iter().cloned()))
         .all(db)
         .await?;
+    recover_each(db, running).await
+}
+
+/// Recovers each run; returns how many there were. One run's draft that cannot be kept must
+/// not stop the server from starting (that would be a crash loop of its own): the run is then
+/// marked without it.
+async fn recover_each(db: &DatabaseConnection, running: Vec<runs::Model>) -> Result<u64, DbErr> {
     let count = running.len() as u64;
     for run in running {
-        // One run's draft that cannot be kept must not stop the server from starting (that
-        // would be a crash loop of its own): the run is then marked without it.
         if let Err(err) = recover_run(db, &run).await {
             tracing::error!(run_id = %run.id, %err, "could not keep an interrupted run's draft");
             mark_interrupted(db, &run.id, run.assistant_message_id.clone()).await?;
@@ -55,20 +60,19 @@ pub async fn recover_interrupted_runs(
 /// Recovers the runs of one chat left `running` by a process that no longer holds it (with
 /// several processes, the one taking the chat over does this before its session loads).
 /// Returns how many runs were marked.
-pub async fn recover_chat_runs(db: &DatabaseConnection, chat_id: &ChatId) -> Result<u64, DbErr> {
+/// `continuing` runs are left alone.
+pub async fn recover_chat_runs(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+    continuing: &[RunId],
+) -> Result<u64, DbErr> {
     let running = runs::Entity::find()
         .filter(runs::Column::ChatId.eq(chat_id.clone()))
         .filter(runs::Column::Status.eq(RunStatus::Running))
+        .filter(runs::Column::Id.is_not_in(continuing.iter().cloned()))
         .all(db)
         .await?;
-    let count = running.len() as u64;
-    for run in running {
-        if let Err(err) = recover_run(db, &run).await {
-            tracing::error!(run_id = %run.id, %err, "could not keep an interrupted run's draft");
-            mark_interrupted(db, &run.id, run.assistant_message_id.clone()).await?;
-        }
-    }
-    Ok(count)
+    recover_each(db, running).await
 }
 
 /// Marks a running run `interrupted`, with `answer_id` as its answer; false if it was not
@@ -197,8 +201,11 @@ pub async fn recover_orphaned_runs(
         if cluster.holds(&key) {
             continue;
         }
-        if let crate::cluster::Claim::Mine { .. } = cluster.claim(&key).await? {
-            count += recover_chat_runs(db, &chat_id).await?;
+        if let crate::cluster::Claim::Mine {
+            was_ours: false, ..
+        } = cluster.claim(&key).await?
+        {
+            count += recover_chat_runs(db, &chat_id, continuing).await?;
             cluster.let_lapse(&key);
         }
     }

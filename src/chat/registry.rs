@@ -33,6 +33,8 @@ pub struct ChatRegistry {
     idle_after: Duration,
     embedder: SharedEmbedder,
     cluster: Arc<OnceLock<Cluster>>,
+    /// Runs this process continues from a checkpoint (start-up): not recovered on a takeover.
+    continuing: Arc<OnceLock<Vec<entities::ids::RunId>>>,
 }
 
 /// Why a chat's session is not here.
@@ -61,12 +63,16 @@ impl ChatRegistry {
             idle_after,
             embedder,
             cluster: Arc::new(OnceLock::new()),
+            continuing: Arc::new(OnceLock::new()),
         }
     }
 
     /// Makes chats owned through `cluster`'s leases (several processes on one PostgreSQL).
     /// Set once, before any session starts; a lease this process loses stops its session.
-    pub fn join(&self, cluster: Cluster) {
+    /// `continuing`: the runs it goes on with from their checkpoints, which taking their chats
+    /// must not recover as interrupted.
+    pub fn join(&self, cluster: Cluster, continuing: Vec<entities::ids::RunId>) {
+        let _ = self.continuing.set(continuing);
         let registry = self.clone();
         cluster.start_renewing(move |key| {
             if let Some(chat) = key.strip_prefix("chat:") {
@@ -93,19 +99,23 @@ impl ChatRegistry {
         if let Some(cluster) = self.cluster.get() {
             let key = chat_key(chat_id.as_str());
             if !cluster.holds(&key) {
-                // Not surely ours: a session left here from a lapsed lease must not go on.
-                self.stop_local(chat_id);
                 match cluster.claim(&key).await? {
                     Claim::Elsewhere { address, .. } => {
+                        // Another process has it: a session left here must not go on.
+                        self.stop_local(chat_id);
                         return Err(SessionError::Elsewhere { address });
                     }
+                    // This process's own lease, renewed late: its runs are live, not orphans.
+                    Claim::Mine { was_ours: true, .. } => {}
                     Claim::Mine { taken_from, .. } => {
                         if let Some(from) = taken_from {
                             tracing::warn!(%chat_id, %from, "took over a chat whose owner stopped renewing it");
                         }
-                        // What a dead owner left running becomes interrupted, keeping its draft,
-                        // before the session loads (as after a restart).
-                        super::recovery::recover_chat_runs(&self.db, chat_id).await?;
+                        // What a dead or stopped owner left running becomes interrupted,
+                        // keeping its draft, before the session loads (as after a restart).
+                        self.stop_local(chat_id);
+                        let continuing = self.continuing.get().map_or(&[][..], Vec::as_slice);
+                        super::recovery::recover_chat_runs(&self.db, chat_id, continuing).await?;
                     }
                 }
             }

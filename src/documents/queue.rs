@@ -63,6 +63,18 @@ impl Workspace {
     /// Re-queues documents a previous process left in `processing`, except those whose
     /// processing was already cut off `MAX_CUT_OFF_ATTEMPTS` times: they are marked `error`,
     /// so a file that crashes the process does not crash it again at every start.
+    /// The chats with documents whose processing was cut off.
+    pub async fn chats_with_unfinished(&self) -> Result<Vec<ChatId>, DbErr> {
+        let pending = documents::Entity::find()
+            .filter(documents::Column::Status.eq(DocumentStatus::Processing))
+            .filter(documents::Column::DeletedAt.is_null())
+            .all(&self.inner.db)
+            .await?;
+        let chats: std::collections::BTreeSet<ChatId> =
+            pending.into_iter().map(|doc| doc.chat_id).collect();
+        Ok(chats.into_iter().collect())
+    }
+
     /// `ours`: whether this process may process a chat's documents (with several processes,
     /// not those of a chat another live process holds: that one is processing them).
     pub async fn resume_unfinished(

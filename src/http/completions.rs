@@ -106,6 +106,8 @@ async fn create(
         // The images are read before anything is stored, and kept only in the caller's chat.
         let last = read_message(&state.config().attachments, &request.messages[last_index])?;
         let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
+        // Owned here before anything is stored (a request forwarded to the owner stores once).
+        state.sessions().claim(&chat.id).await?;
         let stored = store_turn(&state, &principal, &chat.id, Vec::new(), last, false).await?;
         let turn = Turn::Send {
             parent_id: None,

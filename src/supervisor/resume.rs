@@ -59,6 +59,9 @@ pub async fn launch_resume(
         .ask_user
         .validate_answer(&ask.question, &answer)
         .map_err(AppError::InvalidRequest)?;
+    // Owned here before the answer is claimed: a request forwarded to the chat's owner
+    // claims it there, once.
+    launcher.sessions.claim(&ask.chat_id).await?;
     if !asks::claim(&launcher.db, correlation_id, &answer).await? {
         return Err(AppError::Conflict(
             "this question was already answered".into(),
@@ -159,6 +162,7 @@ pub async fn launch_tool_results(
         )));
     }
     let answer = serde_json::json!({"results": ordered});
+    launcher.sessions.claim(&ask.chat_id).await?;
     if !asks::claim(&launcher.db, &ask.correlation_id, &answer).await? {
         return Err(AppError::Conflict(
             "these tool results were already sent".into(),

@@ -39,6 +39,7 @@ mod message_limit;
 mod metrics;
 mod openai_node;
 mod openai_python;
+mod postgres;
 mod providers;
 mod quickstart;
 mod real_server;

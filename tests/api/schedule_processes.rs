@@ -20,7 +20,6 @@ use crate::helpers::ADMIN_KEY;
 use crate::subprocess::{Background, start_within};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_colloquy");
-const POSTGRES_URL_VAR: &str = "COLLOQUY_TEST_POSTGRES_URL";
 /// How long one server process may live in these tests.
 const PROCESS_LIMIT: Duration = Duration::from_secs(240);
 
@@ -243,21 +242,10 @@ async fn a_server_killed_and_restarted_fires_no_due_time_twice_and_skips_the_mis
 
 #[actix_web::test]
 async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_once() {
-    let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
-        println!("skipped: {POSTGRES_URL_VAR} is not set");
+    let Some(database) = crate::postgres::OwnDatabase::create("colloquy_sched").await else {
         return;
     };
-    // A database of this test's own.
-    let name = format!("colloquy_sched_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(&admin_url).await.unwrap();
-    use sea_orm::ConnectionTrait;
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let mut url = url::Url::parse(&admin_url).unwrap();
-    url.set_path(&name);
-    let url = url.to_string();
+    let url = database.url.clone();
 
     let dir_a = tempfile::tempdir().unwrap();
     let dir_b = tempfile::tempdir().unwrap();
@@ -283,8 +271,5 @@ async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_onc
     println!("firings claimed by {} processes", claimers.len());
     drop((a, b));
     db.close().await.unwrap();
-    admin
-        .execute_unprepared(&format!("DROP DATABASE {name} WITH (FORCE)"))
-        .await
-        .unwrap();
+    database.drop().await;
 }
