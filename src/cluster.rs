@@ -396,6 +396,22 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// Whether this process is the one to do the once-per-cluster `job` now: always without a
+/// cluster; with one, only while it holds the job's lease (taken here if no live process does).
+pub async fn is_mine(cluster: Option<&Cluster>, job: &str) -> bool {
+    let Some(cluster) = cluster else {
+        return true;
+    };
+    match cluster.claim(&job_key(job)).await {
+        Ok(Claim::Mine { .. }) => true,
+        Ok(Claim::Elsewhere { .. }) => false,
+        Err(err) => {
+            tracing::warn!(%err, job, "cannot tell which process does a job; not doing it now");
+            false
+        }
+    }
+}
+
 /// A process's share of the cluster.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct ClusterStats {

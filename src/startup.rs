@@ -248,13 +248,15 @@ impl Application {
             Ok(_) => {}
             Err(err) => tracing::error!(%err, "could not repair half-committed uploads"),
         }
+        // With several processes, the holder of `job:retention` sweeps.
+        let cluster = state.sessions().cluster().cloned();
         state
             .workspace()
-            .start_upload_sweeper(Duration::from_secs(600));
+            .start_upload_sweeper(Duration::from_secs(600), cluster.clone());
         state
             .launcher
             .attachments
-            .start_sweeper(Duration::from_secs(3600));
+            .start_sweeper(Duration::from_secs(3600), cluster);
         // A chat's index is closed when the chat goes idle, as its session is.
         state.workspace().start_index_sweeper(
             Duration::from_secs(60),
@@ -494,7 +496,7 @@ fn start_api_chat_sweeper(state: AppState, every: Duration) {
         let mut ticks = tokio::time::interval(every);
         loop {
             ticks.tick().await;
-            if !once_per_cluster(&state, "retention").await {
+            if !crate::cluster::is_mine(state.sessions().cluster(), "retention").await {
                 continue;
             }
             match sweep_api_chats(&state).await {
@@ -506,22 +508,6 @@ fn start_api_chat_sweeper(state: AppState, every: Duration) {
             }
         }
     });
-}
-
-/// Whether this process is the one to do `job` now: always alone; with several processes, only
-/// the holder of the job's lease (taken here if no live process holds it).
-async fn once_per_cluster(state: &AppState, job: &str) -> bool {
-    let Some(cluster) = state.sessions().cluster() else {
-        return true;
-    };
-    match cluster.claim(&crate::cluster::job_key(job)).await {
-        Ok(crate::cluster::Claim::Mine { .. }) => true,
-        Ok(crate::cluster::Claim::Elsewhere { .. }) => false,
-        Err(err) => {
-            tracing::warn!(%err, job, "cannot tell which process does a job; not doing it now");
-            false
-        }
-    }
 }
 
 /// With several processes: every lease time, the holder of `job:recovery` marks interrupted

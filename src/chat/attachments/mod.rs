@@ -265,12 +265,15 @@ impl Attachments {
     }
 
     /// Sweeps unsent images every `every`.
-    pub fn start_sweeper(&self, every: Duration) {
+    pub fn start_sweeper(&self, every: Duration, cluster: Option<crate::cluster::Cluster>) {
         let this = self.clone();
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(every);
             loop {
                 ticks.tick().await;
+                if !crate::cluster::is_mine(cluster.as_ref(), "retention").await {
+                    continue;
+                }
                 match this.sweep_unsent().await {
                     Ok(0) => {}
                     Ok(count) => tracing::info!(count, "removed images nobody sent"),
