@@ -125,11 +125,6 @@ pub fn fit(
     let tools = request.tools.as_ref().map_or(0, |tools| {
         text_tokens(&chunker, &serde_json::to_string(tools).unwrap_or_default())
     });
-    let mut sizes: Vec<u64> = request.messages.iter().map(count).collect();
-    let total = |sizes: &[u64]| tools + sizes.iter().sum::<u64>();
-    if total(&sizes) <= budget {
-        return Ok(None);
-    }
     let latest_turn = latest_turn.min(request.messages.len());
     // Leading system messages stay.
     let first = request
@@ -138,14 +133,36 @@ pub fn fit(
         .take(latest_turn)
         .take_while(|m| matches!(m.role, Role::System | Role::Developer))
         .count();
+    // What always stays is counted; the history between is counted from the newest back, and
+    // only as far as the budget reaches: a long chat's oldest turns, left out anyway, are never
+    // tokenized (a 1,000-turn chat costs what the window holds, not what the chat holds).
+    let mut sizes: Vec<u64> = vec![0; request.messages.len()];
+    for index in (0..first).chain(latest_turn..request.messages.len()) {
+        sizes[index] = count(&request.messages[index]);
+    }
+    let kept = tools + sizes.iter().sum::<u64>();
     // Drop whole turns from the oldest: after the cut the history begins with a user message.
+    // The cut is the oldest user message from which the rest fits `target` (else the latest
+    // turn); counting stops once even the budget is passed.
     let target = budget.saturating_sub(reserve);
-    let mut cut = first;
-    while total(&sizes) - sizes[first..cut].iter().sum::<u64>() > target && cut < latest_turn {
-        cut += 1;
-        while cut < latest_turn && request.messages[cut].role != Role::User {
-            cut += 1;
+    let mut history = 0;
+    let mut cut = latest_turn;
+    let mut counted = latest_turn;
+    while counted > first {
+        let index = counted - 1;
+        sizes[index] = count(&request.messages[index]);
+        history += sizes[index];
+        counted = index;
+        if kept + history > budget {
+            break;
         }
+        if kept + history <= target && request.messages[index].role == Role::User {
+            cut = index;
+        }
+    }
+    let total = |sizes: &[u64]| tools + sizes.iter().sum::<u64>();
+    if counted == first && kept + history <= budget {
+        return Ok(None);
     }
     let dropped_messages = cut - first;
     let dropped: Vec<ChatMessage> = request.messages.drain(first..cut).collect();

@@ -226,11 +226,14 @@ mod tests {
             .collect();
         let latest = history.len() - 1;
         let request = ChatRequest::new("m", history);
+        // A window the whole history fits in: every message is tokenized (one that holds less
+        // is only counted as far as it reaches).
+        const WINDOW: u32 = 4_000_000;
 
         // What fitting costs when it holds the thread.
         let mut held = request.clone();
         let started = Instant::now();
-        let expected = context::fit(&mut held, latest, 8_192, 0).unwrap();
+        let expected = context::fit(&mut held, latest, WINDOW, 0).unwrap();
         let alone = started.elapsed();
         assert!(
             alone > Duration::from_millis(100),
@@ -246,7 +249,9 @@ mod tests {
             }
         });
         let mut fitted = request.clone();
-        let outcome = fit_off_thread(&mut fitted, latest, 8_192, 0).await.unwrap();
+        let outcome = fit_off_thread(&mut fitted, latest, WINDOW, 0)
+            .await
+            .unwrap();
         other_chat.abort();
 
         let ticks = ticks.lock().unwrap();

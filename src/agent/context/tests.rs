@@ -212,3 +212,77 @@ fn an_image_costs_a_fixed_number_of_tokens_whatever_its_base64() {
     assert!(too_small.needed_tokens > IMAGE_TOKENS);
     assert!(too_small.needed_tokens < IMAGE_TOKENS + 32);
 }
+
+/// Where the history is cut when everything is counted: the oldest user message from which the
+/// rest fits `budget − reserve` (else the latest turn), and `None` when all fits `budget`. What
+/// `fit` must decide while counting only from the newest message back.
+fn cut_counting_everything(
+    request: &ChatRequest,
+    latest_turn: usize,
+    context_length: u32,
+    reserve: u64,
+) -> Option<usize> {
+    let chunker = Chunker::default();
+    let sizes: Vec<u64> = request
+        .messages
+        .iter()
+        .map(|m| message_tokens(&chunker, m))
+        .collect();
+    let budget = prompt_budget(context_length, request.max_tokens);
+    let total: u64 = sizes.iter().sum();
+    if total <= budget {
+        return None;
+    }
+    let first = request
+        .messages
+        .iter()
+        .take(latest_turn)
+        .take_while(|m| m.role == Role::System)
+        .count();
+    let target = budget.saturating_sub(reserve);
+    let mut cut = first;
+    while total - sizes[first..cut].iter().sum::<u64>() > target && cut < latest_turn {
+        cut += 1;
+        while cut < latest_turn && request.messages[cut].role != Role::User {
+            cut += 1;
+        }
+    }
+    Some(cut - first)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Counting from the newest message back drops exactly what counting everything would.
+    #[test]
+    fn counting_from_the_newest_back_cuts_where_counting_everything_does(
+        system in proptest::bool::ANY,
+        turns in proptest::collection::vec((1usize..80, 0usize..3, 1usize..80), 0..40),
+        latest in 1usize..60,
+        context_length in 300u32..6_000,
+        reserve in 0u64..400,
+    ) {
+        let mut messages = Vec::new();
+        if system {
+            messages.push(ChatMessage::system(words(20)));
+        }
+        for (question, tools, answer) in turns {
+            messages.push(ChatMessage::user(words(question)));
+            for _ in 0..tools {
+                messages.push(ChatMessage::tool_result("call", words(answer)));
+            }
+            messages.push(ChatMessage::assistant(words(answer)));
+        }
+        messages.push(ChatMessage::user(words(latest)));
+        let latest_turn = messages.len() - 1;
+        let mut request = ChatRequest::new("m", messages);
+        let expected = cut_counting_everything(&request, latest_turn, context_length, reserve);
+        let fitted = fit(&mut request, latest_turn, context_length, reserve);
+        let dropped = match fitted {
+            Ok(trimmed) => trimmed.map(|t| t.dropped_messages),
+            // Refused: the latest turn alone is too large, whatever was dropped.
+            Err(_) => expected,
+        };
+        proptest::prop_assert_eq!(dropped, expected);
+    }
+}
