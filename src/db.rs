@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, Statement,
+};
 
 use crate::config::Config;
 
@@ -38,10 +40,38 @@ pub async fn connect(config: &Config) -> Result<DatabaseConnection, DbErr> {
     Database::connect(options).await
 }
 
-/// Brings the schema up to date.
+/// Brings the schema up to date. On PostgreSQL, processes started at once take turns (an
+/// advisory lock held on a connection of its own), so that only one applies each migration.
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
-    Migrator::up(db, None).await
+    if db.get_database_backend() != DbBackend::Postgres {
+        return Migrator::up(db, None).await;
+    }
+    let own = db.get_postgres_connection_pool().clone();
+    let single = sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(
+        sea_orm::sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect_with((*own.connect_options()).clone())
+            .await
+            .map_err(|err| DbErr::Custom(format!("cannot connect to migrate: {err}")))?,
+    );
+    let lock = |sql: &str| Statement::from_string(DbBackend::Postgres, sql.to_string());
+    single
+        .execute_raw(lock(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})")))
+        .await?;
+    let migrated = Migrator::up(&single, None).await;
+    let unlocked = single
+        .execute_raw(lock(&format!(
+            "SELECT pg_advisory_unlock({MIGRATION_LOCK})"
+        )))
+        .await;
+    single.close().await?;
+    migrated?;
+    unlocked.map(|_| ())
 }
+
+/// The advisory lock key processes take turns migrating under (any fixed number; "colloquy"
+/// in ASCII).
+const MIGRATION_LOCK: i64 = 0x636f_6c6c_6f71_7579;
 
 /// Whether the database answers (readiness).
 pub async fn ping(db: &DatabaseConnection) -> Result<(), DbErr> {

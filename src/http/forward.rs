@@ -161,7 +161,7 @@ impl Router {
             let response = self
                 .send(&request, &address, reqwest::Body::from(body))
                 .await;
-            return Ok(self.served(ServiceResponse::new(request, response)));
+            return Ok(ServiceResponse::new(request, response));
         }
         Ok(self.served(response.map_into_boxed_body()))
     }
@@ -216,7 +216,8 @@ impl Router {
         };
         let mut outgoing = self.client.request(method, &url).body(body);
         for (name, value) in request.headers() {
-            if !is_hop_by_hop(name) {
+            // `Expect: 100-continue` was answered here already: the body is on its way.
+            if !is_hop_by_hop(name) && name != header::EXPECT {
                 outgoing = outgoing.header(name.as_str(), value.as_bytes());
             }
         }

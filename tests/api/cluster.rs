@@ -218,6 +218,39 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
             acknowledged.push((chat, text));
         }
     }
+    // A /v1 request names its chat in the body: sent to another process, it is answered by
+    // the owner, and stored once.
+    for (i, chat) in chats.iter().enumerate().take(30) {
+        let text = format!("v1 turn in {chat}");
+        let owner = owner_of(&db, chat).await.unwrap();
+        let node = nodes.iter().find(|n| n.id != owner).unwrap();
+        let response = http
+            .post(format!("{}/v1/chat/completions", node.base))
+            .bearer_auth(ADMIN_KEY)
+            .json(&json!({
+                "messages": [{"role": "user", "content": text}],
+                "x_chat_id": chat,
+                "stream": i % 2 == 0,
+            }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{:?}", response.text().await);
+        let served = response.headers()[SERVED_BY].to_str().unwrap().to_string();
+        let mut body = response.text().await.unwrap();
+        assert_eq!(served, owner, "{body}");
+        let answer = if i % 2 == 0 {
+            content(&drain_frames(&mut body))
+        } else {
+            let body: Value = serde_json::from_str(&body).unwrap();
+            body["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(answer, "Answered by the model.");
+        acknowledged.push((chat.clone(), text));
+    }
     // Reads too reach the owner, from any process.
     for (i, chat) in chats.iter().enumerate().take(30) {
         let response = http
@@ -422,6 +455,14 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     for message in &acknowledged {
         assert!(stored.contains(message), "lost {message:?}");
     }
+    // And stored once: a forwarded request is not also stored where it arrived.
+    let v1_turns = query_strings(
+        &db,
+        "SELECT content FROM messages WHERE role = 'user' AND content LIKE 'v1 turn in %'",
+        vec![],
+    )
+    .await;
+    assert_eq!(v1_turns.len(), 30, "each /v1 turn stored once");
     // No chat was owned twice: every change of owner took a lease from the dead process, after
     // it had expired.
     let handovers = query_strings(
