@@ -30,7 +30,9 @@ await scenario(async ({ page, context }) => {
   const box = page.getByRole("textbox", { name: "Message" });
   await box.fill("a long draft I must not lose");
   await context.clearCookies();
-  await box.press("Enter");
+  // A background request (the chat list, a stream) may find the session ended first and swap
+  // the page for sign-in before the key lands; either way the sign-in page must follow.
+  await box.press("Enter", { timeout: 5000 }).catch(() => {});
   await page.getByRole("heading", { name: "Sign in to Colloquy" }).waitFor();
   await page.getByText("Your session ended").waitFor();
   await screenshot(page, "session-expired");
