@@ -6,8 +6,9 @@
 //! about fivefold, so fitting drops most of it).
 //!
 //! Each sample is a fresh chat made by one stored request carrying `turns − 1` earlier
-//! exchanges (each message about 60 words), so the chat holds `turns` turns, all loaded; then
-//! one measured request adds a turn. Requests run one at a time.
+//! exchanges (each message about 60 words), so the chat holds `turns` turns, all loaded; once
+//! every sample's chat is made, one measured request in each adds a turn. Requests run one at
+//! a time. `BENCH_HISTORY_PAUSE=1` waits 5 s before measuring, to attach a profiler.
 
 use std::time::{Duration, Instant};
 
@@ -46,10 +47,20 @@ pub async fn run(settings: &Settings) {
     println!("| turns | p50 | p99 | max |");
     println!("|---:|---:|---:|---:|");
     for &turns in &settings.history_turns {
-        let mut samples = Vec::new();
+        // The chats are all made first, so that no measured request shares the server with
+        // the storing of the next chat's thousands of messages.
+        let mut chats = Vec::with_capacity(settings.history_samples);
         for sample in 0..settings.history_samples {
-            let chat = make_chat(&colloquy, &client, turns, sample).await;
-            samples.push(measure(&colloquy, &client, &upstream, &chat).await);
+            chats.push(make_chat(&colloquy, &client, turns, sample).await);
+        }
+        if std::env::var_os("BENCH_HISTORY_PAUSE").is_some() {
+            // Time to attach a profiler to the measured requests only.
+            eprintln!("history: {turns}-turn chats made; measuring in 5 s");
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        }
+        let mut samples = Vec::new();
+        for chat in &chats {
+            samples.push(measure(&colloquy, &client, &upstream, chat).await);
         }
         samples.sort_unstable();
         println!(

@@ -7,6 +7,10 @@
 
 use serde_json::{Value, json};
 
+use entities::messages::MessageRole;
+
+use crate::chat::attachments::ImagePart;
+use crate::chat::tree::MessageNode;
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
 use crate::retrieval::chunk::Chunker;
 
@@ -215,6 +219,38 @@ pub fn fit(
         context_length,
         answer_tokens,
     }))
+}
+
+/// The estimated tokens of a whole request: its messages and tools.
+pub fn request_tokens(request: &ChatRequest) -> u64 {
+    let chunker = Chunker::default();
+    let tools = request.tools.as_ref().map_or(0, |tools| {
+        text_tokens(&chunker, &serde_json::to_string(tools).unwrap_or_default())
+    });
+    tools
+        + request
+            .messages
+            .iter()
+            .map(|message| message_tokens(&chunker, message))
+            .sum::<u64>()
+}
+
+/// A stored message's tokens as a turn's history sends it: its text, and its images if it is
+/// a user's (tool messages are not sent: none). Never more than fitting counts for the same
+/// message (no per-message overhead), so history cut by these counts is never cut shorter than
+/// fitting would cut it. Counted once per node.
+pub fn node_tokens(node: &MessageNode) -> u64 {
+    node.tokens.get_or(|| {
+        let text = || text_tokens(&Chunker::default(), node.content.as_deref().unwrap_or(""));
+        match node.role {
+            MessageRole::Tool => 0,
+            MessageRole::User => {
+                let images = ImagePart::of_parts(node.parts.as_ref()).len() as u64;
+                text() + images * IMAGE_TOKENS
+            }
+            MessageRole::System | MessageRole::Assistant => text(),
+        }
+    })
 }
 
 /// The estimated tokens of `text`.

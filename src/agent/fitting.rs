@@ -82,11 +82,26 @@ impl Fitting {
         } else {
             0
         };
-        let Some(mut trimmed) = fit_off_thread(request, latest_turn, window, reserve)
+        let fitted = fit_off_thread(request, latest_turn, window, reserve)
             .await
-            .map_err(Unfit::TooLarge)?
-        else {
-            return Ok(());
+            .map_err(Unfit::TooLarge)?;
+        let left_out = spec.history_left_out;
+        let mut trimmed = match fitted {
+            Some(mut trimmed) => {
+                trimmed.dropped_messages += left_out;
+                trimmed
+            }
+            // What was left out before the run began is reported even when the rest fits.
+            None if left_out > 0 => Trimmed {
+                dropped_messages: left_out,
+                dropped: Vec::new(),
+                summarized_messages: 0,
+                shortened_results: 0,
+                prompt_tokens: context::request_tokens(request),
+                context_length: window,
+                answer_tokens: None,
+            },
+            None => return Ok(()),
         };
         let mut summary_error = None;
         if summarize && trimmed.dropped_messages > 0 {

@@ -70,6 +70,9 @@ pub struct RunSpec {
     pub parts: Parts,
     /// What to do with history that outgrows the model's context.
     pub context_strategy: ContextStrategy,
+    /// Earlier messages of the chat left out of `messages` before the run began, as too old
+    /// for the model's context (fitting reports them with those it leaves out itself).
+    pub history_left_out: usize,
     /// The client's own tools: offered with the server's; a call of one ends the run.
     pub client_tools: Vec<ToolDefinition>,
     /// Set when this loop is a Deep Think sub-task: its bounds, and where its sources go.
@@ -114,6 +117,7 @@ impl RunSpec {
             rate_limiter: handles.rate_limiter,
             parts: Parts::default(),
             context_strategy: ContextStrategy::default(),
+            history_left_out: 0,
             client_tools: Vec::new(),
             subtask: None,
             deadline: None,

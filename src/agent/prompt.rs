@@ -125,6 +125,40 @@ pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMe
     messages
 }
 
+/// How many messages [`assemble`] makes of a path with these roles: user messages in a row
+/// are sent as one, tool messages not at all.
+fn sent_messages(roles: impl IntoIterator<Item = MessageRole>) -> usize {
+    let mut sent = 0;
+    let mut last = None;
+    for role in roles {
+        match role {
+            MessageRole::Tool => continue,
+            MessageRole::User if last == Some(MessageRole::User) => {}
+            _ => sent += 1,
+        }
+        last = Some(role);
+    }
+    sent
+}
+
+/// How many of the messages the whole path would send are not sent because messages with
+/// the roles `left_out` were cut from before `kept`'s history (its leading system messages
+/// stay): what fitting reports as dropped, counted as it counts.
+pub fn left_out_messages(kept: &[MessageNode], left_out: &[MessageRole]) -> usize {
+    if left_out.is_empty() {
+        return 0;
+    }
+    let roles = || kept.iter().map(|node| node.role);
+    let leading = roles()
+        .take_while(|role| *role == MessageRole::System)
+        .count();
+    let whole = roles()
+        .take(leading)
+        .chain(left_out.iter().copied())
+        .chain(roles().skip(leading));
+    sent_messages(whole) - sent_messages(roles())
+}
+
 /// A user message's content: its text alone, or (with images) a text part and one
 /// `image_url` part per image, as OpenAI's vision messages are.
 fn user_content(text: String, images: &[ImagePart]) -> MessageContent {
@@ -190,6 +224,7 @@ mod tests {
             model: None,
             seq: 1,
             created_at: chrono::Utc::now(),
+            tokens: Default::default(),
         }
     }
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use crate::agent::kernel::{RunHandles, RunSpec};
 use crate::agent::prompt;
 use crate::auth::Principal;
-use crate::chat::session::{BeginTurn, Turn};
-use crate::config::Config;
+use crate::chat::session::{BeginTurn, HistoryBudget, Turn};
+use crate::config::{Config, ContextStrategy};
 use crate::error::AppResult;
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
 use crate::run::log::RunLog;
@@ -301,6 +301,23 @@ pub async fn launch_chat_turn(
         Some(session.clone()),
         searchable,
     )?;
+    let context_strategy = crate::chat::persistence::context_strategy_of(
+        &chat,
+        launcher.config.agent.context_strategy,
+    );
+    // History beyond the whole window cannot be sent; a summary would need it.
+    let history_budget = match context_strategy {
+        ContextStrategy::Drop => {
+            launcher
+                .llm
+                .known_context_length(&log.model)
+                .map(|window| HistoryBudget {
+                    tokens: u64::from(window),
+                    count: crate::agent::context::node_tokens,
+                })
+        }
+        ContextStrategy::Summarize => None,
+    };
     let started = session
         .send(BeginTurn {
             turn,
@@ -310,6 +327,7 @@ pub async fn launch_chat_turn(
                 .web_search
                 .as_ref()
                 .and_then(|w| serde_json::to_value(w).ok()),
+            history_budget,
         })
         .await??;
     log.push(crate::run::events::RunEvent::Started {
@@ -342,12 +360,9 @@ pub async fn launch_chat_turn(
     let system =
         prompt::system_with_context(with_instructions.as_deref(), &memories, &files, &passages);
     let messages = prompt::assemble(system.as_deref(), &started.context);
-    let context_strategy = crate::chat::persistence::context_strategy_of(
-        &chat,
-        launcher.config.agent.context_strategy,
-    );
-    let spec =
+    let mut spec =
         launcher.assemble(plan.into_run(messages, Some(started.user_message_id), context_strategy));
+    spec.history_left_out = prompt::left_out_messages(&started.context, &started.left_out);
     launcher.start_requested(spec, &options);
     Ok(log)
 }

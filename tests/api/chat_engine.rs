@@ -1052,6 +1052,13 @@ async fn a_chat_that_outgrows_the_context_keeps_working_and_says_what_was_trimme
         .collect();
     assert_eq!(history.first(), Some(&"user"), "history starts at a turn");
     assert!(history.len() < 19, "older turns were left out: {history:?}");
+    // Counted exactly, though most of them never left the chat's session (a long chat's turn
+    // reads only as far back as the window reaches).
+    assert_eq!(
+        event["dropped_messages"].as_u64(),
+        Some(19 - history.len() as u64),
+        "{event}"
+    );
     // Nothing is lost from the chat itself.
     assert_eq!(active_messages(&app, &chat).await.len(), 20);
 }

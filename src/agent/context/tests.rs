@@ -286,3 +286,92 @@ proptest::proptest! {
         proptest::prop_assert_eq!(dropped, expected);
     }
 }
+
+fn chain(messages: &[(MessageRole, String)]) -> (crate::chat::tree::BranchTree, MessageId) {
+    let nodes: Vec<MessageNode> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, (role, text))| MessageNode {
+            id: MessageId::from_string(format!("m{i}")),
+            parent_id: i
+                .checked_sub(1)
+                .map(|p| MessageId::from_string(format!("m{p}"))),
+            role: *role,
+            content: Some(text.clone()),
+            parts: None,
+            tool_calls: None,
+            tool_call_id: None,
+            run_id: None,
+            stop_reason: None,
+            reasoning: None,
+            model: None,
+            seq: i as i64,
+            created_at: chrono::Utc::now(),
+            tokens: Default::default(),
+        })
+        .collect();
+    let leaf = nodes.last().expect("a message").id.clone();
+    let tree = crate::chat::tree::BranchTree::from_nodes(nodes, Some(&leaf)).expect("a chain");
+    (tree, leaf)
+}
+
+use entities::ids::MessageId;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// A turn's context cut at the window by the stored messages' counts is fitted into
+    /// exactly the request the whole path is: the same messages sent, and as many reported
+    /// left out.
+    #[test]
+    fn history_cut_at_the_window_fits_as_the_whole_path_does(
+        leading_system in proptest::bool::ANY,
+        system_prompt in 0usize..200,
+        turns in proptest::collection::vec((1usize..120, 0usize..4, 1usize..120), 0..60),
+        latest in 1usize..60,
+        context_length in 300u32..8_000,
+    ) {
+        let mut messages = Vec::new();
+        if leading_system {
+            messages.push((MessageRole::System, words(30)));
+        }
+        for (question, shape, answer) in turns {
+            messages.push((MessageRole::User, words(question)));
+            match shape {
+                // A question asked twice (sent as one), a stored tool message (not sent).
+                1 => messages.push((MessageRole::User, words(answer / 2 + 1))),
+                2 => messages.push((MessageRole::Tool, words(answer))),
+                _ => {}
+            }
+            messages.push((MessageRole::Assistant, words(answer)));
+        }
+        messages.push((MessageRole::User, words(latest)));
+        let (tree, leaf) = chain(&messages);
+        let system = (system_prompt > 0).then(|| words(system_prompt));
+        let fitted = |path: Vec<&MessageNode>| {
+            let path: Vec<MessageNode> = path.into_iter().cloned().collect();
+            let messages = crate::agent::prompt::assemble(system.as_deref(), &path);
+            let latest_turn = messages.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
+            let mut request = ChatRequest::new("m", messages);
+            let outcome = fit(&mut request, latest_turn, context_length, 0)
+                .map(|trimmed| trimmed.map_or(0, |t| t.dropped_messages));
+            (request.messages, outcome)
+        };
+        let (whole, whole_dropped) = fitted(tree.path_to(&leaf).expect("the path"));
+        let (path, left_out) = tree
+            .context_path(&leaf, Some(u64::from(context_length)), node_tokens)
+            .expect("the path");
+        let roles: Vec<MessageRole> = left_out.iter().map(|node| node.role).collect();
+        let kept: Vec<MessageNode> = path.iter().copied().cloned().collect();
+        let left_out = crate::agent::prompt::left_out_messages(&kept, &roles);
+        let (cut, cut_dropped) = fitted(path);
+        match (whole_dropped, cut_dropped) {
+            (Ok(whole_dropped), Ok(cut_dropped)) => {
+                proptest::prop_assert_eq!(&cut, &whole);
+                proptest::prop_assert_eq!(cut_dropped + left_out, whole_dropped);
+            }
+            (Err(_), Err(_)) => {}
+            (whole, cut) => proptest::prop_assert!(false, "whole {whole:?}, cut {cut:?}"),
+        }
+    }
+}

@@ -186,6 +186,7 @@ pub(super) fn plan(export: ChatExport, limits: &ImportLimits) -> Result<Plan, Im
             model: model_name(&message.model),
             seq: message.seq,
             created_at: message.created_at,
+            tokens: Default::default(),
         });
     }
     let leaf = export

@@ -86,6 +86,7 @@ pub async fn load_messages(
             model: row.model,
             seq: row.seq,
             created_at: row.created_at,
+            tokens: Default::default(),
         })
         .collect();
     Ok((nodes, chat.active_leaf_id))

@@ -38,7 +38,10 @@ pub enum Turn {
 #[derive(Debug, Clone)]
 pub struct TurnStarted {
     pub user_message_id: MessageId,
+    /// The path to the user's message, as far back as `BeginTurn::history_budget` reaches.
     pub context: Vec<MessageNode>,
+    /// The roles of the earlier messages of the path left out of `context`, oldest first.
+    pub left_out: Vec<MessageRole>,
     /// Questions that were pending in this chat and are now cancelled: the conversation moved on.
     pub cancelled_asks: Vec<entities::ids::AskCorrelationId>,
 }
@@ -52,6 +55,19 @@ pub struct BeginTurn {
     pub run_id: RunId,
     pub user_id: UserId,
     pub options: Option<Value>,
+    /// How far back the turn's context goes, when its model's window is known and older
+    /// messages are only dropped: a long chat's turn then costs what the window holds, not
+    /// what the chat holds. `None`: the whole path.
+    pub history_budget: Option<HistoryBudget>,
+}
+
+/// The most tokens of history a turn's model could be sent (its context window), and how a
+/// stored message's tokens are counted (never more than fitting counts them; the count is
+/// kept with the node).
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryBudget {
+    pub tokens: u64,
+    pub count: fn(&MessageNode) -> u64,
 }
 
 /// Ends a turn: stores the assistant's answer (if any) and the run's outcome.

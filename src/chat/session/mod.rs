@@ -28,7 +28,7 @@ mod records;
 mod turns;
 
 pub use messages::{
-    BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, ImportedMessage,
+    BeginTurn, CompleteTurn, GetActivePath, GetTree, HistoryBudget, ImportHistory, ImportedMessage,
     LoadHistorySummary, PauseTurn, RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink,
     SaveDraft, StoreHistorySummary, SwitchBranch, Turn, TurnStarted,
 };
@@ -106,6 +106,7 @@ impl ChatSession {
             model: None,
             seq: self.tree.next_seq(),
             created_at: Utc::now(),
+            tokens: Default::default(),
         }
     }
 

@@ -76,6 +76,7 @@ async fn begin(
             run_id: run_id.clone(),
             user_id: fixture.user.clone(),
             options: None,
+            history_budget: None,
         })
         .await
         .unwrap()?;

@@ -60,6 +60,7 @@ impl Handler<BeginTurn> for ChatSession {
         let db = self.db.clone();
         let chat_id = self.chat_id.clone();
         let run_user_message = user_message_id.clone();
+        let history_budget = msg.history_budget;
         let nodes: Vec<MessageNode> = new_node.into_iter().collect();
         let persist = self.persist(nodes, Some(user_message_id.clone()));
         let record_run = async move {
@@ -79,20 +80,25 @@ impl Handler<BeginTurn> for ChatSession {
         .into_actor(self);
         AtomicResponse::new(Box::pin(persist.then(move |stored, act, _| {
             let context = stored.and_then(|()| {
-                Ok(act
-                    .tree
-                    .path_to(&user_message_id)?
-                    .into_iter()
-                    .cloned()
-                    .collect::<Vec<_>>())
+                let (path, left_out) = match history_budget {
+                    Some(budget) => act.tree.context_path(
+                        &user_message_id,
+                        Some(budget.tokens),
+                        budget.count,
+                    )?,
+                    None => act.tree.context_path(&user_message_id, None, |_| 0)?,
+                };
+                let left_out = left_out.iter().map(|node| node.role).collect();
+                Ok((path.into_iter().cloned().collect::<Vec<_>>(), left_out))
             });
             record_run.map(move |recorded, act: &mut Self, _| {
-                let context = context?;
+                let (context, left_out) = context?;
                 let cancelled_asks = recorded?;
                 act.active_runs += 1;
                 Ok(TurnStarted {
                     user_message_id,
                     context,
+                    left_out,
                     cancelled_asks,
                 })
             })

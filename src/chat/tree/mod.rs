@@ -49,6 +49,28 @@ pub struct MessageNode {
     pub seq: i64,
     /// When the message was created.
     pub created_at: DateTime<Utc>,
+    /// Its size in the model's context, once counted (see [`TokenCount`]).
+    #[serde(skip)]
+    pub tokens: TokenCount,
+}
+
+/// A message's size in tokens, counted the first time a turn needs it and kept with the node
+/// (a message never changes once stored), so a long chat's history is tokenized once per load,
+/// not once per turn. A cache: two nodes are equal whatever their counts hold.
+#[derive(Debug, Clone, Default)]
+pub struct TokenCount(std::sync::OnceLock<u64>);
+
+impl TokenCount {
+    /// The count, from `count` the first time.
+    pub fn get_or(&self, count: impl FnOnce() -> u64) -> u64 {
+        *self.0.get_or_init(count)
+    }
+}
+
+impl PartialEq for TokenCount {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// What a model thought before it answered (`reasoning_content`, `reasoning` or a `<think>`

@@ -40,6 +40,35 @@ impl BranchTree {
         Ok(path)
     }
 
+    /// The path to `id` as a turn's context. With a `budget`, the history is kept only as far
+    /// back as a context of that many tokens could reach: from `id` back, messages are kept
+    /// until their `tokens` pass the budget (that one included, so fitting still sees where
+    /// the history overflows), and the leading system messages stay. Returns the kept nodes
+    /// and those left out between them, in path order.
+    pub fn context_path(
+        &self,
+        id: &MessageId,
+        budget: Option<u64>,
+        tokens: impl Fn(&MessageNode) -> u64,
+    ) -> Result<(Vec<&MessageNode>, Vec<&MessageNode>), TreeError> {
+        let mut path = self.path_to(id)?;
+        let Some(budget) = budget else {
+            return Ok((path, Vec::new()));
+        };
+        let leading = path
+            .iter()
+            .take_while(|node| node.role == MessageRole::System)
+            .count();
+        let mut total = 0;
+        let mut start = path.len();
+        while start > leading && total <= budget {
+            start -= 1;
+            total += tokens(path[start]);
+        }
+        let left_out = path.drain(leading..start).collect();
+        Ok((path, left_out))
+    }
+
     /// Children of `id` (or the roots for None), ordered by seq. Empty for an unknown id.
     pub fn children(&self, id: Option<&MessageId>) -> Vec<&MessageNode> {
         self.child_ids(id)
@@ -84,8 +113,11 @@ impl BranchTree {
     /// Returns the new leaf id.
     pub fn switch_to(&mut self, id: &MessageId) -> Result<MessageId, TreeError> {
         let leaf = self.latest_leaf_under(id)?.clone();
-        self.active_leaf = Some(leaf.clone());
-        self.refresh_active_ids();
+        // Staying on the same leaf (an answer appended where the user is) keeps the path.
+        if self.active_leaf.as_ref() != Some(&leaf) {
+            self.active_leaf = Some(leaf.clone());
+            self.refresh_active_ids();
+        }
         Ok(leaf)
     }
 

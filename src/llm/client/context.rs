@@ -26,6 +26,15 @@ impl Upstream {
         found
     }
 
+    /// The context window of `model` if it is already known (configured, or told earlier),
+    /// without asking the server.
+    pub fn known_context_length(&self, model: &str) -> Option<u32> {
+        match self.windows.known(model) {
+            Known::Size(size) => Some(size),
+            Known::Unknown | Known::Ask => None,
+        }
+    }
+
     /// Remembers a window an overflow error revealed.
     pub fn learn_context_length(&self, model: &str, size: u32) {
         self.windows.learn(model, Some(size));

@@ -264,6 +264,12 @@ impl LlmClient {
         provider.upstream.context_length(&name).await
     }
 
+    /// The context window of `model` if it is already known, without asking its server.
+    pub fn known_context_length(&self, model: &str) -> Option<u32> {
+        let (provider, name) = self.route(model)?;
+        provider.upstream.known_context_length(&name)
+    }
+
     /// Remembers a window an overflow error revealed.
     pub fn learn_context_length(&self, model: &str, size: u32) {
         if let Some((provider, name)) = self.route(model) {

@@ -137,6 +137,7 @@ pub async fn launch_workflow_turn(
             run_id: run_id.clone(),
             user_id: principal.user_id.clone(),
             options: None,
+            history_budget: None,
         })
         .await??;
     log.push(RunEvent::Started {

@@ -31,6 +31,7 @@ fn node(id: &str, parent: Option<&str>, role: &str, seq: i64) -> MessageNode {
         seq,
         created_at: DateTime::<Utc>::from_timestamp(1_700_000_000 + seq, 0)
             .expect("valid timestamp"),
+        tokens: Default::default(),
     }
 }
 
