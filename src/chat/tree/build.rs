@@ -84,7 +84,8 @@ impl BranchTree {
 
         self.active_leaf = Some(id.clone());
         if extends_active {
-            self.active_ids.insert(id);
+            self.active_ids.insert(id.clone());
+            self.active_order.push(id);
         } else {
             self.refresh_active_ids();
         }

@@ -123,6 +123,9 @@ pub struct BranchTree {
     active_leaf: Option<MessageId>,
     /// Ids on the active path, kept in step with `active_leaf`.
     active_ids: HashSet<MessageId>,
+    /// The same ids in path order (root first), so a turn on the active branch need not walk
+    /// its whole history to find the newest messages.
+    active_order: Vec<MessageId>,
     /// Highest seq in the tree, `None` when empty.
     max_seq: Option<i64>,
 }

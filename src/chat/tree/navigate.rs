@@ -2,8 +2,6 @@
 //! in seq order, the latest leaf under a message and selecting its branch, the parent checks for
 //! editing and regenerating, and every node in order.
 
-use std::collections::HashSet;
-
 use entities::ids::MessageId;
 use entities::messages::MessageRole;
 
@@ -51,10 +49,13 @@ impl BranchTree {
         budget: Option<u64>,
         tokens: impl Fn(&MessageNode) -> u64,
     ) -> Result<(Vec<&MessageNode>, Vec<&MessageNode>), TreeError> {
-        let mut path = self.path_to(id)?;
         let Some(budget) = budget else {
-            return Ok((path, Vec::new()));
+            return Ok((self.path_to(id)?, Vec::new()));
         };
+        if self.active_leaf.as_ref() == Some(id) {
+            return Ok(self.active_context(budget, tokens));
+        }
+        let mut path = self.path_to(id)?;
         let leading = path
             .iter()
             .take_while(|node| node.role == MessageRole::System)
@@ -67,6 +68,34 @@ impl BranchTree {
         }
         let left_out = path.drain(leading..start).collect();
         Ok((path, left_out))
+    }
+
+    /// `context_path` for the active leaf, from the ids in path order: only the messages kept
+    /// and left out are looked up, not every message back to the root.
+    fn active_context(
+        &self,
+        budget: u64,
+        tokens: impl Fn(&MessageNode) -> u64,
+    ) -> (Vec<&MessageNode>, Vec<&MessageNode>) {
+        let node = |id: &MessageId| self.nodes.get(id);
+        let leading = self
+            .active_order
+            .iter()
+            .map_while(node)
+            .take_while(|node| node.role == MessageRole::System)
+            .count();
+        let mut total = 0;
+        let mut start = self.active_order.len();
+        while start > leading && total <= budget {
+            start -= 1;
+            total += self.nodes.get(&self.active_order[start]).map_or(0, &tokens);
+        }
+        let order = &self.active_order;
+        let kept = order[..leading].iter().chain(&order[start..]);
+        (
+            kept.filter_map(node).collect(),
+            order[leading..start].iter().filter_map(node).collect(),
+        )
     }
 
     /// Children of `id` (or the roots for None), ordered by seq. Empty for an unknown id.
@@ -168,13 +197,14 @@ impl BranchTree {
         }
     }
 
-    /// Recomputes `active_ids` from `active_leaf`.
+    /// Recomputes `active_ids` and `active_order` from `active_leaf`.
     pub(super) fn refresh_active_ids(&mut self) {
-        let ids: HashSet<MessageId> = self
+        let order: Vec<MessageId> = self
             .active_path()
             .into_iter()
             .map(|n| n.id.clone())
             .collect();
-        self.active_ids = ids;
+        self.active_ids = order.iter().cloned().collect();
+        self.active_order = order;
     }
 }

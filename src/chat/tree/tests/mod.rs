@@ -263,3 +263,55 @@ fn a_deep_chain_of_ten_thousand_messages_builds_and_walks_without_stack_overflow
     );
     assert!(built.is_empty());
 }
+
+/// The active leaf's context, each message counted as one token.
+fn context(tree: &BranchTree, budget: u64) -> (Vec<String>, Vec<String>) {
+    let leaf = tree.active_leaf().expect("a leaf").clone();
+    let (kept, left_out) = tree
+        .context_path(&leaf, Some(budget), |_| 1)
+        .expect("the path");
+    (ids(&kept), ids(&left_out))
+}
+
+#[test]
+fn a_turns_context_keeps_the_leading_system_message_and_the_newest_history_on_any_branch() {
+    let owned = |ids: &[&str]| ids.iter().map(|id| id.to_string()).collect::<Vec<_>>();
+    let mut tree = conversation();
+    send(&mut tree, "u3", "user");
+    // Past the budget by one message, so fitting sees where the history overflows.
+    assert_eq!(
+        context(&tree, 2),
+        (owned(&["sys", "u2", "a2", "u3"]), owned(&["u1", "a1"]))
+    );
+    assert_eq!(
+        context(&tree, 100),
+        (owned(&["sys", "u1", "a1", "u2", "a2", "u3"]), owned(&[]))
+    );
+    // Another branch (an edit of u2), then back: the context follows the active path.
+    let seq = tree.next_seq();
+    tree.insert(node("u2b", Some("a1"), "user", seq))
+        .expect("insert");
+    send(&mut tree, "a2b", "assistant");
+    assert_eq!(
+        context(&tree, 1),
+        (owned(&["sys", "u2b", "a2b"]), owned(&["u1", "a1"]))
+    );
+    tree.switch_to(&m("u3")).expect("switch");
+    assert_eq!(
+        context(&tree, 1),
+        (owned(&["sys", "a2", "u3"]), owned(&["u1", "a1", "u2"]))
+    );
+    tree.remove_subtree(&m("u3")).expect("remove");
+    assert_eq!(
+        context(&tree, 0),
+        (owned(&["sys", "a2"]), owned(&["u1", "a1", "u2"]))
+    );
+    // A message off the active path is walked to the same way.
+    let (kept, left_out) = tree
+        .context_path(&m("a2b"), Some(1), |_| 1)
+        .expect("the path");
+    assert_eq!(
+        (ids(&kept), ids(&left_out)),
+        (owned(&["sys", "u2b", "a2b"]), owned(&["u1", "a1"]))
+    );
+}
