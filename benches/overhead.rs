@@ -35,7 +35,8 @@
 //! - `BENCH_RATES`: request rates, comma-separated (default 1000,5000);
 //! - `BENCH_SECONDS`: measured seconds per scenario and rate (default 5);
 //! - `BENCH_WARMUP_SECONDS`: discarded seconds sent first at the same rate (default 0.5);
-//! - `BENCH_WORKERS`: Colloquy's HTTP workers (default 2).
+//! - `BENCH_WORKERS`: Colloquy's HTTP workers (default 2);
+//! - `BENCH_DB_CONNECTIONS`: Colloquy's `database.max_connections` (default: its default).
 //!
 //! Everything shares the machine's cores (client, upstream and Colloquy), so the numbers are a
 //! bound on what one host sees, not on what Colloquy alone costs; the core count is printed.
@@ -160,6 +161,12 @@ async fn serve(
     config.llm.model = MODEL.into();
     config.auth.bootstrap_api_key = Some(SecretString::from(API_KEY));
     config.log.filter = "error".into();
+    if let Some(connections) = std::env::var("BENCH_DB_CONNECTIONS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+    {
+        config.database.max_connections = connections;
+    }
     colloquy::telemetry::init(&config.log);
     let app = Application::build(config).await.expect("Colloquy starts");
     let colloquy = app.address();
