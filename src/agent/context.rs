@@ -7,19 +7,12 @@
 
 use serde_json::{Value, json};
 
-use entities::messages::MessageRole;
-
-use crate::chat::attachments::ImagePart;
-use crate::chat::tree::MessageNode;
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, Role};
 use crate::retrieval::chunk::Chunker;
 
 /// Tokens a message costs beyond its text (role and separators).
 const TOKENS_PER_MESSAGE: u64 = 4;
-/// Tokens one image is counted as, whatever its size or its base64's length: about what
-/// OpenAI charges for a 1024×1024 image in detail (765), above LLaVA's 576 and Gemma 3's 256.
-/// A model that tiles large images counts more, which the margin partly covers.
-pub const IMAGE_TOKENS: u64 = 768;
+pub use crate::chat::attachments::IMAGE_TOKENS;
 /// Share of the context kept free because the model's tokenizer may count more than cl100k.
 const MARGIN_PERCENT: u64 = 15;
 /// Most tokens kept for the answer when the request sets no `max_tokens`.
@@ -233,24 +226,6 @@ pub fn request_tokens(request: &ChatRequest) -> u64 {
             .iter()
             .map(|message| message_tokens(&chunker, message))
             .sum::<u64>()
-}
-
-/// A stored message's tokens as a turn's history sends it: its text, and its images if it is
-/// a user's (tool messages are not sent: none). Never more than fitting counts for the same
-/// message (no per-message overhead), so history cut by these counts is never cut shorter than
-/// fitting would cut it. Counted once per node.
-pub fn node_tokens(node: &MessageNode) -> u64 {
-    node.tokens.get_or(|| {
-        let text = || text_tokens(&Chunker::default(), node.content.as_deref().unwrap_or(""));
-        match node.role {
-            MessageRole::Tool => 0,
-            MessageRole::User => {
-                let images = ImagePart::of_parts(node.parts.as_ref()).len() as u64;
-                text() + images * IMAGE_TOKENS
-            }
-            MessageRole::System | MessageRole::Assistant => text(),
-        }
-    })
 }
 
 /// The estimated tokens of `text`.

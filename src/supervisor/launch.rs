@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::agent::kernel::{RunHandles, RunSpec};
 use crate::agent::prompt;
 use crate::auth::Principal;
-use crate::chat::session::{BeginTurn, HistoryBudget, Turn};
+use crate::chat::session::{BeginTurn, Turn};
 use crate::config::{Config, ContextStrategy};
 use crate::error::AppResult;
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
@@ -307,15 +307,7 @@ pub async fn launch_chat_turn(
     );
     // History beyond the whole window cannot be sent; a summary would need it.
     let history_budget = match context_strategy {
-        ContextStrategy::Drop => {
-            launcher
-                .llm
-                .known_context_length(&log.model)
-                .map(|window| HistoryBudget {
-                    tokens: u64::from(window),
-                    count: crate::agent::context::node_tokens,
-                })
-        }
+        ContextStrategy::Drop => launcher.llm.known_context_length(&log.model).map(u64::from),
         ContextStrategy::Summarize => None,
     };
     let started = session

@@ -1,5 +1,7 @@
 use super::*;
+use crate::chat::tree::MessageNode;
 use crate::llm::wire::{FunctionCall, ToolCall};
+use entities::messages::MessageRole;
 
 fn words(n: usize) -> String {
     (0..n).map(|i| format!("word{i} ")).collect()
@@ -359,7 +361,7 @@ proptest::proptest! {
         };
         let (whole, whole_dropped) = fitted(tree.path_to(&leaf).expect("the path"));
         let (path, left_out) = tree
-            .context_path(&leaf, Some(u64::from(context_length)), node_tokens)
+            .context_path(&leaf, Some(u64::from(context_length)), MessageNode::history_tokens)
             .expect("the path");
         let roles: Vec<MessageRole> = left_out.iter().map(|node| node.role).collect();
         let kept: Vec<MessageNode> = path.iter().copied().cloned().collect();

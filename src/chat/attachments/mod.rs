@@ -22,6 +22,11 @@ use sha2::{Digest, Sha256};
 
 pub use image::{ImagePart, ImageType};
 
+/// Tokens one image is counted as, whatever its size or its base64's length: about what
+/// OpenAI charges for a 1024×1024 image in detail (765), above LLaVA's 576 and Gemma 3's 256.
+/// A model that tiles large images counts more, which the margin partly covers.
+pub const IMAGE_TOKENS: u64 = 768;
+
 use crate::config::AttachmentsConfig;
 
 /// Why an image was not kept or not found.

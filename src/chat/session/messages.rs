@@ -55,19 +55,11 @@ pub struct BeginTurn {
     pub run_id: RunId,
     pub user_id: UserId,
     pub options: Option<Value>,
-    /// How far back the turn's context goes, when its model's window is known and older
-    /// messages are only dropped: a long chat's turn then costs what the window holds, not
-    /// what the chat holds. `None`: the whole path.
-    pub history_budget: Option<HistoryBudget>,
-}
-
-/// The most tokens of history a turn's model could be sent (its context window), and how a
-/// stored message's tokens are counted (never more than fitting counts them; the count is
-/// kept with the node).
-#[derive(Debug, Clone, Copy)]
-pub struct HistoryBudget {
-    pub tokens: u64,
-    pub count: fn(&MessageNode) -> u64,
+    /// How far back the turn's context goes, in tokens (`MessageNode::history_tokens`): the
+    /// model's context window, when it is known and older messages are only dropped. A long
+    /// chat's turn then costs what the window holds, not what the chat holds. `None`: the
+    /// whole path.
+    pub history_budget: Option<u64>,
 }
 
 /// Ends a turn: stores the assistant's answer (if any) and the run's outcome.

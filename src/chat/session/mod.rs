@@ -28,7 +28,7 @@ mod records;
 mod turns;
 
 pub use messages::{
-    BeginTurn, CompleteTurn, GetActivePath, GetTree, HistoryBudget, ImportHistory, ImportedMessage,
+    BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, ImportedMessage,
     LoadHistorySummary, PauseTurn, RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink,
     SaveDraft, StoreHistorySummary, SwitchBranch, Turn, TurnStarted,
 };
@@ -118,15 +118,15 @@ impl ChatSession {
     ) -> impl ActorFuture<Self, Output = Result<(), ChatError>> + use<> {
         let db = self.db.clone();
         let chat_id = self.chat_id.clone();
-        let stored = nodes.clone();
+        let stored = nodes;
         let stored_leaf = leaf.clone();
         async move {
-            persistence::store_messages(&db, &chat_id, &stored, stored_leaf.as_ref()).await
+            persistence::store_messages(&db, &chat_id, &stored, stored_leaf.as_ref()).await?;
+            Ok::<_, DbErr>(crate::chat::tree::count_tokens(stored).await)
         }
         .into_actor(self)
         .map(move |result, act: &mut Self, _| {
-            result?;
-            for node in nodes {
+            for node in result? {
                 act.tree.insert(node)?;
             }
             if let Some(leaf) = leaf {
@@ -146,7 +146,8 @@ impl Actor for ChatSession {
         // `wait` holds every other message until the chat is loaded.
         ctx.wait(
             async move {
-                let messages = persistence::load_messages(&db, &chat_id).await?;
+                let (nodes, leaf) = persistence::load_messages(&db, &chat_id).await?;
+                let messages = (crate::chat::tree::count_tokens(nodes).await, leaf);
                 let artifacts = super::artifacts::load_directory(&db, &chat_id).await?;
                 let memories = super::memory::load_rows(&db, &chat_id).await?;
                 Ok::<_, DbErr>((messages, artifacts, memories))

@@ -80,14 +80,11 @@ impl Handler<BeginTurn> for ChatSession {
         .into_actor(self);
         AtomicResponse::new(Box::pin(persist.then(move |stored, act, _| {
             let context = stored.and_then(|()| {
-                let (path, left_out) = match history_budget {
-                    Some(budget) => act.tree.context_path(
-                        &user_message_id,
-                        Some(budget.tokens),
-                        budget.count,
-                    )?,
-                    None => act.tree.context_path(&user_message_id, None, |_| 0)?,
-                };
+                let (path, left_out) = act.tree.context_path(
+                    &user_message_id,
+                    history_budget,
+                    MessageNode::history_tokens,
+                )?;
                 let left_out = left_out.iter().map(|node| node.role).collect();
                 Ok((path.into_iter().cloned().collect::<Vec<_>>(), left_out))
             });
@@ -172,23 +169,23 @@ impl Handler<CompleteTurn> for ChatSession {
         };
         let db = self.db.clone();
         let chat_id = self.chat_id.clone();
-        let stored = nodes.clone();
         let stored_leaf = leaf.clone();
         AtomicResponse::new(Box::pin(
             async move {
                 persistence::complete_turn(
                     &db,
                     &chat_id,
-                    &stored,
+                    &nodes,
                     stored_leaf.as_ref(),
                     run,
                     msg.completes_ask.as_ref(),
                 )
-                .await
+                .await?;
+                Ok::<_, sea_orm::DbErr>(crate::chat::tree::count_tokens(nodes).await)
             }
             .into_actor(self)
             .map(move |result, act, _| {
-                result?;
+                let nodes = result?;
                 let inserted = !nodes.is_empty();
                 for node in nodes {
                     act.tree.insert(node)?;

@@ -21,6 +21,8 @@ use entities::ids::{MessageId, RunId};
 use entities::messages::MessageRole;
 use serde::Serialize;
 
+use crate::chat::attachments::{IMAGE_TOKENS, ImagePart};
+
 /// One stored message of a chat, as a node of the branch tree.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MessageNode {
@@ -54,9 +56,10 @@ pub struct MessageNode {
     pub tokens: TokenCount,
 }
 
-/// A message's size in tokens, counted the first time a turn needs it and kept with the node
-/// (a message never changes once stored), so a long chat's history is tokenized once per load,
-/// not once per turn. A cache: two nodes are equal whatever their counts hold.
+/// A message's size in tokens, kept with the node (a message never changes once stored), so a
+/// long chat's history is tokenized once per load, not once per turn. The session counts on
+/// the blocking pool: a loaded chat's messages as they load, a new message as it is stored. A
+/// cache: two nodes are equal whatever their counts hold.
 #[derive(Debug, Clone, Default)]
 pub struct TokenCount(std::sync::OnceLock<u64>);
 
@@ -64,6 +67,49 @@ impl TokenCount {
     /// The count, from `count` the first time.
     pub fn get_or(&self, count: impl FnOnce() -> u64) -> u64 {
         *self.0.get_or_init(count)
+    }
+}
+
+impl MessageNode {
+    /// Its tokens as a turn's history sends it: its text, and its images if it is a user's
+    /// (tool messages are not sent: none). Never more than fitting counts for the same message
+    /// (no per-message overhead), so history cut by these counts is never cut shorter than
+    /// fitting would cut it. Counted once (see [`TokenCount`]).
+    pub fn history_tokens(&self) -> u64 {
+        self.tokens.get_or(|| {
+            let text = || {
+                let text = self.content.as_deref().unwrap_or("");
+                crate::retrieval::chunk::Chunker::default()
+                    .encode(text)
+                    .len() as u64
+            };
+            match self.role {
+                MessageRole::Tool => 0,
+                MessageRole::User => {
+                    let images = ImagePart::of_parts(self.parts.as_ref()).len() as u64;
+                    text() + images * IMAGE_TOKENS
+                }
+                MessageRole::System | MessageRole::Assistant => text(),
+            }
+        })
+    }
+}
+
+/// Counts the tokens of `nodes` (see [`MessageNode::history_tokens`]) on the blocking pool,
+/// never on the session's arbiter; gives them back counted.
+pub async fn count_tokens(nodes: Vec<MessageNode>) -> Vec<MessageNode> {
+    let counted = tokio::task::spawn_blocking(move || {
+        for node in &nodes {
+            node.history_tokens();
+        }
+        nodes
+    })
+    .await;
+    match counted {
+        Ok(nodes) => nodes,
+        // A panic while counting is the caller's own, as it was on this thread.
+        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+        Err(err) => panic!("counting was cancelled with the runtime: {err}"),
     }
 }
 
