@@ -7,7 +7,8 @@
 //! processing. Sweepers then run for good: expired uploads (every 10 minutes), the chats of
 //! plain `/v1` requests past `http.v1_chat_retention_days` that nobody opened in the UI
 //! (hourly, `sweep_api_chats`), unsent image attachments (hourly), idle chats' open indexes
-//! (every minute) and idle browser sessions (`tools::browser::Browsers`, every few seconds).
+//! (every minute), idle browser sessions (`tools::browser::Browsers`, every few seconds), and
+//! the heap passivated chats freed (`os_limits::start_heap_trimmer`, every 30 s).
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -231,6 +232,7 @@ impl Application {
             }
         }
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
+        crate::os_limits::start_heap_trimmer();
         if let Some(cluster) = state.sessions().cluster().cloned() {
             start_orphan_recovery(state.db().clone(), cluster);
         }
