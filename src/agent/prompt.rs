@@ -202,29 +202,17 @@ fn merge(previous: &mut MessageContent, next: MessageContent) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use entities::ids::MessageId;
 
     fn node(id: &str, role: &str, content: &str) -> MessageNode {
+        let role = match role {
+            "system" => MessageRole::System,
+            "user" => MessageRole::User,
+            "assistant" => MessageRole::Assistant,
+            _ => MessageRole::Tool,
+        };
         MessageNode {
-            id: MessageId::from_string(id),
-            parent_id: None,
-            role: match role {
-                "system" => MessageRole::System,
-                "user" => MessageRole::User,
-                "assistant" => MessageRole::Assistant,
-                _ => MessageRole::Tool,
-            },
-            content: Some(content.into()),
             parts: Some(serde_json::json!([{"type": "artifact"}])),
-            tool_calls: None,
-            tool_call_id: None,
-            run_id: None,
-            stop_reason: None,
-            reasoning: None,
-            model: None,
-            seq: 1,
-            created_at: chrono::Utc::now(),
-            tokens: Default::default(),
+            ..MessageNode::plain(id, None, role, content, 1)
         }
     }
 

@@ -293,23 +293,9 @@ fn chain(messages: &[(MessageRole, String)]) -> (crate::chat::tree::BranchTree, 
     let nodes: Vec<MessageNode> = messages
         .iter()
         .enumerate()
-        .map(|(i, (role, text))| MessageNode {
-            id: MessageId::from_string(format!("m{i}")),
-            parent_id: i
-                .checked_sub(1)
-                .map(|p| MessageId::from_string(format!("m{p}"))),
-            role: *role,
-            content: Some(text.clone()),
-            parts: None,
-            tool_calls: None,
-            tool_call_id: None,
-            run_id: None,
-            stop_reason: None,
-            reasoning: None,
-            model: None,
-            seq: i as i64,
-            created_at: chrono::Utc::now(),
-            tokens: Default::default(),
+        .map(|(i, (role, text))| {
+            let parent = i.checked_sub(1).map(|p| format!("m{p}"));
+            MessageNode::plain(&format!("m{i}"), parent.as_deref(), *role, text, i as i64)
         })
         .collect();
     let leaf = nodes.last().expect("a message").id.clone();

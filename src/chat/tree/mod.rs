@@ -113,6 +113,36 @@ pub async fn count_tokens(nodes: Vec<MessageNode>) -> Vec<MessageNode> {
     }
 }
 
+#[cfg(test)]
+impl MessageNode {
+    /// A message for tests: only its place, role, text and seq, created at a fixed second.
+    pub(crate) fn plain(
+        id: &str,
+        parent: Option<&str>,
+        role: MessageRole,
+        content: &str,
+        seq: i64,
+    ) -> Self {
+        Self {
+            id: MessageId::from_string(id),
+            parent_id: parent.map(MessageId::from_string),
+            role,
+            content: Some(content.to_string()),
+            parts: None,
+            tool_calls: None,
+            tool_call_id: None,
+            run_id: None,
+            stop_reason: None,
+            reasoning: None,
+            model: None,
+            seq,
+            created_at: DateTime::<Utc>::from_timestamp(1_700_000_000 + seq, 0)
+                .expect("a valid timestamp"),
+            tokens: TokenCount::default(),
+        }
+    }
+}
+
 impl PartialEq for TokenCount {
     fn eq(&self, _: &Self) -> bool {
         true

@@ -11,28 +11,13 @@ fn m(id: &str) -> MessageId {
 }
 
 fn node(id: &str, parent: Option<&str>, role: &str, seq: i64) -> MessageNode {
-    MessageNode {
-        id: m(id),
-        parent_id: parent.map(m),
-        role: match role {
-            "system" => MessageRole::System,
-            "user" => MessageRole::User,
-            "assistant" => MessageRole::Assistant,
-            _ => MessageRole::Tool,
-        },
-        content: Some(format!("content of {id}")),
-        parts: None,
-        tool_calls: None,
-        tool_call_id: None,
-        run_id: None,
-        stop_reason: None,
-        reasoning: None,
-        model: None,
-        seq,
-        created_at: DateTime::<Utc>::from_timestamp(1_700_000_000 + seq, 0)
-            .expect("valid timestamp"),
-        tokens: Default::default(),
-    }
+    let role = match role {
+        "system" => MessageRole::System,
+        "user" => MessageRole::User,
+        "assistant" => MessageRole::Assistant,
+        _ => MessageRole::Tool,
+    };
+    MessageNode::plain(id, parent, role, &format!("content of {id}"), seq)
 }
 
 /// Appends a message to the active leaf, as sending does.
