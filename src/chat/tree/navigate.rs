@@ -60,12 +60,7 @@ impl BranchTree {
             .iter()
             .take_while(|node| node.role == MessageRole::System)
             .count();
-        let mut total = 0;
-        let mut start = path.len();
-        while start > leading && total <= budget {
-            start -= 1;
-            total += tokens(path[start]);
-        }
+        let start = history_start(path.len(), leading, budget, |i| tokens(path[i]));
         let left_out = path.drain(leading..start).collect();
         Ok((path, left_out))
     }
@@ -84,13 +79,10 @@ impl BranchTree {
             .map_while(node)
             .take_while(|node| node.role == MessageRole::System)
             .count();
-        let mut total = 0;
-        let mut start = self.active_order.len();
-        while start > leading && total <= budget {
-            start -= 1;
-            total += self.nodes.get(&self.active_order[start]).map_or(0, &tokens);
-        }
         let order = &self.active_order;
+        let start = history_start(order.len(), leading, budget, |i| {
+            node(&order[i]).map_or(0, &tokens)
+        });
         let kept = order[..leading].iter().chain(&order[start..]);
         (
             kept.filter_map(node).collect(),
@@ -207,4 +199,22 @@ impl BranchTree {
         self.active_ids = order.iter().cloned().collect();
         self.active_order = order;
     }
+}
+
+/// Where a path of `len` messages is cut for a turn's context: the history after the `leading`
+/// system messages is kept from the newest back until `tokens_at` of the kept pass `budget`
+/// (that message included, so fitting still sees where the history overflows).
+fn history_start(
+    len: usize,
+    leading: usize,
+    budget: u64,
+    tokens_at: impl Fn(usize) -> u64,
+) -> usize {
+    let mut total = 0;
+    let mut start = len;
+    while start > leading && total <= budget {
+        start -= 1;
+        total += tokens_at(start);
+    }
+    start
 }
