@@ -26,10 +26,13 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement, 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
     /// This process holds it. `was_ours`: it already did (the row was this process's, renewed
-    /// or not); `taken_from`: the process whose expired lease it replaced (a failover).
+    /// or not); `taken_from`: the process whose expired lease it replaced; `owner_died`: that
+    /// process is gone too (its process lease expired: a failover), not merely done with the
+    /// key (a chat it let lapse when it went idle).
     Mine {
         was_ours: bool,
         taken_from: Option<String>,
+        owner_died: bool,
     },
     /// A live process holds it, reached at this base URL.
     Elsewhere { owner: String, address: String },
@@ -66,6 +69,12 @@ pub fn chat_key(chat_id: &str) -> String {
 /// The key of a once-per-cluster job's lease.
 pub fn job_key(name: &str) -> String {
     format!("job:{name}")
+}
+
+/// The key of a process's own lease, held for as long as it runs: whether a process whose
+/// chat lease expired is alive (it let the chat lapse) or dead (its work must be taken over).
+pub fn process_key(process: &str) -> String {
+    format!("process:{process}")
 }
 
 impl Cluster {
@@ -118,6 +127,7 @@ impl Cluster {
             return Ok(Claim::Mine {
                 was_ours: true,
                 taken_from: None,
+                owner_died: false,
             });
         }
         let sent = Instant::now();
@@ -155,6 +165,7 @@ impl Cluster {
                     Claim::Mine {
                         was_ours: false,
                         taken_from: None,
+                        owner_died: false,
                     }
                 }
                 Some(row) => {
@@ -182,16 +193,21 @@ impl Cluster {
                         Claim::Mine {
                             was_ours: true,
                             taken_from: None,
+                            owner_died: false,
                         }
                     } else {
                         let expires_at: chrono::DateTime<chrono::Utc> =
                             row.try_get("", "expires_at")?;
                         self.record_handover(&txn, key, Some(&owner), Some(expires_at))
                             .await?;
-                        self.inner.failovers.fetch_add(1, Ordering::Relaxed);
+                        let owner_died = !self.is_alive(&txn, &owner).await?;
+                        if owner_died {
+                            self.inner.failovers.fetch_add(1, Ordering::Relaxed);
+                        }
                         Claim::Mine {
                             was_ours: false,
                             taken_from: Some(owner),
+                            owner_died,
                         }
                     }
                 }
@@ -204,6 +220,46 @@ impl Cluster {
         Err(DbErr::Custom(format!(
             "lease {key} changed hands while being taken"
         )))
+    }
+
+    /// Whether `process` still renews its own process lease.
+    async fn is_alive(&self, db: &impl ConnectionTrait, process: &str) -> Result<bool, DbErr> {
+        let row = db
+            .query_one_raw(self.statement(
+                "SELECT 1 AS live FROM leases WHERE key = $1 AND expires_at > now()",
+                vec![process_key(process).into()],
+            ))
+            .await?;
+        Ok(row.is_some())
+    }
+
+    /// Whether `key`'s lease has expired and the process that held it is gone: its work there
+    /// (documents it was processing, uploads it was committing) is nobody's until taken over.
+    /// A key never leased, or held by a live process, is not.
+    pub async fn abandoned(&self, key: &str) -> Result<bool, DbErr> {
+        let row = self
+            .inner
+            .db
+            .query_one_raw(self.statement(
+                "SELECT owner FROM leases WHERE key = $1 AND expires_at <= now()",
+                vec![key.into()],
+            ))
+            .await?;
+        match row {
+            Some(row) => {
+                let owner: String = row.try_get("", "owner")?;
+                Ok(owner != self.inner.process && !self.is_alive(&self.inner.db, &owner).await?)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Takes this process's own lease (once, as it joins), renewed with its others until it
+    /// stops; other processes read it to tell a dead owner from one that let a chat go idle.
+    pub async fn announce(&self) -> Result<(), DbErr> {
+        self.claim(&process_key(&self.inner.process))
+            .await
+            .map(|_| ())
     }
 
     async fn record_handover(

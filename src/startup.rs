@@ -43,6 +43,7 @@ use crate::tools::fetch_url::FetchUrl;
 use crate::tools::gitlab_code_search::GitlabCodeSearch;
 use crate::tools::mcp::McpRegistry;
 use crate::tools::web_search::{self, WebSearch};
+use entities::ids::ChatId;
 
 pub struct Application {
     address: SocketAddr,
@@ -82,6 +83,10 @@ impl Application {
                 Duration::from_secs(config.cluster.lease_secs),
             )
         });
+        // This process's own lease first: others tell by it that its chats are not abandoned.
+        if let Some(cluster) = &cluster {
+            cluster.announce().await?;
+        }
         // Chats a live process holds: their runs and answers are that process's, not ours.
         let live = match &cluster {
             Some(cluster) => cluster.live_chat_keys().await?,
@@ -234,22 +239,16 @@ impl Application {
         start_api_chat_sweeper(state.clone(), Duration::from_secs(3600));
         crate::os_limits::start_heap_trimmer();
         if let Some(cluster) = state.sessions().cluster().cloned() {
-            start_orphan_recovery(state.db().clone(), cluster);
+            // A chat taken from a process that died: the uploads it was committing and the
+            // documents it was processing there are this process's now.
+            let workspace = state.workspace().clone();
+            state.sessions().on_takeover(Box::new(move |chat| {
+                let workspace = workspace.clone();
+                tokio::spawn(async move { take_over_documents(&workspace, &chat).await });
+            }));
+            start_orphan_recovery(state.clone(), cluster);
         }
         crate::supervisor::automations::scheduler::start(state.launcher.clone());
-        // Before the upload sweeper and the processing queue: what a dead process left between
-        // moving an upload's bytes and recording them is completed, or marked error.
-        match state.workspace().recover_uncommitted().await {
-            Ok(recovered) if recovered != crate::documents::Recovered::default() => {
-                tracing::warn!(
-                    completed = recovered.completed,
-                    failed = recovered.failed,
-                    "repaired uploads left half-committed"
-                );
-            }
-            Ok(_) => {}
-            Err(err) => tracing::error!(%err, "could not repair half-committed uploads"),
-        }
         // With several processes, the holder of `job:retention` sweeps.
         let cluster = state.sessions().cluster().cloned();
         state
@@ -276,6 +275,23 @@ impl Application {
                 }
             }
             Err(err) => tracing::error!(%err, "could not look for unfinished documents"),
+        }
+        // Before the upload sweeper and the processing queue: what a dead process left between
+        // moving an upload's bytes and recording them is completed, or marked error.
+        match state
+            .workspace()
+            .recover_uncommitted(|chat| ours.contains(chat))
+            .await
+        {
+            Ok(recovered) if recovered != crate::documents::Recovered::default() => {
+                tracing::warn!(
+                    completed = recovered.completed,
+                    failed = recovered.failed,
+                    "repaired uploads left half-committed"
+                );
+            }
+            Ok(_) => {}
+            Err(err) => tracing::error!(%err, "could not repair half-committed uploads"),
         }
         match state
             .workspace()
@@ -515,7 +531,32 @@ fn start_api_chat_sweeper(state: AppState, every: Duration) {
 /// With several processes: every lease time, the holder of `job:recovery` marks interrupted
 /// the runs of chats whose owner died (their leases expired), keeping their drafts, as a
 /// restart would; a chat someone opens first is recovered by the process taking it.
-fn start_orphan_recovery(db: sea_orm::DatabaseConnection, cluster: Cluster) {
+/// A chat's documents left unfinished by a process that died (the chat is this process's
+/// now): half-committed uploads are repaired, cut-off processing resumed.
+async fn take_over_documents(workspace: &crate::documents::Workspace, chat: &ChatId) {
+    match workspace.recover_uncommitted(|c| c == chat).await {
+        Ok(recovered) if recovered != crate::documents::Recovered::default() => {
+            tracing::warn!(%chat, completed = recovered.completed, failed = recovered.failed,
+                "repaired uploads a dead process left half-committed");
+        }
+        Ok(_) => {}
+        Err(err) => tracing::error!(%chat, %err, "could not repair half-committed uploads"),
+    }
+    match workspace.resume_unfinished(|c| c == chat).await {
+        Ok(resumed) if resumed.requeued + resumed.failed > 0 => {
+            tracing::info!(%chat, requeued = resumed.requeued, failed = resumed.failed,
+                "resumed the documents a dead process was processing");
+        }
+        Ok(_) => {}
+        Err(err) => tracing::error!(%chat, %err, "could not resume document processing"),
+    }
+}
+
+/// Every lease time, the holder of `job:recovery` recovers what dead processes left in chats
+/// nobody opens: their runs (interrupted, drafts kept), and their documents (the chat is
+/// taken, which hands them to `take_over_documents`).
+fn start_orphan_recovery(state: AppState, cluster: Cluster) {
+    let db = state.db().clone();
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(cluster.lease());
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -538,6 +579,21 @@ fn start_orphan_recovery(db: sea_orm::DatabaseConnection, cluster: Cluster) {
                      keeping the text they had streamed"
                 ),
                 Err(err) => tracing::warn!(%err, "could not recover the runs of a dead process"),
+            }
+            let chats = match state.workspace().chats_with_unfinished().await {
+                Ok(chats) => chats,
+                Err(err) => {
+                    tracing::warn!(%err, "could not look for unfinished documents");
+                    continue;
+                }
+            };
+            for chat in chats {
+                let key = crate::cluster::chat_key(chat.as_str());
+                if matches!(cluster.abandoned(&key).await, Ok(true))
+                    && let Err(err) = state.sessions().claim(&chat).await
+                {
+                    tracing::warn!(%chat, %err, "could not take a dead process's documents");
+                }
             }
         }
     });

@@ -7,8 +7,10 @@
 //! process holding the chat's lease: `session` takes it first, or says which process has it
 //! (`SessionError::Elsewhere`, which the HTTP layer forwards there). A chat taken over from a
 //! process that died has the runs that process left `running` recovered (interrupted, their
-//! drafts kept) before its session loads. A session that stops lets its lease lapse; a lease
-//! lost (taken over after this process failed to renew it) stops its session.
+//! drafts kept) before its session loads, and what else it left there (uploads half committed,
+//! documents half processed) is handed to the takeover hook (`on_takeover`). A session that
+//! stops lets its lease lapse; a lease lost (taken over after this process failed to renew it)
+//! stops its session.
 
 use entities::ids::ChatId;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,7 +37,12 @@ pub struct ChatRegistry {
     cluster: Arc<OnceLock<Cluster>>,
     /// Runs this process continues from a checkpoint (start-up): not recovered on a takeover.
     continuing: Arc<OnceLock<Vec<entities::ids::RunId>>>,
+    takeover: Arc<OnceLock<TakeoverHook>>,
 }
+
+/// What the rest of the process does for a chat taken from a dead process (set at start-up):
+/// the chat module knows runs, not documents.
+pub type TakeoverHook = Box<dyn Fn(ChatId) + Send + Sync>;
 
 /// Why a chat's session is not here.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +71,14 @@ impl ChatRegistry {
             embedder,
             cluster: Arc::new(OnceLock::new()),
             continuing: Arc::new(OnceLock::new()),
+            takeover: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Called (once per takeover, after the chat's runs are recovered) for each chat this
+    /// process takes from a process that died. Set once, at start-up.
+    pub fn on_takeover(&self, hook: TakeoverHook) {
+        let _ = self.takeover.set(hook);
     }
 
     /// Makes chats owned through `cluster`'s leases (several processes on one PostgreSQL).
@@ -107,15 +121,22 @@ impl ChatRegistry {
                     }
                     // This process's own lease, renewed late: its runs are live, not orphans.
                     Claim::Mine { was_ours: true, .. } => {}
-                    Claim::Mine { taken_from, .. } => {
-                        if let Some(from) = taken_from {
-                            tracing::warn!(%chat_id, %from, "took over a chat whose owner stopped renewing it");
+                    Claim::Mine {
+                        taken_from,
+                        owner_died,
+                        ..
+                    } => {
+                        if let Some(from) = &taken_from {
+                            tracing::warn!(%chat_id, %from, owner_died, "took over a chat whose owner stopped renewing it");
                         }
                         // What a dead or stopped owner left running becomes interrupted,
                         // keeping its draft, before the session loads (as after a restart).
                         self.stop_local(chat_id);
                         let continuing = self.continuing.get().map_or(&[][..], Vec::as_slice);
                         super::recovery::recover_chat_runs(&self.db, chat_id, continuing).await?;
+                        if owner_died && let Some(hook) = self.takeover.get() {
+                            hook(chat_id.clone());
+                        }
                     }
                 }
             }
@@ -127,6 +148,16 @@ impl ChatRegistry {
     /// process does (then it takes it). `Elsewhere` names the owner.
     pub async fn claim(&self, chat_id: &ChatId) -> Result<(), SessionError> {
         self.session(chat_id).await.map(|_| ())
+    }
+
+    /// With a cluster, takes the chat's lease (as `claim`) for work outside its session that
+    /// must not be repaired under a live process (an upload being committed); without one,
+    /// nothing: a single process needs no lease, and no session is started for it.
+    pub async fn own(&self, chat_id: &ChatId) -> Result<(), SessionError> {
+        if self.cluster.get().is_some() {
+            self.claim(chat_id).await?;
+        }
+        Ok(())
     }
 
     /// The session without a cluster's lease (unit tests have no cluster).

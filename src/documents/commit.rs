@@ -11,7 +11,8 @@
 //!
 //! A retry finds the bytes already in place and goes on; a failed step 1 removes the bytes and
 //! marks the row `error` (never counted against the per-chat limit, see `records::count`).
-//! `recover_uncommitted` repairs at start-up what a dead process left between the steps.
+//! `recover_uncommitted` repairs what a dead process left between the steps (at start-up, and
+//! in a chat taken over from it).
 
 use std::path::{Path, PathBuf};
 
@@ -180,8 +181,9 @@ impl Workspace {
         txn.commit().await
     }
 
-    /// At start-up (no request in flight), repairs the documents a dead process left
-    /// `uploading`:
+    /// Repairs the documents a dead process left `uploading` in the chats `ours` accepts: at
+    /// start-up (no request of this process in flight), the chats no live process holds; and
+    /// a chat taken over from a process that died. In each:
     /// - bytes at the final place → recorded as committed (`processing`; `resume_unfinished`
     ///   queues them);
     /// - a tus upload still resumable (its row `uploading`, not all bytes received) → left
@@ -189,14 +191,17 @@ impl Workspace {
     /// - a tus upload whose `.part` holds every byte → committed from it;
     /// - anything else (a multipart or Files API upload cut off before its bytes were placed,
     ///   or a tus upload whose file is gone) → `error`, its partial file removed.
-    pub async fn recover_uncommitted(&self) -> Result<Recovered, DbErr> {
+    pub async fn recover_uncommitted(
+        &self,
+        ours: impl Fn(&ChatId) -> bool,
+    ) -> Result<Recovered, DbErr> {
         let stuck = documents::Entity::find()
             .filter(documents::Column::Status.eq(DocumentStatus::Uploading))
             .filter(documents::Column::DeletedAt.is_null())
             .all(&self.inner.db)
             .await?;
         let mut recovered = Recovered::default();
-        for doc in stuck {
+        for doc in stuck.into_iter().filter(|doc| ours(&doc.chat_id)) {
             let tus = uploads::Entity::find()
                 .filter(uploads::Column::DocumentId.eq(doc.id.clone()))
                 .one(&self.inner.db)
@@ -218,7 +223,9 @@ impl Workspace {
             };
             if let Some(placed) = placed {
                 // The rename happened; the row was not updated.
-                let _ = tokio::fs::remove_file(&source).await;
+                if source != target {
+                    let _ = tokio::fs::remove_file(&source).await;
+                }
                 self.record_committed(&upload(placed.len(), source), &target)
                     .await?;
                 recovered.completed += 1;

@@ -60,13 +60,14 @@ impl Workspace {
         });
     }
 
-    /// Re-queues documents a previous process left in `processing`, except those whose
-    /// processing was already cut off `MAX_CUT_OFF_ATTEMPTS` times: they are marked `error`,
-    /// so a file that crashes the process does not crash it again at every start.
-    /// The chats with documents whose processing was cut off.
+    /// The chats with documents a process may have left unfinished: being processed, or
+    /// uploaded and not yet committed (`recover_uncommitted`).
     pub async fn chats_with_unfinished(&self) -> Result<Vec<ChatId>, DbErr> {
         let pending = documents::Entity::find()
-            .filter(documents::Column::Status.eq(DocumentStatus::Processing))
+            .filter(
+                documents::Column::Status
+                    .is_in([DocumentStatus::Processing, DocumentStatus::Uploading]),
+            )
             .filter(documents::Column::DeletedAt.is_null())
             .all(&self.inner.db)
             .await?;
@@ -75,6 +76,9 @@ impl Workspace {
         Ok(chats.into_iter().collect())
     }
 
+    /// Re-queues documents a previous process left in `processing`, except those whose
+    /// processing was already cut off `MAX_CUT_OFF_ATTEMPTS` times: they are marked `error`,
+    /// so a file that crashes the process does not crash it again at every start.
     /// `ours`: whether this process may process a chat's documents (with several processes,
     /// not those of a chat another live process holds: that one is processing them).
     pub async fn resume_unfinished(

@@ -159,6 +159,9 @@ pub(super) async fn upload_in(
          endpoint …/uploads",
     )?;
     check_count(state, chat_id).await?;
+    // Under the chat's lease: another process's start-up must not take this upload, half
+    // committed, for one its dead owner left.
+    state.sessions().own(chat_id).await?;
     let mut form = Multipart::new(req.headers(), payload);
     while let Some(field) = form.next().await {
         let mut field =

@@ -234,6 +234,7 @@ async fn add_document(
         .get_owned(&principal.user_id, &copy.chat_id)
         .await?;
     super::documents::check_count(&state, &chat.id).await?;
+    state.sessions().own(&chat.id).await?;
     let document = state
         .workspace()
         .copy_document(&from.id, &copy.artifact_id, &chat.id)

@@ -152,6 +152,7 @@ async fn add(
     file_id: &FileId,
 ) -> AppResult<entities::documents::Model> {
     let file = super::files::owned(state, principal, file_id).await?;
+    state.sessions().own(chat_id).await?;
     if let Some(existing) = state.workspace().document_of_file(chat_id, file_id).await? {
         return Ok(existing);
     }

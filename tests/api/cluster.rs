@@ -4,7 +4,9 @@
 //! (streamed and not); one process SIGKILLed mid-stream has its chats answered by the others
 //! once its leases expire, its streaming run interrupted with its draft kept and its paused
 //! question answered through another process; no acknowledged message is lost, and the
-//! database's record of every change of owner shows no chat owned twice.
+//! database's record of every change of owner shows no chat owned twice. A chat whose owner
+//! died with documents half done has them finished by the next owner (asked for or not); one
+//! its live owner let lapse is no failover.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpListener;
@@ -195,7 +197,9 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
 
     // Each chat's turns go round-robin to all three processes; each is served by its owner.
     let mut acknowledged: Vec<(String, String)> = Vec::new();
-    for round in 0..2 {
+    // Every process that answered for each chat, before the kill: only ever its owner.
+    let mut served_for: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for round in 0..3 {
         let turns = futures_util::stream::iter(chats.iter().enumerate().map(|(i, chat)| {
             let (http, node) = (&http, &nodes[(i + round) % 3]);
             async move {
@@ -215,6 +219,7 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
                 owner.as_ref(),
                 "{chat} was served by its owner"
             );
+            served_for.entry(chat.clone()).or_default().insert(served);
             acknowledged.push((chat, text));
         }
     }
@@ -239,6 +244,7 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
         let served = response.headers()[SERVED_BY].to_str().unwrap().to_string();
         let mut body = response.text().await.unwrap();
         assert_eq!(served, owner, "{body}");
+        served_for.entry(chat.clone()).or_default().insert(served);
         let answer = if i % 2 == 0 {
             content(&drain_frames(&mut body))
         } else {
@@ -261,7 +267,21 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
             .unwrap();
         assert_eq!(response.status(), 200);
         let served = response.headers()[SERVED_BY].to_str().unwrap().to_string();
-        assert_eq!(Some(served), owner_of(&db, chat).await);
+        assert_eq!(Some(&served), owner_of(&db, chat).await.as_ref());
+        served_for.entry(chat.clone()).or_default().insert(served);
+    }
+    // Each chat was answered by one process only, though asked through all three.
+    for (chat, served) in &served_for {
+        assert_eq!(served.len(), 1, "{chat} was served by {served:?}");
+    }
+    // No process has taken a chat from a dead one yet.
+    for node in &nodes {
+        assert_eq!(
+            failovers(&http, node).await,
+            0,
+            "{} before the kill",
+            node.id
+        );
     }
     let owners: BTreeMap<String, String> = {
         let mut owners = BTreeMap::new();
@@ -494,8 +514,229 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
             .unwrap()
             > 0
     );
+    assert!(survivors_ready["cluster"]["chat_leases"].as_u64().unwrap() > 0);
+    // Each chat of the dead process was taken over once, by one survivor.
+    let taken = failovers(&http, survivors[0]).await + failovers(&http, survivors[1]).await;
+    assert!(
+        taken >= theirs.len() as u64,
+        "{taken} failovers for {} chats",
+        theirs.len()
+    );
+    // One survivor does the cluster's once-only jobs (recovery, retention).
+    let mut jobs = 0;
+    for survivor in survivors {
+        let ready: Value = http
+            .get(format!("{}/health/ready", survivor.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        jobs += ready["cluster"]["job_leases"].as_u64().unwrap();
+    }
+    assert!(jobs >= 1, "a survivor holds the recovery job");
+    let metrics = http
+        .get(format!("{}/metrics", survivors[0].base))
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("colloquy_cluster_failovers_total"),
+        "{metrics}"
+    );
 
     drop(nodes);
+    db.close().await.unwrap();
+    database.drop().await;
+}
+
+/// The status of every document of `chat`, from the database.
+async fn document_statuses(db: &DatabaseConnection, chat: &str) -> Vec<String> {
+    query_strings(
+        db,
+        "SELECT status FROM documents WHERE chat_id = $1 AND deleted_at IS NULL",
+        vec![chat.to_string().into()],
+    )
+    .await
+    .into_iter()
+    .map(|row| row[0].clone().unwrap_or_default())
+    .collect()
+}
+
+async fn until_processed(db: &DatabaseConnection, chat: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let statuses = document_statuses(db, chat).await;
+        if !statuses.is_empty() && statuses.iter().all(|s| s == "processed") {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{chat}'s documents are still {statuses:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Runs `sql` with `chat` as `$1`.
+async fn execute(db: &DatabaseConnection, sql: &str, chat: &str) {
+    db.execute_raw(Statement::from_sql_and_values(
+        DbBackend::Postgres,
+        sql,
+        [chat.to_string().into()],
+    ))
+    .await
+    .unwrap();
+}
+
+async fn failovers(http: &reqwest::Client, node: &Node) -> u64 {
+    let ready: Value = http
+        .get(format!("{}/health/ready", node.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    ready["cluster"]["failovers"].as_u64().unwrap()
+}
+
+/// A chat whose owner died with work left in it — a document it was processing, an upload it
+/// had placed but not recorded — has that work finished by the process that takes the chat,
+/// whether a request takes it or (nobody asking) the recovery job does. A chat its live owner
+/// let lapse is no failover: taking it counts none and resumes nothing of the owner's.
+#[actix_web::test]
+async fn work_a_dead_owner_left_in_a_chat_is_finished_by_the_next_owner() {
+    let Some(database) = OwnDatabase::create("colloquy_cluster").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let upstream = FakeUpstream::start().await;
+    upstream.script((0..8).map(|_| Reply::text("Answered by the model.")));
+    let dir = tempfile::tempdir().unwrap();
+    let node = start_node(dir.path(), &url, &upstream.base_url).await;
+    let db = Database::connect(&url).await.unwrap();
+    let http = reqwest::Client::new();
+
+    // Four chats, each with a processed document, made through this process.
+    let mut chats = Vec::new();
+    for name in ["processing", "placed", "unasked", "lapsed"] {
+        let made: Value = http
+            .post(format!("{}/chat/api/chats", node.base))
+            .bearer_auth(ADMIN_KEY)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let chat = made["id"].as_str().unwrap().to_string();
+        let form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(
+                format!("Notes on {name}: the lease decides who finishes the work.").into_bytes(),
+            )
+            .file_name(format!("{name}.txt")),
+        );
+        let uploaded = http
+            .post(format!("{}/chat/api/{chat}/documents", node.base))
+            .bearer_auth(ADMIN_KEY)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            uploaded.status().is_success(),
+            "{:?}",
+            uploaded.text().await
+        );
+        until_processed(&db, &chat, Duration::from_secs(30)).await;
+        chats.push(chat);
+    }
+    let [processing, placed, unasked, lapsed] = <[String; 4]>::try_from(chats).unwrap();
+    let before = failovers(&http, &node).await;
+
+    // As a process that died would leave them: a document cut off mid-processing, an upload
+    // whose bytes were placed but not recorded, each chat's lease expired under a process
+    // whose own lease is gone. The fourth chat's owner is alive: it let the chat lapse.
+    for chat in [&processing, &unasked, &lapsed] {
+        execute(
+            &db,
+            "UPDATE documents SET status = 'processing' WHERE chat_id = $1",
+            chat,
+        )
+        .await;
+    }
+    // Renamed into place, the row still naming the upload's part file.
+    execute(
+        &db,
+        "UPDATE documents SET status = 'uploading', storage_path = storage_path || '.part'          WHERE chat_id = $1",
+        &placed,
+    )
+    .await;
+    db.execute_unprepared(
+        "INSERT INTO leases (key, owner, address, acquired_at, expires_at) \
+         VALUES ('process:proc_alive', 'proc_alive', 'http://127.0.0.1:9', now(), \
+                 now() + interval '1 hour')",
+    )
+    .await
+    .unwrap();
+    for chat in [&processing, &placed, &unasked] {
+        execute(
+            &db,
+            "UPDATE leases SET owner = 'proc_dead', expires_at = now() - interval '1 second' \
+             WHERE key = 'chat:' || $1",
+            chat,
+        )
+        .await;
+    }
+    execute(
+        &db,
+        "UPDATE leases SET owner = 'proc_alive', expires_at = now() - interval '1 second' \
+         WHERE key = 'chat:' || $1",
+        &lapsed,
+    )
+    .await;
+    // This process learns at its next renewal that it no longer holds them.
+    tokio::time::sleep(Duration::from_millis(LEASE_SECS * 1000 / 3 + 700)).await;
+
+    // A request takes each of the first two chats: their documents are finished.
+    for chat in [&processing, &placed] {
+        let (served, _) = send(&http, &node, chat, "who finishes the work?").await;
+        assert_eq!(served, node.id);
+        until_processed(&db, chat, Duration::from_secs(20)).await;
+    }
+    // Nobody asks for the third: the recovery job takes it within a lease time or two.
+    until_processed(&db, &unasked, Duration::from_secs(4 * LEASE_SECS + 10)).await;
+    assert_eq!(
+        owner_of(&db, &unasked).await.as_deref(),
+        Some(node.id.as_str())
+    );
+    let after = failovers(&http, &node).await;
+    assert_eq!(
+        after - before,
+        3,
+        "each chat of the dead process is one failover"
+    );
+
+    // The lapsed chat of a live process: taken, but its document is the owner's to finish.
+    let (served, _) = send(&http, &node, &lapsed, "taken after a lapse").await;
+    assert_eq!(served, node.id);
+    tokio::time::sleep(Duration::from_secs(2 * LEASE_SECS)).await;
+    assert_eq!(document_statuses(&db, &lapsed).await, ["processing"]);
+    assert_eq!(
+        failovers(&http, &node).await,
+        after,
+        "a lapse is no failover"
+    );
+
+    drop(node);
     db.close().await.unwrap();
     database.drop().await;
 }

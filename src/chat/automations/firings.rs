@@ -299,8 +299,10 @@ pub async fn finished(
     Ok(true)
 }
 
-/// Firings a dead process left `running`: their runs were marked interrupted at start-up, and
-/// so are they (never started again: that could run them twice).
+/// Firings a dead process left `running`: their runs were marked interrupted (at start-up, or
+/// when another process took their chat over), and so are they (never started again: that
+/// could run them twice). A run that ended a while ago with its firing still `running` lost
+/// its process between the two records. Run at start-up and then every so often.
 pub async fn interrupted_by_restart(db: &DatabaseConnection) -> Result<u64, DbErr> {
     let running = schedule_firings::Entity::find()
         .filter(schedule_firings::Column::Status.eq(FiringStatus::Running))
@@ -311,11 +313,17 @@ pub async fn interrupted_by_restart(db: &DatabaseConnection) -> Result<u64, DbEr
         let Some(run_id) = &firing.run_id else {
             continue;
         };
-        let still_running = entities::runs::Entity::find_by_id(run_id.clone())
+        let settled_before = Utc::now() - chrono::Duration::minutes(1);
+        let live = entities::runs::Entity::find_by_id(run_id.clone())
             .one(db)
             .await?
-            .is_some_and(|run| run.status == entities::runs::RunStatus::Running);
-        if still_running {
+            .is_some_and(|run| match run.status {
+                entities::runs::RunStatus::Running => true,
+                entities::runs::RunStatus::Interrupted => false,
+                // Ended on its own: its process records the firing's outcome in a moment.
+                _ => run.finished_at.is_none_or(|at| at > settled_before),
+            });
+        if live {
             continue;
         }
         let mut active: schedule_firings::ActiveModel = firing.into();

@@ -36,19 +36,28 @@ pub fn start(launcher: Launcher) {
     }
     let process = uuid::Uuid::now_v7().simple().to_string();
     tokio::spawn(async move {
-        match firings::interrupted_by_restart(&launcher.db).await {
-            Ok(0) => {}
-            Ok(count) => tracing::warn!(
-                count,
-                "schedule firings cut off by a restart were marked interrupted"
-            ),
-            Err(err) => tracing::warn!(%err, "could not look for firings cut off by a restart"),
-        }
-        let mut every =
-            tokio::time::interval(Duration::from_millis(config.poll_interval_ms.max(50)));
+        let poll = Duration::from_millis(config.poll_interval_ms.max(50));
+        let mut every = tokio::time::interval(poll);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // At start-up, then about every ten seconds: firings whose runs a dead process (this
+        // one before a restart, or another whose chat was taken over) left interrupted.
+        let sweep_every = (Duration::from_secs(10).as_millis() / poll.as_millis()).max(1);
+        let mut ticks: u128 = 0;
         loop {
             every.tick().await;
+            if ticks % sweep_every == 0 {
+                match firings::interrupted_by_restart(&launcher.db).await {
+                    Ok(0) => {}
+                    Ok(count) => tracing::warn!(
+                        count,
+                        "schedule firings cut off when their process stopped were marked interrupted"
+                    ),
+                    Err(err) => {
+                        tracing::warn!(%err, "could not look for firings cut off by a stop")
+                    }
+                }
+            }
+            ticks += 1;
             if let Err(err) = look(&launcher, &process).await {
                 tracing::warn!(%err, "could not look for due schedules");
             }
