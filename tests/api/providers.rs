@@ -313,7 +313,13 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
         .await
         .unwrap();
     assert_eq!(patched.status(), 400);
-    assert_eq!(error_body(patched).await["code"], "model_not_found");
+    let error = error_body(patched).await;
+    assert_eq!(error["code"], "model_not_found");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
+        "{message}"
+    );
     let stored: Value = app.get(&path).await.json().await.unwrap();
     assert_eq!(stored["model"], "beta", "unchanged: {stored}");
     assert_eq!(
