@@ -125,6 +125,7 @@ impl Application {
             .await
             .context("cannot create the first admin")?;
         let llm = LlmClient::new(&config.llm).context("cannot build the upstream client")?;
+        warn_of_unserved_role_models(&llm, &config.deep_think);
         let embedder = crate::retrieval::embed::from_config(&config, &llm)
             .context("cannot set up the embedder")?;
         let supervisor = ChatSupervisor::new(
@@ -594,6 +595,40 @@ fn start_orphan_recovery(state: AppState, cluster: Cluster) {
                 {
                     tracing::warn!(%chat, %err, "could not take a dead process's documents");
                 }
+            }
+        }
+    });
+}
+
+/// Deep Think role models on providers that discover their models can only be checked against
+/// the running servers (declared ones are checked in `Config::validate`): each one no provider
+/// serves now is a warning naming the servers that did not answer, without holding up start-up.
+fn warn_of_unserved_role_models(llm: &LlmClient, deep_think: &crate::config::DeepThinkConfig) {
+    let roles: Vec<(&'static str, String)> = deep_think
+        .role_models()
+        .map(|(setting, model)| (setting, model.to_string()))
+        .collect();
+    if roles.is_empty() {
+        return;
+    }
+    let llm = llm.clone();
+    tokio::spawn(async move {
+        for (setting, model) in roles {
+            if let Err(err) = llm.check_model(&model).await {
+                let down: Vec<String> = llm
+                    .statuses()
+                    .await
+                    .into_iter()
+                    .filter(|p| p.status != "ok")
+                    .map(|p| p.id)
+                    .collect();
+                tracing::warn!(
+                    setting,
+                    %err,
+                    unreachable_providers = %down.join(", "),
+                    "a Deep Think role names a model no provider serves now; its runs fail \
+                     until a server offers it"
+                );
             }
         }
     });

@@ -116,6 +116,19 @@ pub struct DeepThinkConfig {
     pub synthesis_model: Option<String>,
 }
 
+impl DeepThinkConfig {
+    /// The role models set, with the setting that names each.
+    pub fn role_models(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("deep_think.planner_model", &self.planner_model),
+            ("deep_think.subtask_model", &self.subtask_model),
+            ("deep_think.synthesis_model", &self.synthesis_model),
+        ]
+        .into_iter()
+        .filter_map(|(setting, model)| model.as_deref().map(|m| (setting, m)))
+    }
+}
+
 impl Default for DeepThinkConfig {
     fn default() -> Self {
         Self {

@@ -81,6 +81,11 @@ impl Config {
                  at least 1",
             );
         }
+        for (setting, model) in self.deep_think.role_models() {
+            if let Some(problem) = self.llm.undeclared_model(setting, model) {
+                return Err(ConfigError::Invalid(problem));
+            }
+        }
         if self.cluster.lease_secs < 3 || self.cluster.lease_secs > 600 {
             return invalid("cluster.lease_secs must be between 3 and 600");
         }

@@ -86,6 +86,35 @@ impl LlmConfig {
         }]
     }
 
+    /// When every provider declares its models: why `model` (set by `setting`) names none of
+    /// them, if it does not. `None` too when some provider discovers its models (only the
+    /// running server can tell; start-up warns then) or none is declared (any name goes).
+    pub fn undeclared_model(&self, setting: &str, model: &str) -> Option<String> {
+        if self.providers.is_empty() || self.providers.iter().any(|p| p.models.is_empty()) {
+            return None;
+        }
+        let declared =
+            |provider: &ProviderConfig, name: &str| provider.models.iter().any(|m| m == name);
+        let served = self.providers.iter().any(|p| declared(p, model))
+            || model.split_once('/').is_some_and(|(prefix, name)| {
+                self.providers
+                    .iter()
+                    .any(|p| p.id == prefix && declared(p, name))
+            });
+        if served {
+            return None;
+        }
+        let available: Vec<&str> = self
+            .providers
+            .iter()
+            .flat_map(|p| p.models.iter().map(String::as_str))
+            .collect();
+        Some(format!(
+            "{setting} {model:?} is not a model any of llm.providers declares (available: {})",
+            available.join(", ")
+        ))
+    }
+
     /// What is wrong with the providers, if anything.
     pub(super) fn providers_problem(&self) -> Option<String> {
         if self.providers.len() > MAX_PROVIDERS {
@@ -166,6 +195,36 @@ mod tests {
         assert_eq!(providers.len(), 1);
         assert_eq!(providers[0].id, super::LLM_SECTION_PROVIDER);
         assert_eq!(providers[0].base_url, config.llm.base_url);
+    }
+
+    #[test]
+    fn a_deep_think_role_naming_no_declared_model_is_refused_at_start_up() {
+        let providers = "[[llm.providers]]\nid = \"a\"\nbase_url = \"http://x/v1\"\n\
+                         models = [\"alpha\"]\n\
+                         [[llm.providers]]\nid = \"b\"\nbase_url = \"http://y/v1\"\n\
+                         models = [\"beta\"]\n";
+        for role in ["planner_model", "subtask_model", "synthesis_model"] {
+            let err =
+                Config::from_toml_str(&format!("{providers}[deep_think]\n{role} = \"gamma\"\n"))
+                    .unwrap_err()
+                    .to_string();
+            assert!(
+                err.contains(&format!("deep_think.{role}"))
+                    && err.contains("gamma")
+                    && err.contains("alpha, beta"),
+                "{err}"
+            );
+            for known in ["beta", "b/beta"] {
+                Config::from_toml_str(&format!("{providers}[deep_think]\n{role} = \"{known}\"\n"))
+                    .unwrap();
+            }
+        }
+        // A provider that discovers its models: only the running server can tell (a warning).
+        Config::from_toml_str(
+            "[[llm.providers]]\nid = \"a\"\nbase_url = \"http://x/v1\"\n\
+             [deep_think]\nsubtask_model = \"gamma\"\n",
+        )
+        .unwrap();
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Agents REST under `/api/agents` (docs/spec.md#agents): the caller's agents — create, list, read,
 //! update, delete (another user's agent is not found) — and the tools an agent's chats can call
-//! (`GET /api/agents/{id}/chat/tools`).
+//! (`GET /api/agents/{id}/chat/tools`). Tools and the model are checked before anything is
+//! stored: an unknown model is a 400 `model_not_found` naming the ones there are.
 
 use actix_web::{HttpResponse, web};
 use entities::ids::AgentId;
@@ -38,12 +39,25 @@ fn check_tools(state: &AppState, fields: &AgentFields) -> AppResult<()> {
     }
 }
 
+/// Refuses a `model` no configured server serves (`null`, the server's default, is always fine).
+async fn check_model(
+    state: &AppState,
+    principal: &Principal,
+    fields: &AgentFields,
+) -> AppResult<()> {
+    match &fields.model {
+        Some(Some(model)) => super::model_picker::check_model(state, principal, model).await,
+        _ => Ok(()),
+    }
+}
+
 async fn create(
     principal: Principal,
     state: web::Data<AppState>,
     body: web::Json<AgentFields>,
 ) -> AppResult<HttpResponse> {
     check_tools(&state, &body)?;
+    check_model(&state, &principal, &body).await?;
     crate::supervisor::launch::check_sql_database(&state.launcher, None, &body)?;
     let agent = state
         .launcher
@@ -73,6 +87,7 @@ async fn update(
     body: web::Json<AgentFields>,
 ) -> AppResult<HttpResponse> {
     check_tools(&state, &body)?;
+    check_model(&state, &principal, &body).await?;
     if body.enabled_tools.is_some() || body.sql_database.is_some() {
         let stored = state
             .launcher

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { browserName } from "../src/settings/sessions.js";
 import { sdkSnippets } from "../src/settings/keys.js";
 import { agentBody, groupTools } from "../src/agents/form.js";
+import { modelOptions } from "../src/settings/models.js";
 
 test("a session's browser is named from its User-Agent", () => {
   const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36";
@@ -36,4 +37,16 @@ test("the tool catalog is grouped by origin, one group per MCP server", () => {
   ]);
   assert.deepEqual(groups.map((g) => g.label), ["Research tools", "Chat tools", "MCP tools (crm)", "MCP tools (files)"]);
   assert.deepEqual(groups[2].tools.map((t) => t.name), ["lookup"]);
+});
+
+test("the default-model choices start with the server's default and mark a server that is down", () => {
+  const options = modelOptions({
+    server_default: "alpha",
+    data: [{ id: "alpha", available: true }, { id: "beta", available: false }],
+  });
+  assert.deepEqual(options, [
+    { value: "", label: "Server default (alpha)" },
+    { value: "alpha", label: "alpha" },
+    { value: "beta", label: "beta (server unavailable)" },
+  ]);
 });

@@ -88,6 +88,10 @@ async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those()
     let app = browser_app(|_| {}).await;
     app.upstream
         .script([Reply::text("Answered by the researcher.")]);
+    let kb = app
+        .post_json("/api/knowledge-bases", &json!({"name": "Gold notes"}))
+        .await;
+    assert_eq!(kb.status(), 201, "a knowledge base to choose");
     run_scenario(&app, "agents_page", &[]).await;
     let last = app
         .upstream
@@ -192,4 +196,56 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
         .unwrap()
         .to_string();
     assert_eq!(shape(&app, &copy).await, shape(&app, &chat).await);
+}
+
+#[actix_web::test]
+async fn a_key_revoked_and_a_session_signed_out_on_the_account_page_stop_working() {
+    let python = tokio::task::spawn_blocking(python_with_openai)
+        .await
+        .unwrap();
+    let app = browser_app(|_| {}).await;
+    let made = app
+        .post_json(
+            "/auth/users",
+            &json!({"username": "pat", "password": "pat password 1"}),
+        )
+        .await;
+    assert_eq!(made.status(), 201);
+    let out = app.data_dir.path().join("account-actions.json");
+    run_scenario(
+        &app,
+        "account_actions",
+        &[("OUT_FILE", out.display().to_string())],
+    )
+    .await;
+    let handed: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let key = handed["key"].as_str().unwrap();
+
+    // The revoked key, with the official SDK: an authentication error (401).
+    let script = format!(
+        "import openai\n\
+         client = openai.OpenAI(base_url={:?}, api_key={:?})\n\
+         try:\n    client.models.list()\n    print('accepted')\n\
+         except openai.AuthenticationError as err:\n    print('refused', err.status_code)\n",
+        format!("{}/v1", app.address),
+        key
+    );
+    let mut command = Command::new(python);
+    command.args(["-c", &script]);
+    let output = actix_web::rt::task::spawn_blocking(move || {
+        crate::subprocess::output_within(
+            command,
+            "the SDK with a revoked key",
+            crate::subprocess::CLIENT_LIMIT,
+        )
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        stdout.trim(),
+        "refused 401",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

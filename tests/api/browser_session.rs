@@ -1,7 +1,8 @@
-//! Browser scenarios of the app around the chat (issue 35): the admin page, and the model
-//! picker over two model servers (and a third that is down). Driven like `browser`'s.
+//! Browser scenarios of the app around the chat (issue 35): the admin page (with a real MCP
+//! server), and the model picker over two model servers (and a third that is down). Driven
+//! like `browser`'s.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::browser::{browser_app, run_scenario};
 use crate::fake_upstream::{FakeUpstream, Reply};
@@ -9,19 +10,35 @@ use crate::providers::provider;
 
 #[actix_web::test]
 async fn an_admin_creates_a_user_who_signs_in_with_the_link_and_gets_no_admin_page() {
-    let app = browser_app(|_| {}).await;
-    run_scenario(&app, "admin", &[]).await;
+    let python = crate::mcp::python().await;
+    let app = browser_app(|config| {
+        config.mcp.servers = vec![crate::mcp::stdio_server(&python, "local", "stdio")];
+    })
+    .await;
+    crate::mcp::connected(&app, "local").await;
+    let made = app
+        .post_json(
+            "/auth/users",
+            &json!({"username": "dan", "password": "dan password 1"}),
+        )
+        .await;
+    assert_eq!(made.status(), 201);
+    run_scenario(
+        &app,
+        "admin",
+        &[("VERSION", env!("CARGO_PKG_VERSION").to_string())],
+    )
+    .await;
     let users = app
         .get("/admin/api/users")
         .await
         .json::<Value>()
         .await
         .unwrap();
-    assert_eq!(
-        users["data"].as_array().map(Vec::len),
-        Some(1),
-        "carol was deleted: {users}"
-    );
+    let users = users["data"].as_array().unwrap();
+    assert_eq!(users.len(), 2, "carol was deleted: {users:?}");
+    let dan = users.iter().find(|u| u["username"] == "dan").unwrap();
+    assert_eq!(dan["disabled"], true, "{dan}");
 }
 
 #[actix_web::test]
@@ -44,7 +61,7 @@ async fn the_picked_model_answers_the_next_turn_from_its_own_server() {
     })
     .await;
     app.upstream.script([Reply::text("From A.")]);
-    b.script([Reply::text("From B.")]);
+    b.script([Reply::text("From B."), Reply::text("From B, by default.")]);
     run_scenario(&app, "model_picker", &[]).await;
     let models_sent = |received: Vec<crate::fake_upstream::Recorded>| -> Vec<Value> {
         received
@@ -54,5 +71,9 @@ async fn the_picked_model_answers_the_next_turn_from_its_own_server() {
             .collect()
     };
     assert_eq!(models_sent(app.upstream.received()), ["alpha"]);
-    assert_eq!(models_sent(b.received()), ["beta"]);
+    assert_eq!(
+        models_sent(b.received()),
+        ["beta", "beta"],
+        "the picked model, then the new chat's default set on /settings"
+    );
 }

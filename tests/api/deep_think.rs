@@ -1134,3 +1134,56 @@ async fn each_deep_think_role_asks_the_model_configured_for_it_on_its_own_server
         "{answer}"
     );
 }
+
+#[actix_web::test]
+async fn the_sub_tasks_ask_the_subtask_model_on_its_own_server() {
+    let web = start_web().await;
+    let researcher = crate::fake_upstream::FakeUpstream::start().await;
+    let researcher_url = researcher.base_url.clone();
+    let app = deep_app(&web, |config| {
+        config.llm.providers = vec![
+            crate::providers::provider("a", &config.llm.base_url, &["fake-model"]),
+            crate::providers::provider("r", &researcher_url, &["researcher"]),
+        ];
+        config.deep_think.subtask_model = Some("researcher".into());
+    })
+    .await;
+    app.upstream.script([
+        plan(&["one", "two", "three"]),
+        Reply::text("# Gold research\n\nWritten on A."),
+    ]);
+    for query in ["one", "two", "three"] {
+        researcher.script_for(&part(query), [Reply::text(&format!("- note on {query}"))]);
+    }
+    let chat = app.new_chat().await;
+    app.send(
+        &chat,
+        json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
+    )
+    .await;
+    let models = |received: Vec<crate::fake_upstream::Recorded>| -> Vec<String> {
+        received
+            .into_iter()
+            .filter(|r| r.path == "/v1/chat/completions")
+            .map(|r| r.body["model"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(
+        models(researcher.received()),
+        ["researcher", "researcher", "researcher"],
+        "one request per sub-task, on the researcher's server"
+    );
+    assert_eq!(
+        models(app.upstream.received()),
+        ["fake-model", "fake-model"],
+        "the plan and the synthesis stay on the run's model"
+    );
+    let answer = stored_answer(&app, &chat).await;
+    assert!(
+        answer["content"]
+            .as_str()
+            .unwrap()
+            .contains("Written on A."),
+        "{answer}"
+    );
+}

@@ -20,7 +20,7 @@ fn python_with_mcp() -> PathBuf {
     crate::openai_python::python_venv("target/mcp-venv", "tests/mcp/requirements.txt")
 }
 
-async fn python() -> PathBuf {
+pub(crate) async fn python() -> PathBuf {
     tokio::task::spawn_blocking(python_with_mcp).await.unwrap()
 }
 
@@ -30,7 +30,7 @@ fn script() -> String {
 }
 
 /// A server Colloquy runs as `server.py MODE` over stdio.
-fn stdio_server(python: &Path, id: &str, mode: &str) -> McpServerConfig {
+pub(crate) fn stdio_server(python: &Path, id: &str, mode: &str) -> McpServerConfig {
     serde_json::from_value(json!({
         "id": id,
         "command": python.display().to_string(),
@@ -63,7 +63,7 @@ async fn server(app: &TestApp, id: &str) -> Value {
 }
 
 /// Waits until server `id` is connected, and returns its health.
-async fn connected(app: &TestApp, id: &str) -> Value {
+pub(crate) async fn connected(app: &TestApp, id: &str) -> Value {
     eventually(
         &format!("MCP server {id} connecting"),
         Duration::from_secs(60),
@@ -324,4 +324,23 @@ async fn the_tool_catalog_lists_an_mcp_servers_tools_under_their_server_for_agen
         )
         .await;
     assert_eq!(made.status(), 201, "{:?}", made.text().await);
+}
+
+#[actix_web::test]
+async fn the_admin_status_lists_a_running_mcp_servers_health() {
+    let python = python().await;
+    let app = spawn_app_with(|config| {
+        config.mcp.servers = vec![stdio_server(&python, "local", "stdio")];
+        quick_reconnects(config);
+    })
+    .await;
+    let health = connected(&app, "local").await;
+    let status: Value = app.get("/admin/api/status").await.json().await.unwrap();
+    let listed = &status["mcp_servers"];
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{status}");
+    assert_eq!(listed[0]["id"], "local");
+    assert_eq!(listed[0]["state"], "connected");
+    assert_eq!(listed[0]["transport"], "stdio");
+    assert_eq!(listed[0]["tools"], health["tools"], "{status}");
+    assert!(listed[0]["tools"].as_u64().unwrap() > 0, "{status}");
 }

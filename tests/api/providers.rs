@@ -273,3 +273,147 @@ async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers
         .unwrap();
     assert_eq!(refused.status(), 400);
 }
+
+#[actix_web::test]
+async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothing_is_stored() {
+    let (app, _b) = two_servers(|_, _| {}).await;
+    let refused = app
+        .post_json("/api/agents", &json!({"name": "Ghost", "model": "gamma"}))
+        .await;
+    assert_eq!(refused.status(), 400);
+    let error = error_body(refused).await;
+    assert_eq!(error["code"], "model_not_found");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
+        "{message}"
+    );
+    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    assert!(
+        listed["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["name"] != "Ghost"),
+        "nothing stored: {listed}"
+    );
+
+    let agent: Value = app
+        .post_json("/api/agents", &json!({"name": "Real", "model": "beta"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(agent["model"], "beta", "{agent}");
+    let path = format!("/api/agents/{}", agent["id"].as_str().unwrap());
+    let patched = app
+        .request(Method::PATCH, &path)
+        .json(&json!({"model": "gamma", "name": "Renamed"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 400);
+    let error = error_body(patched).await;
+    assert_eq!(error["code"], "model_not_found");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
+        "{message}"
+    );
+    let stored: Value = app.get(&path).await.json().await.unwrap();
+    assert_eq!(stored["model"], "beta", "unchanged: {stored}");
+    assert_eq!(
+        stored["name"], "Real",
+        "nothing of the refused PATCH: {stored}"
+    );
+    let to_default = app
+        .request(Method::PATCH, &path)
+        .json(&json!({"model": null}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(to_default.status(), 200, "null: the server's default");
+}
+
+#[actix_web::test]
+async fn an_agents_model_is_routed_to_the_second_server() {
+    let (app, b) = two_servers(|_, _| {}).await;
+    let agent: Value = app
+        .post_json("/api/agents", &json!({"name": "On B", "model": "beta"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let chat: Value = app
+        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    b.script([Reply::text("From B, as the agent.")]);
+    app.send_text(chat["id"].as_str().unwrap(), "hi").await;
+    let to_b = b.received();
+    assert_eq!(completions(&to_b).len(), 1, "the agent's turn went to B");
+    assert_eq!(completions(&to_b)[0]["model"], "beta");
+    assert!(completions(&app.upstream.received()).is_empty());
+}
+
+#[actix_web::test]
+async fn with_providers_declared_embeddings_still_go_to_their_own_server() {
+    let embeddings = FakeUpstream::start().await;
+    let embeddings_url = embeddings.base_url.clone();
+    let (app, b) = two_servers(|config, _| {
+        config.memory.embedder = Some(colloquy::config::EmbedderKind::OpenAi);
+        config.llm.embedding_base_url = Some(embeddings_url);
+    })
+    .await;
+    let chat = app.new_chat().await;
+    let saved = app
+        .post_json(
+            &format!("/chat/api/{chat}/memories"),
+            &json!({"content": "The user's cat is called Miso"}),
+        )
+        .await;
+    assert_eq!(saved.status(), 201);
+    let embedded = |received: Vec<crate::fake_upstream::Recorded>| {
+        received
+            .iter()
+            .filter(|r| r.path == "/v1/embeddings")
+            .count()
+    };
+    assert!(
+        embedded(embeddings.received()) >= 1,
+        "the embeddings server"
+    );
+    assert_eq!(embedded(app.upstream.received()), 0, "not provider a");
+    assert_eq!(embedded(b.received()), 0, "not provider b");
+}
+
+#[actix_web::test]
+async fn a_deep_think_role_model_no_running_server_serves_is_a_start_up_warning() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let _app = spawn_app_with(|config| {
+        config.llm.model = "alpha".into();
+        config.llm.providers = vec![
+            provider("a", &config.llm.base_url, &["alpha"]),
+            provider("sleepy", &down, &[]),
+        ];
+        config.deep_think.subtask_model = Some("researcher-xyz".into());
+    })
+    .await;
+    crate::helpers::eventually(
+        "the start-up warning",
+        std::time::Duration::from_secs(15),
+        || async {
+            crate::helpers::captured_log().lines().find_map(|line| {
+                (line.contains("deep_think.subtask_model")
+                    && line.contains("researcher-xyz")
+                    && line.contains("sleepy"))
+                .then(|| line.to_string())
+            })
+        },
+    )
+    .await;
+}

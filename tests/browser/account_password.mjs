@@ -1,7 +1,8 @@
 // Issue 35 point 3: a password change on the account page needs the current password and
 // signs the other browser out. Two browser contexts sign in as "pat" (the Rust side made the
-// user); the first lists both sessions, changes the password; the second is back at sign-in.
-import { scenario, screenshot, assert, until, BASE } from "./lib.mjs";
+// user); the first lists both sessions, changes the password (axe checks the page then); the
+// second is back at sign-in.
+import { scenario, screenshot, assert, until, axe, BASE } from "./lib.mjs";
 
 async function signInWithPassword(page, password) {
   await page.goto(`${BASE}/settings`);
@@ -38,6 +39,7 @@ await scenario(async ({ page, browser, problems }) => {
   await page.getByRole("button", { name: "Change password" }).click();
   await page.getByRole("status").filter({ hasText: "Password changed. 1 other session was signed out." }).waitFor();
   await until("only this session left", async () => (await sessions.getByRole("listitem").count()) === 1);
+  await axe(page, "the settings page after a password change");
   await screenshot(page, "password-changed");
 
   // The other browser is signed out: its next request lands on the sign-in page.

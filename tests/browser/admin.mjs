@@ -1,7 +1,10 @@
 // Issue 35, the admin page: the admin opens it from the sidebar, creates a user and hands over
 // the one-time login link; that user signs in with it in a browser of their own, gets no admin
-// page (and a 403 from its REST); the admin deletes them after typing their name. axe checks
-// the page at desktop and 375 px widths.
+// page (and a 403 from its REST); the admin makes them an admin (they see the Admin link),
+// disables "dan" (the Rust side made him, with a password: he can no longer sign in) and
+// deletes the first user after typing their name. The page shows the server's version, its
+// storage and the MCP server the Rust side configured. axe checks the page at desktop and
+// 375 px widths.
 import { scenario, signIn, screenshot, assert, axe, BASE } from "./lib.mjs";
 
 await scenario(async ({ page, browser }) => {
@@ -11,6 +14,15 @@ await scenario(async ({ page, browser }) => {
   assert(new URL(page.url()).pathname === "/admin", `the page has its URL: ${page.url()}`);
   await page.getByRole("heading", { name: "Model servers" }).waitFor();
   await page.getByRole("list", { name: "Model servers" }).getByText(/Reachable/).waitFor();
+  await page.getByRole("list", { name: "MCP servers" }).getByText(/^local — connected \(stdio\), [1-9]\d* tools?/).waitFor();
+  const facts = page.getByRole("region", { name: "Server" });
+  const fact = async (term) => {
+    const terms = await facts.getByRole("term").allInnerTexts();
+    return (await facts.getByRole("definition").allInnerTexts())[terms.indexOf(term)];
+  };
+  assert(await fact("Version") === process.env.VERSION, `the version is shown: ${await fact("Version")}`);
+  const stored = await fact("Data directory");
+  assert(/^\d+(\.\d)? (bytes|KB|MB|GB)/.test(stored), `the storage used is shown: ${stored}`);
   await axe(page, "the admin page");
   await screenshot(page, "admin");
 
@@ -44,6 +56,26 @@ await scenario(async ({ page, browser }) => {
   assert(refused === 403, `the admin REST refuses a non-admin: ${refused}`);
   const spent = await (await fetch(link, { redirect: "manual" })).status;
   assert(spent === 410, `the link works once: ${spent}`);
+
+  // Made an admin, Carol sees the Admin link.
+  await page.getByRole("button", { name: "Make carol admin" }).click();
+  await page.getByRole("row", { name: /carol/ }).getByRole("cell", { name: "Admin", exact: true }).waitFor();
+  await carol.reload();
+  await carol.getByRole("link", { name: "Admin" }).click();
+  await carol.getByRole("heading", { name: "Users" }).waitFor();
+
+  // Disabled, Dan can no longer sign in.
+  const danSignsIn = async () => (await fetch(`${BASE}/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "dan", password: "dan password 1" }),
+  })).status;
+  assert(await danSignsIn() === 200, "dan signs in before");
+  await page.getByRole("button", { name: "Disable dan" }).click();
+  await page.getByRole("row", { name: /dan/ }).getByRole("cell", { name: "Disabled" }).waitFor();
+  await page.getByRole("button", { name: "Enable dan" }).waitFor();
+  const refusedLogin = await danSignsIn();
+  assert(refusedLogin >= 400 && refusedLogin < 500, `a disabled user cannot sign in: ${refusedLogin}`);
 
   // The admin deletes Carol, after typing her name.
   await page.getByRole("button", { name: "Delete carol" }).click();

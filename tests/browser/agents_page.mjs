@@ -1,6 +1,7 @@
 // Issue 35 point 5: the agents page. Create an agent with two tools chosen from the server's
-// catalog (each shown with its description), edit its instructions, start a chat with it and
-// see only those two tools offered; then delete it. axe at desktop width and at 375 px.
+// catalog (each shown with its description) and the knowledge base the Rust side made, edit its
+// instructions, start a chat with it and see only those two tools offered; then delete it. axe
+// on the list and the form at desktop width and at 375 px.
 import { scenario, signIn, send, screenshot, assert, until, axe, waitForAnswer, waitIdle } from "./lib.mjs";
 
 const allowed = (page) =>
@@ -21,35 +22,43 @@ await scenario(async ({ page }) => {
   const search = page.getByRole("checkbox", { name: "web_search", exact: true });
   assert(await search.isDisabled(), "tools are chosen only with “Only the tools chosen below”");
   await page.getByRole("radio", { name: "Only the tools chosen below" }).check();
-  const description = await search.evaluate((box) => document.getElementById(box.getAttribute("aria-describedby"))?.textContent ?? "");
-  assert(description.length > 10, `web_search is described: ${description}`);
+  const toolGroup = await page.getByRole("group").filter({ has: search }).innerText();
+  const description = toolGroup.match(/web_search\s+(\S[^\n]{10,})/)?.[1];
+  assert(description && !description.startsWith("fetch_url"), `web_search is described: ${toolGroup}`);
   await search.check();
   await page.getByRole("checkbox", { name: "calculator", exact: true }).check();
+  await page.getByRole("group", { name: "Knowledge bases it searches" }).getByRole("checkbox", { name: "Gold notes" }).check();
   await axe(page, "agents page, the form");
   await screenshot(page, "new-agent");
   await page.getByRole("button", { name: "Create agent" }).click();
   await page.getByRole("status").filter({ hasText: "Saved Researcher." }).waitFor();
   const agents = page.getByRole("list", { name: "Your agents" });
   await until("the agent listed with its tools", async () => /tools: (calculator, web_search|web_search, calculator)/.test(await agents.innerText()));
+  const saved = await page.evaluate(async () => (await (await fetch("/api/agents")).json()).agents.find((a) => a.name === "Researcher"));
+  assert(saved.knowledge_base_ids.length === 1, `the chosen knowledge base is saved: ${JSON.stringify(saved)}`);
 
   // Edited: the form shows what was saved.
   await page.getByRole("button", { name: "Edit Researcher" }).click();
   await page.getByRole("form", { name: "Edit Researcher" }).waitFor();
   assert(await page.getByRole("checkbox", { name: "calculator", exact: true }).isChecked(), "its tools are kept");
   assert(!(await page.getByRole("checkbox", { name: "fetch_url", exact: true }).isChecked()), "only those");
+  assert(await page.getByRole("checkbox", { name: "Gold notes" }).isChecked(), "its knowledge base is kept");
   await page.getByLabel("Instructions").fill("Cite your sources, briefly.");
   await page.setViewportSize({ width: 375, height: 800 });
   await axe(page, "agents page, 375 px");
   await screenshot(page, "edit-agent-narrow");
   await page.getByRole("button", { name: "Save agent" }).click();
   await page.getByRole("status").filter({ hasText: "Saved Researcher." }).waitFor();
+  await until("the agents list", async () => (await agents.innerText()).includes("Researcher"));
+  await axe(page, "agents list, 375 px");
+  await screenshot(page, "agents-list-narrow");
   await page.setViewportSize({ width: 1280, height: 800 });
 
   await page.getByRole("button", { name: "Start a chat with Researcher" }).click();
   await page.getByRole("textbox", { name: "Message" }).waitFor();
   await page.getByRole("button", { name: "⚙ Settings" }).click();
   const agent = page.getByRole("combobox", { name: "Agent" });
-  await until("the chat's agent", async () => (await agent.evaluate((s) => s.selectedOptions[0]?.textContent ?? "")) === "Researcher");
+  await agent.getByRole("option", { name: "Researcher", selected: true }).waitFor({ state: "attached" });
   await until("only the agent's two tools", async () => JSON.stringify((await allowed(page)).sort()) === JSON.stringify(["calculator", "web_search"]));
   await send(page, "What should I read?");
   await waitForAnswer(page, "Answered by the researcher.");

@@ -1,8 +1,9 @@
 // Issue 35 point 6: a chat (two answers to one question, an artifact) exported from its
 // settings as Markdown (the branch shown) and as JSON; the JSON imported on the account page
-// opens as a new chat showing the same messages. The Rust side compares the two trees.
+// opens as a new chat showing the same messages. The Rust side compares the two trees. axe
+// checks the settings panel with its export links.
 import { readFileSync } from "node:fs";
-import { scenario, signIn, screenshot, assert, until, messages } from "./lib.mjs";
+import { scenario, signIn, screenshot, assert, until, messages, axe } from "./lib.mjs";
 
 await scenario(async ({ page }) => {
   await signIn(page);
@@ -11,6 +12,8 @@ await scenario(async ({ page }) => {
   const shown = await messages(page);
 
   await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("link", { name: "Export as Markdown" }).waitFor();
+  await axe(page, "the chat settings panel with its export links");
   const [markdown] = await Promise.all([
     page.waitForEvent("download"),
     page.getByRole("link", { name: "Export as Markdown" }).click(),

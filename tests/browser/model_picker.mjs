@@ -1,8 +1,9 @@
 // Issue 35, the model picker: the chat header names the chat's model; its list shows every
 // model server's models (searchable when there are many), a down server's marked unavailable; choosing another makes the next
 // answer come from that server, the answer's footer names it, and the chat remembers it after
-// a reload. The Rust side checks which server got which request. axe checks the open picker
-// at desktop and 375 px widths.
+// a reload. The default model set on /settings is what a new chat's picker shows, and its
+// answer comes from that model's server. The Rust side checks which server got which request.
+// axe checks the open picker at desktop and 375 px widths.
 import { scenario, signIn, send, screenshot, assert, until, axe, waitForAnswer, waitIdle } from "./lib.mjs";
 
 await scenario(async ({ page }) => {
@@ -47,4 +48,22 @@ await scenario(async ({ page }) => {
   await screenshot(page, "narrow");
   await page.keyboard.press("Escape");
   assert(await list.isHidden(), "Escape closes the picker");
+
+  // The default for new chats, set on the account page.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto("/settings");
+  const choice = page.getByRole("combobox", { name: "Default model for new chats" });
+  await choice.getByRole("option", { name: "beta", exact: true }).waitFor({ state: "attached" });
+  await choice.selectOption({ label: "beta" });
+  await page.getByRole("button", { name: "Save default model" }).click();
+  await page.getByRole("status").filter({ hasText: "Saved: new chats start with beta." }).waitFor();
+  await page.reload();
+  await until("the saved default to be chosen", async () =>
+    (await page.getByRole("combobox", { name: "Default model for new chats" }).inputValue()) === "beta");
+  await page.getByRole("button", { name: "New chat" }).click();
+  await page.getByRole("button", { name: "Model: beta" }).waitFor();
+  await send(page, "A new chat");
+  await waitForAnswer(page, "From B, by default.");
+  await waitIdle(page);
+  await page.getByRole("article", { name: "Assistant" }).last().getByText("Answered by beta").waitFor();
 });

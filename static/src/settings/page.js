@@ -1,18 +1,20 @@
-// The account page (`/settings`): the reader's display name and password, their signed-in
-// sessions (`sessions.js`), their API keys with how to use one from the OpenAI SDK (`keys.js`),
-// and moving chats out and in (`transfer.js`). Everything goes through the same REST any client
-// uses (`/auth/account`, `/auth/sessions`, `/auth/api-keys`, `/chat/api/export|import`).
+// The account page (`/settings`): the reader's display name, default model (`models.js`) and
+// password, their signed-in sessions (`sessions.js`), their API keys with how to use one from
+// the OpenAI SDK (`keys.js`), and moving chats out and in (`transfer.js`). Everything goes through the same REST any client
+// uses (`/auth/account`, `/chat/api/models`, `/auth/sessions`, `/auth/api-keys`,
+// `/chat/api/export|import`).
 import { api } from "../api.js";
 import { store } from "../store.js";
 import { h } from "../ui/dom.js";
 import { sessionsSection } from "./sessions.js";
 import { keysSection } from "./keys.js";
 import { transferSection } from "./transfer.js";
+import { defaultModelSection } from "./models.js";
 import { section } from "./section.js";
 
 export function accountView({ onMenu }) {
   const sessions = sessionsSection();
-  const parts = [profileSection(), passwordSection({ onChanged: () => sessions.refresh() }), sessions, keysSection(), transferSection()];
+  const parts = [profileSection(), defaultModelSection(), passwordSection({ onChanged: () => sessions.refresh() }), sessions, keysSection(), transferSection()];
   const el = h("main", { class: "account-page", "aria-labelledby": "account-heading" },
     h("header", { class: "chat-header" },
       h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
