@@ -126,8 +126,14 @@ impl ChatRegistry {
                         owner_died,
                         ..
                     } => {
-                        if let Some(from) = &taken_from {
-                            tracing::warn!(%chat_id, %from, owner_died, "took over a chat whose owner stopped renewing it");
+                        match &taken_from {
+                            Some(from) if owner_died => {
+                                tracing::warn!(%chat_id, %from, "took over a chat whose owner died");
+                            }
+                            Some(from) => {
+                                tracing::debug!(%chat_id, %from, "took a chat its owner let lapse");
+                            }
+                            None => {}
                         }
                         // What a dead or stopped owner left running becomes interrupted,
                         // keeping its draft, before the session loads (as after a restart).

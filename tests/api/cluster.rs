@@ -37,6 +37,16 @@ struct Node {
 }
 
 async fn start_node(dir: &std::path::Path, database: &str, upstream: &str) -> Node {
+    start_node_with(dir, database, upstream, &[]).await
+}
+
+/// `start_node` with more settings (environment variables).
+async fn start_node_with(
+    dir: &std::path::Path,
+    database: &str,
+    upstream: &str,
+    settings: &[(&str, &str)],
+) -> Node {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -53,6 +63,7 @@ async fn start_node(dir: &std::path::Path, database: &str, upstream: &str) -> No
         .env("COLLOQUY_LLM__BASE_URL", upstream)
         .env("COLLOQUY_AUTH__BOOTSTRAP_API_KEY", ADMIN_KEY)
         .env("COLLOQUY_CLUSTER__LEASE_SECS", LEASE_SECS.to_string())
+        .envs(settings.iter().copied())
         .arg("serve");
     let process = start_within(command, "colloquy serve", PROCESS_LIMIT);
     let base = format!("http://127.0.0.1:{port}");
@@ -737,6 +748,77 @@ async fn work_a_dead_owner_left_in_a_chat_is_finished_by_the_next_owner() {
     );
 
     drop(node);
+    db.close().await.unwrap();
+    database.drop().await;
+}
+
+/// A chat left idle passivates and lets its lease lapse (nobody renews it), so another process
+/// takes it on its next request, without waiting for the first to stop: a lapse, no failover.
+#[actix_web::test]
+async fn an_idle_chat_lets_its_lease_lapse_and_another_process_takes_it() {
+    let Some(database) = OwnDatabase::create("colloquy_cluster").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let upstream = FakeUpstream::start().await;
+    upstream.script((0..4).map(|_| Reply::text("Answered by the model.")));
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let idle = [("COLLOQUY_AGENT__CHAT_IDLE_SECS", "1")];
+    let first = start_node_with(dirs[0].path(), &url, &upstream.base_url, &idle).await;
+    let second = start_node_with(dirs[1].path(), &url, &upstream.base_url, &idle).await;
+    let db = Database::connect(&url).await.unwrap();
+    let http = reqwest::Client::new();
+    let made: Value = http
+        .post(format!("{}/chat/api/chats", first.base))
+        .bearer_auth(ADMIN_KEY)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let chat = made["id"].as_str().unwrap().to_string();
+    let (served, _) = send(&http, &first, &chat, "hello").await;
+    assert_eq!(served, first.id);
+    assert_eq!(
+        owner_of(&db, &chat).await.as_deref(),
+        Some(first.id.as_str())
+    );
+
+    // Idle for a second, then a lease time unrenewed: nobody owns it.
+    let deadline = Instant::now() + Duration::from_secs(LEASE_SECS + 15);
+    while owner_of(&db, &chat).await.is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the idle chat's lease never lapsed"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (served, _) = send(&http, &second, &chat, "hello again").await;
+    assert_eq!(served, second.id, "the next process asked takes the chat");
+    assert_eq!(
+        owner_of(&db, &chat).await.as_deref(),
+        Some(second.id.as_str())
+    );
+    assert_eq!(failovers(&http, &second).await, 0, "a lapse is no failover");
+    // Both turns are in the chat, whichever process stored them.
+    let tree: Value = http
+        .get(format!("{}/chat/api/{chat}/tree", first.base))
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let text = tree.to_string();
+    assert!(
+        text.contains("hello again") && text.contains("\"hello\""),
+        "{text}"
+    );
+
+    drop((first, second));
     db.close().await.unwrap();
     database.drop().await;
 }
