@@ -9,12 +9,12 @@
 //! - streams: `BENCH_CLUSTER_STREAMS` chats streaming at once from the slow upstream (a piece a
 //!   second for `BENCH_STREAM_SECONDS`), each sent to a process other than its owner's when
 //!   there are several (so every stream is forwarded): time to first byte p50/p99, errors, the
-//!   chats each process owned (the streaming ones and those of the first phase still live),
-//!   each one's peak RSS, and the CPU of them all;
-//! - hand-over: the last process is SIGKILLed and a chat it owned is asked again through a
-//!   survivor every 100 ms: the time from the kill to the first answer (bounded by the lease
-//!   time, `cluster.lease_secs`: `BENCH_CLUSTER_LEASE_SECS`, 10 s as by default; 3 s in the
-//!   smoke run).
+//!   streams each process served (its owner's, from the database's leases), each one's peak
+//!   RSS, and the CPU of them all;
+//! - hand-over: the last process is SIGKILLed and up to 20 chats it owned are each asked again
+//!   through a survivor every 100 ms: the time from the kill to each one's first answer, the
+//!   first and the last (bounded by the lease time, `cluster.lease_secs`:
+//!   `BENCH_CLUSTER_LEASE_SECS`, 10 s as by default; 3 s in the smoke run).
 //!
 //! PostgreSQL comes from `BENCH_POSTGRES_URL` (or `COLLOQUY_TEST_POSTGRES_URL`, as CI sets for
 //! the smoke run); without one the part says so and is skipped.
@@ -40,11 +40,12 @@ struct Row {
     streams: usize,
     stream_errors: usize,
     first_byte: Vec<u64>,
-    /// Chat leases each process held while the streams ran.
-    owned: Vec<u64>,
+    /// Streams each process served (it owned their chats).
+    served: Vec<u64>,
     rss_peak: Vec<u64>,
     cpu_cores: f64,
-    handover: Option<Duration>,
+    /// From the kill to each of the dead process's chats answering again, sorted.
+    handover: Vec<Duration>,
 }
 
 pub async fn run(settings: &Settings) {
@@ -67,17 +68,17 @@ pub async fn run(settings: &Settings) {
     println!(
         "Requests round-robin over the processes; each chat owned by one of them. Streams last \
          about {} s; latencies in ms; RSS in MiB per process; CPU in cores busy, all processes \
-         together; hand-over: from the SIGKILL of the last process to the first answer for one \
-         of its chats through a survivor (lease {} s).",
+         together; hand-over: from the SIGKILL of the last process to the first answer for each \
+         of (up to 20 of) its chats through a survivor, the first and the last (lease {} s).",
         settings.stream_seconds, settings.cluster_lease_secs
     );
     println!();
     println!(
         "| processes | chats | errors | chats/s | turns/s | forwarded | streams | errors | \
-         first byte p50 | p99 | chats owned per process | RSS peak per process | CPU | \
+         first byte p50 | p99 | streams per process | RSS peak per process | CPU | \
          hand-over (s) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|");
     for row in &rows {
         println!(
             "| {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |",
@@ -91,7 +92,7 @@ pub async fn run(settings: &Settings) {
             row.stream_errors,
             ms(percentile(&row.first_byte, 50.0)),
             ms(percentile(&row.first_byte, 99.0)),
-            row.owned
+            row.served
                 .iter()
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
@@ -102,8 +103,15 @@ pub async fn run(settings: &Settings) {
                 .collect::<Vec<_>>()
                 .join(" / "),
             row.cpu_cores,
-            row.handover
-                .map_or_else(|| "–".into(), |d| format!("{:.2}", d.as_secs_f64())),
+            match (row.handover.first(), row.handover.last()) {
+                (Some(first), Some(last)) => format!(
+                    "{:.2}–{:.2} ({} chats)",
+                    first.as_secs_f64(),
+                    last.as_secs_f64(),
+                    row.handover.len()
+                ),
+                _ => "–".into(),
+            },
         );
     }
     println!();
@@ -179,13 +187,15 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
         }
     })
     .await;
-    let owned: Vec<u64> = {
-        let mut owned = Vec::new();
-        for node in &nodes {
-            owned.push(leases(&client, node).await);
-        }
-        owned
-    };
+    let mut ids = Vec::new();
+    for node in &nodes {
+        ids.push(process_id(&client, node).await);
+    }
+    let owners = owners(url.as_ref(), &stream_chats).await;
+    let served: Vec<u64> = ids
+        .iter()
+        .map(|id| owners.iter().filter(|owner| *owner == id).count() as u64)
+        .collect();
     let expected = PIECE.repeat(settings.stream_seconds.max(1) as usize);
     let bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut tasks = tokio::task::JoinSet::new();
@@ -227,29 +237,30 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
             .unwrap_or(0);
     }
 
-    // Hand-over: the last process dies; one of its chats is asked through the first.
-    let handover = if processes > 1 {
-        let victim_id = ready(&client, &nodes[processes - 1]).await["cluster"]["process"]
-            .as_str()
-            .map(str::to_string);
-        let theirs = owned_by(url.as_ref(), victim_id.as_deref().unwrap_or("")).await;
+    // Hand-over: the last process dies; its chats are asked again through the first.
+    let mut handover = Vec::new();
+    if processes > 1 {
+        let theirs = owned_by(url.as_ref(), &ids[processes - 1], 20).await;
         nodes.pop(); // SIGKILL
         let killed = Instant::now();
-        match theirs {
-            Some(chat) => loop {
-                if quick_turn(&client, &nodes[0], &chat).await.is_ok() {
-                    break Some(killed.elapsed());
+        let answered = in_parallel(theirs.len(), theirs.len().max(1), |i| {
+            let (client, node, chat) = (&client, &nodes[0], &theirs[i]);
+            async move {
+                loop {
+                    if quick_turn(client, node, chat).await.is_ok() {
+                        return Ok::<Duration, String>(killed.elapsed());
+                    }
+                    if killed.elapsed() > Duration::from_secs(60) {
+                        return Err(format!("{chat} never answered again"));
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                if killed.elapsed() > Duration::from_secs(60) {
-                    break None;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            },
-            None => None,
-        }
-    } else {
-        None
-    };
+            }
+        })
+        .await;
+        handover = answered.into_iter().filter_map(Result::ok).collect();
+        handover.sort_unstable();
+    }
     drop(nodes);
     admin
         .execute_unprepared(&format!("DROP DATABASE {name} WITH (FORCE)"))
@@ -265,7 +276,7 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
         streams,
         stream_errors,
         first_byte,
-        owned,
+        served,
         rss_peak,
         cpu_cores,
         handover,
@@ -322,23 +333,50 @@ async fn ready(client: &reqwest::Client, node: &Colloquy) -> Value {
         .expect("readiness as JSON")
 }
 
-async fn leases(client: &reqwest::Client, node: &Colloquy) -> u64 {
-    ready(client, node).await["cluster"]["chat_leases"]
-        .as_u64()
-        .unwrap_or(0)
+async fn process_id(client: &reqwest::Client, node: &Colloquy) -> String {
+    ready(client, node).await["cluster"]["process"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
-/// A chat whose live lease `owner` holds.
-async fn owned_by(url: &str, owner: &str) -> Option<String> {
-    let db = Database::connect(url).await.ok()?;
-    let row = db
-        .query_one_raw(sea_orm::Statement::from_sql_and_values(
+/// The owner of each chat's live lease (`""` for none), from the database.
+async fn owners(url: &str, chats: &[String]) -> Vec<String> {
+    let db = Database::connect(url).await.expect("PostgreSQL");
+    let mut owners = Vec::new();
+    for chat in chats {
+        let row = db
+            .query_one_raw(sea_orm::Statement::from_sql_and_values(
+                sea_orm::DbBackend::Postgres,
+                "SELECT owner FROM leases WHERE key = $1 AND expires_at > now()",
+                [format!("chat:{chat}").into()],
+            ))
+            .await
+            .expect("a lease query");
+        owners.push(
+            row.and_then(|row| row.try_get::<String>("", "owner").ok())
+                .unwrap_or_default(),
+        );
+    }
+    owners
+}
+
+/// Up to `most` chats whose live lease `owner` holds.
+async fn owned_by(url: &str, owner: &str, most: usize) -> Vec<String> {
+    let Ok(db) = Database::connect(url).await else {
+        return Vec::new();
+    };
+    let rows = db
+        .query_all_raw(sea_orm::Statement::from_sql_and_values(
             sea_orm::DbBackend::Postgres,
-            "SELECT key FROM leases WHERE owner = $1 AND key LIKE 'chat:%' AND expires_at > now() LIMIT 1",
-            [owner.into()],
+            "SELECT key FROM leases WHERE owner = $1 AND key LIKE 'chat:%' \
+             AND expires_at > now() LIMIT $2",
+            [owner.into(), (most as i64).into()],
         ))
         .await
-        .ok()??;
-    let key: String = row.try_get("", "key").ok()?;
-    key.strip_prefix("chat:").map(str::to_string)
+        .unwrap_or_default();
+    rows.iter()
+        .filter_map(|row| row.try_get::<String>("", "key").ok())
+        .filter_map(|key| key.strip_prefix("chat:").map(str::to_string))
+        .collect()
 }
