@@ -72,12 +72,15 @@ struct EventsQuery {
 
 /// A finished run whose events are no longer in memory (the process that ran it is gone, or
 /// its log outlived `run_log_retention_secs`), told again from what was stored: its answer
-/// as one text delta, then how it ended.
+/// as one text delta, then how it ended. `resuming`: the cursor of a client that saw some of
+/// the original events: it gets only how the run ended, numbered past its cursor, never the
+/// text a second time.
 async fn stored_run(
     state: &AppState,
     principal: &Principal,
     chat_id: &ChatId,
     run_id: &RunId,
+    resuming: Option<usize>,
 ) -> AppResult<Arc<RunLog>> {
     let (run, answer) = recovery::find_run(state.db(), &principal.user_id, chat_id, run_id)
         .await?
@@ -95,21 +98,27 @@ async fn stored_run(
             .and_then(|a| a.model.clone())
             .unwrap_or_else(|| state.llm().default_model().to_string()),
     );
-    log.push(RunEvent::Started {
-        user_message_id: run.user_message_id.clone(),
-    });
-    if let Some(answer) = &answer
-        && let Some(reasoning) = answer.reasoning.clone().filter(|r| !r.is_empty())
-    {
-        log.push(RunEvent::ReasoningDelta {
-            content: reasoning,
-            elapsed_ms: answer.reasoning_ms.unwrap_or(0).max(0) as u64,
+    let log = match resuming {
+        Some(after) => log.told_again_past(after),
+        None => log,
+    };
+    if resuming.is_none() {
+        log.push(RunEvent::Started {
+            user_message_id: run.user_message_id.clone(),
         });
-    }
-    if let Some(content) = answer.as_ref().and_then(|a| a.content.clone())
-        && !content.is_empty()
-    {
-        log.push(RunEvent::TextDelta { content });
+        if let Some(answer) = &answer
+            && let Some(reasoning) = answer.reasoning.clone().filter(|r| !r.is_empty())
+        {
+            log.push(RunEvent::ReasoningDelta {
+                content: reasoning,
+                elapsed_ms: answer.reasoning_ms.unwrap_or(0).max(0) as u64,
+            });
+        }
+        if let Some(content) = answer.as_ref().and_then(|a| a.content.clone())
+            && !content.is_empty()
+        {
+            log.push(RunEvent::TextDelta { content });
+        }
     }
     let (input, output) = (
         run.input_tokens.max(0) as u64,
@@ -143,10 +152,6 @@ async fn events(
     req: HttpRequest,
 ) -> AppResult<HttpResponse> {
     let (chat_id, run_id) = path.into_inner();
-    let log = match owned_run(&state, &principal, &chat_id, &run_id) {
-        Ok(log) => log,
-        Err(_) => stored_run(&state, &principal, &chat_id, &run_id).await?,
-    };
     let last_event_id = req
         .headers()
         .get("last-event-id")
@@ -158,6 +163,13 @@ async fn events(
         })
         .transpose()?;
     let after = last_event_id.or(query.after).unwrap_or(0);
+    let log = match owned_run(&state, &principal, &chat_id, &run_id) {
+        Ok(log) => log,
+        Err(_) => {
+            let resuming = (after > 0).then_some(after);
+            stored_run(&state, &principal, &chat_id, &run_id, resuming).await?
+        }
+    };
     Ok(stream_run(log, after, Dialect::ChatApi))
 }
 

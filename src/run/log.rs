@@ -73,6 +73,12 @@ impl RunLog {
         self
     }
 
+    /// A log told again for a client whose cursor is `after` (in whichever process's
+    /// numbering): its events are numbered past it.
+    pub fn told_again_past(self, after: usize) -> Self {
+        self.continued(after / (MAX_EVENTS_PER_RUN + 1) + 1)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding this lock cannot leave the Vec inconsistent; keep going.
         self.inner
@@ -281,6 +287,26 @@ mod tests {
         assert_eq!(rest, [4, 5]);
         let all: Vec<usize> = log.subscribe(0).map(|(seq, _)| seq).collect().await;
         assert_eq!(all, [1, 2, 3, 4, 5]);
+    }
+
+    #[tokio::test]
+    async fn a_log_told_again_is_numbered_past_the_clients_cursor_whatever_its_numbering() {
+        let base = MAX_EVENTS_PER_RUN + 1;
+        for cursor in [1, 57, base - 1, base, base + 3, 2 * base + 9] {
+            let log = Arc::new(
+                RunLog::new(
+                    RunId::from_string("r"),
+                    None,
+                    UserId::from_string("u"),
+                    "m".into(),
+                )
+                .told_again_past(cursor),
+            );
+            let seq = log.push(finished());
+            assert!(seq > cursor, "{seq} after {cursor}");
+            let told: Vec<usize> = log.subscribe(cursor).map(|(seq, _)| seq).collect().await;
+            assert_eq!(told, [seq], "the cursor {cursor} gets the one event");
+        }
     }
 
     #[tokio::test]

@@ -450,6 +450,29 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
         "kept {kept:?}, streamed {streamed:?}"
     );
 
+    // The client re-attaching through a survivor, after the failover, learns how the run
+    // ended, numbered past what it saw, without the text a second time.
+    let reattached = http
+        .get(format!(
+            "{}/chat/api/{streaming}/runs/{run_id}/events",
+            survivors[1].base
+        ))
+        .bearer_auth(ADMIN_KEY)
+        .header("last-event-id", last_seen.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reattached.status(), 200);
+    let frames = drain_frames(&mut reattached.text().await.unwrap());
+    let finished = frames
+        .iter()
+        .map(|f| f.json())
+        .find(|j| j["type"] == "run.finished")
+        .expect("how the run ended");
+    assert_eq!(finished["stop_reason"], "interrupted");
+    assert_eq!(content(&frames), "", "no text told twice");
+    assert!(frames.iter().all(|f| f.id.is_none_or(|id| id > last_seen)));
+
     // The question asked on the dead process is answered through another.
     let answered = once_taken_over(killed, LEASE_SECS + 15, || {
         http.post(format!(
