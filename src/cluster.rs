@@ -400,7 +400,11 @@ impl Cluster {
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticks.tick().await;
-                let gone = match cluster.renew().await {
+                // A database that hangs is a renewal that failed, not a loop that waits.
+                let renewed = tokio::time::timeout(cluster.inner.lease / 3, cluster.renew())
+                    .await
+                    .unwrap_or_else(|_| Err(DbErr::Custom("renewing the leases timed out".into())));
+                let gone = match renewed {
                     Ok(gone) => gone,
                     Err(err) if cluster.valid() => {
                         tracing::warn!(%err, "could not renew this process's leases; retrying");

@@ -63,6 +63,11 @@ async fn start_node_with(
         .env("COLLOQUY_LLM__BASE_URL", upstream)
         .env("COLLOQUY_AUTH__BOOTSTRAP_API_KEY", ADMIN_KEY)
         .env("COLLOQUY_CLUSTER__LEASE_SECS", LEASE_SECS.to_string())
+        // Reached by the others by name, as a deployment would advertise it.
+        .env(
+            "COLLOQUY_CLUSTER__ADVERTISE_URL",
+            format!("http://localhost:{port}"),
+        )
         .envs(settings.iter().copied())
         .arg("serve");
     let process = start_within(command, "colloquy serve", PROCESS_LIMIT);
@@ -303,6 +308,22 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     };
     let spread: BTreeSet<&String> = owners.values().collect();
     assert_eq!(spread.len(), 3, "chats are owned by all three processes");
+    // Each process is reached where it advertises itself.
+    for node in &nodes {
+        let addresses = query_strings(
+            &db,
+            "SELECT DISTINCT address FROM leases WHERE owner = $1",
+            vec![node.id.clone().into()],
+        )
+        .await;
+        let port = node.base.rsplit(':').next().unwrap();
+        assert_eq!(
+            addresses,
+            [vec![Some(format!("http://localhost:{port}"))]],
+            "{}",
+            node.id
+        );
+    }
 
     // The third process owns a chat that streams slowly and one paused on a question.
     let victim = nodes[2].id.clone();
