@@ -87,15 +87,19 @@ async fn read(attachments: &Attachments, chat_id: &ChatId, id: &AttachmentId) ->
     encoded
 }
 
+/// What a model that does not read images is told where a screenshot would have been shown.
+const WITHHELD_SCREENSHOT: &str = "[a screenshot: this model does not read images]";
+
 /// Replaces the `screenshot:` references in `request` (browser screenshots shown to a model
 /// that reads images) with the PNGs' bytes from `chat_id`'s storage; one that is gone becomes
-/// a note, as a lost attachment does.
+/// a note, as a lost attachment does. Returns how many images it put in.
 pub async fn inline_screenshots(
     request: &mut ChatRequest,
     screenshots: &crate::tools::browser::Screenshots,
     chat_id: &ChatId,
-) {
+) -> usize {
     use crate::tools::browser::screenshots::referenced;
+    let mut inlined = 0;
     for message in &mut request.messages {
         let Some(MessageContent::Parts(parts)) = &mut message.content else {
             continue;
@@ -117,9 +121,33 @@ pub async fn inline_screenshots(
                 }
             };
             *part = match read {
-                Some(url) => json!({"type": "image_url", "image_url": {"url": url}}),
+                Some(url) => {
+                    inlined += 1;
+                    json!({"type": "image_url", "image_url": {"url": url}})
+                }
                 None => json!({"type": "text", "text": MISSING_IMAGE}),
             };
+        }
+    }
+    inlined
+}
+
+/// Replaces the `screenshot:` references in `request` with a note, for a model that has said
+/// it cannot read images (the screenshots shown before it said so are in its history).
+pub fn withhold_screenshots(request: &mut ChatRequest) {
+    use crate::tools::browser::screenshots::referenced;
+    for message in &mut request.messages {
+        let Some(MessageContent::Parts(parts)) = &mut message.content else {
+            continue;
+        };
+        for part in parts.iter_mut() {
+            if part["image_url"]["url"]
+                .as_str()
+                .and_then(referenced)
+                .is_some()
+            {
+                *part = json!({"type": "text", "text": WITHHELD_SCREENSHOT});
+            }
         }
     }
 }

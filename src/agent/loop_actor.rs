@@ -207,10 +207,19 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 return state.stop(log, interrupt.reason(), None);
             }
         }
-        if let (Some(screenshots), Some(chat_id)) = (&spec.screenshots, &log.chat_id) {
-            let inlined = super::images::inline_screenshots(&mut request, screenshots, chat_id);
-            if let Err(interrupt) = guarded(log, deadline, inlined).await {
-                return state.stop(log, interrupt.reason(), None);
+        // Whether this call shows the model screenshots it may refuse (and be asked again
+        // without them).
+        let mut screenshots_shown = false;
+        if let (Some(shown), Some(chat_id)) = (&spec.screenshots, &log.chat_id) {
+            if shown.to(&spec.llm, &request.model) {
+                let inlined =
+                    super::images::inline_screenshots(&mut request, &shown.store, chat_id);
+                match guarded(log, deadline, inlined).await {
+                    Ok(count) => screenshots_shown = shown.per_model && count > 0,
+                    Err(interrupt) => return state.stop(log, interrupt.reason(), None),
+                }
+            } else {
+                super::images::withhold_screenshots(&mut request);
             }
         }
         state.iterations += 1;
@@ -235,6 +244,14 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 tracing::info!(run_id = %log.run_id, model = %request.model, size, "learnt the model's context window from its error");
                 spec.llm.learn_context_length(&request.model, size);
                 fitting.learnt = true;
+                state.iterations -= 1;
+                continue;
+            }
+            // The model cannot read the screenshots it was shown: it is not shown any more, and
+            // this call is made again without them.
+            Err(LlmError::ImagesUnsupported { .. }) if screenshots_shown => {
+                tracing::info!(run_id = %log.run_id, model = %request.model, "the model refused screenshots; not showing it any more");
+                spec.llm.learn_refuses_images(&request.model);
                 state.iterations -= 1;
                 continue;
             }
@@ -362,8 +379,8 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             Err(interrupt) => return state.stop(log, interrupt.reason(), None),
         };
         // Screenshots a model that reads images is shown, after the results that took them.
-        let shown: Vec<serde_json::Value> = match spec.screenshots {
-            Some(_) => turn
+        let shown: Vec<serde_json::Value> = match &spec.screenshots {
+            Some(shown) if shown.to(&spec.llm, &spec.template.model) => turn
                 .tool_calls
                 .iter()
                 .zip(&results)
@@ -371,7 +388,7 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                     crate::tools::browser::screenshot_part(&call.function.name, text.as_deref()?)
                 })
                 .collect(),
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         for (call, text) in turn.tool_calls.iter().zip(results) {
             if let Some(text) = text {

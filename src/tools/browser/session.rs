@@ -23,6 +23,9 @@ use crate::config::BrowserConfig;
 
 /// How long Chromium may take to start and print its DevTools address.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// How much longer one DevTools command may wait than the action it is part of: the action's
+/// own timeout ends it first, as a `timeout` error result rather than a failed command.
+const COMMAND_TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// How often a running action looks whether its Chromium is still there.
 const DEATH_POLL: Duration = Duration::from_millis(250);
 /// How long a closing Chromium is given before it is killed.
@@ -133,7 +136,9 @@ impl BrowserSession {
             .chrome_executable(chromium)
             .user_data_dir(&profile)
             .launch_timeout(LAUNCH_TIMEOUT)
-            .request_timeout(Duration::from_secs(config.action_timeout_secs))
+            .request_timeout(
+                Duration::from_secs(config.action_timeout_secs) + COMMAND_TIMEOUT_MARGIN,
+            )
             .respect_https_errors()
             .viewport(Viewport {
                 width: config.viewport_width,
