@@ -221,4 +221,29 @@ mod tests {
         assert!(is_image(&parts[1]));
         assert!(!is_image(&parts[0]));
     }
+
+    #[test]
+    fn a_withheld_screenshot_becomes_a_note_and_other_parts_stay() {
+        let mut message = ChatMessage::user("");
+        let screenshot = json!({"type": "image_url", "image_url": {"url": format!(
+            "{}shot_0123456789abcdef0123456789abcdef",
+            crate::tools::browser::screenshots::REFERENCE_SCHEME
+        )}});
+        let attached = json!({"type": "image_url", "image_url": {"url": "attachment:att_1"}});
+        message.content = Some(MessageContent::Parts(vec![
+            json!({"type": "text", "text": "shots"}),
+            screenshot,
+            attached.clone(),
+        ]));
+        let mut request = ChatRequest::new("m", vec![message]);
+        withhold_screenshots(&mut request);
+        let Some(MessageContent::Parts(parts)) = &request.messages[0].content else {
+            panic!("parts stay parts");
+        };
+        assert_eq!(
+            parts[1],
+            json!({"type": "text", "text": WITHHELD_SCREENSHOT})
+        );
+        assert_eq!(parts[2], attached, "an attached image is not a screenshot");
+    }
 }

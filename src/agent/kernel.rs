@@ -38,8 +38,8 @@ pub struct RunHandles {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Where the chats' images are read from (`None`: runs carry no stored images).
     pub attachments: Option<crate::chat::attachments::Attachments>,
-    /// Where browser screenshots are read from to show them to the model (`None`: they are
-    /// not shown, `browser.screenshots_to_model` is off).
+    /// Where browser screenshots are read from to show them to the model, and to which models
+    /// (`None`: to none, `browser.screenshots_to_model = false`).
     pub screenshots: Option<ShownScreenshots>,
 }
 
