@@ -1,8 +1,8 @@
-//! A stored image reaches the model: just before each model call, every `image_url` part that
-//! names an attachment (`attachment:att_…`, what prompt assembly puts there) gets the image's
-//! bytes as a `data:` URL, read from the chat's storage with tokio's file I/O and encoded on
-//! the blocking pool, never on an actor's thread. The loop's own messages (and checkpoints)
-//! keep the small references; what is read once is kept for the rest of the run.
+//! Images reach the model: just before each model call, every `image_url` part that names an
+//! attachment (`attachment:att_…`, what prompt assembly puts there) or a browser screenshot
+//! (`screenshot:shot_…`, for a model that has not refused images) gets the image's bytes as a
+//! `data:` URL, read from the chat's storage with tokio's file I/O and encoded on the blocking
+//! pool, never on an actor's thread. The loop's own messages keep the small references.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,8 +10,10 @@ use std::sync::Arc;
 use entities::ids::{AttachmentId, ChatId};
 use serde_json::{Value, json};
 
+use super::kernel::ShownScreenshots;
 use crate::chat::attachments::{Attachments, ImageType, image};
-use crate::llm::wire::{ChatRequest, MessageContent};
+use crate::llm::LlmClient;
+use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, ToolCall};
 
 /// What a model is told in place of an image whose file is gone (swept or lost): the turn
 /// goes on with the rest of the message rather than failing.
@@ -152,6 +154,43 @@ pub fn withhold_screenshots(request: &mut ChatRequest) {
     }
 }
 
+/// Shows `request`'s screenshots to its model as `shown` says: their bytes for a model that
+/// reads images, a note for one that has refused them (`refused`: in this run). Whether it
+/// showed some the model may still refuse (per model, and not yet refused).
+pub async fn show_screenshots(
+    request: &mut ChatRequest,
+    shown: &ShownScreenshots,
+    llm: &LlmClient,
+    chat_id: &ChatId,
+    refused: bool,
+) -> bool {
+    if refused || !shown.to(llm, &request.model) {
+        withhold_screenshots(request);
+        return false;
+    }
+    let inlined = inline_screenshots(request, &shown.store, chat_id).await;
+    shown.per_model && inlined > 0
+}
+
+/// The message after a tool round that shows its model the screenshots `browser_action`
+/// took in it (`results` are the calls' results as the model reads them), if it took any.
+pub fn screenshots_taken(calls: &[ToolCall], results: &[Option<String>]) -> Option<ChatMessage> {
+    let taken: Vec<Value> = calls
+        .iter()
+        .zip(results)
+        .filter_map(|(call, text)| {
+            crate::tools::browser::screenshot_part(&call.function.name, text.as_deref()?)
+        })
+        .collect();
+    if taken.is_empty() {
+        return None;
+    }
+    let mut parts = vec![json!({"type": "text",
+        "text": "The screenshots browser_action took, in order:"})];
+    parts.extend(taken);
+    Some(ChatMessage::user_parts(parts))
+}
+
 /// Whether a content part is an image (which a model counts as a fixed number of tokens).
 pub fn is_image(part: &Value) -> bool {
     part["type"] == "image_url" || part["type"] == "input_image"
@@ -161,7 +200,6 @@ pub fn is_image(part: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::chat::attachments::ImagePart;
-    use crate::llm::wire::ChatMessage;
 
     #[tokio::test]
     async fn references_become_data_urls_and_a_lost_image_becomes_a_note() {

@@ -292,9 +292,11 @@ impl LlmClient {
             .text_only
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if text_only.len() < MAX_TEXT_ONLY_MODELS {
-            text_only.insert(model.to_string());
+        // A full set starts again: each model it held refuses once more.
+        if text_only.len() >= MAX_TEXT_ONLY_MODELS {
+            text_only.clear();
         }
+        text_only.insert(model.to_string());
     }
 
     /// Remembers a window an overflow error revealed.
