@@ -28,6 +28,10 @@ const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 const COMMAND_TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// How often a running action looks whether its Chromium is still there.
 const DEATH_POLL: Duration = Duration::from_millis(250);
+/// Attempts at deleting a closed session's profile, and the pause between them: enough for
+/// Chromium's helper processes to end after its own.
+const PROFILE_REMOVAL_ATTEMPTS: u32 = 10;
+const PROFILE_REMOVAL_PAUSE: Duration = Duration::from_millis(200);
 /// How long a closing Chromium is given before it is killed.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Chromium's switches beyond chromiumoxide's defaults (named without their `--`): its own
@@ -273,10 +277,21 @@ impl BrowserSession {
             forget(pid);
         }
         self.alive.store(false, Ordering::SeqCst);
-        if let Err(err) = tokio::fs::remove_dir_all(&self.profile).await
-            && err.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(profile = %self.profile.display(), %err, "could not delete a browser profile");
+        remove_profile(&self.profile).await;
+    }
+}
+
+/// Deletes a closed session's profile. Chromium's helper processes may still be writing into
+/// it a moment after the browser's own process ended, so a failed attempt is tried again.
+async fn remove_profile(profile: &std::path::Path) {
+    for attempt in 1..=PROFILE_REMOVAL_ATTEMPTS {
+        match tokio::fs::remove_dir_all(profile).await {
+            Ok(()) => return,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return,
+            Err(err) if attempt == PROFILE_REMOVAL_ATTEMPTS => {
+                tracing::warn!(profile = %profile.display(), %err, "could not delete a browser profile");
+            }
+            Err(_) => tokio::time::sleep(PROFILE_REMOVAL_PAUSE).await,
         }
     }
 }
