@@ -217,3 +217,49 @@ async fn a_model_that_cannot_read_images_is_shown_no_screenshot_and_its_run_goes
     assert_eq!(later.len(), 2, "no call was refused and made again");
     assert!(later.iter().all(|r| image_urls(&r.body).is_empty()));
 }
+
+#[actix_web::test]
+async fn screenshots_to_model_true_shows_every_model_the_screenshot_even_one_that_refuses() {
+    let site = Site::start(None).await;
+    let app = app_for(&site, |config| {
+        config.browser.screenshots_to_model = Some(true);
+    })
+    .await;
+    app.upstream.refuse_images();
+    let chat = app.new_chat().await;
+    let (act, _) = tools(&app, &chat);
+    let session = session_of(
+        &call(
+            &act,
+            json!({"action": "navigate", "url": site.url("/form")}),
+        )
+        .await,
+    );
+    app.upstream.script([
+        Reply::tool_call(
+            "s1",
+            "browser_action",
+            json!({"sessionId": session, "action": "screenshot"}),
+        ),
+        Reply::text("Not reached."),
+    ]);
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": "What does the page look like?",
+                   "web_search_options": {"x_tools": ["browser_action"]}}),
+        )
+        .await;
+    let error = frames
+        .iter()
+        .find(|f| f.kind() == "error")
+        .expect("an error event: the override is not taken back")
+        .json();
+    assert_eq!(
+        error["error"]["code"], "model_cannot_read_images",
+        "{error}"
+    );
+    let received = app.upstream.received();
+    let last = &received.last().unwrap().body;
+    assert!(!image_urls(last).is_empty(), "it was shown the screenshot");
+}
