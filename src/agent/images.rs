@@ -1,8 +1,8 @@
-//! A stored image reaches the model: just before each model call, every `image_url` part that
-//! names an attachment (`attachment:att_…`, what prompt assembly puts there) gets the image's
-//! bytes as a `data:` URL, read from the chat's storage with tokio's file I/O and encoded on
-//! the blocking pool, never on an actor's thread. The loop's own messages (and checkpoints)
-//! keep the small references; what is read once is kept for the rest of the run.
+//! Images reach the model: just before each model call, every `image_url` part that names an
+//! attachment (`attachment:att_…`, what prompt assembly puts there) or a browser screenshot
+//! (`screenshot:shot_…`, for a model that has not refused images) gets the image's bytes as a
+//! `data:` URL, read from the chat's storage with tokio's file I/O and encoded on the blocking
+//! pool, never on an actor's thread. The loop's own messages keep the small references.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,8 +10,10 @@ use std::sync::Arc;
 use entities::ids::{AttachmentId, ChatId};
 use serde_json::{Value, json};
 
+use super::kernel::ShownScreenshots;
 use crate::chat::attachments::{Attachments, ImageType, image};
-use crate::llm::wire::{ChatRequest, MessageContent};
+use crate::llm::LlmClient;
+use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, ToolCall};
 
 /// What a model is told in place of an image whose file is gone (swept or lost): the turn
 /// goes on with the rest of the message rather than failing.
@@ -87,15 +89,19 @@ async fn read(attachments: &Attachments, chat_id: &ChatId, id: &AttachmentId) ->
     encoded
 }
 
+/// What a model that does not read images is told where a screenshot would have been shown.
+const WITHHELD_SCREENSHOT: &str = "[a screenshot: this model does not read images]";
+
 /// Replaces the `screenshot:` references in `request` (browser screenshots shown to a model
 /// that reads images) with the PNGs' bytes from `chat_id`'s storage; one that is gone becomes
-/// a note, as a lost attachment does.
+/// a note, as a lost attachment does. Returns how many images it put in.
 pub async fn inline_screenshots(
     request: &mut ChatRequest,
     screenshots: &crate::tools::browser::Screenshots,
     chat_id: &ChatId,
-) {
+) -> usize {
     use crate::tools::browser::screenshots::referenced;
+    let mut inlined = 0;
     for message in &mut request.messages {
         let Some(MessageContent::Parts(parts)) = &mut message.content else {
             continue;
@@ -117,11 +123,72 @@ pub async fn inline_screenshots(
                 }
             };
             *part = match read {
-                Some(url) => json!({"type": "image_url", "image_url": {"url": url}}),
+                Some(url) => {
+                    inlined += 1;
+                    json!({"type": "image_url", "image_url": {"url": url}})
+                }
                 None => json!({"type": "text", "text": MISSING_IMAGE}),
             };
         }
     }
+    inlined
+}
+
+/// Replaces the `screenshot:` references in `request` with a note, for a model that has said
+/// it cannot read images (the screenshots shown before it said so are in its history).
+pub fn withhold_screenshots(request: &mut ChatRequest) {
+    use crate::tools::browser::screenshots::referenced;
+    for message in &mut request.messages {
+        let Some(MessageContent::Parts(parts)) = &mut message.content else {
+            continue;
+        };
+        for part in parts.iter_mut() {
+            if part["image_url"]["url"]
+                .as_str()
+                .and_then(referenced)
+                .is_some()
+            {
+                *part = json!({"type": "text", "text": WITHHELD_SCREENSHOT});
+            }
+        }
+    }
+}
+
+/// Shows `request`'s screenshots to its model as `shown` says: their bytes for a model that
+/// reads images, a note for one that has refused them (`refused`: in this run). Whether it
+/// showed some the model may still refuse (per model, and not yet refused).
+pub async fn show_screenshots(
+    request: &mut ChatRequest,
+    shown: &ShownScreenshots,
+    llm: &LlmClient,
+    chat_id: &ChatId,
+    refused: bool,
+) -> bool {
+    if refused || !shown.to(llm, &request.model) {
+        withhold_screenshots(request);
+        return false;
+    }
+    let inlined = inline_screenshots(request, &shown.store, chat_id).await;
+    shown.per_model && inlined > 0
+}
+
+/// The message after a tool round that shows its model the screenshots `browser_action`
+/// took in it (`results` are the calls' results as the model reads them), if it took any.
+pub fn screenshots_taken(calls: &[ToolCall], results: &[Option<String>]) -> Option<ChatMessage> {
+    let taken: Vec<Value> = calls
+        .iter()
+        .zip(results)
+        .filter_map(|(call, text)| {
+            crate::tools::browser::screenshot_part(&call.function.name, text.as_deref()?)
+        })
+        .collect();
+    if taken.is_empty() {
+        return None;
+    }
+    let mut parts = vec![json!({"type": "text",
+        "text": "The screenshots browser_action took, in order:"})];
+    parts.extend(taken);
+    Some(ChatMessage::user_parts(parts))
 }
 
 /// Whether a content part is an image (which a model counts as a fixed number of tokens).
@@ -133,7 +200,6 @@ pub fn is_image(part: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::chat::attachments::ImagePart;
-    use crate::llm::wire::ChatMessage;
 
     #[tokio::test]
     async fn references_become_data_urls_and_a_lost_image_becomes_a_note() {
@@ -192,5 +258,30 @@ mod tests {
         assert_eq!(parts[2], json!({"type": "text", "text": MISSING_IMAGE}));
         assert!(is_image(&parts[1]));
         assert!(!is_image(&parts[0]));
+    }
+
+    #[test]
+    fn a_withheld_screenshot_becomes_a_note_and_other_parts_stay() {
+        let mut message = ChatMessage::user("");
+        let screenshot = json!({"type": "image_url", "image_url": {"url": format!(
+            "{}shot_0123456789abcdef0123456789abcdef",
+            crate::tools::browser::screenshots::REFERENCE_SCHEME
+        )}});
+        let attached = json!({"type": "image_url", "image_url": {"url": "attachment:att_1"}});
+        message.content = Some(MessageContent::Parts(vec![
+            json!({"type": "text", "text": "shots"}),
+            screenshot,
+            attached.clone(),
+        ]));
+        let mut request = ChatRequest::new("m", vec![message]);
+        withhold_screenshots(&mut request);
+        let Some(MessageContent::Parts(parts)) = &request.messages[0].content else {
+            panic!("parts stay parts");
+        };
+        assert_eq!(
+            parts[1],
+            json!({"type": "text", "text": WITHHELD_SCREENSHOT})
+        );
+        assert_eq!(parts[2], attached, "an attached image is not a screenshot");
     }
 }

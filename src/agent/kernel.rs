@@ -38,9 +38,25 @@ pub struct RunHandles {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Where the chats' images are read from (`None`: runs carry no stored images).
     pub attachments: Option<crate::chat::attachments::Attachments>,
-    /// Where browser screenshots are read from to show them to the model (`None`: they are
-    /// not shown, `browser.screenshots_to_model` is off).
-    pub screenshots: Option<crate::tools::browser::Screenshots>,
+    /// Where browser screenshots are read from to show them to the model, and to which models
+    /// (`None`: to none, `browser.screenshots_to_model = false`).
+    pub screenshots: Option<ShownScreenshots>,
+}
+
+/// The screenshots a run shows its model (`browser.screenshots_to_model`).
+#[derive(Clone)]
+pub struct ShownScreenshots {
+    pub store: crate::tools::browser::Screenshots,
+    /// Only to a model that has not refused images (learnt from its server's error, and the
+    /// refused call made again without them); `false`: to every model.
+    pub per_model: bool,
+}
+
+impl ShownScreenshots {
+    /// Whether `model` is shown them now.
+    pub fn to(&self, llm: &LlmClient, model: &str) -> bool {
+        !(self.per_model && llm.refuses_images(model))
+    }
 }
 
 /// Everything one run needs. Made by `RunSpec::new` (and `phase`, which uses it); the fields
@@ -85,7 +101,7 @@ pub struct RunSpec {
     /// Where the chat's images are read from (`None`: the messages carry no stored images).
     pub attachments: Option<crate::chat::attachments::Attachments>,
     /// Where screenshots shown to the model are read from (`RunHandles::screenshots`).
-    pub screenshots: Option<crate::tools::browser::Screenshots>,
+    pub screenshots: Option<ShownScreenshots>,
 }
 
 impl RunSpec {

@@ -155,6 +155,9 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         .rposition(|m| m.role == Role::User)
         .unwrap_or(0);
     let mut fitting = Fitting::default();
+    // Whether the model refused screenshots in this run: a call is made again without them
+    // once.
+    let mut screenshots_refused = false;
     let mut images = super::images::InlinedImages::default();
     loop {
         let final_call = !spec.tools.is_empty() && tool_rounds >= spec.max_iterations;
@@ -207,10 +210,16 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 return state.stop(log, interrupt.reason(), None);
             }
         }
-        if let (Some(screenshots), Some(chat_id)) = (&spec.screenshots, &log.chat_id) {
-            let inlined = super::images::inline_screenshots(&mut request, screenshots, chat_id);
-            if let Err(interrupt) = guarded(log, deadline, inlined).await {
-                return state.stop(log, interrupt.reason(), None);
+        // Whether this call shows the model screenshots it may refuse (and be made again
+        // without them).
+        let mut screenshots_shown = false;
+        if let (Some(shown), Some(chat_id)) = (&spec.screenshots, &log.chat_id) {
+            let refused = screenshots_refused;
+            let showing =
+                super::images::show_screenshots(&mut request, shown, &spec.llm, chat_id, refused);
+            match guarded(log, deadline, showing).await {
+                Ok(revocable) => screenshots_shown = revocable,
+                Err(interrupt) => return state.stop(log, interrupt.reason(), None),
             }
         }
         state.iterations += 1;
@@ -235,6 +244,17 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
                 tracing::info!(run_id = %log.run_id, model = %request.model, size, "learnt the model's context window from its error");
                 spec.llm.learn_context_length(&request.model, size);
                 fitting.learnt = true;
+                state.iterations -= 1;
+                continue;
+            }
+            // The model cannot read the screenshots it was shown: it is not shown any more, and
+            // this call is made again without them.
+            Err(LlmError::ImagesUnsupported { .. })
+                if screenshots_shown && !screenshots_refused =>
+            {
+                tracing::info!(run_id = %log.run_id, model = %request.model, "the model refused screenshots; not showing it any more");
+                spec.llm.learn_refuses_images(&request.model);
+                screenshots_refused = true;
                 state.iterations -= 1;
                 continue;
             }
@@ -362,28 +382,18 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
             Err(interrupt) => return state.stop(log, interrupt.reason(), None),
         };
         // Screenshots a model that reads images is shown, after the results that took them.
-        let shown: Vec<serde_json::Value> = match spec.screenshots {
-            Some(_) => turn
-                .tool_calls
-                .iter()
-                .zip(&results)
-                .filter_map(|(call, text)| {
-                    crate::tools::browser::screenshot_part(&call.function.name, text.as_deref()?)
-                })
-                .collect(),
-            None => Vec::new(),
+        let taken = match &spec.screenshots {
+            Some(shown) if shown.to(&spec.llm, &spec.template.model) && !screenshots_refused => {
+                super::images::screenshots_taken(&turn.tool_calls, &results)
+            }
+            _ => None,
         };
         for (call, text) in turn.tool_calls.iter().zip(results) {
             if let Some(text) = text {
                 messages.push(ChatMessage::tool_result(call.id.clone(), text));
             }
         }
-        if !shown.is_empty() {
-            let mut parts = vec![serde_json::json!({"type": "text",
-                "text": "The screenshots browser_action took, in order:"})];
-            parts.extend(shown);
-            messages.push(ChatMessage::user_parts(parts));
-        }
+        messages.extend(taken);
         tool_rounds += 1;
         if let Some((tool_call_id, question)) = pause {
             let mut outcome = state.stop(log, StopReason::Paused, None);

@@ -33,10 +33,12 @@ pub struct BrowserConfig {
     pub max_screenshot_bytes: usize,
     /// Largest response body a page may load through the SSRF guard, per request.
     pub max_response_bytes: usize,
-    /// Also show the model each screenshot (an image after the tool results), for a model that
-    /// reads images; its context holds `[image displayed above]` either way. Off by default:
-    /// a model that cannot read images fails the run.
-    pub screenshots_to_model: bool,
+    /// Whether the model is shown each screenshot (an image after the tool results) besides
+    /// the `[image displayed above]` its context holds either way. Unset (the default): per
+    /// model — shown until the model's server says it cannot read images, then that call is
+    /// made again without them and the model is not shown any more. `true`: always (a model
+    /// that cannot read them fails the run, as an attached image does); `false`: never.
+    pub screenshots_to_model: Option<bool>,
     /// The page's viewport, in CSS pixels.
     pub viewport_width: u32,
     pub viewport_height: u32,
@@ -54,7 +56,7 @@ impl Default for BrowserConfig {
             max_wait_ms: 10_000,
             max_screenshot_bytes: 8 * 1024 * 1024,
             max_response_bytes: 10 * 1024 * 1024,
-            screenshots_to_model: false,
+            screenshots_to_model: None,
             viewport_width: 1280,
             viewport_height: 800,
         }

@@ -145,11 +145,13 @@ impl Launcher {
             rate_limiter: self.rate_limiter.clone(),
             metrics: self.metrics.clone(),
             attachments: Some(self.attachments.clone()),
-            screenshots: self
-                .config
-                .browser
-                .screenshots_to_model
-                .then(|| self.browsers.screenshots().clone()),
+            screenshots: match self.config.browser.screenshots_to_model {
+                Some(false) => None,
+                always_or_per_model => Some(crate::agent::kernel::ShownScreenshots {
+                    store: self.browsers.screenshots().clone(),
+                    per_model: always_or_per_model.is_none(),
+                }),
+            },
         }
     }
 

@@ -19,7 +19,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn chromium() -> PathBuf {
+/// The Chromium the tests drive: `$CHROMIUM`, else Debian's. Shared with `browser_sessions`.
+pub(crate) fn chromium() -> PathBuf {
     if let Some(path) = std::env::var_os("CHROMIUM") {
         return PathBuf::from(path);
     }

@@ -27,6 +27,9 @@ const DISCOVERY_MAX_AGE: Duration = Duration::from_secs(60);
 const CATALOGUE_MAX_AGE: Duration = Duration::from_secs(5);
 /// How old a provider's health may be in `/health/ready` (probed often by load balancers).
 const HEALTH_MAX_AGE: Duration = Duration::from_secs(10);
+/// Models remembered as not reading images: each was learnt from a real refusal, and names
+/// come from requests, so the set is bounded.
+const MAX_TEXT_ONLY_MODELS: usize = 1_024;
 
 /// One model server and what it serves.
 struct Provider {
@@ -74,6 +77,8 @@ struct Router {
     embeddings: Upstream,
     /// Whether the configuration declared providers (else the `[llm]` section is the one).
     declared: bool,
+    /// The models whose servers said they cannot read images (learnt from their errors).
+    text_only: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 #[derive(Clone)]
@@ -102,6 +107,7 @@ impl LlmClient {
                 default_model,
                 embeddings: Upstream::new(config)?,
                 declared: !config.providers.is_empty(),
+                text_only: Default::default(),
             }),
         })
     }
@@ -268,6 +274,29 @@ impl LlmClient {
     pub fn known_context_length(&self, model: &str) -> Option<u32> {
         let (provider, name) = self.route(model)?;
         provider.upstream.known_context_length(&name)
+    }
+
+    /// Whether `model`'s server has said it cannot read images (a model that takes them, or
+    /// one not yet asked, has not).
+    pub fn refuses_images(&self, model: &str) -> bool {
+        let text_only = self.router.text_only.lock();
+        text_only
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .contains(model)
+    }
+
+    /// Remembers that `model`'s server refused a request's images.
+    pub fn learn_refuses_images(&self, model: &str) {
+        let mut text_only = self
+            .router
+            .text_only
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // A full set starts again: each model it held refuses once more.
+        if text_only.len() >= MAX_TEXT_ONLY_MODELS {
+            text_only.clear();
+        }
+        text_only.insert(model.to_string());
     }
 
     /// Remembers a window an overflow error revealed.

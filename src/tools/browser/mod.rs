@@ -4,7 +4,8 @@
 //! dies. Every request a page makes goes through the SSRF guard (`interception`).
 //!
 //! Here: the ids, `BrowserError`, the tools' names and what a call's card shows. Beside it:
-//! `pool` (`Browsers`: the sessions, the caps, the sweeper), `session` (one Chromium),
+//! `pool` (`Browsers`: the sessions, the caps, the sweeper), `profiles` (this process's
+//! folder of profiles, and removing those of processes gone), `session` (one Chromium),
 //! `interception` (and `forward`, making a paused request), `actions` (what `browser_action`
 //! does), `page` (what every action asks of the page), `analyze` (`analyze_page`),
 //! `screenshots` (stored PNGs), `tool` (the two `Tool`s, built per run for one chat). It must
@@ -15,6 +16,7 @@ pub mod analyze;
 pub mod interception;
 mod page;
 pub mod pool;
+mod profiles;
 pub mod screenshots;
 pub mod session;
 pub mod tool;

@@ -12,6 +12,7 @@ use entities::ids::ChatId;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
 
 use super::interception::Gate;
+use super::profiles::ProcessProfiles;
 use super::screenshots::Screenshots;
 use super::session::BrowserSession;
 use super::{BrowserError, BrowserSessionId};
@@ -38,11 +39,9 @@ pub struct Browsers {
 
 struct Inner {
     config: BrowserConfig,
-    /// The executable, or why there is none.
-    chromium: Result<PathBuf, String>,
+    /// The executable and this process's profiles folder, or why there are none.
+    chromium: Result<(PathBuf, ProcessProfiles), String>,
     gate: Gate,
-    /// `<data_dir>/browser`: one profile directory per session.
-    profiles: PathBuf,
     screenshots: Screenshots,
     state: Mutex<Sessions>,
 }
@@ -93,16 +92,19 @@ impl Browsers {
         } else {
             Err("browser.enabled is false".to_string())
         };
-        let profiles = config.data_dir.join("browser");
-        // Profiles a previous process left are of sessions that are gone.
-        let _ = std::fs::remove_dir_all(&profiles);
+        // This process's own profiles folder (another process sharing the data directory
+        // keeps its own), made only when sessions can be opened.
+        let chromium = chromium.and_then(|path| {
+            ProcessProfiles::claim(&config.data_dir.join("browser"))
+                .map(|profiles| (path, profiles))
+                .map_err(|err| format!("cannot make the browser profiles folder: {err}"))
+        });
         Ok(Self {
             inner: Arc::new(Inner {
                 screenshots: Screenshots::new(&config.data_dir, browser.max_screenshot_bytes),
                 config: browser,
                 chromium,
                 gate,
-                profiles,
                 state: Mutex::new(Sessions::default()),
             }),
         })
@@ -132,9 +134,19 @@ impl Browsers {
         &self.inner.screenshots
     }
 
+    /// This process's profiles folder, when sessions can be opened: a session's profile is
+    /// the folder named by its id.
+    pub fn profiles(&self) -> Option<&Path> {
+        self.inner
+            .chromium
+            .as_ref()
+            .ok()
+            .map(|(_, profiles)| profiles.dir())
+    }
+
     /// Opens a session for `chat`, within the caps.
     pub async fn open(&self, chat: &ChatId) -> Result<Arc<BrowserSession>, BrowserError> {
-        let chromium = self
+        let (chromium, profiles) = self
             .inner
             .chromium
             .as_ref()
@@ -156,7 +168,7 @@ impl Browsers {
             id.clone(),
             chat.clone(),
             chromium,
-            &self.inner.profiles,
+            profiles.dir(),
             &self.inner.config,
             &self.inner.gate,
         )

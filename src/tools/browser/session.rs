@@ -23,8 +23,15 @@ use crate::config::BrowserConfig;
 
 /// How long Chromium may take to start and print its DevTools address.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// How much longer one DevTools command may wait than the action it is part of: the action's
+/// own timeout ends it first, as a `timeout` error result rather than a failed command.
+const COMMAND_TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// How often a running action looks whether its Chromium is still there.
 const DEATH_POLL: Duration = Duration::from_millis(250);
+/// Attempts at deleting a closed session's profile, and the pause between them: enough for
+/// Chromium's helper processes to end after its own.
+const PROFILE_REMOVAL_ATTEMPTS: u32 = 10;
+const PROFILE_REMOVAL_PAUSE: Duration = Duration::from_millis(200);
 /// How long a closing Chromium is given before it is killed.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Chromium's switches beyond chromiumoxide's defaults (named without their `--`): its own
@@ -133,7 +140,9 @@ impl BrowserSession {
             .chrome_executable(chromium)
             .user_data_dir(&profile)
             .launch_timeout(LAUNCH_TIMEOUT)
-            .request_timeout(Duration::from_secs(config.action_timeout_secs))
+            .request_timeout(
+                Duration::from_secs(config.action_timeout_secs) + COMMAND_TIMEOUT_MARGIN,
+            )
             .respect_https_errors()
             .viewport(Viewport {
                 width: config.viewport_width,
@@ -268,10 +277,21 @@ impl BrowserSession {
             forget(pid);
         }
         self.alive.store(false, Ordering::SeqCst);
-        if let Err(err) = tokio::fs::remove_dir_all(&self.profile).await
-            && err.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(profile = %self.profile.display(), %err, "could not delete a browser profile");
+        remove_profile(&self.profile).await;
+    }
+}
+
+/// Deletes a closed session's profile. Chromium's helper processes may still be writing into
+/// it a moment after the browser's own process ended, so a failed attempt is tried again.
+async fn remove_profile(profile: &std::path::Path) {
+    for attempt in 1..=PROFILE_REMOVAL_ATTEMPTS {
+        match tokio::fs::remove_dir_all(profile).await {
+            Ok(()) => return,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return,
+            Err(err) if attempt == PROFILE_REMOVAL_ATTEMPTS => {
+                tracing::warn!(profile = %profile.display(), %err, "could not delete a browser profile");
+            }
+            Err(_) => tokio::time::sleep(PROFILE_REMOVAL_PAUSE).await,
         }
     }
 }

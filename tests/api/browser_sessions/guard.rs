@@ -23,17 +23,40 @@ async fn a_page_gets_nothing_from_a_private_address_and_navigations_there_are_re
     assert_eq!(opened["title"], "Leaky", "{opened}");
     // The page's own image came through the guard, so the page did load its resources.
     assert_eq!(site.hits("/own.png"), 1);
-    let blocked = opened["blocked"].to_string();
-    assert!(
-        blocked.contains("/frame") && blocked.contains("/image.png"),
-        "{opened}"
-    );
-    let waited = call(
+    // The page's script tried all three and saw each fail; the zero hits below are the guard's
+    // doing, not a script that never ran.
+    let attempted = call(
         &act,
-        json!({"sessionId": session, "action": "wait", "ms": 1000}),
+        json!({"sessionId": session, "action": "wait", "selector": "#attempted"}),
     )
     .await;
-    assert!(waited["error"].is_null(), "{waited}");
+    assert!(attempted["error"].is_null(), "{attempted}");
+    for (id, outcome) in [
+        ("#fetch", "fetch: failed"),
+        ("#xhr", "xhr: failed"),
+        ("#ws", "ws: error"),
+    ] {
+        let read = call(
+            &act,
+            json!({"sessionId": session, "action": "extract", "selector": id}),
+        )
+        .await;
+        assert_eq!(read["text"], outcome, "{read}");
+    }
+    // The guard names what it refused (a WebSocket never reaches the Fetch domain: Chromium's
+    // own network, a proxy that does not exist, fails it).
+    let blocked: Vec<String> = [&opened["blocked"], &attempted["blocked"]]
+        .iter()
+        .filter_map(|list| list.as_array())
+        .flatten()
+        .filter_map(|url| url.as_str().map(str::to_string))
+        .collect();
+    for path in ["/frame", "/image.png", "/fetch", "/xhr"] {
+        assert!(
+            blocked.contains(&private.url(path)),
+            "{path} in {blocked:?}: {opened}"
+        );
+    }
 
     let direct = call(
         &act,
@@ -81,7 +104,7 @@ async fn a_page_gets_nothing_from_a_private_address_and_navigations_there_are_re
     let home = std::env::var("HOME").unwrap_or_default();
     let saved = Path::new(&home).join("Downloads/colloquy-browser-download-test.bin");
     assert!(!saved.exists(), "downloads are refused: {download}");
-    let profile = app.data_dir.path().join("browser").join(&session);
+    let profile = profile_of(&app, &session);
     assert!(
         !find_file(&profile, "colloquy-browser-download-test.bin"),
         "nothing saved in the profile"

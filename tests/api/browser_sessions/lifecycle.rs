@@ -5,9 +5,11 @@ use std::path::Path;
 
 use entities::ids::ChatId;
 use reqwest::Method;
+use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel, Set};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::fake_upstream::Reply;
 
 #[actix_web::test]
 async fn caps_refuse_the_next_session_another_chats_session_is_refused_and_no_cookie_is_shared() {
@@ -143,7 +145,7 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles_an
         )
         .await,
     );
-    let profile = app.data_dir.path().join("browser").join(&session);
+    let profile = profile_of(&app, &session);
     assert!(profile.is_dir(), "its own profile");
     let chat_id = ChatId::from_string(&chat);
     eventually("the idle session closes", STEP, || {
@@ -166,6 +168,8 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles_an
         session,
         "a navigate opens a new session"
     );
+    let reopened_profile = profile_of(&app, &session_of(&reopened));
+    assert!(reopened_profile.is_dir(), "its own profile");
     let shot = call(
         &act,
         json!({"sessionId": session_of(&reopened), "action": "screenshot"}),
@@ -184,6 +188,7 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles_an
         browsers.sessions_of(&chat_id).is_empty(),
         "closed with its chat"
     );
+    assert!(!reopened_profile.exists(), "its profile went with it");
     assert!(!shots.exists(), "its screenshots went with it");
     // Screenshots of a chat that is gone however it went (swept past its retention) are swept.
     let orphan = app.data_dir.path().join("screenshots").join(&chat);
@@ -216,8 +221,11 @@ async fn killing_chromium_is_an_error_result_and_the_next_navigate_opens_a_fresh
     // SAFETY: kill has no memory effects; the pid is the test's own Chromium.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
 
+    let profile = profile_of(&app, &session);
+    assert!(profile.is_dir(), "its own profile");
     let failed = call(&act, json!({"sessionId": session, "action": "extract"})).await;
     assert_eq!(failed["code"], "session_ended", "{failed}");
+    assert!(!profile.exists(), "the dead session's profile is deleted");
     let fresh = call(
         &act,
         json!({"sessionId": session, "action": "navigate", "url": site.url("/form")}),
@@ -266,12 +274,101 @@ async fn without_chromium_the_tools_are_not_offered_and_the_tool_list_says_why()
     let unavailable = listed["unavailable"]
         .as_array()
         .expect("what is not offered");
-    assert_eq!(unavailable[0]["name"], "browser_action", "{listed}");
+    let names: Vec<&str> = unavailable
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(names, ["browser_action", "analyze_page"], "{listed}");
+    for tool in unavailable {
+        assert!(
+            tool["reason"]
+                .as_str()
+                .unwrap()
+                .contains("/nonexistent/chromium"),
+            "{listed}"
+        );
+    }
+    let listed_tools = listed["tools"].to_string();
+    assert!(!listed_tools.contains("browser_action"), "{listed}");
+
+    // A request naming both is answered without them: the model is not offered either.
+    let chat = app.new_chat().await;
+    app.upstream.script([Reply::text("No browser here.")]);
+    app.send(
+        &chat,
+        json!({"content": "Open a page",
+               "web_search_options": {"x_tools": ["browser_action", "analyze_page", "calculator"]}}),
+    )
+    .await;
+    let offered: Vec<String> = app.upstream.received()[0].body["tools"]
+        .as_array()
+        .expect("the tools offered")
+        .iter()
+        .filter_map(|tool| tool["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(offered.contains(&"calculator".to_string()), "{offered:?}");
     assert!(
-        unavailable[0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("/nonexistent/chromium"),
-        "{listed}"
+        !offered
+            .iter()
+            .any(|name| name == "browser_action" || name == "analyze_page"),
+        "{offered:?}"
     );
+}
+
+#[actix_web::test]
+async fn the_v1_retention_sweep_closes_a_swept_chats_session_and_removes_its_screenshots() {
+    let site = Site::start(None).await;
+    let app = app_for(&site, |_| {}).await;
+    app.upstream.script([Reply::text("ok")]);
+    let made: Value = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "Hello"}]}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let chat = made["x_chat_id"]
+        .as_str()
+        .expect("a stored chat")
+        .to_string();
+    let (act, _) = tools(&app, &chat);
+    let session = session_of(
+        &call(
+            &act,
+            json!({"action": "navigate", "url": site.url("/form")}),
+        )
+        .await,
+    );
+    let shot = call(&act, json!({"sessionId": session, "action": "screenshot"})).await;
+    let shots = app.data_dir.path().join("screenshots").join(&chat);
+    assert!(shots.is_dir(), "{shot}");
+    let profile = profile_of(&app, &session);
+    assert!(profile.is_dir());
+
+    // Past its retention, unopened in the UI.
+    let chat_id = ChatId::from_string(&chat);
+    let stored = entities::chats::Entity::find_by_id(chat_id.clone())
+        .one(&app.db)
+        .await
+        .unwrap()
+        .expect("the chat");
+    let mut old = stored.into_active_model();
+    old.updated_at = Set(chrono::Utc::now() - chrono::Duration::days(31));
+    old.update(&app.db).await.unwrap();
+    let swept = colloquy::startup::sweep_api_chats(&app.state)
+        .await
+        .unwrap();
+
+    assert_eq!(swept, 1);
+    let browsers = &app.state.launcher.browsers;
+    assert!(
+        browsers.sessions_of(&chat_id).is_empty(),
+        "its session is closed"
+    );
+    assert!(!profile.exists(), "its profile is deleted");
+    assert!(!shots.exists(), "its screenshots are removed");
+    let gone = call(&act, json!({"sessionId": session, "action": "extract"})).await;
+    assert_eq!(gone["code"], "unknown_session", "{gone}");
 }

@@ -1,12 +1,14 @@
-//! browser_action and analyze_page in a real headless Chromium (Debian's, /usr/bin/chromium)
+//! browser_action and analyze_page in a real headless Chromium (`$CHROMIUM`, else Debian's)
 //! against pages this test serves on loopback: a site named in `ssrf_allow_list`, and a
 //! "private" server on a port that is not, which counts every request it gets (it must get
 //! none). The tools are driven directly, as the loop calls them, in chats of a real app; the
 //! screenshot tests go through the chat API with the fake upstream (and the UI). Here: the
-//! served pages and the helpers; beside: `pages` (forms, analyze_page), `guard` (the SSRF
-//! guard, downloads), `screenshots` (storage, the model's context, the UI's card),
-//! `lifecycle` (caps, ownership, idle close, a dead Chromium, no Chromium).
+//! served pages and the helpers; beside: `pages` (forms, analyze_page), `actions` (each
+//! action's variants, timeouts), `guard` (the SSRF guard, downloads), `screenshots` (storage,
+//! the model's context, the UI's card), `lifecycle` (caps, ownership, idle close, a dead
+//! Chromium, no Chromium).
 
+mod actions;
 mod guard;
 mod lifecycle;
 mod pages;
@@ -25,7 +27,6 @@ use serde_json::Value;
 
 use crate::helpers::{TestApp, eventually, spawn_app_with};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 /// Longest a step here may take before the test fails instead of hanging.
 const STEP: Duration = Duration::from_secs(60);
 
@@ -100,16 +101,51 @@ async fn serve(
                 form.get("colour").cloned().unwrap_or_default()
             ))
         }
+        // Its script writes what became of each reach for the private server into the page,
+        // so a test can tell "refused" from "never tried".
         "/leaky" => html(format!(
             r#"<!doctype html><title>Leaky</title><p>Hello</p>
             <img src="/own.png"><img src="http://127.0.0.1:{other}/image.png">
             <iframe src="http://127.0.0.1:{other}/frame"></iframe>
+            <ul><li id=fetch>fetch: pending</li><li id=xhr>xhr: pending</li><li id=ws>ws: pending</li></ul>
             <script>
-              fetch("http://127.0.0.1:{other}/xhr").catch(() => {{}});
-              const x = new XMLHttpRequest(); x.open("GET", "http://127.0.0.1:{other}/xhr2"); x.send();
-              try {{ new WebSocket("ws://127.0.0.1:{other}/socket"); }} catch (e) {{}}
+              const say = (id, text) => {{
+                const item = document.getElementById(id);
+                item.textContent = text;
+                item.className = "done";
+                if (document.querySelectorAll("li.done").length === 3) {{
+                  document.body.insertAdjacentHTML("beforeend", "<p id=attempted>all attempted</p>");
+                }}
+              }};
+              fetch("http://127.0.0.1:{other}/fetch").then(() => say("fetch", "fetch: loaded"),
+                () => say("fetch", "fetch: failed"));
+              const x = new XMLHttpRequest();
+              x.onload = () => say("xhr", "xhr: loaded");
+              x.onerror = () => say("xhr", "xhr: failed");
+              x.open("GET", "http://127.0.0.1:{other}/xhr"); x.send();
+              try {{
+                const ws = new WebSocket("ws://127.0.0.1:{other}/socket");
+                ws.onopen = () => say("ws", "ws: open");
+                ws.onerror = () => say("ws", "ws: error");
+              }} catch (e) {{ say("ws", "ws: threw " + e.name); }}
             </script>"#
         )),
+        "/links" => html(LINKS.clone()),
+        "/long" => html(LONG.clone()),
+        // The element appears 300 ms after the page has loaded.
+        "/later" => html(
+            r#"<!doctype html><title>Later</title><p>waiting</p>
+            <script>setTimeout(() => document.body.insertAdjacentHTML("beforeend",
+              "<p id=late>arrived</p>"), 300);</script>"#
+                .into(),
+        ),
+        // A click on its button keeps the page's only thread busy for 6 s.
+        "/busy" => html(
+            r#"<!doctype html><title>Busy</title><button id=spin>Spin</button>
+            <script>document.getElementById("spin").addEventListener("click", () => {
+              const end = Date.now() + 6000; while (Date.now() < end) {} });</script>"#
+                .into(),
+        ),
         "/redirect" => HttpResponse::Found()
             .insert_header(("location", format!("http://127.0.0.1:{other}/target")))
             .finish(),
@@ -142,6 +178,38 @@ async fn serve(
     }
 }
 
+/// Links `/links` lists, more than analyze_page's 50.
+const LINK_COUNT: usize = 60;
+
+/// A page of `LINK_COUNT` links and a button with no id, deep in the page, that says when it
+/// was clicked.
+static LINKS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let links: String = (1..=LINK_COUNT)
+        .map(|n| format!(r#"<li><a href="/to/{n}">Link {n}</a></li>"#))
+        .collect();
+    format!(
+        r#"<!doctype html><title>Links</title><h1>Many links</h1><ul>{links}</ul>
+        <div><div><button>Reveal</button></div></div><p id=revealed>hidden</p>
+        <script>document.querySelector("button").addEventListener("click", () =>
+          document.getElementById("revealed").textContent = "revealed");</script>"#
+    )
+});
+
+/// A page far taller than the viewport, with more than 10,000 characters of text, a target
+/// near its end, and the scroll position shown in a fixed element.
+static LONG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let paragraphs: String = (1..=200)
+        .map(|n| format!("<p>Paragraph {n:03} of the long page, here to make it tall.</p>"))
+        .collect();
+    format!(
+        r#"<!doctype html><title>Long</title>
+        <div id=pos style="position:fixed;top:0;right:0">0</div>{paragraphs}
+        <p id=far>The far paragraph.</p>{paragraphs}
+        <script>addEventListener("scroll", () =>
+          document.getElementById("pos").textContent = String(Math.round(scrollY)));</script>"#
+    )
+});
+
 /// Whether a file named `name` is anywhere under `dir`.
 fn find_file(dir: &Path, name: &str) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -165,7 +233,7 @@ async fn app_for(site: &Site, adjust: impl FnOnce(&mut colloquy::config::Config)
     let port = site.port;
     spawn_app_with(move |config| {
         config.tools.ssrf_allow_list = vec![format!("127.0.0.1:{port}")];
-        config.browser.chromium_path = Some(CHROMIUM.into());
+        config.browser.chromium_path = Some(crate::browser::chromium());
         config.browser.action_timeout_secs = 30;
         adjust(config);
     })
@@ -191,6 +259,14 @@ async fn call(tool: &dyn Tool, arguments: Value) -> Value {
         Ok(value) => value,
         Err(err) => err.to_result(),
     }
+}
+
+/// Where session `id`'s profile is (this process's folder under `<data_dir>/browser`).
+fn profile_of(app: &TestApp, id: &str) -> std::path::PathBuf {
+    let browsers = &app.state.launcher.browsers;
+    let folder = browsers.profiles().expect("sessions can be opened");
+    assert!(folder.starts_with(app.data_dir.path().join("browser")));
+    folder.join(id)
 }
 
 fn session_of(result: &Value) -> String {

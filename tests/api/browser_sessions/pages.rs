@@ -98,3 +98,51 @@ async fn a_form_is_filled_and_submitted_with_the_selectors_analyze_page_lists() 
     let back = call(&act, json!({"sessionId": session, "action": "back"})).await;
     assert_eq!(back["url"], site.url("/form"), "{back}");
 }
+
+#[actix_web::test]
+async fn analyze_page_names_the_url_the_first_50_links_and_interactive_selectors_that_click() {
+    let site = Site::start(None).await;
+    let app = app_for(&site, |_| {}).await;
+    let chat = app.new_chat().await;
+    let (act, analyze) = tools(&app, &chat);
+    let session = session_of(
+        &call(
+            &act,
+            json!({"action": "navigate", "url": site.url("/links")}),
+        )
+        .await,
+    );
+
+    let page = call(&analyze, json!({"sessionId": session})).await;
+    assert_eq!(page["url"], site.url("/links"), "{page}");
+    let links = page["links"].as_array().expect("the links");
+    assert_eq!(links.len(), 50, "the first 50 of {LINK_COUNT}: {links:?}");
+    assert_eq!(links[0]["url"], site.url("/to/1"));
+    assert_eq!(links[0]["text"], "Link 1");
+    assert_eq!(links[49]["url"], site.url("/to/50"));
+
+    let interactive = page["interactive"].as_array().expect("the elements");
+    assert!(
+        interactive.iter().any(|e| e["tag"] == "a"),
+        "links are interactive: {interactive:?}"
+    );
+    let button = interactive
+        .iter()
+        .find(|e| e["tag"] == "button" && e["text"] == "Reveal")
+        .unwrap_or_else(|| panic!("the button in {interactive:?}"));
+    let clicked = call(
+        &act,
+        json!({"sessionId": session, "action": "click", "selector": button["selector"]}),
+    )
+    .await;
+    assert!(clicked["error"].is_null(), "{clicked}");
+    let read = call(
+        &act,
+        json!({"sessionId": session, "action": "extract", "selector": "#revealed"}),
+    )
+    .await;
+    assert_eq!(
+        read["text"], "revealed",
+        "the listed selector found the button"
+    );
+}

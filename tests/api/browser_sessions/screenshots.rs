@@ -1,15 +1,16 @@
-//! Screenshots: stored, served as PNG to the chat's owner only, a placeholder (and, when
-//! configured, the image) in the model's context, and the UI's tool card.
+//! Screenshots: stored, served as PNG to the chat's owner only, a placeholder (and, for a
+//! model that reads images, the image) in the model's context, and the UI's tool card.
 
 use serde_json::json;
 
 use super::*;
-use crate::fake_upstream::Reply;
+use crate::fake_upstream::{Reply, image_urls};
 
 #[actix_web::test]
 async fn a_screenshot_is_stored_served_as_png_and_the_model_reads_the_placeholder() {
     let site = Site::start(None).await;
-    let app = app_for(&site, |config| config.browser.screenshots_to_model = true).await;
+    // screenshots_to_model unset: per model, and this one reads images.
+    let app = app_for(&site, |_| {}).await;
     let chat = app.new_chat().await;
     let (act, _) = tools(&app, &chat);
     let opened = call(
@@ -124,7 +125,8 @@ async fn the_ui_tool_card_shows_the_page_visited_and_the_screenshot_thumbnail() 
     let port = site.port;
     let app = crate::browser::browser_app(move |config| {
         config.tools.ssrf_allow_list = vec![format!("127.0.0.1:{port}")];
-        config.browser.chromium_path = Some(CHROMIUM.into());
+        config.browser.chromium_path = Some(crate::browser::chromium());
+        config.browser.screenshots_to_model = Some(false);
     })
     .await;
     let chat = app.new_chat().await;
@@ -153,7 +155,7 @@ async fn the_ui_tool_card_shows_the_page_visited_and_the_screenshot_thumbnail() 
     let context = app.upstream.received()[1].body["messages"].to_string();
     assert!(
         !context.contains("image_url"),
-        "screenshots go to the model only when configured: {context}"
+        "screenshots_to_model = false shows the model none: {context}"
     );
     crate::browser::run_scenario(
         &app,
@@ -161,4 +163,103 @@ async fn the_ui_tool_card_shows_the_page_visited_and_the_screenshot_thumbnail() 
         &[("CHAT_ID", chat), ("PAGE_URL", site.url("/form"))],
     )
     .await;
+}
+
+#[actix_web::test]
+async fn a_model_that_cannot_read_images_is_shown_no_screenshot_and_its_run_goes_on() {
+    let site = Site::start(None).await;
+    let app = app_for(&site, |_| {}).await;
+    app.upstream.refuse_images();
+    let chat = app.new_chat().await;
+    let (act, _) = tools(&app, &chat);
+    let session = session_of(
+        &call(
+            &act,
+            json!({"action": "navigate", "url": site.url("/form")}),
+        )
+        .await,
+    );
+    let screenshot = |id: &str| {
+        Reply::tool_call(
+            id,
+            "browser_action",
+            json!({"sessionId": session, "action": "screenshot"}),
+        )
+    };
+    let ask = json!({"content": "What does the page look like?",
+                     "web_search_options": {"x_tools": ["browser_action"]}});
+
+    app.upstream
+        .script([screenshot("s1"), Reply::text("It shows an order form.")]);
+    let frames = app.send(&chat, ask.clone()).await;
+    assert_eq!(crate::sse::content(&frames), "It shows an order form.");
+    let received = app.upstream.received();
+    assert!(
+        received.iter().any(|r| !image_urls(&r.body).is_empty()),
+        "it was shown the screenshot first, and refused it"
+    );
+    let answered = &received.last().unwrap().body;
+    assert!(image_urls(answered).is_empty(), "{answered}");
+    let context = answered["messages"].to_string();
+    assert!(context.contains("[image displayed above]"), "{context}");
+    assert!(
+        context.contains("this model does not read images"),
+        "{context}"
+    );
+
+    // Known now: the next screenshot is not shown to it at all, and nothing is refused.
+    let before = received.len();
+    app.upstream
+        .script([screenshot("s2"), Reply::text("Still a form.")]);
+    let frames = app.send(&chat, ask).await;
+    assert_eq!(crate::sse::content(&frames), "Still a form.");
+    let later = &app.upstream.received()[before..];
+    assert_eq!(later.len(), 2, "no call was refused and made again");
+    assert!(later.iter().all(|r| image_urls(&r.body).is_empty()));
+}
+
+#[actix_web::test]
+async fn screenshots_to_model_true_shows_every_model_the_screenshot_even_one_that_refuses() {
+    let site = Site::start(None).await;
+    let app = app_for(&site, |config| {
+        config.browser.screenshots_to_model = Some(true);
+    })
+    .await;
+    app.upstream.refuse_images();
+    let chat = app.new_chat().await;
+    let (act, _) = tools(&app, &chat);
+    let session = session_of(
+        &call(
+            &act,
+            json!({"action": "navigate", "url": site.url("/form")}),
+        )
+        .await,
+    );
+    app.upstream.script([
+        Reply::tool_call(
+            "s1",
+            "browser_action",
+            json!({"sessionId": session, "action": "screenshot"}),
+        ),
+        Reply::text("Not reached."),
+    ]);
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": "What does the page look like?",
+                   "web_search_options": {"x_tools": ["browser_action"]}}),
+        )
+        .await;
+    let error = frames
+        .iter()
+        .find(|f| f.kind() == "error")
+        .expect("an error event: the override is not taken back")
+        .json();
+    assert_eq!(
+        error["error"]["code"], "model_cannot_read_images",
+        "{error}"
+    );
+    let received = app.upstream.received();
+    let last = &received.last().unwrap().body;
+    assert!(!image_urls(last).is_empty(), "it was shown the screenshot");
 }

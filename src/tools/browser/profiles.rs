@@ -1,0 +1,120 @@
+//! Where this process keeps its sessions' profiles: a folder of its own under
+//! `<data_dir>/browser`, locked (`flock`) for as long as the process lives, so processes that
+//! share a data directory (cluster mode) never delete each other's live profiles. At start,
+//! the folders whose lock nobody holds (their process is gone) are removed, and so are the
+//! profiles of the layout before (session folders straight under `browser`).
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// The file in each process's folder whose lock says the process is alive.
+const LOCK_FILE: &str = ".lock";
+/// How a folder being made starts its name: it is renamed once its lock is held.
+const PARTIAL_PREFIX: &str = ".partial-";
+/// How a session's own profile is named (`BrowserSessionId`): one left from the layout before.
+const LEGACY_SESSION_PREFIX: &str = "bs_";
+
+/// This process's profiles folder, held for as long as the value lives.
+pub struct ProcessProfiles {
+    dir: PathBuf,
+    /// Open with its lock held: dropped (the process gone), the folder is stale.
+    _lock: File,
+}
+
+impl ProcessProfiles {
+    /// Makes this process's folder under `root` (locked before it gets its name), then removes
+    /// what processes that are gone left there.
+    pub fn claim(root: &Path) -> std::io::Result<Self> {
+        std::fs::create_dir_all(root)?;
+        let name = format!(
+            "p{}-{}",
+            std::process::id(),
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
+        let partial = root.join(format!("{PARTIAL_PREFIX}{name}"));
+        std::fs::create_dir(&partial)?;
+        let lock = File::create(partial.join(LOCK_FILE))?;
+        if !try_lock(&lock) {
+            return Err(std::io::Error::other("cannot lock a new profiles folder"));
+        }
+        let dir = root.join(&name);
+        std::fs::rename(&partial, &dir)?;
+        remove_stale(root, &dir);
+        Ok(Self { dir, _lock: lock })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// Takes `file`'s exclusive lock if nobody holds it.
+fn try_lock(file: &File) -> bool {
+    // SAFETY: flock on a descriptor this `File` owns; it has no memory effects.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Removes the folders under `root` of processes that are gone (their lock is free) and the
+/// profiles of the layout before; never `own`, a folder whose lock is held, or one being made.
+fn remove_stale(root: &Path, own: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path == own || name.starts_with(PARTIAL_PREFIX) || !path.is_dir() {
+            continue;
+        }
+        let stale = if name.starts_with(LEGACY_SESSION_PREFIX) {
+            true
+        } else {
+            // A folder without its lock file is not one of these: left alone.
+            match File::open(path.join(LOCK_FILE)) {
+                Ok(lock) => try_lock(&lock),
+                Err(_) => false,
+            }
+        };
+        if stale && let Err(err) = std::fs::remove_dir_all(&path) {
+            tracing::warn!(folder = %path.display(), %err, "could not remove stale browser profiles");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_processs_folder_is_kept_and_a_gone_ones_is_removed() {
+        let root = tempfile::tempdir().unwrap();
+        let live = ProcessProfiles::claim(root.path()).unwrap();
+        std::fs::create_dir(live.dir().join("bs_live")).unwrap();
+        let gone = ProcessProfiles::claim(root.path()).unwrap();
+        let gone_dir = gone.dir().to_path_buf();
+        std::fs::create_dir(gone_dir.join("bs_gone")).unwrap();
+        drop(gone);
+        let legacy = root.path().join("bs_0123");
+        std::fs::create_dir(&legacy).unwrap();
+        let foreign = root.path().join("not-ours");
+        std::fs::create_dir(&foreign).unwrap();
+
+        let next = ProcessProfiles::claim(root.path()).unwrap();
+        assert!(next.dir().is_dir());
+        assert!(
+            live.dir().join("bs_live").is_dir(),
+            "a live process's profile is kept"
+        );
+        assert!(!gone_dir.exists(), "a gone process's folder is removed");
+        assert!(
+            !legacy.exists(),
+            "profiles of the layout before are removed"
+        );
+        assert!(
+            foreign.is_dir(),
+            "a folder that is not a process's is left alone"
+        );
+        assert_ne!(next.dir(), live.dir());
+    }
+}
