@@ -19,6 +19,7 @@ import { askCard } from "./askcard.js";
 import { composerImages } from "./attach.js";
 import { imageParts, imageUrl } from "./images.js";
 import { liveDeepThinkPanel } from "./deepthink.js";
+import { workflowSteps, storedWorkflows } from "./workflow.js";
 import { reasoningBlock } from "./reasoning.js";
 import { artifactsPanel } from "../artifacts/panel.js";
 import { settingsPanel } from "./settings.js";
@@ -270,6 +271,7 @@ export function conversationView({ chatId, onMenu }) {
       onOpenArtifact: openArtifact,
       imageUrl: (part) => imageUrl(chatId, part),
       deepThink: node.run_id ? runs.get(node.run_id)?.deepThink : null,
+      workflows: storedWorkflows(node.workflow) ?? (node.run_id ? runs.get(node.run_id)?.workflows : null),
       tools: mergeTools(storedTools(node.tools), node.run_id ? runs.get(node.run_id)?.tools : null),
       trimmed: node.run_id ? runs.get(node.run_id)?.trimmed : null,
       cards: node.role === "assistant" && node.run_id ? cardsFor(node.run_id) : null,
@@ -310,12 +312,13 @@ export function conversationView({ chatId, onMenu }) {
     const thought = h("div", { class: "live-reasoning" });
     const progress = h("p", { class: "progress", role: "status" });
     const tools = h("div", { class: "live-tools" });
+    const flow = h("div", { class: "live-workflow" });
     const cards = h("div", { class: "live-asks" });
     const body = h("div", { class: "markdown" });
     const typing = h("span", { class: "typing", "aria-label": "The assistant is answering" }, h("span"), h("span"), h("span"));
     const footer = h("div", { class: "live-footer" });
     const trim = h("div", { class: "live-trim" });
-    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, deep, thought, progress, cards, tools, body, typing, trim, footer);
+    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, deep, thought, progress, cards, flow, tools, body, typing, trim, footer);
     const md = new StreamingMarkdown(body);
     const renderText = throttle(() => {
       md.update(run.text);
@@ -332,7 +335,7 @@ export function conversationView({ chatId, onMenu }) {
       block.update({ text: run.reasoning, durationMs: run.reasoningMs, streaming: run.reasoningActive && !run.finished });
       scrollToEnd();
     }, 50);
-    return { el, deep, deepPanel: null, progress, tools, cards, body, typing, trim, footer, md, renderText, renderReasoning };
+    return { el, deep, deepPanel: null, progress, flow, tools, cards, body, typing, trim, footer, md, renderText, renderReasoning };
   }
 
   function paint(view, run, changes) {
@@ -344,6 +347,10 @@ export function conversationView({ chatId, onMenu }) {
     if (changes.includes("progress")) {
       view.progress.textContent = run.progress ?? "";
       view.progress.hidden = !run.progress;
+    }
+    if (changes.includes("workflow")) {
+      view.flow.replaceChildren(workflowSteps(run.workflows) ?? "");
+      scrollToEnd();
     }
     if (changes.includes("tools")) {
       view.tools.replaceChildren(toolList(run.tools) ?? "");
