@@ -1,6 +1,6 @@
 //! What a schedule is after it is made: a PATCH of its rule or zone recomputes its next
 //! firings; it fires in the calling chat when asked (`chat_id` over REST, `inThisChat` from
-//! the model); a schedule made without a zone takes its owner's (`time_zone` on the account,
+//! the model), which then names its next firing (`next_firing_at`); a schedule made without a zone takes its owner's (`time_zone` on the account,
 //! UTC when unset); a workflow that schedules fire is not deleted from under them.
 
 use std::time::Duration;
@@ -186,6 +186,19 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     assert_eq!(mornings["chat_id"], chat_id);
     let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
     assert_eq!(chats["data"].as_array().unwrap().len(), 1);
+    // The chat says when a schedule next fires in it (the paused one does not count), so its
+    // page can look then.
+    let info: Value = app
+        .get(&format!("/chat/api/chats/{chat_id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        chrono::DateTime::parse_from_rfc3339(info["next_firing_at"].as_str().unwrap()).unwrap(),
+        chrono::DateTime::parse_from_rfc3339(mornings["next_firings"][0].as_str().unwrap()).unwrap(),
+        "{info}"
+    );
 
     // A chat that is not the caller's is not a place to fire in.
     let elsewhere = entities::ids::ChatId::generate();

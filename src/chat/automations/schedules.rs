@@ -429,3 +429,22 @@ impl Schedules {
         Ok(())
     }
 }
+
+/// When an active schedule next fires in `chat_id`, if one does: the chat's page wakes then to
+/// show the firing's run as it happens.
+pub async fn next_firing_in_chat(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+) -> Result<Option<DateTime<Utc>>, sea_orm::DbErr> {
+    let next: Option<Option<DateTime<Utc>>> = schedules::Entity::find()
+        .select_only()
+        .column(schedules::Column::NextDueAt)
+        .filter(schedules::Column::ChatId.eq(chat_id.clone()))
+        .filter(schedules::Column::Status.eq(ScheduleStatus::Active))
+        .filter(schedules::Column::NextDueAt.is_not_null())
+        .order_by_asc(schedules::Column::NextDueAt)
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(next.flatten())
+}
