@@ -316,6 +316,10 @@ async fn due_times_missed_while_down_fire_once_on_restart_under_run_once_and_nev
     }
 }
 
+/// A process fires only the schedules whose chat it holds the lease of, so here one process
+/// usually fires them all: what this shows is that sharing one PostgreSQL neither doubles nor
+/// loses a due time. That two claims racing for the same due time have one winner is shown
+/// directly in `schedule_claims`.
 #[actix_web::test]
 async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_once() {
     let Some(database) = crate::postgres::OwnDatabase::create("colloquy_sched").await else {
