@@ -308,11 +308,12 @@ async fn tree(
         .map(|(node, active)| {
             let mut value = json!(MessageView::from(node));
             value["on_active_branch"] = json!(active);
-            // A workflow run of its own (a schedule's firing) carries its steps' reports.
+            // An answer whose run ran workflows (a schedule's firing, `execute_workflow`)
+            // carries their steps' reports.
             if node.role == MessageRole::Assistant
-                && let Some(workflow) = node.run_id.as_ref().and_then(|id| workflow_runs.get(id))
+                && let Some(ran) = node.run_id.as_ref().and_then(|id| workflow_runs.get(id))
             {
-                value["workflow"] = workflow.clone();
+                value["workflows"] = json!(ran);
             }
             // An answer carries the tool calls its run made and the error it ended with.
             if node.role == MessageRole::Assistant

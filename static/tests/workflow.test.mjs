@@ -66,12 +66,13 @@ test("steps run by execute_workflow inside a model's run are listed without a st
 test("a reloaded chat reads the same steps from the tree's record", () => {
   const live = newRun();
   for (const f of firing()) applyFrame(live, f);
-  const stored = storedWorkflows({ workflow_id: "wf_1", name: "Morning digest", version: 2, status: "failed", steps: [
+  const stored = storedWorkflows([{ workflow_id: "wf_1", name: "Morning digest", version: 2, status: "failed", steps: [
     { id: "sum", kind: "tool", tool: "calculator", status: "succeeded", duration_ms: 4, preview: "2" },
     { id: "say", kind: "prompt", status: "failed", duration_ms: 30, error: "the model server failed" },
     { id: "check", kind: "tool", tool: "calculator", status: "not_run", duration_ms: 0 },
-  ] });
+  ] }]);
   assert.deepEqual(stored[0].steps.slice(0, 2).map(workflowStepLine), live.workflows[0].steps.slice(0, 2).map(workflowStepLine));
   assert.equal(workflowLabel(stored[0]), workflowLabel(live.workflows[0]));
   assert.equal(storedWorkflows(undefined), null);
+  assert.equal(storedWorkflows([]), null);
 });

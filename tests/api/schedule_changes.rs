@@ -163,6 +163,24 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         .await
         .unwrap();
     assert!(messages.to_string().contains("42"), "{messages}");
+    // The firing's answer carries its steps, for a reloaded page to show.
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat_id}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let ran = tree["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["role"] == "assistant")
+        .map(|n| &n["workflows"][0])
+        .unwrap_or_else(|| panic!("an answer: {tree}"));
+    assert_eq!(ran["name"], "Answer", "{ran}");
+    assert_eq!(ran["status"], "succeeded");
+    assert_eq!(ran["steps"][0]["id"], "a");
+    assert_eq!(ran["steps"][0]["status"], "succeeded");
     let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
     assert_eq!(chats["data"].as_array().unwrap().len(), 1, "no chat of its own: {chats}");
 

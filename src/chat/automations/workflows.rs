@@ -376,16 +376,18 @@ impl Workflows {
     }
 }
 
-/// The workflow runs of their own in `chat_id` (a schedule's firing, a REST run), by run:
-/// the workflow's name and version and each step's report, so a reloaded chat shows a
-/// finished run's steps as the live stream did (`/tree`'s `workflow`). A workflow deleted
-/// since has no name.
+/// The workflow runs in `chat_id` by the chat run they belong to — a run of its own (a
+/// schedule's firing, a REST run) or an `execute_workflow` call in a model's run (recorded as
+/// `<run id>.<call>`) — oldest first, each with the workflow's name and version and each
+/// step's report, so a reloaded chat shows a finished run's steps as the live stream did
+/// (`/tree`'s `workflows`). A workflow deleted since has no name.
 pub async fn steps_in_chat(
     db: &DatabaseConnection,
     chat_id: &ChatId,
-) -> Result<std::collections::HashMap<RunId, Value>, sea_orm::DbErr> {
+) -> Result<std::collections::HashMap<RunId, Vec<Value>>, sea_orm::DbErr> {
     let runs = workflow_runs::Entity::find()
         .filter(workflow_runs::Column::ChatId.eq(chat_id.clone()))
+        .order_by_asc(workflow_runs::Column::CreatedAt)
         .all(db)
         .await?;
     if runs.is_empty() {
@@ -401,17 +403,19 @@ pub async fn steps_in_chat(
         .into_iter()
         .map(|w| (w.id, w.name))
         .collect();
-    Ok(runs
-        .into_iter()
-        .map(|run| {
-            let value = serde_json::json!({
-                "workflow_id": run.workflow_id,
-                "name": names.get(&run.workflow_id),
-                "version": run.version,
-                "status": run.status,
-                "steps": run.steps.unwrap_or(Value::Array(Vec::new())),
-            });
-            (run.run_id, value)
-        })
-        .collect())
+    let mut by_run: std::collections::HashMap<RunId, Vec<Value>> = Default::default();
+    for run in runs {
+        let chat_run = match run.run_id.as_str().split_once('.') {
+            Some((chat_run, _call)) => RunId::from_string(chat_run),
+            None => run.run_id.clone(),
+        };
+        by_run.entry(chat_run).or_default().push(serde_json::json!({
+            "workflow_id": run.workflow_id,
+            "name": names.get(&run.workflow_id),
+            "version": run.version,
+            "status": run.status,
+            "steps": run.steps.unwrap_or(Value::Array(Vec::new())),
+        }));
+    }
+    Ok(by_run)
 }

@@ -310,7 +310,7 @@ export function conversationView({ chatId, onMenu }) {
       onOpenArtifact: openArtifact,
       imageUrl: (part) => imageUrl(chatId, part),
       deepThink: node.run_id ? runs.get(node.run_id)?.deepThink : null,
-      workflows: storedWorkflows(node.workflow) ?? (node.run_id ? runs.get(node.run_id)?.workflows : null),
+      workflows: storedWorkflows(node.workflows) ?? (node.run_id ? runs.get(node.run_id)?.workflows : null),
       tools: mergeTools(storedTools(node.tools), node.run_id ? runs.get(node.run_id)?.tools : null),
       trimmed: node.run_id ? runs.get(node.run_id)?.trimmed : null,
       cards: node.role === "assistant" && node.run_id ? cardsFor(node.run_id) : null,

@@ -1,7 +1,7 @@
 // A workflow's steps in a run (a schedule's firing, a REST run, an `execute_workflow` call):
 // `applyWorkflow` folds the `x_workflow.*` events into `run.workflows` (one entry per
 // workflow, its steps in order), `storedWorkflows` reads the same shape from `/tree`'s
-// `workflow` after a reload, and `workflowSteps` draws the compact list. A step's state only
+// `workflows` after a reload, and `workflowSteps` draws the compact list. A step's state only
 // moves forward, so a frame applied twice changes nothing.
 import { h } from "../ui/dom.js";
 
@@ -73,10 +73,10 @@ export function applyWorkflow(run, event) {
   return ["workflow"];
 }
 
-/// `/tree`'s `workflow` record of an answer, in the shape the live run keeps (or null).
-export function storedWorkflows(record) {
-  if (!record || !Array.isArray(record.steps)) return null;
-  return [{
+/// `/tree`'s `workflows` records of an answer, in the shape the live run keeps (or null).
+export function storedWorkflows(records) {
+  if (!Array.isArray(records) || records.length === 0) return null;
+  return records.filter((record) => Array.isArray(record?.steps)).map((record) => ({
     id: record.workflow_id,
     name: record.name ?? null,
     version: record.version ?? null,
@@ -91,7 +91,7 @@ export function storedWorkflows(record) {
       preview: s.preview ?? null,
       error: s.error ?? null,
     })),
-  }];
+  }));
 }
 
 /// One step in words: "search: tool web_search — done in 120 ms", "say: prompt — running…".
