@@ -221,7 +221,10 @@ mod tests {
         assert_eq!(parse_time_zone(None).unwrap(), None);
         for wrong in ["Mars/Base", "+02:00", "Europe/Pa ris"] {
             assert!(
-                matches!(parse_time_zone(Some(wrong)), Err(AuthError::InvalidTimeZone(_))),
+                matches!(
+                    parse_time_zone(Some(wrong)),
+                    Err(AuthError::InvalidTimeZone(_))
+                ),
                 "{wrong}"
             );
         }

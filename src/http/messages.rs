@@ -302,7 +302,8 @@ async fn tree(
     let session = session(&state, &principal, &path).await?;
     let nodes = session.send(GetTree).await?;
     let runs = crate::chat::persistence::run_records(state.db(), &path).await?;
-    let workflow_runs = crate::chat::automations::workflows::steps_in_chat(state.db(), &path).await?;
+    let workflow_runs =
+        crate::chat::automations::workflows::steps_in_chat(state.db(), &path).await?;
     let data: Vec<serde_json::Value> = nodes
         .iter()
         .map(|(node, active)| {

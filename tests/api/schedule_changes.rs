@@ -55,7 +55,11 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
     .await;
     let id = schedule["id"].as_str().unwrap();
     let path = format!("/api/schedules/{id}");
-    assert!(next_firings(&schedule).iter().all(|t| t.contains("T09:00:00")));
+    assert!(
+        next_firings(&schedule)
+            .iter()
+            .all(|t| t.contains("T09:00:00"))
+    );
 
     let response = patch(&app, &path, json!({"cron": "30 17 * * *"})).await;
     assert_eq!(response.status(), 200);
@@ -63,7 +67,10 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
     assert_eq!(changed["cron"], "30 17 * * *");
     let at_five = next_firings(&changed);
     assert_eq!(at_five.len(), next_firings(&schedule).len());
-    assert!(at_five.iter().all(|t| t.contains("T17:30:00")), "{at_five:?}");
+    assert!(
+        at_five.iter().all(|t| t.contains("T17:30:00")),
+        "{at_five:?}"
+    );
     // What fires next is the new rule's, in the database too (the GET reads it back).
     let read: Value = app.get(&path).await.json().await.unwrap();
     assert_eq!(next_firings(&read), at_five);
@@ -74,7 +81,10 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
         .json()
         .await
         .unwrap();
-    assert!(next_firings(&tokyo).iter().all(|t| t.contains("T08:30:00")), "{tokyo}");
+    assert!(
+        next_firings(&tokyo).iter().all(|t| t.contains("T08:30:00")),
+        "{tokyo}"
+    );
 
     // A bad rule is refused and changes nothing.
     let refused = patch(&app, &path, json!({"cron": "61 * * * *"})).await;
@@ -100,7 +110,12 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
         .await
         .unwrap();
     // 06:15 in Tokyo is 21:15 UTC.
-    assert!(next_firings(&resumed).iter().all(|t| t.contains("T21:15:00")), "{resumed}");
+    assert!(
+        next_firings(&resumed)
+            .iter()
+            .all(|t| t.contains("T21:15:00")),
+        "{resumed}"
+    );
 }
 
 #[actix_web::test]
@@ -182,7 +197,11 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     assert_eq!(ran["steps"][0]["id"], "a");
     assert_eq!(ran["steps"][0]["status"], "succeeded");
     let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
-    assert_eq!(chats["data"].as_array().unwrap().len(), 1, "no chat of its own: {chats}");
+    assert_eq!(
+        chats["data"].as_array().unwrap().len(),
+        1,
+        "no chat of its own: {chats}"
+    );
 
     // From the model: `inThisChat`.
     app.upstream.script([
@@ -214,7 +233,8 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         .unwrap();
     assert_eq!(
         chrono::DateTime::parse_from_rfc3339(info["next_firing_at"].as_str().unwrap()).unwrap(),
-        chrono::DateTime::parse_from_rfc3339(mornings["next_firings"][0].as_str().unwrap()).unwrap(),
+        chrono::DateTime::parse_from_rfc3339(mornings["next_firings"][0].as_str().unwrap())
+            .unwrap(),
         "{info}"
     );
 
@@ -248,12 +268,23 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     let response = patch(&app, "/auth/account", json!({"time_zone": "Asia/Tokyo"})).await;
     assert_eq!(response.status(), 200);
     let saved: Value = response.json().await.unwrap();
-    assert_eq!(saved, json!({"display_name": "Ada", "time_zone": "Asia/Tokyo"}));
-    let refused = patch(&app, "/auth/account", json!({"time_zone": "Mars/Base", "display_name": "Bob"})).await;
+    assert_eq!(
+        saved,
+        json!({"display_name": "Ada", "time_zone": "Asia/Tokyo"})
+    );
+    let refused = patch(
+        &app,
+        "/auth/account",
+        json!({"time_zone": "Mars/Base", "display_name": "Bob"}),
+    )
+    .await;
     assert_eq!(refused.status(), 400);
     assert_eq!(error_body(refused).await["code"], "invalid_time_zone");
     let account: Value = app.get("/auth/account").await.json().await.unwrap();
-    assert_eq!(account["time_zone"], "Asia/Tokyo", "a refused PATCH changes nothing");
+    assert_eq!(
+        account["time_zone"], "Asia/Tokyo",
+        "a refused PATCH changes nothing"
+    );
     assert_eq!(account["display_name"], "Ada");
 
     let mine = created(
@@ -270,8 +301,16 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     )
     .await;
     assert_eq!(own["time_zone"], "Europe/Paris", "a zone given wins");
-    let before: Value = app.get(&format!("/api/schedules/{}", plain["id"].as_str().unwrap())).await.json().await.unwrap();
-    assert_eq!(before["time_zone"], "UTC", "schedules made before keep theirs");
+    let before: Value = app
+        .get(&format!("/api/schedules/{}", plain["id"].as_str().unwrap()))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        before["time_zone"], "UTC",
+        "schedules made before keep theirs"
+    );
 
     // Cleared, it is UTC again.
     let cleared: Value = patch(&app, "/auth/account", json!({"time_zone": null}))
@@ -303,7 +342,10 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
         json!({"name": "Weekly sums", "cron": "0 9 * * 1", "workflow_id": workflow}),
     )
     .await;
-    let (daily_id, weekly_id) = (daily["id"].as_str().unwrap(), weekly["id"].as_str().unwrap());
+    let (daily_id, weekly_id) = (
+        daily["id"].as_str().unwrap(),
+        weekly["id"].as_str().unwrap(),
+    );
     // Paused schedules count: a resume would fail every firing.
     app.post_json(&format!("/api/schedules/{weekly_id}/pause"), &json!({}))
         .await;

@@ -9,7 +9,9 @@ use chrono::{Duration, TimeZone, Utc};
 use colloquy::chat::automations::firings::{self, Decision};
 use entities::ids::ScheduleId;
 use entities::schedules;
-use sea_orm::{ActiveModelTrait, ColumnTrait, Database, DatabaseConnection, EntityTrait, QueryFilter, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, Database, DatabaseConnection, EntityTrait, QueryFilter, Set,
+};
 use serde_json::json;
 
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
@@ -58,7 +60,11 @@ async fn race_twenty_due_times(
             next: Some(due + Duration::days(1)),
         };
         // Who is polled first alternates, so neither always starts ahead.
-        let (first, second) = if race % 2 == 0 { (("a", a), ("b", b)) } else { (("b", b), ("a", a)) };
+        let (first, second) = if race % 2 == 0 {
+            (("a", a), ("b", b))
+        } else {
+            (("b", b), ("a", a))
+        };
         let (one, two) = tokio::join!(
             firings::claim(first.1, &seen, &decision, first.0),
             firings::claim(second.1, &seen, &decision, second.0),
@@ -82,7 +88,11 @@ async fn race_twenty_due_times(
     let due: BTreeSet<_> = rows.iter().map(|f| f.due_at).collect();
     assert_eq!(rows.len(), RACES, "one firing row per due time");
     assert_eq!(due.len(), RACES);
-    let after = schedules::Entity::find_by_id(id).one(&app.db).await.unwrap().unwrap();
+    let after = schedules::Entity::find_by_id(id)
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         after.next_due_at,
         Some(Utc.with_ymd_and_hms(2099, 1, 1, 3, 0, 0).unwrap() + Duration::days(RACES as i64)),
@@ -114,7 +124,10 @@ async fn two_claims_racing_for_one_due_time_on_postgresql_have_one_winner_twenty
     let wins = race_twenty_due_times(&app, &app.db, &other).await;
     println!("wins: {wins:?}");
     // On PostgreSQL both pools truly run at once: each won some.
-    assert!(wins.values().all(|&n| n > 0), "one side never won: {wins:?}");
+    assert!(
+        wins.values().all(|&n| n > 0),
+        "one side never won: {wins:?}"
+    );
     other.close().await.unwrap();
     drop(app);
     database.drop().await;

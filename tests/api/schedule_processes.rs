@@ -244,11 +244,15 @@ async fn a_server_killed_and_restarted_fires_no_due_time_twice_and_skips_the_mis
 /// Three due times a few seconds ahead (in one minute, so one six-field rule names them), and
 /// that rule: due on those seconds of this minute today, then not for a year.
 fn three_seconds_ahead() -> (Vec<DateTime<Utc>>, String) {
-    let mut first = (Utc::now() + chrono::Duration::seconds(6)).with_nanosecond(0).unwrap();
+    let mut first = (Utc::now() + chrono::Duration::seconds(6))
+        .with_nanosecond(0)
+        .unwrap();
     if first.second() > 57 {
         first += chrono::Duration::seconds(i64::from(60 - first.second()));
     }
-    let due: Vec<_> = (0..3).map(|n| first + chrono::Duration::seconds(n)).collect();
+    let due: Vec<_> = (0..3)
+        .map(|n| first + chrono::Duration::seconds(n))
+        .collect();
     let seconds: Vec<String> = due.iter().map(|d| d.second().to_string()).collect();
     let cron = format!(
         "{} {} {} {} {} *",
@@ -290,7 +294,10 @@ async fn due_times_missed_while_down_fire_once_on_restart_under_run_once_and_nev
         made.push(ScheduleId::from_string(schedule["id"].as_str().unwrap()));
     }
     drop(server); // SIGKILL, before the first due time
-    assert!(Utc::now() < due[0], "the server was killed too late to miss anything");
+    assert!(
+        Utc::now() < due[0],
+        "the server was killed too late to miss anything"
+    );
     let last = due[2];
     while Utc::now() < last + chrono::Duration::seconds(3) {
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -302,9 +309,19 @@ async fn due_times_missed_while_down_fire_once_on_restart_under_run_once_and_nev
     tokio::time::sleep(Duration::from_secs(3)).await;
 
     let caught_up = firings(&db, run_once).await;
-    assert_eq!(caught_up.len(), 1, "exactly one catch-up firing: {caught_up:?}");
-    assert_eq!(caught_up[0].due_at, last, "the latest missed due time fires");
-    assert!(firings(&db, skip).await.is_empty(), "skip fires none of them");
+    assert_eq!(
+        caught_up.len(),
+        1,
+        "exactly one catch-up firing: {caught_up:?}"
+    );
+    assert_eq!(
+        caught_up[0].due_at, last,
+        "the latest missed due time fires"
+    );
+    assert!(
+        firings(&db, skip).await.is_empty(),
+        "skip fires none of them"
+    );
     for (id, skipped) in [(run_once, 2), (skip, 3)] {
         let row = entities::schedules::Entity::find_by_id(id.clone())
             .one(&db)
@@ -312,7 +329,10 @@ async fn due_times_missed_while_down_fire_once_on_restart_under_run_once_and_nev
             .unwrap()
             .unwrap();
         assert_eq!(row.skipped_firings, skipped, "{}", row.name);
-        assert!(row.next_due_at.is_none_or(|next| next > last + chrono::Duration::days(300)));
+        assert!(
+            row.next_due_at
+                .is_none_or(|next| next > last + chrono::Duration::days(300))
+        );
     }
 }
 
