@@ -24,6 +24,9 @@ pub struct Model {
     pub created_at: ChronoDateTimeUtc,
     /// The name the UI shows; `None`: the username.
     pub display_name: Option<String>,
+    /// The IANA time zone the user set (`Europe/Paris`); `None`: UTC. A schedule created
+    /// without a zone takes it.
+    pub time_zone: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -38,6 +38,7 @@ mod m20261128_000033_add_chat_and_message_model;
 mod m20261128_000034_add_user_default_model_and_disabled;
 mod m20261128_000035_add_account_profile;
 mod m20261129_000036_create_leases_tables;
+mod m20261129_000037_add_user_time_zone;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 24] = [
@@ -108,6 +109,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000034_add_user_default_model_and_disabled::Migration),
             Box::new(m20261128_000035_add_account_profile::Migration),
             Box::new(m20261129_000036_create_leases_tables::Migration),
+            Box::new(m20261129_000037_add_user_time_zone::Migration),
         ]
     }
 }

@@ -146,7 +146,7 @@ enum WorkflowVersions {
 }
 
 #[derive(DeriveIden)]
-enum WorkflowRuns {
+pub enum WorkflowRuns {
     Table,
     RunId,
     WorkflowId,

@@ -45,6 +45,9 @@ pub enum AuthError {
         super::profile::MAX_DISPLAY_NAME_CHARS
     )]
     InvalidDisplayName,
+    /// Not an IANA time zone name.
+    #[error("{0:?} is not a time zone; use an IANA name such as Europe/Paris or UTC")]
+    InvalidTimeZone(String),
     #[error("password hashing failed: {0}")]
     Hashing(String),
     #[error(transparent)]
@@ -132,6 +135,7 @@ impl Accounts {
             disabled: Set(false),
             created_at: Set(Utc::now()),
             display_name: Set(None),
+            time_zone: Set(None),
         };
         Ok(user.insert(&self.db).await?)
     }

@@ -24,6 +24,6 @@ pub use admin::{AccountChange, AccountChangeError, MAX_LISTED_USERS};
 pub use bootstrap::bootstrap_admin;
 pub use origin::{CrossSiteError, check_same_origin};
 pub use principal::{LEGACY_SESSION_COOKIE, Principal, SESSION_COOKIE, session_token};
-pub use profile::{MAX_DISPLAY_NAME_CHARS, SessionView};
+pub use profile::{MAX_DISPLAY_NAME_CHARS, SessionView, parse_time_zone};
 pub use secret::hash_token;
 pub use throttle::{LoginAttempt, LoginThrottle, Throttled, ThrottledBy};

@@ -1,5 +1,5 @@
 //! What a person changes about their own account (the account page, `http::account`): the
-//! display name, the password (the current one required; every other session signed out),
+//! display name, the time zone (an IANA name; their schedules' default), the password (the current one required; every other session signed out),
 //! and their login sessions (listed, one signed out). Queries over `Accounts`' database; no
 //! HTTP in here.
 
@@ -52,6 +52,17 @@ fn parse_display_name(raw: Option<&str>) -> Result<Option<String>, AuthError> {
     Ok(Some(name.to_string()))
 }
 
+/// A time zone as stored: an IANA name (`Europe/Paris`), trimmed; empty means none (UTC).
+pub fn parse_time_zone(raw: Option<&str>) -> Result<Option<String>, AuthError> {
+    let Some(zone) = raw.map(str::trim).filter(|zone| !zone.is_empty()) else {
+        return Ok(None);
+    };
+    match zone.parse::<chrono_tz::Tz>() {
+        Ok(tz) => Ok(Some(tz.name().to_string())),
+        Err(_) => Err(AuthError::InvalidTimeZone(zone.chars().take(100).collect())),
+    }
+}
+
 impl Accounts {
     /// The user's row (their display name among it).
     pub async fn user(&self, id: &UserId) -> Result<Option<users::Model>, DbErr> {
@@ -71,6 +82,21 @@ impl Accounts {
             .exec(&self.db)
             .await?;
         Ok(name)
+    }
+
+    /// Sets (or, with `None` or blank, clears: UTC) the user's time zone.
+    pub async fn set_time_zone(
+        &self,
+        id: &UserId,
+        raw: Option<&str>,
+    ) -> Result<Option<String>, AuthError> {
+        let zone = parse_time_zone(raw)?;
+        users::Entity::update_many()
+            .col_expr(users::Column::TimeZone, Expr::value(zone.clone()))
+            .filter(users::Column::Id.eq(id))
+            .exec(&self.db)
+            .await?;
+        Ok(zone)
     }
 
     /// Changes the user's password after checking the current one, and signs out every session
@@ -184,6 +210,25 @@ impl Accounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_zone_is_an_iana_name_and_blank_means_utc() {
+        assert_eq!(
+            parse_time_zone(Some(" Europe/Paris ")).unwrap().as_deref(),
+            Some("Europe/Paris")
+        );
+        assert_eq!(parse_time_zone(Some("")).unwrap(), None);
+        assert_eq!(parse_time_zone(None).unwrap(), None);
+        for wrong in ["Mars/Base", "+02:00", "Europe/Pa ris"] {
+            assert!(
+                matches!(
+                    parse_time_zone(Some(wrong)),
+                    Err(AuthError::InvalidTimeZone(_))
+                ),
+                "{wrong}"
+            );
+        }
+    }
 
     #[test]
     fn a_blank_display_name_is_none_and_a_long_one_is_refused() {

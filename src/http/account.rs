@@ -1,5 +1,5 @@
 //! The caller's own account (the account page, `/settings`): who they are with their display
-//! name (`GET`/`PATCH /auth/account`), a password change that needs the current password and
+//! name and time zone (`GET`/`PATCH /auth/account`; a PATCH changes only the fields it names), a password change that needs the current password and
 //! signs every other session out (`POST /auth/account/password`), and their login sessions
 //! (`GET /auth/sessions`, `DELETE /auth/sessions/{id}`). API keys are `auth`'s.
 
@@ -46,17 +46,32 @@ async fn get(principal: Principal, state: web::Data<AppState>) -> AppResult<Http
         "id": user.id,
         "username": user.username,
         "display_name": user.display_name,
+        "time_zone": user.time_zone.as_deref().unwrap_or("UTC"),
         "is_admin": user.is_admin,
         "has_password": user.password_hash.is_some(),
         "created_at": user.created_at,
     })))
 }
 
+/// What a PATCH changes: a field left out stays as it is.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UpdateAccount {
     /// `null` or blank: none (the username is shown).
-    display_name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    display_name: Option<Option<String>>,
+    /// An IANA name (`Europe/Paris`); `null` or blank: UTC. Schedules created without a zone
+    /// take it.
+    #[serde(default, deserialize_with = "present")]
+    time_zone: Option<Option<String>>,
+}
+
+/// A field that is present, `null` included (`Some(None)`), as opposed to left out (`None`).
+fn present<'de, D>(deserializer: D) -> Result<Option<Option<String>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Option::<String>::deserialize(deserializer).map(Some)
 }
 
 async fn update(
@@ -64,11 +79,32 @@ async fn update(
     state: web::Data<AppState>,
     body: web::Json<UpdateAccount>,
 ) -> AppResult<HttpResponse> {
-    let name = state
+    let body = body.into_inner();
+    // The zone is checked before anything is stored, so a refused PATCH changes nothing.
+    if let Some(zone) = &body.time_zone {
+        crate::auth::parse_time_zone(zone.as_deref())?;
+    }
+    if let Some(name) = &body.display_name {
+        state
+            .accounts
+            .set_display_name(&principal.user_id, name.as_deref())
+            .await?;
+    }
+    if let Some(zone) = &body.time_zone {
+        state
+            .accounts
+            .set_time_zone(&principal.user_id, zone.as_deref())
+            .await?;
+    }
+    let user = state
         .accounts
-        .set_display_name(&principal.user_id, body.display_name.as_deref())
-        .await?;
-    Ok(HttpResponse::Ok().json(json!({"display_name": name})))
+        .user(&principal.user_id)
+        .await?
+        .ok_or(AppError::Unauthenticated)?;
+    Ok(HttpResponse::Ok().json(json!({
+        "display_name": user.display_name,
+        "time_zone": user.time_zone.as_deref().unwrap_or("UTC"),
+    })))
 }
 
 #[derive(Deserialize)]

@@ -143,8 +143,12 @@ async fn get(
         .filter(|log| log.owner_id == principal.user_id)
         .map(|log| json!({"id": log.run_id, "user_message_id": log.user_message_id()}))
         .collect();
+    let next_firing =
+        crate::chat::automations::schedules::next_firing_in_chat(state.db(), &chat.id).await?;
     let mut view = json!(ChatView::new(&state, chat));
     view["running_runs"] = json!(running);
+    // A schedule firing here starts a run no request of this page started: the page looks then.
+    view["next_firing_at"] = json!(next_firing);
     Ok(HttpResponse::Ok().json(view))
 }
 

@@ -260,6 +260,10 @@ impl From<AuthError> for AppError {
                 code: "invalid_display_name",
                 message: err.to_string(),
             },
+            AuthError::InvalidTimeZone(_) => AppError::InvalidWithCode {
+                code: "invalid_time_zone",
+                message: err.to_string(),
+            },
             AuthError::Hashing(_) => AppError::internal(err),
             AuthError::Database(db) => AppError::Database(db),
         }
@@ -337,6 +341,7 @@ impl From<AutomationError> for AppError {
             AutomationError::InvalidSchedule(_) => invalid("invalid_schedule", message),
             AutomationError::WorkflowNotFound => AppError::NotFound("workflow"),
             AutomationError::ScheduleNotFound => AppError::NotFound("schedule"),
+            AutomationError::WorkflowInUse(_) => AppError::Conflict(message),
             AutomationError::TooMany { what, .. } => AppError::LimitReached {
                 code: if what == "schedules" {
                     "too_many_schedules"

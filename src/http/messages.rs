@@ -302,11 +302,20 @@ async fn tree(
     let session = session(&state, &principal, &path).await?;
     let nodes = session.send(GetTree).await?;
     let runs = crate::chat::persistence::run_records(state.db(), &path).await?;
+    let workflow_runs =
+        crate::chat::automations::workflows::steps_in_chat(state.db(), &path).await?;
     let data: Vec<serde_json::Value> = nodes
         .iter()
         .map(|(node, active)| {
             let mut value = json!(MessageView::from(node));
             value["on_active_branch"] = json!(active);
+            // An answer whose run ran workflows (a schedule's firing, `execute_workflow`)
+            // carries their steps' reports.
+            if node.role == MessageRole::Assistant
+                && let Some(ran) = node.run_id.as_ref().and_then(|id| workflow_runs.get(id))
+            {
+                value["workflows"] = json!(ran);
+            }
             // An answer carries the tool calls its run made and the error it ended with.
             if node.role == MessageRole::Assistant
                 && let Some(run) = node.run_id.as_ref().and_then(|id| runs.get(id))

@@ -775,7 +775,46 @@ async fn a_knowledge_base_is_made_filled_given_to_an_agent_and_searched_in_its_c
 
 #[actix_web::test]
 async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_and_deletes() {
-    let app = browser_app(|_| {}).await;
+    let app = browser_app(|config| {
+        config.schedules.test_only_seconds_field = true;
+        config.schedules.poll_interval_ms = 200;
+    })
+    .await;
+    // A schedule that has fired once (then paused): its chat shows the firing's steps.
+    let sums = crate::workflows::create_workflow(
+        &app,
+        json!({"name": "Sums", "steps": [
+            {"id": "one", "tool": "calculator", "arguments": {"expression": "1 + 1"}},
+            {"id": "two", "tool": "calculator", "arguments": {"expression": "6 * 7"}}
+        ]}),
+    )
+    .await;
+    let ticking: Value = app
+        .post_json(
+            "/api/schedules",
+            &json!({"name": "Sums each second", "cron": "* * * * * *", "workflow_id": sums["id"]}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let ticking = ticking["id"].as_str().unwrap().to_string();
+    crate::helpers::eventually("a firing", std::time::Duration::from_secs(20), || async {
+        let view: Value = app
+            .get(&format!("/api/schedules/{ticking}"))
+            .await
+            .json()
+            .await
+            .unwrap();
+        view["last_runs"]
+            .as_array()?
+            .iter()
+            .any(|r| r["status"] == "succeeded")
+            .then_some(())
+    })
+    .await;
+    app.post_json(&format!("/api/schedules/{ticking}/pause"), &json!({}))
+        .await;
     let workflow = crate::workflows::create_workflow(
         &app,
         json!({"name": "Morning digest", "steps": [
@@ -800,5 +839,5 @@ async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_a
         "deleted"
     );
     let listed: Value = app.get("/api/workflows").await.json().await.unwrap();
-    assert_eq!(listed["total"], 1, "the workflow stays");
+    assert_eq!(listed["total"], 2, "the workflows stay");
 }

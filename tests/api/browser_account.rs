@@ -23,6 +23,11 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
     let out = app.data_dir.path().join("account-scenario.json");
     run_scenario(&app, "account", &[("OUT_FILE", out.display().to_string())]).await;
     let handed: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let account: Value = app.get("/auth/account").await.json().await.unwrap();
+    assert_eq!(
+        account["time_zone"], "Europe/Paris",
+        "the page saved the zone"
+    );
     let key = handed["key"].as_str().unwrap();
     // The page's own example, with the key in place of YOUR_KEY.
     let example = handed["example"].as_str().unwrap().replace("YOUR_KEY", key);

@@ -49,6 +49,8 @@ mod research;
 mod responses_sdk;
 mod responses_state;
 mod run_errors;
+mod schedule_changes;
+mod schedule_claims;
 mod schedule_processes;
 mod schedules;
 mod seed_details;

@@ -2,14 +2,15 @@
 //! same SQLite database fires no due time twice and skips those missed while it was down; two
 //! sharing one PostgreSQL (`COLLOQUY_TEST_POSTGRES_URL`, skipped with a note when unset; CI
 //! sets it) fire each of 20 due times exactly once. Due every second under the test-only
-//! seconds field.
+//! seconds field. A schedule whose due times all pass while its server is down fires once on
+//! restart under `run_once`, and not at all under `skip`.
 
 use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Timelike, Utc};
 use entities::ids::{ChatId, ScheduleId};
 use sea_orm::{
     ColumnTrait, Database, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
@@ -240,6 +241,105 @@ async fn a_server_killed_and_restarted_fires_no_due_time_twice_and_skips_the_mis
     );
 }
 
+/// Three due times a few seconds ahead (in one minute, so one six-field rule names them), and
+/// that rule: due on those seconds of this minute today, then not for a year.
+fn three_seconds_ahead() -> (Vec<DateTime<Utc>>, String) {
+    let mut first = (Utc::now() + chrono::Duration::seconds(6))
+        .with_nanosecond(0)
+        .unwrap();
+    if first.second() > 57 {
+        first += chrono::Duration::seconds(i64::from(60 - first.second()));
+    }
+    let due: Vec<_> = (0..3)
+        .map(|n| first + chrono::Duration::seconds(n))
+        .collect();
+    let seconds: Vec<String> = due.iter().map(|d| d.second().to_string()).collect();
+    let cron = format!(
+        "{} {} {} {} {} *",
+        seconds.join(","),
+        first.minute(),
+        first.hour(),
+        first.format("%-d"),
+        first.format("%-m"),
+    );
+    (due, cron)
+}
+
+#[actix_web::test]
+async fn due_times_missed_while_down_fire_once_on_restart_under_run_once_and_never_under_skip() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), None).await;
+    let url = format!(
+        "sqlite://{}?mode=rw",
+        dir.path().join("colloquy.db").display()
+    );
+    let db = Database::connect(&url).await.unwrap();
+    let (due, cron) = three_seconds_ahead();
+    let workflow = server
+        .post(
+            "/api/workflows",
+            json!({"name": "catch up", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "1 + 1"}}]}),
+        )
+        .await;
+    let mut made = Vec::new();
+    for policy in ["run_once", "skip"] {
+        let schedule = server
+            .post(
+                "/api/schedules",
+                json!({"name": policy, "cron": cron, "workflow_id": workflow["id"], "missed_policy": policy}),
+            )
+            .await;
+        assert_eq!(schedule["missed_policy"], policy);
+        assert_eq!(schedule["next_firings"][0], json!(due[0]), "{cron}");
+        made.push(ScheduleId::from_string(schedule["id"].as_str().unwrap()));
+    }
+    drop(server); // SIGKILL, before the first due time
+    assert!(
+        Utc::now() < due[0],
+        "the server was killed too late to miss anything"
+    );
+    let last = due[2];
+    while Utc::now() < last + chrono::Duration::seconds(3) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let _server = Server::start(dir.path(), None).await;
+    let (run_once, skip) = (&made[0], &made[1]);
+    wait_for_firings(&db, run_once, 1, Duration::from_secs(30)).await;
+    // Looks enough for a second catch-up, if there were one.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let caught_up = firings(&db, run_once).await;
+    assert_eq!(
+        caught_up.len(),
+        1,
+        "exactly one catch-up firing: {caught_up:?}"
+    );
+    assert_eq!(
+        caught_up[0].due_at, last,
+        "the latest missed due time fires"
+    );
+    assert!(
+        firings(&db, skip).await.is_empty(),
+        "skip fires none of them"
+    );
+    for (id, skipped) in [(run_once, 2), (skip, 3)] {
+        let row = entities::schedules::Entity::find_by_id(id.clone())
+            .one(&db)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.skipped_firings, skipped, "{}", row.name);
+        assert!(
+            row.next_due_at
+                .is_none_or(|next| next > last + chrono::Duration::days(300))
+        );
+    }
+}
+
+/// A process fires only the schedules whose chat it holds the lease of, so here one process
+/// usually fires them all: what this shows is that sharing one PostgreSQL neither doubles nor
+/// loses a due time. That two claims racing for the same due time have one winner is shown
+/// directly in `schedule_claims`.
 #[actix_web::test]
 async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_once() {
     let Some(database) = crate::postgres::OwnDatabase::create("colloquy_sched").await else {

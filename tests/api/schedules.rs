@@ -65,7 +65,7 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
     assert_eq!(neither.status(), 400);
     let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
     assert_eq!(
-        chats["chats"].as_array().map_or(0, Vec::len),
+        chats["data"].as_array().map_or(0, Vec::len),
         0,
         "a refused schedule makes no chat: {chats}"
     );

@@ -411,6 +411,27 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         "{kinds:?}"
     );
     assert!(result.is_some(), "{kinds:?}");
+    // The step events name the workflow, and the answer carries its steps after a reload.
+    let started = frames
+        .iter()
+        .map(|f| f.json())
+        .find(|j| j["type"] == "x_workflow.step_started")
+        .unwrap();
+    assert_eq!(started["name"], "Add");
+    let tree: Value = app
+        .get(&format!("/chat/api/{chat_id}/tree"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let answer = tree["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["role"] == "assistant" && n["content"] == "It is 42.")
+        .unwrap_or_else(|| panic!("the answer: {tree}"));
+    assert_eq!(answer["workflows"][0]["name"], "Add", "{answer}");
+    assert_eq!(answer["workflows"][0]["steps"][0]["status"], "succeeded");
     // The model was given the workflow's result.
     let second = &model_calls(&app)[1];
     assert!(

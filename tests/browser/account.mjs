@@ -1,4 +1,5 @@
-// Issue 35 point 3: the account page. Sign in, open Account settings, set a display name,
+// Issue 35 point 3: the account page. Sign in, open Account settings, set a display name and
+// a time zone,
 // create an API key (shown once, copied with its button), see it listed by prefix, and hand
 // the key and the page's own Python example to the Rust side, which runs it with the official
 // OpenAI SDK. axe finds nothing serious at desktop width and at 375 px.
@@ -18,6 +19,11 @@ await scenario(async ({ page }) => {
   await page.getByRole("button", { name: "Save name" }).click();
   await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
   await page.getByRole("navigation", { name: "Chats" }).getByText("Ada Admin").waitFor();
+
+  // The time zone schedules take when made without one (the Rust side checks it was stored).
+  await page.getByLabel("Time zone").fill("Europe/Paris");
+  await page.getByRole("button", { name: "Save time zone" }).click();
+  await page.getByRole("status").filter({ hasText: "Saved: Europe/Paris." }).waitFor();
 
   await page.getByLabel("Key name").fill("my script");
   await page.getByRole("button", { name: "Create key" }).click();

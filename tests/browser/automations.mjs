@@ -1,8 +1,10 @@
 // Issue 33, the automations page: reached from the sidebar, it lists the reader's workflows
 // with their steps and schedules with their next firing; a schedule is paused (saying so),
 // resumed, and deleted after a confirmation. The Rust side made them over the API and checks
-// what the page did.
-import { scenario, signIn, screenshot, assert, axe } from "./lib.mjs";
+// what the page did. A schedule that fired once (then paused) is resumed and its chat opened
+// from the page: the firing is a run whose answer lists the workflow's steps, and the next
+// firings appear as they happen, without a reload.
+import { scenario, signIn, screenshot, assert, axe, until } from "./lib.mjs";
 
 await scenario(async ({ page }) => {
   await signIn(page);
@@ -34,6 +36,24 @@ await scenario(async ({ page }) => {
 
   await page.getByRole("button", { name: "Delete Weekday digest" }).click();
   await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
-  await page.getByText("No schedules yet.").waitFor();
+  await item.waitFor({ state: "detached" });
   await screenshot(page, "deleted");
+
+  // The schedule that fired: its chat shows the firing as a run, with the workflow's steps.
+  const fired = page.getByRole("list", { name: "Your schedules" }).getByRole("listitem", { name: "Sums each second" });
+  await fired.getByText(/^Last outcome: succeeded/).waitFor();
+  await fired.getByRole("button", { name: "Resume Sums each second" }).click();
+  await fired.getByText(/^Next firing: /).waitFor();
+  await fired.getByRole("link", { name: "Open the chat of Sums each second" }).click();
+  const answer = page.getByRole("article", { name: "Assistant" }).first();
+  const ran = answer.getByRole("list", { name: "Steps of the workflow Sums" });
+  await ran.getByRole("listitem").filter({ hasText: /^one: tool calculator — done in \d+ ms/ }).waitFor();
+  await ran.getByRole("listitem").filter({ hasText: /^two: tool calculator — done in \d+ ms/ }).waitFor();
+  await answer.getByText("42").first().waitFor();
+  // The schedule fires every second: the page shows the next firings' runs as they come.
+  const runs = page.getByRole("list", { name: "Steps of the workflow Sums" });
+  const shown = await runs.count();
+  await until("a firing shown as it happens, without a reload", async () => (await runs.count()) > shown + 1);
+  await axe(page, "a schedule's chat");
+  await screenshot(page, "firing");
 });

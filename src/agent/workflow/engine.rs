@@ -129,7 +129,8 @@ pub async fn run_steps(
         log.push(RunEvent::Extension {
             event_type: "x_workflow.step_started".into(),
             payload: json!({"workflow_id": workflow.id, "version": workflow.version,
-                "step_id": step.id, "index": index, "kind": step.kind(), "tool": step.tool_name()}),
+                "name": workflow.name, "step_id": step.id, "index": index, "kind": step.kind(),
+                "tool": step.tool_name()}),
         });
         let started = Instant::now();
         let value_of = |reference: &Reference| -> Option<String> {

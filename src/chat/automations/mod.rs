@@ -39,6 +39,13 @@ pub enum AutomationError {
     WorkflowNotFound,
     #[error("schedule not found")]
     ScheduleNotFound,
+    /// A workflow that schedules fire is not deleted from under them: each is named.
+    #[error(
+        "the workflow is fired by the schedule{} {}; delete them or point them at another workflow (PATCH /api/schedules/{{id}}) first",
+        if .0.len() == 1 { "" } else { "s" },
+        .0.join(", ")
+    )]
+    WorkflowInUse(Vec<String>),
     /// A user's count limit.
     #[error("you have {max} {what} already, the most one user may have; delete one first")]
     TooMany { what: &'static str, max: u64 },

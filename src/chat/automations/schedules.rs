@@ -1,7 +1,7 @@
 //! `Schedules`: a user's schedules — a cron expression in a time zone that fires a workflow
 //! (with its input) or a prompt in a chat —, created, changed, paused, resumed and deleted, and
-//! shown with their next due times and last firings. Claiming and recording firings is
-//! `firings`.
+//! shown with their next due times and last firings. A schedule given no zone takes its
+//! owner's (`users.time_zone`, UTC when unset). Claiming and recording firings is `firings`.
 
 use chrono::{DateTime, Utc};
 use entities::ids::{ChatId, ScheduleId, UserId, WorkflowId};
@@ -147,6 +147,17 @@ impl Schedules {
         Ok(name.to_string())
     }
 
+    /// The zone a schedule of `owner`'s takes when given none: theirs, or UTC.
+    async fn owner_zone(&self, owner: &UserId) -> Result<String, AutomationError> {
+        let zone: Option<Option<String>> = entities::users::Entity::find_by_id(owner.clone())
+            .select_only()
+            .column(entities::users::Column::TimeZone)
+            .into_tuple()
+            .one(&self.db)
+            .await?;
+        Ok(zone.flatten().unwrap_or_else(|| "UTC".to_string()))
+    }
+
     /// Checks what a create would (timing, target), storing nothing.
     pub async fn check(
         &self,
@@ -158,11 +169,11 @@ impl Schedules {
             .cron
             .as_deref()
             .ok_or_else(|| AutomationError::InvalidSchedule("cron is required".into()))?;
-        CronTiming::parse(
-            cron,
-            fields.time_zone.as_deref().unwrap_or("UTC"),
-            self.seconds,
-        )?;
+        let zone = match &fields.time_zone {
+            Some(zone) => zone.clone(),
+            None => self.owner_zone(owner).await?,
+        };
+        CronTiming::parse(cron, &zone, self.seconds)?;
         self.check_target(
             owner,
             fields.workflow_id.as_ref(),
@@ -183,7 +194,10 @@ impl Schedules {
         let cron = fields
             .cron
             .ok_or_else(|| AutomationError::InvalidSchedule("cron is required".into()))?;
-        let time_zone = fields.time_zone.unwrap_or_else(|| "UTC".to_string());
+        let time_zone = match fields.time_zone {
+            Some(zone) => zone,
+            None => self.owner_zone(owner).await?,
+        };
         let timing = CronTiming::parse(&cron, &time_zone, self.seconds)?;
         self.check_target(
             owner,
@@ -414,4 +428,23 @@ impl Schedules {
             .await?;
         Ok(())
     }
+}
+
+/// When an active schedule next fires in `chat_id`, if one does: the chat's page wakes then to
+/// show the firing's run as it happens.
+pub async fn next_firing_in_chat(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+) -> Result<Option<DateTime<Utc>>, sea_orm::DbErr> {
+    let next: Option<Option<DateTime<Utc>>> = schedules::Entity::find()
+        .select_only()
+        .column(schedules::Column::NextDueAt)
+        .filter(schedules::Column::ChatId.eq(chat_id.clone()))
+        .filter(schedules::Column::Status.eq(ScheduleStatus::Active))
+        .filter(schedules::Column::NextDueAt.is_not_null())
+        .order_by_asc(schedules::Column::NextDueAt)
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(next.flatten())
 }

@@ -275,10 +275,23 @@ impl Workflows {
         self.get(owner, id, None).await
     }
 
-    /// Deletes the workflow with its versions and run records.
+    /// Deletes the workflow with its versions and run records — unless schedules fire it
+    /// (paused ones too: a resume would fail every firing): then `WorkflowInUse` names them.
     pub async fn delete(&self, owner: &UserId, id: &WorkflowId) -> Result<(), AutomationError> {
         self.row(owner, id).await?;
         let txn = self.db.begin().await?;
+        let users: Vec<String> = entities::schedules::Entity::find()
+            .filter(entities::schedules::Column::WorkflowId.eq(id.clone()))
+            .order_by_asc(entities::schedules::Column::CreatedAt)
+            .all(&txn)
+            .await?
+            .into_iter()
+            .map(|s| format!("\u{201c}{}\u{201d} ({})", s.name, s.id))
+            .collect();
+        if !users.is_empty() {
+            txn.rollback().await?;
+            return Err(AutomationError::WorkflowInUse(users));
+        }
         workflow_runs::Entity::delete_many()
             .filter(workflow_runs::Column::WorkflowId.eq(id.clone()))
             .exec(&txn)
@@ -361,4 +374,48 @@ impl Workflows {
             .all(&self.db)
             .await?)
     }
+}
+
+/// The workflow runs in `chat_id` by the chat run they belong to — a run of its own (a
+/// schedule's firing, a REST run) or an `execute_workflow` call in a model's run (recorded as
+/// `<run id>.<call>`) — oldest first, each with the workflow's name and version and each
+/// step's report, so a reloaded chat shows a finished run's steps as the live stream did
+/// (`/tree`'s `workflows`). A workflow deleted since has no name.
+pub async fn steps_in_chat(
+    db: &DatabaseConnection,
+    chat_id: &ChatId,
+) -> Result<std::collections::HashMap<RunId, Vec<Value>>, sea_orm::DbErr> {
+    let runs = workflow_runs::Entity::find()
+        .filter(workflow_runs::Column::ChatId.eq(chat_id.clone()))
+        .order_by_asc(workflow_runs::Column::CreatedAt)
+        .all(db)
+        .await?;
+    if runs.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut ids: Vec<WorkflowId> = runs.iter().map(|r| r.workflow_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    let names: std::collections::HashMap<WorkflowId, String> = workflows::Entity::find()
+        .filter(workflows::Column::Id.is_in(ids))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|w| (w.id, w.name))
+        .collect();
+    let mut by_run: std::collections::HashMap<RunId, Vec<Value>> = Default::default();
+    for run in runs {
+        let chat_run = match run.run_id.as_str().split_once('.') {
+            Some((chat_run, _call)) => RunId::from_string(chat_run),
+            None => run.run_id.clone(),
+        };
+        by_run.entry(chat_run).or_default().push(serde_json::json!({
+            "workflow_id": run.workflow_id,
+            "name": names.get(&run.workflow_id),
+            "version": run.version,
+            "status": run.status,
+            "steps": run.steps.unwrap_or(Value::Array(Vec::new())),
+        }));
+    }
+    Ok(by_run)
 }

@@ -107,6 +107,7 @@ fn store_error(err: AutomationError) -> ToolError {
         | AutomationError::InvalidTemplate(_)
         | AutomationError::MissingInput(_)
         | AutomationError::InvalidSchedule(_)
+        | AutomationError::WorkflowInUse(_)
         | AutomationError::TooMany { .. }) => ToolError::invalid_arguments(other.to_string()),
     }
 }
@@ -231,7 +232,7 @@ struct CreateArgs {
     /// A message to send in the schedule's chat instead of a workflow.
     #[serde(default)]
     prompt: Option<String>,
-    /// IANA time zone the cron expression is read in (default UTC).
+    /// IANA time zone the cron expression is read in (default: the user's, set on their account page; UTC when unset).
     #[serde(default)]
     time_zone: Option<String>,
     /// Fire in this chat instead of a chat of the schedule's own.

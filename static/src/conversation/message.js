@@ -6,6 +6,7 @@ import { renderMarkdown } from "../markdown/render.js";
 import { stopNote, trimmedNote } from "./run.js";
 import { finishedDeepThinkPanel } from "./deepthink.js";
 import { storedReasoning } from "./reasoning.js";
+import { workflowSteps } from "./workflow.js";
 import { openLabel } from "./artifactview.js";
 import { h } from "../ui/dom.js";
 import { imageParts } from "./images.js";
@@ -128,7 +129,7 @@ function thumbnails(node, imageUrl) {
 }
 
 /// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, onOpenArtifact, imageUrl(part), tools,
-/// cards, trimmed, deepThink (the run's Deep Think state, when this page followed it)}
+/// cards, trimmed, workflows (the steps of the workflows its run ran), deepThink (the run's Deep Think state, when this page followed it)}
 export function messageView(node, ctx) {
   if (node.role === "user") {
     const body = node.content || imageParts(node).length === 0 ? h("div", { class: "user-text" }, node.content ?? "") : null;
@@ -150,6 +151,7 @@ export function messageView(node, ctx) {
     ctx.cards,
     deep ? finishedDeepThinkPanel(deep) : null,
     storedReasoning(node.reasoning),
+    workflowSteps(ctx.workflows),
     toolList(ctx.tools),
     markdownOf(node.id, node.content ?? ""),
     artifactList(artifacts, ctx.onOpenArtifact),

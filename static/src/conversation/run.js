@@ -2,9 +2,11 @@
 // so a replay after a reload builds exactly what the live stream did. Frames carry the
 // event's sequence number as `id`; a re-attach asks for what came after `lastSeq`. A Deep
 // Think run also folds its phases and sub-tasks into `run.deepThink`; every step is safe to
-// apply twice, and phases only move forward.
+// apply twice, and phases only move forward. A workflow's steps (`x_workflow.*`) fold into
+// `run.workflows` (workflow.js).
 
 import { browserPage } from "./browser.js";
+import { applyWorkflow } from "./workflow.js";
 
 export function newRun(runId = null) {
   return {
@@ -24,6 +26,8 @@ export function newRun(runId = null) {
     artifacts: [],
     research: null,
     deepThink: null,
+    // The workflows the run ran, each with its steps (workflow.js).
+    workflows: null,
     trimmed: null,
     stopReason: null,
     error: null,
@@ -59,7 +63,7 @@ export function progressLabel(type, name, argumentsText, message) {
 }
 
 /// Applies one frame; returns the names of what changed ("text", "reasoning", "tools",
-/// "progress", "asks", "artifacts", "deepThink", "finished", "error", "started") so the view
+/// "progress", "asks", "artifacts", "deepThink", "workflow", "finished", "error", "started") so the view
 /// redraws only those.
 export function applyFrame(run, frame) {
   const seq = Number(frame.id);
@@ -94,6 +98,9 @@ export function applyFrame(run, frame) {
   }
   if (typeof event.type === "string" && event.type.startsWith("x_deep_think.")) {
     return applyDeepThink(run, event);
+  }
+  if (typeof event.type === "string" && event.type.startsWith("x_workflow.")) {
+    return applyWorkflow(run, event);
   }
   switch (event.type) {
     case "x_chat.reasoning":

@@ -6,7 +6,8 @@
 // sub-tasks in a panel above the answer (deepthink.js); artifacts open in the artifacts panel
 // (../artifacts/panel.js), which a run's artifact events open live. The documents sidebar and
 // the memory panel (documents/, memory/) open from the header. Images are attached in the
-// composer (attach.js) and shown as thumbnails in the history.
+// composer (attach.js) and shown as thumbnails in the history. A chat a schedule fires in
+// wakes at its next firing (`next_firing_at`) and follows that run live, steps and all.
 import { api, stream, chatPath, ApiError } from "../api.js";
 import { readFrames } from "../sse.js";
 import { navigate } from "../router.js";
@@ -19,6 +20,7 @@ import { askCard } from "./askcard.js";
 import { composerImages } from "./attach.js";
 import { imageParts, imageUrl } from "./images.js";
 import { liveDeepThinkPanel } from "./deepthink.js";
+import { workflowSteps, storedWorkflows } from "./workflow.js";
 import { reasoningBlock } from "./reasoning.js";
 import { artifactsPanel } from "../artifacts/panel.js";
 import { settingsPanel } from "./settings.js";
@@ -32,6 +34,11 @@ const ROOT = "\u0000root";
 const AUTOSEND_IMAGES = "colloquy.autosend.images";
 const TOUCH = window.matchMedia?.("(pointer: coarse)").matches ?? false;
 const REATTACH_TRIES = 6;
+/// How long after a schedule's due time the page looks for its run: a firing is claimed within
+/// the scheduler's poll (under a second by default), then starts.
+const FIRING_LOOK_DELAY_MS = 1500;
+/// The longest a page sleeps before looking again (timers drift; a laptop sleeps).
+const MAX_WAKE_MS = 15 * 60 * 1000;
 
 export function conversationView({ chatId, onMenu }) {
   let nodes = new Map();
@@ -42,6 +49,8 @@ export function conversationView({ chatId, onMenu }) {
   let live = null;
   let treeGeneration = 0;
   let destroyed = false;
+  /// The timer that looks for a schedule's next firing in this chat.
+  let wake = null;
   let stick = true;
   let chat = null;
 
@@ -203,6 +212,7 @@ export function conversationView({ chatId, onMenu }) {
       const running = chat.running_runs ?? [];
       if (running.length > 0 && !live) reattach(running[running.length - 1].id);
       else requestAnimationFrame(() => input.focus());
+      wakeAt(chat.next_firing_at);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         title.textContent = "Chat not found";
@@ -211,6 +221,36 @@ export function conversationView({ chatId, onMenu }) {
       }
       if (err instanceof ApiError && err.status === 401) return;
       showBanner(`Could not load the chat: ${err.message}`);
+    }
+  }
+
+  /// A schedule fires in this chat at `at` (ISO time, or null): the page looks then, follows
+  /// the firing's run live, and waits for the next one. No polling between firings.
+  function wakeAt(at) {
+    clearTimeout(wake);
+    wake = null;
+    const due = at ? Date.parse(at) : NaN;
+    if (!Number.isFinite(due) || destroyed) return;
+    const delay = Math.min(Math.max(due - Date.now() + FIRING_LOOK_DELAY_MS, FIRING_LOOK_DELAY_MS), MAX_WAKE_MS);
+    wake = setTimeout(lookForFiring, delay);
+  }
+
+  async function lookForFiring() {
+    wake = null;
+    if (destroyed) return;
+    try {
+      const info = await api("GET", `/chat/api/chats/${encodeURIComponent(chatId)}`);
+      if (destroyed) return;
+      const running = info.running_runs ?? [];
+      if (running.length > 0 && !live) reattach(running[running.length - 1].id);
+      else if (!live) {
+        // It may have finished already: its answer is in the tree.
+        await refreshTree();
+        if (!destroyed && !live) draw();
+      }
+      wakeAt(info.next_firing_at);
+    } catch {
+      wakeAt(new Date(Date.now() + MAX_WAKE_MS).toISOString());
     }
   }
 
@@ -270,6 +310,7 @@ export function conversationView({ chatId, onMenu }) {
       onOpenArtifact: openArtifact,
       imageUrl: (part) => imageUrl(chatId, part),
       deepThink: node.run_id ? runs.get(node.run_id)?.deepThink : null,
+      workflows: storedWorkflows(node.workflows) ?? (node.run_id ? runs.get(node.run_id)?.workflows : null),
       tools: mergeTools(storedTools(node.tools), node.run_id ? runs.get(node.run_id)?.tools : null),
       trimmed: node.run_id ? runs.get(node.run_id)?.trimmed : null,
       cards: node.role === "assistant" && node.run_id ? cardsFor(node.run_id) : null,
@@ -310,12 +351,13 @@ export function conversationView({ chatId, onMenu }) {
     const thought = h("div", { class: "live-reasoning" });
     const progress = h("p", { class: "progress", role: "status" });
     const tools = h("div", { class: "live-tools" });
+    const flow = h("div", { class: "live-workflow" });
     const cards = h("div", { class: "live-asks" });
     const body = h("div", { class: "markdown" });
     const typing = h("span", { class: "typing", "aria-label": "The assistant is answering" }, h("span"), h("span"), h("span"));
     const footer = h("div", { class: "live-footer" });
     const trim = h("div", { class: "live-trim" });
-    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, deep, thought, progress, cards, tools, body, typing, trim, footer);
+    const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, deep, thought, progress, cards, flow, tools, body, typing, trim, footer);
     const md = new StreamingMarkdown(body);
     const renderText = throttle(() => {
       md.update(run.text);
@@ -332,7 +374,7 @@ export function conversationView({ chatId, onMenu }) {
       block.update({ text: run.reasoning, durationMs: run.reasoningMs, streaming: run.reasoningActive && !run.finished });
       scrollToEnd();
     }, 50);
-    return { el, deep, deepPanel: null, progress, tools, cards, body, typing, trim, footer, md, renderText, renderReasoning };
+    return { el, deep, deepPanel: null, progress, flow, tools, cards, body, typing, trim, footer, md, renderText, renderReasoning };
   }
 
   function paint(view, run, changes) {
@@ -344,6 +386,10 @@ export function conversationView({ chatId, onMenu }) {
     if (changes.includes("progress")) {
       view.progress.textContent = run.progress ?? "";
       view.progress.hidden = !run.progress;
+    }
+    if (changes.includes("workflow")) {
+      view.flow.replaceChildren(workflowSteps(run.workflows) ?? "");
+      scrollToEnd();
     }
     if (changes.includes("tools")) {
       view.tools.replaceChildren(toolList(run.tools) ?? "");
@@ -652,6 +698,7 @@ export function conversationView({ chatId, onMenu }) {
     el,
     destroy() {
       destroyed = true;
+      clearTimeout(wake);
       grows.disconnect();
       document.removeEventListener("keydown", keyScrolls);
       live?.controller.abort();

@@ -1,6 +1,7 @@
-// The account page (`/settings`): the reader's display name, default model (`models.js`) and
-// password, their signed-in sessions (`sessions.js`), their API keys with how to use one from
-// the OpenAI SDK (`keys.js`), and moving chats out and in (`transfer.js`). Everything goes through the same REST any client
+// The account page (`/settings`): the reader's display name, time zone (their schedules'
+// default), default model (`models.js`) and password, their signed-in sessions
+// (`sessions.js`), their API keys with how to use one from the OpenAI SDK (`keys.js`), and
+// moving chats out and in (`transfer.js`). Everything goes through the same REST any client
 // uses (`/auth/account`, `/chat/api/models`, `/auth/sessions`, `/auth/api-keys`,
 // `/chat/api/export|import`).
 import { api } from "../api.js";
@@ -45,7 +46,37 @@ function profileSection() {
       status.textContent = `Not saved: ${err.message}`;
     }
   });
-  return { el: section("profile-heading", "Profile", form) };
+  return { el: section("profile-heading", "Profile", form, zoneForm()) };
+}
+
+/// The time zone a schedule made without one fires in (an IANA name; empty: UTC). The server
+/// checks the name; the list offers the browser's own zones.
+function zoneForm() {
+  const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
+  const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const zone = h("input", { id: "time-zone", list: "time-zones", maxlength: 100, autocomplete: "off", placeholder: "UTC", "aria-describedby": "time-zone-hint" });
+  const status = h("p", { class: "muted", role: "status" });
+  const form = h("form", { class: "account-form" },
+    h("div", { class: "field" }, h("label", { for: "time-zone" }, "Time zone"), zone,
+      h("datalist", { id: "time-zones" }, zones.map((z) => h("option", { value: z }))),
+      h("span", { class: "muted", id: "time-zone-hint" },
+        `Schedules you create without a time zone fire in this one; empty means UTC.${here ? ` This browser is in ${here}.` : ""}`)),
+    h("button", { type: "submit", class: "primary" }, "Save time zone"), status);
+  api("GET", "/auth/account").then((account) => {
+    zone.value = account.time_zone === "UTC" ? "" : account.time_zone ?? "";
+  }).catch(() => {});
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    status.textContent = "Saving…";
+    try {
+      const saved = await api("PATCH", "/auth/account", { time_zone: zone.value.trim() || null });
+      zone.value = saved.time_zone === "UTC" ? "" : saved.time_zone;
+      status.textContent = `Saved: ${saved.time_zone}.`;
+    } catch (err) {
+      status.textContent = `Not saved: ${err.message}`;
+    }
+  });
+  return form;
 }
 
 function passwordSection({ onChanged }) {
