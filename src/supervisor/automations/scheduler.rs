@@ -45,7 +45,7 @@ pub fn start(launcher: Launcher) {
         let mut ticks: u128 = 0;
         loop {
             every.tick().await;
-            if ticks % sweep_every == 0 {
+            if ticks.is_multiple_of(sweep_every) {
                 match firings::interrupted_by_restart(&launcher.db).await {
                     Ok(0) => {}
                     Ok(count) => tracing::warn!(
