@@ -393,17 +393,7 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     }
     // A client re-attaching through yet another process gets the events after the last it saw,
     // from the owner, as they come.
-    let reattached = http
-        .get(format!(
-            "{}/chat/api/{streaming}/runs/{run_id}/events",
-            nodes[0].base
-        ))
-        .bearer_auth(ADMIN_KEY)
-        .header("last-event-id", last_seen.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(reattached.status(), 200);
+    let reattached = reattach(&http, &nodes[0], &streaming, &run_id, last_seen).await;
     assert_eq!(reattached.headers()[SERVED_BY].to_str().unwrap(), victim);
     let mut again = reattached.bytes_stream();
     let mut buffer = String::new();
@@ -473,17 +463,7 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
 
     // The client re-attaching through a survivor, after the failover, learns how the run
     // ended, numbered past what it saw, without the text a second time.
-    let reattached = http
-        .get(format!(
-            "{}/chat/api/{streaming}/runs/{run_id}/events",
-            survivors[1].base
-        ))
-        .bearer_auth(ADMIN_KEY)
-        .header("last-event-id", last_seen.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(reattached.status(), 200);
+    let reattached = reattach(&http, survivors[1], &streaming, &run_id, last_seen).await;
     let frames = drain_frames(&mut reattached.text().await.unwrap());
     let finished = frames
         .iter()
@@ -555,14 +535,7 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
         assert_eq!(row[1].as_deref(), Some(victim.as_str()), "{row:?}");
         assert_eq!(row[2].as_deref(), Some("after"), "{row:?}");
     }
-    let survivors_ready: Value = http
-        .get(format!("{}/health/ready", survivors[0].base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let survivors_ready = ready(&http, survivors[0]).await;
     assert!(
         survivors_ready["cluster"]["forwarded_requests"]
             .as_u64()
@@ -580,15 +553,9 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     // One survivor does the cluster's once-only jobs (recovery, retention).
     let mut jobs = 0;
     for survivor in survivors {
-        let ready: Value = http
-            .get(format!("{}/health/ready", survivor.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
+        jobs += ready(&http, survivor).await["cluster"]["job_leases"]
+            .as_u64()
             .unwrap();
-        jobs += ready["cluster"]["job_leases"].as_u64().unwrap();
     }
     assert!(jobs >= 1, "a survivor holds the recovery job");
     let metrics = http
@@ -649,16 +616,43 @@ async fn execute(db: &DatabaseConnection, sql: &str, chat: &str) {
     .unwrap();
 }
 
-async fn failovers(http: &reqwest::Client, node: &Node) -> u64 {
-    let ready: Value = http
-        .get(format!("{}/health/ready", node.base))
+/// A process's `/health/ready`.
+async fn ready(http: &reqwest::Client, node: &Node) -> Value {
+    http.get(format!("{}/health/ready", node.base))
         .send()
         .await
         .unwrap()
         .json()
         .await
+        .unwrap()
+}
+
+async fn failovers(http: &reqwest::Client, node: &Node) -> u64 {
+    ready(http, node).await["cluster"]["failovers"]
+        .as_u64()
+        .unwrap()
+}
+
+/// Re-attaches to a run's events through `node`, after the event `last_seen`.
+async fn reattach(
+    http: &reqwest::Client,
+    node: &Node,
+    chat: &str,
+    run_id: &str,
+    last_seen: usize,
+) -> reqwest::Response {
+    let response = http
+        .get(format!(
+            "{}/chat/api/{chat}/runs/{run_id}/events",
+            node.base
+        ))
+        .bearer_auth(ADMIN_KEY)
+        .header("last-event-id", last_seen.to_string())
+        .send()
+        .await
         .unwrap();
-    ready["cluster"]["failovers"].as_u64().unwrap()
+    assert_eq!(response.status(), 200);
+    response
 }
 
 /// A chat whose owner died with work left in it — a document it was processing, an upload it
