@@ -1,7 +1,7 @@
 //! What a person changes about their own account (the account page, `http::account`): the
-//! display name, the time zone (an IANA name; their schedules' default), the password (the current one required; every other session signed out),
-//! and their login sessions (listed, one signed out). Queries over `Accounts`' database; no
-//! HTTP in here.
+//! display name, the time zone (an IANA name; their schedules' default), the password (the
+//! current one required; every other session signed out), and their login sessions (listed,
+//! one signed out). Queries over `Accounts`' database; no HTTP in here.
 
 use chrono::{DateTime, Utc};
 use entities::ids::{LoginSessionId, UserId};

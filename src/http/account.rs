@@ -1,7 +1,8 @@
 //! The caller's own account (the account page, `/settings`): who they are with their display
-//! name and time zone (`GET`/`PATCH /auth/account`; a PATCH changes only the fields it names), a password change that needs the current password and
-//! signs every other session out (`POST /auth/account/password`), and their login sessions
-//! (`GET /auth/sessions`, `DELETE /auth/sessions/{id}`). API keys are `auth`'s.
+//! name and time zone (`GET`/`PATCH /auth/account`; a PATCH changes only the fields it
+//! names), a password change that needs the current password and signs every other session
+//! out (`POST /auth/account/password`), and their login sessions (`GET /auth/sessions`,
+//! `DELETE /auth/sessions/{id}`). API keys are `auth`'s.
 
 use actix_web::cookie::Cookie;
 use actix_web::{HttpRequest, HttpResponse, web};

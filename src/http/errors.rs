@@ -1,10 +1,10 @@
 //! The one place where errors become HTTP responses: `AppError`'s status, OpenAI's error
 //! shape (`{"error": {"message", "type", "code"}}`, so `/v1` clients and the chat API read
 //! errors alike) and every conversion from a module's own error into an `AppError` (the model
-//! server's, the chat store's, images', memories', a refused request's, accounts', agents', chat exports' and imports',
-//! knowledge bases', the cross-site check's, a stopped chat session's). A 5xx never shows its cause to the
-//! client; the cause chain goes to the log. A failed run's kind becomes an error in
-//! `run_failure`.
+//! server's, the chat store's, images', memories', a refused request's, accounts', agents',
+//! chat exports' and imports', knowledge bases', the cross-site check's, a stopped chat
+//! session's). A 5xx never shows its cause to the client; the cause chain goes to the log. A
+//! failed run's kind becomes an error in `run_failure`.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};

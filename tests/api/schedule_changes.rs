@@ -1,7 +1,8 @@
 //! What a schedule is after it is made: a PATCH of its rule or zone recomputes its next
 //! firings; it fires in the calling chat when asked (`chat_id` over REST, `inThisChat` from
-//! the model), which then names its next firing (`next_firing_at`); a schedule made without a zone takes its owner's (`time_zone` on the account,
-//! UTC when unset); a workflow that schedules fire is not deleted from under them.
+//! the model), which then names its next firing (`next_firing_at`); a schedule made without a
+//! zone takes its owner's (`time_zone` on the account, UTC when unset); a workflow that
+//! schedules fire is not deleted from under them.
 
 use std::time::Duration;
 
