@@ -35,12 +35,25 @@ async fn scroll_wait_screenshot_extract_and_back_do_what_they_say() {
     };
     let opened = act_on(json!({"action": "navigate", "url": site.url("/long")})).await;
     assert_eq!(opened["title"], "Long", "{opened}");
-    let position = || act_on(json!({"action": "extract", "selector": "#pos"}));
-    let at = |read: serde_json::Value| -> u64 {
-        read["text"]
-            .as_str()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or_else(|| panic!("{read}"))
+    // The page shows its scroll position from its scroll events, which Chromium dispatches
+    // on a later frame: the readout is polled until it says what is expected (or 5 s pass).
+    let position_until = |wanted: &'static str, holds: Box<dyn Fn(u64) -> bool>| {
+        let act_on = &act_on;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                let read = act_on(json!({"action": "extract", "selector": "#pos"})).await;
+                let at: u64 = read["text"]
+                    .as_str()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or_else(|| panic!("{read}"));
+                if holds(at) {
+                    return at;
+                }
+                assert!(Instant::now() < deadline, "{wanted}: the page is at {at}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
     };
 
     let to_far = act_on(json!({"action": "scroll", "selector": "#far"})).await;
@@ -52,11 +65,9 @@ async fn scroll_wait_screenshot_extract_and_back_do_what_they_say() {
         ),
         "{to_far}"
     );
-    let middle = at(position().await);
-    assert!(middle > 1_000, "#far is deep in the page: {middle}");
+    let middle = position_until("#far is deep in the page", Box::new(|at| at > 1_000)).await;
     act_on(json!({"action": "scroll", "direction": "up"})).await;
-    let up = at(position().await);
-    assert!(up < middle, "up from {middle} to {up}");
+    position_until("scrolled up", Box::new(move |at| at < middle)).await;
     let bottom = act_on(json!({"action": "scroll", "direction": "bottom"})).await;
     assert!(
         bottom["result"]
@@ -65,9 +76,9 @@ async fn scroll_wait_screenshot_extract_and_back_do_what_they_say() {
             .starts_with("scrolled to the bottom"),
         "{bottom}"
     );
-    assert!(at(position().await) > middle, "the bottom is past #far");
+    position_until("the bottom is past #far", Box::new(move |at| at > middle)).await;
     act_on(json!({"action": "scroll", "direction": "top"})).await;
-    assert_eq!(at(position().await), 0, "back at the top");
+    position_until("back at the top", Box::new(|at| at == 0)).await;
 
     // extract without a selector reads the whole page's text, cut at 10,000 characters.
     let everything = act_on(json!({"action": "extract"})).await;
