@@ -307,3 +307,337 @@ fn an_import_from_a_higher_floor_is_reported() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("tools (floor 30) imports agent (floor 40)"));
 }
+
+/// The node of the import graph a file of `http/` belongs to: its path under `http/`, with a
+/// resource's own folder of submodules (`openai/responses/encode.rs` beside
+/// `openai/responses.rs`) folded into the resource, and a `mod.rs` into its folder.
+fn http_node(http: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(http).unwrap_or(file);
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    if let Some(last) = parts.last_mut() {
+        *last = last.trim_end_matches(".rs").to_string();
+    }
+    if parts.last().is_some_and(|last| last == "mod") {
+        parts.pop();
+    }
+    // The first folder on the way that is a resource's (a file of its name is beside it).
+    let mut dir = http.to_path_buf();
+    for (i, part) in parts.iter().enumerate().take(parts.len().saturating_sub(1)) {
+        if dir.join(format!("{part}.rs")).is_file() {
+            return parts[..=i].to_vec();
+        }
+        dir = dir.join(part);
+    }
+    parts
+}
+
+/// The module paths a piece of code names through `super::` (from `module`) or
+/// `crate::http::`, each as segments under `http`; one level of `{…}` groups is expanded.
+fn http_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    // `a::b::c…` up to the first character that is neither part of a name nor `::`.
+    let segment = |s: &str| -> Vec<String> {
+        let mut path = Vec::new();
+        for piece in s.split("::") {
+            let name: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let whole = name.len() == piece.len();
+            if !name.is_empty() {
+                path.push(name);
+            }
+            if !whole || path.is_empty() {
+                break;
+            }
+        }
+        path
+    };
+    let mut found = Vec::new();
+    for (start, prefix) in code
+        .match_indices("super::")
+        .map(|(at, _)| (at, "super"))
+        .chain(
+            code.match_indices("crate::http::")
+                .map(|(at, _)| (at, "crate")),
+        )
+    {
+        let before = code[..start].chars().last();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let mut base: Vec<String> = Vec::new();
+        let mut rest = &code[start..];
+        if prefix == "crate" {
+            rest = &rest["crate::http::".len()..];
+        } else {
+            base = module.to_vec();
+            while let Some(next) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = next;
+            }
+        }
+        let tails: Vec<String> = match rest.find(['{', ';', ',', ')', ' ', '\n', '(']) {
+            Some(at) if rest[at..].starts_with('{') => {
+                let group = &rest[at + 1..];
+                let end = group.find('}').unwrap_or(group.len());
+                group[..end]
+                    .split(',')
+                    .map(|item| format!("{}{}", &rest[..at], item.trim()))
+                    .collect()
+            }
+            _ => vec![rest.to_string()],
+        };
+        for tail in tails {
+            let mut path = base.clone();
+            path.extend(segment(&tail));
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The node a module path under `http` resolves to: its longest prefix that is a file or a
+/// folder there.
+fn http_target(http: &Path, path: &[String]) -> Vec<String> {
+    let mut longest = 0;
+    for len in 1..=path.len() {
+        let at = path[..len]
+            .iter()
+            .fold(http.to_path_buf(), |p, s| p.join(s));
+        let file = at.with_extension("rs");
+        if file.is_file() || at.is_dir() {
+            longest = len;
+        } else {
+            break;
+        }
+    }
+    let at = path[..longest]
+        .iter()
+        .fold(http.to_path_buf(), |p, s| p.join(s));
+    let file = if at.with_extension("rs").is_file() {
+        at.with_extension("rs")
+    } else {
+        at.join("mod.rs")
+    };
+    http_node(http, &file)
+}
+
+/// The import circles between the files of `http/` (a resource with its own submodules counts
+/// as one): each as `a -> b -> … -> a`.
+fn http_import_circles(src: &Path) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let http = src.join("http");
+    let mut files = Vec::new();
+    rust_files(&http, &mut files);
+    files.sort();
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for file in &files {
+        let node = http_node(&http, file);
+        let relative = file.strip_prefix(&http).unwrap_or(file);
+        let mut module: Vec<String> = relative
+            .components()
+            .map(|c| {
+                c.as_os_str()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_string()
+            })
+            .collect();
+        if module.last().is_some_and(|m| m == "mod") {
+            module.pop();
+        }
+        let code = without_comments(&std::fs::read_to_string(file).unwrap_or_default());
+        for path in http_paths(&code, &module) {
+            let target = http_target(&http, &path);
+            if target != node && !node.starts_with(&target) && !target.starts_with(&node) {
+                edges.entry(node.clone()).or_default().insert(target);
+            }
+        }
+    }
+    // A circle is an edge back to a node on the current path of a depth-first walk.
+    let mut circles = BTreeSet::new();
+    fn walk(
+        node: &Vec<String>,
+        edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        path: &mut Vec<Vec<String>>,
+        done: &mut BTreeSet<Vec<String>>,
+        circles: &mut BTreeSet<String>,
+    ) {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            // Told once, from its least node, whichever node the walk entered it by.
+            let mut circle: Vec<String> = path[at..].iter().map(|n| n.join("/")).collect();
+            let least = (0..circle.len())
+                .min_by_key(|&i| &circle[i])
+                .unwrap_or(0);
+            circle.rotate_left(least);
+            circle.push(circle[0].clone());
+            circles.insert(circle.join(" -> "));
+            return;
+        }
+        if !done.insert(node.clone()) {
+            return;
+        }
+        path.push(node.clone());
+        for next in edges.get(node).into_iter().flatten() {
+            walk(next, edges, path, done, circles);
+        }
+        path.pop();
+        done.remove(node);
+        done.insert(node.clone());
+    }
+    let mut done = BTreeSet::new();
+    for node in edges.keys() {
+        let mut path = Vec::new();
+        walk(node, &edges, &mut path, &mut done, &mut circles);
+        done.clear();
+    }
+    circles.into_iter().collect()
+}
+
+#[test]
+fn no_two_files_of_http_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let circles = http_import_circles(&src);
+    assert!(
+        circles.is_empty(),
+        "import circles in src/http (see ARCHITECTURE.md):\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn an_http_import_circle_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = dir.path().join("http");
+    std::fs::create_dir_all(http.join("openai/responses")).unwrap();
+    std::fs::create_dir_all(http.join("chat_api")).unwrap();
+    std::fs::write(http.join("mod.rs"), "mod openai;\n").unwrap();
+    std::fs::write(
+        http.join("openai/mod.rs"),
+        "mod responses;\nmod vector_stores;\n",
+    )
+    .unwrap();
+    std::fs::write(http.join("openai/responses.rs"), "mod target;\n").unwrap();
+    // A submodule reaching for a sibling resource, which reaches back in a group.
+    std::fs::write(
+        http.join("openai/responses/target.rs"),
+        "use super::super::vector_stores::owned;\nuse super::items::x;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        http.join("openai/vector_stores.rs"),
+        "use crate::http::{chat_api::documents, openai::responses::list_object};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        http.join("chat_api/documents.rs"),
+        "use super::super::json_error;\n",
+    )
+    .unwrap();
+    let circles = http_import_circles(dir.path());
+    assert_eq!(
+        circles,
+        ["openai/responses -> openai/vector_stores -> openai/responses"],
+        "{circles:?}"
+    );
+}
+
+/// Files of `http/` that reach the database themselves: a query builder (`sea_orm`'s traits) or
+/// an entity's table (`entities::x::Entity`, `Column`, `ActiveModel`). A handler parses, calls
+/// one function below, and responds.
+fn http_database_access(src: &Path) -> Vec<String> {
+    let http = src.join("http");
+    let mut files = Vec::new();
+    rust_files(&http, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let code = without_comments(&std::fs::read_to_string(&file).unwrap_or_default());
+        let queries = [
+            "EntityTrait",
+            "QueryFilter",
+            "ActiveModelTrait",
+            "ColumnTrait",
+        ]
+        .iter()
+        .any(|t| code.contains(t));
+        let names_a_table = ["::Entity", "::Column::", "::ActiveModel"]
+            .iter()
+            .any(|t| code.contains(t));
+        if queries || names_a_table || code.contains("Statement::") {
+            found.push(file.display().to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn http_handlers_reach_the_database_only_through_the_floors_below() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = http_database_access(&src);
+    assert!(
+        found.is_empty(),
+        "files of src/http querying the database themselves:\n{}",
+        found.join("\n")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("http")).unwrap();
+    std::fs::write(
+        dir.path().join("http/chats.rs"),
+        "let c = entities::chats::Entity::find().all(db).await?;\n",
+    )
+    .unwrap();
+    assert_eq!(http_database_access(dir.path()).len(), 1);
+}
+
+/// Code that deletes a chat's row outside the one teardown (`supervisor/lifecycle.rs`, which
+/// calls `Chats::delete_row`, defined in `chat/persistence`).
+fn second_teardowns(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let lifecycle = src.join("supervisor").join("lifecycle.rs");
+    let persistence = src.join("chat").join("persistence").join("mod.rs");
+    let mut found = Vec::new();
+    for file in files {
+        if file == lifecycle || file.ends_with("architecture.rs") {
+            continue;
+        }
+        let code = without_comments(&std::fs::read_to_string(&file).unwrap_or_default());
+        let deletes_rows = code.contains("chats::Entity::delete")
+            || code.contains("Entity::delete_by_id(chat")
+            || code.contains("DELETE FROM chats");
+        let calls_delete_row = code.contains(".delete_row(");
+        if (deletes_rows && file != persistence) || calls_delete_row {
+            found.push(file.display().to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn a_chat_is_deleted_only_by_the_one_teardown() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = second_teardowns(&src);
+    assert!(
+        found.is_empty(),
+        "a chat is deleted only by supervisor/lifecycle.rs (forget_chat):\n{}",
+        found.join("\n")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("http")).unwrap();
+    std::fs::write(
+        dir.path().join("http/conversations.rs"),
+        "state.chats().delete_row(&chat.id).await?;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("startup.rs"),
+        "chats::Entity::delete_by_id(id).exec(db).await?;\n",
+    )
+    .unwrap();
+    assert_eq!(second_teardowns(dir.path()).len(), 2);
+}

@@ -77,3 +77,22 @@ const MIGRATION_LOCK: i64 = 0x636f_6c6c_6f71_7579;
 pub async fn ping(db: &DatabaseConnection) -> Result<(), DbErr> {
     db.ping().await
 }
+
+/// The database's own size, where it can say it (PostgreSQL; a SQLite file is in the data
+/// directory).
+pub async fn database_bytes(db: &DatabaseConnection) -> Option<u64> {
+    use sea_orm::{ConnectionTrait, DbBackend, Statement};
+    if db.get_database_backend() != DbBackend::Postgres {
+        return None;
+    }
+    let row = db
+        .query_one_raw(Statement::from_string(
+            DbBackend::Postgres,
+            "SELECT pg_database_size(current_database()) AS bytes",
+        ))
+        .await
+        .ok()??;
+    row.try_get::<i64>("", "bytes")
+        .ok()
+        .map(|b| b.max(0) as u64)
+}

@@ -214,12 +214,12 @@ impl Application {
             sql,
             email,
             browsers,
+            fetcher,
         };
         let state = AppState {
             launcher,
             accounts,
             login_throttle,
-            fetcher,
         };
         resume_unfinished_answers(&state).await;
         for continuation in continuations {
@@ -500,11 +500,7 @@ pub async fn sweep_api_chats(state: &AppState) -> Result<usize, sea_orm::DbErr> 
             return Ok(swept);
         }
         for id in ids {
-            state.sessions().deactivate(&id);
-            state.workspace().forget(&id).await;
-            state.launcher.attachments.forget(&id).await;
-            state.launcher.browsers.forget(&id).await;
-            state.chats().delete_swept(&id).await?;
+            state.launcher.forget_any_chat(&id).await?;
             swept += 1;
         }
     }

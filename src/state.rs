@@ -22,9 +22,6 @@ pub struct AppState {
     pub accounts: Accounts,
     /// Failed password logins, per account and per client address.
     pub login_throttle: Arc<crate::auth::LoginThrottle>,
-    /// The SSRF-guarded fetcher (shared with the research tools): image URLs of `/v1`
-    /// requests are fetched through it.
-    pub fetcher: Arc<crate::tools::fetch::Fetcher>,
 }
 
 impl AppState {
@@ -63,6 +60,14 @@ impl AppState {
     /// Live and recently finished runs.
     pub fn runs(&self) -> &RunRegistry {
         &self.launcher.runs
+    }
+
+    /// Every user's knowledge bases (chats made as vector stores), within the per-user cap.
+    pub fn knowledge_bases(&self) -> crate::chat::knowledge_bases::KnowledgeBases {
+        crate::chat::knowledge_bases::KnowledgeBases::new(
+            self.launcher.db.clone(),
+            self.config().documents.max_knowledge_bases_per_user,
+        )
     }
 
     /// The configured MCP servers and their health.

@@ -83,6 +83,32 @@ pub struct Accounts {
 }
 
 impl Accounts {
+    /// The model `user` chose as their default (the model picker's), if any.
+    pub async fn default_model(&self, user: &UserId) -> Result<Option<String>, DbErr> {
+        Ok(users::Entity::find_by_id(user.clone())
+            .one(&self.db)
+            .await?
+            .and_then(|u| u.default_model))
+    }
+
+    /// Sets (or, with `None`, clears) `user`'s default model; `false` when there is no such user.
+    pub async fn set_default_model(
+        &self,
+        user: &UserId,
+        model: Option<String>,
+    ) -> Result<bool, DbErr> {
+        let Some(found) = users::Entity::find_by_id(user.clone())
+            .one(&self.db)
+            .await?
+        else {
+            return Ok(false);
+        };
+        let mut active: users::ActiveModel = found.into();
+        active.default_model = sea_orm::Set(model);
+        active.update(&self.db).await?;
+        Ok(true)
+    }
+
     pub fn new(db: DatabaseConnection, session_ttl_hours: u64, link_ttl_minutes: u64) -> Self {
         Self {
             db,

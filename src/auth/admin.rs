@@ -88,6 +88,21 @@ impl Accounts {
         target: &UserId,
         confirmation: &str,
     ) -> Result<users::Model, AccountChangeError> {
+        let user = self.check_deletion(actor, target, confirmation).await?;
+        users::Entity::delete_by_id(target.clone())
+            .exec(&self.db)
+            .await?;
+        self.key_cache.invalidate_all();
+        Ok(user)
+    }
+
+    /// Whether `actor` may delete `target` with `confirmation` (its username); the account.
+    pub async fn check_deletion(
+        &self,
+        actor: &UserId,
+        target: &UserId,
+        confirmation: &str,
+    ) -> Result<users::Model, AccountChangeError> {
         if actor == target {
             return Err(AccountChangeError::OwnAccount("delete"));
         }
@@ -98,10 +113,6 @@ impl Accounts {
         if confirmation != user.username {
             return Err(AccountChangeError::Unconfirmed(user.username));
         }
-        users::Entity::delete_by_id(target.clone())
-            .exec(&self.db)
-            .await?;
-        self.key_cache.invalidate_all();
         Ok(user)
     }
 }

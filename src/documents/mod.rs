@@ -63,7 +63,7 @@ impl From<tokio::task::JoinError> for DocumentsError {
     }
 }
 
-pub use uploads::{Termination, UploadClaim};
+pub use uploads::{NewUpload, Termination, UploadClaim};
 
 pub const KIND_DOCUMENT: &str = "document";
 

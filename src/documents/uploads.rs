@@ -140,7 +140,67 @@ pub enum Termination {
     Busy,
 }
 
+/// A tus upload begun: its row, written by `Workspace::record_upload`.
+pub struct NewUpload {
+    pub id: UploadId,
+    pub chat_id: entities::ids::ChatId,
+    pub user_id: entities::ids::UserId,
+    pub filename: String,
+    pub length: u64,
+    pub metadata: serde_json::Value,
+    pub storage_path: std::path::PathBuf,
+    pub document_id: entities::ids::DocumentId,
+    /// How long it may stay unfinished.
+    pub expires_in: Duration,
+}
+
 impl Workspace {
+    /// Records an upload that was just begun (its document is made already).
+    pub async fn record_upload(&self, new: NewUpload) -> Result<uploads::Model, DbErr> {
+        use sea_orm::{ActiveModelTrait, Set};
+        let now = Utc::now();
+        uploads::ActiveModel {
+            id: Set(new.id),
+            chat_id: Set(new.chat_id),
+            user_id: Set(new.user_id),
+            filename: Set(new.filename),
+            upload_length: Set(new.length as i64),
+            upload_offset: Set(0),
+            metadata: Set(Some(new.metadata)),
+            storage_path: Set(new.storage_path.to_string_lossy().into_owned()),
+            document_id: Set(Some(new.document_id)),
+            status: Set(UploadStatus::Uploading),
+            created_at: Set(now),
+            updated_at: Set(now),
+            expires_at: Set(now + chrono::Duration::from_std(new.expires_in).unwrap_or_default()),
+        }
+        .insert(&self.inner.db)
+        .await
+    }
+
+    /// Records how many bytes of `upload` are written.
+    pub async fn record_offset(&self, upload: &uploads::Model, written: u64) -> Result<(), DbErr> {
+        use sea_orm::{ActiveModelTrait, Set};
+        let mut row: uploads::ActiveModel = upload.clone().into();
+        row.upload_offset = Set(written as i64);
+        row.updated_at = Set(Utc::now());
+        row.update(&self.inner.db).await?;
+        Ok(())
+    }
+
+    /// Upload `upload_id` of `chat_id`, unless it was terminated.
+    pub async fn upload_in(
+        &self,
+        chat_id: &entities::ids::ChatId,
+        upload_id: &UploadId,
+    ) -> Result<Option<uploads::Model>, DbErr> {
+        Ok(uploads::Entity::find_by_id(upload_id.clone())
+            .filter(uploads::Column::ChatId.eq(chat_id.clone()))
+            .one(&self.inner.db)
+            .await?
+            .filter(|u| u.status != UploadStatus::Terminated))
+    }
+
     /// Claims an upload for a PATCH; `None` while another request writes or terminates it.
     pub fn claim_upload(&self, upload_id: &UploadId) -> Option<UploadClaim> {
         self.inner.upload_claims.try_claim(upload_id)

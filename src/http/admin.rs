@@ -183,35 +183,28 @@ struct DeleteUser {
     confirm: String,
 }
 
-/// Deletes a user and everything they own: their chats' live sessions, indexes and images
-/// are let go as a chat's deletion lets them go, then the database cascades from the user.
+/// Deletes a user and everything they own: each chat is let go as a chat's deletion lets it go
+/// (`Launcher::forget_chats_of`: runs, sessions, indexes, images, browser sessions), then the
+/// account, from which the database cascades the rest.
 async fn delete_user(
     principal: Principal,
     state: web::Data<AppState>,
     path: web::Path<UserId>,
     body: web::Json<DeleteUser>,
 ) -> AppResult<HttpResponse> {
-    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
     admin(&principal)?;
-    let chats: Vec<entities::ids::ChatId> = entities::chats::Entity::find()
-        .select_only()
-        .column(entities::chats::Column::Id)
-        .filter(entities::chats::Column::UserId.eq(path.clone()))
-        .into_tuple()
-        .all(state.db())
+    state
+        .accounts
+        .check_deletion(&principal.user_id, &path, &body.confirm)
         .await?;
+    let chats = state.launcher.forget_chats_of(&path).await?;
     let user = state
         .accounts
         .delete_account(&principal.user_id, &path, &body.confirm)
         .await?;
-    for chat in &chats {
-        state.sessions().deactivate(chat);
-        state.workspace().forget(chat).await;
-        state.launcher.attachments.forget(chat).await;
-    }
-    tracing::info!(admin = %principal.username, user = %user.username, chats = chats.len(),
+    tracing::info!(admin = %principal.username, user = %user.username, chats,
         "an admin deleted a user and their data");
-    Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": user.id, "chats": chats.len()})))
+    Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": user.id, "chats": chats})))
 }
 
 /// Bytes of the files under `dir`, and whether counting stopped at `MAX_COUNTED_FILES`.
@@ -241,26 +234,6 @@ fn directory_bytes(dir: &std::path::Path) -> (u64, bool) {
     (total, false)
 }
 
-/// The database's own size, where it can say it (PostgreSQL; a SQLite file is in the data
-/// directory).
-async fn database_bytes(state: &AppState) -> Option<u64> {
-    use sea_orm::{ConnectionTrait, DbBackend, Statement};
-    let db = state.db();
-    if db.get_database_backend() != DbBackend::Postgres {
-        return None;
-    }
-    let row = db
-        .query_one_raw(Statement::from_string(
-            DbBackend::Postgres,
-            "SELECT pg_database_size(current_database()) AS bytes",
-        ))
-        .await
-        .ok()??;
-    row.try_get::<i64>("", "bytes")
-        .ok()
-        .map(|b| b.max(0) as u64)
-}
-
 async fn status(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     admin(&principal)?;
     let data_dir = state.config().data_dir.clone();
@@ -282,7 +255,7 @@ async fn status(principal: Principal, state: web::Data<AppState>) -> AppResult<H
         "storage": {
             "data_dir_bytes": data_dir_bytes,
             "data_dir_counted_in_full": !truncated,
-            "database_bytes": database_bytes(&state).await,
+            "database_bytes": crate::db::database_bytes(state.db()).await,
         },
         "users": state.accounts.count_users().await?,
     })))

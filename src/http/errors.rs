@@ -237,6 +237,50 @@ impl From<ChatError> for AppError {
     }
 }
 
+impl From<crate::documents::CommitError> for AppError {
+    fn from(err: crate::documents::CommitError) -> Self {
+        use crate::documents::CommitError;
+        match err {
+            CommitError::Store(_) => AppError::internal(err),
+            CommitError::Db(err) => err.into(),
+        }
+    }
+}
+
+impl From<crate::documents::CreateError> for AppError {
+    fn from(err: crate::documents::CreateError) -> Self {
+        use crate::documents::CreateError;
+        match err {
+            CreateError::TooMany { .. } => AppError::LimitReached {
+                code: "too_many_documents",
+                message: err.to_string(),
+            },
+            CreateError::Db(err) => err.into(),
+        }
+    }
+}
+
+/// Why a file or a chat's document could not be added as a store's document.
+impl From<crate::documents::AddFileError> for AppError {
+    fn from(err: crate::documents::AddFileError) -> Self {
+        use crate::documents::AddFileError;
+        match err {
+            AddFileError::Create(err) => err.into(),
+            AddFileError::Commit(err) => err.into(),
+            AddFileError::Db(err) => err.into(),
+            AddFileError::Io(err) => AppError::internal(err),
+            AddFileError::NoSuchDocument => AppError::NotFound("document"),
+            AddFileError::StillUploading(_) => AppError::Conflict(err.to_string()),
+        }
+    }
+}
+
+impl From<crate::supervisor::turn::LaunchError> for AppError {
+    fn from(err: crate::supervisor::turn::LaunchError) -> Self {
+        err.into_app_error()
+    }
+}
+
 impl From<Refusal> for AppError {
     fn from(refusal: Refusal) -> Self {
         AppError::invalid(refusal.to_string())

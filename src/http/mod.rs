@@ -1,52 +1,34 @@
-//! The HTTP surface: one file per resource, each with a `configure` function, plus the
-//! extractor settings that turn malformed input into clear 4xx errors and the request-id
-//! header. Handlers authenticate with `Principal` and never touch another user's data.
+//! The HTTP surface, shaped like its URLs: a folder per URL family — `chat_api` (`/chat/api`),
+//! `openai` (`/v1`), `api` (`/api`), `auth` (`/auth`) — and `admin` (`/admin/api`), one file per
+//! resource in each, with a `configure` function; plus the extractor settings that turn
+//! malformed input into clear 4xx errors and the request-id header. Handlers authenticate with
+//! `Principal`, parse, call one function below, and respond; they never touch another user's
+//! data, never query the database themselves, and no two files import each other
+//! (`src/architecture.rs`).
 //!
 //! Routes are plain paths, never `/chat/api/{id}` scopes (two such scopes would shadow each
 //! other). Beside the resources: `principal` (the extractor), `sse` (a run's events in each
 //! stream dialect), `run_usage` (`x_chat.metadata`'s usage), `run_failure` (the one place a
-//! failed run becomes an HTTP error), `images` (the images of `/v1` messages) and `ui`.
-//! `knowledge_bases` serves the same stores as `vector_stores`, as knowledge bases, through
-//! `documents`' and `uploads`' handlers.
+//! failed run becomes an HTTP error) and `ui`.
+//! `api::knowledge_bases` serves the same stores as `openai::vector_stores`, as knowledge bases,
+//! through `chat_api::documents`' and `chat_api::uploads`' handlers.
 
-mod account;
-mod admin;
 pub mod admission;
-mod agents;
-mod artifacts;
-mod asks;
-mod attachments;
-mod auth;
-mod chats;
-mod completions;
-mod conversations;
-mod documents;
 mod errors;
-mod export;
-mod files;
 pub mod forward;
 mod health;
-mod images;
-mod knowledge_bases;
-mod mcp;
-mod memories;
-mod messages;
 mod metrics;
-mod model_picker;
-mod models;
 mod principal;
-mod responses;
 mod run_failure;
 mod run_usage;
-mod runs;
-mod schedules;
-mod screenshots;
 pub mod sse;
-mod tools;
 pub mod ui;
-mod uploads;
-mod vector_stores;
-mod workflows;
+
+mod admin;
+mod api;
+mod auth;
+mod chat_api;
+mod openai;
 
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
@@ -72,32 +54,10 @@ pub fn configure(
     .configure(health::configure)
     .configure(metrics::configure)
     .configure(auth::configure)
-    .configure(account::configure)
-    .configure(models::configure)
-    .configure(model_picker::configure)
     .configure(admin::configure)
-    .configure(agents::configure)
-    .configure(chats::configure)
-    .configure(export::configure)
-    .configure(messages::configure)
-    .configure(runs::configure)
-    .configure(asks::configure)
-    .configure(artifacts::configure)
-    .configure(memories::configure)
-    .configure(mcp::configure)
-    .configure(tools::configure)
-    .configure(documents::configure)
-    .configure(attachments::configure)
-    .configure(screenshots::configure)
-    .configure(uploads::configure)
-    .configure(|cfg| completions::configure(cfg, max_v1_body_bytes))
-    .configure(|cfg| responses::configure(cfg, max_v1_body_bytes))
-    .configure(conversations::configure)
-    .configure(files::configure)
-    .configure(vector_stores::configure)
-    .configure(knowledge_bases::configure)
-    .configure(workflows::configure)
-    .configure(schedules::configure)
+    .configure(chat_api::configure)
+    .configure(|cfg| openai::configure(cfg, max_v1_body_bytes))
+    .configure(api::configure)
     .configure(ui::configure)
     .default_service(web::to(not_found));
 }

@@ -13,15 +13,16 @@ use crate::config::{Config, ContextStrategy};
 use crate::error::AppResult;
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
 use crate::run::log::RunLog;
-use crate::supervisor::SpawnRun;
+use crate::supervisor::Spawn;
 use crate::tools;
-use crate::tools::chat_context::Parts;
+use crate::tools::chat_context::{Parts, SessionSlot};
 
 mod agent;
 mod browser;
 mod catalog;
 mod chat;
 mod email;
+pub mod images;
 mod knowledge;
 mod options;
 mod plan;
@@ -76,6 +77,9 @@ pub struct Launcher {
     /// The browser sessions of `browser_action` and `analyze_page` (offered when Chromium is
     /// there: `Browsers::unavailable`).
     pub browsers: crate::tools::browser::Browsers,
+    /// The SSRF-guarded fetcher (shared with the research tools): image URLs of `/v1`
+    /// requests are fetched through it.
+    pub fetcher: Arc<crate::tools::fetch::Fetcher>,
 }
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this
@@ -175,11 +179,17 @@ impl Launcher {
         spec
     }
 
-    /// Registers the run's log (so clients can subscribe at once) and spawns the run.
+    /// The one spawn path: registers the run's log (so clients can subscribe at once), counts
+    /// the run and spawns it, for every kind of run alike.
+    pub(in crate::supervisor) fn spawn(&self, spawn: Spawn) {
+        self.metrics.run_started(spawn.kind());
+        self.runs.insert(spawn.log().clone());
+        self.supervisor.do_send(spawn);
+    }
+
+    /// Spawns one run of the agentic loop.
     pub(super) fn start(&self, spec: RunSpec) {
-        self.metrics.run_started("run");
-        self.runs.insert(spec.log.clone());
-        self.supervisor.do_send(SpawnRun { spec });
+        self.spawn(Spawn::Run(spec));
     }
 
     /// Starts `spec` as the request asked: an ordinary run, or Deep Think.
@@ -207,8 +217,6 @@ impl Launcher {
         question: String,
         checkpoint: Option<crate::agent::deep_think::Checkpoint>,
     ) {
-        self.metrics.run_started("deep_think");
-        self.runs.insert(spec.log.clone());
         let spec = crate::agent::deep_think::DeepThinkSpec {
             run: spec,
             question,
@@ -217,7 +225,7 @@ impl Launcher {
             checkpoint,
             subtasks: self.supervisor.clone().recipient(),
         };
-        self.supervisor.do_send(super::SpawnDeepThink { spec });
+        self.spawn(Spawn::DeepThink(spec));
     }
 }
 
@@ -248,59 +256,74 @@ async fn check_model(launcher: &Launcher, principal: &Principal, model: &str) ->
         .map_err(|err| crate::error::AppError::upstream(err, principal.is_admin))
 }
 
-/// Starts a turn in a stored chat the caller owns.
-pub async fn launch_chat_turn(
+/// A turn in a stored chat, checked and planned, nothing written yet: what `begin` needs.
+pub(in crate::supervisor) struct Prepared {
+    chat: entities::chats::Model,
+    options: RunOptions,
+    log: Arc<RunLog>,
+    plan: plan::Plan,
+    /// The chat's session, filled when the turn begins (a new chat has none before).
+    slot: SessionSlot,
+    searchable: bool,
+    context_strategy: ContextStrategy,
+    history_budget: Option<u64>,
+}
+
+impl Prepared {
+    pub(in crate::supervisor) fn chat_id(&self) -> &ChatId {
+        &self.chat.id
+    }
+}
+
+/// Checks and plans a turn in `chat` (the caller's; `fresh`: a draft not stored yet) that
+/// brings `message` (a user message's text and how many images, when the turn brings one).
+/// Writes nothing: a refusal leaves everything as it was.
+pub(in crate::supervisor) async fn prepare(
     launcher: &Launcher,
     principal: &Principal,
-    chat_id: &ChatId,
-    turn: Turn,
+    chat: entities::chats::Model,
+    fresh: bool,
+    message: Option<(&str, usize)>,
     options: RunOptions,
-) -> AppResult<Arc<RunLog>> {
-    let chat = launcher
-        .chats
-        .get_owned(&principal.user_id, chat_id)
-        .await?;
+) -> AppResult<Prepared> {
     let mut options = options;
     if options.agent.is_none() {
         options.agent = Some(agent_of(launcher, &chat).await?);
     }
-    if let Turn::Send {
-        content, images, ..
-    }
-    | Turn::Edit {
-        content, images, ..
-    } = &turn
-    {
+    if let Some((content, images)) = message {
         check_message_length(&launcher.config, Role::User, content)?;
-        launcher.attachments.check_count(images.len())?;
+        launcher.attachments.check_count(images)?;
     }
     let model = model_of(launcher, &options, Some(&chat));
     check_model(launcher, principal, &model).await?;
-    let session = launcher.sessions.session(&chat.id).await?;
-    let run_id = RunId::generate();
+    let slot = SessionSlot::default();
+    if !fresh {
+        slot.bind(launcher.sessions.session(&chat.id).await?);
+    }
     let log = Arc::new(
         RunLog::new(
-            run_id.clone(),
+            RunId::generate(),
             Some(chat.id.clone()),
             principal.user_id.clone(),
             model,
         )
         .owned_by_admin(principal.is_admin),
     );
-    let searchable = match launcher.workspace.has_searchable(&chat.id).await {
-        Ok(searchable) => searchable,
-        Err(err) => {
-            tracing::warn!(%err, "could not tell whether the chat has searchable documents");
-            false
-        }
-    };
+    let searchable = !fresh
+        && match launcher.workspace.has_searchable(&chat.id).await {
+            Ok(searchable) => searchable,
+            Err(err) => {
+                tracing::warn!(%err, "could not tell whether the chat has searchable documents");
+                false
+            }
+        };
     // Everything is checked before the turn begins: a refused request stores nothing.
     let plan = plan(
         launcher,
         principal.project(),
         log.clone(),
         &options,
-        Some(session.clone()),
+        Some(slot.clone()),
         searchable,
     )?;
     let context_strategy = crate::chat::persistence::context_strategy_of(
@@ -312,10 +335,42 @@ pub async fn launch_chat_turn(
         ContextStrategy::Drop => launcher.llm.known_context_length(&log.model).map(u64::from),
         ContextStrategy::Summarize => None,
     };
+    Ok(Prepared {
+        chat,
+        options,
+        log,
+        plan,
+        slot,
+        searchable,
+        context_strategy,
+        history_budget,
+    })
+}
+
+/// Begins a prepared turn in its chat's `session` (stored by now): the user message and the run
+/// row are saved, and the run starts.
+pub(in crate::supervisor) async fn begin(
+    launcher: &Launcher,
+    principal: &Principal,
+    prepared: Prepared,
+    session: actix::Addr<crate::chat::session::ChatSession>,
+    turn: Turn,
+) -> AppResult<Arc<RunLog>> {
+    let Prepared {
+        chat,
+        options,
+        log,
+        plan,
+        slot,
+        searchable,
+        context_strategy,
+        history_budget,
+    } = prepared;
+    slot.bind(session.clone());
     let started = session
         .send(BeginTurn {
             turn,
-            run_id,
+            run_id: log.run_id.clone(),
             user_id: principal.user_id.clone(),
             options: options
                 .web_search
@@ -361,8 +416,39 @@ pub async fn launch_chat_turn(
     Ok(log)
 }
 
+/// Starts a turn in a stored chat the caller owns (the chat API's turns: their images are the
+/// chat's attachments already).
+pub(in crate::supervisor) async fn launch_chat_turn(
+    launcher: &Launcher,
+    principal: &Principal,
+    chat_id: &ChatId,
+    turn: Turn,
+    options: RunOptions,
+) -> AppResult<Arc<RunLog>> {
+    let chat = launcher
+        .chats
+        .get_owned(&principal.user_id, chat_id)
+        .await?;
+    let message = match &turn {
+        Turn::Send {
+            content, images, ..
+        }
+        | Turn::Edit {
+            content, images, ..
+        } => Some((content.as_str(), images.len())),
+        Turn::Regenerate { .. } => None,
+    };
+    let prepared = prepare(launcher, principal, chat, false, message, options).await?;
+    let session = prepared
+        .slot
+        .get()
+        .cloned()
+        .ok_or_else(|| crate::error::AppError::internal(anyhow::anyhow!("no session")))?;
+    begin(launcher, principal, prepared, session, turn).await
+}
+
 /// Starts a run over messages given whole, in no stored chat (OpenAI API without a chat).
-pub async fn launch_ephemeral(
+pub(in crate::supervisor) async fn launch_ephemeral(
     launcher: &Launcher,
     principal: &Principal,
     mut messages: Vec<ChatMessage>,

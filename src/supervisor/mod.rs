@@ -4,16 +4,19 @@
 //! and the `DeepThinkSubtask`s it asks for), and sweeps finished run logs. `launch`
 //! turns a request into a persisted turn and a run.
 //!
-//! Beside it: `launch` (`Launcher`, the handles runs need — not `AppState` —, with `plan`: the
+//! Beside it: `turn` (`Launcher::open`, the one door every surface begins a turn through),
+//! `launch` (`Launcher`, the handles runs need — not `AppState` —, with `plan`: the
 //! checks that write nothing, `options`, `agent` and `chat`: what an agent and a chat add to a
 //! run), `resume` (paused runs continued) and `continuation` (Deep Think runs continued after
-//! a restart) and `automations` (workflow runs of their own, the scheduler, and the
+//! a restart), `lifecycle` (`forget_chat`, the one teardown of a chat) and `automations` (workflow runs of their own, the scheduler, and the
 //! workflow and schedule tools).
 
 pub mod automations;
 pub mod continuation;
 pub mod launch;
+mod lifecycle;
 pub mod resume;
+pub mod turn;
 
 use std::time::Duration;
 
@@ -30,26 +33,38 @@ use crate::run::log::RunRegistry;
 /// How often finished run logs are swept.
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
-/// Starts one run of the agentic loop.
+/// Starts a run on the supervisor's arbiters. Sent only by `Launcher::spawn`, the one path that
+/// registers a run's log (so subscribers find it at once) and counts it, whatever the run is.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct SpawnRun {
-    pub spec: RunSpec,
+pub enum Spawn {
+    /// One run of the agentic loop (a chat turn, a resumed or continued run, a schedule's prompt).
+    Run(RunSpec),
+    /// A Deep Think run: its `DeepThinkPlanner`, which asks back for its sub-tasks' actors with
+    /// `SpawnSubtask`.
+    DeepThink(DeepThinkSpec),
+    /// A run of a workflow of its own (`WorkflowRun`).
+    Workflow(crate::agent::workflow::WorkflowRunPlan),
 }
 
-/// Starts a run of a workflow of its own (`WorkflowRun`).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SpawnWorkflow {
-    pub spec: crate::agent::workflow::WorkflowRunPlan,
-}
+impl Spawn {
+    /// The run's log.
+    pub fn log(&self) -> &std::sync::Arc<crate::run::log::RunLog> {
+        match self {
+            Self::Run(spec) => &spec.log,
+            Self::DeepThink(spec) => &spec.run.log,
+            Self::Workflow(plan) => &plan.run.log,
+        }
+    }
 
-/// Starts a Deep Think run: its `DeepThinkPlanner`, which asks back for its sub-tasks'
-/// actors with `SpawnSubtask`.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SpawnDeepThink {
-    pub spec: DeepThinkSpec,
+    /// The kind of run, as `GET /metrics` counts them.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Run(_) => "run",
+            Self::DeepThink(_) => "deep_think",
+            Self::Workflow(_) => "workflow",
+        }
+    }
 }
 
 pub struct ChatSupervisor {
@@ -106,34 +121,24 @@ impl Actor for ChatSupervisor {
     }
 }
 
-impl Handler<SpawnRun> for ChatSupervisor {
+impl Handler<Spawn> for ChatSupervisor {
     type Result = ();
 
-    fn handle(&mut self, msg: SpawnRun, _: &mut Self::Context) {
-        self.runs.insert(msg.spec.log.clone());
+    fn handle(&mut self, msg: Spawn, _: &mut Self::Context) {
         let arbiter = self.registry.arbiter();
-        AgentRun::start_in_arbiter(&arbiter, move |_| AgentRun::new(msg.spec));
-    }
-}
-
-impl Handler<SpawnDeepThink> for ChatSupervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: SpawnDeepThink, _: &mut Self::Context) {
-        self.runs.insert(msg.spec.run.log.clone());
-        let arbiter = self.registry.arbiter();
-        DeepThinkPlanner::start_in_arbiter(&arbiter, move |_| DeepThinkPlanner::new(msg.spec));
-    }
-}
-
-impl Handler<SpawnWorkflow> for ChatSupervisor {
-    type Result = ();
-
-    fn handle(&mut self, msg: SpawnWorkflow, _: &mut Self::Context) {
-        let arbiter = self.registry.arbiter();
-        crate::agent::workflow::WorkflowRun::start_in_arbiter(&arbiter, move |_| {
-            crate::agent::workflow::WorkflowRun::new(msg.spec)
-        });
+        match msg {
+            Spawn::Run(spec) => {
+                AgentRun::start_in_arbiter(&arbiter, move |_| AgentRun::new(spec));
+            }
+            Spawn::DeepThink(spec) => {
+                DeepThinkPlanner::start_in_arbiter(&arbiter, move |_| DeepThinkPlanner::new(spec));
+            }
+            Spawn::Workflow(plan) => {
+                crate::agent::workflow::WorkflowRun::start_in_arbiter(&arbiter, move |_| {
+                    crate::agent::workflow::WorkflowRun::new(plan)
+                });
+            }
+        }
     }
 }
 

@@ -80,7 +80,7 @@ pub struct ToolResult {
 /// Continues a stored chat's run that stopped on calls of the client's own tools, with their
 /// results: one for each call, no other. `client_tools` (the request's `tools`) are offered
 /// from then on; empty keeps those the run had.
-pub async fn launch_tool_results(
+pub(in crate::supervisor) async fn launch_tool_results(
     launcher: &Launcher,
     principal: &Principal,
     chat_id: &ChatId,
@@ -268,7 +268,7 @@ pub async fn resume_answered(
     tools.extend(chat_tools(
         launcher,
         ask.chat_id.clone(),
-        session.clone(),
+        crate::tools::chat_context::SessionSlot::of(session.clone()),
         &log,
         &parts,
         documents,

@@ -163,7 +163,7 @@ impl Tool for CreateArtifactTool {
             check_content(&args.content, limits.max_content_bytes)?;
             let content = args.content.clone();
             let head = ctx
-                .session
+                .session()?
                 .send(CreateArtifact(NewArtifact {
                     identifier: args.identifier,
                     title,
@@ -246,7 +246,7 @@ impl Tool for UpdateArtifactTool {
             check_content(&args.content, ctx.config.artifacts.max_content_bytes)?;
             let content = args.content.clone();
             let head = ctx
-                .session
+                .session()?
                 .send(UpdateArtifact {
                     identifier: args.identifier,
                     content: args.content,

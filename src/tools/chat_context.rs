@@ -52,9 +52,34 @@ impl Parts {
     }
 }
 
+/// The session of the chat a run is planned in. A turn is planned before anything is stored,
+/// before a new chat (and so its session) exists; the slot is filled when the turn begins, before
+/// the run starts, so a tool always finds it.
+#[derive(Clone, Default)]
+pub struct SessionSlot(Arc<std::sync::OnceLock<Addr<ChatSession>>>);
+
+impl SessionSlot {
+    /// A slot already holding `session`.
+    pub fn of(session: Addr<ChatSession>) -> Self {
+        let slot = Self::default();
+        slot.bind(session);
+        slot
+    }
+
+    /// Fills the slot (once: a second session is ignored, as a turn begins once).
+    pub fn bind(&self, session: Addr<ChatSession>) {
+        let _ = self.0.set(session);
+    }
+
+    /// The session, once the turn has begun.
+    pub fn get(&self) -> Option<&Addr<ChatSession>> {
+        self.0.get()
+    }
+}
+
 pub struct ChatContext {
     pub chat_id: ChatId,
-    pub session: Addr<ChatSession>,
+    pub session: SessionSlot,
     pub log: Arc<RunLog>,
     pub parts: Parts,
     pub embedder: SharedEmbedder,
@@ -62,6 +87,18 @@ pub struct ChatContext {
 }
 
 impl ChatContext {
+    /// The chat's session; a tool running before its turn began (never, by construction) is
+    /// told the chat is unavailable.
+    pub fn session(&self) -> Result<&Addr<ChatSession>, super::ToolError> {
+        self.session.get().ok_or_else(|| {
+            super::ToolError::new(
+                "chat_unavailable",
+                "the chat's turn has not begun",
+                "Call the tool again.",
+            )
+        })
+    }
+
     /// Reports a feature event (`x_artifact.created`, …) to the run's subscribers.
     pub fn emit(&self, event_type: &str, payload: Value) {
         self.log.push(RunEvent::Extension {

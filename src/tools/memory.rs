@@ -117,7 +117,7 @@ impl Tool for SaveMemoryTool {
                 .map_err(ToolError::invalid_arguments)?;
             let embedded = embed_text(&ctx, &content).await.map_err(embed_failed)?;
             let saved = ctx
-                .session
+                .session()?
                 .send(SaveMemory {
                     content,
                     category,
@@ -203,7 +203,7 @@ impl Tool for RecallMemoryTool {
                 .map_err(ToolError::invalid_arguments)?;
             let embedded = embed_text(&ctx, &query).await.map_err(embed_failed)?;
             let ranked = ctx
-                .session
+                .session()?
                 .send(RecallMemories {
                     query: embedded,
                     limit: ctx.config.memory.recall_limit,

@@ -19,7 +19,7 @@ pub const PNG: &[u8] = &[
     0x42, 0x60, 0x82,
 ];
 
-fn png_data_url() -> String {
+pub fn png_data_url() -> String {
     format!(
         "data:image/png;base64,{}",
         base64::engine::general_purpose::STANDARD.encode(PNG)

@@ -37,6 +37,7 @@ mod logs;
 mod mcp;
 mod message_limit;
 mod metrics;
+mod one_door;
 mod openai_node;
 mod openai_python;
 mod postgres;

@@ -83,6 +83,23 @@ impl Chats {
         context_strategy: Option<ContextStrategy>,
         agent: Option<entities::ids::AgentId>,
     ) -> Result<chats::Model, DbErr> {
+        let draft = self
+            .draft(owner, title, ephemeral, context_strategy, agent)
+            .await?;
+        self.insert(draft).await
+    }
+
+    /// The chat `create_with` would make, not stored yet (`insert` stores it): a turn that
+    /// opens a new chat is planned against it before anything is written. Only reads (but for
+    /// the owner's default agent, made once when first needed).
+    pub async fn draft(
+        &self,
+        owner: &UserId,
+        title: Option<String>,
+        ephemeral: bool,
+        context_strategy: Option<ContextStrategy>,
+        agent: Option<entities::ids::AgentId>,
+    ) -> Result<chats::Model, DbErr> {
         let registry = super::agents::Agents::new(self.db.clone());
         let agent = match agent {
             Some(agent) => entities::agents::Entity::find_by_id(agent.clone())
@@ -100,23 +117,42 @@ impl Chats {
                 .await?
                 .and_then(|user| user.default_model),
         };
-        let agent = agent.id;
         let now = Utc::now();
+        Ok(chats::Model {
+            id: ChatId::generate(),
+            user_id: owner.clone(),
+            agent_id: Some(agent.id),
+            title: title.unwrap_or_else(|| DEFAULT_TITLE.to_string()),
+            active_leaf_id: None,
+            ephemeral,
+            embedder: None,
+            context_strategy: context_strategy.map(|s| s.as_str().to_string()),
+            history_summary: None,
+            metadata: None,
+            is_vector_store: false,
+            model,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    /// Stores a chat `draft` made.
+    pub async fn insert(&self, draft: chats::Model) -> Result<chats::Model, DbErr> {
         chats::ActiveModel {
-            id: Set(ChatId::generate()),
-            user_id: Set(owner.clone()),
-            agent_id: Set(Some(agent)),
-            title: Set(title.unwrap_or_else(|| DEFAULT_TITLE.to_string())),
-            active_leaf_id: Set(None),
-            ephemeral: Set(ephemeral),
-            embedder: Set(None),
-            context_strategy: Set(context_strategy.map(|s| s.as_str().to_string())),
-            history_summary: Set(None),
-            metadata: Set(None),
-            is_vector_store: Set(false),
-            model: Set(model),
-            created_at: Set(now),
-            updated_at: Set(now),
+            id: Set(draft.id),
+            user_id: Set(draft.user_id),
+            agent_id: Set(draft.agent_id),
+            title: Set(draft.title),
+            active_leaf_id: Set(draft.active_leaf_id),
+            ephemeral: Set(draft.ephemeral),
+            embedder: Set(draft.embedder),
+            context_strategy: Set(draft.context_strategy),
+            history_summary: Set(draft.history_summary),
+            metadata: Set(draft.metadata),
+            is_vector_store: Set(draft.is_vector_store),
+            model: Set(draft.model),
+            created_at: Set(draft.created_at),
+            updated_at: Set(draft.updated_at),
         }
         .insert(&self.db)
         .await
@@ -219,18 +255,24 @@ impl Chats {
         Ok(rows.into_iter().map(|chat| chat.id).collect())
     }
 
-    /// Deletes a chat whoever owns it (for the sweeper), with everything in it.
-    pub async fn delete_swept(&self, id: &ChatId) -> Result<(), DbErr> {
+    /// The ids of every chat `owner` has (vector stores and knowledge bases included).
+    pub async fn ids_of(&self, owner: &UserId) -> Result<Vec<ChatId>, DbErr> {
+        use sea_orm::QuerySelect;
+        chats::Entity::find()
+            .select_only()
+            .column(chats::Column::Id)
+            .filter(chats::Column::UserId.eq(owner.clone()))
+            .into_tuple()
+            .all(&self.db)
+            .await
+    }
+
+    /// Deletes the chat's row and, through foreign keys, everything in it. Only
+    /// `supervisor::lifecycle` calls it: a chat is more than its rows.
+    pub async fn delete_row(&self, id: &ChatId) -> Result<(), DbErr> {
         chats::Entity::delete_by_id(id.clone())
             .exec(&self.db)
             .await?;
-        Ok(())
-    }
-
-    /// Deletes the chat and, through foreign keys, everything in it.
-    pub async fn delete(&self, owner: &UserId, id: &ChatId) -> Result<(), ChatStoreError> {
-        let chat = self.get_owned(owner, id).await?;
-        chats::Entity::delete_by_id(chat.id).exec(&self.db).await?;
         Ok(())
     }
 }

@@ -8,7 +8,8 @@ pub mod run;
 pub mod scheduler;
 pub mod tools;
 
-pub use run::{launch_workflow_turn, step_tool_names, workflows_of};
+pub(in crate::supervisor) use run::launch_workflow_turn;
+pub use run::{step_tool_names, workflows_of};
 pub use tools::{AUTOMATION_TOOL_NAMES, automation_tool_definitions, automation_tools};
 
 use super::launch::Launcher;

@@ -90,7 +90,7 @@ pub(super) fn step_tools(launcher: &Launcher, agent: &Agent) -> Vec<SharedTool> 
 /// Starts `workflow` with `input` as a run in `chat_id` (the caller's): everything is checked
 /// first (steps, input), so a refused run stores nothing. The run is recorded in
 /// `workflow_runs`, and its outcome when it ends.
-pub async fn launch_workflow_turn(
+pub(in crate::supervisor) async fn launch_workflow_turn(
     launcher: &Launcher,
     principal: &Principal,
     chat_id: &ChatId,
@@ -163,19 +163,13 @@ pub async fn launch_workflow_turn(
     run.project = principal.project().to_string();
     let (done, outcome) = tokio::sync::oneshot::channel();
     let steps_view = workflow.clone();
-    launcher.metrics.run_started("workflow");
-    launcher.runs.insert(log.clone());
-    launcher
-        .supervisor
-        .do_send(crate::supervisor::SpawnWorkflow {
-            spec: WorkflowRunPlan {
-                run,
-                workflow,
-                steps,
-                input,
-                done,
-            },
-        });
+    launcher.spawn(crate::supervisor::Spawn::Workflow(WorkflowRunPlan {
+        run,
+        workflow,
+        steps,
+        input,
+        done,
+    }));
     tokio::spawn(async move {
         let Ok(outcome) = outcome.await else {
             tracing::warn!(%run_id, "a workflow run ended without an outcome");

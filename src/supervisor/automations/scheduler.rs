@@ -13,13 +13,14 @@ use entities::ids::UserId;
 use futures_util::StreamExt;
 use sea_orm::EntityTrait;
 
-use super::{Launcher, launch_workflow_turn};
+use super::Launcher;
 use crate::auth::Principal;
 use crate::chat::automations::firings::{self, Claim};
 use crate::chat::session::Turn;
 use crate::run::events::{RunEvent, StopReason};
 use crate::run::log::RunLog;
-use crate::supervisor::launch::{RunOptions, launch_chat_turn};
+use crate::supervisor::launch::RunOptions;
+use crate::supervisor::turn::{ChatSlot, TurnRequest, TurnTarget};
 
 /// A firing claimed this long ago that still has no run lost its process between the claim
 /// and the start (which takes milliseconds): another process takes it over.
@@ -159,7 +160,7 @@ async fn owner(launcher: &Launcher, id: &UserId) -> Result<Principal, String> {
 async fn start_run(launcher: &Launcher, claim: &Claim) -> Result<Arc<RunLog>, String> {
     let schedule = &claim.schedule;
     let principal = owner(launcher, &schedule.user_id).await?;
-    let started = match (&schedule.workflow_id, &schedule.prompt) {
+    let target = match (&schedule.workflow_id, &schedule.prompt) {
         (Some(workflow_id), _) => {
             let workflow = super::workflows(launcher)
                 .get(&schedule.user_id, workflow_id, None)
@@ -169,25 +170,28 @@ async fn start_run(launcher: &Launcher, claim: &Claim) -> Result<Arc<RunLog>, St
                 .input
                 .clone()
                 .unwrap_or_else(|| serde_json::json!({}));
-            launch_workflow_turn(launcher, &principal, &schedule.chat_id, workflow, input).await
+            TurnTarget::Workflow {
+                chat: ChatSlot::Existing(schedule.chat_id.clone()),
+                workflow,
+                input,
+            }
         }
-        (None, Some(prompt)) => {
-            let turn = Turn::Send {
+        (None, Some(prompt)) => TurnTarget::Chat {
+            chat_id: schedule.chat_id.clone(),
+            turn: Turn::Send {
                 parent_id: None,
                 content: prompt.clone(),
                 images: Vec::new(),
-            };
-            launch_chat_turn(
-                launcher,
-                &principal,
-                &schedule.chat_id,
-                turn,
-                RunOptions::default(),
-            )
-            .await
-        }
+            },
+        },
         (None, None) => return Err("the schedule fires neither a workflow nor a prompt".into()),
     };
+    let request = TurnRequest {
+        principal,
+        target,
+        options: RunOptions::default(),
+    };
+    let started = launcher.open(request).await.map(|started| started.log);
     started.map_err(|err| err.to_string())
 }
 

@@ -28,7 +28,7 @@ pub const CHAT_TOOL_NAMES: [&str; 6] = [
 pub(in crate::supervisor) fn chat_tools(
     launcher: &Launcher,
     chat_id: ChatId,
-    session: actix::Addr<crate::chat::session::ChatSession>,
+    session: crate::tools::chat_context::SessionSlot,
     log: &Arc<RunLog>,
     parts: &Parts,
     documents: bool,

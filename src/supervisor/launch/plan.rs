@@ -9,12 +9,11 @@ use entities::ids::MessageId;
 
 use super::agent::apply_agent;
 use super::{Launcher, RunOptions, RunPlan, chat_tools, deep_think, research_tools, sized};
-use crate::chat::session::ChatSession;
 use crate::config::ContextStrategy;
 use crate::llm::wire::{ChatMessage, ChatRequest, ToolDefinition};
 use crate::run::log::RunLog;
 use crate::tools;
-use crate::tools::chat_context::Parts;
+use crate::tools::chat_context::{Parts, SessionSlot};
 use crate::tools::file_search::FileSearchTool;
 
 /// Why a request cannot run; nothing of it is stored.
@@ -45,7 +44,7 @@ pub(in crate::supervisor) struct Plan {
     pub(in crate::supervisor) template: ChatRequest,
     pub(in crate::supervisor) tools: Vec<tools::SharedTool>,
     pub(in crate::supervisor) max_iterations: u32,
-    pub(in crate::supervisor) session: Option<actix::Addr<ChatSession>>,
+    pub(in crate::supervisor) session: Option<SessionSlot>,
     pub(in crate::supervisor) project: String,
     pub(in crate::supervisor) parts: Parts,
     pub(in crate::supervisor) client_tools: Vec<ToolDefinition>,
@@ -66,7 +65,10 @@ impl Plan {
             messages,
             tools: self.tools,
             max_iterations: self.max_iterations,
-            chat: self.session.zip(user_message),
+            chat: self
+                .session
+                .and_then(|slot| slot.get().cloned())
+                .zip(user_message),
             resume: None,
             completes_ask: None,
             project: self.project,
@@ -84,7 +86,7 @@ pub(in crate::supervisor) fn plan(
     project: &str,
     log: Arc<RunLog>,
     options: &RunOptions,
-    session: Option<actix::Addr<ChatSession>>,
+    session: Option<SessionSlot>,
     documents: bool,
 ) -> Result<Plan, Refusal> {
     let max_iterations = max_iterations(launcher, options)?;

@@ -16,6 +16,7 @@ use crate::chat::session::GetActivePath;
 use crate::error::AppError;
 use crate::run::events::{RunEvent, StopReason};
 use crate::supervisor::ChatSupervisor;
+use crate::tools::chat_context::SessionSlot;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -60,6 +61,7 @@ async fn fixture() -> Fixture {
         .map(|name| FakeTool::new(name, Behaviour::Echo).research().shared().0)
         .collect();
     let browsers = crate::tools::browser::Browsers::new(&config).unwrap();
+    let config_tools = config.tools.clone();
     let launcher = Launcher {
         llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
         workspace: crate::documents::Workspace::new(db.clone(), &config, embedder.clone()),
@@ -87,6 +89,9 @@ async fn fixture() -> Fixture {
         sql: crate::tools::sql::SqlDatabases::default(),
         email: None,
         browsers,
+        fetcher: Arc::new(
+            crate::tools::fetch::Fetcher::new(&config_tools, Duration::from_secs(60)).unwrap(),
+        ),
     };
     Fixture {
         _dir: dir,
@@ -177,7 +182,7 @@ async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_docu
         "p",
         in_chat(),
         &RunOptions::default(),
-        Some(session.clone()),
+        Some(SessionSlot::of(session.clone())),
         false,
     )
     .unwrap();
@@ -192,7 +197,7 @@ async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_docu
         "p",
         in_chat(),
         &RunOptions::default(),
-        Some(session),
+        Some(SessionSlot::of(session)),
         true,
     )
     .unwrap();

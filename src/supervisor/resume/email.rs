@@ -26,6 +26,8 @@ pub(super) fn send_then_start(
     correlation_id: entities::ids::AskCorrelationId,
     call_id: String,
 ) {
+    // Registered now, so the answering client can follow the email's sending; spawned (and
+    // registered again, the same log) once it is sent.
     launcher.runs.insert(spec.log.clone());
     let launcher = launcher.clone();
     tokio::spawn(async move {

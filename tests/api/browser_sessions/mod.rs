@@ -13,6 +13,7 @@ mod guard;
 mod lifecycle;
 mod pages;
 mod screenshots;
+mod teardown;
 
 use std::collections::HashMap;
 use std::path::Path;

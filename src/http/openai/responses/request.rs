@@ -1,0 +1,360 @@
+//! A Responses API request as it arrives: its input items (read into chat messages), its tools
+//! (server-side ones, `file_search` over vector stores, and the client's functions), and what
+//! it asks of the run.
+
+use entities::ids::{ChatId, ResponseId};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::error::{AppError, AppResult};
+use crate::http::openai::shared::check_metadata;
+use crate::llm::wire::{ChatRequest, ToolDefinition};
+use crate::supervisor::launch::{RunOptions, WebSearchOptions};
+
+/// Most input items one request may carry.
+const MAX_INPUT_ITEMS: usize = 2_000;
+/// Most client functions one request may offer (OpenAI's limit).
+const MAX_FUNCTIONS: usize = 128;
+/// Most vector stores one file_search tool may name.
+const MAX_VECTOR_STORES: usize = 16;
+/// Most `metadata` pairs, and their sizes (OpenAI's limits).
+
+/// The `include` values OpenAI defines. `file_search_call.results` puts the passages' text in
+/// `file_search_call` items (docs/spec.md#request-shapes); the others ask for things a Colloquy run
+/// does not make (logprobs, images, reasoning), and are accepted as asking for nothing more.
+pub const INCLUDE_VALUES: [&str; 8] = [
+    "file_search_call.results",
+    "web_search_call.results",
+    "web_search_call.action.sources",
+    "message.input_image.image_url",
+    "computer_call_output.output.image_url",
+    "code_interpreter_call.outputs",
+    "reasoning.encrypted_content",
+    "message.output_text.logprobs",
+];
+
+/// A conversation, as `conversation` names it: its id, or `{"id": …}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum ConversationRef {
+    Id(String),
+    Object { id: String },
+}
+
+impl ConversationRef {
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Id(id) | Self::Object { id } => id,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum Input {
+    Text(String),
+    Items(Vec<Value>),
+}
+
+#[derive(Deserialize)]
+pub struct ResponsesRequest {
+    pub model: Option<String>,
+    pub input: Option<Input>,
+    pub instructions: Option<String>,
+    #[serde(default)]
+    pub stream: bool,
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub max_output_tokens: Option<u32>,
+    #[serde(default)]
+    pub tools: Vec<Value>,
+    pub tool_choice: Option<Value>,
+    pub parallel_tool_calls: Option<bool>,
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// `{"format": {"type": "text" | "json_object" | "json_schema", ...}}`.
+    pub text: Option<Value>,
+    pub metadata: Option<Map<String, Value>>,
+    /// Stored unless `false` (OpenAI's default is to store).
+    pub store: Option<bool>,
+    pub previous_response_id: Option<ResponseId>,
+    pub conversation: Option<ConversationRef>,
+    /// Run as a turn of this stored chat (its history is the context).
+    pub x_chat_id: Option<ChatId>,
+    /// Stream Colloquy's own progress events (`x_research.*`, `x_artifact.*`, …,
+    /// `x_chat.metadata`) between OpenAI's. Off by default: a strict SDK's stream helper
+    /// knows only OpenAI's event types.
+    #[serde(default)]
+    pub x_events: bool,
+    /// Everything else, refused by name when it is something Colloquy cannot honour.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ResponsesRequest {
+    /// Refuses what cannot be honoured, before anything runs or is stored.
+    pub fn validate(&self) -> AppResult<()> {
+        if let Some(unknown) = self
+            .include
+            .iter()
+            .find(|value| !INCLUDE_VALUES.contains(&value.as_str()))
+        {
+            return Err(AppError::invalid(format!(
+                "include value {unknown:?} is not one OpenAI defines ({})",
+                INCLUDE_VALUES.join(", ")
+            )));
+        }
+        if self.previous_response_id.is_some() && self.conversation.is_some() {
+            return Err(AppError::invalid(
+                "previous_response_id and conversation cannot both be given",
+            ));
+        }
+        if self.store == Some(false) && self.conversation.is_some() {
+            return Err(AppError::invalid(
+                "store: false cannot be used with conversation: a conversation keeps its items",
+            ));
+        }
+        if self.extra.get("background").is_some_and(|v| *v == true) {
+            return Err(AppError::invalid(
+                "background responses are not supported: stream, or wait for the answer",
+            ));
+        }
+        if let Some(metadata) = &self.metadata {
+            check_metadata(metadata)?;
+        }
+        if let Some(format) = self.text.as_ref().map(|t| &t["format"])
+            && !format.is_null()
+            && !matches!(
+                format["type"].as_str(),
+                Some("text" | "json_object" | "json_schema")
+            )
+        {
+            return Err(AppError::invalid(
+                "text.format.type must be text, json_object or json_schema",
+            ));
+        }
+        self.functions()?;
+        Ok(())
+    }
+
+    /// The input as a list of items (a string is one user message).
+    pub fn input_items(&self) -> AppResult<Vec<Value>> {
+        let items = match &self.input {
+            None => Vec::new(),
+            Some(Input::Text(text)) => {
+                vec![json!({"type": "message", "role": "user", "content": text})]
+            }
+            Some(Input::Items(items)) => items.clone(),
+        };
+        if items.len() > MAX_INPUT_ITEMS {
+            return Err(AppError::invalid(format!(
+                "at most {MAX_INPUT_ITEMS} input items"
+            )));
+        }
+        Ok(items)
+    }
+
+    /// The client's functions, as chat tool definitions: at most `MAX_FUNCTIONS`, each named
+    /// once with 1-64 letters, digits, `_` or `-`.
+    pub fn functions(&self) -> AppResult<Vec<ToolDefinition>> {
+        let mut functions: Vec<ToolDefinition> = Vec::new();
+        for (index, tool) in self.tools.iter().enumerate() {
+            if tool["type"] != "function" {
+                continue;
+            }
+            let name = tool["name"].as_str().unwrap_or_default();
+            let valid = (1..=64).contains(&name.len())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return Err(AppError::invalid(format!(
+                    "tools[{index}] is a function whose name must be 1-64 letters, digits, _ or -"
+                )));
+            }
+            if functions.iter().any(|f| f.function.name == name) {
+                return Err(AppError::invalid(format!(
+                    "tools name the function {name} twice"
+                )));
+            }
+            let parameters = match &tool["parameters"] {
+                Value::Null => json!({"type": "object", "properties": {}}),
+                parameters => parameters.clone(),
+            };
+            functions.push(ToolDefinition::function(
+                name,
+                tool["description"].as_str().unwrap_or_default(),
+                parameters,
+            ));
+        }
+        if functions.len() > MAX_FUNCTIONS {
+            return Err(AppError::invalid(format!(
+                "at most {MAX_FUNCTIONS} functions per request"
+            )));
+        }
+        Ok(functions)
+    }
+
+    /// The vector stores the `file_search` tool names, if it names any.
+    pub fn vector_store_ids(&self) -> AppResult<Option<Vec<String>>> {
+        let Some(tool) = self.tools.iter().find(|t| t["type"] == "file_search") else {
+            return Ok(None);
+        };
+        let Some(ids) = tool["vector_store_ids"].as_array() else {
+            return Ok(None);
+        };
+        if ids.len() > MAX_VECTOR_STORES {
+            return Err(AppError::invalid(format!(
+                "file_search may name at most {MAX_VECTOR_STORES} vector stores"
+            )));
+        }
+        ids.iter()
+            .map(|id| {
+                id.as_str().map(str::to_string).ok_or_else(|| {
+                    AppError::invalid("file_search.vector_store_ids must be strings")
+                })
+            })
+            .collect::<AppResult<Vec<_>>>()
+            .map(Some)
+    }
+
+    pub fn include_results(&self) -> bool {
+        self.include.iter().any(|v| v == "file_search_call.results")
+    }
+
+    /// What the run is asked: tools, sampling, the output format.
+    pub fn options(&self, default_model: &str) -> AppResult<RunOptions> {
+        let mut web_search = None;
+        for (index, tool) in self.tools.iter().enumerate() {
+            match tool["type"].as_str() {
+                Some("web_search_preview" | "web_search") => {
+                    web_search = Some(
+                        serde_json::from_value::<WebSearchOptions>(tool.clone()).map_err(
+                            |err| {
+                                AppError::invalid(format!("invalid {} tool: {err}", tool["type"]))
+                            },
+                        )?,
+                    );
+                }
+                Some("file_search" | "function") => {}
+                other => {
+                    return Err(AppError::invalid(format!(
+                        "tools[{index}]: type {} is not supported; Colloquy offers \
+                         web_search_preview (its server-side tools), file_search and function",
+                        other.unwrap_or("(missing)")
+                    )));
+                }
+            }
+        }
+        let mut template = ChatRequest::new(
+            self.model
+                .clone()
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| default_model.to_string()),
+            Vec::new(),
+        );
+        template.temperature = self.temperature;
+        template.top_p = self.top_p;
+        template.max_tokens = self.max_output_tokens;
+        template.tool_choice = self.tool_choice.as_ref().map(chat_tool_choice);
+        if let Some(parallel) = self.parallel_tool_calls {
+            template
+                .extra
+                .insert("parallel_tool_calls".into(), json!(parallel));
+        }
+        if let Some(format) = self.text.as_ref().map(|t| &t["format"])
+            && let Some(response_format) = response_format(format)
+        {
+            template
+                .extra
+                .insert("response_format".into(), response_format);
+        }
+        Ok(RunOptions {
+            tools_enabled: web_search.is_some(),
+            web_search,
+            template: Some(template),
+            client_tools: self.functions()?,
+            instructions: self.instructions.clone().filter(|i| !i.trim().is_empty()),
+            ..RunOptions::default()
+        })
+    }
+
+    /// The request as the response object echoes it.
+    pub fn echo(&self, model: &str) -> Value {
+        json!({
+            "model": model,
+            "instructions": self.instructions,
+            "max_output_tokens": self.max_output_tokens,
+            "temperature": self.temperature.unwrap_or(1.0),
+            "top_p": self.top_p.unwrap_or(1.0),
+            "tools": self.tools,
+            "tool_choice": self.tool_choice.clone().unwrap_or(json!("auto")),
+            "parallel_tool_calls": self.parallel_tool_calls.unwrap_or(true),
+            "text": self.text.clone().unwrap_or(json!({"format": {"type": "text"}})),
+            "metadata": self.metadata.clone().unwrap_or_default(),
+            "store": self.store != Some(false),
+            "truncation": "disabled",
+            "previous_response_id": self.previous_response_id,
+            "conversation": self.conversation.as_ref().map(|c| json!({"id": c.id()})),
+        })
+    }
+}
+
+/// The Responses `tool_choice` in Chat Completions' words (a named function is
+/// `{"type": "function", "name"}` here, `{"type": "function", "function": {"name"}}` there).
+fn chat_tool_choice(choice: &Value) -> Value {
+    match choice["name"].as_str() {
+        Some(name) if choice["type"] == "function" => {
+            json!({"type": "function", "function": {"name": name}})
+        }
+        _ => choice.clone(),
+    }
+}
+
+/// `text.format` as Chat Completions' `response_format`.
+fn response_format(format: &Value) -> Option<Value> {
+    match format["type"].as_str()? {
+        "json_schema" => {
+            let mut schema = format.clone();
+            if let Some(fields) = schema.as_object_mut() {
+                fields.remove("type");
+            }
+            Some(json!({"type": "json_schema", "json_schema": schema}))
+        }
+        "json_object" => Some(json!({"type": "json_object"})),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_and_tool_choices_are_said_in_chat_completions_words() {
+        let format = json!({"type": "json_schema", "name": "n", "schema": {"type": "object"},
+            "strict": true});
+        assert_eq!(
+            response_format(&format),
+            Some(json!({"type": "json_schema", "json_schema": {"name": "n",
+                "schema": {"type": "object"}, "strict": true}}))
+        );
+        assert_eq!(response_format(&json!({"type": "text"})), None);
+        assert_eq!(
+            chat_tool_choice(&json!({"type": "function", "name": "look"})),
+            json!({"type": "function", "function": {"name": "look"}})
+        );
+        assert_eq!(chat_tool_choice(&json!("required")), json!("required"));
+    }
+
+    #[test]
+    fn metadata_keeps_openais_limits() {
+        let mut metadata = Map::new();
+        metadata.insert("k".into(), json!("v"));
+        assert!(check_metadata(&metadata).is_ok());
+        metadata.insert("n".into(), json!(1));
+        assert!(check_metadata(&metadata).is_err());
+        let many: Map<String, Value> = (0..17).map(|i| (format!("k{i}"), json!("v"))).collect();
+        assert!(check_metadata(&many).is_err());
+    }
+}

@@ -1,0 +1,53 @@
+//! A chat's end. `forget_chat` is the only code that deletes a chat, whichever surface asks (the
+//! chat API, a `/v1` conversation, a vector store or knowledge base, an admin deleting a user, the
+//! retention sweep, a refused request's fresh chat): its live runs are cancelled, its session
+//! stopped (its lease let go), the row deleted (messages, runs, artifacts, memories, asks and
+//! document records go with it through foreign keys), and what lives beside the database let go:
+//! the document index and files, the attachments, the browser sessions and their screenshots. A
+//! new per-chat resource is added here, once.
+
+use entities::ids::{ChatId, UserId};
+use sea_orm::DbErr;
+
+use super::launch::Launcher;
+use crate::chat::persistence::ChatStoreError;
+
+impl Launcher {
+    /// Deletes `owner`'s chat and everything of it; another user's chat is `NotFound`.
+    pub async fn forget_chat(
+        &self,
+        owner: &UserId,
+        chat_id: &ChatId,
+    ) -> Result<(), ChatStoreError> {
+        self.chats.get_owned(owner, chat_id).await?;
+        self.forget(chat_id).await?;
+        Ok(())
+    }
+
+    /// Deletes a chat whoever owns it (the retention sweep, an account's deletion).
+    pub async fn forget_any_chat(&self, chat_id: &ChatId) -> Result<(), DbErr> {
+        self.forget(chat_id).await
+    }
+
+    /// Deletes every chat of `user` (an account about to be deleted); returns how many.
+    pub async fn forget_chats_of(&self, user: &UserId) -> Result<usize, DbErr> {
+        let chats = self.chats.ids_of(user).await?;
+        for chat_id in &chats {
+            self.forget(chat_id).await?;
+        }
+        Ok(chats.len())
+    }
+
+    async fn forget(&self, chat_id: &ChatId) -> Result<(), DbErr> {
+        // The row first: if the database fails, nothing else is let go.
+        self.chats.delete_row(chat_id).await?;
+        for log in self.runs.live_in_chat(chat_id) {
+            log.cancel.cancel();
+        }
+        self.sessions.deactivate(chat_id);
+        self.workspace.forget(chat_id).await;
+        self.attachments.forget(chat_id).await;
+        self.browsers.forget(chat_id).await;
+        Ok(())
+    }
+}

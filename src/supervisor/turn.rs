@@ -1,0 +1,319 @@
+//! One door for a turn: `Launcher::open` is the only way any surface begins one — the chat API,
+//! `/v1/chat/completions`, `/v1/responses`, workflows and schedules. A `TurnRequest` says whose
+//! turn it is, where it goes (`TurnTarget`, resolved by the surface from its request without
+//! writing anything) and how it runs (`RunOptions`). The door checks and plans first, writing
+//! nothing; only then does it create a new chat, store the request's images, import its
+//! history and begin the run. So a refused request leaves no chat, message, attachment or run
+//! behind, and an existing conversation unchanged. What goes wrong comes back as a
+//! `LaunchError`, typed so that callers match on its kind (a missing chat, a database failure
+//! — a 500, never a 404 —, a chat another process owns, …).
+
+use std::sync::Arc;
+
+use entities::ids::{ChatId, MessageId};
+use entities::messages::MessageRole;
+use serde_json::Value;
+
+use super::automations::launch_workflow_turn;
+use super::launch::images::{PendingMessage, store_turn};
+use super::launch::{Launcher, RunOptions, begin, launch_chat_turn, launch_ephemeral, prepare};
+use super::resume::{ToolResult, launch_tool_results};
+use crate::auth::Principal;
+use crate::chat::automations::WorkflowView;
+use crate::chat::session::{ImportHistory, Turn};
+use crate::error::{AppError, AppResult};
+use crate::llm::wire::{ChatMessage, Role, ToolDefinition};
+use crate::run::log::RunLog;
+
+/// A turn someone asks for.
+pub struct TurnRequest {
+    pub principal: Principal,
+    pub target: TurnTarget,
+    pub options: RunOptions,
+}
+
+/// Where a turn goes.
+pub enum TurnTarget {
+    /// A turn of a stored chat the caller owns, as the chat API sends it (its images are the
+    /// chat's attachments already).
+    Chat { chat_id: ChatId, turn: Turn },
+    /// A `/v1` turn: `history` (with its roles) added to the chat first, then `last` sent after
+    /// `parent` (the active leaf when `None`). Their images are read and checked, and stored
+    /// only once the turn is planned.
+    Import {
+        chat: ChatSlot,
+        parent: Option<MessageId>,
+        history: Vec<(MessageRole, PendingMessage)>,
+        last: PendingMessage,
+    },
+    /// The results of the chat's waiting client tool calls, which continue its paused run.
+    ToolResults {
+        chat_id: ChatId,
+        results: Vec<ToolResult>,
+        client_tools: Vec<ToolDefinition>,
+    },
+    /// No stored chat: the messages are the whole context.
+    Unstored(Vec<ChatMessage>),
+    /// A run of `workflow` with `input`.
+    Workflow {
+        chat: ChatSlot,
+        workflow: WorkflowView,
+        input: Value,
+    },
+}
+
+/// The chat a turn goes to.
+pub enum ChatSlot {
+    /// A chat the caller owns.
+    Existing(ChatId),
+    /// A chat made for this turn, once it is planned. `ephemeral`: kept
+    /// `http.v1_chat_retention_days` unless someone opens it in the UI.
+    New {
+        title: Option<String>,
+        ephemeral: bool,
+    },
+}
+
+/// A turn begun: its run's log (subscribers may follow it at once) and its chat, if stored.
+pub struct Started {
+    pub log: Arc<RunLog>,
+    pub chat_id: Option<ChatId>,
+}
+
+/// Why a turn did not begin.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The request cannot run as asked (a check, a plan's refusal, a limit); nothing was stored.
+    #[error(transparent)]
+    Refused(AppError),
+    /// The chat (or what the request names) is not the caller's or does not exist.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// Another process owns the chat: the request goes there.
+    #[error("the chat is served by another process")]
+    OwnedElsewhere(AppError),
+    /// The model is unknown, or its server is down.
+    #[error(transparent)]
+    Model(AppError),
+    /// The database failed.
+    #[error(transparent)]
+    Database(AppError),
+    /// What the request continues has expired.
+    #[error("{0}")]
+    Gone(String),
+    /// The chat's state does not allow the turn now.
+    #[error("{0}")]
+    Conflict(String),
+}
+
+impl From<AppError> for LaunchError {
+    fn from(err: AppError) -> Self {
+        match err {
+            AppError::NotFound(what) => Self::NotFound(what),
+            AppError::OwnedElsewhere { .. } => Self::OwnedElsewhere(err),
+            AppError::Upstream { .. } => Self::Model(err),
+            AppError::Database(_) | AppError::Unavailable(_) | AppError::Internal(_) => {
+                Self::Database(err)
+            }
+            AppError::Gone(message) => Self::Gone(message),
+            AppError::Conflict(message) => Self::Conflict(message),
+            other => Self::Refused(other),
+        }
+    }
+}
+
+impl LaunchError {
+    /// The error as a client is told it.
+    pub fn into_app_error(self) -> AppError {
+        match self {
+            Self::Refused(err)
+            | Self::OwnedElsewhere(err)
+            | Self::Model(err)
+            | Self::Database(err) => err,
+            Self::NotFound(what) => AppError::NotFound(what),
+            Self::Gone(message) => AppError::Gone(message),
+            Self::Conflict(message) => AppError::Conflict(message),
+        }
+    }
+}
+
+impl Launcher {
+    /// Begins the turn `request` asks for, or says why not; a refused turn writes nothing.
+    pub async fn open(&self, request: TurnRequest) -> Result<Started, LaunchError> {
+        let TurnRequest {
+            principal,
+            target,
+            options,
+        } = request;
+        let principal = &principal;
+        let started = match target {
+            TurnTarget::Chat { chat_id, turn } => {
+                let log = launch_chat_turn(self, principal, &chat_id, turn, options).await?;
+                Started {
+                    log,
+                    chat_id: Some(chat_id),
+                }
+            }
+            TurnTarget::Import {
+                chat,
+                parent,
+                history,
+                last,
+            } => {
+                self.open_import(principal, chat, parent, history, last, options)
+                    .await?
+            }
+            TurnTarget::ToolResults {
+                chat_id,
+                results,
+                client_tools,
+            } => {
+                let log =
+                    launch_tool_results(self, principal, &chat_id, results, client_tools).await?;
+                Started {
+                    log,
+                    chat_id: Some(chat_id),
+                }
+            }
+            TurnTarget::Unstored(messages) => Started {
+                log: launch_ephemeral(self, principal, messages, options).await?,
+                chat_id: None,
+            },
+            TurnTarget::Workflow {
+                chat,
+                workflow,
+                input,
+            } => self.open_workflow(principal, chat, workflow, input).await?,
+        };
+        Ok(started)
+    }
+
+    /// A `/v1` turn: planned against the chat (a draft, when new) before the chat is made, the
+    /// images stored and the history imported.
+    async fn open_import(
+        &self,
+        principal: &Principal,
+        chat: ChatSlot,
+        parent: Option<MessageId>,
+        history: Vec<(MessageRole, PendingMessage)>,
+        last: PendingMessage,
+        options: RunOptions,
+    ) -> AppResult<Started> {
+        for (role, message) in &history {
+            let role = match role {
+                MessageRole::User => Role::User,
+                MessageRole::Assistant => Role::Assistant,
+                MessageRole::System => Role::System,
+                MessageRole::Tool => Role::Tool,
+            };
+            super::launch::check_message_length(&self.config, role, &message.text)?;
+        }
+        let (chat, fresh) = match chat {
+            ChatSlot::Existing(chat_id) => {
+                let chat = self.chats.get_owned(&principal.user_id, &chat_id).await?;
+                // Owned here before anything is stored (a request forwarded to the owner
+                // stores once).
+                self.sessions.claim(&chat.id).await?;
+                (chat, false)
+            }
+            ChatSlot::New { title, ephemeral } => {
+                let agent = options.agent.as_ref().map(|a| a.id.clone());
+                let draft = self
+                    .chats
+                    .draft(&principal.user_id, title, ephemeral, None, agent)
+                    .await?;
+                (draft, true)
+            }
+        };
+        let prepared = prepare(
+            self,
+            principal,
+            chat.clone(),
+            fresh,
+            Some((&last.text, last.images.len())),
+            options,
+        )
+        .await?;
+        // Planned: from here on the turn is written.
+        if fresh {
+            self.chats.insert(chat).await?;
+        }
+        let chat_id = prepared.chat_id().clone();
+        let begun = async {
+            let stored = store_turn(self, principal, &chat_id, history, last).await?;
+            let session = self.sessions.session(&chat_id).await?;
+            if !stored.history.is_empty() {
+                session
+                    .send(ImportHistory {
+                        messages: stored.history,
+                    })
+                    .await??;
+            }
+            let turn = Turn::Send {
+                parent_id: parent,
+                content: stored.content,
+                images: stored.images,
+            };
+            begin(self, principal, prepared, session, turn).await
+        }
+        .await;
+        match begun {
+            Ok(log) => Ok(Started {
+                log,
+                chat_id: Some(chat_id),
+            }),
+            Err(err) => {
+                if fresh {
+                    self.discard(principal, &chat_id).await;
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// A workflow's run: its steps and input checked before a chat is made for it.
+    async fn open_workflow(
+        &self,
+        principal: &Principal,
+        chat: ChatSlot,
+        workflow: WorkflowView,
+        input: Value,
+    ) -> AppResult<Started> {
+        let steps = workflow.checked_steps()?;
+        crate::agent::workflow::check_input(&steps, &input).map_err(|m| {
+            AppError::InvalidWithCode {
+                code: "missing_input",
+                message: m,
+            }
+        })?;
+        let (chat_id, fresh) = match chat {
+            ChatSlot::Existing(chat_id) => (chat_id, false),
+            ChatSlot::New { title, ephemeral } => {
+                let made = self
+                    .chats
+                    .create_with(&principal.user_id, title, ephemeral, None, None)
+                    .await?;
+                (made.id, true)
+            }
+        };
+        match launch_workflow_turn(self, principal, &chat_id, workflow, input).await {
+            Ok(log) => Ok(Started {
+                log,
+                chat_id: Some(chat_id),
+            }),
+            Err(err) => {
+                if fresh {
+                    self.discard(principal, &chat_id).await;
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Deletes a chat made for a turn that then failed.
+    async fn discard(&self, principal: &Principal, chat_id: &ChatId) {
+        if let Err(err) = self.forget_chat(&principal.user_id, chat_id).await {
+            tracing::warn!(%chat_id, %err, "could not delete the chat of a turn that failed");
+        }
+    }
+}

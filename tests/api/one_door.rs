@@ -1,0 +1,272 @@
+//! One door for a turn: a refused request writes nothing, on every surface that begins a turn.
+//! Each refusal kind (a model no server serves, a `tool_choice` naming a tool not offered, no
+//! iterations) is sent on the chat API, `/v1/chat/completions` without and with `x_chat_id`,
+//! and `/v1/responses` as a new chain, with `previous_response_id`, `conversation` and
+//! `x_chat_id`, each carrying an inline image and earlier turns where the surface takes them.
+//! Then every table's rows and every file of the data directory are as they were: no chat,
+//! message, attachment, run or response was made, and the existing conversation is unchanged.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use sea_orm::{ConnectionTrait, Statement};
+use serde_json::{Value, json};
+
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, error_body, spawn_app};
+use crate::images::png_data_url;
+
+/// What a request could have written: each table's row count, and the data directory's files
+/// (the database's own files aside).
+#[derive(Debug, PartialEq, Eq)]
+struct Written {
+    rows: BTreeMap<String, i64>,
+    files: BTreeSet<String>,
+}
+
+async fn written(app: &TestApp) -> Written {
+    let backend = app.db.get_database_backend();
+    let tables = app
+        .db
+        .query_all_raw(Statement::from_string(
+            backend,
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        ))
+        .await
+        .unwrap();
+    let mut rows = BTreeMap::new();
+    for table in tables {
+        let name: String = table.try_get("", "name").unwrap();
+        let count = app
+            .db
+            .query_one_raw(Statement::from_string(
+                backend,
+                format!("SELECT COUNT(*) AS n FROM \"{name}\""),
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        rows.insert(name, count.try_get::<i64>("", "n").unwrap());
+    }
+    let mut files = BTreeSet::new();
+    files_under(app.data_dir.path(), app.data_dir.path(), &mut files);
+    Written { rows, files }
+}
+
+fn files_under(root: &Path, dir: &Path, found: &mut BTreeSet<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = path.to_string_lossy().to_string();
+        if name.contains(".db") || name.contains("sqlite") {
+            continue;
+        }
+        if path.is_dir() {
+            found.insert(format!("{}/", path.strip_prefix(root).unwrap().display()));
+            files_under(root, &path, found);
+        } else {
+            found.insert(path.strip_prefix(root).unwrap().display().to_string());
+        }
+    }
+}
+
+/// A user message with text and an inline image, as Chat Completions sends it.
+fn user_with_image(text: &str) -> Value {
+    json!({"role": "user", "content": [
+        {"type": "text", "text": text},
+        {"type": "image_url", "image_url": {"url": png_data_url()}},
+    ]})
+}
+
+/// The same, as a Responses input item.
+fn input_with_image(text: &str) -> Value {
+    json!({"role": "user", "content": [
+        {"type": "input_text", "text": text},
+        {"type": "input_image", "image_url": png_data_url()},
+    ]})
+}
+
+/// How a request is refused: fields added to it, and the error code it gets.
+struct Refusal {
+    fields: Value,
+    code: &'static str,
+}
+
+fn completions_refusals() -> Vec<Refusal> {
+    vec![
+        Refusal {
+            fields: json!({"model": "no-such-model"}),
+            code: "model_not_found",
+        },
+        Refusal {
+            fields: json!({"model": "fake-model",
+                "tool_choice": {"type": "function", "function": {"name": "calculator"}}}),
+            code: "invalid_request",
+        },
+        Refusal {
+            fields: json!({"model": "fake-model",
+                "web_search_options": {"max_iterations": 0}}),
+            code: "invalid_request",
+        },
+    ]
+}
+
+fn responses_refusals() -> Vec<Refusal> {
+    vec![
+        Refusal {
+            fields: json!({"model": "no-such-model"}),
+            code: "model_not_found",
+        },
+        Refusal {
+            fields: json!({"model": "fake-model",
+                "tool_choice": {"type": "function", "name": "calculator"}}),
+            code: "invalid_request",
+        },
+    ]
+}
+
+fn with(mut body: Value, fields: &Value) -> Value {
+    for (key, value) in fields.as_object().unwrap() {
+        body[key] = value.clone();
+    }
+    body
+}
+
+/// Sends `body` to `path`, expects a 400 with `code`, and proves nothing was written.
+async fn refused_writes_nothing(app: &TestApp, path: &str, body: Value, code: &str) {
+    let before = written(app).await;
+    let response = app.post_json(path, &body).await;
+    assert_eq!(response.status(), 400, "{path} {body}");
+    let error = error_body(response).await;
+    assert_eq!(error["code"], code, "{path} {body}: {error}");
+    let after = written(app).await;
+    assert_eq!(before, after, "{path} {body} wrote something");
+}
+
+/// A stored chat with one exchange in it, and the user's default agent made.
+async fn chat_with_a_turn(app: &TestApp) -> String {
+    let chat = app.new_chat().await;
+    app.upstream.script([Reply::text("first answer")]);
+    let first = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"model": "fake-model", "x_chat_id": chat,
+                "messages": [{"role": "user", "content": "first"}]}),
+        )
+        .await;
+    assert_eq!(first.status(), 200);
+    chat
+}
+
+#[actix_web::test]
+async fn a_refused_chat_api_turn_writes_nothing() {
+    let app = spawn_app().await;
+    let chat = chat_with_a_turn(&app).await;
+    let before = written(&app).await;
+    let response = app
+        .post_json(
+            &format!("/chat/api/{chat}/messages"),
+            &json!({"content": "refused", "web_search_options": {"max_iterations": 0}}),
+        )
+        .await;
+    assert_eq!(response.status(), 400);
+    assert_eq!(before, written(&app).await, "a refused chat API turn wrote");
+}
+
+#[actix_web::test]
+async fn a_refused_chat_completion_writes_nothing_in_a_new_chat_or_in_x_chat_id() {
+    let app = spawn_app().await;
+    let chat = chat_with_a_turn(&app).await;
+    for refusal in completions_refusals() {
+        let messages = json!([
+            {"role": "system", "content": "Be brief."},
+            user_with_image("an earlier question"),
+            {"role": "assistant", "content": "an earlier answer"},
+            user_with_image("the refused question"),
+        ]);
+        // A new chat with history (store unset counts as stored).
+        let new_chat = with(json!({"messages": messages}), &refusal.fields);
+        refused_writes_nothing(&app, "/v1/chat/completions", new_chat, refusal.code).await;
+        // The same, stored explicitly.
+        let stored = with(
+            json!({"messages": messages, "store": true}),
+            &refusal.fields,
+        );
+        refused_writes_nothing(&app, "/v1/chat/completions", stored, refusal.code).await;
+        // A turn of an existing chat.
+        let in_chat = with(
+            json!({"x_chat_id": chat, "messages": [user_with_image("refused")]}),
+            &refusal.fields,
+        );
+        refused_writes_nothing(&app, "/v1/chat/completions", in_chat, refusal.code).await;
+    }
+}
+
+#[actix_web::test]
+async fn a_refused_response_writes_nothing_in_a_new_chain_a_previous_response_a_conversation_or_x_chat_id()
+ {
+    let app = spawn_app().await;
+    let chat = chat_with_a_turn(&app).await;
+    app.upstream.script([Reply::text("a stored answer")]);
+    let previous: Value = app
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "fake-model", "input": "start a chain"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let previous_id = previous["id"].as_str().expect("a response id").to_string();
+    let earlier_and_last = json!([
+        input_with_image("an earlier question"),
+        {"role": "assistant", "content": "an earlier answer"},
+        input_with_image("the refused question"),
+    ]);
+    for refusal in responses_refusals() {
+        let new_chain = with(
+            json!({"input": earlier_and_last, "instructions": "Be brief."}),
+            &refusal.fields,
+        );
+        refused_writes_nothing(&app, "/v1/responses", new_chain, refusal.code).await;
+        let continued = with(
+            json!({"previous_response_id": previous_id,
+                "input": [input_with_image("refused")]}),
+            &refusal.fields,
+        );
+        refused_writes_nothing(&app, "/v1/responses", continued, refusal.code).await;
+        // The earlier items would be imported into the existing conversation.
+        let conversation = with(
+            json!({"conversation": chat, "input": earlier_and_last}),
+            &refusal.fields,
+        );
+        refused_writes_nothing(&app, "/v1/responses", conversation, refusal.code).await;
+        let x_chat_id = with(
+            json!({"x_chat_id": chat, "input": earlier_and_last}),
+            &refusal.fields,
+        );
+        refused_writes_nothing(&app, "/v1/responses", x_chat_id, refusal.code).await;
+    }
+}
+
+#[actix_web::test]
+async fn a_conversation_the_database_cannot_read_is_a_500_not_a_404() {
+    let app = spawn_app().await;
+    let chat = chat_with_a_turn(&app).await;
+    app.close_database().await;
+    let response = app
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "fake-model", "conversation": chat, "input": "hello"}),
+        )
+        .await;
+    assert_eq!(response.status(), 500, "a database failure is not a 404");
+    let conversation = app.get(&format!("/v1/conversations/{chat}")).await;
+    assert_eq!(
+        conversation.status(),
+        500,
+        "a database failure is not a 404"
+    );
+}
