@@ -469,9 +469,7 @@ fn http_import_circles(src: &Path) -> Vec<String> {
         if let Some(at) = path.iter().position(|n| n == node) {
             // Told once, from its least node, whichever node the walk entered it by.
             let mut circle: Vec<String> = path[at..].iter().map(|n| n.join("/")).collect();
-            let least = (0..circle.len())
-                .min_by_key(|&i| &circle[i])
-                .unwrap_or(0);
+            let least = (0..circle.len()).min_by_key(|&i| &circle[i]).unwrap_or(0);
             circle.rotate_left(least);
             circle.push(circle[0].clone());
             circles.insert(circle.join(" -> "));

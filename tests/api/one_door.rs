@@ -13,8 +13,9 @@ use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, spawn_app};
+use crate::helpers::{TestApp, error_body, spawn_app_with};
 use crate::images::png_data_url;
+use crate::providers::provider;
 
 /// What a request could have written: each table's row count, and the data directory's files
 /// (the database's own files aside).
@@ -145,6 +146,14 @@ async fn refused_writes_nothing(app: &TestApp, path: &str, body: Value, code: &s
     assert_eq!(before, after, "{path} {body} wrote something");
 }
 
+/// An app whose one model server declares `fake-model`, so that another model is refused.
+async fn one_model_server() -> TestApp {
+    spawn_app_with(|config| {
+        config.llm.providers = vec![provider("main", &config.llm.base_url, &["fake-model"])];
+    })
+    .await
+}
+
 /// A stored chat with one exchange in it, and the user's default agent made.
 async fn chat_with_a_turn(app: &TestApp) -> String {
     let chat = app.new_chat().await;
@@ -162,7 +171,7 @@ async fn chat_with_a_turn(app: &TestApp) -> String {
 
 #[actix_web::test]
 async fn a_refused_chat_api_turn_writes_nothing() {
-    let app = spawn_app().await;
+    let app = one_model_server().await;
     let chat = chat_with_a_turn(&app).await;
     let before = written(&app).await;
     let response = app
@@ -177,7 +186,7 @@ async fn a_refused_chat_api_turn_writes_nothing() {
 
 #[actix_web::test]
 async fn a_refused_chat_completion_writes_nothing_in_a_new_chat_or_in_x_chat_id() {
-    let app = spawn_app().await;
+    let app = one_model_server().await;
     let chat = chat_with_a_turn(&app).await;
     for refusal in completions_refusals() {
         let messages = json!([
@@ -207,7 +216,7 @@ async fn a_refused_chat_completion_writes_nothing_in_a_new_chat_or_in_x_chat_id(
 #[actix_web::test]
 async fn a_refused_response_writes_nothing_in_a_new_chain_a_previous_response_a_conversation_or_x_chat_id()
  {
-    let app = spawn_app().await;
+    let app = one_model_server().await;
     let chat = chat_with_a_turn(&app).await;
     app.upstream.script([Reply::text("a stored answer")]);
     let previous: Value = app
@@ -253,7 +262,7 @@ async fn a_refused_response_writes_nothing_in_a_new_chain_a_previous_response_a_
 
 #[actix_web::test]
 async fn a_conversation_the_database_cannot_read_is_a_500_not_a_404() {
-    let app = spawn_app().await;
+    let app = one_model_server().await;
     let chat = chat_with_a_turn(&app).await;
     app.close_database().await;
     let response = app

@@ -228,8 +228,9 @@ async fn a_chat_deleted_through_any_surface_leaves_nothing_behind() {
             &json!({"model": "fake-model", "messages": [{"role": "user", "content": "hi"}]}),
         )
         .await;
-    let chat = made.headers()["x-chat-id"].to_str().unwrap().to_string();
     assert_eq!(made.status(), 200);
+    let made: Value = made.json().await.unwrap();
+    let chat = made["x_chat_id"].as_str().unwrap().to_string();
     let profile = fill(&app, &site, &key, &chat).await;
     let mut past = app.state.clone();
     let mut config = (*past.launcher.config).clone();
