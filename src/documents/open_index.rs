@@ -190,21 +190,6 @@ impl Workspace {
         count
     }
 
-    /// Every `every`, closes the indexes idle for `idle` (`close_idle_indexes`).
-    pub fn start_index_sweeper(&self, every: Duration, idle: Duration) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
-            loop {
-                ticks.tick().await;
-                let closed = this.close_idle_indexes(idle).await;
-                if closed > 0 {
-                    tracing::debug!(closed, "closed idle document indexes");
-                }
-            }
-        });
-    }
-
     pub(super) async fn open_index(
         &self,
         chat_id: &ChatId,

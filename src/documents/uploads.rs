@@ -276,25 +276,6 @@ impl Workspace {
         }
         Ok(terminated)
     }
-
-    /// Sweeps expired uploads now and then every `every`.
-    pub fn start_upload_sweeper(&self, every: Duration, cluster: Option<crate::cluster::Cluster>) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
-            loop {
-                ticks.tick().await;
-                if !crate::cluster::is_mine(cluster.as_ref(), "retention").await {
-                    continue;
-                }
-                match this.sweep_expired_uploads().await {
-                    Ok(0) => {}
-                    Ok(count) => tracing::info!(count, "terminated expired uploads"),
-                    Err(err) => tracing::warn!(%err, "could not sweep expired uploads"),
-                }
-            }
-        });
-    }
 }
 
 #[cfg(test)]

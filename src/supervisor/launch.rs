@@ -19,6 +19,7 @@ use crate::tools::chat_context::{Parts, SessionSlot};
 
 mod agent;
 mod browser;
+mod build;
 mod catalog;
 mod chat;
 mod email;

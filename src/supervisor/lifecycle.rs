@@ -1,6 +1,6 @@
 //! A chat's end. `forget_chat` is the only code that deletes a chat, whichever surface asks (the
 //! chat API, a `/v1` conversation, a vector store or knowledge base, an admin deleting a user, the
-//! retention sweep, a refused request's fresh chat): its live runs are cancelled, its session
+//! retention sweep (`sweep_api_chats`), a refused request's fresh chat): its live runs are cancelled, its session
 //! stopped (its lease let go), the row deleted (messages, runs, artifacts, memories, asks and
 //! document records go with it through foreign keys), and what lives beside the database let go:
 //! the document index and files, the attachments, the browser sessions and their screenshots. A
@@ -36,6 +36,24 @@ impl Launcher {
             self.forget(chat_id).await?;
         }
         Ok(chats.len())
+    }
+
+    /// Deletes the chats made by `/v1` requests that nobody opened in the UI and nobody used for
+    /// `http.v1_chat_retention_days`; returns how many.
+    pub async fn sweep_api_chats(&self) -> Result<usize, DbErr> {
+        let days = i64::try_from(self.config.http.v1_chat_retention_days).unwrap_or(i64::MAX);
+        let before = chrono::Utc::now() - chrono::Duration::days(days.min(36_500));
+        let mut swept = 0;
+        loop {
+            let ids = self.chats.unused_api_chats(before, 100).await?;
+            if ids.is_empty() {
+                return Ok(swept);
+            }
+            for id in ids {
+                self.forget(&id).await?;
+                swept += 1;
+            }
+        }
     }
 
     async fn forget(&self, chat_id: &ChatId) -> Result<(), DbErr> {

@@ -1,6 +1,6 @@
 //! The supervisor and run launching, above both chats and runs. `ChatSupervisor`: one per
-//! process. It owns the pool of arbiters that chat sessions (through `ChatRegistry`) and runs
-//! are placed on, spawns one `AgentRun` per request (or, for Deep Think, a `DeepThinkPlanner`
+//! process. It owns two pools of arbiters, one for chat sessions (through `ChatRegistry`) and one
+//! for runs (so a busy run never delays a chat's mailbox), spawns one `AgentRun` per request (or, for Deep Think, a `DeepThinkPlanner`
 //! and the `DeepThinkSubtask`s it asks for), and sweeps finished run logs. `launch`
 //! turns a request into a persisted turn and a run.
 //!
@@ -8,13 +8,16 @@
 //! `launch` (`Launcher`, the handles runs need — not `AppState` —, with `plan`: the
 //! checks that write nothing, `options`, `agent` and `chat`: what an agent and a chat add to a
 //! run), `resume` (paused runs continued) and `continuation` (Deep Think runs continued after
-//! a restart), `lifecycle` (`forget_chat`, the one teardown of a chat) and `automations` (workflow runs of their own, the scheduler, and the
+//! a restart), `lifecycle` (`forget_chat`, the one teardown of a chat), `recovery` (what start-up picks up,
+//! in order), `jobs` (background work, each job started by `every`) and `automations` (workflow runs of their own, the scheduler, and the
 //! workflow and schedule tools).
 
 pub mod automations;
 pub mod continuation;
+pub mod jobs;
 pub mod launch;
 mod lifecycle;
+pub mod recovery;
 pub mod resume;
 pub mod turn;
 
@@ -71,7 +74,12 @@ pub struct ChatSupervisor {
     registry: ChatRegistry,
     runs: RunRegistry,
     run_retention: Duration,
+    /// The chat sessions' arbiters (their mailboxes answer requests).
     _arbiters: Vec<Arbiter>,
+    /// The runs' own arbiters, apart from the sessions', so a busy run never delays another
+    /// chat's mailbox; taken in turn.
+    run_arbiters: Vec<Arbiter>,
+    next_run: usize,
 }
 
 impl ChatSupervisor {
@@ -90,6 +98,8 @@ impl ChatSupervisor {
             runs: RunRegistry::default(),
             run_retention,
             _arbiters: arbiters,
+            run_arbiters: (0..threads).map(|_| Arbiter::new()).collect(),
+            next_run: 0,
         }
     }
 
@@ -99,6 +109,13 @@ impl ChatSupervisor {
 
     pub fn runs(&self) -> RunRegistry {
         self.runs.clone()
+    }
+
+    /// The next run arbiter, in turn.
+    fn run_arbiter(&mut self) -> actix::ArbiterHandle {
+        let index = self.next_run % self.run_arbiters.len();
+        self.next_run = self.next_run.wrapping_add(1);
+        self.run_arbiters[index].handle()
     }
 }
 
@@ -115,7 +132,7 @@ impl Actor for ChatSupervisor {
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        for arbiter in &self._arbiters {
+        for arbiter in self._arbiters.iter().chain(&self.run_arbiters) {
             arbiter.stop();
         }
     }
@@ -125,7 +142,7 @@ impl Handler<Spawn> for ChatSupervisor {
     type Result = ();
 
     fn handle(&mut self, msg: Spawn, _: &mut Self::Context) {
-        let arbiter = self.registry.arbiter();
+        let arbiter = self.run_arbiter();
         match msg {
             Spawn::Run(spec) => {
                 AgentRun::start_in_arbiter(&arbiter, move |_| AgentRun::new(spec));
@@ -146,7 +163,7 @@ impl Handler<SpawnSubtask> for ChatSupervisor {
     type Result = ();
 
     fn handle(&mut self, msg: SpawnSubtask, _: &mut Self::Context) {
-        let arbiter = self.registry.arbiter();
+        let arbiter = self.run_arbiter();
         DeepThinkSubtask::start_in_arbiter(&arbiter, move |_| {
             DeepThinkSubtask::new(msg.spec, msg.reply)
         });

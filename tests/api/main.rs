@@ -59,6 +59,7 @@ mod seed_examples;
 mod sign_in;
 mod sql;
 mod sse;
+mod startup_recovery;
 mod subprocess;
 mod test_tools;
 mod tool_schemas;

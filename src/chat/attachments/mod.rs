@@ -9,7 +9,6 @@
 pub mod image;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use chrono::Utc;
 use entities::attachments;
@@ -267,25 +266,6 @@ impl Attachments {
             }
         }
         Ok(stale.len())
-    }
-
-    /// Sweeps unsent images every `every`.
-    pub fn start_sweeper(&self, every: Duration, cluster: Option<crate::cluster::Cluster>) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
-            loop {
-                ticks.tick().await;
-                if !crate::cluster::is_mine(cluster.as_ref(), "retention").await {
-                    continue;
-                }
-                match this.sweep_unsent().await {
-                    Ok(0) => {}
-                    Ok(count) => tracing::info!(count, "removed images nobody sent"),
-                    Err(err) => tracing::warn!(%err, "could not sweep unsent images"),
-                }
-            }
-        });
     }
 }
 

@@ -274,18 +274,10 @@ impl Browsers {
         closed
     }
 
-    /// Sweeps every few seconds (a fraction of the idle time), for good.
-    pub fn start_sweeper(&self, db: DatabaseConnection) {
-        let every = Duration::from_secs(self.inner.config.idle_timeout_secs / 2)
-            .clamp(Duration::from_secs(1), MAX_SWEEP_EVERY);
-        let this = self.clone();
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
-            loop {
-                ticks.tick().await;
-                this.sweep(&db).await;
-            }
-        });
+    /// How often idle sessions are looked for: half the idle time, within 1-30 s.
+    pub fn sweep_period(&self) -> Duration {
+        Duration::from_secs(self.inner.config.idle_timeout_secs / 2)
+            .clamp(Duration::from_secs(1), MAX_SWEEP_EVERY)
     }
 }
 

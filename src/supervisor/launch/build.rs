@@ -1,0 +1,191 @@
+//! Building the `Launcher` from the configuration at start-up: the model servers, the embedder,
+//! the supervisor (joined to the cluster, when there is one), the fetcher every outbound fetch
+//! goes through, the tools (the built-in ones, a test's extra ones, and the MCP servers', whose
+//! names may not shadow a built-in one), `execute_sql`'s databases, email and the browsers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Actor;
+use anyhow::Context;
+use entities::ids::RunId;
+use sea_orm::DatabaseConnection;
+
+use super::Launcher;
+use crate::agent::rate_limit::ToolRateLimiter;
+use crate::agent::tool_round::new_tool_cache;
+use crate::chat::Chats;
+use crate::cluster::Cluster;
+use crate::config::Config;
+use crate::llm::LlmClient;
+use crate::supervisor::ChatSupervisor;
+use crate::tools::SharedTool;
+use crate::tools::ask_user::AskUser;
+use crate::tools::calculator::Calculator;
+use crate::tools::code_search::CodeSearch;
+use crate::tools::email::{Mailer, SEND_EMAIL};
+use crate::tools::fetch::Fetcher;
+use crate::tools::fetch_url::FetchUrl;
+use crate::tools::gitlab_code_search::GitlabCodeSearch;
+use crate::tools::mcp::McpRegistry;
+use crate::tools::web_search::{self, WebSearch};
+
+impl Launcher {
+    /// Builds every handle runs share. `continuing`: the Deep Think runs recovery continues
+    /// (their chats' leases are taken for them). Call inside the actix system.
+    pub fn build(
+        config: Config,
+        db: DatabaseConnection,
+        cluster: Option<&Cluster>,
+        continuing: Vec<RunId>,
+        extra_tools: Vec<SharedTool>,
+    ) -> anyhow::Result<Launcher> {
+        let llm = LlmClient::new(&config.llm).context("cannot build the upstream client")?;
+        warn_of_unserved_role_models(&llm, &config.deep_think);
+        let embedder = crate::retrieval::embed::from_config(&config, &llm)
+            .context("cannot set up the embedder")?;
+        let supervisor = ChatSupervisor::new(
+            db.clone(),
+            Duration::from_secs(config.agent.chat_idle_secs),
+            Duration::from_secs(config.agent.run_log_retention_secs),
+            embedder.clone(),
+        );
+        let sessions = supervisor.registry();
+        if let Some(cluster) = cluster {
+            sessions.join(cluster.clone(), continuing.clone());
+            tracing::info!(
+                process = cluster.process_id(),
+                address = cluster.address(),
+                "clustered on PostgreSQL: this process owns chats through leases"
+            );
+        }
+        let runs = supervisor.runs();
+        // One fetcher for the research tools and the image URLs of `/v1` requests, so every
+        // outbound fetch is SSRF-guarded alike.
+        let fetcher = Arc::new(
+            Fetcher::new(
+                &config.tools,
+                Duration::from_secs(config.agent.tool_cache_ttl_secs),
+            )
+            .context("cannot build the page fetcher")?,
+        );
+        let mut tools = research_tools(&config, fetcher.clone())?;
+        tools.extend(extra_tools);
+        // MCP tools whose names are taken by these (or by a chat's own tools) are offered
+        // prefixed with their server's id.
+        let reserved = tools
+            .iter()
+            .map(|tool| tool.name().to_string())
+            .chain(super::CHAT_TOOL_NAMES.map(str::to_string))
+            .chain(crate::supervisor::automations::AUTOMATION_TOOL_NAMES.map(str::to_string))
+            .chain(config.email.is_some().then(|| SEND_EMAIL.to_string()))
+            .chain(crate::tools::browser::BROWSER_TOOLS.map(str::to_string))
+            .collect();
+        let mcp = McpRegistry::start(&config.mcp, reserved);
+        let sql = crate::tools::sql::SqlDatabases::start(&config.sql);
+        let config_ask_user = config.ask_user.clone();
+        let rate_per_minute = config.tools.rate_limit_per_minute;
+        let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
+        let attachments = crate::chat::attachments::Attachments::new(
+            db.clone(),
+            &config.data_dir,
+            config.attachments.clone(),
+        );
+        let email = match &config.email {
+            Some(email) => Some(Arc::new(
+                Mailer::new(
+                    email,
+                    db.clone(),
+                    Duration::from_secs(config.agent.tool_timeout_secs),
+                )
+                .context("cannot set up email")?,
+            )),
+            None => None,
+        };
+        let browsers = crate::tools::browser::Browsers::new(&config)
+            .context("cannot set up the browser tools")?;
+        if let Some(why) = browsers.unavailable() {
+            tracing::info!(%why, "the browser tools are not offered");
+        }
+        Ok(Launcher {
+            attachments,
+            agents: crate::chat::agents::Agents::new(db.clone()),
+            metrics: Arc::new(crate::metrics::Metrics::new()),
+            tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
+            config: Arc::new(config),
+            chats: Chats::new(db.clone()),
+            db,
+            llm,
+            workspace,
+            embedder,
+            sessions,
+            runs,
+            supervisor: supervisor.start(),
+            tools: Arc::new(tools),
+            ask_user: Arc::new(AskUser::new(config_ask_user)),
+            rate_limiter: Arc::new(ToolRateLimiter::new(rate_per_minute)),
+            mcp,
+            sql,
+            email,
+            browsers,
+            fetcher,
+        })
+    }
+}
+
+/// The research tools this configuration offers: the calculator, fetch_url and web_search
+/// always (web_search asks `tools.web_search_provider`'s engine; with `none` it answers that
+/// search is not configured, so a request naming it is never silently without it),
+/// code_search with a GitHub token, gitlab_code_search with a GitLab URL. web_search and
+/// fetch_url share one fetcher, so one's pages serve the other.
+fn research_tools(config: &Config, fetcher: Arc<Fetcher>) -> anyhow::Result<Vec<SharedTool>> {
+    let tools_config = &config.tools;
+    let search_engine =
+        web_search::provider(tools_config).context("cannot build the web search provider")?;
+    let mut tools: Vec<SharedTool> = vec![
+        Arc::new(Calculator::new(tools_config)),
+        Arc::new(FetchUrl::new(fetcher.clone(), tools_config)),
+        Arc::new(WebSearch::new(search_engine, fetcher, tools_config)),
+    ];
+    if tools_config.github_token.is_some() {
+        tools.push(Arc::new(CodeSearch::new(tools_config)));
+    }
+    if let Some(gitlab) = GitlabCodeSearch::new(tools_config) {
+        tools.push(Arc::new(gitlab));
+    }
+    Ok(tools)
+}
+
+/// Deep Think role models on providers that discover their models can only be checked against
+/// the running servers (declared ones are checked in `Config::validate`): each one no provider
+/// serves now is a warning naming the servers that did not answer, without holding up start-up.
+fn warn_of_unserved_role_models(llm: &LlmClient, deep_think: &crate::config::DeepThinkConfig) {
+    let roles: Vec<(&'static str, String)> = deep_think
+        .role_models()
+        .map(|(setting, model)| (setting, model.to_string()))
+        .collect();
+    if roles.is_empty() {
+        return;
+    }
+    let llm = llm.clone();
+    tokio::spawn(async move {
+        for (setting, model) in roles {
+            if let Err(err) = llm.check_model(&model).await {
+                let down: Vec<String> = llm
+                    .statuses()
+                    .await
+                    .into_iter()
+                    .filter(|p| p.status != "ok")
+                    .map(|p| p.id)
+                    .collect();
+                tracing::warn!(
+                    setting,
+                    %err,
+                    unreachable_providers = %down.join(", "),
+                    "a Deep Think role names a model no provider serves now; its runs fail \
+                     until a server offers it"
+                );
+            }
+        }
+    });
+}
