@@ -6,6 +6,7 @@ use reqwest::Method;
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::helpers::{TestApp, error_body, session_cookie, spawn_app};
 
 /// Every admin route, with a body that would be valid for an admin.
@@ -37,7 +38,7 @@ fn admin_routes(user_id: &str) -> Vec<(Method, String, Option<Value>)> {
 }
 
 async fn user_id(app: &TestApp, username: &str) -> String {
-    let users: Value = app.get("/admin/api/users").await.json().await.unwrap();
+    let users: Value = app.admin().users().call().await.json().await.unwrap();
     users["data"]
         .as_array()
         .unwrap()
@@ -69,7 +70,7 @@ async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() 
         .await
         .unwrap();
     assert_eq!(users, 2, "bob made nobody and deleted nobody");
-    let listed: Value = app.get("/admin/api/users").await.json().await.unwrap();
+    let listed: Value = app.admin().users().call().await.json().await.unwrap();
     let bob_row = listed["data"]
         .as_array()
         .unwrap()
@@ -84,7 +85,10 @@ async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() 
 async fn an_admin_makes_a_user_whose_link_signs_them_in_once() {
     let app = spawn_app().await;
     let made = app
-        .post_json("/admin/api/users", &json!({"username": "carol"}))
+        .admin()
+        .create_user()
+        .json(&json!({"username": "carol"}))
+        .call()
         .await;
     assert_eq!(made.status(), 201);
     let made: Value = made.json().await.unwrap();
@@ -98,7 +102,9 @@ async fn an_admin_makes_a_user_whose_link_signs_them_in_once() {
     assert_eq!(redeemed.status(), 303);
     let cookie = session_cookie(&redeemed).expect("a session");
     let me: Value = app
-        .with_session(Method::GET, "/auth/me", &cookie)
+        .as_session(&cookie)
+        .auth()
+        .me()
         .send()
         .await
         .unwrap()
@@ -110,7 +116,10 @@ async fn an_admin_makes_a_user_whose_link_signs_them_in_once() {
     assert_eq!(again.status(), 410, "the link works once");
 
     let duplicate = app
-        .post_json("/admin/api/users", &json!({"username": "carol"}))
+        .admin()
+        .create_user()
+        .json(&json!({"username": "carol"}))
+        .call()
         .await;
     assert_eq!(duplicate.status(), 409);
 }
@@ -124,8 +133,9 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     let chat = as_bob("/chat/api/chats").send().await.unwrap();
     assert_eq!(chat.status(), 200);
     let created = app
-        .anonymous(Method::POST, "/chat/api/chats")
-        .bearer_auth(&bob_key)
+        .as_key(&bob_key)
+        .chat_api()
+        .create_chat()
         .json(&json!({"title": "Bob's"}))
         .send()
         .await
@@ -133,7 +143,8 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     assert_eq!(created.status(), 201);
 
     let disable = |disabled: bool| {
-        app.request(Method::PATCH, &format!("/admin/api/users/{bob}"))
+        app.admin()
+            .update_user(&bob)
             .json(&json!({"disabled": disabled}))
             .send()
     };
@@ -145,7 +156,9 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
         "a disabled account's key stops working at once"
     );
     let login = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": "bob", "password": "a long password"}))
         .send()
         .await
@@ -158,7 +171,8 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     );
 
     let wrong = app
-        .request(Method::DELETE, &format!("/admin/api/users/{bob}"))
+        .admin()
+        .delete_user(&bob)
         .json(&json!({"confirm": "Bob"}))
         .send()
         .await
@@ -179,7 +193,8 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     );
 
     let deleted = app
-        .request(Method::DELETE, &format!("/admin/api/users/{bob}"))
+        .admin()
+        .delete_user(&bob)
         .json(&json!({"confirm": "bob"}))
         .send()
         .await
@@ -211,20 +226,22 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
 #[actix_web::test]
 async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_others() {
     let app = spawn_app().await;
-    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me: Value = app.auth().me().call().await.json().await.unwrap();
     let me = me["id"].as_str().unwrap().to_string();
     for body in [json!({"disabled": true}), json!({"is_admin": false})] {
         let response = app
-            .request(Method::PATCH, &format!("/admin/api/users/{me}"))
+            .admin()
+            .update_user(&me)
             .json(&body)
             .send()
             .await
             .unwrap();
         assert_eq!(response.status(), 409, "{body}");
     }
-    let admin_name: Value = app.get("/auth/me").await.json().await.unwrap();
+    let admin_name: Value = app.auth().me().call().await.json().await.unwrap();
     let response = app
-        .request(Method::DELETE, &format!("/admin/api/users/{me}"))
+        .admin()
+        .delete_user(&me)
         .json(&json!({"confirm": admin_name["username"]}))
         .send()
         .await
@@ -234,7 +251,8 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
     let promoted: Value = app
-        .request(Method::PATCH, &format!("/admin/api/users/{bob}"))
+        .admin()
+        .update_user(&bob)
         .json(&json!({"is_admin": true}))
         .send()
         .await
@@ -243,12 +261,7 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
         .await
         .unwrap();
     assert_eq!(promoted["is_admin"], true);
-    let as_admin = app
-        .anonymous(Method::GET, "/admin/api/users")
-        .bearer_auth(&bob_key)
-        .send()
-        .await
-        .unwrap();
+    let as_admin = app.as_key(&bob_key).admin().users().send().await.unwrap();
     assert_eq!(
         as_admin.status(),
         200,
@@ -259,7 +272,7 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
 #[actix_web::test]
 async fn the_status_names_the_version_the_model_servers_and_the_storage() {
     let app = spawn_app().await;
-    let status: Value = app.get("/admin/api/status").await.json().await.unwrap();
+    let status: Value = app.admin().status().call().await.json().await.unwrap();
     assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(status["providers"][0]["id"], "default");
     assert_eq!(status["providers"][0]["status"], "ok");

@@ -4,18 +4,21 @@
 
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, spawn_app};
 
 async fn create_agent(app: &TestApp, body: Value) -> Value {
-    let response = app.post_json("/api/agents", &body).await;
+    let response = app.api().create_agent().json(&body).call().await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
 }
 
 async fn tool_names(app: &TestApp, agent: &str) -> Vec<String> {
     let listed: Value = app
-        .get(&format!("/api/agents/{agent}/chat/tools"))
+        .api()
+        .agent_tools(&agent)
+        .call()
         .await
         .json()
         .await
@@ -47,7 +50,7 @@ fn offered(app: &TestApp, index: usize) -> Vec<String> {
 #[actix_web::test]
 async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
     let app = spawn_app().await;
-    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    let listed: Value = app.api().agents().call().await.json().await.unwrap();
     assert_eq!(
         listed["total"], 1,
         "every user has a default agent: {listed}"
@@ -67,16 +70,12 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
     assert_eq!(agent["is_default"], false);
     assert_eq!(agent["enabled_tools"], json!(["calculator", "browse_url"]));
     assert_eq!(agent["custom_tools"][0]["config"]["server_id"], "notes");
-    let read: Value = app
-        .get(&format!("/api/agents/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let read: Value = app.api().agent(&id).call().await.json().await.unwrap();
     assert_eq!(read, agent);
 
     let patched = app
-        .request(reqwest::Method::PATCH, &format!("/api/agents/{id}"))
+        .api()
+        .update_agent(&id)
         .json(&json!({"name": "Analyst", "system_prompt": null, "tools_enabled": false}))
         .send()
         .await
@@ -101,7 +100,7 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
         ),
         (json!({"name": "x", "colour": "blue"}), "unknown field"),
     ] {
-        let response = app.post_json("/api/agents", &body).await;
+        let response = app.api().create_agent().json(&body).call().await;
         assert_eq!(response.status(), 400, "{body}");
         let error = error_body(response).await;
         assert!(
@@ -151,30 +150,29 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
 
     // A chat of a deleted agent moves to the default; the default cannot be deleted.
     let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"title": "t", "agent_id": id}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": "t", "agent_id": id}))
+        .call()
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(chat["agent_id"], id);
-    let deleted = app
-        .request(reqwest::Method::DELETE, &format!("/api/agents/{id}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.api().delete_agent(&id).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     let moved: Value = app
-        .get(&format!("/chat/api/chats/{}", chat["id"].as_str().unwrap()))
+        .chat_api()
+        .chat(&chat["id"].as_str().unwrap())
+        .call()
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(moved["agent_id"], default["id"]);
     let refused = app
-        .request(
-            reqwest::Method::DELETE,
-            &format!("/api/agents/{}", default["id"].as_str().unwrap()),
-        )
+        .api()
+        .delete_agent(&default["id"].as_str().unwrap())
         .send()
         .await
         .unwrap();
@@ -184,7 +182,7 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
 #[actix_web::test]
 async fn the_tools_list_is_what_the_agents_chats_can_call() {
     let app = spawn_app().await;
-    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    let listed: Value = app.api().agents().call().await.json().await.unwrap();
     let default = listed["agents"][0]["id"].as_str().unwrap().to_string();
     let all = tool_names(&app, &default).await;
     for name in [
@@ -216,14 +214,16 @@ async fn the_tools_list_is_what_the_agents_chats_can_call() {
         ["calculator", "browse_url", "search_knowledge"]
     );
     let patched = app
-        .request(reqwest::Method::PATCH, &format!("/api/agents/{picky}"))
+        .api()
+        .update_agent(&picky)
         .json(&json!({"enabled_tools": ["ask_user"]}))
         .send()
         .await
         .unwrap();
     assert_eq!(patched.status(), 200);
     assert_eq!(tool_names(&app, picky).await, ["ask_user"]);
-    app.request(reqwest::Method::PATCH, &format!("/api/agents/{picky}"))
+    app.api()
+        .update_agent(&picky)
         .json(&json!({"tools_enabled": false}))
         .send()
         .await
@@ -267,7 +267,10 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
     .await;
     let id = agent["id"].as_str().unwrap();
     let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": id}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"agent_id": id}))
+        .call()
         .await
         .json()
         .await
@@ -301,11 +304,11 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
 
     // /v1 with x_agent_id: the agent's prompt and tools, the request's own model.
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "request-model", "x_agent_id": id,
-                    "messages": [{"role": "user", "content": "hi"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "request-model", "x_agent_id": id,
+                    "messages": [{"role": "user", "content": "hi"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body = &app.upstream.received()[2].body;
@@ -360,7 +363,10 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
     )
     .await;
     let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"agent_id": agent["id"]}))
+        .call()
         .await
         .json()
         .await
@@ -414,7 +420,9 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
 
     // The messages API: the exchange as docs/spec.md#tool-messages shapes it, before the answer.
     let listed: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
+        .chat_api()
+        .messages(&chat)
+        .call()
         .await
         .json()
         .await

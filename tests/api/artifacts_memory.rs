@@ -9,6 +9,7 @@ use reqwest::Method;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::Frame;
@@ -83,7 +84,9 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert_eq!(events(&third, "x_artifact.updated")[0]["version"], 3);
 
     let list: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
+        .chat_api()
+        .artifacts(&chat)
+        .call()
         .await
         .json()
         .await
@@ -97,7 +100,9 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     let id = item["id"].as_str().unwrap().to_string();
 
     let one: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts/{id}"))
+        .chat_api()
+        .artifact(&chat, &id)
+        .call()
         .await
         .json()
         .await
@@ -120,9 +125,9 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     );
 
     let by_identifier: Value = app
-        .get(&format!(
-            "/chat/api/{chat}/artifacts/fibonacci.py/versions/2"
-        ))
+        .chat_api()
+        .artifact_version(&chat, "fibonacci.py", "2")
+        .call()
         .await
         .json()
         .await
@@ -130,13 +135,13 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert_eq!(by_identifier["content"], "def fib(): return 1  # v2\n");
     assert_eq!(by_identifier["latest_version"], 3);
     let missing = app
-        .get(&format!("/chat/api/{chat}/artifacts/{id}/versions/4"))
+        .chat_api()
+        .artifact_version(&chat, &id, "4")
+        .call()
         .await;
     assert_eq!(missing.status(), 404);
 
-    let raw = app
-        .get(&format!("/chat/api/{chat}/artifacts/{id}/raw"))
-        .await;
+    let raw = app.chat_api().artifact_raw(&chat, &id).call().await;
     assert_eq!(raw.status(), 200);
     assert_eq!(
         raw.headers()["content-type"],
@@ -152,13 +157,17 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     );
     assert_eq!(raw.text().await.unwrap(), "def fib(): return 2  # v3\n");
     let raw_v1 = app
-        .get(&format!("/chat/api/{chat}/artifacts/{id}/versions/1/raw"))
+        .chat_api()
+        .artifact_version_raw(&chat, &id, "1")
+        .call()
         .await;
     assert_eq!(raw_v1.text().await.unwrap(), "def fib(): pass  # v1\n");
 
     // Each answer carries its version as a message part; the events are not stored.
     let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
+        .chat_api()
+        .messages(&chat)
+        .call()
         .await
         .json()
         .await
@@ -180,12 +189,13 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert!(!messages.to_string().contains("x_artifact"));
 
     let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/{chat}/artifacts/{id}"))
+        .chat_api()
+        .delete_artifact(&chat, &id)
         .send()
         .await
         .unwrap();
     assert_eq!(deleted.status(), 200);
-    let gone = app.get(&format!("/chat/api/{chat}/artifacts/{id}")).await;
+    let gone = app.chat_api().artifact(&chat, &id).call().await;
     assert_eq!(gone.status(), 404);
     assert_eq!(error_body(gone).await["code"], "not_found");
 }
@@ -201,7 +211,9 @@ async fn create_then_update_in_one_run_is_one_part_at_the_latest_version() {
     ]);
     app.send_text(&chat, "Draft and revise").await;
     let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
+        .chat_api()
+        .messages(&chat)
+        .call()
         .await
         .json()
         .await
@@ -265,15 +277,15 @@ async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_f
         "the accepted types are named: {error}"
     );
     let list: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
+        .chat_api()
+        .artifacts(&chat)
+        .call()
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(list["total"], 1);
-    let raw = app
-        .get(&format!("/chat/api/{chat}/artifacts/main.rs/raw"))
-        .await;
+    let raw = app.chat_api().artifact_raw(&chat, "main.rs").call().await;
     assert_eq!(
         raw.text().await.unwrap(),
         "fn main() {}",
@@ -308,8 +320,7 @@ async fn save(
     if let Some(category) = category {
         body["category"] = json!(category);
     }
-    app.post_json(&format!("/chat/api/{chat}/memories"), &body)
-        .await
+    app.chat_api().create_memory(&chat).json(&body).call().await
 }
 
 #[actix_web::test]
@@ -373,7 +384,9 @@ async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
     assert!(memories[0]["created_at"].is_string() && memories[0]["id"].is_string());
 
     let list: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
+        .chat_api()
+        .memories(&chat)
+        .call()
         .await
         .json()
         .await
@@ -459,15 +472,14 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
         (json!({"content": "x".repeat(5_000)}), 400),
         (json!({"text": "wrong field"}), 400),
     ] {
-        let response = app
-            .post_json(&format!("/chat/api/{chat}/memories"), &body)
-            .await;
+        let response = app.chat_api().create_memory(&chat).json(&body).call().await;
         assert_eq!(response.status(), status, "{body}");
         assert_eq!(error_body(response).await["type"], "invalid_request_error");
     }
 
     let updated = app
-        .request(Method::PATCH, &format!("/chat/api/{chat}/memories/{id}"))
+        .chat_api()
+        .update_memory(&chat, &id)
         .json(&json!({"content": "The user moved to Porto in 2025", "category": "fact"}))
         .send()
         .await
@@ -489,19 +501,23 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
     assert_eq!(lisbon.status(), 201);
 
     let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/{chat}/memories/{id}"))
+        .chat_api()
+        .delete_memory(&chat, &id)
         .send()
         .await
         .unwrap();
     assert_eq!(deleted.status(), 200);
     let twice = app
-        .request(Method::DELETE, &format!("/chat/api/{chat}/memories/{id}"))
+        .chat_api()
+        .delete_memory(&chat, &id)
         .send()
         .await
         .unwrap();
     assert_eq!(twice.status(), 404);
     let list: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
+        .chat_api()
+        .memories(&chat)
+        .call()
         .await
         .json()
         .await
@@ -556,14 +572,18 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
 
     let app = app.restart().await;
     let list: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
+        .chat_api()
+        .artifacts(&chat)
+        .call()
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(list["artifacts"][0]["version"], 2);
     let memories: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
+        .chat_api()
+        .memories(&chat)
+        .call()
         .await
         .json()
         .await
@@ -585,22 +605,24 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
     // Another chat of the same user sees none of them.
     let other = app.new_chat().await;
     let empty: Value = app
-        .get(&format!("/chat/api/{other}/artifacts"))
+        .chat_api()
+        .artifacts(&other)
+        .call()
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(empty["total"], 0);
     let empty: Value = app
-        .get(&format!("/chat/api/{other}/memories"))
+        .chat_api()
+        .memories(&other)
+        .call()
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(empty["total"], 0);
-    let cross = app
-        .get(&format!("/chat/api/{other}/artifacts/plan.md"))
-        .await;
+    let cross = app.chat_api().artifact(&other, "plan.md").call().await;
     assert_eq!(cross.status(), 404);
 
     // Another user sees neither the chat nor its contents.
@@ -639,7 +661,9 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
         .unwrap();
     assert_eq!(write.status(), 404);
     let unauthenticated = app
-        .anonymous(Method::GET, &format!("/chat/api/{chat}/memories"))
+        .as_anonymous()
+        .chat_api()
+        .memories(&chat)
         .send()
         .await
         .unwrap();
@@ -681,7 +705,9 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
     let app = crate::helpers::restart_with(app, config).await;
     // Loading the chat starts the re-embedding.
     let list: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
+        .chat_api()
+        .memories(&chat)
+        .call()
         .await
         .json()
         .await
@@ -815,9 +841,9 @@ async fn an_html_or_svg_preview_is_served_inline_in_a_sandbox_and_anything_else_
         }
     }
     let missing = app
-        .get(&format!(
-            "/chat/api/{chat}/artifacts/page.html/versions/2/preview"
-        ))
+        .chat_api()
+        .artifact_version_preview(&chat, "page.html", "2")
+        .call()
         .await;
     assert_eq!(missing.status(), 404);
 }

@@ -9,6 +9,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::browser::{browser_app, run_scenario};
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::TestApp;
 use crate::openai_python::python_with_openai;
@@ -23,7 +24,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
     let out = app.data_dir.path().join("account-scenario.json");
     run_scenario(&app, "account", &[("OUT_FILE", out.display().to_string())]).await;
     let handed: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let account: Value = app.get("/auth/account").await.json().await.unwrap();
+    let account: Value = app.auth().account().call().await.json().await.unwrap();
     assert_eq!(
         account["time_zone"], "Europe/Paris",
         "the page saved the zone"
@@ -53,7 +54,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
     );
     assert_eq!(stdout.trim(), "Hello from your script.");
 
-    let keys: Value = app.get("/auth/api-keys").await.json().await.unwrap();
+    let keys: Value = app.auth().api_keys().call().await.json().await.unwrap();
     let used = keys["data"]
         .as_array()
         .unwrap()
@@ -64,7 +65,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
         used["last_used_at"].is_string(),
         "its use is recorded: {used}"
     );
-    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me: Value = app.auth().me().call().await.json().await.unwrap();
     assert_eq!(me["display_name"], "Ada Admin");
 }
 
@@ -72,15 +73,17 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
 async fn a_password_changed_on_the_account_page_signs_the_other_browser_out() {
     let app = browser_app(|_| {}).await;
     let made = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "pat", "password": "old password 1"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "pat", "password": "old password 1"}))
+        .call()
         .await;
     assert_eq!(made.status(), 201);
     run_scenario(&app, "account_password", &[]).await;
     let login = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": "pat", "password": "new password 2"}))
         .send()
         .await
@@ -94,7 +97,10 @@ async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those()
     app.upstream
         .script([Reply::text("Answered by the researcher.")]);
     let kb = app
-        .post_json("/api/knowledge-bases", &json!({"name": "Gold notes"}))
+        .api()
+        .create_knowledge_base()
+        .json(&json!({"name": "Gold notes"}))
+        .call()
         .await;
     assert_eq!(kb.status(), 201, "a knowledge base to choose");
     run_scenario(&app, "agents_page", &[]).await;
@@ -122,14 +128,16 @@ async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those()
         first.starts_with("Cite your sources, briefly."),
         "the edited instructions come first: {first}"
     );
-    let agents: Value = app.get("/api/agents").await.json().await.unwrap();
+    let agents: Value = app.api().agents().call().await.json().await.unwrap();
     assert_eq!(agents["total"], 1, "deleted: only the default is left");
 }
 
 /// The tree of `chat` as shape: roles, texts, parents' positions, the active branch.
 async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
     let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
+        .chat_api()
+        .tree(&chat)
+        .call()
         .await
         .json()
         .await
@@ -164,7 +172,9 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
     ]);
     app.send_text(&chat, "Where should I go?").await;
     let path: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
+        .chat_api()
+        .messages(&chat)
+        .call()
         .await
         .json()
         .await
@@ -179,10 +189,8 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
         .unwrap()
         .to_string();
     let regen = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{answer}/regenerate"),
-        )
+        .chat_api()
+        .regenerate(&chat, &answer)
         .send()
         .await
         .unwrap();
@@ -190,7 +198,14 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
     read_all(regen).await;
 
     run_scenario(&app, "export", &[]).await;
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app
+        .chat_api()
+        .list_chats()
+        .call()
+        .await
+        .json()
+        .await
+        .unwrap();
     let copy = chats["data"]
         .as_array()
         .unwrap()
@@ -210,10 +225,10 @@ async fn a_key_revoked_and_a_session_signed_out_on_the_account_page_stop_working
         .unwrap();
     let app = browser_app(|_| {}).await;
     let made = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "pat", "password": "pat password 1"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "pat", "password": "pat password 1"}))
+        .call()
         .await;
     assert_eq!(made.status(), 201);
     let out = app.data_dir.path().join("account-actions.json");

@@ -1,13 +1,15 @@
 use reqwest::Method;
 use serde_json::json;
 
+use crate::client::Call;
 use crate::helpers::{error_body, spawn_app, spawn_app_with};
 
 #[actix_web::test]
 async fn malformed_json_is_a_400_that_says_what_is_wrong() {
     let app = spawn_app().await;
     let response = app
-        .request(Method::POST, "/chat/api/chats")
+        .chat_api()
+        .create_chat()
         .header("content-type", "application/json")
         .body("{\"title\": ")
         .send()
@@ -27,7 +29,10 @@ async fn malformed_json_is_a_400_that_says_what_is_wrong() {
 async fn wrong_types_and_unknown_fields_are_named_in_the_error() {
     let app = spawn_app().await;
     let response = app
-        .post_json("/chat/api/chats", &json!({"title": 42}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": 42}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
@@ -37,7 +42,10 @@ async fn wrong_types_and_unknown_fields_are_named_in_the_error() {
     );
 
     let response = app
-        .post_json("/chat/api/chats", &json!({"titel": "typo"}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"titel": "typo"}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
@@ -51,12 +59,13 @@ async fn wrong_types_and_unknown_fields_are_named_in_the_error() {
 async fn oversize_bodies_are_a_413_and_wrong_content_types_a_415() {
     let app = spawn_app_with(|config| config.http.max_json_body_bytes = 1024).await;
     let big = json!({"title": "x".repeat(4096)});
-    let response = app.post_json("/chat/api/chats", &big).await;
+    let response = app.chat_api().create_chat().json(&big).call().await;
     assert_eq!(response.status(), 413);
     assert_eq!(error_body(response).await["code"], "payload_too_large");
 
     let response = app
-        .request(Method::POST, "/chat/api/chats")
+        .chat_api()
+        .create_chat()
         .header("content-type", "text/plain")
         .body("{\"title\": \"x\"}")
         .send()
@@ -78,7 +87,7 @@ async fn unknown_routes_are_json_404s() {
 async fn an_unreachable_upstream_is_a_502_not_a_500() {
     let app = spawn_app().await;
     app.upstream.stop().await;
-    let response = app.get("/v1/models").await;
+    let response = app.openai().models().call().await;
     assert_eq!(response.status(), 502);
     let error = error_body(response).await;
     assert_eq!(error["code"], "upstream_unreachable");
@@ -194,10 +203,10 @@ async fn an_admin_sees_which_model_server_could_not_be_reached() {
     let app = spawn_app_with(move |config| config.llm.base_url = base_url).await;
 
     let plain = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "Hello?"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": [{"role": "user", "content": "Hello?"}]}))
+        .call()
         .await;
     assert_eq!(plain.status(), 502);
     let error = error_body(plain).await;
@@ -208,10 +217,10 @@ async fn an_admin_sees_which_model_server_could_not_be_reached() {
     );
 
     let streamed = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "Hello?"}], "stream": true}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": [{"role": "user", "content": "Hello?"}], "stream": true}))
+        .call()
         .await;
     let frames = crate::sse::read_all(streamed).await;
     let error = error_frame(&frames)["error"].clone();
@@ -227,10 +236,10 @@ async fn a_stream_cut_off_before_any_answer_is_a_truncation_said_once() {
     app.upstream
         .script([crate::fake_upstream::Reply::text("one two three four").cut_after(0)]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "count"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "messages": [{"role": "user", "content": "count"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 502);
     let error = error_body(response).await;

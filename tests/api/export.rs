@@ -8,6 +8,7 @@ use std::io::Read;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, spawn_app};
 use crate::sse::read_all;
@@ -31,7 +32,9 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
     ]);
     app.send_text(&chat, "Where should I go?").await;
     let path: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
+        .chat_api()
+        .messages(&chat)
+        .call()
         .await
         .json()
         .await
@@ -46,10 +49,8 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
         .unwrap()
         .to_string();
     let regen = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{answer}/regenerate"),
-        )
+        .chat_api()
+        .regenerate(&chat, &answer)
         .send()
         .await
         .unwrap();
@@ -62,7 +63,9 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
 /// are on the active branch — ids left out, since an import makes new ones.
 async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
     let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
+        .chat_api()
+        .tree(&chat)
+        .call()
         .await
         .json()
         .await
@@ -87,7 +90,8 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     let chat = chat_with_branches_and_an_artifact(&app).await;
 
     let picked = app
-        .request(Method::PATCH, &format!("/chat/api/chats/{chat}"))
+        .chat_api()
+        .update_chat(&chat)
         .json(&json!({"model": "fake-model"}))
         .send()
         .await
@@ -95,7 +99,10 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     assert_eq!(picked.status(), 200);
 
     let response = app
-        .get(&format!("/chat/api/{chat}/export?format=json"))
+        .chat_api()
+        .export(&chat)
+        .query(&[("format", "json")])
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let disposition = response.headers()["content-disposition"]
@@ -135,7 +142,7 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     assert_eq!(artifact["versions"][0]["content"], "- socks\n- map\n");
     assert!(export["runs"].as_array().unwrap().len() >= 2, "runs' usage");
 
-    let imported = app.post_json("/chat/api/import", &export).await;
+    let imported = app.chat_api().import().json(&export).call().await;
     assert_eq!(imported.status(), 201);
     let imported: Value = imported.json().await.unwrap();
     let copy = imported["id"].as_str().unwrap();
@@ -150,7 +157,9 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
 
     assert_eq!(shape(&app, copy).await, shape(&app, &chat).await);
     let listed: Value = app
-        .get(&format!("/chat/api/{copy}/artifacts"))
+        .chat_api()
+        .artifacts(&copy)
+        .call()
         .await
         .json()
         .await
@@ -175,7 +184,10 @@ async fn a_chat_exported_as_markdown_is_its_visible_branch() {
     let app = spawn_app().await;
     let chat = chat_with_branches_and_an_artifact(&app).await;
     let response = app
-        .get(&format!("/chat/api/{chat}/export?format=markdown"))
+        .chat_api()
+        .export(&chat)
+        .query(&[("format", "markdown")])
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     assert!(
@@ -201,7 +213,7 @@ async fn all_of_an_accounts_chats_export_as_one_zip_that_imports_back() {
     app.create_chat("First").await;
     app.create_chat("Second").await;
 
-    let response = app.get("/chat/api/export").await;
+    let response = app.chat_api().export_all().call().await;
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/zip");
     let bytes = response.bytes().await.unwrap();
@@ -225,7 +237,7 @@ async fn all_of_an_accounts_chats_export_as_one_zip_that_imports_back() {
         .unwrap();
     let export: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(export["chat"]["title"], "First");
-    let imported = app.post_json("/chat/api/import", &export).await;
+    let imported = app.chat_api().import().json(&export).call().await;
     assert_eq!(imported.status(), 201);
 }
 
@@ -259,7 +271,9 @@ async fn another_users_chat_cannot_be_exported() {
         "eve's archive holds none of the admin's chats"
     );
     let anonymous = app
-        .anonymous(Method::GET, "/chat/api/export")
+        .as_anonymous()
+        .chat_api()
+        .export_all()
         .send()
         .await
         .unwrap();
@@ -281,7 +295,14 @@ fn message(id: &str, parent: Option<&str>, seq: i64) -> Value {
 }
 
 async fn chat_count(app: &TestApp) -> usize {
-    let list: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let list: Value = app
+        .chat_api()
+        .list_chats()
+        .call()
+        .await
+        .json()
+        .await
+        .unwrap();
     list["data"].as_array().unwrap().len()
 }
 
@@ -322,13 +343,14 @@ async fn an_import_that_breaks_a_rule_is_refused_with_its_code_and_stores_nothin
         (minimal_export(json!(many)), 413, "import_too_large"),
     ];
     for (body, status, code) in cases {
-        let response = app.post_json("/chat/api/import", &body).await;
+        let response = app.chat_api().import().json(&body).call().await;
         assert_eq!(response.status(), status, "{code}");
         let error = error_body(response).await;
         assert_eq!(error["code"], code, "{error}");
     }
     let not_json = app
-        .request(Method::POST, "/chat/api/import")
+        .chat_api()
+        .import()
         .header("content-type", "application/json")
         .body("{\"format\": ")
         .send()
@@ -338,10 +360,10 @@ async fn an_import_that_breaks_a_rule_is_refused_with_its_code_and_stores_nothin
     assert_eq!(chat_count(&app).await, before, "nothing was stored");
 
     let fine = app
-        .post_json(
-            "/chat/api/import",
-            &minimal_export(json!([message("a", None, 1)])),
-        )
+        .chat_api()
+        .import()
+        .json(&minimal_export(json!([message("a", None, 1)])))
+        .call()
         .await;
     assert_eq!(fine.status(), 201);
     assert_eq!(chat_count(&app).await, before + 1);

@@ -11,6 +11,7 @@ use reqwest::Method;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
 use crate::sse::read_all;
@@ -95,12 +96,12 @@ async fn tool_result(app: &TestApp, tool: &str, arguments: Value) -> String {
     ]);
     let before = app.upstream.received().len();
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model",
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
                     "messages": [{"role": "user", "content": "Read the page."}],
-                    "web_search_options": {"x_tools": [tool]}}),
-        )
+                    "web_search_options": {"x_tools": [tool]}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200, "{:?}", response.text().await);
     let received = app.upstream.received();
@@ -308,7 +309,7 @@ async fn a_document_cut_off_twice_is_failed_at_start_up_not_retried() {
 async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed() {
     let app = spawn_app().await;
     let chat = app.new_chat().await;
-    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me: Value = app.auth().me().call().await.json().await.unwrap();
     let user_id = UserId::from_string(me["id"].as_str().unwrap());
     let chat_id = ChatId::from_string(chat.clone());
     let run_id = RunId::generate();
@@ -446,7 +447,8 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     let data = tempfile::tempdir().unwrap();
     let server = Binary::start(data.path(), &upstream.base_url).await;
     let chat: Value = server
-        .request(Method::POST, "/chat/api/chats")
+        .chat_api()
+        .create_chat()
         .json(&json!({"title": "Killed"}))
         .send()
         .await
@@ -456,7 +458,8 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
         .unwrap();
     let chat = chat["id"].as_str().unwrap().to_string();
     let response = server
-        .request(Method::POST, &format!("/chat/api/{chat}/messages"))
+        .chat_api()
+        .send_message(&chat)
         .json(&json!({"content": "Count for me."}))
         .send()
         .await
@@ -476,7 +479,8 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
 
     let server = Binary::start(data.path(), &upstream.base_url).await;
     let messages: Value = server
-        .request(Method::GET, &format!("/chat/api/{chat}/messages"))
+        .chat_api()
+        .messages(&chat)
         .send()
         .await
         .unwrap()
@@ -498,10 +502,8 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     assert!(kept_words >= 40, "only {kept_words} words kept");
 
     let replay = server
-        .request(
-            Method::GET,
-            &format!("/chat/api/{chat}/runs/{run_id}/events"),
-        )
+        .chat_api()
+        .run_events(&chat, &run_id)
         .send()
         .await
         .unwrap();
@@ -520,7 +522,8 @@ async fn json_nested_100000_deep_is_refused_as_a_request_and_as_tool_arguments()
         r#"{{"model": "fake-model", "messages": [{{"role": "user", "content": {deep}}}]}}"#
     );
     let refused = app
-        .request(Method::POST, "/v1/chat/completions")
+        .openai()
+        .chat_completions()
         .header("content-type", "application/json")
         .body(body)
         .send()
@@ -547,12 +550,12 @@ async fn json_nested_100000_deep_is_refused_as_a_request_and_as_tool_arguments()
         Reply::text("I could not calculate that."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model",
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
                     "messages": [{"role": "user", "content": "Compute."}],
-                    "web_search_options": {"x_tools": ["calculator"]}}),
-        )
+                    "web_search_options": {"x_tools": ["calculator"]}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let answer: Value = response.json().await.unwrap();

@@ -11,6 +11,7 @@ use reqwest::{Method, RequestBuilder, Response};
 use secrecy::SecretString;
 use serde_json::Value;
 
+use crate::client::Call;
 use crate::fake_upstream::FakeUpstream;
 use crate::subprocess::CLIENT_LIMIT;
 
@@ -160,7 +161,10 @@ impl TestApp {
 
     pub async fn create_chat(&self, title: &str) -> Value {
         let response = self
-            .post_json("/chat/api/chats", &serde_json::json!({"title": title}))
+            .chat_api()
+            .create_chat()
+            .json(&serde_json::json!({"title": title}))
+            .call()
             .await;
         assert_eq!(response.status(), 201);
         response.json().await.expect("chat JSON")
@@ -177,9 +181,7 @@ impl TestApp {
     /// Sends `body` as a message to `chat` through the chat API and reads the whole stream;
     /// the request must be accepted.
     pub async fn send(&self, chat: &str, body: Value) -> Vec<crate::sse::Frame> {
-        let response = self
-            .post_json(&format!("/chat/api/{chat}/messages"), &body)
-            .await;
+        let response = self.chat_api().send_message(&chat).json(&body).call().await;
         assert_eq!(response.status(), 200, "{:?}", response.text().await);
         crate::sse::read_all(response).await
     }
@@ -192,14 +194,16 @@ impl TestApp {
     /// Creates another user and returns an API key for them.
     pub async fn create_user_with_key(&self, username: &str) -> String {
         let response = self
-            .post_json(
-                "/auth/users",
-                &serde_json::json!({"username": username, "password": "a long password"}),
-            )
+            .auth()
+            .create_user()
+            .json(&serde_json::json!({"username": username, "password": "a long password"}))
+            .call()
             .await;
         assert_eq!(response.status(), 201, "{:?}", response.text().await);
         let login = self
-            .anonymous(Method::POST, "/auth/login")
+            .as_anonymous()
+            .auth()
+            .login()
             .json(&serde_json::json!({"username": username, "password": "a long password"}))
             .send()
             .await
@@ -207,7 +211,9 @@ impl TestApp {
         assert_eq!(login.status(), 200);
         let cookie = session_cookie(&login).expect("session cookie");
         let key = self
-            .browser(Method::POST, "/auth/api-keys", &cookie)
+            .as_browser(&cookie)
+            .auth()
+            .create_api_key()
             .json(&serde_json::json!({"name": "tests"}))
             .send()
             .await

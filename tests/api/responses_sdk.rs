@@ -9,6 +9,7 @@ use std::process::Command;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, run_client, spawn_app};
 use crate::openai_node::node_clients;
@@ -181,7 +182,14 @@ async fn the_python_sdk_uses_stored_responses_conversations_and_vector_stores() 
     );
     assert_eq!(seen["conversation_metadata"], json!({"topic": "colors"}));
     let conversation = seen["conversation_id"].as_str().unwrap();
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app
+        .chat_api()
+        .list_chats()
+        .call()
+        .await
+        .json()
+        .await
+        .unwrap();
     let listed = chats.to_string();
     assert!(listed.contains(conversation), "the UI lists it: {listed}");
 
@@ -292,7 +300,7 @@ async fn another_user_finds_none_of_it(app: &TestApp, ids: &Value) {
         assert_eq!(response.status(), 404, "POST {path} {body}");
     }
     // The owner still has everything.
-    let mine = app.get(&format!("/v1/responses/{}", id("response"))).await;
+    let mine = app.openai().response(&id("response")).call().await;
     assert_eq!(mine.status(), 200);
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::workflows::create_workflow;
@@ -23,7 +24,7 @@ async fn one_step_workflow(app: &TestApp) -> String {
 }
 
 async fn created(app: &TestApp, body: Value) -> Value {
-    let response = app.post_json("/api/schedules", &body).await;
+    let response = app.api().create_schedule().json(&body).call().await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
 }
@@ -129,19 +130,19 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     let workflow = one_step_workflow(&app).await;
     // An agent that may create schedules, for the model's part.
     let agent: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Planner", "enabled_tools": ["calculator", "create_schedule"]}),
-        )
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Planner", "enabled_tools": ["calculator", "create_schedule"]}))
+        .call()
         .await
         .json()
         .await
         .unwrap();
     let chat: Value = app
-        .post_json(
-            "/chat/api/chats",
-            &json!({"title": "mine", "agent_id": agent["id"]}),
-        )
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": "mine", "agent_id": agent["id"]}))
+        .call()
         .await
         .json()
         .await
@@ -157,12 +158,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     assert_eq!(schedule["chat_id"], chat_id);
     let id = schedule["id"].as_str().unwrap().to_string();
     eventually("a firing", Duration::from_secs(20), || async {
-        let view: Value = app
-            .get(&format!("/api/schedules/{id}"))
-            .await
-            .json()
-            .await
-            .unwrap();
+        let view: Value = app.api().schedule(&id).call().await.json().await.unwrap();
         view["last_runs"]
             .as_array()?
             .iter()
@@ -170,10 +166,11 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
             .then_some(())
     })
     .await;
-    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({}))
-        .await;
+    app.api().pause_schedule(&id).json(&json!({})).call().await;
     let messages: Value = app
-        .get(&format!("/chat/api/{chat_id}/messages"))
+        .chat_api()
+        .messages(&chat_id)
+        .call()
         .await
         .json()
         .await
@@ -181,7 +178,9 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     assert!(messages.to_string().contains("42"), "{messages}");
     // The firing's answer carries its steps, for a reloaded page to show.
     let tree: Value = app
-        .get(&format!("/chat/api/{chat_id}/tree"))
+        .chat_api()
+        .tree(&chat_id)
+        .call()
         .await
         .json()
         .await
@@ -197,7 +196,14 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     assert_eq!(ran["status"], "succeeded");
     assert_eq!(ran["steps"][0]["id"], "a");
     assert_eq!(ran["steps"][0]["status"], "succeeded");
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app
+        .chat_api()
+        .list_chats()
+        .call()
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(
         chats["data"].as_array().unwrap().len(),
         1,
@@ -214,7 +220,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         Reply::text("Scheduled here."),
     ]);
     app.send_text(chat_id, "every morning, in this chat").await;
-    let listed: Value = app.get("/api/schedules").await.json().await.unwrap();
+    let listed: Value = app.api().schedules().call().await.json().await.unwrap();
     let mornings = listed["schedules"]
         .as_array()
         .unwrap()
@@ -222,12 +228,21 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         .find(|s| s["name"] == "Mornings here")
         .unwrap_or_else(|| panic!("the model's schedule: {listed}"));
     assert_eq!(mornings["chat_id"], chat_id);
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app
+        .chat_api()
+        .list_chats()
+        .call()
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(chats["data"].as_array().unwrap().len(), 1);
     // The chat says when a schedule next fires in it (the paused one does not count), so its
     // page can look then.
     let info: Value = app
-        .get(&format!("/chat/api/chats/{chat_id}"))
+        .chat_api()
+        .chat(&chat_id)
+        .call()
         .await
         .json()
         .await
@@ -242,10 +257,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     // A chat that is not the caller's is not a place to fire in.
     let elsewhere = entities::ids::ChatId::generate();
     let refused = app
-        .post_json(
-            "/api/schedules",
-            &json!({"name": "There", "cron": "0 9 * * *", "workflow_id": workflow, "chat_id": elsewhere}),
-        )
+        .api().create_schedule().json(&json!({"name": "There", "cron": "0 9 * * *", "workflow_id": workflow, "chat_id": elsewhere})).call()
         .await;
     assert_eq!(refused.status(), 404);
 }
@@ -254,7 +266,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
 async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     let app = spawn_app().await;
     let workflow = one_step_workflow(&app).await;
-    let account: Value = app.get("/auth/account").await.json().await.unwrap();
+    let account: Value = app.auth().account().call().await.json().await.unwrap();
     assert_eq!(account["time_zone"], "UTC", "UTC by default");
     let plain = created(
         &app,
@@ -281,7 +293,7 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     .await;
     assert_eq!(refused.status(), 400);
     assert_eq!(error_body(refused).await["code"], "invalid_time_zone");
-    let account: Value = app.get("/auth/account").await.json().await.unwrap();
+    let account: Value = app.auth().account().call().await.json().await.unwrap();
     assert_eq!(
         account["time_zone"], "Asia/Tokyo",
         "a refused PATCH changes nothing"
@@ -303,7 +315,9 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     .await;
     assert_eq!(own["time_zone"], "Europe/Paris", "a zone given wins");
     let before: Value = app
-        .get(&format!("/api/schedules/{}", plain["id"].as_str().unwrap()))
+        .api()
+        .schedule(&plain["id"].as_str().unwrap())
+        .call()
         .await
         .json()
         .await
@@ -348,7 +362,10 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
         weekly["id"].as_str().unwrap(),
     );
     // Paused schedules count: a resume would fail every firing.
-    app.post_json(&format!("/api/schedules/{weekly_id}/pause"), &json!({}))
+    app.api()
+        .pause_schedule(&weekly_id)
+        .json(&json!({}))
+        .call()
         .await;
 
     let refused = app.request(Method::DELETE, &path).send().await.unwrap();
@@ -363,11 +380,7 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
 
     // Once no schedule fires it, it is deleted with its versions.
     for id in [daily_id, weekly_id] {
-        let gone = app
-            .request(Method::DELETE, &format!("/api/schedules/{id}"))
-            .send()
-            .await
-            .unwrap();
+        let gone = app.api().delete_schedule(&id).send().await.unwrap();
         assert_eq!(gone.status(), 204);
     }
     let deleted = app.request(Method::DELETE, &path).send().await.unwrap();

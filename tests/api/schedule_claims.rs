@@ -14,6 +14,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
+use crate::client::Call;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
 use crate::workflows::create_workflow;
 
@@ -33,10 +34,10 @@ async fn race_twenty_due_times(
     )
     .await;
     let created: serde_json::Value = app
-        .post_json(
-            "/api/schedules",
-            &json!({"name": "Raced", "cron": "0 3 * * *", "workflow_id": workflow["id"]}),
-        )
+        .api()
+        .create_schedule()
+        .json(&json!({"name": "Raced", "cron": "0 3 * * *", "workflow_id": workflow["id"]}))
+        .call()
         .await
         .json()
         .await
