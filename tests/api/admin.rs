@@ -2,38 +2,22 @@
 //! promoted and deleted with their data; the servers' status. Admins only: a non-admin gets a
 //! 403 from every route and changes nothing.
 
-use reqwest::Method;
+use reqwest::{Method, RequestBuilder};
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
-use crate::client::Call;
+use crate::client::{Admin, Call};
 use crate::helpers::{TestApp, error_body, session_cookie, spawn_app};
 
-/// Every admin route, with a body that would be valid for an admin.
-fn admin_routes(user_id: &str) -> Vec<(Method, String, Option<Value>)> {
+/// Every admin route as `admin` calls it, with a body that would be valid for an admin.
+fn admin_routes(admin: Admin<'_>, user_id: &str) -> Vec<(RequestBuilder, Option<Value>)> {
     vec![
-        (Method::GET, "/admin/api/users".into(), None),
-        (
-            Method::POST,
-            "/admin/api/users".into(),
-            Some(json!({"username": "mallory"})),
-        ),
-        (
-            Method::PATCH,
-            format!("/admin/api/users/{user_id}"),
-            Some(json!({"is_admin": true})),
-        ),
-        (
-            Method::DELETE,
-            format!("/admin/api/users/{user_id}"),
-            Some(json!({"confirm": "bob"})),
-        ),
-        (
-            Method::POST,
-            format!("/admin/api/users/{user_id}/login-link"),
-            None,
-        ),
-        (Method::GET, "/admin/api/status".into(), None),
+        (admin.users(), None),
+        (admin.create_user(), Some(json!({"username": "mallory"}))),
+        (admin.update_user(user_id), Some(json!({"is_admin": true}))),
+        (admin.delete_user(user_id), Some(json!({"confirm": "bob"}))),
+        (admin.login_link(user_id), None),
+        (admin.status(), None),
     ]
 }
 
@@ -54,16 +38,18 @@ async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() 
     let app = spawn_app().await;
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
-    for (method, path, body) in admin_routes(&bob) {
-        let mut request = app.anonymous(method.clone(), &path).bearer_auth(&bob_key);
+    let as_bob = admin_routes(app.as_key(&bob_key).admin(), &bob);
+    let nobody = admin_routes(app.as_anonymous().admin(), &bob);
+    for ((mut request, body), (anonymous, _)) in as_bob.into_iter().zip(nobody) {
+        let what = request.describe();
         if let Some(body) = &body {
             request = request.json(body);
         }
         let response = request.send().await.unwrap();
-        assert_eq!(response.status(), 403, "{method} {path}");
+        assert_eq!(response.status(), 403, "{what}");
         assert_eq!(error_body(response).await["code"], "forbidden");
-        let anonymous = app.anonymous(method.clone(), &path).send().await.unwrap();
-        assert_eq!(anonymous.status(), 401, "{method} {path}");
+        let anonymous = anonymous.send().await.unwrap();
+        assert_eq!(anonymous.status(), 401, "{what}");
     }
     let users = entities::users::Entity::find()
         .count(&app.db)
@@ -129,8 +115,8 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     let app = spawn_app().await;
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
-    let as_bob = |path: &str| app.anonymous(Method::GET, path).bearer_auth(&bob_key);
-    let chat = as_bob("/chat/api/chats").send().await.unwrap();
+    let as_bob = app.as_key(&bob_key);
+    let chat = as_bob.chat_api().list_chats().send().await.unwrap();
     assert_eq!(chat.status(), 200);
     let created = app
         .as_key(&bob_key)
@@ -151,7 +137,13 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     let disabled: Value = disable(true).await.unwrap().json().await.unwrap();
     assert_eq!(disabled["disabled"], true);
     assert_eq!(
-        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        as_bob
+            .chat_api()
+            .list_chats()
+            .send()
+            .await
+            .unwrap()
+            .status(),
         401,
         "a disabled account's key stops working at once"
     );
@@ -166,7 +158,13 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     assert_eq!(login.status(), 401);
     disable(false).await.unwrap();
     assert_eq!(
-        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        as_bob
+            .chat_api()
+            .list_chats()
+            .send()
+            .await
+            .unwrap()
+            .status(),
         200
     );
 
@@ -218,7 +216,13 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
         "only the admin's key is left"
     );
     assert_eq!(
-        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        as_bob
+            .chat_api()
+            .list_chats()
+            .send()
+            .await
+            .unwrap()
+            .status(),
         401
     );
 }

@@ -111,26 +111,25 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
 
     // Another user sees none of it.
     let key = app.create_user_with_key("mallory").await;
-    for (method, path) in [
-        (reqwest::Method::GET, format!("/api/agents/{id}")),
-        (reqwest::Method::PATCH, format!("/api/agents/{id}")),
-        (reqwest::Method::DELETE, format!("/api/agents/{id}")),
-        (reqwest::Method::GET, format!("/api/agents/{id}/chat/tools")),
+    let as_mallory = app.as_key(&key).api();
+    for request in [
+        as_mallory.agent(id),
+        as_mallory.update_agent(id),
+        as_mallory.delete_agent(id),
+        as_mallory.agent_tools(id),
     ] {
-        let response = app
-            .http
-            .request(method.clone(), app.url(&path))
-            .bearer_auth(&key)
+        let what = request.describe();
+        let response = request
             .json(&json!({"name": "stolen"}))
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), 404, "{method} {path}");
+        assert_eq!(response.status(), 404, "{what}");
     }
     let theirs: Value = app
-        .http
-        .get(app.url("/api/agents"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .api()
+        .agents()
         .send()
         .await
         .unwrap()
@@ -139,9 +138,9 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
         .unwrap();
     assert_eq!(theirs["total"], 1, "only their own default: {theirs}");
     let chat_with_mine = app
-        .http
-        .post(app.url("/chat/api/chats"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .create_chat()
         .json(&json!({"agent_id": id}))
         .send()
         .await
@@ -324,9 +323,9 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
     assert_eq!(offered(&app, 2), ["calculator", "browse_url"]);
     let key = app.create_user_with_key("mallory").await;
     let theirs = app
-        .http
-        .post(app.url("/v1/chat/completions"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .openai()
+        .chat_completions()
         .json(&json!({"x_agent_id": id, "messages": [{"role": "user", "content": "hi"}]}))
         .send()
         .await
@@ -362,16 +361,7 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
         json!({"name": "Reader", "enabled_tools": ["browse_url", "search_knowledge"]}),
     )
     .await;
-    let chat: Value = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"agent_id": agent["id"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat = chat["id"].as_str().unwrap();
+    let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     let url = format!("http://{site}/article");
     app.upstream.script([
         Reply::tool_call("tc_1", "browse_url", json!({"url": url})).and_tool_call(

@@ -627,34 +627,30 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
 
     // Another user sees neither the chat nor its contents.
     let key = app.create_user_with_key("mallory").await;
-    for path in [
-        format!("/chat/api/{chat}/artifacts"),
-        format!("/chat/api/{chat}/artifacts/plan.md"),
-        format!("/chat/api/{chat}/artifacts/plan.md/raw"),
-        format!("/chat/api/{chat}/artifacts/plan.md/preview"),
-        format!("/chat/api/{chat}/memories"),
+    let as_mallory = app.as_key(&key).chat_api();
+    for request in [
+        as_mallory.artifacts(&chat),
+        as_mallory.artifact(&chat, "plan.md"),
+        as_mallory.artifact_raw(&chat, "plan.md"),
+        as_mallory.artifact_preview(&chat, "plan.md"),
+        as_mallory.memories(&chat),
     ] {
-        let response = app
-            .http
-            .get(app.url(&path))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 404, "{path}");
+        let what = request.describe();
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 404, "{what}");
     }
     let delete = app
-        .http
-        .delete(app.url(&format!("/chat/api/{chat}/artifacts/plan.md")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .delete_artifact(&chat, "plan.md")
         .send()
         .await
         .unwrap();
     assert_eq!(delete.status(), 404);
     let write = app
-        .http
-        .post(app.url(&format!("/chat/api/{chat}/memories")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .create_memory(&chat)
         .json(&json!({"content": "planted"}))
         .send()
         .await
@@ -817,11 +813,13 @@ async fn an_html_or_svg_preview_is_served_inline_in_a_sandbox_and_anything_else_
         ("logo.svg", "image/svg+xml", svg),
         ("notes.md", "text/plain; charset=utf-8", "<b>x</b>"),
     ] {
-        for path in [
-            format!("/chat/api/{chat}/artifacts/{identifier}/preview"),
-            format!("/chat/api/{chat}/artifacts/{identifier}/versions/1/preview"),
+        for request in [
+            app.chat_api().artifact_preview(&chat, identifier),
+            app.chat_api()
+                .artifact_version_preview(&chat, identifier, 1),
         ] {
-            let response = app.get(&path).await;
+            let path = request.describe();
+            let response = request.call().await;
             assert_eq!(response.status(), 200, "{path}");
             let headers = response.headers().clone();
             assert_eq!(headers["content-type"], content_type, "{path}");

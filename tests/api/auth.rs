@@ -8,18 +8,20 @@ use crate::helpers::{ADMIN_KEY, error_body, session_cookie, spawn_app};
 #[actix_web::test]
 async fn requests_without_credentials_get_a_401_json_error_everywhere() {
     let app = spawn_app().await;
-    for (method, path) in [
-        (Method::GET, "/v1/models"),
-        (Method::GET, "/chat/api/chats"),
-        (Method::POST, "/chat/api/chats"),
-        (Method::GET, "/auth/me"),
-        (Method::GET, "/auth/api-keys"),
+    let nobody = app.as_anonymous();
+    for request in [
+        nobody.openai().models(),
+        nobody.chat_api().list_chats(),
+        nobody.chat_api().create_chat(),
+        nobody.auth().me(),
+        nobody.auth().api_keys(),
     ] {
-        let response = app.anonymous(method.clone(), path).send().await.unwrap();
-        assert_eq!(response.status(), 401, "{method} {path}");
+        let what = request.describe();
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 401, "{what}");
         assert!(response.headers().contains_key("www-authenticate"));
         let error = error_body(response).await;
-        assert_eq!(error["code"], "unauthenticated", "{method} {path}");
+        assert_eq!(error["code"], "unauthenticated", "{what}");
         assert_eq!(error["type"], "authentication_error");
     }
 }

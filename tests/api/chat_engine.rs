@@ -499,16 +499,13 @@ async fn cancel_stops_the_upstream_request_and_keeps_what_was_generated() {
         .call()
         .await;
     let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
-    let cancel_url = format!("/chat/api/{chat}/runs/{run_id}/cancel");
     let mut cancelled = false;
     let frames = read_until(response, |frame| {
         if frame.kind() == "content" && !cancelled {
             cancelled = true;
-            let app_url = app.url(&cancel_url);
-            let client = app.http.clone();
-            let key = app.api_key.clone();
+            let cancel = app.chat_api().cancel_run(&chat, &run_id);
             actix_web::rt::spawn(async move {
-                client.post(app_url).bearer_auth(key).send().await.unwrap();
+                cancel.send().await.unwrap();
             });
         }
         frame.data == "[DONE]"
@@ -839,11 +836,9 @@ async fn cancelling_during_a_tool_call_stops_the_tool() {
     let frames = read_until(response, |frame| {
         if frame.kind() == "tool_call" && !sent {
             sent = true;
-            let url = app.url(&format!("/chat/api/{chat}/runs/{run_id}/cancel"));
-            let client = app.http.clone();
-            let key = app.api_key.clone();
+            let cancel = app.chat_api().cancel_run(&chat, &run_id);
             actix_web::rt::spawn(async move {
-                client.post(url).bearer_auth(key).send().await.unwrap();
+                cancel.send().await.unwrap();
             });
         }
         frame.data == "[DONE]"

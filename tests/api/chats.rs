@@ -64,15 +64,19 @@ async fn another_users_chat_is_a_404_for_every_verb() {
     let chat = app.create_chat("Private").await;
     let id = chat["id"].as_str().unwrap();
     let eve = app.create_user_with_key("eve").await;
-    for method in [Method::GET, Method::PATCH, Method::DELETE] {
-        let response = app
-            .anonymous(method.clone(), &format!("/chat/api/chats/{id}"))
-            .bearer_auth(&eve)
+    let as_eve = app.as_key(&eve).chat_api();
+    for request in [
+        as_eve.chat(id),
+        as_eve.update_chat(id),
+        as_eve.delete_chat(id),
+    ] {
+        let what = request.describe();
+        let response = request
             .json(&json!({"title": "pwned"}))
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), 404, "{method}");
+        assert_eq!(response.status(), 404, "{what}");
         assert_eq!(error_body(response).await["code"], "not_found");
     }
     let eves: Value = app
@@ -153,15 +157,15 @@ async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
     assert_eq!(created["context_strategy"], "summarize");
 
     let id = plain["id"].as_str().unwrap();
-    let path = format!("/chat/api/chats/{id}");
     let changed = app
-        .request(Method::PATCH, &path)
+        .chat_api()
+        .update_chat(id)
         .json(&json!({"context_strategy": "summarize"}))
         .send()
         .await
         .unwrap();
     assert_eq!(changed.status(), 200);
-    let fetched: Value = app.get(&path).await.json().await.unwrap();
+    let fetched: Value = app.chat_api().chat(id).call().await.json().await.unwrap();
     assert_eq!(fetched["context_strategy"], "summarize");
     assert_eq!(fetched["title"], "Plain", "the title is left as it was");
 
@@ -174,7 +178,8 @@ async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
         (json!({}), "invalid_request", "context_strategy"),
     ] {
         let refused = app
-            .request(Method::PATCH, &path)
+            .chat_api()
+            .update_chat(id)
             .json(&bad)
             .send()
             .await
@@ -185,6 +190,6 @@ async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
         let message = body["message"].as_str().unwrap();
         assert!(message.contains(says), "{message}");
     }
-    let fetched: Value = app.get(&path).await.json().await.unwrap();
+    let fetched: Value = app.chat_api().chat(id).call().await.json().await.unwrap();
     assert_eq!(fetched["context_strategy"], "summarize");
 }

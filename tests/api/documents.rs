@@ -863,9 +863,9 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     );
     let key = app.create_user_with_key("eve").await;
     let list = app
-        .http
-        .get(app.url(&format!("/chat/api/{chat}/documents")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .documents(&chat)
         .send()
         .await
         .unwrap();
@@ -875,18 +875,18 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
         reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("x.txt"),
     );
     let planted = app
-        .http
-        .post(app.url(&format!("/chat/api/{chat}/documents")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .upload_document(&chat)
         .multipart(form)
         .send()
         .await
         .unwrap();
     assert_eq!(planted.status(), 404);
     let tus_planted = app
-        .http
-        .post(app.url(&format!("/chat/api/{chat}/uploads")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .create_upload(&chat)
         .header("Tus-Resumable", "1.0.0")
         .header("Upload-Length", "1")
         .send()

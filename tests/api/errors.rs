@@ -116,11 +116,12 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
     let (base_url, address) = closed_upstream();
     let app = spawn_app_with(move |config| config.llm.base_url = base_url).await;
     let key = app.create_user_with_key("bob").await;
-    let as_bob =
-        |method: Method, path: &str| app.http.request(method, app.url(path)).bearer_auth(&key);
+    let as_bob = app.as_key(&key);
     let ask = json!({"messages": [{"role": "user", "content": "Hello?"}]});
 
-    let plain = as_bob(Method::POST, "/v1/chat/completions")
+    let plain = as_bob
+        .openai()
+        .chat_completions()
         .json(&ask)
         .send()
         .await
@@ -135,7 +136,9 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
         "could not reach the model server"
     );
 
-    let streamed = as_bob(Method::POST, "/v1/chat/completions")
+    let streamed = as_bob
+        .openai()
+        .chat_completions()
         .json(&json!({"messages": ask["messages"], "stream": true}))
         .send()
         .await
@@ -150,7 +153,9 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
     assert_eq!(error["code"], "upstream_unreachable");
     assert_eq!(error["message"], "could not reach the model server");
 
-    let responses = as_bob(Method::POST, "/v1/responses")
+    let responses = as_bob
+        .openai()
+        .create_response()
         .json(&json!({"input": "Hello?"}))
         .send()
         .await
@@ -159,21 +164,25 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
     let body = responses.text().await.unwrap();
     assert!(!body.contains(&address), "{body}");
 
-    let models = as_bob(Method::GET, "/v1/models").send().await.unwrap();
+    let models = as_bob.openai().models().send().await.unwrap();
     assert_eq!(models.status(), 502);
     let body = models.text().await.unwrap();
     assert!(!body.contains(&address), "{body}");
     assert!(body.contains("upstream_unreachable"), "{body}");
 
     // A chat turn: the stream, and the run's stored error, say the same without the address.
-    let chat = as_bob(Method::POST, "/chat/api/chats")
+    let chat = as_bob
+        .chat_api()
+        .create_chat()
         .json(&json!({"title": "Offline"}))
         .send()
         .await
         .unwrap();
     let chat: serde_json::Value = chat.json().await.unwrap();
     let chat_id = chat["id"].as_str().unwrap();
-    let sent = as_bob(Method::POST, &format!("/chat/api/{chat_id}/messages"))
+    let sent = as_bob
+        .chat_api()
+        .send_message(&chat_id)
         .json(&json!({"content": "Hello?"}))
         .send()
         .await

@@ -247,17 +247,18 @@ async fn another_users_chat_cannot_be_exported() {
     let chat = app.new_chat().await;
     let key = app.create_user_with_key("eve").await;
     let response = app
-        .http
-        .get(app.url(&format!("/chat/api/{chat}/export?format=json")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .export(&chat)
+        .query(&[("format", "json")])
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 404);
     let archive = app
-        .http
-        .get(app.url("/chat/api/export"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .export_all()
         .send()
         .await
         .unwrap()

@@ -446,17 +446,7 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     upstream.script([Reply::text(&full).event_gap(Duration::from_millis(25))]);
     let data = tempfile::tempdir().unwrap();
     let server = Binary::start(data.path(), &upstream.base_url).await;
-    let chat: Value = server
-        .chat_api()
-        .create_chat()
-        .json(&json!({"title": "Killed"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let chat = chat["id"].as_str().unwrap().to_string();
+    let chat = server.new_chat_with(&json!({"title": "Killed"})).await;
     let response = server
         .chat_api()
         .send_message(&chat)

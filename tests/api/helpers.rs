@@ -191,6 +191,41 @@ impl TestApp {
         self.send(chat, serde_json::json!({"content": text})).await
     }
 
+    /// Polls the schedule `id` until at least `succeeded` of its last runs succeeded (20 s at
+    /// most), and returns its view.
+    pub async fn wait_for_firings(&self, id: &str, succeeded: usize) -> Value {
+        let what = format!("{succeeded} successful firing(s) of schedule {id}");
+        eventually(&what, std::time::Duration::from_secs(20), || async {
+            let view: Value = self.api().schedule(id).call().await.json().await.unwrap();
+            let ok = view["last_runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["status"] == "succeeded")
+                .count();
+            (ok >= succeeded).then_some(view)
+        })
+        .await
+    }
+
+    /// Polls the workflow `id`'s runs until the latest has `status` (10 s at most), and returns
+    /// the list.
+    pub async fn wait_for_workflow_run(&self, id: &str, status: &str) -> Value {
+        let what = format!("a {status} run of workflow {id}");
+        eventually(&what, std::time::Duration::from_secs(10), || async {
+            let runs: Value = self
+                .api()
+                .workflow_runs(id)
+                .call()
+                .await
+                .json()
+                .await
+                .unwrap();
+            (runs["runs"][0]["status"] == status).then_some(runs)
+        })
+        .await
+    }
+
     /// Creates another user and returns an API key for them.
     pub async fn create_user_with_key(&self, username: &str) -> String {
         let response = self

@@ -46,9 +46,9 @@ async fn upload_as(
         "file",
         reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
     );
-    app.http
-        .post(app.url(&format!("/chat/api/{chat}/attachments")))
-        .bearer_auth(key)
+    app.as_key(key)
+        .chat_api()
+        .upload_attachment(&chat)
         .multipart(form)
         .send()
         .await
@@ -164,10 +164,11 @@ async fn another_users_image_is_not_found_anywhere() {
         .unwrap();
     let id = created["id"].as_str().unwrap();
     let bob = app.create_user_with_key("bob").await;
-    let as_bob =
-        |method: Method, path: String| app.http.request(method, app.url(&path)).bearer_auth(&bob);
+    let as_bob = app.as_key(&bob);
 
-    let read = as_bob(Method::GET, format!("/chat/api/{chat}/attachments/{id}"))
+    let read = as_bob
+        .chat_api()
+        .attachment(&chat, &id)
         .send()
         .await
         .unwrap();
@@ -175,16 +176,10 @@ async fn another_users_image_is_not_found_anywhere() {
     let upload_there = upload_as(&app, &bob, &chat, PNG.to_vec(), "p.png").await;
     assert_eq!(upload_there.status(), 404);
     // Bob names Alice's image in his own chat.
-    let bobs_chat: Value = as_bob(Method::POST, "/chat/api/chats".into())
-        .json(&json!({"title": "mine"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let bobs_chat = bobs_chat["id"].as_str().unwrap();
-    let send = as_bob(Method::POST, format!("/chat/api/{bobs_chat}/messages"))
+    let bobs_chat = as_bob.new_chat_with(&json!({"title": "mine"})).await;
+    let send = as_bob
+        .chat_api()
+        .send_message(&bobs_chat)
         .json(&json!({"content": "what is this?", "attachments": [id]}))
         .send()
         .await

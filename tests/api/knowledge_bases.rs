@@ -148,16 +148,7 @@ async fn search_knowledge_ranks_two_knowledge_bases_and_the_chats_documents_as_o
         .await
         .unwrap();
     assert_eq!(agent["knowledge_base_ids"], json!([policies, engineering]));
-    let chat: Value = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"agent_id": agent["id"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat = chat["id"].as_str().unwrap();
+    let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     let notes = upload(
         &app,
         chat,
@@ -266,24 +257,23 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
     );
     kb_settled(&app, &kb_id).await;
     let key = app.create_user_with_key("eve").await;
-    let as_eve =
-        |method: Method, path: &str| app.http.request(method, app.url(path)).bearer_auth(&key);
+    let as_eve = app.as_key(&key);
     // REST, under either id.
     for id in [&kb_id, &store_id] {
-        for (method, path) in [
-            (Method::GET, format!("/api/knowledge-bases/{id}")),
-            (Method::DELETE, format!("/api/knowledge-bases/{id}")),
-            (Method::GET, format!("/api/knowledge-bases/{id}/documents")),
-            (
-                Method::OPTIONS,
-                format!("/api/knowledge-bases/{id}/uploads"),
-            ),
+        for request in [
+            as_eve.api().knowledge_base(id),
+            as_eve.api().delete_knowledge_base(id),
+            as_eve.api().kb_documents(id),
+            as_eve.api().kb_upload_options(id),
         ] {
-            let response = as_eve(method.clone(), &path).send().await.unwrap();
-            assert_eq!(response.status(), 404, "{method} {path}");
+            let what = request.describe();
+            let response = request.call().await;
+            assert_eq!(response.status(), 404, "{what}");
         }
     }
-    let renamed = as_eve(Method::PATCH, &format!("/api/knowledge-bases/{kb_id}"))
+    let renamed = as_eve
+        .api()
+        .rename_knowledge_base(&kb_id)
         .json(&json!({"name": "Mine now"}))
         .send()
         .await
@@ -293,26 +283,24 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
         "file",
         reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("x.txt"),
     );
-    let uploaded = as_eve(
-        Method::POST,
-        &format!("/api/knowledge-bases/{kb_id}/documents"),
-    )
-    .multipart(form)
-    .send()
-    .await
-    .unwrap();
+    let uploaded = as_eve
+        .api()
+        .add_kb_document(&kb_id)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(uploaded.status(), 404);
-    let tus_create = tus(as_eve(
-        Method::POST,
-        &format!("/api/knowledge-bases/{kb_id}/uploads"),
-    ))
-    .header("Upload-Length", "1")
-    .header("Upload-Metadata", metadata("x.txt"))
-    .send()
-    .await
-    .unwrap();
+    let tus_create = tus(as_eve.api().create_kb_upload(&kb_id))
+        .header("Upload-Length", "1")
+        .header("Upload-Metadata", metadata("x.txt"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(tus_create.status(), 404);
-    let listed: Value = as_eve(Method::GET, "/api/knowledge-bases")
+    let listed: Value = as_eve
+        .api()
+        .knowledge_bases()
         .send()
         .await
         .unwrap()
@@ -322,26 +310,28 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
     assert_eq!(listed["knowledge_bases"], json!([]));
 
     // Vector stores.
-    for (method, path) in [
-        (Method::GET, format!("/v1/vector_stores/{store_id}")),
-        (Method::GET, format!("/v1/vector_stores/{store_id}/files")),
-        (Method::DELETE, format!("/v1/vector_stores/{store_id}")),
+    for request in [
+        as_eve.openai().vector_store(&store_id),
+        as_eve.openai().vector_store_files(&store_id),
+        as_eve.openai().delete_vector_store(&store_id),
     ] {
-        let response = as_eve(method.clone(), &path).send().await.unwrap();
-        assert_eq!(response.status(), 404, "{method} {path}");
+        let what = request.describe();
+        let response = request.call().await;
+        assert_eq!(response.status(), 404, "{what}");
     }
-    let searched = as_eve(
-        Method::POST,
-        &format!("/v1/vector_stores/{store_id}/search"),
-    )
-    .json(&json!({"query": "launch code"}))
-    .send()
-    .await
-    .unwrap();
+    let searched = as_eve
+        .openai()
+        .search_vector_store(&store_id)
+        .json(&json!({"query": "launch code"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(searched.status(), 404);
 
     // Agents: naming it is refused on create and update, and nothing is stored.
-    let refused = as_eve(Method::POST, "/api/agents")
+    let refused = as_eve
+        .api()
+        .create_agent()
         .json(&json!({"name": "Thief", "knowledge_base_ids": [kb_id]}))
         .send()
         .await
@@ -353,7 +343,9 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
         error["message"].as_str().unwrap().contains(&kb_id),
         "{error}"
     );
-    let agents: Value = as_eve(Method::GET, "/api/agents")
+    let agents: Value = as_eve
+        .api()
+        .agents()
         .send()
         .await
         .unwrap()
@@ -368,14 +360,18 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
             .all(|a| a["name"] != "Thief")
     );
     let default = agents["agents"][0]["id"].as_str().unwrap().to_string();
-    let patched = as_eve(Method::PATCH, &format!("/api/agents/{default}"))
+    let patched = as_eve
+        .api()
+        .update_agent(&default)
         .json(&json!({"knowledge_base_ids": [store_id]}))
         .send()
         .await
         .unwrap();
     assert_eq!(patched.status(), 404);
     // A malformed id is a 400 that says what an id looks like.
-    let malformed = as_eve(Method::PATCH, &format!("/api/agents/{default}"))
+    let malformed = as_eve
+        .api()
+        .update_agent(&default)
         .json(&json!({"knowledge_base_ids": ["not-an-id"]}))
         .send()
         .await
@@ -527,10 +523,8 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
     assert_eq!(agent["knowledge_base_ids"], json!([other_id]));
     // Deleted through the Vector Stores API: gone from REST too.
     let gone = app
-        .request(
-            Method::DELETE,
-            &format!("/v1/vector_stores/vs_{}", &other_id[3..]),
-        )
+        .openai()
+        .delete_vector_store(format!("vs_{}", &other_id[3..]))
         .send()
         .await
         .unwrap();
@@ -633,21 +627,18 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
     assert_eq!(missing.status(), 404);
     let key = app.create_user_with_key("mallory").await;
     let theirs = app
-        .http
-        .post(app.url("/api/knowledge-bases"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .api()
+        .create_knowledge_base()
         .json(&json!({"name": "Theirs"}))
         .send()
         .await
         .unwrap();
     let theirs: Value = theirs.json().await.unwrap();
     let stolen = app
-        .http
-        .post(app.url(&format!(
-            "/api/knowledge-bases/{}/documents",
-            theirs["id"].as_str().unwrap()
-        )))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .api()
+        .add_kb_document(&theirs["id"].as_str().unwrap())
         .json(&json!({"chat_id": chat, "artifact_id": artifact}))
         .send()
         .await

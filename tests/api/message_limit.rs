@@ -191,10 +191,12 @@ async fn the_configured_limit_applies_to_ask_user_answers_too() {
         .find(|j| j["type"] == "x_ask_user.question")
         .expect("a question");
     let correlation_id = question["correlation_id"].as_str().unwrap();
-    let ask = format!("/chat/api/{chat}/ask/{correlation_id}");
 
     let refused = app
-        .post_json(&ask, &json!({"answer": "Ada Lovelace"}))
+        .chat_api()
+        .answer_ask(&chat, correlation_id)
+        .json(&json!({"answer": "Ada Lovelace"}))
+        .call()
         .await;
     assert_eq!(refused.status(), 413);
     let error = error_body(refused).await;
@@ -211,7 +213,12 @@ async fn the_configured_limit_applies_to_ask_user_answers_too() {
         .await;
     assert_eq!(error_body(refused).await["code"], "message_too_long");
 
-    let answered = app.post_json(&ask, &json!({"answer": "Ada"})).await;
+    let answered = app
+        .chat_api()
+        .answer_ask(&chat, correlation_id)
+        .json(&json!({"answer": "Ada"}))
+        .call()
+        .await;
     assert_eq!(answered.status(), 200);
     read_all(answered).await;
 }

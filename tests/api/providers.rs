@@ -328,9 +328,10 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
         .await
         .unwrap();
     assert_eq!(agent["model"], "beta", "{agent}");
-    let path = format!("/api/agents/{}", agent["id"].as_str().unwrap());
+    let agent_id = agent["id"].as_str().unwrap();
     let patched = app
-        .request(Method::PATCH, &path)
+        .api()
+        .update_agent(agent_id)
         .json(&json!({"model": "gamma", "name": "Renamed"}))
         .send()
         .await
@@ -343,14 +344,15 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
         message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
         "{message}"
     );
-    let stored: Value = app.get(&path).await.json().await.unwrap();
+    let stored: Value = app.api().agent(agent_id).call().await.json().await.unwrap();
     assert_eq!(stored["model"], "beta", "unchanged: {stored}");
     assert_eq!(
         stored["name"], "Real",
         "nothing of the refused PATCH: {stored}"
     );
     let to_default = app
-        .request(Method::PATCH, &path)
+        .api()
+        .update_agent(agent_id)
         .json(&json!({"model": null}))
         .send()
         .await

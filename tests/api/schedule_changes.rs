@@ -29,12 +29,8 @@ async fn created(app: &TestApp, body: Value) -> Value {
     response.json().await.unwrap()
 }
 
-async fn patch(app: &TestApp, path: &str, body: Value) -> reqwest::Response {
-    app.request(Method::PATCH, path)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+async fn patch(request: reqwest::RequestBuilder, body: Value) -> reqwest::Response {
+    request.json(&body).send().await.unwrap()
 }
 
 fn next_firings(view: &Value) -> Vec<String> {
@@ -56,14 +52,17 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
     )
     .await;
     let id = schedule["id"].as_str().unwrap();
-    let path = format!("/api/schedules/{id}");
     assert!(
         next_firings(&schedule)
             .iter()
             .all(|t| t.contains("T09:00:00"))
     );
 
-    let response = patch(&app, &path, json!({"cron": "30 17 * * *"})).await;
+    let response = patch(
+        app.api().update_schedule(id),
+        json!({"cron": "30 17 * * *"}),
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let changed: Value = response.json().await.unwrap();
     assert_eq!(changed["cron"], "30 17 * * *");
@@ -74,31 +73,34 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
         "{at_five:?}"
     );
     // What fires next is the new rule's, in the database too (the GET reads it back).
-    let read: Value = app.get(&path).await.json().await.unwrap();
+    let read: Value = app.api().schedule(id).call().await.json().await.unwrap();
     assert_eq!(next_firings(&read), at_five);
 
     // 17:30 in Tokyo is 08:30 UTC.
-    let tokyo: Value = patch(&app, &path, json!({"time_zone": "Asia/Tokyo"}))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tokyo: Value = patch(
+        app.api().update_schedule(id),
+        json!({"time_zone": "Asia/Tokyo"}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     assert!(
         next_firings(&tokyo).iter().all(|t| t.contains("T08:30:00")),
         "{tokyo}"
     );
 
     // A bad rule is refused and changes nothing.
-    let refused = patch(&app, &path, json!({"cron": "61 * * * *"})).await;
+    let refused = patch(app.api().update_schedule(id), json!({"cron": "61 * * * *"})).await;
     assert_eq!(refused.status(), 400);
     assert_eq!(error_body(refused).await["code"], "invalid_schedule");
-    let read: Value = app.get(&path).await.json().await.unwrap();
+    let read: Value = app.api().schedule(id).call().await.json().await.unwrap();
     assert_eq!(read["cron"], "30 17 * * *");
     assert_eq!(next_firings(&read), next_firings(&tokyo));
 
     // Paused, a new rule shows no firing until it is resumed, then the new rule's.
-    app.post_json(&format!("{path}/pause"), &json!({})).await;
-    let paused: Value = patch(&app, &path, json!({"cron": "15 6 * * *"}))
+    app.api().pause_schedule(id).json(&json!({})).call().await;
+    let paused: Value = patch(app.api().update_schedule(id), json!({"cron": "15 6 * * *"}))
         .await
         .json()
         .await
@@ -106,7 +108,10 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
     assert_eq!(paused["status"], "paused");
     assert!(next_firings(&paused).is_empty());
     let resumed: Value = app
-        .post_json(&format!("{path}/resume"), &json!({}))
+        .api()
+        .resume_schedule(id)
+        .json(&json!({}))
+        .call()
         .await
         .json()
         .await
@@ -138,16 +143,9 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         .json()
         .await
         .unwrap();
-    let chat: Value = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"title": "mine", "agent_id": agent["id"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat_id = chat["id"].as_str().unwrap();
+    let chat_id = app
+        .new_chat_with(&json!({"title": "mine", "agent_id": agent["id"]}))
+        .await;
 
     // Over REST: `chat_id`.
     let schedule = created(
@@ -157,15 +155,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     .await;
     assert_eq!(schedule["chat_id"], chat_id);
     let id = schedule["id"].as_str().unwrap().to_string();
-    eventually("a firing", Duration::from_secs(20), || async {
-        let view: Value = app.api().schedule(&id).call().await.json().await.unwrap();
-        view["last_runs"]
-            .as_array()?
-            .iter()
-            .any(|r| r["status"] == "succeeded")
-            .then_some(())
-    })
-    .await;
+    app.wait_for_firings(&id, 1).await;
     app.api().pause_schedule(&id).json(&json!({})).call().await;
     let messages: Value = app
         .chat_api()
@@ -277,8 +267,12 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     assert!(next_firings(&plain)[0].contains("T08:30:00"));
 
     // The zone is set on the account; the display name, not named, stays.
-    patch(&app, "/auth/account", json!({"display_name": "Ada"})).await;
-    let response = patch(&app, "/auth/account", json!({"time_zone": "Asia/Tokyo"})).await;
+    patch(app.auth().update_account(), json!({"display_name": "Ada"})).await;
+    let response = patch(
+        app.auth().update_account(),
+        json!({"time_zone": "Asia/Tokyo"}),
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let saved: Value = response.json().await.unwrap();
     assert_eq!(
@@ -286,8 +280,7 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
         json!({"display_name": "Ada", "time_zone": "Asia/Tokyo"})
     );
     let refused = patch(
-        &app,
-        "/auth/account",
+        app.auth().update_account(),
         json!({"time_zone": "Mars/Base", "display_name": "Bob"}),
     )
     .await;
@@ -328,7 +321,7 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     );
 
     // Cleared, it is UTC again.
-    let cleared: Value = patch(&app, "/auth/account", json!({"time_zone": null}))
+    let cleared: Value = patch(app.auth().update_account(), json!({"time_zone": null}))
         .await
         .json()
         .await
@@ -346,7 +339,6 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
 async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
     let app = spawn_app().await;
     let workflow = one_step_workflow(&app).await;
-    let path = format!("/api/workflows/{workflow}");
     let daily = created(
         &app,
         json!({"name": "Daily sums", "cron": "0 9 * * *", "workflow_id": workflow}),
@@ -368,7 +360,7 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
         .call()
         .await;
 
-    let refused = app.request(Method::DELETE, &path).send().await.unwrap();
+    let refused = app.api().delete_workflow(&workflow).send().await.unwrap();
     assert_eq!(refused.status(), 409);
     let body = error_body(refused).await;
     assert_eq!(body["code"], "conflict");
@@ -376,17 +368,24 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
     for named in ["Daily sums", daily_id, "Weekly sums", weekly_id] {
         assert!(message.contains(named), "{named} in {message}");
     }
-    assert_eq!(app.get(&path).await.status(), 200, "the workflow stays");
+    assert_eq!(
+        app.api().workflow(&workflow).call().await.status(),
+        200,
+        "the workflow stays"
+    );
 
     // Once no schedule fires it, it is deleted with its versions.
     for id in [daily_id, weekly_id] {
         let gone = app.api().delete_schedule(&id).send().await.unwrap();
         assert_eq!(gone.status(), 204);
     }
-    let deleted = app.request(Method::DELETE, &path).send().await.unwrap();
+    let deleted = app.api().delete_workflow(&workflow).send().await.unwrap();
     assert_eq!(deleted.status(), 204);
-    assert_eq!(app.get(&path).await.status(), 404);
-    assert_eq!(app.get(&format!("{path}/versions")).await.status(), 404);
-    let again = app.request(Method::DELETE, &path).send().await.unwrap();
+    assert_eq!(app.api().workflow(&workflow).call().await.status(), 404);
+    assert_eq!(
+        app.api().workflow_versions(&workflow).call().await.status(),
+        404
+    );
+    let again = app.api().delete_workflow(&workflow).send().await.unwrap();
     assert_eq!(again.status(), 404);
 }

@@ -125,21 +125,7 @@ async fn a_schedule_due_every_second_fires_its_workflow_as_runs_in_its_chat() {
     )
     .await;
     let id = created["id"].as_str().unwrap().to_string();
-    let fired = eventually(
-        "two successful firings",
-        Duration::from_secs(20),
-        || async {
-            let view = schedule(&app, &id).await;
-            let ok = view["last_runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| r["status"] == "succeeded")
-                .count();
-            (ok >= 2).then_some(view)
-        },
-    )
-    .await;
+    let fired = app.wait_for_firings(&id, 2).await;
     app.api().pause_schedule(&id).json(&json!({})).call().await;
     let chat = fired["chat_id"].as_str().unwrap();
     let messages: Value = app
@@ -177,16 +163,7 @@ async fn a_prompt_schedule_sends_its_prompt_in_its_chat() {
     )
     .await;
     let id = created["id"].as_str().unwrap().to_string();
-    let fired = eventually("a successful firing", Duration::from_secs(20), || async {
-        let view = schedule(&app, &id).await;
-        view["last_runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["status"] == "succeeded")
-            .then_some(view)
-    })
-    .await;
+    let fired = app.wait_for_firings(&id, 1).await;
     app.api().pause_schedule(&id).json(&json!({})).call().await;
     let chat = fired["chat_id"].as_str().unwrap();
     let text = app

@@ -131,22 +131,7 @@ async fn a_tool_a_prompt_using_its_result_and_a_second_tool_run_in_order_with_th
     assert_eq!(done["steps"].as_array().unwrap().len(), 3);
 
     // The run is listed with the version it ran.
-    let runs: Value = crate::helpers::eventually(
-        "the run recorded",
-        std::time::Duration::from_secs(10),
-        || async {
-            let runs: Value = app
-                .api()
-                .workflow_runs(&id)
-                .call()
-                .await
-                .json()
-                .await
-                .unwrap();
-            (runs["runs"][0]["status"] == "succeeded").then_some(runs)
-        },
-    )
-    .await;
+    let runs: Value = app.wait_for_workflow_run(&id, "succeeded").await;
     assert_eq!(runs["runs"][0]["version"], 1);
     assert_eq!(runs["runs"][0]["steps"].as_array().unwrap().len(), 3);
 }
@@ -187,22 +172,7 @@ async fn a_failing_middle_step_stops_the_workflow_and_is_named() {
     let answer = content(&frames);
     assert!(answer.contains("stopped at step \"broken\""), "{answer}");
     assert!(model_calls(&app).is_empty(), "no model call was made");
-    let runs: Value = crate::helpers::eventually(
-        "the failure recorded",
-        std::time::Duration::from_secs(10),
-        || async {
-            let runs: Value = app
-                .api()
-                .workflow_runs(&id)
-                .call()
-                .await
-                .json()
-                .await
-                .unwrap();
-            (runs["runs"][0]["status"] == "failed").then_some(runs)
-        },
-    )
-    .await;
+    let runs: Value = app.wait_for_workflow_run(&id, "failed").await;
     assert_eq!(runs["runs"][0]["failed_step"], "broken");
     assert_eq!(runs["runs"][0]["steps"][2]["status"], "not_run");
 }
@@ -325,32 +295,11 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
     // A run names the version it ran.
     let frames = read_all(app.api().run_workflow(&id).json(&json!({})).call().await).await;
     assert!(content(&frames).contains("\"result\":4"));
-    let runs: Value = crate::helpers::eventually(
-        "the run recorded",
-        std::time::Duration::from_secs(10),
-        || async {
-            let runs: Value = app
-                .api()
-                .workflow_runs(&id)
-                .call()
-                .await
-                .json()
-                .await
-                .unwrap();
-            (runs["runs"][0]["status"] == "succeeded").then_some(runs)
-        },
-    )
-    .await;
+    let runs: Value = app.wait_for_workflow_run(&id, "succeeded").await;
     assert_eq!(runs["runs"][0]["version"], 2);
     // Another user sees none of it.
     let other = app.create_user_with_key("mallory").await;
-    let theirs = app
-        .http
-        .get(app.url(&format!("/api/workflows/{id}")))
-        .bearer_auth(other)
-        .send()
-        .await
-        .unwrap();
+    let theirs = app.as_key(other).api().workflow(&id).send().await.unwrap();
     assert_eq!(theirs.status(), 404);
 }
 
@@ -397,16 +346,9 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
     )
     .await;
     let workflow_id = workflow["id"].as_str().unwrap();
-    let chat: Value = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"title": "plans", "agent_id": agent_id}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat_id = chat["id"].as_str().unwrap();
+    let chat_id = app
+        .new_chat_with(&json!({"title": "plans", "agent_id": agent_id}))
+        .await;
 
     app.upstream.script([
         Reply::tool_call("call_1", "execute_workflow", json!({"workflowId": workflow_id, "input": {"x": 2}})),

@@ -42,14 +42,25 @@ enum Credentials<'a> {
     Anonymous,
 }
 
-/// One caller of the server: an app and the credentials its requests carry.
+/// One caller of one server: its address, an HTTP client and the credentials its requests carry.
 #[derive(Clone, Copy)]
 pub struct Client<'a> {
-    app: &'a TestApp,
+    http: &'a reqwest::Client,
+    /// `http://host:port`, no trailing slash.
+    base: &'a str,
     credentials: Credentials<'a>,
 }
 
 impl<'a> Client<'a> {
+    /// A client for a server other than a `TestApp` (a `colloquy serve` process), sending `key`.
+    pub fn with_key(http: &'a reqwest::Client, base: &'a str, key: &'a str) -> Self {
+        Client {
+            http,
+            base,
+            credentials: Credentials::Key(key),
+        }
+    }
+
     /// `/chat/api/...`: chats and everything inside one.
     pub fn chat_api(self) -> ChatApi<'a> {
         ChatApi(self)
@@ -75,18 +86,23 @@ impl<'a> Client<'a> {
         Admin(self)
     }
 
-    /// A request to `path` with this client's credentials.
+    /// A request to `path` with this client's credentials, built as `TestApp::request`,
+    /// `with_session`, `browser` and `anonymous` build theirs.
     fn request(self, method: Method, path: &str) -> RequestBuilder {
+        let request = self.http.request(method, format!("{}{path}", self.base));
         match self.credentials {
-            Credentials::Key(key) => self.app.anonymous(method, path).bearer_auth(key),
-            Credentials::Session(session) => self.app.with_session(method, path, session),
-            Credentials::Browser(session) => self.app.browser(method, path, session),
-            Credentials::Anonymous => self.app.anonymous(method, path),
+            Credentials::Key(key) => request.bearer_auth(key),
+            Credentials::Session(session) => request.header("cookie", format!("session={session}")),
+            Credentials::Browser(session) => request
+                .header("cookie", format!("session={session}"))
+                .header("origin", self.base),
+            Credentials::Anonymous => request,
         }
     }
 
-    /// Creates a chat from `body` and returns its id; the chat API must answer 201.
-    pub async fn new_chat_from(self, body: &serde_json::Value) -> String {
+    /// Makes a chat over HTTP from `body` (a title, an agent, ...) and returns its id; the chat
+    /// API must answer 201.
+    pub async fn new_chat_with(self, body: &serde_json::Value) -> String {
         let response = self.chat_api().create_chat().json(body).call().await;
         assert_eq!(response.status(), 201, "{:?}", response.text().await);
         let chat: serde_json::Value = response.json().await.expect("chat JSON");
@@ -103,7 +119,8 @@ impl TestApp {
     /// A client sending `key` as a bearer token.
     pub fn as_key<'a>(&'a self, key: &'a str) -> Client<'a> {
         Client {
-            app: self,
+            http: &self.http,
+            base: &self.address,
             credentials: Credentials::Key(key),
         }
     }
@@ -111,7 +128,8 @@ impl TestApp {
     /// A client with the session cookie and nothing said about where it comes from.
     pub fn as_session<'a>(&'a self, session: &'a str) -> Client<'a> {
         Client {
-            app: self,
+            http: &self.http,
+            base: &self.address,
             credentials: Credentials::Session(session),
         }
     }
@@ -119,7 +137,8 @@ impl TestApp {
     /// A client as the browser UI: the session cookie, and this server's `Origin`.
     pub fn as_browser<'a>(&'a self, session: &'a str) -> Client<'a> {
         Client {
-            app: self,
+            http: &self.http,
+            base: &self.address,
             credentials: Credentials::Browser(session),
         }
     }
@@ -127,9 +146,15 @@ impl TestApp {
     /// A client with no credentials at all.
     pub fn as_anonymous(&self) -> Client<'_> {
         Client {
-            app: self,
+            http: &self.http,
+            base: &self.address,
             credentials: Credentials::Anonymous,
         }
+    }
+
+    /// `Client::new_chat_with` as the admin.
+    pub async fn new_chat_with(&self, body: &serde_json::Value) -> String {
+        self.as_admin().new_chat_with(body).await
     }
 
     /// `/chat/api/...` with the admin's API key.
@@ -158,14 +183,26 @@ impl TestApp {
     }
 }
 
-/// Sending a built request.
+/// Sending a built request, and naming it in assertion messages.
 pub trait Call {
     /// Sends the request; fails the test if it could not be sent (not on an error status).
     fn call(self) -> impl std::future::Future<Output = Response>;
+
+    /// `METHOD /path` of the request, for assertion messages.
+    fn describe(&self) -> String;
 }
 
 impl Call for RequestBuilder {
     async fn call(self) -> Response {
         self.send().await.expect("the request was sent")
+    }
+
+    fn describe(&self) -> String {
+        let request = self
+            .try_clone()
+            .expect("a request without a streamed body")
+            .build()
+            .expect("a valid request");
+        format!("{} {}", request.method(), request.url().path())
     }
 }
