@@ -119,12 +119,8 @@ async fn sessions_are_listed_with_the_current_one_marked_and_one_can_be_signed_o
         .as_session(&sessions[0])
         .auth()
         .sessions()
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let data = listed["data"].as_array().unwrap();
     assert_eq!(data.len(), 2, "{listed}");
     let current: Vec<&Value> = data.iter().filter(|s| s["current"] == true).collect();
@@ -173,27 +169,9 @@ async fn the_display_name_is_set_shown_and_checked() {
         .await
         .unwrap();
     assert_eq!(set.status(), 200);
-    let me: Value = app
-        .as_session(session)
-        .auth()
-        .me()
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: Value = app.as_session(session).auth().me().read_json().await;
     assert_eq!(me["display_name"], "Erin Example");
-    let account: Value = app
-        .as_session(session)
-        .auth()
-        .account()
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let account: Value = app.as_session(session).auth().account().read_json().await;
     assert_eq!(account["username"], "erin");
     assert_eq!(account["display_name"], "Erin Example");
     assert_eq!(account["has_password"], true);
@@ -223,7 +201,7 @@ async fn the_display_name_is_set_shown_and_checked() {
 #[actix_web::test]
 async fn the_tool_catalog_describes_every_tool_an_agent_may_name() {
     let app = spawn_app().await;
-    let catalog: Value = app.api().tools().call().await.json().await.unwrap();
+    let catalog: Value = app.api().tools().read_json().await;
     let tools = catalog["tools"].as_array().unwrap();
     let find = |name: &str| tools.iter().find(|t| t["name"] == name).cloned();
     let search = find("web_search").expect("web_search");

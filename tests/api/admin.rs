@@ -22,7 +22,7 @@ fn admin_routes(admin: Admin<'_>, user_id: &str) -> Vec<(RequestBuilder, Option<
 }
 
 async fn user_id(app: &TestApp, username: &str) -> String {
-    let users: Value = app.admin().users().call().await.json().await.unwrap();
+    let users: Value = app.admin().users().read_json().await;
     users["data"]
         .as_array()
         .unwrap()
@@ -56,7 +56,7 @@ async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() 
         .await
         .unwrap();
     assert_eq!(users, 2, "bob made nobody and deleted nobody");
-    let listed: Value = app.admin().users().call().await.json().await.unwrap();
+    let listed: Value = app.admin().users().read_json().await;
     let bob_row = listed["data"]
         .as_array()
         .unwrap()
@@ -87,16 +87,7 @@ async fn an_admin_makes_a_user_whose_link_signs_them_in_once() {
     let redeemed = app.anonymous(Method::GET, path).send().await.unwrap();
     assert_eq!(redeemed.status(), 303);
     let cookie = session_cookie(&redeemed).expect("a session");
-    let me: Value = app
-        .as_session(&cookie)
-        .auth()
-        .me()
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: Value = app.as_session(&cookie).auth().me().read_json().await;
     assert_eq!(me["username"], "carol");
     let again = app.anonymous(Method::GET, path).send().await.unwrap();
     assert_eq!(again.status(), 410, "the link works once");
@@ -230,7 +221,7 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
 #[actix_web::test]
 async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_others() {
     let app = spawn_app().await;
-    let me: Value = app.auth().me().call().await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     let me = me["id"].as_str().unwrap().to_string();
     for body in [json!({"disabled": true}), json!({"is_admin": false})] {
         let response = app
@@ -242,7 +233,7 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
             .unwrap();
         assert_eq!(response.status(), 409, "{body}");
     }
-    let admin_name: Value = app.auth().me().call().await.json().await.unwrap();
+    let admin_name: Value = app.auth().me().read_json().await;
     let response = app
         .admin()
         .delete_user(&me)
@@ -258,12 +249,8 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
         .admin()
         .update_user(&bob)
         .json(&json!({"is_admin": true}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(promoted["is_admin"], true);
     let as_admin = app.as_key(&bob_key).admin().users().send().await.unwrap();
     assert_eq!(
@@ -276,7 +263,7 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
 #[actix_web::test]
 async fn the_status_names_the_version_the_model_servers_and_the_storage() {
     let app = spawn_app().await;
-    let status: Value = app.admin().status().call().await.json().await.unwrap();
+    let status: Value = app.admin().status().read_json().await;
     assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(status["providers"][0]["id"], "default");
     assert_eq!(status["providers"][0]["status"], "ok");

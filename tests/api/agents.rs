@@ -15,14 +15,7 @@ async fn create_agent(app: &TestApp, body: Value) -> Value {
 }
 
 async fn tool_names(app: &TestApp, agent: &str) -> Vec<String> {
-    let listed: Value = app
-        .api()
-        .agent_tools(&agent)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().agent_tools(&agent).read_json().await;
     let tools = listed["tools"].as_array().expect("a tools list");
     for tool in tools {
         assert!(tool["description"].is_string() && tool["parameters"]["type"] == "object");
@@ -50,7 +43,7 @@ fn offered(app: &TestApp, index: usize) -> Vec<String> {
 #[actix_web::test]
 async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
     let app = spawn_app().await;
-    let listed: Value = app.api().agents().call().await.json().await.unwrap();
+    let listed: Value = app.api().agents().read_json().await;
     assert_eq!(
         listed["total"], 1,
         "every user has a default agent: {listed}"
@@ -70,7 +63,7 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
     assert_eq!(agent["is_default"], false);
     assert_eq!(agent["enabled_tools"], json!(["calculator", "browse_url"]));
     assert_eq!(agent["custom_tools"][0]["config"]["server_id"], "notes");
-    let read: Value = app.api().agent(&id).call().await.json().await.unwrap();
+    let read: Value = app.api().agent(&id).read_json().await;
     assert_eq!(read, agent);
 
     let patched = app
@@ -126,16 +119,7 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
             .unwrap();
         assert_eq!(response.status(), 404, "{what}");
     }
-    let theirs: Value = app
-        .as_key(&key)
-        .api()
-        .agents()
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let theirs: Value = app.as_key(&key).api().agents().read_json().await;
     assert_eq!(theirs["total"], 1, "only their own default: {theirs}");
     let chat_with_mine = app
         .as_key(&key)
@@ -152,22 +136,16 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
         .chat_api()
         .create_chat()
         .json(&json!({"title": "t", "agent_id": id}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(chat["agent_id"], id);
     let deleted = app.api().delete_agent(&id).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     let moved: Value = app
         .chat_api()
         .chat(&chat["id"].as_str().unwrap())
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(moved["agent_id"], default["id"]);
     let refused = app
         .api()
@@ -181,7 +159,7 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
 #[actix_web::test]
 async fn the_tools_list_is_what_the_agents_chats_can_call() {
     let app = spawn_app().await;
-    let listed: Value = app.api().agents().call().await.json().await.unwrap();
+    let listed: Value = app.api().agents().read_json().await;
     let default = listed["agents"][0]["id"].as_str().unwrap().to_string();
     let all = tool_names(&app, &default).await;
     for name in [
@@ -269,11 +247,8 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
         .chat_api()
         .create_chat()
         .json(&json!({"agent_id": id}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     app.upstream.script([
         Reply::tool_call("c1", "calculator", json!({"expression": "6*7"})),
         Reply::text("42."),
@@ -409,14 +384,7 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
     assert_eq!(offered(&app, 0), ["browse_url", "search_knowledge"]);
 
     // The messages API: the exchange as docs/spec.md#tool-messages shapes it, before the answer.
-    let listed: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().messages(&chat).read_json().await;
     let data = listed["data"].as_array().unwrap();
     let roles: Vec<&str> = data.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "assistant", "tool", "tool", "assistant"]);

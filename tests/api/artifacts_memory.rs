@@ -83,14 +83,7 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     let third = app.send_text(&chat, "Return 2").await;
     assert_eq!(events(&third, "x_artifact.updated")[0]["version"], 3);
 
-    let list: Value = app
-        .chat_api()
-        .artifacts(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(list["total"], 1);
     let item = &list["artifacts"][0];
     assert_eq!(item["identifier"], "fibonacci.py");
@@ -99,14 +92,7 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert_eq!(item["language"], "python");
     let id = item["id"].as_str().unwrap().to_string();
 
-    let one: Value = app
-        .chat_api()
-        .artifact(&chat, &id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let one: Value = app.chat_api().artifact(&chat, &id).read_json().await;
     let versions: Vec<i64> = one["versions"]
         .as_array()
         .unwrap()
@@ -127,11 +113,8 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     let by_identifier: Value = app
         .chat_api()
         .artifact_version(&chat, "fibonacci.py", "2")
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(by_identifier["content"], "def fib(): return 1  # v2\n");
     assert_eq!(by_identifier["latest_version"], 3);
     let missing = app
@@ -164,14 +147,7 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert_eq!(raw_v1.text().await.unwrap(), "def fib(): pass  # v1\n");
 
     // Each answer carries its version as a message part; the events are not stored.
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let parts: Vec<Value> = messages["data"]
         .as_array()
         .unwrap()
@@ -210,14 +186,7 @@ async fn create_then_update_in_one_run_is_one_part_at_the_latest_version() {
         Reply::text("Done."),
     ]);
     app.send_text(&chat, "Draft and revise").await;
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     // After the tool exchange, the stored answer.
     let answer = messages["data"].as_array().unwrap().last().unwrap();
     assert_eq!(answer["parts"].as_array().unwrap().len(), 1, "{answer}");
@@ -276,14 +245,7 @@ async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_f
         error.contains("/type: ") && error.contains("text/markdown") && error.contains("text/x-"),
         "the accepted types are named: {error}"
     );
-    let list: Value = app
-        .chat_api()
-        .artifacts(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(list["total"], 1);
     let raw = app.chat_api().artifact_raw(&chat, "main.rs").call().await;
     assert_eq!(
@@ -383,14 +345,7 @@ async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
     assert!(relevances.iter().all(|r| (0.0..=1.0).contains(r)));
     assert!(memories[0]["created_at"].is_string() && memories[0]["id"].is_string());
 
-    let list: Value = app
-        .chat_api()
-        .memories(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().memories(&chat).read_json().await;
     assert_eq!(list["total"], 3, "the duplicate was not stored: {list}");
     let rows = entities::memories::Entity::find()
         .filter(entities::memories::Column::ChatId.eq(chat.as_str()))
@@ -514,14 +469,7 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
         .await
         .unwrap();
     assert_eq!(twice.status(), 404);
-    let list: Value = app
-        .chat_api()
-        .memories(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().memories(&chat).read_json().await;
     assert_eq!(list["total"], 1);
 }
 
@@ -571,23 +519,9 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
     );
 
     let app = app.restart().await;
-    let list: Value = app
-        .chat_api()
-        .artifacts(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(list["artifacts"][0]["version"], 2);
-    let memories: Value = app
-        .chat_api()
-        .memories(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let memories: Value = app.chat_api().memories(&chat).read_json().await;
     assert_eq!(
         memories["memories"][0]["content"],
         "User prefers short bullet points"
@@ -604,23 +538,9 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
 
     // Another chat of the same user sees none of them.
     let other = app.new_chat().await;
-    let empty: Value = app
-        .chat_api()
-        .artifacts(&other)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let empty: Value = app.chat_api().artifacts(&other).read_json().await;
     assert_eq!(empty["total"], 0);
-    let empty: Value = app
-        .chat_api()
-        .memories(&other)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let empty: Value = app.chat_api().memories(&other).read_json().await;
     assert_eq!(empty["total"], 0);
     let cross = app.chat_api().artifact(&other, "plan.md").call().await;
     assert_eq!(cross.status(), 404);
@@ -700,14 +620,7 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
     config.memory.embedder = Some(colloquy::config::EmbedderKind::Hash);
     let app = crate::helpers::restart_with(app, config).await;
     // Loading the chat starts the re-embedding.
-    let list: Value = app
-        .chat_api()
-        .memories(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().memories(&chat).read_json().await;
     assert_eq!(list["total"], 1);
     let stored = crate::helpers::eventually(
         "re-embedding the memory",

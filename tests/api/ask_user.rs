@@ -100,14 +100,7 @@ async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() 
             .any(|t| t["function"]["name"] == "ask_user")
     );
 
-    let asks: Value = app
-        .chat_api()
-        .asks(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let asks: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(asks["data"][0]["correlation_id"], correlation_id.as_str());
     assert_eq!(asks["data"][0]["question"], "Which language?");
 
@@ -124,14 +117,7 @@ async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() 
     assert_eq!(last["tool_call_id"], "ask_1");
     assert_eq!(last["content"], json!({"answer": "Rust"}).to_string());
 
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let data = messages["data"].as_array().unwrap();
     assert_eq!(data.len(), 2);
     assert_eq!(
@@ -142,14 +128,7 @@ async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() 
 
     let twice = reply(&app, &chat, &correlation_id, json!("Go")).await;
     assert_eq!(twice.status(), 409);
-    let asks: Value = app
-        .chat_api()
-        .asks(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let asks: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(asks["data"], json!([]));
 }
 
@@ -204,14 +183,7 @@ async fn a_question_asked_before_a_restart_is_answered_after_it() {
     let (chat, correlation_id) = paused_chat(&app).await;
     let app = app.restart().await;
     app.upstream.script([Reply::text("Go it is.")]);
-    let asks: Value = app
-        .chat_api()
-        .asks(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let asks: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(asks["data"][0]["correlation_id"], correlation_id.as_str());
     let resumed = reply(&app, &chat, &correlation_id, json!("Go")).await;
     assert_eq!(resumed.status(), 200);
@@ -244,14 +216,7 @@ async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restar
         || async { (ask_status(&app, &correlation_id).await == "completed").then_some(()) },
     )
     .await;
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let data = messages["data"].as_array().unwrap();
     assert_eq!(data.len(), 2);
     assert!(
@@ -276,14 +241,7 @@ async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restar
         app.state.runs().live().is_empty(),
         "a completed answer was resumed again"
     );
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     assert_eq!(
         messages["data"].as_array().unwrap().len(),
         2,
@@ -339,14 +297,7 @@ async fn another_users_question_is_not_found() {
 async fn editing_while_a_question_is_pending_cancels_it() {
     let app = spawn_app().await;
     let (chat, correlation_id) = paused_chat(&app).await;
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let user_id = messages["data"][0]["id"].as_str().unwrap().to_string();
     app.upstream.script([Reply::text("A Go server, then.")]);
     let edited = app
@@ -365,14 +316,7 @@ async fn editing_while_a_question_is_pending_cancels_it() {
     assert_eq!(ask_status(&app, &correlation_id).await, "cancelled");
     let late = reply(&app, &chat, &correlation_id, json!("Rust")).await;
     assert_eq!(late.status(), 409);
-    let asks: Value = app
-        .chat_api()
-        .asks(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let asks: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(asks["data"], json!([]));
 }
 
@@ -458,11 +402,8 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
         .chat_api()
         .asks(&chat)
         .query(&[("status", "all")])
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let outcomes: Vec<(String, String, Value)> = all["data"]
         .as_array()
         .unwrap()
@@ -482,14 +423,7 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
             (second, "cancelled".to_string(), Value::Null),
         ]
     );
-    let pending: Value = app
-        .chat_api()
-        .asks(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let pending: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(pending["data"], json!([]));
     let bad = app
         .chat_api()
@@ -532,14 +466,7 @@ async fn an_answers_tool_calls_are_recorded_before_and_after_a_pause_and_a_resta
         "42, and 1/0 has no value."
     );
 
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let answer = tree["data"]
         .as_array()
         .unwrap()

@@ -205,7 +205,7 @@ async fn api_keys_are_stored_hashed_and_revocable() {
     let with_new_key = app.as_key(&key).auth().me().send().await.unwrap();
     assert_eq!(with_new_key.status(), 200);
 
-    let listed: Value = app.auth().api_keys().call().await.json().await.unwrap();
+    let listed: Value = app.auth().api_keys().read_json().await;
     let names: Vec<&str> = listed["data"]
         .as_array()
         .unwrap()

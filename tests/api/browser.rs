@@ -351,25 +351,11 @@ async fn deep_think_is_switched_on_in_settings_and_shows_its_plan_sub_tasks_and_
         completions >= 7,
         "the plan, three sub-tasks (the last tried three times) and the synthesis: {completions}"
     );
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let artifacts: Value = app
-        .chat_api()
-        .artifacts(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let artifacts: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert!(
         artifacts["artifacts"]
             .as_array()
@@ -388,14 +374,7 @@ async fn a_chat_set_to_summarize_says_when_older_messages_were_summarised() {
     app.upstream
         .script((0..4).map(|turn| text(&format!("answer {turn}."))));
     run_scenario(&app, "long_chat", &[]).await;
-    let listed: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     let chat = &listed["data"][0];
     assert_eq!(
         chat["context_strategy"], "drop",
@@ -520,25 +499,11 @@ async fn documents_upload_with_progress_resume_after_a_dropped_connection_badge_
     .await;
     app.upstream.script([text("Ready for your files.")]);
     run_scenario(&app, "documents", &[]).await;
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app
-        .chat_api()
-        .documents(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().documents(&chat).read_json().await;
     let documents = listed["documents"].as_array().expect("a list");
     let names: Vec<&str> = documents
         .iter()
@@ -573,25 +538,11 @@ async fn memories_are_listed_added_edited_deleted_and_a_model_save_appears_live(
         text("Saved.").delay(Duration::from_millis(2500)),
     ]);
     run_scenario(&app, "memory", &[]).await;
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app
-        .chat_api()
-        .memories(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().memories(&chat).read_json().await;
     let mut contents: Vec<&str> = listed["memories"]
         .as_array()
         .expect("a list")
@@ -636,25 +587,11 @@ async fn artifacts_of_every_type_render_in_the_panel_safely_with_versions_copy_a
     ]);
     run_scenario(&app, "artifacts", &[]).await;
 
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app
-        .chat_api()
-        .artifacts(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(listed["total"], 7, "{listed}");
     let version_of = |identifier: &str| {
         listed["artifacts"]
@@ -741,25 +678,11 @@ async fn reasoning_streams_open_then_folds_above_the_answer_and_stays_folded_aft
     )
     .event_gap(Duration::from_millis(120))]);
     run_scenario(&app, "reasoning", &[]).await;
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         answer["content"],
@@ -824,16 +747,9 @@ async fn a_knowledge_base_is_made_filled_given_to_an_agent_and_searched_in_its_c
         "{result}"
     );
     // Deleted on its page: gone, and the agent no longer names it.
-    let listed: Value = app
-        .api()
-        .knowledge_bases()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().knowledge_bases().read_json().await;
     assert_eq!(listed["knowledge_bases"], json!([]));
-    let agents: Value = app.api().agents().call().await.json().await.unwrap();
+    let agents: Value = app.api().agents().read_json().await;
     assert_eq!(agents["agents"][0]["knowledge_base_ids"], json!([]));
 }
 
@@ -859,21 +775,11 @@ async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_a
         .json(
             &json!({"name": "Sums each second", "cron": "* * * * * *", "workflow_id": sums["id"]}),
         )
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let ticking = ticking["id"].as_str().unwrap().to_string();
     crate::helpers::eventually("a firing", std::time::Duration::from_secs(20), || async {
-        let view: Value = app
-            .api()
-            .schedule(&ticking)
-            .call()
-            .await
-            .json()
-            .await
-            .unwrap();
+        let view: Value = app.api().schedule(&ticking).read_json().await;
         view["last_runs"]
             .as_array()?
             .iter()
@@ -906,6 +812,6 @@ async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_a
         404,
         "deleted"
     );
-    let listed: Value = app.api().workflows().call().await.json().await.unwrap();
+    let listed: Value = app.api().workflows().read_json().await;
     assert_eq!(listed["total"], 2, "the workflows stay");
 }

@@ -24,7 +24,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
     let out = app.data_dir.path().join("account-scenario.json");
     run_scenario(&app, "account", &[("OUT_FILE", out.display().to_string())]).await;
     let handed: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let account: Value = app.auth().account().call().await.json().await.unwrap();
+    let account: Value = app.auth().account().read_json().await;
     assert_eq!(
         account["time_zone"], "Europe/Paris",
         "the page saved the zone"
@@ -54,7 +54,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
     );
     assert_eq!(stdout.trim(), "Hello from your script.");
 
-    let keys: Value = app.auth().api_keys().call().await.json().await.unwrap();
+    let keys: Value = app.auth().api_keys().read_json().await;
     let used = keys["data"]
         .as_array()
         .unwrap()
@@ -65,7 +65,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
         used["last_used_at"].is_string(),
         "its use is recorded: {used}"
     );
-    let me: Value = app.auth().me().call().await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     assert_eq!(me["display_name"], "Ada Admin");
 }
 
@@ -128,20 +128,13 @@ async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those()
         first.starts_with("Cite your sources, briefly."),
         "the edited instructions come first: {first}"
     );
-    let agents: Value = app.api().agents().call().await.json().await.unwrap();
+    let agents: Value = app.api().agents().read_json().await;
     assert_eq!(agents["total"], 1, "deleted: only the default is left");
 }
 
 /// The tree of `chat` as shape: roles, texts, parents' positions, the active branch.
 async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let nodes = tree["data"].as_array().unwrap().clone();
     let position = |id: &Value| nodes.iter().position(|n| &n["id"] == id);
     nodes
@@ -171,14 +164,7 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
         Reply::text("Porto, for the wine."),
     ]);
     app.send_text(&chat, "Where should I go?").await;
-    let path: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let path: Value = app.chat_api().messages(&chat).read_json().await;
     let answer = path["data"]
         .as_array()
         .unwrap()
@@ -198,14 +184,7 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
     read_all(regen).await;
 
     run_scenario(&app, "export", &[]).await;
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let copy = chats["data"]
         .as_array()
         .unwrap()

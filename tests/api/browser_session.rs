@@ -30,14 +30,7 @@ async fn an_admin_creates_a_user_who_signs_in_with_the_link_and_gets_no_admin_pa
         &[("VERSION", env!("CARGO_PKG_VERSION").to_string())],
     )
     .await;
-    let users = app
-        .admin()
-        .users()
-        .call()
-        .await
-        .json::<Value>()
-        .await
-        .unwrap();
+    let users = app.admin().users().read_json::<Value>().await;
     let users = users["data"].as_array().unwrap();
     assert_eq!(users.len(), 2, "carol was deleted: {users:?}");
     let dan = users.iter().find(|u| u["username"] == "dan").unwrap();

@@ -14,14 +14,7 @@ use crate::helpers::{TestApp, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all, read_until};
 
 async fn active_messages(app: &TestApp, chat_id: &str) -> Vec<Value> {
-    let body: Value = app
-        .chat_api()
-        .messages(&chat_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body: Value = app.chat_api().messages(&chat_id).read_json().await;
     body["data"].as_array().unwrap().clone()
 }
 
@@ -375,14 +368,7 @@ async fn after_a_failed_turn_the_next_request_still_alternates_roles() {
         .script([Reply::status(500, "exploded"), Reply::text("Hello again.")]);
     app.send(&chat, json!({"content": "hello"})).await;
     // The failed turn is answered on its branch by a message that carries the error.
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let failed = &tree["data"][1];
     assert_eq!(failed["role"], "assistant", "{tree}");
     assert_eq!(failed["stop_reason"], "upstream_error");
@@ -595,14 +581,7 @@ async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_pa
     assert_eq!(contents(&path)[3], "assistant:Roma!");
     assert_eq!(path[3]["parent_id"], path[2]["id"]);
 
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let nodes = tree["data"].as_array().unwrap();
     assert_eq!(nodes.len(), 7);
     let siblings_of_rome: Vec<&Value> = nodes
@@ -701,14 +680,7 @@ async fn a_restart_keeps_every_acknowledged_message_and_the_active_branch() {
         ["user:A", "assistant:A1"],
         "the switched-to branch is active"
     );
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     assert_eq!(tree["data"].as_array().unwrap().len(), 4);
 }
 
@@ -917,12 +889,8 @@ async fn research_tools_are_rate_limited_per_project_with_the_seed_message() {
         .chat_api()
         .create_chat()
         .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     app.upstream.script([
         Reply::tool_call("d", "calculator", json!({"expression": "4+4"})),
         Reply::text("ok"),

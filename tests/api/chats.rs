@@ -14,14 +14,7 @@ async fn chats_can_be_created_listed_renamed_and_deleted() {
     let untitled: Value = untitled.json().await.unwrap();
     assert_eq!(untitled["title"], "New chat");
 
-    let listed: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(listed["data"].as_array().unwrap().len(), 3);
 
     let id = first["id"].as_str().unwrap();
@@ -33,21 +26,14 @@ async fn chats_can_be_created_listed_renamed_and_deleted() {
         .await
         .unwrap();
     assert_eq!(renamed.status(), 200);
-    let fetched: Value = app.chat_api().chat(&id).call().await.json().await.unwrap();
+    let fetched: Value = app.chat_api().chat(&id).read_json().await;
     assert_eq!(fetched["title"], "Renamed");
 
     let deleted = app.chat_api().delete_chat(&id).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     let gone = app.chat_api().chat(&id).call().await;
     assert_eq!(gone.status(), 404);
-    let listed: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     let ids: Vec<&str> = listed["data"]
         .as_array()
         .unwrap()
@@ -79,18 +65,9 @@ async fn another_users_chat_is_a_404_for_every_verb() {
         assert_eq!(response.status(), 404, "{what}");
         assert_eq!(error_body(response).await["code"], "not_found");
     }
-    let eves: Value = app
-        .as_key(&eve)
-        .chat_api()
-        .list_chats()
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let eves: Value = app.as_key(&eve).chat_api().list_chats().read_json().await;
     assert_eq!(eves["data"], json!([]));
-    let still_there: Value = app.chat_api().chat(&id).call().await.json().await.unwrap();
+    let still_there: Value = app.chat_api().chat(&id).read_json().await;
     assert_eq!(still_there["title"], "Private");
 }
 
@@ -131,13 +108,13 @@ async fn a_chat_lists_its_running_runs_so_a_reloaded_page_can_reattach() {
         .call()
         .await;
     let run_id = stream.headers()["x-run-id"].to_str().unwrap().to_string();
-    let view: Value = app.chat_api().chat(&id).call().await.json().await.unwrap();
+    let view: Value = app.chat_api().chat(&id).read_json().await;
     let running = view["running_runs"].as_array().unwrap();
     assert_eq!(running.len(), 1, "{view}");
     assert_eq!(running[0]["id"], run_id.as_str());
     assert!(running[0]["user_message_id"].is_string());
     stream.text().await.unwrap();
-    let after: Value = app.chat_api().chat(&id).call().await.json().await.unwrap();
+    let after: Value = app.chat_api().chat(&id).read_json().await;
     assert_eq!(after["running_runs"], json!([]));
 }
 
@@ -165,7 +142,7 @@ async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
         .await
         .unwrap();
     assert_eq!(changed.status(), 200);
-    let fetched: Value = app.chat_api().chat(id).call().await.json().await.unwrap();
+    let fetched: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(fetched["context_strategy"], "summarize");
     assert_eq!(fetched["title"], "Plain", "the title is left as it was");
 
@@ -190,6 +167,6 @@ async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
         let message = body["message"].as_str().unwrap();
         assert!(message.contains(says), "{message}");
     }
-    let fetched: Value = app.chat_api().chat(id).call().await.json().await.unwrap();
+    let fetched: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(fetched["context_strategy"], "summarize");
 }

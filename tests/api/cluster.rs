@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend, Statement};
 use serde_json::{Value, json};
 
-use crate::client::Client;
+use crate::client::{Call, Client};
 use crate::fake_upstream::{FakeUpstream, Reply};
 use crate::helpers::ADMIN_KEY;
 use crate::postgres::OwnDatabase;
@@ -208,12 +208,8 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
             .chat_api()
             .create_chat()
             .json(&json!({}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .read_json()
+            .await;
         chats.push(made["id"].as_str().unwrap().to_string());
     }
 
@@ -621,12 +617,8 @@ async fn execute(db: &DatabaseConnection, sql: &str, chat: &str) {
 /// A process's `/health/ready`.
 async fn ready(http: &reqwest::Client, node: &Node) -> Value {
     http.get(format!("{}/health/ready", node.base))
-        .send()
+        .read_json()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 async fn failovers(http: &reqwest::Client, node: &Node) -> u64 {
@@ -678,12 +670,8 @@ async fn work_a_dead_owner_left_in_a_chat_is_finished_by_the_next_owner() {
             .chat_api()
             .create_chat()
             .json(&json!({}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .read_json()
+            .await;
         let chat = made["id"].as_str().unwrap().to_string();
         let form = reqwest::multipart::Form::new().part(
             "file",
@@ -809,12 +797,8 @@ async fn an_idle_chat_lets_its_lease_lapse_and_another_process_takes_it() {
         .chat_api()
         .create_chat()
         .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let chat = made["id"].as_str().unwrap().to_string();
     let (served, _) = send(&http, &first, &chat, "hello").await;
     assert_eq!(served, first.id);
@@ -843,12 +827,8 @@ async fn an_idle_chat_lets_its_lease_lapse_and_another_process_takes_it() {
     let tree: Value = as_admin(&http, &first.base)
         .chat_api()
         .tree(&chat)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let text = tree.to_string();
     assert!(
         text.contains("hello again") && text.contains("\"hello\""),

@@ -58,14 +58,7 @@ async fn a_non_streaming_completion_accumulates_progress_events_in_metadata() {
     assert_eq!(chats.len(), 1);
     assert_eq!(chats[0].id, chat_id.as_str());
     assert!(chats[0].ephemeral);
-    let listed: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(listed["data"], json!([]));
     let sent = &app.upstream.received()[0].body;
     assert_eq!(
@@ -264,14 +257,7 @@ async fn x_chat_id_runs_inside_a_stored_chat_and_store_true_keeps_an_ephemeral_o
         .await;
     let stored: Value = stored.json().await.unwrap();
     let stored_id = stored["x_chat_id"].as_str().unwrap();
-    let messages: Value = app
-        .chat_api()
-        .messages(&stored_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&stored_id).read_json().await;
     let roles: Vec<&str> = messages["data"]
         .as_array()
         .unwrap()
@@ -491,11 +477,8 @@ async fn usage_the_upstream_did_not_report_is_estimated_and_says_so() {
         .openai()
         .chat_completions()
         .json(&ask("What is the capital of France?"))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let usage = &estimated["usage"];
     assert_eq!(usage["estimated"], true, "{estimated}");
     assert_eq!(usage["completion_tokens"], 7, "{usage}");
@@ -505,11 +488,8 @@ async fn usage_the_upstream_did_not_report_is_estimated_and_says_so() {
         .openai()
         .chat_completions()
         .json(&ask("Again?"))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(measured["usage"]["prompt_tokens"], 10);
     assert!(measured["usage"].get("estimated").is_none(), "{measured}");
 }
@@ -910,11 +890,8 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
         .chat_api()
         .asks(&chat)
         .query(&[("status", "all")])
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(asks["data"], json!([]), "{asks}");
 
     let app = app.restart().await;
@@ -996,14 +973,7 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
     let offered = received.last().unwrap().body["tools"].clone();
     assert!(offered.to_string().contains("get_weather"), "{offered}");
     // The chat holds one answer, with what was said before the calls.
-    let history: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let history: Value = app.chat_api().messages(&chat).read_json().await;
     let last = history["data"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["role"], "assistant", "{history}");
     assert_eq!(
@@ -1050,14 +1020,7 @@ async fn a_plain_request_gets_a_chat_so_seed_000s_artifact_flow_works_and_can_co
         frames.iter().any(|f| f.kind() == "x_artifact.created"),
         "{frames:?}"
     );
-    let listed: Value = app
-        .chat_api()
-        .artifacts(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(listed["artifacts"][0]["identifier"], "fibonacci.py");
 
     // The client continues in its chat, which remembers the turn.
@@ -1089,11 +1052,8 @@ async fn chats_of_plain_requests_are_swept_after_their_retention_unless_opened_i
             .openai()
             .chat_completions()
             .json(&json!({"messages": [{"role": "user", "content": question}]}))
-            .call()
-            .await
-            .json()
-            .await
-            .unwrap();
+            .read_json()
+            .await;
         made.push(body["x_chat_id"].as_str().unwrap().to_string());
     }
     // The second is opened in the UI (a browser session): it is kept, and listed.
@@ -1106,14 +1066,7 @@ async fn chats_of_plain_requests_are_swept_after_their_retention_unless_opened_i
         .await
         .unwrap();
     assert_eq!(opened.status(), 200);
-    let listed: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(listed["data"][0]["id"], made[1].as_str());
 
     let old = chrono::Utc::now() - chrono::Duration::days(31);

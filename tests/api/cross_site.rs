@@ -16,14 +16,7 @@ fn other_port_origin(app: &TestApp) -> String {
 }
 
 async fn chat_count(app: &TestApp) -> usize {
-    let body: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body: Value = app.chat_api().list_chats().read_json().await;
     body["data"].as_array().unwrap().len()
 }
 

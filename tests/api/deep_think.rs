@@ -121,14 +121,7 @@ async fn deep_in_chat(app: &TestApp) -> Vec<Frame> {
 
 /// The chat's (first) stored answer.
 async fn stored_answer(app: &TestApp, chat: &str) -> Value {
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     tree["data"]
         .as_array()
         .unwrap()
@@ -367,14 +360,7 @@ async fn the_saved_report_cites_only_sources_the_run_saw_and_is_a_part_of_the_an
     assert_eq!(structured[0]["artifact_type"], "findings_list");
     assert_eq!(structured[0]["artifact_title"], "Gold research: findings");
 
-    let listed: Value = app
-        .chat_api()
-        .artifacts(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().artifacts(&chat).read_json().await;
     let artifacts = listed["artifacts"].as_array().expect("artifacts");
     let report = artifacts
         .iter()
@@ -1121,7 +1107,7 @@ async fn a_run_cut_off_too_often_is_not_continued_again_but_recovered_as_interru
         .as_str()
         .unwrap()
         .to_string();
-    let me: Value = app.auth().me().call().await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     let checkpoint = json!({
         "question": QUESTION, "model": "fake-model", "project": "p", "owner_is_admin": true,
         "tools": ["web_search"],

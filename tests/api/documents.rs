@@ -429,14 +429,7 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     assert_eq!(body["output_text"], "Keys go in the Authorization header.");
     // The model was offered file_search, and the turn is stored in the chat.
     assert!(tool_names(&app.upstream.received()[1].body).contains(&"file_search".to_string()));
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     assert!(messages.to_string().contains("How do API keys work?"));
 
     // Streamed, with include: the item's events and the final item carry the text.
@@ -1002,14 +995,7 @@ async fn documents_belong_to_the_chat_not_a_branch() {
     .await;
     settled(&app, &chat).await;
     // Editing the first message starts a branch that forks before the upload happened.
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let first_id = messages["data"][0]["id"].as_str().unwrap().to_string();
     let edit = app
         .chat_api()

@@ -31,14 +31,7 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
         Reply::text("Porto, for the wine."),
     ]);
     app.send_text(&chat, "Where should I go?").await;
-    let path: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let path: Value = app.chat_api().messages(&chat).read_json().await;
     let answer = path["data"]
         .as_array()
         .unwrap()
@@ -62,14 +55,7 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
 /// The tree as shape: each message's role, text and parent's position, in order, with which
 /// are on the active branch — ids left out, since an import makes new ones.
 async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let nodes = tree["data"].as_array().unwrap().clone();
     let position = |id: &Value| nodes.iter().position(|n| &n["id"] == id);
     nodes
@@ -156,14 +142,7 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     assert_eq!(imported["imported"]["artifacts"], 1);
 
     assert_eq!(shape(&app, copy).await, shape(&app, &chat).await);
-    let listed: Value = app
-        .chat_api()
-        .artifacts(&copy)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().artifacts(&copy).read_json().await;
     let text = listed.to_string();
     assert!(text.contains("packing-list"), "{text}");
 
@@ -296,14 +275,7 @@ fn message(id: &str, parent: Option<&str>, seq: i64) -> Value {
 }
 
 async fn chat_count(app: &TestApp) -> usize {
-    let list: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().list_chats().read_json().await;
     list["data"].as_array().unwrap().len()
 }
 

@@ -309,7 +309,7 @@ async fn a_document_cut_off_twice_is_failed_at_start_up_not_retried() {
 async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed() {
     let app = spawn_app().await;
     let chat = app.new_chat().await;
-    let me: Value = app.auth().me().call().await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     let user_id = UserId::from_string(me["id"].as_str().unwrap());
     let chat_id = ChatId::from_string(chat.clone());
     let run_id = RunId::generate();
@@ -468,15 +468,7 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     server.kill();
 
     let server = Binary::start(data.path(), &upstream.base_url).await;
-    let messages: Value = server
-        .chat_api()
-        .messages(&chat)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = server.chat_api().messages(&chat).read_json().await;
     let messages = messages["data"].as_array().unwrap().clone();
     let last = messages.last().unwrap();
     assert_eq!(last["role"], "assistant", "{messages:?}");

@@ -196,7 +196,7 @@ impl TestApp {
     pub async fn wait_for_firings(&self, id: &str, succeeded: usize) -> Value {
         let what = format!("{succeeded} successful firing(s) of schedule {id}");
         eventually(&what, std::time::Duration::from_secs(20), || async {
-            let view: Value = self.api().schedule(id).call().await.json().await.unwrap();
+            let view: Value = self.api().schedule(id).read_json().await;
             let ok = view["last_runs"]
                 .as_array()
                 .unwrap()
@@ -213,14 +213,7 @@ impl TestApp {
     pub async fn wait_for_workflow_run(&self, id: &str, status: &str) -> Value {
         let what = format!("a {status} run of workflow {id}");
         eventually(&what, std::time::Duration::from_secs(10), || async {
-            let runs: Value = self
-                .api()
-                .workflow_runs(id)
-                .call()
-                .await
-                .json()
-                .await
-                .unwrap();
+            let runs: Value = self.api().workflow_runs(id).read_json().await;
             (runs["runs"][0]["status"] == status).then_some(runs)
         })
         .await

@@ -74,14 +74,7 @@ async fn an_upload_is_checked_by_its_bytes_and_size_and_served_as_what_it_is() {
     let app = spawn_app_with(|c| c.attachments.max_image_bytes = 1_000).await;
     let chat = app.new_chat().await;
 
-    let limits: Value = app
-        .chat_api()
-        .attachment_limits()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let limits: Value = app.chat_api().attachment_limits().read_json().await;
     assert_eq!(limits["max_image_bytes"], 1_000);
     assert_eq!(limits["max_images_per_message"], 8);
     assert!(
@@ -131,14 +124,7 @@ async fn an_upload_is_checked_by_its_bytes_and_size_and_served_as_what_it_is() {
         .unwrap();
     assert_eq!(not_multipart.status(), 415);
 
-    let listed: Value = app
-        .chat_api()
-        .attachments(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().attachments(&chat).read_json().await;
     assert_eq!(
         listed["data"].as_array().unwrap().len(),
         1,
@@ -244,14 +230,7 @@ async fn a_stored_v1_chat_sends_the_image_on_its_turn_and_replays_it_on_the_next
     assert_eq!(replayed[2]["content"], "And its colour?");
 
     // The chat API shows the stored image part, so the UI draws a thumbnail after a reload.
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let question = &messages["data"][0];
     assert_eq!(question["content"], "What is in this picture?");
     assert_eq!(question["parts"][0]["type"], "image");
@@ -351,27 +330,13 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
         "no empty text part: {sent}"
     );
 
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let question = messages["data"][0].clone();
     assert_eq!(
         question["parts"],
         json!([{"type": "image", "attachment_id": id, "mime_type": "image/png"}])
     );
-    let attachments: Value = app
-        .chat_api()
-        .attachments(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let attachments: Value = app.chat_api().attachments(&chat).read_json().await;
     assert_eq!(
         attachments["data"][0]["message_id"], question["id"],
         "linked when sent"

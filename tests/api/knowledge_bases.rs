@@ -73,13 +73,7 @@ fn statuses(list: &Value) -> Vec<(String, String)> {
 
 /// What `GET /api/agents/{id}/chat/tools` answers.
 async fn tools(app: &TestApp, agent: String) -> Value {
-    app.api()
-        .agent_tools(&agent)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap()
+    app.api().agent_tools(&agent).read_json().await
 }
 
 /// The tool message the model was sent for `call_id`, as JSON.
@@ -142,11 +136,8 @@ async fn search_knowledge_ranks_two_knowledge_bases_and_the_chats_documents_as_o
         .api()
         .create_agent()
         .json(&json!({"name": "Handbook", "knowledge_base_ids": [policies, engineering]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(agent["knowledge_base_ids"], json!([policies, engineering]));
     let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     let notes = upload(
@@ -298,15 +289,7 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
         .await
         .unwrap();
     assert_eq!(tus_create.status(), 404);
-    let listed: Value = as_eve
-        .api()
-        .knowledge_bases()
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = as_eve.api().knowledge_bases().read_json().await;
     assert_eq!(listed["knowledge_bases"], json!([]));
 
     // Vector stores.
@@ -343,15 +326,7 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
         error["message"].as_str().unwrap().contains(&kb_id),
         "{error}"
     );
-    let agents: Value = as_eve
-        .api()
-        .agents()
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let agents: Value = as_eve.api().agents().read_json().await;
     assert!(
         agents["agents"]
             .as_array()
@@ -424,38 +399,17 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         .unwrap();
     assert_eq!(renamed.status(), 200);
     assert_eq!(renamed.json::<Value>().await.unwrap()["name"], "Final");
-    let store: Value = app
-        .openai()
-        .vector_store(&store_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let store: Value = app.openai().vector_store(&store_id).read_json().await;
     assert_eq!(store["name"], "Final");
     // The Vector Stores API takes the kb_ id too, for the same store.
-    let same: Value = app
-        .openai()
-        .vector_store(&kb_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let same: Value = app.openai().vector_store(&kb_id).read_json().await;
     assert_eq!(same["id"], store_id.as_str());
     app.openai()
         .update_vector_store(&store_id)
         .json(&json!({"name": "Final v2"}))
         .call()
         .await;
-    let kb: Value = app
-        .api()
-        .knowledge_base(&store_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let kb: Value = app.api().knowledge_base(&store_id).read_json().await;
     assert_eq!(
         (kb["id"].as_str(), kb["name"].as_str()),
         (Some(kb_id.as_str()), Some("Final v2"))
@@ -473,11 +427,8 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         .api()
         .create_agent()
         .json(&json!({"name": "Writer", "knowledge_base_ids": [kb_id, other_id, kb_id]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(
         agent["knowledge_base_ids"],
         json!([kb_id, other_id]),
@@ -497,14 +448,7 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         app.openai().vector_store(&store_id).call().await.status(),
         404
     );
-    let listed: Value = app
-        .api()
-        .knowledge_bases()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().knowledge_bases().read_json().await;
     let names: Vec<&str> = listed["knowledge_bases"]
         .as_array()
         .unwrap()
@@ -512,14 +456,7 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         .map(|kb| kb["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Kept"]);
-    let agent: Value = app
-        .api()
-        .agent(&agent_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let agent: Value = app.api().agent(&agent_id).read_json().await;
     assert_eq!(agent["knowledge_base_ids"], json!([other_id]));
     // Deleted through the Vector Stores API: gone from REST too.
     let gone = app
@@ -610,11 +547,8 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
         .openai()
         .search_vector_store(&kb["vector_store_id"].as_str().unwrap())
         .json(&json!({"query": "board approved office"}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(found["data"][0]["filename"], "minutes.md", "{found}");
 
     // Copies of what is not there, or not the caller's, are refused.
@@ -724,14 +658,7 @@ async fn knowledge_bases_and_their_documents_are_limited_with_clear_errors() {
             .contains("this knowledge base already holds 1 documents"),
         "{error}"
     );
-    let listed: Value = app
-        .api()
-        .knowledge_bases()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().knowledge_bases().read_json().await;
     assert_eq!(listed["limits"]["max_knowledge_bases"], 2);
     assert_eq!(listed["limits"]["max_files"], 1);
     // A chat keeps its own limit (50 by default): not the knowledge base's.
@@ -747,7 +674,7 @@ async fn knowledge_bases_and_their_documents_are_limited_with_clear_errors() {
 #[actix_web::test]
 async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_does_not() {
     let app = spawn_app().await;
-    let agents: Value = app.api().agents().call().await.json().await.unwrap();
+    let agents: Value = app.api().agents().read_json().await;
     let default = agents["agents"][0]["id"].as_str().unwrap().to_string();
     let names = |listed: Value| -> Vec<String> {
         listed["tools"]
@@ -792,11 +719,8 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
         .create_agent()
         .json(&json!({"name": "Picky", "enabled_tools": ["calculator"],
                     "knowledge_base_ids": [kb["id"]]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let picky_tools = names(tools(&app, picky["id"].as_str().unwrap().to_string()).await);
     assert_eq!(picky_tools, ["calculator"]);
 

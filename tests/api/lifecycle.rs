@@ -24,11 +24,8 @@ async fn a_restart_keeps_users_keys_and_chats_and_does_not_bootstrap_again() {
     let fetched: Value = app
         .chat_api()
         .chat(&chat["id"].as_str().unwrap())
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(fetched["title"], "Survives");
 }
 
@@ -36,7 +33,7 @@ async fn a_restart_keeps_users_keys_and_chats_and_does_not_bootstrap_again() {
 async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
     let app = spawn_app().await;
     let chat = app.create_chat("Crashed").await;
-    let me: Value = app.auth().me().call().await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     let run_id = RunId::generate();
     entities::runs::ActiveModel {
         id: Set(run_id.clone()),

@@ -247,20 +247,9 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
     connected(&app, "local").await;
     let agent: Value = app
         .api().create_agent().json(&json!({"name": "Adder", "enabled_tools": ["calculator"],
-                    "custom_tools": [{"type": "mcp", "config": {"server_id": "local", "tool_name": "add"}}]})).call()
-        .await
-        .json()
-        .await
-        .unwrap();
+                    "custom_tools": [{"type": "mcp", "config": {"server_id": "local", "tool_name": "add"}}]})).read_json().await;
     let id = agent["id"].as_str().unwrap();
-    let listed: Value = app
-        .api()
-        .agent_tools(&id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().agent_tools(&id).read_json().await;
     let names: Vec<&str> = listed["tools"]
         .as_array()
         .unwrap()
@@ -272,11 +261,8 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
         .chat_api()
         .create_chat()
         .json(&json!({"agent_id": id}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     app.upstream.script([
         Reply::tool_call("c1", "add", json!({"a": 2, "b": 3})),
         Reply::text("Five."),
@@ -306,7 +292,7 @@ async fn the_tool_catalog_lists_an_mcp_servers_tools_under_their_server_for_agen
     })
     .await;
     connected(&app, "local").await;
-    let catalog: Value = app.api().tools().call().await.json().await.unwrap();
+    let catalog: Value = app.api().tools().read_json().await;
     let echo = catalog["tools"]
         .as_array()
         .unwrap()
@@ -334,7 +320,7 @@ async fn the_admin_status_lists_a_running_mcp_servers_health() {
     })
     .await;
     let health = connected(&app, "local").await;
-    let status: Value = app.admin().status().call().await.json().await.unwrap();
+    let status: Value = app.admin().status().read_json().await;
     let listed = &status["mcp_servers"];
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{status}");
     assert_eq!(listed[0]["id"], "local");

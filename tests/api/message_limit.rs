@@ -82,14 +82,7 @@ async fn an_edit_over_the_limit_is_refused() {
         .call()
         .await;
     read_all(sent).await;
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let user_message = messages["data"][0]["id"].as_str().unwrap();
 
     let refused = app

@@ -65,7 +65,7 @@ async fn each_model_goes_to_its_own_server_and_the_model_list_has_both() {
     app.upstream.script([Reply::text("From A.")]);
     b.script([Reply::text("From B.")]);
 
-    let listed: Value = app.openai().models().call().await.json().await.unwrap();
+    let listed: Value = app.openai().models().read_json().await;
     let ids: Vec<(&str, &str)> = listed["data"]
         .as_array()
         .unwrap()
@@ -115,14 +115,7 @@ async fn an_unknown_model_is_a_400_naming_the_available_ones_and_stores_nothing(
         message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
         "{message}"
     );
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     assert_eq!(tree["data"].as_array().map(Vec::len), Some(0), "{tree}");
     assert!(completions(&app.upstream.received()).is_empty());
     assert!(completions(&b.received()).is_empty());
@@ -141,7 +134,7 @@ async fn an_unknown_model_is_a_400_naming_the_available_ones_and_stores_nothing(
 async fn a_server_down_is_marked_and_leaves_the_other_usable() {
     let (app, b) = two_servers(|_, _| {}).await;
     // Known while it was up; then it goes away.
-    let models: Value = app.chat_api().models().call().await.json().await.unwrap();
+    let models: Value = app.chat_api().models().read_json().await;
     assert_eq!(models["data"][1]["available"], true, "{models}");
     b.stop().await;
     // Lists are kept a few seconds; the probe sees the server gone once they are stale.
@@ -186,7 +179,7 @@ async fn colliding_names_are_listed_with_their_provider_and_routed_by_it() {
         ];
     })
     .await;
-    let listed: Value = app.openai().models().call().await.json().await.unwrap();
+    let listed: Value = app.openai().models().read_json().await;
     let ids: Vec<&str> = listed["data"]
         .as_array()
         .unwrap()
@@ -216,28 +209,14 @@ async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers
         .await
         .unwrap();
     assert_eq!(patched.status(), 200);
-    let got: Value = app
-        .chat_api()
-        .chat(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let got: Value = app.chat_api().chat(&chat).read_json().await;
     assert_eq!(got["model"], "beta");
 
     b.script([Reply::text("From B.")]);
     app.send_text(&chat, "hi").await;
     assert_eq!(completions(&b.received())[0]["model"], "beta");
     assert!(completions(&app.upstream.received()).is_empty());
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let answer = tree["data"]
         .as_array()
         .unwrap()
@@ -256,7 +235,7 @@ async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers
         .await
         .unwrap();
     assert_eq!(set.status(), 200);
-    let models: Value = app.chat_api().models().call().await.json().await.unwrap();
+    let models: Value = app.chat_api().models().read_json().await;
     assert_eq!(models["default"], "beta");
     assert_eq!(models["server_default"], "alpha");
     let fresh = app.create_chat("Fresh").await;
@@ -266,20 +245,14 @@ async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers
         .api()
         .create_agent()
         .json(&json!({"name": "Small", "model": "alpha"}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let with_agent: Value = app
         .chat_api()
         .create_chat()
         .json(&json!({"agent_id": agent["id"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(with_agent["model"], "alpha", "{with_agent}");
     let refused = app
         .chat_api()
@@ -308,7 +281,7 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
         message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
         "{message}"
     );
-    let listed: Value = app.api().agents().call().await.json().await.unwrap();
+    let listed: Value = app.api().agents().read_json().await;
     assert!(
         listed["agents"]
             .as_array()
@@ -322,11 +295,8 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
         .api()
         .create_agent()
         .json(&json!({"name": "Real", "model": "beta"}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(agent["model"], "beta", "{agent}");
     let agent_id = agent["id"].as_str().unwrap();
     let patched = app
@@ -344,7 +314,7 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
         message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
         "{message}"
     );
-    let stored: Value = app.api().agent(agent_id).call().await.json().await.unwrap();
+    let stored: Value = app.api().agent(agent_id).read_json().await;
     assert_eq!(stored["model"], "beta", "unchanged: {stored}");
     assert_eq!(
         stored["name"], "Real",
@@ -367,20 +337,14 @@ async fn an_agents_model_is_routed_to_the_second_server() {
         .api()
         .create_agent()
         .json(&json!({"name": "On B", "model": "beta"}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let chat: Value = app
         .chat_api()
         .create_chat()
         .json(&json!({"agent_id": agent["id"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     b.script([Reply::text("From B, as the agent.")]);
     app.send_text(chat["id"].as_str().unwrap(), "hi").await;
     let to_b = b.received();

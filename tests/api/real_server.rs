@@ -160,14 +160,7 @@ async fn a_chat_turn_streams_persists_and_reports_usage_on_a_real_server() {
         assert!(frames.iter().any(|f| f.kind() == "content"));
         assert_real_usage(&metadata(&frames)["usage"]);
     }
-    let stored: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let stored: Value = app.chat_api().messages(&chat).read_json().await;
     let roles: Vec<&str> = stored["data"]
         .as_array()
         .unwrap()

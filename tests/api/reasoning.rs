@@ -81,27 +81,13 @@ async fn each_upstream_shape_streams_apart_on_the_chat_api_is_stored_and_is_not_
         assert!(elapsed.windows(2).all(|w| w[0] <= w[1]), "{elapsed:?}");
 
         // Kept with the answer, in the messages API and the tree.
-        let messages: Value = app
-            .chat_api()
-            .messages(&chat)
-            .call()
-            .await
-            .json()
-            .await
-            .unwrap();
+        let messages: Value = app.chat_api().messages(&chat).read_json().await;
         let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(answer["role"], "assistant");
         assert_eq!(answer["content"], ANSWER, "{shape:?}");
         assert_eq!(answer["reasoning"]["text"], THINKING, "{shape:?}");
         assert!(answer["reasoning"]["duration_ms"].is_u64(), "{answer}");
-        let tree: Value = app
-            .chat_api()
-            .tree(&chat)
-            .call()
-            .await
-            .json()
-            .await
-            .unwrap();
+        let tree: Value = app.chat_api().tree(&chat).read_json().await;
         assert_eq!(tree["data"][1]["reasoning"]["text"], THINKING);
         assert!(
             tree["data"][0].get("reasoning").is_none(),
@@ -270,14 +256,7 @@ async fn the_responses_api_puts_a_reasoning_item_before_the_message_and_reports_
         assert_eq!(body["x_metadata"]["thinking"], THINKING);
         // The stored response is the same object.
         let id = body["id"].as_str().unwrap();
-        let stored: Value = app
-            .openai()
-            .response(&id)
-            .call()
-            .await
-            .json()
-            .await
-            .unwrap();
+        let stored: Value = app.openai().response(&id).read_json().await;
         assert_eq!(stored["output"], body["output"]);
 
         let next = app
@@ -320,14 +299,7 @@ async fn reasoning_around_a_tool_call_is_kept_in_order_with_its_time_summed() {
         reasoned.first().unwrap() < &tool && reasoned.last().unwrap() > &tool,
         "{kinds:?}"
     );
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         answer["reasoning"]["text"], "I need to multiply.\n\nIt is 42.",

@@ -182,14 +182,7 @@ async fn the_python_sdk_uses_stored_responses_conversations_and_vector_stores() 
     );
     assert_eq!(seen["conversation_metadata"], json!({"topic": "colors"}));
     let conversation = seen["conversation_id"].as_str().unwrap();
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let listed = chats.to_string();
     assert!(listed.contains(conversation), "the UI lists it: {listed}");
 

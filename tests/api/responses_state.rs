@@ -75,11 +75,8 @@ async fn store_false_keeps_nothing_and_the_request_reaches_the_model_as_asked() 
         .openai()
         .create_response()
         .json(&json!({"input": "Hello"}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(stored["store"], true);
     let id = stored["id"].as_str().unwrap();
     let again = eventually(
@@ -199,24 +196,14 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
     app.send_text(&chat, "hello").await;
 
     // The chat as a conversation: its items are its messages, and a response continues it.
-    let conversation: Value = app
-        .openai()
-        .conversation(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let conversation: Value = app.openai().conversation(&chat).read_json().await;
     assert_eq!(conversation["object"], "conversation");
     let items: Value = app
         .openai()
         .conversation_items(&chat)
         .query(&[("order", "asc")])
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let roles: Vec<&str> = items["data"]
         .as_array()
         .unwrap()
@@ -228,11 +215,8 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
         .openai()
         .create_response()
         .json(&json!({"input": "What did I say?", "conversation": chat}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(continued["output_text"], "You said hello.");
     assert_eq!(continued["conversation"]["id"], chat.as_str());
     let sent = app.upstream.received().last().unwrap().body.clone();
@@ -257,11 +241,8 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
         .openai()
         .search_vector_store(&store)
         .json(&json!({"query": "kestrels", "max_num_results": 3}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(found["object"], "vector_store.search_results.page");
     assert_eq!(found["data"][0]["filename"], "notes.md");
     assert!(
@@ -272,14 +253,7 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
     );
     let score = found["data"][0]["score"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&score));
-    let described: Value = app
-        .openai()
-        .vector_store(&store)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let described: Value = app.openai().vector_store(&store).read_json().await;
     assert_eq!(described["file_counts"]["completed"], 1);
     // Deleting the store empties the chat's documents; the chat stays.
     let deleted = app
@@ -337,11 +311,8 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
         .create_vector_store()
         .json(&json!({"name": "Birds", "file_ids": [ids[0], ids[3]],
             "metadata": {"team": "birds"}}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let store_id = store["id"].as_str().unwrap().to_string();
     assert_eq!(store["name"], "Birds");
     assert_eq!(store["metadata"], json!({"team": "birds"}));
@@ -402,21 +373,11 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
         .openai()
         .search_vector_store(&store_id)
         .json(&json!({"query": "owls"}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(found["data"], json!([]));
     assert_eq!(app.openai().file(&ids[0]).call().await.status(), 200);
-    let listed: Value = app
-        .openai()
-        .vector_stores()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.openai().vector_stores().read_json().await;
     assert_eq!(listed["data"][0]["id"], store_id.as_str());
     let deleted = app.openai().delete_file(&ids[0]).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
@@ -450,37 +411,16 @@ async fn a_response_cut_off_by_a_restart_says_so_when_retrieved() {
             break created["response"]["id"].as_str().unwrap().to_string();
         }
     };
-    let running: Value = app
-        .openai()
-        .response(&id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let running: Value = app.openai().response(&id).read_json().await;
     assert_eq!(running["status"], "in_progress");
     drop(body);
 
     let app = app.restart().await;
-    let retrieved: Value = app
-        .openai()
-        .response(&id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let retrieved: Value = app.openai().response(&id).read_json().await;
     assert_eq!(retrieved["status"], "failed", "{retrieved}");
     assert_eq!(retrieved["error"]["code"], "interrupted");
     assert_eq!(retrieved["output"][0]["type"], "message");
     // It is kept as it was told.
-    let again: Value = app
-        .openai()
-        .response(&id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let again: Value = app.openai().response(&id).read_json().await;
     assert_eq!(again, retrieved);
 }

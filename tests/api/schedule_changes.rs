@@ -73,7 +73,7 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
         "{at_five:?}"
     );
     // What fires next is the new rule's, in the database too (the GET reads it back).
-    let read: Value = app.api().schedule(id).call().await.json().await.unwrap();
+    let read: Value = app.api().schedule(id).read_json().await;
     assert_eq!(next_firings(&read), at_five);
 
     // 17:30 in Tokyo is 08:30 UTC.
@@ -94,7 +94,7 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
     let refused = patch(app.api().update_schedule(id), json!({"cron": "61 * * * *"})).await;
     assert_eq!(refused.status(), 400);
     assert_eq!(error_body(refused).await["code"], "invalid_schedule");
-    let read: Value = app.api().schedule(id).call().await.json().await.unwrap();
+    let read: Value = app.api().schedule(id).read_json().await;
     assert_eq!(read["cron"], "30 17 * * *");
     assert_eq!(next_firings(&read), next_firings(&tokyo));
 
@@ -111,11 +111,8 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
         .api()
         .resume_schedule(id)
         .json(&json!({}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     // 06:15 in Tokyo is 21:15 UTC.
     assert!(
         next_firings(&resumed)
@@ -138,11 +135,8 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         .api()
         .create_agent()
         .json(&json!({"name": "Planner", "enabled_tools": ["calculator", "create_schedule"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let chat_id = app
         .new_chat_with(&json!({"title": "mine", "agent_id": agent["id"]}))
         .await;
@@ -157,24 +151,10 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     let id = schedule["id"].as_str().unwrap().to_string();
     app.wait_for_firings(&id, 1).await;
     app.api().pause_schedule(&id).json(&json!({})).call().await;
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat_id).read_json().await;
     assert!(messages.to_string().contains("42"), "{messages}");
     // The firing's answer carries its steps, for a reloaded page to show.
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat_id).read_json().await;
     let ran = tree["data"]
         .as_array()
         .unwrap()
@@ -186,14 +166,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     assert_eq!(ran["status"], "succeeded");
     assert_eq!(ran["steps"][0]["id"], "a");
     assert_eq!(ran["steps"][0]["status"], "succeeded");
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(
         chats["data"].as_array().unwrap().len(),
         1,
@@ -210,7 +183,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         Reply::text("Scheduled here."),
     ]);
     app.send_text(chat_id, "every morning, in this chat").await;
-    let listed: Value = app.api().schedules().call().await.json().await.unwrap();
+    let listed: Value = app.api().schedules().read_json().await;
     let mornings = listed["schedules"]
         .as_array()
         .unwrap()
@@ -218,25 +191,11 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         .find(|s| s["name"] == "Mornings here")
         .unwrap_or_else(|| panic!("the model's schedule: {listed}"));
     assert_eq!(mornings["chat_id"], chat_id);
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(chats["data"].as_array().unwrap().len(), 1);
     // The chat says when a schedule next fires in it (the paused one does not count), so its
     // page can look then.
-    let info: Value = app
-        .chat_api()
-        .chat(&chat_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let info: Value = app.chat_api().chat(&chat_id).read_json().await;
     assert_eq!(
         chrono::DateTime::parse_from_rfc3339(info["next_firing_at"].as_str().unwrap()).unwrap(),
         chrono::DateTime::parse_from_rfc3339(mornings["next_firings"][0].as_str().unwrap())
@@ -256,7 +215,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
 async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     let app = spawn_app().await;
     let workflow = one_step_workflow(&app).await;
-    let account: Value = app.auth().account().call().await.json().await.unwrap();
+    let account: Value = app.auth().account().read_json().await;
     assert_eq!(account["time_zone"], "UTC", "UTC by default");
     let plain = created(
         &app,
@@ -286,7 +245,7 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     .await;
     assert_eq!(refused.status(), 400);
     assert_eq!(error_body(refused).await["code"], "invalid_time_zone");
-    let account: Value = app.auth().account().call().await.json().await.unwrap();
+    let account: Value = app.auth().account().read_json().await;
     assert_eq!(
         account["time_zone"], "Asia/Tokyo",
         "a refused PATCH changes nothing"
@@ -310,11 +269,8 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     let before: Value = app
         .api()
         .schedule(&plain["id"].as_str().unwrap())
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(
         before["time_zone"], "UTC",
         "schedules made before keep theirs"

@@ -37,11 +37,8 @@ async fn race_twenty_due_times(
         .api()
         .create_schedule()
         .json(&json!({"name": "Raced", "cron": "0 3 * * *", "workflow_id": workflow["id"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let id = ScheduleId::from_string(created["id"].as_str().unwrap());
     let mut wins = BTreeMap::from([("a", 0), ("b", 0)]);
     for race in 0..RACES {

@@ -29,7 +29,7 @@ async fn create_schedule(app: &TestApp, body: Value) -> Value {
 }
 
 async fn schedule(app: &TestApp, id: &str) -> Value {
-    app.api().schedule(&id).call().await.json().await.unwrap()
+    app.api().schedule(&id).read_json().await
 }
 
 #[actix_web::test]
@@ -63,14 +63,7 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
         .call()
         .await;
     assert_eq!(neither.status(), 400);
-    let chats: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(
         chats["data"].as_array().map_or(0, Vec::len),
         0,
@@ -89,22 +82,16 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
         .api()
         .pause_schedule(&sid)
         .json(&json!({}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(paused["status"], "paused");
     assert_eq!(paused["next_firings"].as_array().unwrap().len(), 0);
     let resumed: Value = app
         .api()
         .resume_schedule(&sid)
         .json(&json!({}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(resumed["status"], "active");
     let deleted = app.api().delete_schedule(&sid).send().await.unwrap();
     assert_eq!(deleted.status(), 204);
@@ -128,14 +115,7 @@ async fn a_schedule_due_every_second_fires_its_workflow_as_runs_in_its_chat() {
     let fired = app.wait_for_firings(&id, 2).await;
     app.api().pause_schedule(&id).json(&json!({})).call().await;
     let chat = fired["chat_id"].as_str().unwrap();
-    let messages: Value = app
-        .chat_api()
-        .messages(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let text = messages.to_string();
     assert!(
         text.contains("42"),

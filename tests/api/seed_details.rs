@@ -485,7 +485,7 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
         .unwrap();
     assert_eq!(update.status(), 400);
     assert_eq!(error_body(update).await["code"], "unknown_tool");
-    let kept: Value = app.api().agent(&id).call().await.json().await.unwrap();
+    let kept: Value = app.api().agent(&id).read_json().await;
     assert_eq!(kept["name"], "Fine");
     assert_eq!(kept["enabled_tools"], agent["enabled_tools"]);
 }

@@ -118,14 +118,7 @@ async fn create_agent(app: &TestApp, body: Value) -> Value {
 
 /// The agent's chat-tools listing.
 async fn listed_tools(app: &TestApp, agent: &str) -> Vec<Value> {
-    let listed: Value = app
-        .api()
-        .agent_tools(&agent)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().agent_tools(&agent).read_json().await;
     listed["tools"].as_array().unwrap().clone()
 }
 
@@ -152,11 +145,8 @@ async fn agent_chat(app: &TestApp, agent: &str) -> String {
         .chat_api()
         .create_chat()
         .json(&json!({"agent_id": agent}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     chat["id"].as_str().unwrap().to_string()
 }
 
@@ -596,7 +586,7 @@ async fn agents_enabling_execute_sql_without_a_database_to_query_are_refused_whe
     let response = patch(json!({"sql_database": null})).await.unwrap();
     assert_eq!(response.status(), 200, "nothing enables it now");
 
-    let listed: Value = app.api().agents().call().await.json().await.unwrap();
+    let listed: Value = app.api().agents().read_json().await;
     let default = listed["agents"][0]["id"].as_str().unwrap().to_string();
     let names: Vec<Value> = listed_tools(&app, &default)
         .await

@@ -207,19 +207,12 @@ async fn templating_errors_unknown_tools_and_missing_input_are_refused_before_an
     )
     .await;
     assert_eq!(tool["code"], "unknown_tool");
-    let listed: Value = app.api().workflows().call().await.json().await.unwrap();
+    let listed: Value = app.api().workflows().read_json().await;
     assert_eq!(listed["total"], 0, "nothing was saved");
 
     // A run whose input lacks a value is refused before any step runs or chat is made.
     let workflow = create_workflow(&app, three_steps(false)).await;
-    let chats_before: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats_before: Value = app.chat_api().list_chats().read_json().await;
     let response = app
         .api()
         .run_workflow(&workflow["id"].as_str().unwrap())
@@ -233,14 +226,7 @@ async fn templating_errors_unknown_tools_and_missing_input_are_refused_before_an
         body["message"].as_str().unwrap().contains("input.audience"),
         "{body}"
     );
-    let chats_after: Value = app
-        .chat_api()
-        .list_chats()
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chats_after: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(chats_before, chats_after);
 }
 
@@ -266,20 +252,10 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
         .api()
         .workflow(&id)
         .query(&[("version", "1")])
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(old["steps"][0]["arguments"]["expression"], "1 + 1");
-    let versions: Value = app
-        .api()
-        .workflow_versions(&id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let versions: Value = app.api().workflow_versions(&id).read_json().await;
     assert_eq!(versions["versions"].as_array().unwrap().len(), 2);
     // A bad PATCH makes no version.
     let bad = app
@@ -290,7 +266,7 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
         .await
         .unwrap();
     assert_eq!(bad.status(), 400);
-    let current: Value = app.api().workflow(&id).call().await.json().await.unwrap();
+    let current: Value = app.api().workflow(&id).read_json().await;
     assert_eq!(current["version"], 2);
     // A run names the version it ran.
     let frames = read_all(app.api().run_workflow(&id).json(&json!({})).call().await).await;
@@ -307,20 +283,9 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
 async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_chat() {
     let app = spawn_app().await;
     let agent: Value = app
-        .api().create_agent().json(&json!({"name": "Planner", "enabled_tools": ["calculator", "execute_workflow", "create_schedule", "get_schedule_info"]})).call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api().create_agent().json(&json!({"name": "Planner", "enabled_tools": ["calculator", "execute_workflow", "create_schedule", "get_schedule_info"]})).read_json().await;
     let agent_id = agent["id"].as_str().unwrap();
-    let tools: Value = app
-        .api()
-        .agent_tools(&agent_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tools: Value = app.api().agent_tools(&agent_id).read_json().await;
     let names: Vec<String> = tools
         .as_array()
         .or_else(|| tools["tools"].as_array())
@@ -377,14 +342,7 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         .find(|j| j["type"] == "x_workflow.step_started")
         .unwrap();
     assert_eq!(started["name"], "Add");
-    let tree: Value = app
-        .chat_api()
-        .tree(&chat_id)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat_id).read_json().await;
     let answer = tree["data"]
         .as_array()
         .unwrap()
@@ -403,7 +361,7 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
 
     let frames = app.send_text(chat_id, "run it every weekday morning").await;
     assert_eq!(finished(&frames)["stop_reason"], "completed");
-    let schedules: Value = app.api().schedules().call().await.json().await.unwrap();
+    let schedules: Value = app.api().schedules().read_json().await;
     assert_eq!(schedules["total"], 1, "{schedules}");
     let schedule = &schedules["schedules"][0];
     let schedule_id = schedule["id"].as_str().unwrap();

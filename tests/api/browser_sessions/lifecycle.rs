@@ -257,19 +257,13 @@ async fn without_chromium_the_tools_are_not_offered_and_the_tool_list_says_why()
         .api()
         .create_agent()
         .json(&json!({"name": "Reader"}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let listed: Value = app
         .api()
         .agent_tools(&agent["id"].as_str().unwrap())
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let unavailable = listed["unavailable"]
         .as_array()
         .expect("what is not offered");
@@ -323,11 +317,8 @@ async fn the_v1_retention_sweep_closes_a_swept_chats_session_and_removes_its_scr
         .openai()
         .chat_completions()
         .json(&json!({"messages": [{"role": "user", "content": "Hello"}]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let chat = made["x_chat_id"]
         .as_str()
         .expect("a stored chat")

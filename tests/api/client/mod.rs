@@ -26,6 +26,7 @@ pub use chat_api::ChatApi;
 pub use openai::OpenAi;
 
 use reqwest::{Method, RequestBuilder, Response};
+use serde::de::DeserializeOwned;
 
 use crate::helpers::TestApp;
 
@@ -188,6 +189,10 @@ pub trait Call {
     /// Sends the request; fails the test if it could not be sent (not on an error status).
     fn call(self) -> impl std::future::Future<Output = Response>;
 
+    /// Sends the request and reads its body as JSON, whatever the status (as
+    /// `.call().await.json().await.unwrap()`).
+    fn read_json<T: DeserializeOwned>(self) -> impl std::future::Future<Output = T>;
+
     /// `METHOD /path` of the request, for assertion messages.
     fn describe(&self) -> String;
 }
@@ -195,6 +200,10 @@ pub trait Call {
 impl Call for RequestBuilder {
     async fn call(self) -> Response {
         self.send().await.expect("the request was sent")
+    }
+
+    async fn read_json<T: DeserializeOwned>(self) -> T {
+        self.call().await.json().await.expect("a JSON body")
     }
 
     fn describe(&self) -> String {

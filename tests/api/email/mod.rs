@@ -41,21 +41,15 @@ async fn mailing_chat(app: &TestApp) -> (String, String) {
         .api()
         .create_agent()
         .json(&json!({"name": "Mailer", "enabled_tools": ["send_email"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let agent = agent["id"].as_str().expect("an agent id").to_string();
     let chat: Value = app
         .chat_api()
         .create_chat()
         .json(&json!({"agent_id": agent, "title": "Mail for ops"}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     (agent, chat["id"].as_str().unwrap().to_string())
 }
 
@@ -158,14 +152,7 @@ async fn an_email_goes_out_once_after_the_user_says_yes() {
     assert_eq!(asked["email"]["from"], FROM);
     assert_eq!(finished(&frames)["stop_reason"], "paused");
     assert!(sink.received().is_empty(), "nothing goes before the yes");
-    let listed: Value = app
-        .chat_api()
-        .asks(&chat)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(
         listed["data"][0]["email"]["subject"], "Disk full on db-1",
         "a reloaded page shows the email on its card"
@@ -451,14 +438,7 @@ async fn send_email_is_offered_only_to_agents_naming_it_on_a_server_with_email()
     let sink = SmtpSink::start().await;
     let app = app_sending_to(sink.url(), true, 20).await;
     let (agent, chat) = mailing_chat(&app).await;
-    let listed: Value = app
-        .api()
-        .agent_tools(&agent)
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().agent_tools(&agent).read_json().await;
     let tool = listed["tools"]
         .as_array()
         .unwrap()
@@ -483,19 +463,13 @@ async fn send_email_is_offered_only_to_agents_naming_it_on_a_server_with_email()
         .api()
         .create_agent()
         .json(&json!({"name": "Calc", "enabled_tools": ["calculator"]}))
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let listed: Value = app
         .api()
         .agent_tools(&calc["id"].as_str().unwrap())
-        .call()
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert!(
         !listed["tools"].to_string().contains("send_email"),
         "an agent that does not name it"
