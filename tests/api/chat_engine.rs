@@ -1044,17 +1044,8 @@ fn summary_requests(app: &TestApp) -> Vec<Value> {
 }
 
 async fn summarizing_chat(app: &TestApp) -> String {
-    let created = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"title": "Long", "context_strategy": "summarize"}))
-        .call()
-        .await;
-    assert_eq!(created.status(), 201);
-    created.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    app.new_chat_with(&json!({"title": "Long", "context_strategy": "summarize"}))
+        .await
 }
 
 #[actix_web::test]

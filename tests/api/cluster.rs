@@ -204,13 +204,11 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     // 200 chats, made through all three.
     let mut chats = Vec::new();
     for i in 0..CHATS {
-        let made: Value = as_admin(&http, &nodes[i % 3].base)
-            .chat_api()
-            .create_chat()
-            .json(&json!({}))
-            .read_json()
-            .await;
-        chats.push(made["id"].as_str().unwrap().to_string());
+        chats.push(
+            as_admin(&http, &nodes[i % 3].base)
+                .new_chat_with(&json!({}))
+                .await,
+        );
     }
 
     // Each chat's turns go round-robin to all three processes; each is served by its owner.
@@ -666,13 +664,7 @@ async fn work_a_dead_owner_left_in_a_chat_is_finished_by_the_next_owner() {
     // Four chats, each with a processed document, made through this process.
     let mut chats = Vec::new();
     for name in ["processing", "placed", "unasked", "lapsed"] {
-        let made: Value = as_admin(&http, &node.base)
-            .chat_api()
-            .create_chat()
-            .json(&json!({}))
-            .read_json()
-            .await;
-        let chat = made["id"].as_str().unwrap().to_string();
+        let chat = as_admin(&http, &node.base).new_chat_with(&json!({})).await;
         let form = reqwest::multipart::Form::new().part(
             "file",
             reqwest::multipart::Part::bytes(
@@ -793,13 +785,7 @@ async fn an_idle_chat_lets_its_lease_lapse_and_another_process_takes_it() {
     let second = start_node_with(dirs[1].path(), &url, &upstream.base_url, &idle).await;
     let db = Database::connect(&url).await.unwrap();
     let http = reqwest::Client::new();
-    let made: Value = as_admin(&http, &first.base)
-        .chat_api()
-        .create_chat()
-        .json(&json!({}))
-        .read_json()
-        .await;
-    let chat = made["id"].as_str().unwrap().to_string();
+    let chat = as_admin(&http, &first.base).new_chat_with(&json!({})).await;
     let (served, _) = send(&http, &first, &chat, "hello").await;
     assert_eq!(served, first.id);
     assert_eq!(

@@ -171,15 +171,7 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
     assert!(body.contains("upstream_unreachable"), "{body}");
 
     // A chat turn: the stream, and the run's stored error, say the same without the address.
-    let chat = as_bob
-        .chat_api()
-        .create_chat()
-        .json(&json!({"title": "Offline"}))
-        .send()
-        .await
-        .unwrap();
-    let chat: serde_json::Value = chat.json().await.unwrap();
-    let chat_id = chat["id"].as_str().unwrap();
+    let chat_id = as_bob.new_chat_with(&json!({"title": "Offline"})).await;
     let sent = as_bob
         .chat_api()
         .send_message(&chat_id)

@@ -1,5 +1,7 @@
 //! `spawn_app()`: the real application on 127.0.0.1:0 with a temporary data directory, a
-//! fake upstream model, and an authenticated HTTP client — plus one helper per endpoint.
+//! fake upstream model, and an authenticated HTTP client — plus helpers for what many tests do
+//! (make a chat, send a message, wait for a schedule's firings). Routes are called through the
+//! typed client in `crate::client`.
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -257,18 +257,12 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["calculator", "add"]);
-    let chat: Value = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"agent_id": id}))
-        .read_json()
-        .await;
+    let chat = app.new_chat_with(&json!({"agent_id": id})).await;
     app.upstream.script([
         Reply::tool_call("c1", "add", json!({"a": 2, "b": 3})),
         Reply::text("Five."),
     ]);
-    app.send(chat["id"].as_str().unwrap(), json!({"content": "2 + 3?"}))
-        .await;
+    app.send(&chat, json!({"content": "2 + 3?"})).await;
     let offered: Vec<String> = app.upstream.received()[0].body["tools"]
         .as_array()
         .unwrap()

@@ -339,14 +339,9 @@ async fn an_agents_model_is_routed_to_the_second_server() {
         .json(&json!({"name": "On B", "model": "beta"}))
         .read_json()
         .await;
-    let chat: Value = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"agent_id": agent["id"]}))
-        .read_json()
-        .await;
+    let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     b.script([Reply::text("From B, as the agent.")]);
-    app.send_text(chat["id"].as_str().unwrap(), "hi").await;
+    app.send_text(&chat, "hi").await;
     let to_b = b.received();
     assert_eq!(completions(&to_b).len(), 1, "the agent's turn went to B");
     assert_eq!(completions(&to_b)[0]["model"], "beta");

@@ -347,17 +347,9 @@ async fn a_chat_that_outgrows_a_real_servers_context_keeps_answering_with_a_summ
         return;
     };
     let app = app_for(&server).await;
-    let created = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"title": "Long", "context_strategy": "summarize"}))
-        .call()
+    let chat = app
+        .new_chat_with(&json!({"title": "Long", "context_strategy": "summarize"}))
         .await;
-    assert_eq!(created.status(), 201);
-    let chat = created.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     let mut trimmed = Vec::new();
     for turn in 0..5 {
         let frames = app

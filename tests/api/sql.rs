@@ -141,13 +141,7 @@ async fn described(app: &TestApp, agent: &str, table_line: &str) -> Value {
 
 /// A chat of `agent`'s.
 async fn agent_chat(app: &TestApp, agent: &str) -> String {
-    let chat: Value = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"agent_id": agent}))
-        .read_json()
-        .await;
-    chat["id"].as_str().unwrap().to_string()
+    app.new_chat_with(&json!({"agent_id": agent})).await
 }
 
 /// The tool results upstream request `index` carried, by call id, parsed.

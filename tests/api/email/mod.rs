@@ -44,13 +44,10 @@ async fn mailing_chat(app: &TestApp) -> (String, String) {
         .read_json()
         .await;
     let agent = agent["id"].as_str().expect("an agent id").to_string();
-    let chat: Value = app
-        .chat_api()
-        .create_chat()
-        .json(&json!({"agent_id": agent, "title": "Mail for ops"}))
-        .read_json()
+    let chat = app
+        .new_chat_with(&json!({"agent_id": agent, "title": "Mail for ops"}))
         .await;
-    (agent, chat["id"].as_str().unwrap().to_string())
+    (agent, chat)
 }
 
 fn send_call(id: &str, to: &str, subject: &str, body: &str) -> Reply {
