@@ -2,7 +2,6 @@
 //! the current password and signs the other sessions out, the sessions listed and signed out,
 //! and the tool catalog the agents page chooses from.
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;

@@ -106,10 +106,10 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
     let key = app.create_user_with_key("mallory").await;
     let as_mallory = app.as_key(&key).api();
     for request in [
-        as_mallory.agent(id),
-        as_mallory.update_agent(id),
-        as_mallory.delete_agent(id),
-        as_mallory.agent_tools(id),
+        as_mallory.agent(&id),
+        as_mallory.update_agent(&id),
+        as_mallory.delete_agent(&id),
+        as_mallory.agent_tools(&id),
     ] {
         let what = request.describe();
         let response = request
@@ -348,7 +348,7 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
     ]);
     let frames = app
         .send(
-            chat,
+            &chat,
             json!({"content": "Find React tutorials and summarize the best one"}),
         )
         .await;

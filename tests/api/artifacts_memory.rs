@@ -5,7 +5,6 @@
 use entities::ids::ChatId;
 use std::time::Duration;
 
-use reqwest::Method;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 

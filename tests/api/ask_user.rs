@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use reqwest::Method;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
@@ -401,7 +400,7 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
     let all: Value = app
         .chat_api()
         .asks(&chat)
-        .query(&[("status", "all")])
+        .with_query("status=all")
         .read_json()
         .await;
     let outcomes: Vec<(String, String, Value)> = all["data"]
@@ -428,7 +427,7 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
     let bad = app
         .chat_api()
         .asks(&chat)
-        .query(&[("status", "some")])
+        .with_query("status=some")
         .call()
         .await;
     assert_eq!(bad.status(), 400);

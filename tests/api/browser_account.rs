@@ -5,7 +5,6 @@
 
 use std::process::Command;
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::browser::{browser_app, run_scenario};

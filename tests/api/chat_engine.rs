@@ -4,7 +4,6 @@
 use entities::ids::{ChatId, RunId};
 use std::time::{Duration, Instant};
 
-use reqwest::Method;
 use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
@@ -450,7 +449,7 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
     let replay = app
         .chat_api()
         .run_events(&chat, &run_id)
-        .query(&[("after", "0")])
+        .with_query("after=0")
         .send()
         .await
         .unwrap();
@@ -462,7 +461,7 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
 
     let eve = app.create_user_with_key("eve").await;
     let stolen = app
-        .as_key(eve)
+        .as_key(&eve)
         .chat_api()
         .run_events(&chat, &run_id)
         .send()

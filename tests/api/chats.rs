@@ -1,4 +1,3 @@
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;

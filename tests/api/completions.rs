@@ -1,7 +1,6 @@
 //! `/v1/chat/completions`: streaming and not, with server-side tools, ephemeral and stored.
 
 use entities::ids::ChatId;
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;
@@ -268,7 +267,7 @@ async fn x_chat_id_runs_inside_a_stored_chat_and_store_true_keeps_an_ephemeral_o
 
     let eve = app.create_user_with_key("eve").await;
     let foreign = app
-        .as_key(eve)
+        .as_key(&eve)
         .openai()
         .chat_completions()
         .json(&json!({"messages": [{"role": "user", "content": "hi"}], "x_chat_id": chat_id}))
@@ -889,7 +888,7 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
     let asks: Value = app
         .chat_api()
         .asks(&chat)
-        .query(&[("status", "all")])
+        .with_query("status=all")
         .read_json()
         .await;
     assert_eq!(asks["data"], json!([]), "{asks}");

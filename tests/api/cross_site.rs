@@ -1,7 +1,7 @@
 //! A browser session changes data only from Colloquy's own pages; API keys and reads are
 //! unaffected.
 
-use reqwest::{Method, Response, Url};
+use reqwest::{Response, Url};
 use serde_json::{Value, json};
 
 use crate::client::Call;

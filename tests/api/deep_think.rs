@@ -868,7 +868,7 @@ async fn a_restart_mid_run_continues_from_the_next_sub_task() {
     let response = app
         .chat_api()
         .run_events(&chat, &run_id)
-        .query(&[("after", last_seen)])
+        .with_query(&format!("after={last_seen}"))
         .call()
         .await;
     assert_eq!(response.status(), 200);

@@ -1,4 +1,3 @@
-use reqwest::Method;
 use serde_json::json;
 
 use crate::client::Call;

@@ -5,7 +5,6 @@
 
 use std::io::Read;
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;
@@ -87,7 +86,7 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     let response = app
         .chat_api()
         .export(&chat)
-        .query(&[("format", "json")])
+        .with_query("format=json")
         .call()
         .await;
     assert_eq!(response.status(), 200);
@@ -165,7 +164,7 @@ async fn a_chat_exported_as_markdown_is_its_visible_branch() {
     let response = app
         .chat_api()
         .export(&chat)
-        .query(&[("format", "markdown")])
+        .with_query("format=markdown")
         .call()
         .await;
     assert_eq!(response.status(), 200);
@@ -229,7 +228,7 @@ async fn another_users_chat_cannot_be_exported() {
         .as_key(&key)
         .chat_api()
         .export(&chat)
-        .query(&[("format", "json")])
+        .with_query("format=json")
         .send()
         .await
         .unwrap();

@@ -7,11 +7,10 @@ use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use chrono::Utc;
-use reqwest::Method;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
 
-use crate::client::Call;
+use crate::client::{Call, Client};
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
 use crate::sse::read_all;
@@ -378,6 +377,7 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
 struct Binary {
     child: std::process::Child,
     url: String,
+    http: reqwest::Client,
 }
 
 impl Binary {
@@ -407,6 +407,7 @@ impl Binary {
         let mut binary = Binary {
             child,
             url: format!("http://{bind}"),
+            http: reqwest::Client::new(),
         };
         let client = reqwest::Client::new();
         let health = format!("{}/health", binary.url);
@@ -419,10 +420,9 @@ impl Binary {
         binary
     }
 
-    fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
-        reqwest::Client::new()
-            .request(method, format!("{}{path}", self.url))
-            .bearer_auth(crate::helpers::ADMIN_KEY)
+    /// The typed client for this server, with the admin's key.
+    fn as_admin(&self) -> Client<'_> {
+        Client::with_key(&self.http, &self.url, crate::helpers::ADMIN_KEY)
     }
 
     fn kill(mut self) {
@@ -446,8 +446,12 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     upstream.script([Reply::text(&full).event_gap(Duration::from_millis(25))]);
     let data = tempfile::tempdir().unwrap();
     let server = Binary::start(data.path(), &upstream.base_url).await;
-    let chat = server.new_chat_with(&json!({"title": "Killed"})).await;
+    let chat = server
+        .as_admin()
+        .new_chat_with(&json!({"title": "Killed"}))
+        .await;
     let response = server
+        .as_admin()
         .chat_api()
         .send_message(&chat)
         .json(&json!({"content": "Count for me."}))
@@ -468,7 +472,12 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     server.kill();
 
     let server = Binary::start(data.path(), &upstream.base_url).await;
-    let messages: Value = server.chat_api().messages(&chat).read_json().await;
+    let messages: Value = server
+        .as_admin()
+        .chat_api()
+        .messages(&chat)
+        .read_json()
+        .await;
     let messages = messages["data"].as_array().unwrap().clone();
     let last = messages.last().unwrap();
     assert_eq!(last["role"], "assistant", "{messages:?}");
@@ -484,6 +493,7 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     assert!(kept_words >= 40, "only {kept_words} words kept");
 
     let replay = server
+        .as_admin()
         .chat_api()
         .run_events(&chat, &run_id)
         .send()

@@ -4,7 +4,6 @@
 //! cannot read images said in one line, and image URLs fetched only through the SSRF guard.
 
 use base64::Engine;
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;

@@ -142,13 +142,13 @@ async fn search_knowledge_ranks_two_knowledge_bases_and_the_chats_documents_as_o
     let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     let notes = upload(
         &app,
-        chat,
+        &chat,
         "notes.txt",
         b"Meeting notes: the team discussed the quarterly roadmap and the hiring plans.".to_vec(),
     )
     .await;
     assert_eq!(notes.status(), 201);
-    settled(&app, chat).await;
+    settled(&app, &chat).await;
 
     app.upstream.script([
         Reply::tool_call(
@@ -168,7 +168,7 @@ async fn search_knowledge_ranks_two_knowledge_bases_and_the_chats_documents_as_o
         ),
         Reply::text("Found them."),
     ]);
-    app.send_text(chat, "What do our documents say?").await;
+    app.send_text(&chat, "What do our documents say?").await;
     let offered: Vec<String> = app.upstream.received()[0].body["tools"]
         .as_array()
         .unwrap()

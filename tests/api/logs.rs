@@ -87,7 +87,7 @@ async fn request_logs_show_paths_but_never_tokens_cookies_keys_or_passwords() {
         .as_anonymous()
         .openai()
         .models()
-        .query(&[("api_key", api_key)])
+        .with_query(&format!("api_key={api_key}"))
         .send()
         .await
         .unwrap();

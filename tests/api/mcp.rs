@@ -7,7 +7,6 @@ use std::process::{Child, Command};
 use std::time::Duration;
 
 use colloquy::config::{Config, McpServerConfig};
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;

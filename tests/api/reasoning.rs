@@ -4,7 +4,6 @@
 //! the upstream's reasoning tokens, replays it to a client re-attaching after a restart, and
 //! never sends it back to the model.
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;
@@ -337,7 +336,7 @@ async fn a_client_re_attaching_after_a_restart_gets_the_stored_reasoning_before_
     let response = app
         .chat_api()
         .run_events(&chat, &run_id)
-        .query(&[("after", "0")])
+        .with_query("after=0")
         .send()
         .await
         .unwrap();

@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;

@@ -3,7 +3,6 @@
 //! headers and numbering, a UI chat used as a conversation and as a vector store, and the
 //! files and vector stores' limits and lifecycle.
 
-use reqwest::Method;
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
@@ -201,7 +200,7 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
     let items: Value = app
         .openai()
         .conversation_items(&chat)
-        .query(&[("order", "asc")])
+        .with_query("order=asc")
         .read_json()
         .await;
     let roles: Vec<&str> = items["data"]
@@ -325,7 +324,7 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
                 let files: Value = app
                     .openai()
                     .vector_store_files(&store_id)
-                    .query(&[("order", "asc")])
+                    .with_query("order=asc")
                     .call()
                     .await
                     .json()

@@ -4,14 +4,11 @@
 //! zone takes its owner's (`time_zone` on the account, UTC when unset); a workflow that
 //! schedules fire is not deleted from under them.
 
-use std::time::Duration;
-
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
 use crate::workflows::create_workflow;
 
 async fn one_step_workflow(app: &TestApp) -> String {
@@ -182,7 +179,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         ),
         Reply::text("Scheduled here."),
     ]);
-    app.send_text(chat_id, "every morning, in this chat").await;
+    app.send_text(&chat_id, "every morning, in this chat").await;
     let listed: Value = app.api().schedules().read_json().await;
     let mornings = listed["schedules"]
         .as_array()

@@ -8,7 +8,6 @@
 use std::sync::{Arc, Mutex};
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Call;

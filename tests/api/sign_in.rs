@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::{Method, Response};
+use reqwest::Response;
 use serde_json::json;
 
 use crate::client::Call;

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use colloquy::config::{Config, SqlDatabaseConfig};
-use reqwest::Method;
 use sea_orm::sqlx::postgres::PgConnection;
 use sea_orm::sqlx::sqlite::SqliteConnection;
 use sea_orm::sqlx::{self, AssertSqlSafe, Connection};

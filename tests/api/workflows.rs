@@ -251,7 +251,7 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
     let old: Value = app
         .api()
         .workflow(&id)
-        .query(&[("version", "1")])
+        .with_query("version=1")
         .read_json()
         .await;
     assert_eq!(old["steps"][0]["arguments"]["expression"], "1 + 1");
@@ -275,7 +275,7 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
     assert_eq!(runs["runs"][0]["version"], 2);
     // Another user sees none of it.
     let other = app.create_user_with_key("mallory").await;
-    let theirs = app.as_key(other).api().workflow(&id).send().await.unwrap();
+    let theirs = app.as_key(&other).api().workflow(&id).send().await.unwrap();
     assert_eq!(theirs.status(), 404);
 }
 
@@ -322,7 +322,7 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         Reply::text("Scheduled."),
     ]);
     let frames = app
-        .send_text(chat_id, "add 2 and 40 with my workflow")
+        .send_text(&chat_id, "add 2 and 40 with my workflow")
         .await;
     let result = frames.iter().map(|f| f.json()).find(|j| {
         j["type"] == "tool_result"
@@ -359,7 +359,9 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         second["messages"]
     );
 
-    let frames = app.send_text(chat_id, "run it every weekday morning").await;
+    let frames = app
+        .send_text(&chat_id, "run it every weekday morning")
+        .await;
     assert_eq!(finished(&frames)["stop_reason"], "completed");
     let schedules: Value = app.api().schedules().read_json().await;
     assert_eq!(schedules["total"], 1, "{schedules}");
@@ -378,7 +380,7 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         ),
         Reply::text("It fires at nine."),
     ]);
-    let frames = app.send_text(chat_id, "when does it fire?").await;
+    let frames = app.send_text(&chat_id, "when does it fire?").await;
     assert_eq!(finished(&frames)["stop_reason"], "completed");
     let last = model_calls(&app).last().unwrap()["messages"].to_string();
     assert!(

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use entities::ids::ChatId;
-use reqwest::Method;
 use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel, Set};
 use serde_json::{Value, json};
 

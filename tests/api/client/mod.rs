@@ -193,6 +193,10 @@ pub trait Call {
     /// `.call().await.json().await.unwrap()`).
     fn read_json<T: DeserializeOwned>(self) -> impl std::future::Future<Output = T>;
 
+    /// The same request with `query` (`"status=all"`, as written after a `?`) as its URL's
+    /// query string.
+    fn with_query(self, query: &str) -> RequestBuilder;
+
     /// `METHOD /path` of the request, for assertion messages.
     fn describe(&self) -> String;
 }
@@ -204,6 +208,13 @@ impl Call for RequestBuilder {
 
     async fn read_json<T: DeserializeOwned>(self) -> T {
         self.call().await.json().await.expect("a JSON body")
+    }
+
+    fn with_query(self, query: &str) -> RequestBuilder {
+        let (client, request) = self.build_split();
+        let mut request = request.expect("a valid request");
+        request.url_mut().set_query(Some(query));
+        RequestBuilder::from_parts(client, request)
     }
 
     fn describe(&self) -> String {
