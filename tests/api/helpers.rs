@@ -111,24 +111,13 @@ impl TestApp {
         format!("{}{}", self.address, path)
     }
 
-    /// A request authenticated with this app's admin API key.
+    /// A request authenticated with this app's admin API key. Routes of the typed client
+    /// (`crate::client`) go through it; this is for other paths (`/health`, `/metrics`, the UI,
+    /// unknown or malformed paths).
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.http
             .request(method, self.url(path))
             .bearer_auth(&self.api_key)
-    }
-
-    /// A request as the browser UI sends it: the session cookie, and this server's `Origin`.
-    pub fn browser(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
-        self.with_session(method, path, session)
-            .header("origin", &self.address)
-    }
-
-    /// A request with the session cookie and nothing said about where it comes from.
-    pub fn with_session(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
-        self.http
-            .request(method, self.url(path))
-            .header("cookie", format!("session={session}"))
     }
 
     /// Spends the first-start login link and returns the admin's session cookie value.
@@ -151,14 +140,6 @@ impl TestApp {
 
     pub async fn get(&self, path: &str) -> Response {
         self.request(Method::GET, path).send().await.expect("GET")
-    }
-
-    pub async fn post_json(&self, path: &str, body: &Value) -> Response {
-        self.request(Method::POST, path)
-            .json(body)
-            .send()
-            .await
-            .expect("POST")
     }
 
     pub async fn create_chat(&self, title: &str) -> Value {

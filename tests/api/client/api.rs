@@ -11,6 +11,8 @@ use super::Client;
 #[derive(Clone, Copy)]
 pub struct Api<'a>(pub(super) Client<'a>);
 
+// Every route has its method, whether or not a test calls it yet.
+#[allow(dead_code)]
 impl Api<'_> {
     /// `GET /api/agents`: lists agents.
     pub fn agents(&self) -> RequestBuilder {

@@ -10,6 +10,8 @@ use super::Client;
 #[derive(Clone, Copy)]
 pub struct Auth<'a>(pub(super) Client<'a>);
 
+// Every route has its method, whether or not a test calls it yet.
+#[allow(dead_code)]
 impl Auth<'_> {
     /// `POST /auth/login`: signs in with a username and password.
     pub fn login(&self) -> RequestBuilder {

@@ -11,6 +11,8 @@ use super::Client;
 #[derive(Clone, Copy)]
 pub struct ChatApi<'a>(pub(super) Client<'a>);
 
+// Every route has its method, whether or not a test calls it yet.
+#[allow(dead_code)]
 impl ChatApi<'_> {
     /// `POST /chat/api/chats`: creates a chat.
     pub fn create_chat(&self) -> RequestBuilder {

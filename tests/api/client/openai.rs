@@ -11,6 +11,8 @@ use super::Client;
 #[derive(Clone, Copy)]
 pub struct OpenAi<'a>(pub(super) Client<'a>);
 
+// Every route has its method, whether or not a test calls it yet.
+#[allow(dead_code)]
 impl OpenAi<'_> {
     /// `POST /v1/chat/completions`: chat completions.
     pub fn chat_completions(&self) -> RequestBuilder {
