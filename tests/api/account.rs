@@ -130,14 +130,14 @@ async fn sessions_are_listed_with_the_current_one_marked_and_one_can_be_signed_o
     let other_id = other["id"].as_str().unwrap();
 
     // Someone else cannot sign it out: it is not theirs.
-    let stranger = app.auth().end_session(&other_id).send().await.unwrap();
+    let stranger = app.auth().end_session(other_id).send().await.unwrap();
     assert_eq!(stranger.status(), 404);
     assert_eq!(status_of_me(&app, &sessions[1]).await, 200);
 
     let ended = app
         .as_browser(&sessions[0])
         .auth()
-        .end_session(&other_id)
+        .end_session(other_id)
         .send()
         .await
         .unwrap();
@@ -147,7 +147,7 @@ async fn sessions_are_listed_with_the_current_one_marked_and_one_can_be_signed_o
     let again = app
         .as_browser(&sessions[0])
         .auth()
-        .end_session(&other_id)
+        .end_session(other_id)
         .send()
         .await
         .unwrap();

@@ -15,7 +15,7 @@ async fn create_agent(app: &TestApp, body: Value) -> Value {
 }
 
 async fn tool_names(app: &TestApp, agent: &str) -> Vec<String> {
-    let listed: Value = app.api().agent_tools(&agent).read_json().await;
+    let listed: Value = app.api().agent_tools(agent).read_json().await;
     let tools = listed["tools"].as_array().expect("a tools list");
     for tool in tools {
         assert!(tool["description"].is_string() && tool["parameters"]["type"] == "object");
@@ -143,13 +143,13 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
     assert_eq!(deleted.status(), 200);
     let moved: Value = app
         .chat_api()
-        .chat(&chat["id"].as_str().unwrap())
+        .chat(chat["id"].as_str().unwrap())
         .read_json()
         .await;
     assert_eq!(moved["agent_id"], default["id"]);
     let refused = app
         .api()
-        .delete_agent(&default["id"].as_str().unwrap())
+        .delete_agent(default["id"].as_str().unwrap())
         .send()
         .await
         .unwrap();
@@ -192,7 +192,7 @@ async fn the_tools_list_is_what_the_agents_chats_can_call() {
     );
     let patched = app
         .api()
-        .update_agent(&picky)
+        .update_agent(picky)
         .json(&json!({"enabled_tools": ["ask_user"]}))
         .send()
         .await
@@ -200,7 +200,7 @@ async fn the_tools_list_is_what_the_agents_chats_can_call() {
     assert_eq!(patched.status(), 200);
     assert_eq!(tool_names(&app, picky).await, ["ask_user"]);
     app.api()
-        .update_agent(&picky)
+        .update_agent(picky)
         .json(&json!({"tools_enabled": false}))
         .send()
         .await

@@ -281,7 +281,7 @@ async fn save(
     if let Some(category) = category {
         body["category"] = json!(category);
     }
-    app.chat_api().create_memory(&chat).json(&body).call().await
+    app.chat_api().create_memory(chat).json(&body).call().await
 }
 
 #[actix_web::test]

@@ -32,7 +32,7 @@ async fn reply(
     answer: Value,
 ) -> reqwest::Response {
     app.chat_api()
-        .answer_ask(&chat, &correlation_id)
+        .answer_ask(chat, correlation_id)
         .json(&json!({"answer": answer}))
         .call()
         .await

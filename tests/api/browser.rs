@@ -355,7 +355,7 @@ async fn deep_think_is_switched_on_in_settings_and_shows_its_plan_sub_tasks_and_
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let artifacts: Value = app.chat_api().artifacts(&chat).read_json().await;
+    let artifacts: Value = app.chat_api().artifacts(chat).read_json().await;
     assert!(
         artifacts["artifacts"]
             .as_array()
@@ -503,7 +503,7 @@ async fn documents_upload_with_progress_resume_after_a_dropped_connection_badge_
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app.chat_api().documents(&chat).read_json().await;
+    let listed: Value = app.chat_api().documents(chat).read_json().await;
     let documents = listed["documents"].as_array().expect("a list");
     let names: Vec<&str> = documents
         .iter()
@@ -542,7 +542,7 @@ async fn memories_are_listed_added_edited_deleted_and_a_model_save_appears_live(
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app.chat_api().memories(&chat).read_json().await;
+    let listed: Value = app.chat_api().memories(chat).read_json().await;
     let mut contents: Vec<&str> = listed["memories"]
         .as_array()
         .expect("a list")
@@ -591,7 +591,7 @@ async fn artifacts_of_every_type_render_in_the_panel_safely_with_versions_copy_a
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app.chat_api().artifacts(&chat).read_json().await;
+    let listed: Value = app.chat_api().artifacts(chat).read_json().await;
     assert_eq!(listed["total"], 7, "{listed}");
     let version_of = |identifier: &str| {
         listed["artifacts"]
@@ -604,7 +604,7 @@ async fn artifacts_of_every_type_render_in_the_panel_safely_with_versions_copy_a
     // What the iframe loaded: the page inline, under a sandboxing CSP of its own.
     let preview = app
         .chat_api()
-        .artifact_preview(&chat, "probe.html")
+        .artifact_preview(chat, "probe.html")
         .call()
         .await;
     assert_eq!(preview.status(), 200);
@@ -682,7 +682,7 @@ async fn reasoning_streams_open_then_folds_above_the_answer_and_stays_folded_aft
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let messages: Value = app.chat_api().messages(&chat).read_json().await;
+    let messages: Value = app.chat_api().messages(chat).read_json().await;
     let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         answer["content"],
@@ -807,11 +807,7 @@ async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_a
     let created: Value = created.json().await.unwrap();
     run_scenario(&app, "automations", &[]).await;
     let id = created["id"].as_str().unwrap();
-    assert_eq!(
-        app.api().schedule(&id).call().await.status(),
-        404,
-        "deleted"
-    );
+    assert_eq!(app.api().schedule(id).call().await.status(), 404, "deleted");
     let listed: Value = app.api().workflows().read_json().await;
     assert_eq!(listed["total"], 2, "the workflows stay");
 }

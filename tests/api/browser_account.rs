@@ -133,7 +133,7 @@ async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those()
 
 /// The tree of `chat` as shape: roles, texts, parents' positions, the active branch.
 async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
-    let tree: Value = app.chat_api().tree(&chat).read_json().await;
+    let tree: Value = app.chat_api().tree(chat).read_json().await;
     let nodes = tree["data"].as_array().unwrap().clone();
     let position = |id: &Value| nodes.iter().position(|n| &n["id"] == id);
     nodes

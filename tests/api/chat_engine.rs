@@ -13,7 +13,7 @@ use crate::helpers::{TestApp, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all, read_until};
 
 async fn active_messages(app: &TestApp, chat_id: &str) -> Vec<Value> {
-    let body: Value = app.chat_api().messages(&chat_id).read_json().await;
+    let body: Value = app.chat_api().messages(chat_id).read_json().await;
     body["data"].as_array().unwrap().clone()
 }
 
@@ -608,7 +608,7 @@ async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_pa
     assert_eq!(editing_an_answer.status(), 400);
     let unknown = app
         .chat_api()
-        .edit_message(&chat, &uuid::Uuid::new_v4())
+        .edit_message(&chat, uuid::Uuid::new_v4())
         .json(&json!({"content": "nope"}))
         .call()
         .await;
@@ -897,7 +897,7 @@ async fn research_tools_are_rate_limited_per_project_with_the_seed_message() {
     let theirs = app
         .as_key(&other_user)
         .chat_api()
-        .send_message(&their_chat["id"].as_str().unwrap())
+        .send_message(their_chat["id"].as_str().unwrap())
         .json(&json!({"content": "one", "enableTools": true}))
         .send()
         .await

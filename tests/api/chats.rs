@@ -19,18 +19,18 @@ async fn chats_can_be_created_listed_renamed_and_deleted() {
     let id = first["id"].as_str().unwrap();
     let renamed = app
         .chat_api()
-        .update_chat(&id)
+        .update_chat(id)
         .json(&json!({"title": "  Renamed  "}))
         .send()
         .await
         .unwrap();
     assert_eq!(renamed.status(), 200);
-    let fetched: Value = app.chat_api().chat(&id).read_json().await;
+    let fetched: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(fetched["title"], "Renamed");
 
-    let deleted = app.chat_api().delete_chat(&id).send().await.unwrap();
+    let deleted = app.chat_api().delete_chat(id).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
-    let gone = app.chat_api().chat(&id).call().await;
+    let gone = app.chat_api().chat(id).call().await;
     assert_eq!(gone.status(), 404);
     let listed: Value = app.chat_api().list_chats().read_json().await;
     let ids: Vec<&str> = listed["data"]
@@ -66,7 +66,7 @@ async fn another_users_chat_is_a_404_for_every_verb() {
     }
     let eves: Value = app.as_key(&eve).chat_api().list_chats().read_json().await;
     assert_eq!(eves["data"], json!([]));
-    let still_there: Value = app.chat_api().chat(&id).read_json().await;
+    let still_there: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(still_there["title"], "Private");
 }
 
@@ -102,18 +102,18 @@ async fn a_chat_lists_its_running_runs_so_a_reloaded_page_can_reattach() {
             .event_gap(std::time::Duration::from_millis(300))]);
     let stream = app
         .chat_api()
-        .send_message(&id)
+        .send_message(id)
         .json(&json!({"content": "Count"}))
         .call()
         .await;
     let run_id = stream.headers()["x-run-id"].to_str().unwrap().to_string();
-    let view: Value = app.chat_api().chat(&id).read_json().await;
+    let view: Value = app.chat_api().chat(id).read_json().await;
     let running = view["running_runs"].as_array().unwrap();
     assert_eq!(running.len(), 1, "{view}");
     assert_eq!(running[0]["id"], run_id.as_str());
     assert!(running[0]["user_message_id"].is_string());
     stream.text().await.unwrap();
-    let after: Value = app.chat_api().chat(&id).read_json().await;
+    let after: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(after["running_runs"], json!([]));
 }
 

@@ -117,9 +117,9 @@ async fn owner_of(db: &DatabaseConnection, chat: &str) -> Option<String> {
 
 /// Sends a message and reads its whole stream: the process that served it and the answer.
 async fn send(http: &reqwest::Client, node: &Node, chat: &str, text: &str) -> (String, String) {
-    let response = as_admin(&http, &node.base)
+    let response = as_admin(http, &node.base)
         .chat_api()
-        .send_message(&chat)
+        .send_message(chat)
         .json(&json!({"content": text}))
         .send()
         .await
@@ -277,7 +277,7 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     for (i, chat) in chats.iter().enumerate().take(30) {
         let response = as_admin(&http, &nodes[(i + 1) % 3].base)
             .chat_api()
-            .tree(&chat)
+            .tree(chat)
             .send()
             .await
             .unwrap();
@@ -633,9 +633,9 @@ async fn reattach(
     run_id: &str,
     last_seen: usize,
 ) -> reqwest::Response {
-    let response = as_admin(&http, &node.base)
+    let response = as_admin(http, &node.base)
         .chat_api()
-        .run_events(&chat, &run_id)
+        .run_events(chat, run_id)
         .header("last-event-id", last_seen.to_string())
         .send()
         .await

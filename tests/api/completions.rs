@@ -256,7 +256,7 @@ async fn x_chat_id_runs_inside_a_stored_chat_and_store_true_keeps_an_ephemeral_o
         .await;
     let stored: Value = stored.json().await.unwrap();
     let stored_id = stored["x_chat_id"].as_str().unwrap();
-    let messages: Value = app.chat_api().messages(&stored_id).read_json().await;
+    let messages: Value = app.chat_api().messages(stored_id).read_json().await;
     let roles: Vec<&str> = messages["data"]
         .as_array()
         .unwrap()

@@ -57,13 +57,13 @@ async fn a_session_request_from_another_port_is_refused_and_changes_nothing() {
     let delete = app
         .as_session(&session)
         .chat_api()
-        .delete_chat(&chat_id)
+        .delete_chat(chat_id)
         .header("origin", &foreign)
         .send()
         .await
         .unwrap();
     assert_cross_site_refusal(delete).await;
-    let still_there = app.chat_api().chat(&chat_id).call().await;
+    let still_there = app.chat_api().chat(chat_id).call().await;
     assert_eq!(still_there.status(), 200, "the chat was not deleted");
 }
 
@@ -85,7 +85,7 @@ async fn a_session_request_from_our_own_origin_works() {
     let delete = app
         .as_browser(&session)
         .chat_api()
-        .delete_chat(&chat["id"].as_str().unwrap())
+        .delete_chat(chat["id"].as_str().unwrap())
         .send()
         .await
         .unwrap();

@@ -121,7 +121,7 @@ async fn deep_in_chat(app: &TestApp) -> Vec<Frame> {
 
 /// The chat's (first) stored answer.
 async fn stored_answer(app: &TestApp, chat: &str) -> Value {
-    let tree: Value = app.chat_api().tree(&chat).read_json().await;
+    let tree: Value = app.chat_api().tree(chat).read_json().await;
     tree["data"]
         .as_array()
         .unwrap()
@@ -369,7 +369,7 @@ async fn the_saved_report_cites_only_sources_the_run_saw_and_is_a_part_of_the_an
     assert_eq!(report["type"], "text/markdown");
     let raw = app
         .chat_api()
-        .artifact_raw(&chat, &report["id"].as_str().unwrap())
+        .artifact_raw(&chat, report["id"].as_str().unwrap())
         .call()
         .await
         .text()
@@ -733,7 +733,7 @@ async fn sequential_by_default() {
 async fn start_in_chat(app: &TestApp, chat: &str) -> (reqwest::Response, String) {
     let response = app
         .chat_api()
-        .send_message(&chat)
+        .send_message(chat)
         .json(&json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}))
         .call()
         .await;

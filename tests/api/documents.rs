@@ -69,7 +69,7 @@ pub async fn upload(
         reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
     );
     app.chat_api()
-        .upload_document(&chat)
+        .upload_document(chat)
         .multipart(form)
         .send()
         .await
@@ -90,7 +90,7 @@ fn file_search_events(frames: &[Frame]) -> Vec<Value> {
 }
 
 pub async fn documents(app: &TestApp, chat: &str) -> Value {
-    let response = app.chat_api().documents(&chat).call().await;
+    let response = app.chat_api().documents(chat).call().await;
     assert_eq!(response.status(), 200);
     response.json().await.unwrap()
 }

@@ -54,7 +54,7 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
 /// The tree as shape: each message's role, text and parent's position, in order, with which
 /// are on the active branch — ids left out, since an import makes new ones.
 async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
-    let tree: Value = app.chat_api().tree(&chat).read_json().await;
+    let tree: Value = app.chat_api().tree(chat).read_json().await;
     let nodes = tree["data"].as_array().unwrap().clone();
     let position = |id: &Value| nodes.iter().position(|n| &n["id"] == id);
     nodes
@@ -141,7 +141,7 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     assert_eq!(imported["imported"]["artifacts"], 1);
 
     assert_eq!(shape(&app, copy).await, shape(&app, &chat).await);
-    let listed: Value = app.chat_api().artifacts(&copy).read_json().await;
+    let listed: Value = app.chat_api().artifacts(copy).read_json().await;
     let text = listed.to_string();
     assert!(text.contains("packing-list"), "{text}");
 

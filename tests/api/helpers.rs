@@ -164,7 +164,7 @@ impl TestApp {
     /// Sends `body` as a message to `chat` through the chat API and reads the whole stream;
     /// the request must be accepted.
     pub async fn send(&self, chat: &str, body: Value) -> Vec<crate::sse::Frame> {
-        let response = self.chat_api().send_message(&chat).json(&body).call().await;
+        let response = self.chat_api().send_message(chat).json(&body).call().await;
         assert_eq!(response.status(), 200, "{:?}", response.text().await);
         crate::sse::read_all(response).await
     }

@@ -47,7 +47,7 @@ async fn upload_as(
     );
     app.as_key(key)
         .chat_api()
-        .upload_attachment(&chat)
+        .upload_attachment(chat)
         .multipart(form)
         .send()
         .await
@@ -91,7 +91,7 @@ async fn an_upload_is_checked_by_its_bytes_and_size_and_served_as_what_it_is() {
     assert_eq!(created["mime_type"], "image/png");
     assert_eq!(created["size"], PNG.len());
 
-    let served = app.chat_api().attachment(&chat, &id).call().await;
+    let served = app.chat_api().attachment(&chat, id).call().await;
     assert_eq!(served.status(), 200);
     assert_eq!(served.headers()["content-type"], "image/png");
     assert_eq!(served.headers()["x-content-type-options"], "nosniff");
@@ -153,7 +153,7 @@ async fn another_users_image_is_not_found_anywhere() {
 
     let read = as_bob
         .chat_api()
-        .attachment(&chat, &id)
+        .attachment(&chat, id)
         .send()
         .await
         .unwrap();
@@ -235,7 +235,7 @@ async fn a_stored_v1_chat_sends_the_image_on_its_turn_and_replays_it_on_the_next
     assert_eq!(question["parts"][0]["type"], "image");
     assert_eq!(question["parts"][0]["mime_type"], "image/png");
     let id = question["parts"][0]["attachment_id"].as_str().unwrap();
-    let served = app.chat_api().attachment(&chat, &id).call().await;
+    let served = app.chat_api().attachment(&chat, id).call().await;
     assert_eq!(served.bytes().await.unwrap().as_ref(), PNG);
 }
 
@@ -344,7 +344,7 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
     let answer = messages["data"][1]["id"].as_str().unwrap();
     let regenerated = app
         .chat_api()
-        .regenerate(&chat, &answer)
+        .regenerate(&chat, answer)
         .send()
         .await
         .unwrap();
@@ -358,7 +358,7 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
     let question_id = question["id"].as_str().unwrap();
     let edited = app
         .chat_api()
-        .edit_message(&chat, &question_id)
+        .edit_message(&chat, question_id)
         .json(&json!({"content": "And now?", "attachments": [id]}))
         .send()
         .await

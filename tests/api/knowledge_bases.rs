@@ -31,7 +31,7 @@ async fn upload_to_kb(app: &TestApp, kb: &str, filename: &str, text: &str) -> re
         reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(filename.to_string()),
     );
     app.api()
-        .add_kb_document(&kb)
+        .add_kb_document(kb)
         .multipart(form)
         .send()
         .await
@@ -44,7 +44,7 @@ async fn kb_settled(app: &TestApp, kb: &str) -> Value {
         "the knowledge base's documents settling",
         Duration::from_secs(90),
         || async {
-            let list: Value = app.api().kb_documents(&kb).call().await.json().await.ok()?;
+            let list: Value = app.api().kb_documents(kb).call().await.json().await.ok()?;
             let busy = list["documents"]
                 .as_array()?
                 .iter()
@@ -456,7 +456,7 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         .map(|kb| kb["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Kept"]);
-    let agent: Value = app.api().agent(&agent_id).read_json().await;
+    let agent: Value = app.api().agent(agent_id).read_json().await;
     assert_eq!(agent["knowledge_base_ids"], json!([other_id]));
     // Deleted through the Vector Stores API: gone from REST too.
     let gone = app
@@ -545,7 +545,7 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
     // Searchable through the vector store too.
     let found: Value = app
         .openai()
-        .search_vector_store(&kb["vector_store_id"].as_str().unwrap())
+        .search_vector_store(kb["vector_store_id"].as_str().unwrap())
         .json(&json!({"query": "board approved office"}))
         .read_json()
         .await;
@@ -572,7 +572,7 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
     let stolen = app
         .as_key(&key)
         .api()
-        .add_kb_document(&theirs["id"].as_str().unwrap())
+        .add_kb_document(theirs["id"].as_str().unwrap())
         .json(&json!({"chat_id": chat, "artifact_id": artifact}))
         .send()
         .await

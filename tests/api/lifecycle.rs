@@ -23,7 +23,7 @@ async fn a_restart_keeps_users_keys_and_chats_and_does_not_bootstrap_again() {
     assert!(app.login_url.is_none(), "the admin exists, no new link");
     let fetched: Value = app
         .chat_api()
-        .chat(&chat["id"].as_str().unwrap())
+        .chat(chat["id"].as_str().unwrap())
         .read_json()
         .await;
     assert_eq!(fetched["title"], "Survives");

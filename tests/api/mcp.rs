@@ -248,7 +248,7 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
         .api().create_agent().json(&json!({"name": "Adder", "enabled_tools": ["calculator"],
                     "custom_tools": [{"type": "mcp", "config": {"server_id": "local", "tool_name": "add"}}]})).read_json().await;
     let id = agent["id"].as_str().unwrap();
-    let listed: Value = app.api().agent_tools(&id).read_json().await;
+    let listed: Value = app.api().agent_tools(id).read_json().await;
     let names: Vec<&str> = listed["tools"]
         .as_array()
         .unwrap()

@@ -87,7 +87,7 @@ async fn an_edit_over_the_limit_is_refused() {
 
     let refused = app
         .chat_api()
-        .edit_message(&chat, &user_message)
+        .edit_message(&chat, user_message)
         .json(&json!({"content": too_long()}))
         .call()
         .await;

@@ -255,7 +255,7 @@ async fn the_responses_api_puts_a_reasoning_item_before_the_message_and_reports_
         assert_eq!(body["x_metadata"]["thinking"], THINKING);
         // The stored response is the same object.
         let id = body["id"].as_str().unwrap();
-        let stored: Value = app.openai().response(&id).read_json().await;
+        let stored: Value = app.openai().response(id).read_json().await;
         assert_eq!(stored["output"], body["output"]);
 
         let next = app

@@ -18,7 +18,7 @@ fn client_tool(name: &str) -> Value {
 }
 
 async fn message_count(app: &TestApp, chat: &str) -> usize {
-    let messages: Value = app.chat_api().messages(&chat).read_json().await;
+    let messages: Value = app.chat_api().messages(chat).read_json().await;
     messages["data"].as_array().unwrap().len()
 }
 

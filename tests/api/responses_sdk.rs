@@ -275,7 +275,7 @@ async fn another_user_finds_none_of_it(app: &TestApp, ids: &Value) {
         assert_eq!(response.status(), 404, "{path} {body}");
     }
     // The owner still has everything.
-    let mine = app.openai().response(&id("response")).call().await;
+    let mine = app.openai().response(id("response")).call().await;
     assert_eq!(mine.status(), 200);
 }
 

@@ -67,7 +67,7 @@ async fn store_false_keeps_nothing_and_the_request_reaches_the_model_as_asked() 
     assert_eq!(count::<entities::messages::Entity>(&app).await, 0);
     assert_eq!(count::<entities::responses::Entity>(&app).await, 0);
     let id = body["id"].as_str().unwrap();
-    assert_eq!(app.openai().response(&id).call().await.status(), 404);
+    assert_eq!(app.openai().response(id).call().await.status(), 404);
 
     // Stored (the default): a chat and a response, retrievable.
     let stored: Value = app
@@ -84,7 +84,7 @@ async fn store_false_keeps_nothing_and_the_request_reaches_the_model_as_asked() 
         || {
             let app = &app;
             async move {
-                let body: Value = app.openai().response(&id).call().await.json().await.ok()?;
+                let body: Value = app.openai().response(id).call().await.json().await.ok()?;
                 (body["status"] == "completed").then_some(body)
             }
         },
@@ -323,7 +323,7 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
             async move {
                 let files: Value = app
                     .openai()
-                    .vector_store_files(&store_id)
+                    .vector_store_files(store_id)
                     .with_query("order=asc")
                     .call()
                     .await

@@ -265,7 +265,7 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     assert_eq!(own["time_zone"], "Europe/Paris", "a zone given wins");
     let before: Value = app
         .api()
-        .schedule(&plain["id"].as_str().unwrap())
+        .schedule(plain["id"].as_str().unwrap())
         .read_json()
         .await;
     assert_eq!(
@@ -308,7 +308,7 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
     );
     // Paused schedules count: a resume would fail every firing.
     app.api()
-        .pause_schedule(&weekly_id)
+        .pause_schedule(weekly_id)
         .json(&json!({}))
         .call()
         .await;
@@ -329,7 +329,7 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
 
     // Once no schedule fires it, it is deleted with its versions.
     for id in [daily_id, weekly_id] {
-        let gone = app.api().delete_schedule(&id).send().await.unwrap();
+        let gone = app.api().delete_schedule(id).send().await.unwrap();
         assert_eq!(gone.status(), 204);
     }
     let deleted = app.api().delete_workflow(&workflow).send().await.unwrap();

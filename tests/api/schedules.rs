@@ -29,7 +29,7 @@ async fn create_schedule(app: &TestApp, body: Value) -> Value {
 }
 
 async fn schedule(app: &TestApp, id: &str) -> Value {
-    app.api().schedule(&id).read_json().await
+    app.api().schedule(id).read_json().await
 }
 
 #[actix_web::test]
@@ -80,7 +80,7 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
     let sid = created["id"].as_str().unwrap();
     let paused: Value = app
         .api()
-        .pause_schedule(&sid)
+        .pause_schedule(sid)
         .json(&json!({}))
         .read_json()
         .await;
@@ -88,14 +88,14 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
     assert_eq!(paused["next_firings"].as_array().unwrap().len(), 0);
     let resumed: Value = app
         .api()
-        .resume_schedule(&sid)
+        .resume_schedule(sid)
         .json(&json!({}))
         .read_json()
         .await;
     assert_eq!(resumed["status"], "active");
-    let deleted = app.api().delete_schedule(&sid).send().await.unwrap();
+    let deleted = app.api().delete_schedule(sid).send().await.unwrap();
     assert_eq!(deleted.status(), 204);
-    assert_eq!(app.api().schedule(&sid).call().await.status(), 404);
+    assert_eq!(app.api().schedule(sid).call().await.status(), 404);
 }
 
 #[actix_web::test]
@@ -115,7 +115,7 @@ async fn a_schedule_due_every_second_fires_its_workflow_as_runs_in_its_chat() {
     let fired = app.wait_for_firings(&id, 2).await;
     app.api().pause_schedule(&id).json(&json!({})).call().await;
     let chat = fired["chat_id"].as_str().unwrap();
-    let messages: Value = app.chat_api().messages(&chat).read_json().await;
+    let messages: Value = app.chat_api().messages(chat).read_json().await;
     let text = messages.to_string();
     assert!(
         text.contains("42"),
@@ -148,7 +148,7 @@ async fn a_prompt_schedule_sends_its_prompt_in_its_chat() {
     let chat = fired["chat_id"].as_str().unwrap();
     let text = app
         .chat_api()
-        .messages(&chat)
+        .messages(chat)
         .call()
         .await
         .text()

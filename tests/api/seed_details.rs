@@ -477,14 +477,14 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
     // An update naming an unknown tool is refused too, and changes nothing.
     let update = app
         .api()
-        .update_agent(&id)
+        .update_agent(id)
         .json(&json!({"name": "Renamed", "enabled_tools": ["calculator", "nope"]}))
         .send()
         .await
         .unwrap();
     assert_eq!(update.status(), 400);
     assert_eq!(error_body(update).await["code"], "unknown_tool");
-    let kept: Value = app.api().agent(&id).read_json().await;
+    let kept: Value = app.api().agent(id).read_json().await;
     assert_eq!(kept["name"], "Fine");
     assert_eq!(kept["enabled_tools"], agent["enabled_tools"]);
 }

@@ -117,7 +117,7 @@ async fn create_agent(app: &TestApp, body: Value) -> Value {
 
 /// The agent's chat-tools listing.
 async fn listed_tools(app: &TestApp, agent: &str) -> Vec<Value> {
-    let listed: Value = app.api().agent_tools(&agent).read_json().await;
+    let listed: Value = app.api().agent_tools(agent).read_json().await;
     listed["tools"].as_array().unwrap().clone()
 }
 
@@ -562,7 +562,7 @@ async fn agents_enabling_execute_sql_without_a_database_to_query_are_refused_whe
     let tool = described(&app, id, "items(").await;
     assert!(tool["description"].as_str().unwrap().contains("\"second\""));
 
-    let patch = |body: Value| app.api().update_agent(&id).json(&body).send();
+    let patch = |body: Value| app.api().update_agent(id).json(&body).send();
     let response = patch(json!({"sql_database": null})).await.unwrap();
     assert_eq!(response.status(), 400, "still enabled, no longer named");
     assert_eq!(error_body(response).await["code"], "sql_database_required");

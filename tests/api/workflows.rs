@@ -74,7 +74,7 @@ async fn a_tool_a_prompt_using_its_result_and_a_second_tool_run_in_order_with_th
 
     let response = app
         .api()
-        .run_workflow(&id)
+        .run_workflow(id)
         .json(&json!({"input": {"a": 2, "audience": "kids"}}))
         .call()
         .await;
@@ -131,7 +131,7 @@ async fn a_tool_a_prompt_using_its_result_and_a_second_tool_run_in_order_with_th
     assert_eq!(done["steps"].as_array().unwrap().len(), 3);
 
     // The run is listed with the version it ran.
-    let runs: Value = app.wait_for_workflow_run(&id, "succeeded").await;
+    let runs: Value = app.wait_for_workflow_run(id, "succeeded").await;
     assert_eq!(runs["runs"][0]["version"], 1);
     assert_eq!(runs["runs"][0]["steps"].as_array().unwrap().len(), 3);
 }
@@ -143,7 +143,7 @@ async fn a_failing_middle_step_stops_the_workflow_and_is_named() {
     let id = workflow["id"].as_str().unwrap();
     let frames = read_all(
         app.api()
-            .run_workflow(&id)
+            .run_workflow(id)
             .json(&json!({"input": {"a": 2}}))
             .call()
             .await,
@@ -172,7 +172,7 @@ async fn a_failing_middle_step_stops_the_workflow_and_is_named() {
     let answer = content(&frames);
     assert!(answer.contains("stopped at step \"broken\""), "{answer}");
     assert!(model_calls(&app).is_empty(), "no model call was made");
-    let runs: Value = app.wait_for_workflow_run(&id, "failed").await;
+    let runs: Value = app.wait_for_workflow_run(id, "failed").await;
     assert_eq!(runs["runs"][0]["failed_step"], "broken");
     assert_eq!(runs["runs"][0]["steps"][2]["status"], "not_run");
 }
@@ -215,7 +215,7 @@ async fn templating_errors_unknown_tools_and_missing_input_are_refused_before_an
     let chats_before: Value = app.chat_api().list_chats().read_json().await;
     let response = app
         .api()
-        .run_workflow(&workflow["id"].as_str().unwrap())
+        .run_workflow(workflow["id"].as_str().unwrap())
         .json(&json!({"input": {"a": 1}}))
         .call()
         .await;
@@ -240,7 +240,7 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
     .await;
     let id = workflow["id"].as_str().unwrap();
     let response = app
-        .api().update_workflow(&id)
+        .api().update_workflow(id)
         .json(&json!({"steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "2 + 2"}}]}))
         .send()
         .await
@@ -250,32 +250,32 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
     assert_eq!(patched["version"], 2);
     let old: Value = app
         .api()
-        .workflow(&id)
+        .workflow(id)
         .with_query("version=1")
         .read_json()
         .await;
     assert_eq!(old["steps"][0]["arguments"]["expression"], "1 + 1");
-    let versions: Value = app.api().workflow_versions(&id).read_json().await;
+    let versions: Value = app.api().workflow_versions(id).read_json().await;
     assert_eq!(versions["versions"].as_array().unwrap().len(), 2);
     // A bad PATCH makes no version.
     let bad = app
         .api()
-        .update_workflow(&id)
+        .update_workflow(id)
         .json(&json!({"steps": [{"id": "a", "prompt": "{{steps.a.result}}"}]}))
         .send()
         .await
         .unwrap();
     assert_eq!(bad.status(), 400);
-    let current: Value = app.api().workflow(&id).read_json().await;
+    let current: Value = app.api().workflow(id).read_json().await;
     assert_eq!(current["version"], 2);
     // A run names the version it ran.
-    let frames = read_all(app.api().run_workflow(&id).json(&json!({})).call().await).await;
+    let frames = read_all(app.api().run_workflow(id).json(&json!({})).call().await).await;
     assert!(content(&frames).contains("\"result\":4"));
-    let runs: Value = app.wait_for_workflow_run(&id, "succeeded").await;
+    let runs: Value = app.wait_for_workflow_run(id, "succeeded").await;
     assert_eq!(runs["runs"][0]["version"], 2);
     // Another user sees none of it.
     let other = app.create_user_with_key("mallory").await;
-    let theirs = app.as_key(&other).api().workflow(&id).send().await.unwrap();
+    let theirs = app.as_key(&other).api().workflow(id).send().await.unwrap();
     assert_eq!(theirs.status(), 404);
 }
 
@@ -285,7 +285,7 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
     let agent: Value = app
         .api().create_agent().json(&json!({"name": "Planner", "enabled_tools": ["calculator", "execute_workflow", "create_schedule", "get_schedule_info"]})).read_json().await;
     let agent_id = agent["id"].as_str().unwrap();
-    let tools: Value = app.api().agent_tools(&agent_id).read_json().await;
+    let tools: Value = app.api().agent_tools(agent_id).read_json().await;
     let names: Vec<String> = tools
         .as_array()
         .or_else(|| tools["tools"].as_array())

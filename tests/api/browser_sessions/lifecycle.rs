@@ -260,7 +260,7 @@ async fn without_chromium_the_tools_are_not_offered_and_the_tool_list_says_why()
         .await;
     let listed: Value = app
         .api()
-        .agent_tools(&agent["id"].as_str().unwrap())
+        .agent_tools(agent["id"].as_str().unwrap())
         .read_json()
         .await;
     let unavailable = listed["unavailable"]

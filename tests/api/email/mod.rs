@@ -103,7 +103,7 @@ fn codes(results: &[Value]) -> Vec<String> {
 async fn answer(app: &TestApp, chat: &str, correlation_id: &str, answer: &str) -> Vec<Frame> {
     let response = app
         .chat_api()
-        .answer_ask(&chat, &correlation_id)
+        .answer_ask(chat, correlation_id)
         .json(&json!({"answer": answer}))
         .call()
         .await;
@@ -185,7 +185,7 @@ async fn an_email_goes_out_once_after_the_user_says_yes() {
 
     let again = app
         .chat_api()
-        .answer_ask(&chat, &correlation_id)
+        .answer_ask(&chat, correlation_id)
         .json(&json!({"answer": "Yes"}))
         .call()
         .await;
@@ -464,7 +464,7 @@ async fn send_email_is_offered_only_to_agents_naming_it_on_a_server_with_email()
         .await;
     let listed: Value = app
         .api()
-        .agent_tools(&calc["id"].as_str().unwrap())
+        .agent_tools(calc["id"].as_str().unwrap())
         .read_json()
         .await;
     assert!(
