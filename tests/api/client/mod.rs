@@ -5,8 +5,13 @@
 //!
 //! `app.chat_api()` and its siblings send the admin's API key. Another caller is a `Client`:
 //! `app.as_key(key)`, `app.as_session(cookie)`, `app.as_browser(cookie)` or `app.as_anonymous()`,
-//! with the same family methods. `.call()` sends a request and fails the test if it could not
-//! be sent, like `app.get` does.
+//! with the same family methods; `Client::with_key` serves a `colloquy serve` process of a test's
+//! own. `Call` adds to every request `.call()` (send; fail the test only if it could not be sent),
+//! `.read_json()` (send and read the body as JSON), `.with_query("k=v")` and `.describe()`
+//! (`METHOD /path`, for assertion messages).
+//!
+//! Requests outside these families (`/health`, `/metrics`, the UI, a tus upload's `Location`,
+//! malformed paths) still use `app.request` and `app.anonymous`.
 //!
 //! ```ignore
 //! let sent = app.chat_api().send_message(&chat).json(&body).call().await;
@@ -35,9 +40,9 @@ use crate::helpers::TestApp;
 enum Credentials<'a> {
     /// `Authorization: Bearer <key>`.
     Key(&'a str),
-    /// The session cookie alone, as `TestApp::with_session`.
+    /// The session cookie alone, nothing said about where the request comes from.
     Session(&'a str),
-    /// The session cookie and this server's `Origin`, as `TestApp::browser`.
+    /// The session cookie and this server's `Origin`, as the browser UI sends them.
     Browser(&'a str),
     /// Nothing at all.
     Anonymous,
@@ -87,8 +92,7 @@ impl<'a> Client<'a> {
         Admin(self)
     }
 
-    /// A request to `path` with this client's credentials, built as `TestApp::request`,
-    /// `with_session`, `browser` and `anonymous` build theirs.
+    /// A request to `path` with this client's credentials.
     fn request(self, method: Method, path: &str) -> RequestBuilder {
         let request = self.http.request(method, format!("{}{path}", self.base));
         match self.credentials {
