@@ -2,9 +2,9 @@
 //! the current password and signs the other sessions out, the sessions listed and signed out,
 //! and the tool catalog the agents page chooses from.
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::helpers::{TestApp, error_body, session_cookie, spawn_app};
 
 const PASSWORD: &str = "a long password";
@@ -12,16 +12,18 @@ const PASSWORD: &str = "a long password";
 /// Makes `username` with `PASSWORD` and signs in as them `n` times; their session cookies.
 async fn user_with_sessions(app: &TestApp, username: &str, n: usize) -> Vec<String> {
     let made = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": username, "password": PASSWORD}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": username, "password": PASSWORD}))
+        .call()
         .await;
     assert_eq!(made.status(), 201);
     let mut sessions = Vec::new();
     for i in 0..n {
         let login = app
-            .anonymous(Method::POST, "/auth/login")
+            .as_anonymous()
+            .auth()
+            .login()
             .header("user-agent", format!("Browser {i}"))
             .json(&json!({"username": username, "password": PASSWORD}))
             .send()
@@ -34,7 +36,9 @@ async fn user_with_sessions(app: &TestApp, username: &str, n: usize) -> Vec<Stri
 }
 
 async fn status_of_me(app: &TestApp, session: &str) -> u16 {
-    app.with_session(Method::GET, "/auth/me", session)
+    app.as_session(session)
+        .auth()
+        .me()
         .send()
         .await
         .unwrap()
@@ -43,7 +47,9 @@ async fn status_of_me(app: &TestApp, session: &str) -> u16 {
 }
 
 async fn login_status(app: &TestApp, username: &str, password: &str) -> u16 {
-    app.anonymous(Method::POST, "/auth/login")
+    app.as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": username, "password": password}))
         .send()
         .await
@@ -59,7 +65,9 @@ async fn a_password_change_needs_the_current_password_and_signs_the_other_sessio
     let (here, elsewhere) = (&sessions[0], &sessions[1]);
 
     let wrong = app
-        .browser(Method::POST, "/auth/account/password", here)
+        .as_browser(here)
+        .auth()
+        .change_password()
         .json(&json!({"current_password": "not it at all", "new_password": "a new long password"}))
         .send()
         .await
@@ -69,7 +77,9 @@ async fn a_password_change_needs_the_current_password_and_signs_the_other_sessio
     assert_eq!(status_of_me(&app, elsewhere).await, 200, "nothing changed");
 
     let short = app
-        .browser(Method::POST, "/auth/account/password", here)
+        .as_browser(here)
+        .auth()
+        .change_password()
         .json(&json!({"current_password": PASSWORD, "new_password": "short"}))
         .send()
         .await
@@ -77,7 +87,9 @@ async fn a_password_change_needs_the_current_password_and_signs_the_other_sessio
     assert_eq!(short.status(), 400);
 
     let changed = app
-        .browser(Method::POST, "/auth/account/password", here)
+        .as_browser(here)
+        .auth()
+        .change_password()
         .json(&json!({"current_password": PASSWORD, "new_password": "a new long password"}))
         .send()
         .await
@@ -103,13 +115,11 @@ async fn sessions_are_listed_with_the_current_one_marked_and_one_can_be_signed_o
     let app = spawn_app().await;
     let sessions = user_with_sessions(&app, "dave", 2).await;
     let listed: Value = app
-        .with_session(Method::GET, "/auth/sessions", &sessions[0])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .as_session(&sessions[0])
+        .auth()
+        .sessions()
+        .read_json()
+        .await;
     let data = listed["data"].as_array().unwrap();
     assert_eq!(data.len(), 2, "{listed}");
     let current: Vec<&Value> = data.iter().filter(|s| s["current"] == true).collect();
@@ -120,20 +130,14 @@ async fn sessions_are_listed_with_the_current_one_marked_and_one_can_be_signed_o
     let other_id = other["id"].as_str().unwrap();
 
     // Someone else cannot sign it out: it is not theirs.
-    let stranger = app
-        .request(Method::DELETE, &format!("/auth/sessions/{other_id}"))
-        .send()
-        .await
-        .unwrap();
+    let stranger = app.auth().end_session(other_id).send().await.unwrap();
     assert_eq!(stranger.status(), 404);
     assert_eq!(status_of_me(&app, &sessions[1]).await, 200);
 
     let ended = app
-        .browser(
-            Method::DELETE,
-            &format!("/auth/sessions/{other_id}"),
-            &sessions[0],
-        )
+        .as_browser(&sessions[0])
+        .auth()
+        .end_session(other_id)
         .send()
         .await
         .unwrap();
@@ -141,11 +145,9 @@ async fn sessions_are_listed_with_the_current_one_marked_and_one_can_be_signed_o
     assert_eq!(status_of_me(&app, &sessions[1]).await, 401);
     assert_eq!(status_of_me(&app, &sessions[0]).await, 200);
     let again = app
-        .browser(
-            Method::DELETE,
-            &format!("/auth/sessions/{other_id}"),
-            &sessions[0],
-        )
+        .as_browser(&sessions[0])
+        .auth()
+        .end_session(other_id)
         .send()
         .await
         .unwrap();
@@ -158,35 +160,25 @@ async fn the_display_name_is_set_shown_and_checked() {
     let sessions = user_with_sessions(&app, "erin", 1).await;
     let session = &sessions[0];
     let set = app
-        .browser(Method::PATCH, "/auth/account", session)
+        .as_browser(session)
+        .auth()
+        .update_account()
         .json(&json!({"display_name": "  Erin Example "}))
         .send()
         .await
         .unwrap();
     assert_eq!(set.status(), 200);
-    let me: Value = app
-        .with_session(Method::GET, "/auth/me", session)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: Value = app.as_session(session).auth().me().read_json().await;
     assert_eq!(me["display_name"], "Erin Example");
-    let account: Value = app
-        .with_session(Method::GET, "/auth/account", session)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let account: Value = app.as_session(session).auth().account().read_json().await;
     assert_eq!(account["username"], "erin");
     assert_eq!(account["display_name"], "Erin Example");
     assert_eq!(account["has_password"], true);
 
     let long = app
-        .browser(Method::PATCH, "/auth/account", session)
+        .as_browser(session)
+        .auth()
+        .update_account()
         .json(&json!({"display_name": "x".repeat(101)}))
         .send()
         .await
@@ -194,7 +186,9 @@ async fn the_display_name_is_set_shown_and_checked() {
     assert_eq!(long.status(), 400);
     assert_eq!(error_body(long).await["code"], "invalid_display_name");
     let cleared = app
-        .browser(Method::PATCH, "/auth/account", session)
+        .as_browser(session)
+        .auth()
+        .update_account()
         .json(&json!({"display_name": null}))
         .send()
         .await
@@ -206,7 +200,7 @@ async fn the_display_name_is_set_shown_and_checked() {
 #[actix_web::test]
 async fn the_tool_catalog_describes_every_tool_an_agent_may_name() {
     let app = spawn_app().await;
-    let catalog: Value = app.get("/api/tools").await.json().await.unwrap();
+    let catalog: Value = app.api().tools().read_json().await;
     let tools = catalog["tools"].as_array().unwrap();
     let find = |name: &str| tools.iter().find(|t| t["name"] == name).cloned();
     let search = find("web_search").expect("web_search");
@@ -221,16 +215,12 @@ async fn the_tool_catalog_describes_every_tool_an_agent_may_name() {
     // Every name in it is one an agent may enable.
     let names: Vec<&Value> = tools.iter().map(|t| &t["name"]).collect();
     let made = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Everything", "enabled_tools": names}),
-        )
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Everything", "enabled_tools": names}))
+        .call()
         .await;
     assert_eq!(made.status(), 201, "{:?}", made.text().await);
-    let anonymous = app
-        .anonymous(Method::GET, "/api/tools")
-        .send()
-        .await
-        .unwrap();
+    let anonymous = app.as_anonymous().api().tools().send().await.unwrap();
     assert_eq!(anonymous.status(), 401);
 }

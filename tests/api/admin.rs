@@ -2,42 +2,27 @@
 //! promoted and deleted with their data; the servers' status. Admins only: a non-admin gets a
 //! 403 from every route and changes nothing.
 
-use reqwest::Method;
+use reqwest::{Method, RequestBuilder};
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
+use crate::client::{Admin, Call};
 use crate::helpers::{TestApp, error_body, session_cookie, spawn_app};
 
-/// Every admin route, with a body that would be valid for an admin.
-fn admin_routes(user_id: &str) -> Vec<(Method, String, Option<Value>)> {
+/// Every admin route as `admin` calls it, with a body that would be valid for an admin.
+fn admin_routes(admin: Admin<'_>, user_id: &str) -> Vec<(RequestBuilder, Option<Value>)> {
     vec![
-        (Method::GET, "/admin/api/users".into(), None),
-        (
-            Method::POST,
-            "/admin/api/users".into(),
-            Some(json!({"username": "mallory"})),
-        ),
-        (
-            Method::PATCH,
-            format!("/admin/api/users/{user_id}"),
-            Some(json!({"is_admin": true})),
-        ),
-        (
-            Method::DELETE,
-            format!("/admin/api/users/{user_id}"),
-            Some(json!({"confirm": "bob"})),
-        ),
-        (
-            Method::POST,
-            format!("/admin/api/users/{user_id}/login-link"),
-            None,
-        ),
-        (Method::GET, "/admin/api/status".into(), None),
+        (admin.users(), None),
+        (admin.create_user(), Some(json!({"username": "mallory"}))),
+        (admin.update_user(user_id), Some(json!({"is_admin": true}))),
+        (admin.delete_user(user_id), Some(json!({"confirm": "bob"}))),
+        (admin.login_link(user_id), None),
+        (admin.status(), None),
     ]
 }
 
 async fn user_id(app: &TestApp, username: &str) -> String {
-    let users: Value = app.get("/admin/api/users").await.json().await.unwrap();
+    let users: Value = app.admin().users().read_json().await;
     users["data"]
         .as_array()
         .unwrap()
@@ -53,23 +38,25 @@ async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() 
     let app = spawn_app().await;
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
-    for (method, path, body) in admin_routes(&bob) {
-        let mut request = app.anonymous(method.clone(), &path).bearer_auth(&bob_key);
+    let as_bob = admin_routes(app.as_key(&bob_key).admin(), &bob);
+    let nobody = admin_routes(app.as_anonymous().admin(), &bob);
+    for ((mut request, body), (anonymous, _)) in as_bob.into_iter().zip(nobody) {
+        let what = request.describe();
         if let Some(body) = &body {
             request = request.json(body);
         }
         let response = request.send().await.unwrap();
-        assert_eq!(response.status(), 403, "{method} {path}");
+        assert_eq!(response.status(), 403, "{what}");
         assert_eq!(error_body(response).await["code"], "forbidden");
-        let anonymous = app.anonymous(method.clone(), &path).send().await.unwrap();
-        assert_eq!(anonymous.status(), 401, "{method} {path}");
+        let anonymous = anonymous.send().await.unwrap();
+        assert_eq!(anonymous.status(), 401, "{what}");
     }
     let users = entities::users::Entity::find()
         .count(&app.db)
         .await
         .unwrap();
     assert_eq!(users, 2, "bob made nobody and deleted nobody");
-    let listed: Value = app.get("/admin/api/users").await.json().await.unwrap();
+    let listed: Value = app.admin().users().read_json().await;
     let bob_row = listed["data"]
         .as_array()
         .unwrap()
@@ -84,7 +71,10 @@ async fn every_admin_route_is_403_for_a_non_admin_and_401_without_credentials() 
 async fn an_admin_makes_a_user_whose_link_signs_them_in_once() {
     let app = spawn_app().await;
     let made = app
-        .post_json("/admin/api/users", &json!({"username": "carol"}))
+        .admin()
+        .create_user()
+        .json(&json!({"username": "carol"}))
+        .call()
         .await;
     assert_eq!(made.status(), 201);
     let made: Value = made.json().await.unwrap();
@@ -97,20 +87,16 @@ async fn an_admin_makes_a_user_whose_link_signs_them_in_once() {
     let redeemed = app.anonymous(Method::GET, path).send().await.unwrap();
     assert_eq!(redeemed.status(), 303);
     let cookie = session_cookie(&redeemed).expect("a session");
-    let me: Value = app
-        .with_session(Method::GET, "/auth/me", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: Value = app.as_session(&cookie).auth().me().read_json().await;
     assert_eq!(me["username"], "carol");
     let again = app.anonymous(Method::GET, path).send().await.unwrap();
     assert_eq!(again.status(), 410, "the link works once");
 
     let duplicate = app
-        .post_json("/admin/api/users", &json!({"username": "carol"}))
+        .admin()
+        .create_user()
+        .json(&json!({"username": "carol"}))
+        .call()
         .await;
     assert_eq!(duplicate.status(), 409);
 }
@@ -120,12 +106,13 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     let app = spawn_app().await;
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
-    let as_bob = |path: &str| app.anonymous(Method::GET, path).bearer_auth(&bob_key);
-    let chat = as_bob("/chat/api/chats").send().await.unwrap();
+    let as_bob = app.as_key(&bob_key);
+    let chat = as_bob.chat_api().list_chats().send().await.unwrap();
     assert_eq!(chat.status(), 200);
     let created = app
-        .anonymous(Method::POST, "/chat/api/chats")
-        .bearer_auth(&bob_key)
+        .as_key(&bob_key)
+        .chat_api()
+        .create_chat()
         .json(&json!({"title": "Bob's"}))
         .send()
         .await
@@ -133,19 +120,28 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     assert_eq!(created.status(), 201);
 
     let disable = |disabled: bool| {
-        app.request(Method::PATCH, &format!("/admin/api/users/{bob}"))
+        app.admin()
+            .update_user(&bob)
             .json(&json!({"disabled": disabled}))
             .send()
     };
     let disabled: Value = disable(true).await.unwrap().json().await.unwrap();
     assert_eq!(disabled["disabled"], true);
     assert_eq!(
-        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        as_bob
+            .chat_api()
+            .list_chats()
+            .send()
+            .await
+            .unwrap()
+            .status(),
         401,
         "a disabled account's key stops working at once"
     );
     let login = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": "bob", "password": "a long password"}))
         .send()
         .await
@@ -153,12 +149,19 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     assert_eq!(login.status(), 401);
     disable(false).await.unwrap();
     assert_eq!(
-        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        as_bob
+            .chat_api()
+            .list_chats()
+            .send()
+            .await
+            .unwrap()
+            .status(),
         200
     );
 
     let wrong = app
-        .request(Method::DELETE, &format!("/admin/api/users/{bob}"))
+        .admin()
+        .delete_user(&bob)
         .json(&json!({"confirm": "Bob"}))
         .send()
         .await
@@ -179,7 +182,8 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
     );
 
     let deleted = app
-        .request(Method::DELETE, &format!("/admin/api/users/{bob}"))
+        .admin()
+        .delete_user(&bob)
         .json(&json!({"confirm": "bob"}))
         .send()
         .await
@@ -203,7 +207,13 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
         "only the admin's key is left"
     );
     assert_eq!(
-        as_bob("/chat/api/chats").send().await.unwrap().status(),
+        as_bob
+            .chat_api()
+            .list_chats()
+            .send()
+            .await
+            .unwrap()
+            .status(),
         401
     );
 }
@@ -211,20 +221,22 @@ async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_
 #[actix_web::test]
 async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_others() {
     let app = spawn_app().await;
-    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     let me = me["id"].as_str().unwrap().to_string();
     for body in [json!({"disabled": true}), json!({"is_admin": false})] {
         let response = app
-            .request(Method::PATCH, &format!("/admin/api/users/{me}"))
+            .admin()
+            .update_user(&me)
             .json(&body)
             .send()
             .await
             .unwrap();
         assert_eq!(response.status(), 409, "{body}");
     }
-    let admin_name: Value = app.get("/auth/me").await.json().await.unwrap();
+    let admin_name: Value = app.auth().me().read_json().await;
     let response = app
-        .request(Method::DELETE, &format!("/admin/api/users/{me}"))
+        .admin()
+        .delete_user(&me)
         .json(&json!({"confirm": admin_name["username"]}))
         .send()
         .await
@@ -234,21 +246,13 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
     let promoted: Value = app
-        .request(Method::PATCH, &format!("/admin/api/users/{bob}"))
+        .admin()
+        .update_user(&bob)
         .json(&json!({"is_admin": true}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     assert_eq!(promoted["is_admin"], true);
-    let as_admin = app
-        .anonymous(Method::GET, "/admin/api/users")
-        .bearer_auth(&bob_key)
-        .send()
-        .await
-        .unwrap();
+    let as_admin = app.as_key(&bob_key).admin().users().send().await.unwrap();
     assert_eq!(
         as_admin.status(),
         200,
@@ -259,7 +263,7 @@ async fn an_admin_cannot_disable_demote_or_delete_themselves_but_can_promote_oth
 #[actix_web::test]
 async fn the_status_names_the_version_the_model_servers_and_the_storage() {
     let app = spawn_app().await;
-    let status: Value = app.get("/admin/api/status").await.json().await.unwrap();
+    let status: Value = app.admin().status().read_json().await;
     assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(status["providers"][0]["id"], "default");
     assert_eq!(status["providers"][0]["status"], "ok");

@@ -4,22 +4,18 @@
 
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, spawn_app};
 
 async fn create_agent(app: &TestApp, body: Value) -> Value {
-    let response = app.post_json("/api/agents", &body).await;
+    let response = app.api().create_agent().json(&body).call().await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
 }
 
 async fn tool_names(app: &TestApp, agent: &str) -> Vec<String> {
-    let listed: Value = app
-        .get(&format!("/api/agents/{agent}/chat/tools"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().agent_tools(agent).read_json().await;
     let tools = listed["tools"].as_array().expect("a tools list");
     for tool in tools {
         assert!(tool["description"].is_string() && tool["parameters"]["type"] == "object");
@@ -47,7 +43,7 @@ fn offered(app: &TestApp, index: usize) -> Vec<String> {
 #[actix_web::test]
 async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
     let app = spawn_app().await;
-    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    let listed: Value = app.api().agents().read_json().await;
     assert_eq!(
         listed["total"], 1,
         "every user has a default agent: {listed}"
@@ -67,16 +63,12 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
     assert_eq!(agent["is_default"], false);
     assert_eq!(agent["enabled_tools"], json!(["calculator", "browse_url"]));
     assert_eq!(agent["custom_tools"][0]["config"]["server_id"], "notes");
-    let read: Value = app
-        .get(&format!("/api/agents/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let read: Value = app.api().agent(&id).read_json().await;
     assert_eq!(read, agent);
 
     let patched = app
-        .request(reqwest::Method::PATCH, &format!("/api/agents/{id}"))
+        .api()
+        .update_agent(&id)
         .json(&json!({"name": "Analyst", "system_prompt": null, "tools_enabled": false}))
         .send()
         .await
@@ -101,7 +93,7 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
         ),
         (json!({"name": "x", "colour": "blue"}), "unknown field"),
     ] {
-        let response = app.post_json("/api/agents", &body).await;
+        let response = app.api().create_agent().json(&body).call().await;
         assert_eq!(response.status(), 400, "{body}");
         let error = error_body(response).await;
         assert!(
@@ -112,37 +104,27 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
 
     // Another user sees none of it.
     let key = app.create_user_with_key("mallory").await;
-    for (method, path) in [
-        (reqwest::Method::GET, format!("/api/agents/{id}")),
-        (reqwest::Method::PATCH, format!("/api/agents/{id}")),
-        (reqwest::Method::DELETE, format!("/api/agents/{id}")),
-        (reqwest::Method::GET, format!("/api/agents/{id}/chat/tools")),
+    let as_mallory = app.as_key(&key).api();
+    for request in [
+        as_mallory.agent(&id),
+        as_mallory.update_agent(&id),
+        as_mallory.delete_agent(&id),
+        as_mallory.agent_tools(&id),
     ] {
-        let response = app
-            .http
-            .request(method.clone(), app.url(&path))
-            .bearer_auth(&key)
+        let what = request.describe();
+        let response = request
             .json(&json!({"name": "stolen"}))
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), 404, "{method} {path}");
+        assert_eq!(response.status(), 404, "{what}");
     }
-    let theirs: Value = app
-        .http
-        .get(app.url("/api/agents"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let theirs: Value = app.as_key(&key).api().agents().read_json().await;
     assert_eq!(theirs["total"], 1, "only their own default: {theirs}");
     let chat_with_mine = app
-        .http
-        .post(app.url("/chat/api/chats"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .create_chat()
         .json(&json!({"agent_id": id}))
         .send()
         .await
@@ -151,30 +133,23 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
 
     // A chat of a deleted agent moves to the default; the default cannot be deleted.
     let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"title": "t", "agent_id": id}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": "t", "agent_id": id}))
+        .read_json()
+        .await;
     assert_eq!(chat["agent_id"], id);
-    let deleted = app
-        .request(reqwest::Method::DELETE, &format!("/api/agents/{id}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.api().delete_agent(&id).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     let moved: Value = app
-        .get(&format!("/chat/api/chats/{}", chat["id"].as_str().unwrap()))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .chat_api()
+        .chat(chat["id"].as_str().unwrap())
+        .read_json()
+        .await;
     assert_eq!(moved["agent_id"], default["id"]);
     let refused = app
-        .request(
-            reqwest::Method::DELETE,
-            &format!("/api/agents/{}", default["id"].as_str().unwrap()),
-        )
+        .api()
+        .delete_agent(default["id"].as_str().unwrap())
         .send()
         .await
         .unwrap();
@@ -184,7 +159,7 @@ async fn agents_are_created_read_updated_and_deleted_by_their_owner_only() {
 #[actix_web::test]
 async fn the_tools_list_is_what_the_agents_chats_can_call() {
     let app = spawn_app().await;
-    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    let listed: Value = app.api().agents().read_json().await;
     let default = listed["agents"][0]["id"].as_str().unwrap().to_string();
     let all = tool_names(&app, &default).await;
     for name in [
@@ -216,14 +191,16 @@ async fn the_tools_list_is_what_the_agents_chats_can_call() {
         ["calculator", "browse_url", "search_knowledge"]
     );
     let patched = app
-        .request(reqwest::Method::PATCH, &format!("/api/agents/{picky}"))
+        .api()
+        .update_agent(picky)
         .json(&json!({"enabled_tools": ["ask_user"]}))
         .send()
         .await
         .unwrap();
     assert_eq!(patched.status(), 200);
     assert_eq!(tool_names(&app, picky).await, ["ask_user"]);
-    app.request(reqwest::Method::PATCH, &format!("/api/agents/{picky}"))
+    app.api()
+        .update_agent(picky)
         .json(&json!({"tools_enabled": false}))
         .send()
         .await
@@ -267,11 +244,11 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
     .await;
     let id = agent["id"].as_str().unwrap();
     let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": id}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .chat_api()
+        .create_chat()
+        .json(&json!({"agent_id": id}))
+        .read_json()
+        .await;
     app.upstream.script([
         Reply::tool_call("c1", "calculator", json!({"expression": "6*7"})),
         Reply::text("42."),
@@ -301,11 +278,11 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
 
     // /v1 with x_agent_id: the agent's prompt and tools, the request's own model.
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "request-model", "x_agent_id": id,
-                    "messages": [{"role": "user", "content": "hi"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "request-model", "x_agent_id": id,
+                    "messages": [{"role": "user", "content": "hi"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body = &app.upstream.received()[2].body;
@@ -321,9 +298,9 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
     assert_eq!(offered(&app, 2), ["calculator", "browse_url"]);
     let key = app.create_user_with_key("mallory").await;
     let theirs = app
-        .http
-        .post(app.url("/v1/chat/completions"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .openai()
+        .chat_completions()
         .json(&json!({"x_agent_id": id, "messages": [{"role": "user", "content": "hi"}]}))
         .send()
         .await
@@ -359,13 +336,7 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
         json!({"name": "Reader", "enabled_tools": ["browse_url", "search_knowledge"]}),
     )
     .await;
-    let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat = chat["id"].as_str().unwrap();
+    let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     let url = format!("http://{site}/article");
     app.upstream.script([
         Reply::tool_call("tc_1", "browse_url", json!({"url": url})).and_tool_call(
@@ -377,7 +348,7 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
     ]);
     let frames = app
         .send(
-            chat,
+            &chat,
             json!({"content": "Find React tutorials and summarize the best one"}),
         )
         .await;
@@ -413,12 +384,7 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
     assert_eq!(offered(&app, 0), ["browse_url", "search_knowledge"]);
 
     // The messages API: the exchange as docs/spec.md#tool-messages shapes it, before the answer.
-    let listed: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().messages(&chat).read_json().await;
     let data = listed["data"].as_array().unwrap();
     let roles: Vec<&str> = data.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "assistant", "tool", "tool", "assistant"]);

@@ -5,10 +5,10 @@
 use entities::ids::ChatId;
 use std::time::Duration;
 
-use reqwest::Method;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::Frame;
@@ -82,12 +82,7 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     let third = app.send_text(&chat, "Return 2").await;
     assert_eq!(events(&third, "x_artifact.updated")[0]["version"], 3);
 
-    let list: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(list["total"], 1);
     let item = &list["artifacts"][0];
     assert_eq!(item["identifier"], "fibonacci.py");
@@ -96,12 +91,7 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert_eq!(item["language"], "python");
     let id = item["id"].as_str().unwrap().to_string();
 
-    let one: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let one: Value = app.chat_api().artifact(&chat, &id).read_json().await;
     let versions: Vec<i64> = one["versions"]
         .as_array()
         .unwrap()
@@ -120,23 +110,20 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     );
 
     let by_identifier: Value = app
-        .get(&format!(
-            "/chat/api/{chat}/artifacts/fibonacci.py/versions/2"
-        ))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .chat_api()
+        .artifact_version(&chat, "fibonacci.py", "2")
+        .read_json()
+        .await;
     assert_eq!(by_identifier["content"], "def fib(): return 1  # v2\n");
     assert_eq!(by_identifier["latest_version"], 3);
     let missing = app
-        .get(&format!("/chat/api/{chat}/artifacts/{id}/versions/4"))
+        .chat_api()
+        .artifact_version(&chat, &id, "4")
+        .call()
         .await;
     assert_eq!(missing.status(), 404);
 
-    let raw = app
-        .get(&format!("/chat/api/{chat}/artifacts/{id}/raw"))
-        .await;
+    let raw = app.chat_api().artifact_raw(&chat, &id).call().await;
     assert_eq!(raw.status(), 200);
     assert_eq!(
         raw.headers()["content-type"],
@@ -152,17 +139,14 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     );
     assert_eq!(raw.text().await.unwrap(), "def fib(): return 2  # v3\n");
     let raw_v1 = app
-        .get(&format!("/chat/api/{chat}/artifacts/{id}/versions/1/raw"))
+        .chat_api()
+        .artifact_version_raw(&chat, &id, "1")
+        .call()
         .await;
     assert_eq!(raw_v1.text().await.unwrap(), "def fib(): pass  # v1\n");
 
     // Each answer carries its version as a message part; the events are not stored.
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let parts: Vec<Value> = messages["data"]
         .as_array()
         .unwrap()
@@ -180,12 +164,13 @@ async fn an_artifact_created_and_updated_twice_keeps_every_version() {
     assert!(!messages.to_string().contains("x_artifact"));
 
     let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/{chat}/artifacts/{id}"))
+        .chat_api()
+        .delete_artifact(&chat, &id)
         .send()
         .await
         .unwrap();
     assert_eq!(deleted.status(), 200);
-    let gone = app.get(&format!("/chat/api/{chat}/artifacts/{id}")).await;
+    let gone = app.chat_api().artifact(&chat, &id).call().await;
     assert_eq!(gone.status(), 404);
     assert_eq!(error_body(gone).await["code"], "not_found");
 }
@@ -200,12 +185,7 @@ async fn create_then_update_in_one_run_is_one_part_at_the_latest_version() {
         Reply::text("Done."),
     ]);
     app.send_text(&chat, "Draft and revise").await;
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     // After the tool exchange, the stored answer.
     let answer = messages["data"].as_array().unwrap().last().unwrap();
     assert_eq!(answer["parts"].as_array().unwrap().len(), 1, "{answer}");
@@ -264,16 +244,9 @@ async fn a_duplicate_identifier_or_bad_input_is_an_error_result_that_names_the_f
         error.contains("/type: ") && error.contains("text/markdown") && error.contains("text/x-"),
         "the accepted types are named: {error}"
     );
-    let list: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(list["total"], 1);
-    let raw = app
-        .get(&format!("/chat/api/{chat}/artifacts/main.rs/raw"))
-        .await;
+    let raw = app.chat_api().artifact_raw(&chat, "main.rs").call().await;
     assert_eq!(
         raw.text().await.unwrap(),
         "fn main() {}",
@@ -308,8 +281,7 @@ async fn save(
     if let Some(category) = category {
         body["category"] = json!(category);
     }
-    app.post_json(&format!("/chat/api/{chat}/memories"), &body)
-        .await
+    app.chat_api().create_memory(chat).json(&body).call().await
 }
 
 #[actix_web::test]
@@ -372,12 +344,7 @@ async fn save_memory_dedups_and_recall_memory_ranks_by_relevance() {
     assert!(relevances.iter().all(|r| (0.0..=1.0).contains(r)));
     assert!(memories[0]["created_at"].is_string() && memories[0]["id"].is_string());
 
-    let list: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().memories(&chat).read_json().await;
     assert_eq!(list["total"], 3, "the duplicate was not stored: {list}");
     let rows = entities::memories::Entity::find()
         .filter(entities::memories::Column::ChatId.eq(chat.as_str()))
@@ -459,15 +426,14 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
         (json!({"content": "x".repeat(5_000)}), 400),
         (json!({"text": "wrong field"}), 400),
     ] {
-        let response = app
-            .post_json(&format!("/chat/api/{chat}/memories"), &body)
-            .await;
+        let response = app.chat_api().create_memory(&chat).json(&body).call().await;
         assert_eq!(response.status(), status, "{body}");
         assert_eq!(error_body(response).await["type"], "invalid_request_error");
     }
 
     let updated = app
-        .request(Method::PATCH, &format!("/chat/api/{chat}/memories/{id}"))
+        .chat_api()
+        .update_memory(&chat, &id)
         .json(&json!({"content": "The user moved to Porto in 2025", "category": "fact"}))
         .send()
         .await
@@ -489,23 +455,20 @@ async fn memories_rest_creates_updates_re_embeds_and_deletes() {
     assert_eq!(lisbon.status(), 201);
 
     let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/{chat}/memories/{id}"))
+        .chat_api()
+        .delete_memory(&chat, &id)
         .send()
         .await
         .unwrap();
     assert_eq!(deleted.status(), 200);
     let twice = app
-        .request(Method::DELETE, &format!("/chat/api/{chat}/memories/{id}"))
+        .chat_api()
+        .delete_memory(&chat, &id)
         .send()
         .await
         .unwrap();
     assert_eq!(twice.status(), 404);
-    let list: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().memories(&chat).read_json().await;
     assert_eq!(list["total"], 1);
 }
 
@@ -555,19 +518,9 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
     );
 
     let app = app.restart().await;
-    let list: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(list["artifacts"][0]["version"], 2);
-    let memories: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let memories: Value = app.chat_api().memories(&chat).read_json().await;
     assert_eq!(
         memories["memories"][0]["content"],
         "User prefers short bullet points"
@@ -584,62 +537,48 @@ async fn artifacts_and_memories_survive_passivation_and_restart_and_stay_private
 
     // Another chat of the same user sees none of them.
     let other = app.new_chat().await;
-    let empty: Value = app
-        .get(&format!("/chat/api/{other}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let empty: Value = app.chat_api().artifacts(&other).read_json().await;
     assert_eq!(empty["total"], 0);
-    let empty: Value = app
-        .get(&format!("/chat/api/{other}/memories"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let empty: Value = app.chat_api().memories(&other).read_json().await;
     assert_eq!(empty["total"], 0);
-    let cross = app
-        .get(&format!("/chat/api/{other}/artifacts/plan.md"))
-        .await;
+    let cross = app.chat_api().artifact(&other, "plan.md").call().await;
     assert_eq!(cross.status(), 404);
 
     // Another user sees neither the chat nor its contents.
     let key = app.create_user_with_key("mallory").await;
-    for path in [
-        format!("/chat/api/{chat}/artifacts"),
-        format!("/chat/api/{chat}/artifacts/plan.md"),
-        format!("/chat/api/{chat}/artifacts/plan.md/raw"),
-        format!("/chat/api/{chat}/artifacts/plan.md/preview"),
-        format!("/chat/api/{chat}/memories"),
+    let as_mallory = app.as_key(&key).chat_api();
+    for request in [
+        as_mallory.artifacts(&chat),
+        as_mallory.artifact(&chat, "plan.md"),
+        as_mallory.artifact_raw(&chat, "plan.md"),
+        as_mallory.artifact_preview(&chat, "plan.md"),
+        as_mallory.memories(&chat),
     ] {
-        let response = app
-            .http
-            .get(app.url(&path))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 404, "{path}");
+        let what = request.describe();
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 404, "{what}");
     }
     let delete = app
-        .http
-        .delete(app.url(&format!("/chat/api/{chat}/artifacts/plan.md")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .delete_artifact(&chat, "plan.md")
         .send()
         .await
         .unwrap();
     assert_eq!(delete.status(), 404);
     let write = app
-        .http
-        .post(app.url(&format!("/chat/api/{chat}/memories")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .create_memory(&chat)
         .json(&json!({"content": "planted"}))
         .send()
         .await
         .unwrap();
     assert_eq!(write.status(), 404);
     let unauthenticated = app
-        .anonymous(Method::GET, &format!("/chat/api/{chat}/memories"))
+        .as_anonymous()
+        .chat_api()
+        .memories(&chat)
         .send()
         .await
         .unwrap();
@@ -680,12 +619,7 @@ async fn switching_embedders_re_embeds_stored_memories_in_the_background() {
     config.memory.embedder = Some(colloquy::config::EmbedderKind::Hash);
     let app = crate::helpers::restart_with(app, config).await;
     // Loading the chat starts the re-embedding.
-    let list: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.chat_api().memories(&chat).read_json().await;
     assert_eq!(list["total"], 1);
     let stored = crate::helpers::eventually(
         "re-embedding the memory",
@@ -791,11 +725,13 @@ async fn an_html_or_svg_preview_is_served_inline_in_a_sandbox_and_anything_else_
         ("logo.svg", "image/svg+xml", svg),
         ("notes.md", "text/plain; charset=utf-8", "<b>x</b>"),
     ] {
-        for path in [
-            format!("/chat/api/{chat}/artifacts/{identifier}/preview"),
-            format!("/chat/api/{chat}/artifacts/{identifier}/versions/1/preview"),
+        for request in [
+            app.chat_api().artifact_preview(&chat, identifier),
+            app.chat_api()
+                .artifact_version_preview(&chat, identifier, 1),
         ] {
-            let response = app.get(&path).await;
+            let path = request.describe();
+            let response = request.call().await;
             assert_eq!(response.status(), 200, "{path}");
             let headers = response.headers().clone();
             assert_eq!(headers["content-type"], content_type, "{path}");
@@ -815,9 +751,9 @@ async fn an_html_or_svg_preview_is_served_inline_in_a_sandbox_and_anything_else_
         }
     }
     let missing = app
-        .get(&format!(
-            "/chat/api/{chat}/artifacts/page.html/versions/2/preview"
-        ))
+        .chat_api()
+        .artifact_version_preview(&chat, "page.html", "2")
+        .call()
         .await;
     assert_eq!(missing.status(), 404);
 }

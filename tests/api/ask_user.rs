@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use reqwest::Method;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
 use sea_orm::ActiveEnum;
 
+use crate::client::Call;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all};
 
@@ -31,11 +31,11 @@ async fn reply(
     correlation_id: &str,
     answer: Value,
 ) -> reqwest::Response {
-    app.post_json(
-        &format!("/chat/api/{chat}/ask/{correlation_id}"),
-        &json!({"answer": answer}),
-    )
-    .await
+    app.chat_api()
+        .answer_ask(chat, correlation_id)
+        .json(&json!({"answer": answer}))
+        .call()
+        .await
 }
 
 async fn ask_status(app: &TestApp, correlation_id: &str) -> String {
@@ -99,12 +99,7 @@ async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() 
             .any(|t| t["function"]["name"] == "ask_user")
     );
 
-    let asks: Value = app
-        .get(&format!("/chat/api/{chat}/asks"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let asks: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(asks["data"][0]["correlation_id"], correlation_id.as_str());
     assert_eq!(asks["data"][0]["question"], "Which language?");
 
@@ -121,12 +116,7 @@ async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() 
     assert_eq!(last["tool_call_id"], "ask_1");
     assert_eq!(last["content"], json!({"answer": "Rust"}).to_string());
 
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let data = messages["data"].as_array().unwrap();
     assert_eq!(data.len(), 2);
     assert_eq!(
@@ -137,12 +127,7 @@ async fn a_question_pauses_the_run_and_the_reply_resumes_it_over_the_chat_api() 
 
     let twice = reply(&app, &chat, &correlation_id, json!("Go")).await;
     assert_eq!(twice.status(), 409);
-    let asks: Value = app
-        .get(&format!("/chat/api/{chat}/asks"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let asks: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(asks["data"], json!([]));
 }
 
@@ -155,10 +140,7 @@ async fn the_openai_api_pauses_and_resumes_with_x_ask_user_reply() {
         Reply::text("Thanks for the 4."),
     ]);
     let paused = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "idea"}], "x_chat_id": chat, "stream": true}),
-        )
+        .openai().chat_completions().json(&json!({"messages": [{"role": "user", "content": "idea"}], "x_chat_id": chat, "stream": true})).call()
         .await;
     let frames = read_all(paused).await;
     let correlation_id = question_event(&frames)["correlation_id"]
@@ -166,33 +148,30 @@ async fn the_openai_api_pauses_and_resumes_with_x_ask_user_reply() {
         .unwrap()
         .to_string();
     let out_of_range = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 9}}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 9}}))
+        .call()
         .await;
     assert_eq!(out_of_range.status(), 400);
     let resumed = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 4}, "stream": true}),
-        )
+        .openai().chat_completions().json(&json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 4}, "stream": true})).call()
         .await;
     assert_eq!(resumed.status(), 200);
     let frames = read_all(resumed).await;
     assert_eq!(content(&frames), "Thanks for the 4.");
     let again = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 4}}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": 4}}))
+        .call()
         .await;
     assert_eq!(again.status(), 409);
     let unknown = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"x_ask_user_reply": {"correlation_id": "ask_nope", "answer": 4}}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"x_ask_user_reply": {"correlation_id": "ask_nope", "answer": 4}}))
+        .call()
         .await;
     assert_eq!(unknown.status(), 404);
 }
@@ -203,12 +182,7 @@ async fn a_question_asked_before_a_restart_is_answered_after_it() {
     let (chat, correlation_id) = paused_chat(&app).await;
     let app = app.restart().await;
     app.upstream.script([Reply::text("Go it is.")]);
-    let asks: Value = app
-        .get(&format!("/chat/api/{chat}/asks"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let asks: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(asks["data"][0]["correlation_id"], correlation_id.as_str());
     let resumed = reply(&app, &chat, &correlation_id, json!("Go")).await;
     assert_eq!(resumed.status(), 200);
@@ -241,12 +215,7 @@ async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restar
         || async { (ask_status(&app, &correlation_id).await == "completed").then_some(()) },
     )
     .await;
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let data = messages["data"].as_array().unwrap();
     assert_eq!(data.len(), 2);
     assert!(
@@ -271,12 +240,7 @@ async fn an_answer_claimed_by_a_process_that_died_is_delivered_once_after_restar
         app.state.runs().live().is_empty(),
         "a completed answer was resumed again"
     );
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     assert_eq!(
         messages["data"].as_array().unwrap().len(),
         2,
@@ -300,27 +264,27 @@ async fn another_users_question_is_not_found() {
     let (chat, correlation_id) = paused_chat(&app).await;
     let eve = app.create_user_with_key("eve").await;
     let stolen = app
-        .anonymous(
-            Method::POST,
-            &format!("/chat/api/{chat}/ask/{correlation_id}"),
-        )
-        .bearer_auth(&eve)
+        .as_key(&eve)
+        .chat_api()
+        .answer_ask(&chat, &correlation_id)
         .json(&json!({"answer": "Go"}))
         .send()
         .await
         .unwrap();
     assert_eq!(stolen.status(), 404);
     let via_openai = app
-        .anonymous(Method::POST, "/v1/chat/completions")
-        .bearer_auth(&eve)
+        .as_key(&eve)
+        .openai()
+        .chat_completions()
         .json(&json!({"x_ask_user_reply": {"correlation_id": correlation_id, "answer": "Go"}}))
         .send()
         .await
         .unwrap();
     assert_eq!(via_openai.status(), 404);
     let listing = app
-        .anonymous(Method::GET, &format!("/chat/api/{chat}/asks"))
-        .bearer_auth(&eve)
+        .as_key(&eve)
+        .chat_api()
+        .asks(&chat)
         .send()
         .await
         .unwrap();
@@ -332,19 +296,14 @@ async fn another_users_question_is_not_found() {
 async fn editing_while_a_question_is_pending_cancels_it() {
     let app = spawn_app().await;
     let (chat, correlation_id) = paused_chat(&app).await;
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let user_id = messages["data"][0]["id"].as_str().unwrap().to_string();
     app.upstream.script([Reply::text("A Go server, then.")]);
     let edited = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages/{user_id}/edit"),
-            &json!({"content": "Write me a Go server"}),
-        )
+        .chat_api()
+        .edit_message(&chat, &user_id)
+        .json(&json!({"content": "Write me a Go server"}))
+        .call()
         .await;
     let frames = read_all(edited).await;
     let cancelled = frames
@@ -356,12 +315,7 @@ async fn editing_while_a_question_is_pending_cancels_it() {
     assert_eq!(ask_status(&app, &correlation_id).await, "cancelled");
     let late = reply(&app, &chat, &correlation_id, json!("Rust")).await;
     assert_eq!(late.status(), 409);
-    let asks: Value = app
-        .get(&format!("/chat/api/{chat}/asks"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let asks: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(asks["data"], json!([]));
 }
 
@@ -444,11 +398,11 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
     app.send_text(&chat, "Skip that").await;
 
     let all: Value = app
-        .get(&format!("/chat/api/{chat}/asks?status=all"))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .chat_api()
+        .asks(&chat)
+        .with_query("status=all")
+        .read_json()
+        .await;
     let outcomes: Vec<(String, String, Value)> = all["data"]
         .as_array()
         .unwrap()
@@ -468,14 +422,14 @@ async fn every_recent_question_is_listed_with_its_outcome_for_a_reloaded_page() 
             (second, "cancelled".to_string(), Value::Null),
         ]
     );
-    let pending: Value = app
-        .get(&format!("/chat/api/{chat}/asks"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let pending: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(pending["data"], json!([]));
-    let bad = app.get(&format!("/chat/api/{chat}/asks?status=some")).await;
+    let bad = app
+        .chat_api()
+        .asks(&chat)
+        .with_query("status=some")
+        .call()
+        .await;
     assert_eq!(bad.status(), 400);
 }
 
@@ -488,10 +442,10 @@ async fn an_answers_tool_calls_are_recorded_before_and_after_a_pause_and_a_resta
         ask(json!({"question": "Which precision?", "options": ["1", "2"]})),
     ]);
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "compute", "enableTools": true}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "compute", "enableTools": true}))
+        .call()
         .await;
     let frames = read_all(response).await;
     let correlation_id = question_event(&frames)["correlation_id"]
@@ -511,12 +465,7 @@ async fn an_answers_tool_calls_are_recorded_before_and_after_a_pause_and_a_resta
         "42, and 1/0 has no value."
     );
 
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let answer = tree["data"]
         .as_array()
         .unwrap()
@@ -575,10 +524,10 @@ async fn a_resumed_run_counts_its_research_calls_against_the_same_project() {
         Reply::text("done"),
     ]);
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "compute", "enableTools": true}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "compute", "enableTools": true}))
+        .call()
         .await;
     let frames = read_all(response).await;
     let first = frames

@@ -2,23 +2,26 @@ use reqwest::Method;
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::helpers::{ADMIN_KEY, error_body, session_cookie, spawn_app};
 
 #[actix_web::test]
 async fn requests_without_credentials_get_a_401_json_error_everywhere() {
     let app = spawn_app().await;
-    for (method, path) in [
-        (Method::GET, "/v1/models"),
-        (Method::GET, "/chat/api/chats"),
-        (Method::POST, "/chat/api/chats"),
-        (Method::GET, "/auth/me"),
-        (Method::GET, "/auth/api-keys"),
+    let nobody = app.as_anonymous();
+    for request in [
+        nobody.openai().models(),
+        nobody.chat_api().list_chats(),
+        nobody.chat_api().create_chat(),
+        nobody.auth().me(),
+        nobody.auth().api_keys(),
     ] {
-        let response = app.anonymous(method.clone(), path).send().await.unwrap();
-        assert_eq!(response.status(), 401, "{method} {path}");
+        let what = request.describe();
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 401, "{what}");
         assert!(response.headers().contains_key("www-authenticate"));
         let error = error_body(response).await;
-        assert_eq!(error["code"], "unauthenticated", "{method} {path}");
+        assert_eq!(error["code"], "unauthenticated", "{what}");
         assert_eq!(error["type"], "authentication_error");
     }
 }
@@ -33,7 +36,9 @@ async fn a_wrong_or_malformed_bearer_token_is_refused() {
         "garbage",
     ] {
         let response = app
-            .anonymous(Method::GET, "/v1/models")
+            .as_anonymous()
+            .openai()
+            .models()
             .header("authorization", header)
             .send()
             .await
@@ -45,7 +50,7 @@ async fn a_wrong_or_malformed_bearer_token_is_refused() {
 #[actix_web::test]
 async fn the_bootstrap_key_authenticates_the_openai_api_and_upstream_gets_its_own_key() {
     let app = spawn_app().await;
-    let response = app.get("/v1/models").await;
+    let response = app.openai().models().call().await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["object"], "list");
@@ -83,7 +88,9 @@ async fn first_start_prints_a_one_time_login_link_that_logs_in_once() {
 
     // The cookie's old name is still read, so an upgrade signs nobody out.
     let me = app
-        .anonymous(Method::GET, "/auth/me")
+        .as_anonymous()
+        .auth()
+        .me()
         .header("cookie", format!("colloquy_session={cookie}"))
         .send()
         .await
@@ -107,15 +114,17 @@ async fn first_start_prints_a_one_time_login_link_that_logs_in_once() {
 async fn password_login_sets_a_session_that_logout_ends() {
     let app = spawn_app().await;
     let created = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "ada", "password": "analytical engine"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "ada", "password": "analytical engine"}))
+        .call()
         .await;
     assert_eq!(created.status(), 201);
 
     let wrong = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": "ada", "password": "difference engine"}))
         .send()
         .await
@@ -123,7 +132,9 @@ async fn password_login_sets_a_session_that_logout_ends() {
     assert_eq!(wrong.status(), 401);
 
     let login = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": "ada", "password": "analytical engine"}))
         .send()
         .await
@@ -132,7 +143,9 @@ async fn password_login_sets_a_session_that_logout_ends() {
     // The spec's documents API examples send the cookie as `session`.
     let cookie = format!("session={}", session_cookie(&login).unwrap());
     let chats = app
-        .anonymous(Method::GET, "/chat/api/chats")
+        .as_anonymous()
+        .chat_api()
+        .list_chats()
         .header("cookie", &cookie)
         .send()
         .await
@@ -144,7 +157,9 @@ async fn password_login_sets_a_session_that_logout_ends() {
     );
 
     let logout = app
-        .anonymous(Method::POST, "/auth/logout")
+        .as_anonymous()
+        .auth()
+        .logout()
         .header("cookie", &cookie)
         .header("origin", &app.address)
         .send()
@@ -152,7 +167,9 @@ async fn password_login_sets_a_session_that_logout_ends() {
         .unwrap();
     assert_eq!(logout.status(), 200);
     let after = app
-        .anonymous(Method::GET, "/auth/me")
+        .as_anonymous()
+        .auth()
+        .me()
         .header("cookie", &cookie)
         .send()
         .await
@@ -164,7 +181,10 @@ async fn password_login_sets_a_session_that_logout_ends() {
 async fn api_keys_are_stored_hashed_and_revocable() {
     let app = spawn_app().await;
     let created = app
-        .post_json("/auth/api-keys", &json!({"name": "laptop"}))
+        .auth()
+        .create_api_key()
+        .json(&json!({"name": "laptop"}))
+        .call()
         .await;
     assert_eq!(created.status(), 201);
     let body: Value = created.json().await.unwrap();
@@ -182,15 +202,10 @@ async fn api_keys_are_stored_hashed_and_revocable() {
         assert_eq!(row.key_hash.len(), 64);
     }
 
-    let with_new_key = app
-        .anonymous(Method::GET, "/auth/me")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let with_new_key = app.as_key(&key).auth().me().send().await.unwrap();
     assert_eq!(with_new_key.status(), 200);
 
-    let listed: Value = app.get("/auth/api-keys").await.json().await.unwrap();
+    let listed: Value = app.auth().api_keys().read_json().await;
     let names: Vec<&str> = listed["data"]
         .as_array()
         .unwrap()
@@ -203,18 +218,9 @@ async fn api_keys_are_stored_hashed_and_revocable() {
         "keys are never shown again"
     );
 
-    let revoked = app
-        .request(Method::DELETE, &format!("/auth/api-keys/{id}"))
-        .send()
-        .await
-        .unwrap();
+    let revoked = app.auth().revoke_api_key(&id).send().await.unwrap();
     assert_eq!(revoked.status(), 200);
-    let with_revoked = app
-        .anonymous(Method::GET, "/auth/me")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let with_revoked = app.as_key(&key).auth().me().send().await.unwrap();
     assert_eq!(with_revoked.status(), 401);
 }
 
@@ -223,8 +229,9 @@ async fn only_admins_create_users_and_usernames_are_unique() {
     let app = spawn_app().await;
     let bob_key = app.create_user_with_key("bob").await;
     let by_bob = app
-        .anonymous(Method::POST, "/auth/users")
-        .bearer_auth(&bob_key)
+        .as_key(&bob_key)
+        .auth()
+        .create_user()
         .json(&json!({"username": "mallory", "password": "a long password"}))
         .send()
         .await
@@ -233,24 +240,24 @@ async fn only_admins_create_users_and_usernames_are_unique() {
     assert_eq!(error_body(by_bob).await["code"], "forbidden");
 
     let duplicate = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "bob", "password": "another password"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "bob", "password": "another password"}))
+        .call()
         .await;
     assert_eq!(duplicate.status(), 409);
     let short = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "eve", "password": "short"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "eve", "password": "short"}))
+        .call()
         .await;
     assert_eq!(short.status(), 400);
     let bad_name = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "../etc", "password": "a long password"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "../etc", "password": "a long password"}))
+        .call()
         .await;
     assert_eq!(bad_name.status(), 400);
     let users = entities::users::Entity::find()

@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::json;
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{error_body, eventually, spawn_app_with};
 
@@ -32,8 +33,8 @@ async fn a_request_past_the_in_flight_limit_is_refused_with_retry_after_and_stor
     };
     let (first_body, second_body) = (body(&first), body(&second));
     let (one, two) = futures_util::join!(
-        app.post_json("/v1/chat/completions", &first_body),
-        app.post_json("/v1/chat/completions", &second_body)
+        app.openai().chat_completions().json(&first_body).call(),
+        app.openai().chat_completions().json(&second_body).call()
     );
     assert_eq!((one.status().as_u16(), two.status().as_u16()), (200, 200));
 
@@ -43,11 +44,11 @@ async fn a_request_past_the_in_flight_limit_is_refused_with_retry_after_and_stor
         .await
         .unwrap();
     let refused = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "x_chat_id": first,
-                "messages": [{"role": "user", "content": "one too many"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "x_chat_id": first,
+                "messages": [{"role": "user", "content": "one too many"}]}))
+        .call()
         .await;
     assert_eq!(refused.status(), 503);
     assert_eq!(refused.headers()["retry-after"], "7");
@@ -58,7 +59,7 @@ async fn a_request_past_the_in_flight_limit_is_refused_with_retry_after_and_stor
         "{error}"
     );
     // The chat API is held to the same limit; the probes and metrics are not.
-    assert_eq!(app.get("/chat/api/chats").await.status(), 503);
+    assert_eq!(app.chat_api().list_chats().call().await.status(), 503);
     assert_eq!(app.get("/health").await.status(), 200);
     assert_eq!(app.get("/metrics").await.status(), 200);
     let messages_after = entities::messages::Entity::find()
@@ -83,11 +84,11 @@ async fn a_request_past_the_in_flight_limit_is_refused_with_retry_after_and_stor
         Duration::from_secs(10),
         || async {
             let response = app
-                .post_json(
-                    "/v1/chat/completions",
-                    &json!({"model": "fake-model",
-                        "messages": [{"role": "user", "content": "now there is room"}]}),
-                )
+                .openai()
+                .chat_completions()
+                .json(&json!({"model": "fake-model",
+                        "messages": [{"role": "user", "content": "now there is room"}]}))
+                .call()
                 .await;
             (response.status() == 200).then_some(response)
         },
@@ -108,19 +109,19 @@ async fn a_client_that_goes_away_mid_stream_gives_its_place_back() {
         Reply::text("the next one"),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "stream": true,
-                "messages": [{"role": "user", "content": "slow"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "stream": true,
+                "messages": [{"role": "user", "content": "slow"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
-    assert_eq!(app.get("/chat/api/chats").await.status(), 503);
+    assert_eq!(app.chat_api().list_chats().call().await.status(), 503);
     drop(response);
     eventually(
         "the place of a dropped stream",
         Duration::from_secs(10),
-        || async { (app.get("/chat/api/chats").await.status() == 200).then_some(()) },
+        || async { (app.chat_api().list_chats().call().await.status() == 200).then_some(()) },
     )
     .await;
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app_with};
 
@@ -151,10 +152,10 @@ async fn the_ui_is_served_to_a_signed_out_visitor_as_a_sign_in_page_under_a_stri
 async fn people_sign_in_with_the_link_or_a_password_and_an_expired_session_keeps_the_draft() {
     let app = browser_app(|_| {}).await;
     let created = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "ada", "password": "analytical engine"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "ada", "password": "analytical engine"}))
+        .call()
         .await;
     assert_eq!(created.status(), 201);
     run_scenario(&app, "sign_in", &[]).await;
@@ -350,16 +351,11 @@ async fn deep_think_is_switched_on_in_settings_and_shows_its_plan_sub_tasks_and_
         completions >= 7,
         "the plan, three sub-tasks (the last tried three times) and the synthesis: {completions}"
     );
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let artifacts: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let artifacts: Value = app.chat_api().artifacts(chat).read_json().await;
     assert!(
         artifacts["artifacts"]
             .as_array()
@@ -378,7 +374,7 @@ async fn a_chat_set_to_summarize_says_when_older_messages_were_summarised() {
     app.upstream
         .script((0..4).map(|turn| text(&format!("answer {turn}."))));
     run_scenario(&app, "long_chat", &[]).await;
-    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     let chat = &listed["data"][0];
     assert_eq!(
         chat["context_strategy"], "drop",
@@ -466,10 +462,10 @@ async fn a_question_that_expired_unanswered_says_so() {
         json!({"question": "Which port?", "options": ["8080", "9090"]}),
     )]);
     let paused = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "Serve it"}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "Serve it"}))
+        .call()
         .await;
     crate::sse::read_all(paused).await;
     let expired = entities::pending_asks::Entity::update_many()
@@ -503,16 +499,11 @@ async fn documents_upload_with_progress_resume_after_a_dropped_connection_badge_
     .await;
     app.upstream.script([text("Ready for your files.")]);
     run_scenario(&app, "documents", &[]).await;
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app
-        .get(&format!("/chat/api/{chat}/documents"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().documents(chat).read_json().await;
     let documents = listed["documents"].as_array().expect("a list");
     let names: Vec<&str> = documents
         .iter()
@@ -547,16 +538,11 @@ async fn memories_are_listed_added_edited_deleted_and_a_model_save_appears_live(
         text("Saved.").delay(Duration::from_millis(2500)),
     ]);
     run_scenario(&app, "memory", &[]).await;
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app
-        .get(&format!("/chat/api/{chat}/memories"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().memories(chat).read_json().await;
     let mut contents: Vec<&str> = listed["memories"]
         .as_array()
         .expect("a list")
@@ -601,16 +587,11 @@ async fn artifacts_of_every_type_render_in_the_panel_safely_with_versions_copy_a
     ]);
     run_scenario(&app, "artifacts", &[]).await;
 
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let listed: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().artifacts(chat).read_json().await;
     assert_eq!(listed["total"], 7, "{listed}");
     let version_of = |identifier: &str| {
         listed["artifacts"]
@@ -622,7 +603,9 @@ async fn artifacts_of_every_type_render_in_the_panel_safely_with_versions_copy_a
     assert_eq!(version_of("flow.mmd"), Some(json!(2)));
     // What the iframe loaded: the page inline, under a sandboxing CSP of its own.
     let preview = app
-        .get(&format!("/chat/api/{chat}/artifacts/probe.html/preview"))
+        .chat_api()
+        .artifact_preview(chat, "probe.html")
+        .call()
         .await;
     assert_eq!(preview.status(), 200);
     let csp = preview.headers()["content-security-policy"]
@@ -643,11 +626,13 @@ async fn artifacts_of_every_type_render_in_the_panel_safely_with_versions_copy_a
 async fn a_chats_agent_is_picked_in_settings_and_the_tools_switch_shows_what_it_allows() {
     let app = browser_app(|_| {}).await;
     let created = app
-        .post_json(
-            "/api/agents",
+        .api()
+        .create_agent()
+        .json(
             &json!({"name": "Calculator", "enabled_tools": ["calculator"],
                     "system_prompt": "Only calculate."}),
         )
+        .call()
         .await;
     assert_eq!(created.status(), 201);
     app.upstream.script([
@@ -693,16 +678,11 @@ async fn reasoning_streams_open_then_folds_above_the_answer_and_stays_folded_aft
     )
     .event_gap(Duration::from_millis(120))]);
     run_scenario(&app, "reasoning", &[]).await;
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let chat = chats["data"][0]["id"]
         .as_str()
         .expect("the scenario's chat");
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(chat).read_json().await;
     let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         answer["content"],
@@ -767,9 +747,9 @@ async fn a_knowledge_base_is_made_filled_given_to_an_agent_and_searched_in_its_c
         "{result}"
     );
     // Deleted on its page: gone, and the agent no longer names it.
-    let listed: Value = app.get("/api/knowledge-bases").await.json().await.unwrap();
+    let listed: Value = app.api().knowledge_bases().read_json().await;
     assert_eq!(listed["knowledge_bases"], json!([]));
-    let agents: Value = app.get("/api/agents").await.json().await.unwrap();
+    let agents: Value = app.api().agents().read_json().await;
     assert_eq!(agents["agents"][0]["knowledge_base_ids"], json!([]));
 }
 
@@ -790,22 +770,16 @@ async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_a
     )
     .await;
     let ticking: Value = app
-        .post_json(
-            "/api/schedules",
+        .api()
+        .create_schedule()
+        .json(
             &json!({"name": "Sums each second", "cron": "* * * * * *", "workflow_id": sums["id"]}),
         )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     let ticking = ticking["id"].as_str().unwrap().to_string();
     crate::helpers::eventually("a firing", std::time::Duration::from_secs(20), || async {
-        let view: Value = app
-            .get(&format!("/api/schedules/{ticking}"))
-            .await
-            .json()
-            .await
-            .unwrap();
+        let view: Value = app.api().schedule(&ticking).read_json().await;
         view["last_runs"]
             .as_array()?
             .iter()
@@ -813,7 +787,10 @@ async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_a
             .then_some(())
     })
     .await;
-    app.post_json(&format!("/api/schedules/{ticking}/pause"), &json!({}))
+    app.api()
+        .pause_schedule(&ticking)
+        .json(&json!({}))
+        .call()
         .await;
     let workflow = crate::workflows::create_workflow(
         &app,
@@ -824,20 +801,13 @@ async fn the_automations_page_lists_workflows_and_schedules_and_pauses_resumes_a
     )
     .await;
     let created = app
-        .post_json(
-            "/api/schedules",
-            &json!({"name": "Weekday digest", "cron": "0 9 * * 1-5", "time_zone": "Europe/Paris", "workflow_id": workflow["id"]}),
-        )
+        .api().create_schedule().json(&json!({"name": "Weekday digest", "cron": "0 9 * * 1-5", "time_zone": "Europe/Paris", "workflow_id": workflow["id"]})).call()
         .await;
     assert_eq!(created.status(), 201);
     let created: Value = created.json().await.unwrap();
     run_scenario(&app, "automations", &[]).await;
     let id = created["id"].as_str().unwrap();
-    assert_eq!(
-        app.get(&format!("/api/schedules/{id}")).await.status(),
-        404,
-        "deleted"
-    );
-    let listed: Value = app.get("/api/workflows").await.json().await.unwrap();
+    assert_eq!(app.api().schedule(id).call().await.status(), 404, "deleted");
+    let listed: Value = app.api().workflows().read_json().await;
     assert_eq!(listed["total"], 2, "the workflows stay");
 }

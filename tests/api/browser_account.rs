@@ -5,10 +5,10 @@
 
 use std::process::Command;
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::browser::{browser_app, run_scenario};
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::TestApp;
 use crate::openai_python::python_with_openai;
@@ -23,7 +23,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
     let out = app.data_dir.path().join("account-scenario.json");
     run_scenario(&app, "account", &[("OUT_FILE", out.display().to_string())]).await;
     let handed: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let account: Value = app.get("/auth/account").await.json().await.unwrap();
+    let account: Value = app.auth().account().read_json().await;
     assert_eq!(
         account["time_zone"], "Europe/Paris",
         "the page saved the zone"
@@ -53,7 +53,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
     );
     assert_eq!(stdout.trim(), "Hello from your script.");
 
-    let keys: Value = app.get("/auth/api-keys").await.json().await.unwrap();
+    let keys: Value = app.auth().api_keys().read_json().await;
     let used = keys["data"]
         .as_array()
         .unwrap()
@@ -64,7 +64,7 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
         used["last_used_at"].is_string(),
         "its use is recorded: {used}"
     );
-    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     assert_eq!(me["display_name"], "Ada Admin");
 }
 
@@ -72,15 +72,17 @@ async fn an_api_key_made_on_the_account_page_works_with_the_openai_python_sdk() 
 async fn a_password_changed_on_the_account_page_signs_the_other_browser_out() {
     let app = browser_app(|_| {}).await;
     let made = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "pat", "password": "old password 1"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "pat", "password": "old password 1"}))
+        .call()
         .await;
     assert_eq!(made.status(), 201);
     run_scenario(&app, "account_password", &[]).await;
     let login = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": "pat", "password": "new password 2"}))
         .send()
         .await
@@ -94,7 +96,10 @@ async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those()
     app.upstream
         .script([Reply::text("Answered by the researcher.")]);
     let kb = app
-        .post_json("/api/knowledge-bases", &json!({"name": "Gold notes"}))
+        .api()
+        .create_knowledge_base()
+        .json(&json!({"name": "Gold notes"}))
+        .call()
         .await;
     assert_eq!(kb.status(), 201, "a knowledge base to choose");
     run_scenario(&app, "agents_page", &[]).await;
@@ -122,18 +127,13 @@ async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those()
         first.starts_with("Cite your sources, briefly."),
         "the edited instructions come first: {first}"
     );
-    let agents: Value = app.get("/api/agents").await.json().await.unwrap();
+    let agents: Value = app.api().agents().read_json().await;
     assert_eq!(agents["total"], 1, "deleted: only the default is left");
 }
 
 /// The tree of `chat` as shape: roles, texts, parents' positions, the active branch.
 async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(chat).read_json().await;
     let nodes = tree["data"].as_array().unwrap().clone();
     let position = |id: &Value| nodes.iter().position(|n| &n["id"] == id);
     nodes
@@ -163,12 +163,7 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
         Reply::text("Porto, for the wine."),
     ]);
     app.send_text(&chat, "Where should I go?").await;
-    let path: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let path: Value = app.chat_api().messages(&chat).read_json().await;
     let answer = path["data"]
         .as_array()
         .unwrap()
@@ -179,10 +174,8 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
         .unwrap()
         .to_string();
     let regen = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{answer}/regenerate"),
-        )
+        .chat_api()
+        .regenerate(&chat, &answer)
         .send()
         .await
         .unwrap();
@@ -190,7 +183,7 @@ async fn a_chat_exported_and_imported_in_the_browser_has_the_same_tree() {
     read_all(regen).await;
 
     run_scenario(&app, "export", &[]).await;
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let copy = chats["data"]
         .as_array()
         .unwrap()
@@ -210,10 +203,10 @@ async fn a_key_revoked_and_a_session_signed_out_on_the_account_page_stop_working
         .unwrap();
     let app = browser_app(|_| {}).await;
     let made = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "pat", "password": "pat password 1"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "pat", "password": "pat password 1"}))
+        .call()
         .await;
     assert_eq!(made.status(), 201);
     let out = app.data_dir.path().join("account-actions.json");

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::browser::{browser_app, run_scenario};
+use crate::client::Call;
 use crate::fake_upstream::{FakeUpstream, Reply};
 use crate::providers::provider;
 
@@ -17,10 +18,10 @@ async fn an_admin_creates_a_user_who_signs_in_with_the_link_and_gets_no_admin_pa
     .await;
     crate::mcp::connected(&app, "local").await;
     let made = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "dan", "password": "dan password 1"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "dan", "password": "dan password 1"}))
+        .call()
         .await;
     assert_eq!(made.status(), 201);
     run_scenario(
@@ -29,12 +30,7 @@ async fn an_admin_creates_a_user_who_signs_in_with_the_link_and_gets_no_admin_pa
         &[("VERSION", env!("CARGO_PKG_VERSION").to_string())],
     )
     .await;
-    let users = app
-        .get("/admin/api/users")
-        .await
-        .json::<Value>()
-        .await
-        .unwrap();
+    let users = app.admin().users().read_json::<Value>().await;
     let users = users["data"].as_array().unwrap();
     assert_eq!(users.len(), 2, "carol was deleted: {users:?}");
     let dan = users.iter().find(|u| u["username"] == "dan").unwrap();

@@ -4,21 +4,16 @@
 use entities::ids::{ChatId, RunId};
 use std::time::{Duration, Instant};
 
-use reqwest::Method;
 use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all, read_until};
 
 async fn active_messages(app: &TestApp, chat_id: &str) -> Vec<Value> {
-    let body: Value = app
-        .get(&format!("/chat/api/{chat_id}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body: Value = app.chat_api().messages(chat_id).read_json().await;
     body["data"].as_array().unwrap().clone()
 }
 
@@ -372,12 +367,7 @@ async fn after_a_failed_turn_the_next_request_still_alternates_roles() {
         .script([Reply::status(500, "exploded"), Reply::text("Hello again.")]);
     app.send(&chat, json!({"content": "hello"})).await;
     // The failed turn is answered on its branch by a message that carries the error.
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let failed = &tree["data"][1];
     assert_eq!(failed["role"], "assistant", "{tree}");
     assert_eq!(failed["stop_reason"], "upstream_error");
@@ -411,10 +401,10 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
     app.upstream
         .script([Reply::text(text).event_gap(Duration::from_millis(80))]);
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "count"}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "count"}))
+        .call()
         .await;
     let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
     let mut deltas = 0;
@@ -440,10 +430,8 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
     )
     .await;
     let rest = app
-        .request(
-            Method::GET,
-            &format!("/chat/api/{chat}/runs/{run_id}/events"),
-        )
+        .chat_api()
+        .run_events(&chat, &run_id)
         .header("last-event-id", last_seen.to_string())
         .send()
         .await
@@ -459,10 +447,9 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
     assert_eq!(rest.last().unwrap().data, "[DONE]");
 
     let replay = app
-        .request(
-            Method::GET,
-            &format!("/chat/api/{chat}/runs/{run_id}/events?after=0"),
-        )
+        .chat_api()
+        .run_events(&chat, &run_id)
+        .with_query("after=0")
         .send()
         .await
         .unwrap();
@@ -474,11 +461,9 @@ async fn a_client_that_disconnects_can_reattach_and_get_the_missed_events_in_ord
 
     let eve = app.create_user_with_key("eve").await;
     let stolen = app
-        .anonymous(
-            Method::GET,
-            &format!("/chat/api/{chat}/runs/{run_id}/events"),
-        )
-        .bearer_auth(eve)
+        .as_key(&eve)
+        .chat_api()
+        .run_events(&chat, &run_id)
         .send()
         .await
         .unwrap();
@@ -493,22 +478,19 @@ async fn cancel_stops_the_upstream_request_and_keeps_what_was_generated() {
         Reply::text("a b c d e f g h i j k l m n o p").event_gap(Duration::from_millis(150))
     ]);
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "talk"}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "talk"}))
+        .call()
         .await;
     let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
-    let cancel_url = format!("/chat/api/{chat}/runs/{run_id}/cancel");
     let mut cancelled = false;
     let frames = read_until(response, |frame| {
         if frame.kind() == "content" && !cancelled {
             cancelled = true;
-            let app_url = app.url(&cancel_url);
-            let client = app.http.clone();
-            let key = app.api_key.clone();
+            let cancel = app.chat_api().cancel_run(&chat, &run_id);
             actix_web::rt::spawn(async move {
-                client.post(app_url).bearer_auth(key).send().await.unwrap();
+                cancel.send().await.unwrap();
             });
         }
         frame.data == "[DONE]"
@@ -553,10 +535,10 @@ async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_pa
     let germany_id = path[2]["id"].as_str().unwrap().to_string();
 
     let edit = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages/{germany_id}/edit"),
-            &json!({"content": "And Italy?"}),
-        )
+        .chat_api()
+        .edit_message(&chat, &germany_id)
+        .json(&json!({"content": "And Italy?"}))
+        .call()
         .await;
     assert_eq!(edit.status(), 200);
     read_all(edit).await;
@@ -582,10 +564,8 @@ async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_pa
     let rome_id = path[3]["id"].as_str().unwrap().to_string();
 
     let regen = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{rome_id}/regenerate"),
-        )
+        .chat_api()
+        .regenerate(&chat, &rome_id)
         .send()
         .await
         .unwrap();
@@ -600,12 +580,7 @@ async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_pa
     assert_eq!(contents(&path)[3], "assistant:Roma!");
     assert_eq!(path[3]["parent_id"], path[2]["id"]);
 
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let nodes = tree["data"].as_array().unwrap();
     assert_eq!(nodes.len(), 7);
     let siblings_of_rome: Vec<&Value> = nodes
@@ -615,10 +590,8 @@ async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_pa
     assert_eq!(siblings_of_rome.len(), 2);
 
     let switched = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{germany_id}/switch"),
-        )
+        .chat_api()
+        .switch_branch(&chat, &germany_id)
         .send()
         .await
         .unwrap();
@@ -627,17 +600,17 @@ async fn edit_and_regenerate_make_siblings_and_the_model_sees_only_the_active_pa
     assert_eq!(contents(&path)[3], "assistant:Berlin is the capital.");
 
     let editing_an_answer = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages/{rome_id}/edit"),
-            &json!({"content": "nope"}),
-        )
+        .chat_api()
+        .edit_message(&chat, &rome_id)
+        .json(&json!({"content": "nope"}))
+        .call()
         .await;
     assert_eq!(editing_an_answer.status(), 400);
     let unknown = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages/{}/edit", uuid::Uuid::new_v4()),
-            &json!({"content": "nope"}),
-        )
+        .chat_api()
+        .edit_message(&chat, uuid::Uuid::new_v4())
+        .json(&json!({"content": "nope"}))
+        .call()
         .await;
     assert_eq!(unknown.status(), 404);
 }
@@ -685,17 +658,15 @@ async fn a_restart_keeps_every_acknowledged_message_and_the_active_branch() {
     let first = active_messages(&app, &chat).await;
     let a_id = first[0]["id"].as_str().unwrap().to_string();
     let edit = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages/{a_id}/edit"),
-            &json!({"content": "B"}),
-        )
+        .chat_api()
+        .edit_message(&chat, &a_id)
+        .json(&json!({"content": "B"}))
+        .call()
         .await;
     read_all(edit).await;
     let switched = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{a_id}/switch"),
-        )
+        .chat_api()
+        .switch_branch(&chat, &a_id)
         .send()
         .await
         .unwrap();
@@ -708,12 +679,7 @@ async fn a_restart_keeps_every_acknowledged_message_and_the_active_branch() {
         ["user:A", "assistant:A1"],
         "the switched-to branch is active"
     );
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     assert_eq!(tree["data"].as_array().unwrap().len(), 4);
 }
 
@@ -727,7 +693,8 @@ async fn chats_are_independent_a_slow_model_in_one_does_not_delay_another() {
         Reply::text("fast answer"),
     ]);
     let slow_request = app
-        .request(Method::POST, &format!("/chat/api/{slow}/messages"))
+        .chat_api()
+        .send_message(&slow)
         .json(&json!({"content": "slow"}));
     let slow_request =
         actix_web::rt::spawn(async move { read_all(slow_request.send().await.unwrap()).await });
@@ -829,10 +796,10 @@ async fn cancelling_during_a_tool_call_stops_the_tool() {
         Reply::text("never"),
     ]);
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "wait", "web_search_options": {"x_tools": ["sleep"]}}))
+        .call()
         .await;
     let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
     let started = Instant::now();
@@ -840,11 +807,9 @@ async fn cancelling_during_a_tool_call_stops_the_tool() {
     let frames = read_until(response, |frame| {
         if frame.kind() == "tool_call" && !sent {
             sent = true;
-            let url = app.url(&format!("/chat/api/{chat}/runs/{run_id}/cancel"));
-            let client = app.http.clone();
-            let key = app.api_key.clone();
+            let cancel = app.chat_api().cancel_run(&chat, &run_id);
             actix_web::rt::spawn(async move {
-                client.post(url).bearer_auth(key).send().await.unwrap();
+                cancel.send().await.unwrap();
             });
         }
         frame.data == "[DONE]"
@@ -919,25 +884,20 @@ async fn research_tools_are_rate_limited_per_project_with_the_seed_message() {
     );
     let other_user = app.create_user_with_key("other").await;
     let their_chat: Value = app
-        .anonymous(Method::POST, "/chat/api/chats")
-        .bearer_auth(&other_user)
+        .as_key(&other_user)
+        .chat_api()
+        .create_chat()
         .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .read_json()
+        .await;
     app.upstream.script([
         Reply::tool_call("d", "calculator", json!({"expression": "4+4"})),
         Reply::text("ok"),
     ]);
     let theirs = app
-        .anonymous(
-            Method::POST,
-            &format!("/chat/api/{}/messages", their_chat["id"].as_str().unwrap()),
-        )
-        .bearer_auth(&other_user)
+        .as_key(&other_user)
+        .chat_api()
+        .send_message(their_chat["id"].as_str().unwrap())
         .json(&json!({"content": "one", "enableTools": true}))
         .send()
         .await
@@ -971,12 +931,12 @@ async fn tool_arguments_that_are_not_json_are_shown_as_the_model_sent_them() {
         Reply::text("Those arguments were broken."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "stream": true,
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "stream": true,
                     "messages": [{"role": "user", "content": "Read example.com"}],
-                    "web_search_options": {"x_tools": ["fetch_url"]}}),
-        )
+                    "web_search_options": {"x_tools": ["fetch_url"]}}))
+        .call()
         .await;
     let frames = read_all(response).await;
     let reading = frames
@@ -1083,17 +1043,8 @@ fn summary_requests(app: &TestApp) -> Vec<Value> {
 }
 
 async fn summarizing_chat(app: &TestApp) -> String {
-    let created = app
-        .post_json(
-            "/chat/api/chats",
-            &json!({"title": "Long", "context_strategy": "summarize"}),
-        )
-        .await;
-    assert_eq!(created.status(), 201);
-    created.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    app.new_chat_with(&json!({"title": "Long", "context_strategy": "summarize"}))
+        .await
 }
 
 #[actix_web::test]

@@ -1,6 +1,6 @@
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::helpers::{error_body, spawn_app};
 
 #[actix_web::test]
@@ -8,39 +8,31 @@ async fn chats_can_be_created_listed_renamed_and_deleted() {
     let app = spawn_app().await;
     let first = app.create_chat("First").await;
     let second = app.create_chat("Second").await;
-    let untitled = app.post_json("/chat/api/chats", &json!({})).await;
+    let untitled = app.chat_api().create_chat().json(&json!({})).call().await;
     assert_eq!(untitled.status(), 201);
     let untitled: Value = untitled.json().await.unwrap();
     assert_eq!(untitled["title"], "New chat");
 
-    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(listed["data"].as_array().unwrap().len(), 3);
 
     let id = first["id"].as_str().unwrap();
     let renamed = app
-        .request(Method::PATCH, &format!("/chat/api/chats/{id}"))
+        .chat_api()
+        .update_chat(id)
         .json(&json!({"title": "  Renamed  "}))
         .send()
         .await
         .unwrap();
     assert_eq!(renamed.status(), 200);
-    let fetched: Value = app
-        .get(&format!("/chat/api/chats/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let fetched: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(fetched["title"], "Renamed");
 
-    let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/chats/{id}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.chat_api().delete_chat(id).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
-    let gone = app.get(&format!("/chat/api/chats/{id}")).await;
+    let gone = app.chat_api().chat(id).call().await;
     assert_eq!(gone.status(), 404);
-    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     let ids: Vec<&str> = listed["data"]
         .as_array()
         .unwrap()
@@ -57,48 +49,45 @@ async fn another_users_chat_is_a_404_for_every_verb() {
     let chat = app.create_chat("Private").await;
     let id = chat["id"].as_str().unwrap();
     let eve = app.create_user_with_key("eve").await;
-    for method in [Method::GET, Method::PATCH, Method::DELETE] {
-        let response = app
-            .anonymous(method.clone(), &format!("/chat/api/chats/{id}"))
-            .bearer_auth(&eve)
+    let as_eve = app.as_key(&eve).chat_api();
+    for request in [
+        as_eve.chat(id),
+        as_eve.update_chat(id),
+        as_eve.delete_chat(id),
+    ] {
+        let what = request.describe();
+        let response = request
             .json(&json!({"title": "pwned"}))
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), 404, "{method}");
+        assert_eq!(response.status(), 404, "{what}");
         assert_eq!(error_body(response).await["code"], "not_found");
     }
-    let eves: Value = app
-        .anonymous(Method::GET, "/chat/api/chats")
-        .bearer_auth(&eve)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let eves: Value = app.as_key(&eve).chat_api().list_chats().read_json().await;
     assert_eq!(eves["data"], json!([]));
-    let still_there: Value = app
-        .get(&format!("/chat/api/chats/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let still_there: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(still_there["title"], "Private");
 }
 
 #[actix_web::test]
 async fn malformed_chat_ids_and_titles_are_client_errors() {
     let app = spawn_app().await;
-    let response = app.get("/chat/api/chats/not-a-uuid").await;
+    let response = app.chat_api().chat("not-a-uuid").call().await;
     assert_eq!(response.status(), 404);
     let long_title = "x".repeat(201);
     let response = app
-        .post_json("/chat/api/chats", &json!({"title": long_title}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": long_title}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let response = app
-        .post_json("/chat/api/chats", &json!({"title": "   "}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": "   "}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
 }
@@ -112,29 +101,19 @@ async fn a_chat_lists_its_running_runs_so_a_reloaded_page_can_reattach() {
         .script([crate::fake_upstream::Reply::text("one two three four")
             .event_gap(std::time::Duration::from_millis(300))]);
     let stream = app
-        .post_json(
-            &format!("/chat/api/{id}/messages"),
-            &json!({"content": "Count"}),
-        )
+        .chat_api()
+        .send_message(id)
+        .json(&json!({"content": "Count"}))
+        .call()
         .await;
     let run_id = stream.headers()["x-run-id"].to_str().unwrap().to_string();
-    let view: Value = app
-        .get(&format!("/chat/api/chats/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let view: Value = app.chat_api().chat(id).read_json().await;
     let running = view["running_runs"].as_array().unwrap();
     assert_eq!(running.len(), 1, "{view}");
     assert_eq!(running[0]["id"], run_id.as_str());
     assert!(running[0]["user_message_id"].is_string());
     stream.text().await.unwrap();
-    let after: Value = app
-        .get(&format!("/chat/api/chats/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let after: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(after["running_runs"], json!([]));
 }
 
@@ -144,25 +123,25 @@ async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
     let plain = app.create_chat("Plain").await;
     assert_eq!(plain["context_strategy"], "drop", "the server's default");
     let created = app
-        .post_json(
-            "/chat/api/chats",
-            &json!({"title": "Long", "context_strategy": "summarize"}),
-        )
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": "Long", "context_strategy": "summarize"}))
+        .call()
         .await;
     assert_eq!(created.status(), 201);
     let created: Value = created.json().await.unwrap();
     assert_eq!(created["context_strategy"], "summarize");
 
     let id = plain["id"].as_str().unwrap();
-    let path = format!("/chat/api/chats/{id}");
     let changed = app
-        .request(Method::PATCH, &path)
+        .chat_api()
+        .update_chat(id)
         .json(&json!({"context_strategy": "summarize"}))
         .send()
         .await
         .unwrap();
     assert_eq!(changed.status(), 200);
-    let fetched: Value = app.get(&path).await.json().await.unwrap();
+    let fetched: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(fetched["context_strategy"], "summarize");
     assert_eq!(fetched["title"], "Plain", "the title is left as it was");
 
@@ -175,7 +154,8 @@ async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
         (json!({}), "invalid_request", "context_strategy"),
     ] {
         let refused = app
-            .request(Method::PATCH, &path)
+            .chat_api()
+            .update_chat(id)
             .json(&bad)
             .send()
             .await
@@ -186,6 +166,6 @@ async fn a_chats_context_strategy_is_set_at_creation_or_later_and_checked() {
         let message = body["message"].as_str().unwrap();
         assert!(message.contains(says), "{message}");
     }
-    let fetched: Value = app.get(&path).await.json().await.unwrap();
+    let fetched: Value = app.chat_api().chat(id).read_json().await;
     assert_eq!(fetched["context_strategy"], "summarize");
 }

@@ -17,11 +17,17 @@ use futures_util::StreamExt;
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend, Statement};
 use serde_json::{Value, json};
 
+use crate::client::{Call, Client};
 use crate::fake_upstream::{FakeUpstream, Reply};
 use crate::helpers::ADMIN_KEY;
 use crate::postgres::OwnDatabase;
 use crate::sse::{content, drain_frames};
 use crate::subprocess::{Background, start_within};
+
+/// The typed client for `base`, with the admin's key.
+fn as_admin<'a>(http: &'a reqwest::Client, base: &'a str) -> Client<'a> {
+    Client::with_key(http, base, ADMIN_KEY)
+}
 
 const BINARY: &str = env!("CARGO_BIN_EXE_colloquy");
 const PROCESS_LIMIT: Duration = Duration::from_secs(300);
@@ -111,9 +117,9 @@ async fn owner_of(db: &DatabaseConnection, chat: &str) -> Option<String> {
 
 /// Sends a message and reads its whole stream: the process that served it and the answer.
 async fn send(http: &reqwest::Client, node: &Node, chat: &str, text: &str) -> (String, String) {
-    let response = http
-        .post(format!("{}/chat/api/{chat}/messages", node.base))
-        .bearer_auth(ADMIN_KEY)
+    let response = as_admin(http, &node.base)
+        .chat_api()
+        .send_message(chat)
         .json(&json!({"content": text}))
         .send()
         .await
@@ -198,17 +204,11 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     // 200 chats, made through all three.
     let mut chats = Vec::new();
     for i in 0..CHATS {
-        let made: Value = http
-            .post(format!("{}/chat/api/chats", nodes[i % 3].base))
-            .bearer_auth(ADMIN_KEY)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        chats.push(made["id"].as_str().unwrap().to_string());
+        chats.push(
+            as_admin(&http, &nodes[i % 3].base)
+                .new_chat_with(&json!({}))
+                .await,
+        );
     }
 
     // Each chat's turns go round-robin to all three processes; each is served by its owner.
@@ -245,9 +245,9 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
         let text = format!("v1 turn in {chat}");
         let owner = owner_of(&db, chat).await.unwrap();
         let node = nodes.iter().find(|n| n.id != owner).unwrap();
-        let response = http
-            .post(format!("{}/v1/chat/completions", node.base))
-            .bearer_auth(ADMIN_KEY)
+        let response = as_admin(&http, &node.base)
+            .openai()
+            .chat_completions()
             .json(&json!({
                 "messages": [{"role": "user", "content": text}],
                 "x_chat_id": chat,
@@ -275,9 +275,9 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     }
     // Reads too reach the owner, from any process.
     for (i, chat) in chats.iter().enumerate().take(30) {
-        let response = http
-            .get(format!("{}/chat/api/{chat}/tree", nodes[(i + 1) % 3].base))
-            .bearer_auth(ADMIN_KEY)
+        let response = as_admin(&http, &nodes[(i + 1) % 3].base)
+            .chat_api()
+            .tree(chat)
             .send()
             .await
             .unwrap();
@@ -344,9 +344,9 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
             Reply::text("You chose, and here is the rest."),
         ],
     );
-    let question = http
-        .post(format!("{}/chat/api/{paused}/messages", nodes[0].base))
-        .bearer_auth(ADMIN_KEY)
+    let question = as_admin(&http, &nodes[0].base)
+        .chat_api()
+        .send_message(&paused)
         .json(&json!({"content": "ask-marker"}))
         .send()
         .await
@@ -367,9 +367,9 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
         "slow-marker",
         [Reply::text(&"word ".repeat(60)).event_gap(Duration::from_millis(150))],
     );
-    let stream = http
-        .post(format!("{}/chat/api/{streaming}/messages", nodes[1].base))
-        .bearer_auth(ADMIN_KEY)
+    let stream = as_admin(&http, &nodes[1].base)
+        .chat_api()
+        .send_message(&streaming)
         .json(&json!({"content": "slow-marker"}))
         .send()
         .await
@@ -427,12 +427,10 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
     // Within the lease time and a few seconds, the dead process's chats answer elsewhere.
     let survivors = [&nodes[0], &nodes[1]];
     let response = once_taken_over(killed, LEASE_SECS + 8, || {
-        http.post(format!(
-            "{}/chat/api/{streaming}/messages",
-            survivors[0].base
-        ))
-        .bearer_auth(ADMIN_KEY)
-        .json(&json!({"content": "after the kill"}))
+        as_admin(&http, &survivors[0].base)
+            .chat_api()
+            .send_message(&streaming)
+            .json(&json!({"content": "after the kill"}))
     })
     .await;
     let served = response.headers()[SERVED_BY].to_str().unwrap().to_string();
@@ -476,12 +474,10 @@ async fn three_processes_share_chats_by_lease_and_survive_one_killed_mid_stream(
 
     // The question asked on the dead process is answered through another.
     let answered = once_taken_over(killed, LEASE_SECS + 15, || {
-        http.post(format!(
-            "{}/chat/api/{paused}/ask/{correlation_id}",
-            survivors[1].base
-        ))
-        .bearer_auth(ADMIN_KEY)
-        .json(&json!({"answer": "Left"}))
+        as_admin(&http, &survivors[1].base)
+            .chat_api()
+            .answer_ask(&paused, &correlation_id)
+            .json(&json!({"answer": "Left"}))
     })
     .await;
     assert_ne!(answered.headers()[SERVED_BY].to_str().unwrap(), victim);
@@ -619,12 +615,8 @@ async fn execute(db: &DatabaseConnection, sql: &str, chat: &str) {
 /// A process's `/health/ready`.
 async fn ready(http: &reqwest::Client, node: &Node) -> Value {
     http.get(format!("{}/health/ready", node.base))
-        .send()
+        .read_json()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 async fn failovers(http: &reqwest::Client, node: &Node) -> u64 {
@@ -641,12 +633,9 @@ async fn reattach(
     run_id: &str,
     last_seen: usize,
 ) -> reqwest::Response {
-    let response = http
-        .get(format!(
-            "{}/chat/api/{chat}/runs/{run_id}/events",
-            node.base
-        ))
-        .bearer_auth(ADMIN_KEY)
+    let response = as_admin(http, &node.base)
+        .chat_api()
+        .run_events(chat, run_id)
         .header("last-event-id", last_seen.to_string())
         .send()
         .await
@@ -675,17 +664,7 @@ async fn work_a_dead_owner_left_in_a_chat_is_finished_by_the_next_owner() {
     // Four chats, each with a processed document, made through this process.
     let mut chats = Vec::new();
     for name in ["processing", "placed", "unasked", "lapsed"] {
-        let made: Value = http
-            .post(format!("{}/chat/api/chats", node.base))
-            .bearer_auth(ADMIN_KEY)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let chat = made["id"].as_str().unwrap().to_string();
+        let chat = as_admin(&http, &node.base).new_chat_with(&json!({})).await;
         let form = reqwest::multipart::Form::new().part(
             "file",
             reqwest::multipart::Part::bytes(
@@ -693,9 +672,9 @@ async fn work_a_dead_owner_left_in_a_chat_is_finished_by_the_next_owner() {
             )
             .file_name(format!("{name}.txt")),
         );
-        let uploaded = http
-            .post(format!("{}/chat/api/{chat}/documents", node.base))
-            .bearer_auth(ADMIN_KEY)
+        let uploaded = as_admin(&http, &node.base)
+            .chat_api()
+            .upload_document(&chat)
             .multipart(form)
             .send()
             .await
@@ -806,17 +785,7 @@ async fn an_idle_chat_lets_its_lease_lapse_and_another_process_takes_it() {
     let second = start_node_with(dirs[1].path(), &url, &upstream.base_url, &idle).await;
     let db = Database::connect(&url).await.unwrap();
     let http = reqwest::Client::new();
-    let made: Value = http
-        .post(format!("{}/chat/api/chats", first.base))
-        .bearer_auth(ADMIN_KEY)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let chat = made["id"].as_str().unwrap().to_string();
+    let chat = as_admin(&http, &first.base).new_chat_with(&json!({})).await;
     let (served, _) = send(&http, &first, &chat, "hello").await;
     assert_eq!(served, first.id);
     assert_eq!(
@@ -841,15 +810,11 @@ async fn an_idle_chat_lets_its_lease_lapse_and_another_process_takes_it() {
     );
     assert_eq!(failovers(&http, &second).await, 0, "a lapse is no failover");
     // Both turns are in the chat, whichever process stored them.
-    let tree: Value = http
-        .get(format!("{}/chat/api/{chat}/tree", first.base))
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = as_admin(&http, &first.base)
+        .chat_api()
+        .tree(&chat)
+        .read_json()
+        .await;
     let text = tree.to_string();
     assert!(
         text.contains("hello again") && text.contains("\"hello\""),

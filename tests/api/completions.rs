@@ -1,9 +1,9 @@
 //! `/v1/chat/completions`: streaming and not, with server-side tools, ephemeral and stored.
 
 use entities::ids::ChatId;
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{error_body, spawn_app};
 use crate::sse::{Frame, content, read_all};
@@ -16,11 +16,13 @@ async fn a_non_streaming_completion_accumulates_progress_events_in_metadata() {
         Reply::text("It is 1024."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "messages": [{"role": "user", "content": "2^10?"}],
                     "web_search_options": {"x_tools": ["calculator"]}}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -55,7 +57,7 @@ async fn a_non_streaming_completion_accumulates_progress_events_in_metadata() {
     assert_eq!(chats.len(), 1);
     assert_eq!(chats[0].id, chat_id.as_str());
     assert!(chats[0].ephemeral);
-    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(listed["data"], json!([]));
     let sent = &app.upstream.received()[0].body;
     assert_eq!(
@@ -66,11 +68,13 @@ async fn a_non_streaming_completion_accumulates_progress_events_in_metadata() {
     // `store: false`: nothing is stored, and the upstream gets the messages as they are.
     app.upstream.script([Reply::text("Four.")]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "messages": [{"role": "user", "content": "2+2?"}],
                     "store": false}),
         )
+        .call()
         .await;
     let body: Value = response.json().await.unwrap();
     assert!(body.get("x_chat_id").is_none(), "{body}");
@@ -103,11 +107,13 @@ async fn a_streaming_completion_speaks_openai_chunks_with_typed_x_events() {
         Reply::text("Three."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"messages": [{"role": "user", "content": "1+2"}], "stream": true,
                     "web_search_options": {"x_tools": ["calculator"], "max_iterations": 3}}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     assert!(
@@ -170,12 +176,14 @@ async fn usage_is_streamed_once_when_asked_for_and_an_error_ends_with_finish_rea
     let app = spawn_app().await;
     app.upstream.script([Reply::text("Fine.")]);
     let frames = read_all(
-        app.post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "hi"}], "stream": true,
+        app.openai()
+            .chat_completions()
+            .json(
+                &json!({"messages": [{"role": "user", "content": "hi"}], "stream": true,
                     "stream_options": {"include_usage": true}}),
-        )
-        .await,
+            )
+            .call()
+            .await,
     )
     .await;
     let with_usage: Vec<Value> = frames
@@ -192,11 +200,11 @@ async fn usage_is_streamed_once_when_asked_for_and_an_error_ends_with_finish_rea
     app.upstream
         .script([Reply::text("This answer breaks off").cut_after(2)]);
     let frames = read_all(
-        app.post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "hi"}], "stream": true}),
-        )
-        .await,
+        app.openai()
+            .chat_completions()
+            .json(&json!({"messages": [{"role": "user", "content": "hi"}], "stream": true}))
+            .call()
+            .await,
     )
     .await;
     assert!(frames.iter().any(|f| f.kind() == "error"));
@@ -221,10 +229,12 @@ async fn x_chat_id_runs_inside_a_stored_chat_and_store_true_keeps_an_ephemeral_o
     ]);
     for question in ["q1", "q2"] {
         let response = app
-            .post_json(
-                "/v1/chat/completions",
+            .openai()
+            .chat_completions()
+            .json(
                 &json!({"messages": [{"role": "user", "content": question}], "x_chat_id": chat_id}),
             )
+            .call()
             .await;
         assert_eq!(response.status(), 200);
     }
@@ -236,20 +246,17 @@ async fn x_chat_id_runs_inside_a_stored_chat_and_store_true_keeps_an_ephemeral_o
     );
 
     let stored = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"messages": [{"role": "system", "content": "Be terse."},
                                  {"role": "user", "content": "keep me"}], "store": true}),
         )
+        .call()
         .await;
     let stored: Value = stored.json().await.unwrap();
     let stored_id = stored["x_chat_id"].as_str().unwrap();
-    let messages: Value = app
-        .get(&format!("/chat/api/{stored_id}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(stored_id).read_json().await;
     let roles: Vec<&str> = messages["data"]
         .as_array()
         .unwrap()
@@ -260,8 +267,9 @@ async fn x_chat_id_runs_inside_a_stored_chat_and_store_true_keeps_an_ephemeral_o
 
     let eve = app.create_user_with_key("eve").await;
     let foreign = app
-        .anonymous(Method::POST, "/v1/chat/completions")
-        .bearer_auth(eve)
+        .as_key(&eve)
+        .openai()
+        .chat_completions()
         .json(&json!({"messages": [{"role": "user", "content": "hi"}], "x_chat_id": chat_id}))
         .send()
         .await
@@ -292,7 +300,7 @@ async fn bad_completion_requests_are_clear_4xx_errors() {
             "unknown variant",
         ),
     ] {
-        let response = app.post_json("/v1/chat/completions", &body).await;
+        let response = app.openai().chat_completions().json(&body).call().await;
         assert_eq!(response.status(), 400, "{body}");
         let error = error_body(response).await;
         assert!(
@@ -312,10 +320,10 @@ async fn an_upstream_failure_on_a_non_streaming_request_is_a_gateway_error() {
         Reply::status(500, "c"),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "hi"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": [{"role": "user", "content": "hi"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 502);
     error_body(response).await;
@@ -327,10 +335,10 @@ async fn an_unknown_model_is_the_clients_error_not_a_gateway_error() {
     app.upstream
         .script([Reply::status(404, "model 'nope' not found")]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "nope", "messages": [{"role": "user", "content": "hi"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "nope", "messages": [{"role": "user", "content": "hi"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
@@ -348,11 +356,13 @@ async fn the_responses_api_takes_x_tools_from_web_search_preview() {
         Reply::text("Two."),
     ]);
     let response = app
-        .post_json(
-            "/v1/responses",
+        .openai()
+        .create_response()
+        .json(
             &json!({"model": "fake-model", "input": "6*7?", "instructions": "Be exact.",
                     "tools": [{"type": "web_search_preview", "x_tools": ["calculator"]}]}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -388,12 +398,9 @@ async fn the_responses_api_takes_x_tools_from_web_search_preview() {
     );
 
     let streamed = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": [{"role": "user", "content": [{"type": "input_text", "text": "1+1?"}]}],
+        .openai().create_response().json(&json!({"input": [{"role": "user", "content": [{"type": "input_text", "text": "1+1?"}]}],
                     "stream": true, "x_events": true,
-                    "tools": [{"type": "web_search_preview", "x_tools": ["calculator"]}]}),
-        )
+                    "tools": [{"type": "web_search_preview", "x_tools": ["calculator"]}]})).call()
         .await;
     let frames = read_all(streamed).await;
     let events: Vec<&str> = frames.iter().filter_map(|f| f.event.as_deref()).collect();
@@ -406,10 +413,10 @@ async fn the_responses_api_takes_x_tools_from_web_search_preview() {
     assert_eq!(completed["response"]["output_text"], "Two.");
 
     let unsupported = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": "hi", "tools": [{"type": "function", "name": "f"}]}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"input": "hi", "tools": [{"type": "function", "name": "f"}]}))
+        .call()
         .await;
     assert_eq!(unsupported.status(), 400);
 }
@@ -423,11 +430,13 @@ async fn the_calculator_holds_expressions_to_the_configured_length() {
     ]);
 
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"messages": [{"role": "user", "content": "Add them up"}],
                     "web_search_options": {"x_tools": ["calculator"]}}),
         )
+        .call()
         .await;
 
     assert_eq!(response.status(), 200);
@@ -464,25 +473,22 @@ async fn usage_the_upstream_did_not_report_is_estimated_and_says_so() {
     ]);
     let ask = |content: &str| json!({"model": "fake-model", "messages": [{"role": "user", "content": content}]});
     let estimated: Value = app
-        .post_json(
-            "/v1/chat/completions",
-            &ask("What is the capital of France?"),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .chat_completions()
+        .json(&ask("What is the capital of France?"))
+        .read_json()
+        .await;
     let usage = &estimated["usage"];
     assert_eq!(usage["estimated"], true, "{estimated}");
     assert_eq!(usage["completion_tokens"], 7, "{usage}");
     assert!(usage["prompt_tokens"].as_u64().unwrap() >= 11, "{usage}");
 
     let measured: Value = app
-        .post_json("/v1/chat/completions", &ask("Again?"))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .chat_completions()
+        .json(&ask("Again?"))
+        .read_json()
+        .await;
     assert_eq!(measured["usage"]["prompt_tokens"], 10);
     assert!(measured["usage"].get("estimated").is_none(), "{measured}");
 }
@@ -496,12 +502,14 @@ async fn tool_choice_forces_the_first_call_only_and_is_checked() {
     ]);
     let forced = json!({"type": "function", "function": {"name": "calculator"}});
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "messages": [{"role": "user", "content": "6*7?"}],
                     "tool_choice": forced,
                     "web_search_options": {"x_tools": ["calculator"]}}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -532,12 +540,12 @@ async fn tool_choice_forces_the_first_call_only_and_is_checked() {
         };
         // Without a chat (store: false) a request with no web_search_options has no tools.
         let refused = app
-            .post_json(
-                "/v1/chat/completions",
-                &json!({"model": "fake-model", "store": false,
+            .openai()
+            .chat_completions()
+            .json(&json!({"model": "fake-model", "store": false,
                         "messages": [{"role": "user", "content": "hi"}],
-                        "tool_choice": choice, "web_search_options": tools}),
-            )
+                        "tool_choice": choice, "web_search_options": tools}))
+            .call()
             .await;
         assert_eq!(refused.status(), 400, "{choice}");
         let error = error_body(refused).await;
@@ -561,15 +569,15 @@ async fn openai_parameters_reach_the_upstream_or_are_refused_by_name() {
         "schema": {"type": "object", "properties": {"colour": {"type": "string"}},
                    "required": ["colour"], "additionalProperties": false}}});
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model",
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
                     "messages": [{"role": "user", "content": "A colour as JSON"}],
                     "response_format": schema, "seed": 7, "presence_penalty": 0.5,
                     "frequency_penalty": 0.25, "logit_bias": {"50256": -100}, "user": "u-1",
                     "parallel_tool_calls": false, "n": 1, "service_tier": "auto",
-                    "x_custom": "not for the upstream"}),
-        )
+                    "x_custom": "not for the upstream"}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let sent = app.upstream.received()[0].body.clone();
@@ -600,7 +608,7 @@ async fn openai_parameters_reach_the_upstream_or_are_refused_by_name() {
         for (key, value) in body.as_object().unwrap() {
             request[key] = value.clone();
         }
-        let refused = app.post_json("/v1/chat/completions", &request).await;
+        let refused = app.openai().chat_completions().json(&request).call().await;
         assert_eq!(refused.status(), 400, "{body}");
         let error = error_body(refused).await;
         assert!(
@@ -632,7 +640,12 @@ async fn an_image_only_message_a_prefill_and_a_large_inline_image_are_accepted()
         json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{data}")}})
     };
     let only_image = json!({"messages": [{"role": "user", "content": [image(64)]}]});
-    let response = app.post_json("/v1/chat/completions", &only_image).await;
+    let response = app
+        .openai()
+        .chat_completions()
+        .json(&only_image)
+        .call()
+        .await;
     assert_eq!(response.status(), 200, "{:?}", response.text().await);
     let sent = app.upstream.received()[0].body.clone();
     assert_eq!(
@@ -642,7 +655,7 @@ async fn an_image_only_message_a_prefill_and_a_large_inline_image_are_accepted()
 
     let prefill = json!({"messages": [{"role": "user", "content": "Say hello world"},
                                       {"role": "assistant", "content": "Hello"}]});
-    let response = app.post_json("/v1/chat/completions", &prefill).await;
+    let response = app.openai().chat_completions().json(&prefill).call().await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["choices"][0]["message"]["content"], " world!");
@@ -653,16 +666,16 @@ async fn an_image_only_message_a_prefill_and_a_large_inline_image_are_accepted()
     );
     let mut stored = prefill.clone();
     stored["store"] = json!(true);
-    let refused = app.post_json("/v1/chat/completions", &stored).await;
+    let refused = app.openai().chat_completions().json(&stored).call().await;
     assert_eq!(refused.status(), 400);
 
     // A 5 MB photo (about 7 MB of JSON) fits /v1's own limit; 40 MB does not.
     let big = json!({"messages": [{"role": "user", "content": [
         {"type": "text", "text": "What is this?"}, image(5 * 1024 * 1024)]}]});
-    let response = app.post_json("/v1/chat/completions", &big).await;
+    let response = app.openai().chat_completions().json(&big).call().await;
     assert_eq!(response.status(), 200);
     let huge = json!({"messages": [{"role": "user", "content": [image(40 * 1024 * 1024)]}]});
-    let response = app.post_json("/v1/chat/completions", &huge).await;
+    let response = app.openai().chat_completions().json(&huge).call().await;
     assert_eq!(response.status(), 413);
     // Elsewhere the JSON limit stays small.
     let chat = app.create_chat("Small").await["id"]
@@ -670,10 +683,10 @@ async fn an_image_only_message_a_prefill_and_a_large_inline_image_are_accepted()
         .unwrap()
         .to_string();
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "x".repeat(5 * 1024 * 1024)}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "x".repeat(5 * 1024 * 1024)}))
+        .call()
         .await;
     assert_eq!(response.status(), 413);
 }
@@ -694,11 +707,13 @@ async fn a_client_tool_call_is_returned_and_its_result_continues_the_conversatio
     ]);
     let asked = json!({"role": "user", "content": "Weather in Oslo?"});
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "messages": [asked], "tools": [weather_tool()],
                     "web_search_options": {"x_tools": ["calculator"]}}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -724,12 +739,14 @@ async fn a_client_tool_call_is_returned_and_its_result_continues_the_conversatio
     let mut assistant = choice["message"].clone();
     assistant["content"] = Value::Null;
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "tools": [weather_tool()], "messages": [
                 asked, assistant,
                 {"role": "tool", "tool_call_id": "call_w", "content": "{\"sky\": \"clear\"}"}]}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -757,12 +774,14 @@ async fn a_streamed_client_tool_call_arrives_as_tool_call_deltas() {
         json!({"city": "Oslo"}),
     )]);
     let frames = read_all(
-        app.post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "Weather?"}], "stream": true,
+        app.openai()
+            .chat_completions()
+            .json(
+                &json!({"messages": [{"role": "user", "content": "Weather?"}], "stream": true,
                     "tools": [weather_tool()]}),
-        )
-        .await,
+            )
+            .call()
+            .await,
     )
     .await;
     let chunks: Vec<Value> = frames
@@ -822,7 +841,7 @@ async fn client_tools_that_cannot_be_served_are_refused_by_name() {
         for (key, value) in extra.as_object().unwrap() {
             request[key] = value.clone();
         }
-        let refused = app.post_json("/v1/chat/completions", &request).await;
+        let refused = app.openai().chat_completions().json(&request).call().await;
         assert_eq!(refused.status(), 400, "{extra}");
         let error = error_body(refused).await;
         assert!(
@@ -850,12 +869,14 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
     ]);
     let asked = json!({"role": "user", "content": "Weather in Oslo and Turku?"});
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "x_chat_id": chat, "messages": [asked],
                     "tools": [weather_tool()],
                     "web_search_options": {"x_tools": ["calculator"]}}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -865,11 +886,11 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
     assert_eq!(calls.as_array().unwrap().len(), 2, "{body}");
     // Not a question for the person: the UI's list of questions stays empty.
     let asks: Value = app
-        .get(&format!("/chat/api/{chat}/asks?status=all"))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .chat_api()
+        .asks(&chat)
+        .with_query("status=all")
+        .read_json()
+        .await;
     assert_eq!(asks["data"], json!([]), "{asks}");
 
     let app = app.restart().await;
@@ -889,22 +910,24 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
         let mut messages = vec![asked.clone(), assistant.clone()];
         messages.extend(results.as_array().unwrap().iter().cloned());
         let refused = app
-            .post_json(
-                "/v1/chat/completions",
-                &json!({"x_chat_id": chat, "messages": messages, "tools": [weather_tool()]}),
-            )
+            .openai()
+            .chat_completions()
+            .json(&json!({"x_chat_id": chat, "messages": messages, "tools": [weather_tool()]}))
+            .call()
             .await;
         assert_eq!(refused.status(), 400);
         let error = error_body(refused).await;
         assert!(error["message"].as_str().unwrap().contains(says), "{error}");
     }
     let frames = read_all(
-        app.post_json(
-            "/v1/chat/completions",
-            &json!({"x_chat_id": chat, "stream": true, "tools": [weather_tool()],
+        app.openai()
+            .chat_completions()
+            .json(
+                &json!({"x_chat_id": chat, "stream": true, "tools": [weather_tool()],
                     "messages": [asked, assistant, turku, oslo]}),
-        )
-        .await,
+            )
+            .call()
+            .await,
     )
     .await;
     let text: String = frames
@@ -949,12 +972,7 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
     let offered = received.last().unwrap().body["tools"].clone();
     assert!(offered.to_string().contains("get_weather"), "{offered}");
     // The chat holds one answer, with what was said before the calls.
-    let history: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let history: Value = app.chat_api().messages(&chat).read_json().await;
     let last = history["data"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["role"], "assistant", "{history}");
     assert_eq!(
@@ -963,11 +981,13 @@ async fn a_client_tool_called_in_a_stored_chat_waits_for_its_result_across_a_res
     );
     // The results were delivered once.
     let again = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"x_chat_id": chat, "messages": [{"role": "tool", "tool_call_id": "call_w",
                     "content": "sunny"}]}),
         )
+        .call()
         .await;
     assert_eq!(again.status(), 400);
 }
@@ -987,11 +1007,8 @@ async fn a_plain_request_gets_a_chat_so_seed_000s_artifact_flow_works_and_can_co
         Reply::text("It returns n."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "stream": true, "messages": [
-                {"role": "user", "content": "Create a Python function to calculate fibonacci numbers"}]}),
-        )
+        .openai().chat_completions().json(&json!({"model": "fake-model", "stream": true, "messages": [
+                {"role": "user", "content": "Create a Python function to calculate fibonacci numbers"}]})).call()
         .await;
     let chat = response.headers()["x-chat-id"]
         .to_str()
@@ -1002,20 +1019,12 @@ async fn a_plain_request_gets_a_chat_so_seed_000s_artifact_flow_works_and_can_co
         frames.iter().any(|f| f.kind() == "x_artifact.created"),
         "{frames:?}"
     );
-    let listed: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().artifacts(&chat).read_json().await;
     assert_eq!(listed["artifacts"][0]["identifier"], "fibonacci.py");
 
     // The client continues in its chat, which remembers the turn.
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"x_chat_id": chat, "messages": [{"role": "user", "content": "What does it return?"}]}),
-        )
+        .openai().chat_completions().json(&json!({"x_chat_id": chat, "messages": [{"role": "user", "content": "What does it return?"}]})).call()
         .await;
     assert_eq!(response.status(), 200);
     let sent = app.upstream.received().last().unwrap().body.clone();
@@ -1039,29 +1048,24 @@ async fn chats_of_plain_requests_are_swept_after_their_retention_unless_opened_i
     for question in ["first?", "second?"] {
         app.upstream.script([Reply::text("ok")]);
         let body: Value = app
-            .post_json(
-                "/v1/chat/completions",
-                &json!({"messages": [{"role": "user", "content": question}]}),
-            )
-            .await
-            .json()
-            .await
-            .unwrap();
+            .openai()
+            .chat_completions()
+            .json(&json!({"messages": [{"role": "user", "content": question}]}))
+            .read_json()
+            .await;
         made.push(body["x_chat_id"].as_str().unwrap().to_string());
     }
     // The second is opened in the UI (a browser session): it is kept, and listed.
     let session = app.admin_session().await;
     let opened = app
-        .with_session(
-            Method::GET,
-            &format!("/chat/api/chats/{}", made[1]),
-            &session,
-        )
+        .as_session(&session)
+        .chat_api()
+        .chat(&made[1])
         .send()
         .await
         .unwrap();
     assert_eq!(opened.status(), 200);
-    let listed: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let listed: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(listed["data"][0]["id"], made[1].as_str());
 
     let old = chrono::Utc::now() - chrono::Duration::days(31);
@@ -1089,6 +1093,6 @@ async fn chats_of_plain_requests_are_swept_after_their_retention_unless_opened_i
         .map(|chat| chat.id.into_string())
         .collect();
     assert_eq!(left, [made[1].clone()], "the unopened one is gone");
-    let gone = app.get(&format!("/chat/api/chats/{}", made[0])).await;
+    let gone = app.chat_api().chat(&made[0]).call().await;
     assert_eq!(gone.status(), 404);
 }

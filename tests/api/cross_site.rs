@@ -1,9 +1,10 @@
 //! A browser session changes data only from Colloquy's own pages; API keys and reads are
 //! unaffected.
 
-use reqwest::{Method, Response, Url};
+use reqwest::{Response, Url};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::helpers::{TestApp, error_body, session_cookie, spawn_app, spawn_app_with};
 
 /// A page on another port of the same host: same-site, so SameSite=Lax lets the cookie through.
@@ -15,7 +16,7 @@ fn other_port_origin(app: &TestApp) -> String {
 }
 
 async fn chat_count(app: &TestApp) -> usize {
-    let body: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let body: Value = app.chat_api().list_chats().read_json().await;
     body["data"].as_array().unwrap().len()
 }
 
@@ -40,7 +41,9 @@ async fn a_session_request_from_another_port_is_refused_and_changes_nothing() {
     let foreign = other_port_origin(&app);
 
     let create = app
-        .with_session(Method::POST, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .create_chat()
         .header("origin", &foreign)
         .json(&json!({"title": "planted"}))
         .send()
@@ -52,17 +55,15 @@ async fn a_session_request_from_another_port_is_refused_and_changes_nothing() {
     let chat = app.create_chat("mine").await;
     let chat_id = chat["id"].as_str().unwrap();
     let delete = app
-        .with_session(
-            Method::DELETE,
-            &format!("/chat/api/chats/{chat_id}"),
-            &session,
-        )
+        .as_session(&session)
+        .chat_api()
+        .delete_chat(chat_id)
         .header("origin", &foreign)
         .send()
         .await
         .unwrap();
     assert_cross_site_refusal(delete).await;
-    let still_there = app.get(&format!("/chat/api/chats/{chat_id}")).await;
+    let still_there = app.chat_api().chat(chat_id).call().await;
     assert_eq!(still_there.status(), 200, "the chat was not deleted");
 }
 
@@ -72,7 +73,9 @@ async fn a_session_request_from_our_own_origin_works() {
     let session = app.admin_session().await;
 
     let create = app
-        .browser(Method::POST, "/chat/api/chats", &session)
+        .as_browser(&session)
+        .chat_api()
+        .create_chat()
         .json(&json!({"title": "from the UI"}))
         .send()
         .await
@@ -80,11 +83,9 @@ async fn a_session_request_from_our_own_origin_works() {
     assert_eq!(create.status(), 201);
     let chat: Value = create.json().await.unwrap();
     let delete = app
-        .browser(
-            Method::DELETE,
-            &format!("/chat/api/chats/{}", chat["id"].as_str().unwrap()),
-            &session,
-        )
+        .as_browser(&session)
+        .chat_api()
+        .delete_chat(chat["id"].as_str().unwrap())
         .send()
         .await
         .unwrap();
@@ -98,7 +99,9 @@ async fn without_an_origin_sec_fetch_site_must_say_same_origin() {
     let session = app.admin_session().await;
 
     let cross_site = app
-        .with_session(Method::POST, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .create_chat()
         .header("sec-fetch-site", "cross-site")
         .json(&json!({"title": "planted"}))
         .send()
@@ -107,7 +110,9 @@ async fn without_an_origin_sec_fetch_site_must_say_same_origin() {
     assert_cross_site_refusal(cross_site).await;
 
     let same_site = app
-        .with_session(Method::POST, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .create_chat()
         .header("sec-fetch-site", "same-site")
         .json(&json!({"title": "planted"}))
         .send()
@@ -117,7 +122,9 @@ async fn without_an_origin_sec_fetch_site_must_say_same_origin() {
     assert_eq!(chat_count(&app).await, 0);
 
     let same_origin = app
-        .with_session(Method::POST, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .create_chat()
         .header("sec-fetch-site", "same-origin")
         .json(&json!({"title": "from the UI"}))
         .send()
@@ -134,7 +141,9 @@ async fn a_session_request_without_browser_headers_is_a_script_and_may_change_da
     let session = app.admin_session().await;
 
     let response = app
-        .with_session(Method::POST, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .create_chat()
         .json(&json!({"title": "from curl"}))
         .send()
         .await
@@ -148,7 +157,9 @@ async fn a_second_origin_header_cannot_vouch_for_a_foreign_one() {
     let app = spawn_app().await;
     let session = app.admin_session().await;
     let response = app
-        .with_session(Method::POST, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .create_chat()
         .header("origin", &app.address)
         .header("origin", other_port_origin(&app))
         .json(&json!({"title": "planted"}))
@@ -163,7 +174,8 @@ async fn a_second_origin_header_cannot_vouch_for_a_foreign_one() {
 async fn api_key_requests_from_any_origin_are_unaffected() {
     let app = spawn_app().await;
     let response = app
-        .request(Method::POST, "/chat/api/chats")
+        .chat_api()
+        .create_chat()
         .header("origin", other_port_origin(&app))
         .header("sec-fetch-site", "cross-site")
         .json(&json!({"title": "scripted"}))
@@ -178,7 +190,9 @@ async fn reading_with_a_session_from_another_origin_still_works() {
     let app = spawn_app().await;
     let session = app.admin_session().await;
     let response = app
-        .with_session(Method::GET, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .list_chats()
         .header("origin", other_port_origin(&app))
         .send()
         .await
@@ -192,7 +206,9 @@ async fn the_configured_public_url_is_our_origin_too() {
         spawn_app_with(|config| config.public_url = Some("https://chat.example/".into())).await;
     let session = app.admin_session().await;
     let response = app
-        .with_session(Method::POST, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .create_chat()
         .header("origin", "https://chat.example")
         .json(&json!({"title": "behind a proxy"}))
         .send()
@@ -200,7 +216,9 @@ async fn the_configured_public_url_is_our_origin_too() {
         .unwrap();
     assert_eq!(response.status(), 201);
     let plain_http = app
-        .with_session(Method::POST, "/chat/api/chats", &session)
+        .as_session(&session)
+        .chat_api()
+        .create_chat()
         .header("origin", "http://chat.example")
         .json(&json!({"title": "downgraded"}))
         .send()
@@ -213,16 +231,18 @@ async fn the_configured_public_url_is_our_origin_too() {
 async fn password_login_from_another_origin_is_refused_but_clients_without_one_may_log_in() {
     let app = spawn_app().await;
     let created = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "ada", "password": "analytical engine"}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "ada", "password": "analytical engine"}))
+        .call()
         .await;
     assert_eq!(created.status(), 201);
     let credentials = json!({"username": "ada", "password": "analytical engine"});
 
     let forged = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .header("origin", other_port_origin(&app))
         .json(&credentials)
         .send()
@@ -232,9 +252,7 @@ async fn password_login_from_another_origin_is_refused_but_clients_without_one_m
     assert_cross_site_refusal(forged).await;
 
     for origin in [None, Some(app.address.clone())] {
-        let mut request = app
-            .anonymous(Method::POST, "/auth/login")
-            .json(&credentials);
+        let mut request = app.as_anonymous().auth().login().json(&credentials);
         if let Some(origin) = &origin {
             request = request.header("origin", origin);
         }

@@ -8,6 +8,7 @@ use actix_web::{App, HttpResponse, HttpServer, web};
 use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, eventually, spawn_app_with};
 use crate::sse::{Frame, content, read_all, read_until};
@@ -120,12 +121,7 @@ async fn deep_in_chat(app: &TestApp) -> Vec<Frame> {
 
 /// The chat's (first) stored answer.
 async fn stored_answer(app: &TestApp, chat: &str) -> Value {
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(chat).read_json().await;
     tree["data"]
         .as_array()
         .unwrap()
@@ -255,7 +251,12 @@ async fn a_deep_think_run_streams_seed_000s_events_in_order_over_chat_completion
     let web = start_web().await;
     let app = deep_app(&web, |_| {}).await;
     script_standard(&app, &web);
-    let response = app.post_json("/v1/chat/completions", &deep(QUESTION)).await;
+    let response = app
+        .openai()
+        .chat_completions()
+        .json(&deep(QUESTION))
+        .call()
+        .await;
     assert_eq!(response.status(), 200);
     let frames = read_all(response).await;
     assert_eq!(order(&frames), STANDARD_ORDER);
@@ -359,12 +360,7 @@ async fn the_saved_report_cites_only_sources_the_run_saw_and_is_a_part_of_the_an
     assert_eq!(structured[0]["artifact_type"], "findings_list");
     assert_eq!(structured[0]["artifact_title"], "Gold research: findings");
 
-    let listed: Value = app
-        .get(&format!("/chat/api/{chat}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().artifacts(&chat).read_json().await;
     let artifacts = listed["artifacts"].as_array().expect("artifacts");
     let report = artifacts
         .iter()
@@ -372,10 +368,9 @@ async fn the_saved_report_cites_only_sources_the_run_saw_and_is_a_part_of_the_an
         .expect("the report artifact");
     assert_eq!(report["type"], "text/markdown");
     let raw = app
-        .get(&format!(
-            "/chat/api/{chat}/artifacts/{}/raw",
-            report["id"].as_str().unwrap()
-        ))
+        .chat_api()
+        .artifact_raw(&chat, report["id"].as_str().unwrap())
+        .call()
         .await
         .text()
         .await
@@ -419,7 +414,12 @@ async fn a_plan_of_nine_sub_tasks_is_cut_to_seven() {
         app.upstream
             .script_for(&part(query), [Reply::text(&format!("- note on {query}"))]);
     }
-    let response = app.post_json("/v1/chat/completions", &deep(QUESTION)).await;
+    let response = app
+        .openai()
+        .chat_completions()
+        .json(&deep(QUESTION))
+        .call()
+        .await;
     let events = deep_events(&read_all(response).await);
     let created = of_type(&events, "plan_created")[0];
     assert_eq!(created["total_subtasks"], 7);
@@ -449,8 +449,16 @@ async fn a_malformed_plan_is_repaired_and_an_unreadable_one_replaced_by_the_fall
         Reply::text("# Report\n\nDone."),
     ]);
     notes(&app, &["first angle", "second angle", "third angle"]);
-    let events =
-        deep_events(&read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await);
+    let events = deep_events(
+        &read_all(
+            app.openai()
+                .chat_completions()
+                .json(&deep(QUESTION))
+                .call()
+                .await,
+        )
+        .await,
+    );
     let created = of_type(&events, "plan_created")[0];
     assert_eq!(created["plan_source"], "repaired");
     assert_eq!(created["title"], QUESTION);
@@ -477,8 +485,16 @@ async fn a_malformed_plan_is_repaired_and_an_unreadable_one_replaced_by_the_fall
     for angle in ["background", "recent developments", "evidence"] {
         app.upstream.script_for(angle, [Reply::text("- a note")]);
     }
-    let events =
-        deep_events(&read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await);
+    let events = deep_events(
+        &read_all(
+            app.openai()
+                .chat_completions()
+                .json(&deep(QUESTION))
+                .call()
+                .await,
+        )
+        .await,
+    );
     let created = of_type(&events, "plan_created")[0];
     assert_eq!(created["plan_source"], "fallback");
     assert_eq!(created["total_subtasks"], 3);
@@ -519,8 +535,16 @@ async fn a_sub_task_ends_when_its_token_budget_is_spent() {
         ],
     );
     notes(&app, &["second angle", "third angle"]);
-    let events =
-        deep_events(&read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await);
+    let events = deep_events(
+        &read_all(
+            app.openai()
+                .chat_completions()
+                .json(&deep(QUESTION))
+                .call()
+                .await,
+        )
+        .await,
+    );
     let done = of_type(&events, "subtask_completed");
     assert_eq!(done[0]["status"], "budget_exhausted");
     assert_eq!(done[0]["tokens"], 56);
@@ -615,7 +639,10 @@ async fn a_question_naming_a_site_explores_it_before_planning() {
     notes(&app, &["pricing", "features", "support"]);
     let question = format!("What does {web}/site offer?");
     let frames = read_all(
-        app.post_json("/v1/chat/completions", &deep(&question))
+        app.openai()
+            .chat_completions()
+            .json(&deep(&question))
+            .call()
             .await,
     )
     .await;
@@ -656,7 +683,14 @@ async fn with_concurrency_three_three_sub_tasks_run_at_once() {
             [Reply::text(&format!("- {query} note")).delay(Duration::from_millis(600))],
         );
     }
-    let frames = read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await;
+    let frames = read_all(
+        app.openai()
+            .chat_completions()
+            .json(&deep(QUESTION))
+            .call()
+            .await,
+    )
+    .await;
     assert_eq!(app.upstream.max_in_flight(), 3);
     let kinds: Vec<String> = frames.iter().map(Frame::kind).collect();
     let last_start = kinds
@@ -685,16 +719,23 @@ async fn sequential_by_default() {
             [Reply::text("- note").delay(Duration::from_millis(200))],
         );
     }
-    read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await;
+    read_all(
+        app.openai()
+            .chat_completions()
+            .json(&deep(QUESTION))
+            .call()
+            .await,
+    )
+    .await;
     assert_eq!(app.upstream.max_in_flight(), 1);
 }
 
 async fn start_in_chat(app: &TestApp, chat: &str) -> (reqwest::Response, String) {
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}),
-        )
+        .chat_api()
+        .send_message(chat)
+        .json(&json!({"content": QUESTION, "web_search_options": {"x_deep_think": true}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
@@ -715,10 +756,10 @@ async fn cancel_while_planning_stops_the_run_and_its_upstream_request() {
     .await;
     let started = Instant::now();
     let cancel = app
-        .post_json(
-            &format!("/chat/api/{chat}/runs/{run_id}/cancel"),
-            &json!({}),
-        )
+        .chat_api()
+        .cancel_run(&chat, &run_id)
+        .json(&json!({}))
+        .call()
         .await;
     assert!(cancel.status().is_success());
     let frames = read_all(response).await;
@@ -753,10 +794,10 @@ async fn cancel_during_concurrent_sub_tasks_drops_every_upstream_stream() {
     )
     .await;
     let cancel = app
-        .post_json(
-            &format!("/chat/api/{chat}/runs/{run_id}/cancel"),
-            &json!({}),
-        )
+        .chat_api()
+        .cancel_run(&chat, &run_id)
+        .json(&json!({}))
+        .call()
         .await;
     assert!(cancel.status().is_success());
     let frames = read_all(response).await;
@@ -825,9 +866,10 @@ async fn a_restart_mid_run_continues_from_the_next_sub_task() {
 
     // Re-attaching with the last id seen gets the continuation.
     let response = app
-        .get(&format!(
-            "/chat/api/{chat}/runs/{run_id}/events?after={last_seen}"
-        ))
+        .chat_api()
+        .run_events(&chat, &run_id)
+        .with_query(&format!("after={last_seen}"))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let frames = read_all(response).await;
@@ -872,11 +914,11 @@ async fn the_responses_api_starts_deep_think_from_web_search_preview() {
     let app = deep_app(&web, |_| {}).await;
     script_standard(&app, &web);
     let response = app
-        .post_json(
-            "/v1/responses",
-            &json!({"model": "fake-model", "input": QUESTION,
-                    "tools": [{"type": "web_search_preview", "x_deep_think": true}]}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"model": "fake-model", "input": QUESTION,
+                    "tools": [{"type": "web_search_preview", "x_deep_think": true}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -911,7 +953,14 @@ async fn tokens_per_phase_of_a_five_sub_task_run() {
             ],
         );
     }
-    let frames = read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await;
+    let frames = read_all(
+        app.openai()
+            .chat_completions()
+            .json(&deep(QUESTION))
+            .call()
+            .await,
+    )
+    .await;
     let events = deep_events(&frames);
     let usage = &of_type(&events, "completed")[0]["tokens"];
     let per_task: Vec<u64> = of_type(&events, "subtask_completed")
@@ -967,8 +1016,16 @@ async fn an_upstream_that_refuses_the_plan_schema_is_asked_without_it() {
         Reply::text("# Report\n\nDone."),
     ]);
     notes(&app, &["one", "two", "three"]);
-    let events =
-        deep_events(&read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await);
+    let events = deep_events(
+        &read_all(
+            app.openai()
+                .chat_completions()
+                .json(&deep(QUESTION))
+                .call()
+                .await,
+        )
+        .await,
+    );
     assert_eq!(of_type(&events, "plan_created")[0]["plan_source"], "model");
     let plans = planning_requests(&app);
     assert_eq!(plans.len(), 2);
@@ -1012,7 +1069,14 @@ async fn the_whole_run_budget_keeps_its_reserve_for_the_synthesis() {
         Reply::text("# Report\n\nFrom what there was."),
     ]);
     notes(&app, &["one", "two", "three"]);
-    let frames = read_all(app.post_json("/v1/chat/completions", &deep(QUESTION)).await).await;
+    let frames = read_all(
+        app.openai()
+            .chat_completions()
+            .json(&deep(QUESTION))
+            .call()
+            .await,
+    )
+    .await;
     let events = deep_events(&frames);
     let done = of_type(&events, "subtask_completed");
     let statuses: Vec<&str> = done.iter().map(|e| e["status"].as_str().unwrap()).collect();
@@ -1043,7 +1107,7 @@ async fn a_run_cut_off_too_often_is_not_continued_again_but_recovered_as_interru
         .as_str()
         .unwrap()
         .to_string();
-    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     let checkpoint = json!({
         "question": QUESTION, "model": "fake-model", "project": "p", "owner_is_admin": true,
         "tools": ["web_search"],

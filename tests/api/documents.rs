@@ -10,6 +10,7 @@ use reqwest::Method;
 use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::{Frame, read_all};
@@ -67,7 +68,8 @@ pub async fn upload(
         "file",
         reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
     );
-    app.request(Method::POST, &format!("/chat/api/{chat}/documents"))
+    app.chat_api()
+        .upload_document(chat)
         .multipart(form)
         .send()
         .await
@@ -88,7 +90,7 @@ fn file_search_events(frames: &[Frame]) -> Vec<Value> {
 }
 
 pub async fn documents(app: &TestApp, chat: &str) -> Value {
-    let response = app.get(&format!("/chat/api/{chat}/documents")).await;
+    let response = app.chat_api().documents(chat).call().await;
     assert_eq!(response.status(), 200);
     response.json().await.unwrap()
 }
@@ -372,26 +374,23 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     app.upstream
         .script([Reply::text("There are no documents here.")]);
     let no_chat = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": "hi", "tools": [{"type": "file_search"}]}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"input": "hi", "tools": [{"type": "file_search"}]}))
+        .call()
         .await;
     assert_eq!(no_chat.status(), 200);
     let offered = app.upstream.received()[0].body["tools"].to_string();
     assert!(!offered.contains("file_search"), "{offered}");
     let unknown = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": "hi", "tools": [{"type": "file_search", "vector_store_ids": ["vs_nope"]}]}),
-        )
+        .openai().create_response().json(&json!({"input": "hi", "tools": [{"type": "file_search", "vector_store_ids": ["vs_nope"]}]})).call()
         .await;
     assert_eq!(unknown.status(), 404);
     let bad_include = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": "hi", "x_chat_id": chat, "include": ["everything"]}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"input": "hi", "x_chat_id": chat, "include": ["everything"]}))
+        .call()
         .await;
     assert_eq!(bad_include.status(), 400);
 
@@ -405,11 +404,11 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
         Reply::text("Keys go in the Authorization header."),
     ]);
     let response = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": "How do API keys work?", "x_chat_id": chat,
-                    "tools": [{"type": "file_search"}]}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"input": "How do API keys work?", "x_chat_id": chat,
+                    "tools": [{"type": "file_search"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -430,12 +429,7 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     assert_eq!(body["output_text"], "Keys go in the Authorization header.");
     // The model was offered file_search, and the turn is stored in the chat.
     assert!(tool_names(&app.upstream.received()[1].body).contains(&"file_search".to_string()));
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     assert!(messages.to_string().contains("How do API keys work?"));
 
     // Streamed, with include: the item's events and the final item carry the text.
@@ -444,12 +438,14 @@ async fn the_responses_api_searches_a_chats_documents_with_file_search() {
         Reply::text("Use Bearer."),
     ]);
     let streamed = app
-        .post_json(
-            "/v1/responses",
+        .openai()
+        .create_response()
+        .json(
             &json!({"input": "Which scheme?", "x_chat_id": chat, "stream": true,
                     "tools": [{"type": "file_search"}],
                     "include": ["file_search_call.results"]}),
         )
+        .call()
         .await;
     let frames = read_all(streamed).await;
     let searching = file_search_events(&frames);
@@ -507,7 +503,8 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
         1
     );
     let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/{chat}/documents/{id}"))
+        .chat_api()
+        .delete_document(&chat, &id)
         .send()
         .await
         .unwrap();
@@ -527,7 +524,8 @@ async fn deleting_a_document_removes_it_from_search_at_once() {
     );
     assert_eq!(documents(&app, &chat).await["total"], 0);
     let again = app
-        .request(Method::DELETE, &format!("/chat/api/{chat}/documents/{id}"))
+        .chat_api()
+        .delete_document(&chat, &id)
         .send()
         .await
         .unwrap();
@@ -587,11 +585,7 @@ pub async fn offset(app: &TestApp, location: &str) -> u64 {
 async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
     let app = spawn_app().await;
     let chat = app.new_chat().await;
-    let options = app
-        .request(Method::OPTIONS, &format!("/chat/api/{chat}/uploads"))
-        .send()
-        .await
-        .unwrap();
+    let options = app.chat_api().upload_options(&chat).send().await.unwrap();
     assert_eq!(options.status(), 204);
     assert_eq!(options.headers()["tus-version"], "1.0.0");
     assert_eq!(options.headers()["tus-extension"], "creation,termination");
@@ -601,7 +595,7 @@ async fn a_tus_upload_interrupted_midway_resumes_from_its_offset() {
         .map(|i| format!("Line {i}: the quick brown fox studies resumable uploads.\n"))
         .collect::<String>()
         .into_bytes();
-    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+    let created = tus(app.chat_api().create_upload(&chat))
         .header("Upload-Length", text.len().to_string())
         .header("Upload-Metadata", metadata("../../etc/big\u{7}notes.txt"))
         .send()
@@ -712,7 +706,7 @@ async fn tus_termination_and_limits_are_enforced_before_storing() {
     })
     .await;
     let chat = app.new_chat().await;
-    let too_big = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+    let too_big = tus(app.chat_api().create_upload(&chat))
         .header("Upload-Length", "10001")
         .header("Upload-Metadata", metadata("big.bin"))
         .send()
@@ -732,7 +726,7 @@ async fn tus_termination_and_limits_are_enforced_before_storing() {
         .unwrap_or_default();
     assert!(stored.is_empty(), "no partial file remains: {stored:?}");
 
-    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+    let created = tus(app.chat_api().create_upload(&chat))
         .header("Upload-Length", "100")
         .header("Upload-Metadata", metadata("half.txt"))
         .send()
@@ -770,7 +764,7 @@ async fn tus_termination_and_limits_are_enforced_before_storing() {
     let third = upload(&app, &chat, "c.txt", b"three".to_vec()).await;
     assert_eq!(third.status(), 409);
     assert_eq!(error_body(third).await["code"], "too_many_documents");
-    let third_tus = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+    let third_tus = tus(app.chat_api().create_upload(&chat))
         .header("Upload-Length", "5")
         .send()
         .await
@@ -862,9 +856,9 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
     );
     let key = app.create_user_with_key("eve").await;
     let list = app
-        .http
-        .get(app.url(&format!("/chat/api/{chat}/documents")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .documents(&chat)
         .send()
         .await
         .unwrap();
@@ -874,18 +868,18 @@ async fn documents_are_private_and_the_index_is_rebuilt_from_the_database() {
         reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("x.txt"),
     );
     let planted = app
-        .http
-        .post(app.url(&format!("/chat/api/{chat}/documents")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .upload_document(&chat)
         .multipart(form)
         .send()
         .await
         .unwrap();
     assert_eq!(planted.status(), 404);
     let tus_planted = app
-        .http
-        .post(app.url(&format!("/chat/api/{chat}/uploads")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .create_upload(&chat)
         .header("Tus-Resumable", "1.0.0")
         .header("Upload-Length", "1")
         .send()
@@ -1001,18 +995,13 @@ async fn documents_belong_to_the_chat_not_a_branch() {
     .await;
     settled(&app, &chat).await;
     // Editing the first message starts a branch that forks before the upload happened.
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let first_id = messages["data"][0]["id"].as_str().unwrap().to_string();
     let edit = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages/{first_id}/edit"),
-            &json!({"content": "which lighthouse is in the atlas?"}),
-        )
+        .chat_api()
+        .edit_message(&chat, &first_id)
+        .json(&json!({"content": "which lighthouse is in the atlas?"}))
+        .call()
         .await;
     assert_eq!(edit.status(), 200);
     read_all(edit).await;
@@ -1031,7 +1020,7 @@ async fn expired_uploads_are_swept_with_their_partial_files() {
     use sea_orm::{ActiveModelTrait, Set};
     let app = spawn_app().await;
     let chat = app.new_chat().await;
-    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+    let created = tus(app.chat_api().create_upload(&chat))
         .header("Upload-Length", "10")
         .header("Upload-Metadata", metadata("slow.txt"))
         .send()

@@ -20,7 +20,7 @@ fn by_name<'a>(list: &'a Value, filename: &str) -> &'a Value {
 
 /// Creates a tus upload of `length` bytes; returns its location.
 async fn tus_upload(app: &TestApp, chat: &str, filename: &str, length: usize) -> String {
-    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+    let created = tus(app.chat_api().create_upload(chat))
         .header("Upload-Length", length.to_string())
         .header("Upload-Metadata", metadata(filename))
         .send()

@@ -1,13 +1,14 @@
-use reqwest::Method;
 use serde_json::json;
 
+use crate::client::Call;
 use crate::helpers::{error_body, spawn_app, spawn_app_with};
 
 #[actix_web::test]
 async fn malformed_json_is_a_400_that_says_what_is_wrong() {
     let app = spawn_app().await;
     let response = app
-        .request(Method::POST, "/chat/api/chats")
+        .chat_api()
+        .create_chat()
         .header("content-type", "application/json")
         .body("{\"title\": ")
         .send()
@@ -27,7 +28,10 @@ async fn malformed_json_is_a_400_that_says_what_is_wrong() {
 async fn wrong_types_and_unknown_fields_are_named_in_the_error() {
     let app = spawn_app().await;
     let response = app
-        .post_json("/chat/api/chats", &json!({"title": 42}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": 42}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
@@ -37,7 +41,10 @@ async fn wrong_types_and_unknown_fields_are_named_in_the_error() {
     );
 
     let response = app
-        .post_json("/chat/api/chats", &json!({"titel": "typo"}))
+        .chat_api()
+        .create_chat()
+        .json(&json!({"titel": "typo"}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
@@ -51,12 +58,13 @@ async fn wrong_types_and_unknown_fields_are_named_in_the_error() {
 async fn oversize_bodies_are_a_413_and_wrong_content_types_a_415() {
     let app = spawn_app_with(|config| config.http.max_json_body_bytes = 1024).await;
     let big = json!({"title": "x".repeat(4096)});
-    let response = app.post_json("/chat/api/chats", &big).await;
+    let response = app.chat_api().create_chat().json(&big).call().await;
     assert_eq!(response.status(), 413);
     assert_eq!(error_body(response).await["code"], "payload_too_large");
 
     let response = app
-        .request(Method::POST, "/chat/api/chats")
+        .chat_api()
+        .create_chat()
         .header("content-type", "text/plain")
         .body("{\"title\": \"x\"}")
         .send()
@@ -78,7 +86,7 @@ async fn unknown_routes_are_json_404s() {
 async fn an_unreachable_upstream_is_a_502_not_a_500() {
     let app = spawn_app().await;
     app.upstream.stop().await;
-    let response = app.get("/v1/models").await;
+    let response = app.openai().models().call().await;
     assert_eq!(response.status(), 502);
     let error = error_body(response).await;
     assert_eq!(error["code"], "upstream_unreachable");
@@ -107,11 +115,12 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
     let (base_url, address) = closed_upstream();
     let app = spawn_app_with(move |config| config.llm.base_url = base_url).await;
     let key = app.create_user_with_key("bob").await;
-    let as_bob =
-        |method: Method, path: &str| app.http.request(method, app.url(path)).bearer_auth(&key);
+    let as_bob = app.as_key(&key);
     let ask = json!({"messages": [{"role": "user", "content": "Hello?"}]});
 
-    let plain = as_bob(Method::POST, "/v1/chat/completions")
+    let plain = as_bob
+        .openai()
+        .chat_completions()
         .json(&ask)
         .send()
         .await
@@ -126,7 +135,9 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
         "could not reach the model server"
     );
 
-    let streamed = as_bob(Method::POST, "/v1/chat/completions")
+    let streamed = as_bob
+        .openai()
+        .chat_completions()
         .json(&json!({"messages": ask["messages"], "stream": true}))
         .send()
         .await
@@ -141,7 +152,9 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
     assert_eq!(error["code"], "upstream_unreachable");
     assert_eq!(error["message"], "could not reach the model server");
 
-    let responses = as_bob(Method::POST, "/v1/responses")
+    let responses = as_bob
+        .openai()
+        .create_response()
         .json(&json!({"input": "Hello?"}))
         .send()
         .await
@@ -150,21 +163,17 @@ async fn a_user_is_told_the_model_server_is_unreachable_but_not_where_it_is() {
     let body = responses.text().await.unwrap();
     assert!(!body.contains(&address), "{body}");
 
-    let models = as_bob(Method::GET, "/v1/models").send().await.unwrap();
+    let models = as_bob.openai().models().send().await.unwrap();
     assert_eq!(models.status(), 502);
     let body = models.text().await.unwrap();
     assert!(!body.contains(&address), "{body}");
     assert!(body.contains("upstream_unreachable"), "{body}");
 
     // A chat turn: the stream, and the run's stored error, say the same without the address.
-    let chat = as_bob(Method::POST, "/chat/api/chats")
-        .json(&json!({"title": "Offline"}))
-        .send()
-        .await
-        .unwrap();
-    let chat: serde_json::Value = chat.json().await.unwrap();
-    let chat_id = chat["id"].as_str().unwrap();
-    let sent = as_bob(Method::POST, &format!("/chat/api/{chat_id}/messages"))
+    let chat_id = as_bob.new_chat_with(&json!({"title": "Offline"})).await;
+    let sent = as_bob
+        .chat_api()
+        .send_message(&chat_id)
         .json(&json!({"content": "Hello?"}))
         .send()
         .await
@@ -194,10 +203,10 @@ async fn an_admin_sees_which_model_server_could_not_be_reached() {
     let app = spawn_app_with(move |config| config.llm.base_url = base_url).await;
 
     let plain = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "Hello?"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": [{"role": "user", "content": "Hello?"}]}))
+        .call()
         .await;
     assert_eq!(plain.status(), 502);
     let error = error_body(plain).await;
@@ -208,10 +217,10 @@ async fn an_admin_sees_which_model_server_could_not_be_reached() {
     );
 
     let streamed = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "Hello?"}], "stream": true}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": [{"role": "user", "content": "Hello?"}], "stream": true}))
+        .call()
         .await;
     let frames = crate::sse::read_all(streamed).await;
     let error = error_frame(&frames)["error"].clone();
@@ -227,10 +236,10 @@ async fn a_stream_cut_off_before_any_answer_is_a_truncation_said_once() {
     app.upstream
         .script([crate::fake_upstream::Reply::text("one two three four").cut_after(0)]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "count"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "messages": [{"role": "user", "content": "count"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 502);
     let error = error_body(response).await;

@@ -5,9 +5,9 @@
 
 use std::io::Read;
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, spawn_app};
 use crate::sse::read_all;
@@ -30,12 +30,7 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
         Reply::text("Porto, for the wine."),
     ]);
     app.send_text(&chat, "Where should I go?").await;
-    let path: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let path: Value = app.chat_api().messages(&chat).read_json().await;
     let answer = path["data"]
         .as_array()
         .unwrap()
@@ -46,10 +41,8 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
         .unwrap()
         .to_string();
     let regen = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{answer}/regenerate"),
-        )
+        .chat_api()
+        .regenerate(&chat, &answer)
         .send()
         .await
         .unwrap();
@@ -61,12 +54,7 @@ async fn chat_with_branches_and_an_artifact(app: &TestApp) -> String {
 /// The tree as shape: each message's role, text and parent's position, in order, with which
 /// are on the active branch — ids left out, since an import makes new ones.
 async fn shape(app: &TestApp, chat: &str) -> Vec<Value> {
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(chat).read_json().await;
     let nodes = tree["data"].as_array().unwrap().clone();
     let position = |id: &Value| nodes.iter().position(|n| &n["id"] == id);
     nodes
@@ -87,7 +75,8 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     let chat = chat_with_branches_and_an_artifact(&app).await;
 
     let picked = app
-        .request(Method::PATCH, &format!("/chat/api/chats/{chat}"))
+        .chat_api()
+        .update_chat(&chat)
         .json(&json!({"model": "fake-model"}))
         .send()
         .await
@@ -95,7 +84,10 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     assert_eq!(picked.status(), 200);
 
     let response = app
-        .get(&format!("/chat/api/{chat}/export?format=json"))
+        .chat_api()
+        .export(&chat)
+        .with_query("format=json")
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let disposition = response.headers()["content-disposition"]
@@ -135,7 +127,7 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     assert_eq!(artifact["versions"][0]["content"], "- socks\n- map\n");
     assert!(export["runs"].as_array().unwrap().len() >= 2, "runs' usage");
 
-    let imported = app.post_json("/chat/api/import", &export).await;
+    let imported = app.chat_api().import().json(&export).call().await;
     assert_eq!(imported.status(), 201);
     let imported: Value = imported.json().await.unwrap();
     let copy = imported["id"].as_str().unwrap();
@@ -149,12 +141,7 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     assert_eq!(imported["imported"]["artifacts"], 1);
 
     assert_eq!(shape(&app, copy).await, shape(&app, &chat).await);
-    let listed: Value = app
-        .get(&format!("/chat/api/{copy}/artifacts"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().artifacts(copy).read_json().await;
     let text = listed.to_string();
     assert!(text.contains("packing-list"), "{text}");
 
@@ -175,7 +162,10 @@ async fn a_chat_exported_as_markdown_is_its_visible_branch() {
     let app = spawn_app().await;
     let chat = chat_with_branches_and_an_artifact(&app).await;
     let response = app
-        .get(&format!("/chat/api/{chat}/export?format=markdown"))
+        .chat_api()
+        .export(&chat)
+        .with_query("format=markdown")
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     assert!(
@@ -201,7 +191,7 @@ async fn all_of_an_accounts_chats_export_as_one_zip_that_imports_back() {
     app.create_chat("First").await;
     app.create_chat("Second").await;
 
-    let response = app.get("/chat/api/export").await;
+    let response = app.chat_api().export_all().call().await;
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/zip");
     let bytes = response.bytes().await.unwrap();
@@ -225,7 +215,7 @@ async fn all_of_an_accounts_chats_export_as_one_zip_that_imports_back() {
         .unwrap();
     let export: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(export["chat"]["title"], "First");
-    let imported = app.post_json("/chat/api/import", &export).await;
+    let imported = app.chat_api().import().json(&export).call().await;
     assert_eq!(imported.status(), 201);
 }
 
@@ -235,17 +225,18 @@ async fn another_users_chat_cannot_be_exported() {
     let chat = app.new_chat().await;
     let key = app.create_user_with_key("eve").await;
     let response = app
-        .http
-        .get(app.url(&format!("/chat/api/{chat}/export?format=json")))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .export(&chat)
+        .with_query("format=json")
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 404);
     let archive = app
-        .http
-        .get(app.url("/chat/api/export"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .chat_api()
+        .export_all()
         .send()
         .await
         .unwrap()
@@ -259,7 +250,9 @@ async fn another_users_chat_cannot_be_exported() {
         "eve's archive holds none of the admin's chats"
     );
     let anonymous = app
-        .anonymous(Method::GET, "/chat/api/export")
+        .as_anonymous()
+        .chat_api()
+        .export_all()
         .send()
         .await
         .unwrap();
@@ -281,7 +274,7 @@ fn message(id: &str, parent: Option<&str>, seq: i64) -> Value {
 }
 
 async fn chat_count(app: &TestApp) -> usize {
-    let list: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let list: Value = app.chat_api().list_chats().read_json().await;
     list["data"].as_array().unwrap().len()
 }
 
@@ -322,13 +315,14 @@ async fn an_import_that_breaks_a_rule_is_refused_with_its_code_and_stores_nothin
         (minimal_export(json!(many)), 413, "import_too_large"),
     ];
     for (body, status, code) in cases {
-        let response = app.post_json("/chat/api/import", &body).await;
+        let response = app.chat_api().import().json(&body).call().await;
         assert_eq!(response.status(), status, "{code}");
         let error = error_body(response).await;
         assert_eq!(error["code"], code, "{error}");
     }
     let not_json = app
-        .request(Method::POST, "/chat/api/import")
+        .chat_api()
+        .import()
         .header("content-type", "application/json")
         .body("{\"format\": ")
         .send()
@@ -338,10 +332,10 @@ async fn an_import_that_breaks_a_rule_is_refused_with_its_code_and_stores_nothin
     assert_eq!(chat_count(&app).await, before, "nothing was stored");
 
     let fine = app
-        .post_json(
-            "/chat/api/import",
-            &minimal_export(json!([message("a", None, 1)])),
-        )
+        .chat_api()
+        .import()
+        .json(&minimal_export(json!([message("a", None, 1)])))
+        .call()
         .await;
     assert_eq!(fine.status(), 201);
     assert_eq!(chat_count(&app).await, before + 1);

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use chrono::Utc;
-use reqwest::Method;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
 
+use crate::client::{Call, Client};
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
 use crate::sse::read_all;
@@ -95,12 +95,12 @@ async fn tool_result(app: &TestApp, tool: &str, arguments: Value) -> String {
     ]);
     let before = app.upstream.received().len();
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model",
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
                     "messages": [{"role": "user", "content": "Read the page."}],
-                    "web_search_options": {"x_tools": [tool]}}),
-        )
+                    "web_search_options": {"x_tools": [tool]}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200, "{:?}", response.text().await);
     let received = app.upstream.received();
@@ -308,7 +308,7 @@ async fn a_document_cut_off_twice_is_failed_at_start_up_not_retried() {
 async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed() {
     let app = spawn_app().await;
     let chat = app.new_chat().await;
-    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     let user_id = UserId::from_string(me["id"].as_str().unwrap());
     let chat_id = ChatId::from_string(chat.clone());
     let run_id = RunId::generate();
@@ -377,6 +377,7 @@ async fn an_answered_question_whose_continuation_keeps_being_cut_off_is_failed()
 struct Binary {
     child: std::process::Child,
     url: String,
+    http: reqwest::Client,
 }
 
 impl Binary {
@@ -406,6 +407,7 @@ impl Binary {
         let mut binary = Binary {
             child,
             url: format!("http://{bind}"),
+            http: reqwest::Client::new(),
         };
         let client = reqwest::Client::new();
         let health = format!("{}/health", binary.url);
@@ -418,10 +420,9 @@ impl Binary {
         binary
     }
 
-    fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
-        reqwest::Client::new()
-            .request(method, format!("{}{path}", self.url))
-            .bearer_auth(crate::helpers::ADMIN_KEY)
+    /// The typed client for this server, with the admin's key.
+    fn as_admin(&self) -> Client<'_> {
+        Client::with_key(&self.http, &self.url, crate::helpers::ADMIN_KEY)
     }
 
     fn kill(mut self) {
@@ -445,18 +446,14 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     upstream.script([Reply::text(&full).event_gap(Duration::from_millis(25))]);
     let data = tempfile::tempdir().unwrap();
     let server = Binary::start(data.path(), &upstream.base_url).await;
-    let chat: Value = server
-        .request(Method::POST, "/chat/api/chats")
-        .json(&json!({"title": "Killed"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let chat = chat["id"].as_str().unwrap().to_string();
+    let chat = server
+        .as_admin()
+        .new_chat_with(&json!({"title": "Killed"}))
+        .await;
     let response = server
-        .request(Method::POST, &format!("/chat/api/{chat}/messages"))
+        .as_admin()
+        .chat_api()
+        .send_message(&chat)
         .json(&json!({"content": "Count for me."}))
         .send()
         .await
@@ -476,13 +473,11 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
 
     let server = Binary::start(data.path(), &upstream.base_url).await;
     let messages: Value = server
-        .request(Method::GET, &format!("/chat/api/{chat}/messages"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .as_admin()
+        .chat_api()
+        .messages(&chat)
+        .read_json()
+        .await;
     let messages = messages["data"].as_array().unwrap().clone();
     let last = messages.last().unwrap();
     assert_eq!(last["role"], "assistant", "{messages:?}");
@@ -498,10 +493,9 @@ async fn an_answer_cut_off_by_sigkill_keeps_its_text_marked_interrupted() {
     assert!(kept_words >= 40, "only {kept_words} words kept");
 
     let replay = server
-        .request(
-            Method::GET,
-            &format!("/chat/api/{chat}/runs/{run_id}/events"),
-        )
+        .as_admin()
+        .chat_api()
+        .run_events(&chat, &run_id)
         .send()
         .await
         .unwrap();
@@ -520,7 +514,8 @@ async fn json_nested_100000_deep_is_refused_as_a_request_and_as_tool_arguments()
         r#"{{"model": "fake-model", "messages": [{{"role": "user", "content": {deep}}}]}}"#
     );
     let refused = app
-        .request(Method::POST, "/v1/chat/completions")
+        .openai()
+        .chat_completions()
         .header("content-type", "application/json")
         .body(body)
         .send()
@@ -547,12 +542,12 @@ async fn json_nested_100000_deep_is_refused_as_a_request_and_as_tool_arguments()
         Reply::text("I could not calculate that."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model",
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
                     "messages": [{"role": "user", "content": "Compute."}],
-                    "web_search_options": {"x_tools": ["calculator"]}}),
-        )
+                    "web_search_options": {"x_tools": ["calculator"]}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let answer: Value = response.json().await.unwrap();

@@ -1,5 +1,7 @@
 //! `spawn_app()`: the real application on 127.0.0.1:0 with a temporary data directory, a
-//! fake upstream model, and an authenticated HTTP client — plus one helper per endpoint.
+//! fake upstream model, and an authenticated HTTP client — plus helpers for what many tests do
+//! (make a chat, send a message, wait for a schedule's firings). Routes are called through the
+//! typed client in `crate::client`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,6 +13,7 @@ use reqwest::{Method, RequestBuilder, Response};
 use secrecy::SecretString;
 use serde_json::Value;
 
+use crate::client::Call;
 use crate::fake_upstream::FakeUpstream;
 use crate::subprocess::CLIENT_LIMIT;
 
@@ -108,24 +111,13 @@ impl TestApp {
         format!("{}{}", self.address, path)
     }
 
-    /// A request authenticated with this app's admin API key.
+    /// A request authenticated with this app's admin API key. Routes of the typed client
+    /// (`crate::client`) go through it; this is for other paths (`/health`, `/metrics`, the UI,
+    /// unknown or malformed paths).
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.http
             .request(method, self.url(path))
             .bearer_auth(&self.api_key)
-    }
-
-    /// A request as the browser UI sends it: the session cookie, and this server's `Origin`.
-    pub fn browser(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
-        self.with_session(method, path, session)
-            .header("origin", &self.address)
-    }
-
-    /// A request with the session cookie and nothing said about where it comes from.
-    pub fn with_session(&self, method: Method, path: &str, session: &str) -> RequestBuilder {
-        self.http
-            .request(method, self.url(path))
-            .header("cookie", format!("session={session}"))
     }
 
     /// Spends the first-start login link and returns the admin's session cookie value.
@@ -150,17 +142,12 @@ impl TestApp {
         self.request(Method::GET, path).send().await.expect("GET")
     }
 
-    pub async fn post_json(&self, path: &str, body: &Value) -> Response {
-        self.request(Method::POST, path)
-            .json(body)
-            .send()
-            .await
-            .expect("POST")
-    }
-
     pub async fn create_chat(&self, title: &str) -> Value {
         let response = self
-            .post_json("/chat/api/chats", &serde_json::json!({"title": title}))
+            .chat_api()
+            .create_chat()
+            .json(&serde_json::json!({"title": title}))
+            .call()
             .await;
         assert_eq!(response.status(), 201);
         response.json().await.expect("chat JSON")
@@ -177,9 +164,7 @@ impl TestApp {
     /// Sends `body` as a message to `chat` through the chat API and reads the whole stream;
     /// the request must be accepted.
     pub async fn send(&self, chat: &str, body: Value) -> Vec<crate::sse::Frame> {
-        let response = self
-            .post_json(&format!("/chat/api/{chat}/messages"), &body)
-            .await;
+        let response = self.chat_api().send_message(chat).json(&body).call().await;
         assert_eq!(response.status(), 200, "{:?}", response.text().await);
         crate::sse::read_all(response).await
     }
@@ -189,17 +174,47 @@ impl TestApp {
         self.send(chat, serde_json::json!({"content": text})).await
     }
 
+    /// Polls the schedule `id` until at least `succeeded` of its last runs succeeded (20 s at
+    /// most), and returns its view.
+    pub async fn wait_for_firings(&self, id: &str, succeeded: usize) -> Value {
+        let what = format!("{succeeded} successful firing(s) of schedule {id}");
+        eventually(&what, std::time::Duration::from_secs(20), || async {
+            let view: Value = self.api().schedule(id).read_json().await;
+            let ok = view["last_runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["status"] == "succeeded")
+                .count();
+            (ok >= succeeded).then_some(view)
+        })
+        .await
+    }
+
+    /// Polls the workflow `id`'s runs until the latest has `status` (10 s at most), and returns
+    /// the list.
+    pub async fn wait_for_workflow_run(&self, id: &str, status: &str) -> Value {
+        let what = format!("a {status} run of workflow {id}");
+        eventually(&what, std::time::Duration::from_secs(10), || async {
+            let runs: Value = self.api().workflow_runs(id).read_json().await;
+            (runs["runs"][0]["status"] == status).then_some(runs)
+        })
+        .await
+    }
+
     /// Creates another user and returns an API key for them.
     pub async fn create_user_with_key(&self, username: &str) -> String {
         let response = self
-            .post_json(
-                "/auth/users",
-                &serde_json::json!({"username": username, "password": "a long password"}),
-            )
+            .auth()
+            .create_user()
+            .json(&serde_json::json!({"username": username, "password": "a long password"}))
+            .call()
             .await;
         assert_eq!(response.status(), 201, "{:?}", response.text().await);
         let login = self
-            .anonymous(Method::POST, "/auth/login")
+            .as_anonymous()
+            .auth()
+            .login()
             .json(&serde_json::json!({"username": username, "password": "a long password"}))
             .send()
             .await
@@ -207,7 +222,9 @@ impl TestApp {
         assert_eq!(login.status(), 200);
         let cookie = session_cookie(&login).expect("session cookie");
         let key = self
-            .browser(Method::POST, "/auth/api-keys", &cookie)
+            .as_browser(&cookie)
+            .auth()
+            .create_api_key()
             .json(&serde_json::json!({"name": "tests"}))
             .send()
             .await

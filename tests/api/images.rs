@@ -4,9 +4,9 @@
 //! cannot read images said in one line, and image URLs fetched only through the SSRF guard.
 
 use base64::Engine;
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::{Reply, image_urls};
 use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
 
@@ -45,9 +45,9 @@ async fn upload_as(
         "file",
         reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
     );
-    app.http
-        .post(app.url(&format!("/chat/api/{chat}/attachments")))
-        .bearer_auth(key)
+    app.as_key(key)
+        .chat_api()
+        .upload_attachment(chat)
         .multipart(form)
         .send()
         .await
@@ -73,12 +73,7 @@ async fn an_upload_is_checked_by_its_bytes_and_size_and_served_as_what_it_is() {
     let app = spawn_app_with(|c| c.attachments.max_image_bytes = 1_000).await;
     let chat = app.new_chat().await;
 
-    let limits: Value = app
-        .get("/chat/api/attachments/limits")
-        .await
-        .json()
-        .await
-        .unwrap();
+    let limits: Value = app.chat_api().attachment_limits().read_json().await;
     assert_eq!(limits["max_image_bytes"], 1_000);
     assert_eq!(limits["max_images_per_message"], 8);
     assert!(
@@ -96,7 +91,7 @@ async fn an_upload_is_checked_by_its_bytes_and_size_and_served_as_what_it_is() {
     assert_eq!(created["mime_type"], "image/png");
     assert_eq!(created["size"], PNG.len());
 
-    let served = app.get(&format!("/chat/api/{chat}/attachments/{id}")).await;
+    let served = app.chat_api().attachment(&chat, id).call().await;
     assert_eq!(served.status(), 200);
     assert_eq!(served.headers()["content-type"], "image/png");
     assert_eq!(served.headers()["x-content-type-options"], "nosniff");
@@ -120,19 +115,15 @@ async fn an_upload_is_checked_by_its_bytes_and_size_and_served_as_what_it_is() {
     assert_eq!(too_large.status(), 413);
     assert_eq!(error_body(too_large).await["code"], "image_too_large");
     let not_multipart = app
-        .request(Method::POST, &format!("/chat/api/{chat}/attachments"))
+        .chat_api()
+        .upload_attachment(&chat)
         .body(PNG.to_vec())
         .send()
         .await
         .unwrap();
     assert_eq!(not_multipart.status(), 415);
 
-    let listed: Value = app
-        .get(&format!("/chat/api/{chat}/attachments"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().attachments(&chat).read_json().await;
     assert_eq!(
         listed["data"].as_array().unwrap().len(),
         1,
@@ -140,7 +131,9 @@ async fn an_upload_is_checked_by_its_bytes_and_size_and_served_as_what_it_is() {
     );
     assert!(listed["data"][0]["message_id"].is_null());
     let malformed = app
-        .get(&format!("/chat/api/{chat}/attachments/..%2F..%2Fetc"))
+        .chat_api()
+        .attachment(&chat, "..%2F..%2Fetc")
+        .call()
         .await;
     assert_eq!(malformed.status(), 404);
 }
@@ -156,10 +149,11 @@ async fn another_users_image_is_not_found_anywhere() {
         .unwrap();
     let id = created["id"].as_str().unwrap();
     let bob = app.create_user_with_key("bob").await;
-    let as_bob =
-        |method: Method, path: String| app.http.request(method, app.url(&path)).bearer_auth(&bob);
+    let as_bob = app.as_key(&bob);
 
-    let read = as_bob(Method::GET, format!("/chat/api/{chat}/attachments/{id}"))
+    let read = as_bob
+        .chat_api()
+        .attachment(&chat, id)
         .send()
         .await
         .unwrap();
@@ -167,16 +161,10 @@ async fn another_users_image_is_not_found_anywhere() {
     let upload_there = upload_as(&app, &bob, &chat, PNG.to_vec(), "p.png").await;
     assert_eq!(upload_there.status(), 404);
     // Bob names Alice's image in his own chat.
-    let bobs_chat: Value = as_bob(Method::POST, "/chat/api/chats".into())
-        .json(&json!({"title": "mine"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let bobs_chat = bobs_chat["id"].as_str().unwrap();
-    let send = as_bob(Method::POST, format!("/chat/api/{bobs_chat}/messages"))
+    let bobs_chat = as_bob.new_chat_with(&json!({"title": "mine"})).await;
+    let send = as_bob
+        .chat_api()
+        .send_message(&bobs_chat)
         .json(&json!({"content": "what is this?", "attachments": [id]}))
         .send()
         .await
@@ -195,12 +183,14 @@ async fn a_stored_v1_chat_sends_the_image_on_its_turn_and_replays_it_on_the_next
     app.upstream
         .script([Reply::text("A tiny pixel."), Reply::text("Transparent.")]);
     let first = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "messages": [{"role": "user", "content": [
                 {"type": "text", "text": "What is in this picture?"},
                 {"type": "image_url", "image_url": {"url": png_data_url(), "detail": "low"}}]}]}),
         )
+        .call()
         .await;
     assert_eq!(first.status(), 200, "{:?}", first.text().await);
     let body: Value = first.json().await.unwrap();
@@ -222,11 +212,11 @@ async fn a_stored_v1_chat_sends_the_image_on_its_turn_and_replays_it_on_the_next
     assert_eq!(sent[1]["image_url"]["detail"], "low", "the detail is kept");
 
     let next = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"x_chat_id": chat, "messages": [
-                {"role": "user", "content": "And its colour?"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"x_chat_id": chat, "messages": [
+                {"role": "user", "content": "And its colour?"}]}))
+        .call()
         .await;
     assert_eq!(next.status(), 200);
     let replayed = app.upstream.received()[1].body["messages"].clone();
@@ -239,18 +229,13 @@ async fn a_stored_v1_chat_sends_the_image_on_its_turn_and_replays_it_on_the_next
     assert_eq!(replayed[2]["content"], "And its colour?");
 
     // The chat API shows the stored image part, so the UI draws a thumbnail after a reload.
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let question = &messages["data"][0];
     assert_eq!(question["content"], "What is in this picture?");
     assert_eq!(question["parts"][0]["type"], "image");
     assert_eq!(question["parts"][0]["mime_type"], "image/png");
     let id = question["parts"][0]["attachment_id"].as_str().unwrap();
-    let served = app.get(&format!("/chat/api/{chat}/attachments/{id}")).await;
+    let served = app.chat_api().attachment(&chat, id).call().await;
     assert_eq!(served.bytes().await.unwrap().as_ref(), PNG);
 }
 
@@ -264,15 +249,18 @@ async fn a_stored_v1_history_keeps_its_images_and_store_false_passes_them_on() {
         {"role": "assistant", "content": "A pixel."},
         {"role": "user", "content": "Is it small?"}]);
     let response = app
-        .post_json("/v1/chat/completions", &json!({"messages": history}))
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": history}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     assert_eq!(images_sent(&app, 0), [(0, PNG.to_vec())]);
     let unstored = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": history, "store": false}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": history, "store": false}))
+        .call()
         .await;
     assert_eq!(unstored.status(), 200);
     let sent = app.upstream.received()[1].body.clone();
@@ -289,21 +277,23 @@ async fn the_responses_api_keeps_an_input_image_for_the_next_response() {
     app.upstream
         .script([Reply::text("A pixel."), Reply::text("It is transparent.")]);
     let first = app
-        .post_json(
-            "/v1/responses",
+        .openai()
+        .create_response()
+        .json(
             &json!({"model": "fake-model", "input": [{"role": "user", "content": [
                 {"type": "input_text", "text": "Describe this."},
                 {"type": "input_image", "image_url": png_data_url()}]}]}),
         )
+        .call()
         .await;
     assert_eq!(first.status(), 200, "{:?}", first.text().await);
     let first: Value = first.json().await.unwrap();
     assert_eq!(images_sent(&app, 0), [(0, PNG.to_vec())]);
     let next = app
-        .post_json(
-            "/v1/responses",
-            &json!({"previous_response_id": first["id"], "input": "What colour is it?"}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"previous_response_id": first["id"], "input": "What colour is it?"}))
+        .call()
         .await;
     assert_eq!(next.status(), 200, "{:?}", next.text().await);
     assert_eq!(
@@ -339,23 +329,13 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
         "no empty text part: {sent}"
     );
 
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let question = messages["data"][0].clone();
     assert_eq!(
         question["parts"],
         json!([{"type": "image", "attachment_id": id, "mime_type": "image/png"}])
     );
-    let attachments: Value = app
-        .get(&format!("/chat/api/{chat}/attachments"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let attachments: Value = app.chat_api().attachments(&chat).read_json().await;
     assert_eq!(
         attachments["data"][0]["message_id"], question["id"],
         "linked when sent"
@@ -363,10 +343,8 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
 
     let answer = messages["data"][1]["id"].as_str().unwrap();
     let regenerated = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{answer}/regenerate"),
-        )
+        .chat_api()
+        .regenerate(&chat, answer)
         .send()
         .await
         .unwrap();
@@ -379,10 +357,8 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
 
     let question_id = question["id"].as_str().unwrap();
     let edited = app
-        .request(
-            Method::POST,
-            &format!("/chat/api/{chat}/messages/{question_id}/edit"),
-        )
+        .chat_api()
+        .edit_message(&chat, question_id)
         .json(&json!({"content": "And now?", "attachments": [id]}))
         .send()
         .await
@@ -397,10 +373,10 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
 
     // A message with neither text nor images, or too many images, is refused.
     let empty = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": " "}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": " "}))
+        .call()
         .await;
     assert_eq!(empty.status(), 400);
     let many: Vec<String> = {
@@ -416,10 +392,10 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
         ids
     };
     let too_many = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "all of them", "attachments": many}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "all of them", "attachments": many}))
+        .call()
         .await;
     assert_eq!(too_many.status(), 400);
     assert_eq!(error_body(too_many).await["code"], "too_many_images");
@@ -432,11 +408,7 @@ async fn the_chat_api_sends_images_and_replays_them_on_regenerate_and_edit() {
     // Deleting the chat deletes its images.
     let dir = app.data_dir.path().join("attachments").join(&chat);
     assert!(dir.exists());
-    let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/chats/{chat}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.chat_api().delete_chat(&chat).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     assert!(!dir.exists(), "the chat's image files are gone");
 }
@@ -446,12 +418,14 @@ async fn a_model_that_cannot_read_images_is_said_in_one_line() {
     let app = spawn_app().await;
     app.upstream.refuse_images();
     let refused = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "messages": [{"role": "user", "content": [
                 {"type": "text", "text": "What is this?"},
                 {"type": "image_url", "image_url": {"url": png_data_url()}}]}]}),
         )
+        .call()
         .await;
     assert_eq!(refused.status(), 400);
     let error = error_body(refused).await;
@@ -527,7 +501,12 @@ async fn an_image_url_is_fetched_only_through_the_ssrf_guard() {
             .unwrap()
     };
     let before = chats().await;
-    let refused = guarded.post_json("/v1/chat/completions", &request).await;
+    let refused = guarded
+        .openai()
+        .chat_completions()
+        .json(&request)
+        .call()
+        .await;
     assert_eq!(refused.status(), 400);
     let error = error_body(refused).await;
     assert_eq!(error["code"], "image_url_refused", "{error}");
@@ -538,17 +517,22 @@ async fn an_image_url_is_fetched_only_through_the_ssrf_guard() {
         "a refused request leaves no chat behind"
     );
     let file = guarded
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": "file:///etc/passwd"}}]}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": [{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": "file:///etc/passwd"}}]}]}))
+        .call()
         .await;
     assert_eq!(error_body(file).await["code"], "invalid_image_url");
 
     let allowed = spawn_app_with(|c| c.tools.ssrf_allow_list = vec![site.to_string()]).await;
     allowed.upstream.script([Reply::text("A cat, of sorts.")]);
-    let fetched = allowed.post_json("/v1/chat/completions", &request).await;
+    let fetched = allowed
+        .openai()
+        .chat_completions()
+        .json(&request)
+        .call()
+        .await;
     assert_eq!(fetched.status(), 200, "{:?}", fetched.text().await);
     assert_eq!(
         images_sent(&allowed, 0),
@@ -556,12 +540,9 @@ async fn an_image_url_is_fetched_only_through_the_ssrf_guard() {
         "the model gets the fetched bytes, not the URL"
     );
     let page = allowed
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": [
+        .openai().chat_completions().json(&json!({"messages": [{"role": "user", "content": [
                 {"type": "text", "text": "And this?"},
-                {"type": "image_url", "image_url": {"url": format!("http://{site}/page.html")}}]}]}),
-        )
+                {"type": "image_url", "image_url": {"url": format!("http://{site}/page.html")}}]}]})).call()
         .await;
     assert_eq!(page.status(), 415);
     assert_eq!(error_body(page).await["code"], "unsupported_image_type");

@@ -9,13 +9,17 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::documents::{metadata, settled, tus, upload};
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 
 async fn create_kb(app: &TestApp, name: &str) -> Value {
     let response = app
-        .post_json("/api/knowledge-bases", &json!({"name": name}))
+        .api()
+        .create_knowledge_base()
+        .json(&json!({"name": name}))
+        .call()
         .await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
@@ -26,14 +30,12 @@ async fn upload_to_kb(app: &TestApp, kb: &str, filename: &str, text: &str) -> re
         "file",
         reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(filename.to_string()),
     );
-    app.request(
-        Method::POST,
-        &format!("/api/knowledge-bases/{kb}/documents"),
-    )
-    .multipart(form)
-    .send()
-    .await
-    .unwrap()
+    app.api()
+        .add_kb_document(kb)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
 }
 
 /// The knowledge base's documents once none is uploading or processing.
@@ -42,12 +44,7 @@ async fn kb_settled(app: &TestApp, kb: &str) -> Value {
         "the knowledge base's documents settling",
         Duration::from_secs(90),
         || async {
-            let list: Value = app
-                .get(&format!("/api/knowledge-bases/{kb}/documents"))
-                .await
-                .json()
-                .await
-                .ok()?;
+            let list: Value = app.api().kb_documents(kb).call().await.json().await.ok()?;
             let busy = list["documents"]
                 .as_array()?
                 .iter()
@@ -76,11 +73,7 @@ fn statuses(list: &Value) -> Vec<(String, String)> {
 
 /// What `GET /api/agents/{id}/chat/tools` answers.
 async fn tools(app: &TestApp, agent: String) -> Value {
-    app.get(&format!("/api/agents/{agent}/chat/tools"))
-        .await
-        .json()
-        .await
-        .unwrap()
+    app.api().agent_tools(&agent).read_json().await
 }
 
 /// The tool message the model was sent for `call_id`, as JSON.
@@ -140,31 +133,22 @@ async fn search_knowledge_ranks_two_knowledge_bases_and_the_chats_documents_as_o
         );
     }
     let agent: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Handbook", "knowledge_base_ids": [policies, engineering]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Handbook", "knowledge_base_ids": [policies, engineering]}))
+        .read_json()
+        .await;
     assert_eq!(agent["knowledge_base_ids"], json!([policies, engineering]));
-    let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat = chat["id"].as_str().unwrap();
+    let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     let notes = upload(
         &app,
-        chat,
+        &chat,
         "notes.txt",
         b"Meeting notes: the team discussed the quarterly roadmap and the hiring plans.".to_vec(),
     )
     .await;
     assert_eq!(notes.status(), 201);
-    settled(&app, chat).await;
+    settled(&app, &chat).await;
 
     app.upstream.script([
         Reply::tool_call(
@@ -184,7 +168,7 @@ async fn search_knowledge_ranks_two_knowledge_bases_and_the_chats_documents_as_o
         ),
         Reply::text("Found them."),
     ]);
-    app.send_text(chat, "What do our documents say?").await;
+    app.send_text(&chat, "What do our documents say?").await;
     let offered: Vec<String> = app.upstream.received()[0].body["tools"]
         .as_array()
         .unwrap()
@@ -264,24 +248,23 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
     );
     kb_settled(&app, &kb_id).await;
     let key = app.create_user_with_key("eve").await;
-    let as_eve =
-        |method: Method, path: &str| app.http.request(method, app.url(path)).bearer_auth(&key);
+    let as_eve = app.as_key(&key);
     // REST, under either id.
     for id in [&kb_id, &store_id] {
-        for (method, path) in [
-            (Method::GET, format!("/api/knowledge-bases/{id}")),
-            (Method::DELETE, format!("/api/knowledge-bases/{id}")),
-            (Method::GET, format!("/api/knowledge-bases/{id}/documents")),
-            (
-                Method::OPTIONS,
-                format!("/api/knowledge-bases/{id}/uploads"),
-            ),
+        for request in [
+            as_eve.api().knowledge_base(id),
+            as_eve.api().delete_knowledge_base(id),
+            as_eve.api().kb_documents(id),
+            as_eve.api().kb_upload_options(id),
         ] {
-            let response = as_eve(method.clone(), &path).send().await.unwrap();
-            assert_eq!(response.status(), 404, "{method} {path}");
+            let what = request.describe();
+            let response = request.call().await;
+            assert_eq!(response.status(), 404, "{what}");
         }
     }
-    let renamed = as_eve(Method::PATCH, &format!("/api/knowledge-bases/{kb_id}"))
+    let renamed = as_eve
+        .api()
+        .rename_knowledge_base(&kb_id)
         .json(&json!({"name": "Mine now"}))
         .send()
         .await
@@ -291,55 +274,47 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
         "file",
         reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("x.txt"),
     );
-    let uploaded = as_eve(
-        Method::POST,
-        &format!("/api/knowledge-bases/{kb_id}/documents"),
-    )
-    .multipart(form)
-    .send()
-    .await
-    .unwrap();
-    assert_eq!(uploaded.status(), 404);
-    let tus_create = tus(as_eve(
-        Method::POST,
-        &format!("/api/knowledge-bases/{kb_id}/uploads"),
-    ))
-    .header("Upload-Length", "1")
-    .header("Upload-Metadata", metadata("x.txt"))
-    .send()
-    .await
-    .unwrap();
-    assert_eq!(tus_create.status(), 404);
-    let listed: Value = as_eve(Method::GET, "/api/knowledge-bases")
+    let uploaded = as_eve
+        .api()
+        .add_kb_document(&kb_id)
+        .multipart(form)
         .send()
         .await
-        .unwrap()
-        .json()
+        .unwrap();
+    assert_eq!(uploaded.status(), 404);
+    let tus_create = tus(as_eve.api().create_kb_upload(&kb_id))
+        .header("Upload-Length", "1")
+        .header("Upload-Metadata", metadata("x.txt"))
+        .send()
         .await
         .unwrap();
+    assert_eq!(tus_create.status(), 404);
+    let listed: Value = as_eve.api().knowledge_bases().read_json().await;
     assert_eq!(listed["knowledge_bases"], json!([]));
 
     // Vector stores.
-    for (method, path) in [
-        (Method::GET, format!("/v1/vector_stores/{store_id}")),
-        (Method::GET, format!("/v1/vector_stores/{store_id}/files")),
-        (Method::DELETE, format!("/v1/vector_stores/{store_id}")),
+    for request in [
+        as_eve.openai().vector_store(&store_id),
+        as_eve.openai().vector_store_files(&store_id),
+        as_eve.openai().delete_vector_store(&store_id),
     ] {
-        let response = as_eve(method.clone(), &path).send().await.unwrap();
-        assert_eq!(response.status(), 404, "{method} {path}");
+        let what = request.describe();
+        let response = request.call().await;
+        assert_eq!(response.status(), 404, "{what}");
     }
-    let searched = as_eve(
-        Method::POST,
-        &format!("/v1/vector_stores/{store_id}/search"),
-    )
-    .json(&json!({"query": "launch code"}))
-    .send()
-    .await
-    .unwrap();
+    let searched = as_eve
+        .openai()
+        .search_vector_store(&store_id)
+        .json(&json!({"query": "launch code"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(searched.status(), 404);
 
     // Agents: naming it is refused on create and update, and nothing is stored.
-    let refused = as_eve(Method::POST, "/api/agents")
+    let refused = as_eve
+        .api()
+        .create_agent()
         .json(&json!({"name": "Thief", "knowledge_base_ids": [kb_id]}))
         .send()
         .await
@@ -351,13 +326,7 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
         error["message"].as_str().unwrap().contains(&kb_id),
         "{error}"
     );
-    let agents: Value = as_eve(Method::GET, "/api/agents")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let agents: Value = as_eve.api().agents().read_json().await;
     assert!(
         agents["agents"]
             .as_array()
@@ -366,14 +335,18 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
             .all(|a| a["name"] != "Thief")
     );
     let default = agents["agents"][0]["id"].as_str().unwrap().to_string();
-    let patched = as_eve(Method::PATCH, &format!("/api/agents/{default}"))
+    let patched = as_eve
+        .api()
+        .update_agent(&default)
         .json(&json!({"knowledge_base_ids": [store_id]}))
         .send()
         .await
         .unwrap();
     assert_eq!(patched.status(), 404);
     // A malformed id is a 400 that says what an id looks like.
-    let malformed = as_eve(Method::PATCH, &format!("/api/agents/{default}"))
+    let malformed = as_eve
+        .api()
+        .update_agent(&default)
         .json(&json!({"knowledge_base_ids": ["not-an-id"]}))
         .send()
         .await
@@ -387,7 +360,7 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
     );
 
     // The owner still has all of it.
-    let mine = app.get(&format!("/api/knowledge-bases/{kb_id}")).await;
+    let mine = app.api().knowledge_base(&kb_id).call().await;
     assert_eq!(mine.status(), 200);
     let mine: Value = mine.json().await.unwrap();
     assert_eq!(
@@ -396,13 +369,13 @@ async fn another_users_knowledge_base_is_a_404_through_rest_vector_stores_and_ag
     );
     // An ordinary chat is not a knowledge base, even its owner's.
     let chat = app.new_chat().await;
-    let not_kb = app.get(&format!("/api/knowledge-bases/kb_{chat}")).await;
+    let not_kb = app.api().knowledge_base(format!("kb_{chat}")).call().await;
     assert_eq!(not_kb.status(), 404);
     let refused = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Chatty", "knowledge_base_ids": [format!("kb_{chat}")]}),
-        )
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Chatty", "knowledge_base_ids": [format!("kb_{chat}")]}))
+        .call()
         .await;
     assert_eq!(refused.status(), 404);
 }
@@ -418,45 +391,32 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
 
     // Renamed here, seen there; renamed there, seen here.
     let renamed = app
-        .request(Method::PATCH, &format!("/api/knowledge-bases/{kb_id}"))
+        .api()
+        .rename_knowledge_base(&kb_id)
         .json(&json!({"name": "  Final  "}))
         .send()
         .await
         .unwrap();
     assert_eq!(renamed.status(), 200);
     assert_eq!(renamed.json::<Value>().await.unwrap()["name"], "Final");
-    let store: Value = app
-        .get(&format!("/v1/vector_stores/{store_id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let store: Value = app.openai().vector_store(&store_id).read_json().await;
     assert_eq!(store["name"], "Final");
     // The Vector Stores API takes the kb_ id too, for the same store.
-    let same: Value = app
-        .get(&format!("/v1/vector_stores/{kb_id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let same: Value = app.openai().vector_store(&kb_id).read_json().await;
     assert_eq!(same["id"], store_id.as_str());
-    app.post_json(
-        &format!("/v1/vector_stores/{store_id}"),
-        &json!({"name": "Final v2"}),
-    )
-    .await;
-    let kb: Value = app
-        .get(&format!("/api/knowledge-bases/{store_id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    app.openai()
+        .update_vector_store(&store_id)
+        .json(&json!({"name": "Final v2"}))
+        .call()
+        .await;
+    let kb: Value = app.api().knowledge_base(&store_id).read_json().await;
     assert_eq!(
         (kb["id"].as_str(), kb["name"].as_str()),
         (Some(kb_id.as_str()), Some("Final v2"))
     );
     let empty = app
-        .request(Method::PATCH, &format!("/api/knowledge-bases/{kb_id}"))
+        .api()
+        .rename_knowledge_base(&kb_id)
         .json(&json!({"name": "   "}))
         .send()
         .await
@@ -464,14 +424,11 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
     assert_eq!(empty.status(), 400);
 
     let agent: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Writer", "knowledge_base_ids": [kb_id, other_id, kb_id]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Writer", "knowledge_base_ids": [kb_id, other_id, kb_id]}))
+        .read_json()
+        .await;
     assert_eq!(
         agent["knowledge_base_ids"],
         json!([kb_id, other_id]),
@@ -480,24 +437,18 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
     let agent_id = agent["id"].as_str().unwrap();
 
     let deleted = app
-        .request(Method::DELETE, &format!("/api/knowledge-bases/{kb_id}"))
+        .api()
+        .delete_knowledge_base(&kb_id)
         .send()
         .await
         .unwrap();
     assert_eq!(deleted.status(), 200);
+    assert_eq!(app.api().knowledge_base(&kb_id).call().await.status(), 404);
     assert_eq!(
-        app.get(&format!("/api/knowledge-bases/{kb_id}"))
-            .await
-            .status(),
+        app.openai().vector_store(&store_id).call().await.status(),
         404
     );
-    assert_eq!(
-        app.get(&format!("/v1/vector_stores/{store_id}"))
-            .await
-            .status(),
-        404
-    );
-    let listed: Value = app.get("/api/knowledge-bases").await.json().await.unwrap();
+    let listed: Value = app.api().knowledge_bases().read_json().await;
     let names: Vec<&str> = listed["knowledge_bases"]
         .as_array()
         .unwrap()
@@ -505,27 +456,18 @@ async fn a_knowledge_base_is_renamed_and_deleted_on_both_surfaces_and_leaves_its
         .map(|kb| kb["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Kept"]);
-    let agent: Value = app
-        .get(&format!("/api/agents/{agent_id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let agent: Value = app.api().agent(agent_id).read_json().await;
     assert_eq!(agent["knowledge_base_ids"], json!([other_id]));
     // Deleted through the Vector Stores API: gone from REST too.
     let gone = app
-        .request(
-            Method::DELETE,
-            &format!("/v1/vector_stores/vs_{}", &other_id[3..]),
-        )
+        .openai()
+        .delete_vector_store(format!("vs_{}", &other_id[3..]))
         .send()
         .await
         .unwrap();
     assert_eq!(gone.status(), 200);
     assert_eq!(
-        app.get(&format!("/api/knowledge-bases/{other_id}"))
-            .await
-            .status(),
+        app.api().knowledge_base(&other_id).call().await.status(),
         404
     );
 }
@@ -551,10 +493,10 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
     settled(&app, &chat).await;
 
     let copied = app
-        .post_json(
-            &format!("/api/knowledge-bases/{kb_id}/documents"),
-            &json!({"chat_id": chat, "artifact_id": artifact}),
-        )
+        .api()
+        .add_kb_document(&kb_id)
+        .json(&json!({"chat_id": chat, "artifact_id": artifact}))
+        .call()
         .await;
     assert_eq!(copied.status(), 201, "{:?}", copied.text().await);
     let copy: Value = copied.json().await.unwrap();
@@ -567,15 +509,12 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
 
     // tus, with its URLs under the knowledge base.
     let body = b"Handbook: the office in Lisbon opens at nine.".to_vec();
-    let created = tus(app.request(
-        Method::POST,
-        &format!("/api/knowledge-bases/{kb_id}/uploads"),
-    ))
-    .header("Upload-Length", body.len().to_string())
-    .header("Upload-Metadata", metadata("handbook.txt"))
-    .send()
-    .await
-    .unwrap();
+    let created = tus(app.api().create_kb_upload(&kb_id))
+        .header("Upload-Length", body.len().to_string())
+        .header("Upload-Metadata", metadata("handbook.txt"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(created.status(), 201);
     let location = created.headers()["location"].to_str().unwrap().to_string();
     assert!(
@@ -605,44 +544,35 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
     assert_eq!(chat_docs["total"], 1);
     // Searchable through the vector store too.
     let found: Value = app
-        .post_json(
-            &format!(
-                "/v1/vector_stores/{}/search",
-                kb["vector_store_id"].as_str().unwrap()
-            ),
-            &json!({"query": "board approved office"}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .search_vector_store(kb["vector_store_id"].as_str().unwrap())
+        .json(&json!({"query": "board approved office"}))
+        .read_json()
+        .await;
     assert_eq!(found["data"][0]["filename"], "minutes.md", "{found}");
 
     // Copies of what is not there, or not the caller's, are refused.
     let missing = app
-        .post_json(
-            &format!("/api/knowledge-bases/{kb_id}/documents"),
-            &json!({"chat_id": chat, "artifact_id": "doc_nope"}),
-        )
+        .api()
+        .add_kb_document(&kb_id)
+        .json(&json!({"chat_id": chat, "artifact_id": "doc_nope"}))
+        .call()
         .await;
     assert_eq!(missing.status(), 404);
     let key = app.create_user_with_key("mallory").await;
     let theirs = app
-        .http
-        .post(app.url("/api/knowledge-bases"))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .api()
+        .create_knowledge_base()
         .json(&json!({"name": "Theirs"}))
         .send()
         .await
         .unwrap();
     let theirs: Value = theirs.json().await.unwrap();
     let stolen = app
-        .http
-        .post(app.url(&format!(
-            "/api/knowledge-bases/{}/documents",
-            theirs["id"].as_str().unwrap()
-        )))
-        .bearer_auth(&key)
+        .as_key(&key)
+        .api()
+        .add_kb_document(theirs["id"].as_str().unwrap())
         .json(&json!({"chat_id": chat, "artifact_id": artifact}))
         .send()
         .await
@@ -660,10 +590,8 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
         .unwrap()
         .to_string();
     let removed = app
-        .request(
-            Method::DELETE,
-            &format!("/api/knowledge-bases/{kb_id}/documents/{doc}"),
-        )
+        .api()
+        .remove_kb_document(&kb_id, &doc)
         .send()
         .await
         .unwrap();
@@ -671,10 +599,8 @@ async fn documents_are_added_from_a_chat_and_by_tus_and_removed() {
     let list = kb_settled(&app, &kb_id).await;
     assert_eq!(list["total"], 1);
     let again = app
-        .request(
-            Method::DELETE,
-            &format!("/api/knowledge-bases/{kb_id}/documents/{doc}"),
-        )
+        .api()
+        .remove_kb_document(&kb_id, &doc)
         .send()
         .await
         .unwrap();
@@ -691,7 +617,10 @@ async fn knowledge_bases_and_their_documents_are_limited_with_clear_errors() {
     let first = create_kb(&app, "One").await;
     create_kb(&app, "Two").await;
     let third = app
-        .post_json("/api/knowledge-bases", &json!({"name": "Three"}))
+        .api()
+        .create_knowledge_base()
+        .json(&json!({"name": "Three"}))
+        .call()
         .await;
     assert_eq!(third.status(), 409);
     let error = error_body(third).await;
@@ -702,11 +631,17 @@ async fn knowledge_bases_and_their_documents_are_limited_with_clear_errors() {
     );
     // The same limit holds for vector stores: they are knowledge bases.
     let store = app
-        .post_json("/v1/vector_stores", &json!({"name": "Four"}))
+        .openai()
+        .create_vector_store()
+        .json(&json!({"name": "Four"}))
+        .call()
         .await;
     assert_eq!(store.status(), 409);
     let unnamed = app
-        .post_json("/api/knowledge-bases", &json!({"title": "wrong field"}))
+        .api()
+        .create_knowledge_base()
+        .json(&json!({"title": "wrong field"}))
+        .call()
         .await;
     assert_eq!(unnamed.status(), 400);
 
@@ -723,7 +658,7 @@ async fn knowledge_bases_and_their_documents_are_limited_with_clear_errors() {
             .contains("this knowledge base already holds 1 documents"),
         "{error}"
     );
-    let listed: Value = app.get("/api/knowledge-bases").await.json().await.unwrap();
+    let listed: Value = app.api().knowledge_bases().read_json().await;
     assert_eq!(listed["limits"]["max_knowledge_bases"], 2);
     assert_eq!(listed["limits"]["max_files"], 1);
     // A chat keeps its own limit (50 by default): not the knowledge base's.
@@ -739,7 +674,7 @@ async fn knowledge_bases_and_their_documents_are_limited_with_clear_errors() {
 #[actix_web::test]
 async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_does_not() {
     let app = spawn_app().await;
-    let agents: Value = app.get("/api/agents").await.json().await.unwrap();
+    let agents: Value = app.api().agents().read_json().await;
     let default = agents["agents"][0]["id"].as_str().unwrap().to_string();
     let names = |listed: Value| -> Vec<String> {
         listed["tools"]
@@ -757,7 +692,8 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
 
     let kb = create_kb(&app, "Manuals").await;
     let patched = app
-        .request(Method::PATCH, &format!("/api/agents/{default}"))
+        .api()
+        .update_agent(&default)
         .json(&json!({"knowledge_base_ids": [kb["id"]]}))
         .send()
         .await
@@ -779,15 +715,12 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
 
     // An agent that names its tools without search_knowledge does not get it.
     let picky: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Picky", "enabled_tools": ["calculator"],
-                    "knowledge_base_ids": [kb["id"]]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Picky", "enabled_tools": ["calculator"],
+                    "knowledge_base_ids": [kb["id"]]}))
+        .read_json()
+        .await;
     let picky_tools = names(tools(&app, picky["id"].as_str().unwrap().to_string()).await);
     assert_eq!(picky_tools, ["calculator"]);
 

@@ -9,6 +9,7 @@ use chrono::Utc;
 use sea_orm::{ActiveModelTrait, EntityTrait, Set};
 use serde_json::Value;
 
+use crate::client::Call;
 use crate::helpers::spawn_app;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_colloquy");
@@ -21,11 +22,10 @@ async fn a_restart_keeps_users_keys_and_chats_and_does_not_bootstrap_again() {
     let app = app.restart().await;
     assert!(app.login_url.is_none(), "the admin exists, no new link");
     let fetched: Value = app
-        .get(&format!("/chat/api/chats/{}", chat["id"].as_str().unwrap()))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .chat_api()
+        .chat(chat["id"].as_str().unwrap())
+        .read_json()
+        .await;
     assert_eq!(fetched["title"], "Survives");
 }
 
@@ -33,7 +33,7 @@ async fn a_restart_keeps_users_keys_and_chats_and_does_not_bootstrap_again() {
 async fn runs_left_running_by_a_dead_process_are_marked_interrupted() {
     let app = spawn_app().await;
     let chat = app.create_chat("Crashed").await;
-    let me: Value = app.get("/auth/me").await.json().await.unwrap();
+    let me: Value = app.auth().me().read_json().await;
     let run_id = RunId::generate();
     entities::runs::ActiveModel {
         id: Set(run_id.clone()),

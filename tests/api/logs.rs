@@ -3,6 +3,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::helpers::{ADMIN_KEY, captured_log, session_cookie, spawn_app};
 
 #[actix_web::test]
@@ -21,21 +22,25 @@ async fn request_logs_show_paths_but_never_tokens_cookies_keys_or_passwords() {
     let password = format!("pw-{}", uuid::Uuid::new_v4());
     let wrong_password = format!("wrong-{}", uuid::Uuid::new_v4());
     let created = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": "logged", "password": password}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": "logged", "password": password}))
+        .call()
         .await;
     assert_eq!(created.status(), 201);
     let wrong = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": "logged", "password": wrong_password}))
         .send()
         .await
         .unwrap();
     assert_eq!(wrong.status(), 401);
     let login = app
-        .anonymous(Method::POST, "/auth/login")
+        .as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": "logged", "password": password}))
         .send()
         .await
@@ -45,13 +50,17 @@ async fn request_logs_show_paths_but_never_tokens_cookies_keys_or_passwords() {
 
     // Cookie requests that fail (logged as warnings with their span) and one that works.
     let missing = app
-        .browser(Method::GET, "/chat/api/chats/no-such-chat", &user_session)
+        .as_browser(&user_session)
+        .chat_api()
+        .chat("no-such-chat")
         .send()
         .await
         .unwrap();
     assert_eq!(missing.status(), 404);
     let cross_site = app
-        .with_session(Method::POST, "/chat/api/chats", &admin_session)
+        .as_session(&admin_session)
+        .chat_api()
+        .create_chat()
         .header("origin", "http://127.0.0.1:1")
         .json(&json!({"title": "x"}))
         .send()
@@ -59,7 +68,9 @@ async fn request_logs_show_paths_but_never_tokens_cookies_keys_or_passwords() {
         .unwrap();
     assert_eq!(cross_site.status(), 403);
     let key = app
-        .browser(Method::POST, "/auth/api-keys", &user_session)
+        .as_browser(&user_session)
+        .auth()
+        .create_api_key()
         .json(&json!({"name": "logs"}))
         .send()
         .await
@@ -73,19 +84,17 @@ async fn request_logs_show_paths_but_never_tokens_cookies_keys_or_passwords() {
     // API-key requests, one in the query string where it does not belong, and one that reaches
     // the upstream with its own key.
     let bad_key = app
-        .anonymous(Method::GET, &format!("/v1/models?api_key={api_key}"))
+        .as_anonymous()
+        .openai()
+        .models()
+        .with_query(&format!("api_key={api_key}"))
         .send()
         .await
         .unwrap();
     assert_eq!(bad_key.status(), 401);
-    let models = app
-        .anonymous(Method::GET, "/v1/models")
-        .bearer_auth(&api_key)
-        .send()
-        .await
-        .unwrap();
+    let models = app.as_key(&api_key).openai().models().send().await.unwrap();
     assert_eq!(models.status(), 200);
-    let admin_missing = app.get("/chat/api/chats/also-missing").await;
+    let admin_missing = app.chat_api().chat("also-missing").call().await;
     assert_eq!(admin_missing.status(), 404);
 
     let log = captured_log();

@@ -14,6 +14,7 @@ mod browser_session;
 mod browser_sessions;
 mod chat_engine;
 mod chats;
+mod client;
 mod cluster;
 mod code_search;
 mod completions;

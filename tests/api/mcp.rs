@@ -7,9 +7,9 @@ use std::process::{Child, Command};
 use std::time::Duration;
 
 use colloquy::config::{Config, McpServerConfig};
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, eventually, spawn_app_with};
 use crate::sse::{content, finished};
@@ -48,7 +48,7 @@ fn quick_reconnects(config: &mut Config) {
 }
 
 async fn servers(app: &TestApp) -> Vec<Value> {
-    let response = app.get("/api/mcp/servers").await;
+    let response = app.api().mcp_servers().call().await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     body["servers"].as_array().unwrap().clone()
@@ -109,11 +109,7 @@ async fn a_stdio_servers_tool_is_called_in_a_chat_and_its_health_is_listed() {
     assert_eq!(bare["tools"], 0);
     assert_eq!(bare["warning"], "the server lists no tools");
 
-    let anonymous = app
-        .anonymous(Method::GET, "/api/mcp/servers")
-        .send()
-        .await
-        .unwrap();
+    let anonymous = app.as_anonymous().api().mcp_servers().send().await.unwrap();
     assert_eq!(anonymous.status(), 401);
 
     let chat = app.new_chat().await;
@@ -249,22 +245,10 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
     .await;
     connected(&app, "local").await;
     let agent: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Adder", "enabled_tools": ["calculator"],
-                    "custom_tools": [{"type": "mcp", "config": {"server_id": "local", "tool_name": "add"}}]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api().create_agent().json(&json!({"name": "Adder", "enabled_tools": ["calculator"],
+                    "custom_tools": [{"type": "mcp", "config": {"server_id": "local", "tool_name": "add"}}]})).read_json().await;
     let id = agent["id"].as_str().unwrap();
-    let listed: Value = app
-        .get(&format!("/api/agents/{id}/chat/tools"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().agent_tools(id).read_json().await;
     let names: Vec<&str> = listed["tools"]
         .as_array()
         .unwrap()
@@ -272,18 +256,12 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["calculator", "add"]);
-    let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": id}))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let chat = app.new_chat_with(&json!({"agent_id": id})).await;
     app.upstream.script([
         Reply::tool_call("c1", "add", json!({"a": 2, "b": 3})),
         Reply::text("Five."),
     ]);
-    app.send(chat["id"].as_str().unwrap(), json!({"content": "2 + 3?"}))
-        .await;
+    app.send(&chat, json!({"content": "2 + 3?"})).await;
     let offered: Vec<String> = app.upstream.received()[0].body["tools"]
         .as_array()
         .unwrap()
@@ -307,7 +285,7 @@ async fn the_tool_catalog_lists_an_mcp_servers_tools_under_their_server_for_agen
     })
     .await;
     connected(&app, "local").await;
-    let catalog: Value = app.get("/api/tools").await.json().await.unwrap();
+    let catalog: Value = app.api().tools().read_json().await;
     let echo = catalog["tools"]
         .as_array()
         .unwrap()
@@ -318,10 +296,10 @@ async fn the_tool_catalog_lists_an_mcp_servers_tools_under_their_server_for_agen
     assert_eq!(echo["origin"], "mcp");
     assert_eq!(echo["server_id"], "local");
     let made = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Echoer", "enabled_tools": ["echo", "calculator"]}),
-        )
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Echoer", "enabled_tools": ["echo", "calculator"]}))
+        .call()
         .await;
     assert_eq!(made.status(), 201, "{:?}", made.text().await);
 }
@@ -335,7 +313,7 @@ async fn the_admin_status_lists_a_running_mcp_servers_health() {
     })
     .await;
     let health = connected(&app, "local").await;
-    let status: Value = app.get("/admin/api/status").await.json().await.unwrap();
+    let status: Value = app.admin().status().read_json().await;
     let listed = &status["mcp_servers"];
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{status}");
     assert_eq!(listed[0]["id"], "local");

@@ -5,6 +5,7 @@
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
 use crate::sse::read_all;
@@ -49,20 +50,20 @@ async fn the_chat_api_refuses_a_message_over_the_limit_and_accepts_one_at_it() {
     let chat = app.new_chat().await;
 
     let refused = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": too_long()}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": too_long()}))
+        .call()
         .await;
     assert_too_long(refused, "send").await;
     assert_eq!(stored_messages(&app).await, 0);
 
     app.upstream.script([Reply::text("A long one.")]);
     let accepted = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "a".repeat(LIMIT)}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "a".repeat(LIMIT)}))
+        .call()
         .await;
     assert_eq!(accepted.status(), 200);
     read_all(accepted).await;
@@ -75,25 +76,20 @@ async fn an_edit_over_the_limit_is_refused() {
     let chat = app.new_chat().await;
     app.upstream.script([Reply::text("Hello.")]);
     let sent = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "Hi"}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "Hi"}))
+        .call()
         .await;
     read_all(sent).await;
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let user_message = messages["data"][0]["id"].as_str().unwrap();
 
     let refused = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages/{user_message}/edit"),
-            &json!({"content": too_long()}),
-        )
+        .chat_api()
+        .edit_message(&chat, user_message)
+        .json(&json!({"content": too_long()}))
+        .call()
         .await;
 
     assert_too_long(refused, "edit").await;
@@ -131,7 +127,7 @@ async fn chat_completions_refuse_a_message_over_the_limit_in_every_mode() {
             json!({"messages": user(too_long()), "x_chat_id": chat}),
         ),
     ] {
-        let response = app.post_json("/v1/chat/completions", &body).await;
+        let response = app.openai().chat_completions().json(&body).call().await;
         assert_too_long(response, what).await;
     }
     assert_eq!(stored_messages(&app).await, 0);
@@ -160,7 +156,7 @@ async fn responses_refuse_a_message_over_the_limit_in_every_mode() {
         ),
         ("in a chat", json!({"input": too_long(), "x_chat_id": chat})),
     ] {
-        let response = app.post_json("/v1/responses", &body).await;
+        let response = app.openai().create_response().json(&body).call().await;
         assert_too_long(response, what).await;
     }
     assert_eq!(stored_messages(&app).await, 0);
@@ -176,10 +172,10 @@ async fn the_configured_limit_applies_to_ask_user_answers_too() {
         Reply::text("Hello, Ada."),
     ]);
     let sent = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "Greet me"}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "Greet me"}))
+        .call()
         .await;
     let frames = read_all(sent).await;
     let question = frames
@@ -188,10 +184,12 @@ async fn the_configured_limit_applies_to_ask_user_answers_too() {
         .find(|j| j["type"] == "x_ask_user.question")
         .expect("a question");
     let correlation_id = question["correlation_id"].as_str().unwrap();
-    let ask = format!("/chat/api/{chat}/ask/{correlation_id}");
 
     let refused = app
-        .post_json(&ask, &json!({"answer": "Ada Lovelace"}))
+        .chat_api()
+        .answer_ask(&chat, correlation_id)
+        .json(&json!({"answer": "Ada Lovelace"}))
+        .call()
         .await;
     assert_eq!(refused.status(), 413);
     let error = error_body(refused).await;
@@ -201,14 +199,19 @@ async fn the_configured_limit_applies_to_ask_user_answers_too() {
         "{error}"
     );
     let refused = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "Ada Lovelace"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": [{"role": "user", "content": "Ada Lovelace"}]}))
+        .call()
         .await;
     assert_eq!(error_body(refused).await["code"], "message_too_long");
 
-    let answered = app.post_json(&ask, &json!({"answer": "Ada"})).await;
+    let answered = app
+        .chat_api()
+        .answer_ask(&chat, correlation_id)
+        .json(&json!({"answer": "Ada"}))
+        .call()
+        .await;
     assert_eq!(answered.status(), 200);
     read_all(answered).await;
 }

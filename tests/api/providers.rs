@@ -7,6 +7,7 @@ use reqwest::Method;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::{FakeUpstream, Reply};
 use crate::helpers::{TestApp, error_body, spawn_app_with};
 
@@ -51,11 +52,11 @@ fn completions(received: &[crate::fake_upstream::Recorded]) -> Vec<&Value> {
 }
 
 async fn complete(app: &TestApp, model: &str) -> reqwest::Response {
-    app.post_json(
-        "/v1/chat/completions",
-        &json!({"model": model, "messages": [{"role": "user", "content": "hi"}]}),
-    )
-    .await
+    app.openai()
+        .chat_completions()
+        .json(&json!({"model": model, "messages": [{"role": "user", "content": "hi"}]}))
+        .call()
+        .await
 }
 
 #[actix_web::test]
@@ -64,7 +65,7 @@ async fn each_model_goes_to_its_own_server_and_the_model_list_has_both() {
     app.upstream.script([Reply::text("From A.")]);
     b.script([Reply::text("From B.")]);
 
-    let listed: Value = app.get("/v1/models").await.json().await.unwrap();
+    let listed: Value = app.openai().models().read_json().await;
     let ids: Vec<(&str, &str)> = listed["data"]
         .as_array()
         .unwrap()
@@ -100,11 +101,11 @@ async fn an_unknown_model_is_a_400_naming_the_available_ones_and_stores_nothing(
     let (app, b) = two_servers(|_, _| {}).await;
     let chat = app.new_chat().await;
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "gamma", "x_chat_id": chat,
-                    "messages": [{"role": "user", "content": "hi"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "gamma", "x_chat_id": chat,
+                    "messages": [{"role": "user", "content": "hi"}]}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
@@ -114,18 +115,14 @@ async fn an_unknown_model_is_a_400_naming_the_available_ones_and_stores_nothing(
         message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
         "{message}"
     );
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     assert_eq!(tree["data"].as_array().map(Vec::len), Some(0), "{tree}");
     assert!(completions(&app.upstream.received()).is_empty());
     assert!(completions(&b.received()).is_empty());
 
     let patched = app
-        .request(Method::PATCH, &format!("/chat/api/chats/{chat}"))
+        .chat_api()
+        .update_chat(&chat)
         .json(&json!({"model": "gamma"}))
         .send()
         .await
@@ -137,7 +134,7 @@ async fn an_unknown_model_is_a_400_naming_the_available_ones_and_stores_nothing(
 async fn a_server_down_is_marked_and_leaves_the_other_usable() {
     let (app, b) = two_servers(|_, _| {}).await;
     // Known while it was up; then it goes away.
-    let models: Value = app.get("/chat/api/models").await.json().await.unwrap();
+    let models: Value = app.chat_api().models().read_json().await;
     assert_eq!(models["data"][1]["available"], true, "{models}");
     b.stop().await;
     // Lists are kept a few seconds; the probe sees the server gone once they are stale.
@@ -145,7 +142,7 @@ async fn a_server_down_is_marked_and_leaves_the_other_usable() {
         "the picker marks beta unavailable",
         std::time::Duration::from_secs(15),
         || async {
-            let models: Value = app.get("/chat/api/models").await.json().await.ok()?;
+            let models: Value = app.chat_api().models().call().await.json().await.ok()?;
             (models["data"][1]["available"] == false).then_some(models)
         },
     )
@@ -182,7 +179,7 @@ async fn colliding_names_are_listed_with_their_provider_and_routed_by_it() {
         ];
     })
     .await;
-    let listed: Value = app.get("/v1/models").await.json().await.unwrap();
+    let listed: Value = app.openai().models().read_json().await;
     let ids: Vec<&str> = listed["data"]
         .as_array()
         .unwrap()
@@ -205,30 +202,21 @@ async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers
     let (app, b) = two_servers(|_, _| {}).await;
     let chat = app.new_chat().await;
     let patched = app
-        .request(Method::PATCH, &format!("/chat/api/chats/{chat}"))
+        .chat_api()
+        .update_chat(&chat)
         .json(&json!({"model": "beta"}))
         .send()
         .await
         .unwrap();
     assert_eq!(patched.status(), 200);
-    let got: Value = app
-        .get(&format!("/chat/api/chats/{chat}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let got: Value = app.chat_api().chat(&chat).read_json().await;
     assert_eq!(got["model"], "beta");
 
     b.script([Reply::text("From B.")]);
     app.send_text(&chat, "hi").await;
     assert_eq!(completions(&b.received())[0]["model"], "beta");
     assert!(completions(&app.upstream.received()).is_empty());
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat).read_json().await;
     let answer = tree["data"]
         .as_array()
         .unwrap()
@@ -240,33 +228,35 @@ async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers
 
     // The caller's default: new chats start with it.
     let set = app
-        .request(Method::PUT, "/chat/api/models/default")
+        .chat_api()
+        .set_default_model()
         .json(&json!({"model": "beta"}))
         .send()
         .await
         .unwrap();
     assert_eq!(set.status(), 200);
-    let models: Value = app.get("/chat/api/models").await.json().await.unwrap();
+    let models: Value = app.chat_api().models().read_json().await;
     assert_eq!(models["default"], "beta");
     assert_eq!(models["server_default"], "alpha");
     let fresh = app.create_chat("Fresh").await;
     assert_eq!(fresh["model"], "beta");
     // An agent's model comes first.
     let agent: Value = app
-        .post_json("/api/agents", &json!({"name": "Small", "model": "alpha"}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Small", "model": "alpha"}))
+        .read_json()
+        .await;
     let with_agent: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .chat_api()
+        .create_chat()
+        .json(&json!({"agent_id": agent["id"]}))
+        .read_json()
+        .await;
     assert_eq!(with_agent["model"], "alpha", "{with_agent}");
     let refused = app
-        .request(Method::PUT, "/chat/api/models/default")
+        .chat_api()
+        .set_default_model()
         .json(&json!({"model": "gamma"}))
         .send()
         .await
@@ -278,7 +268,10 @@ async fn a_chat_remembers_its_model_new_chats_start_with_the_default_and_answers
 async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothing_is_stored() {
     let (app, _b) = two_servers(|_, _| {}).await;
     let refused = app
-        .post_json("/api/agents", &json!({"name": "Ghost", "model": "gamma"}))
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Ghost", "model": "gamma"}))
+        .call()
         .await;
     assert_eq!(refused.status(), 400);
     let error = error_body(refused).await;
@@ -288,7 +281,7 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
         message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
         "{message}"
     );
-    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    let listed: Value = app.api().agents().read_json().await;
     assert!(
         listed["agents"]
             .as_array()
@@ -299,15 +292,16 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
     );
 
     let agent: Value = app
-        .post_json("/api/agents", &json!({"name": "Real", "model": "beta"}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Real", "model": "beta"}))
+        .read_json()
+        .await;
     assert_eq!(agent["model"], "beta", "{agent}");
-    let path = format!("/api/agents/{}", agent["id"].as_str().unwrap());
+    let agent_id = agent["id"].as_str().unwrap();
     let patched = app
-        .request(Method::PATCH, &path)
+        .api()
+        .update_agent(agent_id)
         .json(&json!({"model": "gamma", "name": "Renamed"}))
         .send()
         .await
@@ -320,14 +314,15 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
         message.contains("gamma") && message.contains("alpha") && message.contains("beta"),
         "{message}"
     );
-    let stored: Value = app.get(&path).await.json().await.unwrap();
+    let stored: Value = app.api().agent(agent_id).read_json().await;
     assert_eq!(stored["model"], "beta", "unchanged: {stored}");
     assert_eq!(
         stored["name"], "Real",
         "nothing of the refused PATCH: {stored}"
     );
     let to_default = app
-        .request(Method::PATCH, &path)
+        .api()
+        .update_agent(agent_id)
         .json(&json!({"model": null}))
         .send()
         .await
@@ -339,19 +334,14 @@ async fn an_agent_naming_an_unknown_model_is_a_400_on_create_and_patch_and_nothi
 async fn an_agents_model_is_routed_to_the_second_server() {
     let (app, b) = two_servers(|_, _| {}).await;
     let agent: Value = app
-        .post_json("/api/agents", &json!({"name": "On B", "model": "beta"}))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": agent["id"]}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "On B", "model": "beta"}))
+        .read_json()
+        .await;
+    let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     b.script([Reply::text("From B, as the agent.")]);
-    app.send_text(chat["id"].as_str().unwrap(), "hi").await;
+    app.send_text(&chat, "hi").await;
     let to_b = b.received();
     assert_eq!(completions(&to_b).len(), 1, "the agent's turn went to B");
     assert_eq!(completions(&to_b)[0]["model"], "beta");
@@ -369,10 +359,10 @@ async fn with_providers_declared_embeddings_still_go_to_their_own_server() {
     .await;
     let chat = app.new_chat().await;
     let saved = app
-        .post_json(
-            &format!("/chat/api/{chat}/memories"),
-            &json!({"content": "The user's cat is called Miso"}),
-        )
+        .chat_api()
+        .create_memory(&chat)
+        .json(&json!({"content": "The user's cat is called Miso"}))
+        .call()
         .await;
     assert_eq!(saved.status(), 201);
     let embedded = |received: Vec<crate::fake_upstream::Recorded>| {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::helpers::{TestApp, spawn_app_with};
 use crate::sse::{Frame, finished, read_all};
 
@@ -159,12 +160,7 @@ async fn a_chat_turn_streams_persists_and_reports_usage_on_a_real_server() {
         assert!(frames.iter().any(|f| f.kind() == "content"));
         assert_real_usage(&metadata(&frames)["usage"]);
     }
-    let stored: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let stored: Value = app.chat_api().messages(&chat).read_json().await;
     let roles: Vec<&str> = stored["data"]
         .as_array()
         .unwrap()
@@ -182,7 +178,7 @@ async fn v1_answers_streaming_and_not_on_a_real_server() {
     let app = app_for(&server).await;
     let body = json!({"model": ALIAS, "temperature": 0, "max_tokens": 32,
                       "messages": [{"role": "user", "content": "Name a colour."}]});
-    let plain = app.post_json("/v1/chat/completions", &body).await;
+    let plain = app.openai().chat_completions().json(&body).call().await;
     assert_eq!(plain.status(), 200);
     let plain: Value = plain.json().await.unwrap();
     assert!(
@@ -194,7 +190,14 @@ async fn v1_answers_streaming_and_not_on_a_real_server() {
     let mut streaming = body.clone();
     streaming["stream"] = json!(true);
     streaming["stream_options"] = json!({"include_usage": true});
-    let frames = read_all(app.post_json("/v1/chat/completions", &streaming).await).await;
+    let frames = read_all(
+        app.openai()
+            .chat_completions()
+            .json(&streaming)
+            .call()
+            .await,
+    )
+    .await;
     assert_eq!(frames.last().unwrap().data, "[DONE]");
     assert!(
         frames
@@ -252,13 +255,13 @@ async fn a_forced_calculator_call_is_continued_by_a_real_server() {
     // Small models seldom choose a tool; forcing the first call makes the server see the
     // tool-call continuation (an assistant message with `tool_calls`, then the tool result).
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": ALIAS, "temperature": 0, "max_tokens": 64,
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": ALIAS, "temperature": 0, "max_tokens": 64,
                     "messages": [{"role": "user", "content": "What is 37 * 91?"}],
                     "tool_choice": {"type": "function", "function": {"name": "calculator"}},
-                    "web_search_options": {"x_tools": ["calculator"], "max_iterations": 2}}),
-        )
+                    "web_search_options": {"x_tools": ["calculator"], "max_iterations": 2}}))
+        .call()
         .await;
     let status = response.status();
     let body: Value = response.json().await.unwrap();
@@ -344,17 +347,9 @@ async fn a_chat_that_outgrows_a_real_servers_context_keeps_answering_with_a_summ
         return;
     };
     let app = app_for(&server).await;
-    let created = app
-        .post_json(
-            "/chat/api/chats",
-            &json!({"title": "Long", "context_strategy": "summarize"}),
-        )
+    let chat = app
+        .new_chat_with(&json!({"title": "Long", "context_strategy": "summarize"}))
         .await;
-    assert_eq!(created.status(), 201);
-    let chat = created.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     let mut trimmed = Vec::new();
     for turn in 0..5 {
         let frames = app

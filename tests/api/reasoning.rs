@@ -4,9 +4,9 @@
 //! the upstream's reasoning tokens, replays it to a client re-attaching after a restart, and
 //! never sends it back to the model.
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::{ReasoningShape, Reply};
 use crate::helpers::{TestApp, run_client, spawn_app};
 use crate::sse::{Frame, content, read_all};
@@ -80,23 +80,13 @@ async fn each_upstream_shape_streams_apart_on_the_chat_api_is_stored_and_is_not_
         assert!(elapsed.windows(2).all(|w| w[0] <= w[1]), "{elapsed:?}");
 
         // Kept with the answer, in the messages API and the tree.
-        let messages: Value = app
-            .get(&format!("/chat/api/{chat}/messages"))
-            .await
-            .json()
-            .await
-            .unwrap();
+        let messages: Value = app.chat_api().messages(&chat).read_json().await;
         let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(answer["role"], "assistant");
         assert_eq!(answer["content"], ANSWER, "{shape:?}");
         assert_eq!(answer["reasoning"]["text"], THINKING, "{shape:?}");
         assert!(answer["reasoning"]["duration_ms"].is_u64(), "{answer}");
-        let tree: Value = app
-            .get(&format!("/chat/api/{chat}/tree"))
-            .await
-            .json()
-            .await
-            .unwrap();
+        let tree: Value = app.chat_api().tree(&chat).read_json().await;
         assert_eq!(tree["data"][1]["reasoning"]["text"], THINKING);
         assert!(
             tree["data"][0].get("reasoning").is_none(),
@@ -128,12 +118,12 @@ async fn v1_streams_reasoning_as_its_own_lines_with_a_reasoning_content_delta_an
             Reply::text("Again."),
         ]);
         let response = app
-            .post_json(
-                "/v1/chat/completions",
-                &json!({"model": "fake-model", "stream": true,
+            .openai()
+            .chat_completions()
+            .json(&json!({"model": "fake-model", "stream": true,
                         "stream_options": {"include_usage": true},
-                        "messages": [{"role": "user", "content": "Hi!"}]}),
-            )
+                        "messages": [{"role": "user", "content": "Hi!"}]}))
+            .call()
             .await;
         assert_eq!(response.status(), 200);
         let chat = response.headers()["x-chat-id"]
@@ -169,11 +159,11 @@ async fn v1_streams_reasoning_as_its_own_lines_with_a_reasoning_content_delta_an
 
         // The same chat, continued over /v1: the model gets the answer, not the thinking.
         let response = app
-            .post_json(
-                "/v1/chat/completions",
-                &json!({"model": "fake-model", "x_chat_id": chat,
-                        "messages": [{"role": "user", "content": "Again?"}]}),
-            )
+            .openai()
+            .chat_completions()
+            .json(&json!({"model": "fake-model", "x_chat_id": chat,
+                        "messages": [{"role": "user", "content": "Again?"}]}))
+            .call()
             .await;
         assert_eq!(response.status(), 200);
         assert_never_sent_back(&app);
@@ -188,11 +178,11 @@ async fn v1_without_streaming_answers_with_reasoning_content_thinking_metadata_a
         app.upstream
             .script([Reply::reasoned(shape, THINKING, ANSWER).with_reasoning_tokens(9)]);
         let response = app
-            .post_json(
-                "/v1/chat/completions",
-                &json!({"model": "fake-model",
-                        "messages": [{"role": "user", "content": "Hi!"}]}),
-            )
+            .openai()
+            .chat_completions()
+            .json(&json!({"model": "fake-model",
+                        "messages": [{"role": "user", "content": "Hi!"}]}))
+            .call()
             .await;
         assert_eq!(response.status(), 200);
         let body: Value = response.json().await.unwrap();
@@ -216,10 +206,10 @@ async fn a_plain_answer_has_no_reasoning_anywhere() {
     let app = spawn_app().await;
     app.upstream.script([Reply::text("Plain.")]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "Hi"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "messages": [{"role": "user", "content": "Hi"}]}))
+        .call()
         .await;
     let body: Value = response.json().await.unwrap();
     assert!(
@@ -240,10 +230,10 @@ async fn the_responses_api_puts_a_reasoning_item_before_the_message_and_reports_
             Reply::text("Second."),
         ]);
         let response = app
-            .post_json(
-                "/v1/responses",
-                &json!({"model": "fake-model", "input": "Hi!"}),
-            )
+            .openai()
+            .create_response()
+            .json(&json!({"model": "fake-model", "input": "Hi!"}))
+            .call()
             .await;
         assert_eq!(response.status(), 200);
         let body: Value = response.json().await.unwrap();
@@ -265,19 +255,14 @@ async fn the_responses_api_puts_a_reasoning_item_before_the_message_and_reports_
         assert_eq!(body["x_metadata"]["thinking"], THINKING);
         // The stored response is the same object.
         let id = body["id"].as_str().unwrap();
-        let stored: Value = app
-            .get(&format!("/v1/responses/{id}"))
-            .await
-            .json()
-            .await
-            .unwrap();
+        let stored: Value = app.openai().response(id).read_json().await;
         assert_eq!(stored["output"], body["output"]);
 
         let next = app
-            .post_json(
-                "/v1/responses",
-                &json!({"model": "fake-model", "input": "More?", "previous_response_id": id}),
-            )
+            .openai()
+            .create_response()
+            .json(&json!({"model": "fake-model", "input": "More?", "previous_response_id": id}))
+            .call()
             .await;
         assert_eq!(next.status(), 200);
         assert_never_sent_back(&app);
@@ -313,12 +298,7 @@ async fn reasoning_around_a_tool_call_is_kept_in_order_with_its_time_summed() {
         reasoned.first().unwrap() < &tool && reasoned.last().unwrap() > &tool,
         "{kinds:?}"
     );
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
     let answer = messages["data"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         answer["reasoning"]["text"], "I need to multiply.\n\nIt is 42.",
@@ -354,10 +334,9 @@ async fn a_client_re_attaching_after_a_restart_gets_the_stored_reasoning_before_
         .to_string();
     let app = app.restart().await;
     let response = app
-        .request(
-            Method::GET,
-            &format!("/chat/api/{chat}/runs/{run_id}/events?after=0"),
-        )
+        .chat_api()
+        .run_events(&chat, &run_id)
+        .with_query("after=0")
         .send()
         .await
         .unwrap();

@@ -8,6 +8,7 @@ use entities::ids::ChatId;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app_with};
 
@@ -17,12 +18,7 @@ fn client_tool(name: &str) -> Value {
 }
 
 async fn message_count(app: &TestApp, chat: &str) -> usize {
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(chat).read_json().await;
     messages["data"].as_array().unwrap().len()
 }
 
@@ -43,13 +39,19 @@ async fn refused_leaves_the_chat_unchanged(refused: Value, says: &str) {
         body
     };
     let first = app
-        .post_json("/v1/chat/completions", &ask("first", &json!({})))
+        .openai()
+        .chat_completions()
+        .json(&ask("first", &json!({})))
+        .call()
         .await;
     assert_eq!(first.status(), 200);
     let before = message_count(&app, &chat).await;
 
     let response = app
-        .post_json("/v1/chat/completions", &ask("refused message", &refused))
+        .openai()
+        .chat_completions()
+        .json(&ask("refused message", &refused))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
@@ -79,7 +81,10 @@ async fn refused_leaves_the_chat_unchanged(refused: Value, says: &str) {
     .await;
 
     let after = app
-        .post_json("/v1/chat/completions", &ask("after", &json!({})))
+        .openai()
+        .chat_completions()
+        .json(&ask("after", &json!({})))
+        .call()
         .await;
     assert_eq!(after.status(), 200);
     let received = app.upstream.received();

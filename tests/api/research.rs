@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, spawn_app_with};
 use crate::sse::{Frame, content, read_all};
@@ -256,13 +257,13 @@ async fn a_model_chains_web_search_fetch_url_and_calculator_as_the_seed_example_
         Reply::text("3.5 troy ounces cost about 7,728 EUR."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "stream": true,
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "stream": true,
                     "messages": [{"role": "user", "content": "Gold price for 3.5 oz in EUR?"}],
                     "web_search_options": {"search_context_size": "medium", "max_iterations": 6,
-                                           "x_tools": ["web_search", "fetch_url", "calculator"]}}),
-        )
+                                           "x_tools": ["web_search", "fetch_url", "calculator"]}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let frames = read_all(response).await;
@@ -390,11 +391,8 @@ fn offered(app: &TestApp) -> Vec<String> {
 async fn code_search_tools_are_offered_only_where_configured() {
     let bare = spawn_app_with(|_| {}).await;
     bare.upstream.script([Reply::text("ok")]);
-    bare.post_json(
-        "/v1/chat/completions",
-        &json!({"messages": [{"role": "user", "content": "hi"}], "store": false,
-                "web_search_options": {"x_tools": ["code_search", "gitlab_code_search", "web_search"]}}),
-    )
+    bare.openai().chat_completions().json(&json!({"messages": [{"role": "user", "content": "hi"}], "store": false,
+                "web_search_options": {"x_tools": ["code_search", "gitlab_code_search", "web_search"]}})).call()
     .await;
     assert_eq!(
         offered(&bare),
@@ -409,11 +407,13 @@ async fn code_search_tools_are_offered_only_where_configured() {
     .await;
     configured.upstream.script([Reply::text("ok")]);
     configured
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"messages": [{"role": "user", "content": "hi"}], "store": false,
                     "web_search_options": {"x_tools": ["code_search", "gitlab_code_search"]}}),
         )
+        .call()
         .await;
     assert_eq!(
         offered(&configured),
@@ -430,12 +430,12 @@ async fn web_search_result(app: &TestApp, query: &str) -> Value {
     ]);
     let before = app.upstream.received().len();
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model",
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
                     "messages": [{"role": "user", "content": "Search, please."}],
-                    "web_search_options": {"x_tools": ["web_search"]}}),
-        )
+                    "web_search_options": {"x_tools": ["web_search"]}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200, "{:?}", response.text().await);
     let received = app.upstream.received();

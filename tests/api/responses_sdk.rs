@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, run_client, spawn_app};
 use crate::openai_node::node_clients;
@@ -181,7 +181,7 @@ async fn the_python_sdk_uses_stored_responses_conversations_and_vector_stores() 
     );
     assert_eq!(seen["conversation_metadata"], json!({"topic": "colors"}));
     let conversation = seen["conversation_id"].as_str().unwrap();
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     let listed = chats.to_string();
     assert!(listed.contains(conversation), "the UI lists it: {listed}");
 
@@ -230,69 +230,52 @@ async fn the_python_sdk_uses_stored_responses_conversations_and_vector_stores() 
 /// Another user's requests for the same ids are all 404, and cannot search the store.
 async fn another_user_finds_none_of_it(app: &TestApp, ids: &Value) {
     let key = app.create_user_with_key("mallory").await;
-    let as_other = |method: Method, path: &str| {
-        app.anonymous(method, path)
-            .header("authorization", format!("Bearer {key}"))
-    };
+    let as_other = app.as_key(&key).openai();
     let id = |name: &str| ids[name].as_str().unwrap().to_string();
-    for (method, path) in [
-        (Method::GET, format!("/v1/responses/{}", id("response"))),
-        (
-            Method::GET,
-            format!("/v1/responses/{}/input_items", id("response")),
-        ),
-        (Method::DELETE, format!("/v1/responses/{}", id("response"))),
-        (
-            Method::GET,
-            format!("/v1/conversations/{}", id("conversation")),
-        ),
-        (
-            Method::GET,
-            format!("/v1/conversations/{}/items", id("conversation")),
-        ),
-        (Method::GET, format!("/v1/files/{}", id("file"))),
-        (Method::GET, format!("/v1/files/{}/content", id("file"))),
-        (Method::GET, format!("/v1/vector_stores/{}", id("store"))),
-        (
-            Method::GET,
-            format!("/v1/vector_stores/{}/files", id("store")),
-        ),
+    for request in [
+        as_other.response(id("response")),
+        as_other.response_input_items(id("response")),
+        as_other.delete_response(id("response")),
+        as_other.conversation(id("conversation")),
+        as_other.conversation_items(id("conversation")),
+        as_other.file(id("file")),
+        as_other.file_content(id("file")),
+        as_other.vector_store(id("store")),
+        as_other.vector_store_files(id("store")),
     ] {
-        let response = as_other(method.clone(), &path).send().await.unwrap();
-        assert_eq!(response.status(), 404, "{method} {path}");
+        let what = request.describe();
+        let response = request.call().await;
+        assert_eq!(response.status(), 404, "{what}");
     }
-    for (path, body) in [
+    for (request, body) in [
         (
-            format!("/v1/vector_stores/{}/search", id("store")),
+            as_other.search_vector_store(id("store")),
             json!({"query": "sharding"}),
         ),
         (
-            "/v1/responses".to_string(),
+            as_other.create_response(),
             json!({"input": "hi", "previous_response_id": id("response")}),
         ),
         (
-            "/v1/responses".to_string(),
+            as_other.create_response(),
             json!({"input": "hi", "conversation": id("conversation")}),
         ),
         (
-            "/v1/responses".to_string(),
+            as_other.create_response(),
             json!({"input": "hi", "tools": [{"type": "file_search",
                 "vector_store_ids": [id("store")]}]}),
         ),
         (
-            "/v1/vector_stores".to_string(),
+            as_other.create_vector_store(),
             json!({"name": "mine", "file_ids": [id("file")]}),
         ),
     ] {
-        let response = as_other(Method::POST, &path)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 404, "POST {path} {body}");
+        let path = request.describe();
+        let response = request.json(&body).send().await.unwrap();
+        assert_eq!(response.status(), 404, "{path} {body}");
     }
     // The owner still has everything.
-    let mine = app.get(&format!("/v1/responses/{}", id("response"))).await;
+    let mine = app.openai().response(id("response")).call().await;
     assert_eq!(mine.status(), 200);
 }
 

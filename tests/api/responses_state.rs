@@ -3,10 +3,10 @@
 //! headers and numbering, a UI chat used as a conversation and as a vector store, and the
 //! files and vector stores' limits and lifecycle.
 
-use reqwest::Method;
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::documents::{settled, upload};
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
@@ -26,7 +26,8 @@ async fn upload_file(app: &TestApp, name: &str, bytes: &[u8], purpose: &str) -> 
             "file",
             reqwest::multipart::Part::bytes(bytes.to_vec()).file_name(name.to_string()),
         );
-    app.request(Method::POST, "/v1/files")
+    app.openai()
+        .upload_file()
         .multipart(form)
         .send()
         .await
@@ -41,12 +42,14 @@ async fn store_false_keeps_nothing_and_the_request_reaches_the_model_as_asked() 
     let schema = json!({"type": "json_schema", "name": "answer", "strict": true,
         "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}});
     let response = app
-        .post_json(
-            "/v1/responses",
+        .openai()
+        .create_response()
+        .json(
             &json!({"model": "fake-model", "input": "Is it ok?", "store": false,
                     "text": {"format": schema}, "temperature": 0.2, "max_output_tokens": 50,
                     "metadata": {"ticket": "T-1"}, "include": ["reasoning.encrypted_content"]}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -64,15 +67,15 @@ async fn store_false_keeps_nothing_and_the_request_reaches_the_model_as_asked() 
     assert_eq!(count::<entities::messages::Entity>(&app).await, 0);
     assert_eq!(count::<entities::responses::Entity>(&app).await, 0);
     let id = body["id"].as_str().unwrap();
-    assert_eq!(app.get(&format!("/v1/responses/{id}")).await.status(), 404);
+    assert_eq!(app.openai().response(id).call().await.status(), 404);
 
     // Stored (the default): a chat and a response, retrievable.
     let stored: Value = app
-        .post_json("/v1/responses", &json!({"input": "Hello"}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .create_response()
+        .json(&json!({"input": "Hello"}))
+        .read_json()
+        .await;
     assert_eq!(stored["store"], true);
     let id = stored["id"].as_str().unwrap();
     let again = eventually(
@@ -81,12 +84,7 @@ async fn store_false_keeps_nothing_and_the_request_reaches_the_model_as_asked() 
         || {
             let app = &app;
             async move {
-                let body: Value = app
-                    .get(&format!("/v1/responses/{id}"))
-                    .await
-                    .json()
-                    .await
-                    .ok()?;
+                let body: Value = app.openai().response(id).call().await.json().await.ok()?;
                 (body["status"] == "completed").then_some(body)
             }
         },
@@ -132,7 +130,7 @@ async fn what_cannot_be_honoured_is_refused_by_name() {
         (json!({"input": []}), "input"),
         (json!({"input": "x", "background": true}), "background"),
     ] {
-        let response = app.post_json("/v1/responses", &body).await;
+        let response = app.openai().create_response().json(&body).call().await;
         let status = response.status().as_u16();
         let error = error_body(response).await;
         assert!(status == 400 || status == 404, "{body}: {status}");
@@ -149,7 +147,10 @@ async fn a_stream_is_numbered_unbuffered_and_ends_failed_when_the_run_fails() {
     app.upstream
         .script([Reply::text("Fine."), Reply::status(400, "bad request")]);
     let response = app
-        .post_json("/v1/responses", &json!({"input": "Hi", "stream": true}))
+        .openai()
+        .create_response()
+        .json(&json!({"input": "Hi", "stream": true}))
+        .call()
         .await;
     assert_eq!(response.headers()["x-accel-buffering"], "no");
     assert_eq!(response.headers()["cache-control"], "no-cache");
@@ -168,10 +169,10 @@ async fn a_stream_is_numbered_unbuffered_and_ends_failed_when_the_run_fails() {
     assert!(usage["total_tokens"].as_u64().unwrap() > 0, "{usage}");
 
     let failed = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": "Again", "stream": true, "store": false, "x_events": true}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"input": "Again", "stream": true, "store": false, "x_events": true}))
+        .call()
         .await;
     let frames = read_all(failed).await;
     let kinds: Vec<String> = frames
@@ -194,19 +195,14 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
     app.send_text(&chat, "hello").await;
 
     // The chat as a conversation: its items are its messages, and a response continues it.
-    let conversation: Value = app
-        .get(&format!("/v1/conversations/{chat}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let conversation: Value = app.openai().conversation(&chat).read_json().await;
     assert_eq!(conversation["object"], "conversation");
     let items: Value = app
-        .get(&format!("/v1/conversations/{chat}/items?order=asc"))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .conversation_items(&chat)
+        .with_query("order=asc")
+        .read_json()
+        .await;
     let roles: Vec<&str> = items["data"]
         .as_array()
         .unwrap()
@@ -215,14 +211,11 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
         .collect();
     assert_eq!(roles, ["user", "assistant"]);
     let continued: Value = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": "What did I say?", "conversation": chat}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .create_response()
+        .json(&json!({"input": "What did I say?", "conversation": chat}))
+        .read_json()
+        .await;
     assert_eq!(continued["output_text"], "You said hello.");
     assert_eq!(continued["conversation"]["id"], chat.as_str());
     let sent = app.upstream.received().last().unwrap().body.clone();
@@ -244,14 +237,11 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
     let store = list["vector_store_id"].as_str().unwrap().to_string();
     assert_eq!(store, format!("vs_{chat}"));
     let found: Value = app
-        .post_json(
-            &format!("/v1/vector_stores/{store}/search"),
-            &json!({"query": "kestrels", "max_num_results": 3}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .search_vector_store(&store)
+        .json(&json!({"query": "kestrels", "max_num_results": 3}))
+        .read_json()
+        .await;
     assert_eq!(found["object"], "vector_store.search_results.page");
     assert_eq!(found["data"][0]["filename"], "notes.md");
     assert!(
@@ -262,25 +252,18 @@ async fn a_chat_from_the_ui_is_a_conversation_and_its_documents_a_vector_store()
     );
     let score = found["data"][0]["score"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&score));
-    let described: Value = app
-        .get(&format!("/v1/vector_stores/{store}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let described: Value = app.openai().vector_store(&store).read_json().await;
     assert_eq!(described["file_counts"]["completed"], 1);
     // Deleting the store empties the chat's documents; the chat stays.
     let deleted = app
-        .request(Method::DELETE, &format!("/v1/vector_stores/{store}"))
+        .openai()
+        .delete_vector_store(&store)
         .send()
         .await
         .unwrap();
     assert_eq!(deleted.status(), 200);
     assert_eq!(settled(&app, &chat).await["documents"], json!([]));
-    assert_eq!(
-        app.get(&format!("/v1/conversations/{chat}")).await.status(),
-        200
-    );
+    assert_eq!(app.openai().conversation(&chat).call().await.status(), 200);
 }
 
 #[actix_web::test]
@@ -316,22 +299,19 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
         assert_eq!(file["bytes"], bytes.len());
         ids.push(file["id"].as_str().unwrap().to_string());
     }
-    let content = app.get(&format!("/v1/files/{}/content", ids[0])).await;
+    let content = app.openai().file_content(&ids[0]).call().await;
     assert_eq!(
         content.bytes().await.unwrap().as_ref(),
         b"First file about owls."
     );
 
     let store: Value = app
-        .post_json(
-            "/v1/vector_stores",
-            &json!({"name": "Birds", "file_ids": [ids[0], ids[3]],
-            "metadata": {"team": "birds"}}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .create_vector_store()
+        .json(&json!({"name": "Birds", "file_ids": [ids[0], ids[3]],
+            "metadata": {"team": "birds"}}))
+        .read_json()
+        .await;
     let store_id = store["id"].as_str().unwrap().to_string();
     assert_eq!(store["name"], "Birds");
     assert_eq!(store["metadata"], json!({"team": "birds"}));
@@ -342,7 +322,10 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
             let (app, store_id) = (&app, &store_id);
             async move {
                 let files: Value = app
-                    .get(&format!("/v1/vector_stores/{store_id}/files?order=asc"))
+                    .openai()
+                    .vector_store_files(store_id)
+                    .with_query("order=asc")
+                    .call()
                     .await
                     .json()
                     .await
@@ -370,49 +353,34 @@ async fn files_and_vector_stores_keep_their_limits_and_report_each_files_status(
 
     // The store holds at most max_files_per_knowledge_base (it is a knowledge base).
     let full = app
-        .post_json(
-            &format!("/v1/vector_stores/{store_id}/files"),
-            &json!({"file_id": ids[1]}),
-        )
+        .openai()
+        .add_vector_store_file(&store_id)
+        .json(&json!({"file_id": ids[1]}))
+        .call()
         .await;
     assert_eq!(full.status(), 409, "{:?}", full.text().await);
 
     // A file removed from the store is no longer found; the file itself stays.
     let removed = app
-        .request(
-            Method::DELETE,
-            &format!("/v1/vector_stores/{store_id}/files/{}", ids[0]),
-        )
+        .openai()
+        .delete_vector_store_file(&store_id, &ids[0])
         .send()
         .await
         .unwrap();
     assert_eq!(removed.status(), 200);
     let found: Value = app
-        .post_json(
-            &format!("/v1/vector_stores/{store_id}/search"),
-            &json!({"query": "owls"}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .search_vector_store(&store_id)
+        .json(&json!({"query": "owls"}))
+        .read_json()
+        .await;
     assert_eq!(found["data"], json!([]));
-    assert_eq!(
-        app.get(&format!("/v1/files/{}", ids[0])).await.status(),
-        200
-    );
-    let listed: Value = app.get("/v1/vector_stores").await.json().await.unwrap();
+    assert_eq!(app.openai().file(&ids[0]).call().await.status(), 200);
+    let listed: Value = app.openai().vector_stores().read_json().await;
     assert_eq!(listed["data"][0]["id"], store_id.as_str());
-    let deleted = app
-        .request(Method::DELETE, &format!("/v1/files/{}", ids[0]))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.openai().delete_file(&ids[0]).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
-    assert_eq!(
-        app.get(&format!("/v1/files/{}", ids[0])).await.status(),
-        404
-    );
+    assert_eq!(app.openai().file(&ids[0]).call().await.status(), 404);
 }
 
 #[actix_web::test]
@@ -423,7 +391,10 @@ async fn a_response_cut_off_by_a_restart_says_so_when_retrieved() {
         .script([Reply::text("one two three four five")
             .stall_after(3, std::time::Duration::from_secs(30))]);
     let response = app
-        .post_json("/v1/responses", &json!({"input": "Count", "stream": true}))
+        .openai()
+        .create_response()
+        .json(&json!({"input": "Count", "stream": true}))
+        .call()
         .await;
     let mut body = response.bytes_stream();
     let mut seen = String::new();
@@ -439,31 +410,16 @@ async fn a_response_cut_off_by_a_restart_says_so_when_retrieved() {
             break created["response"]["id"].as_str().unwrap().to_string();
         }
     };
-    let running: Value = app
-        .get(&format!("/v1/responses/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let running: Value = app.openai().response(&id).read_json().await;
     assert_eq!(running["status"], "in_progress");
     drop(body);
 
     let app = app.restart().await;
-    let retrieved: Value = app
-        .get(&format!("/v1/responses/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let retrieved: Value = app.openai().response(&id).read_json().await;
     assert_eq!(retrieved["status"], "failed", "{retrieved}");
     assert_eq!(retrieved["error"]["code"], "interrupted");
     assert_eq!(retrieved["output"][0]["type"], "message");
     // It is kept as it was told.
-    let again: Value = app
-        .get(&format!("/v1/responses/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let again: Value = app.openai().response(&id).read_json().await;
     assert_eq!(again, retrieved);
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{error_body, spawn_app};
 
@@ -22,7 +23,7 @@ async fn a_pause_that_cannot_be_saved_is_a_500_pause_failed_not_an_upstream_erro
     .delay(Duration::from_millis(1500))]);
     let body = json!({"model": "fake-model", "x_chat_id": chat,
                       "messages": [{"role": "user", "content": "weather?"}]});
-    let request = app.post_json("/v1/chat/completions", &body);
+    let request = app.openai().chat_completions().json(&body).call();
     let closing = async {
         tokio::time::sleep(Duration::from_millis(500)).await;
         app.close_database().await;

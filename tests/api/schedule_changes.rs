@@ -4,13 +4,11 @@
 //! zone takes its owner's (`time_zone` on the account, UTC when unset); a workflow that
 //! schedules fire is not deleted from under them.
 
-use std::time::Duration;
-
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, error_body, spawn_app, spawn_app_with};
 use crate::workflows::create_workflow;
 
 async fn one_step_workflow(app: &TestApp) -> String {
@@ -23,17 +21,13 @@ async fn one_step_workflow(app: &TestApp) -> String {
 }
 
 async fn created(app: &TestApp, body: Value) -> Value {
-    let response = app.post_json("/api/schedules", &body).await;
+    let response = app.api().create_schedule().json(&body).call().await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
 }
 
-async fn patch(app: &TestApp, path: &str, body: Value) -> reqwest::Response {
-    app.request(Method::PATCH, path)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+async fn patch(request: reqwest::RequestBuilder, body: Value) -> reqwest::Response {
+    request.json(&body).send().await.unwrap()
 }
 
 fn next_firings(view: &Value) -> Vec<String> {
@@ -55,14 +49,17 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
     )
     .await;
     let id = schedule["id"].as_str().unwrap();
-    let path = format!("/api/schedules/{id}");
     assert!(
         next_firings(&schedule)
             .iter()
             .all(|t| t.contains("T09:00:00"))
     );
 
-    let response = patch(&app, &path, json!({"cron": "30 17 * * *"})).await;
+    let response = patch(
+        app.api().update_schedule(id),
+        json!({"cron": "30 17 * * *"}),
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let changed: Value = response.json().await.unwrap();
     assert_eq!(changed["cron"], "30 17 * * *");
@@ -73,31 +70,34 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
         "{at_five:?}"
     );
     // What fires next is the new rule's, in the database too (the GET reads it back).
-    let read: Value = app.get(&path).await.json().await.unwrap();
+    let read: Value = app.api().schedule(id).read_json().await;
     assert_eq!(next_firings(&read), at_five);
 
     // 17:30 in Tokyo is 08:30 UTC.
-    let tokyo: Value = patch(&app, &path, json!({"time_zone": "Asia/Tokyo"}))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tokyo: Value = patch(
+        app.api().update_schedule(id),
+        json!({"time_zone": "Asia/Tokyo"}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     assert!(
         next_firings(&tokyo).iter().all(|t| t.contains("T08:30:00")),
         "{tokyo}"
     );
 
     // A bad rule is refused and changes nothing.
-    let refused = patch(&app, &path, json!({"cron": "61 * * * *"})).await;
+    let refused = patch(app.api().update_schedule(id), json!({"cron": "61 * * * *"})).await;
     assert_eq!(refused.status(), 400);
     assert_eq!(error_body(refused).await["code"], "invalid_schedule");
-    let read: Value = app.get(&path).await.json().await.unwrap();
+    let read: Value = app.api().schedule(id).read_json().await;
     assert_eq!(read["cron"], "30 17 * * *");
     assert_eq!(next_firings(&read), next_firings(&tokyo));
 
     // Paused, a new rule shows no firing until it is resumed, then the new rule's.
-    app.post_json(&format!("{path}/pause"), &json!({})).await;
-    let paused: Value = patch(&app, &path, json!({"cron": "15 6 * * *"}))
+    app.api().pause_schedule(id).json(&json!({})).call().await;
+    let paused: Value = patch(app.api().update_schedule(id), json!({"cron": "15 6 * * *"}))
         .await
         .json()
         .await
@@ -105,11 +105,11 @@ async fn patching_a_schedules_rule_or_zone_recomputes_its_next_firings() {
     assert_eq!(paused["status"], "paused");
     assert!(next_firings(&paused).is_empty());
     let resumed: Value = app
-        .post_json(&format!("{path}/resume"), &json!({}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .resume_schedule(id)
+        .json(&json!({}))
+        .read_json()
+        .await;
     // 06:15 in Tokyo is 21:15 UTC.
     assert!(
         next_firings(&resumed)
@@ -129,24 +129,14 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     let workflow = one_step_workflow(&app).await;
     // An agent that may create schedules, for the model's part.
     let agent: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Planner", "enabled_tools": ["calculator", "create_schedule"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat: Value = app
-        .post_json(
-            "/chat/api/chats",
-            &json!({"title": "mine", "agent_id": agent["id"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat_id = chat["id"].as_str().unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Planner", "enabled_tools": ["calculator", "create_schedule"]}))
+        .read_json()
+        .await;
+    let chat_id = app
+        .new_chat_with(&json!({"title": "mine", "agent_id": agent["id"]}))
+        .await;
 
     // Over REST: `chat_id`.
     let schedule = created(
@@ -156,36 +146,12 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     .await;
     assert_eq!(schedule["chat_id"], chat_id);
     let id = schedule["id"].as_str().unwrap().to_string();
-    eventually("a firing", Duration::from_secs(20), || async {
-        let view: Value = app
-            .get(&format!("/api/schedules/{id}"))
-            .await
-            .json()
-            .await
-            .unwrap();
-        view["last_runs"]
-            .as_array()?
-            .iter()
-            .any(|r| r["status"] == "succeeded")
-            .then_some(())
-    })
-    .await;
-    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({}))
-        .await;
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat_id}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    app.wait_for_firings(&id, 1).await;
+    app.api().pause_schedule(&id).json(&json!({})).call().await;
+    let messages: Value = app.chat_api().messages(&chat_id).read_json().await;
     assert!(messages.to_string().contains("42"), "{messages}");
     // The firing's answer carries its steps, for a reloaded page to show.
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat_id}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat_id).read_json().await;
     let ran = tree["data"]
         .as_array()
         .unwrap()
@@ -197,7 +163,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     assert_eq!(ran["status"], "succeeded");
     assert_eq!(ran["steps"][0]["id"], "a");
     assert_eq!(ran["steps"][0]["status"], "succeeded");
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(
         chats["data"].as_array().unwrap().len(),
         1,
@@ -213,8 +179,8 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         ),
         Reply::text("Scheduled here."),
     ]);
-    app.send_text(chat_id, "every morning, in this chat").await;
-    let listed: Value = app.get("/api/schedules").await.json().await.unwrap();
+    app.send_text(&chat_id, "every morning, in this chat").await;
+    let listed: Value = app.api().schedules().read_json().await;
     let mornings = listed["schedules"]
         .as_array()
         .unwrap()
@@ -222,16 +188,11 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
         .find(|s| s["name"] == "Mornings here")
         .unwrap_or_else(|| panic!("the model's schedule: {listed}"));
     assert_eq!(mornings["chat_id"], chat_id);
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(chats["data"].as_array().unwrap().len(), 1);
     // The chat says when a schedule next fires in it (the paused one does not count), so its
     // page can look then.
-    let info: Value = app
-        .get(&format!("/chat/api/chats/{chat_id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let info: Value = app.chat_api().chat(&chat_id).read_json().await;
     assert_eq!(
         chrono::DateTime::parse_from_rfc3339(info["next_firing_at"].as_str().unwrap()).unwrap(),
         chrono::DateTime::parse_from_rfc3339(mornings["next_firings"][0].as_str().unwrap())
@@ -242,10 +203,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
     // A chat that is not the caller's is not a place to fire in.
     let elsewhere = entities::ids::ChatId::generate();
     let refused = app
-        .post_json(
-            "/api/schedules",
-            &json!({"name": "There", "cron": "0 9 * * *", "workflow_id": workflow, "chat_id": elsewhere}),
-        )
+        .api().create_schedule().json(&json!({"name": "There", "cron": "0 9 * * *", "workflow_id": workflow, "chat_id": elsewhere})).call()
         .await;
     assert_eq!(refused.status(), 404);
 }
@@ -254,7 +212,7 @@ async fn a_schedule_asked_to_fire_in_the_calling_chat_fires_there() {
 async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     let app = spawn_app().await;
     let workflow = one_step_workflow(&app).await;
-    let account: Value = app.get("/auth/account").await.json().await.unwrap();
+    let account: Value = app.auth().account().read_json().await;
     assert_eq!(account["time_zone"], "UTC", "UTC by default");
     let plain = created(
         &app,
@@ -265,8 +223,12 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     assert!(next_firings(&plain)[0].contains("T08:30:00"));
 
     // The zone is set on the account; the display name, not named, stays.
-    patch(&app, "/auth/account", json!({"display_name": "Ada"})).await;
-    let response = patch(&app, "/auth/account", json!({"time_zone": "Asia/Tokyo"})).await;
+    patch(app.auth().update_account(), json!({"display_name": "Ada"})).await;
+    let response = patch(
+        app.auth().update_account(),
+        json!({"time_zone": "Asia/Tokyo"}),
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let saved: Value = response.json().await.unwrap();
     assert_eq!(
@@ -274,14 +236,13 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
         json!({"display_name": "Ada", "time_zone": "Asia/Tokyo"})
     );
     let refused = patch(
-        &app,
-        "/auth/account",
+        app.auth().update_account(),
         json!({"time_zone": "Mars/Base", "display_name": "Bob"}),
     )
     .await;
     assert_eq!(refused.status(), 400);
     assert_eq!(error_body(refused).await["code"], "invalid_time_zone");
-    let account: Value = app.get("/auth/account").await.json().await.unwrap();
+    let account: Value = app.auth().account().read_json().await;
     assert_eq!(
         account["time_zone"], "Asia/Tokyo",
         "a refused PATCH changes nothing"
@@ -303,18 +264,17 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
     .await;
     assert_eq!(own["time_zone"], "Europe/Paris", "a zone given wins");
     let before: Value = app
-        .get(&format!("/api/schedules/{}", plain["id"].as_str().unwrap()))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .schedule(plain["id"].as_str().unwrap())
+        .read_json()
+        .await;
     assert_eq!(
         before["time_zone"], "UTC",
         "schedules made before keep theirs"
     );
 
     // Cleared, it is UTC again.
-    let cleared: Value = patch(&app, "/auth/account", json!({"time_zone": null}))
+    let cleared: Value = patch(app.auth().update_account(), json!({"time_zone": null}))
         .await
         .json()
         .await
@@ -332,7 +292,6 @@ async fn a_schedule_made_without_a_zone_takes_its_owners_and_utc_when_unset() {
 async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
     let app = spawn_app().await;
     let workflow = one_step_workflow(&app).await;
-    let path = format!("/api/workflows/{workflow}");
     let daily = created(
         &app,
         json!({"name": "Daily sums", "cron": "0 9 * * *", "workflow_id": workflow}),
@@ -348,10 +307,13 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
         weekly["id"].as_str().unwrap(),
     );
     // Paused schedules count: a resume would fail every firing.
-    app.post_json(&format!("/api/schedules/{weekly_id}/pause"), &json!({}))
+    app.api()
+        .pause_schedule(weekly_id)
+        .json(&json!({}))
+        .call()
         .await;
 
-    let refused = app.request(Method::DELETE, &path).send().await.unwrap();
+    let refused = app.api().delete_workflow(&workflow).send().await.unwrap();
     assert_eq!(refused.status(), 409);
     let body = error_body(refused).await;
     assert_eq!(body["code"], "conflict");
@@ -359,21 +321,24 @@ async fn a_workflow_that_schedules_fire_is_not_deleted_and_they_are_named() {
     for named in ["Daily sums", daily_id, "Weekly sums", weekly_id] {
         assert!(message.contains(named), "{named} in {message}");
     }
-    assert_eq!(app.get(&path).await.status(), 200, "the workflow stays");
+    assert_eq!(
+        app.api().workflow(&workflow).call().await.status(),
+        200,
+        "the workflow stays"
+    );
 
     // Once no schedule fires it, it is deleted with its versions.
     for id in [daily_id, weekly_id] {
-        let gone = app
-            .request(Method::DELETE, &format!("/api/schedules/{id}"))
-            .send()
-            .await
-            .unwrap();
+        let gone = app.api().delete_schedule(id).send().await.unwrap();
         assert_eq!(gone.status(), 204);
     }
-    let deleted = app.request(Method::DELETE, &path).send().await.unwrap();
+    let deleted = app.api().delete_workflow(&workflow).send().await.unwrap();
     assert_eq!(deleted.status(), 204);
-    assert_eq!(app.get(&path).await.status(), 404);
-    assert_eq!(app.get(&format!("{path}/versions")).await.status(), 404);
-    let again = app.request(Method::DELETE, &path).send().await.unwrap();
+    assert_eq!(app.api().workflow(&workflow).call().await.status(), 404);
+    assert_eq!(
+        app.api().workflow_versions(&workflow).call().await.status(),
+        404
+    );
+    let again = app.api().delete_workflow(&workflow).send().await.unwrap();
     assert_eq!(again.status(), 404);
 }

@@ -14,6 +14,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
+use crate::client::Call;
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
 use crate::workflows::create_workflow;
 
@@ -33,14 +34,11 @@ async fn race_twenty_due_times(
     )
     .await;
     let created: serde_json::Value = app
-        .post_json(
-            "/api/schedules",
-            &json!({"name": "Raced", "cron": "0 3 * * *", "workflow_id": workflow["id"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_schedule()
+        .json(&json!({"name": "Raced", "cron": "0 3 * * *", "workflow_id": workflow["id"]}))
+        .read_json()
+        .await;
     let id = ScheduleId::from_string(created["id"].as_str().unwrap());
     let mut wins = BTreeMap::from([("a", 0), ("b", 0)]);
     for race in 0..RACES {

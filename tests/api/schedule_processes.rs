@@ -17,6 +17,7 @@ use sea_orm::{
 };
 use serde_json::{Value, json};
 
+use crate::client::{Api, Call, Client};
 use crate::helpers::ADMIN_KEY;
 use crate::subprocess::{Background, start_within};
 
@@ -82,15 +83,15 @@ impl Server {
         }
     }
 
-    async fn post(&self, path: &str, body: Value) -> Value {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(ADMIN_KEY)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+    /// `/api/...` on this server, with the admin's key.
+    fn api(&self) -> Api<'_> {
+        Client::with_key(&self.http, &self.base, ADMIN_KEY).api()
+    }
+
+    /// Sends `request` with `body`; it must succeed.
+    async fn post(&self, request: reqwest::RequestBuilder, body: Value) -> Value {
+        let path = request.describe();
+        let response = request.json(&body).send().await.unwrap();
         assert!(
             response.status().is_success(),
             "{path}: {:?}",
@@ -103,13 +104,13 @@ impl Server {
     async fn every_second(&self) -> (ScheduleId, ChatId) {
         let workflow = self
             .post(
-                "/api/workflows",
+                self.api().create_workflow(),
                 json!({"name": "tick", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "1 + 1"}}]}),
             )
             .await;
         let schedule = self
             .post(
-                "/api/schedules",
+                self.api().create_schedule(),
                 json!({"name": "tick", "cron": "* * * * * *", "workflow_id": workflow["id"]}),
             )
             .await;
@@ -201,7 +202,7 @@ async fn a_server_killed_and_restarted_fires_no_due_time_twice_and_skips_the_mis
     let before = firings(&db, &id).await.len();
     wait_for_firings(&db, &id, before + 3, Duration::from_secs(30)).await;
     server
-        .post(&format!("/api/schedules/{id}/pause"), json!({}))
+        .post(server.api().pause_schedule(&id), json!({}))
         .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
 
@@ -277,7 +278,7 @@ async fn due_times_missed_while_down_fire_once_on_restart_under_run_once_and_nev
     let (due, cron) = three_seconds_ahead();
     let workflow = server
         .post(
-            "/api/workflows",
+            server.api().create_workflow(),
             json!({"name": "catch up", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "1 + 1"}}]}),
         )
         .await;
@@ -285,7 +286,7 @@ async fn due_times_missed_while_down_fire_once_on_restart_under_run_once_and_nev
     for policy in ["run_once", "skip"] {
         let schedule = server
             .post(
-                "/api/schedules",
+                server.api().create_schedule(),
                 json!({"name": policy, "cron": cron, "workflow_id": workflow["id"], "missed_policy": policy}),
             )
             .await;
@@ -354,8 +355,7 @@ async fn two_servers_on_one_postgresql_fire_each_of_twenty_due_times_exactly_onc
     let db = Database::connect(&url).await.unwrap();
     let (id, chat) = a.every_second().await;
     wait_for_firings(&db, &id, 21, Duration::from_secs(60)).await;
-    b.post(&format!("/api/schedules/{id}/pause"), json!({}))
-        .await;
+    b.post(b.api().pause_schedule(&id), json!({})).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     let due = assert_each_fired_once(&db, &id, &chat).await;

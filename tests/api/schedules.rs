@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::workflows::create_workflow;
@@ -22,17 +23,13 @@ async fn per_second_app(max_failures: u32) -> TestApp {
 }
 
 async fn create_schedule(app: &TestApp, body: Value) -> Value {
-    let response = app.post_json("/api/schedules", &body).await;
+    let response = app.api().create_schedule().json(&body).call().await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
 }
 
 async fn schedule(app: &TestApp, id: &str) -> Value {
-    app.get(&format!("/api/schedules/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap()
+    app.api().schedule(id).read_json().await
 }
 
 #[actix_web::test]
@@ -51,19 +48,22 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
         ("@daily", "UTC"),
     ] {
         let response = app
-            .post_json(
-                "/api/schedules",
-                &json!({"name": "x", "cron": cron, "time_zone": zone, "workflow_id": id}),
-            )
+            .api()
+            .create_schedule()
+            .json(&json!({"name": "x", "cron": cron, "time_zone": zone, "workflow_id": id}))
+            .call()
             .await;
         assert_eq!(response.status(), 400, "{cron} {zone}");
         assert_eq!(error_body(response).await["code"], "invalid_schedule");
     }
     let neither = app
-        .post_json("/api/schedules", &json!({"name": "x", "cron": "0 9 * * *"}))
+        .api()
+        .create_schedule()
+        .json(&json!({"name": "x", "cron": "0 9 * * *"}))
+        .call()
         .await;
     assert_eq!(neither.status(), 400);
-    let chats: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(
         chats["data"].as_array().map_or(0, Vec::len),
         0,
@@ -79,30 +79,23 @@ async fn cron_expressions_have_five_fields_and_a_real_time_zone() {
 
     let sid = created["id"].as_str().unwrap();
     let paused: Value = app
-        .post_json(&format!("/api/schedules/{sid}/pause"), &json!({}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .pause_schedule(sid)
+        .json(&json!({}))
+        .read_json()
+        .await;
     assert_eq!(paused["status"], "paused");
     assert_eq!(paused["next_firings"].as_array().unwrap().len(), 0);
     let resumed: Value = app
-        .post_json(&format!("/api/schedules/{sid}/resume"), &json!({}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .resume_schedule(sid)
+        .json(&json!({}))
+        .read_json()
+        .await;
     assert_eq!(resumed["status"], "active");
-    let deleted = app
-        .request(reqwest::Method::DELETE, &format!("/api/schedules/{sid}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.api().delete_schedule(sid).send().await.unwrap();
     assert_eq!(deleted.status(), 204);
-    assert_eq!(
-        app.get(&format!("/api/schedules/{sid}")).await.status(),
-        404
-    );
+    assert_eq!(app.api().schedule(sid).call().await.status(), 404);
 }
 
 #[actix_web::test]
@@ -119,30 +112,10 @@ async fn a_schedule_due_every_second_fires_its_workflow_as_runs_in_its_chat() {
     )
     .await;
     let id = created["id"].as_str().unwrap().to_string();
-    let fired = eventually(
-        "two successful firings",
-        Duration::from_secs(20),
-        || async {
-            let view = schedule(&app, &id).await;
-            let ok = view["last_runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| r["status"] == "succeeded")
-                .count();
-            (ok >= 2).then_some(view)
-        },
-    )
-    .await;
-    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({}))
-        .await;
+    let fired = app.wait_for_firings(&id, 2).await;
+    app.api().pause_schedule(&id).json(&json!({})).call().await;
     let chat = fired["chat_id"].as_str().unwrap();
-    let messages: Value = app
-        .get(&format!("/chat/api/{chat}/messages"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let messages: Value = app.chat_api().messages(chat).read_json().await;
     let text = messages.to_string();
     assert!(
         text.contains("42"),
@@ -170,21 +143,13 @@ async fn a_prompt_schedule_sends_its_prompt_in_its_chat() {
     )
     .await;
     let id = created["id"].as_str().unwrap().to_string();
-    let fired = eventually("a successful firing", Duration::from_secs(20), || async {
-        let view = schedule(&app, &id).await;
-        view["last_runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["status"] == "succeeded")
-            .then_some(view)
-    })
-    .await;
-    app.post_json(&format!("/api/schedules/{id}/pause"), &json!({}))
-        .await;
+    let fired = app.wait_for_firings(&id, 1).await;
+    app.api().pause_schedule(&id).json(&json!({})).call().await;
     let chat = fired["chat_id"].as_str().unwrap();
     let text = app
-        .get(&format!("/chat/api/{chat}/messages"))
+        .chat_api()
+        .messages(chat)
+        .call()
         .await
         .text()
         .await
@@ -284,8 +249,7 @@ async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never
     )
     .await;
     let sid = created["id"].as_str().unwrap().to_string();
-    app.post_json(&format!("/api/schedules/{sid}/pause"), &json!({}))
-        .await;
+    app.api().pause_schedule(&sid).json(&json!({})).call().await;
     let lost = dead_claim(
         &app,
         &sid,

@@ -8,9 +8,9 @@
 use std::sync::{Arc, Mutex};
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
-use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::documents::{settled, upload};
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, captured_log, error_body, spawn_app, spawn_app_with};
@@ -103,13 +103,13 @@ async fn search_context_size_scales_the_page_text_a_search_brings_back() {
             Reply::text("Done."),
         ]);
         let response = app
-            .post_json(
-                "/v1/chat/completions",
-                &json!({"model": "fake-model",
+            .openai()
+            .chat_completions()
+            .json(&json!({"model": "fake-model",
                         "messages": [{"role": "user", "content": "Gold?"}],
                         "web_search_options": {"search_context_size": size,
-                                               "x_tools": ["web_search"]}}),
-            )
+                                               "x_tools": ["web_search"]}}))
+            .call()
             .await;
         assert_eq!(response.status(), 200, "{size}");
         let result: Value = serde_json::from_str(&tool_result_sent(&app, round * 2 + 1)).unwrap();
@@ -131,11 +131,13 @@ async fn search_context_size_scales_the_page_text_a_search_brings_back() {
     // A size the spec does not name (docs/spec.md#search_context_size) is refused with the
     // request, before any run.
     let refused = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"model": "fake-model", "messages": [{"role": "user", "content": "Gold?"}],
                     "web_search_options": {"search_context_size": "huge"}}),
         )
+        .call()
         .await;
     assert_eq!(refused.status(), 400);
     assert!(
@@ -154,12 +156,12 @@ async fn naming_file_search_in_x_tools_offers_it_before_the_chat_has_documents()
         Reply::text("There is nothing uploaded yet."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model",
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
                     "messages": [{"role": "user", "content": "What does the spec say?"}],
-                    "web_search_options": {"x_tools": ["file_search"]}}),
-        )
+                    "web_search_options": {"x_tools": ["file_search"]}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let tools = offered(&app, 0);
@@ -178,12 +180,14 @@ async fn naming_file_search_in_x_tools_offers_it_before_the_chat_has_documents()
 
     // Not named (and no documents): not offered (docs/spec.md#x_tools).
     app.upstream.script([Reply::text("Hi.")]);
-    app.post_json(
-        "/v1/chat/completions",
-        &json!({"model": "fake-model", "messages": [{"role": "user", "content": "Hi"}],
+    app.openai()
+        .chat_completions()
+        .json(
+            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "Hi"}],
                 "web_search_options": {"x_tools": ["calculator"]}}),
-    )
-    .await;
+        )
+        .call()
+        .await;
     assert!(!offered(&app, 2).contains(&"file_search".to_string()));
 }
 
@@ -206,12 +210,12 @@ async fn every_tool_without_its_own_events_is_announced_as_x_research_tool_call(
         Reply::text("Saved."),
     ]);
     let response = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "stream": true,
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "stream": true,
                     "messages": [{"role": "user", "content": "Remember I drink tea"}],
-                    "web_search_options": {"x_tools": ["sleep"]}}),
-        )
+                    "web_search_options": {"x_tools": ["sleep"]}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let lines: Vec<Value> = read_all(response).await.iter().map(Frame::json).collect();
@@ -279,7 +283,7 @@ async fn a_file_search_completed_event_carries_the_finished_item_with_its_result
         if include {
             request["include"] = json!(["file_search_call.results"]);
         }
-        let response = app.post_json("/v1/responses", &request).await;
+        let response = app.openai().create_response().json(&request).call().await;
         assert_eq!(response.status(), 200);
         let events = responses_events(&read_all(response).await);
         let at = |kind: &str| {
@@ -345,23 +349,23 @@ async fn x_chat_metadata_counts_the_tool_rounds_as_research_and_the_rest_as_the_
 
     script();
     let v1 = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "stream": true,
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "stream": true,
                     "stream_options": {"include_usage": true},
                     "messages": [{"role": "user", "content": "6*7?"}],
-                    "web_search_options": {"x_tools": ["calculator"]}}),
-        )
+                    "web_search_options": {"x_tools": ["calculator"]}}))
+        .call()
         .await;
     assert_eq!(metadata_usage(&read_all(v1).await), expected);
 
     script();
     let responses = app
-        .post_json(
-            "/v1/responses",
-            &json!({"input": "6*7?", "stream": true, "x_events": true,
-                    "tools": [{"type": "web_search_preview", "x_tools": ["calculator"]}]}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"input": "6*7?", "stream": true, "x_events": true,
+                    "tools": [{"type": "web_search_preview", "x_tools": ["calculator"]}]}))
+        .call()
         .await;
     assert_eq!(metadata_usage(&read_all(responses).await), expected);
 
@@ -406,12 +410,12 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
     // The spec's platform tools (docs/spec.md#platform-tools); no_such_tool is no tool at all;
     // execute_sql needs a declared database and send_email an [email] section.
     let refused = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Seed", "tools_enabled": true,
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Seed", "tools_enabled": true,
                     "enabled_tools": ["search_knowledge", "browse_url", "execute_sql", "send_email",
-                        "no_such_tool"]}),
-        )
+                        "no_such_tool"]}))
+        .call()
         .await;
     assert_eq!(refused.status(), 400);
     let error = error_body(refused).await;
@@ -439,10 +443,10 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
 
     // A tool Colloquy has but this server does not configure says what it needs.
     let unconfigured = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Coder", "enabled_tools": ["code_search", "calculator"]}),
-        )
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Coder", "enabled_tools": ["code_search", "calculator"]}))
+        .call()
         .await;
     assert_eq!(unconfigured.status(), 400);
     let error = error_body(unconfigured).await;
@@ -458,11 +462,13 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
     // Research tools, chat tools, the spec's aliases (docs/spec.md#tool-aliases) and the
     // server's other tools are accepted.
     let accepted = app
-        .post_json(
-            "/api/agents",
+        .api()
+        .create_agent()
+        .json(
             &json!({"name": "Fine", "enabled_tools": ["calculator", "fetch_url", "file_search",
                     "save_memory", "browse_url", "search_knowledge", "sleep"]}),
         )
+        .call()
         .await;
     assert_eq!(accepted.status(), 201);
     let agent: Value = accepted.json().await.unwrap();
@@ -470,19 +476,15 @@ async fn an_agent_naming_tools_this_server_does_not_have_is_refused_with_their_n
 
     // An update naming an unknown tool is refused too, and changes nothing.
     let update = app
-        .request(Method::PATCH, &format!("/api/agents/{id}"))
+        .api()
+        .update_agent(id)
         .json(&json!({"name": "Renamed", "enabled_tools": ["calculator", "nope"]}))
         .send()
         .await
         .unwrap();
     assert_eq!(update.status(), 400);
     assert_eq!(error_body(update).await["code"], "unknown_tool");
-    let kept: Value = app
-        .get(&format!("/api/agents/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let kept: Value = app.api().agent(id).read_json().await;
     assert_eq!(kept["name"], "Fine");
     assert_eq!(kept["enabled_tools"], agent["enabled_tools"]);
 }
@@ -492,11 +494,13 @@ async fn an_unknown_vector_store_is_404_saying_how_to_create_one() {
     let app = spawn_app().await;
     // The spec's Responses example, as written (docs/spec.md#request-shapes).
     let response = app
-        .post_json(
-            "/v1/responses",
+        .openai()
+        .create_response()
+        .json(
             &json!({"model": "my-model", "input": "Compare the uploaded design spec",
                     "tools": [{"type": "file_search", "vector_store_ids": ["vs_abc123"]}]}),
         )
+        .call()
         .await;
     assert_eq!(response.status(), 404);
     let error = error_body(response).await;
@@ -510,7 +514,7 @@ async fn an_unknown_vector_store_is_404_saying_how_to_create_one() {
     ] {
         assert!(message.contains(needed), "{needed} in {message}");
     }
-    let direct = app.get("/v1/vector_stores/vs_abc123").await;
+    let direct = app.openai().vector_store("vs_abc123").call().await;
     assert_eq!(direct.status(), 404);
     assert!(
         error_body(direct).await["message"]
@@ -560,10 +564,10 @@ async fn a_run_resumed_after_a_question_searches_with_the_size_it_was_asked_for(
         Reply::text("Done."),
     ]);
     let resumed = app
-        .post_json(
-            &format!("/chat/api/{chat}/ask/{correlation_id}"),
-            &json!({"answer": "Gold"}),
-        )
+        .chat_api()
+        .answer_ask(&chat, &correlation_id)
+        .json(&json!({"answer": "Gold"}))
+        .call()
         .await;
     assert_eq!(resumed.status(), 200);
     crate::sse::read_all(resumed).await;

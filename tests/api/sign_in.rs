@@ -3,25 +3,28 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::{Method, Response};
+use reqwest::Response;
 use serde_json::json;
 
+use crate::client::Call;
 use crate::helpers::{TestApp, error_body, spawn_app_with};
 
 const PASSWORD: &str = "analytical engine";
 
 async fn create_user(app: &TestApp, username: &str, password: Option<&str>) {
     let response = app
-        .post_json(
-            "/auth/users",
-            &json!({"username": username, "password": password}),
-        )
+        .auth()
+        .create_user()
+        .json(&json!({"username": username, "password": password}))
+        .call()
         .await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
 }
 
 async fn login(app: &TestApp, username: &str, password: &str) -> Response {
-    app.anonymous(Method::POST, "/auth/login")
+    app.as_anonymous()
+        .auth()
+        .login()
         .json(&json!({"username": username, "password": password}))
         .send()
         .await

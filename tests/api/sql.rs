@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use colloquy::config::{Config, SqlDatabaseConfig};
-use reqwest::Method;
 use sea_orm::sqlx::postgres::PgConnection;
 use sea_orm::sqlx::sqlite::SqliteConnection;
 use sea_orm::sqlx::{self, AssertSqlSafe, Connection};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 use crate::sse::content;
@@ -110,19 +110,14 @@ fn declared(id: &str, url: &str, timeout_ms: u64) -> SqlDatabaseConfig {
 }
 
 async fn create_agent(app: &TestApp, body: Value) -> Value {
-    let response = app.post_json("/api/agents", &body).await;
+    let response = app.api().create_agent().json(&body).call().await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
 }
 
 /// The agent's chat-tools listing.
 async fn listed_tools(app: &TestApp, agent: &str) -> Vec<Value> {
-    let listed: Value = app
-        .get(&format!("/api/agents/{agent}/chat/tools"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().agent_tools(agent).read_json().await;
     listed["tools"].as_array().unwrap().clone()
 }
 
@@ -145,13 +140,7 @@ async fn described(app: &TestApp, agent: &str, table_line: &str) -> Value {
 
 /// A chat of `agent`'s.
 async fn agent_chat(app: &TestApp, agent: &str) -> String {
-    let chat: Value = app
-        .post_json("/chat/api/chats", &json!({"agent_id": agent}))
-        .await
-        .json()
-        .await
-        .unwrap();
-    chat["id"].as_str().unwrap().to_string()
+    app.new_chat_with(&json!({"agent_id": agent})).await
 }
 
 /// The tool results upstream request `index` carried, by call id, parsed.
@@ -509,10 +498,10 @@ async fn colloquys_own_database_cannot_be_declared() {
 async fn agents_enabling_execute_sql_without_a_database_to_query_are_refused_when_saved() {
     let bare = spawn_app().await;
     let response = bare
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Analyst", "enabled_tools": ["execute_sql"]}),
-        )
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Analyst", "enabled_tools": ["execute_sql"]}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let error = error_body(response).await;
@@ -523,7 +512,10 @@ async fn agents_enabling_execute_sql_without_a_database_to_query_are_refused_whe
         "{message}"
     );
     let response = bare
-        .post_json("/api/agents", &json!({"name": "A", "sql_database": "shop"}))
+        .api()
+        .create_agent()
+        .json(&json!({"name": "A", "sql_database": "shop"}))
+        .call()
         .await;
     assert_eq!(error_body(response).await["code"], "unknown_sql_database");
 
@@ -551,7 +543,7 @@ async fn agents_enabling_execute_sql_without_a_database_to_query_are_refused_whe
         ),
     ];
     for (body, code, words) in refusals {
-        let response = app.post_json("/api/agents", &body).await;
+        let response = app.api().create_agent().json(&body).call().await;
         assert_eq!(response.status(), 400, "{body}");
         let error = error_body(response).await;
         assert_eq!(error["code"], code, "{error}");
@@ -570,11 +562,7 @@ async fn agents_enabling_execute_sql_without_a_database_to_query_are_refused_whe
     let tool = described(&app, id, "items(").await;
     assert!(tool["description"].as_str().unwrap().contains("\"second\""));
 
-    let patch = |body: Value| {
-        app.request(Method::PATCH, &format!("/api/agents/{id}"))
-            .json(&body)
-            .send()
-    };
+    let patch = |body: Value| app.api().update_agent(id).json(&body).send();
     let response = patch(json!({"sql_database": null})).await.unwrap();
     assert_eq!(response.status(), 400, "still enabled, no longer named");
     assert_eq!(error_body(response).await["code"], "sql_database_required");
@@ -591,7 +579,7 @@ async fn agents_enabling_execute_sql_without_a_database_to_query_are_refused_whe
     let response = patch(json!({"sql_database": null})).await.unwrap();
     assert_eq!(response.status(), 200, "nothing enables it now");
 
-    let listed: Value = app.get("/api/agents").await.json().await.unwrap();
+    let listed: Value = app.api().agents().read_json().await;
     let default = listed["agents"][0]["id"].as_str().unwrap().to_string();
     let names: Vec<Value> = listed_tools(&app, &default)
         .await
@@ -642,10 +630,10 @@ async fn a_run_paused_on_a_question_still_has_execute_sql_when_the_answer_resume
         .unwrap()
         .to_string();
     let resumed = app
-        .post_json(
-            &format!("/chat/api/{chat}/ask/{correlation_id}"),
-            &json!({"answer": "cup"}),
-        )
+        .chat_api()
+        .answer_ask(&chat, &correlation_id)
+        .json(&json!({"answer": "cup"}))
+        .call()
         .await;
     assert_eq!(resumed.status(), 200);
     let frames = crate::sse::read_all(resumed).await;

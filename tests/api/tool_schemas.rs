@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::spawn_app;
 
@@ -24,11 +25,13 @@ async fn a_schema_violation_is_an_error_result_the_scripted_model_then_corrects(
     ]);
 
     let response = app
-        .post_json(
-            "/v1/chat/completions",
+        .openai()
+        .chat_completions()
+        .json(
             &json!({"messages": [{"role": "user", "content": "What is 2+2?"}],
                     "web_search_options": {"x_tools": ["calculator"]}}),
         )
+        .call()
         .await;
 
     assert_eq!(response.status(), 200);

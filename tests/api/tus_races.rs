@@ -24,7 +24,7 @@ async fn within<T>(step: impl std::future::Future<Output = T>) -> T {
 
 /// Creates an upload of `length` bytes; returns its location.
 async fn create_upload(app: &TestApp, chat: &str, filename: &str, length: usize) -> String {
-    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+    let created = tus(app.chat_api().create_upload(chat))
         .header("Upload-Length", length.to_string())
         .header("Upload-Metadata", metadata(filename))
         .send()

@@ -5,13 +5,14 @@
 
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, spawn_app};
 use crate::sse::{content, finished, read_all};
 
 /// Creates a workflow and returns its JSON (asserting it was created).
 pub async fn create_workflow(app: &TestApp, body: Value) -> Value {
-    let response = app.post_json("/api/workflows", &body).await;
+    let response = app.api().create_workflow().json(&body).call().await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
 }
@@ -72,10 +73,10 @@ async fn a_tool_a_prompt_using_its_result_and_a_second_tool_run_in_order_with_th
     assert_eq!(workflow["version"], 1);
 
     let response = app
-        .post_json(
-            &format!("/api/workflows/{id}/runs"),
-            &json!({"input": {"a": 2, "audience": "kids"}}),
-        )
+        .api()
+        .run_workflow(id)
+        .json(&json!({"input": {"a": 2, "audience": "kids"}}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     let frames = read_all(response).await;
@@ -130,20 +131,7 @@ async fn a_tool_a_prompt_using_its_result_and_a_second_tool_run_in_order_with_th
     assert_eq!(done["steps"].as_array().unwrap().len(), 3);
 
     // The run is listed with the version it ran.
-    let runs: Value = crate::helpers::eventually(
-        "the run recorded",
-        std::time::Duration::from_secs(10),
-        || async {
-            let runs: Value = app
-                .get(&format!("/api/workflows/{id}/runs"))
-                .await
-                .json()
-                .await
-                .unwrap();
-            (runs["runs"][0]["status"] == "succeeded").then_some(runs)
-        },
-    )
-    .await;
+    let runs: Value = app.wait_for_workflow_run(id, "succeeded").await;
     assert_eq!(runs["runs"][0]["version"], 1);
     assert_eq!(runs["runs"][0]["steps"].as_array().unwrap().len(), 3);
 }
@@ -154,11 +142,11 @@ async fn a_failing_middle_step_stops_the_workflow_and_is_named() {
     let workflow = create_workflow(&app, three_steps(true)).await;
     let id = workflow["id"].as_str().unwrap();
     let frames = read_all(
-        app.post_json(
-            &format!("/api/workflows/{id}/runs"),
-            &json!({"input": {"a": 2}}),
-        )
-        .await,
+        app.api()
+            .run_workflow(id)
+            .json(&json!({"input": {"a": 2}}))
+            .call()
+            .await,
     )
     .await;
     let events = workflow_events(&frames);
@@ -184,20 +172,7 @@ async fn a_failing_middle_step_stops_the_workflow_and_is_named() {
     let answer = content(&frames);
     assert!(answer.contains("stopped at step \"broken\""), "{answer}");
     assert!(model_calls(&app).is_empty(), "no model call was made");
-    let runs: Value = crate::helpers::eventually(
-        "the failure recorded",
-        std::time::Duration::from_secs(10),
-        || async {
-            let runs: Value = app
-                .get(&format!("/api/workflows/{id}/runs"))
-                .await
-                .json()
-                .await
-                .unwrap();
-            (runs["runs"][0]["status"] == "failed").then_some(runs)
-        },
-    )
-    .await;
+    let runs: Value = app.wait_for_workflow_run(id, "failed").await;
     assert_eq!(runs["runs"][0]["failed_step"], "broken");
     assert_eq!(runs["runs"][0]["steps"][2]["status"], "not_run");
 }
@@ -208,7 +183,7 @@ async fn templating_errors_unknown_tools_and_missing_input_are_refused_before_an
     let refused = |body: Value| {
         let app = &app;
         async move {
-            let response = app.post_json("/api/workflows", &body).await;
+            let response = app.api().create_workflow().json(&body).call().await;
             assert_eq!(response.status(), 400);
             error_body(response).await
         }
@@ -232,17 +207,17 @@ async fn templating_errors_unknown_tools_and_missing_input_are_refused_before_an
     )
     .await;
     assert_eq!(tool["code"], "unknown_tool");
-    let listed: Value = app.get("/api/workflows").await.json().await.unwrap();
+    let listed: Value = app.api().workflows().read_json().await;
     assert_eq!(listed["total"], 0, "nothing was saved");
 
     // A run whose input lacks a value is refused before any step runs or chat is made.
     let workflow = create_workflow(&app, three_steps(false)).await;
-    let chats_before: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats_before: Value = app.chat_api().list_chats().read_json().await;
     let response = app
-        .post_json(
-            &format!("/api/workflows/{}/runs", workflow["id"].as_str().unwrap()),
-            &json!({"input": {"a": 1}}),
-        )
+        .api()
+        .run_workflow(workflow["id"].as_str().unwrap())
+        .json(&json!({"input": {"a": 1}}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     let body = error_body(response).await;
@@ -251,7 +226,7 @@ async fn templating_errors_unknown_tools_and_missing_input_are_refused_before_an
         body["message"].as_str().unwrap().contains("input.audience"),
         "{body}"
     );
-    let chats_after: Value = app.get("/chat/api/chats").await.json().await.unwrap();
+    let chats_after: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(chats_before, chats_after);
 }
 
@@ -265,7 +240,7 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
     .await;
     let id = workflow["id"].as_str().unwrap();
     let response = app
-        .request(reqwest::Method::PATCH, &format!("/api/workflows/{id}"))
+        .api().update_workflow(id)
         .json(&json!({"steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "2 + 2"}}]}))
         .send()
         .await
@@ -274,65 +249,33 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
     let patched: Value = response.json().await.unwrap();
     assert_eq!(patched["version"], 2);
     let old: Value = app
-        .get(&format!("/api/workflows/{id}?version=1"))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .workflow(id)
+        .with_query("version=1")
+        .read_json()
+        .await;
     assert_eq!(old["steps"][0]["arguments"]["expression"], "1 + 1");
-    let versions: Value = app
-        .get(&format!("/api/workflows/{id}/versions"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let versions: Value = app.api().workflow_versions(id).read_json().await;
     assert_eq!(versions["versions"].as_array().unwrap().len(), 2);
     // A bad PATCH makes no version.
     let bad = app
-        .request(reqwest::Method::PATCH, &format!("/api/workflows/{id}"))
+        .api()
+        .update_workflow(id)
         .json(&json!({"steps": [{"id": "a", "prompt": "{{steps.a.result}}"}]}))
         .send()
         .await
         .unwrap();
     assert_eq!(bad.status(), 400);
-    let current: Value = app
-        .get(&format!("/api/workflows/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let current: Value = app.api().workflow(id).read_json().await;
     assert_eq!(current["version"], 2);
     // A run names the version it ran.
-    let frames = read_all(
-        app.post_json(&format!("/api/workflows/{id}/runs"), &json!({}))
-            .await,
-    )
-    .await;
+    let frames = read_all(app.api().run_workflow(id).json(&json!({})).call().await).await;
     assert!(content(&frames).contains("\"result\":4"));
-    let runs: Value = crate::helpers::eventually(
-        "the run recorded",
-        std::time::Duration::from_secs(10),
-        || async {
-            let runs: Value = app
-                .get(&format!("/api/workflows/{id}/runs"))
-                .await
-                .json()
-                .await
-                .unwrap();
-            (runs["runs"][0]["status"] == "succeeded").then_some(runs)
-        },
-    )
-    .await;
+    let runs: Value = app.wait_for_workflow_run(id, "succeeded").await;
     assert_eq!(runs["runs"][0]["version"], 2);
     // Another user sees none of it.
     let other = app.create_user_with_key("mallory").await;
-    let theirs = app
-        .http
-        .get(app.url(&format!("/api/workflows/{id}")))
-        .bearer_auth(other)
-        .send()
-        .await
-        .unwrap();
+    let theirs = app.as_key(&other).api().workflow(id).send().await.unwrap();
     assert_eq!(theirs.status(), 404);
 }
 
@@ -340,21 +283,9 @@ async fn a_patch_saves_a_new_version_and_keeps_the_old_one() {
 async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_chat() {
     let app = spawn_app().await;
     let agent: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Planner", "enabled_tools": ["calculator", "execute_workflow", "create_schedule", "get_schedule_info"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api().create_agent().json(&json!({"name": "Planner", "enabled_tools": ["calculator", "execute_workflow", "create_schedule", "get_schedule_info"]})).read_json().await;
     let agent_id = agent["id"].as_str().unwrap();
-    let tools: Value = app
-        .get(&format!("/api/agents/{agent_id}/chat/tools"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tools: Value = app.api().agent_tools(agent_id).read_json().await;
     let names: Vec<String> = tools
         .as_array()
         .or_else(|| tools["tools"].as_array())
@@ -380,16 +311,9 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
     )
     .await;
     let workflow_id = workflow["id"].as_str().unwrap();
-    let chat: Value = app
-        .post_json(
-            "/chat/api/chats",
-            &json!({"title": "plans", "agent_id": agent_id}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let chat_id = chat["id"].as_str().unwrap();
+    let chat_id = app
+        .new_chat_with(&json!({"title": "plans", "agent_id": agent_id}))
+        .await;
 
     app.upstream.script([
         Reply::tool_call("call_1", "execute_workflow", json!({"workflowId": workflow_id, "input": {"x": 2}})),
@@ -398,7 +322,7 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         Reply::text("Scheduled."),
     ]);
     let frames = app
-        .send_text(chat_id, "add 2 and 40 with my workflow")
+        .send_text(&chat_id, "add 2 and 40 with my workflow")
         .await;
     let result = frames.iter().map(|f| f.json()).find(|j| {
         j["type"] == "tool_result"
@@ -418,12 +342,7 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         .find(|j| j["type"] == "x_workflow.step_started")
         .unwrap();
     assert_eq!(started["name"], "Add");
-    let tree: Value = app
-        .get(&format!("/chat/api/{chat_id}/tree"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let tree: Value = app.chat_api().tree(&chat_id).read_json().await;
     let answer = tree["data"]
         .as_array()
         .unwrap()
@@ -440,9 +359,11 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         second["messages"]
     );
 
-    let frames = app.send_text(chat_id, "run it every weekday morning").await;
+    let frames = app
+        .send_text(&chat_id, "run it every weekday morning")
+        .await;
     assert_eq!(finished(&frames)["stop_reason"], "completed");
-    let schedules: Value = app.get("/api/schedules").await.json().await.unwrap();
+    let schedules: Value = app.api().schedules().read_json().await;
     assert_eq!(schedules["total"], 1, "{schedules}");
     let schedule = &schedules["schedules"][0];
     let schedule_id = schedule["id"].as_str().unwrap();
@@ -459,7 +380,7 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         ),
         Reply::text("It fires at nine."),
     ]);
-    let frames = app.send_text(chat_id, "when does it fire?").await;
+    let frames = app.send_text(&chat_id, "when does it fire?").await;
     assert_eq!(finished(&frames)["stop_reason"], "completed");
     let last = model_calls(&app).last().unwrap()["messages"].to_string();
     assert!(

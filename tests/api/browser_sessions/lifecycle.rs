@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use entities::ids::ChatId;
-use reqwest::Method;
 use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel, Set};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 
 #[actix_web::test]
@@ -178,11 +178,7 @@ async fn idle_sessions_and_a_deleted_chats_sessions_close_with_their_profiles_an
     let shots = app.data_dir.path().join("screenshots").join(&chat);
     assert!(shots.is_dir(), "{shot}");
 
-    let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/chats/{chat}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.chat_api().delete_chat(&chat).send().await.unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
     assert!(
         browsers.sessions_of(&chat_id).is_empty(),
@@ -243,10 +239,10 @@ async fn without_chromium_the_tools_are_not_offered_and_the_tool_list_says_why()
     })
     .await;
     let refused = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Surfer", "enabled_tools": ["browser_action"]}),
-        )
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Surfer", "enabled_tools": ["browser_action"]}))
+        .call()
         .await;
     assert_eq!(refused.status(), 400);
     let body: Value = refused.json().await.unwrap();
@@ -257,20 +253,16 @@ async fn without_chromium_the_tools_are_not_offered_and_the_tool_list_says_why()
     );
 
     let agent: Value = app
-        .post_json("/api/agents", &json!({"name": "Reader"}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Reader"}))
+        .read_json()
+        .await;
     let listed: Value = app
-        .get(&format!(
-            "/api/agents/{}/chat/tools",
-            agent["id"].as_str().unwrap()
-        ))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .agent_tools(agent["id"].as_str().unwrap())
+        .read_json()
+        .await;
     let unavailable = listed["unavailable"]
         .as_array()
         .expect("what is not offered");
@@ -321,14 +313,11 @@ async fn the_v1_retention_sweep_closes_a_swept_chats_session_and_removes_its_scr
     let app = app_for(&site, |_| {}).await;
     app.upstream.script([Reply::text("ok")]);
     let made: Value = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"messages": [{"role": "user", "content": "Hello"}]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .chat_completions()
+        .json(&json!({"messages": [{"role": "user", "content": "Hello"}]}))
+        .read_json()
+        .await;
     let chat = made["x_chat_id"]
         .as_str()
         .expect("a stored chat")

@@ -10,6 +10,7 @@ use colloquy::config::{Config, EmailConfig};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, captured_log, error_body, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all};
@@ -37,25 +38,16 @@ async fn app_sending_to(smtp_url: String, confirm: bool, max_per_hour: u32) -> T
 /// A new agent that names send_email, and a chat with it.
 async fn mailing_chat(app: &TestApp) -> (String, String) {
     let agent: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Mailer", "enabled_tools": ["send_email"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Mailer", "enabled_tools": ["send_email"]}))
+        .read_json()
+        .await;
     let agent = agent["id"].as_str().expect("an agent id").to_string();
-    let chat: Value = app
-        .post_json(
-            "/chat/api/chats",
-            &json!({"agent_id": agent, "title": "Mail for ops"}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    (agent, chat["id"].as_str().unwrap().to_string())
+    let chat = app
+        .new_chat_with(&json!({"agent_id": agent, "title": "Mail for ops"}))
+        .await;
+    (agent, chat)
 }
 
 fn send_call(id: &str, to: &str, subject: &str, body: &str) -> Reply {
@@ -110,10 +102,10 @@ fn codes(results: &[Value]) -> Vec<String> {
 
 async fn answer(app: &TestApp, chat: &str, correlation_id: &str, answer: &str) -> Vec<Frame> {
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/ask/{correlation_id}"),
-            &json!({"answer": answer}),
-        )
+        .chat_api()
+        .answer_ask(chat, correlation_id)
+        .json(&json!({"answer": answer}))
+        .call()
         .await;
     assert_eq!(response.status(), 200);
     read_all(response).await
@@ -157,12 +149,7 @@ async fn an_email_goes_out_once_after_the_user_says_yes() {
     assert_eq!(asked["email"]["from"], FROM);
     assert_eq!(finished(&frames)["stop_reason"], "paused");
     assert!(sink.received().is_empty(), "nothing goes before the yes");
-    let listed: Value = app
-        .get(&format!("/chat/api/{chat}/asks"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.chat_api().asks(&chat).read_json().await;
     assert_eq!(
         listed["data"][0]["email"]["subject"], "Disk full on db-1",
         "a reloaded page shows the email on its card"
@@ -197,10 +184,10 @@ async fn an_email_goes_out_once_after_the_user_says_yes() {
     );
 
     let again = app
-        .post_json(
-            &format!("/chat/api/{chat}/ask/{correlation_id}"),
-            &json!({"answer": "Yes"}),
-        )
+        .chat_api()
+        .answer_ask(&chat, correlation_id)
+        .json(&json!({"answer": "Yes"}))
+        .call()
         .await;
     assert_eq!(again.status(), 409);
     assert_eq!(sink.received().len(), 1, "a second yes sends nothing");
@@ -430,10 +417,10 @@ async fn an_smtp_failure_is_an_error_result_that_says_so_and_costs_no_slot() {
 async fn send_email_is_offered_only_to_agents_naming_it_on_a_server_with_email() {
     let plain = spawn_app().await;
     let refused = plain
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Mailer", "enabled_tools": ["send_email", "calculator"]}),
-        )
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Mailer", "enabled_tools": ["send_email", "calculator"]}))
+        .call()
         .await;
     assert_eq!(refused.status(), 400);
     let error = error_body(refused).await;
@@ -448,12 +435,7 @@ async fn send_email_is_offered_only_to_agents_naming_it_on_a_server_with_email()
     let sink = SmtpSink::start().await;
     let app = app_sending_to(sink.url(), true, 20).await;
     let (agent, chat) = mailing_chat(&app).await;
-    let listed: Value = app
-        .get(&format!("/api/agents/{agent}/chat/tools"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = app.api().agent_tools(&agent).read_json().await;
     let tool = listed["tools"]
         .as_array()
         .unwrap()
@@ -475,23 +457,16 @@ async fn send_email_is_offered_only_to_agents_naming_it_on_a_server_with_email()
     );
 
     let calc: Value = app
-        .post_json(
-            "/api/agents",
-            &json!({"name": "Calc", "enabled_tools": ["calculator"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Calc", "enabled_tools": ["calculator"]}))
+        .read_json()
+        .await;
     let listed: Value = app
-        .get(&format!(
-            "/api/agents/{}/chat/tools",
-            calc["id"].as_str().unwrap()
-        ))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .agent_tools(calc["id"].as_str().unwrap())
+        .read_json()
+        .await;
     assert!(
         !listed["tools"].to_string().contains("send_email"),
         "an agent that does not name it"
