@@ -12,6 +12,7 @@ use std::path::Path;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, error_body, spawn_app_with};
 use crate::images::png_data_url;
@@ -135,15 +136,27 @@ fn with(mut body: Value, fields: &Value) -> Value {
     body
 }
 
-/// Sends `body` to `path`, expects a 400 with `code`, and proves nothing was written.
-async fn refused_writes_nothing(app: &TestApp, path: &str, body: Value, code: &str) {
+/// The two `/v1` routes that begin a turn.
+#[derive(Clone, Copy)]
+enum Surface {
+    ChatCompletions,
+    Responses,
+}
+
+/// Sends `body` to `surface`, expects a 400 with `code`, and proves nothing was written.
+async fn refused_writes_nothing(app: &TestApp, surface: Surface, body: Value, code: &str) {
     let before = written(app).await;
-    let response = app.post_json(path, &body).await;
-    assert_eq!(response.status(), 400, "{path} {body}");
+    let request = match surface {
+        Surface::ChatCompletions => app.openai().chat_completions(),
+        Surface::Responses => app.openai().create_response(),
+    };
+    let what = request.describe();
+    let response = request.json(&body).call().await;
+    assert_eq!(response.status(), 400, "{what} {body}");
     let error = error_body(response).await;
-    assert_eq!(error["code"], code, "{path} {body}: {error}");
+    assert_eq!(error["code"], code, "{what} {body}: {error}");
     let after = written(app).await;
-    assert_eq!(before, after, "{path} {body} wrote something");
+    assert_eq!(before, after, "{what} {body} wrote something");
 }
 
 /// An app whose one model server declares `fake-model`, so that another model is refused.
@@ -159,11 +172,11 @@ async fn chat_with_a_turn(app: &TestApp) -> String {
     let chat = app.new_chat().await;
     app.upstream.script([Reply::text("first answer")]);
     let first = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "x_chat_id": chat,
-                "messages": [{"role": "user", "content": "first"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "x_chat_id": chat,
+            "messages": [{"role": "user", "content": "first"}]}))
+        .call()
         .await;
     assert_eq!(first.status(), 200);
     chat
@@ -175,10 +188,10 @@ async fn a_refused_chat_api_turn_writes_nothing() {
     let chat = chat_with_a_turn(&app).await;
     let before = written(&app).await;
     let response = app
-        .post_json(
-            &format!("/chat/api/{chat}/messages"),
-            &json!({"content": "refused", "web_search_options": {"max_iterations": 0}}),
-        )
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "refused", "web_search_options": {"max_iterations": 0}}))
+        .call()
         .await;
     assert_eq!(response.status(), 400);
     assert_eq!(before, written(&app).await, "a refused chat API turn wrote");
@@ -197,19 +210,19 @@ async fn a_refused_chat_completion_writes_nothing_in_a_new_chat_or_in_x_chat_id(
         ]);
         // A new chat with history (store unset counts as stored).
         let new_chat = with(json!({"messages": messages}), &refusal.fields);
-        refused_writes_nothing(&app, "/v1/chat/completions", new_chat, refusal.code).await;
+        refused_writes_nothing(&app, Surface::ChatCompletions, new_chat, refusal.code).await;
         // The same, stored explicitly.
         let stored = with(
             json!({"messages": messages, "store": true}),
             &refusal.fields,
         );
-        refused_writes_nothing(&app, "/v1/chat/completions", stored, refusal.code).await;
+        refused_writes_nothing(&app, Surface::ChatCompletions, stored, refusal.code).await;
         // A turn of an existing chat.
         let in_chat = with(
             json!({"x_chat_id": chat, "messages": [user_with_image("refused")]}),
             &refusal.fields,
         );
-        refused_writes_nothing(&app, "/v1/chat/completions", in_chat, refusal.code).await;
+        refused_writes_nothing(&app, Surface::ChatCompletions, in_chat, refusal.code).await;
     }
 }
 
@@ -220,14 +233,11 @@ async fn a_refused_response_writes_nothing_in_a_new_chain_a_previous_response_a_
     let chat = chat_with_a_turn(&app).await;
     app.upstream.script([Reply::text("a stored answer")]);
     let previous: Value = app
-        .post_json(
-            "/v1/responses",
-            &json!({"model": "fake-model", "input": "start a chain"}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .create_response()
+        .json(&json!({"model": "fake-model", "input": "start a chain"}))
+        .read_json()
+        .await;
     let previous_id = previous["id"].as_str().expect("a response id").to_string();
     let earlier_and_last = json!([
         input_with_image("an earlier question"),
@@ -239,24 +249,24 @@ async fn a_refused_response_writes_nothing_in_a_new_chain_a_previous_response_a_
             json!({"input": earlier_and_last, "instructions": "Be brief."}),
             &refusal.fields,
         );
-        refused_writes_nothing(&app, "/v1/responses", new_chain, refusal.code).await;
+        refused_writes_nothing(&app, Surface::Responses, new_chain, refusal.code).await;
         let continued = with(
             json!({"previous_response_id": previous_id,
                 "input": [input_with_image("refused")]}),
             &refusal.fields,
         );
-        refused_writes_nothing(&app, "/v1/responses", continued, refusal.code).await;
+        refused_writes_nothing(&app, Surface::Responses, continued, refusal.code).await;
         // The earlier items would be imported into the existing conversation.
         let conversation = with(
             json!({"conversation": chat, "input": earlier_and_last}),
             &refusal.fields,
         );
-        refused_writes_nothing(&app, "/v1/responses", conversation, refusal.code).await;
+        refused_writes_nothing(&app, Surface::Responses, conversation, refusal.code).await;
         let x_chat_id = with(
             json!({"x_chat_id": chat, "input": earlier_and_last}),
             &refusal.fields,
         );
-        refused_writes_nothing(&app, "/v1/responses", x_chat_id, refusal.code).await;
+        refused_writes_nothing(&app, Surface::Responses, x_chat_id, refusal.code).await;
     }
 }
 
@@ -266,13 +276,13 @@ async fn a_conversation_the_database_cannot_read_is_a_500_not_a_404() {
     let chat = chat_with_a_turn(&app).await;
     app.close_database().await;
     let response = app
-        .post_json(
-            "/v1/responses",
-            &json!({"model": "fake-model", "conversation": chat, "input": "hello"}),
-        )
+        .openai()
+        .create_response()
+        .json(&json!({"model": "fake-model", "conversation": chat, "input": "hello"}))
+        .call()
         .await;
     assert_eq!(response.status(), 500, "a database failure is not a 404");
-    let conversation = app.get(&format!("/v1/conversations/{chat}")).await;
+    let conversation = app.openai().conversation(&chat).call().await;
     assert_eq!(
         conversation.status(),
         500,

@@ -3,10 +3,10 @@
 //! passed while it was down, is committed at start-up, not swept as expired.
 
 use chrono::Utc;
-use reqwest::Method;
 use sea_orm::{ActiveModelTrait, EntityTrait, Set};
 use serde_json::Value;
 
+use crate::client::Call;
 use crate::documents::{metadata, settled, tus};
 use crate::helpers::spawn_app;
 
@@ -15,12 +15,11 @@ async fn a_complete_upload_that_expired_while_down_is_committed_not_swept() {
     let app = spawn_app().await;
     let chat = app.new_chat().await;
     let whole = b"every byte arrived before the crash";
-    let created = tus(app.request(Method::POST, &format!("/chat/api/{chat}/uploads")))
+    let created = tus(app.chat_api().create_upload(&chat))
         .header("Upload-Length", whole.len().to_string())
         .header("Upload-Metadata", metadata("expired.txt"))
-        .send()
-        .await
-        .unwrap();
+        .call()
+        .await;
     assert_eq!(created.status(), 201);
     let location = created.headers()["location"].to_str().unwrap().to_string();
     let upload_id = location.rsplit('/').next().unwrap().to_string();

@@ -5,11 +5,11 @@
 
 use std::path::Path;
 
-use reqwest::Method;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 
 use super::{Site, app_for, call, profile_of, session_of, tools};
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::TestApp;
 use crate::images::png_data_url;
@@ -20,18 +20,17 @@ use crate::images::png_data_url;
 async fn fill(app: &TestApp, site: &Site, key: &str, chat: &str) -> std::path::PathBuf {
     app.upstream.script([Reply::text("an answer")]);
     let turn = app
-        .http
-        .post(app.url("/v1/chat/completions"))
-        .bearer_auth(key)
+        .as_key(key)
+        .openai()
+        .chat_completions()
         .json(
             &json!({"model": "fake-model", "x_chat_id": chat, "messages": [
             {"role": "user", "content": [
                 {"type": "text", "text": "look"},
                 {"type": "image_url", "image_url": {"url": png_data_url()}}]}]}),
         )
-        .send()
-        .await
-        .unwrap();
+        .call()
+        .await;
     assert_eq!(turn.status(), 200, "{:?}", turn.text().await);
     let form = reqwest::multipart::Form::new().part(
         "file",
@@ -39,13 +38,12 @@ async fn fill(app: &TestApp, site: &Site, key: &str, chat: &str) -> std::path::P
             .file_name("notes.txt"),
     );
     let upload = app
-        .http
-        .post(app.url(&format!("/chat/api/{chat}/documents")))
-        .bearer_auth(key)
+        .as_key(key)
+        .chat_api()
+        .upload_document(chat)
         .multipart(form)
-        .send()
-        .await
-        .unwrap();
+        .call()
+        .await;
     assert!(upload.status().is_success(), "{:?}", upload.text().await);
     let (act, _) = tools(app, chat);
     let opened = call(
@@ -159,74 +157,58 @@ async fn a_chat_deleted_through_any_surface_leaves_nothing_behind() {
     // The chat API.
     let chat = app.new_chat().await;
     let profile = fill(&app, &site, &key, &chat).await;
-    let deleted = app
-        .request(Method::DELETE, &format!("/chat/api/chats/{chat}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.chat_api().delete_chat(&chat).call().await;
     assert_eq!(deleted.status(), 200);
     assert_gone(&app, &chat, &profile).await;
 
     // A /v1 conversation.
     let conversation: Value = app
-        .post_json("/v1/conversations", &json!({}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .create_conversation()
+        .json(&json!({}))
+        .read_json()
+        .await;
     let chat = conversation["id"].as_str().unwrap().to_string();
     let profile = fill(&app, &site, &key, &chat).await;
-    let deleted = app
-        .request(Method::DELETE, &format!("/v1/conversations/{chat}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.openai().delete_conversation(&chat).call().await;
     assert_eq!(deleted.status(), 200);
     assert_gone(&app, &chat, &profile).await;
 
     // A vector store.
     let store: Value = app
-        .post_json("/v1/vector_stores", &json!({"name": "store"}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .openai()
+        .create_vector_store()
+        .json(&json!({"name": "store"}))
+        .read_json()
+        .await;
     let store_id = store["id"].as_str().unwrap().to_string();
     let chat = chat_of(&store_id);
     let profile = fill(&app, &site, &key, &chat).await;
-    let deleted = app
-        .request(Method::DELETE, &format!("/v1/vector_stores/{store_id}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.openai().delete_vector_store(&store_id).call().await;
     assert_eq!(deleted.status(), 200);
     assert_gone(&app, &chat, &profile).await;
 
     // A knowledge base.
     let base: Value = app
-        .post_json("/api/knowledge-bases", &json!({"name": "base"}))
-        .await
-        .json()
-        .await
-        .unwrap();
+        .api()
+        .create_knowledge_base()
+        .json(&json!({"name": "base"}))
+        .read_json()
+        .await;
     let base_id = base["id"].as_str().unwrap().to_string();
     let chat = chat_of(&base_id);
     let profile = fill(&app, &site, &key, &chat).await;
-    let deleted = app
-        .request(Method::DELETE, &format!("/api/knowledge-bases/{base_id}"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = app.api().delete_knowledge_base(&base_id).call().await;
     assert!(deleted.status().is_success(), "{}", deleted.status());
     assert_gone(&app, &chat, &profile).await;
 
     // The retention sweep: a /v1 chat nobody opened, past its retention.
     app.upstream.script([Reply::text("kept for a while")]);
     let made = app
-        .post_json(
-            "/v1/chat/completions",
-            &json!({"model": "fake-model", "messages": [{"role": "user", "content": "hi"}]}),
-        )
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model", "messages": [{"role": "user", "content": "hi"}]}))
+        .call()
         .await;
     assert_eq!(made.status(), 200);
     let made: Value = made.json().await.unwrap();
@@ -246,20 +228,12 @@ async fn an_admin_deleting_a_user_ends_their_chromium_at_once_and_leaves_nothing
     let site = Site::start(None).await;
     let app = app_for(&site, |_| {}).await;
     let key = app.create_user_with_key("leaving").await;
-    let made: Value = app
-        .http
-        .post(app.url("/chat/api/chats"))
-        .bearer_auth(&key)
-        .json(&json!({"title": "theirs"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let chat = made["id"].as_str().unwrap().to_string();
+    let chat = app
+        .as_key(&key)
+        .new_chat_with(&json!({"title": "theirs"}))
+        .await;
     let profile = fill(&app, &site, &key, &chat).await;
-    let users: Value = app.get("/admin/api/users").await.json().await.unwrap();
+    let users: Value = app.admin().users().read_json().await;
     let user = users["users"]
         .as_array()
         .or_else(|| users["data"].as_array())
@@ -271,11 +245,11 @@ async fn an_admin_deleting_a_user_ends_their_chromium_at_once_and_leaves_nothing
         .unwrap()
         .to_string();
     let deleted = app
-        .request(Method::DELETE, &format!("/admin/api/users/{user}"))
+        .admin()
+        .delete_user(&user)
         .json(&json!({"confirm": "leaving"}))
-        .send()
-        .await
-        .unwrap();
+        .call()
+        .await;
     assert_eq!(deleted.status(), 200, "{:?}", deleted.text().await);
     assert_gone(&app, &chat, &profile).await;
 }
