@@ -190,7 +190,7 @@ impl Launcher {
 
     /// Spawns one run of the agentic loop.
     pub(super) fn start(&self, spec: RunSpec) {
-        self.spawn(Spawn::Run(spec));
+        self.spawn(Spawn::Run(Box::new(spec)));
     }
 
     /// Starts `spec` as the request asked: an ordinary run, or Deep Think.
@@ -226,7 +226,7 @@ impl Launcher {
             checkpoint,
             subtasks: self.supervisor.clone().recipient(),
         };
-        self.spawn(Spawn::DeepThink(spec));
+        self.spawn(Spawn::DeepThink(Box::new(spec)));
     }
 }
 

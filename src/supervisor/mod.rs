@@ -42,12 +42,12 @@ const SWEEP_EVERY: Duration = Duration::from_secs(30);
 #[rtype(result = "()")]
 pub enum Spawn {
     /// One run of the agentic loop (a chat turn, a resumed or continued run, a schedule's prompt).
-    Run(RunSpec),
+    Run(Box<RunSpec>),
     /// A Deep Think run: its `DeepThinkPlanner`, which asks back for its sub-tasks' actors with
     /// `SpawnSubtask`.
-    DeepThink(DeepThinkSpec),
+    DeepThink(Box<DeepThinkSpec>),
     /// A run of a workflow of its own (`WorkflowRun`).
-    Workflow(crate::agent::workflow::WorkflowRunPlan),
+    Workflow(Box<crate::agent::workflow::WorkflowRunPlan>),
 }
 
 impl Spawn {
@@ -145,14 +145,14 @@ impl Handler<Spawn> for ChatSupervisor {
         let arbiter = self.run_arbiter();
         match msg {
             Spawn::Run(spec) => {
-                AgentRun::start_in_arbiter(&arbiter, move |_| AgentRun::new(spec));
+                AgentRun::start_in_arbiter(&arbiter, move |_| AgentRun::new(*spec));
             }
             Spawn::DeepThink(spec) => {
-                DeepThinkPlanner::start_in_arbiter(&arbiter, move |_| DeepThinkPlanner::new(spec));
+                DeepThinkPlanner::start_in_arbiter(&arbiter, move |_| DeepThinkPlanner::new(*spec));
             }
             Spawn::Workflow(plan) => {
                 crate::agent::workflow::WorkflowRun::start_in_arbiter(&arbiter, move |_| {
-                    crate::agent::workflow::WorkflowRun::new(plan)
+                    crate::agent::workflow::WorkflowRun::new(*plan)
                 });
             }
         }

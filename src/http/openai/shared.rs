@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{AppError, AppResult};
 
+/// Most `metadata` pairs, and their sizes (OpenAI's limits).
 const MAX_METADATA_PAIRS: usize = 16;
 const MAX_METADATA_KEY: usize = 64;
 const MAX_METADATA_VALUE: usize = 512;

@@ -163,13 +163,15 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
     run.project = principal.project().to_string();
     let (done, outcome) = tokio::sync::oneshot::channel();
     let steps_view = workflow.clone();
-    launcher.spawn(crate::supervisor::Spawn::Workflow(WorkflowRunPlan {
-        run,
-        workflow,
-        steps,
-        input,
-        done,
-    }));
+    launcher.spawn(crate::supervisor::Spawn::Workflow(Box::new(
+        WorkflowRunPlan {
+            run,
+            workflow,
+            steps,
+            input,
+            done,
+        },
+    )));
     tokio::spawn(async move {
         let Ok(outcome) = outcome.await else {
             tracing::warn!(%run_id, "a workflow run ended without an outcome");

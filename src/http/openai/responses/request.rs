@@ -17,7 +17,6 @@ const MAX_INPUT_ITEMS: usize = 2_000;
 const MAX_FUNCTIONS: usize = 128;
 /// Most vector stores one file_search tool may name.
 const MAX_VECTOR_STORES: usize = 16;
-/// Most `metadata` pairs, and their sizes (OpenAI's limits).
 
 /// The `include` values OpenAI defines. `file_search_call.results` puts the passages' text in
 /// `file_search_call` items (docs/spec.md#request-shapes); the others ask for things a Colloquy run
