@@ -249,7 +249,10 @@ impl Application {
             }));
             start_orphan_recovery(state.clone(), cluster);
         }
-        crate::supervisor::automations::scheduler::start(state.launcher.clone());
+        crate::supervisor::automations::scheduler::start(
+            state.launcher.clone(),
+            state.accounts.clone(),
+        );
         // With several processes, the holder of `job:retention` sweeps.
         let cluster = state.sessions().cluster().cloned();
         state
