@@ -19,6 +19,8 @@ async fn per_second_app() -> TestApp {
         config.schedules.test_only_seconds_field = true;
         config.schedules.poll_interval_ms = 200;
         config.schedules.max_consecutive_failures = 1_000;
+        // A model silent for a while is waited for, not timed out, within a test's time.
+        config.llm.read_timeout_secs = 60;
     })
     .await
 }
@@ -236,7 +238,12 @@ async fn a_schedules_run_in_progress_is_cancelled_when_its_owner_is_disabled() {
         },
     )
     .await;
-    assert_eq!(run.status, entities::runs::RunStatus::Cancelled);
+    assert_eq!(
+        run.status,
+        entities::runs::RunStatus::Cancelled,
+        "{:?}",
+        run.error
+    );
     let firing = eventually("the firing to end", Duration::from_secs(15), || async {
         firings(&app, &id)
             .await
