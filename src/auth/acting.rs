@@ -75,7 +75,10 @@ mod tests {
             disabled: Some(true),
             is_admin: None,
         };
-        accounts.change_account(&admin, &ada, disable).await.unwrap();
+        accounts
+            .change_account(&admin, &ada, disable)
+            .await
+            .unwrap();
         assert!(matches!(
             accounts.acting_as(&ada).await,
             Err(ActingAsError::Disabled)

@@ -196,8 +196,9 @@ async fn a_disabled_owners_schedule_is_skipped_with_the_reason_and_fires_again_o
 async fn a_schedules_run_in_progress_is_cancelled_when_its_owner_is_disabled() {
     let app = per_second_app().await;
     // The model answers a little, then says nothing for a long while.
-    app.upstream.script([Reply::text("one two three four five six")
-        .stall_after(2, Duration::from_secs(120))]);
+    app.upstream.script([
+        Reply::text("one two three four five six").stall_after(2, Duration::from_secs(120))
+    ]);
     let bob_key = app.create_user_with_key("bob").await;
     let bob = user_id(&app, "bob").await;
     // Due once, three seconds from now (UTC; seconds minutes hours).

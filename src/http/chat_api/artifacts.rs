@@ -117,7 +117,10 @@ async fn owned_artifact(
     chat_id: &ChatId,
     key: &str,
 ) -> AppResult<entities::artifacts::Model> {
-    let chat = state.chats().get_owned(principal.user_id(), chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(principal.user_id(), chat_id)
+        .await?;
     artifacts::find(state.db(), &chat.id, key)
         .await?
         .ok_or(AppError::NotFound("artifact"))

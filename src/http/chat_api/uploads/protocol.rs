@@ -161,7 +161,10 @@ async fn owned_upload(
     chat_id: &ChatId,
     upload_id: &UploadId,
 ) -> AppResult<uploads::Model> {
-    let chat = state.chats().get_owned(principal.user_id(), chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(principal.user_id(), chat_id)
+        .await?;
     let upload = state
         .workspace()
         .upload_in(&chat.id, upload_id)
