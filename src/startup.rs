@@ -85,7 +85,7 @@ impl Application {
             login_throttle,
         };
         crate::supervisor::recovery::recover(&state.launcher, continuations).await;
-        crate::supervisor::jobs::start(&state.launcher);
+        crate::supervisor::jobs::start(&state.launcher, &state.accounts);
         let server = serve(listener, state.clone())?;
         Ok(Self {
             address,

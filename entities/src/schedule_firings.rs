@@ -44,6 +44,9 @@ pub enum FiringStatus {
     /// Its process died while it ran (the run is marked interrupted at the next start).
     #[sea_orm(string_value = "interrupted")]
     Interrupted,
+    /// Not run, for the reason in `error` (its owner's account is disabled).
+    #[sea_orm(string_value = "skipped")]
+    Skipped,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -7,10 +7,13 @@
 //! Beside it: `accounts` (the queries), `secret` (bearer secrets hashed with SHA-256,
 //! passwords with argon2; a dummy hash is checked for unknown users, so timing tells nothing),
 //! `bootstrap` (the first admin), `principal` (`Principal`; extracted in `http::principal`),
+//! `acting` (`Accounts::acting_as`: the principal of background work, refused for a disabled or
+//! deleted account),
 //! `profile` (what a person changes about their own account: display name, password, sessions),
 //! `admin` (an admin's changes to accounts).
 
 mod accounts;
+mod acting;
 mod admin;
 mod bootstrap;
 mod origin;
@@ -20,6 +23,7 @@ mod secret;
 mod throttle;
 
 pub use accounts::{Accounts, AuthError, IssuedSecret, NewUser};
+pub use acting::ActingAsError;
 pub use admin::{AccountChange, AccountChangeError, MAX_LISTED_USERS};
 pub use bootstrap::bootstrap_admin;
 pub use origin::{CrossSiteError, check_same_origin};

@@ -1,5 +1,7 @@
-//! `Principal`: who is making a request (a user, and the API key if one was used), and the
-//! session cookie's names. `http::principal` extracts it from each request.
+//! `Principal`: who is acting (a user, and the API key if one was used), and the session
+//! cookie's names. Made only by authentication: `http::principal` extracts it from a request,
+//! and `Accounts::acting_as` makes one for background work from an enabled account. Its fields
+//! are private, so nothing else can make one from a `users` row.
 
 use actix_web::HttpRequest;
 use entities::ids::{ApiKeyId, UserId};
@@ -20,11 +22,11 @@ pub fn session_token(req: &HttpRequest) -> Option<String> {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
-    pub user_id: UserId,
-    pub username: String,
-    pub is_admin: bool,
+    user_id: UserId,
+    username: String,
+    is_admin: bool,
     /// The API key used, if the request came with one.
-    pub api_key_id: Option<ApiKeyId>,
+    api_key_id: Option<ApiKeyId>,
 }
 
 impl Principal {
@@ -35,6 +37,34 @@ impl Principal {
             is_admin: user.is_admin,
             api_key_id,
         }
+    }
+
+    /// A principal made up for a unit test, with no account behind it.
+    #[cfg(test)]
+    pub fn for_test(user_id: UserId, username: &str, is_admin: bool) -> Self {
+        Self {
+            user_id,
+            username: username.to_string(),
+            is_admin,
+            api_key_id: None,
+        }
+    }
+
+    pub fn user_id(&self) -> &UserId {
+        &self.user_id
+    }
+
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.is_admin
+    }
+
+    /// The API key used, if the request came with one.
+    pub fn api_key_id(&self) -> Option<&ApiKeyId> {
+        self.api_key_id.as_ref()
     }
 
     /// The "project" that rate limits count against: the API key, or the user in a browser.

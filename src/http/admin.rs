@@ -30,7 +30,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// The caller, if an admin; 403 otherwise.
 fn admin(principal: &Principal) -> AppResult<()> {
-    if principal.is_admin {
+    if principal.is_admin() {
         Ok(())
     } else {
         Err(AppError::Forbidden("only an admin may do this".into()))
@@ -116,7 +116,7 @@ async fn create_user(
         })
         .await?;
     let login_url = link_for(&state, &req, &user.id).await?;
-    tracing::info!(admin = %principal.username, user = %user.username, "an admin created a user");
+    tracing::info!(admin = %principal.username(), user = %user.username, "an admin created a user");
     Ok(HttpResponse::Created().json(json!({
         "user": UserView::from(user),
         "login_url": login_url,
@@ -163,7 +163,7 @@ async fn change_user(
     let user = state
         .accounts
         .change_account(
-            &principal.user_id,
+            principal.user_id(),
             &path,
             AccountChange {
                 disabled: body.disabled,
@@ -171,8 +171,14 @@ async fn change_user(
             },
         )
         .await?;
-    tracing::info!(admin = %principal.username, user = %user.username,
-        disabled = user.disabled, is_admin = user.is_admin, "an admin changed an account");
+    // A disabled account stops acting at once: its runs in progress are cancelled.
+    let stopped = if user.disabled {
+        state.launcher.stop_runs_of(&user.id)
+    } else {
+        0
+    };
+    tracing::info!(admin = %principal.username(), user = %user.username,
+        disabled = user.disabled, is_admin = user.is_admin, stopped, "an admin changed an account");
     Ok(HttpResponse::Ok().json(UserView::from(user)))
 }
 
@@ -195,14 +201,14 @@ async fn delete_user(
     admin(&principal)?;
     state
         .accounts
-        .check_deletion(&principal.user_id, &path, &body.confirm)
+        .check_deletion(principal.user_id(), &path, &body.confirm)
         .await?;
     let chats = state.launcher.forget_chats_of(&path).await?;
     let user = state
         .accounts
-        .delete_account(&principal.user_id, &path, &body.confirm)
+        .delete_account(principal.user_id(), &path, &body.confirm)
         .await?;
-    tracing::info!(admin = %principal.username, user = %user.username, chats,
+    tracing::info!(admin = %principal.username(), user = %user.username, chats,
         "an admin deleted a user and their data");
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": user.id, "chats": chats})))
 }

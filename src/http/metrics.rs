@@ -12,7 +12,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 async fn metrics(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    if !principal.is_admin {
+    if !principal.is_admin() {
         return Err(AppError::Forbidden(
             "the metrics are the server's: only an admin may read them".into(),
         ));

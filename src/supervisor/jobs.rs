@@ -58,8 +58,9 @@ where
     });
 }
 
-/// Starts every job. Call after `recovery::recover`.
-pub fn start(launcher: &Launcher) {
+/// Starts every job (the scheduler acts as a schedule's owner through `accounts`). Call after
+/// `recovery::recover`.
+pub fn start(launcher: &Launcher, accounts: &crate::auth::Accounts) {
     let workspace = launcher.workspace.clone();
     every(launcher, UPLOAD_SWEEP, Runs::Once("retention"), move || {
         let workspace = workspace.clone();
@@ -131,7 +132,7 @@ pub fn start(launcher: &Launcher) {
         },
     );
     crate::os_limits::start_heap_trimmer();
-    super::automations::scheduler::start(launcher.clone());
+    super::automations::scheduler::start(launcher.clone(), accounts.clone());
     if let Some(cluster) = launcher.sessions.cluster().cloned() {
         let this = launcher.clone();
         every(

@@ -254,7 +254,7 @@ async fn check_model(launcher: &Launcher, principal: &Principal, model: &str) ->
         .llm
         .check_model(model)
         .await
-        .map_err(|err| crate::error::AppError::upstream(err, principal.is_admin))
+        .map_err(|err| crate::error::AppError::upstream(err, principal.is_admin()))
 }
 
 /// A turn in a stored chat, checked and planned, nothing written yet: what `begin` needs.
@@ -305,10 +305,10 @@ pub(in crate::supervisor) async fn prepare(
         RunLog::new(
             RunId::generate(),
             Some(chat.id.clone()),
-            principal.user_id.clone(),
+            principal.user_id().clone(),
             model,
         )
-        .owned_by_admin(principal.is_admin),
+        .owned_by_admin(principal.is_admin()),
     );
     let searchable = !fresh
         && match launcher.workspace.has_searchable(&chat.id).await {
@@ -372,7 +372,7 @@ pub(in crate::supervisor) async fn begin(
         .send(BeginTurn {
             turn,
             run_id: log.run_id.clone(),
-            user_id: principal.user_id.clone(),
+            user_id: principal.user_id().clone(),
             options: options
                 .web_search
                 .as_ref()
@@ -428,7 +428,7 @@ pub(in crate::supervisor) async fn launch_chat_turn(
 ) -> AppResult<Arc<RunLog>> {
     let chat = launcher
         .chats
-        .get_owned(&principal.user_id, chat_id)
+        .get_owned(principal.user_id(), chat_id)
         .await?;
     let message = match &turn {
         Turn::Send {
@@ -467,8 +467,8 @@ pub(in crate::supervisor) async fn launch_ephemeral(
         messages.insert(0, ChatMessage::system(prompt));
     }
     let log = Arc::new(
-        RunLog::new(RunId::generate(), None, principal.user_id.clone(), model)
-            .owned_by_admin(principal.is_admin),
+        RunLog::new(RunId::generate(), None, principal.user_id().clone(), model)
+            .owned_by_admin(principal.is_admin()),
     );
     let plan = plan(
         launcher,

@@ -4,7 +4,8 @@
 //! stopped (its lease let go), the row deleted (messages, runs, artifacts, memories, asks and
 //! document records go with it through foreign keys), and what lives beside the database let go:
 //! the document index and files, the attachments, the browser sessions and their screenshots. A
-//! new per-chat resource is added here, once.
+//! new per-chat resource is added here, once. And an account switched off: `stop_runs_of`
+//! cancels every live run it owns, whatever started it (a request, a workflow, a schedule).
 
 use entities::ids::{ChatId, UserId};
 use sea_orm::DbErr;
@@ -54,6 +55,19 @@ impl Launcher {
                 swept += 1;
             }
         }
+    }
+
+    /// Cancels every live run of `user` (an account just disabled); returns how many. Each ends
+    /// as a cancelled run, saving what it had, as if its owner had stopped it.
+    pub fn stop_runs_of(&self, user: &UserId) -> usize {
+        let mut stopped = 0;
+        for log in self.runs.live() {
+            if &log.owner_id == user {
+                log.cancel.cancel();
+                stopped += 1;
+            }
+        }
+        stopped
     }
 
     async fn forget(&self, chat_id: &ChatId) -> Result<(), DbErr> {

@@ -29,7 +29,7 @@ pub async fn launch_resume(
     use crate::chat::asks;
     let ask = asks::find(&launcher.db, correlation_id)
         .await?
-        .filter(|ask| ask.user_id == principal.user_id)
+        .filter(|ask| &ask.user_id == principal.user_id())
         .filter(|ask| chat_id.is_none_or(|id| *id == ask.chat_id))
         .filter(|ask| ask.kind == asks::AskKind::AskUser)
         .ok_or(AppError::NotFound("question"))?;
@@ -90,7 +90,7 @@ pub(in crate::supervisor) async fn launch_tool_results(
     use crate::chat::asks;
     let chat = launcher
         .chats
-        .get_owned(&principal.user_id, chat_id)
+        .get_owned(principal.user_id(), chat_id)
         .await?;
     let ask = asks::pending_client_tools(&launcher.db, &chat.id)
         .await?

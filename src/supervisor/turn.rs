@@ -210,7 +210,7 @@ impl Launcher {
         }
         let (chat, fresh) = match chat {
             ChatSlot::Existing(chat_id) => {
-                let chat = self.chats.get_owned(&principal.user_id, &chat_id).await?;
+                let chat = self.chats.get_owned(principal.user_id(), &chat_id).await?;
                 // Owned here before anything is stored (a request forwarded to the owner
                 // stores once).
                 self.sessions.claim(&chat.id).await?;
@@ -220,7 +220,7 @@ impl Launcher {
                 let agent = options.agent.as_ref().map(|a| a.id.clone());
                 let draft = self
                     .chats
-                    .draft(&principal.user_id, title, ephemeral, None, agent)
+                    .draft(principal.user_id(), title, ephemeral, None, agent)
                     .await?;
                 (draft, true)
             }
@@ -291,7 +291,7 @@ impl Launcher {
             ChatSlot::New { title, ephemeral } => {
                 let made = self
                     .chats
-                    .create_with(&principal.user_id, title, ephemeral, None, None)
+                    .create_with(principal.user_id(), title, ephemeral, None, None)
                     .await?;
                 (made.id, true)
             }
@@ -312,7 +312,7 @@ impl Launcher {
 
     /// Deletes a chat made for a turn that then failed.
     async fn discard(&self, principal: &Principal, chat_id: &ChatId) {
-        if let Err(err) = self.forget_chat(&principal.user_id, chat_id).await {
+        if let Err(err) = self.forget_chat(principal.user_id(), chat_id).await {
             tracing::warn!(%chat_id, %err, "could not delete the chat of a turn that failed");
         }
     }

@@ -14,5 +14,7 @@ test("a firing's outcome names a failure's cause, and no firing says so", () => 
   const failed = outcomeLine({ status: "failed", due_at: "2026-01-01T00:00:00Z", error: "step bad failed" });
   assert.ok(failed.startsWith("failed at ") && failed.endsWith(": step bad failed"), failed);
   assert.ok(outcomeLine({ status: "succeeded", due_at: "2026-01-01T00:00:00Z" }).startsWith("succeeded at "));
+  const skipped = outcomeLine({ status: "skipped", due_at: "2026-01-01T00:00:00Z", error: "its owner's account is disabled" });
+  assert.ok(skipped.startsWith("skipped at ") && skipped.endsWith(": its owner's account is disabled"), skipped);
   assert.equal(firingTime(undefined), "none");
 });

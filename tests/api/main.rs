@@ -20,6 +20,7 @@ mod code_search;
 mod completions;
 mod cross_site;
 mod deep_think;
+mod disabled_owner;
 mod documents;
 mod documents_commit;
 mod email;

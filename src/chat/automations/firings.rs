@@ -3,7 +3,8 @@
 //! on with a conditional UPDATE (only the process that still sees the old value wins) and
 //! inserts the firing's row (unique per schedule and due time), so it is recorded before its
 //! run starts. Due times missed while no server ran follow the schedule's policy. Outcomes
-//! are recorded here, and a schedule that failed too often in a row pauses itself.
+//! are recorded here (`skipped` for a firing whose owner may not act), and a schedule that
+//! failed too often in a row pauses itself.
 
 use chrono::{DateTime, Duration, Utc};
 use entities::ids::{RunId, ScheduleFiringId};
@@ -232,6 +233,33 @@ pub async fn started(
         )
         .col_expr(schedule_firings::Column::RunId, Expr::value(run_id.clone()))
         .filter(schedule_firings::Column::Id.eq(firing.clone()))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// The firing was not run (`reason`: why; its owner's account is disabled). It counts among
+/// the schedule's skipped due times, not its failures; the schedule stays as it is.
+pub async fn skipped(db: &DatabaseConnection, claim: &Claim, reason: &str) -> Result<(), DbErr> {
+    schedule_firings::Entity::update_many()
+        .col_expr(
+            schedule_firings::Column::Status,
+            Expr::value(FiringStatus::Skipped),
+        )
+        .col_expr(schedule_firings::Column::Error, Expr::value(reason))
+        .col_expr(
+            schedule_firings::Column::FinishedAt,
+            Expr::value(Utc::now()),
+        )
+        .filter(schedule_firings::Column::Id.eq(claim.firing.id.clone()))
+        .exec(db)
+        .await?;
+    schedules::Entity::update_many()
+        .col_expr(
+            schedules::Column::SkippedFirings,
+            Expr::col(schedules::Column::SkippedFirings).add(1),
+        )
+        .filter(schedules::Column::Id.eq(claim.schedule.id.clone()))
         .exec(db)
         .await?;
     Ok(())

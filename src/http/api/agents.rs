@@ -23,7 +23,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let agents = state.launcher.agents.list(&principal.user_id).await?;
+    let agents = state.launcher.agents.list(principal.user_id()).await?;
     let total = agents.len();
     Ok(HttpResponse::Ok().json(json!({"agents": agents, "total": total})))
 }
@@ -64,7 +64,7 @@ async fn create(
     let agent = state
         .launcher
         .agents
-        .create(&principal.user_id, body.into_inner())
+        .create(principal.user_id(), body.into_inner())
         .await?;
     Ok(HttpResponse::Created().json(agent))
 }
@@ -77,7 +77,7 @@ async fn get(
     let agent = state
         .launcher
         .agents
-        .get_owned(&principal.user_id, &path)
+        .get_owned(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::Ok().json(agent))
 }
@@ -94,14 +94,14 @@ async fn update(
         let stored = state
             .launcher
             .agents
-            .get_owned(&principal.user_id, &path)
+            .get_owned(principal.user_id(), &path)
             .await?;
         crate::supervisor::launch::check_sql_database(&state.launcher, Some(&stored), &body)?;
     }
     let agent = state
         .launcher
         .agents
-        .update(&principal.user_id, &path, body.into_inner())
+        .update(principal.user_id(), &path, body.into_inner())
         .await?;
     Ok(HttpResponse::Ok().json(agent))
 }
@@ -114,7 +114,7 @@ async fn delete(
     state
         .launcher
         .agents
-        .delete(&principal.user_id, &path)
+        .delete(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }
@@ -129,7 +129,7 @@ async fn tools(
     let agent = state
         .launcher
         .agents
-        .get_owned(&principal.user_id, &path)
+        .get_owned(principal.user_id(), &path)
         .await?;
     let tools: Vec<_> = crate::supervisor::launch::agent_tool_definitions(&state.launcher, &agent)
         .into_iter()

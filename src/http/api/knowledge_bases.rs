@@ -68,7 +68,7 @@ async fn owned(state: &AppState, principal: &Principal, raw: &str) -> AppResult<
         .ok_or_else(|| KnowledgeBaseError::NotFound(format!("{raw:?}")))?;
     Ok(state
         .knowledge_bases()
-        .get_owned(&principal.user_id, &id)
+        .get_owned(principal.user_id(), &id)
         .await?)
 }
 
@@ -95,7 +95,7 @@ fn limits(state: &AppState) -> Value {
 }
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let chats = state.knowledge_bases().list(&principal.user_id).await?;
+    let chats = state.knowledge_bases().list(principal.user_id()).await?;
     let mut bases = Vec::with_capacity(chats.len());
     for chat in &chats {
         bases.push(object(&state, chat).await?);
@@ -120,7 +120,7 @@ async fn create(
 ) -> AppResult<HttpResponse> {
     let chat = state
         .knowledge_bases()
-        .create(&principal.user_id, Some(body.into_inner().name), None)
+        .create(principal.user_id(), Some(body.into_inner().name), None)
         .await?;
     Ok(HttpResponse::Created().json(object(&state, &chat).await?))
 }
@@ -144,7 +144,7 @@ async fn rename(
     let chat = state
         .knowledge_bases()
         .rename(
-            &principal.user_id,
+            principal.user_id(),
             &KnowledgeBaseId::of(&chat.id),
             &body.name,
         )
@@ -161,7 +161,7 @@ async fn remove(
     let chat = owned(&state, &principal, &path).await?;
     state
         .launcher
-        .forget_chat(&principal.user_id, &chat.id)
+        .forget_chat(principal.user_id(), &chat.id)
         .await?;
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": KnowledgeBaseId::of(&chat.id)})))
 }
@@ -229,7 +229,7 @@ async fn add_document(
         serde_json::from_slice(&body).map_err(|err| AppError::InvalidJson(err.to_string()))?;
     let from = state
         .chats()
-        .get_owned(&principal.user_id, &copy.chat_id)
+        .get_owned(principal.user_id(), &copy.chat_id)
         .await?;
     crate::http::chat_api::documents::check_count(&state, &chat.id).await?;
     state.sessions().own(&chat.id).await?;

@@ -66,7 +66,7 @@ impl ScheduleBody {
 }
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let schedules = schedules(&state.launcher).list(&principal.user_id).await?;
+    let schedules = schedules(&state.launcher).list(principal.user_id()).await?;
     let total = schedules.len();
     Ok(HttpResponse::Ok().json(json!({"schedules": schedules, "total": total})))
 }
@@ -80,15 +80,15 @@ async fn create(
     let (fields, chat_id) = body.into_inner().fields();
     let store = schedules(launcher);
     let chat_id = match chat_id {
-        Some(id) => launcher.chats.get_owned(&principal.user_id, &id).await?.id,
+        Some(id) => launcher.chats.get_owned(principal.user_id(), &id).await?.id,
         None => {
             // The timing and target are checked before a chat is made for it.
             let name = fields.name.clone().unwrap_or_default();
-            store.check(&principal.user_id, &fields).await?;
-            schedule_chat(launcher, &principal.user_id, &name, None).await?
+            store.check(principal.user_id(), &fields).await?;
+            schedule_chat(launcher, principal.user_id(), &name, None).await?
         }
     };
-    let schedule = store.create(&principal.user_id, chat_id, fields).await?;
+    let schedule = store.create(principal.user_id(), chat_id, fields).await?;
     Ok(HttpResponse::Created().json(schedule))
 }
 
@@ -98,7 +98,7 @@ async fn get(
     path: web::Path<ScheduleId>,
 ) -> AppResult<HttpResponse> {
     let schedule = schedules(&state.launcher)
-        .get(&principal.user_id, &path)
+        .get(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::Ok().json(schedule))
 }
@@ -116,7 +116,7 @@ async fn update(
         ));
     }
     let schedule = schedules(&state.launcher)
-        .update(&principal.user_id, &path, fields)
+        .update(principal.user_id(), &path, fields)
         .await?;
     Ok(HttpResponse::Ok().json(schedule))
 }
@@ -127,7 +127,7 @@ async fn delete(
     path: web::Path<ScheduleId>,
 ) -> AppResult<HttpResponse> {
     schedules(&state.launcher)
-        .delete(&principal.user_id, &path)
+        .delete(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -152,7 +152,7 @@ async fn pause(
         .map(|r| r.chars().take(MAX_REASON_CHARS).collect::<String>())
         .unwrap_or_else(|| "paused by its owner".to_string());
     let schedule = schedules(&state.launcher)
-        .pause(&principal.user_id, &path, &reason)
+        .pause(principal.user_id(), &path, &reason)
         .await?;
     Ok(HttpResponse::Ok().json(schedule))
 }
@@ -163,7 +163,7 @@ async fn resume(
     path: web::Path<ScheduleId>,
 ) -> AppResult<HttpResponse> {
     let schedule = schedules(&state.launcher)
-        .resume(&principal.user_id, &path)
+        .resume(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::Ok().json(schedule))
 }

@@ -63,7 +63,7 @@ async fn fields(
         state
             .launcher
             .agents
-            .get_owned(&principal.user_id, agent)
+            .get_owned(principal.user_id(), agent)
             .await?;
     }
     Ok(WorkflowFields {
@@ -76,7 +76,7 @@ async fn fields(
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let workflows = workflows_of(&state.launcher)
-        .list(&principal.user_id)
+        .list(principal.user_id())
         .await?;
     let total = workflows.len();
     Ok(HttpResponse::Ok().json(json!({"workflows": workflows, "total": total})))
@@ -90,7 +90,7 @@ async fn create(
     let fields = fields(&state, &principal, body.into_inner()).await?;
     let known = step_tool_names(&state.launcher);
     let workflow = workflows_of(&state.launcher)
-        .create(&principal.user_id, fields, &|name| {
+        .create(principal.user_id(), fields, &|name| {
             known.iter().any(|k| k == name)
         })
         .await?;
@@ -110,7 +110,7 @@ async fn get(
     query: web::Query<VersionQuery>,
 ) -> AppResult<HttpResponse> {
     let workflow = workflows_of(&state.launcher)
-        .get(&principal.user_id, &path, query.version)
+        .get(principal.user_id(), &path, query.version)
         .await?;
     Ok(HttpResponse::Ok().json(workflow))
 }
@@ -124,7 +124,7 @@ async fn update(
     let fields = fields(&state, &principal, body.into_inner()).await?;
     let known = step_tool_names(&state.launcher);
     let workflow = workflows_of(&state.launcher)
-        .update(&principal.user_id, &path, fields, &|name| {
+        .update(principal.user_id(), &path, fields, &|name| {
             known.iter().any(|k| k == name)
         })
         .await?;
@@ -137,7 +137,7 @@ async fn delete(
     path: web::Path<WorkflowId>,
 ) -> AppResult<HttpResponse> {
     workflows_of(&state.launcher)
-        .delete(&principal.user_id, &path)
+        .delete(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -148,7 +148,7 @@ async fn versions(
     path: web::Path<WorkflowId>,
 ) -> AppResult<HttpResponse> {
     let versions = workflows_of(&state.launcher)
-        .versions(&principal.user_id, &path)
+        .versions(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::Ok().json(json!({"versions": versions})))
 }
@@ -159,7 +159,7 @@ async fn runs(
     path: web::Path<WorkflowId>,
 ) -> AppResult<HttpResponse> {
     let runs = workflows_of(&state.launcher)
-        .runs(&principal.user_id, &path)
+        .runs(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::Ok().json(json!({"runs": runs})))
 }
@@ -182,7 +182,7 @@ async fn run(
 ) -> AppResult<HttpResponse> {
     let launcher = &state.launcher;
     let workflow = workflows_of(launcher)
-        .get(&principal.user_id, &path, None)
+        .get(principal.user_id(), &path, None)
         .await?;
     let body = body.into_inner();
     let input = Value::Object(body.input.unwrap_or_default());

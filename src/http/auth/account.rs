@@ -28,7 +28,7 @@ async fn current_session(
     principal: &Principal,
     req: &HttpRequest,
 ) -> AppResult<Option<LoginSessionId>> {
-    if principal.api_key_id.is_some() {
+    if principal.api_key_id().is_some() {
         return Ok(None);
     }
     match session_token(req) {
@@ -40,7 +40,7 @@ async fn current_session(
 async fn get(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let user = state
         .accounts
-        .user(&principal.user_id)
+        .user(principal.user_id())
         .await?
         .ok_or(AppError::Unauthenticated)?;
     Ok(HttpResponse::Ok().json(json!({
@@ -88,18 +88,18 @@ async fn update(
     if let Some(name) = &body.display_name {
         state
             .accounts
-            .set_display_name(&principal.user_id, name.as_deref())
+            .set_display_name(principal.user_id(), name.as_deref())
             .await?;
     }
     if let Some(zone) = &body.time_zone {
         state
             .accounts
-            .set_time_zone(&principal.user_id, zone.as_deref())
+            .set_time_zone(principal.user_id(), zone.as_deref())
             .await?;
     }
     let user = state
         .accounts
-        .user(&principal.user_id)
+        .user(principal.user_id())
         .await?
         .ok_or(AppError::Unauthenticated)?;
     Ok(HttpResponse::Ok().json(json!({
@@ -126,7 +126,7 @@ async fn change_password(
     let address = req.peer_addr().map(|peer| peer.ip());
     let attempt = state
         .login_throttle
-        .begin(&principal.username, address)
+        .begin(principal.username(), address)
         .map_err(|throttled| {
             let limit = match throttled.by {
                 ThrottledBy::Account => "account",
@@ -141,7 +141,7 @@ async fn change_password(
     let changed = state
         .accounts
         .change_password(
-            &principal.user_id,
+            principal.user_id(),
             &body.current_password,
             &body.new_password,
             keep.as_ref(),
@@ -158,7 +158,7 @@ async fn change_password(
         }
         Ok(signed_out) => {
             state.login_throttle.forgive(attempt);
-            tracing::info!(user = %principal.username, signed_out, "password changed");
+            tracing::info!(user = %principal.username(), signed_out, "password changed");
             Ok(
                 HttpResponse::Ok()
                     .json(json!({"changed": true, "signed_out_sessions": signed_out})),
@@ -175,7 +175,7 @@ async fn sessions(
     let current = current_session(&state, &principal, &req).await?;
     let data = state
         .accounts
-        .list_sessions(&principal.user_id, current.as_ref())
+        .list_sessions(principal.user_id(), current.as_ref())
         .await?;
     Ok(HttpResponse::Ok().json(json!({"data": data})))
 }
@@ -190,7 +190,7 @@ async fn end_session(
     let current = current_session(&state, &principal, &req).await?;
     let ended = state
         .accounts
-        .end_session_by_id(&principal.user_id, &path)
+        .end_session_by_id(principal.user_id(), &path)
         .await?;
     if !ended {
         return Err(AppError::NotFound("session"));

@@ -150,7 +150,7 @@ async fn logout(
     expired.make_removal();
     let mut legacy = expired.clone();
     legacy.set_name(crate::auth::LEGACY_SESSION_COOKIE);
-    tracing::info!(user = %principal.username, "logged out");
+    tracing::info!(user = %principal.username(), "logged out");
     Ok(HttpResponse::Ok()
         .cookie(expired)
         .cookie(legacy)
@@ -169,13 +169,13 @@ struct Me<'a> {
 async fn me(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let display_name = state
         .accounts
-        .user(&principal.user_id)
+        .user(principal.user_id())
         .await?
         .and_then(|user| user.display_name);
     Ok(HttpResponse::Ok().json(Me {
-        id: &principal.user_id,
-        username: &principal.username,
-        is_admin: principal.is_admin,
+        id: principal.user_id(),
+        username: principal.username(),
+        is_admin: principal.is_admin(),
         display_name,
     }))
 }
@@ -190,7 +190,7 @@ struct ApiKeyView {
 }
 
 async fn list_keys(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let keys = state.accounts.list_api_keys(&principal.user_id).await?;
+    let keys = state.accounts.list_api_keys(principal.user_id()).await?;
     let data: Vec<ApiKeyView> = keys
         .into_iter()
         .map(|k| ApiKeyView {
@@ -222,7 +222,7 @@ async fn create_key(
     }
     let issued = state
         .accounts
-        .issue_api_key(&principal.user_id, name)
+        .issue_api_key(principal.user_id(), name)
         .await?;
     Ok(HttpResponse::Created().json(json!({"id": issued.id, "name": name, "key": issued.secret})))
 }
@@ -234,7 +234,7 @@ async fn revoke_key(
 ) -> AppResult<HttpResponse> {
     let revoked = state
         .accounts
-        .revoke_api_key(&principal.user_id, &path)
+        .revoke_api_key(principal.user_id(), &path)
         .await?;
     if !revoked {
         return Err(AppError::NotFound("api key"));
@@ -255,7 +255,7 @@ async fn create_user(
     state: web::Data<AppState>,
     body: web::Json<CreateUser>,
 ) -> AppResult<HttpResponse> {
-    if !principal.is_admin {
+    if !principal.is_admin() {
         return Err(AppError::Forbidden("only an admin can create users".into()));
     }
     let user = state

@@ -103,7 +103,7 @@ async fn list(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let rows = artifacts::list(state.db(), &chat.id).await?;
     let total = rows.len();
     let items: Vec<ArtifactView> = rows.into_iter().map(ArtifactView::from).collect();
@@ -117,7 +117,10 @@ async fn owned_artifact(
     chat_id: &ChatId,
     key: &str,
 ) -> AppResult<entities::artifacts::Model> {
-    let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(principal.user_id(), chat_id)
+        .await?;
     artifacts::find(state.db(), &chat.id, key)
         .await?
         .ok_or(AppError::NotFound("artifact"))

@@ -39,7 +39,7 @@ async fn answer(
     let (chat_id, correlation_id) = path.into_inner();
     let chat = state
         .chats()
-        .get_owned(&principal.user_id, &chat_id)
+        .get_owned(principal.user_id(), &chat_id)
         .await?;
     let log = launch_resume(
         &state.launcher,
@@ -65,7 +65,7 @@ async fn list(
     path: web::Path<ChatId>,
     query: web::Query<ListQuery>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let all = match query.status.as_deref() {
         None | Some("pending") => false,
         Some("all") => true,

@@ -52,7 +52,7 @@ async fn list(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let rows = state.launcher.attachments.list(&chat.id).await?;
     let data: Vec<serde_json::Value> = rows.iter().map(view).collect();
     Ok(HttpResponse::Ok().json(json!({"data": data})))
@@ -65,7 +65,7 @@ async fn upload(
     path: web::Path<ChatId>,
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let attachments = &state.launcher.attachments;
     let limit = attachments.limits().max_image_bytes;
     let too_large = |size: usize| AppError::from(AttachmentError::TooLarge { size, limit });
@@ -102,7 +102,7 @@ async fn upload(
         drop(field);
         super::documents::drain_rest(&mut form).await;
         let row = attachments
-            .store_upload(&chat.id, &principal.user_id, bytes)
+            .store_upload(&chat.id, principal.user_id(), bytes)
             .await?;
         return Ok(HttpResponse::Created().json(view(&row)));
     }
@@ -118,7 +118,7 @@ async fn content(
     let id = AttachmentId::parse(&raw).ok_or(AppError::NotFound("attachment"))?;
     let attachments = &state.launcher.attachments;
     let row = attachments
-        .get_owned(&principal.user_id, &chat_id, &id)
+        .get_owned(principal.user_id(), &chat_id, &id)
         .await?
         .ok_or(AppError::NotFound("attachment"))?;
     let bytes = attachments.read(&chat_id, &id).await.map_err(|err| {

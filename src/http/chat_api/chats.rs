@@ -87,7 +87,7 @@ async fn create(
     let mut chat = state
         .chats()
         .create_with(
-            &principal.user_id,
+            principal.user_id(),
             title,
             false,
             body.context_strategy,
@@ -97,7 +97,7 @@ async fn create(
     if let Some(model) = body.model {
         chat = state
             .chats()
-            .set_model(&principal.user_id, &chat.id, model)
+            .set_model(principal.user_id(), &chat.id, model)
             .await?;
     }
     Ok(HttpResponse::Created().json(ChatView::new(&state, chat)))
@@ -117,7 +117,7 @@ async fn list(
         .limit
         .unwrap_or(DEFAULT_LIST_LIMIT)
         .clamp(1, MAX_LIST_LIMIT);
-    let chats = state.chats().list(&principal.user_id, limit).await?;
+    let chats = state.chats().list(principal.user_id(), limit).await?;
     let data: Vec<ChatView> = chats
         .into_iter()
         .map(|chat| ChatView::new(&state, chat))
@@ -130,9 +130,9 @@ async fn get(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let mut chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let mut chat = state.chats().get_owned(principal.user_id(), &path).await?;
     // A chat a `/v1` request made, opened in the UI (a browser session): it is kept.
-    if chat.ephemeral && principal.api_key_id.is_none() {
+    if chat.ephemeral && principal.api_key_id().is_none() {
         chat = state.chats().keep(chat).await?;
     }
     // Runs still streaming in this chat, so a reloaded page (or another device) re-attaches.
@@ -140,7 +140,7 @@ async fn get(
         .runs()
         .live_in_chat(&chat.id)
         .iter()
-        .filter(|log| log.owner_id == principal.user_id)
+        .filter(|log| &log.owner_id == principal.user_id())
         .map(|log| json!({"id": log.run_id, "user_message_id": log.user_message_id()}))
         .collect();
     let next_firing =
@@ -171,7 +171,7 @@ async fn owned_agent(
     Ok(state
         .launcher
         .agents
-        .get_owned(&principal.user_id, id)
+        .get_owned(principal.user_id(), id)
         .await?
         .id)
 }
@@ -199,19 +199,19 @@ async fn update(
     let title = body.title.as_deref().map(parse_title).transpose()?;
     let mut chat = state
         .chats()
-        .update(&principal.user_id, &path, title, body.context_strategy)
+        .update(principal.user_id(), &path, title, body.context_strategy)
         .await?;
     if let Some(agent) = &body.agent_id {
         let agent = owned_agent(&state, &principal, agent).await?;
         chat = state
             .chats()
-            .set_agent(&principal.user_id, &path, agent)
+            .set_agent(principal.user_id(), &path, agent)
             .await?;
     }
     if let Some(model) = body.model {
         chat = state
             .chats()
-            .set_model(&principal.user_id, &path, model)
+            .set_model(principal.user_id(), &path, model)
             .await?;
     }
     Ok(HttpResponse::Ok().json(ChatView::new(&state, chat)))
@@ -224,7 +224,7 @@ async fn delete(
 ) -> AppResult<HttpResponse> {
     state
         .launcher
-        .forget_chat(&principal.user_id, &path)
+        .forget_chat(principal.user_id(), &path)
         .await?;
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "id": path.into_inner()})))
 }

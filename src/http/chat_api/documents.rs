@@ -44,7 +44,7 @@ async fn list(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let documents: Vec<DocumentView> = state
         .workspace()
         .list(&chat.id)
@@ -104,7 +104,7 @@ async fn upload(
     path: web::Path<ChatId>,
     payload: web::Payload,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     upload_in(&req, &state, &chat.id, payload).await
 }
 
@@ -237,7 +237,7 @@ async fn delete(
     let (chat_id, artifact_id) = path.into_inner();
     let chat = state
         .chats()
-        .get_owned(&principal.user_id, &chat_id)
+        .get_owned(principal.user_id(), &chat_id)
         .await?;
     let deleted = state.workspace().delete(&chat.id, &artifact_id).await?;
     if !deleted {

@@ -59,7 +59,7 @@ async fn export_one(
     path: web::Path<ChatId>,
     query: web::Query<ExportQuery>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let export = export_chat(&state.launcher.db, &chat).await?;
     let stem = file_stem(&chat.title, chat.id.as_str());
     Ok(match query.format {
@@ -74,7 +74,7 @@ async fn export_one(
 }
 
 async fn export_all(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let zip = archive(&state.launcher.db, &principal.user_id).await?;
+    let zip = archive(&state.launcher.db, principal.user_id()).await?;
     let day = chrono::Utc::now().format("%Y-%m-%d");
     Ok(HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "application/zip"))
@@ -97,16 +97,16 @@ async fn import(
         .as_ref()
         .map(|agent| entities::ids::AgentId::from_string(agent.id.clone()));
     let agent = match named {
-        Some(id) => match agents.get_owned(&principal.user_id, &id).await {
+        Some(id) => match agents.get_owned(principal.user_id(), &id).await {
             Ok(agent) => agent.id,
-            Err(_) => agents.default_for(&principal.user_id).await?.id,
+            Err(_) => agents.default_for(principal.user_id()).await?.id,
         },
-        None => agents.default_for(&principal.user_id).await?.id,
+        None => agents.default_for(principal.user_id()).await?.id,
     };
     let limits = ImportLimits::of(state.config());
     let imported = import_chat(
         &state.launcher.db,
-        &principal.user_id,
+        principal.user_id(),
         agent,
         export,
         &limits,

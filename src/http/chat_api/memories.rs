@@ -44,7 +44,7 @@ async fn list(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let memories = state
         .sessions()
         .session(&chat.id)
@@ -68,7 +68,7 @@ async fn create(
     path: web::Path<ChatId>,
     body: web::Json<NewMemory>,
 ) -> AppResult<HttpResponse> {
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let limits = &state.config().memory;
     let content = checked_content(&body.content, limits.max_content_chars)
         .map_err(AppError::InvalidRequest)?;
@@ -113,7 +113,7 @@ async fn update(
     let (chat_id, memory_id) = path.into_inner();
     let chat = state
         .chats()
-        .get_owned(&principal.user_id, &chat_id)
+        .get_owned(principal.user_id(), &chat_id)
         .await?;
     let body = body.into_inner();
     if body.content.is_none() && body.category.is_none() {
@@ -157,7 +157,7 @@ async fn delete(
     let (chat_id, memory_id) = path.into_inner();
     let chat = state
         .chats()
-        .get_owned(&principal.user_id, &chat_id)
+        .get_owned(principal.user_id(), &chat_id)
         .await?;
     let deleted = state
         .sessions()

@@ -85,7 +85,10 @@ async fn session(
     principal: &Principal,
     chat_id: &ChatId,
 ) -> AppResult<actix::Addr<crate::chat::session::ChatSession>> {
-    let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(principal.user_id(), chat_id)
+        .await?;
     Ok(state.sessions().session(&chat.id).await?)
 }
 
@@ -199,7 +202,7 @@ async fn images(
     Ok(state
         .launcher
         .attachments
-        .parts_of(&principal.user_id, chat_id, ids)
+        .parts_of(principal.user_id(), chat_id, ids)
         .await?)
 }
 

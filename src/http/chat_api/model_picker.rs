@@ -31,7 +31,7 @@ pub async fn check_model(state: &AppState, principal: &Principal, model: &str) -
         .llm()
         .check_model(model)
         .await
-        .map_err(|err| AppError::upstream(err, principal.is_admin))
+        .map_err(|err| AppError::upstream(err, principal.is_admin()))
 }
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
@@ -39,7 +39,7 @@ async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<Htt
     let server_default = state.llm().default_model().to_string();
     let default = state
         .accounts
-        .default_model(&principal.user_id)
+        .default_model(principal.user_id())
         .await?
         .unwrap_or_else(|| server_default.clone());
     Ok(HttpResponse::Ok().json(json!({
@@ -67,7 +67,7 @@ async fn set_default(
     }
     if !state
         .accounts
-        .set_default_model(&principal.user_id, model.clone())
+        .set_default_model(principal.user_id(), model.clone())
         .await?
     {
         return Err(AppError::NotFound("user"));

@@ -61,7 +61,7 @@ fn owned_run(
     state
         .runs()
         .get(run_id)
-        .filter(|log| log.owner_id == principal.user_id && log.chat_id.as_ref() == Some(chat_id))
+        .filter(|log| &log.owner_id == principal.user_id() && log.chat_id.as_ref() == Some(chat_id))
         .ok_or(AppError::NotFound("run"))
 }
 
@@ -82,7 +82,7 @@ async fn stored_run(
     run_id: &RunId,
     resuming: Option<usize>,
 ) -> AppResult<Arc<RunLog>> {
-    let (run, answer) = recovery::find_run(state.db(), &principal.user_id, chat_id, run_id)
+    let (run, answer) = recovery::find_run(state.db(), principal.user_id(), chat_id, run_id)
         .await?
         .ok_or(AppError::NotFound("run"))?;
     let stop_reason = run

@@ -28,7 +28,7 @@ async fn content(
     let id = ScreenshotId::parse(&raw).ok_or(AppError::NotFound("screenshot"))?;
     let chat = state
         .chats()
-        .get_owned(&principal.user_id, &chat_id)
+        .get_owned(principal.user_id(), &chat_id)
         .await?;
     let bytes = state
         .launcher

@@ -84,7 +84,7 @@ async fn options(
     state: web::Data<AppState>,
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
-    state.chats().get_owned(&principal.user_id, &path).await?;
+    state.chats().get_owned(principal.user_id(), &path).await?;
     Ok(options_in(&state))
 }
 
@@ -95,7 +95,7 @@ async fn create(
     path: web::Path<ChatId>,
 ) -> AppResult<HttpResponse> {
     check_version(&req)?;
-    let chat = state.chats().get_owned(&principal.user_id, &path).await?;
+    let chat = state.chats().get_owned(principal.user_id(), &path).await?;
     let base = format!("/chat/api/{}", chat.id);
     create_in(&req, &principal, &state, &chat.id, &base).await
 }

@@ -87,7 +87,7 @@ async fn create(
             state
                 .launcher
                 .agents
-                .get_owned(&principal.user_id, agent)
+                .get_owned(principal.user_id(), agent)
                 .await?,
         );
     }

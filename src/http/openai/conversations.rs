@@ -161,14 +161,14 @@ async fn create(
     let history = read_history(&state, history_of(&body.items)?)?;
     let chat = state
         .chats()
-        .create(&principal.user_id, None, false)
+        .create(principal.user_id(), None, false)
         .await?;
     let chat = match body.metadata {
         Some(metadata) => {
             state
                 .chats()
                 .set_metadata(
-                    &principal.user_id,
+                    principal.user_id(),
                     &chat.id,
                     None,
                     Some(Value::Object(metadata)),
@@ -188,7 +188,7 @@ async fn owned(
 ) -> AppResult<entities::chats::Model> {
     state
         .chats()
-        .get_owned(&principal.user_id, id)
+        .get_owned(principal.user_id(), id)
         .await
         .map_err(|err| match err {
             ChatStoreError::NotFound => AppError::NotFound("conversation"),
@@ -222,7 +222,7 @@ async fn update(
     let chat = state
         .chats()
         .set_metadata(
-            &principal.user_id,
+            principal.user_id(),
             &path,
             None,
             Some(Value::Object(metadata)),
@@ -239,7 +239,7 @@ async fn remove(
     let chat = owned(&state, &principal, &path).await?;
     state
         .launcher
-        .forget_chat(&principal.user_id, &chat.id)
+        .forget_chat(principal.user_id(), &chat.id)
         .await?;
     Ok(
         HttpResponse::Ok().json(json!({"id": chat.id, "object": "conversation.deleted",

@@ -53,7 +53,7 @@ async fn upload(
         limit,
         "send the file as multipart/form-data with the fields \"file\" and \"purpose\"",
     )?;
-    let dir = state.workspace().user_files_dir(&principal.user_id);
+    let dir = state.workspace().user_files_dir(principal.user_id());
     tokio::fs::create_dir_all(&dir)
         .await
         .map_err(AppError::internal)?;
@@ -131,7 +131,7 @@ async fn upload(
     };
     let file = state
         .workspace()
-        .record_file(id, &principal.user_id, &filename, &purpose, size, &path)
+        .record_file(id, principal.user_id(), &filename, &purpose, size, &path)
         .await?;
     Ok(HttpResponse::Ok().json(object(&file)))
 }
@@ -139,7 +139,7 @@ async fn upload(
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let files: Vec<Value> = state
         .workspace()
-        .files_of(&principal.user_id)
+        .files_of(principal.user_id())
         .await?
         .iter()
         .map(object)
@@ -154,7 +154,7 @@ pub async fn owned(
 ) -> AppResult<entities::files::Model> {
     state
         .workspace()
-        .file_owned(&principal.user_id, id)
+        .file_owned(principal.user_id(), id)
         .await?
         .ok_or(AppError::NotFound("file"))
 }
@@ -176,7 +176,7 @@ async fn remove(
     let id = path.into_inner();
     if !state
         .workspace()
-        .delete_file(&principal.user_id, &id)
+        .delete_file(principal.user_id(), &id)
         .await?
     {
         return Err(AppError::NotFound("file"));

@@ -27,7 +27,7 @@ async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<Htt
         .llm()
         .models()
         .await
-        .map_err(|err| AppError::upstream(err, principal.is_admin))?;
+        .map_err(|err| AppError::upstream(err, principal.is_admin()))?;
     Ok(HttpResponse::Ok().json(models))
 }
 
@@ -42,7 +42,7 @@ async fn get(
         .llm()
         .models()
         .await
-        .map_err(|err| AppError::upstream(err, principal.is_admin))?;
+        .map_err(|err| AppError::upstream(err, principal.is_admin()))?;
     let id = path.into_inner();
     models
         .data

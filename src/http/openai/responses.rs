@@ -145,7 +145,7 @@ async fn create(
             state.db(),
             NewResponse {
                 id: id.clone(),
-                user_id: principal.user_id.clone(),
+                user_id: principal.user_id().clone(),
                 chat_id: chat_id.clone(),
                 run_id: log.run_id.clone(),
                 previous_response_id: request.previous_response_id.clone(),
@@ -205,7 +205,7 @@ async fn owned(
     principal: &Principal,
     id: &ResponseId,
 ) -> AppResult<entities::responses::Model> {
-    stored::get_owned(state.db(), &principal.user_id, id)
+    stored::get_owned(state.db(), principal.user_id(), id)
         .await?
         .ok_or(AppError::NotFound("response"))
 }
@@ -280,7 +280,7 @@ async fn remove(
     path: web::Path<ResponseId>,
 ) -> AppResult<HttpResponse> {
     let id = path.into_inner();
-    if !stored::delete_owned(state.db(), &principal.user_id, &id).await? {
+    if !stored::delete_owned(state.db(), principal.user_id(), &id).await? {
         return Err(AppError::NotFound("response"));
     }
     Ok(HttpResponse::Ok().json(json!({"id": id, "object": "response", "deleted": true})))

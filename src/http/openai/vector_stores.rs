@@ -53,7 +53,7 @@ pub async fn owned(
     let chat_id = chat_of(id).ok_or_else(|| unknown_store(id))?;
     state
         .chats()
-        .get_owned(&principal.user_id, &chat_id)
+        .get_owned(principal.user_id(), &chat_id)
         .await
         .map_err(|err| match err {
             ChatStoreError::NotFound => unknown_store(id),
@@ -169,7 +169,7 @@ async fn create(
     let chat = state
         .knowledge_bases()
         .create(
-            &principal.user_id,
+            principal.user_id(),
             body.name.filter(|n| !n.trim().is_empty()),
             body.metadata.map(Value::Object),
         )
@@ -183,7 +183,7 @@ async fn create(
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let chats = state
         .chats()
-        .vector_stores(&principal.user_id, MAX_LISTED)
+        .vector_stores(principal.user_id(), MAX_LISTED)
         .await?;
     let mut stores = Vec::with_capacity(chats.len());
     for chat in &chats {
@@ -221,7 +221,7 @@ async fn update(
     let chat = state
         .chats()
         .set_metadata(
-            &principal.user_id,
+            principal.user_id(),
             &chat.id,
             body.name,
             body.metadata.map(Value::Object),
@@ -241,7 +241,7 @@ async fn remove(
     if chat.is_vector_store {
         state
             .launcher
-            .forget_chat(&principal.user_id, &chat.id)
+            .forget_chat(principal.user_id(), &chat.id)
             .await?;
     } else {
         for doc in state.workspace().list(&chat.id).await? {

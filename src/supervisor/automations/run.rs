@@ -101,13 +101,13 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
     check_input(&steps, &input).map_err(AutomationError::MissingInput)?;
     let chat = launcher
         .chats
-        .get_owned(&principal.user_id, chat_id)
+        .get_owned(principal.user_id(), chat_id)
         .await?;
     let chat_agent = match &chat.agent_id {
         Some(id) => launcher.agents.get_owned(&chat.user_id, id).await.ok(),
         None => None,
     };
-    let agent = workflow_agent(launcher, &principal.user_id, &workflow, chat_agent).await?;
+    let agent = workflow_agent(launcher, principal.user_id(), &workflow, chat_agent).await?;
     let model = agent
         .model
         .clone()
@@ -118,10 +118,10 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
         RunLog::new(
             run_id.clone(),
             Some(chat.id.clone()),
-            principal.user_id.clone(),
+            principal.user_id().clone(),
             model.clone(),
         )
-        .owned_by_admin(principal.is_admin),
+        .owned_by_admin(principal.is_admin()),
     );
     let shown_input = truncate_result(&input.to_string(), SHOWN_INPUT_CHARS).0;
     let started = session
@@ -135,7 +135,7 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
                 images: Vec::new(),
             },
             run_id: run_id.clone(),
-            user_id: principal.user_id.clone(),
+            user_id: principal.user_id().clone(),
             options: None,
             history_budget: None,
         })
@@ -148,7 +148,7 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
         .run_started(
             &run_id,
             &workflow,
-            &principal.user_id,
+            principal.user_id(),
             Some(chat.id.clone()),
         )
         .await?;

@@ -3,18 +3,17 @@
 //! wins it, and the firing is recorded before its run starts), and fires it as a run in the
 //! schedule's chat — its workflow, or its prompt as a user message. When the run ends the
 //! outcome is recorded; after `max_consecutive_failures` failures in a row the schedule
-//! pauses itself, saying why.
+//! pauses itself, saying why. A run acts as its owner only through `Accounts::acting_as`: a
+//! due time of a disabled owner is recorded as skipped and the schedule moves on to its next.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use entities::ids::UserId;
 use futures_util::StreamExt;
-use sea_orm::EntityTrait;
 
 use super::Launcher;
-use crate::auth::Principal;
+use crate::auth::{Accounts, ActingAsError, Principal};
 use crate::chat::automations::firings::{self, Claim};
 use crate::chat::session::Turn;
 use crate::run::events::{RunEvent, StopReason};
@@ -26,8 +25,9 @@ use crate::supervisor::turn::{ChatSlot, TurnRequest, TurnTarget};
 /// and the start (which takes milliseconds): another process takes it over.
 const STALE_CLAIM: Duration = Duration::from_secs(120);
 
-/// Starts this process's scheduler (call once, at start-up, after recovery).
-pub fn start(launcher: Launcher) {
+/// Starts this process's scheduler (call once, at start-up, after recovery); `accounts` says
+/// whom each firing may act as.
+pub fn start(launcher: Launcher, accounts: Accounts) {
     let config = launcher.config.schedules.clone();
     if config.test_only_seconds_field {
         tracing::error!(
@@ -59,7 +59,7 @@ pub fn start(launcher: Launcher) {
                 }
             }
             ticks += 1;
-            if let Err(err) = look(&launcher, &process).await {
+            if let Err(err) = look(&launcher, &accounts, &process).await {
                 tracing::warn!(%err, "could not look for due schedules");
             }
         }
@@ -67,7 +67,11 @@ pub fn start(launcher: Launcher) {
 }
 
 /// One look: claims and fires what is due, and takes over stale claims.
-async fn look(launcher: &Launcher, process: &str) -> Result<(), sea_orm::DbErr> {
+async fn look(
+    launcher: &Launcher,
+    accounts: &Accounts,
+    process: &str,
+) -> Result<(), sea_orm::DbErr> {
     let db = &launcher.db;
     let now = Utc::now();
     let grace = chrono::Duration::seconds(launcher.config.schedules.missed_grace_secs as i64);
@@ -101,7 +105,7 @@ async fn look(launcher: &Launcher, process: &str) -> Result<(), sea_orm::DbErr> 
             Err(crate::chat::SessionError::Db(err)) => return Err(err),
         }
         if let Some(claim) = firings::claim(db, &schedule, &decision, process).await? {
-            fire(launcher.clone(), claim);
+            fire(launcher.clone(), accounts.clone(), claim);
         }
     }
     for claim in firings::take_over_stale(
@@ -112,23 +116,25 @@ async fn look(launcher: &Launcher, process: &str) -> Result<(), sea_orm::DbErr> 
     .await?
     {
         tracing::warn!(schedule_id = %claim.schedule.id, "took over a firing whose process died before starting it");
-        fire(launcher.clone(), claim);
+        fire(launcher.clone(), accounts.clone(), claim);
     }
     Ok(())
 }
 
-/// Runs a claimed firing and records how it ended.
-fn fire(launcher: Launcher, claim: Claim) {
+/// Runs a claimed firing as its owner and records how it ended; an owner who may not act (a
+/// disabled or deleted account) makes it a skipped firing, not a failure.
+fn fire(launcher: Launcher, accounts: Accounts, claim: Claim) {
     tokio::spawn(async move {
         let db = &launcher.db;
-        let error = match start_run(&launcher, &claim).await {
-            Ok(log) => {
-                if let Err(err) = firings::started(db, &claim.firing.id, &log.run_id).await {
-                    tracing::warn!(%err, "could not record a firing's run");
-                }
-                outcome(&log).await
+        let error = match accounts.acting_as(&claim.schedule.user_id).await {
+            Ok(principal) => run(&launcher, principal, &claim).await,
+            Err(ActingAsError::Disabled) => {
+                return skip(&launcher, &claim, "its owner's account is disabled").await;
             }
-            Err(why) => Some(why),
+            Err(ActingAsError::Gone) => {
+                return skip(&launcher, &claim, "its owner's account no longer exists").await;
+            }
+            Err(ActingAsError::Database(err)) => Some(err.to_string()),
         };
         let max = launcher.config.schedules.max_consecutive_failures;
         match firings::finished(db, &claim, error, max).await {
@@ -141,25 +147,34 @@ fn fire(launcher: Launcher, claim: Claim) {
     });
 }
 
-/// The schedule's owner, as the principal its runs are made for.
-async fn owner(launcher: &Launcher, id: &UserId) -> Result<Principal, String> {
-    let user = entities::users::Entity::find_by_id(id.clone())
-        .one(&launcher.db)
-        .await
-        .map_err(|err| err.to_string())?
-        .ok_or("the schedule's owner is gone")?;
-    Ok(Principal {
-        user_id: user.id,
-        username: user.username,
-        is_admin: user.is_admin,
-        api_key_id: None,
-    })
+/// Runs the firing as `principal`: `None` when it succeeded, else why it failed.
+async fn run(launcher: &Launcher, principal: Principal, claim: &Claim) -> Option<String> {
+    match start_run(launcher, principal, claim).await {
+        Ok(log) => {
+            if let Err(err) = firings::started(&launcher.db, &claim.firing.id, &log.run_id).await {
+                tracing::warn!(%err, "could not record a firing's run");
+            }
+            outcome(&log).await
+        }
+        Err(why) => Some(why),
+    }
+}
+
+/// Records the firing as skipped, saying why; the schedule moves on to its next due time.
+async fn skip(launcher: &Launcher, claim: &Claim, reason: &str) {
+    tracing::info!(schedule_id = %claim.schedule.id, reason, "a firing is skipped");
+    if let Err(err) = firings::skipped(&launcher.db, claim, reason).await {
+        tracing::warn!(%err, "could not record a skipped firing");
+    }
 }
 
 /// Starts the firing's run in the schedule's chat.
-async fn start_run(launcher: &Launcher, claim: &Claim) -> Result<Arc<RunLog>, String> {
+async fn start_run(
+    launcher: &Launcher,
+    principal: Principal,
+    claim: &Claim,
+) -> Result<Arc<RunLog>, String> {
     let schedule = &claim.schedule;
-    let principal = owner(launcher, &schedule.user_id).await?;
     let target = match (&schedule.workflow_id, &schedule.prompt) {
         (Some(workflow_id), _) => {
             let workflow = super::workflows(launcher)

@@ -160,7 +160,7 @@ pub async fn store(
                 .map_err(|err| fetch_error(&url, &err, limits.max_image_bytes))?,
         };
         let row = attachments
-            .store(chat_id, &principal.user_id, bytes)
+            .store(chat_id, principal.user_id(), bytes)
             .await?;
         parts.push(ImagePart {
             attachment_id: row.id,
@@ -238,7 +238,7 @@ async fn store_messages(
 
 /// Deletes a chat made for a request that was then refused, with everything of it.
 async fn discard(launcher: &Launcher, principal: &Principal, chat_id: &ChatId) {
-    if let Err(err) = launcher.forget_chat(&principal.user_id, chat_id).await {
+    if let Err(err) = launcher.forget_chat(principal.user_id(), chat_id).await {
         tracing::warn!(%chat_id, %err, "could not delete the chat of a refused request");
     }
 }

@@ -96,12 +96,7 @@ async fn fixture() -> Fixture {
     Fixture {
         _dir: dir,
         launcher,
-        principal: Principal {
-            user_id: user.id,
-            username: user.username,
-            is_admin: false,
-            api_key_id: None,
-        },
+        principal: accounts.acting_as(&user.id).await.unwrap(),
         chat,
     }
 }
@@ -173,7 +168,7 @@ async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_docu
         Arc::new(RunLog::new(
             RunId::generate(),
             Some(fixture.chat.clone()),
-            fixture.principal.user_id.clone(),
+            fixture.principal.user_id().clone(),
             "model".into(),
         ))
     };
@@ -287,10 +282,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
         images: Vec::new(),
     };
 
-    let stranger = Principal {
-        user_id: UserId::from_string("someone-else"),
-        ..fixture.principal.clone()
-    };
+    let stranger = Principal::for_test(UserId::from_string("someone-else"), "stranger", false);
     let foreign = launch_chat_turn(
         launcher,
         &stranger,

@@ -16,5 +16,6 @@ export function outcomeLine(firing) {
   if (!firing) return "not fired yet";
   const at = firingTime(firing.due_at);
   if (firing.status === "failed") return `failed at ${at}: ${firing.error ?? ""}`;
+  if (firing.status === "skipped") return `skipped at ${at}: ${firing.error ?? ""}`;
   return `${firing.status} at ${at}`;
 }

@@ -128,7 +128,7 @@ pub(in crate::http) async fn create_in(
         .record_upload(NewUpload {
             id: upload_id.clone(),
             chat_id: chat_id.clone(),
-            user_id: principal.user_id.clone(),
+            user_id: principal.user_id().clone(),
             filename: filename.clone(),
             length,
             metadata: serde_json::Value::Object(metadata),
@@ -161,7 +161,10 @@ async fn owned_upload(
     chat_id: &ChatId,
     upload_id: &UploadId,
 ) -> AppResult<uploads::Model> {
-    let chat = state.chats().get_owned(&principal.user_id, chat_id).await?;
+    let chat = state
+        .chats()
+        .get_owned(principal.user_id(), chat_id)
+        .await?;
     let upload = state
         .workspace()
         .upload_in(&chat.id, upload_id)

@@ -136,7 +136,7 @@ pub async fn target(
                  the whole conversation as input with store: false",
             ));
         }
-        let previous = stored::get_owned(state.db(), &principal.user_id, previous)
+        let previous = stored::get_owned(state.db(), principal.user_id(), previous)
             .await?
             .ok_or(AppError::NotFound("response"))?;
         if !outputs.is_empty() {
@@ -174,7 +174,7 @@ pub async fn target(
     if let Some(chat_id) = chat_id {
         let chat = state
             .chats()
-            .get_owned(&principal.user_id, &chat_id)
+            .get_owned(principal.user_id(), &chat_id)
             .await
             .map_err(|err| match err {
                 ChatStoreError::NotFound => AppError::NotFound("conversation"),
@@ -231,7 +231,7 @@ pub async fn resolve_references(
         let id = item["id"]
             .as_str()
             .ok_or_else(|| AppError::invalid("an item_reference needs an id"))?;
-        let found = stored::find_item(state.db(), &principal.user_id, id)
+        let found = stored::find_item(state.db(), principal.user_id(), id)
             .await?
             .ok_or_else(|| {
                 AppError::invalid(format!(
