@@ -272,6 +272,22 @@ pub fn session_cookie(response: &Response) -> Option<String> {
 }
 
 /// The body of an error response, checked to be in OpenAI's shape.
+/// The names of the app's tables (SQLite's own aside).
+pub async fn table_names(app: &TestApp) -> Vec<String> {
+    use sea_orm::{ConnectionTrait, Statement};
+    let backend = app.db.get_database_backend();
+    app.db
+        .query_all_raw(Statement::from_string(
+            backend,
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        ))
+        .await
+        .expect("the tables")
+        .into_iter()
+        .map(|row| row.try_get("", "name").expect("a table's name"))
+        .collect()
+}
+
 pub async fn error_body(response: Response) -> Value {
     let body: Value = response.json().await.expect("error body is JSON");
     assert!(body["error"]["message"].is_string(), "{body}");

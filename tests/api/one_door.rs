@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, spawn_app_with};
+use crate::helpers::{TestApp, error_body, spawn_app_with, table_names};
 use crate::images::png_data_url;
 use crate::providers::provider;
 
@@ -28,17 +28,8 @@ struct Written {
 
 async fn written(app: &TestApp) -> Written {
     let backend = app.db.get_database_backend();
-    let tables = app
-        .db
-        .query_all_raw(Statement::from_string(
-            backend,
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-        ))
-        .await
-        .unwrap();
     let mut rows = BTreeMap::new();
-    for table in tables {
-        let name: String = table.try_get("", "name").unwrap();
+    for name in table_names(app).await {
         let count = app
             .db
             .query_one_raw(Statement::from_string(

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{Site, app_for, call, profile_of, session_of, tools};
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, table_names};
 use crate::images::png_data_url;
 
 /// Gives `chat` (owned by `key`'s user) something of every kind: a turn with an inline image
@@ -70,16 +70,7 @@ async fn fill(app: &TestApp, site: &Site, key: &str, chat: &str) -> std::path::P
 async fn leftovers(app: &TestApp, chat: &str) -> Vec<String> {
     let backend = app.db.get_database_backend();
     let mut found = Vec::new();
-    let tables = app
-        .db
-        .query_all_raw(Statement::from_string(
-            backend,
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-        ))
-        .await
-        .unwrap();
-    for table in tables {
-        let name: String = table.try_get("", "name").unwrap();
+    for name in table_names(app).await {
         let columns = app
             .db
             .query_all_raw(Statement::from_string(
