@@ -25,6 +25,9 @@ pub struct Model {
     /// The agent's custom tool entries (docs/spec.md#custom-tools-over-mcp): a JSON array of
     /// `{"type": "mcp", "config": {"server_id", "tool_name"}}`.
     pub custom_tools: Option<Json>,
+    /// Whether its chats keep every chat's own tools when `enabled_tools` names none of them.
+    /// Defaults to `true` in the database.
+    pub chat_tools_enabled: bool,
     /// The `[[sql.databases]]` id its `execute_sql` queries; `None`: the only one declared.
     #[sea_orm(column_type = "Text", nullable)]
     pub sql_database: Option<String>,

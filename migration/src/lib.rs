@@ -39,6 +39,7 @@ mod m20261128_000034_add_user_default_model_and_disabled;
 mod m20261128_000035_add_account_profile;
 mod m20261129_000036_create_leases_tables;
 mod m20261129_000037_add_user_time_zone;
+mod m20261130_000038_add_agent_chat_tools_enabled;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 24] = [
@@ -110,6 +111,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000035_add_account_profile::Migration),
             Box::new(m20261129_000036_create_leases_tables::Migration),
             Box::new(m20261129_000037_add_user_time_zone::Migration),
+            Box::new(m20261130_000038_add_agent_chat_tools_enabled::Migration),
         ]
     }
 }

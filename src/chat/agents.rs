@@ -59,6 +59,9 @@ pub struct Agent {
     pub tools_enabled: bool,
     /// `None`: every tool the request turns on.
     pub enabled_tools: Option<Vec<String>>,
+    /// Whether its chats keep the tools every chat has (artifacts, memory, ask_user,
+    /// file_search) that `enabled_tools` does not name; `true` unless turned off.
+    pub chat_tools_enabled: bool,
     pub custom_tools: Vec<CustomTool>,
     /// The knowledge bases `search_knowledge` searches, in order (`kb_<id>`).
     pub knowledge_base_ids: Vec<KnowledgeBaseId>,
@@ -86,6 +89,7 @@ impl From<agents::Model> for Agent {
             system_prompt: row.system_prompt,
             model: row.model,
             tools_enabled: row.tools_enabled,
+            chat_tools_enabled: row.chat_tools_enabled,
             sql_database: row.sql_database,
             is_default: row.is_default,
             created_at: row.created_at,
@@ -107,6 +111,7 @@ pub struct AgentFields {
     pub tools_enabled: Option<bool>,
     #[serde(default, with = "serde_with_null")]
     pub enabled_tools: Option<Option<Vec<String>>>,
+    pub chat_tools_enabled: Option<bool>,
     pub custom_tools: Option<Vec<CustomTool>>,
     /// Each must be one of the owner's knowledge bases (else `KnowledgeBaseNotFound`).
     pub knowledge_base_ids: Option<Vec<KnowledgeBaseId>>,
@@ -266,6 +271,7 @@ impl Agents {
             model: Set(None),
             tools_enabled: Set(true),
             enabled_tools: Set(None),
+            chat_tools_enabled: Set(true),
             is_default: Set(true),
             custom_tools: Set(None),
             sql_database: Set(None),
@@ -339,6 +345,7 @@ impl Agents {
             model: Set(fields.model.flatten()),
             tools_enabled: Set(fields.tools_enabled.unwrap_or(true)),
             enabled_tools: Set(fields.enabled_tools.flatten().map(Value::from)),
+            chat_tools_enabled: Set(fields.chat_tools_enabled.unwrap_or(true)),
             is_default: Set(false),
             custom_tools: Set(fields.custom_tools.map(|c| serde_json::json!(c))),
             sql_database: Set(fields.sql_database.flatten()),
@@ -384,6 +391,9 @@ impl Agents {
         }
         if let Some(tools) = fields.enabled_tools {
             active.enabled_tools = Set(tools.map(Value::from));
+        }
+        if let Some(on) = fields.chat_tools_enabled {
+            active.chat_tools_enabled = Set(on);
         }
         if let Some(custom) = fields.custom_tools {
             active.custom_tools = Set(Some(serde_json::json!(custom)));

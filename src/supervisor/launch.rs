@@ -14,27 +14,21 @@ use crate::error::AppResult;
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
 use crate::run::log::RunLog;
 use crate::supervisor::Spawn;
-use crate::tools;
 use crate::tools::chat_context::{Parts, SessionSlot};
 
 mod agent;
-mod browser;
 mod build;
 mod catalog;
 mod chat;
-mod email;
 pub mod images;
-mod knowledge;
 mod options;
 mod plan;
 mod sql;
+pub(super) mod tools;
 
-use agent::agent_of;
-pub(super) use agent::agent_tools_after_pause;
+pub(super) use agent::agent_of;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
-pub use catalog::{CatalogTool, ToolOrigin, tool_catalog};
-pub use chat::CHAT_TOOL_NAMES;
-pub(super) use chat::chat_tools;
+pub use catalog::{CatalogTool, tool_catalog};
 use chat::{document_context, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
@@ -58,7 +52,7 @@ pub struct Launcher {
     pub supervisor: actix::Addr<super::ChatSupervisor>,
     pub tool_cache: crate::agent::tool_round::ToolCache,
     /// Every research tool this server can offer; requests select from these.
-    pub tools: Arc<Vec<tools::SharedTool>>,
+    pub tools: Arc<Vec<crate::tools::SharedTool>>,
     /// Research tool calls per minute per project.
     pub rate_limiter: Arc<crate::agent::rate_limit::ToolRateLimiter>,
     /// ask_user, offered in every chat; also validates answers.
@@ -85,7 +79,7 @@ pub struct Launcher {
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this
 /// server offers.
-fn research_tools(launcher: &Launcher) -> Vec<tools::SharedTool> {
+fn research_tools(launcher: &Launcher) -> Vec<crate::tools::SharedTool> {
     launcher
         .tools
         .iter()
@@ -101,7 +95,7 @@ fn deep_think(options: &RunOptions) -> bool {
 
 /// `tools` as the request's `search_context_size` asks (web_search with more or less page
 /// text); the configured budget (`medium`) when it names none.
-fn sized(tools: Vec<tools::SharedTool>, options: &RunOptions) -> Vec<tools::SharedTool> {
+fn sized(tools: Vec<crate::tools::SharedTool>, options: &RunOptions) -> Vec<crate::tools::SharedTool> {
     let Some(size) = options
         .web_search
         .as_ref()
@@ -120,7 +114,7 @@ pub(super) struct RunPlan {
     pub(super) log: Arc<RunLog>,
     pub(super) template: ChatRequest,
     pub(super) messages: Vec<ChatMessage>,
-    pub(super) tools: Vec<tools::SharedTool>,
+    pub(super) tools: Vec<crate::tools::SharedTool>,
     pub(super) max_iterations: u32,
     pub(super) chat: Option<(actix::Addr<crate::chat::session::ChatSession>, MessageId)>,
     pub(super) resume: Option<crate::agent::kernel::ResumePoint>,
@@ -134,7 +128,7 @@ pub(super) struct RunPlan {
 impl Launcher {
     /// Every server-side tool a request may select now: the built-in ones and the tools the MCP
     /// servers have listed (a down server's answer `mcp_unavailable`).
-    pub fn available_tools(&self) -> Vec<tools::SharedTool> {
+    pub fn available_tools(&self) -> Vec<crate::tools::SharedTool> {
         let mut available = self.tools.as_ref().clone();
         available.extend(self.mcp.tools());
         available

@@ -13,7 +13,7 @@ use crate::tools;
 use crate::llm::wire::{ChatMessage, Role};
 use crate::tools::chat_context::Parts;
 
-use super::launch::{CHAT_TOOL_NAMES, Launcher, RunPlan, chat_tools, check_message_length};
+use super::launch::{Launcher, RunPlan, check_message_length};
 
 mod email;
 
@@ -145,12 +145,16 @@ pub(in crate::supervisor) async fn launch_tool_results(
         }
     }
     // The run's server-side tools: the ones it was given, and the chat's own.
+    let chat_tools = crate::tools::registry::FAMILIES
+        .iter()
+        .filter(|family| family.origin == crate::tools::registry::Origin::Chat)
+        .flat_map(|family| family.names.iter().copied());
     let server_tools: Vec<&str> = ask.checkpoint["tools"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(serde_json::Value::as_str)
-        .chain(CHAT_TOOL_NAMES)
+        .chain(chat_tools)
         .collect();
     if let Some(clash) = client_tools
         .iter()
@@ -251,38 +255,37 @@ pub async fn resume_answered(
         }
     }
     let size = checkpoint.search_context_size;
-    let mut tools: Vec<tools::SharedTool> = launcher
-        .available_tools()
-        .into_iter()
-        .filter(|t| checkpoint.tools.iter().any(|name| name == t.name()))
-        .map(|t| size.and_then(|size| t.sized(size)).unwrap_or(t))
-        .collect();
     let parts = Parts::from_vec(checkpoint.parts);
     // file_search stays offered if the run had it (named in x_tools before any document).
-    let documents = checkpoint.tools.iter().any(|name| name == "file_search")
-        || launcher
-            .workspace
-            .has_searchable(&ask.chat_id)
-            .await
-            .unwrap_or(false);
-    tools.extend(chat_tools(
+    let documents = launcher
+        .workspace
+        .has_searchable(&ask.chat_id)
+        .await
+        .unwrap_or(false);
+    // The agent's tools are the chat's agent's as it is now.
+    let agent = match launcher.chats.get_owned(&ask.user_id, &ask.chat_id).await {
+        Ok(chat) => super::launch::agent_of(launcher, &chat).await.ok(),
+        Err(_) => None,
+    };
+    let project = checkpoint
+        .project
+        .clone()
+        .unwrap_or_else(|| ask.user_id.to_string());
+    let setting = super::launch::tools::Setting::new(
         launcher,
-        ask.chat_id.clone(),
-        crate::tools::chat_context::SessionSlot::of(session.clone()),
         &log,
-        &parts,
-        documents,
-    ));
-    // The agent-scoped tools are the chat's agent's as it is now.
-    tools.extend(
-        super::launch::agent_tools_after_pause(
-            launcher,
-            &ask.user_id,
-            &ask.chat_id,
-            &checkpoint.tools,
-        )
-        .await,
+        &project,
+        agent.as_ref(),
+        Some((
+            crate::tools::chat_context::SessionSlot::of(session.clone()),
+            parts.clone(),
+        )),
     );
+    let tools: Vec<tools::SharedTool> =
+        super::launch::tools::after_pause(&setting, &checkpoint.tools, documents)
+            .into_iter()
+            .map(|t| size.and_then(|size| t.sized(size)).unwrap_or(t))
+            .collect();
     let context_strategy = launcher
         .chats
         .get_owned(&ask.user_id, &ask.chat_id)
@@ -303,9 +306,7 @@ pub async fn resume_answered(
         chat: Some((session, checkpoint.user_message_id)),
         resume: Some(checkpoint.point),
         completes_ask: Some(ask.correlation_id.clone()),
-        project: checkpoint
-            .project
-            .unwrap_or_else(|| ask.user_id.to_string()),
+        project,
         parts,
         context_strategy,
         client_tools: client_tools.unwrap_or(checkpoint.client_tools),

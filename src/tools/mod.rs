@@ -30,6 +30,7 @@ pub mod file_search;
 pub mod gitlab_code_search;
 pub mod mcp;
 pub mod memory;
+pub mod registry;
 pub mod schema;
 pub mod search_knowledge;
 pub mod sql;

@@ -131,7 +131,11 @@ async fn tools(
         .agents
         .get_owned(principal.user_id(), &path)
         .await?;
-    let tools: Vec<_> = crate::supervisor::launch::agent_tool_definitions(&state.launcher, &agent)
+    let tools: Vec<_> = crate::supervisor::launch::agent_tool_definitions(
+        &state.launcher,
+        principal.user_id(),
+        &agent,
+    )
         .into_iter()
         .map(|definition| {
             json!({"name": definition.function.name,
@@ -145,9 +149,12 @@ async fn tools(
         .browsers
         .unavailable()
         .map(|why| {
-            crate::tools::browser::BROWSER_TOOLS
+            let browser = crate::tools::registry::entry(crate::tools::registry::Kind::Browser);
+            browser
+                .names
+                .iter()
                 .map(|name| json!({"name": name, "reason": why}))
-                .to_vec()
+                .collect::<Vec<_>>()
         })
         .unwrap_or_default();
     Ok(HttpResponse::Ok().json(json!({"tools": tools, "unavailable": unavailable})))

@@ -10,7 +10,7 @@ pub mod tools;
 
 pub(in crate::supervisor) use run::launch_workflow_turn;
 pub use run::{step_tool_names, workflows_of};
-pub use tools::{AUTOMATION_TOOL_NAMES, automation_tool_definitions, automation_tools};
+pub use tools::automation_tools;
 
 use super::launch::Launcher;
 use crate::chat::automations::{Schedules, Workflows};

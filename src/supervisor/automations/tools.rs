@@ -25,8 +25,6 @@ use crate::tools::{ProgressKind, SharedTool, Tool, ToolError, ToolFuture, parse_
 pub const EXECUTE_WORKFLOW: &str = "execute_workflow";
 pub const CREATE_SCHEDULE: &str = "create_schedule";
 pub const GET_SCHEDULE_INFO: &str = "get_schedule_info";
-/// The names of the tools `automation_tools` gives.
-pub const AUTOMATION_TOOL_NAMES: [&str; 3] = [EXECUTE_WORKFLOW, CREATE_SCHEDULE, GET_SCHEDULE_INFO];
 
 /// What the three tools share: the launcher, and whose run calls them, where.
 #[derive(Clone)]
@@ -39,23 +37,16 @@ struct Caller {
     agent: Option<crate::chat::agents::Agent>,
 }
 
-/// The automation tools for a run of `log`'s owner in its stored chat (`agent`: the chat's),
-/// when the agent's `enabled_tools` names them (like `send_email`, they act beyond the chat,
-/// so an agent opts in; the agent's list then keeps those it names).
+/// The automation tools for a run of `log`'s owner in its stored chat (`agent`: the chat's);
+/// none outside a stored chat (a schedule needs a chat to fire in). Like `send_email`, they act
+/// beyond the chat, so an agent opts in by naming them (the table of tools: `Offer::Named`).
 pub fn automation_tools(
     launcher: &Launcher,
     log: &Arc<RunLog>,
     project: &str,
     agent: Option<&crate::chat::agents::Agent>,
 ) -> Vec<SharedTool> {
-    let named = agent
-        .and_then(|a| a.enabled_tools.as_ref())
-        .is_some_and(|named| {
-            named
-                .iter()
-                .any(|n| AUTOMATION_TOOL_NAMES.contains(&n.as_str()))
-        });
-    let Some(chat_id) = log.chat_id.clone().filter(|_| named) else {
+    let Some(chat_id) = log.chat_id.clone() else {
         return Vec::new();
     };
     let caller = Caller {
@@ -70,15 +61,6 @@ pub fn automation_tools(
         Arc::new(ExecuteWorkflow(caller.clone())),
         Arc::new(CreateSchedule(caller.clone())),
         Arc::new(GetScheduleInfo(caller)),
-    ]
-}
-
-/// The three definitions, for listing an agent's tools.
-pub fn automation_tool_definitions() -> Vec<ToolDefinition> {
-    vec![
-        execute_workflow_definition(),
-        create_schedule_definition(),
-        get_schedule_info_definition(),
     ]
 }
 

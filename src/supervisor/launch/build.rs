@@ -23,7 +23,7 @@ use crate::tools::SharedTool;
 use crate::tools::ask_user::AskUser;
 use crate::tools::calculator::Calculator;
 use crate::tools::code_search::CodeSearch;
-use crate::tools::email::{Mailer, SEND_EMAIL};
+use crate::tools::email::Mailer;
 use crate::tools::fetch::Fetcher;
 use crate::tools::fetch_url::FetchUrl;
 use crate::tools::gitlab_code_search::GitlabCodeSearch;
@@ -71,15 +71,11 @@ impl Launcher {
         );
         let mut tools = research_tools(&config, fetcher.clone())?;
         tools.extend(extra_tools);
-        // MCP tools whose names are taken by these (or by a chat's own tools) are offered
-        // prefixed with their server's id.
-        let reserved = tools
-            .iter()
-            .map(|tool| tool.name().to_string())
-            .chain(super::CHAT_TOOL_NAMES.map(str::to_string))
-            .chain(crate::supervisor::automations::AUTOMATION_TOOL_NAMES.map(str::to_string))
-            .chain(config.email.is_some().then(|| SEND_EMAIL.to_string()))
-            .chain(crate::tools::browser::BROWSER_TOOLS.map(str::to_string))
+        // An MCP tool by a built-in tool's name (the table's, whatever this server configures)
+        // or a test's extra tool's is offered prefixed with its server's id.
+        let reserved = crate::tools::registry::reserved_names()
+            .map(str::to_string)
+            .chain(tools.iter().map(|tool| tool.name().to_string()))
             .collect();
         let mcp = McpRegistry::start(&config.mcp, reserved);
         let sql = crate::tools::sql::SqlDatabases::start(&config.sql);

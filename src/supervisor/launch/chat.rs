@@ -1,66 +1,11 @@
-//! What a run in a chat is given beyond its messages: the chat's own tools (artifacts, memory,
-//! ask_user, and file_search when there are documents), and, in its context, the chat's
-//! documents with the passages and the memories most relevant to the user's message.
-
-use std::sync::Arc;
+//! What a run in a chat is given in its context beyond its messages: the chat's documents with
+//! the passages and the memories most relevant to the user's message. (The chat's own tools
+//! are the table of tools': `tools`.)
 
 use entities::ids::ChatId;
 
 use super::Launcher;
 use crate::agent::prompt;
-use crate::run::log::RunLog;
-use crate::tools;
-use crate::tools::chat_context::{ChatContext, Parts};
-use crate::tools::file_search::FileSearchTool;
-
-/// The names of the tools `chat_tools` gives.
-pub const CHAT_TOOL_NAMES: [&str; 6] = [
-    "create_artifact",
-    "update_artifact",
-    "save_memory",
-    "recall_memory",
-    "ask_user",
-    "file_search",
-];
-
-/// The tools every chat has (docs/spec.md#which-tools-a-run-has): artifacts, memory and
-/// ask_user.
-pub(in crate::supervisor) fn chat_tools(
-    launcher: &Launcher,
-    chat_id: ChatId,
-    session: crate::tools::chat_context::SessionSlot,
-    log: &Arc<RunLog>,
-    parts: &Parts,
-    documents: bool,
-) -> Vec<tools::SharedTool> {
-    use crate::tools::artifacts::{CreateArtifactTool, UpdateArtifactTool};
-    use crate::tools::memory::{RecallMemoryTool, SaveMemoryTool};
-    let ctx = Arc::new(ChatContext {
-        chat_id,
-        session,
-        log: log.clone(),
-        parts: parts.clone(),
-        embedder: launcher.embedder.clone(),
-        config: launcher.config.clone(),
-    });
-    let mut tools: Vec<tools::SharedTool> = vec![
-        Arc::new(CreateArtifactTool(ctx.clone())),
-        Arc::new(UpdateArtifactTool(ctx.clone())),
-        Arc::new(SaveMemoryTool(ctx.clone())),
-        Arc::new(RecallMemoryTool(ctx.clone())),
-        launcher.ask_user.clone(),
-    ];
-    if documents {
-        // file_search is offered when the chat has (searchable) documents
-        // (docs/spec.md#which-tools-a-run-has).
-        tools.push(Arc::new(FileSearchTool::new(
-            ctx,
-            launcher.workspace.clone(),
-        )));
-    }
-    debug_assert!(tools.iter().all(|t| CHAT_TOOL_NAMES.contains(&t.name())));
-    tools
-}
 
 /// Files named in the system prompt, the most recent first; the others are counted. Enough
 /// for a model to refer to a chat's documents by name, and a bound on the prompt (and on the
@@ -156,20 +101,4 @@ pub(super) async fn relevant_memories(
         .await
         .map(|ranked| ranked.into_iter().map(|(m, _)| m).collect())
         .unwrap_or_default()
-}
-
-/// The definitions of the tools every chat has, for listing them without a chat.
-pub(in crate::supervisor) fn chat_tool_definitions(
-    launcher: &Launcher,
-) -> Vec<crate::llm::wire::ToolDefinition> {
-    use crate::tools::Tool;
-    let config = &launcher.config;
-    vec![
-        crate::tools::artifacts::CreateArtifactTool::describe(config),
-        crate::tools::artifacts::UpdateArtifactTool::describe(config),
-        crate::tools::memory::SaveMemoryTool::describe(config),
-        crate::tools::memory::RecallMemoryTool::describe(config),
-        launcher.ask_user.definition(),
-        FileSearchTool::describe(config),
-    ]
 }

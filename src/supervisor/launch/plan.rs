@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use entities::ids::MessageId;
 
-use super::agent::apply_agent;
-use super::{Launcher, RunOptions, RunPlan, chat_tools, deep_think, research_tools, sized};
+use super::{Launcher, RunOptions, RunPlan, deep_think, sized};
 use crate::config::ContextStrategy;
 use crate::llm::wire::{ChatMessage, ChatRequest, ToolDefinition};
 use crate::run::log::RunLog;
@@ -97,33 +96,15 @@ pub(in crate::supervisor) fn plan(
         .template
         .clone()
         .unwrap_or_else(|| ChatRequest::new(log.model.clone(), Vec::new()));
-    let mut tools = select_tools(launcher, options);
     let parts = Parts::default();
-    // A request whose x_tools names file_search has it even before any document.
-    let file_search = documents || names_file_search(options);
-    if let (Some(session), Some(chat_id)) = (&session, &log.chat_id) {
-        tools.extend(chat_tools(
-            launcher,
-            chat_id.clone(),
-            session.clone(),
-            &log,
-            &parts,
-            file_search,
-        ));
-        tools.extend(crate::supervisor::automations::automation_tools(
-            launcher,
-            &log,
-            project,
-            options.agent.as_ref(),
-        ));
-    }
-    apply_agent(launcher, options, &log, &mut tools);
-    tools.extend(super::browser::browser_tools(launcher, options, &log));
-    tools.extend(super::email::send_email_tool(
+    let setting = super::tools::Setting::new(
         launcher,
-        options,
-        session.is_some(),
-    ));
+        &log,
+        project,
+        options.agent.as_ref(),
+        session.clone().map(|session| (session, parts.clone())),
+    );
+    let mut tools = super::tools::for_request(&setting, options, documents);
     if let Some(stores) = &options.file_search {
         // The stores the request named replace the chat's own documents.
         tools.retain(|t| t.name() != "file_search");
@@ -163,46 +144,6 @@ fn max_iterations(launcher: &Launcher, options: &RunOptions) -> Result<u32, Refu
         Some(0) => Err(Refusal::NoIterations),
         Some(n) => Ok(n.min(limits.max_iterations_ceiling)),
     }
-}
-
-fn select_tools(launcher: &Launcher, options: &RunOptions) -> Vec<tools::SharedTool> {
-    // Deep Think has every research tool (docs/spec.md#deep-think), whatever else the request
-    // says.
-    if deep_think(options) {
-        return research_tools(launcher);
-    }
-    // An agent that names its tools has them on unless the message turns them off; the
-    // default agent's research tools are opt-in per request
-    // (docs/spec.md#which-tools-a-run-has).
-    let named = options
-        .agent
-        .as_ref()
-        .and_then(|a| a.enabled_tools.as_ref());
-    if let Some(named) = named
-        && options.enable_tools != Some(false)
-    {
-        let mut chosen = launcher.available_tools();
-        chosen.retain(|t| t.progress().is_some() && named.iter().any(|n| n == t.name()));
-        return chosen;
-    }
-    if !options.tools_enabled {
-        return Vec::new();
-    }
-    let requested = options
-        .web_search
-        .as_ref()
-        .and_then(|w| w.x_tools.as_deref());
-    tools::select(&launcher.available_tools(), requested)
-}
-
-/// Whether the request turned its tools on and named file_search in `x_tools`.
-fn names_file_search(options: &RunOptions) -> bool {
-    options.tools_enabled
-        && options
-            .web_search
-            .as_ref()
-            .and_then(|w| w.x_tools.as_ref())
-            .is_some_and(|named| named.iter().any(|n| n == "file_search"))
 }
 
 /// A `tool_choice` that forces a tool needs that tool (or any, for `required`) to be offered;

@@ -1,24 +1,10 @@
-//! An agent's `execute_sql`: offered only to an agent whose `enabled_tools` names it, over the
-//! database its `sql_database` names (the only declared one when it names none); and the
-//! check, when an agent is saved, that such a database exists.
+//! The check, when an agent is saved, that the database its `execute_sql` queries exists (the
+//! one its `sql_database` names, else the only one declared; `tools` offers the tool).
 
 use super::Launcher;
 use crate::chat::agents::{Agent, AgentFields};
 use crate::error::{AppError, AppResult};
-use crate::tools::SharedTool;
 use crate::tools::sql::{DatabaseChoice, EXECUTE_SQL};
-
-/// The agent's `execute_sql`, when it names the tool and its database is declared.
-pub(super) fn sql_tool(launcher: &Launcher, agent: &Agent) -> Option<SharedTool> {
-    let named = agent.enabled_tools.as_ref()?;
-    if !named.iter().any(|name| name == EXECUTE_SQL) {
-        return None;
-    }
-    launcher.sql.tool(
-        agent.sql_database.as_deref(),
-        launcher.config.agent.max_tool_result_chars,
-    )
-}
 
 /// Refuses a save that would leave the agent (`stored`, updated by `fields`) enabling
 /// `execute_sql` with no database to query, or that names a database this server does not

@@ -56,7 +56,7 @@ async fn fixture() -> Fixture {
         Duration::from_secs(600),
         embedder.clone(),
     );
-    let research: Vec<tools::SharedTool> = ["web_search", "fetch_url", "calculator"]
+    let research: Vec<crate::tools::SharedTool> = ["web_search", "fetch_url", "calculator"]
         .into_iter()
         .map(|name| FakeTool::new(name, Behaviour::Echo).research().shared().0)
         .collect();
@@ -181,8 +181,7 @@ async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_docu
         false,
     )
     .unwrap();
-    let mut expected: Vec<&str> = CHAT_TOOL_NAMES
-        .into_iter()
+    let mut expected: Vec<&str> = chat_tool_names()
         .filter(|name| *name != "file_search")
         .collect();
     expected.sort_unstable();
@@ -197,6 +196,60 @@ async fn a_run_in_a_chat_also_gets_the_chat_tools_and_file_search_only_with_docu
     )
     .unwrap();
     assert!(names(&with).contains(&"file_search"));
+}
+
+/// The names of every chat's own tools, from the table of tools.
+fn chat_tool_names() -> impl Iterator<Item = &'static str> {
+    crate::tools::registry::FAMILIES
+        .iter()
+        .filter(|family| family.origin == crate::tools::registry::Origin::Chat)
+        .flat_map(|family| family.names.iter().copied())
+}
+
+#[actix::test]
+async fn an_agent_naming_its_tools_keeps_the_chat_tools_unless_it_turns_them_off() {
+    let fixture = fixture().await;
+    let launcher = &fixture.launcher;
+    let session = launcher.sessions.session_unclustered(&fixture.chat);
+    let owner = fixture.principal.user_id();
+    let agent = |chat_tools: Option<bool>| {
+        let fields = crate::chat::agents::AgentFields {
+            name: Some("Calc".into()),
+            enabled_tools: Some(Some(vec!["calculator".into(), "ask_user".into()])),
+            chat_tools_enabled: chat_tools,
+            ..Default::default()
+        };
+        launcher.agents.create(owner, fields)
+    };
+    let planned = |agent: crate::chat::agents::Agent| {
+        let log = Arc::new(RunLog::new(
+            RunId::generate(),
+            Some(fixture.chat.clone()),
+            owner.clone(),
+            "model".into(),
+        ));
+        let options = RunOptions {
+            agent: Some(agent),
+            ..RunOptions::default()
+        };
+        let planned = plan(
+            launcher,
+            "p",
+            log,
+            &options,
+            Some(SessionSlot::of(session.clone())),
+            true,
+        )
+        .unwrap();
+        let names: Vec<String> = names(&planned).into_iter().map(String::from).collect();
+        names
+    };
+    let kept = planned(agent(None).await.unwrap());
+    let mut expected: Vec<&str> = chat_tool_names().chain(["calculator"]).collect();
+    expected.sort_unstable();
+    assert_eq!(kept, expected, "the chat tools stay beside the named ones");
+    let off = planned(agent(Some(false)).await.unwrap());
+    assert_eq!(off, ["ask_user", "calculator"], "only the named chat tool");
 }
 
 #[actix::test]

@@ -1,0 +1,304 @@
+//! The table of tools: every built-in tool family, once, with its names, where it comes from,
+//! what configuration it needs, what it is built for, how a run comes to have it and whether it
+//! pauses. Everything that asks "which tools are there" reads this table: the names an MCP
+//! server may not take (`reserved_names`), the names an agent's `enabled_tools` may use, the
+//! tool catalog, and the per-run assembly (`supervisor::launch::tools`), which builds each
+//! family by its `Kind`.
+//!
+//! Adding a tool: its file beside this one, and one entry here (with a `Kind`, which the
+//! assembly's `build` must then handle: the compiler says where).
+
+use serde::Serialize;
+
+/// Which family an entry is: what the assembly builds it by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    WebSearch,
+    FetchUrl,
+    Calculator,
+    CodeSearch,
+    GitlabCodeSearch,
+    Artifacts,
+    Memory,
+    AskUser,
+    FileSearch,
+    Automation,
+    BrowseUrl,
+    SearchKnowledge,
+    ExecuteSql,
+    Browser,
+    SendEmail,
+}
+
+/// Where a tool comes from (the catalog's `origin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// Web search, page fetching, the calculator, code search.
+    Research,
+    /// Every chat's own tools: artifacts, memory, ask_user, file_search.
+    Chat,
+    /// What a server's configuration or an agent adds: `browse_url`, `search_knowledge`,
+    /// `execute_sql`, `send_email`, the browser.
+    Platform,
+    /// The workflow and schedule tools.
+    Automation,
+    /// A configured MCP server's tool (never in this table: its names are the server's).
+    Mcp,
+}
+
+/// What a family's tools are built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Built once at start-up, shared by every run.
+    Server,
+    /// Built per run, over its stored chat.
+    Chat,
+    /// Built per run, from the run's agent (its database, knowledge bases, identity).
+    Agent,
+}
+
+/// How a run comes to have a family's tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offer {
+    /// Chosen by the request (`x_tools`), by the agent's `enabled_tools`, or by Deep Think.
+    Requested,
+    /// In every stored chat (docs/spec.md#which-tools-a-run-has), unless the agent turns its
+    /// chat tools off (`chat_tools_enabled: false`) and does not name them.
+    InChat,
+    /// In a stored chat with searchable documents, or whose request's `x_tools` names it.
+    WithDocuments,
+    /// When the agent's `enabled_tools` names it (each name by itself).
+    Named,
+    /// When the agent's `enabled_tools` or the request's `x_tools` names any of them: all of
+    /// them together (the browser's two tools share sessions).
+    NamedTogether,
+    /// When the agent names it, or has knowledge bases and names no list.
+    Knowledge,
+}
+
+/// One family of built-in tools.
+#[derive(Debug, Clone, Copy)]
+pub struct Family {
+    pub kind: Kind,
+    /// The names its tools are called by.
+    pub names: &'static [&'static str],
+    pub origin: Origin,
+    pub scope: Scope,
+    /// The setting a server needs to offer it (`None`: always offered), said when an agent
+    /// names it on a server without.
+    pub needs: Option<&'static str>,
+    pub offer: Offer,
+    /// Whether a call may pause its run until the user replies.
+    pub pauses: bool,
+}
+
+const fn family(
+    kind: Kind,
+    names: &'static [&'static str],
+    origin: Origin,
+    scope: Scope,
+    offer: Offer,
+) -> Family {
+    Family {
+        kind,
+        names,
+        origin,
+        scope,
+        needs: None,
+        offer,
+        pauses: false,
+    }
+}
+
+impl Family {
+    const fn needs(mut self, setting: &'static str) -> Self {
+        self.needs = Some(setting);
+        self
+    }
+
+    const fn pausing(mut self) -> Self {
+        self.pauses = true;
+        self
+    }
+
+    /// Whether `name` is one of this family's.
+    pub fn has(&self, name: &str) -> bool {
+        self.names.contains(&name)
+    }
+}
+
+use Offer::*;
+use Origin::{Automation, Chat, Platform, Research};
+
+/// Every built-in tool family, in the order a run's tools are offered.
+pub const FAMILIES: &[Family] = &[
+    family(
+        Kind::WebSearch,
+        &["web_search"],
+        Research,
+        Scope::Server,
+        Requested,
+    ),
+    family(
+        Kind::FetchUrl,
+        &["fetch_url"],
+        Research,
+        Scope::Server,
+        Requested,
+    ),
+    family(
+        Kind::Calculator,
+        &["calculator"],
+        Research,
+        Scope::Server,
+        Requested,
+    ),
+    family(
+        Kind::CodeSearch,
+        &["code_search"],
+        Research,
+        Scope::Server,
+        Requested,
+    )
+    .needs("tools.github_token"),
+    family(
+        Kind::GitlabCodeSearch,
+        &["gitlab_code_search"],
+        Research,
+        Scope::Server,
+        Requested,
+    )
+    .needs("tools.gitlab_api_url"),
+    family(
+        Kind::Artifacts,
+        &["create_artifact", "update_artifact"],
+        Chat,
+        Scope::Chat,
+        InChat,
+    ),
+    family(
+        Kind::Memory,
+        &["save_memory", "recall_memory"],
+        Chat,
+        Scope::Chat,
+        InChat,
+    ),
+    family(Kind::AskUser, &["ask_user"], Chat, Scope::Chat, InChat).pausing(),
+    family(
+        Kind::FileSearch,
+        &["file_search"],
+        Chat,
+        Scope::Chat,
+        WithDocuments,
+    ),
+    family(
+        Kind::Automation,
+        &["execute_workflow", "create_schedule", "get_schedule_info"],
+        Automation,
+        Scope::Chat,
+        Named,
+    ),
+    family(
+        Kind::BrowseUrl,
+        &["browse_url"],
+        Platform,
+        Scope::Server,
+        Named,
+    ),
+    family(
+        Kind::SearchKnowledge,
+        &["search_knowledge"],
+        Platform,
+        Scope::Agent,
+        Knowledge,
+    ),
+    family(
+        Kind::ExecuteSql,
+        &["execute_sql"],
+        Platform,
+        Scope::Agent,
+        Named,
+    )
+    .needs(super::sql::EXECUTE_SQL_NEEDS),
+    family(
+        Kind::Browser,
+        &["browser_action", "analyze_page"],
+        Platform,
+        Scope::Chat,
+        NamedTogether,
+    )
+    .needs(super::browser::NEEDS),
+    family(
+        Kind::SendEmail,
+        &["send_email"],
+        Platform,
+        Scope::Agent,
+        Named,
+    )
+    .needs(super::email::NEEDS)
+    .pausing(),
+];
+
+/// The family `name` belongs to, if it is a built-in tool's.
+pub fn family_of(name: &str) -> Option<&'static Family> {
+    FAMILIES.iter().find(|family| family.has(name))
+}
+
+/// The entry of `kind`.
+pub fn entry(kind: Kind) -> &'static Family {
+    FAMILIES
+        .iter()
+        .find(|family| family.kind == kind)
+        .expect("every kind has its entry")
+}
+
+/// Every built-in tool's name: none of them may be another tool's (an MCP server's tool by
+/// one of these names is offered prefixed with its server's id).
+pub fn reserved_names() -> impl Iterator<Item = &'static str> {
+    FAMILIES.iter().flat_map(|family| family.names.iter().copied())
+}
+
+/// Whether `name` is a built-in tool's.
+pub fn is_builtin(name: &str) -> bool {
+    family_of(name).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_name_is_in_two_families() {
+        let mut names: Vec<&str> = reserved_names().collect();
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count, "a name in two families");
+    }
+
+    #[test]
+    fn every_kind_has_one_entry() {
+        for entry in FAMILIES {
+            let same = FAMILIES.iter().filter(|f| f.kind == entry.kind).count();
+            assert_eq!(same, 1, "{:?}", entry.kind);
+        }
+    }
+
+    #[test]
+    fn the_spec_s_always_present_chat_tools_are_offered_in_every_chat() {
+        for name in [
+            "create_artifact",
+            "update_artifact",
+            "save_memory",
+            "recall_memory",
+            "ask_user",
+        ] {
+            let family = family_of(name).unwrap();
+            assert_eq!(family.offer, InChat, "{name}");
+            assert_eq!(family.origin, Chat, "{name}");
+        }
+        assert!(family_of("ask_user").unwrap().pauses);
+        assert!(!family_of("calculator").unwrap().pauses);
+    }
+}
