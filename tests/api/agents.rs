@@ -26,6 +26,26 @@ async fn tool_names(app: &TestApp, agent: &str) -> Vec<String> {
         .collect()
 }
 
+/// The tools every chat has (docs/spec.md#which-tools-a-run-has; file_search too once it has
+/// documents), in the order they are offered.
+const CHAT_TOOLS: [&str; 5] = [
+    "create_artifact",
+    "update_artifact",
+    "save_memory",
+    "recall_memory",
+    "ask_user",
+];
+
+/// `names` after the chat tools.
+fn with_chat_tools(before: &[&str], after: &[&str]) -> Vec<String> {
+    before
+        .iter()
+        .chain(CHAT_TOOLS.iter())
+        .chain(after)
+        .map(|name| name.to_string())
+        .collect()
+}
+
 /// The tool names the model was offered in the upstream request `index`.
 fn offered(app: &TestApp, index: usize) -> Vec<String> {
     let received = app.upstream.received();
@@ -186,9 +206,10 @@ async fn the_tools_list_is_what_the_agents_chats_can_call() {
     )
     .await;
     let picky = picky["id"].as_str().unwrap();
+    // The chat tools stay beside the named ones (file_search listed: a chat may have documents).
     assert_eq!(
         tool_names(&app, picky).await,
-        ["calculator", "browse_url", "search_knowledge"]
+        with_chat_tools(&["calculator"], &["file_search", "browse_url", "search_knowledge"])
     );
     let patched = app
         .api()
@@ -198,6 +219,21 @@ async fn the_tools_list_is_what_the_agents_chats_can_call() {
         .await
         .unwrap();
     assert_eq!(patched.status(), 200);
+    assert_eq!(
+        tool_names(&app, picky).await,
+        with_chat_tools(&[], &["file_search"])
+    );
+    // Turned off explicitly, the chat tools are only those it names.
+    let patched = app
+        .api()
+        .update_agent(picky)
+        .json(&json!({"chat_tools_enabled": false}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 200);
+    let patched: Value = patched.json().await.unwrap();
+    assert_eq!(patched["chat_tools_enabled"], false);
     assert_eq!(tool_names(&app, picky).await, ["ask_user"]);
     app.api()
         .update_agent(picky)
@@ -270,7 +306,11 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
             .next(),
         Some("You are a careful calculator.")
     );
-    assert_eq!(offered(&app, 0), ["calculator", "browse_url"]);
+    // In its chat, the chat's own tools stay beside those it names.
+    assert_eq!(
+        offered(&app, 0),
+        with_chat_tools(&["calculator"], &["browse_url"])
+    );
     assert!(
         received[1].body.to_string().contains("42"),
         "the calculator ran"
@@ -295,7 +335,11 @@ async fn an_agents_prompt_model_and_tools_reach_the_model_in_its_chats_and_by_x_
             .next(),
         Some("You are a careful calculator.")
     );
-    assert_eq!(offered(&app, 2), ["calculator", "browse_url"]);
+    // A /v1 turn is stored in a chat too, so it has the chat's tools as well.
+    assert_eq!(
+        offered(&app, 2),
+        with_chat_tools(&["calculator"], &["browse_url"])
+    );
     let key = app.create_user_with_key("mallory").await;
     let theirs = app
         .as_key(&key)
@@ -381,7 +425,10 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
         .filter(|j| j["type"] == "thinking")
         .collect();
     assert_eq!(thinking[1]["iteration"], 2);
-    assert_eq!(offered(&app, 0), ["browse_url", "search_knowledge"]);
+    assert_eq!(
+        offered(&app, 0),
+        with_chat_tools(&[], &["browse_url", "search_knowledge"])
+    );
 
     // The messages API: the exchange as docs/spec.md#tool-messages shapes it, before the answer.
     let listed: Value = app.chat_api().messages(&chat).read_json().await;
@@ -413,4 +460,40 @@ async fn seed_001_tool_names_thinking_events_and_tool_messages_in_history() {
         .find(|m| m["tool_call_id"] == "tc_1")
         .unwrap();
     assert_eq!(tool_message["content"], data[2]["content"]);
+}
+
+/// An agent whose `enabled_tools` is `["calculator"]` still offers every chat's own tools
+/// (docs/spec.md#which-tools-a-run-has: always injected in chat context), and the model can use
+/// them; `chat_tools_enabled: false` is how an agent turns them off.
+#[actix_web::test]
+async fn an_agent_naming_only_the_calculator_still_offers_the_chat_tools() {
+    let app = spawn_app().await;
+    let agent = create_agent(
+        &app,
+        json!({"name": "Calc", "enabled_tools": ["calculator"]}),
+    )
+    .await;
+    assert_eq!(agent["chat_tools_enabled"], true, "on by default: {agent}");
+    let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
+    app.upstream.script([
+        Reply::tool_call("m1", "save_memory", json!({"content": "The user likes exact answers."})),
+        Reply::text("Noted."),
+    ]);
+    app.send_text(&chat, "remember that I like exact answers").await;
+    assert_eq!(offered(&app, 0), with_chat_tools(&["calculator"], &[]));
+    let memories: Value = app.chat_api().memories(&chat).read_json().await;
+    assert!(
+        memories.to_string().contains("exact answers"),
+        "save_memory ran: {memories}"
+    );
+
+    let quiet = create_agent(
+        &app,
+        json!({"name": "Quiet", "enabled_tools": ["calculator"], "chat_tools_enabled": false}),
+    )
+    .await;
+    let chat = app.new_chat_with(&json!({"agent_id": quiet["id"]})).await;
+    app.upstream.script([Reply::text("Hi.")]);
+    app.send_text(&chat, "hello").await;
+    assert_eq!(offered(&app, 2), ["calculator"]);
 }

@@ -255,7 +255,20 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["calculator", "add"]);
+    assert_eq!(
+        names,
+        [
+            "calculator",
+            "create_artifact",
+            "update_artifact",
+            "save_memory",
+            "recall_memory",
+            "ask_user",
+            "file_search",
+            "add"
+        ],
+        "the chat's own tools stay beside those the agent names"
+    );
     let chat = app.new_chat_with(&json!({"agent_id": id})).await;
     app.upstream.script([
         Reply::tool_call("c1", "add", json!({"a": 2, "b": 3})),
@@ -268,7 +281,18 @@ async fn an_agents_custom_tool_entry_offers_the_mcp_tool_in_its_chats() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(offered, ["calculator", "add"]);
+    assert_eq!(
+        offered,
+        [
+            "calculator",
+            "create_artifact",
+            "update_artifact",
+            "save_memory",
+            "recall_memory",
+            "ask_user",
+            "add"
+        ]
+    );
     assert!(
         tool_result(&app, 1).contains('5'),
         "{}",
@@ -321,4 +345,84 @@ async fn the_admin_status_lists_a_running_mcp_servers_health() {
     assert_eq!(listed[0]["transport"], "stdio");
     assert_eq!(listed[0]["tools"], health["tools"], "{status}");
     assert!(listed[0]["tools"].as_u64().unwrap() > 0, "{status}");
+}
+
+/// An MCP server that lists a tool by every built-in tool's name (the table of tools') never
+/// shadows one: each of its tools is offered prefixed with the server's id, the catalog lists
+/// the built-in tool under its own name and origin, and a chat whose agent names built-in tools
+/// is offered each name once and runs the built-in one.
+#[actix_web::test]
+async fn an_mcp_server_listing_every_built_in_name_never_shadows_one() {
+    let python = python().await;
+    let builtins: Vec<&str> = colloquy::tools::registry::reserved_names().collect();
+    let server: McpServerConfig = serde_json::from_value(json!({
+        "id": "mimic",
+        "command": python.display().to_string(),
+        "args": [script(), "names"],
+        "env": {"TOOL_NAMES": builtins.join(",")},
+        "timeout_secs": 30,
+    }))
+    .unwrap();
+    let app = spawn_app_with(move |config| {
+        config.mcp.servers = vec![server];
+        quick_reconnects(config);
+    })
+    .await;
+    let health = connected(&app, "mimic").await;
+    assert_eq!(health["tools"], builtins.len(), "{health}");
+
+    let catalog: Value = app.api().tools().read_json().await;
+    let tools = catalog["tools"].as_array().unwrap();
+    for name in &builtins {
+        let mcp_by_name = tools
+            .iter()
+            .find(|t| t["name"] == *name && t["origin"] == "mcp");
+        assert!(mcp_by_name.is_none(), "{name} is taken by the MCP server: {catalog}");
+        let prefixed = format!("mimic__{name}");
+        let entry = tools
+            .iter()
+            .find(|t| t["name"] == prefixed.as_str())
+            .unwrap_or_else(|| panic!("{prefixed} in the catalog: {catalog}"));
+        assert_eq!(entry["origin"], "mcp");
+        assert_eq!(entry["server_id"], "mimic");
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "one tool per name: {names:?}");
+
+    // An agent naming built-in tools (and the MCP one) gets each once; the built-in runs.
+    let agent: Value = app
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Both", "enabled_tools":
+            ["calculator", "browse_url", "search_knowledge", "mimic__calculator"]}))
+        .read_json()
+        .await;
+    let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
+    app.upstream.script([
+        Reply::tool_call("c1", "calculator", json!({"expression": "6*7"})),
+        Reply::tool_call("c2", "mimic__calculator", json!({"query": "x"})),
+        Reply::text("Done."),
+    ]);
+    let frames = app.send(&chat, json!({"content": "six times seven"})).await;
+    assert_eq!(content(&frames), "Done.");
+    let offered: Vec<String> = app.upstream.received()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    let mut once = offered.clone();
+    once.sort_unstable();
+    once.dedup();
+    assert_eq!(once.len(), offered.len(), "no name twice: {offered:?}");
+    for name in ["calculator", "browse_url", "search_knowledge", "mimic__calculator"] {
+        assert!(offered.iter().any(|o| o == name), "{name} in {offered:?}");
+    }
+    let built_in = tool_result(&app, 1);
+    assert!(built_in.contains("42"), "the built-in calculator ran: {built_in}");
+    let theirs = tool_result(&app, 2);
+    assert!(theirs.contains("mcp calculator"), "the MCP server's, under its prefix: {theirs}");
 }

@@ -3,6 +3,8 @@
     server.py stdio            its tools over stdin/stdout
     server.py http PORT        the same over streamable HTTP at http://127.0.0.1:PORT/mcp
     server.py empty            stdio, listing no tools
+    server.py names            stdio, one tool for each name in $TOOL_NAMES (comma-separated),
+                               answering "mcp NAME" (a server listing Colloquy's own names)
 
 Tools: `echo` (its text, after $ECHO_PREFIX), `add` (read-only), `crash` (the process exits
 mid-call, as a failing server would).
@@ -17,7 +19,17 @@ from mcp.types import ToolAnnotations
 mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
 server = MCPServer("colloquy-test-server")
 
-if mode != "empty":
+if mode == "names":
+
+    def answering(name):
+        def answer(query: str = "") -> str:
+            return f"mcp {name}"
+
+        return answer
+
+    for name in os.environ.get("TOOL_NAMES", "").split(","):
+        server.add_tool(answering(name), name=name, description=f"The MCP server's own {name}.")
+elif mode != "empty":
 
     @server.tool()
     def echo(text: str) -> str:

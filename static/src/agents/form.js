@@ -9,16 +9,18 @@ const GROUPS = [
   ["research", "Research tools"],
   ["chat", "Chat tools"],
   ["platform", "Platform tools"],
+  ["automation", "Workflow and schedule tools"],
 ];
 
 /// The fields a save sends, from the form's values.
-export function agentBody({ name, instructions, model, toolsOn, onlyChosen, chosen, knowledgeBases }) {
+export function agentBody({ name, instructions, model, toolsOn, onlyChosen, chosen, chatToolsKept = true, knowledgeBases }) {
   return {
     name: name.trim(),
     system_prompt: instructions.trim() || null,
     model: model.trim() || null,
     tools_enabled: toolsOn,
     enabled_tools: onlyChosen ? chosen : null,
+    chat_tools_enabled: chatToolsKept,
     knowledge_base_ids: knowledgeBases,
   };
 }
@@ -43,6 +45,7 @@ export function agentForm({ agent, catalog, models, knowledgeBases, onSaved, onC
   const toolsOn = h("input", { type: "checkbox", role: "switch", id: "agent-tools-switch", checked: agent ? agent.tools_enabled : true });
   const every = h("input", { type: "radio", name: "agent-tool-choice", id: "agent-tools-every", value: "every", checked: !agent?.enabled_tools });
   const only = h("input", { type: "radio", name: "agent-tool-choice", id: "agent-tools-only", value: "only", checked: Boolean(agent?.enabled_tools) });
+  const keepChat = h("input", { type: "checkbox", id: "agent-keep-chat-tools", checked: agent ? agent.chat_tools_enabled !== false : true });
   const named = new Set(agent?.enabled_tools ?? []);
   const boxes = [];
   const groups = groupTools(catalog).map((group) => h("fieldset", { class: "tool-group" },
@@ -70,7 +73,9 @@ export function agentForm({ agent, catalog, models, knowledgeBases, onSaved, onC
       h("span", { class: "muted" }, " — the agent may call tools")),
     h("fieldset", { class: "tool-mode" }, h("legend", null, "Which tools"),
       h("div", { class: "check" }, every, h("label", { for: "agent-tools-every" }, "Every tool a chat turns on")),
-      h("div", { class: "check" }, only, h("label", { for: "agent-tools-only" }, "Only the tools chosen below"))),
+      h("div", { class: "check" }, only, h("label", { for: "agent-tools-only" }, "Only the tools chosen below")),
+      h("div", { class: "check" }, keepChat, h("label", { for: "agent-keep-chat-tools" }, "Keep every chat's own tools"),
+        h("span", { class: "muted" }, " — artifacts, memory, ask_user and file_search, chosen or not"))),
     toolList,
     h("fieldset", { class: "tool-group" }, h("legend", null, "Knowledge bases it searches"),
       knowledgeBases.length === 0 ? h("p", { class: "muted" }, "No knowledge bases yet.") : null,
@@ -81,6 +86,7 @@ export function agentForm({ agent, catalog, models, knowledgeBases, onSaved, onC
   const sync = () => {
     const chooseOnly = toolsOn.checked && only.checked;
     every.disabled = only.disabled = !toolsOn.checked;
+    keepChat.disabled = !chooseOnly;
     for (const box of boxes) box.disabled = !chooseOnly;
     toolList.classList.toggle("inactive", !chooseOnly);
   };
@@ -97,6 +103,7 @@ export function agentForm({ agent, catalog, models, knowledgeBases, onSaved, onC
       toolsOn: toolsOn.checked,
       onlyChosen: only.checked,
       chosen: boxes.filter((b) => b.checked).map((b) => b.value),
+      chatToolsKept: keepChat.checked,
       knowledgeBases: kbBoxes.filter((b) => b.checked).map((b) => b.value),
     });
     save.disabled = true;
