@@ -61,7 +61,8 @@ pub enum RunStatus {
     /// Stopped by the user, or its question was left behind by a new message.
     #[sea_orm(string_value = "cancelled")]
     Cancelled,
-    /// Ended by an upstream error.
+    /// Ended by an error: the model server's, a Deep Think run's whose every sub-task
+    /// failed, or a workflow's step.
     #[sea_orm(string_value = "failed")]
     Failed,
     /// Cut off by a crash or restart; its draft was kept.

@@ -43,6 +43,10 @@ pub enum StopReason {
     /// A token budget (a Deep Think sub-task's) was spent.
     #[sea_orm(string_value = "token_budget")]
     TokenBudget,
+    /// A workflow run of its own stopped at a step that failed (the run's error says which
+    /// and why).
+    #[sea_orm(string_value = "workflow_failed")]
+    WorkflowFailed,
 }
 
 impl StopReason {
@@ -63,6 +67,7 @@ impl StopReason {
             Self::Paused => "paused",
             Self::ToolCalls => "tool_calls",
             Self::TokenBudget => "token_budget",
+            Self::WorkflowFailed => "workflow_failed",
         }
     }
 
@@ -76,7 +81,7 @@ impl StopReason {
             | Self::TokenBudget
             | Self::ToolCalls => RunStatus::Completed,
             Self::Cancelled => RunStatus::Cancelled,
-            Self::UpstreamError => RunStatus::Failed,
+            Self::UpstreamError | Self::WorkflowFailed => RunStatus::Failed,
             Self::Interrupted => RunStatus::Interrupted,
             Self::Paused => RunStatus::Paused,
         }

@@ -85,6 +85,7 @@ mod tests {
             (RunErrorKind::PersistenceFailed, 500, "persistence_failed"),
             (RunErrorKind::PauseFailed, 500, "pause_failed"),
             (RunErrorKind::DeepThinkFailed, 500, "deep_think_failed"),
+            (RunErrorKind::WorkflowFailed, 500, "workflow_failed"),
         ];
         assert_eq!(expected.len(), RunErrorKind::FIXED.len());
         for (kind, status, code) in expected {
@@ -104,6 +105,11 @@ mod tests {
         assert_eq!(stored(StopReason::Cancelled), (409, "cancelled"));
         assert_eq!(stored(StopReason::TimeBudget), (504, "time_budget"));
         assert_eq!(stored(StopReason::Interrupted), (503, "interrupted"));
+        assert_eq!(
+            stored(StopReason::WorkflowFailed),
+            (500, "workflow_failed"),
+            "a stored failed workflow keeps its kind"
+        );
     }
 
     #[test]

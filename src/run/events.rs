@@ -119,8 +119,9 @@ impl RunError {
 }
 
 /// Why a run failed, and so whose fault it is: the model server's (`Upstream*`, the context
-/// and image refusals), ours (`PersistenceFailed`, `PauseFailed`, `DeepThinkFailed`: 500), or
-/// a stop a stored run recorded (`Stopped`, replayed from its row, which keeps only the stop
+/// and image refusals), ours (`PersistenceFailed`, `PauseFailed`, `DeepThinkFailed`: 500), a
+/// workflow's (`WorkflowFailed`: a step failed; 500, as the step's own cause is in the
+/// message and the `x_workflow.*` events), or a stop a stored run recorded (`Stopped`, replayed from its row, which keeps only the stop
 /// reason). Each carries its stable code and HTTP status; never change an existing code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunErrorKind {
@@ -143,6 +144,8 @@ pub enum RunErrorKind {
     PauseFailed,
     /// Deep Think could not research: every sub-task failed.
     DeepThinkFailed,
+    /// A workflow run of its own stopped at a step that failed (`StopReason::WorkflowFailed`).
+    WorkflowFailed,
     /// A stored run that ended with an error for this (non-upstream) stop reason.
     Stopped(StopReason),
 }
@@ -150,7 +153,7 @@ pub enum RunErrorKind {
 impl RunErrorKind {
     /// Every kind but `Stopped`, for the tests.
     #[cfg(test)]
-    pub(crate) const FIXED: [Self; 13] = [
+    pub(crate) const FIXED: [Self; 14] = [
         Self::UpstreamUnreachable,
         Self::UpstreamTimeout,
         Self::UpstreamRateLimited,
@@ -164,6 +167,7 @@ impl RunErrorKind {
         Self::PersistenceFailed,
         Self::PauseFailed,
         Self::DeepThinkFailed,
+        Self::WorkflowFailed,
     ];
 
     /// The stable code clients match on.
@@ -182,6 +186,7 @@ impl RunErrorKind {
             Self::PersistenceFailed => "persistence_failed",
             Self::PauseFailed => "pause_failed",
             Self::DeepThinkFailed => "deep_think_failed",
+            Self::WorkflowFailed => "workflow_failed",
             Self::Stopped(reason) => reason.as_str(),
         }
     }
@@ -199,7 +204,10 @@ impl RunErrorKind {
             | Self::UpstreamInvalidResponse
             | Self::UpstreamStreamError
             | Self::UpstreamStreamTruncated => 502,
-            Self::PersistenceFailed | Self::PauseFailed | Self::DeepThinkFailed => 500,
+            Self::PersistenceFailed
+            | Self::PauseFailed
+            | Self::DeepThinkFailed
+            | Self::WorkflowFailed => 500,
             Self::Stopped(reason) => match reason {
                 StopReason::UpstreamError => 502,
                 StopReason::Cancelled => 409,
@@ -209,7 +217,8 @@ impl RunErrorKind {
                 | StopReason::MaxIterations
                 | StopReason::Length
                 | StopReason::Paused
-                | StopReason::ToolCalls => 500,
+                | StopReason::ToolCalls
+                | StopReason::WorkflowFailed => 500,
             },
         }
     }
@@ -227,7 +236,10 @@ impl RunErrorKind {
             | Self::UpstreamStreamTruncated
             | Self::ContextLengthExceeded
             | Self::ModelCannotReadImages => true,
-            Self::PersistenceFailed | Self::PauseFailed | Self::DeepThinkFailed => false,
+            Self::PersistenceFailed
+            | Self::PauseFailed
+            | Self::DeepThinkFailed
+            | Self::WorkflowFailed => false,
             Self::Stopped(reason) => reason == StopReason::UpstreamError,
         }
     }
@@ -236,6 +248,7 @@ impl RunErrorKind {
     pub fn stored(reason: StopReason) -> Self {
         match reason {
             StopReason::UpstreamError => Self::UpstreamError,
+            StopReason::WorkflowFailed => Self::WorkflowFailed,
             other => Self::Stopped(other),
         }
     }

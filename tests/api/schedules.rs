@@ -1,6 +1,7 @@
 //! Schedules in the real server: the five-field rule (a seconds field only under the
 //! test-only switch), REST create/pause/resume/delete, a schedule due every second firing its
-//! workflow or prompt as runs in its chat, and pausing itself after failures in a row.
+//! workflow or prompt as runs in its chat, a failed workflow's firing failed with its run, and
+//! pausing itself after failures in a row.
 
 use std::time::Duration;
 
@@ -204,6 +205,56 @@ async fn a_schedule_that_fails_n_times_in_a_row_pauses_itself_and_says_why() {
             .unwrap()
             .len(),
         2
+    );
+}
+
+#[actix_web::test]
+async fn a_firing_of_a_workflow_that_fails_is_failed_and_so_is_its_run() {
+    use sea_orm::EntityTrait;
+    let app = per_second_app(1).await;
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "broken", "steps": [{"id": "bad", "tool": "calculator", "arguments": {"expression": "2 +"}}]}),
+    )
+    .await;
+    let created = create_schedule(
+        &app,
+        json!({"name": "Doomed once", "cron": "* * * * * *", "workflow_id": workflow["id"]}),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    // One failure pauses it, so exactly one firing is recorded.
+    let paused = eventually(
+        "the schedule to pause itself",
+        Duration::from_secs(20),
+        || async {
+            let view = schedule(&app, &id).await;
+            (view["status"] == "paused").then_some(view)
+        },
+    )
+    .await;
+    let firings = paused["last_runs"].as_array().unwrap();
+    assert_eq!(firings.len(), 1, "{paused}");
+    let firing = &firings[0];
+    assert_eq!(firing["status"], "failed", "{firing}");
+    let error = firing["error"].as_str().unwrap();
+    assert!(error.contains("step \"bad\" failed"), "{error}");
+    // The firing's run itself ended failed, of its kind.
+    let run_id = firing["run_id"].as_str().expect("the firing names its run");
+    let run = entities::runs::Entity::find_by_id(entities::ids::RunId::from_string(run_id))
+        .one(&app.db)
+        .await
+        .unwrap()
+        .expect("the firing's run");
+    assert_eq!(run.status, entities::runs::RunStatus::Failed);
+    assert_eq!(
+        run.stop_reason,
+        Some(entities::stop_reason::StopReason::WorkflowFailed)
+    );
+    assert_eq!(
+        run.error.as_deref(),
+        Some(error),
+        "one error, recorded twice"
     );
 }
 

@@ -1,8 +1,12 @@
 //! Workflows over the real server: saved and checked (templating, tools, versions), run over
 //! REST as a run of their own with `x_workflow.*` events in order, a failing step stopping the
-//! run and named, and the model calling `execute_workflow`, `create_schedule` and
+//! run and named (the run `failed`, of kind `workflow_failed`), and the model calling `execute_workflow`, `create_schedule` and
 //! `get_schedule_info` in an agent's chat through the fake upstream.
 
+use entities::ids::RunId;
+use entities::runs::RunStatus;
+use entities::stop_reason::StopReason;
+use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
 use crate::client::Call;
@@ -175,6 +179,106 @@ async fn a_failing_middle_step_stops_the_workflow_and_is_named() {
     let runs: Value = app.wait_for_workflow_run(id, "failed").await;
     assert_eq!(runs["runs"][0]["failed_step"], "broken");
     assert_eq!(runs["runs"][0]["steps"][2]["status"], "not_run");
+}
+
+/// The `error` frame of a stream (a run that failed says why before `run.finished`).
+fn error_frame(frames: &[crate::sse::Frame]) -> Value {
+    frames
+        .iter()
+        .map(|f| f.json())
+        .find(|j| j["type"] == "error")
+        .expect("an error event")
+}
+
+#[actix_web::test]
+async fn a_workflow_whose_step_fails_ends_as_a_failed_run_with_its_error_kind() {
+    let app = spawn_app().await;
+    let workflow = create_workflow(&app, three_steps(true)).await;
+    let id = workflow["id"].as_str().unwrap();
+    let response = app
+        .api()
+        .run_workflow(id)
+        .json(&json!({"input": {"a": 2}}))
+        .call()
+        .await;
+    assert_eq!(response.status(), 200);
+    let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
+    let frames = read_all(response).await;
+
+    // The workflow's own event still says how it ended...
+    let done = frames
+        .iter()
+        .map(|f| f.json())
+        .find(|j| j["type"] == "x_workflow.finished")
+        .unwrap();
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(done["failedStep"], "broken", "{done}");
+    // ...and the run ends failed, with its kind and the step named.
+    let error = error_frame(&frames);
+    assert_eq!(error["error"]["code"], "workflow_failed", "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("step \"broken\" failed"), "{message}");
+    assert_eq!(finished(&frames)["stop_reason"], "workflow_failed");
+
+    // The run's row is failed, with the stop reason standing for its kind and the error.
+    let row = entities::runs::Entity::find_by_id(RunId::from_string(run_id.clone()))
+        .one(&app.db)
+        .await
+        .unwrap()
+        .expect("the run's row");
+    assert_eq!(row.status, RunStatus::Failed);
+    assert_eq!(row.stop_reason, Some(StopReason::WorkflowFailed));
+    assert!(
+        row.error.as_deref().is_some_and(|e| e.contains("broken")),
+        "{:?}",
+        row.error
+    );
+    let chat = row.chat_id.to_string();
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
+    let answer = messages["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the workflow's answer");
+    assert_eq!(answer["stop_reason"], "workflow_failed", "{answer}");
+    let runs: Value = app.wait_for_workflow_run(id, "failed").await;
+    assert_eq!(runs["runs"][0]["run_id"], run_id.as_str());
+
+    // Told again from storage by a new process, the run keeps its kind.
+    let app = app.restart().await;
+    let replay = app.chat_api().run_events(&chat, &run_id).call().await;
+    assert_eq!(replay.status(), 200);
+    let replay = read_all(replay).await;
+    assert_eq!(error_frame(&replay)["error"]["code"], "workflow_failed");
+    assert_eq!(finished(&replay)["stop_reason"], "workflow_failed");
+}
+
+#[actix_web::test]
+async fn a_workflow_whose_steps_all_succeed_ends_as_a_completed_run() {
+    let app = spawn_app().await;
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "sum", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "1 + 1"}}]}),
+    )
+    .await;
+    let response = app
+        .api()
+        .run_workflow(workflow["id"].as_str().unwrap())
+        .json(&json!({}))
+        .call()
+        .await;
+    let run_id = response.headers()["x-run-id"].to_str().unwrap().to_string();
+    let frames = read_all(response).await;
+    assert!(!frames.iter().any(|f| f.json()["type"] == "error"));
+    assert_eq!(finished(&frames)["stop_reason"], "completed");
+    let row = entities::runs::Entity::find_by_id(RunId::from_string(run_id))
+        .one(&app.db)
+        .await
+        .unwrap()
+        .expect("the run's row");
+    assert_eq!(row.status, RunStatus::Completed);
+    assert_eq!(row.error, None);
 }
 
 #[actix_web::test]

@@ -199,7 +199,8 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
             | StopReason::TokenBudget
             | StopReason::Interrupted
             | StopReason::Paused
-            | StopReason::ToolCalls => {
+            | StopReason::ToolCalls
+            | StopReason::WorkflowFailed => {
                 // The notes are not lost: the report is written from them without the model.
                 let why = format!(
                     "The report could not be written by the model ({}); these are the research \

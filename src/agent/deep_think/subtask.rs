@@ -177,9 +177,10 @@ pub fn finding(
 ) -> Finding {
     let status = match outcome.stop_reason {
         StopReason::TokenBudget => TaskStatus::BudgetExhausted,
-        StopReason::UpstreamError | StopReason::Interrupted | StopReason::Cancelled => {
-            TaskStatus::Failed
-        }
+        StopReason::UpstreamError
+        | StopReason::Interrupted
+        | StopReason::Cancelled
+        | StopReason::WorkflowFailed => TaskStatus::Failed,
         StopReason::TimeBudget if outcome.content.trim().is_empty() => TaskStatus::Failed,
         StopReason::Completed
         | StopReason::MaxIterations

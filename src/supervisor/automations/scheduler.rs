@@ -210,35 +210,23 @@ async fn start_run(
     started.map_err(|err| err.to_string())
 }
 
-/// Waits for the run to end: `None` when it succeeded, else why it failed (a run error, a stop
-/// other than completion, or a workflow that stopped at a step).
+/// Waits for the run to end: `None` when it completed, else why it failed (its error — a
+/// workflow that stopped at a step ends its run with one naming the step — or a stop other
+/// than completion). Only the run's last event, `Finished`, is read.
 async fn outcome(log: &Arc<RunLog>) -> Option<String> {
     let mut events = Box::pin(log.subscribe(0));
-    let mut workflow_failure = None;
     while let Some((_, event)) = events.next().await {
-        match event.as_ref() {
-            RunEvent::Extension {
-                event_type,
-                payload,
-            } if event_type == "x_workflow.finished" && payload["status"] == "failed" => {
-                workflow_failure = Some(format!(
-                    "step \"{}\" failed: {}",
-                    payload["failedStep"].as_str().unwrap_or_default(),
-                    payload["error"].as_str().unwrap_or_default()
-                ));
+        if let RunEvent::Finished {
+            stop_reason, error, ..
+        } = event.as_ref()
+        {
+            if let Some(error) = error {
+                return Some(error.message.clone());
             }
-            RunEvent::Finished {
-                stop_reason, error, ..
-            } => {
-                if let Some(error) = error {
-                    return Some(error.message.clone());
-                }
-                if *stop_reason != StopReason::Completed {
-                    return Some(format!("the run ended with {}", stop_reason.as_str()));
-                }
-                return workflow_failure;
+            if *stop_reason != StopReason::Completed {
+                return Some(format!("the run ended with {}", stop_reason.as_str()));
             }
-            _ => {}
+            return None;
         }
     }
     Some("the run ended without finishing".into())

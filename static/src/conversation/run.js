@@ -314,6 +314,7 @@ const STOP_NOTES = {
   upstream_error: "The model server failed while answering.",
   interrupted: "Cut off when the server stopped; this is what had arrived.",
   loop_detected: "Stopped: the model kept repeating the same tool call.",
+  workflow_failed: "The workflow stopped at a step that failed.",
 };
 
 /// The note shown under an answer that ended early, or null.

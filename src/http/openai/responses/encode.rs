@@ -424,6 +424,12 @@ fn status(stop_reason: StopReason, error: Option<&RunError>) -> (&'static str, V
             Value::Null,
             json!({"code": "server_error", "message": "the run was interrupted"}),
         ),
+        // Only a workflow run of its own ends so, and it always carries its error.
+        StopReason::WorkflowFailed => (
+            "failed",
+            Value::Null,
+            json!({"code": "workflow_failed", "message": "a workflow step failed"}),
+        ),
     }
 }
 
