@@ -20,7 +20,9 @@ use crate::llm::wire::ToolDefinition;
 /// does, and the optional ones have the same defaults.
 pub trait TypedTool: Send + Sync + 'static {
     /// What a call carries: its JSON Schema is the tool's parameters, and a call whose
-    /// arguments do not deserialize is refused with `INVALID_ARGUMENTS` before `call`.
+    /// arguments do not deserialize is refused with `INVALID_ARGUMENTS` before `call`. (A
+    /// public tool's `Args` is a public type with private fields: the doc comments of its
+    /// fields are the descriptions the model reads; the type's own is left out.)
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
 
     /// The name the model calls it by.
