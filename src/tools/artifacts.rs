@@ -2,6 +2,7 @@
 //! chat's session writes them; each write emits `x_artifact.created` / `x_artifact.updated` and
 //! puts the version in the answer's message parts, so it shows in history on every reload.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -9,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::chat_context::{ChatContext, session_gone};
-use super::schema::{add_to_description, parameters_for, set_keyword};
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::schema::{add_to_description, set_keyword};
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool, typed};
 use crate::chat::artifacts::{
     self, ArtifactError, CreateArtifact, MAX_LANGUAGE_CHARS, MAX_TITLE_CHARS, NewArtifact,
     UpdateArtifact,
@@ -60,10 +61,10 @@ const IDENTIFIER_PATTERN: &str = "^[A-Za-z0-9._-]+$";
 /// A code type `check_type` accepts: `text/x-{language}`.
 const CODE_TYPE_PATTERN: &str = "^text/x-[A-Za-z0-9+#._-]{1,32}$";
 
-/// The parameters of `T` with the configured limits of an identifier and of the content.
-fn artifact_parameters<T: JsonSchema>(config: &crate::config::Config) -> Value {
+/// The parameters derived from the arguments with the configured limits of an identifier and
+/// of the content.
+fn artifact_parameters(mut parameters: Value, config: &crate::config::Config) -> Value {
     let limits = &config.artifacts;
-    let mut parameters = parameters_for::<T>();
     let identifier = "/properties/identifier";
     set_keyword(
         &mut parameters,
@@ -90,7 +91,7 @@ pub struct CreateArtifactTool(pub Arc<ChatContext>);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateArgs {
+pub struct CreateArgs {
     /// Stable slug: ASCII letters, digits, '-', '_' and '.' (e.g. "fibonacci.py"). Unique in the
     /// chat; reuse it with update_artifact.
     #[schemars(length(min = 1), regex(pattern = IDENTIFIER_PATTERN))]
@@ -110,27 +111,33 @@ struct CreateArgs {
     content: String,
 }
 
+const CREATE_ARTIFACT: &str = "create_artifact";
+const CREATE_DESCRIPTION: &str = "Create a persistent artifact (a code file, document, HTML page, \
+    SVG image or Mermaid diagram) stored in this chat, where the user can view, download and \
+    later see it updated. Use it for substantial deliverables rather than pasting them.";
+
 impl CreateArtifactTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
-        let parameters = artifact_parameters::<CreateArgs>(config);
-        ToolDefinition::function(
-            "create_artifact",
-            "Create a persistent artifact (a code file, document, HTML page, SVG image or \
-             Mermaid diagram) stored in this chat, where the user can view, download and later \
-             see it updated. Use it for substantial deliverables rather than pasting them.",
-            parameters,
-        )
+        typed::definition::<CreateArgs>(CREATE_ARTIFACT, CREATE_DESCRIPTION, |derived| {
+            artifact_parameters(derived, config)
+        })
     }
 }
 
-impl Tool for CreateArtifactTool {
+impl TypedTool for CreateArtifactTool {
+    type Args = CreateArgs;
+
     fn name(&self) -> &'static str {
-        "create_artifact"
+        CREATE_ARTIFACT
     }
 
-    fn definition(&self) -> ToolDefinition {
-        Self::describe(&self.0.config)
+    fn description(&self) -> Cow<'_, str> {
+        CREATE_DESCRIPTION.into()
+    }
+
+    fn parameters(&self, derived: Value) -> Value {
+        artifact_parameters(derived, &self.0.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -142,10 +149,9 @@ impl Tool for CreateArtifactTool {
         true
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: CreateArgs) -> ToolFuture {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
-            let args: CreateArgs = parse_arguments(arguments)?;
             let limits = &ctx.config.artifacts;
             artifacts::check_identifier(&args.identifier, limits.max_identifier_chars)
                 .map_err(tool_error)?;
@@ -195,7 +201,7 @@ pub struct UpdateArtifactTool(pub Arc<ChatContext>);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct UpdateArgs {
+pub struct UpdateArgs {
     /// The identifier of an artifact created earlier in this chat.
     #[schemars(length(min = 1), regex(pattern = IDENTIFIER_PATTERN))]
     identifier: String,
@@ -203,26 +209,33 @@ struct UpdateArgs {
     content: String,
 }
 
+const UPDATE_ARTIFACT: &str = "update_artifact";
+const UPDATE_DESCRIPTION: &str = "Replace the whole content of an artifact created earlier in \
+    this chat, making a new version (earlier versions are kept). Send the complete new content, \
+    not a diff.";
+
 impl UpdateArtifactTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
-        let parameters = artifact_parameters::<UpdateArgs>(config);
-        ToolDefinition::function(
-            "update_artifact",
-            "Replace the whole content of an artifact created earlier in this chat, making a \
-             new version (earlier versions are kept). Send the complete new content, not a diff.",
-            parameters,
-        )
+        typed::definition::<UpdateArgs>(UPDATE_ARTIFACT, UPDATE_DESCRIPTION, |derived| {
+            artifact_parameters(derived, config)
+        })
     }
 }
 
-impl Tool for UpdateArtifactTool {
+impl TypedTool for UpdateArtifactTool {
+    type Args = UpdateArgs;
+
     fn name(&self) -> &'static str {
-        "update_artifact"
+        UPDATE_ARTIFACT
     }
 
-    fn definition(&self) -> ToolDefinition {
-        Self::describe(&self.0.config)
+    fn description(&self) -> Cow<'_, str> {
+        UPDATE_DESCRIPTION.into()
+    }
+
+    fn parameters(&self, derived: Value) -> Value {
+        artifact_parameters(derived, &self.0.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -234,10 +247,9 @@ impl Tool for UpdateArtifactTool {
         true
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: UpdateArgs) -> ToolFuture {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
-            let args: UpdateArgs = parse_arguments(arguments)?;
             artifacts::check_identifier(
                 &args.identifier,
                 ctx.config.artifacts.max_identifier_chars,

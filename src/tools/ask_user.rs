@@ -3,16 +3,16 @@
 //! normalises the question; the loop then pauses the run until the user's reply (validated here
 //! too) arrives.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::schema::{parameters_for, set_keyword};
-use super::{Tool, ToolError, ToolFuture, parse_arguments};
+use super::schema::set_keyword;
+use super::{ToolError, ToolFuture, TypedTool, parse_arguments};
 use crate::config::AskUserConfig;
-use crate::llm::wire::ToolDefinition;
 
 /// Longest form field key.
 const MAX_KEY_CHARS: usize = 64;
@@ -44,7 +44,7 @@ const KEY_PATTERN: &str = "^[A-Za-z0-9_-]+$";
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Arguments {
+pub struct Arguments {
     /// The question to ask.
     #[schemars(length(min = 1))]
     question: String,
@@ -113,7 +113,11 @@ impl AskUser {
 
     /// Validates the model's arguments into the stored question.
     pub fn normalise(&self, arguments: Value) -> Result<Value, ToolError> {
-        let args: Arguments = parse_arguments(arguments)?;
+        self.question(parse_arguments(arguments)?)
+    }
+
+    /// The stored question of parsed arguments, checked against the limits.
+    fn question(&self, args: Arguments) -> Result<Value, ToolError> {
         self.check_text("question", &args.question)?;
         let style = args.style;
         let mut options = args.options.unwrap_or_default();
@@ -275,14 +279,22 @@ impl AskUser {
     }
 }
 
-impl Tool for AskUser {
+impl TypedTool for AskUser {
+    type Args = Arguments;
+
     fn name(&self) -> &'static str {
         "ask_user"
     }
 
-    fn definition(&self) -> ToolDefinition {
+    fn description(&self) -> Cow<'_, str> {
+        "Pause and ask the user a clarifying question when ambiguity prevents a useful \
+         answer. Styles: default (free text and/or options), confirm (yes/no), rating (1-5), \
+         form (structured fields)."
+            .into()
+    }
+
+    fn parameters(&self, mut parameters: Value) -> Value {
         let text = self.limits.max_text_chars;
-        let mut parameters = parameters_for::<Arguments>();
         for at in [
             "/properties/question",
             "/properties/options/items",
@@ -295,13 +307,7 @@ impl Tool for AskUser {
         set_keyword(&mut parameters, "/properties/options", "maxItems", options);
         let fields = self.limits.max_fields;
         set_keyword(&mut parameters, "/properties/fields", "maxItems", fields);
-        ToolDefinition::function(
-            "ask_user",
-            "Pause and ask the user a clarifying question when ambiguity prevents a useful \
-             answer. Styles: default (free text and/or options), confirm (yes/no), rating (1-5), \
-             form (structured fields).",
-            parameters,
-        )
+        parameters
     }
 
     fn progress(&self) -> Option<super::ProgressKind> {
@@ -317,8 +323,8 @@ impl Tool for AskUser {
         true
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
-        let result = self.normalise(arguments);
+    fn call(&self, args: Arguments) -> ToolFuture {
+        let result = self.question(args);
         Box::pin(async move { result })
     }
 }

@@ -1,15 +1,16 @@
 //! The `calculator` tool (docs/spec.md#calculator): evaluates arithmetic with the hand-written
 //! parser in `calculator_parser`, never executing code. Result: `{"expression", "result"}`.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::calculator_parser::{CalculatorError, evaluate};
-use super::schema::{add_to_description, parameters_for, set_keyword};
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::schema::{add_to_description, set_keyword};
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool};
 use crate::config::ToolsConfig;
-use crate::llm::wire::ToolDefinition;
 
 pub struct Calculator {
     /// Longest expression, in characters (`tools.calculator_max_chars`).
@@ -26,30 +27,32 @@ impl Calculator {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Arguments {
+pub struct Arguments {
     /// The expression, e.g. "10000 * (1 + 0.05)^3".
     #[schemars(length(min = 1))]
     expression: String,
 }
 
-impl Tool for Calculator {
+impl TypedTool for Calculator {
+    type Args = Arguments;
+
     fn name(&self) -> &'static str {
         "calculator"
     }
 
-    fn definition(&self) -> ToolDefinition {
-        let mut parameters = parameters_for::<Arguments>();
+    fn description(&self) -> Cow<'_, str> {
+        "Evaluate a mathematical expression exactly instead of guessing. Operators: + - * / ^. \
+         Functions: sqrt, log (base 10), ln, sin, cos, tan, abs, floor, ceil, round, min, max. \
+         Constants: pi, e."
+            .into()
+    }
+
+    fn parameters(&self, mut parameters: Value) -> Value {
         let expression = "/properties/expression";
         set_keyword(&mut parameters, expression, "maxLength", self.max_chars);
         let limit = format!("It may be at most {} characters long.", self.max_chars);
         add_to_description(&mut parameters, expression, &limit);
-        ToolDefinition::function(
-            "calculator",
-            "Evaluate a mathematical expression exactly instead of guessing. Operators: + - * / ^. \
-             Functions: sqrt, log (base 10), ln, sin, cos, tan, abs, floor, ceil, round, min, max. \
-             Constants: pi, e.",
-            parameters,
-        )
+        parameters
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -61,10 +64,9 @@ impl Tool for Calculator {
         true
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, Arguments { expression }: Arguments) -> ToolFuture {
         let max_chars = self.max_chars;
         Box::pin(async move {
-            let Arguments { expression } = parse_arguments(arguments)?;
             let result = evaluate(&expression, max_chars).map_err(calculator_error)?;
             Ok(json!({"expression": expression, "result": result}))
         })
@@ -91,6 +93,7 @@ fn calculator_error(err: CalculatorError) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
 
     fn calculator() -> Calculator {
         Calculator::new(&ToolsConfig::default())

@@ -3,6 +3,7 @@
 //! recent commits), browse files and directories. Code search needs `tools.github_token`; review
 //! and browse work without one, within GitHub's anonymous rate limit.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,9 +17,8 @@ use super::code_host::{
     ReviewParts, attach_contents, browse_results, decode_base64, parameters_schema, secret_header,
     tree_json,
 };
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool};
 use crate::config::ToolsConfig;
-use crate::llm::wire::ToolDefinition;
 
 static GITHUB: Host = Host {
     name: "GitHub",
@@ -81,22 +81,25 @@ impl CodeSearch {
     }
 }
 
-impl Tool for CodeSearch {
+impl TypedTool for CodeSearch {
+    type Args = Arguments;
+
     fn name(&self) -> &'static str {
         "code_search"
     }
 
-    fn definition(&self) -> ToolDefinition {
-        let api = &self.inner;
-        ToolDefinition::function(
-            "code_search",
-            "Search and browse code on GitHub. Three modes: search (query: code snippets with \
+    fn description(&self) -> Cow<'_, str> {
+        "Search and browse code on GitHub. Three modes: search (query: code snippets with \
              repository, path, URL and full file content for the top results); review \
              (repository alone: metadata, languages, README, directory tree, recent commits); \
              browse (repository with path or paths: files or directory listings). Review first \
-             to see the structure, then browse specific files.",
-            parameters_schema(&GITHUB, api.max_results, api.max_paths),
-        )
+             to see the structure, then browse specific files."
+            .into()
+    }
+
+    fn parameters(&self, derived: Value) -> Value {
+        let api = &self.inner;
+        parameters_schema(derived, &GITHUB, api.max_results, api.max_paths)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -108,10 +111,9 @@ impl Tool for CodeSearch {
         true
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, arguments: Arguments) -> ToolFuture {
         let api = Arc::clone(&self.inner);
         Box::pin(async move {
-            let arguments: Arguments = parse_arguments(arguments)?;
             match arguments.into_mode(&GITHUB, api.max_results, api.max_paths)? {
                 Mode::Search {
                     query,

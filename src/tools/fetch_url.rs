@@ -4,6 +4,7 @@
 //! the character budget; how a page is fetched (SSRF rules, redirects, caching, extraction) is
 //! `fetch`'s.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -14,10 +15,9 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::fetch::{FetchError, Fetcher, Page};
-use super::schema::{add_to_description, parameters_for, set_keyword};
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::schema::{add_to_description, set_keyword};
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool};
 use crate::config::ToolsConfig;
-use crate::llm::wire::ToolDefinition;
 
 /// Discovered links listed per page: enough to explore a site, few enough that a nav-heavy
 /// page does not crowd its neighbours out of the result.
@@ -54,7 +54,7 @@ impl FetchUrl {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Arguments {
+pub struct Arguments {
     /// A single URL to fetch. Must be http or https.
     #[schemars(length(min = 1, max = MAX_URL_CHARS))]
     url: Option<String>,
@@ -148,19 +148,34 @@ struct Fetched {
     followed: bool,
 }
 
-impl Tool for FetchUrl {
+impl TypedTool for FetchUrl {
+    type Args = Arguments;
+
     fn name(&self) -> &'static str {
         "fetch_url"
     }
 
-    fn definition(&self) -> ToolDefinition {
+    fn description(&self) -> Cow<'_, str> {
         let Limits {
             max_urls,
-            max_follow,
             budget_chars,
             ..
         } = self.limits;
-        let mut parameters = parameters_for::<Arguments>();
+        format!(
+            "Fetch web pages or PDFs and read their text. Give `url` for one page, or `urls` \
+             for up to {max_urls} pages fetched in parallel. Set `discover_links` to list each \
+             page's links for exploring a site, and `max_follow` to also read that many \
+             same-site links. Pages share a budget of {budget_chars} characters."
+        )
+        .into()
+    }
+
+    fn parameters(&self, mut parameters: Value) -> Value {
+        let Limits {
+            max_urls,
+            max_follow,
+            ..
+        } = self.limits;
         set_keyword(&mut parameters, "/properties/urls", "maxItems", max_urls);
         add_to_description(
             &mut parameters,
@@ -178,16 +193,7 @@ impl Tool for FetchUrl {
             "/properties/max_follow",
             &format!("From 0 to {max_follow}."),
         );
-        ToolDefinition::function(
-            "fetch_url",
-            &format!(
-                "Fetch web pages or PDFs and read their text. Give `url` for one page, or `urls` \
-                 for up to {max_urls} pages fetched in parallel. Set `discover_links` to list each \
-                 page's links for exploring a site, and `max_follow` to also read that many \
-                 same-site links. Pages share a budget of {budget_chars} characters."
-            ),
-            parameters,
-        )
+        parameters
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -199,11 +205,11 @@ impl Tool for FetchUrl {
         true
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, arguments: Arguments) -> ToolFuture {
         let fetcher = Arc::clone(&self.fetcher);
         let limits = self.limits;
         Box::pin(async move {
-            let plan = Plan::from_arguments(parse_arguments(arguments)?, limits)?;
+            let plan = Plan::from_arguments(arguments, limits)?;
             if plan.is_single() {
                 // One page is returned as its plain text itself (docs/spec.md#fetch_url): the
                 // model reads it as it is, without JSON's escapes.

@@ -7,6 +7,7 @@
 //! artifact ids, total).
 
 use entities::ids::ArtifactId;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -15,8 +16,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::chat_context::ChatContext;
-use super::schema::{parameters_for, set_keyword};
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::schema::set_keyword;
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool, typed};
 use crate::config::Config;
 use crate::documents::{DocumentsError, SearchStages, Workspace};
 use crate::llm::wire::ToolDefinition;
@@ -100,7 +101,7 @@ pub async fn search_stores(
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// What to find in the uploaded documents.
     #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
     query: String,
@@ -114,33 +115,44 @@ pub fn item_id(call_id: &str) -> String {
     format!("fs_{call_id}")
 }
 
+const FILE_SEARCH: &str = "file_search";
+const DESCRIPTION: &str = "Search the content of the documents uploaded to this chat (PDFs, \
+    code, text, HTML). Returns the most relevant passages with their file names.";
+
+/// The parameters derived from `Args` with the configured default number of results.
+fn search_parameters(mut parameters: Value, config: &Config) -> Value {
+    let default = config.documents.default_search_results;
+    set_keyword(
+        &mut parameters,
+        "/properties/max_results",
+        "default",
+        default,
+    );
+    parameters
+}
+
 impl FileSearchTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
-    pub fn describe(config: &crate::config::Config) -> ToolDefinition {
-        let mut parameters = parameters_for::<Args>();
-        let default = config.documents.default_search_results;
-        set_keyword(
-            &mut parameters,
-            "/properties/max_results",
-            "default",
-            default,
-        );
-        ToolDefinition::function(
-            "file_search",
-            "Search the content of the documents uploaded to this chat (PDFs, code, text, HTML). \
-             Returns the most relevant passages with their file names.",
-            parameters,
-        )
+    pub fn describe(config: &Config) -> ToolDefinition {
+        typed::definition::<Args>(FILE_SEARCH, DESCRIPTION, |derived| {
+            search_parameters(derived, config)
+        })
     }
 }
 
-impl Tool for FileSearchTool {
+impl TypedTool for FileSearchTool {
+    type Args = Args;
+
     fn name(&self) -> &'static str {
-        "file_search"
+        FILE_SEARCH
     }
 
-    fn definition(&self) -> ToolDefinition {
-        Self::describe(&self.config)
+    fn description(&self) -> Cow<'_, str> {
+        DESCRIPTION.into()
+    }
+
+    fn parameters(&self, derived: Value) -> Value {
+        search_parameters(derived, &self.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -152,20 +164,19 @@ impl Tool for FileSearchTool {
         true
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: Args) -> ToolFuture {
         let call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
-        self.run_call(&call_id, arguments)
+        self.call_with_id(&call_id, args)
     }
 
     /// The call's events (and the Responses API's output item) are `fs_<call id>`.
-    fn run_call(&self, call_id: &str, arguments: Value) -> ToolFuture {
+    fn call_with_id(&self, call_id: &str, args: Args) -> ToolFuture {
         let item_id = item_id(call_id);
         let log = Arc::clone(&self.log);
         let stores = self.stores.clone();
         let workspace = self.workspace.clone();
         let output_index = self.calls.fetch_add(1, Ordering::Relaxed);
         Box::pin(async move {
-            let args: Args = parse_arguments(arguments)?;
             let query = args.query.trim().to_string();
             if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
                 return Err(ToolError::invalid_arguments(format!(

@@ -2,6 +2,7 @@
 //! embedded here, off the chat's mailbox; the chat's session checks for near-duplicates against its
 //! matrix and persists.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -9,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::chat_context::{ChatContext, session_gone};
-use super::schema::{parameters_for, set_keyword};
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::schema::set_keyword;
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool, typed};
 use crate::chat::memory::{
     self, CATEGORIES, Embedded, MemoryError, RecallMemories, SaveMemory, Saved,
 };
@@ -65,7 +66,7 @@ pub struct SaveMemoryTool(pub Arc<ChatContext>);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SaveArgs {
+pub struct SaveArgs {
     /// The fact, preference or instruction to remember, as a self-contained sentence.
     #[schemars(length(min = 1))]
     content: String,
@@ -74,42 +75,52 @@ struct SaveArgs {
     category: Option<String>,
 }
 
+const SAVE_MEMORY: &str = "save_memory";
+const SAVE_DESCRIPTION: &str = "Save a fact, preference or instruction to this chat's memory so \
+    it is remembered in later turns. Near-duplicates of saved memories are not saved twice.";
+
+/// The parameters derived from `SaveArgs` with the configured length of a memory.
+fn save_parameters(mut parameters: Value, config: &crate::config::Config) -> Value {
+    let max = config.memory.max_content_chars;
+    set_keyword(&mut parameters, "/properties/content", "maxLength", max);
+    parameters
+}
+
 impl SaveMemoryTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
-        let mut parameters = parameters_for::<SaveArgs>();
-        let max = config.memory.max_content_chars;
-        set_keyword(&mut parameters, "/properties/content", "maxLength", max);
-        ToolDefinition::function(
-            "save_memory",
-            "Save a fact, preference or instruction to this chat's memory so it is remembered \
-             in later turns. Near-duplicates of saved memories are not saved twice.",
-            parameters,
-        )
+        typed::definition::<SaveArgs>(SAVE_MEMORY, SAVE_DESCRIPTION, |derived| {
+            save_parameters(derived, config)
+        })
     }
 }
 
-impl Tool for SaveMemoryTool {
+impl TypedTool for SaveMemoryTool {
+    type Args = SaveArgs;
+
     fn name(&self) -> &'static str {
-        "save_memory"
+        SAVE_MEMORY
     }
 
-    fn definition(&self) -> ToolDefinition {
-        Self::describe(&self.0.config)
+    fn description(&self) -> Cow<'_, str> {
+        SAVE_DESCRIPTION.into()
+    }
+
+    fn parameters(&self, derived: Value) -> Value {
+        save_parameters(derived, &self.0.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
         None
     }
 
-    fn call_message(&self, _arguments: &Value) -> String {
+    fn call_message(&self, _args: Option<&SaveArgs>) -> String {
         "Saving a memory".into()
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: SaveArgs) -> ToolFuture {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
-            let args: SaveArgs = parse_arguments(arguments)?;
             let limits = &ctx.config.memory;
             let content = checked_content(&args.content, limits.max_content_chars)
                 .map_err(ToolError::invalid_arguments)?;
@@ -157,48 +168,58 @@ pub struct RecallMemoryTool(pub Arc<ChatContext>);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RecallArgs {
+pub struct RecallArgs {
     /// What to look for, in natural language.
     #[schemars(length(min = 1))]
     query: String,
 }
 
+const RECALL_MEMORY: &str = "recall_memory";
+const RECALL_DESCRIPTION: &str = "Search this chat's saved memories (facts, preferences, \
+    instructions) by meaning. Returns the best matches with a relevance from 0 to 1.";
+
+/// The parameters derived from `RecallArgs` with the configured length of a query.
+fn recall_parameters(mut parameters: Value, config: &crate::config::Config) -> Value {
+    let max = config.memory.max_content_chars;
+    set_keyword(&mut parameters, "/properties/query", "maxLength", max);
+    parameters
+}
+
 impl RecallMemoryTool {
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &crate::config::Config) -> ToolDefinition {
-        let mut parameters = parameters_for::<RecallArgs>();
-        let max = config.memory.max_content_chars;
-        set_keyword(&mut parameters, "/properties/query", "maxLength", max);
-        ToolDefinition::function(
-            "recall_memory",
-            "Search this chat's saved memories (facts, preferences, instructions) by meaning. \
-             Returns the best matches with a relevance from 0 to 1.",
-            parameters,
-        )
+        typed::definition::<RecallArgs>(RECALL_MEMORY, RECALL_DESCRIPTION, |derived| {
+            recall_parameters(derived, config)
+        })
     }
 }
 
-impl Tool for RecallMemoryTool {
+impl TypedTool for RecallMemoryTool {
+    type Args = RecallArgs;
+
     fn name(&self) -> &'static str {
-        "recall_memory"
+        RECALL_MEMORY
     }
 
-    fn definition(&self) -> ToolDefinition {
-        Self::describe(&self.0.config)
+    fn description(&self) -> Cow<'_, str> {
+        RECALL_DESCRIPTION.into()
+    }
+
+    fn parameters(&self, derived: Value) -> Value {
+        recall_parameters(derived, &self.0.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
         None
     }
 
-    fn call_message(&self, _arguments: &Value) -> String {
+    fn call_message(&self, _args: Option<&RecallArgs>) -> String {
         "Recalling memories".into()
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: RecallArgs) -> ToolFuture {
         let ctx = Arc::clone(&self.0);
         Box::pin(async move {
-            let args: RecallArgs = parse_arguments(arguments)?;
             let query = checked_content(&args.query, ctx.config.memory.max_content_chars)
                 .map_err(ToolError::invalid_arguments)?;
             let embedded = embed_text(&ctx, &query).await.map_err(embed_failed)?;

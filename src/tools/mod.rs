@@ -8,10 +8,11 @@
 //! be served from the cache, `cacheable()`, which the research tools opt into: cached results
 //! are shared by all chats, and a hit costs no rate-limit slot; `sized` copies for a request's
 //! `search_context_size`), `ToolError`, and `select` (the `x_tools` rules). Beside it: a file
-//! or folder per tool; `schema` (parameters generated from argument types, calls checked
-//! against them); `fetch` (the SSRF-safe `Fetcher`); `code_host` (what both code searches
-//! share); `alias` (tools under other names); `search_knowledge` (knowledge bases and the
-//! chat's documents as one ranking); `context_size`; `chat_context`; `mcp`.
+//! or folder per tool, most a `TypedTool` (`typed`: arguments as a Rust type, the schema
+//! derived from it, a blanket `Tool` impl); `schema` (parameters generated from argument
+//! types, calls checked against them); `fetch` (the SSRF-safe `Fetcher`); `code_host` (what
+//! both code searches share); `alias` (tools under other names); `search_knowledge` (knowledge
+//! bases and the chat's documents as one ranking); `context_size`; `chat_context`; `mcp`.
 
 pub mod alias;
 pub mod artifacts;
@@ -34,6 +35,7 @@ pub mod registry;
 pub mod schema;
 pub mod search_knowledge;
 pub mod sql;
+pub mod typed;
 pub mod web_search;
 
 use std::sync::Arc;
@@ -45,6 +47,7 @@ use crate::llm::wire::ToolDefinition;
 
 pub use crate::run::events::ProgressKind;
 pub use context_size::SearchContextSize;
+pub use typed::TypedTool;
 
 /// The code of a call whose arguments do not match its tool's parameters.
 pub const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";

@@ -6,6 +6,7 @@
 //! Which knowledge bases exist is read at each call (one deleted meanwhile is skipped), and
 //! only the owner's are ever searched.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use entities::ids::{ArtifactId, ChatId, UserId};
@@ -13,8 +14,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::schema::{parameters_for, set_keyword};
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::schema::set_keyword;
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool, typed};
 use crate::chat::knowledge_bases::{KnowledgeBaseId, KnowledgeBases};
 use crate::config::Config;
 use crate::documents::Workspace;
@@ -40,7 +41,7 @@ const DESCRIPTION: &str = "Search the knowledge base for relevant information: t
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// What to look for.
     #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
     query: String,
@@ -104,34 +105,46 @@ impl SearchKnowledgeTool {
 
     /// The definition, from the limits in `config` (for listing tools without a chat).
     pub fn describe(config: &Config) -> ToolDefinition {
-        let mut parameters = parameters_for::<Args>();
-        let default = config.documents.default_search_results;
-        set_keyword(
-            &mut parameters,
-            "/properties/max_results",
-            "default",
-            default,
-        );
-        ToolDefinition::function(SEARCH_KNOWLEDGE, DESCRIPTION, parameters)
+        typed::definition::<Args>(SEARCH_KNOWLEDGE, DESCRIPTION, |derived| {
+            search_parameters(derived, config)
+        })
     }
 }
 
-impl Tool for SearchKnowledgeTool {
+/// The parameters derived from `Args` with the configured default number of results.
+fn search_parameters(mut parameters: Value, config: &Config) -> Value {
+    let default = config.documents.default_search_results;
+    set_keyword(
+        &mut parameters,
+        "/properties/max_results",
+        "default",
+        default,
+    );
+    parameters
+}
+
+impl TypedTool for SearchKnowledgeTool {
+    type Args = Args;
+
     fn name(&self) -> &'static str {
         SEARCH_KNOWLEDGE
     }
 
-    fn definition(&self) -> ToolDefinition {
-        Self::describe(&self.config)
+    fn description(&self) -> Cow<'_, str> {
+        DESCRIPTION.into()
+    }
+
+    fn parameters(&self, derived: Value) -> Value {
+        search_parameters(derived, &self.config)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
         None
     }
 
-    fn call_message(&self, arguments: &Value) -> String {
-        match arguments["query"].as_str() {
-            Some(query) => {
+    fn call_message(&self, args: Option<&Args>) -> String {
+        match args {
+            Some(Args { query, .. }) => {
                 let shown: String = query.chars().take(80).collect();
                 format!("Searching the knowledge base for “{shown}”")
             }
@@ -139,7 +152,7 @@ impl Tool for SearchKnowledgeTool {
         }
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: Args) -> ToolFuture {
         let workspace = self.workspace.clone();
         let knowledge_bases = self.knowledge_bases.clone();
         let owner = self.owner.clone();
@@ -147,7 +160,6 @@ impl Tool for SearchKnowledgeTool {
         let chat = self.chat.clone();
         let default_results = self.config.documents.default_search_results;
         Box::pin(async move {
-            let args: Args = parse_arguments(arguments)?;
             let query = args.query.trim().to_string();
             if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
                 return Err(ToolError::invalid_arguments(format!(

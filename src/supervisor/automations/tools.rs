@@ -5,6 +5,8 @@
 //! chat only (a schedule needs a chat to fire in), for an agent whose `enabled_tools` names
 //! them.
 
+use std::borrow::Cow;
+use std::convert::identity;
 use std::sync::Arc;
 
 use entities::ids::{ChatId, RunId, ScheduleId, UserId, WorkflowId};
@@ -19,8 +21,7 @@ use crate::agent::workflow::{check_input, run_steps};
 use crate::chat::automations::{AutomationError, ScheduleFields};
 use crate::llm::wire::{ChatRequest, ToolDefinition};
 use crate::run::log::RunLog;
-use crate::tools::schema::parameters_for;
-use crate::tools::{ProgressKind, SharedTool, Tool, ToolError, ToolFuture, parse_arguments};
+use crate::tools::{ProgressKind, SharedTool, ToolError, ToolFuture, TypedTool, typed};
 
 pub const EXECUTE_WORKFLOW: &str = "execute_workflow";
 pub const CREATE_SCHEDULE: &str = "create_schedule";
@@ -104,22 +105,22 @@ struct ExecuteArgs {
     input: Option<serde_json::Map<String, Value>>,
 }
 
+const EXECUTE_WORKFLOW_DESCRIPTION: &str = "Run one of the user's saved workflows (an ordered recipe of tool calls and model prompts) with an input; returns the last step's output and each step's status, or the step that failed and why.";
+
 fn execute_workflow_definition() -> ToolDefinition {
-    ToolDefinition::function(
-        EXECUTE_WORKFLOW,
-        "Run one of the user's saved workflows (an ordered recipe of tool calls and model prompts) with an input; returns the last step's output and each step's status, or the step that failed and why.",
-        parameters_for::<ExecuteArgs>(),
-    )
+    typed::definition::<ExecuteArgs>(EXECUTE_WORKFLOW, EXECUTE_WORKFLOW_DESCRIPTION, identity)
 }
 
 struct ExecuteWorkflow(Caller);
 
-impl Tool for ExecuteWorkflow {
+impl TypedTool for ExecuteWorkflow {
+    type Args = ExecuteArgs;
+
     fn name(&self) -> &str {
         EXECUTE_WORKFLOW
     }
-    fn definition(&self) -> ToolDefinition {
-        execute_workflow_definition()
+    fn description(&self) -> Cow<'_, str> {
+        EXECUTE_WORKFLOW_DESCRIPTION.into()
     }
     fn progress(&self) -> Option<ProgressKind> {
         None
@@ -127,10 +128,9 @@ impl Tool for ExecuteWorkflow {
     fn own_events(&self) -> bool {
         true
     }
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: ExecuteArgs) -> ToolFuture {
         let caller = self.0.clone();
         Box::pin(async move {
-            let args: ExecuteArgs = parse_arguments(arguments)?;
             let input = Value::Object(args.input.unwrap_or_default());
             let launcher = &caller.launcher;
             let workflows = super::workflows(launcher);
@@ -242,30 +242,29 @@ impl From<Policy> for entities::schedules::MissedPolicy {
     }
 }
 
+const CREATE_SCHEDULE_DESCRIPTION: &str = "Create a schedule that runs one of the user's workflows (workflowId) or sends a prompt on a cron timetable, in a chat of its own unless inThisChat; returns its id and next firings.";
+
 fn create_schedule_definition() -> ToolDefinition {
-    ToolDefinition::function(
-        CREATE_SCHEDULE,
-        "Create a schedule that runs one of the user's workflows (workflowId) or sends a prompt on a cron timetable, in a chat of its own unless inThisChat; returns its id and next firings.",
-        parameters_for::<CreateArgs>(),
-    )
+    typed::definition::<CreateArgs>(CREATE_SCHEDULE, CREATE_SCHEDULE_DESCRIPTION, identity)
 }
 
 struct CreateSchedule(Caller);
 
-impl Tool for CreateSchedule {
+impl TypedTool for CreateSchedule {
+    type Args = CreateArgs;
+
     fn name(&self) -> &str {
         CREATE_SCHEDULE
     }
-    fn definition(&self) -> ToolDefinition {
-        create_schedule_definition()
+    fn description(&self) -> Cow<'_, str> {
+        CREATE_SCHEDULE_DESCRIPTION.into()
     }
     fn progress(&self) -> Option<ProgressKind> {
         None
     }
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: CreateArgs) -> ToolFuture {
         let caller = self.0.clone();
         Box::pin(async move {
-            let args: CreateArgs = parse_arguments(arguments)?;
             let launcher = &caller.launcher;
             let schedules = super::schedules(launcher);
             let fields = ScheduleFields {
@@ -332,30 +331,29 @@ struct InfoArgs {
     schedule_id: String,
 }
 
+const GET_SCHEDULE_INFO_DESCRIPTION: &str = "Show one of the user's schedules: its next firings, its last runs and their outcomes, and whether it is paused (and why).";
+
 fn get_schedule_info_definition() -> ToolDefinition {
-    ToolDefinition::function(
-        GET_SCHEDULE_INFO,
-        "Show one of the user's schedules: its next firings, its last runs and their outcomes, and whether it is paused (and why).",
-        parameters_for::<InfoArgs>(),
-    )
+    typed::definition::<InfoArgs>(GET_SCHEDULE_INFO, GET_SCHEDULE_INFO_DESCRIPTION, identity)
 }
 
 struct GetScheduleInfo(Caller);
 
-impl Tool for GetScheduleInfo {
+impl TypedTool for GetScheduleInfo {
+    type Args = InfoArgs;
+
     fn name(&self) -> &str {
         GET_SCHEDULE_INFO
     }
-    fn definition(&self) -> ToolDefinition {
-        get_schedule_info_definition()
+    fn description(&self) -> Cow<'_, str> {
+        GET_SCHEDULE_INFO_DESCRIPTION.into()
     }
     fn progress(&self) -> Option<ProgressKind> {
         None
     }
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: InfoArgs) -> ToolFuture {
         let caller = self.0.clone();
         Box::pin(async move {
-            let args: InfoArgs = parse_arguments(arguments)?;
             let view = super::schedules(&caller.launcher)
                 .get(&caller.owner, &ScheduleId::from_string(args.schedule_id))
                 .await
@@ -364,5 +362,35 @@ impl Tool for GetScheduleInfo {
                 ToolError::new("internal_error", err.to_string(), "Try again later.")
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_definitions_are_derived_from_the_arguments_in_camel_case() {
+        let definitions = automation_tool_definitions();
+        let names: Vec<&str> = definitions
+            .iter()
+            .map(|d| d.function.name.as_str())
+            .collect();
+        assert_eq!(names, AUTOMATION_TOOL_NAMES);
+        let parameters = |i: usize| definitions[i].function.parameters.clone().unwrap();
+        assert_eq!(parameters(0)["required"], json!(["workflowId"]));
+        assert_eq!(parameters(1)["required"], json!(["name", "cron"]));
+        assert_eq!(
+            parameters(1)["properties"]["missedPolicy"]["enum"],
+            json!(["skip", "run_once"])
+        );
+        assert_eq!(
+            parameters(2),
+            json!({"additionalProperties": false, "properties": {"scheduleId": {
+                "description": "The schedule's id (`sched_…`).", "type": "string"}},
+                "required": ["scheduleId"], "type": "object"})
+        );
     }
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
-use super::schema::{add_to_description, parameters_for, set_keyword};
+use super::schema::{add_to_description, set_keyword};
 use super::{INVALID_ARGUMENTS, ToolError};
 pub use client::{CodeHostClient, FetchError, secret_header};
 pub use results::{
@@ -222,9 +222,14 @@ impl Arguments {
     }
 }
 
-/// The parameters schema both tools share, with the host's descriptions and the configured
-/// limits.
-pub fn parameters_schema(host: &Host, max_results: u32, max_paths: usize) -> Value {
+/// The parameters schema both tools share (`derived` from `Arguments`), with the host's
+/// descriptions and the configured limits.
+pub fn parameters_schema(
+    mut parameters: Value,
+    host: &Host,
+    max_results: u32,
+    max_paths: usize,
+) -> Value {
     let (repository, query) = if host.nested_namespaces {
         (
             "GitLab project to review or browse: namespace/project or a full URL (e.g. \
@@ -239,7 +244,6 @@ pub fn parameters_schema(host: &Host, max_results: u32, max_paths: usize) -> Val
              filename:name, extension:ext. Use this OR repository, not both.",
         )
     };
-    let mut parameters = parameters_for::<Arguments>();
     set_keyword(&mut parameters, "/properties/query", "description", query);
     set_keyword(
         &mut parameters,

@@ -11,15 +11,15 @@ pub mod draft;
 pub mod mailer;
 mod sends;
 
+use std::borrow::Cow;
+use std::convert::identity;
 use std::sync::Arc;
 
 use entities::ids::AgentId;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::schema::parameters_for;
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool, typed};
 use crate::llm::wire::ToolDefinition;
 use draft::{Draft, MAX_ADDRESS_CHARS, MAX_BODY_CHARS, MAX_SUBJECT_CHARS};
 pub use mailer::Mailer;
@@ -111,7 +111,7 @@ impl From<EmailError> for ToolError {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Arguments {
+pub struct Arguments {
     /// The one recipient's address (user@domain), one the description allows.
     #[schemars(length(min = 1, max = MAX_ADDRESS_CHARS))]
     to: String,
@@ -136,28 +136,34 @@ impl SendEmail {
 
     /// The definition, which needs no agent (for listing an agent's tools).
     pub fn describe(mailer: &Mailer) -> ToolDefinition {
-        let confirm = if mailer.confirm() {
-            " The user is asked to confirm each email before it is sent."
-        } else {
-            ""
-        };
-        let description = format!(
-            "Send a plain-text email to one recipient. Allowed recipients (nothing else is \
-             accepted): {}.{confirm} At most {} emails an hour.",
-            mailer.allowed().join(", "),
-            mailer.max_per_hour()
-        );
-        ToolDefinition::function(SEND_EMAIL, &description, parameters_for::<Arguments>())
+        typed::definition::<Arguments>(SEND_EMAIL, &description(mailer), identity)
     }
 }
 
-impl Tool for SendEmail {
+/// What the model is told: the allowed recipients, whether the user confirms, the hourly limit.
+fn description(mailer: &Mailer) -> String {
+    let confirm = if mailer.confirm() {
+        " The user is asked to confirm each email before it is sent."
+    } else {
+        ""
+    };
+    format!(
+        "Send a plain-text email to one recipient. Allowed recipients (nothing else is \
+         accepted): {}.{confirm} At most {} emails an hour.",
+        mailer.allowed().join(", "),
+        mailer.max_per_hour()
+    )
+}
+
+impl TypedTool for SendEmail {
+    type Args = Arguments;
+
     fn name(&self) -> &'static str {
         SEND_EMAIL
     }
 
-    fn definition(&self) -> ToolDefinition {
-        Self::describe(&self.mailer)
+    fn description(&self) -> Cow<'_, str> {
+        description(&self.mailer).into()
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -169,9 +175,9 @@ impl Tool for SendEmail {
         self.mailer.confirm()
     }
 
-    fn call_message(&self, arguments: &Value) -> String {
-        match arguments["to"].as_str() {
-            Some(to) => format!("Sending an email to {to}"),
+    fn call_message(&self, args: Option<&Arguments>) -> String {
+        match args {
+            Some(Arguments { to, .. }) => format!("Sending an email to {to}"),
             None => "Sending an email".into(),
         }
     }
@@ -181,11 +187,10 @@ impl Tool for SendEmail {
         self.mailer.confirm()
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, args: Arguments) -> ToolFuture {
         let mailer = Arc::clone(&self.mailer);
         let agent = self.agent.clone();
         Box::pin(async move {
-            let args: Arguments = parse_arguments(arguments)?;
             let draft = Draft::parse(&args.to, &args.subject, &args.body)?;
             if mailer.confirm() {
                 mailer.check(&agent, &draft).await?;

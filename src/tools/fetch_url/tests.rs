@@ -1,4 +1,5 @@
 use super::*;
+use crate::tools::parse_arguments;
 
 const LIMITS: Limits = Limits {
     max_urls: 5,

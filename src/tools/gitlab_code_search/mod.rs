@@ -3,6 +3,7 @@
 //! directories. Projects are addressed by their URL-encoded path (`group%2Fproject`), then by id.
 //! Exists only when `tools.gitlab_api_url` is set; `tools.gitlab_token` is optional.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,9 +18,8 @@ use super::code_host::{
     Repository, ReviewParts, attach_contents, browse_results, parameters_schema, secret_header,
     tree_json,
 };
-use super::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use super::{ProgressKind, ToolError, ToolFuture, TypedTool};
 use crate::config::ToolsConfig;
-use crate::llm::wire::ToolDefinition;
 
 mod project;
 
@@ -102,21 +102,24 @@ impl GitlabCodeSearch {
     }
 }
 
-impl Tool for GitlabCodeSearch {
+impl TypedTool for GitlabCodeSearch {
+    type Args = Arguments;
+
     fn name(&self) -> &'static str {
         "gitlab_code_search"
     }
 
-    fn definition(&self) -> ToolDefinition {
-        let api = &self.inner;
-        ToolDefinition::function(
-            "gitlab_code_search",
-            "Search and browse code on GitLab. Three modes: search (query, optionally inside \
+    fn description(&self) -> Cow<'_, str> {
+        "Search and browse code on GitLab. Three modes: search (query, optionally inside \
              one repository: snippets with full file content for the top results); review \
              (repository alone: metadata, languages, README, directory tree, recent commits); \
-             browse (repository with path or paths: files or directory listings).",
-            parameters_schema(&GITLAB, api.max_results, api.max_paths),
-        )
+             browse (repository with path or paths: files or directory listings)."
+            .into()
+    }
+
+    fn parameters(&self, derived: Value) -> Value {
+        let api = &self.inner;
+        parameters_schema(derived, &GITLAB, api.max_results, api.max_paths)
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -128,10 +131,9 @@ impl Tool for GitlabCodeSearch {
         true
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, arguments: Arguments) -> ToolFuture {
         let api = Arc::clone(&self.inner);
         Box::pin(async move {
-            let arguments: Arguments = parse_arguments(arguments)?;
             match arguments.into_mode(&GITLAB, api.max_results, api.max_paths)? {
                 Mode::Search {
                     query,

@@ -3,6 +3,7 @@
 //! gives `{columns, rows, row_count, truncated}`, or an error result carrying the database's
 //! own message under a stable code. Its results are never cached: the data changes.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -12,9 +13,8 @@ use serde_json::Value;
 use super::schema::MAX_SCHEMA_CHARS;
 use super::statement::StatementProblem;
 use super::{EXECUTE_SQL, QueryError, Refusal, SqlDatabase};
-use crate::llm::wire::ToolDefinition;
-use crate::tools::schema::{add_to_description, parameters_for, set_keyword};
-use crate::tools::{ProgressKind, Tool, ToolError, ToolFuture, parse_arguments};
+use crate::tools::schema::{add_to_description, set_keyword};
+use crate::tools::{ProgressKind, ToolError, ToolFuture, TypedTool};
 
 /// Longest query, in characters: a query a model writes is short; this bounds what is sent to
 /// someone else's server.
@@ -22,7 +22,7 @@ pub const MAX_QUERY_CHARS: usize = 20_000;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Arguments {
+pub struct Arguments {
     /// One SQL statement that only reads, e.g. "SELECT name, total FROM orders ORDER BY total
     /// DESC LIMIT 10".
     #[schemars(length(min = 1))]
@@ -43,8 +43,16 @@ impl ExecuteSql {
             max_bytes,
         }
     }
+}
 
-    fn description(&self) -> String {
+impl TypedTool for ExecuteSql {
+    type Args = Arguments;
+
+    fn name(&self) -> &'static str {
+        EXECUTE_SQL
+    }
+
+    fn description(&self) -> Cow<'_, str> {
         let database = &self.database;
         let tables = database.schema().unwrap_or_else(|| {
             "(not read yet: list them from the database's catalog, e.g. information_schema.columns \
@@ -70,17 +78,10 @@ impl ExecuteSql {
             }
             description.truncate(end);
         }
-        description
-    }
-}
-
-impl Tool for ExecuteSql {
-    fn name(&self) -> &'static str {
-        EXECUTE_SQL
+        description.into()
     }
 
-    fn definition(&self) -> ToolDefinition {
-        let mut parameters = parameters_for::<Arguments>();
+    fn parameters(&self, mut parameters: Value) -> Value {
         set_keyword(
             &mut parameters,
             "/properties/query",
@@ -92,22 +93,21 @@ impl Tool for ExecuteSql {
             "/properties/query",
             &format!("At most {MAX_QUERY_CHARS} characters."),
         );
-        ToolDefinition::function(EXECUTE_SQL, &self.description(), parameters)
+        parameters
     }
 
     fn progress(&self) -> Option<ProgressKind> {
         None
     }
 
-    fn call_message(&self, _arguments: &Value) -> String {
+    fn call_message(&self, _args: Option<&Arguments>) -> String {
         format!("Querying the {} database", self.database.id())
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, Arguments { query }: Arguments) -> ToolFuture {
         let database = Arc::clone(&self.database);
         let limits = database.limits(self.max_bytes);
         Box::pin(async move {
-            let Arguments { query } = parse_arguments(arguments)?;
             database
                 .query(&query, &limits)
                 .await

@@ -14,6 +14,7 @@ mod searxng;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,12 +25,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fetch::Fetcher;
-use super::schema::parameters_for;
-use super::{
-    ProgressKind, SearchContextSize, SharedTool, Tool, ToolError, ToolFuture, parse_arguments,
-};
+use super::{ProgressKind, SearchContextSize, SharedTool, ToolError, ToolFuture, TypedTool};
 use crate::config::{ToolsConfig, WebSearchProvider};
-use crate::llm::wire::ToolDefinition;
 
 pub use brave::Brave;
 pub use duckduckgo::DuckDuckGo;
@@ -217,7 +214,7 @@ impl WebSearch {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Arguments {
+pub struct Arguments {
     /// The search query to look up on the web.
     #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
     query: String,
@@ -231,17 +228,16 @@ fn within_budget(text: &str, max: usize) -> String {
     }
 }
 
-impl Tool for WebSearch {
+impl TypedTool for WebSearch {
+    type Args = Arguments;
+
     fn name(&self) -> &'static str {
         "web_search"
     }
 
-    fn definition(&self) -> ToolDefinition {
-        ToolDefinition::function(
-            "web_search",
-            "Search the web. Returns titles, URLs and snippets, plus the text of the top results.",
-            parameters_for::<Arguments>(),
-        )
+    fn description(&self) -> Cow<'_, str> {
+        "Search the web. Returns titles, URLs and snippets, plus the text of the top results."
+            .into()
     }
 
     fn progress(&self) -> Option<ProgressKind> {
@@ -279,13 +275,12 @@ impl Tool for WebSearch {
         Some(budget + budget / 10 + RESULTS_ROOM_CHARS)
     }
 
-    fn run(&self, arguments: Value) -> ToolFuture {
+    fn call(&self, Arguments { query }: Arguments) -> ToolFuture {
         let provider = self.provider.clone();
         let fetcher = self.fetcher.clone();
         let auto_fetch = self.auto_fetch;
         let budget = self.budget_chars();
         Box::pin(async move {
-            let Arguments { query } = parse_arguments(arguments)?;
             let query = query.trim().to_string();
             if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
                 return Err(ToolError::invalid_arguments(format!(

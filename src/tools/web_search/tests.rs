@@ -6,6 +6,7 @@ use super::duckduckgo::{
     InstantAnswer, ResultsPage, combine, link_target, parse_instant_answer, parse_results_page,
 };
 use super::*;
+use crate::tools::Tool;
 
 /// A results page as html.duckduckgo.com serves it: an ad first, then results whose links are
 /// DuckDuckGo redirects (one to a target with its own query string), one direct link, entities.
@@ -377,9 +378,9 @@ fn a_sized_copy_brings_back_the_text_its_size_asks_for_under_its_own_cache_scope
     let fetcher = Arc::new(Fetcher::new(&config, Duration::from_secs(60)).unwrap());
     let search = WebSearch::new(Arc::new(Unavailable), fetcher, &config);
     assert_eq!(search.budget_chars(), 12_000);
-    assert_eq!(search.cache_scope(), "medium");
-    let high = search.sized(SearchContextSize::High).unwrap();
-    let low = search.sized(SearchContextSize::Low).unwrap();
+    assert_eq!(Tool::cache_scope(&search), "medium");
+    let high = Tool::sized(&search, SearchContextSize::High).unwrap();
+    let low = Tool::sized(&search, SearchContextSize::Low).unwrap();
     assert_eq!((high.name(), high.cache_scope()), ("web_search", "high"));
     assert_eq!(low.cache_scope(), "low");
     // Its result is cut above its pages' budget, never below the loop's default.
