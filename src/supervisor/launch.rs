@@ -95,7 +95,10 @@ fn deep_think(options: &RunOptions) -> bool {
 
 /// `tools` as the request's `search_context_size` asks (web_search with more or less page
 /// text); the configured budget (`medium`) when it names none.
-fn sized(tools: Vec<crate::tools::SharedTool>, options: &RunOptions) -> Vec<crate::tools::SharedTool> {
+fn sized(
+    tools: Vec<crate::tools::SharedTool>,
+    options: &RunOptions,
+) -> Vec<crate::tools::SharedTool> {
     let Some(size) = options
         .web_search
         .as_ref()

@@ -256,7 +256,9 @@ pub fn entry(kind: Kind) -> &'static Family {
 /// Every built-in tool's name: none of them may be another tool's (an MCP server's tool by
 /// one of these names is offered prefixed with its server's id).
 pub fn reserved_names() -> impl Iterator<Item = &'static str> {
-    FAMILIES.iter().flat_map(|family| family.names.iter().copied())
+    FAMILIES
+        .iter()
+        .flat_map(|family| family.names.iter().copied())
 }
 
 /// Whether `name` is a built-in tool's.

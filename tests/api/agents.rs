@@ -209,7 +209,10 @@ async fn the_tools_list_is_what_the_agents_chats_can_call() {
     // The chat tools stay beside the named ones (file_search listed: a chat may have documents).
     assert_eq!(
         tool_names(&app, picky).await,
-        with_chat_tools(&["calculator"], &["file_search", "browse_url", "search_knowledge"])
+        with_chat_tools(
+            &["calculator"],
+            &["file_search", "browse_url", "search_knowledge"]
+        )
     );
     let patched = app
         .api()
@@ -476,10 +479,15 @@ async fn an_agent_naming_only_the_calculator_still_offers_the_chat_tools() {
     assert_eq!(agent["chat_tools_enabled"], true, "on by default: {agent}");
     let chat = app.new_chat_with(&json!({"agent_id": agent["id"]})).await;
     app.upstream.script([
-        Reply::tool_call("m1", "save_memory", json!({"content": "The user likes exact answers."})),
+        Reply::tool_call(
+            "m1",
+            "save_memory",
+            json!({"content": "The user likes exact answers."}),
+        ),
         Reply::text("Noted."),
     ]);
-    app.send_text(&chat, "remember that I like exact answers").await;
+    app.send_text(&chat, "remember that I like exact answers")
+        .await;
     assert_eq!(offered(&app, 0), with_chat_tools(&["calculator"], &[]));
     let memories: Value = app.chat_api().memories(&chat).read_json().await;
     assert!(

@@ -377,7 +377,10 @@ async fn an_mcp_server_listing_every_built_in_name_never_shadows_one() {
         let mcp_by_name = tools
             .iter()
             .find(|t| t["name"] == *name && t["origin"] == "mcp");
-        assert!(mcp_by_name.is_none(), "{name} is taken by the MCP server: {catalog}");
+        assert!(
+            mcp_by_name.is_none(),
+            "{name} is taken by the MCP server: {catalog}"
+        );
         let prefixed = format!("mimic__{name}");
         let entry = tools
             .iter()
@@ -418,11 +421,22 @@ async fn an_mcp_server_listing_every_built_in_name_never_shadows_one() {
     once.sort_unstable();
     once.dedup();
     assert_eq!(once.len(), offered.len(), "no name twice: {offered:?}");
-    for name in ["calculator", "browse_url", "search_knowledge", "mimic__calculator"] {
+    for name in [
+        "calculator",
+        "browse_url",
+        "search_knowledge",
+        "mimic__calculator",
+    ] {
         assert!(offered.iter().any(|o| o == name), "{name} in {offered:?}");
     }
     let built_in = tool_result(&app, 1);
-    assert!(built_in.contains("42"), "the built-in calculator ran: {built_in}");
+    assert!(
+        built_in.contains("42"),
+        "the built-in calculator ran: {built_in}"
+    );
     let theirs = tool_result(&app, 2);
-    assert!(theirs.contains("mcp calculator"), "the MCP server's, under its prefix: {theirs}");
+    assert!(
+        theirs.contains("mcp calculator"),
+        "the MCP server's, under its prefix: {theirs}"
+    );
 }

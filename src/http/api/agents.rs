@@ -136,13 +136,13 @@ async fn tools(
         principal.user_id(),
         &agent,
     )
-        .into_iter()
-        .map(|definition| {
-            json!({"name": definition.function.name,
+    .into_iter()
+    .map(|definition| {
+        json!({"name": definition.function.name,
                    "description": definition.function.description,
                    "parameters": definition.function.parameters})
-        })
-        .collect();
+    })
+    .collect();
     // Tools Colloquy has that this server cannot offer now, and why (issue 34: the browser).
     let unavailable: Vec<_> = state
         .launcher

@@ -107,6 +107,7 @@ struct ExecuteArgs {
 
 const EXECUTE_WORKFLOW_DESCRIPTION: &str = "Run one of the user's saved workflows (an ordered recipe of tool calls and model prompts) with an input; returns the last step's output and each step's status, or the step that failed and why.";
 
+#[cfg(test)]
 fn execute_workflow_definition() -> ToolDefinition {
     typed::definition::<ExecuteArgs>(EXECUTE_WORKFLOW, EXECUTE_WORKFLOW_DESCRIPTION, identity)
 }
@@ -244,6 +245,7 @@ impl From<Policy> for entities::schedules::MissedPolicy {
 
 const CREATE_SCHEDULE_DESCRIPTION: &str = "Create a schedule that runs one of the user's workflows (workflowId) or sends a prompt on a cron timetable, in a chat of its own unless inThisChat; returns its id and next firings.";
 
+#[cfg(test)]
 fn create_schedule_definition() -> ToolDefinition {
     typed::definition::<CreateArgs>(CREATE_SCHEDULE, CREATE_SCHEDULE_DESCRIPTION, identity)
 }
@@ -333,6 +335,7 @@ struct InfoArgs {
 
 const GET_SCHEDULE_INFO_DESCRIPTION: &str = "Show one of the user's schedules: its next firings, its last runs and their outcomes, and whether it is paused (and why).";
 
+#[cfg(test)]
 fn get_schedule_info_definition() -> ToolDefinition {
     typed::definition::<InfoArgs>(GET_SCHEDULE_INFO, GET_SCHEDULE_INFO_DESCRIPTION, identity)
 }
@@ -373,12 +376,20 @@ mod tests {
 
     #[test]
     fn the_definitions_are_derived_from_the_arguments_in_camel_case() {
-        let definitions = automation_tool_definitions();
+        let definitions = [
+            execute_workflow_definition(),
+            create_schedule_definition(),
+            get_schedule_info_definition(),
+        ];
         let names: Vec<&str> = definitions
             .iter()
             .map(|d| d.function.name.as_str())
             .collect();
-        assert_eq!(names, AUTOMATION_TOOL_NAMES);
+        let family = crate::tools::registry::entry(crate::tools::registry::Kind::Automation);
+        assert_eq!(
+            names, family.names,
+            "the names the table of tools gives them"
+        );
         let parameters = |i: usize| definitions[i].function.parameters.clone().unwrap();
         assert_eq!(parameters(0)["required"], json!(["workflowId"]));
         assert_eq!(parameters(1)["required"], json!(["name", "cron"]));

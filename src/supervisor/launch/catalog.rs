@@ -30,12 +30,15 @@ pub fn tool_catalog(launcher: &Launcher) -> Vec<CatalogTool> {
             let definition = tool.definition();
             let family = registry::family_of(&definition.function.name);
             CatalogTool {
-                server_id: family.is_none().then(|| {
-                    servers
-                        .iter()
-                        .find(|server| server.tool_names.iter().any(|n| n == tool.name()))
-                        .map(|server| server.id.clone())
-                }).flatten(),
+                server_id: family
+                    .is_none()
+                    .then(|| {
+                        servers
+                            .iter()
+                            .find(|server| server.tool_names.iter().any(|n| n == tool.name()))
+                            .map(|server| server.id.clone())
+                    })
+                    .flatten(),
                 origin: family.map_or(Origin::Mcp, |family| family.origin),
                 name: definition.function.name,
                 description: definition.function.description.unwrap_or_default(),

@@ -403,3 +403,39 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
         other => panic!("ended with {other:?}"),
     }
 }
+
+/// The table of tools names every built-in tool a run can be given: what an agent naming every
+/// name is offered in a chat holds only the table's names, one tool per name, and each family
+/// this server can build is there with all its names.
+#[actix::test]
+async fn every_tool_a_run_can_be_given_is_in_the_table_once() {
+    use crate::tools::registry::{self, FAMILIES, Kind};
+    let fixture = fixture().await;
+    let everything = tools::every_nameable(&fixture.launcher);
+    let names: Vec<&str> = everything.iter().map(|t| t.name()).collect();
+    for name in &names {
+        assert!(registry::is_builtin(name), "{name} is not in the table");
+        assert_eq!(
+            names.iter().filter(|n| *n == name).count(),
+            1,
+            "{name} twice"
+        );
+    }
+    // This fixture has no code search tokens, database, email or Chromium.
+    let unconfigured = [
+        Kind::CodeSearch,
+        Kind::GitlabCodeSearch,
+        Kind::ExecuteSql,
+        Kind::SendEmail,
+        Kind::Browser,
+    ];
+    for family in FAMILIES.iter().filter(|f| !unconfigured.contains(&f.kind)) {
+        for name in family.names {
+            assert!(
+                names.contains(name),
+                "{name} ({:?}) is built: {names:?}",
+                family.kind
+            );
+        }
+    }
+}

@@ -69,7 +69,8 @@ impl<'a> Setting<'a> {
     }
 
     fn names(&self, name: &str) -> bool {
-        self.named().is_some_and(|named| named.iter().any(|n| n == name))
+        self.named()
+            .is_some_and(|named| named.iter().any(|n| n == name))
     }
 }
 
@@ -80,7 +81,10 @@ struct ToolSet(Vec<SharedTool>);
 impl ToolSet {
     fn add(&mut self, tool: SharedTool) {
         if self.0.iter().any(|t| t.name() == tool.name()) {
-            tracing::debug!(tool = tool.name(), "a second tool by one name is not offered");
+            tracing::debug!(
+                tool = tool.name(),
+                "a second tool by one name is not offered"
+            );
             return;
         }
         self.0.push(tool);
@@ -184,9 +188,8 @@ fn assemble(setting: &Setting, ask: Ask) -> Vec<SharedTool> {
 
 /// Whether `family` is offered to the run `ask` describes.
 fn offered(setting: &Setting, ask: &Ask, family: &Family) -> bool {
-    let names_any = |names: Option<&[String]>| {
-        names.is_some_and(|names| names.iter().any(|n| family.has(n)))
-    };
+    let names_any =
+        |names: Option<&[String]>| names.is_some_and(|names| names.iter().any(|n| family.has(n)));
     let in_chat = setting.chat.is_some();
     let chat_tools_on = setting.agent.is_none_or(|a| a.chat_tools_enabled);
     match family.offer {
@@ -218,7 +221,9 @@ fn by_name_only(setting: &Setting, family: &Family) -> bool {
 /// has knowledge bases.
 fn offers_knowledge(agent: &Agent) -> bool {
     match &agent.enabled_tools {
-        Some(named) => named.iter().any(|name| registry::entry(Kind::SearchKnowledge).has(name)),
+        Some(named) => named
+            .iter()
+            .any(|name| registry::entry(Kind::SearchKnowledge).has(name)),
         None => !agent.knowledge_base_ids.is_empty(),
     }
 }
@@ -416,8 +421,7 @@ pub(in crate::supervisor) fn for_agent_listing(
     );
     let mut research = launcher.available_tools();
     research.retain(|t| {
-        t.progress().is_some()
-            && (setting.named().is_none() || setting.names(t.name()))
+        t.progress().is_some() && (setting.named().is_none() || setting.names(t.name()))
     });
     let ask = Ask {
         research,
