@@ -23,20 +23,24 @@ test("the SDK examples carry the base URL and the model", () => {
 test("an agent's save names its tools only when it chooses them", () => {
   const fields = { name: " Researcher ", instructions: "  ", model: "", toolsOn: true, chosen: ["web_search"], knowledgeBases: [] };
   assert.deepEqual(agentBody({ ...fields, onlyChosen: true }), {
-    name: "Researcher", system_prompt: null, model: null, tools_enabled: true, enabled_tools: ["web_search"], knowledge_base_ids: [],
+    name: "Researcher", system_prompt: null, model: null, tools_enabled: true, enabled_tools: ["web_search"],
+    chat_tools_enabled: true, knowledge_base_ids: [],
   });
   assert.equal(agentBody({ ...fields, onlyChosen: false }).enabled_tools, null);
+  assert.equal(agentBody({ ...fields, onlyChosen: true, chatToolsKept: false }).chat_tools_enabled, false,
+    "the chat's own tools turned off explicitly");
 });
 
 test("the tool catalog is grouped by origin, one group per MCP server", () => {
   const groups = groupTools([
     { name: "web_search", origin: "research" },
     { name: "create_artifact", origin: "chat" },
+    { name: "execute_workflow", origin: "automation" },
     { name: "lookup", origin: "mcp", server_id: "crm" },
     { name: "files_read", origin: "mcp", server_id: "files" },
   ]);
-  assert.deepEqual(groups.map((g) => g.label), ["Research tools", "Chat tools", "MCP tools (crm)", "MCP tools (files)"]);
-  assert.deepEqual(groups[2].tools.map((t) => t.name), ["lookup"]);
+  assert.deepEqual(groups.map((g) => g.label), ["Research tools", "Chat tools", "Workflow and schedule tools", "MCP tools (crm)", "MCP tools (files)"]);
+  assert.deepEqual(groups[3].tools.map((t) => t.name), ["lookup"]);
 });
 
 test("the default-model choices start with the server's default and mark a server that is down", () => {

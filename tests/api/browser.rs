@@ -656,7 +656,18 @@ async fn a_chats_agent_is_picked_in_settings_and_the_tools_switch_shows_what_it_
                 .collect()
         })
         .unwrap_or_default();
-    assert_eq!(offered, ["calculator"], "the Calculator agent's tools only");
+    assert_eq!(
+        offered,
+        [
+            "calculator",
+            "create_artifact",
+            "update_artifact",
+            "save_memory",
+            "recall_memory",
+            "ask_user"
+        ],
+        "the Calculator agent's research tool, and the chat's own tools (always present)"
+    );
     let first = last.body["messages"][0]["content"]
         .as_str()
         .unwrap_or_default();

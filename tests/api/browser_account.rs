@@ -91,7 +91,7 @@ async fn a_password_changed_on_the_account_page_signs_the_other_browser_out() {
 }
 
 #[actix_web::test]
-async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those() {
+async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_those_and_the_chat_tools() {
     let app = browser_app(|_| {}).await;
     app.upstream
         .script([Reply::text("Answered by the researcher.")]);
@@ -119,7 +119,19 @@ async fn an_agent_made_on_the_agents_page_with_two_tools_is_offered_only_those()
         })
         .unwrap_or_default();
     offered.sort();
-    assert_eq!(offered, ["calculator", "web_search"]);
+    // The two it chose, and every chat's own tools beside them (always present).
+    assert_eq!(
+        offered,
+        [
+            "ask_user",
+            "calculator",
+            "create_artifact",
+            "recall_memory",
+            "save_memory",
+            "update_artifact",
+            "web_search"
+        ]
+    );
     let first = last.body["messages"][0]["content"]
         .as_str()
         .unwrap_or_default();

@@ -722,7 +722,19 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
         .read_json()
         .await;
     let picky_tools = names(tools(&app, picky["id"].as_str().unwrap().to_string()).await);
-    assert_eq!(picky_tools, ["calculator"]);
+    // Its research tool and every chat's own, without search_knowledge.
+    assert_eq!(
+        picky_tools,
+        [
+            "calculator",
+            "create_artifact",
+            "update_artifact",
+            "save_memory",
+            "recall_memory",
+            "ask_user",
+            "file_search"
+        ]
+    );
 
     // Its chat offers the tool to the model, and a knowledge base with nothing in it yet says so.
     let chat = app.new_chat().await;

@@ -575,7 +575,19 @@ async fn agents_enabling_execute_sql_without_a_database_to_query_are_refused_whe
         .into_iter()
         .map(|t| t["name"].clone())
         .collect();
-    assert_eq!(names, [json!("calculator")], "not offered once not enabled");
+    assert_eq!(
+        names,
+        [
+            "calculator",
+            "create_artifact",
+            "update_artifact",
+            "save_memory",
+            "recall_memory",
+            "ask_user",
+            "file_search"
+        ],
+        "not offered once not enabled (the chat's own tools stay)"
+    );
     let response = patch(json!({"sql_database": null})).await.unwrap();
     assert_eq!(response.status(), 200, "nothing enables it now");
 

@@ -1,7 +1,11 @@
 // Point 7: a chat's agent is picked in its settings; the Tools switch shows the tools that
 // agent allows, and the research tools it does not allow cannot be chosen. The Rust side made
-// a "Calculator" agent (enabled_tools: calculator) and checks what the model was offered.
+// a "Calculator" agent (enabled_tools: calculator) and checks what the model was offered. The
+// tools every chat has (artifacts, memory, ask_user, file_search) are listed beside its own.
 import { scenario, signIn, send, screenshot, assert, until, axe, waitForAnswer, waitIdle } from "./lib.mjs";
+
+/// What the Calculator agent allows: its one research tool and every chat's own.
+const CALCULATOR_AGENT = ["calculator", "create_artifact", "update_artifact", "save_memory", "recall_memory", "ask_user", "file_search"];
 
 /// The tool names under the Tools switch.
 const allowed = (page) =>
@@ -29,7 +33,7 @@ await scenario(async ({ page }) => {
 
   await agent.selectOption({ label: "Calculator" });
   await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
-  await until("only the calculator", async () => JSON.stringify(await allowed(page)) === JSON.stringify(["calculator"]));
+  await until("only the calculator and the chat's tools", async () => JSON.stringify(await allowed(page)) === JSON.stringify(CALCULATOR_AGENT));
   assert(await tools.isChecked(), "an agent that names its tools has them on");
   assert(await page.getByRole("checkbox", { name: "Web search" }).isDisabled(), "web search is not allowed");
   assert(!(await page.getByRole("checkbox", { name: "Calculator" }).isDisabled()), "the calculator is allowed");
@@ -42,7 +46,7 @@ await scenario(async ({ page }) => {
   await waitForAnswer(page, "Hello from the default agent.");
   await page.getByRole("button", { name: "⚙ Settings" }).click();
   await until("the Calculator agent after a reload", async () => (await shown(agent)) === "Calculator");
-  await until("only the calculator after a reload", async () => JSON.stringify(await allowed(page)) === JSON.stringify(["calculator"]));
+  await until("only the calculator and the chat's tools after a reload", async () => JSON.stringify(await allowed(page)) === JSON.stringify(CALCULATOR_AGENT));
 
   await send(page, "What is 6 times 7?");
   await waitForAnswer(page, "Using the calculator agent.");

@@ -6,7 +6,6 @@
 //! them.
 
 use std::borrow::Cow;
-use std::convert::identity;
 use std::sync::Arc;
 
 use entities::ids::{ChatId, RunId, ScheduleId, UserId, WorkflowId};
@@ -19,9 +18,9 @@ use super::run::{step_tools, workflow_agent};
 use crate::agent::kernel::RunSpec;
 use crate::agent::workflow::{check_input, run_steps};
 use crate::chat::automations::{AutomationError, ScheduleFields};
-use crate::llm::wire::{ChatRequest, ToolDefinition};
+use crate::llm::wire::ChatRequest;
 use crate::run::log::RunLog;
-use crate::tools::{ProgressKind, SharedTool, ToolError, ToolFuture, TypedTool, typed};
+use crate::tools::{ProgressKind, SharedTool, ToolError, ToolFuture, TypedTool};
 
 pub const EXECUTE_WORKFLOW: &str = "execute_workflow";
 pub const CREATE_SCHEDULE: &str = "create_schedule";
@@ -106,11 +105,6 @@ struct ExecuteArgs {
 }
 
 const EXECUTE_WORKFLOW_DESCRIPTION: &str = "Run one of the user's saved workflows (an ordered recipe of tool calls and model prompts) with an input; returns the last step's output and each step's status, or the step that failed and why.";
-
-#[cfg(test)]
-fn execute_workflow_definition() -> ToolDefinition {
-    typed::definition::<ExecuteArgs>(EXECUTE_WORKFLOW, EXECUTE_WORKFLOW_DESCRIPTION, identity)
-}
 
 struct ExecuteWorkflow(Caller);
 
@@ -245,11 +239,6 @@ impl From<Policy> for entities::schedules::MissedPolicy {
 
 const CREATE_SCHEDULE_DESCRIPTION: &str = "Create a schedule that runs one of the user's workflows (workflowId) or sends a prompt on a cron timetable, in a chat of its own unless inThisChat; returns its id and next firings.";
 
-#[cfg(test)]
-fn create_schedule_definition() -> ToolDefinition {
-    typed::definition::<CreateArgs>(CREATE_SCHEDULE, CREATE_SCHEDULE_DESCRIPTION, identity)
-}
-
 struct CreateSchedule(Caller);
 
 impl TypedTool for CreateSchedule {
@@ -335,11 +324,6 @@ struct InfoArgs {
 
 const GET_SCHEDULE_INFO_DESCRIPTION: &str = "Show one of the user's schedules: its next firings, its last runs and their outcomes, and whether it is paused (and why).";
 
-#[cfg(test)]
-fn get_schedule_info_definition() -> ToolDefinition {
-    typed::definition::<InfoArgs>(GET_SCHEDULE_INFO, GET_SCHEDULE_INFO_DESCRIPTION, identity)
-}
-
 struct GetScheduleInfo(Caller);
 
 impl TypedTool for GetScheduleInfo {
@@ -370,9 +354,25 @@ impl TypedTool for GetScheduleInfo {
 
 #[cfg(test)]
 mod tests {
+    use std::convert::identity;
+
     use serde_json::json;
 
     use super::*;
+    use crate::llm::wire::ToolDefinition;
+    use crate::tools::typed;
+
+    fn execute_workflow_definition() -> ToolDefinition {
+        typed::definition::<ExecuteArgs>(EXECUTE_WORKFLOW, EXECUTE_WORKFLOW_DESCRIPTION, identity)
+    }
+
+    fn create_schedule_definition() -> ToolDefinition {
+        typed::definition::<CreateArgs>(CREATE_SCHEDULE, CREATE_SCHEDULE_DESCRIPTION, identity)
+    }
+
+    fn get_schedule_info_definition() -> ToolDefinition {
+        typed::definition::<InfoArgs>(GET_SCHEDULE_INFO, GET_SCHEDULE_INFO_DESCRIPTION, identity)
+    }
 
     #[test]
     fn the_definitions_are_derived_from_the_arguments_in_camel_case() {

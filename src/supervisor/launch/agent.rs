@@ -22,7 +22,8 @@ pub fn agent_tool_definitions(
 
 /// Refuses an agent's `enabled_tools` that names a tool this server cannot give it (`400
 /// unknown_tool`, every such name in the message): a name is one the catalog lists (the table's
-/// tools this server configures, and the tools the MCP servers have listed). A tool Colloquy
+/// tools this server configures, and the tools the MCP servers have listed) or another tool the
+/// server was built with. A tool Colloquy
 /// has but this server does not configure (code_search without a GitHub token, execute_sql
 /// without a database, send_email without `[email]`, the browser without Chromium) is refused
 /// too, saying what it needs (the table's `needs`).
@@ -30,6 +31,12 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
     let mut known: Vec<String> = super::tool_catalog(launcher)
         .into_iter()
         .map(|tool| tool.name)
+        .chain(
+            launcher
+                .available_tools()
+                .iter()
+                .map(|t| t.name().to_string()),
+        )
         .collect();
     let needs_of = |name: &str| registry::family_of(name).and_then(|family| family.needs);
     let mut problems = Vec::new();
