@@ -59,7 +59,9 @@ await scenario(async ({ page }) => {
   await page.getByRole("button", { name: "⚙ Settings" }).click();
   const agent = page.getByRole("combobox", { name: "Agent" });
   await agent.getByRole("option", { name: "Researcher", selected: true }).waitFor({ state: "attached" });
-  await until("only the agent's two tools", async () => JSON.stringify((await allowed(page)).sort()) === JSON.stringify(["calculator", "web_search"]));
+  // Its two tools, and every chat's own beside them.
+  const expected = ["ask_user", "calculator", "create_artifact", "file_search", "recall_memory", "save_memory", "update_artifact", "web_search"];
+  await until("the agent's two tools and the chat's", async () => JSON.stringify((await allowed(page)).sort()) === JSON.stringify(expected));
   await send(page, "What should I read?");
   await waitForAnswer(page, "Answered by the researcher.");
   await waitIdle(page);
