@@ -18,11 +18,13 @@ pub mod images;
 pub mod kernel;
 pub mod loop_actor;
 mod loop_state;
+mod model_call;
 pub mod pause;
 pub mod prompt;
 pub mod rate_limit;
 pub mod sources;
 pub mod summary;
+pub mod tool_cache;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod tool_round;
