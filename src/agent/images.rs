@@ -316,6 +316,54 @@ mod tests {
         }
     }
 
+    /// A tool whose every result refers to one image.
+    struct Pictures;
+
+    impl crate::tools::Tool for Pictures {
+        fn name(&self) -> &str {
+            "pictures"
+        }
+        fn definition(&self) -> crate::llm::wire::ToolDefinition {
+            crate::llm::wire::ToolDefinition::function("pictures", "", json!({"type": "object"}))
+        }
+        fn progress(&self) -> Option<crate::tools::ProgressKind> {
+            None
+        }
+        fn run(&self, _: Value) -> crate::tools::ToolFuture {
+            Box::pin(async { Ok(Value::Null) })
+        }
+        fn images(&self, result: &str) -> Vec<ImageRef> {
+            vec![ImageRef {
+                url: format!("screenshot:{result}"),
+            }]
+        }
+    }
+
+    #[test]
+    fn the_images_a_round_returned_follow_its_results_in_order() {
+        let call = |id: &str, name: &str| ToolCall {
+            id: id.into(),
+            kind: "function".into(),
+            function: crate::llm::wire::FunctionCall {
+                name: name.into(),
+                arguments: "{}".into(),
+            },
+        };
+        let tools: Vec<SharedTool> = vec![Arc::new(Pictures)];
+        let calls = [call("a", "pictures"), call("b", "other"), call("c", "pictures")];
+        let results = [Some("one".to_string()), Some("x".into()), Some("two".into())];
+        let message = images_returned(&tools, &calls, &results).expect("a message");
+        let Some(MessageContent::Parts(parts)) = &message.content else {
+            panic!("a message of parts");
+        };
+        assert_eq!(parts.len(), 3, "{parts:?}");
+        assert_eq!(parts[1]["image_url"]["url"], "screenshot:one");
+        assert_eq!(parts[2]["image_url"]["url"], "screenshot:two");
+        assert!(images_returned(&tools, &calls[1..2], &results[1..2]).is_none());
+        let paused = [None, None, None];
+        assert!(images_returned(&tools, &calls, &paused).is_none());
+    }
+
     #[test]
     fn a_withheld_screenshot_becomes_a_note_and_other_parts_stay() {
         let mut message = ChatMessage::user("");
