@@ -250,7 +250,10 @@ fn agent_kernel_breaches(src: &Path) -> Vec<String> {
             found.push(format!("{}: the loop imports deep_think", file.display()));
         }
         if in_loop && *browser {
-            found.push(format!("{}: the loop imports tools::browser", file.display()));
+            found.push(format!(
+                "{}: the loop imports tools::browser",
+                file.display()
+            ));
         }
         let code = without_comments(&std::fs::read_to_string(file).unwrap_or_default());
         // A literal, not a return type (`-> RunSpec {`) or an impl block.
@@ -273,7 +276,10 @@ fn nothing_the_loop_imports_reaches_deep_think_or_the_browser() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let the_loop = AgentImports::read(&src).reached_from("loop_actor");
     for part in ["model_call", "tool_round", "loop_state", "kernel", "images"] {
-        assert!(the_loop.contains(part), "{part} is the loop's: {the_loop:?}");
+        assert!(
+            the_loop.contains(part),
+            "{part} is the loop's: {the_loop:?}"
+        );
     }
     let breaches = agent_kernel_breaches(&src);
     assert!(
@@ -360,7 +366,11 @@ fn an_agent_import_circle_is_reported() {
     let agent = dir.path().join("agent");
     std::fs::create_dir_all(agent.join("tool_round")).unwrap();
     std::fs::create_dir_all(agent.join("deep_think")).unwrap();
-    std::fs::write(agent.join("mod.rs"), "pub mod kernel;\npub mod tool_round;\n").unwrap();
+    std::fs::write(
+        agent.join("mod.rs"),
+        "pub mod kernel;\npub mod tool_round;\n",
+    )
+    .unwrap();
     // The two circles the tool cache's own module broke: the kernel and a round, each needing
     // the other's type; a round's tests and the helpers that made a round's cache.
     std::fs::write(

@@ -207,10 +207,9 @@ pub fn images_returned(
     let mut names: Vec<&str> = Vec::new();
     let mut returned: Vec<Value> = Vec::new();
     for (call, text) in calls.iter().zip(results) {
-        let (Some(text), Some(tool)) = (
-            text,
-            tools.iter().find(|t| t.name() == call.function.name),
-        ) else {
+        let (Some(text), Some(tool)) =
+            (text, tools.iter().find(|t| t.name() == call.function.name))
+        else {
             continue;
         };
         let images = tool.images(text);
@@ -350,8 +349,16 @@ mod tests {
             },
         };
         let tools: Vec<SharedTool> = vec![Arc::new(Pictures)];
-        let calls = [call("a", "pictures"), call("b", "other"), call("c", "pictures")];
-        let results = [Some("one".to_string()), Some("x".into()), Some("two".into())];
+        let calls = [
+            call("a", "pictures"),
+            call("b", "other"),
+            call("c", "pictures"),
+        ];
+        let results = [
+            Some("one".to_string()),
+            Some("x".into()),
+            Some("two".into()),
+        ];
         let message = images_returned(&tools, &calls, &results).expect("a message");
         let Some(MessageContent::Parts(parts)) = &message.content else {
             panic!("a message of parts");

@@ -61,7 +61,9 @@ async fn execute(spec: RunSpec) {
 
 /// Ends a run: hands its answer to the chat's session to persist, then logs `Finished`.
 pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
-    spec.handles.metrics.run_finished(outcome.stop_reason.as_str());
+    spec.handles
+        .metrics
+        .run_finished(outcome.stop_reason.as_str());
     let mut assistant_message_id = None;
     let mut error = outcome.error.clone();
     if let Some((session, user_message_id)) = &spec.chat {
@@ -131,7 +133,10 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
         };
         let turn = &answer.turn;
         let spent = state.usage.prompt_tokens + state.usage.completion_tokens;
-        if spec.bounds.token_budget.is_some_and(|budget| spent >= budget)
+        if spec
+            .bounds
+            .token_budget
+            .is_some_and(|budget| spent >= budget)
             && !turn.tool_calls.is_empty()
         {
             return state.stop(log, StopReason::TokenBudget, None);

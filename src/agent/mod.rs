@@ -27,9 +27,9 @@ pub mod prompt;
 pub mod rate_limit;
 pub mod sources;
 pub mod summary;
-pub mod tool_cache;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod tool_cache;
 pub mod tool_round;
 pub mod usage;
 pub mod workflow;

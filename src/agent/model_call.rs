@@ -100,9 +100,13 @@ impl ModelCaller {
                 });
             }
             let mut clock = CallClock::start();
-            let opened = guarded(&spec.log, self.deadline, spec.handles.llm.chat_stream(&request))
-                .await
-                .map_err(interrupted)?;
+            let opened = guarded(
+                &spec.log,
+                self.deadline,
+                spec.handles.llm.chat_stream(&request),
+            )
+            .await
+            .map_err(interrupted)?;
             let stream = match opened {
                 Ok(stream) => stream,
                 Err(err) if self.made_again(spec, &request, &err, window, revocable) => {
@@ -110,10 +114,7 @@ impl ModelCaller {
                     continue;
                 }
                 Err(err) => {
-                    return Err((
-                        StopReason::UpstreamError,
-                        upstream_error(&spec.log, &err),
-                    ));
+                    return Err((StopReason::UpstreamError, upstream_error(&spec.log, &err)));
                 }
             };
             let turn = receive(spec, state, &mut clock, stream, self.deadline).await?;
@@ -190,16 +191,12 @@ impl ModelCaller {
         // The stored images go in last, after fitting counted each as a fixed cost.
         if let (Some(attachments), Some(chat_id)) = (&spec.handles.attachments, &log.chat_id) {
             let inlined = self.inlined.inline(request, attachments, chat_id);
-            guarded(log, deadline, inlined)
-                .await
-                .map_err(interrupted)?;
+            guarded(log, deadline, inlined).await.map_err(interrupted)?;
         }
         let mut revocable = false;
         if let (Some(shown), Some(chat_id)) = (&spec.handles.tool_images, &log.chat_id) {
             let showing = show_tool_images(request, shown, llm, chat_id, self.images_refused);
-            revocable = guarded(log, deadline, showing)
-                .await
-                .map_err(interrupted)?;
+            revocable = guarded(log, deadline, showing).await.map_err(interrupted)?;
         }
         Ok((window, revocable))
     }

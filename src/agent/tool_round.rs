@@ -182,7 +182,10 @@ pub fn report_result(
         ),
     };
     strip_base64_images(&mut value);
-    let (text, _) = truncate_result(&result_text(&value), spec.handles.limits.max_tool_result_chars);
+    let (text, _) = truncate_result(
+        &result_text(&value),
+        spec.handles.limits.max_tool_result_chars,
+    );
     record_call(spec, &call.function.name, code.as_deref(), took, &text);
     let preview = result_preview(&value);
     if let Some((session, _)) = &spec.chat {
@@ -240,13 +243,15 @@ pub(super) fn record_call(
     let tokens = crate::retrieval::chunk::Chunker::default()
         .encode(text)
         .len() as u64;
-    spec.handles.metrics.tool_call(&crate::metrics::ToolCallOutcome {
-        tool,
-        error_code: code,
-        duration: took,
-        result_bytes: text.len(),
-        result_tokens: tokens,
-    });
+    spec.handles
+        .metrics
+        .tool_call(&crate::metrics::ToolCallOutcome {
+            tool,
+            error_code: code,
+            duration: took,
+            result_bytes: text.len(),
+            result_tokens: tokens,
+        });
     tracing::info!(
         run_id = %spec.log.run_id,
         tool,

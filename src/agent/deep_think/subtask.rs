@@ -7,8 +7,8 @@ use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
-use super::plan::PlannedTask;
 use super::emit;
+use super::plan::PlannedTask;
 use crate::agent::sources::Source;
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, StopReason};

@@ -238,14 +238,24 @@ async fn run_step(
                     key,
                 } => {
                     let timeout = Duration::from_secs(spec.handles.limits.tool_timeout_secs);
-                    execute_call(&tool, &call.id, arguments, key, &spec.handles.cache, timeout).await
+                    execute_call(
+                        &tool,
+                        &call.id,
+                        arguments,
+                        key,
+                        &spec.handles.cache,
+                        timeout,
+                    )
+                    .await
                 }
             };
             match result {
                 Ok(mut value) => {
                     strip_base64_images(&mut value);
-                    let (text, _) =
-                        truncate_result(&result_text(&value), spec.handles.limits.max_tool_result_chars);
+                    let (text, _) = truncate_result(
+                        &result_text(&value),
+                        spec.handles.limits.max_tool_result_chars,
+                    );
                     record_call(spec, name, None, started.elapsed(), &text);
                     Ok((value, text))
                 }
