@@ -2,7 +2,7 @@
 //! or lower ones, never from above. It reads every `src/**/*.rs` and looks at each `crate::…`
 //! path outside comments, so a new upward import fails here, not in review.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Each top-level module's floor, lowest first. ARCHITECTURE.md draws the same map.
@@ -153,28 +153,115 @@ fn upward_imports(src: &Path) -> Vec<String> {
     found
 }
 
-/// Within `agent`, the loop and Deep Think meet only in the run kernel (`agent/kernel.rs`):
-/// Deep Think drives the loop, so no file of the loop may name `deep_think`; and a `RunSpec`
-/// is made only by the kernel's constructor. Each breach: `file: what`.
+/// A file of `agent/` as a module path under `agent` (`tool_round/tests.rs`: `tool_round`,
+/// `tests`; a `mod.rs` is its folder's module).
+fn agent_module(agent: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(agent).unwrap_or(file);
+    let mut module: Vec<String> = relative
+        .components()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string()
+        })
+        .collect();
+    if module.last().is_some_and(|m| m == "mod") {
+        module.pop();
+    }
+    module
+}
+
+/// The direct submodules of `agent` (a file `x.rs` or a folder `x/`) each file of one imports
+/// (through `super::` or `crate::agent::`), and whether it imports `crate::tools::browser`:
+/// the import graph among `agent`'s direct submodules, by file.
+struct AgentImports {
+    /// Each file, its module path under `agent`, the submodules it imports and whether it
+    /// names the browser's tools.
+    files: Vec<(PathBuf, Vec<String>, BTreeSet<String>, bool)>,
+}
+
+impl AgentImports {
+    fn read(src: &Path) -> Self {
+        let agent = src.join("agent");
+        let mut paths = Vec::new();
+        rust_files(&agent, &mut paths);
+        paths.sort();
+        let is_submodule =
+            |name: &str| agent.join(format!("{name}.rs")).is_file() || agent.join(name).is_dir();
+        let mut files = Vec::new();
+        for file in paths {
+            let module = agent_module(&agent, &file);
+            let code = without_comments(&std::fs::read_to_string(&file).unwrap_or_default());
+            let imported = module_paths(&code, "agent", Some(&module))
+                .into_iter()
+                .filter_map(|path| path.into_iter().next())
+                .filter(|name| is_submodule(name) && module.first() != Some(name))
+                .collect();
+            let browser = module_paths(&code, "tools", None)
+                .iter()
+                .any(|path| path.first().is_some_and(|m| m == "browser"));
+            files.push((file, module, imported, browser));
+        }
+        Self { files }
+    }
+
+    /// Which direct submodules each direct submodule imports.
+    fn edges(&self) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+        let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+        for (_, module, imported, _) in &self.files {
+            let Some(node) = module.first() else {
+                continue;
+            };
+            let targets = edges.entry(vec![node.clone()]).or_default();
+            targets.extend(imported.iter().map(|name| vec![name.clone()]));
+        }
+        edges
+    }
+
+    /// `from` and every direct submodule it imports, directly or through others.
+    fn reached_from(&self, from: &str) -> BTreeSet<String> {
+        let edges = self.edges();
+        let mut reached = BTreeSet::new();
+        let mut next = vec![from.to_string()];
+        while let Some(node) = next.pop() {
+            if reached.insert(node.clone()) {
+                let targets = edges.get(&vec![node]).into_iter().flatten();
+                next.extend(targets.map(|target| target[0].clone()));
+            }
+        }
+        reached
+    }
+}
+
+/// Within `agent`, the loop knows no driver and no tool: nothing the loop (`loop_actor`)
+/// imports, directly or through other submodules of `agent`, is Deep Think or imports the
+/// browser's tools (Deep Think drives the loop through the run kernel's types; a tool's images
+/// reach it through `Tool::images`). And a `RunSpec` is made only by the kernel's constructor.
+/// Each breach: `file: what`.
 fn agent_kernel_breaches(src: &Path) -> Vec<String> {
     let agent = src.join("agent");
-    let mut files = Vec::new();
-    rust_files(&agent, &mut files);
-    files.sort();
+    let imports = AgentImports::read(src);
+    let the_loop = imports.reached_from("loop_actor");
     let mut found = Vec::new();
-    for file in files {
-        let code = without_comments(&std::fs::read_to_string(&file).unwrap_or_default());
-        // `agent/mod.rs` declares the modules, Deep Think among them.
-        let exempt = file.starts_with(agent.join("deep_think")) || file == agent.join("mod.rs");
-        if !exempt && code.contains("deep_think") {
-            found.push(format!("{}: the loop names deep_think", file.display()));
+    for (file, module, imported, browser) in &imports.files {
+        let in_loop = module.first().is_some_and(|node| the_loop.contains(node));
+        if in_loop && imported.contains("deep_think") {
+            found.push(format!("{}: the loop imports deep_think", file.display()));
         }
+        if in_loop && *browser {
+            found.push(format!(
+                "{}: the loop imports tools::browser",
+                file.display()
+            ));
+        }
+        let code = without_comments(&std::fs::read_to_string(file).unwrap_or_default());
         // A literal, not a return type (`-> RunSpec {`) or an impl block.
         let literal = code.match_indices("RunSpec {").any(|(at, _)| {
             let before = code[..at].trim_end();
             !["->", "impl", "for"].iter().any(|w| before.ends_with(w))
         });
-        if file != agent.join("kernel.rs") && literal {
+        if *file != agent.join("kernel.rs") && literal {
             found.push(format!(
                 "{}: makes a RunSpec outside RunSpec::new",
                 file.display()
@@ -185,8 +272,15 @@ fn agent_kernel_breaches(src: &Path) -> Vec<String> {
 }
 
 #[test]
-fn the_loop_and_deep_think_meet_only_in_the_run_kernel() {
+fn nothing_the_loop_imports_reaches_deep_think_or_the_browser() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let the_loop = AgentImports::read(&src).reached_from("loop_actor");
+    for part in ["model_call", "tool_round", "loop_state", "kernel", "images"] {
+        assert!(
+            the_loop.contains(part),
+            "{part} is the loop's: {the_loop:?}"
+        );
+    }
     let breaches = agent_kernel_breaches(&src);
     assert!(
         breaches.is_empty(),
@@ -196,14 +290,26 @@ fn the_loop_and_deep_think_meet_only_in_the_run_kernel() {
 }
 
 #[test]
-fn the_agent_circle_and_a_hand_made_run_spec_are_reported() {
+fn the_loop_reaching_deep_think_or_the_browser_and_a_hand_made_run_spec_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent");
     std::fs::create_dir_all(agent.join("deep_think")).unwrap();
-    // The circle the kernel broke: the loop importing Deep Think's sub-task bounds.
+    std::fs::create_dir_all(agent.join("workflow")).unwrap();
     std::fs::write(
         agent.join("loop_actor.rs"),
+        "use super::{images::shown, kernel::RunSpec, tool_round::run_tools};\n",
+    )
+    .unwrap();
+    // The circle the kernel broke, one step away: a part of the loop importing Deep Think's
+    // sub-task bounds.
+    std::fs::write(
+        agent.join("tool_round.rs"),
         "pub subtask: Option<super::deep_think::SubtaskBounds>,\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agent.join("images.rs"),
+        "use crate::tools::{browser::Screenshots, Tool};\n",
     )
     .unwrap();
     std::fs::write(
@@ -211,20 +317,98 @@ fn the_agent_circle_and_a_hand_made_run_spec_are_reported() {
         "use super::super::loop_actor::run_loop;\nfn spec() -> RunSpec {\n    RunSpec { subtask: None, ..base }\n}\n",
     )
     .unwrap();
+    // Outside the loop, naming Deep Think or the browser is no breach; nor is the word.
+    std::fs::write(
+        agent.join("workflow/engine.rs"),
+        "use crate::agent::{deep_think::SpawnSubtask, loop_actor};\nuse crate::tools::browser;\n",
+    )
+    .unwrap();
     std::fs::write(
         agent.join("kernel.rs"),
-        "// deep_think drives the loop\nSelf { log }; RunSpec { log }\n",
+        "// deep_think drives the loop\nconst NAME: &str = \"deep_think\";\nSelf { log }; RunSpec { log }\n",
     )
     .unwrap();
     let found = agent_kernel_breaches(dir.path());
-    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found.len(), 3, "{found:?}");
     assert!(
         found[0].contains("deep_think/subtask.rs: makes a RunSpec"),
         "{found:?}"
     );
     assert!(
-        found[1].contains("loop_actor.rs: the loop names deep_think"),
+        found[1].contains("images.rs: the loop imports tools::browser"),
         "{found:?}"
+    );
+    assert!(
+        found[2].contains("tool_round.rs: the loop imports deep_think"),
+        "{found:?}"
+    );
+}
+
+/// The import circles among `agent`'s direct submodules: each as `a -> b -> … -> a`.
+fn agent_import_circles(src: &Path) -> Vec<String> {
+    circles(&AgentImports::read(src).edges())
+}
+
+#[test]
+fn no_two_submodules_of_agent_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let circles = agent_import_circles(&src);
+    assert!(
+        circles.is_empty(),
+        "import circles in src/agent (see ARCHITECTURE.md):\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn an_agent_import_circle_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(agent.join("tool_round")).unwrap();
+    std::fs::create_dir_all(agent.join("deep_think")).unwrap();
+    std::fs::write(
+        agent.join("mod.rs"),
+        "pub mod kernel;\npub mod tool_round;\n",
+    )
+    .unwrap();
+    // The two circles the tool cache's own module broke: the kernel and a round, each needing
+    // the other's type; a round's tests and the helpers that made a round's cache.
+    std::fs::write(
+        agent.join("kernel.rs"),
+        "use super::tool_round::ToolCache;\nuse super::rate_limit::Limiter;\n",
+    )
+    .unwrap();
+    std::fs::write(agent.join("rate_limit.rs"), "use std::sync::Arc;\n").unwrap();
+    std::fs::write(
+        agent.join("tool_round.rs"),
+        "use super::kernel::RunSpec;\nmod tests;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agent.join("tool_round/tests.rs"),
+        "use super::super::test_support::spec;\nuse super::run_tools;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agent.join("test_support.rs"),
+        "use crate::agent::{kernel::RunSpec, tool_round::new_tool_cache};\n",
+    )
+    .unwrap();
+    // One way only: Deep Think drives the loop.
+    std::fs::write(
+        agent.join("deep_think/subtask.rs"),
+        "use super::super::kernel::RunSpec;\nuse super::plan::Plan;\n",
+    )
+    .unwrap();
+    let circles = agent_import_circles(dir.path());
+    assert_eq!(
+        circles,
+        [
+            "kernel -> tool_round -> kernel",
+            "kernel -> tool_round -> test_support -> kernel",
+            "test_support -> tool_round -> test_support",
+        ],
+        "{circles:?}"
     );
 }
 
@@ -337,6 +521,14 @@ fn http_node(http: &Path, file: &Path) -> Vec<String> {
 /// The module paths a piece of code names through `super::` (from `module`) or
 /// `crate::http::`, each as segments under `http`; one level of `{…}` groups is expanded.
 fn http_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    module_paths(code, "http", Some(module))
+}
+
+/// The module paths a piece of code names through `crate::{root}::` and, from `module` (a
+/// module of `root`, as segments under it), through `super::`, each as segments under
+/// `root`; one level of `{…}` groups is expanded.
+fn module_paths(code: &str, root: &str, module: Option<&[String]>) -> Vec<Vec<String>> {
+    let absolute = format!("crate::{root}::");
     // `a::b::c…` up to the first character that is neither part of a name nor `::`.
     let segment = |s: &str| -> Vec<String> {
         let mut path = Vec::new();
@@ -356,13 +548,11 @@ fn http_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
         path
     };
     let mut found = Vec::new();
-    for (start, prefix) in code
-        .match_indices("super::")
+    let relative = module.map(|_| code.match_indices("super::")).into_iter();
+    for (start, prefix) in relative
+        .flatten()
         .map(|(at, _)| (at, "super"))
-        .chain(
-            code.match_indices("crate::http::")
-                .map(|(at, _)| (at, "crate")),
-        )
+        .chain(code.match_indices(&absolute).map(|(at, _)| (at, "crate")))
     {
         let before = code[..start].chars().last();
         if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
@@ -371,9 +561,9 @@ fn http_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
         let mut base: Vec<String> = Vec::new();
         let mut rest = &code[start..];
         if prefix == "crate" {
-            rest = &rest["crate::http::".len()..];
+            rest = &rest[absolute.len()..];
         } else {
-            base = module.to_vec();
+            base = module.unwrap_or_default().to_vec();
             while let Some(next) = rest.strip_prefix("super::") {
                 base.pop();
                 rest = next;
@@ -428,7 +618,6 @@ fn http_target(http: &Path, path: &[String]) -> Vec<String> {
 /// The import circles between the files of `http/` (a resource with its own submodules counts
 /// as one): each as `a -> b -> … -> a`.
 fn http_import_circles(src: &Path) -> Vec<String> {
-    use std::collections::{BTreeMap, BTreeSet};
     let http = src.join("http");
     let mut files = Vec::new();
     rust_files(&http, &mut files);
@@ -457,6 +646,11 @@ fn http_import_circles(src: &Path) -> Vec<String> {
             }
         }
     }
+    circles(&edges)
+}
+
+/// The circles of an import graph, each as `a -> b -> … -> a`, told once from its least node.
+fn circles(edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<String> {
     // A circle is an edge back to a node on the current path of a depth-first walk.
     let mut circles = BTreeSet::new();
     fn walk(
@@ -489,7 +683,7 @@ fn http_import_circles(src: &Path) -> Vec<String> {
     let mut done = BTreeSet::new();
     for node in edges.keys() {
         let mut path = Vec::new();
-        walk(node, &edges, &mut path, &mut done, &mut circles);
+        walk(node, edges, &mut path, &mut done, &mut circles);
         done.clear();
     }
     circles.into_iter().collect()

@@ -176,7 +176,13 @@ impl Fitting {
         let made = guarded(
             log,
             deadline,
-            summary::summarize(&spec.llm, &request.model, window, &trimmed.dropped, kept),
+            summary::summarize(
+                &spec.handles.llm,
+                &request.model,
+                window,
+                &trimmed.dropped,
+                kept,
+            ),
         )
         .await
         .map_err(SummaryFailed::Interrupted)?;

@@ -1,7 +1,7 @@
 //! Images reach the model: just before each model call, every `image_url` part that names an
-//! attachment (`attachment:att_…`, what prompt assembly puts there) or a browser screenshot
-//! (`screenshot:shot_…`, for a model that has not refused images) gets the image's bytes as a
-//! `data:` URL, read from the chat's storage with tokio's file I/O and encoded on the blocking
+//! attachment (`attachment:att_…`, what prompt assembly puts there) or an image a tool returned
+//! (a reference under its `ImageSource`'s scheme, for a model that has not refused images)
+//! gets the image's bytes as a `data:` URL, read from the chat's storage with tokio's file I/O and encoded on the blocking
 //! pool, never on an actor's thread. The loop's own messages keep the small references.
 
 use std::collections::HashMap;
@@ -10,10 +10,11 @@ use std::sync::Arc;
 use entities::ids::{AttachmentId, ChatId};
 use serde_json::{Value, json};
 
-use super::kernel::ShownScreenshots;
 use crate::chat::attachments::{Attachments, ImageType, image};
 use crate::llm::LlmClient;
 use crate::llm::wire::{ChatMessage, ChatRequest, MessageContent, ToolCall};
+use crate::tools::SharedTool;
+use crate::tools::images::{ImageRef, ImageSource};
 
 /// What a model is told in place of an image whose file is gone (swept or lost): the turn
 /// goes on with the rest of the message rather than failing.
@@ -89,105 +90,140 @@ async fn read(attachments: &Attachments, chat_id: &ChatId, id: &AttachmentId) ->
     encoded
 }
 
-/// What a model that does not read images is told where a screenshot would have been shown.
-const WITHHELD_SCREENSHOT: &str = "[a screenshot: this model does not read images]";
+/// The images tools' results refer to that a run shows its model, and to which models
+/// (`browser.screenshots_to_model`): each read by the source of its reference's scheme.
+#[derive(Clone)]
+pub struct ShownImages {
+    pub sources: Vec<Arc<dyn ImageSource>>,
+    /// Only to a model that has not refused images (learnt from its server's error, and the
+    /// refused call made again without them); `false`: to every model.
+    pub per_model: bool,
+}
 
-/// Replaces the `screenshot:` references in `request` (browser screenshots shown to a model
-/// that reads images) with the PNGs' bytes from `chat_id`'s storage; one that is gone becomes
-/// a note, as a lost attachment does. Returns how many images it put in.
-pub async fn inline_screenshots(
+impl ShownImages {
+    /// Whether `model` is shown them now.
+    pub fn to(&self, llm: &LlmClient, model: &str) -> bool {
+        !(self.per_model && llm.refuses_images(model))
+    }
+
+    /// The source of the image `url` refers to, if one of these reads it.
+    fn source(&self, url: &str) -> Option<&dyn ImageSource> {
+        self.sources
+            .iter()
+            .find(|source| url.starts_with(source.scheme()))
+            .map(AsRef::as_ref)
+    }
+}
+
+/// The image parts of `request` whose references one of `shown`'s sources reads, each with
+/// that source.
+fn tool_image_parts<'a>(
+    request: &'a mut ChatRequest,
+    shown: &'a ShownImages,
+) -> impl Iterator<Item = (&'a mut Value, &'a dyn ImageSource, String)> {
+    request
+        .messages
+        .iter_mut()
+        .filter_map(|message| match &mut message.content {
+            Some(MessageContent::Parts(parts)) => Some(parts.iter_mut()),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|part| {
+            let url = part["image_url"]["url"].as_str()?.to_string();
+            let source = shown.source(&url)?;
+            Some((part, source, url))
+        })
+}
+
+/// Replaces the references in `request` to images tools returned (shown to a model that reads
+/// images) with their bytes from `chat_id`'s storage; one that is gone becomes a note, as a
+/// lost attachment does. Returns how many images it put in.
+pub async fn inline_tool_images(
     request: &mut ChatRequest,
-    screenshots: &crate::tools::browser::Screenshots,
+    shown: &ShownImages,
     chat_id: &ChatId,
 ) -> usize {
-    use crate::tools::browser::screenshots::referenced;
     let mut inlined = 0;
-    for message in &mut request.messages {
-        let Some(MessageContent::Parts(parts)) = &mut message.content else {
-            continue;
+    for (part, source, url) in tool_image_parts(request, shown) {
+        let read = match source.read(chat_id, &url).await {
+            Ok(bytes) => tokio::task::spawn_blocking(move || {
+                ImageType::sniff(&bytes).map(|kind| image::data_url(kind, &bytes))
+            })
+            .await
+            .ok()
+            .flatten(),
+            Err(err) => {
+                tracing::warn!(%chat_id, image = %url, %err, "cannot read an image a tool returned");
+                None
+            }
         };
-        for part in parts.iter_mut() {
-            let Some(id) = part["image_url"]["url"].as_str().and_then(referenced) else {
-                continue;
-            };
-            let read = match screenshots.read(chat_id, &id).await {
-                Ok(bytes) => tokio::task::spawn_blocking(move || {
-                    ImageType::sniff(&bytes).map(|kind| image::data_url(kind, &bytes))
-                })
-                .await
-                .ok()
-                .flatten(),
-                Err(err) => {
-                    tracing::warn!(%chat_id, screenshot = %id, %err, "cannot read a screenshot");
-                    None
-                }
-            };
-            *part = match read {
-                Some(url) => {
-                    inlined += 1;
-                    json!({"type": "image_url", "image_url": {"url": url}})
-                }
-                None => json!({"type": "text", "text": MISSING_IMAGE}),
-            };
-        }
+        *part = match read {
+            Some(url) => {
+                inlined += 1;
+                json!({"type": "image_url", "image_url": {"url": url}})
+            }
+            None => json!({"type": "text", "text": MISSING_IMAGE}),
+        };
     }
     inlined
 }
 
-/// Replaces the `screenshot:` references in `request` with a note, for a model that has said
-/// it cannot read images (the screenshots shown before it said so are in its history).
-pub fn withhold_screenshots(request: &mut ChatRequest) {
-    use crate::tools::browser::screenshots::referenced;
-    for message in &mut request.messages {
-        let Some(MessageContent::Parts(parts)) = &mut message.content else {
-            continue;
-        };
-        for part in parts.iter_mut() {
-            if part["image_url"]["url"]
-                .as_str()
-                .and_then(referenced)
-                .is_some()
-            {
-                *part = json!({"type": "text", "text": WITHHELD_SCREENSHOT});
-            }
-        }
+/// Replaces the references in `request` to images tools returned with a note, for a model
+/// that has said it cannot read images (those shown before it said so are in its history).
+pub fn withhold_tool_images(request: &mut ChatRequest, shown: &ShownImages) {
+    for (part, source, _) in tool_image_parts(request, shown) {
+        let note = format!("[{}: this model does not read images]", source.what());
+        *part = json!({"type": "text", "text": note});
     }
 }
 
-/// Shows `request`'s screenshots to its model as `shown` says: their bytes for a model that
-/// reads images, a note for one that has refused them (`refused`: in this run). Whether it
-/// showed some the model may still refuse (per model, and not yet refused).
-pub async fn show_screenshots(
+/// Shows `request`'s images that tools returned to its model as `shown` says: their bytes
+/// for a model that reads images, a note for one that has refused them (`refused`: in this
+/// run). Whether it showed some the model may still refuse (per model, and not yet refused).
+pub async fn show_tool_images(
     request: &mut ChatRequest,
-    shown: &ShownScreenshots,
+    shown: &ShownImages,
     llm: &LlmClient,
     chat_id: &ChatId,
     refused: bool,
 ) -> bool {
     if refused || !shown.to(llm, &request.model) {
-        withhold_screenshots(request);
+        withhold_tool_images(request, shown);
         return false;
     }
-    let inlined = inline_screenshots(request, &shown.store, chat_id).await;
+    let inlined = inline_tool_images(request, shown, chat_id).await;
     shown.per_model && inlined > 0
 }
 
-/// The message after a tool round that shows its model the screenshots `browser_action`
-/// took in it (`results` are the calls' results as the model reads them), if it took any.
-pub fn screenshots_taken(calls: &[ToolCall], results: &[Option<String>]) -> Option<ChatMessage> {
-    let taken: Vec<Value> = calls
-        .iter()
-        .zip(results)
-        .filter_map(|(call, text)| {
-            crate::tools::browser::screenshot_part(&call.function.name, text.as_deref()?)
-        })
-        .collect();
-    if taken.is_empty() {
+/// The message after a tool round that shows its model the images the round's calls returned
+/// (`results` are the calls' results as the model reads them; `tools` the run's), if they
+/// returned any.
+pub fn images_returned(
+    tools: &[SharedTool],
+    calls: &[ToolCall],
+    results: &[Option<String>],
+) -> Option<ChatMessage> {
+    let mut names: Vec<&str> = Vec::new();
+    let mut returned: Vec<Value> = Vec::new();
+    for (call, text) in calls.iter().zip(results) {
+        let (Some(text), Some(tool)) =
+            (text, tools.iter().find(|t| t.name() == call.function.name))
+        else {
+            continue;
+        };
+        let images = tool.images(text);
+        if !images.is_empty() && !names.contains(&tool.name()) {
+            names.push(tool.name());
+        }
+        returned.extend(images.iter().map(ImageRef::part));
+    }
+    if returned.is_empty() {
         return None;
     }
-    let mut parts = vec![json!({"type": "text",
-        "text": "The screenshots browser_action took, in order:"})];
-    parts.extend(taken);
+    let intro = format!("The images {} returned, in order:", names.join(", "));
+    let mut parts = vec![json!({"type": "text", "text": intro})];
+    parts.extend(returned);
     Some(ChatMessage::user_parts(parts))
 }
 
@@ -260,13 +296,86 @@ mod tests {
         assert!(!is_image(&parts[0]));
     }
 
+    /// A source under the browser's scheme, as its screenshot store is.
+    struct Shots;
+
+    impl ImageSource for Shots {
+        fn scheme(&self) -> &'static str {
+            "screenshot:"
+        }
+        fn what(&self) -> &'static str {
+            "a screenshot"
+        }
+        fn read(
+            &self,
+            _: &ChatId,
+            _: &str,
+        ) -> futures_util::future::BoxFuture<'static, std::io::Result<Vec<u8>>> {
+            Box::pin(async { Ok(image::TEST_PNG.to_vec()) })
+        }
+    }
+
+    /// A tool whose every result refers to one image.
+    struct Pictures;
+
+    impl crate::tools::Tool for Pictures {
+        fn name(&self) -> &str {
+            "pictures"
+        }
+        fn definition(&self) -> crate::llm::wire::ToolDefinition {
+            crate::llm::wire::ToolDefinition::function("pictures", "", json!({"type": "object"}))
+        }
+        fn progress(&self) -> Option<crate::tools::ProgressKind> {
+            None
+        }
+        fn run(&self, _: Value) -> crate::tools::ToolFuture {
+            Box::pin(async { Ok(Value::Null) })
+        }
+        fn images(&self, result: &str) -> Vec<ImageRef> {
+            vec![ImageRef {
+                url: format!("screenshot:{result}"),
+            }]
+        }
+    }
+
+    #[test]
+    fn the_images_a_round_returned_follow_its_results_in_order() {
+        let call = |id: &str, name: &str| ToolCall {
+            id: id.into(),
+            kind: "function".into(),
+            function: crate::llm::wire::FunctionCall {
+                name: name.into(),
+                arguments: "{}".into(),
+            },
+        };
+        let tools: Vec<SharedTool> = vec![Arc::new(Pictures)];
+        let calls = [
+            call("a", "pictures"),
+            call("b", "other"),
+            call("c", "pictures"),
+        ];
+        let results = [
+            Some("one".to_string()),
+            Some("x".into()),
+            Some("two".into()),
+        ];
+        let message = images_returned(&tools, &calls, &results).expect("a message");
+        let Some(MessageContent::Parts(parts)) = &message.content else {
+            panic!("a message of parts");
+        };
+        assert_eq!(parts.len(), 3, "{parts:?}");
+        assert_eq!(parts[1]["image_url"]["url"], "screenshot:one");
+        assert_eq!(parts[2]["image_url"]["url"], "screenshot:two");
+        assert!(images_returned(&tools, &calls[1..2], &results[1..2]).is_none());
+        let paused = [None, None, None];
+        assert!(images_returned(&tools, &calls, &paused).is_none());
+    }
+
     #[test]
     fn a_withheld_screenshot_becomes_a_note_and_other_parts_stay() {
         let mut message = ChatMessage::user("");
-        let screenshot = json!({"type": "image_url", "image_url": {"url": format!(
-            "{}shot_0123456789abcdef0123456789abcdef",
-            crate::tools::browser::screenshots::REFERENCE_SCHEME
-        )}});
+        let screenshot = json!({"type": "image_url", "image_url": {"url":
+            "screenshot:shot_0123456789abcdef0123456789abcdef"}});
         let attached = json!({"type": "image_url", "image_url": {"url": "attachment:att_1"}});
         message.content = Some(MessageContent::Parts(vec![
             json!({"type": "text", "text": "shots"}),
@@ -274,13 +383,17 @@ mod tests {
             attached.clone(),
         ]));
         let mut request = ChatRequest::new("m", vec![message]);
-        withhold_screenshots(&mut request);
+        let shown = ShownImages {
+            sources: vec![Arc::new(Shots)],
+            per_model: true,
+        };
+        withhold_tool_images(&mut request, &shown);
         let Some(MessageContent::Parts(parts)) = &request.messages[0].content else {
             panic!("parts stay parts");
         };
         assert_eq!(
             parts[1],
-            json!({"type": "text", "text": WITHHELD_SCREENSHOT})
+            json!({"type": "text", "text": "[a screenshot: this model does not read images]"})
         );
         assert_eq!(parts[2], attached, "an attached image is not a screenshot");
     }

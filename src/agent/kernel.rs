@@ -1,10 +1,10 @@
 //! The typed kernel of a run: what one run of the loop is given (`RunSpec`, made only by
-//! `RunSpec::new`, with the server-wide `RunHandles` it shares with every other run), where it
-//! resumes from (`ResumePoint`), what it produces (`LoopOutcome`), where it may stop to wait
-//! (`Pause`, `Waiting`), how a wait is cut short (`Interrupt`, `guarded`) and a Deep Think
-//! sub-task's bounds (`SubtaskBounds`). The loop and Deep Think both build on these types, so
-//! neither needs the other's: Deep Think drives the loop, the loop never names Deep Think (the
-//! architecture test holds that).
+//! `RunSpec::new`, holding the server-wide `RunHandles` it shares with every other run and the
+//! `RunBounds` its driver sets), where it resumes from (`ResumePoint`), what it produces
+//! (`LoopOutcome`), where it may stop to wait (`Pause`, `Waiting`) and how a wait is cut short
+//! (`Interrupt`, `guarded`). The loop and Deep Think both build on these types, so neither
+//! needs the other's: Deep Think drives the loop by data (`RunBounds`), and nothing the loop
+//! imports reaches Deep Think (the architecture test holds that).
 
 use entities::ids::MessageId;
 use std::sync::Arc;
@@ -13,9 +13,10 @@ use std::time::Duration;
 use actix::Addr;
 use serde_json::Value;
 
+use super::images::ShownImages;
 use super::rate_limit::ToolRateLimiter;
 use super::sources::Sources;
-use super::tool_round::ToolCache;
+use super::tool_cache::ToolCache;
 use crate::chat::session::ChatSession;
 use crate::config::{AgentConfig, ContextStrategy};
 use crate::llm::LlmClient;
@@ -38,50 +39,30 @@ pub struct RunHandles {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Where the chats' images are read from (`None`: runs carry no stored images).
     pub attachments: Option<crate::chat::attachments::Attachments>,
-    /// Where browser screenshots are read from to show them to the model, and to which models
-    /// (`None`: to none, `browser.screenshots_to_model = false`).
-    pub screenshots: Option<ShownScreenshots>,
-}
-
-/// The screenshots a run shows its model (`browser.screenshots_to_model`).
-#[derive(Clone)]
-pub struct ShownScreenshots {
-    pub store: crate::tools::browser::Screenshots,
-    /// Only to a model that has not refused images (learnt from its server's error, and the
-    /// refused call made again without them); `false`: to every model.
-    pub per_model: bool,
-}
-
-impl ShownScreenshots {
-    /// Whether `model` is shown them now.
-    pub fn to(&self, llm: &LlmClient, model: &str) -> bool {
-        !(self.per_model && llm.refuses_images(model))
-    }
+    /// Where images tools return (browser screenshots) are read from to show them to the
+    /// model, and to which models (`None`: to none, `browser.screenshots_to_model = false`).
+    pub tool_images: Option<ShownImages>,
 }
 
 /// Everything one run needs. Made by `RunSpec::new` (and `phase`, which uses it); the fields
 /// a run sets apart from the defaults are set on the result.
 pub struct RunSpec {
     pub log: Arc<RunLog>,
-    pub llm: LlmClient,
-    pub limits: AgentConfig,
+    /// What this run shares with every other (a phase's without the chat's images).
+    pub handles: RunHandles,
     /// Model, sampling options; `messages` and `tools` are filled in per call.
     pub template: ChatRequest,
     pub messages: Vec<ChatMessage>,
     pub tools: Vec<SharedTool>,
     pub max_iterations: u32,
-    pub cache: ToolCache,
     /// The chat to persist the answer to, and the user message it replies to.
     pub chat: Option<(Addr<ChatSession>, MessageId)>,
     /// Where a resumed run left off (its messages already end with the user's answer).
     pub resume: Option<ResumePoint>,
     /// The ask whose answer this run continues from.
     pub completes_ask: Option<entities::ids::AskCorrelationId>,
-    /// How long a question this run asks stays answerable.
-    pub ask_expiry: Duration,
     /// Research tool calls are counted against this project (API key or user).
     pub project: String,
-    pub rate_limiter: Arc<ToolRateLimiter>,
     /// The answer's message parts (artifacts), filled by chat tools.
     pub parts: Parts,
     /// What to do with history that outgrows the model's context.
@@ -91,24 +72,18 @@ pub struct RunSpec {
     pub history_left_out: usize,
     /// The client's own tools: offered with the server's; a call of one ends the run.
     pub client_tools: Vec<ToolDefinition>,
-    /// Set when this loop is a Deep Think sub-task: its bounds, and where its sources go.
-    pub subtask: Option<SubtaskBounds>,
+    /// What a driver of this loop (Deep Think) bounds it by beyond the limits; none by default.
+    pub bounds: RunBounds,
     /// When the loop must stop; `None`: `limits.run_time_budget_secs` from its start (a Deep
     /// Think run's phases share the run's).
     pub deadline: Option<tokio::time::Instant>,
-    /// Where tool calls and the run's end are counted.
-    pub metrics: Arc<crate::metrics::Metrics>,
-    /// Where the chat's images are read from (`None`: the messages carry no stored images).
-    pub attachments: Option<crate::chat::attachments::Attachments>,
-    /// Where screenshots shown to the model are read from (`RunHandles::screenshots`).
-    pub screenshots: Option<ShownScreenshots>,
 }
 
 impl RunSpec {
     /// A run logging to `log`, over `messages` with `tools`, from `template` (model and
     /// options): outside any chat, not resumed, the configured iteration cap, research counted
-    /// against the run's owner, the default context strategy, no client tools, no deadline of
-    /// its own.
+    /// against the run's owner, the default context strategy, no client tools, no bounds or
+    /// deadline of its own.
     pub fn new(
         handles: RunHandles,
         log: Arc<RunLog>,
@@ -120,40 +95,19 @@ impl RunSpec {
             project: log.owner_id.to_string(),
             log,
             max_iterations: handles.limits.max_iterations,
-            llm: handles.llm,
-            limits: handles.limits,
+            handles,
             template,
             messages,
             tools,
-            cache: handles.cache,
             chat: None,
             resume: None,
             completes_ask: None,
-            ask_expiry: handles.ask_expiry,
-            rate_limiter: handles.rate_limiter,
             parts: Parts::default(),
             context_strategy: ContextStrategy::default(),
             history_left_out: 0,
             client_tools: Vec::new(),
-            subtask: None,
+            bounds: RunBounds::default(),
             deadline: None,
-            metrics: handles.metrics,
-            attachments: handles.attachments,
-            screenshots: handles.screenshots,
-        }
-    }
-
-    /// The handles this run shares with every other.
-    pub fn handles(&self) -> RunHandles {
-        RunHandles {
-            llm: self.llm.clone(),
-            limits: self.limits.clone(),
-            cache: self.cache.clone(),
-            ask_expiry: self.ask_expiry,
-            rate_limiter: self.rate_limiter.clone(),
-            metrics: self.metrics.clone(),
-            attachments: self.attachments.clone(),
-            screenshots: self.screenshots.clone(),
         }
     }
 
@@ -172,26 +126,34 @@ impl RunSpec {
         let mut template = self.template.clone();
         template.tool_choice = None;
         template.extra.remove("response_format");
-        let mut phase = Self::new(self.handles(), self.log.clone(), template, messages, tools);
+        let handles = RunHandles {
+            // A phase's messages are Deep Think's own text: the question's images are not sent.
+            attachments: None,
+            tool_images: None,
+            ..self.handles.clone()
+        };
+        let mut phase = Self::new(handles, self.log.clone(), template, messages, tools);
         phase.max_iterations = max_iterations;
         phase.chat = if chat { self.chat.clone() } else { None };
         phase.project = self.project.clone();
         phase.context_strategy = self.context_strategy;
         phase.deadline = Some(deadline);
-        // A phase's messages are Deep Think's own text: the question's images are not sent.
-        phase.attachments = None;
-        phase.screenshots = None;
         phase
     }
 }
 
-/// A sub-task's bounds within its Deep Think run.
-#[derive(Clone)]
-pub struct SubtaskBounds {
-    /// Tokens (input + output, as the upstream counts them) after which the sub-task ends.
-    pub token_budget: u64,
+/// What a loop's driver bounds it by beyond the server's limits, as data the loop applies
+/// without knowing the driver (Deep Think's sub-tasks set them). The default bounds nothing.
+#[derive(Clone, Default)]
+pub struct RunBounds {
+    /// The loop's text and reasoning are for its driver only: it streams no thinking,
+    /// reasoning, text or research-complete events (the driver reports the research).
+    pub quiet: bool,
+    /// Tokens (input + output, as the upstream counts them) after which the loop ends rather
+    /// than run the tools a turn asked for.
+    pub token_budget: Option<u64>,
     /// Where the URLs its tools returned are collected.
-    pub sources: Sources,
+    pub sources: Option<Sources>,
 }
 
 /// The loop's counters at a pause, restored on resume.

@@ -11,7 +11,7 @@ use crate::llm::wire::Usage;
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
 
-use super::kernel::{LoopOutcome, RunSpec};
+use super::kernel::{LoopOutcome, ResumePoint, RunSpec};
 
 /// While text streams, the answer so far is saved at least this often, so a crash loses at
 /// most about a second of it.
@@ -55,9 +55,28 @@ impl CallClock {
 }
 
 impl LoopState {
-    /// Streams what a model call added: its reasoning, then its text (a sub-task streams
-    /// neither: its text is its findings note, for the synthesis only). `pending`: the call's
-    /// text so far, for the draft.
+    /// The state of a loop starting from `resume` (the default point: from the beginning);
+    /// `announced`: its research is not announced (a quiet loop's is its driver's).
+    pub(super) fn resumed(resume: ResumePoint, announced: bool) -> Self {
+        Self {
+            started: Instant::now(),
+            draft_saved_at: Instant::now(),
+            draft_saved_len: resume.content.len(),
+            content: resume.content,
+            reasoning: resume.reasoning,
+            reasoning_ms: resume.reasoning_ms,
+            usage: resume.usage,
+            research_usage: resume.research_usage,
+            iterations: resume.iterations,
+            research_calls: 0,
+            sources: 0,
+            research_announced: announced,
+        }
+    }
+
+    /// Streams what a model call added: its reasoning, then its text (a quiet loop streams
+    /// neither: its text is for its driver only). `pending`: the call's text so far, for the
+    /// draft.
     pub(super) fn stream(
         &mut self,
         spec: &RunSpec,
@@ -68,7 +87,7 @@ impl LoopState {
         if !split.reasoning.is_empty() {
             clock.reasoned_ms = clock.sent.elapsed().as_millis() as u64;
         }
-        if spec.subtask.is_some() {
+        if spec.bounds.quiet {
             return;
         }
         if !split.reasoning.is_empty() {

@@ -102,7 +102,8 @@ pub(super) async fn pause_run(
     };
     let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
     let expires_at = chrono::Utc::now()
-        + chrono::Duration::from_std(spec.ask_expiry).unwrap_or(chrono::Duration::hours(24));
+        + chrono::Duration::from_std(spec.handles.ask_expiry)
+            .unwrap_or(chrono::Duration::hours(24));
     let ask = NewAsk {
         kind,
         correlation_id: correlation_id.clone(),

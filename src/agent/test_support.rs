@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::kernel::{RunHandles, RunSpec};
 use super::loop_state::LoopState;
 use super::rate_limit::ToolRateLimiter;
-use super::tool_round::new_tool_cache;
+use super::tool_cache::new_tool_cache;
 use crate::config::{AgentConfig, LlmConfig};
 use crate::llm::LlmClient;
 use crate::llm::wire::{ChatRequest, FunctionCall, ToolCall, ToolDefinition};
@@ -154,7 +154,7 @@ pub(super) fn spec_with(
         rate_limiter: Arc::new(ToolRateLimiter::new(research_per_minute)),
         metrics: Arc::new(crate::metrics::Metrics::new()),
         attachments: None,
-        screenshots: None,
+        tool_images: None,
     };
     let log = Arc::new(RunLog::new(
         RunId::generate(),

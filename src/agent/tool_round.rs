@@ -19,19 +19,7 @@ use crate::tools::{ProgressKind, SharedTool, ToolError};
 
 use super::kernel::RunSpec;
 use super::loop_state::LoopState;
-
-/// Results shared by identical calls (tool name + canonical arguments).
-pub type ToolCache = moka::future::Cache<String, Value>;
-
-/// Most entries the tool result cache holds.
-pub const TOOL_CACHE_CAPACITY: u64 = 10_000;
-
-pub fn new_tool_cache(ttl: Duration) -> ToolCache {
-    moka::future::Cache::builder()
-        .max_capacity(TOOL_CACHE_CAPACITY)
-        .time_to_live(ttl)
-        .build()
-}
+use super::tool_cache::ToolCache;
 
 /// A call ready to run, or already answered by the governance rules.
 pub(super) enum Planned {
@@ -72,9 +60,9 @@ pub(super) async fn run_tools(
             progress: tool.as_ref().and_then(announcement),
         });
     }
-    let timeout = Duration::from_secs(spec.limits.tool_timeout_secs);
+    let timeout = Duration::from_secs(spec.handles.limits.tool_timeout_secs);
     let runs = planned.into_iter().zip(calls).map(|((tool, plan), call)| {
-        let cache = spec.cache.clone();
+        let cache = spec.handles.cache.clone();
         async move {
             let started = std::time::Instant::now();
             let result = match plan {
@@ -119,12 +107,12 @@ pub(super) async fn run_tools(
             ),
         };
         strip_base64_images(&mut value);
-        if success && let Some(bounds) = &spec.subtask {
-            bounds.sources.collect(&value);
+        if success && let Some(sources) = &spec.bounds.sources {
+            sources.collect(&value);
             if value.is_string()
                 && let Ok(arguments) = serde_json::from_str::<Value>(&call.function.arguments)
             {
-                bounds.sources.collect_text_result(&arguments);
+                sources.collect_text_result(&arguments);
             }
         }
         if research {
@@ -136,8 +124,8 @@ pub(super) async fn run_tools(
         let limit = tool
             .as_ref()
             .and_then(|t| t.result_limit())
-            .map_or(spec.limits.max_tool_result_chars, |own| {
-                own.max(spec.limits.max_tool_result_chars)
+            .map_or(spec.handles.limits.max_tool_result_chars, |own| {
+                own.max(spec.handles.limits.max_tool_result_chars)
             });
         let (text, _) = truncate_result(&result_text(&value), limit);
         record_call(spec, &call.function.name, code.as_deref(), took, &text);
@@ -194,7 +182,10 @@ pub fn report_result(
         ),
     };
     strip_base64_images(&mut value);
-    let (text, _) = truncate_result(&result_text(&value), spec.limits.max_tool_result_chars);
+    let (text, _) = truncate_result(
+        &result_text(&value),
+        spec.handles.limits.max_tool_result_chars,
+    );
     record_call(spec, &call.function.name, code.as_deref(), took, &text);
     let preview = result_preview(&value);
     if let Some((session, _)) = &spec.chat {
@@ -252,13 +243,15 @@ pub(super) fn record_call(
     let tokens = crate::retrieval::chunk::Chunker::default()
         .encode(text)
         .len() as u64;
-    spec.metrics.tool_call(&crate::metrics::ToolCallOutcome {
-        tool,
-        error_code: code,
-        duration: took,
-        result_bytes: text.len(),
-        result_tokens: tokens,
-    });
+    spec.handles
+        .metrics
+        .tool_call(&crate::metrics::ToolCallOutcome {
+            tool,
+            error_code: code,
+            duration: took,
+            result_bytes: text.len(),
+            result_tokens: tokens,
+        });
     tracing::info!(
         run_id = %spec.log.run_id,
         tool,
@@ -323,10 +316,10 @@ pub(super) fn plan_call(
     }
     let key = CallKey::scoped(name, tool.cache_scope(), &arguments);
     // A result the cache will serve costs no research call, so it does not count.
-    let cached = tool.cacheable() && spec.cache.contains_key(key.as_str());
+    let cached = tool.cacheable() && spec.handles.cache.contains_key(key.as_str());
     if tool.progress().is_some()
         && !cached
-        && let Err(seconds) = spec.rate_limiter.check(&spec.project)
+        && let Err(seconds) = spec.handles.rate_limiter.check(&spec.project)
     {
         let error = ToolError::new(
             "rate_limited",

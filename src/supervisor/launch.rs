@@ -50,7 +50,7 @@ pub struct Launcher {
     /// Live and recently finished runs.
     pub runs: crate::run::log::RunRegistry,
     pub supervisor: actix::Addr<super::ChatSupervisor>,
-    pub tool_cache: crate::agent::tool_round::ToolCache,
+    pub tool_cache: crate::agent::tool_cache::ToolCache,
     /// Every research tool this server can offer; requests select from these.
     pub tools: Arc<Vec<crate::tools::SharedTool>>,
     /// Research tool calls per minute per project.
@@ -147,10 +147,11 @@ impl Launcher {
             rate_limiter: self.rate_limiter.clone(),
             metrics: self.metrics.clone(),
             attachments: Some(self.attachments.clone()),
-            screenshots: match self.config.browser.screenshots_to_model {
+            // The browser's screenshots are the images tools return.
+            tool_images: match self.config.browser.screenshots_to_model {
                 Some(false) => None,
-                always_or_per_model => Some(crate::agent::kernel::ShownScreenshots {
-                    store: self.browsers.screenshots().clone(),
+                always_or_per_model => Some(crate::agent::images::ShownImages {
+                    sources: vec![std::sync::Arc::new(self.browsers.screenshots().clone())],
                     per_model: always_or_per_model.is_none(),
                 }),
             },

@@ -29,6 +29,7 @@ pub mod fetch;
 pub mod fetch_url;
 pub mod file_search;
 pub mod gitlab_code_search;
+pub mod images;
 pub mod mcp;
 pub mod memory;
 pub mod registry;
@@ -153,6 +154,13 @@ pub trait Tool: Send + Sync + 'static {
     /// `search_context_size` high): the loop cuts a result at the larger of the two.
     fn result_limit(&self) -> Option<usize> {
         None
+    }
+    /// The images a result of this tool refers to (`result`: its text as the model reads it),
+    /// which a model that reads images is shown after the round's results; each is read by the
+    /// `images::ImageSource` of its scheme. None for most tools.
+    fn images(&self, result: &str) -> Vec<images::ImageRef> {
+        let _ = result;
+        Vec::new()
     }
 }
 

@@ -25,7 +25,6 @@ use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 
 use super::kernel::RunSpec;
-pub use super::kernel::SubtaskBounds;
 
 pub use checkpoint::{Checkpoint, MAX_RESUMPTIONS};
 pub use pipeline::DeepThinkPlanner;

@@ -19,12 +19,12 @@ use super::planning::prepare;
 use super::report;
 use super::saving::{save_artifact, save_structured};
 use super::subtask::{self, Finding, TaskStatus};
-use super::{DeepThinkSpec, SpawnSubtask, SubtaskBounds, emit};
+use super::{DeepThinkSpec, SpawnSubtask, emit};
 use crate::agent::sources::{self, Sources};
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 
-use super::super::kernel::{LoopOutcome, RunSpec};
+use super::super::kernel::{LoopOutcome, RunBounds, RunSpec};
 use super::super::loop_actor::{finish, run_loop};
 
 pub struct DeepThinkPlanner {
@@ -77,7 +77,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
     let run = &spec.run;
     let log = &run.log;
     let deadline = run.deadline.unwrap_or_else(|| {
-        tokio::time::Instant::now() + Duration::from_secs(run.limits.run_time_budget_secs)
+        tokio::time::Instant::now() + Duration::from_secs(run.handles.limits.run_time_budget_secs)
     });
     let mut checkpoint = match &spec.checkpoint {
         Some(checkpoint) => checkpoint.clone(),
@@ -290,9 +290,12 @@ async fn run_subtask(
         return Finding::skipped(&task, index, "the run's token budget is spent");
     }
     let sources = Sources::default();
-    let bounds = SubtaskBounds {
-        token_budget: config.subtask_token_budget.min(research_budget - used),
-        sources: sources.clone(),
+    // A sub-task's text is its findings note, for the synthesis only, and its research is
+    // part of the run's, which reports it.
+    let bounds = RunBounds {
+        quiet: true,
+        token_budget: Some(config.subtask_token_budget.min(research_budget - used)),
+        sources: Some(sources.clone()),
     };
     let mut sub = subtask::spec(
         &spec.run,

@@ -12,7 +12,7 @@ use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, StopReason};
 
 use super::super::kernel::{LoopOutcome, guarded};
-use super::super::loop_actor::upstream_error;
+use super::super::model_call::upstream_error;
 
 /// Longest stretch of earlier conversation the planner is shown, in characters.
 const MAX_HISTORY_CHARS: usize = 4_000;
@@ -160,7 +160,7 @@ async fn make_plan(
             );
         }
         *iterations += 1;
-        let completion = match run.llm.chat(&request).await {
+        let completion = match run.handles.llm.chat(&request).await {
             Ok(completion) => completion,
             Err(err) if structured && err.code() == "upstream_rejected" => {
                 tracing::info!(run_id = %run.log.run_id, error = %err, "the upstream refused a JSON schema; planning without one");

@@ -7,13 +7,13 @@ use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
+use super::emit;
 use super::plan::PlannedTask;
-use super::{SubtaskBounds, emit};
 use crate::agent::sources::Source;
 use crate::llm::wire::{ChatMessage, Usage};
 use crate::run::events::{RunError, StopReason};
 
-use super::super::kernel::RunSpec;
+use super::super::kernel::{RunBounds, RunSpec};
 use super::super::loop_actor::run_loop;
 
 /// The sub-task's instructions.
@@ -145,7 +145,7 @@ pub fn spec(
     task: &PlannedTask,
     context: &str,
     iterations: u32,
-    bounds: SubtaskBounds,
+    bounds: RunBounds,
     deadline: tokio::time::Instant,
 ) -> RunSpec {
     let tools = run
@@ -164,7 +164,7 @@ pub fn spec(
     }
     let messages = vec![ChatMessage::system(INSTRUCTIONS), ChatMessage::user(brief)];
     let mut spec = run.phase(messages, tools, iterations, false, deadline);
-    spec.subtask = Some(bounds);
+    spec.bounds = bounds;
     spec
 }
 

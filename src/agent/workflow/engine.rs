@@ -106,7 +106,7 @@ pub async fn run_steps(
 ) -> WorkflowOutcome {
     let log = &spec.log;
     let deadline = spec.deadline.unwrap_or_else(|| {
-        tokio::time::Instant::now() + Duration::from_secs(spec.limits.run_time_budget_secs)
+        tokio::time::Instant::now() + Duration::from_secs(spec.handles.limits.run_time_budget_secs)
     });
     let mut detector = LoopDetector::default();
     let mut results: Vec<(String, Value)> = Vec::with_capacity(steps.len());
@@ -237,15 +237,25 @@ async fn run_step(
                     arguments,
                     key,
                 } => {
-                    let timeout = Duration::from_secs(spec.limits.tool_timeout_secs);
-                    execute_call(&tool, &call.id, arguments, key, &spec.cache, timeout).await
+                    let timeout = Duration::from_secs(spec.handles.limits.tool_timeout_secs);
+                    execute_call(
+                        &tool,
+                        &call.id,
+                        arguments,
+                        key,
+                        &spec.handles.cache,
+                        timeout,
+                    )
+                    .await
                 }
             };
             match result {
                 Ok(mut value) => {
                     strip_base64_images(&mut value);
-                    let (text, _) =
-                        truncate_result(&result_text(&value), spec.limits.max_tool_result_chars);
+                    let (text, _) = truncate_result(
+                        &result_text(&value),
+                        spec.handles.limits.max_tool_result_chars,
+                    );
                     record_call(spec, name, None, started.elapsed(), &text);
                     Ok((value, text))
                 }
@@ -263,7 +273,7 @@ async fn run_step(
             request.tool_choice = None;
             request.stream = false;
             request.stream_options = None;
-            let completion = spec.llm.chat(&request).await.map_err(|err| {
+            let completion = spec.handles.llm.chat(&request).await.map_err(|err| {
                 tracing::warn!(run_id = %spec.log.run_id, %err, "a workflow's prompt step failed");
                 format!("the model call failed: {}", err.public_message())
             })?;

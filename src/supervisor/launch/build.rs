@@ -13,7 +13,7 @@ use sea_orm::DatabaseConnection;
 
 use super::Launcher;
 use crate::agent::rate_limit::ToolRateLimiter;
-use crate::agent::tool_round::new_tool_cache;
+use crate::agent::tool_cache::new_tool_cache;
 use crate::chat::Chats;
 use crate::cluster::Cluster;
 use crate::config::Config;

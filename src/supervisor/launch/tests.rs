@@ -70,7 +70,7 @@ async fn fixture() -> Fixture {
             &config.data_dir,
             config.attachments.clone(),
         ),
-        tool_cache: crate::agent::tool_round::new_tool_cache(Duration::from_secs(60)),
+        tool_cache: crate::agent::tool_cache::new_tool_cache(Duration::from_secs(60)),
         ask_user: Arc::new(crate::tools::ask_user::AskUser::new(
             config.ask_user.clone(),
         )),

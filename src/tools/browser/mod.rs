@@ -58,17 +58,14 @@ pub fn page_of(
     Some(page)
 }
 
-/// The model's image part for the screenshot a `browser_action` result (as the model reads it)
-/// took, if it took one: a `screenshot:` reference the run replaces with the PNG before each
-/// model call.
-pub fn screenshot_part(tool: &str, result: &str) -> Option<serde_json::Value> {
-    if tool != BROWSER_ACTION {
-        return None;
-    }
+/// The screenshot a `browser_action` result (as the model reads it) took, if it took one: a
+/// `screenshot:` reference the run replaces with the PNG before each model call.
+pub fn screenshot_taken(result: &str) -> Option<super::images::ImageRef> {
     let result: serde_json::Value = serde_json::from_str(result).ok()?;
     let id = ScreenshotId::parse(result["screenshot"]["id"].as_str()?)?;
-    Some(serde_json::json!({"type": "image_url",
-        "image_url": {"url": format!("{}{id}", screenshots::REFERENCE_SCHEME)}}))
+    Some(super::images::ImageRef {
+        url: format!("{}{id}", screenshots::REFERENCE_SCHEME),
+    })
 }
 
 /// A browser session's id: `bs_` and a UUID without hyphens.

@@ -142,3 +142,31 @@ impl Screenshots {
         }
     }
 }
+
+/// Screenshots are the images browser_action's results refer to (`Tool::images`).
+impl crate::tools::images::ImageSource for Screenshots {
+    fn scheme(&self) -> &'static str {
+        REFERENCE_SCHEME
+    }
+
+    fn what(&self) -> &'static str {
+        "a screenshot"
+    }
+
+    fn read(
+        &self,
+        chat: &ChatId,
+        url: &str,
+    ) -> futures_util::future::BoxFuture<'static, std::io::Result<Vec<u8>>> {
+        let (store, chat, id) = (self.clone(), chat.clone(), referenced(url));
+        Box::pin(async move {
+            match id {
+                Some(id) => store.read(&chat, &id).await,
+                None => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a screenshot reference",
+                )),
+            }
+        })
+    }
+}

@@ -284,6 +284,10 @@ impl Tool for BrowserAction {
             Ok(finish(&browsers, &session, done).await?)
         })
     }
+
+    fn images(&self, result: &str) -> Vec<crate::tools::images::ImageRef> {
+        super::screenshot_taken(result).into_iter().collect()
+    }
 }
 
 /// `analyze_page` in one chat.
