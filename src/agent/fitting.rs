@@ -3,7 +3,7 @@
 //! their place (`summary`). The run says what was done with `x_chat.context_trimmed`.
 
 use super::context::{self, TooLarge, Trimmed};
-use super::kernel::{Interrupt, RunSpec, guarded};
+use super::kernel::{ChatLink, Interrupt, RunSpec, guarded};
 use super::summary;
 use crate::chat::persistence::HistorySummary;
 use crate::chat::session::{LoadHistorySummary, StoreHistorySummary};
@@ -166,10 +166,12 @@ impl Fitting {
         let kept = match &self.summary {
             Some(kept) => kept.clone(),
             None => match &spec.chat {
-                Some((session, _)) => guarded(log, deadline, session.send(LoadHistorySummary))
-                    .await
-                    .map_err(SummaryFailed::Interrupted)?
-                    .unwrap_or_default(),
+                Some(ChatLink { session, .. }) => {
+                    guarded(log, deadline, session.send(LoadHistorySummary))
+                        .await
+                        .map_err(SummaryFailed::Interrupted)?
+                        .unwrap_or_default()
+                }
                 None => None,
             },
         };
@@ -190,7 +192,7 @@ impl Fitting {
             Ok(made) => {
                 usage.add(made.usage);
                 if made.calls > 0
-                    && let Some((session, _)) = &spec.chat
+                    && let Some(ChatLink { session, .. }) = &spec.chat
                 {
                     session.do_send(StoreHistorySummary(made.summary.clone()));
                 }

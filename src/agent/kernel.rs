@@ -44,6 +44,14 @@ pub struct RunHandles {
     pub tool_images: Option<ShownImages>,
 }
 
+/// A run's link to its stored chat: the session its answer is persisted through, and the user
+/// message it replies to.
+#[derive(Clone)]
+pub struct ChatLink {
+    pub session: Addr<ChatSession>,
+    pub user_message: MessageId,
+}
+
 /// Everything one run needs. Made by `RunSpec::new` (and `phase`, which uses it); the fields
 /// a run sets apart from the defaults are set on the result.
 pub struct RunSpec {
@@ -56,7 +64,7 @@ pub struct RunSpec {
     pub tools: Vec<SharedTool>,
     pub max_iterations: u32,
     /// The chat to persist the answer to, and the user message it replies to.
-    pub chat: Option<(Addr<ChatSession>, MessageId)>,
+    pub chat: Option<ChatLink>,
     /// Where a resumed run left off (its messages already end with the user's answer).
     pub resume: Option<ResumePoint>,
     /// The ask whose answer this run continues from.

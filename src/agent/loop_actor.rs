@@ -17,7 +17,7 @@ use crate::llm::wire::{ChatMessage, FinishReason, ToolCall};
 use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 
 use super::images::images_returned;
-use super::kernel::{LoopOutcome, Pause, RunSpec, Waiting, guarded};
+use super::kernel::{ChatLink, LoopOutcome, Pause, RunSpec, Waiting, guarded};
 use super::loop_state::LoopState;
 use super::model_call::ModelCaller;
 use super::pause::pause_run;
@@ -66,7 +66,11 @@ pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
         .run_finished(outcome.stop_reason.as_str());
     let mut assistant_message_id = None;
     let mut error = outcome.error.clone();
-    if let Some((session, user_message_id)) = &spec.chat {
+    if let Some(ChatLink {
+        session,
+        user_message: user_message_id,
+    }) = &spec.chat
+    {
         let stored = session
             .send(CompleteTurn {
                 run_id: spec.log.run_id.clone(),

@@ -11,7 +11,7 @@ use crate::llm::wire::Usage;
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
 
-use super::kernel::{LoopOutcome, ResumePoint, RunSpec};
+use super::kernel::{ChatLink, LoopOutcome, ResumePoint, RunSpec};
 
 /// While text streams, the answer so far is saved at least this often, so a crash loses at
 /// most about a second of it.
@@ -130,7 +130,7 @@ impl LoopState {
     /// Saves the answer so far (`content` and the turn's `pending` text) through the chat
     /// session when enough time or text has passed since the last save, or when `force`d.
     pub(super) fn save_draft(&mut self, spec: &RunSpec, pending: &str, force: bool) {
-        let Some((session, _)) = &spec.chat else {
+        let Some(ChatLink { session, .. }) = &spec.chat else {
             return;
         };
         let len = self.content.len() + pending.len();

@@ -8,7 +8,7 @@ use crate::chat::asks::{AskKind, NewAsk};
 use crate::llm::wire::{ChatMessage, ChatRequest};
 use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
 
-use super::kernel::ResumePoint;
+use super::kernel::{ChatLink, ResumePoint};
 use super::kernel::{LoopOutcome, Pause, RunSpec, Waiting};
 
 /// Everything a paused run needs to continue, stored with its pending ask.
@@ -57,7 +57,11 @@ pub(super) async fn pause_run(
             ..RunError::new(RunErrorKind::PauseFailed, "the question could not be saved")
         }
     };
-    let Some((session, user_message_id)) = &spec.chat else {
+    let Some(ChatLink {
+        session,
+        user_message: user_message_id,
+    }) = &spec.chat
+    else {
         return Err(failed("a paused run needs a stored chat".into()));
     };
     let (kind, tool_call_id, question, stop_reason) = match pause.waiting {

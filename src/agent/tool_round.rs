@@ -17,7 +17,7 @@ use crate::run::events::RunEvent;
 use crate::tools::schema::check_arguments;
 use crate::tools::{ProgressKind, SharedTool, ToolError};
 
-use super::kernel::RunSpec;
+use super::kernel::{ChatLink, RunSpec};
 use super::loop_state::LoopState;
 use super::tool_cache::ToolCache;
 
@@ -151,7 +151,7 @@ pub(super) async fn run_tools(
         });
         texts.push(Some(text));
     }
-    if let Some((session, _)) = &spec.chat
+    if let Some(ChatLink { session, .. }) = &spec.chat
         && !records.is_empty()
     {
         session.do_send(RecordToolCalls {
@@ -188,7 +188,7 @@ pub fn report_result(
     );
     record_call(spec, &call.function.name, code.as_deref(), took, &text);
     let preview = result_preview(&value);
-    if let Some((session, _)) = &spec.chat {
+    if let Some(ChatLink { session, .. }) = &spec.chat {
         session.do_send(RecordToolCalls {
             run_id: spec.log.run_id.clone(),
             calls: vec![ToolCallRecord {

@@ -100,7 +100,10 @@ pub async fn continue_run(
         messages: Vec::new(),
         tools,
         max_iterations: launcher.config.deep_think.subtask_iterations,
-        chat: Some((session, user_message_id)),
+        chat: Some(crate::agent::kernel::ChatLink {
+            session,
+            user_message: user_message_id,
+        }),
         resume: None,
         completes_ask: None,
         project: checkpoint.project.clone(),

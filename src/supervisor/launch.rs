@@ -2,7 +2,7 @@
 //! registered for subscribers, and an `AgentRun` on the supervisor's arbiters. Shared by every
 //! HTTP entry point so they all get the same governance.
 
-use entities::ids::{ChatId, MessageId, RunId};
+use entities::ids::{ChatId, RunId};
 use std::sync::Arc;
 
 use crate::agent::kernel::{RunHandles, RunSpec};
@@ -119,7 +119,7 @@ pub(super) struct RunPlan {
     pub(super) messages: Vec<ChatMessage>,
     pub(super) tools: Vec<crate::tools::SharedTool>,
     pub(super) max_iterations: u32,
-    pub(super) chat: Option<(actix::Addr<crate::chat::session::ChatSession>, MessageId)>,
+    pub(super) chat: Option<crate::agent::kernel::ChatLink>,
     pub(super) resume: Option<crate::agent::kernel::ResumePoint>,
     pub(super) completes_ask: Option<entities::ids::AskCorrelationId>,
     pub(super) project: String,

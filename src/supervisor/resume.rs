@@ -303,7 +303,10 @@ pub async fn resume_answered(
         messages,
         tools,
         max_iterations: checkpoint.max_iterations,
-        chat: Some((session, checkpoint.user_message_id)),
+        chat: Some(crate::agent::kernel::ChatLink {
+            session,
+            user_message: checkpoint.user_message_id,
+        }),
         resume: Some(checkpoint.point),
         completes_ask: Some(ask.correlation_id.clone()),
         project,

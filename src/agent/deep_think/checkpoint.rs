@@ -39,7 +39,7 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// Saves it on the run's row, if the run is in a chat.
     pub fn save(&self, run: &RunSpec) {
-        let Some((session, _)) = &run.chat else {
+        let Some(crate::agent::kernel::ChatLink { session, .. }) = &run.chat else {
             return;
         };
         match serde_json::to_value(self) {

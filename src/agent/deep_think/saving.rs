@@ -48,7 +48,7 @@ pub(super) async fn save_artifact(
     content: &str,
 ) -> Option<String> {
     let run = &spec.run;
-    let (session, _) = run.chat.as_ref()?;
+    let session = &run.chat.as_ref()?.session;
     let content = cut_to_bytes(content, spec.max_artifact_bytes);
     let title = plan::shorten(title, artifacts::MAX_TITLE_CHARS);
     let mut identifier = name.to_string();

@@ -159,7 +159,10 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
         Vec::new(),
         step_tools(launcher, &agent),
     );
-    run.chat = Some((session, started.user_message_id));
+    run.chat = Some(crate::agent::kernel::ChatLink {
+        session,
+        user_message: started.user_message_id,
+    });
     run.project = principal.project().to_string();
     let (done, outcome) = tokio::sync::oneshot::channel();
     let steps_view = workflow.clone();

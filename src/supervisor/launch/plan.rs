@@ -67,7 +67,11 @@ impl Plan {
             chat: self
                 .session
                 .and_then(|slot| slot.get().cloned())
-                .zip(user_message),
+                .zip(user_message)
+                .map(|(session, user_message)| crate::agent::kernel::ChatLink {
+                    session,
+                    user_message,
+                }),
             resume: None,
             completes_ask: None,
             project: self.project,
