@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use entities::ids::UserId;
 use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
-use entities::ids::UserId;
 use sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
     DbErr, Statement, TransactionTrait,
@@ -82,7 +82,10 @@ const MIGRATION_LOCK: i64 = 0x636f_6c6c_6f71_7579;
 /// previous holder committed); SQLite has one writer, so the transaction's first statement is
 /// a write (to the user's row, changing nothing), which waits (the busy timeout) for the
 /// writer before it. Keep the transaction short: on SQLite it holds the database's write lock.
-pub async fn lock_user(db: &DatabaseConnection, user: &UserId) -> Result<DatabaseTransaction, DbErr> {
+pub async fn lock_user(
+    db: &DatabaseConnection,
+    user: &UserId,
+) -> Result<DatabaseTransaction, DbErr> {
     let txn = db.begin().await?;
     let backend = txn.get_database_backend();
     let sql = match backend {

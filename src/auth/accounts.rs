@@ -11,9 +11,9 @@ use sea_orm::{
 };
 
 use super::principal::Principal;
+use super::secret::{hash_password, hash_token, new_token, verify_password_or_dummy};
 use crate::config::AuthConfig;
 use crate::db::Page;
-use super::secret::{hash_password, hash_token, new_token, verify_password_or_dummy};
 
 /// Longest accepted username.
 const MAX_USERNAME_CHARS: usize = 64;

@@ -165,10 +165,7 @@ impl KnowledgeBases {
         if let Some(name) = &name {
             parse_title(name)?;
         }
-        let draft = self
-            .chats
-            .draft_vector_store(owner, name, metadata)
-            .await?;
+        let draft = self.chats.draft_vector_store(owner, name, metadata).await?;
         let txn = crate::db::lock_user(&self.db, owner).await?;
         let held = Self::owned_query(owner).count(&txn).await?;
         if held >= self.max_per_user as u64 {

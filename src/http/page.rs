@@ -61,7 +61,15 @@ mod tests {
         assert_eq!(body["total"], 5);
         assert_eq!(body["has_more"], true);
         assert_eq!(body["next_offset"], 4);
-        let last = paged(json!({}), Page { limit: 2, offset: 4 }, 1, 5);
+        let last = paged(
+            json!({}),
+            Page {
+                limit: 2,
+                offset: 4,
+            },
+            1,
+            5,
+        );
         assert_eq!(last["has_more"], false);
         assert!(last["next_offset"].is_null());
     }

@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, race_to_the_cap, read_every_page, spawn_app, spawn_app_with};
+use crate::helpers::{
+    TestApp, error_body, race_to_the_cap, read_every_page, spawn_app, spawn_app_with,
+};
 
 async fn create_agent(app: &TestApp, body: Value) -> Value {
     let response = app.api().create_agent().json(&body).call().await;

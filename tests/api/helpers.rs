@@ -390,11 +390,7 @@ pub const RACERS: usize = 80;
 
 /// Sends `RACERS` create requests at once (`request(i)` builds the `i`th) and checks that
 /// exactly `cap` were created (201) and every other was refused with 409 and `code`.
-pub async fn race_to_the_cap(
-    cap: usize,
-    code: &str,
-    request: impl Fn(usize) -> RequestBuilder,
-) {
+pub async fn race_to_the_cap(cap: usize, code: &str, request: impl Fn(usize) -> RequestBuilder) {
     let racing = (0..RACERS).map(|i| request(i).call());
     let responses = futures_util::future::join_all(racing).await;
     let mut created = 0;

@@ -744,8 +744,7 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
 }
 
 #[actix_web::test]
-async fn creates_racing_for_the_last_knowledge_bases_stop_at_the_cap_and_the_list_pages_past_it()
-{
+async fn creates_racing_for_the_last_knowledge_bases_stop_at_the_cap_and_the_list_pages_past_it() {
     let app = spawn_app_with(|config| config.documents.max_knowledge_bases_per_user = 5).await;
     race_to_the_cap(5, "too_many_knowledge_bases", |i| {
         app.api()

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, race_to_the_cap, read_every_page, spawn_app, spawn_app_with};
+use crate::helpers::{
+    TestApp, error_body, race_to_the_cap, read_every_page, spawn_app, spawn_app_with,
+};
 use crate::sse::{content, finished, read_all};
 
 /// Creates a workflow and returns its JSON (asserting it was created).

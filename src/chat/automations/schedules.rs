@@ -16,9 +16,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::AutomationError;
-use crate::db::Page;
 use super::cron::CronTiming;
 use super::steps::MAX_PROMPT_CHARS;
+use crate::db::Page;
 
 /// Due times shown ahead.
 pub const SHOWN_NEXT: usize = 5;

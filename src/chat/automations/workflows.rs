@@ -14,8 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::AutomationError;
-use crate::db::Page;
 use super::steps::{Step, StepSpec, check_steps};
+use crate::db::Page;
 
 /// Longest workflow name.
 pub const MAX_NAME_CHARS: usize = 200;
