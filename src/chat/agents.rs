@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::knowledge_bases::KnowledgeBaseId;
+use crate::config::AgentConfig;
 use crate::db::Page;
 
 /// Longest agent name, in characters.
@@ -29,9 +30,6 @@ pub const MAX_MODEL_CHARS: usize = 200;
 pub const MAX_TOOLS: usize = 64;
 /// Longest tool or server name, in characters.
 pub const MAX_TOOL_NAME_CHARS: usize = 64;
-/// Most agents one user may have, unless the configuration says otherwise
-/// (`agent.max_agents_per_user`).
-pub const MAX_AGENTS_PER_USER: u64 = 200;
 /// Most knowledge bases one agent searches: each is an index a `search_knowledge` call opens.
 pub const MAX_KNOWLEDGE_BASES: usize = 20;
 
@@ -251,11 +249,11 @@ pub struct Agents {
 }
 
 impl Agents {
-    /// The registry, with the default cap (`MAX_AGENTS_PER_USER`).
+    /// The registry, with the default cap (`agent.max_agents_per_user`'s default).
     pub fn new(db: DatabaseConnection) -> Self {
         Self {
             db,
-            max_per_user: MAX_AGENTS_PER_USER,
+            max_per_user: AgentConfig::default().max_agents_per_user,
         }
     }
 
