@@ -171,7 +171,8 @@ async fn accounts(config: &Config) -> anyhow::Result<Accounts> {
         db,
         config.auth.session_ttl_hours,
         config.auth.login_link_ttl_minutes,
-    ))
+    )
+    .with_max_api_keys_per_user(config.auth.max_api_keys_per_user))
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {

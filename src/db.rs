@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
+use entities::ids::UserId;
 use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, Statement,
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
+    DbErr, Statement, TransactionTrait,
 };
 
 use crate::config::Config;
@@ -72,6 +74,55 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
 /// The advisory lock key processes take turns migrating under (any fixed number; "colloquy"
 /// in ASCII).
 const MIGRATION_LOCK: i64 = 0x636f_6c6c_6f71_7579;
+
+/// A transaction that holds `user`'s row lock until it commits or is dropped: a per-user cap
+/// (schedules, workflows, agents, knowledge bases, API keys) counts and inserts inside one, so
+/// requests racing for the last place take turns, in this process and in any other on the same
+/// database. PostgreSQL locks the user's row (`FOR UPDATE`; a count after it sees what the
+/// previous holder committed); SQLite has one writer, so the transaction's first statement is
+/// a write (to the user's row, changing nothing), which waits (the busy timeout) for the
+/// writer before it. Keep the transaction short: on SQLite it holds the database's write lock.
+pub async fn lock_user(
+    db: &DatabaseConnection,
+    user: &UserId,
+) -> Result<DatabaseTransaction, DbErr> {
+    let txn = db.begin().await?;
+    let backend = txn.get_database_backend();
+    let sql = match backend {
+        DbBackend::Postgres => "SELECT id FROM users WHERE id = $1 FOR UPDATE",
+        _ => "UPDATE users SET is_admin = is_admin WHERE id = ?",
+    };
+    txn.execute_raw(Statement::from_sql_and_values(
+        backend,
+        sql,
+        [user.as_str().into()],
+    ))
+    .await?;
+    Ok(txn)
+}
+
+/// One page of a list: at most `limit` rows after skipping `offset`. Per-user lists (schedules,
+/// workflows, agents, knowledge bases, API keys) page with it, so nothing past a cap, or past
+/// one page, is out of reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub limit: u64,
+    pub offset: u64,
+}
+
+impl Page {
+    /// A page large enough for everything a user may have under the default caps; what asks
+    /// for no page gets this one.
+    pub const DEFAULT_LIMIT: u64 = 200;
+    /// The largest page one request may ask for.
+    pub const MAX_LIMIT: u64 = 500;
+
+    /// The first `DEFAULT_LIMIT` rows.
+    pub const FIRST: Page = Page {
+        limit: Self::DEFAULT_LIMIT,
+        offset: 0,
+    };
+}
 
 /// Whether the database answers (readiness).
 pub async fn ping(db: &DatabaseConnection) -> Result<(), DbErr> {

@@ -72,7 +72,8 @@ impl Application {
             db.clone(),
             config.auth.session_ttl_hours,
             config.auth.login_link_ttl_minutes,
-        );
+        )
+        .with_max_api_keys_per_user(config.auth.max_api_keys_per_user);
         let public_url = config.public_url(address);
         let login_url = bootstrap_admin(&accounts, &config, &public_url)
             .await

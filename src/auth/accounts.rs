@@ -6,12 +6,14 @@ use entities::ids::{ApiKeyId, LoginSessionId, LoginTokenId, UserId};
 use entities::{api_keys, login_sessions, login_tokens, users};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use super::principal::Principal;
 use super::secret::{hash_password, hash_token, new_token, verify_password_or_dummy};
+use crate::config::AuthConfig;
+use crate::db::Page;
 
 /// Longest accepted username.
 const MAX_USERNAME_CHARS: usize = 64;
@@ -48,6 +50,9 @@ pub enum AuthError {
     /// Not an IANA time zone name.
     #[error("{0:?} is not a time zone; use an IANA name such as Europe/Paris or UTC")]
     InvalidTimeZone(String),
+    /// The user holds `max` API keys already (`auth.max_api_keys_per_user`).
+    #[error("a user may hold at most {max} API keys; revoke one first")]
+    TooManyApiKeys { max: u64 },
     #[error("password hashing failed: {0}")]
     Hashing(String),
     #[error(transparent)]
@@ -80,6 +85,8 @@ pub struct Accounts {
     link_ttl: Duration,
     /// Verified API keys by hash.
     pub(super) key_cache: moka::future::Cache<String, Principal>,
+    /// API keys one user may hold at once (`auth.max_api_keys_per_user`).
+    max_api_keys_per_user: u64,
 }
 
 impl Accounts {
@@ -118,6 +125,15 @@ impl Accounts {
                 .max_capacity(KEY_CACHE_CAPACITY)
                 .time_to_live(KEY_CACHE_TTL)
                 .build(),
+            max_api_keys_per_user: AuthConfig::default().max_api_keys_per_user,
+        }
+    }
+
+    /// These accounts, letting one user hold at most `max` API keys.
+    pub fn with_max_api_keys_per_user(self, max: u64) -> Self {
+        Self {
+            max_api_keys_per_user: max,
+            ..self
         }
     }
 
@@ -199,10 +215,28 @@ impl Accounts {
         Ok(user.filter(|user| matches && !user.disabled))
     }
 
-    /// Creates a new API key for a user and returns it (the only time it is visible).
-    pub async fn issue_api_key(&self, user_id: &UserId, name: &str) -> Result<IssuedSecret, DbErr> {
+    /// Creates a new API key for a user and returns it (the only time it is visible); refused
+    /// once they hold `max_api_keys_per_user`, counted and stored under their lock
+    /// (`db::lock_user`) so racing requests cannot pass the cap.
+    pub async fn issue_api_key(
+        &self,
+        user_id: &UserId,
+        name: &str,
+    ) -> Result<IssuedSecret, AuthError> {
         let secret = new_token("cq_");
-        let id = self.store_api_key(user_id, name, &secret).await?;
+        let txn = crate::db::lock_user(&self.db, user_id).await?;
+        let held = api_keys::Entity::find()
+            .filter(api_keys::Column::UserId.eq(user_id))
+            .filter(api_keys::Column::RevokedAt.is_null())
+            .count(&txn)
+            .await?;
+        if held >= self.max_api_keys_per_user {
+            return Err(AuthError::TooManyApiKeys {
+                max: self.max_api_keys_per_user,
+            });
+        }
+        let id = Self::store_api_key(&txn, user_id, name, &secret).await?;
+        txn.commit().await?;
         Ok(IssuedSecret {
             id: id.into_string(),
             secret,
@@ -222,13 +256,13 @@ impl Accounts {
             .await?
             .is_some();
         if !exists {
-            self.store_api_key(user_id, name, key).await?;
+            Self::store_api_key(&self.db, user_id, name, key).await?;
         }
         Ok(())
     }
 
     async fn store_api_key(
-        &self,
+        db: &impl ConnectionTrait,
         user_id: &UserId,
         name: &str,
         key: &str,
@@ -244,18 +278,30 @@ impl Accounts {
             last_used_at: Set(None),
             revoked_at: Set(None),
         }
-        .insert(&self.db)
+        .insert(db)
         .await?;
         Ok(id)
     }
 
-    pub async fn list_api_keys(&self, user_id: &UserId) -> Result<Vec<api_keys::Model>, DbErr> {
-        api_keys::Entity::find()
+    /// One page of the user's API keys (revoked ones left out), oldest first, and how many
+    /// they hold in all.
+    pub async fn list_api_keys(
+        &self,
+        user_id: &UserId,
+        page: Page,
+    ) -> Result<(Vec<api_keys::Model>, u64), DbErr> {
+        let held = api_keys::Entity::find()
             .filter(api_keys::Column::UserId.eq(user_id))
-            .filter(api_keys::Column::RevokedAt.is_null())
+            .filter(api_keys::Column::RevokedAt.is_null());
+        let total = held.clone().count(&self.db).await?;
+        let keys = held
             .order_by_asc(api_keys::Column::CreatedAt)
+            .order_by_asc(api_keys::Column::Id)
+            .offset(page.offset)
+            .limit(page.limit)
             .all(&self.db)
-            .await
+            .await?;
+        Ok((keys, total))
     }
 
     /// Revokes one of the user's keys; `false` if they have no such key.

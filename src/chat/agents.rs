@@ -11,12 +11,14 @@ use entities::agents;
 use entities::ids::{AgentId, UserId};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    Set, TransactionTrait,
+    QuerySelect, Set, TransactionTrait,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::knowledge_bases::KnowledgeBaseId;
+use crate::config::AgentConfig;
+use crate::db::Page;
 
 /// Longest agent name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -28,8 +30,6 @@ pub const MAX_MODEL_CHARS: usize = 200;
 pub const MAX_TOOLS: usize = 64;
 /// Longest tool or server name, in characters.
 pub const MAX_TOOL_NAME_CHARS: usize = 64;
-/// Most agents one user may have.
-pub const MAX_AGENTS_PER_USER: u64 = 200;
 /// Most knowledge bases one agent searches: each is an index a `search_knowledge` call opens.
 pub const MAX_KNOWLEDGE_BASES: usize = 20;
 
@@ -141,6 +141,9 @@ pub enum AgentError {
     NotFound,
     #[error("{0}")]
     Conflict(String),
+    /// The owner has `max` agents already (`agent.max_agents_per_user`).
+    #[error("a user may have at most {max} agents; delete one first")]
+    TooMany { max: u64 },
     /// A knowledge base the owner does not have (someone else's is not told apart).
     #[error("knowledge base {0} not found")]
     KnowledgeBaseNotFound(KnowledgeBaseId),
@@ -241,11 +244,25 @@ impl AgentFields {
 #[derive(Clone)]
 pub struct Agents {
     db: DatabaseConnection,
+    /// Agents one user may have (their default agent counts).
+    max_per_user: u64,
 }
 
 impl Agents {
+    /// The registry, with the default cap (`agent.max_agents_per_user`'s default).
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db }
+        Self {
+            db,
+            max_per_user: AgentConfig::default().max_agents_per_user,
+        }
+    }
+
+    /// The registry, capping each user at `max_per_user` agents.
+    pub fn with_max_per_user(self, max_per_user: u64) -> Self {
+        Self {
+            max_per_user,
+            ..self
+        }
     }
 
     fn default_id(user: &UserId) -> AgentId {
@@ -292,19 +309,22 @@ impl Agents {
     }
 
     /// The user's agents, the default first, then by name.
-    pub async fn list(&self, user: &UserId) -> Result<Vec<Agent>, DbErr> {
+    pub async fn list(&self, user: &UserId, page: Page) -> Result<(Vec<Agent>, u64), DbErr> {
         self.default_for(user).await?;
-        let agents = agents::Entity::find()
-            .filter(agents::Column::UserId.eq(user))
+        let owned = agents::Entity::find().filter(agents::Column::UserId.eq(user));
+        let total = sea_orm::PaginatorTrait::count(owned.clone(), &self.db).await?;
+        let agents = owned
             .order_by_desc(agents::Column::IsDefault)
             .order_by_asc(agents::Column::Name)
             .order_by_asc(agents::Column::Id)
+            .offset(page.offset)
+            .limit(page.limit)
             .all(&self.db)
             .await?
             .into_iter()
             .map(Agent::from)
             .collect();
-        self.all_with_knowledge_bases(agents).await
+        Ok((self.all_with_knowledge_bases(agents).await?, total))
     }
 
     /// The agent if `user` owns it; `NotFound` for anyone else's.
@@ -323,20 +343,21 @@ impl Agents {
         let Some(name) = fields.name.as_deref().map(str::trim) else {
             return Err(invalid("name is required"));
         };
-        let count = sea_orm::PaginatorTrait::count(
-            agents::Entity::find().filter(agents::Column::UserId.eq(user)),
-            &self.db,
-        )
-        .await?;
-        if count >= MAX_AGENTS_PER_USER {
-            return Err(AgentError::Conflict(format!(
-                "a user may have at most {MAX_AGENTS_PER_USER} agents; delete one first"
-            )));
-        }
         self.default_for(user).await?;
         let bases = self.check_knowledge_bases(user, &fields).await?;
+        // Counted and stored under the owner's lock, so racing creates cannot pass the cap.
+        let txn = crate::db::lock_user(&self.db, user).await?;
+        let count = sea_orm::PaginatorTrait::count(
+            agents::Entity::find().filter(agents::Column::UserId.eq(user)),
+            &txn,
+        )
+        .await?;
+        if count >= self.max_per_user {
+            return Err(AgentError::TooMany {
+                max: self.max_per_user,
+            });
+        }
         let now = Utc::now();
-        let txn = self.db.begin().await?;
         let row = agents::ActiveModel {
             id: Set(AgentId::generate()),
             user_id: Set(user.clone()),

@@ -19,6 +19,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::persistence::{ChatStoreError, Chats, parse_title};
+use crate::db::Page;
 
 /// A knowledge base's id: the id of the chat that holds its documents, shown as
 /// `kb_<chat id>`; `vs_<chat id>` (its vector store id) names the same one.
@@ -153,8 +154,8 @@ impl KnowledgeBases {
     }
 
     /// Makes one for `owner` (a vector store's `metadata` beside), refused past the per-user
-    /// limit. Two made at the very same moment may both pass the count: the limit bounds
-    /// disk use, and one over it is harmless.
+    /// limit: counted and stored under the owner's lock (`db::lock_user`), so racing creates
+    /// cannot pass it.
     pub async fn create(
         &self,
         owner: &UserId,
@@ -164,22 +165,31 @@ impl KnowledgeBases {
         if let Some(name) = &name {
             parse_title(name)?;
         }
-        let held = Self::owned_query(owner).count(&self.db).await?;
+        let draft = self.chats.draft_vector_store(owner, name, metadata).await?;
+        let txn = crate::db::lock_user(&self.db, owner).await?;
+        let held = Self::owned_query(owner).count(&txn).await?;
         if held >= self.max_per_user as u64 {
             return Err(KnowledgeBaseError::TooMany {
                 max: self.max_per_user,
             });
         }
-        Ok(self
-            .chats
-            .create_vector_store(owner, name, metadata)
-            .await?)
+        let chat = Chats::insert_on(&txn, draft).await?;
+        txn.commit().await?;
+        Ok(chat)
     }
 
-    /// The owner's knowledge bases, newest first (at most the per-user limit, so all of them).
-    pub async fn list(&self, owner: &UserId) -> Result<Vec<chats::Model>, DbErr> {
-        let limit = self.max_per_user.max(1) as u64;
-        self.chats.vector_stores(owner, limit).await
+    /// One page of the owner's knowledge bases, newest first, and how many they have in all.
+    pub async fn list(
+        &self,
+        owner: &UserId,
+        page: Page,
+    ) -> Result<(Vec<chats::Model>, u64), DbErr> {
+        let total = Self::owned_query(owner).count(&self.db).await?;
+        let bases = self
+            .chats
+            .vector_stores(owner, page.limit, page.offset)
+            .await?;
+        Ok((bases, total))
     }
 
     /// The knowledge base if `owner` has it; `NotFound` for anyone else's, for a chat that is

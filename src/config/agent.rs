@@ -28,6 +28,9 @@ pub struct AgentConfig {
     pub run_time_budget_secs: u64,
     /// Seconds a finished run's event log stays available for re-attaching clients.
     pub run_log_retention_secs: u64,
+    /// Agents one user may have, their default agent included (200: far more than anyone
+    /// keeps, few enough that one user's list stays one page).
+    pub max_agents_per_user: u64,
     /// Seconds a chat may sit idle before its actor is passivated (stopped; state stays in the DB).
     pub chat_idle_secs: u64,
     /// System prompt sent first in every chat; `None` sends none.
@@ -77,6 +80,7 @@ impl Default for AgentConfig {
             max_tool_result_chars: 10_000,
             run_time_budget_secs: 600,
             run_log_retention_secs: 600,
+            max_agents_per_user: 200,
             chat_idle_secs: 600,
             system_prompt: None,
             context_strategy: ContextStrategy::Drop,

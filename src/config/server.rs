@@ -82,6 +82,9 @@ pub struct AuthConfig {
     /// Seconds over which a spent allowance refills completely (one try back every
     /// window / limit seconds).
     pub login_failure_window_secs: u64,
+    /// API keys one user may hold at once (revoked keys do not count): each is a standing way
+    /// in, and a few per device or script is plenty.
+    pub max_api_keys_per_user: u64,
 }
 
 impl Default for AuthConfig {
@@ -95,6 +98,7 @@ impl Default for AuthConfig {
             login_failures_per_account: 5,
             login_failures_per_address: 20,
             login_failure_window_secs: 15 * 60,
+            max_api_keys_per_user: 100,
         }
     }
 }

@@ -308,6 +308,10 @@ impl From<AuthError> for AppError {
                 code: "invalid_time_zone",
                 message: err.to_string(),
             },
+            AuthError::TooManyApiKeys { .. } => AppError::LimitReached {
+                code: "too_many_api_keys",
+                message: err.to_string(),
+            },
             AuthError::Hashing(_) => AppError::internal(err),
             AuthError::Database(db) => AppError::Database(db),
         }
@@ -364,6 +368,10 @@ impl From<AgentError> for AppError {
             AgentError::Invalid(message) => AppError::InvalidRequest(message),
             AgentError::NotFound => AppError::NotFound("agent"),
             AgentError::Conflict(message) => AppError::Conflict(message),
+            AgentError::TooMany { .. } => AppError::LimitReached {
+                code: "too_many_agents",
+                message: err.to_string(),
+            },
             AgentError::KnowledgeBaseNotFound(id) => AppError::NotFoundWithHelp(format!(
                 "knowledge base {id} not found; GET /api/knowledge-bases lists yours"
             )),

@@ -9,7 +9,7 @@
 //! Routes are plain paths, never `/chat/api/{id}` scopes (two such scopes would shadow each
 //! other). Beside the resources: `principal` (the extractor), `sse` (a run's events in each
 //! stream dialect), `run_usage` (`x_chat.metadata`'s usage), `run_failure` (the one place a
-//! failed run becomes an HTTP error) and `ui`.
+//! failed run becomes an HTTP error), `page` (how a per-user list is paged) and `ui`.
 //! `api::knowledge_bases` serves the same stores as `openai::vector_stores`, as knowledge bases,
 //! through `chat_api::documents`' and `chat_api::uploads`' handlers.
 
@@ -18,6 +18,7 @@ mod errors;
 pub mod forward;
 mod health;
 mod metrics;
+mod page;
 mod principal;
 mod run_failure;
 mod run_usage;

@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, spawn_app};
+use crate::helpers::{
+    TestApp, error_body, race_to_the_cap, read_every_page, spawn_app, spawn_app_with,
+};
 
 async fn create_agent(app: &TestApp, body: Value) -> Value {
     let response = app.api().create_agent().json(&body).call().await;
@@ -504,4 +506,23 @@ async fn an_agent_naming_only_the_calculator_still_offers_the_chat_tools() {
     app.upstream.script([Reply::text("Hi.")]);
     app.send_text(&chat, "hello").await;
     assert_eq!(offered(&app, 2), ["calculator"]);
+}
+
+#[actix_web::test]
+async fn creates_racing_for_the_last_agents_stop_at_the_cap_and_the_list_pages_past_it() {
+    let app = spawn_app_with(|config| config.agent.max_agents_per_user = 5).await;
+    // The default agent (made on first use) is one of the five.
+    let before: Value = app.api().agents().read_json().await;
+    assert_eq!(before["total"], 1, "{before}");
+    race_to_the_cap(4, "too_many_agents", |i| {
+        app.api()
+            .create_agent()
+            .json(&json!({"name": format!("racer {i}")}))
+    })
+    .await;
+    let ids = read_every_page(|| app.api().agents(), "agents").await;
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "{ids:?}");
 }

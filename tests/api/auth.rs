@@ -3,7 +3,10 @@ use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
 use crate::client::Call;
-use crate::helpers::{ADMIN_KEY, error_body, session_cookie, spawn_app};
+use crate::helpers::{
+    ADMIN_KEY, error_body, race_to_the_cap, read_every_page, session_cookie, spawn_app,
+    spawn_app_with,
+};
 
 #[actix_web::test]
 async fn requests_without_credentials_get_a_401_json_error_everywhere() {
@@ -265,4 +268,33 @@ async fn only_admins_create_users_and_usernames_are_unique() {
         .await
         .unwrap();
     assert_eq!(users, 2, "admin and bob only");
+}
+
+#[actix_web::test]
+async fn creates_racing_for_the_last_api_keys_stop_at_the_cap_and_the_list_pages_past_it() {
+    let app = spawn_app_with(|config| config.auth.max_api_keys_per_user = 5).await;
+    // The admin's bootstrap key is one of the five.
+    let before: Value = app.auth().api_keys().read_json().await;
+    assert_eq!(before["total"], 1, "{before}");
+    race_to_the_cap(4, "too_many_api_keys", |i| {
+        app.auth()
+            .create_api_key()
+            .json(&json!({"name": format!("racer {i}")}))
+    })
+    .await;
+    let ids = read_every_page(|| app.auth().api_keys(), "data").await;
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "{ids:?}");
+    // A revoked key frees its place.
+    let revoked = app.auth().revoke_api_key(&ids[4]).call().await;
+    assert!(revoked.status().is_success(), "{}", revoked.status());
+    let again = app
+        .auth()
+        .create_api_key()
+        .json(&json!({"name": "again"}))
+        .call()
+        .await;
+    assert_eq!(again.status(), 201);
 }

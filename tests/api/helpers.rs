@@ -383,3 +383,47 @@ where
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+/// Requests racing for a per-user cap's last places (enough to have overshot it before creates
+/// counted and inserted under the user's lock).
+pub const RACERS: usize = 80;
+
+/// Sends `RACERS` create requests at once (`request(i)` builds the `i`th) and checks that
+/// exactly `cap` were created (201) and every other was refused with 409 and `code`.
+pub async fn race_to_the_cap(cap: usize, code: &str, request: impl Fn(usize) -> RequestBuilder) {
+    let racing = (0..RACERS).map(|i| request(i).call());
+    let responses = futures_util::future::join_all(racing).await;
+    let mut created = 0;
+    for response in responses {
+        match response.status().as_u16() {
+            201 => created += 1,
+            409 => assert_eq!(error_body(response).await["code"], code),
+            other => panic!("{other}: {:?}", response.text().await),
+        }
+    }
+    assert_eq!(created, cap, "creates that passed the cap of {cap}");
+}
+
+/// Reads a per-user list (`list()` builds its request; `key` names the array in its answer)
+/// two items a page, checking the paging fields, and returns the ids of every item, in order.
+pub async fn read_every_page(list: impl Fn() -> RequestBuilder, key: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut offset = 0;
+    loop {
+        let page: Value = list()
+            .with_query(&format!("limit=2&offset={offset}"))
+            .read_json()
+            .await;
+        let items = page[key].as_array().unwrap_or_else(|| panic!("{page}"));
+        assert!(items.len() <= 2, "{page}");
+        ids.extend(items.iter().map(|i| i["id"].as_str().unwrap().to_string()));
+        let total = page["total"].as_u64().unwrap();
+        if !page["has_more"].as_bool().unwrap() {
+            assert!(page["next_offset"].is_null(), "{page}");
+            assert_eq!(ids.len() as u64, total, "{page}");
+            return ids;
+        }
+        assert_eq!(page["next_offset"], offset + items.len() as u64, "{page}");
+        offset = page["next_offset"].as_u64().unwrap();
+    }
+}

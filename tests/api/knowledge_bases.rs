@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use crate::client::Call;
 use crate::documents::{metadata, settled, tus, upload};
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
+use crate::helpers::{
+    TestApp, error_body, eventually, race_to_the_cap, read_every_page, spawn_app, spawn_app_with,
+};
 
 async fn create_kb(app: &TestApp, name: &str) -> Value {
     let response = app
@@ -751,4 +753,28 @@ async fn an_agent_with_a_knowledge_base_lists_search_knowledge_and_one_without_d
             .unwrap()
             .contains("nothing was searched")
     );
+}
+
+#[actix_web::test]
+async fn creates_racing_for_the_last_knowledge_bases_stop_at_the_cap_and_the_list_pages_past_it() {
+    let app = spawn_app_with(|config| config.documents.max_knowledge_bases_per_user = 5).await;
+    race_to_the_cap(5, "too_many_knowledge_bases", |i| {
+        app.api()
+            .create_knowledge_base()
+            .json(&json!({"name": format!("racer {i}")}))
+    })
+    .await;
+    let ids = read_every_page(|| app.api().knowledge_bases(), "knowledge_bases").await;
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "{ids:?}");
+    // The refused creates left no chat behind either.
+    let chats = sea_orm::PaginatorTrait::count(
+        <entities::chats::Entity as sea_orm::EntityTrait>::find(),
+        &app.db,
+    )
+    .await
+    .unwrap();
+    assert_eq!(chats, 5);
 }

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
+use crate::helpers::{
+    TestApp, error_body, eventually, race_to_the_cap, read_every_page, spawn_app, spawn_app_with,
+};
 use crate::workflows::create_workflow;
 
 /// An app whose schedules may be due every second (the test-only seconds field), looked at
@@ -369,4 +371,35 @@ async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never
         Some(begun),
         "the firing names the run it began"
     );
+}
+
+#[actix_web::test]
+async fn creates_racing_for_the_last_schedules_stop_at_the_cap_and_the_list_pages_past_it() {
+    let app = spawn_app_with(|config| config.schedules.max_per_user = 5).await;
+    let chat = app.new_chat().await;
+    race_to_the_cap(5, "too_many_schedules", |i| {
+        app.api().create_schedule().json(&json!({
+            "name": format!("racer {i}"),
+            "cron": "0 9 * * *",
+            "prompt": "Say hello",
+            "chat_id": chat,
+        }))
+    })
+    .await;
+    let ids = read_every_page(|| app.api().schedules(), "schedules").await;
+    assert_eq!(ids.len(), 5);
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "{ids:?}");
+    // Refused without a chat of their own being made for them first.
+    let refused = app
+        .api()
+        .create_schedule()
+        .json(&json!({"name": "sixth", "cron": "0 9 * * *", "prompt": "Say hello"}))
+        .call()
+        .await;
+    assert_eq!(refused.status(), 409);
+    let chats: Value = app.chat_api().list_chats().read_json().await;
+    assert_eq!(chats["data"].as_array().unwrap().len(), 1, "{chats}");
 }

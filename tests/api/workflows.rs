@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, spawn_app};
+use crate::helpers::{
+    TestApp, error_body, race_to_the_cap, read_every_page, spawn_app, spawn_app_with,
+};
 use crate::sse::{content, finished, read_all};
 
 /// Creates a workflow and returns its JSON (asserting it was created).
@@ -491,4 +493,21 @@ async fn the_model_runs_a_workflow_creates_a_schedule_and_reads_it_in_an_agents_
         last.contains("next_firings") && last.contains(schedule_id),
         "{last}"
     );
+}
+
+#[actix_web::test]
+async fn creates_racing_for_the_last_workflows_stop_at_the_cap_and_the_list_pages_past_it() {
+    let app = spawn_app_with(|config| config.schedules.max_workflows_per_user = 5).await;
+    race_to_the_cap(5, "too_many_workflows", |i| {
+        app.api().create_workflow().json(&json!({
+            "name": format!("racer {i}"),
+            "steps": [{"id": "only", "prompt": "Say hello"}],
+        }))
+    })
+    .await;
+    let ids = read_every_page(|| app.api().workflows(), "workflows").await;
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "{ids:?}");
 }

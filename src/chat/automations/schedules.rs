@@ -9,8 +9,8 @@ use entities::schedule_firings;
 use entities::schedules::{self, MissedPolicy, ScheduleStatus};
 use entities::workflows;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::AutomationError;
 use super::cron::CronTiming;
 use super::steps::MAX_PROMPT_CHARS;
+use crate::db::Page;
 
 /// Due times shown ahead.
 pub const SHOWN_NEXT: usize = 5;
@@ -180,7 +181,10 @@ impl Schedules {
             fields.prompt.as_deref(),
             fields.input.as_ref(),
         )
-        .await
+        .await?;
+        // Not the cap's enforcement (`create` counts again under the owner's lock): a caller
+        // that makes a chat for the schedule first is told before it makes one.
+        self.check_room(&self.db, owner).await
     }
 
     /// Creates an active schedule firing in `chat_id` (the caller's chat).
@@ -206,16 +210,9 @@ impl Schedules {
             fields.input.as_ref(),
         )
         .await?;
-        let count = schedules::Entity::find()
-            .filter(schedules::Column::UserId.eq(owner))
-            .count(&self.db)
-            .await?;
-        if count >= self.max_per_user {
-            return Err(AutomationError::TooMany {
-                what: "schedules",
-                max: self.max_per_user,
-            });
-        }
+        // Counted and stored under the owner's lock, so racing creates cannot pass the cap.
+        let txn = crate::db::lock_user(&self.db, owner).await?;
+        self.check_room(&txn, owner).await?;
         let now = Utc::now();
         let row = schedules::ActiveModel {
             id: Set(ScheduleId::generate()),
@@ -236,9 +233,29 @@ impl Schedules {
             created_at: Set(now),
             updated_at: Set(now),
         }
-        .insert(&self.db)
+        .insert(&txn)
         .await?;
+        txn.commit().await?;
         self.view(row).await
+    }
+
+    /// Refuses a schedule past the owner's cap (`TooMany`).
+    async fn check_room(
+        &self,
+        db: &impl ConnectionTrait,
+        owner: &UserId,
+    ) -> Result<(), AutomationError> {
+        let count = schedules::Entity::find()
+            .filter(schedules::Column::UserId.eq(owner))
+            .count(db)
+            .await?;
+        if count >= self.max_per_user {
+            return Err(AutomationError::TooMany {
+                what: "schedules",
+                max: self.max_per_user,
+            });
+        }
+        Ok(())
     }
 
     async fn row(
@@ -307,19 +324,26 @@ impl Schedules {
         self.view(row).await
     }
 
-    /// The owner's schedules, newest first.
-    pub async fn list(&self, owner: &UserId) -> Result<Vec<ScheduleView>, AutomationError> {
-        let rows = schedules::Entity::find()
-            .filter(schedules::Column::UserId.eq(owner))
+    /// One page of the owner's schedules, newest first, and how many they have in all.
+    pub async fn list(
+        &self,
+        owner: &UserId,
+        page: Page,
+    ) -> Result<(Vec<ScheduleView>, u64), AutomationError> {
+        let owned = schedules::Entity::find().filter(schedules::Column::UserId.eq(owner));
+        let total = owned.clone().count(&self.db).await?;
+        let rows = owned
             .order_by_desc(schedules::Column::CreatedAt)
-            .limit(self.max_per_user)
+            .order_by_desc(schedules::Column::Id)
+            .offset(page.offset)
+            .limit(page.limit)
             .all(&self.db)
             .await?;
         let mut views = Vec::with_capacity(rows.len());
         for row in rows {
             views.push(self.view(row).await?);
         }
-        Ok(views)
+        Ok((views, total))
     }
 
     /// Changes what `fields` sets; a new timing moves the next due time.

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::AutomationError;
 use super::steps::{Step, StepSpec, check_steps};
+use crate::db::Page;
 
 /// Longest workflow name.
 pub const MAX_NAME_CHARS: usize = 200;
@@ -112,9 +113,11 @@ impl Workflows {
             .ok_or_else(|| AutomationError::InvalidWorkflow("steps are required".into()))?;
         check_steps(&steps, has_tool)?;
         let description = check_description(fields.description.flatten())?;
+        // Counted and stored under the owner's lock, so racing creates cannot pass the cap.
+        let txn = crate::db::lock_user(&self.db, owner).await?;
         let count = workflows::Entity::find()
             .filter(workflows::Column::UserId.eq(owner))
-            .count(&self.db)
+            .count(&txn)
             .await?;
         if count >= self.max_per_user {
             return Err(AutomationError::TooMany {
@@ -124,7 +127,6 @@ impl Workflows {
         }
         let now = Utc::now();
         let id = WorkflowId::generate();
-        let txn = self.db.begin().await?;
         let row = workflows::ActiveModel {
             id: Set(id.clone()),
             user_id: Set(owner.clone()),
@@ -196,12 +198,20 @@ impl Workflows {
             .collect())
     }
 
-    /// The owner's workflows (current versions), most recently changed first.
-    pub async fn list(&self, owner: &UserId) -> Result<Vec<WorkflowView>, AutomationError> {
-        let rows = workflows::Entity::find()
-            .filter(workflows::Column::UserId.eq(owner))
+    /// One page of the owner's workflows (current versions), most recently changed first, and
+    /// how many they have in all.
+    pub async fn list(
+        &self,
+        owner: &UserId,
+        page: Page,
+    ) -> Result<(Vec<WorkflowView>, u64), AutomationError> {
+        let owned = workflows::Entity::find().filter(workflows::Column::UserId.eq(owner));
+        let total = owned.clone().count(&self.db).await?;
+        let rows = owned
             .order_by_desc(workflows::Column::UpdatedAt)
-            .limit(self.max_per_user)
+            .order_by_desc(workflows::Column::Id)
+            .offset(page.offset)
+            .limit(page.limit)
             .all(&self.db)
             .await?;
         let mut views = Vec::with_capacity(rows.len());
@@ -214,7 +224,7 @@ impl Workflows {
                 views.push(WorkflowView::of(&row, version));
             }
         }
-        Ok(views)
+        Ok((views, total))
     }
 
     /// Saves a new version: the current one with `fields` applied, checked as on create.

@@ -138,6 +138,14 @@ impl Chats {
 
     /// Stores a chat `draft` made.
     pub async fn insert(&self, draft: chats::Model) -> Result<chats::Model, DbErr> {
+        Self::insert_on(&self.db, draft).await
+    }
+
+    /// `insert`, on `db` (a transaction the caller holds).
+    pub async fn insert_on(
+        db: &impl sea_orm::ConnectionTrait,
+        draft: chats::Model,
+    ) -> Result<chats::Model, DbErr> {
         chats::ActiveModel {
             id: Set(draft.id),
             user_id: Set(draft.user_id),
@@ -154,7 +162,7 @@ impl Chats {
             created_at: Set(draft.created_at),
             updated_at: Set(draft.updated_at),
         }
-        .insert(&self.db)
+        .insert(db)
         .await
     }
 

@@ -12,19 +12,19 @@ use serde_json::Value;
 use super::{ChatStoreError, Chats, parse_title};
 
 impl Chats {
-    /// A chat made as a vector store (`POST /v1/vector_stores`), named `name`.
-    pub async fn create_vector_store(
+    /// The chat `POST /v1/vector_stores` (or `/api/knowledge_bases`) would make, named
+    /// `name`, not stored yet (`Chats::insert_on` stores it).
+    pub async fn draft_vector_store(
         &self,
         owner: &UserId,
         name: Option<String>,
         metadata: Option<Value>,
     ) -> Result<chats::Model, ChatStoreError> {
         let title = name.map(|n| parse_title(&n)).transpose()?;
-        let chat = self.create(owner, title, false).await?;
-        let mut active: chats::ActiveModel = chat.into();
-        active.is_vector_store = Set(true);
-        active.metadata = Set(metadata);
-        Ok(active.update(&self.db).await?)
+        let mut draft = self.draft(owner, title, false, None, None).await?;
+        draft.is_vector_store = true;
+        draft.metadata = metadata;
+        Ok(draft)
     }
 
     /// Sets the chat's `metadata`, and its title when `name` is given.
@@ -47,16 +47,20 @@ impl Chats {
         Ok(active.update(&self.db).await?)
     }
 
-    /// The owner's chats made as vector stores, newest first.
+    /// The owner's chats made as vector stores, newest first: `limit` of them after skipping
+    /// `offset`.
     pub async fn vector_stores(
         &self,
         owner: &UserId,
         limit: u64,
+        offset: u64,
     ) -> Result<Vec<chats::Model>, DbErr> {
         chats::Entity::find()
             .filter(chats::Column::UserId.eq(owner))
             .filter(chats::Column::IsVectorStore.eq(true))
             .order_by_desc(chats::Column::CreatedAt)
+            .order_by_desc(chats::Column::Id)
+            .offset(offset)
             .limit(limit)
             .all(&self.db)
             .await

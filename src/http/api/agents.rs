@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::auth::Principal;
 use crate::chat::agents::AgentFields;
 use crate::error::AppResult;
+use crate::http::page::{PageQuery, paged};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -22,10 +23,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/api/agents/{agent_id}/chat/tools", web::get().to(tools));
 }
 
-async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let agents = state.launcher.agents.list(principal.user_id()).await?;
-    let total = agents.len();
-    Ok(HttpResponse::Ok().json(json!({"agents": agents, "total": total})))
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    query: web::Query<PageQuery>,
+) -> AppResult<HttpResponse> {
+    let page = query.page();
+    let (agents, total) = state
+        .launcher
+        .agents
+        .list(principal.user_id(), page)
+        .await?;
+    let shown = agents.len();
+    Ok(HttpResponse::Ok().json(paged(json!({"agents": agents}), page, shown, total)))
 }
 
 /// Refuses `enabled_tools` naming tools this server does not have, before anything is stored.

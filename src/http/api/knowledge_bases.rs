@@ -16,6 +16,7 @@ use crate::auth::Principal;
 use crate::chat::knowledge_bases::{KnowledgeBase, KnowledgeBaseError, KnowledgeBaseId};
 use crate::documents::DocumentView;
 use crate::error::{AppError, AppResult};
+use crate::http::page::{PageQuery, paged};
 use crate::state::AppState;
 
 /// Largest JSON body of a copy from a chat: two ids.
@@ -94,17 +95,27 @@ fn limits(state: &AppState) -> Value {
     })
 }
 
-async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let chats = state.knowledge_bases().list(principal.user_id()).await?;
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    query: web::Query<PageQuery>,
+) -> AppResult<HttpResponse> {
+    let page = query.page();
+    let (chats, total) = state
+        .knowledge_bases()
+        .list(principal.user_id(), page)
+        .await?;
     let mut bases = Vec::with_capacity(chats.len());
     for chat in &chats {
         bases.push(object(&state, chat).await?);
     }
-    Ok(HttpResponse::Ok().json(json!({
-        "knowledge_bases": bases,
-        "total": bases.len(),
-        "limits": limits(&state),
-    })))
+    let shown = bases.len();
+    Ok(HttpResponse::Ok().json(paged(
+        json!({"knowledge_bases": bases, "limits": limits(&state)}),
+        page,
+        shown,
+        total,
+    )))
 }
 
 #[derive(Deserialize)]

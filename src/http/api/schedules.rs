@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::auth::Principal;
 use crate::chat::automations::ScheduleFields;
 use crate::error::AppResult;
+use crate::http::page::{PageQuery, paged};
 use crate::state::AppState;
 use crate::supervisor::automations::{schedules, tools::schedule_chat};
 
@@ -65,10 +66,17 @@ impl ScheduleBody {
     }
 }
 
-async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let schedules = schedules(&state.launcher).list(principal.user_id()).await?;
-    let total = schedules.len();
-    Ok(HttpResponse::Ok().json(json!({"schedules": schedules, "total": total})))
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    query: web::Query<PageQuery>,
+) -> AppResult<HttpResponse> {
+    let page = query.page();
+    let (schedules, total) = schedules(&state.launcher)
+        .list(principal.user_id(), page)
+        .await?;
+    let shown = schedules.len();
+    Ok(HttpResponse::Ok().json(paged(json!({"schedules": schedules}), page, shown, total)))
 }
 
 async fn create(

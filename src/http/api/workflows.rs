@@ -12,6 +12,7 @@ use crate::auth::Principal;
 use crate::chat::automations::{StepSpec, WorkflowFields};
 use crate::error::AppResult;
 use crate::http::chat_api::runs::stream_run;
+use crate::http::page::{PageQuery, paged};
 use crate::http::sse::Dialect;
 use crate::state::AppState;
 use crate::supervisor::automations::{step_tool_names, workflows_of};
@@ -74,12 +75,17 @@ async fn fields(
     })
 }
 
-async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let workflows = workflows_of(&state.launcher)
-        .list(principal.user_id())
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    query: web::Query<PageQuery>,
+) -> AppResult<HttpResponse> {
+    let page = query.page();
+    let (workflows, total) = workflows_of(&state.launcher)
+        .list(principal.user_id(), page)
         .await?;
-    let total = workflows.len();
-    Ok(HttpResponse::Ok().json(json!({"workflows": workflows, "total": total})))
+    let shown = workflows.len();
+    Ok(HttpResponse::Ok().json(paged(json!({"workflows": workflows}), page, shown, total)))
 }
 
 async fn create(

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::auth::{AuthError, NewUser, Principal, SESSION_COOKIE, ThrottledBy, check_same_origin};
 use crate::error::{AppError, AppResult};
+use crate::http::page::{PageQuery, paged};
 use crate::state::AppState;
 
 /// Longest API key name.
@@ -189,8 +190,16 @@ struct ApiKeyView {
     last_used_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-async fn list_keys(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let keys = state.accounts.list_api_keys(principal.user_id()).await?;
+async fn list_keys(
+    principal: Principal,
+    state: web::Data<AppState>,
+    query: web::Query<PageQuery>,
+) -> AppResult<HttpResponse> {
+    let page = query.page();
+    let (keys, total) = state
+        .accounts
+        .list_api_keys(principal.user_id(), page)
+        .await?;
     let data: Vec<ApiKeyView> = keys
         .into_iter()
         .map(|k| ApiKeyView {
@@ -201,7 +210,8 @@ async fn list_keys(principal: Principal, state: web::Data<AppState>) -> AppResul
             last_used_at: k.last_used_at,
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({"data": data})))
+    let shown = data.len();
+    Ok(HttpResponse::Ok().json(paged(json!({"data": data}), page, shown, total)))
 }
 
 #[derive(Deserialize)]

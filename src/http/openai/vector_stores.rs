@@ -183,7 +183,7 @@ async fn create(
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let chats = state
         .chats()
-        .vector_stores(principal.user_id(), MAX_LISTED)
+        .vector_stores(principal.user_id(), MAX_LISTED, 0)
         .await?;
     let mut stores = Vec::with_capacity(chats.len());
     for chat in &chats {

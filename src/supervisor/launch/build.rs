@@ -105,7 +105,8 @@ impl Launcher {
         }
         Ok(Launcher {
             attachments,
-            agents: crate::chat::agents::Agents::new(db.clone()),
+            agents: crate::chat::agents::Agents::new(db.clone())
+                .with_max_per_user(config.agent.max_agents_per_user),
             metrics: Arc::new(crate::metrics::Metrics::new()),
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
