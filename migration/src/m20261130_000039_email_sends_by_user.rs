@@ -30,17 +30,21 @@ const SHARED: &str = "id, agent_id, correlation_id, recipient, subject, status, 
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
+    /// One transaction on one connection, SQLite too: the table is dropped and its rebuilt
+    /// copy renamed to it, which another connection of the pool might not yet see dropped.
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let mut table = columns();
-        table
-            .col(text(NewColumn::UserId))
-            .foreign_key(
-                ForeignKey::create()
-                    .name("fk_email_sends_user_id")
-                    .from(Rebuilt::Table, NewColumn::UserId)
-                    .to(Users::Table, Users::Id)
-                    .on_delete(ForeignKeyAction::Cascade),
-            );
+        table.col(text(NewColumn::UserId)).foreign_key(
+            ForeignKey::create()
+                .name("fk_email_sends_user_id")
+                .from(Rebuilt::Table, NewColumn::UserId)
+                .to(Users::Table, Users::Id)
+                .on_delete(ForeignKeyAction::Cascade),
+        );
         manager.create_table(table).await?;
         // Every row has its agent still (the old foreign key cascaded), so its user is known.
         manager
@@ -53,7 +57,12 @@ impl MigrationTrait for Migration {
             ))
             .await?;
         replace(manager).await?;
-        index(manager, "idx_email_sends_user_id_created_at", NewColumn::UserId).await?;
+        index(
+            manager,
+            "idx_email_sends_user_id_created_at",
+            NewColumn::UserId,
+        )
+        .await?;
         manager
             .create_index(
                 Index::create()

@@ -545,7 +545,10 @@ async fn email_sends_keep_their_user_and_outlive_their_agent() -> Result<(), DbE
     Agents::delete_by_id(AgentId::from_string("a1"))
         .exec(&db)
         .await?;
-    assert!(the_send(&db).await?.is_some(), "deleting the agent keeps it");
+    assert!(
+        the_send(&db).await?.is_some(),
+        "deleting the agent keeps it"
+    );
     Users::delete_by_id(UserId::from_string("u1"))
         .exec(&db)
         .await?;
@@ -554,9 +557,7 @@ async fn email_sends_keep_their_user_and_outlive_their_agent() -> Result<(), DbE
 }
 
 /// The send `email_sends_keep_their_user_and_outlive_their_agent` recorded.
-async fn the_send(
-    db: &DatabaseConnection,
-) -> Result<Option<entities::email_sends::Model>, DbErr> {
+async fn the_send(db: &DatabaseConnection) -> Result<Option<entities::email_sends::Model>, DbErr> {
     entities::email_sends::Entity::find_by_id(entities::ids::EmailSendId::from_string("s1"))
         .one(db)
         .await

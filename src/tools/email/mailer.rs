@@ -104,7 +104,11 @@ impl Mailer {
     pub async fn check_limit(&self, sender: &Sender) -> Result<(), EmailError> {
         let limits = [
             (Cap::Agent, Counted::Agent(&sender.agent), self.max_per_hour),
-            (Cap::User, Counted::User(&sender.user), self.user_max_per_hour),
+            (
+                Cap::User,
+                Counted::User(&sender.user),
+                self.user_max_per_hour,
+            ),
             (Cap::Server, Counted::Server, self.server_max_per_hour),
         ];
         for (cap, whose, limit) in limits {

@@ -684,7 +684,10 @@ async fn a_body_with_bare_line_breaks_cannot_smuggle_a_second_message_past_a_len
     assert_eq!(mail.rcpt_to, ["ops@example.org"], "{mail:?}");
     assert_eq!(mail.mail_from, "colloquy@example.org");
     let data = String::from_utf8_lossy(&mail.data);
-    assert!(only_crlf(&mail.data), "a bare CR or LF on the wire: {data:?}");
+    assert!(
+        only_crlf(&mail.data),
+        "a bare CR or LF on the wire: {data:?}"
+    );
     // Every line break is CRLF, and a line that starts with a dot has it doubled.
     assert!(
         data.ends_with(
@@ -756,7 +759,8 @@ async fn the_server_wide_hourly_limit_counts_every_users_sends() {
     ]);
     app.send_text(&admin_chat, "Send one").await;
     app.send_text(&admin_chat, "And another").await;
-    assert_eq!(codes(&fed_back(&app, 3)), ["sent", "sent"]);
+    assert_eq!(fed_back(&app, 1).last().unwrap()["sent"], true);
+    assert_eq!(fed_back(&app, 3).last().unwrap()["sent"], true);
 
     let key = app.create_user_with_key("grace").await;
     let grace = app.as_key(&key);
