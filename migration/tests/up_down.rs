@@ -510,3 +510,55 @@ async fn existing_chats_get_their_owners_default_agent() -> Result<(), DbErr> {
     assert_eq!(agent.user_id, UserId::from_string("u1"));
     Ok(())
 }
+
+/// Sends recorded before `email_sends` had a user get their agent's; from then on a send
+/// outlives its agent (its user's hourly limit still counts it) and goes with its user.
+#[tokio::test]
+async fn email_sends_keep_their_user_and_outlive_their_agent() -> Result<(), DbErr> {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("sends.db").display()
+    );
+    let db = Database::connect(&url).await?;
+    let by_user = Migrator::migrations()
+        .iter()
+        .position(|m| m.name().contains("email_sends_by_user"))
+        .expect("the email sends by user migration") as u32;
+    Migrator::up(&db, Some(by_user)).await?;
+    for sql in [
+        "INSERT INTO users (id, username, is_admin, created_at) \
+         VALUES ('u1', 'ada', false, '2026-11-20T10:00:00+00:00')",
+        "INSERT INTO agents (id, user_id, name, created_at, updated_at) \
+         VALUES ('a1', 'u1', 'Mailer', '2026-11-20T10:00:00+00:00', '2026-11-20T10:00:00+00:00')",
+        "INSERT INTO email_sends (id, agent_id, recipient, subject, status, created_at) \
+         VALUES ('s1', 'a1', 'ops@example.org', 'Hi', 'sent', '2026-11-20T10:00:00+00:00')",
+    ] {
+        db.execute_raw(Statement::from_string(DbBackend::Sqlite, sql))
+            .await?;
+    }
+    Migrator::up(&db, None).await?;
+    let kept = the_send(&db).await?.expect("the send");
+    assert_eq!(kept.user_id, UserId::from_string("u1"));
+    assert_eq!(kept.subject, "Hi");
+
+    Agents::delete_by_id(AgentId::from_string("a1"))
+        .exec(&db)
+        .await?;
+    assert!(
+        the_send(&db).await?.is_some(),
+        "deleting the agent keeps it"
+    );
+    Users::delete_by_id(UserId::from_string("u1"))
+        .exec(&db)
+        .await?;
+    assert!(the_send(&db).await?.is_none(), "it goes with its user");
+    db.close().await
+}
+
+/// The send `email_sends_keep_their_user_and_outlive_their_agent` recorded.
+async fn the_send(db: &DatabaseConnection) -> Result<Option<entities::email_sends::Model>, DbErr> {
+    entities::email_sends::Entity::find_by_id(entities::ids::EmailSendId::from_string("s1"))
+        .one(db)
+        .await
+}

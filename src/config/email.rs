@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 /// Most recipient patterns: an allow-list is a short list an operator reads, not a directory.
 pub const MAX_RECIPIENT_PATTERNS: usize = 1_000;
-/// Most emails `max_per_hour` may allow one agent: a sending limit, not a mailing list.
+/// Most emails any of the hourly limits may allow: a sending limit, not a mailing list.
 pub const MAX_PER_HOUR_CEILING: u32 = 10_000;
 
 /// `send_email`'s SMTP server and rules.
@@ -30,6 +30,14 @@ pub struct EmailConfig {
     /// reset it).
     #[serde(default = "default_max_per_hour")]
     pub max_per_hour: u32,
+    /// Emails one user may send in any hour, through all their agents together (deleted ones
+    /// too): any user can create agents, so the agent's limit alone bounds nobody.
+    #[serde(default = "default_user_max_per_hour")]
+    pub user_max_per_hour: u32,
+    /// Emails the whole server may send in any hour, all users together: what the operator's
+    /// SMTP account and reputation can bear, whoever signs up.
+    #[serde(default = "default_server_max_per_hour")]
+    pub server_max_per_hour: u32,
 }
 
 fn yes() -> bool {
@@ -38,6 +46,16 @@ fn yes() -> bool {
 
 fn default_max_per_hour() -> u32 {
     20
+}
+
+/// Two agents' worth: a user with a few agents still sends a few dozen emails an hour at most.
+fn default_user_max_per_hour() -> u32 {
+    40
+}
+
+/// Ten users' worth of the per-user limit: a small team's server, not a bulk sender.
+fn default_server_max_per_hour() -> u32 {
+    400
 }
 
 /// One entry of `allowed_recipients`.
@@ -122,9 +140,17 @@ impl EmailConfig {
         {
             return Some(problem);
         }
-        if self.max_per_hour == 0 || self.max_per_hour > MAX_PER_HOUR_CEILING {
+        let limits = [
+            ("max_per_hour", self.max_per_hour),
+            ("user_max_per_hour", self.user_max_per_hour),
+            ("server_max_per_hour", self.server_max_per_hour),
+        ];
+        if let Some((name, _)) = limits
+            .iter()
+            .find(|(_, limit)| !(1..=MAX_PER_HOUR_CEILING).contains(limit))
+        {
             return Some(format!(
-                "email.max_per_hour must be between 1 and {MAX_PER_HOUR_CEILING}"
+                "email.{name} must be between 1 and {MAX_PER_HOUR_CEILING}"
             ));
         }
         None
@@ -208,6 +234,8 @@ mod tests {
         let email = config(VALID).unwrap().email.unwrap();
         assert!(email.confirm);
         assert_eq!(email.max_per_hour, 20);
+        assert_eq!(email.user_max_per_hour, 40);
+        assert_eq!(email.server_max_per_hour, 400);
         assert_eq!(
             email.recipient_patterns(),
             [
@@ -272,6 +300,14 @@ mod tests {
                 "allowed_recipients",
             ),
             (format!("{VALID}max_per_hour = 0\n"), "max_per_hour"),
+            (
+                format!("{VALID}user_max_per_hour = 0\n"),
+                "email.user_max_per_hour",
+            ),
+            (
+                format!("{VALID}server_max_per_hour = 10001\n"),
+                "email.server_max_per_hour",
+            ),
             (format!("{VALID}bcc = \"x@y.org\"\n"), "bcc"),
         ];
         for (toml, says) in cases {

@@ -234,7 +234,8 @@ pub async fn resume_answered(
                 event_type: "x_ask_user.answered".into(),
                 payload: serde_json::json!({"correlation_id": ask.correlation_id, "answer": answer}),
             });
-            confirmation = crate::tools::email::confirm::Confirmation::of(&ask.question);
+            confirmation =
+                crate::tools::email::confirm::Confirmation::of(&ask.question, &ask.user_id);
             if confirmation.is_none() {
                 messages.push(ChatMessage::tool_result(
                     checkpoint.tool_call_id.clone(),

@@ -361,6 +361,7 @@ fn build(setting: &Setting, kind: Kind) -> Vec<SharedTool> {
             (Some(mailer), Some(agent)) if !mailer.confirm() || setting.chat.is_some() => {
                 vec![Arc::new(tools::email::SendEmail::new(
                     mailer.clone(),
+                    setting.log.owner_id.clone(),
                     agent.id.clone(),
                 ))]
             }

@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use entities::ids::AgentId;
+use entities::ids::{AgentId, UserId};
 use serde_json::{Value, json};
 
 use super::EmailError;
 use super::draft::Draft;
-use super::mailer::Mailer;
+use super::mailer::{Mailer, Sender};
 
 /// The option that approves the send.
 pub const YES: &str = "Yes";
@@ -38,18 +38,21 @@ pub fn question(mailer: &Mailer, agent: &AgentId, draft: &Draft) -> Value {
 /// An email a stored question asks the user to confirm.
 #[derive(Debug)]
 pub struct Confirmation {
-    agent: AgentId,
+    sender: Sender,
     draft: Result<Draft, EmailError>,
 }
 
 impl Confirmation {
-    /// The email `question` asks about; `None` for any other question (ask_user's own, which
-    /// never has an `email`).
-    pub fn of(question: &Value) -> Option<Self> {
+    /// The email `question`, asked of `user` (the ask's owner, whose agent it is), asks about;
+    /// `None` for any other question (ask_user's own, which never has an `email`).
+    pub fn of(question: &Value, user: &UserId) -> Option<Self> {
         let email = question.get("email")?;
         let text = |field: &str| email[field].as_str().unwrap_or_default();
         Some(Self {
-            agent: AgentId::from_string(text("agent_id")),
+            sender: Sender {
+                user: user.clone(),
+                agent: AgentId::from_string(text("agent_id")),
+            },
             draft: Draft::parse(text("to"), text("subject"), text("body")),
         })
     }
@@ -78,7 +81,7 @@ pub async fn deliver(
         return outcome;
     }
     mailer
-        .send(&confirmation.agent, &draft, Some(correlation_id))
+        .send(&confirmation.sender, &draft, Some(correlation_id))
         .await
 }
 
@@ -98,11 +101,13 @@ mod tests {
     #[test]
     fn an_ask_user_question_is_no_confirmation() {
         let question = json!({"question": "Which?", "style": "confirm", "options": ["Yes", "No"]});
-        assert!(Confirmation::of(&question).is_none());
+        let user = UserId::from_string("user_1");
+        assert!(Confirmation::of(&question, &user).is_none());
         let email = json!({"email": {"to": "ops@example.org", "subject": "S", "body": "B",
             "agent_id": "agent_1"}});
-        let confirmation = Confirmation::of(&email).unwrap();
-        assert_eq!(confirmation.agent, "agent_1");
+        let confirmation = Confirmation::of(&email, &user).unwrap();
+        assert_eq!(confirmation.sender.agent, "agent_1");
+        assert_eq!(confirmation.sender.user, user);
         assert_eq!(confirmation.draft.unwrap().subject, "S");
     }
 }

@@ -2,7 +2,9 @@
 //! address, a one-line subject, a plain-text body. Nothing the model writes can become a
 //! header of its own: `to` is a bare address (lettre's mailbox parser would ignore what
 //! follows a first address, so none is used), and line breaks or control characters in the
-//! subject are refused rather than folded.
+//! subject are refused rather than folded. The body's line breaks are normalised (a bare CR or
+//! LF becomes one line break, sent as CRLF), so no bare CR or LF reaches the SMTP server, where
+//! a lenient relay could read `\r.\r` as the end of the message and what follows as commands.
 
 use lettre::Address;
 use lettre::message::header::ContentType;
@@ -48,6 +50,7 @@ impl Draft {
         {
             return Err(EmailError::InvalidSubject);
         }
+        let body = normalised_line_breaks(body);
         let body_ok = !body.trim().is_empty()
             && body.chars().count() <= MAX_BODY_CHARS
             && !body
@@ -59,18 +62,20 @@ impl Draft {
         Ok(Self {
             to,
             subject: subject.to_string(),
-            body: body.to_string(),
+            body,
         })
     }
 
-    /// The message from `from`, to this draft's one recipient (its envelope has no other).
+    /// The message from `from`, to this draft's one recipient (its envelope has no other),
+    /// every line of its body ended by CRLF. (lettre's SMTP client doubles a `.` that starts a
+    /// line, after a CRLF only: which is why no bare CR may reach it.)
     pub fn message(&self, from: &Mailbox) -> Result<Message, EmailError> {
         Message::builder()
             .from(from.clone())
             .to(Mailbox::new(None, self.to.clone()))
             .subject(self.subject.clone())
             .header(ContentType::TEXT_PLAIN)
-            .body(self.body.clone())
+            .body(self.body.replace('\n', "\r\n"))
             .map_err(|err| EmailError::Unbuildable(err.to_string()))
     }
 
@@ -78,6 +83,11 @@ impl Draft {
     pub fn to_json(&self) -> Value {
         json!({"to": self.to.to_string(), "subject": self.subject, "body": self.body})
     }
+}
+
+/// `body` with every line break one `\n`: CRLF, and a bare CR or LF, each end a line.
+fn normalised_line_breaks(body: &str) -> String {
+    body.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 #[cfg(test)]
@@ -165,5 +175,33 @@ mod tests {
         let draft = Draft::parse("ops@example.org", "Café ☕ ready", "Body").unwrap();
         let text = formatted(&draft);
         assert!(text.contains("Subject: =?utf-8?"), "{text}");
+    }
+
+    #[test]
+    fn bare_carriage_returns_and_line_feeds_become_crlf_line_breaks() {
+        let body = "hi\r.\rMAIL FROM:<x@ok.org>\rRCPT TO:<b@evil.com>\rDATA\r\nsmuggled\n.\nend";
+        let draft = Draft::parse("ops@example.org", "Hi", body).unwrap();
+        assert_eq!(
+            draft.body,
+            "hi\n.\nMAIL FROM:<x@ok.org>\nRCPT TO:<b@evil.com>\nDATA\nsmuggled\n.\nend"
+        );
+        let text = formatted(&draft);
+        assert!(
+            text.ends_with(
+                "\r\n\r\nhi\r\n.\r\nMAIL FROM:<x@ok.org>\r\nRCPT TO:<b@evil.com>\r\nDATA\r\n\
+                 smuggled\r\n.\r\nend"
+            ),
+            "{text:?}"
+        );
+        let bytes = text.as_bytes();
+        for (i, byte) in bytes.iter().enumerate() {
+            match byte {
+                b'\r' => assert_eq!(bytes.get(i + 1), Some(&b'\n'), "a bare CR at {i}: {text:?}"),
+                b'\n' => assert_eq!(bytes[i - 1], b'\r', "a bare LF at {i}: {text:?}"),
+                _ => {}
+            }
+        }
+        let again = Draft::parse("ops@example.org", "Hi", &draft.body).unwrap();
+        assert_eq!(again, draft, "a stored draft reads back the same");
     }
 }

@@ -1,24 +1,31 @@
-//! `Mailer`: the SMTP transport and the rules every email passes — the allow-list, the
-//! per-agent hourly limit (counted in `email_sends` under one lock, so two sends at once cannot
-//! both take the last slot) — and the send itself, recorded before and after the SMTP
-//! exchange. The exchange runs in a task of its own: a call that times out or a run that is
-//! cancelled does not cut it off half-way or leave its row unfinished.
+//! `Mailer`: the SMTP transport and the rules every email passes — the allow-list, the hourly
+//! limits per agent, per user and server-wide (counted in `email_sends` under one lock, so two
+//! sends at once cannot both take the last slot) — and the send itself, recorded before and
+//! after the SMTP exchange. The exchange runs in a task of its own: a call that times out or a
+//! run that is cancelled does not cut it off half-way or leave its row unfinished.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use entities::email_sends::EmailSendStatus;
-use entities::ids::AgentId;
+use entities::ids::{AgentId, UserId};
 use lettre::message::Mailbox;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use sea_orm::DatabaseConnection;
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
-use super::EmailError;
 use super::draft::Draft;
-use super::sends;
+use super::sends::{self, Counted};
+use super::{Cap, EmailError};
 use crate::config::{EmailConfig, RecipientPattern};
+
+/// Who sends an email: an agent and the user it belongs to (each has an hourly limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sender {
+    pub user: UserId,
+    pub agent: AgentId,
+}
 
 pub struct Mailer {
     transport: AsyncSmtpTransport<Tokio1Executor>,
@@ -28,6 +35,8 @@ pub struct Mailer {
     allowed: Vec<String>,
     confirm: bool,
     max_per_hour: u32,
+    user_max_per_hour: u32,
+    server_max_per_hour: u32,
     db: DatabaseConnection,
     /// Held while a send's slot is counted and taken.
     reserving: tokio::sync::Mutex<()>,
@@ -54,6 +63,8 @@ impl Mailer {
             allowed: config.allowed_recipients.clone(),
             confirm: config.confirm,
             max_per_hour: config.max_per_hour,
+            user_max_per_hour: config.user_max_per_hour,
+            server_max_per_hour: config.server_max_per_hour,
             db,
             reserving: tokio::sync::Mutex::new(()),
         })
@@ -88,38 +99,52 @@ impl Mailer {
         })
     }
 
-    /// Refuses a send `agent` has no slot for this hour.
-    pub async fn check_limit(&self, agent: &AgentId) -> Result<(), EmailError> {
-        let counted = sends::counted(&self.db, agent, self.max_per_hour)
-            .await
-            .map_err(not_recorded)?;
-        if (counted.len() as u64) < u64::from(self.max_per_hour) {
-            return Ok(());
+    /// Refuses a send `sender` has no slot for this hour: its agent's limit, its user's (all
+    /// their agents together) or the server's, whichever is reached first.
+    pub async fn check_limit(&self, sender: &Sender) -> Result<(), EmailError> {
+        let limits = [
+            (Cap::Agent, Counted::Agent(&sender.agent), self.max_per_hour),
+            (
+                Cap::User,
+                Counted::User(&sender.user),
+                self.user_max_per_hour,
+            ),
+            (Cap::Server, Counted::Server, self.server_max_per_hour),
+        ];
+        for (cap, whose, limit) in limits {
+            let counted = sends::counted(&self.db, whose, limit)
+                .await
+                .map_err(not_recorded)?;
+            if (counted.len() as u64) < u64::from(limit) {
+                continue;
+            }
+            // The oldest counted send frees its slot an hour after it began.
+            let minutes = counted.first().map_or(60, |oldest| {
+                let free_at = *oldest + sends::WINDOW;
+                (free_at - chrono::Utc::now()).num_minutes().clamp(0, 59) + 1
+            });
+            return Err(EmailError::RateLimited {
+                cap,
+                limit,
+                minutes,
+            });
         }
-        // The oldest counted send frees its slot an hour after it began.
-        let minutes = counted.first().map_or(60, |oldest| {
-            let free_at = *oldest + sends::WINDOW;
-            (free_at - chrono::Utc::now()).num_minutes().clamp(0, 59) + 1
-        });
-        Err(EmailError::RateLimited {
-            limit: self.max_per_hour,
-            minutes,
-        })
+        Ok(())
     }
 
     /// Everything but the user's yes: the allow-list, that the message can be composed, and
     /// the limit (all checked again when it goes).
-    pub async fn check(&self, agent: &AgentId, draft: &Draft) -> Result<(), EmailError> {
+    pub async fn check(&self, sender: &Sender, draft: &Draft) -> Result<(), EmailError> {
         self.check_recipient(draft)?;
         draft.message(&self.from)?;
-        self.check_limit(agent).await
+        self.check_limit(sender).await
     }
 
-    /// Sends `draft` for `agent` (on the confirmation `correlation_id`, if any): checks it,
+    /// Sends `draft` for `sender` (on the confirmation `correlation_id`, if any): checks it,
     /// takes a slot, and hands the message to the SMTP server.
     pub async fn send(
         self: &Arc<Self>,
-        agent: &AgentId,
+        sender: &Sender,
         draft: &Draft,
         correlation_id: Option<&str>,
     ) -> Result<Value, EmailError> {
@@ -128,11 +153,12 @@ impl Mailer {
         let recipient = draft.to.to_string();
         let id = {
             let _one_at_a_time = self.reserving.lock().await;
-            self.check_limit(agent).await?;
+            self.check_limit(sender).await?;
             sends::begin(
                 &self.db,
                 sends::Begun {
-                    agent,
+                    agent: &sender.agent,
+                    user: &sender.user,
                     correlation_id,
                     recipient: &recipient,
                     subject: &draft.subject,
@@ -152,11 +178,15 @@ impl Mailer {
         });
         match exchange.await {
             Ok(Ok(())) => {
-                tracing::info!(agent_id = %agent, "email sent");
+                tracing::info!(agent_id = %sender.agent, user_id = %sender.user, "email sent");
                 Ok(sent(draft))
             }
             Ok(Err(cause)) => {
-                tracing::warn!(agent_id = %agent, %cause, "the SMTP server did not take an email");
+                tracing::warn!(
+                    agent_id = %sender.agent,
+                    %cause,
+                    "the SMTP server did not take an email"
+                );
                 Err(EmailError::SmtpFailed(cause))
             }
             Err(join) => Err(EmailError::SmtpFailed(join.to_string())),

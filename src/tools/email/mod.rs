@@ -1,7 +1,8 @@
 //! `send_email {to, subject, body}` (issue 32): a plain-text email to one allowed recipient,
 //! over SMTP (`lettre`), from the `[email]` configuration only. `draft` checks what the model
-//! wrote (no header can be injected), `mailer` holds the transport, the allow-list and the
-//! per-agent hourly limit (`sends`, in the database), `confirm` the ask-first path: with
+//! wrote (no header can be injected, the body's line breaks are normalised to CRLF), `mailer`
+//! holds the transport, the allow-list and the hourly limits per agent, per user and
+//! server-wide (`sends`, in the database), `confirm` the ask-first path: with
 //! `email.confirm` the call pauses the run on a `confirm` question and the answer's
 //! continuation sends. Every refusal is an error result with a stable code, checked before the
 //! user is asked.
@@ -15,14 +16,14 @@ use std::borrow::Cow;
 use std::convert::identity;
 use std::sync::Arc;
 
-use entities::ids::AgentId;
+use entities::ids::{AgentId, UserId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{ProgressKind, ToolError, ToolFuture, TypedTool, typed};
 use crate::llm::wire::ToolDefinition;
 use draft::{Draft, MAX_ADDRESS_CHARS, MAX_BODY_CHARS, MAX_SUBJECT_CHARS};
-pub use mailer::Mailer;
+pub use mailer::{Mailer, Sender};
 
 /// The tool's name.
 pub const SEND_EMAIL: &str = "send_email";
@@ -46,10 +47,8 @@ pub enum EmailError {
     Unbuildable(String),
     #[error("{to} is not an allowed recipient: email goes only to {allowed}")]
     RecipientNotAllowed { to: String, allowed: String },
-    #[error(
-        "this agent has sent its {limit} emails for this hour; the next can go in {minutes} minutes"
-    )]
-    RateLimited { limit: u32, minutes: i64 },
+    #[error("{}; the next can go in {minutes} minutes", .cap.reached(*.limit))]
+    RateLimited { cap: Cap, limit: u32, minutes: i64 },
     #[error("the SMTP server did not take the email: {0}")]
     SmtpFailed(String),
     #[error("the user declined: the email was not sent")]
@@ -73,7 +72,7 @@ impl EmailError {
             Self::InvalidBody => "invalid_body",
             Self::Unbuildable(_) => "invalid_email",
             Self::RecipientNotAllowed { .. } => "recipient_not_allowed",
-            Self::RateLimited { .. } => "rate_limited",
+            Self::RateLimited { cap, .. } => cap.code(),
             Self::SmtpFailed(_) => "smtp_failed",
             Self::Declined => "declined",
             Self::Interrupted => "send_interrupted",
@@ -103,6 +102,45 @@ impl EmailError {
     }
 }
 
+/// Which hourly limit a send reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cap {
+    /// `email.max_per_hour`: one agent's.
+    Agent,
+    /// `email.user_max_per_hour`: one user's, all their agents together.
+    User,
+    /// `email.server_max_per_hour`: everyone's together.
+    Server,
+}
+
+impl Cap {
+    /// The stable code of a send refused by this limit.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Agent => "rate_limited",
+            Self::User => "user_rate_limited",
+            Self::Server => "server_rate_limited",
+        }
+    }
+
+    /// That this limit of `limit` emails is reached, naming it.
+    fn reached(self, limit: u32) -> String {
+        match self {
+            Self::Agent => format!(
+                "this agent has sent its {limit} emails for this hour (the per-agent limit)"
+            ),
+            Self::User => format!(
+                "this user's agents together have sent the {limit} emails a user may send in \
+                 an hour (the per-user limit)"
+            ),
+            Self::Server => format!(
+                "this server has sent the {limit} emails it may send in an hour, all users \
+                 together (the server-wide limit)"
+            ),
+        }
+    }
+}
+
 impl From<EmailError> for ToolError {
     fn from(err: EmailError) -> Self {
         ToolError::new(err.code(), err.to_string(), err.suggestion())
@@ -123,15 +161,19 @@ pub struct Arguments {
     body: String,
 }
 
-/// `send_email` for one agent's runs (its limit is the agent's).
+/// `send_email` for one agent's runs (its limits are the agent's, its user's and the
+/// server's).
 pub struct SendEmail {
     mailer: Arc<Mailer>,
-    agent: AgentId,
+    sender: Sender,
 }
 
 impl SendEmail {
-    pub fn new(mailer: Arc<Mailer>, agent: AgentId) -> Self {
-        Self { mailer, agent }
+    pub fn new(mailer: Arc<Mailer>, user: UserId, agent: AgentId) -> Self {
+        Self {
+            mailer,
+            sender: Sender { user, agent },
+        }
     }
 
     /// The definition, which needs no agent (for listing an agent's tools).
@@ -189,14 +231,14 @@ impl TypedTool for SendEmail {
 
     fn call(&self, args: Arguments) -> ToolFuture {
         let mailer = Arc::clone(&self.mailer);
-        let agent = self.agent.clone();
+        let sender = self.sender.clone();
         Box::pin(async move {
             let draft = Draft::parse(&args.to, &args.subject, &args.body)?;
             if mailer.confirm() {
-                mailer.check(&agent, &draft).await?;
-                return Ok(confirm::question(&mailer, &agent, &draft));
+                mailer.check(&sender, &draft).await?;
+                return Ok(confirm::question(&mailer, &sender.agent, &draft));
             }
-            Ok(mailer.send(&agent, &draft, None).await?)
+            Ok(mailer.send(&sender, &draft, None).await?)
         })
     }
 }

@@ -1,9 +1,10 @@
-//! The `email_sends` rows: what an agent sent in the last hour (its limit), a send begun
-//! (`Sending`) and its end (`Sent` / `Failed`), and the send a confirmation already made.
+//! The `email_sends` rows: what an agent, a user or the whole server sent in the last hour
+//! (their limits), a send begun (`Sending`) and its end (`Sent` / `Failed`), and the send a
+//! confirmation already made.
 
 use chrono::{DateTime, Utc};
 use entities::email_sends::{self, EmailSendStatus};
-use entities::ids::{AgentId, EmailSendId};
+use entities::ids::{AgentId, EmailSendId, UserId};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
@@ -13,18 +14,31 @@ use sea_orm::{
 /// The hour the limit counts over.
 pub const WINDOW: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
-/// The sends that count against `agent`'s limit now (begun or sent within the hour, oldest
+/// Whose sends a limit counts.
+pub enum Counted<'a> {
+    Agent(&'a AgentId),
+    /// All the user's agents', deleted ones' too.
+    User(&'a UserId),
+    Server,
+}
+
+/// The sends that count against `whose` limit now (begun or sent within the hour, oldest
 /// first; a failed one does not count), at most `limit` of them.
 pub async fn counted(
     db: &DatabaseConnection,
-    agent: &AgentId,
+    whose: Counted<'_>,
     limit: u32,
 ) -> Result<Vec<DateTime<Utc>>, DbErr> {
     let since = Utc::now() - WINDOW;
-    email_sends::Entity::find()
+    let query = email_sends::Entity::find()
         .select_only()
-        .column(email_sends::Column::CreatedAt)
-        .filter(email_sends::Column::AgentId.eq(agent))
+        .column(email_sends::Column::CreatedAt);
+    let query = match whose {
+        Counted::Agent(agent) => query.filter(email_sends::Column::AgentId.eq(agent)),
+        Counted::User(user) => query.filter(email_sends::Column::UserId.eq(user)),
+        Counted::Server => query,
+    };
+    query
         .filter(email_sends::Column::CreatedAt.gt(since))
         .filter(email_sends::Column::Status.ne(EmailSendStatus::Failed))
         .order_by_asc(email_sends::Column::CreatedAt)
@@ -37,6 +51,7 @@ pub async fn counted(
 /// A send about to begin.
 pub struct Begun<'a> {
     pub agent: &'a AgentId,
+    pub user: &'a UserId,
     pub correlation_id: Option<&'a str>,
     pub recipient: &'a str,
     pub subject: &'a str,
@@ -48,6 +63,7 @@ pub async fn begin(db: &DatabaseConnection, send: Begun<'_>) -> Result<EmailSend
     email_sends::ActiveModel {
         id: Set(id.clone()),
         agent_id: Set(send.agent.clone()),
+        user_id: Set(send.user.clone()),
         correlation_id: Set(send.correlation_id.map(str::to_string)),
         recipient: Set(send.recipient.to_string()),
         subject: Set(send.subject.to_string()),

@@ -350,6 +350,8 @@ async fn send_email_is_described_without_an_agent_as_its_instances_are() {
         allowed_recipients: vec!["ops@example.org".into()],
         confirm: true,
         max_per_hour: 7,
+        user_max_per_hour: 14,
+        server_max_per_hour: 70,
     };
     let mailer = crate::tools::email::Mailer::new(
         &email,
@@ -368,6 +370,7 @@ async fn send_email_is_described_without_an_agent_as_its_instances_are() {
     );
     let tool = crate::tools::email::SendEmail::new(
         Arc::new(mailer),
+        entities::ids::UserId::from_string("user_1"),
         entities::ids::AgentId::from_string("agent_1"),
     );
     assert_eq!(tool.definition(), described);

@@ -1,22 +1,29 @@
 //! send_email (issue 32) against a real SMTP server the tests start (`sink`): an email goes
 //! out once after the user's yes and never after a no, never to a recipient outside the
 //! allow-list, never with an injected header, at most `max_per_hour` per agent (across a
-//! restart); without confirmation it goes at once; an SMTP failure is an error result; the
-//! tool is offered only where configured and named.
+//! restart), per user (over all their agents, deleted ones too) and server-wide; without
+//! confirmation it goes at once; an SMTP failure is an error result; the tool is offered only
+//! where configured and named. Against a sink that keeps the raw DATA (`raw_sink`, issue 49): no
+//! bare CR or LF reaches the wire, so a body cannot smuggle a second message.
 
+mod raw_sink;
 mod sink;
 
 use colloquy::config::{Config, EmailConfig};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
-use crate::client::Call;
+use crate::client::{Call, Client};
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, captured_log, error_body, spawn_app, spawn_app_with};
 use crate::sse::{Frame, content, finished, read_all};
+use raw_sink::RawSmtpSink;
 use sink::SmtpSink;
 
 const FROM: &str = "Colloquy <colloquy@example.org>";
+
+/// Per-user and server-wide limits no test of the per-agent one reaches.
+const ROOMY: u32 = 1_000;
 
 fn email_config(smtp_url: String, confirm: bool, max_per_hour: u32) -> EmailConfig {
     EmailConfig {
@@ -25,6 +32,8 @@ fn email_config(smtp_url: String, confirm: bool, max_per_hour: u32) -> EmailConf
         allowed_recipients: vec!["*@example.org".into(), "ops@partner.net".into()],
         confirm,
         max_per_hour,
+        user_max_per_hour: ROOMY,
+        server_max_per_hour: ROOMY,
     }
 }
 
@@ -35,19 +44,48 @@ async fn app_sending_to(smtp_url: String, confirm: bool, max_per_hour: u32) -> T
     .await
 }
 
+/// An app sending without confirmation, with these per-agent, per-user and server-wide limits.
+async fn app_with_limits(smtp_url: String, agent: u32, user: u32, server: u32) -> TestApp {
+    spawn_app_with(|config: &mut Config| {
+        config.email = Some(EmailConfig {
+            user_max_per_hour: user,
+            server_max_per_hour: server,
+            ..email_config(smtp_url, false, agent)
+        });
+    })
+    .await
+}
+
 /// A new agent that names send_email, and a chat with it.
 async fn mailing_chat(app: &TestApp) -> (String, String) {
-    let agent: Value = app
+    mailing_chat_of(app.as_admin()).await
+}
+
+/// `mailing_chat` of the user `client` speaks for.
+async fn mailing_chat_of(client: Client<'_>) -> (String, String) {
+    let agent: Value = client
         .api()
         .create_agent()
         .json(&json!({"name": "Mailer", "enabled_tools": ["send_email"]}))
         .read_json()
         .await;
     let agent = agent["id"].as_str().expect("an agent id").to_string();
-    let chat = app
+    let chat = client
         .new_chat_with(&json!({"agent_id": agent, "title": "Mail for ops"}))
         .await;
     (agent, chat)
+}
+
+/// Sends `text` to `chat` as the user `client` speaks for, and reads the whole stream.
+async fn send_text_as(client: Client<'_>, chat: &str, text: &str) -> Vec<Frame> {
+    let response = client
+        .chat_api()
+        .send_message(chat)
+        .json(&json!({"content": text}))
+        .call()
+        .await;
+    assert_eq!(response.status(), 200);
+    read_all(response).await
 }
 
 fn send_call(id: &str, to: &str, subject: &str, body: &str) -> Reply {
@@ -487,6 +525,17 @@ async fn send_email_is_offered_only_to_agents_naming_it_on_a_server_with_email()
     assert!(!offered(1).contains("send_email"));
 }
 
+/// The user `agent` belongs to.
+async fn owner(app: &TestApp, agent: &str) -> entities::ids::UserId {
+    use sea_orm::EntityTrait;
+    entities::agents::Entity::find_by_id(entities::ids::AgentId::from_string(agent))
+        .one(&app.db)
+        .await
+        .unwrap()
+        .expect("the agent")
+        .user_id
+}
+
 async fn ask_status(app: &TestApp, correlation_id: &str) -> String {
     use sea_orm::{ActiveEnum, ColumnTrait, EntityTrait, QueryFilter};
     entities::pending_asks::Entity::find()
@@ -538,6 +587,7 @@ async fn a_confirmed_email_whose_continuation_a_restart_cut_off_goes_out_at_most
     entities::email_sends::ActiveModel {
         id: sea_orm::Set(entities::ids::EmailSendId::generate()),
         agent_id: sea_orm::Set(entities::ids::AgentId::from_string(&agent)),
+        user_id: sea_orm::Set(owner(&app, &agent).await),
         correlation_id: sea_orm::Set(Some(second.clone())),
         recipient: sea_orm::Set("ops@example.org".into()),
         subject: sea_orm::Set("Cut off".into()),
@@ -600,4 +650,134 @@ async fn the_browser_shows_the_email_on_its_confirmation_card_and_yes_sends_it()
     let received = sink.received();
     assert_eq!(received.len(), 1, "{received:?}");
     assert_eq!(received[0]["subject"], "Disk full on db-1");
+}
+
+/// Whether every CR in `bytes` starts a CRLF and every LF ends one.
+fn only_crlf(bytes: &[u8]) -> bool {
+    bytes.iter().enumerate().all(|(i, byte)| match byte {
+        b'\r' => bytes.get(i + 1) == Some(&b'\n'),
+        b'\n' => i > 0 && bytes[i - 1] == b'\r',
+        _ => true,
+    })
+}
+
+#[actix_web::test]
+async fn a_body_with_bare_line_breaks_cannot_smuggle_a_second_message_past_a_lenient_relay() {
+    let sink = RawSmtpSink::start();
+    let app = app_sending_to(sink.url(), false, 20).await;
+    let (_, chat) = mailing_chat(&app).await;
+    let smuggling =
+        "hi\r.\rMAIL FROM:<x@ok.org>\rRCPT TO:<b@evil.com>\rDATA\rSmuggled.\n.\nbye\n.hidden";
+    app.upstream.script([
+        send_call("m1", "ops@example.org", "Hello", smuggling),
+        Reply::text("Sent."),
+    ]);
+    app.send_text(&chat, "Say hi to ops").await;
+
+    let received = sink.received();
+    assert_eq!(
+        received.len(),
+        1,
+        "one message, whatever its body says: {received:?}"
+    );
+    let mail = &received[0];
+    assert_eq!(mail.rcpt_to, ["ops@example.org"], "{mail:?}");
+    assert_eq!(mail.mail_from, "colloquy@example.org");
+    let data = String::from_utf8_lossy(&mail.data);
+    assert!(
+        only_crlf(&mail.data),
+        "a bare CR or LF on the wire: {data:?}"
+    );
+    // Every line break is CRLF, and a line that starts with a dot has it doubled.
+    assert!(
+        data.ends_with(
+            "\r\n\r\nhi\r\n..\r\nMAIL FROM:<x@ok.org>\r\nRCPT TO:<b@evil.com>\r\nDATA\r\n\
+             Smuggled.\r\n..\r\nbye\r\n..hidden"
+        ),
+        "{data:?}"
+    );
+    assert_eq!(fed_back(&app, 1)[0]["sent"], true, "the one message went");
+}
+
+#[actix_web::test]
+async fn a_users_hourly_limit_counts_all_their_agents_and_deleting_one_frees_no_slot() {
+    let sink = RawSmtpSink::start();
+    let app = app_with_limits(sink.url(), 5, 2, ROOMY).await;
+    let (first_agent, first_chat) = mailing_chat(&app).await;
+    app.upstream.script([
+        send_call("m1", "a@example.org", "One", "1").and_tool_call(
+            "m2",
+            "send_email",
+            json!({"to": "b@example.org", "subject": "Two", "body": "2"}),
+        ),
+        Reply::text("Two went."),
+    ]);
+    app.send_text(&first_chat, "Send two").await;
+    assert_eq!(codes(&fed_back(&app, 1)), ["sent", "sent"]);
+
+    // A new agent has its own per-agent slots, but not its user's.
+    let (_, second_chat) = mailing_chat(&app).await;
+    app.upstream.script([
+        send_call("m3", "c@example.org", "Three", "3"),
+        Reply::text("Limited."),
+    ]);
+    app.send_text(&second_chat, "Send a third").await;
+    let told = fed_back(&app, 3);
+    let limited = told.last().unwrap();
+    assert_eq!(limited["code"], "user_rate_limited", "{limited}");
+    let error = limited["error"].as_str().unwrap();
+    assert!(
+        error.contains("2 emails") && error.contains("per-user limit"),
+        "{limited}"
+    );
+
+    let deleted = app.api().delete_agent(&first_agent).call().await;
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    app.upstream.script([
+        send_call("m4", "d@example.org", "Four", "4"),
+        Reply::text("Still limited."),
+    ]);
+    app.send_text(&second_chat, "Try again").await;
+    assert_eq!(
+        fed_back(&app, 5).last().unwrap()["code"],
+        "user_rate_limited",
+        "deleting the agent that sent them frees none of its user's slots"
+    );
+    assert_eq!(sink.received().len(), 2);
+}
+
+#[actix_web::test]
+async fn the_server_wide_hourly_limit_counts_every_users_sends() {
+    let sink = RawSmtpSink::start();
+    let app = app_with_limits(sink.url(), 5, 5, 2).await;
+    let (_, admin_chat) = mailing_chat(&app).await;
+    app.upstream.script([
+        send_call("m1", "a@example.org", "One", "1"),
+        Reply::text("Sent."),
+        send_call("m2", "b@example.org", "Two", "2"),
+        Reply::text("Sent."),
+    ]);
+    app.send_text(&admin_chat, "Send one").await;
+    app.send_text(&admin_chat, "And another").await;
+    assert_eq!(fed_back(&app, 1).last().unwrap()["sent"], true);
+    assert_eq!(fed_back(&app, 3).last().unwrap()["sent"], true);
+
+    let key = app.create_user_with_key("grace").await;
+    let grace = app.as_key(&key);
+    let (_, chat) = mailing_chat_of(grace).await;
+    app.upstream.script([
+        send_call("m3", "c@example.org", "Three", "3"),
+        Reply::text("Limited."),
+    ]);
+    send_text_as(grace, &chat, "Send mine").await;
+    let limited = fed_back(&app, 5).last().unwrap().clone();
+    assert_eq!(limited["code"], "server_rate_limited", "{limited}");
+    assert!(
+        limited["error"]
+            .as_str()
+            .unwrap()
+            .contains("server-wide limit"),
+        "{limited}"
+    );
+    assert_eq!(sink.received().len(), 2);
 }
