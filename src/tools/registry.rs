@@ -283,7 +283,11 @@ mod tests {
             assert_eq!(family.kind as usize, place, "{:?}", family.kind);
             assert_eq!(entry(family.kind).kind, family.kind);
         }
-        assert_eq!(Kind::SendEmail as usize + 1, FAMILIES.len(), "the last kind is last");
+        assert_eq!(
+            Kind::SendEmail as usize + 1,
+            FAMILIES.len(),
+            "the last kind is last"
+        );
     }
 
     #[test]
