@@ -423,3 +423,109 @@ async fn a_response_cut_off_by_a_restart_says_so_when_retrieved() {
     let again: Value = app.openai().response(&id).read_json().await;
     assert_eq!(again, retrieved);
 }
+
+/// The ids of one page of `GET /v1/vector_stores` with `query`, and its `has_more`.
+async fn store_page(app: &TestApp, query: &str) -> (Vec<String>, bool) {
+    let page: Value = app
+        .openai()
+        .vector_stores()
+        .with_query(query)
+        .read_json()
+        .await;
+    let ids = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|store| store["id"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>();
+    assert_eq!(page["first_id"], json!(ids.first()));
+    assert_eq!(page["last_id"], json!(ids.last()));
+    (ids, page["has_more"].as_bool().unwrap())
+}
+
+#[actix_web::test]
+async fn vector_stores_page_by_cursor_in_either_order_past_the_first_page() {
+    let app = spawn_app_with(|config| {
+        config.documents.max_knowledge_bases_per_user = 130;
+    })
+    .await;
+    let mut made = Vec::new();
+    for n in 0..125 {
+        let store: Value = app
+            .openai()
+            .create_vector_store()
+            .json(&json!({"name": format!("store {n}")}))
+            .read_json()
+            .await;
+        made.push(store["id"].as_str().unwrap().to_string());
+    }
+    // Newest first by default, 20 a page; each page starts after the last one's `last_id`.
+    let (first, more) = store_page(&app, "").await;
+    assert_eq!(first.len(), 20);
+    assert!(more);
+    let mut newest_first = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let query = match &after {
+            Some(id) => format!("limit=40&after={id}"),
+            None => "limit=40".to_string(),
+        };
+        let (ids, more) = store_page(&app, &query).await;
+        assert!(ids.len() <= 40);
+        after = ids.last().cloned();
+        newest_first.extend(ids);
+        if !more {
+            break;
+        }
+    }
+    assert_eq!(
+        newest_first.len(),
+        125,
+        "every store once, none past the 100th lost"
+    );
+    assert_eq!(&newest_first[..20], &first[..]);
+    let mut oldest_first = made.clone();
+    oldest_first.reverse();
+    assert_eq!(newest_first, oldest_first);
+    // `order=asc` walks them the other way, and a store made meanwhile neither repeats nor skips.
+    let (page, more) = store_page(&app, "order=asc&limit=100").await;
+    assert_eq!(page, made[..100]);
+    assert!(more);
+    let late: Value = app
+        .openai()
+        .create_vector_store()
+        .json(&json!({"name": "late"}))
+        .read_json()
+        .await;
+    let query = format!("order=asc&limit=100&after={}", page[99]);
+    let (rest, more) = store_page(&app, &query).await;
+    let mut expected = made[100..].to_vec();
+    expected.push(late["id"].as_str().unwrap().to_string());
+    assert_eq!(rest, expected);
+    assert!(!more);
+    // A cursor that names no store of the caller's, and limits past 1-100, are refused.
+    let bob = app.create_user_with_key("bob").await;
+    let bobs: Value = app
+        .as_key(&bob)
+        .openai()
+        .create_vector_store()
+        .json(&json!({"name": "bob's"}))
+        .read_json()
+        .await;
+    let bobs = format!("after={}", bobs["id"].as_str().unwrap());
+    for query in [
+        bobs.as_str(),
+        "after=vs_nothing",
+        "limit=0",
+        "limit=101",
+        "order=sideways",
+    ] {
+        let response = app.openai().vector_stores().with_query(query).call().await;
+        assert_eq!(response.status(), 400, "{query:?}");
+        assert_eq!(
+            error_body(response).await["code"],
+            "invalid_request",
+            "{query:?}"
+        );
+    }
+}

@@ -5,7 +5,8 @@ use chrono::Utc;
 use entities::chats;
 use entities::ids::{ChatId, UserId};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, Condition, DbErr, EntityTrait, Order, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use serde_json::Value;
 
@@ -61,6 +62,42 @@ impl Chats {
             .order_by_desc(chats::Column::CreatedAt)
             .order_by_desc(chats::Column::Id)
             .offset(offset)
+            .limit(limit)
+            .all(&self.db)
+            .await
+    }
+
+    /// One page of the owner's vector stores in `order` of creation (the id breaking ties):
+    /// at most `limit` of them, those after `after` (a store of theirs) when it is given.
+    /// Keyset paging, so a page costs the same however deep it is and a store made meanwhile
+    /// neither repeats nor skips one.
+    pub async fn vector_stores_after(
+        &self,
+        owner: &UserId,
+        order: Order,
+        after: Option<&chats::Model>,
+        limit: u64,
+    ) -> Result<Vec<chats::Model>, DbErr> {
+        let mut query = chats::Entity::find()
+            .filter(chats::Column::UserId.eq(owner))
+            .filter(chats::Column::IsVectorStore.eq(true));
+        if let Some(after) = after {
+            use chats::Column::{CreatedAt, Id};
+            let at = after.created_at;
+            let id = after.id.clone();
+            let beyond = match order {
+                Order::Asc => Condition::any()
+                    .add(CreatedAt.gt(at))
+                    .add(Condition::all().add(CreatedAt.eq(at)).add(Id.gt(id))),
+                _ => Condition::any()
+                    .add(CreatedAt.lt(at))
+                    .add(Condition::all().add(CreatedAt.eq(at)).add(Id.lt(id))),
+            };
+            query = query.filter(beyond);
+        }
+        query
+            .order_by(chats::Column::CreatedAt, order.clone())
+            .order_by(chats::Column::Id, order)
             .limit(limit)
             .all(&self.db)
             .await

@@ -25,16 +25,29 @@ pub struct ListQuery {
 }
 
 impl ListQuery {
-    /// One page of `items` (oldest first) as an OpenAI list object.
-    pub fn page(&self, mut items: Vec<Value>) -> AppResult<Value> {
+    /// The page size asked for: 1-100, 20 by default.
+    pub fn limit(&self) -> AppResult<usize> {
         let limit = self.limit.unwrap_or(20);
         if !(1..=100).contains(&limit) {
             return Err(AppError::invalid("limit must be 1-100"));
         }
+        Ok(limit)
+    }
+
+    /// Whether the newest come first (`desc`, the default) or the oldest (`asc`).
+    pub fn newest_first(&self) -> AppResult<bool> {
         match self.order.as_deref() {
-            None | Some("desc") => items.reverse(),
-            Some("asc") => {}
-            Some(_) => return Err(AppError::invalid("order must be asc or desc")),
+            None | Some("desc") => Ok(true),
+            Some("asc") => Ok(false),
+            Some(_) => Err(AppError::invalid("order must be asc or desc")),
+        }
+    }
+
+    /// One page of `items` (oldest first) as an OpenAI list object.
+    pub fn page(&self, mut items: Vec<Value>) -> AppResult<Value> {
+        let limit = self.limit()?;
+        if self.newest_first()? {
+            items.reverse();
         }
         if let Some(after) = &self.after {
             let at = items

@@ -9,6 +9,7 @@
 use actix_web::{HttpResponse, web};
 use entities::documents::DocumentStatus;
 use entities::ids::{ChatId, FileId};
+use sea_orm::Order;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -22,9 +23,6 @@ use crate::state::AppState;
 const MAX_FILE_IDS: usize = 50;
 /// Most results a search may ask for (OpenAI's limit).
 const MAX_SEARCH_RESULTS: usize = 50;
-/// Most vector stores listed.
-const MAX_LISTED: u64 = 100;
-
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/vector_stores", web::post().to(create))
         .route("/v1/vector_stores", web::get().to(list))
@@ -180,16 +178,49 @@ async fn create(
     Ok(HttpResponse::Ok().json(object(&state, &chat).await?))
 }
 
-async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
-    let chats = state
+/// One page of the caller's stores, newest first unless `order=asc`; `after` is the last id
+/// of the previous page (one of theirs, else 400), and `has_more` says whether another follows.
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    query: web::Query<ListQuery>,
+) -> AppResult<HttpResponse> {
+    let limit = query.limit()?;
+    let order = if query.newest_first()? {
+        Order::Desc
+    } else {
+        Order::Asc
+    };
+    let after = match &query.after {
+        Some(id) => Some(cursor(&state, &principal, id).await?),
+        None => None,
+    };
+    let mut chats = state
         .chats()
-        .vector_stores(principal.user_id(), MAX_LISTED, 0)
+        .vector_stores_after(principal.user_id(), order, after.as_ref(), limit as u64 + 1)
         .await?;
+    let has_more = chats.len() > limit;
+    chats.truncate(limit);
     let mut stores = Vec::with_capacity(chats.len());
     for chat in &chats {
         stores.push(object(&state, chat).await?);
     }
-    Ok(HttpResponse::Ok().json(list_object(stores, false)))
+    Ok(HttpResponse::Ok().json(list_object(stores, has_more)))
+}
+
+/// The store a list's `after` names: one of the caller's, else 400.
+async fn cursor(
+    state: &AppState,
+    principal: &Principal,
+    id: &str,
+) -> AppResult<entities::chats::Model> {
+    let no_store = || AppError::invalid(format!("after names no vector store of yours: {id}"));
+    let chat_id = chat_of(id).ok_or_else(no_store)?;
+    match state.chats().get_owned(principal.user_id(), &chat_id).await {
+        Ok(chat) if chat.is_vector_store => Ok(chat),
+        Ok(_) | Err(ChatStoreError::NotFound) => Err(no_store()),
+        Err(other) => Err(other.into()),
+    }
 }
 
 async fn retrieve(
