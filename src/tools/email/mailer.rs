@@ -83,6 +83,11 @@ impl Mailer {
         self.max_per_hour
     }
 
+    /// Emails all of one user's agents may send in an hour, together.
+    pub fn user_max_per_hour(&self) -> u32 {
+        self.user_max_per_hour
+    }
+
     /// The configured allow-list, as written.
     pub fn allowed(&self) -> &[String] {
         &self.allowed

@@ -191,9 +191,11 @@ fn description(mailer: &Mailer) -> String {
     };
     format!(
         "Send a plain-text email to one recipient. Allowed recipients (nothing else is \
-         accepted): {}.{confirm} At most {} emails an hour.",
+         accepted): {}.{confirm} At most {} emails an hour from this agent, and {} from all \
+         of this user's agents together.",
         mailer.allowed().join(", "),
-        mailer.max_per_hour()
+        mailer.max_per_hour(),
+        mailer.user_max_per_hour()
     )
 }
 

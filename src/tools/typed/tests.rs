@@ -365,7 +365,8 @@ async fn send_email_is_described_without_an_agent_as_its_instances_are() {
         Some(
             "Send a plain-text email to one recipient. Allowed recipients (nothing else is \
              accepted): ops@example.org. The user is asked to confirm each email before it is \
-             sent. At most 7 emails an hour."
+             sent. At most 7 emails an hour from this agent, and 14 from all of this user's \
+             agents together."
         )
     );
     let tool = crate::tools::email::SendEmail::new(
