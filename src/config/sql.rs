@@ -45,6 +45,12 @@ pub struct SqlDatabaseConfig {
     /// interrupted) before it is stopped with an error result.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// Query a PostgreSQL database even though its role is privileged (a superuser, `BYPASSRLS`,
+    /// or a member of `pg_execute_server_program`, `pg_write_server_files` or
+    /// `pg_read_server_files`): such a role reaches past the read-only transaction, so by
+    /// default the database is not queried. Warned about at every start.
+    #[serde(default)]
+    pub allow_privileged_role: bool,
 }
 
 fn default_max_rows() -> usize {

@@ -71,6 +71,7 @@ fn database(id: &str, url: &str) -> SqlDatabaseConfig {
         url: SecretString::from(url.to_string()),
         max_rows: 200,
         timeout_ms: 5_000,
+        allow_privileged_role: false,
     }
 }
 

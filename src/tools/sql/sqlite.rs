@@ -16,7 +16,7 @@ use sea_orm::sqlx::{
 use serde_json::Value;
 
 use super::schema::SchemaColumn;
-use super::statement;
+use super::statement::{self, Dialect};
 use super::table::{Limits, Table};
 use super::value::{self, Cell};
 use super::{QueryError, Refusal};
@@ -32,7 +32,7 @@ const SQLITE_INTERRUPT: i64 = 9;
 
 /// Runs the one statement in `sql` read-only and returns the capped result.
 pub(super) async fn query(path: &Path, sql: &str, limits: &Limits) -> Result<Value, QueryError> {
-    let sql = statement::single(sql).map_err(QueryError::Statement)?;
+    let sql = statement::single(sql, Dialect::Sqlite).map_err(QueryError::Statement)?;
     let mut connection = connect(path, limits.timeout).await?;
     let deadline = Instant::now() + limits.timeout;
     connection

@@ -8,7 +8,7 @@ use sea_orm::sqlx::{self, ConnectOptions, Connection};
 use serde_json::{Value, json};
 
 use super::schema::{MAX_SCHEMA_CHARS, SchemaColumn, describe};
-use super::statement::{StatementProblem, holds_code, single};
+use super::statement::{Dialect, Refused, StatementProblem, holds_code, refused, single};
 use super::table::{Limits, MAX_VALUE_CHARS, Table};
 use super::{QueryError, Refusal, sqlite, value};
 
@@ -26,7 +26,7 @@ fn one_statement_passes_and_a_second_is_found_outside_literals_identifiers_and_c
         ("-- a ; comment\nSELECT 2", "-- a ; comment\nSELECT 2"),
         ("SELECT 'é;' || 'ü'; ", "SELECT 'é;' || 'ü'"),
     ] {
-        assert_eq!(single(sql), Ok(first), "{sql}");
+        assert_eq!(single(sql, Dialect::Sqlite), Ok(first), "{sql}");
     }
     for sql in [
         "SELECT 1; SELECT 2",
@@ -34,11 +34,119 @@ fn one_statement_passes_and_a_second_is_found_outside_literals_identifiers_and_c
         "SELECT ';'; DROP TABLE t",
         "SELECT 1; -- fine\nPRAGMA query_only = OFF",
     ] {
-        assert_eq!(single(sql), Err(StatementProblem::Several), "{sql}");
+        assert_eq!(
+            single(sql, Dialect::Sqlite),
+            Err(StatementProblem::Several),
+            "{sql}"
+        );
     }
     for sql in ["", "  ", ";;", "-- nothing", "/* nothing */ ;"] {
-        assert_eq!(single(sql), Err(StatementProblem::Empty), "{sql:?}");
-        assert!(!holds_code(sql), "{sql:?}");
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            assert_eq!(
+                single(sql, dialect),
+                Err(StatementProblem::Empty),
+                "{sql:?}"
+            );
+            assert!(!holds_code(sql, dialect), "{sql:?}");
+        }
+    }
+}
+
+#[test]
+fn postgres_statements_are_split_as_postgres_reads_its_literals_and_comments() {
+    for (sql, first) in [
+        ("SELECT $$;$$", "SELECT $$;$$"),
+        ("SELECT $tag$ ; $$ ; $tag$;", "SELECT $tag$ ; $$ ; $tag$"),
+        ("SELECT E'\\';' AS x", "SELECT E'\\';' AS x"),
+        ("SELECT 1 /* /* ; */ ; */", "SELECT 1 /* /* ; */ ; */"),
+        ("SELECT a[1] FROM t;", "SELECT a[1] FROM t"),
+    ] {
+        assert_eq!(single(sql, Dialect::Postgres), Ok(first), "{sql}");
+    }
+    for sql in [
+        "SELECT 1; SELECT 2",
+        "SELECT E'\\''; DELETE FROM t",
+        "SELECT $a$x$a$; DELETE FROM t",
+        "SELECT [1; DELETE FROM t --]",
+    ] {
+        assert_eq!(
+            single(sql, Dialect::Postgres),
+            Err(StatementProblem::Several),
+            "{sql}"
+        );
+    }
+}
+
+#[test]
+fn calls_reaching_outside_the_transaction_are_refused_however_they_are_spelt() {
+    let function = |name: &str| Some(Refused::Function(name.into()));
+    for (sql, expected) in [
+        ("COPY (SELECT 'x') TO '/tmp/x'", Some(Refused::Copy)),
+        ("  copy t TO PROGRAM 'touch /tmp/x'", Some(Refused::Copy)),
+        (
+            "SELECT lo_export(lo_from_bytea(0, 'x'), '/tmp/x')",
+            function("lo_export"),
+        ),
+        (
+            "SELECT pg_catalog.LO_IMPORT('/etc/passwd')",
+            function("lo_import"),
+        ),
+        ("SELECT \"lo_export\"(1, '/tmp/x')", function("lo_export")),
+        (
+            "SELECT \"pg_catalog\".\"lo_unlink\" (1)",
+            function("lo_unlink"),
+        ),
+        (
+            "SELECT lo_put /* a comment */ (1, 0, 'x')",
+            function("lo_put"),
+        ),
+        (
+            "SELECT dblink_exec('dbname=x', 'DELETE FROM t')",
+            function("dblink_exec"),
+        ),
+        (
+            "SELECT * FROM DBLINK('dbname=x', 'SELECT 1') AS t(n int)",
+            function("dblink"),
+        ),
+        (
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity",
+            function("pg_terminate_backend"),
+        ),
+        ("SELECT Pg_Cancel_Backend(1)", function("pg_cancel_backend")),
+        ("SELECT pg_reload_conf()", function("pg_reload_conf")),
+        (
+            "SELECT pg_read_file('/etc/passwd')",
+            function("pg_read_file"),
+        ),
+        (
+            "SELECT pg_read_binary_file('/etc/passwd')",
+            function("pg_read_binary_file"),
+        ),
+        ("SELECT pg_ls_dir('.')", function("pg_ls_dir")),
+        (
+            "SELECT E'\\'' || lo_export(1, '/tmp/x') -- '",
+            function("lo_export"),
+        ),
+        (
+            "SELECT $$'$$, lo_export(1, '/tmp/x') -- '",
+            function("lo_export"),
+        ),
+        (
+            "SELECT 1 /* /* */ ' */, lo_export(1, '/tmp/x') -- '",
+            function("lo_export"),
+        ),
+        (
+            "SELECT U&\"lo\\005fexport\"(1, '/tmp/x')",
+            Some(Refused::EscapedName),
+        ),
+        // Not calls: a literal, a comment, a quoted column, a column of that name.
+        ("SELECT 'lo_export(1)', \"dblink\" FROM t", None),
+        ("SELECT 1 -- pg_read_file('/etc/passwd')", None),
+        ("SELECT $$ COPY lo_export( $$", None),
+        ("SELECT lo_value, copy FROM t WHERE pg_read > 1", None),
+        ("SELECT name FROM customers ORDER BY id", None),
+    ] {
+        assert_eq!(refused(sql), expected, "{sql}");
     }
 }
 
