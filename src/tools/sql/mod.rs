@@ -3,12 +3,15 @@
 //! declared databases and keeps each one's tables and columns (`schema`) for the tool's
 //! description, read at start-up and on a schedule; `tool` is the `Tool`; `postgres` and
 //! `sqlite` run a query each on a connection of its own, read-only, under the statement timeout,
-//! one statement per call (`statement`); `table` builds the capped result and turns database
-//! values into JSON (`value`). Must not: reach the loop, a chat or Colloquy's own database.
+//! one statement per call (`statement`: on PostgreSQL, calls reaching outside the transaction
+//! are refused, and so is a privileged role), SQLite's connection guarded (`sqlite_guard`);
+//! `table` builds the capped result and turns database values into JSON (`value`). Must not:
+//! reach the loop, a chat or Colloquy's own database.
 
 mod postgres;
 mod schema;
 mod sqlite;
+mod sqlite_guard;
 mod statement;
 mod table;
 mod tool;

@@ -418,3 +418,71 @@ async fn a_missing_sqlite_file_is_unavailable_and_not_created() {
     );
     assert!(!path.exists());
 }
+
+#[tokio::test]
+async fn sqlite_cannot_create_or_open_another_file_nor_load_an_extension() {
+    let (dir, path) = seeded_sqlite().await;
+    let limits = limits(10, 10_000);
+    let target = |name: &str| dir.path().join(name).display().to_string();
+    let attempts = [
+        format!("VACUUM INTO '{}'", target("literal.db")),
+        format!("VACUUM INTO '{}' || 'expression.db'", target("")),
+        format!("VACUUM INTO 'file:{}?mode=rwc'", target("uri.db")),
+        format!("ATTACH '{}' AS other", target("attached.db")),
+        format!(
+            "SELECT * FROM pragma_table_info('items') WHERE 0 = (SELECT count(*) FROM (SELECT load_extension('{}')))",
+            target("extension")
+        ),
+        format!("SELECT load_extension('{}')", target("extension")),
+    ];
+    for sql in &attempts {
+        let result = sqlite::query(&path, sql, &limits).await;
+        assert!(
+            matches!(result, Err(QueryError::Database { .. })),
+            "{sql}: {result:?}"
+        );
+    }
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["shop.db"], "no file made beside the database");
+    let (kind, message) =
+        refusal(sqlite::query(&path, &format!("VACUUM INTO '{}'", target("x.db")), &limits).await);
+    assert_eq!(kind, Refusal::ReadOnly, "{message}");
+    assert!(message.contains("authorization denied"), "{message}");
+    assert_eq!(count_items(&path).await, 3, "the database still reads");
+}
+
+#[tokio::test]
+async fn sqlite_refuses_to_build_a_value_larger_than_the_result_may_hold() {
+    let (_dir, path) = seeded_sqlite().await;
+    let limits = limits(10, 10_000);
+    // printf gives NULL for a string past the cap: it never builds it.
+    let null = sqlite::query(&path, "SELECT printf('%.*c', 400000000, 'x')", &limits)
+        .await
+        .unwrap();
+    assert_eq!(null["rows"], json!([[null]]), "{null}");
+    for sql in [
+        "SELECT zeroblob(400000000)",
+        "SELECT printf('%.*c', 400000000, 'x') IS NULL AND length(hex(zeroblob(10000000))) > 0",
+        "SELECT length(replace(hex(zeroblob(1000000)), '0', 'xx'))",
+    ] {
+        let started = std::time::Instant::now();
+        let (kind, message) = refusal(sqlite::query(&path, sql, &limits).await);
+        assert_eq!(kind, Refusal::TooBig, "{sql}: {message}");
+        assert!(message.contains("bytes a result may hold"), "{message}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{sql}");
+    }
+    let cut = sqlite::query(&path, "SELECT printf('%.*c', 50000, 'x') AS long", &limits)
+        .await
+        .unwrap();
+    assert_eq!(cut["truncated"], true, "{cut}");
+    assert!(
+        cut["rows"][0][0]
+            .as_str()
+            .unwrap()
+            .ends_with("… [48000 more characters]")
+    );
+}
