@@ -52,9 +52,18 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
 
 /// An app declaring `url` as "shop", an agent over it, and a chat of that agent's.
 async fn shop_chat(url: &str, allow_privileged_role: bool) -> (TestApp, String, String) {
+    shop_chat_within(url, allow_privileged_role, 2_000).await
+}
+
+/// `shop_chat` with a statement timeout of `timeout_ms`.
+async fn shop_chat_within(
+    url: &str,
+    allow_privileged_role: bool,
+    timeout_ms: u64,
+) -> (TestApp, String, String) {
     let url = url.to_string();
     let app = spawn_app_with(move |config| {
-        let mut shop = declared("shop", &url, 2_000);
+        let mut shop = declared("shop", &url, timeout_ms);
         shop.allow_privileged_role = allow_privileged_role;
         config.sql.databases = vec![shop];
     })
@@ -248,4 +257,139 @@ async fn a_writer_role_cannot_write_through_dblink_nor_end_other_sessions() {
     let admin_url = shop.admin_url.clone();
     shop.drop_database().await;
     writer.drop_role(&admin_url).await;
+}
+
+#[actix_web::test]
+async fn long_postgres_values_are_cut_in_the_server_and_marked_truncated() {
+    let Some(shop) = SeededPostgres::create().await else {
+        return;
+    };
+    let (app, _, chat) = shop_chat(&shop.reader.url, false).await;
+    let results = call_all(
+        &app,
+        &chat,
+        &[
+            ("text", "SELECT repeat('é', 5000) AS long, 'short' AS short"),
+            (
+                "bytes",
+                "SELECT decode(repeat('ab', 3000), 'hex') AS raw -- a comment",
+            ),
+            (
+                "json",
+                "SELECT jsonb_build_object('k', repeat('x', 20000)) AS doc, \
+                 '{\"a\": 1}'::json AS small, ARRAY[1, 2] AS numbers",
+            ),
+            ("show", "SHOW statement_timeout"),
+            ("values", "VALUES (repeat('y', 2001))"),
+        ],
+    )
+    .await;
+    let text = &results["text"];
+    assert_eq!(text["truncated"], true, "{text}");
+    let long = text["rows"][0][0].as_str().unwrap();
+    assert!(long.starts_with(&"é".repeat(2_000)), "{long:.40}");
+    assert!(long.ends_with("… [3000 more characters]"), "{long:.40}");
+    assert_eq!(text["rows"][0][1], "short");
+    let raw = results["bytes"]["rows"][0][0].as_str().unwrap();
+    assert!(raw.starts_with("\\xabab"), "{raw:.40}");
+    assert!(raw.ends_with("… [2000 more bytes]"), "{raw:.40}");
+    let json = &results["json"];
+    let doc = json["rows"][0][0].as_str().unwrap();
+    assert!(doc.starts_with("{\"k\": \"xxx"), "{doc:.40}");
+    assert!(doc.ends_with("more characters]"), "{doc:.40}");
+    assert_eq!(json["rows"][0][1], json!({"a": 1}));
+    assert_eq!(json["rows"][0][2], json!([1, 2]));
+    assert_eq!(results["show"]["rows"], json!([["2s"]]), "{results:?}");
+    assert_eq!(results["values"]["columns"], json!(["column1"]));
+    assert!(
+        results["values"]["rows"][0][0]
+            .as_str()
+            .unwrap()
+            .ends_with("… [1 more characters]")
+    );
+    drop(app);
+    shop.drop_database().await;
+}
+
+/// Set (to `sqlite` or `postgres`) in the process `peak_memory_of_one_call` starts for the
+/// probe; unset, the probe returns at once.
+const PROBE_VAR: &str = "COLLOQUY_TEST_SQL_MEMORY_PROBE";
+
+/// Kilobytes of the largest resident set this process has had (`VmHWM`).
+fn peak_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+#[actix_web::test]
+async fn the_memory_probe_calls_for_a_huge_value_when_run_in_a_process_of_its_own() {
+    let Ok(which) = std::env::var(PROBE_VAR) else {
+        return;
+    };
+    let files = tempfile::tempdir().unwrap();
+    let (shop, url, sql) = if which == "postgres" {
+        let shop = SeededPostgres::create().await.expect("a PostgreSQL server");
+        let url = shop.reader.url.clone();
+        (Some(shop), url, "SELECT repeat('x', 300000000) AS huge")
+    } else {
+        let path = crate::sql::seeded_sqlite(files.path()).await;
+        let url = format!("sqlite://{}", path.display());
+        (None, url, "SELECT printf('%.*c', 400000000, 'x') AS huge")
+    };
+    // Building the value alone takes the server a while.
+    let (app, _, chat) = shop_chat_within(&url, false, 12_000).await;
+    call_all(&app, &chat, &[("warm", "SELECT 1 AS one")]).await;
+    let before = peak_kb();
+    let results = call_all(&app, &chat, &[("huge", sql)]).await;
+    let after = peak_kb();
+    let huge = &results["huge"];
+    assert!(huge["rows"].is_array(), "a result, not an error: {huge}");
+    println!("peak growth kB: {}", after.saturating_sub(before));
+    println!("peak before kB: {before}, after: {after}; result: {huge:.200}");
+    drop(app);
+    if let Some(shop) = shop {
+        shop.drop_database().await;
+    }
+}
+
+#[test]
+fn a_huge_value_grows_the_servers_peak_memory_by_less_than_50_mb() {
+    let postgres = std::env::var("COLLOQUY_TEST_POSTGRES_URL").is_ok();
+    for which in ["sqlite", "postgres"] {
+        if which == "postgres" && !postgres {
+            println!("skipped on PostgreSQL: COLLOQUY_TEST_POSTGRES_URL is not set");
+            continue;
+        }
+        let mut probe = std::process::Command::new(std::env::current_exe().unwrap());
+        probe
+            .args([
+                "--exact",
+                "sql_guard::the_memory_probe_calls_for_a_huge_value_when_run_in_a_process_of_its_own",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(PROBE_VAR, which);
+        let output = crate::subprocess::output_within(
+            probe,
+            "the memory probe",
+            crate::subprocess::CLIENT_LIMIT,
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let growth: u64 = stdout
+            .lines()
+            .find_map(|line| line.split_once("peak growth kB: ").map(|(_, kb)| kb))
+            .and_then(|kb| kb.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no measure in {stdout}"));
+        println!("{which}: peak resident memory grew by {growth} kB");
+        assert!(growth < 50 * 1024, "{which}: grew by {growth} kB\n{stdout}");
+    }
 }

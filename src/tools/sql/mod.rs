@@ -9,6 +9,7 @@
 //! reach the loop, a chat or Colloquy's own database.
 
 mod postgres;
+mod postgres_cut;
 mod schema;
 mod sqlite;
 mod sqlite_guard;

@@ -4,8 +4,8 @@
 //! is refused unless the operator allowed it), a transaction made `READ ONLY` with a
 //! `statement_timeout`, and one statement (`statement::single`), refused before it is sent when
 //! it would reach outside the transaction (`statement::refused`). The transaction is never
-//! committed. Rows are read one by one until a cap is reached; values are decoded by their
-//! type's name (`cell`).
+//! committed. A query runs wrapped so the server cuts long values (`postgres_cut`); rows are
+//! read one by one until a cap is reached; values are decoded by their type's name (`cell`).
 
 use std::time::Duration;
 
@@ -15,11 +15,12 @@ use sea_orm::sqlx::postgres::{
     Postgres,
 };
 use sea_orm::sqlx::{
-    self, AssertSqlSafe, Column, ConnectOptions, Connection, Decode, Executor, Row, SqlSafeStr,
+    self, AssertSqlSafe, Column, ConnectOptions, Connection, Decode, Executor, SqlSafeStr,
     Statement, TypeInfo, ValueRef,
 };
 use serde_json::Value;
 
+use super::postgres_cut::{self, Shape};
 use super::schema::SchemaColumn;
 use super::statement::{self, Dialect};
 use super::table::{Limits, Table};
@@ -120,18 +121,24 @@ async fn run(
         .map(|c| c.name().to_string())
         .collect();
     let mut table = Table::new(columns, limits);
+    let mut shapes: Vec<Shape> = prepared
+        .columns()
+        .iter()
+        .map(|c| Shape::of(c.type_info()))
+        .collect();
+    let prepared = match postgres_cut::wrap(sql, &shapes) {
+        Some(wrapped) => connection
+            .prepare(AssertSqlSafe(wrapped).into_sql_str())
+            .await
+            .map_err(failure)?,
+        None => {
+            shapes.fill(Shape::Whole);
+            prepared
+        }
+    };
     let mut rows = prepared.query().fetch(&mut *connection);
     while let Some(row) = rows.try_next().await.map_err(failure)? {
-        let mut cut = false;
-        let mut values = Vec::with_capacity(row.len());
-        for index in 0..row.len() {
-            let (json, was_cut) = match row.try_get_raw(index) {
-                Ok(raw) => cell(raw),
-                Err(_) => value::unreadable("unknown"),
-            };
-            cut |= was_cut;
-            values.push(json);
-        }
+        let (values, cut) = postgres_cut::cells(&row, &shapes);
         if !table.push(values, cut) {
             break;
         }

@@ -122,6 +122,14 @@ pub fn refused(sql: &str) -> Option<Refused> {
     None
 }
 
+/// Whether the statement is a query PostgreSQL can read as a subquery (`SELECT`, `WITH`,
+/// `VALUES` or `TABLE`, perhaps in parentheses), rather than `SHOW`, `EXPLAIN` and the like.
+pub fn is_query(sql: &str) -> bool {
+    let first =
+        Tokens::new(sql, Dialect::Postgres).find(|(token, _)| *token != Token::Symbol(b'('));
+    matches!(first, Some((Token::Word(word), _)) if matches!(word.as_str(), "select" | "with" | "values" | "table"))
+}
+
 /// Whether `name` (case-insensitively) is one of `REFUSED_FUNCTIONS`.
 fn is_refused(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
