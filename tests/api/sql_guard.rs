@@ -221,6 +221,11 @@ async fn a_writer_role_cannot_write_through_dblink_nor_end_other_sessions() {
                  WHERE usename = current_user AND pid <> pg_backend_pid()",
             ),
             ("cancel", "SELECT \"pg_cancel_backend\"(0)"),
+            (
+                "do",
+                "DO $$ BEGIN PERFORM pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE usename = current_user AND pid <> pg_backend_pid(); END $$",
+            ),
             ("file", "SELECT pg_catalog.pg_read_file('/etc/passwd')"),
             ("two", "SELECT 1; DELETE FROM customers"),
         ],
@@ -240,6 +245,7 @@ async fn a_writer_role_cannot_write_through_dblink_nor_end_other_sessions() {
         "pg_cancel_backend",
     );
     assert_refused(&results["file"], "sql_refused_function", "pg_read_file");
+    assert_refused(&results["do"], "sql_refused_function", "DO is refused");
     assert_refused(
         &results["two"],
         "sql_multiple_statements",

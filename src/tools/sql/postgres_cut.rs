@@ -79,7 +79,7 @@ impl Shape {
 
 /// `sql` wrapped so the server cuts each column as `shapes` say; `None` when it is not a query
 /// a subquery can hold, or has no columns (it then runs as written, every column `Whole`).
-pub fn wrap(sql: &str, shapes: &[Shape]) -> Option<String> {
+pub(super) fn wrap(sql: &str, shapes: &[Shape]) -> Option<String> {
     if shapes.is_empty() || !statement::is_query(sql) {
         return None;
     }

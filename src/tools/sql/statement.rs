@@ -40,7 +40,16 @@ const REFUSED_FUNCTIONS: &[&str] = &[
     "pg_ls_*",
     "pg_stat_file",
     "pg_file_*",
+    // These run SQL given as text, which this check reads as a literal.
+    "query_to_xml*",
+    "cursor_to_xml*",
+    "ts_stat",
+    "ts_rewrite",
 ];
+
+/// Statements (by their first word) refused whole: `COPY` reads and writes the server's files
+/// and runs programs; `DO` runs code given as a literal, which this check does not read.
+const REFUSED_STATEMENTS: &[&str] = &["copy", "do"];
 
 /// A piece of code, as the tokenizer yields it (whitespace and comments are skipped).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,9 +76,12 @@ pub enum Refused {
          connections, the server's files or other sessions)"
     )]
     Function(String),
-    /// A `COPY` statement (it reads and writes the server's files and programs).
-    #[error("COPY is refused: it reaches the server's files and programs; use SELECT")]
-    Copy,
+    /// A statement in `REFUSED_STATEMENTS`, by its first word in capitals.
+    #[error(
+        "{0} is refused: it reaches the server's files and programs, or runs code given as \
+         text; use SELECT"
+    )]
+    Statement(String),
     /// A function named through `U&"…"` escapes, which this check does not decode.
     #[error("a function named with U&\"…\" escapes is refused: write its name plainly")]
     EscapedName,
@@ -100,13 +112,17 @@ fn split_first(sql: &str, dialect: Dialect) -> (&str, Option<&str>) {
     }
 }
 
-/// Why PostgreSQL must not see `sql`, if it must not: a `COPY`, or a call of a function in
-/// `REFUSED_FUNCTIONS` — by its plain, quoted or schema-qualified name, in any case.
+/// Why PostgreSQL must not see `sql`, if it must not: a statement in `REFUSED_STATEMENTS`, or
+/// a call of a function in `REFUSED_FUNCTIONS` — by its plain, quoted or schema-qualified name,
+/// in any case.
 pub fn refused(sql: &str) -> Option<Refused> {
     let mut previous: Option<Token> = None;
     for (index, (token, _)) in Tokens::new(sql, Dialect::Postgres).enumerate() {
-        if index == 0 && token == Token::Word("copy".into()) {
-            return Some(Refused::Copy);
+        if index == 0
+            && let Token::Word(word) = &token
+            && REFUSED_STATEMENTS.contains(&word.as_str())
+        {
+            return Some(Refused::Statement(word.to_uppercase()));
         }
         if token == Token::Symbol(b'(') {
             match previous.take() {

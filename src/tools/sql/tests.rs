@@ -7,6 +7,7 @@ use std::time::Duration;
 use sea_orm::sqlx::{self, ConnectOptions, Connection};
 use serde_json::{Value, json};
 
+use super::postgres_cut::{Shape, wrap};
 use super::schema::{MAX_SCHEMA_CHARS, SchemaColumn, describe};
 use super::statement::{Dialect, Refused, StatementProblem, holds_code, refused, single};
 use super::table::{Limits, MAX_VALUE_CHARS, Table};
@@ -80,9 +81,19 @@ fn postgres_statements_are_split_as_postgres_reads_its_literals_and_comments() {
 #[test]
 fn calls_reaching_outside_the_transaction_are_refused_however_they_are_spelt() {
     let function = |name: &str| Some(Refused::Function(name.into()));
+    let statement = |word: &str| Some(Refused::Statement(word.into()));
     for (sql, expected) in [
-        ("COPY (SELECT 'x') TO '/tmp/x'", Some(Refused::Copy)),
-        ("  copy t TO PROGRAM 'touch /tmp/x'", Some(Refused::Copy)),
+        ("COPY (SELECT 'x') TO '/tmp/x'", statement("COPY")),
+        ("  copy t TO PROGRAM 'touch /tmp/x'", statement("COPY")),
+        (
+            "DO $$ BEGIN PERFORM pg_terminate_backend(1); END $$",
+            statement("DO"),
+        ),
+        (
+            "SELECT query_to_xml('SELECT lo_export(1, ''/tmp/x'')', true, false, '')",
+            function("query_to_xml"),
+        ),
+        ("SELECT ts_stat('SELECT 1')", function("ts_stat")),
         (
             "SELECT lo_export(lo_from_bytea(0, 'x'), '/tmp/x')",
             function("lo_export"),
@@ -145,9 +156,48 @@ fn calls_reaching_outside_the_transaction_are_refused_however_they_are_spelt() {
         ("SELECT $$ COPY lo_export( $$", None),
         ("SELECT lo_value, copy FROM t WHERE pg_read > 1", None),
         ("SELECT name FROM customers ORDER BY id", None),
+        ("SELECT do, lower(name), log(2, 8) FROM t", None),
     ] {
         assert_eq!(refused(sql), expected, "{sql}");
     }
+}
+
+#[test]
+fn a_postgres_query_is_wrapped_so_the_server_cuts_each_long_column_and_other_statements_are_not() {
+    let wrapped = wrap(
+        "SELECT id, name, photo, doc FROM t -- the last line",
+        &[Shape::Whole, Shape::Text, Shape::Bytes, Shape::Structured],
+    )
+    .unwrap();
+    assert_eq!(
+        wrapped,
+        format!(
+            "SELECT c1, left(c2::text, {chars}), char_length(c2::text), \
+             substring(c3 from 1 for {bytes}), octet_length(c3), \
+             CASE WHEN octet_length(c4::text) <= {whole} THEN c4 END, left(c4::text, {chars}), \
+             char_length(c4::text) FROM (SELECT * FROM (\nSELECT id, name, photo, doc FROM t -- \
+             the last line\n) AS statement OFFSET 0) AS q(c1, c2, c3, c4)",
+            chars = MAX_VALUE_CHARS,
+            bytes = MAX_VALUE_CHARS / 2,
+            whole = MAX_VALUE_CHARS * 4,
+        )
+    );
+    for query in [
+        "(SELECT 1)",
+        "with x AS (SELECT 1) SELECT * FROM x",
+        "VALUES (1)",
+        "TABLE t",
+    ] {
+        assert!(wrap(query, &[Shape::Text]).is_some(), "{query}");
+    }
+    for other in [
+        "SHOW statement_timeout",
+        "EXPLAIN SELECT 1",
+        "/* SELECT */ CALL p()",
+    ] {
+        assert_eq!(wrap(other, &[Shape::Text]), None, "{other}");
+    }
+    assert_eq!(wrap("SELECT FROM t", &[]), None, "no columns");
 }
 
 #[test]
