@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use sea_orm::sqlx::postgres::PgConnection;
-use sea_orm::sqlx::{self, Connection};
+use sea_orm::sqlx::{self, AssertSqlSafe, Connection};
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
@@ -91,6 +91,18 @@ async fn a_superuser_role_makes_its_database_unavailable_and_allowed_it_still_ca
         &format!("{READ_ONLY_GRANTS} GRANT pg_read_server_files TO {{role}};"),
     )
     .await;
+    // A superuser whose sessions start as the reader (`ALTER ROLE … SET role`): `RESET ROLE`
+    // would take the superuser back.
+    let disguised = Role::create(&shop.url, "disguised", "SUPERUSER", "").await;
+    let mut admin = shop.connect().await;
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "ALTER ROLE {} SET role = '{}'",
+        disguised.name, shop.reader.name
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    admin.close().await.unwrap();
     let dir = open_directory();
     let target = |name: &str| dir.path().join(name).display().to_string();
     let copy_to_file = format!("COPY (SELECT 'x') TO '{}'", target("copied"));
@@ -139,6 +151,11 @@ async fn a_superuser_role_makes_its_database_unavailable_and_allowed_it_still_ca
     );
     drop(app);
 
+    let (app, _, chat) = shop_chat(&disguised.url, false).await;
+    let results = call_all(&app, &chat, &[("read", "SELECT current_user")]).await;
+    assert_refused(&results["read"], "sql_privileged_role", "is a superuser");
+    drop(app);
+
     let (app, _, chat) = shop_chat(&superuser.url, true).await;
     let results = call_all(
         &app,
@@ -173,6 +190,7 @@ async fn a_superuser_role_makes_its_database_unavailable_and_allowed_it_still_ca
     let admin_url = shop.admin_url.clone();
     shop.drop_database().await;
     superuser.drop_role(&admin_url).await;
+    disguised.drop_role(&admin_url).await;
     reader_of_files.drop_role(&admin_url).await;
 }
 

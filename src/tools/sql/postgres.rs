@@ -146,15 +146,17 @@ async fn run(
     Ok(table.into_json())
 }
 
-/// What the connected role may do past the read-only transaction, by name: empty for a role
-/// that may only do what its grants say.
+/// What the connected role (the session's, and the current one if a default `role` setting
+/// changed it) may do past the read-only transaction, by name: empty for a role that may only
+/// do what its grants say.
 async fn privileges(connection: &mut PgConnection) -> Result<Vec<&'static str>, QueryError> {
+    // The session's role too: a statement may `SET ROLE` back to it (`RESET ROLE`, `set_config`).
     let held: (bool, bool, bool, bool, bool) = sqlx::query_as(
-        "SELECT rolsuper, rolbypassrls, \
-         pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER'), \
-         pg_has_role(current_user, 'pg_write_server_files', 'MEMBER'), \
-         pg_has_role(current_user, 'pg_read_server_files', 'MEMBER') \
-         FROM pg_roles WHERE rolname = current_user",
+        "SELECT bool_or(rolsuper), bool_or(rolbypassrls), \
+         bool_or(pg_has_role(oid, 'pg_execute_server_program', 'MEMBER')), \
+         bool_or(pg_has_role(oid, 'pg_write_server_files', 'MEMBER')), \
+         bool_or(pg_has_role(oid, 'pg_read_server_files', 'MEMBER')) \
+         FROM pg_roles WHERE rolname IN (current_user, session_user)",
     )
     .fetch_one(&mut *connection)
     .await
