@@ -61,6 +61,7 @@ mod seed_examples;
 mod sign_in;
 mod sql;
 mod sql_guard;
+mod sql_memory;
 mod sse;
 mod startup_recovery;
 mod subprocess;

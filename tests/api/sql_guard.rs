@@ -3,7 +3,7 @@
 //! database unavailable unless the operator allows it; calls that reach outside the read-only
 //! transaction (`COPY`, large objects, `dblink`, other sessions) are refused before they are
 //! sent, and leave no file behind; a second statement is `sql_multiple_statements` on both
-//! databases.
+//! databases; long PostgreSQL values are cut in the server.
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -22,7 +22,11 @@ use crate::sql::{
 
 /// Runs `queries` (call id, SQL) as execute_sql calls of one model turn in `chat`, and gives
 /// their results by call id.
-async fn call_all(app: &TestApp, chat: &str, queries: &[(&str, &str)]) -> HashMap<String, Value> {
+pub async fn call_all(
+    app: &TestApp,
+    chat: &str,
+    queries: &[(&str, &str)],
+) -> HashMap<String, Value> {
     let mut calls = queries.iter();
     let (id, query) = calls.next().expect("at least one query");
     let mut reply = Reply::tool_call(id, "execute_sql", json!({ "query": query }));
@@ -56,7 +60,7 @@ async fn shop_chat(url: &str, allow_privileged_role: bool) -> (TestApp, String, 
 }
 
 /// `shop_chat` with a statement timeout of `timeout_ms`.
-async fn shop_chat_within(
+pub async fn shop_chat_within(
     url: &str,
     allow_privileged_role: bool,
     timeout_ms: u64,
@@ -333,87 +337,4 @@ async fn long_postgres_values_are_cut_in_the_server_and_marked_truncated() {
     );
     drop(app);
     shop.drop_database().await;
-}
-
-/// Set (to `sqlite` or `postgres`) in the process `peak_memory_of_one_call` starts for the
-/// probe; unset, the probe returns at once.
-const PROBE_VAR: &str = "COLLOQUY_TEST_SQL_MEMORY_PROBE";
-
-/// Kilobytes of the largest resident set this process has had (`VmHWM`).
-fn peak_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/self/status")
-}
-
-#[actix_web::test]
-async fn the_memory_probe_calls_for_a_huge_value_when_run_in_a_process_of_its_own() {
-    let Ok(which) = std::env::var(PROBE_VAR) else {
-        return;
-    };
-    let files = tempfile::tempdir().unwrap();
-    let (shop, url, sql) = if which == "postgres" {
-        let shop = SeededPostgres::create().await.expect("a PostgreSQL server");
-        let url = shop.reader.url.clone();
-        (Some(shop), url, "SELECT repeat('x', 300000000) AS huge")
-    } else {
-        let path = crate::sql::seeded_sqlite(files.path()).await;
-        let url = format!("sqlite://{}", path.display());
-        (None, url, "SELECT printf('%.*c', 400000000, 'x') AS huge")
-    };
-    // Building the value alone takes the server a while.
-    let (app, _, chat) = shop_chat_within(&url, false, 12_000).await;
-    call_all(&app, &chat, &[("warm", "SELECT 1 AS one")]).await;
-    let before = peak_kb();
-    let results = call_all(&app, &chat, &[("huge", sql)]).await;
-    let after = peak_kb();
-    let huge = &results["huge"];
-    assert!(huge["rows"].is_array(), "a result, not an error: {huge}");
-    println!("peak growth kB: {}", after.saturating_sub(before));
-    println!("peak before kB: {before}, after: {after}; result: {huge:.200}");
-    drop(app);
-    if let Some(shop) = shop {
-        shop.drop_database().await;
-    }
-}
-
-#[test]
-fn a_huge_value_grows_the_servers_peak_memory_by_less_than_50_mb() {
-    let postgres = std::env::var("COLLOQUY_TEST_POSTGRES_URL").is_ok();
-    for which in ["sqlite", "postgres"] {
-        if which == "postgres" && !postgres {
-            println!("skipped on PostgreSQL: COLLOQUY_TEST_POSTGRES_URL is not set");
-            continue;
-        }
-        let mut probe = std::process::Command::new(std::env::current_exe().unwrap());
-        probe
-            .args([
-                "--exact",
-                "sql_guard::the_memory_probe_calls_for_a_huge_value_when_run_in_a_process_of_its_own",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(PROBE_VAR, which);
-        let output = crate::subprocess::output_within(
-            probe,
-            "the memory probe",
-            crate::subprocess::CLIENT_LIMIT,
-        );
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let growth: u64 = stdout
-            .lines()
-            .find_map(|line| line.split_once("peak growth kB: ").map(|(_, kb)| kb))
-            .and_then(|kb| kb.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no measure in {stdout}"));
-        println!("{which}: peak resident memory grew by {growth} kB");
-        assert!(growth < 50 * 1024, "{which}: grew by {growth} kB\n{stdout}");
-    }
 }

@@ -375,3 +375,7 @@ fn bracket_end(bytes: &[u8], at: usize) -> usize {
         .position(|&b| b == b']')
         .map_or(bytes.len(), |offset| at + 1 + offset + 1)
 }
+
+#[cfg(test)]
+#[path = "statement_tests.rs"]
+mod tests;
