@@ -45,6 +45,12 @@ pub struct SqlDatabaseConfig {
     /// interrupted) before it is stopped with an error result.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// Query a PostgreSQL database even though its role is privileged (a superuser, `BYPASSRLS`,
+    /// or a member of `pg_execute_server_program`, `pg_write_server_files` or
+    /// `pg_read_server_files`): such a role reaches past the read-only transaction, so by
+    /// default the database is not queried. Warned about at every start.
+    #[serde(default)]
+    pub allow_privileged_role: bool,
 }
 
 fn default_max_rows() -> usize {
@@ -97,11 +103,12 @@ impl SqlTarget {
         }
     }
 
-    /// Whether both name the same database: the same SQLite file (paths canonicalised), or the
-    /// same PostgreSQL server (loopback names alike, or the same socket) and database name.
+    /// Whether both name the same database: the same SQLite file (paths canonicalised, or one
+    /// file by device and inode: a hard link), or the same PostgreSQL server (loopback names
+    /// alike, or the same socket) and database name.
     pub fn same_database(&self, other: &Self) -> bool {
         match (self, other) {
-            (Self::Sqlite(a), Self::Sqlite(b)) => canonical(a) == canonical(b),
+            (Self::Sqlite(a), Self::Sqlite(b)) => canonical(a) == canonical(b) || same_file(a, b),
             (Self::Postgres(a), Self::Postgres(b)) => {
                 let server = match (a.get_socket(), b.get_socket()) {
                     (Some(a_socket), Some(b_socket)) => canonical(a_socket) == canonical(b_socket),
@@ -115,6 +122,16 @@ impl SqlTarget {
             }
             _ => false,
         }
+    }
+}
+
+/// Whether both paths reach one existing file, by its device and inode (so a hard link is
+/// caught, which no path comparison sees).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 

@@ -65,12 +65,43 @@ fn colloquys_own_sqlite_file_is_refused_however_its_path_is_written() {
     assert!(elsewhere.validate().is_ok());
 }
 
+#[test]
+fn a_hard_link_to_colloquys_own_sqlite_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let own = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    std::fs::write(dir.path().join("colloquy.db"), b"").unwrap();
+    let link = dir.path().join("innocent.db");
+    std::fs::hard_link(dir.path().join("colloquy.db"), &link).unwrap();
+    let symlink = elsewhere.path().join("other.db");
+    std::os::unix::fs::symlink(&link, &symlink).unwrap();
+    for path in [&link, &symlink] {
+        let mut config = own.clone();
+        config.sql.databases = vec![database("own", &format!("sqlite://{}", path.display()))];
+        let problem = config.validate().unwrap_err().to_string();
+        assert!(
+            problem.contains("Colloquy's own database"),
+            "{}: {problem}",
+            path.display()
+        );
+    }
+    let copy = elsewhere.path().join("copy.db");
+    std::fs::copy(dir.path().join("colloquy.db"), &copy).unwrap();
+    let mut config = own.clone();
+    config.sql.databases = vec![database("copy", &format!("sqlite://{}", copy.display()))];
+    assert!(config.validate().is_ok(), "a copy is another file");
+}
+
 fn database(id: &str, url: &str) -> SqlDatabaseConfig {
     SqlDatabaseConfig {
         id: id.into(),
         url: SecretString::from(url.to_string()),
         max_rows: 200,
         timeout_ms: 5_000,
+        allow_privileged_role: false,
     }
 }
 

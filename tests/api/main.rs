@@ -60,6 +60,8 @@ mod seed_details;
 mod seed_examples;
 mod sign_in;
 mod sql;
+mod sql_guard;
+mod sql_memory;
 mod sse;
 mod startup_recovery;
 mod subprocess;

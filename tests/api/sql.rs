@@ -34,16 +34,59 @@ const POSTGRES_SEED: &str = "
                                                           (2, 99.99, 'placed');
 ";
 
-/// A database made for one test on the test server, dropped by `drop_database`.
-struct SeededPostgres {
-    admin_url: String,
-    name: String,
-    url: String,
+/// A login role made for one test, with `attributes` (`SUPERUSER`, …) and `grants` run in the
+/// seeded database; dropped by `drop_role`.
+pub struct Role {
+    pub name: String,
+    pub url: String,
+}
+
+impl Role {
+    pub async fn create(database_url: &str, kind: &str, attributes: &str, grants: &str) -> Self {
+        let name = format!("colloquy_{kind}_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(database_url).await.unwrap();
+        let grants = grants.replace("{role}", &name);
+        sqlx::raw_sql(AssertSqlSafe(format!(
+            "CREATE ROLE {name} LOGIN {attributes}; {grants}"
+        )))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+        admin.close().await.unwrap();
+        let mut url = url::Url::parse(database_url).unwrap();
+        url.set_username(&name).unwrap();
+        Self {
+            name,
+            url: url.to_string(),
+        }
+    }
+
+    pub async fn drop_role(self, admin_url: &str) {
+        let mut admin = PgConnection::connect(admin_url).await.unwrap();
+        sqlx::raw_sql(AssertSqlSafe(format!("DROP ROLE IF EXISTS {}", self.name)))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        admin.close().await.unwrap();
+    }
+}
+
+/// The grants of a role that may only read the seeded tables.
+pub const READ_ONLY_GRANTS: &str = "GRANT USAGE ON SCHEMA public TO {role}; \
+                                GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role};";
+
+/// A database made for one test on the test server, with a role that may only read it
+/// (`reader`, as README says to declare one); both dropped by `drop_database`.
+pub struct SeededPostgres {
+    pub admin_url: String,
+    pub name: String,
+    pub url: String,
+    pub reader: Role,
 }
 
 impl SeededPostgres {
     /// A fresh database with `POSTGRES_SEED` in it; `None` (after a note) without a server.
-    async fn create() -> Option<Self> {
+    pub async fn create() -> Option<Self> {
         let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
             println!("skipped: {POSTGRES_URL_VAR} is not set");
             return None;
@@ -59,25 +102,27 @@ impl SeededPostgres {
         admin.close().await.unwrap();
         let mut url = url::Url::parse(&admin_url).unwrap();
         url.set_path(&name);
-        let seeded = Self {
-            admin_url,
-            name,
-            url: url.to_string(),
-        };
-        let mut connection = seeded.connect().await;
+        let url = url.to_string();
+        let mut connection = PgConnection::connect(&url).await.unwrap();
         sqlx::raw_sql(POSTGRES_SEED)
             .execute(&mut connection)
             .await
             .unwrap();
         connection.close().await.unwrap();
-        Some(seeded)
+        let reader = Role::create(&url, "reader", "", READ_ONLY_GRANTS).await;
+        Some(Self {
+            admin_url,
+            name,
+            url,
+            reader,
+        })
     }
 
-    async fn connect(&self) -> PgConnection {
+    pub async fn connect(&self) -> PgConnection {
         PgConnection::connect(&self.url).await.unwrap()
     }
 
-    async fn count(&self, table: &str) -> i64 {
+    pub async fn count(&self, table: &str) -> i64 {
         let mut connection = self.connect().await;
         let count: i64 = sqlx::query_scalar(AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
             .fetch_one(&mut connection)
@@ -87,7 +132,7 @@ impl SeededPostgres {
         count
     }
 
-    async fn drop_database(self) {
+    pub async fn drop_database(self) {
         let mut admin = PgConnection::connect(&self.admin_url).await.unwrap();
         sqlx::raw_sql(AssertSqlSafe(format!(
             "DROP DATABASE {} WITH (FORCE)",
@@ -97,33 +142,35 @@ impl SeededPostgres {
         .await
         .unwrap();
         admin.close().await.unwrap();
+        self.reader.drop_role(&self.admin_url).await;
     }
 }
 
-fn declared(id: &str, url: &str, timeout_ms: u64) -> SqlDatabaseConfig {
+pub fn declared(id: &str, url: &str, timeout_ms: u64) -> SqlDatabaseConfig {
     SqlDatabaseConfig {
         id: id.into(),
         url: SecretString::from(url.to_string()),
         max_rows: 200,
         timeout_ms,
+        allow_privileged_role: false,
     }
 }
 
-async fn create_agent(app: &TestApp, body: Value) -> Value {
+pub async fn create_agent(app: &TestApp, body: Value) -> Value {
     let response = app.api().create_agent().json(&body).call().await;
     assert_eq!(response.status(), 201, "{:?}", response.text().await);
     response.json().await.unwrap()
 }
 
 /// The agent's chat-tools listing.
-async fn listed_tools(app: &TestApp, agent: &str) -> Vec<Value> {
+pub async fn listed_tools(app: &TestApp, agent: &str) -> Vec<Value> {
     let listed: Value = app.api().agent_tools(agent).read_json().await;
     listed["tools"].as_array().unwrap().clone()
 }
 
 /// `execute_sql` as the agent's listing shows it, once its description lists `table_line`
 /// (the tables are read in the background at start-up).
-async fn described(app: &TestApp, agent: &str, table_line: &str) -> Value {
+pub async fn described(app: &TestApp, agent: &str, table_line: &str) -> Value {
     eventually(
         "the database's tables in execute_sql's description",
         Duration::from_secs(20),
@@ -139,12 +186,12 @@ async fn described(app: &TestApp, agent: &str, table_line: &str) -> Value {
 }
 
 /// A chat of `agent`'s.
-async fn agent_chat(app: &TestApp, agent: &str) -> String {
+pub async fn agent_chat(app: &TestApp, agent: &str) -> String {
     app.new_chat_with(&json!({"agent_id": agent})).await
 }
 
 /// The tool results upstream request `index` carried, by call id, parsed.
-fn tool_results(app: &TestApp, index: usize) -> HashMap<String, Value> {
+pub fn tool_results(app: &TestApp, index: usize) -> HashMap<String, Value> {
     let received = app.upstream.received();
     received[index].body["messages"]
         .as_array()
@@ -160,7 +207,7 @@ fn tool_results(app: &TestApp, index: usize) -> HashMap<String, Value> {
 }
 
 /// Asserts the result is an error with `code` whose message holds `words`.
-fn assert_refused(result: &Value, code: &str, words: &str) {
+pub fn assert_refused(result: &Value, code: &str, words: &str) {
     assert_eq!(result["code"], code, "{result}");
     let message = result["error"].as_str().unwrap_or_default();
     assert!(message.contains(words), "{words:?} in {result}");
@@ -171,7 +218,7 @@ async fn an_agents_chat_answers_from_a_seeded_postgres_database_and_every_write_
     let Some(shop) = SeededPostgres::create().await else {
         return;
     };
-    let url = shop.url.clone();
+    let url = shop.reader.url.clone();
     let app = spawn_app_with(|config| {
         config.sql.databases = vec![declared("shop", &url, 500)];
     })
@@ -272,8 +319,8 @@ async fn an_agents_chat_answers_from_a_seeded_postgres_database_and_every_write_
     );
     assert_refused(
         &results["w3"],
-        "sql_syntax_error",
-        "cannot insert multiple commands into a prepared statement",
+        "sql_multiple_statements",
+        "more than one statement",
     );
     assert_refused(
         &results["w4"],
@@ -339,7 +386,7 @@ async fn an_agents_chat_answers_from_a_seeded_postgres_database_and_every_write_
 }
 
 /// A SQLite file with a table of three rows.
-async fn seeded_sqlite(dir: &Path) -> PathBuf {
+pub async fn seeded_sqlite(dir: &Path) -> PathBuf {
     let path = dir.join("inventory.db");
     let mut connection =
         SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", path.display()))
@@ -356,7 +403,7 @@ async fn seeded_sqlite(dir: &Path) -> PathBuf {
     path
 }
 
-async fn count_sqlite(path: &Path) -> i64 {
+pub async fn count_sqlite(path: &Path) -> i64 {
     let mut connection = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();

@@ -3,12 +3,16 @@
 //! declared databases and keeps each one's tables and columns (`schema`) for the tool's
 //! description, read at start-up and on a schedule; `tool` is the `Tool`; `postgres` and
 //! `sqlite` run a query each on a connection of its own, read-only, under the statement timeout,
-//! one statement per call (`statement`); `table` builds the capped result and turns database
-//! values into JSON (`value`). Must not: reach the loop, a chat or Colloquy's own database.
+//! one statement per call (`statement`: on PostgreSQL, calls reaching outside the transaction
+//! are refused, and so is a privileged role), SQLite's connection guarded (`sqlite_guard`);
+//! `table` builds the capped result and turns database values into JSON (`value`). Must not:
+//! reach the loop, a chat or Colloquy's own database.
 
 mod postgres;
+mod postgres_cut;
 mod schema;
 mod sqlite;
+mod sqlite_guard;
 mod statement;
 mod table;
 mod tool;
@@ -53,9 +57,17 @@ pub enum QueryError {
     /// The database refused or failed the statement: its own message.
     #[error("{message}")]
     Database { kind: Refusal, message: String },
-    /// More than one statement, or none (checked before SQLite sees the query).
+    /// More than one statement, or none (checked before the database sees the query).
     #[error("{0}")]
     Statement(statement::StatementProblem),
+    /// A statement that would reach outside the read-only transaction (checked before
+    /// PostgreSQL sees it).
+    #[error("{0}")]
+    Refused(statement::Refused),
+    /// The declared role may reach the server's files, programs or every row: the database
+    /// is not queried until the operator declares another role (or `allow_privileged_role`).
+    #[error("{0}")]
+    Privileged(String),
     /// No connection could be made, or it broke: the cause, for the log only (it may name
     /// hosts); the model is told the database cannot be reached.
     #[error("cannot reach the database: {0}")]
@@ -69,8 +81,10 @@ pub enum Refusal {
     ReadOnly,
     /// The statement ran past `timeout_ms`.
     Timeout,
-    /// The statement does not parse (on PostgreSQL, also a second statement).
+    /// The statement does not parse.
     Syntax,
+    /// A value larger than the result may hold (SQLite refuses to build it).
+    TooBig,
     /// Anything else: an unknown table, a type error, a permission.
     Other,
 }
@@ -105,7 +119,9 @@ impl SqlDatabase {
         // The semaphore is never closed; were it, the query would run without waiting its turn.
         let _permit = self.running.acquire().await.ok();
         let result = match &self.target {
-            SqlTarget::Postgres(options) => postgres::query(options, sql, limits).await,
+            SqlTarget::Postgres(options) => {
+                postgres::query(options, sql, limits, self.config.allow_privileged_role).await
+            }
             SqlTarget::Sqlite(path) => sqlite::query(path, sql, limits).await,
         };
         if let Err(QueryError::Unavailable(cause)) = &result {
@@ -126,7 +142,8 @@ impl SqlDatabase {
     async fn refresh_schema(&self) -> bool {
         let read = match &self.target {
             SqlTarget::Postgres(options) => {
-                postgres::schema(self.id(), options, SCHEMA_READ_TIMEOUT).await
+                let allow = self.config.allow_privileged_role;
+                postgres::schema(self.id(), options, SCHEMA_READ_TIMEOUT, allow).await
             }
             SqlTarget::Sqlite(path) => sqlite::schema(path, SCHEMA_READ_TIMEOUT).await,
         };
@@ -137,6 +154,15 @@ impl SqlDatabase {
                     .schema
                     .write()
                     .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(text);
+                true
+            }
+            Err(QueryError::Privileged(why)) => {
+                tracing::error!(sql_database = %self.id(), %why, "execute_sql refuses this database");
+                *self
+                    .schema
+                    .write()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()) =
+                    Some(format!("(none: the database is unavailable, {why})"));
                 true
             }
             Err(err) => {
@@ -191,6 +217,13 @@ impl SqlDatabases {
             })
             .collect();
         for database in &databases {
+            if database.config.allow_privileged_role {
+                tracing::warn!(
+                    sql_database = %database.id(),
+                    "allow_privileged_role is set: execute_sql may query this database with a \
+                     role that reaches the server's files and programs"
+                );
+            }
             tokio::spawn(keep_schema(Arc::downgrade(database), refresh));
         }
         Self {

@@ -1,9 +1,11 @@
 //! A query on PostgreSQL: a connection of its own (closed after the call, so nothing a
 //! statement did to the session — a setting, a prepared statement, an advisory lock — outlives
-//! it), a transaction made `READ ONLY` with a `statement_timeout`, and the query prepared
-//! through the extended protocol, which holds one command only: PostgreSQL itself refuses a
-//! second statement. The transaction is never committed. Rows are read one by one until a cap
-//! is reached; values are decoded by their type's name (`cell`).
+//! it), its role checked first (`privileges`: one that reaches the server's files or programs
+//! is refused unless the operator allowed it), a transaction made `READ ONLY` with a
+//! `statement_timeout`, and one statement (`statement::single`), refused before it is sent when
+//! it would reach outside the transaction (`statement::refused`). The transaction is never
+//! committed. A query runs wrapped so the server cuts long values (`postgres_cut`); rows are
+//! read one by one until a cap is reached; values are decoded by their type's name (`cell`).
 
 use std::time::Duration;
 
@@ -13,13 +15,14 @@ use sea_orm::sqlx::postgres::{
     Postgres,
 };
 use sea_orm::sqlx::{
-    self, AssertSqlSafe, Column, ConnectOptions, Connection, Decode, Executor, Row, SqlSafeStr,
+    self, AssertSqlSafe, Column, ConnectOptions, Connection, Decode, Executor, SqlSafeStr,
     Statement, TypeInfo, ValueRef,
 };
 use serde_json::Value;
 
+use super::postgres_cut::{self, Shape};
 use super::schema::SchemaColumn;
-use super::statement::{self, StatementProblem};
+use super::statement::{self, Dialect};
 use super::table::{Limits, Table};
 use super::value::{self, Cell};
 use super::{QueryError, Refusal};
@@ -38,16 +41,24 @@ const MAX_ARRAY_ITEMS: usize = 100;
 /// The session's name in `pg_stat_activity`, so an operator sees whose queries these are.
 const APPLICATION_NAME: &str = "colloquy-execute-sql";
 
-/// Runs `sql` read-only and returns the capped result.
+/// Runs the one statement in `sql` read-only and returns the capped result; refuses it
+/// unsent when it would reach outside the transaction, or when the role is privileged and
+/// `allow_privileged` is false.
 pub(super) async fn query(
     options: &PgConnectOptions,
     sql: &str,
     limits: &Limits,
+    allow_privileged: bool,
 ) -> Result<Value, QueryError> {
-    if !statement::holds_code(sql) {
-        return Err(QueryError::Statement(StatementProblem::Empty));
+    let sql = statement::single(sql, Dialect::Postgres).map_err(QueryError::Statement)?;
+    if let Some(refused) = statement::refused(sql) {
+        return Err(QueryError::Refused(refused));
     }
     let mut connection = connect(options).await?;
+    if !allow_privileged && let Err(err) = check_role(&mut connection).await {
+        let _ = tokio::time::timeout(CONNECT_TIMEOUT, connection.close()).await;
+        return Err(err);
+    }
     let outcome = tokio::time::timeout(
         limits.timeout + CLIENT_GRACE,
         run(&mut connection, sql, limits),
@@ -110,23 +121,77 @@ async fn run(
         .map(|c| c.name().to_string())
         .collect();
     let mut table = Table::new(columns, limits);
+    let mut shapes: Vec<Shape> = prepared
+        .columns()
+        .iter()
+        .map(|c| Shape::of(c.type_info()))
+        .collect();
+    let prepared = match postgres_cut::wrap(sql, &shapes) {
+        Some(wrapped) => connection
+            .prepare(AssertSqlSafe(wrapped).into_sql_str())
+            .await
+            .map_err(failure)?,
+        None => {
+            shapes.fill(Shape::Whole);
+            prepared
+        }
+    };
     let mut rows = prepared.query().fetch(&mut *connection);
     while let Some(row) = rows.try_next().await.map_err(failure)? {
-        let mut cut = false;
-        let mut values = Vec::with_capacity(row.len());
-        for index in 0..row.len() {
-            let (json, was_cut) = match row.try_get_raw(index) {
-                Ok(raw) => cell(raw),
-                Err(_) => value::unreadable("unknown"),
-            };
-            cut |= was_cut;
-            values.push(json);
-        }
+        let (values, cut) = postgres_cut::cells(&row, &shapes);
         if !table.push(values, cut) {
             break;
         }
     }
     Ok(table.into_json())
+}
+
+/// What the connected role (the session's, and the current one if a default `role` setting
+/// changed it) may do past the read-only transaction, by name: empty for a role that may only
+/// do what its grants say.
+async fn privileges(connection: &mut PgConnection) -> Result<Vec<&'static str>, QueryError> {
+    // The session's role too: a statement may `SET ROLE` back to it (`RESET ROLE`, `set_config`).
+    let held: (bool, bool, bool, bool, bool) = sqlx::query_as(
+        "SELECT bool_or(rolsuper), bool_or(rolbypassrls), \
+         bool_or(pg_has_role(oid, 'pg_execute_server_program', 'MEMBER')), \
+         bool_or(pg_has_role(oid, 'pg_write_server_files', 'MEMBER')), \
+         bool_or(pg_has_role(oid, 'pg_read_server_files', 'MEMBER')) \
+         FROM pg_roles WHERE rolname IN (current_user, session_user)",
+    )
+    .fetch_one(&mut *connection)
+    .await
+    .map_err(failure)?;
+    let named = [
+        (held.0, "is a superuser"),
+        (held.1, "bypasses row-level security (BYPASSRLS)"),
+        (held.2, "is a member of pg_execute_server_program"),
+        (held.3, "is a member of pg_write_server_files"),
+        (held.4, "is a member of pg_read_server_files"),
+    ];
+    Ok(named
+        .into_iter()
+        .filter_map(|(has, name)| has.then_some(name))
+        .collect())
+}
+
+/// Why the connected role must not be used, as the tool result and the log say it.
+fn privileged(held: &[&str]) -> String {
+    format!(
+        "its declared role {}, which reaches past the read-only transaction (the server's files, \
+         programs or every row); the operator must declare a role that may only read, or set \
+         allow_privileged_role = true",
+        held.join(" and ")
+    )
+}
+
+/// Refuses a connection whose role is privileged.
+async fn check_role(connection: &mut PgConnection) -> Result<(), QueryError> {
+    let held = privileges(connection).await?;
+    if held.is_empty() {
+        Ok(())
+    } else {
+        Err(QueryError::Privileged(privileged(&held)))
+    }
 }
 
 /// A database error as the tool result gives it: PostgreSQL's message (with its detail and
@@ -245,30 +310,34 @@ pub(super) fn cell(raw: PgValueRef<'_>) -> Cell {
 }
 
 /// The tables and columns the connecting role can see (PostgreSQL lists only those it has a
-/// privilege on), at most `schema::MAX_COLUMNS`, read-only under `timeout`. Warns when the
-/// role is a superuser: the read-only transaction is then the only wall.
+/// privilege on), at most `schema::MAX_COLUMNS`, read-only under `timeout`. A privileged role
+/// is refused (`QueryError::Privileged`), or, with `allow_privileged`, warned about: the
+/// read-only transaction is then the only wall.
 pub(super) async fn schema(
     id: &str,
     options: &PgConnectOptions,
     timeout: Duration,
+    allow_privileged: bool,
 ) -> Result<Vec<SchemaColumn>, QueryError> {
     let read = async {
         let mut connection = connect(options).await?;
+        let held = privileges(&mut connection).await?;
+        if !held.is_empty() {
+            if !allow_privileged {
+                let _ = connection.close().await;
+                return Err(QueryError::Privileged(privileged(&held)));
+            }
+            tracing::warn!(
+                sql_database = %id,
+                privileges = %held.join(", "),
+                "an execute_sql database is reached with a privileged role (allow_privileged_role): \
+                 the read-only transaction and the refused calls are the only walls"
+            );
+        }
         sqlx::raw_sql("BEGIN; SET TRANSACTION READ ONLY")
             .execute(&mut connection)
             .await
             .map_err(failure)?;
-        let superuser: String = sqlx::query_scalar("SELECT current_setting('is_superuser')")
-            .fetch_one(&mut connection)
-            .await
-            .map_err(failure)?;
-        if superuser == "on" {
-            tracing::warn!(
-                sql_database = %id,
-                "an execute_sql database is reached as a superuser: declare a role that may \
-                 only read (a superuser can reach the server's files and programs)"
-            );
-        }
         let rows: Vec<(String, String, String, String)> = sqlx::query_as(
             // An enum or other user-defined type by its own name, an array by its element's.
             "SELECT table_schema::text, table_name::text, column_name::text, \

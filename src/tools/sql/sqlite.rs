@@ -1,8 +1,9 @@
-//! A query on a SQLite file: a connection of its own for each call (so an `ATTACH` or a
-//! `PRAGMA` a statement runs never reaches the next call), opened read-only with
-//! `PRAGMA query_only`, one statement only (`statement::single`: the driver would run every
-//! statement in the text), and a progress handler that interrupts the statement at its
-//! deadline, as PostgreSQL's `statement_timeout` would.
+//! A query on a SQLite file: a connection of its own for each call (so a `PRAGMA` a statement
+//! runs never reaches the next call), opened read-only with `PRAGMA query_only`, guarded
+//! (`sqlite_guard`: no `ATTACH`, `VACUUM INTO` or extension, no value larger than the result
+//! may hold), one statement only (`statement::single`: the driver would run every statement in
+//! the text), and a progress handler that interrupts the statement at its deadline, as
+//! PostgreSQL's `statement_timeout` would.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -16,7 +17,8 @@ use sea_orm::sqlx::{
 use serde_json::Value;
 
 use super::schema::SchemaColumn;
-use super::statement;
+use super::sqlite_guard;
+use super::statement::{self, Dialect};
 use super::table::{Limits, Table};
 use super::value::{self, Cell};
 use super::{QueryError, Refusal};
@@ -29,17 +31,24 @@ const STEPS_PER_CHECK: i32 = 1_000;
 /// code the driver reports).
 const SQLITE_READONLY: i64 = 8;
 const SQLITE_INTERRUPT: i64 = 9;
+const SQLITE_TOOBIG: i64 = 18;
+const SQLITE_AUTH: i64 = 23;
 
 /// Runs the one statement in `sql` read-only and returns the capped result.
 pub(super) async fn query(path: &Path, sql: &str, limits: &Limits) -> Result<Value, QueryError> {
-    let sql = statement::single(sql).map_err(QueryError::Statement)?;
+    let sql = statement::single(sql, Dialect::Sqlite).map_err(QueryError::Statement)?;
     let mut connection = connect(path, limits.timeout).await?;
     let deadline = Instant::now() + limits.timeout;
-    connection
+    let mut handle = connection
         .lock_handle()
         .await
-        .map_err(|err| QueryError::Unavailable(err.to_string()))?
-        .set_progress_handler(STEPS_PER_CHECK, move || Instant::now() < deadline);
+        .map_err(|err| QueryError::Unavailable(err.to_string()))?;
+    handle.set_progress_handler(STEPS_PER_CHECK, move || Instant::now() < deadline);
+    sqlite_guard::guard(
+        handle.as_raw_handle(),
+        sqlite_guard::length_cap(limits.max_bytes),
+    );
+    drop(handle);
     let result = run(&mut connection, sql, limits).await;
     let _ = connection.close().await;
     result
@@ -106,6 +115,17 @@ fn failure(err: sqlx::Error, limits: &Limits) -> QueryError {
     let message = err.message().to_string();
     let (kind, message) = match primary {
         Some(SQLITE_READONLY) => (Refusal::ReadOnly, message),
+        Some(SQLITE_AUTH) => (
+            Refusal::ReadOnly,
+            format!("{message} (ATTACH, VACUUM and load_extension are refused: they open files)"),
+        ),
+        Some(SQLITE_TOOBIG) => (
+            Refusal::TooBig,
+            format!(
+                "{message}: a value would pass the {} bytes a result may hold",
+                sqlite_guard::length_cap(limits.max_bytes)
+            ),
+        ),
         Some(SQLITE_INTERRUPT) => (
             Refusal::Timeout,
             format!(

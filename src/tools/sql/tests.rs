@@ -1,6 +1,7 @@
-//! Unit tests of `execute_sql`'s parts: the statement check as SQLite's tokenizer reads text,
+//! Unit tests of `execute_sql`'s parts (the statement check has its own, `statement_tests.rs`):
 //! values as JSON (PostgreSQL's binary `NUMERIC` among them), the caps, the schema listing, and
-//! queries on a real SQLite file — read, refused writes, a second statement, the deadline.
+//! queries on a real SQLite file — read, refused writes, a second statement, the deadline, no
+//! other file opened or made, no value past the cap built.
 
 use std::time::Duration;
 
@@ -8,39 +9,9 @@ use sea_orm::sqlx::{self, ConnectOptions, Connection};
 use serde_json::{Value, json};
 
 use super::schema::{MAX_SCHEMA_CHARS, SchemaColumn, describe};
-use super::statement::{StatementProblem, holds_code, single};
+use super::statement::StatementProblem;
 use super::table::{Limits, MAX_VALUE_CHARS, Table};
 use super::{QueryError, Refusal, sqlite, value};
-
-#[test]
-fn one_statement_passes_and_a_second_is_found_outside_literals_identifiers_and_comments() {
-    for (sql, first) in [
-        ("SELECT 1", "SELECT 1"),
-        ("SELECT 1;", "SELECT 1"),
-        ("SELECT 1; -- done\n  ", "SELECT 1"),
-        ("SELECT 1; /* ; */ ;", "SELECT 1"),
-        ("SELECT ';' AS x", "SELECT ';' AS x"),
-        ("SELECT 'it''s; fine'", "SELECT 'it''s; fine'"),
-        ("SELECT \"a;b\" FROM t", "SELECT \"a;b\" FROM t"),
-        ("SELECT `a;b`, [c;d] FROM t", "SELECT `a;b`, [c;d] FROM t"),
-        ("-- a ; comment\nSELECT 2", "-- a ; comment\nSELECT 2"),
-        ("SELECT 'é;' || 'ü'; ", "SELECT 'é;' || 'ü'"),
-    ] {
-        assert_eq!(single(sql), Ok(first), "{sql}");
-    }
-    for sql in [
-        "SELECT 1; SELECT 2",
-        "SELECT 1;DELETE FROM t",
-        "SELECT ';'; DROP TABLE t",
-        "SELECT 1; -- fine\nPRAGMA query_only = OFF",
-    ] {
-        assert_eq!(single(sql), Err(StatementProblem::Several), "{sql}");
-    }
-    for sql in ["", "  ", ";;", "-- nothing", "/* nothing */ ;"] {
-        assert_eq!(single(sql), Err(StatementProblem::Empty), "{sql:?}");
-        assert!(!holds_code(sql), "{sql:?}");
-    }
-}
 
 #[test]
 fn long_text_and_bytes_are_cut_with_a_note_and_floats_json_cannot_hold_are_text() {
@@ -309,4 +280,72 @@ async fn a_missing_sqlite_file_is_unavailable_and_not_created() {
         "{result:?}"
     );
     assert!(!path.exists());
+}
+
+#[tokio::test]
+async fn sqlite_cannot_create_or_open_another_file_nor_load_an_extension() {
+    let (dir, path) = seeded_sqlite().await;
+    let limits = limits(10, 10_000);
+    let target = |name: &str| dir.path().join(name).display().to_string();
+    let attempts = [
+        format!("VACUUM INTO '{}'", target("literal.db")),
+        format!("VACUUM INTO '{}' || 'expression.db'", target("")),
+        format!("VACUUM INTO 'file:{}?mode=rwc'", target("uri.db")),
+        format!("ATTACH '{}' AS other", target("attached.db")),
+        format!(
+            "SELECT * FROM pragma_table_info('items') WHERE 0 = (SELECT count(*) FROM (SELECT load_extension('{}')))",
+            target("extension")
+        ),
+        format!("SELECT load_extension('{}')", target("extension")),
+    ];
+    for sql in &attempts {
+        let result = sqlite::query(&path, sql, &limits).await;
+        assert!(
+            matches!(result, Err(QueryError::Database { .. })),
+            "{sql}: {result:?}"
+        );
+    }
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["shop.db"], "no file made beside the database");
+    let (kind, message) =
+        refusal(sqlite::query(&path, &format!("VACUUM INTO '{}'", target("x.db")), &limits).await);
+    assert_eq!(kind, Refusal::ReadOnly, "{message}");
+    assert!(message.contains("authorization denied"), "{message}");
+    assert_eq!(count_items(&path).await, 3, "the database still reads");
+}
+
+#[tokio::test]
+async fn sqlite_refuses_to_build_a_value_larger_than_the_result_may_hold() {
+    let (_dir, path) = seeded_sqlite().await;
+    let limits = limits(10, 10_000);
+    // printf gives NULL for a string past the cap: it never builds it.
+    let null = sqlite::query(&path, "SELECT printf('%.*c', 400000000, 'x')", &limits)
+        .await
+        .unwrap();
+    assert_eq!(null["rows"], json!([[null]]), "{null}");
+    for sql in [
+        "SELECT zeroblob(400000000)",
+        "SELECT printf('%.*c', 400000000, 'x') IS NULL AND length(hex(zeroblob(10000000))) > 0",
+        "SELECT length(replace(hex(zeroblob(1000000)), '0', 'xx'))",
+    ] {
+        let started = std::time::Instant::now();
+        let (kind, message) = refusal(sqlite::query(&path, sql, &limits).await);
+        assert_eq!(kind, Refusal::TooBig, "{sql}: {message}");
+        assert!(message.contains("bytes a result may hold"), "{message}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{sql}");
+    }
+    let cut = sqlite::query(&path, "SELECT printf('%.*c', 50000, 'x') AS long", &limits)
+        .await
+        .unwrap();
+    assert_eq!(cut["truncated"], true, "{cut}");
+    assert!(
+        cut["rows"][0][0]
+            .as_str()
+            .unwrap()
+            .ends_with("… [48000 more characters]")
+    );
 }

@@ -134,6 +134,10 @@ fn tool_error(database: &str, err: QueryError) -> ToolError {
                     "sql_syntax_error",
                     "Fix the SQL (one statement per call) and call execute_sql again.",
                 ),
+                Refusal::TooBig => (
+                    "sql_value_too_large",
+                    "Select a part of the value (substr, length) instead of all of it.",
+                ),
                 Refusal::Other => (
                     "sql_error",
                     "Check the table and column names in the tool's description and try again.",
@@ -152,6 +156,17 @@ fn tool_error(database: &str, err: QueryError) -> ToolError {
                 "Send exactly one SQL statement per call.",
             )
         }
+        QueryError::Refused(refused) => ToolError::new(
+            "sql_refused_function",
+            refused.to_string(),
+            "Query the database's tables with SELECT only, without that call.",
+        ),
+        QueryError::Privileged(why) => ToolError::new(
+            "sql_privileged_role",
+            format!("the database \"{database}\" is not queried: {why}"),
+            "Answer without the database and say it is unavailable: the operator must declare \
+             a role that may only read.",
+        ),
         QueryError::Unavailable(_) => ToolError::new(
             "sql_unavailable",
             format!("the database \"{database}\" cannot be reached now"),

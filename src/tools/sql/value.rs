@@ -15,28 +15,42 @@ pub type Cell = (Value, bool);
 pub fn text(text: &str) -> Cell {
     match text.char_indices().nth(MAX_VALUE_CHARS) {
         None => (Value::String(text.to_string()), false),
-        Some((end, _)) => {
-            let more = text[end..].chars().count();
-            (
-                Value::String(format!("{}… [{more} more characters]", &text[..end])),
-                true,
-            )
-        }
+        Some((end, _)) => text_start(&text[..end], MAX_VALUE_CHARS + text[end..].chars().count()),
+    }
+}
+
+/// Text of `total` characters of which `start` (at most `MAX_VALUE_CHARS`) is all that was
+/// read (PostgreSQL cut the rest in the server), noted as `text` notes it.
+pub fn text_start(start: &str, total: usize) -> Cell {
+    match total.checked_sub(MAX_VALUE_CHARS).filter(|&more| more > 0) {
+        None => (Value::String(start.to_string()), false),
+        Some(more) => (
+            Value::String(format!("{start}… [{more} more characters]")),
+            true,
+        ),
     }
 }
 
 /// Bytes as `\x0123…` hex, cut after `MAX_VALUE_CHARS / 2` bytes.
 pub fn bytes(bytes: &[u8]) -> Cell {
     let kept = bytes.len().min(MAX_VALUE_CHARS / 2);
+    bytes_start(&bytes[..kept], bytes.len())
+}
+
+/// Bytes of which `start` (at most `MAX_VALUE_CHARS / 2`) is all that was read, out of
+/// `total`, noted as `bytes` notes it.
+pub fn bytes_start(start: &[u8], total: usize) -> Cell {
+    let kept = start.len().min(MAX_VALUE_CHARS / 2);
     let mut hex = String::with_capacity(2 + kept * 2);
     hex.push_str("\\x");
-    for byte in &bytes[..kept] {
+    for byte in &start[..kept] {
         hex.push_str(&format!("{byte:02x}"));
     }
-    if kept < bytes.len() {
-        hex.push_str(&format!("… [{} more bytes]", bytes.len() - kept));
+    let cut = kept < total;
+    if cut {
+        hex.push_str(&format!("… [{} more bytes]", total - kept));
     }
-    (Value::String(hex), kept < bytes.len())
+    (Value::String(hex), cut)
 }
 
 /// A float: a JSON number, or `"NaN"`, `"Infinity"`, `"-Infinity"` as text.
