@@ -199,6 +199,10 @@ impl Browsers {
             self.close(&session.id).await;
             return Err(BrowserError::SessionEnded(id.to_string()));
         }
+        if let Some(why) = session.crashed() {
+            self.close(&session.id).await;
+            return Err(session.crash_error(why));
+        }
         session.touch();
         Ok(session)
     }

@@ -1,8 +1,9 @@
 //! Where this process keeps its sessions' profiles: a folder of its own under
 //! `<data_dir>/browser`, locked (`flock`) for as long as the process lives, so processes that
 //! share a data directory (cluster mode) never delete each other's live profiles. At start,
-//! the folders whose lock nobody holds (their process is gone) are removed, and so are the
-//! profiles of the layout before (session folders straight under `browser`).
+//! the folders whose lock nobody holds (their process is gone) are removed, with any Chromium
+//! still running on them, and so are the profiles of the layout before (session folders
+//! straight under `browser`).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -76,6 +77,9 @@ fn remove_stale(root: &Path, own: &Path) {
                 Err(_) => false,
             }
         };
+        if stale {
+            super::process::kill_leftovers(&path);
+        }
         if stale && let Err(err) = std::fs::remove_dir_all(&path) {
             tracing::warn!(folder = %path.display(), %err, "could not remove stale browser profiles");
         }

@@ -1,7 +1,8 @@
 //! One browser session: a headless Chromium process of its own, with a profile directory of
 //! its own (deleted when it closes), one page whose every request goes through the SSRF gate
-//! (`interception`), downloads denied. It knows whether its Chromium is still there; it does
-//! not know about chats' caps or idle time (`pool`).
+//! (`interception`), downloads denied, its memory bounded (`limits`), started so that it dies
+//! with the server (`process`). It knows whether its Chromium is still there and whether its
+//! page crashed; it does not know about chats' caps or idle time (`pool`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,15 +10,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
-use chromiumoxide::browser::{Browser, BrowserConfig as LaunchConfig};
+use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
+use chromiumoxide::cdp::browser_protocol::inspector;
+use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::handler::viewport::Viewport;
 use entities::ids::ChatId;
 use futures_util::StreamExt;
 
 use super::interception::{Gate, Refusals};
+use super::limits::{self, Crash};
+use super::process::ChromiumProcess;
 use super::{BrowserError, BrowserSessionId};
 use crate::config::BrowserConfig;
 
@@ -34,59 +39,89 @@ const PROFILE_REMOVAL_ATTEMPTS: u32 = 10;
 const PROFILE_REMOVAL_PAUSE: Duration = Duration::from_millis(200);
 /// How long a closing Chromium is given before it is killed.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
-/// Chromium's switches beyond chromiumoxide's defaults (named without their `--`): its own
-/// network goes to a proxy that does not exist (only requests the Fetch domain pauses, answered
-/// by Colloquy, get anywhere; loopback is not exempt), no DNS prefetching, no site isolation (so
-/// every frame is the one page's, and paused with it), no upgrade of http to https behind the
-/// guard's back.
-const SWITCHES: [(&str, &str); 4] = [
+/// Chromium's switches, besides the profile, the window, the sandbox and the memory bound
+/// (named without their `--`). Headless, no extensions, no first-run or background work of
+/// its own (updates, sync, metrics, phishing lists, crash reports): a page is all it does.
+/// Its own network goes to a proxy that does not exist (only requests the Fetch domain
+/// pauses, answered by Colloquy, get anywhere; loopback is not exempt), no DNS prefetching,
+/// no site isolation (so every frame is the one page's, and paused with it), no upgrade of
+/// http to https behind the guard's back.
+const SWITCHES: [(&str, &str); 30] = [
+    ("headless", ""),
+    ("hide-scrollbars", ""),
+    ("mute-audio", ""),
+    ("disable-extensions", ""),
+    ("disable-background-networking", ""),
+    ("enable-features", "NetworkService,NetworkServiceInProcess"),
+    ("disable-background-timer-throttling", ""),
+    ("disable-backgrounding-occluded-windows", ""),
+    ("disable-breakpad", ""),
+    ("disable-client-side-phishing-detection", ""),
+    ("disable-component-extensions-with-background-pages", ""),
+    ("disable-default-apps", ""),
+    ("disable-dev-shm-usage", ""),
+    ("disable-hang-monitor", ""),
+    ("disable-ipc-flooding-protection", ""),
+    ("disable-popup-blocking", ""),
+    ("disable-prompt-on-repost", ""),
+    ("disable-renderer-backgrounding", ""),
+    ("disable-sync", ""),
+    ("force-color-profile", "srgb"),
+    ("metrics-recording-only", ""),
+    ("no-first-run", ""),
+    ("enable-automation", ""),
+    ("password-store", "basic"),
+    ("use-mock-keychain", ""),
+    ("lang", "en_US"),
+    ("dns-prefetch-disable", ""),
     ("proxy-server", "http://127.0.0.1:9"),
     ("proxy-bypass-list", "<-loopback>"),
     (
         "disable-features",
-        "IsolateOrigins,site-per-process,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
+        "TranslateUI,IsolateOrigins,site-per-process,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
     ),
-    ("disable-gpu", ""),
 ];
 
-/// The Chromium processes this process started and has not closed: killed when this process
-/// exits (an `atexit` handler), since a server that returns from `main` (or a test binary that
-/// ends) drops no session, and a Chromium left running would outlive it.
-static RUNNING: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
-static AT_EXIT: std::sync::Once = std::sync::Once::new();
-
-extern "C" fn kill_running() {
-    let running = RUNNING.lock().map(|pids| pids.clone()).unwrap_or_default();
-    for pid in running {
-        if let Ok(pid) = libc::pid_t::try_from(pid) {
-            // SAFETY: kill has no memory effects; the pid is a Chromium this process started.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+/// Chromium's command line for a session with profile `profile`, under `config`.
+fn command_line(profile: &std::path::Path, config: &BrowserConfig) -> Vec<String> {
+    let mut args: Vec<String> = SWITCHES
+        .iter()
+        .map(|(key, value)| match *value {
+            "" => format!("--{key}"),
+            value => format!("--{key}={value}"),
+        })
+        .collect();
+    args.push("--disable-gpu".into());
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args.push(format!(
+        "--window-size={},{}",
+        config.viewport_width, config.viewport_height
+    ));
+    args.push(limits::heap_switch(config.max_memory_mb));
+    // Chromium's sandbox refuses to start as root (containers); it runs without it there.
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        args.push("--no-sandbox".into());
+        args.push("--disable-setuid-sandbox".into());
     }
+    args
 }
 
-fn remember(pid: u32) {
-    AT_EXIT.call_once(|| {
-        // SAFETY: registers a plain function with no arguments, as atexit requires.
-        unsafe { libc::atexit(kill_running) };
-    });
-    if let Ok(mut running) = RUNNING.lock() {
-        running.push(pid);
-    }
-}
-
-fn forget(pid: u32) {
-    if let Ok(mut running) = RUNNING.lock() {
-        running.retain(|p| *p != pid);
-    }
-}
-
-/// Ends a Chromium whose session could not be set up.
-async fn abandon(browser: &mut Browser, pid: Option<u32>) {
-    let _ = browser.kill().await;
-    let _ = tokio::time::timeout(CLOSE_TIMEOUT, browser.wait()).await;
-    if let Some(pid) = pid {
-        forget(pid);
+/// How the DevTools connection treats pages: certificate errors are errors, the viewport is
+/// the configured one, a command waits as long as the action it is part of (and a margin).
+fn handler_config(config: &BrowserConfig) -> HandlerConfig {
+    HandlerConfig {
+        ignore_https_errors: false,
+        viewport: Some(Viewport {
+            width: config.viewport_width,
+            height: config.viewport_height,
+            device_scale_factor: Some(1.0),
+            emulating_mobile: false,
+            is_landscape: true,
+            has_touch: false,
+        }),
+        request_timeout: Duration::from_secs(config.action_timeout_secs) + COMMAND_TIMEOUT_MARGIN,
+        ..HandlerConfig::default()
     }
 }
 
@@ -97,9 +132,10 @@ pub struct BrowserSession {
     pub page: Page,
     pub refusals: Refusals,
     browser: tokio::sync::Mutex<Browser>,
+    process: ChromiumProcess,
     alive: Arc<AtomicBool>,
+    crash: Crash,
     profile: PathBuf,
-    pid: Option<u32>,
     last_used: std::sync::Mutex<Instant>,
     /// One action at a time: a page is one thing to look at.
     pub busy: tokio::sync::Mutex<()>,
@@ -136,37 +172,11 @@ impl BrowserSession {
         config: &BrowserConfig,
         gate: &Gate,
     ) -> Result<Self, BrowserError> {
-        let mut builder = LaunchConfig::builder()
-            .chrome_executable(chromium)
-            .user_data_dir(&profile)
-            .launch_timeout(LAUNCH_TIMEOUT)
-            .request_timeout(
-                Duration::from_secs(config.action_timeout_secs) + COMMAND_TIMEOUT_MARGIN,
-            )
-            .respect_https_errors()
-            .viewport(Viewport {
-                width: config.viewport_width,
-                height: config.viewport_height,
-                device_scale_factor: Some(1.0),
-                emulating_mobile: false,
-                is_landscape: true,
-                has_touch: false,
-            })
-            .window_size(config.viewport_width, config.viewport_height)
-            .arg("dns-prefetch-disable");
-        for (key, value) in SWITCHES {
-            builder = match value {
-                "" => builder.arg(key),
-                value => builder.arg((key, value)),
-            };
-        }
-        // Chromium's sandbox refuses to start as root (containers); it runs without it there.
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } == 0 {
-            builder = builder.no_sandbox();
-        }
-        let launch = builder.build().map_err(BrowserError::Launch)?;
-        let (mut browser, mut handler) = Browser::launch(launch)
+        let args = command_line(&profile, config);
+        let (process, address) = ChromiumProcess::start(chromium, &args, LAUNCH_TIMEOUT)
+            .await
+            .map_err(BrowserError::Launch)?;
+        let (browser, mut handler) = Browser::connect_with_config(address, handler_config(config))
             .await
             .map_err(|err| BrowserError::Launch(err.to_string()))?;
         let alive = Arc::new(AtomicBool::new(true));
@@ -176,41 +186,28 @@ impl BrowserSession {
             while handler.next().await.is_some() {}
             flag.store(false, Ordering::SeqCst);
         });
-        let pid = browser.get_mut_child().and_then(|child| child.inner.id());
-        if let Some(pid) = pid {
-            remember(pid);
-        }
-        let ready = async {
-            browser
-                .execute(SetDownloadBehaviorParams::new(
-                    SetDownloadBehaviorBehavior::Deny,
-                ))
-                .await?;
-            let page = browser.new_page("about:blank").await?;
-            chromiumoxide::Result::Ok(page)
-        };
-        let ready: chromiumoxide::Result<Page> = ready.await;
-        let page = match ready {
-            Ok(page) => page,
-            Err(err) => {
-                abandon(&mut browser, pid).await;
-                return Err(BrowserError::Launch(err.to_string()));
-            }
-        };
+        let crash = Crash::default();
         let refusals = Refusals::default();
-        if let Err(err) = gate.intercept(&page, refusals.clone()).await {
-            abandon(&mut browser, pid).await;
-            return Err(BrowserError::Launch(err.to_string()));
-        }
+        // A failure here drops `process`, which kills its process group.
+        let page = ready(&browser, gate, &refusals, &crash)
+            .await
+            .map_err(|err| BrowserError::Launch(err.to_string()))?;
+        limits::watch(
+            process.pid(),
+            config.max_memory_mb,
+            Arc::clone(&alive),
+            crash.clone(),
+        );
         Ok(Self {
             id,
             chat_id,
             page,
             refusals,
             browser: tokio::sync::Mutex::new(browser),
+            process,
             alive,
+            crash,
             profile,
-            pid,
             last_used: std::sync::Mutex::new(Instant::now()),
             busy: tokio::sync::Mutex::new(()),
         })
@@ -227,10 +224,7 @@ impl BrowserSession {
         if !self.is_alive() {
             return true;
         }
-        let exited = match self.browser.try_lock() {
-            Ok(mut browser) => matches!(browser.try_wait(), Ok(Some(_)) | Err(_)),
-            Err(_) => false,
-        };
+        let exited = self.process.exited();
         if exited {
             self.alive.store(false, Ordering::SeqCst);
         }
@@ -245,9 +239,52 @@ impl BrowserSession {
         }
     }
 
+    /// Resolves when its page has crashed (looked at every `DEATH_POLL`), with why: an action
+    /// races it as it races `died`.
+    pub async fn crash_noticed(&self) -> String {
+        loop {
+            if let Some(why) = self.crashed() {
+                return why;
+            }
+            tokio::time::sleep(DEATH_POLL).await;
+        }
+    }
+
+    /// Runs `work` (an action on the page) within `timeout`, ending it early when Chromium dies
+    /// (`SessionEnded`) or the page crashes (`PageCrashed`); the session counts as used.
+    pub async fn within<T>(
+        &self,
+        timeout: Duration,
+        work: impl std::future::Future<Output = Result<T, BrowserError>>,
+    ) -> Result<T, BrowserError> {
+        let result = tokio::select! {
+            done = tokio::time::timeout(timeout, work) => {
+                done.map_err(|_| BrowserError::Timeout(timeout.as_secs()))?
+            }
+            () = self.died() => Err(BrowserError::SessionEnded(self.id.to_string())),
+            why = self.crash_noticed() => Err(self.crash_error(why)),
+        };
+        self.touch();
+        result
+    }
+
+    /// The error telling that its page crashed, and why.
+    pub fn crash_error(&self, why: String) -> BrowserError {
+        BrowserError::PageCrashed {
+            session: self.id.to_string(),
+            why,
+        }
+    }
+
     /// The Chromium process's id (for diagnostics and tests).
     pub fn pid(&self) -> Option<u32> {
-        self.pid
+        Some(self.process.pid())
+    }
+
+    /// Why its page crashed, if it did (its renderer died, or a process passed the memory
+    /// bound): the session is of no more use.
+    pub fn crashed(&self) -> Option<String> {
+        self.crash.reason()
     }
 
     pub fn touch(&self) {
@@ -271,14 +308,39 @@ impl BrowserSession {
         {
             tracing::debug!(session = %self.id, "Chromium did not close in time; killing it");
         }
-        let _ = browser.kill().await;
-        let _ = tokio::time::timeout(CLOSE_TIMEOUT, browser.wait()).await;
-        if let Some(pid) = self.pid {
-            forget(pid);
-        }
+        drop(browser);
+        self.process.kill_within(CLOSE_TIMEOUT).await;
         self.alive.store(false, Ordering::SeqCst);
         remove_profile(&self.profile).await;
     }
+}
+
+/// Readies a new Chromium: downloads denied, its page opened with every request through
+/// `gate`, and a crash of the page recorded in `crash`.
+async fn ready(
+    browser: &Browser,
+    gate: &Gate,
+    refusals: &Refusals,
+    crash: &Crash,
+) -> chromiumoxide::Result<Page> {
+    browser
+        .execute(SetDownloadBehaviorParams::new(
+            SetDownloadBehaviorBehavior::Deny,
+        ))
+        .await?;
+    let page = browser.new_page("about:blank").await?;
+    let mut crashed = page
+        .event_listener::<inspector::EventTargetCrashed>()
+        .await?;
+    page.execute(inspector::EnableParams::default()).await?;
+    let crash = crash.clone();
+    tokio::spawn(async move {
+        if crashed.next().await.is_some() {
+            crash.record("the page's renderer crashed (it may have run out of memory)");
+        }
+    });
+    gate.intercept(&page, refusals.clone()).await?;
+    Ok(page)
 }
 
 /// Deletes a closed session's profile. Chromium's helper processes may still be writing into
