@@ -6,7 +6,8 @@
 //! Here: the ids, `BrowserError`, the tools' names and what a call's card shows. Beside it:
 //! `pool` (`Browsers`: the sessions, the caps, the sweeper), `profiles` (this process's
 //! folder of profiles, and removing those of processes gone), `session` (one Chromium),
-//! `process` (starting it so it dies with the server), `limits` (its memory bound),
+//! `process` (starting it so it dies with the server), `limits` (its memory bound), `sink`
+//! (the proxy its own network is given, where no request should arrive),
 //! `interception` (and `forward`, making a paused request), `actions` (what `browser_action`
 //! does), `page` (what every action asks of the page), `analyze` (`analyze_page`),
 //! `screenshots` (stored PNGs), `tool` (the two `Tool`s, built per run for one chat). It must
@@ -22,6 +23,7 @@ mod process;
 mod profiles;
 pub mod screenshots;
 pub mod session;
+mod sink;
 pub mod tool;
 
 pub use pool::Browsers;

@@ -23,6 +23,7 @@ use futures_util::StreamExt;
 use super::interception::{Gate, Refusals};
 use super::limits::{self, Crash};
 use super::process::ChromiumProcess;
+use super::sink::{Bypasses, Sink};
 use super::{BrowserError, BrowserSessionId};
 use crate::config::BrowserConfig;
 
@@ -41,12 +42,14 @@ const PROFILE_REMOVAL_PAUSE: Duration = Duration::from_millis(200);
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Chromium's switches, besides the profile, the window, the sandbox and the memory bound
 /// (named without their `--`). Headless, no extensions, no first-run or background work of
-/// its own (updates, sync, metrics, phishing lists, crash reports): a page is all it does.
-/// Its own network goes to a proxy that does not exist (only requests the Fetch domain
-/// pauses, answered by Colloquy, get anywhere; loopback is not exempt), no DNS prefetching,
+/// its own (updates, sync, metrics, phishing lists, crash reports, pings, network time,
+/// translation, media routing), no popups past its blocker, dedicated workers' scripts fetched
+/// by the page (not by the browser, round the interception): a page is all it does.
+/// Its own network goes to the session's `Sink` (only requests the Fetch domain pauses,
+/// answered by Colloquy, get anywhere; loopback is not exempt), no DNS prefetching,
 /// no site isolation (so every frame is the one page's, and paused with it), no upgrade of
 /// http to https behind the guard's back.
-const SWITCHES: [(&str, &str); 30] = [
+const SWITCHES: [(&str, &str); 33] = [
     ("headless", ""),
     ("hide-scrollbars", ""),
     ("mute-audio", ""),
@@ -62,7 +65,11 @@ const SWITCHES: [(&str, &str); 30] = [
     ("disable-dev-shm-usage", ""),
     ("disable-hang-monitor", ""),
     ("disable-ipc-flooding-protection", ""),
-    ("disable-popup-blocking", ""),
+    ("disable-component-update", ""),
+    ("disable-domain-reliability", ""),
+    ("no-pings", ""),
+    ("no-service-autorun", ""),
+    ("disable-search-engine-choice-screen", ""),
     ("disable-prompt-on-repost", ""),
     ("disable-renderer-backgrounding", ""),
     ("disable-sync", ""),
@@ -74,16 +81,19 @@ const SWITCHES: [(&str, &str); 30] = [
     ("use-mock-keychain", ""),
     ("lang", "en_US"),
     ("dns-prefetch-disable", ""),
-    ("proxy-server", "http://127.0.0.1:9"),
     ("proxy-bypass-list", "<-loopback>"),
     (
         "disable-features",
-        "TranslateUI,IsolateOrigins,site-per-process,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
+        "TranslateUI,Translate,IsolateOrigins,site-per-process,HttpsUpgrades,\
+         HttpsFirstBalancedModeAutoEnable,PlzDedicatedWorker,MediaRouter,DialMediaRouteProvider,\
+         OptimizationHints,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,\
+         AutofillServerCommunication",
     ),
 ];
 
-/// Chromium's command line for a session with profile `profile`, under `config`.
-fn command_line(profile: &std::path::Path, config: &BrowserConfig) -> Vec<String> {
+/// Chromium's command line for a session with profile `profile` and its own network sent to
+/// `sink`, under `config`.
+fn command_line(profile: &std::path::Path, sink: &Sink, config: &BrowserConfig) -> Vec<String> {
     let mut args: Vec<String> = SWITCHES
         .iter()
         .map(|(key, value)| match *value {
@@ -92,6 +102,7 @@ fn command_line(profile: &std::path::Path, config: &BrowserConfig) -> Vec<String
         })
         .collect();
     args.push("--disable-gpu".into());
+    args.push(format!("--proxy-server={}", sink.address()));
     args.push(format!("--user-data-dir={}", profile.display()));
     args.push(format!(
         "--window-size={},{}",
@@ -133,6 +144,7 @@ pub struct BrowserSession {
     pub refusals: Refusals,
     browser: tokio::sync::Mutex<Browser>,
     process: ChromiumProcess,
+    _sink: Sink,
     alive: Arc<AtomicBool>,
     crash: Crash,
     profile: PathBuf,
@@ -150,12 +162,16 @@ impl BrowserSession {
         profiles: &std::path::Path,
         config: &BrowserConfig,
         gate: &Gate,
+        bypasses: &Bypasses,
     ) -> Result<Self, BrowserError> {
         let profile = profiles.join(id.as_str());
         tokio::fs::create_dir_all(&profile)
             .await
             .map_err(|err| BrowserError::Launch(format!("cannot make its profile: {err}")))?;
-        match Self::launch(id, chat_id, chromium, profile.clone(), config, gate).await {
+        let sink = Sink::open(&id, bypasses)
+            .await
+            .map_err(|err| BrowserError::Launch(format!("cannot open its proxy sink: {err}")))?;
+        match Self::launch(id, chat_id, chromium, profile.clone(), sink, config, gate).await {
             Ok(session) => Ok(session),
             Err(err) => {
                 let _ = tokio::fs::remove_dir_all(&profile).await;
@@ -169,10 +185,11 @@ impl BrowserSession {
         chat_id: ChatId,
         chromium: &std::path::Path,
         profile: PathBuf,
+        sink: Sink,
         config: &BrowserConfig,
         gate: &Gate,
     ) -> Result<Self, BrowserError> {
-        let args = command_line(&profile, config);
+        let args = command_line(&profile, &sink, config);
         let (process, address) = ChromiumProcess::start(chromium, &args, LAUNCH_TIMEOUT)
             .await
             .map_err(BrowserError::Launch)?;
@@ -205,6 +222,7 @@ impl BrowserSession {
             refusals,
             browser: tokio::sync::Mutex::new(browser),
             process,
+            _sink: sink,
             alive,
             crash,
             profile,

@@ -194,6 +194,31 @@ async fn serve(
             </script>"#
                 .into(),
         ),
+        // A page that reaches out every way a page can: a frame, a popup, a service worker, a
+        // dedicated worker, a prefetch, a preconnect, a DNS prefetch, a beacon, images; and a
+        // link to a new window (`#away`).
+        "/everything" => html(format!(
+            r#"<!doctype html><title>Everything</title>
+            <link rel="prefetch" href="/prefetched"><link rel="preconnect" href="http://{host}">
+            <link rel="dns-prefetch" href="http://colloquy-test.invalid">
+            <img src="/own.png"><iframe src="/framed"></iframe>
+            <a id=away href="/popup" target="_blank">away</a>
+            <script>
+              if (navigator.serviceWorker) {{ navigator.serviceWorker.register("/sw.js").catch(() => {{}}); }}
+              window.open("/popup");
+              new Worker("/worker.js");
+              navigator.sendBeacon("/beacon", "x");
+            </script>"#,
+            host = req.connection_info().host()
+        )),
+        "/framed" => html(r#"<!doctype html><title>Framed</title><img src="/framed.png">"#.into()),
+        "/popup" => html(r#"<!doctype html><title>Popup</title><img src="/popup.png">"#.into()),
+        "/worker.js" => HttpResponse::Ok()
+            .content_type("application/javascript")
+            .body(r#"fetch("/from-worker");"#),
+        "/sw.js" => HttpResponse::Ok()
+            .content_type("application/javascript")
+            .body(r#"self.addEventListener("install", (e) => e.waitUntil(fetch("/from-sw")));"#),
         "/own.png" => HttpResponse::Ok()
             .content_type("image/png")
             .body(Vec::<u8>::new()),
