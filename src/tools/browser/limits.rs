@@ -3,7 +3,8 @@
 //! dies), and a watchdog reads the resident memory of every process of the session's process
 //! group from `/proc` and kills one past the bound (an allocation V8 does not count, such as a
 //! typed array's, is caught there). Either way the page is gone, and the crash is recorded
-//! (`Crash`) for the action running to report as `page_crashed`.
+//! (`Crash`) for the action running to report as `page_crashed`. Where the server may make
+//! cgroups, the kernel bounds the whole session as well (`cgroup`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,8 @@
 //! Here: the ids, `BrowserError`, the tools' names and what a call's card shows. Beside it:
 //! `pool` (`Browsers`: the sessions, the caps, the sweeper), `profiles` (this process's
 //! folder of profiles, and removing those of processes gone), `session` (one Chromium),
-//! `process` (starting it so it dies with the server), `limits` (its memory bound), `sink`
+//! `process` (starting it so it dies with the server), `limits` (its memory bound), `cgroup`
+//! (the kernel's bound on it, where the server may make one), `sink`
 //! (the proxy its own network is given, where no request should arrive),
 //! `interception` (and `forward`, making a paused request), `actions` (what `browser_action`
 //! does), `page` (what every action asks of the page), `analyze` (`analyze_page`),
@@ -15,6 +16,7 @@
 
 pub mod actions;
 pub mod analyze;
+mod cgroup;
 pub mod interception;
 mod limits;
 mod page;

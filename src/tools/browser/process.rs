@@ -2,7 +2,8 @@
 //! long-lived thread (the parent-death signal fires when the *thread* that spawned a child
 //! ends, so never from a worker thread that may come and go), with `PR_SET_PDEATHSIG`
 //! `SIGKILL` set between fork and exec, in a process group of its own (its zygote, renderers
-//! and helpers are in it, and a kill reaches them all). A server killed with `kill -9` takes
+//! and helpers are in it, and a kill reaches them all), in the session's cgroup when there is
+//! one (`cgroup`). A server killed with `kill -9` takes
 //! its Chromiums with it: the browser process by the signal, its helpers when their pipe to it
 //! closes. A server that returns from `main` kills them in an `atexit` handler; one that starts
 //! finds what an earlier run of its data directory left (`kill_leftovers`, by the profile
@@ -16,6 +17,8 @@ use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use super::cgroup::{self, SessionCgroup};
+
 /// How often a closing Chromium is looked at until it has exited.
 const EXIT_POLL: Duration = Duration::from_millis(50);
 
@@ -23,6 +26,7 @@ const EXIT_POLL: Duration = Duration::from_millis(50);
 pub struct ChromiumProcess {
     pid: u32,
     child: Mutex<Child>,
+    cgroup: Option<SessionCgroup>,
 }
 
 /// What the launcher thread is asked: a command to spawn, and where to send the child.
@@ -52,11 +56,13 @@ fn launcher() -> &'static Mutex<mpsc::Sender<Job>> {
 }
 
 impl ChromiumProcess {
-    /// Starts `executable` with `args` (and a DevTools port of its own choosing); returns it
-    /// with its DevTools WebSocket address, once it printed one within `timeout`.
+    /// Starts `executable` with `args` (and a DevTools port of its own choosing), in `cgroup`
+    /// if there is one; returns it with its DevTools WebSocket address, once it printed one
+    /// within `timeout`.
     pub async fn start(
         executable: &Path,
         args: &[String],
+        cgroup: Option<SessionCgroup>,
         timeout: Duration,
     ) -> Result<(Self, String), String> {
         let mut command = Command::new(executable);
@@ -68,9 +74,17 @@ impl ChromiumProcess {
             .stderr(Stdio::piped())
             .process_group(0);
         let parent = std::process::id();
-        // SAFETY: the hook only makes async-signal-safe calls (prctl, getppid).
+        let procs = cgroup.as_ref().map(SessionCgroup::procs);
+        // SAFETY: the hook only makes async-signal-safe calls (prctl, getppid, open, write).
         unsafe {
-            command.pre_exec(move || die_with_parent(parent));
+            command.pre_exec(move || {
+                die_with_parent(parent)?;
+                if let Some(procs) = &procs {
+                    // Without it the session still has `limits`' bound.
+                    let _ = cgroup::join(procs);
+                }
+                Ok(())
+            });
         }
         let (reply, child) = tokio::sync::oneshot::channel();
         launcher()
@@ -88,6 +102,7 @@ impl ChromiumProcess {
         let process = Self {
             pid,
             child: Mutex::new(child),
+            cgroup,
         };
         let Some(stderr) = stderr else {
             process.kill().await;
@@ -120,7 +135,8 @@ impl ChromiumProcess {
         }
     }
 
-    /// Kills its whole process group and waits (at most `bound`) for the browser process.
+    /// Kills its whole process group, waits (at most `bound`) for the browser process, and
+    /// removes its cgroup.
     pub async fn kill_within(&self, bound: Duration) {
         kill_group(self.pid);
         let deadline = tokio::time::Instant::now() + bound;
@@ -128,6 +144,9 @@ impl ChromiumProcess {
             tokio::time::sleep(EXIT_POLL).await;
         }
         forget(self.pid);
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.remove().await;
+        }
     }
 
     async fn kill(&self) {

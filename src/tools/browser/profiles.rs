@@ -121,4 +121,45 @@ mod tests {
         );
         assert_ne!(next.dir(), live.dir());
     }
+
+    /// A stand-in for a Chromium left running: a shell whose command line names `data_dir`.
+    fn left_running(data_dir: &Path) -> std::process::Child {
+        std::process::Command::new("sh")
+            .args(["-c", "sleep 30; true", "chromium"])
+            .arg(format!("--user-data-dir={}", data_dir.display()))
+            .spawn()
+            .unwrap()
+    }
+
+    /// How `child` ended, if it did within a few seconds.
+    fn ended(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+        for _ in 0..50 {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        None
+    }
+
+    #[test]
+    fn a_gone_processs_chromium_is_killed_at_start_and_nothing_else() {
+        use std::os::unix::process::ExitStatusExt;
+        let root = tempfile::tempdir().unwrap();
+        let gone = ProcessProfiles::claim(root.path()).unwrap();
+        let mut left = left_running(&gone.dir().join("bs_left"));
+        let live = ProcessProfiles::claim(root.path()).unwrap();
+        let mut running = left_running(&live.dir().join("bs_live"));
+        let mut unrelated = left_running(&root.path().join("elsewhere").join("bs_x"));
+        drop(gone);
+
+        let _next = ProcessProfiles::claim(root.path()).unwrap();
+        let status = ended(&mut left).expect("the gone process's Chromium is killed");
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        for other in [&mut running, &mut unrelated] {
+            assert!(other.try_wait().unwrap().is_none(), "only the gone one's");
+            other.kill().unwrap();
+            other.wait().unwrap();
+        }
+    }
 }

@@ -20,6 +20,7 @@ use chromiumoxide::handler::viewport::Viewport;
 use entities::ids::ChatId;
 use futures_util::StreamExt;
 
+use super::cgroup::SessionCgroup;
 use super::interception::{Gate, Refusals};
 use super::limits::{self, Crash};
 use super::process::ChromiumProcess;
@@ -190,7 +191,8 @@ impl BrowserSession {
         gate: &Gate,
     ) -> Result<Self, BrowserError> {
         let args = command_line(&profile, &sink, config);
-        let (process, address) = ChromiumProcess::start(chromium, &args, LAUNCH_TIMEOUT)
+        let cgroup = SessionCgroup::make(&id, config.max_memory_mb);
+        let (process, address) = ChromiumProcess::start(chromium, &args, cgroup, LAUNCH_TIMEOUT)
             .await
             .map_err(BrowserError::Launch)?;
         let (browser, mut handler) = Browser::connect_with_config(address, handler_config(config))

@@ -58,7 +58,7 @@ impl Sink {
                     let read = read.ok().and_then(Result::ok).unwrap_or(0);
                     let text = String::from_utf8_lossy(&head[..read]);
                     let request = text.lines().next().unwrap_or("").to_string();
-                    tracing::warn!(%session, request, "a browser request went round the interception");
+                    tracing::debug!(%session, request, "a browser request went round the interception");
                     bypasses.push(request);
                 });
             }
