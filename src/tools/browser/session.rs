@@ -14,7 +14,7 @@ use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
-use chromiumoxide::cdp::browser_protocol::inspector;
+use chromiumoxide::cdp::browser_protocol::{inspector, target};
 use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::handler::viewport::Viewport;
 use entities::ids::ChatId;
@@ -349,18 +349,41 @@ async fn ready(
         ))
         .await?;
     let page = browser.new_page("about:blank").await?;
-    let mut crashed = page
+    watch_crashes(browser, &page, crash).await?;
+    gate.intercept(&page, refusals.clone()).await?;
+    Ok(page)
+}
+
+/// Records in `crash` when `page`'s renderer dies: the page's own `Inspector.targetCrashed`,
+/// or the browser's `Target.targetCrashed` naming the page.
+async fn watch_crashes(browser: &Browser, page: &Page, crash: &Crash) -> chromiumoxide::Result<()> {
+    let mut inspected = page
         .event_listener::<inspector::EventTargetCrashed>()
         .await?;
     page.execute(inspector::EnableParams::default()).await?;
+    let mut targets = browser
+        .event_listener::<target::EventTargetCrashed>()
+        .await?;
+    let page_target = page.target_id().clone();
     let crash = crash.clone();
     tokio::spawn(async move {
-        if crashed.next().await.is_some() {
+        let crashed = async {
+            loop {
+                tokio::select! {
+                    event = inspected.next() => return event.is_some(),
+                    event = targets.next() => match event {
+                        Some(event) if event.target_id == page_target => return true,
+                        Some(_) => {}
+                        None => return false,
+                    },
+                }
+            }
+        };
+        if crashed.await {
             crash.record("the page's renderer crashed (it may have run out of memory)");
         }
     });
-    gate.intercept(&page, refusals.clone()).await?;
-    Ok(page)
+    Ok(())
 }
 
 /// Deletes a closed session's profile. Chromium's helper processes may still be writing into
