@@ -53,7 +53,8 @@ async fn serve(dir: &Path, upstream: &str) -> (Background, String) {
     (server, base)
 }
 
-/// The processes whose command line names a profile under `dir`'s browser folder.
+/// The processes whose command line names a profile under `dir`'s browser folder: each with
+/// its parent and the start of its command line.
 fn chromium_on(dir: &Path) -> Vec<String> {
     let needle = format!("--user-data-dir={}/", dir.join("browser").display());
     std::fs::read_dir("/proc")
@@ -63,9 +64,22 @@ fn chromium_on(dir: &Path) -> Vec<String> {
         .filter_map(|entry| {
             let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
             let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            cmdline
-                .contains(&needle)
-                .then(|| format!("{}: {cmdline}", entry.file_name().to_string_lossy()))
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let parent = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("?")
+                .to_string();
+            cmdline.contains(&needle).then(|| {
+                format!(
+                    "{} (parent {parent}): {}",
+                    entry.file_name().to_string_lossy(),
+                    &cmdline[..cmdline.len().min(60)]
+                )
+            })
         })
         .collect()
 }
