@@ -6,9 +6,9 @@
 //! Here: the ids, `BrowserError`, the tools' names and what a call's card shows. Beside it:
 //! `pool` (`Browsers`: the sessions, the caps, the sweeper), `profiles` (this process's
 //! folder of profiles, and removing those of processes gone), `session` (one Chromium),
-//! `process` (starting it so it dies with the server), `limits` (its memory bound), `cgroup`
-//! (the kernel's bound on it, where the server may make one), `sink`
-//! (the proxy its own network is given, where no request should arrive),
+//! `command_line` (what Chromium is started with), `process` (starting it so it dies with the
+//! server), `limits` (its memory bound), `cgroup` (the kernel's bound on it, where the server
+//! may make one), `sink` (the proxy its own network is given, where no request should arrive),
 //! `interception` (and `forward`, making a paused request), `actions` (what `browser_action`
 //! does), `page` (what every action asks of the page), `analyze` (`analyze_page`),
 //! `screenshots` (stored PNGs), `tool` (the two `Tool`s, built per run for one chat). It must
@@ -17,6 +17,7 @@
 pub mod actions;
 pub mod analyze;
 mod cgroup;
+mod command_line;
 pub mod interception;
 mod limits;
 mod page;

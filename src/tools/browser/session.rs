@@ -1,7 +1,7 @@
 //! One browser session: a headless Chromium process of its own, with a profile directory of
 //! its own (deleted when it closes), one page whose every request goes through the SSRF gate
 //! (`interception`), downloads denied, its memory bounded (`limits`), started so that it dies
-//! with the server (`process`). It knows whether its Chromium is still there and whether its
+//! with the server (`process`), with the command line `command_line` gives it. It knows whether its Chromium is still there and whether its
 //! page crashed; it does not know about chats' caps or idle time (`pool`).
 
 use std::path::PathBuf;
@@ -15,12 +15,11 @@ use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
 use chromiumoxide::cdp::browser_protocol::{inspector, target};
-use chromiumoxide::handler::HandlerConfig;
-use chromiumoxide::handler::viewport::Viewport;
 use entities::ids::ChatId;
 use futures_util::StreamExt;
 
 use super::cgroup::SessionCgroup;
+use super::command_line::{command_line, handler_config};
 use super::interception::{Gate, Refusals};
 use super::limits::{self, Crash};
 use super::process::ChromiumProcess;
@@ -30,9 +29,6 @@ use crate::config::BrowserConfig;
 
 /// How long Chromium may take to start and print its DevTools address.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
-/// How much longer one DevTools command may wait than the action it is part of: the action's
-/// own timeout ends it first, as a `timeout` error result rather than a failed command.
-const COMMAND_TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// How often a running action looks whether its Chromium is still there.
 const DEATH_POLL: Duration = Duration::from_millis(250);
 /// Attempts at deleting a closed session's profile, and the pause between them: enough for
@@ -41,102 +37,6 @@ const PROFILE_REMOVAL_ATTEMPTS: u32 = 10;
 const PROFILE_REMOVAL_PAUSE: Duration = Duration::from_millis(200);
 /// How long a closing Chromium is given before it is killed.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
-/// Chromium's switches, besides the profile, the window, the sandbox and the memory bound
-/// (named without their `--`). Headless, no extensions, no first-run or background work of
-/// its own (updates, sync, metrics, phishing lists, crash reports, pings, network time,
-/// translation, media routing), no popups past its blocker, dedicated workers' scripts fetched
-/// by the page (not by the browser, round the interception): a page is all it does.
-/// Its own network goes to the session's `Sink` (only requests the Fetch domain pauses,
-/// answered by Colloquy, get anywhere; loopback is not exempt), no DNS prefetching,
-/// no site isolation (so every frame is the one page's, and paused with it), no upgrade of
-/// http to https behind the guard's back.
-const SWITCHES: [(&str, &str); 33] = [
-    ("headless", ""),
-    ("hide-scrollbars", ""),
-    ("mute-audio", ""),
-    ("disable-extensions", ""),
-    ("disable-background-networking", ""),
-    ("enable-features", "NetworkService,NetworkServiceInProcess"),
-    ("disable-background-timer-throttling", ""),
-    ("disable-backgrounding-occluded-windows", ""),
-    ("disable-breakpad", ""),
-    ("disable-client-side-phishing-detection", ""),
-    ("disable-component-extensions-with-background-pages", ""),
-    ("disable-default-apps", ""),
-    ("disable-dev-shm-usage", ""),
-    ("disable-hang-monitor", ""),
-    ("disable-ipc-flooding-protection", ""),
-    ("disable-component-update", ""),
-    ("disable-domain-reliability", ""),
-    ("no-pings", ""),
-    ("no-service-autorun", ""),
-    ("disable-search-engine-choice-screen", ""),
-    ("disable-prompt-on-repost", ""),
-    ("disable-renderer-backgrounding", ""),
-    ("disable-sync", ""),
-    ("force-color-profile", "srgb"),
-    ("metrics-recording-only", ""),
-    ("no-first-run", ""),
-    ("enable-automation", ""),
-    ("password-store", "basic"),
-    ("use-mock-keychain", ""),
-    ("lang", "en_US"),
-    ("dns-prefetch-disable", ""),
-    ("proxy-bypass-list", "<-loopback>"),
-    (
-        "disable-features",
-        "TranslateUI,Translate,IsolateOrigins,site-per-process,HttpsUpgrades,\
-         HttpsFirstBalancedModeAutoEnable,PlzDedicatedWorker,MediaRouter,DialMediaRouteProvider,\
-         OptimizationHints,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,\
-         AutofillServerCommunication",
-    ),
-];
-
-/// Chromium's command line for a session with profile `profile` and its own network sent to
-/// `sink`, under `config`.
-fn command_line(profile: &std::path::Path, sink: &Sink, config: &BrowserConfig) -> Vec<String> {
-    let mut args: Vec<String> = SWITCHES
-        .iter()
-        .map(|(key, value)| match *value {
-            "" => format!("--{key}"),
-            value => format!("--{key}={value}"),
-        })
-        .collect();
-    args.push("--disable-gpu".into());
-    args.push(format!("--proxy-server={}", sink.address()));
-    args.push(format!("--user-data-dir={}", profile.display()));
-    args.push(format!(
-        "--window-size={},{}",
-        config.viewport_width, config.viewport_height
-    ));
-    args.push(limits::heap_switch(config.max_memory_mb));
-    // Chromium's sandbox refuses to start as root (containers); it runs without it there.
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
-        args.push("--no-sandbox".into());
-        args.push("--disable-setuid-sandbox".into());
-    }
-    args
-}
-
-/// How the DevTools connection treats pages: certificate errors are errors, the viewport is
-/// the configured one, a command waits as long as the action it is part of (and a margin).
-fn handler_config(config: &BrowserConfig) -> HandlerConfig {
-    HandlerConfig {
-        ignore_https_errors: false,
-        viewport: Some(Viewport {
-            width: config.viewport_width,
-            height: config.viewport_height,
-            device_scale_factor: Some(1.0),
-            emulating_mobile: false,
-            is_landscape: true,
-            has_touch: false,
-        }),
-        request_timeout: Duration::from_secs(config.action_timeout_secs) + COMMAND_TIMEOUT_MARGIN,
-        ..HandlerConfig::default()
-    }
-}
-
 /// A live session.
 pub struct BrowserSession {
     pub id: BrowserSessionId,
