@@ -23,7 +23,7 @@ const COMMAND_TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// answered by Colloquy, get anywhere; loopback is not exempt), no DNS prefetching,
 /// no site isolation (so every frame is the one page's, and paused with it), no upgrade of
 /// http to https behind the guard's back.
-const SWITCHES: [(&str, &str); 33] = [
+const SWITCHES: [(&str, &str); 32] = [
     ("headless", ""),
     ("hide-scrollbars", ""),
     ("mute-audio", ""),
@@ -55,15 +55,40 @@ const SWITCHES: [(&str, &str); 33] = [
     ("use-mock-keychain", ""),
     ("lang", "en_US"),
     ("dns-prefetch-disable", ""),
-    ("proxy-bypass-list", "<-loopback>"),
     (
         "disable-features",
         "TranslateUI,Translate,IsolateOrigins,site-per-process,HttpsUpgrades,\
          HttpsFirstBalancedModeAutoEnable,PlzDedicatedWorker,MediaRouter,DialMediaRouteProvider,\
          OptimizationHints,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,\
-         AutofillServerCommunication",
+         AutofillServerCommunication,PreconnectToSearch",
     ),
 ];
+
+/// The hosts Chromium asks by itself whatever its switches say (sign-in's account list on every
+/// profile, component updates, network time, the default search engine's preconnect): no page's
+/// request ever reaches them through Chromium's network (the Fetch domain answers every one), so
+/// they are sent round the sink and resolve to nothing. Chromium's own network then has nowhere
+/// to go, and anything that reaches the sink went round the interception.
+const VENDOR_HOSTS: [&str; 5] = [
+    "*.google.com",
+    "*.googleapis.com",
+    "*.gstatic.com",
+    "*.gvt1.com",
+    "*.duckduckgo.com",
+];
+
+/// The switches that send the vendor's hosts (`VENDOR_HOSTS`) nowhere: past the proxy (which
+/// otherwise takes every host, loopback too) to a resolver that knows none of them.
+fn vendor_switches() -> [String; 2] {
+    let unresolved: Vec<String> = VENDOR_HOSTS
+        .iter()
+        .map(|host| format!("MAP {host} ~NOTFOUND"))
+        .collect();
+    [
+        format!("--proxy-bypass-list=<-loopback>;{}", VENDOR_HOSTS.join(";")),
+        format!("--host-resolver-rules={}", unresolved.join(", ")),
+    ]
+}
 
 /// Chromium's command line for a session with profile `profile` and its own network sent to
 /// `sink`, under `config`.
@@ -81,6 +106,7 @@ pub(super) fn command_line(
         .collect();
     args.push("--disable-gpu".into());
     args.push(format!("--proxy-server={}", sink.address()));
+    args.extend(vendor_switches());
     args.push(format!("--user-data-dir={}", profile.display()));
     args.push(format!(
         "--window-size={},{}",

@@ -16,8 +16,10 @@ use super::BrowserSessionId;
 const MAX_REMEMBERED: usize = 100;
 /// How much of a connection is read to name its request: its first line is enough.
 const READ_BYTES: usize = 2048;
-/// How long a connection is given to say what it wants.
-const READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a connection is given to say what it wants. Chromium opens sockets to its proxy
+/// ahead of need (preconnects) and keeps them idle for a while; one that carries no request
+/// before it closes or this passes is no request.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The requests that reached a sink: their first line (`GET http://…`, `CONNECT host:443`).
 #[derive(Debug, Clone, Default)]
@@ -58,6 +60,9 @@ impl Sink {
                     let read = read.ok().and_then(Result::ok).unwrap_or(0);
                     let text = String::from_utf8_lossy(&head[..read]);
                     let request = text.lines().next().unwrap_or("").to_string();
+                    if request.is_empty() {
+                        return;
+                    }
                     tracing::debug!(%session, request, "a browser request went round the interception");
                     bypasses.push(request);
                 });
