@@ -33,6 +33,10 @@ pub struct BrowserConfig {
     pub max_screenshot_bytes: usize,
     /// Largest response body a page may load through the SSRF guard, per request.
     pub max_response_bytes: usize,
+    /// Most memory (resident, in MB) any one of a session's Chromium processes may use: a
+    /// page's JavaScript heap is capped below it, and a process past it is killed, its page
+    /// reported crashed (`page_crashed`) and its session closed.
+    pub max_memory_mb: u64,
     /// Whether the model is shown each screenshot (an image after the tool results) besides
     /// the `[image displayed above]` its context holds either way. Unset (the default): per
     /// model — shown until the model's server says it cannot read images, then that call is
@@ -56,6 +60,7 @@ impl Default for BrowserConfig {
             max_wait_ms: 10_000,
             max_screenshot_bytes: 8 * 1024 * 1024,
             max_response_bytes: 10 * 1024 * 1024,
+            max_memory_mb: 1024,
             screenshots_to_model: None,
             viewport_width: 1280,
             viewport_height: 800,

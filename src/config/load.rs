@@ -131,12 +131,13 @@ impl Config {
             || browser.action_timeout_secs == 0
             || browser.max_screenshot_bytes == 0
             || browser.max_response_bytes == 0
+            || browser.max_memory_mb == 0
             || browser.viewport_width == 0
             || browser.viewport_height == 0
         {
             return invalid(
                 "browser.max_sessions_per_chat, idle_timeout_secs, action_timeout_secs, \
-                 max_screenshot_bytes, max_response_bytes and the viewport must be at least 1, \
+                 max_screenshot_bytes, max_response_bytes, max_memory_mb and the viewport must be at least 1, \
                  and max_sessions at least max_sessions_per_chat",
             );
         }

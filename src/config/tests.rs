@@ -120,6 +120,11 @@ fn impossible_limits_are_refused() {
     assert!(err.to_string().contains("max_iterations"), "{err}");
     let err = Config::from_toml_str("public_url = \"chat.example\"\n").unwrap_err();
     assert!(err.to_string().contains("public_url"), "{err}");
+    let err = Config::from_toml_str("[browser]\nmax_memory_mb = 0\n").unwrap_err();
+    assert!(err.to_string().contains("max_memory_mb"), "{err}");
+    let bounded = Config::from_toml_str("[browser]\nmax_memory_mb = 512\n").unwrap();
+    assert_eq!(bounded.browser.max_memory_mb, 512);
+    assert_eq!(Config::default().browser.max_memory_mb, 1024);
 }
 
 #[test]

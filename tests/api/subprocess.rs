@@ -112,6 +112,11 @@ pub fn start_within(mut command: Command, what: &str, limit: Duration) -> Backgr
 }
 
 impl Background {
+    /// Its process id (a test may kill it alone, as `kill -9` would).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The first line it prints that starts with `prefix`, waiting at most `within`.
     pub fn wait_for_line(&self, prefix: &str, within: Duration) -> String {
         let deadline = Instant::now() + within;

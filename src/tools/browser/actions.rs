@@ -76,16 +76,10 @@ pub async fn perform(
     action: Action,
 ) -> Result<Value, BrowserError> {
     let _turn = session.busy.lock().await;
-    let limit = browsers.config().action_timeout_secs;
-    let work = run(browsers, chat, session, action);
-    let result = tokio::select! {
-        done = tokio::time::timeout(Duration::from_secs(limit), work) => {
-            done.map_err(|_| BrowserError::Timeout(limit))?
-        }
-        () = session.died() => Err(BrowserError::SessionEnded(session.id.to_string())),
-    };
-    session.touch();
-    result
+    let limit = Duration::from_secs(browsers.config().action_timeout_secs);
+    session
+        .within(limit, run(browsers, chat, session, action))
+        .await
 }
 
 async fn run(

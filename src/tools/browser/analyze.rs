@@ -81,14 +81,7 @@ const STRUCTURE: &str = r#"
 /// Analyzes the session's page.
 pub async fn analyze(session: &BrowserSession, timeout: Duration) -> Result<Value, BrowserError> {
     let _turn = session.busy.lock().await;
-    let work = read(session);
-    let limit = timeout.as_secs();
-    let result = tokio::select! {
-        done = tokio::time::timeout(timeout, work) => done.map_err(|_| BrowserError::Timeout(limit))?,
-        () = session.died() => Err(BrowserError::SessionEnded(session.id.to_string())),
-    };
-    session.touch();
-    result
+    session.within(timeout, read(session)).await
 }
 
 async fn read(session: &BrowserSession) -> Result<Value, BrowserError> {

@@ -2,8 +2,12 @@
 //! domain pauses it, and Colloquy makes it itself through an HTTP client whose resolver hands
 //! out only addresses the SSRF `Guard` passed (as `fetch_url`'s does), then fulfils the paused
 //! request with the response. A refused request is failed before anything leaves. Chromium's
-//! own network goes to a proxy that does not exist, so a request the Fetch domain does not see
-//! (a WebSocket, a worker's) cannot reach anything. A page that would be a download is refused.
+//! own network goes to a sink that answers nothing (`sink`), so a request the Fetch domain does
+//! not see (a WebSocket) cannot reach anything. What would go round the page's interception is
+//! kept from happening (`CONFINE`, run in every frame before its scripts): no service worker
+//! (its script and fetches are the browser's, not the page's), no new window (a new target,
+//! whose first requests no one pauses); a link or form aimed at another window opens in the
+//! page. A page that would be a download is refused.
 
 mod forward;
 
@@ -17,6 +21,7 @@ use chromiumoxide::cdp::browser_protocol::fetch::{
     EnableParams, EventRequestPaused, FailRequestParams, RequestPattern, RequestStage,
 };
 use chromiumoxide::cdp::browser_protocol::network::ResourceType;
+use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
 use futures_util::StreamExt;
 use reqwest::redirect::Policy;
 use tokio::sync::Semaphore;
@@ -29,6 +34,19 @@ use crate::ssrf::{CheckedResolver, Guard, HostResolver};
 const CONCURRENT_REQUESTS: usize = 8;
 /// Refused requests remembered per session, for the next action to report (the latest ones).
 const MAX_REMEMBERED_REFUSALS: usize = 20;
+/// The script every frame of a session's page runs before its own (see the module's doc).
+const CONFINE: &str = r#"(() => {
+  try { delete Navigator.prototype.serviceWorker; } catch (e) {}
+  window.open = () => null;
+  const here = (event) => {
+    const target = event.target && event.target.closest
+      && event.target.closest("a[href], area[href], form");
+    if (target) target.target = "_self";
+  };
+  document.addEventListener("click", here, true);
+  document.addEventListener("submit", here, true);
+})();"#;
+
 /// A request the guard refused, kept so the action that caused it can say so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefusedRequest {
@@ -109,6 +127,8 @@ impl Gate {
     /// Starts answering `page`'s requests (all of them, from the request stage): until the
     /// page's events end, with its session.
     pub async fn intercept(&self, page: &Page, refusals: Refusals) -> chromiumoxide::Result<()> {
+        page.execute(AddScriptToEvaluateOnNewDocumentParams::new(CONFINE))
+            .await?;
         let mut paused = page.event_listener::<EventRequestPaused>().await?;
         page.execute(EnableParams {
             patterns: Some(vec![RequestPattern {

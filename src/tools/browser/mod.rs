@@ -6,6 +6,9 @@
 //! Here: the ids, `BrowserError`, the tools' names and what a call's card shows. Beside it:
 //! `pool` (`Browsers`: the sessions, the caps, the sweeper), `profiles` (this process's
 //! folder of profiles, and removing those of processes gone), `session` (one Chromium),
+//! `command_line` (what Chromium is started with), `process` (starting it so it dies with the
+//! server), `limits` (its memory bound), `cgroup` (the kernel's bound on it, where the server
+//! may make one), `sink` (the proxy its own network is given, where no request should arrive),
 //! `interception` (and `forward`, making a paused request), `actions` (what `browser_action`
 //! does), `page` (what every action asks of the page), `analyze` (`analyze_page`),
 //! `screenshots` (stored PNGs), `tool` (the two `Tool`s, built per run for one chat). It must
@@ -13,12 +16,17 @@
 
 pub mod actions;
 pub mod analyze;
+mod cgroup;
+mod command_line;
 pub mod interception;
+mod limits;
 mod page;
 pub mod pool;
+mod process;
 mod profiles;
 pub mod screenshots;
 pub mod session;
+mod sink;
 pub mod tool;
 
 pub use pool::Browsers;
@@ -122,6 +130,10 @@ pub enum BrowserError {
     Refused(String),
     #[error("the action took longer than {0} seconds")]
     Timeout(u64),
+    #[error("the page did not load within {secs} seconds; browser session {session} was closed")]
+    NavigationTimeout { secs: u64, session: String },
+    #[error("the page crashed and browser session {session} was closed: {why}")]
+    PageCrashed { session: String, why: String },
     #[error("the screenshot has {size} bytes; at most {limit} are stored")]
     ScreenshotTooLarge { size: usize, limit: usize },
     #[error("the browser failed: {0}")]
@@ -142,6 +154,8 @@ impl BrowserError {
             Self::NoMatch(_) => "no_match",
             Self::Refused(_) => "refused",
             Self::Timeout(_) => "timeout",
+            Self::NavigationTimeout { .. } => "navigation_timeout",
+            Self::PageCrashed { .. } => "page_crashed",
             Self::ScreenshotTooLarge { .. } => "screenshot_too_large",
             Self::Failed(_) => "browser_failed",
         }
@@ -164,6 +178,12 @@ impl BrowserError {
             }
             Self::Refused(_) => "Do not retry this address: it is not reachable from here.",
             Self::Timeout(_) | Self::Failed(_) => "Try again, or try another way.",
+            Self::NavigationTimeout { .. } => {
+                "The site did not answer. Try again later or another page: call browser_action with action \"navigate\" and a url, without sessionId, to open a new session."
+            }
+            Self::PageCrashed { .. } => {
+                "The page used more memory than allowed or crashed: do not open it again. Call browser_action with action \"navigate\" and a url, without sessionId, to open a new session."
+            }
             Self::ScreenshotTooLarge { .. } => {
                 "Take a screenshot of the viewport (full_page false) instead."
             }

@@ -15,6 +15,7 @@ use super::interception::Gate;
 use super::profiles::ProcessProfiles;
 use super::screenshots::Screenshots;
 use super::session::BrowserSession;
+use super::sink::Bypasses;
 use super::{BrowserError, BrowserSessionId};
 use crate::config::{BrowserConfig, Config};
 use crate::ssrf::{AllowList, Guard, HostResolver, SystemResolver};
@@ -43,6 +44,8 @@ struct Inner {
     chromium: Result<(PathBuf, ProcessProfiles), String>,
     gate: Gate,
     screenshots: Screenshots,
+    /// Requests that reached a session's sink instead of the interception (none should).
+    bypasses: Bypasses,
     state: Mutex<Sessions>,
 }
 
@@ -105,6 +108,7 @@ impl Browsers {
                 config: browser,
                 chromium,
                 gate,
+                bypasses: Bypasses::default(),
                 state: Mutex::new(Sessions::default()),
             }),
         })
@@ -171,6 +175,7 @@ impl Browsers {
             profiles.dir(),
             &self.inner.config,
             &self.inner.gate,
+            &self.inner.bypasses,
         )
         .await;
         let mut state = self.state();
@@ -198,6 +203,10 @@ impl Browsers {
         if session.exited() {
             self.close(&session.id).await;
             return Err(BrowserError::SessionEnded(id.to_string()));
+        }
+        if let Some(why) = session.crashed() {
+            self.close(&session.id).await;
+            return Err(session.crash_error(why));
         }
         session.touch();
         Ok(session)
@@ -246,6 +255,12 @@ impl Browsers {
             .filter(|s| &s.chat_id == chat)
             .map(|s| s.id.clone())
             .collect()
+    }
+
+    /// The requests (their first line) that went round the interception to a session's proxy
+    /// sink: none should (diagnostics and tests).
+    pub fn bypassed(&self) -> Vec<String> {
+        self.inner.bypasses.list()
     }
 
     /// The Chromium process of a session (diagnostics and tests).

@@ -1,8 +1,9 @@
 //! Where this process keeps its sessions' profiles: a folder of its own under
 //! `<data_dir>/browser`, locked (`flock`) for as long as the process lives, so processes that
 //! share a data directory (cluster mode) never delete each other's live profiles. At start,
-//! the folders whose lock nobody holds (their process is gone) are removed, and so are the
-//! profiles of the layout before (session folders straight under `browser`).
+//! the folders whose lock nobody holds (their process is gone) are removed, with any Chromium
+//! still running on them, and so are the profiles of the layout before (session folders
+//! straight under `browser`).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -76,6 +77,9 @@ fn remove_stale(root: &Path, own: &Path) {
                 Err(_) => false,
             }
         };
+        if stale {
+            super::process::kill_leftovers(&path);
+        }
         if stale && let Err(err) = std::fs::remove_dir_all(&path) {
             tracing::warn!(folder = %path.display(), %err, "could not remove stale browser profiles");
         }
@@ -116,5 +120,46 @@ mod tests {
             "a folder that is not a process's is left alone"
         );
         assert_ne!(next.dir(), live.dir());
+    }
+
+    /// A stand-in for a Chromium left running: a shell whose command line names `data_dir`.
+    fn left_running(data_dir: &Path) -> std::process::Child {
+        std::process::Command::new("sh")
+            .args(["-c", "sleep 30; true", "chromium"])
+            .arg(format!("--user-data-dir={}", data_dir.display()))
+            .spawn()
+            .unwrap()
+    }
+
+    /// How `child` ended, if it did within a few seconds.
+    fn ended(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+        for _ in 0..50 {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        None
+    }
+
+    #[test]
+    fn a_gone_processs_chromium_is_killed_at_start_and_nothing_else() {
+        use std::os::unix::process::ExitStatusExt;
+        let root = tempfile::tempdir().unwrap();
+        let gone = ProcessProfiles::claim(root.path()).unwrap();
+        let mut left = left_running(&gone.dir().join("bs_left"));
+        let live = ProcessProfiles::claim(root.path()).unwrap();
+        let mut running = left_running(&live.dir().join("bs_live"));
+        let mut unrelated = left_running(&root.path().join("elsewhere").join("bs_x"));
+        drop(gone);
+
+        let _next = ProcessProfiles::claim(root.path()).unwrap();
+        let status = ended(&mut left).expect("the gone process's Chromium is killed");
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        for other in [&mut running, &mut unrelated] {
+            assert!(other.try_wait().unwrap().is_none(), "only the gone one's");
+            other.kill().unwrap();
+            other.wait().unwrap();
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! One browser session: a headless Chromium process of its own, with a profile directory of
 //! its own (deleted when it closes), one page whose every request goes through the SSRF gate
-//! (`interception`), downloads denied. It knows whether its Chromium is still there; it does
-//! not know about chats' caps or idle time (`pool`).
+//! (`interception`), downloads denied, its memory bounded (`limits`), started so that it dies
+//! with the server (`process`), with the command line `command_line` gives it. It knows whether its Chromium is still there and whether its
+//! page crashed; it does not know about chats' caps or idle time (`pool`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,23 +10,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
-use chromiumoxide::browser::{Browser, BrowserConfig as LaunchConfig};
+use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
-use chromiumoxide::handler::viewport::Viewport;
+use chromiumoxide::cdp::browser_protocol::{inspector, target};
 use entities::ids::ChatId;
 use futures_util::StreamExt;
 
+use super::cgroup::SessionCgroup;
+use super::command_line::{command_line, handler_config};
 use super::interception::{Gate, Refusals};
+use super::limits::{self, Crash};
+use super::process::ChromiumProcess;
+use super::sink::{Bypasses, Sink};
 use super::{BrowserError, BrowserSessionId};
 use crate::config::BrowserConfig;
 
 /// How long Chromium may take to start and print its DevTools address.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
-/// How much longer one DevTools command may wait than the action it is part of: the action's
-/// own timeout ends it first, as a `timeout` error result rather than a failed command.
-const COMMAND_TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// How often a running action looks whether its Chromium is still there.
 const DEATH_POLL: Duration = Duration::from_millis(250);
 /// Attempts at deleting a closed session's profile, and the pause between them: enough for
@@ -34,62 +37,6 @@ const PROFILE_REMOVAL_ATTEMPTS: u32 = 10;
 const PROFILE_REMOVAL_PAUSE: Duration = Duration::from_millis(200);
 /// How long a closing Chromium is given before it is killed.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
-/// Chromium's switches beyond chromiumoxide's defaults (named without their `--`): its own
-/// network goes to a proxy that does not exist (only requests the Fetch domain pauses, answered
-/// by Colloquy, get anywhere; loopback is not exempt), no DNS prefetching, no site isolation (so
-/// every frame is the one page's, and paused with it), no upgrade of http to https behind the
-/// guard's back.
-const SWITCHES: [(&str, &str); 4] = [
-    ("proxy-server", "http://127.0.0.1:9"),
-    ("proxy-bypass-list", "<-loopback>"),
-    (
-        "disable-features",
-        "IsolateOrigins,site-per-process,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
-    ),
-    ("disable-gpu", ""),
-];
-
-/// The Chromium processes this process started and has not closed: killed when this process
-/// exits (an `atexit` handler), since a server that returns from `main` (or a test binary that
-/// ends) drops no session, and a Chromium left running would outlive it.
-static RUNNING: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
-static AT_EXIT: std::sync::Once = std::sync::Once::new();
-
-extern "C" fn kill_running() {
-    let running = RUNNING.lock().map(|pids| pids.clone()).unwrap_or_default();
-    for pid in running {
-        if let Ok(pid) = libc::pid_t::try_from(pid) {
-            // SAFETY: kill has no memory effects; the pid is a Chromium this process started.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
-}
-
-fn remember(pid: u32) {
-    AT_EXIT.call_once(|| {
-        // SAFETY: registers a plain function with no arguments, as atexit requires.
-        unsafe { libc::atexit(kill_running) };
-    });
-    if let Ok(mut running) = RUNNING.lock() {
-        running.push(pid);
-    }
-}
-
-fn forget(pid: u32) {
-    if let Ok(mut running) = RUNNING.lock() {
-        running.retain(|p| *p != pid);
-    }
-}
-
-/// Ends a Chromium whose session could not be set up.
-async fn abandon(browser: &mut Browser, pid: Option<u32>) {
-    let _ = browser.kill().await;
-    let _ = tokio::time::timeout(CLOSE_TIMEOUT, browser.wait()).await;
-    if let Some(pid) = pid {
-        forget(pid);
-    }
-}
-
 /// A live session.
 pub struct BrowserSession {
     pub id: BrowserSessionId,
@@ -97,9 +44,11 @@ pub struct BrowserSession {
     pub page: Page,
     pub refusals: Refusals,
     browser: tokio::sync::Mutex<Browser>,
+    process: ChromiumProcess,
+    _sink: Sink,
     alive: Arc<AtomicBool>,
+    crash: Crash,
     profile: PathBuf,
-    pid: Option<u32>,
     last_used: std::sync::Mutex<Instant>,
     /// One action at a time: a page is one thing to look at.
     pub busy: tokio::sync::Mutex<()>,
@@ -114,12 +63,16 @@ impl BrowserSession {
         profiles: &std::path::Path,
         config: &BrowserConfig,
         gate: &Gate,
+        bypasses: &Bypasses,
     ) -> Result<Self, BrowserError> {
         let profile = profiles.join(id.as_str());
         tokio::fs::create_dir_all(&profile)
             .await
             .map_err(|err| BrowserError::Launch(format!("cannot make its profile: {err}")))?;
-        match Self::launch(id, chat_id, chromium, profile.clone(), config, gate).await {
+        let sink = Sink::open(&id, bypasses)
+            .await
+            .map_err(|err| BrowserError::Launch(format!("cannot open its proxy sink: {err}")))?;
+        match Self::launch(id, chat_id, chromium, profile.clone(), sink, config, gate).await {
             Ok(session) => Ok(session),
             Err(err) => {
                 let _ = tokio::fs::remove_dir_all(&profile).await;
@@ -133,40 +86,16 @@ impl BrowserSession {
         chat_id: ChatId,
         chromium: &std::path::Path,
         profile: PathBuf,
+        sink: Sink,
         config: &BrowserConfig,
         gate: &Gate,
     ) -> Result<Self, BrowserError> {
-        let mut builder = LaunchConfig::builder()
-            .chrome_executable(chromium)
-            .user_data_dir(&profile)
-            .launch_timeout(LAUNCH_TIMEOUT)
-            .request_timeout(
-                Duration::from_secs(config.action_timeout_secs) + COMMAND_TIMEOUT_MARGIN,
-            )
-            .respect_https_errors()
-            .viewport(Viewport {
-                width: config.viewport_width,
-                height: config.viewport_height,
-                device_scale_factor: Some(1.0),
-                emulating_mobile: false,
-                is_landscape: true,
-                has_touch: false,
-            })
-            .window_size(config.viewport_width, config.viewport_height)
-            .arg("dns-prefetch-disable");
-        for (key, value) in SWITCHES {
-            builder = match value {
-                "" => builder.arg(key),
-                value => builder.arg((key, value)),
-            };
-        }
-        // Chromium's sandbox refuses to start as root (containers); it runs without it there.
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } == 0 {
-            builder = builder.no_sandbox();
-        }
-        let launch = builder.build().map_err(BrowserError::Launch)?;
-        let (mut browser, mut handler) = Browser::launch(launch)
+        let args = command_line(&profile, &sink, config);
+        let cgroup = SessionCgroup::make(&id, config.max_memory_mb);
+        let (process, address) = ChromiumProcess::start(chromium, &args, cgroup, LAUNCH_TIMEOUT)
+            .await
+            .map_err(BrowserError::Launch)?;
+        let (browser, mut handler) = Browser::connect_with_config(address, handler_config(config))
             .await
             .map_err(|err| BrowserError::Launch(err.to_string()))?;
         let alive = Arc::new(AtomicBool::new(true));
@@ -176,41 +105,29 @@ impl BrowserSession {
             while handler.next().await.is_some() {}
             flag.store(false, Ordering::SeqCst);
         });
-        let pid = browser.get_mut_child().and_then(|child| child.inner.id());
-        if let Some(pid) = pid {
-            remember(pid);
-        }
-        let ready = async {
-            browser
-                .execute(SetDownloadBehaviorParams::new(
-                    SetDownloadBehaviorBehavior::Deny,
-                ))
-                .await?;
-            let page = browser.new_page("about:blank").await?;
-            chromiumoxide::Result::Ok(page)
-        };
-        let ready: chromiumoxide::Result<Page> = ready.await;
-        let page = match ready {
-            Ok(page) => page,
-            Err(err) => {
-                abandon(&mut browser, pid).await;
-                return Err(BrowserError::Launch(err.to_string()));
-            }
-        };
+        let crash = Crash::default();
         let refusals = Refusals::default();
-        if let Err(err) = gate.intercept(&page, refusals.clone()).await {
-            abandon(&mut browser, pid).await;
-            return Err(BrowserError::Launch(err.to_string()));
-        }
+        // A failure here drops `process`, which kills its process group.
+        let page = ready(&browser, gate, &refusals, &crash)
+            .await
+            .map_err(|err| BrowserError::Launch(err.to_string()))?;
+        limits::watch(
+            process.pid(),
+            config.max_memory_mb,
+            Arc::clone(&alive),
+            crash.clone(),
+        );
         Ok(Self {
             id,
             chat_id,
             page,
             refusals,
             browser: tokio::sync::Mutex::new(browser),
+            process,
+            _sink: sink,
             alive,
+            crash,
             profile,
-            pid,
             last_used: std::sync::Mutex::new(Instant::now()),
             busy: tokio::sync::Mutex::new(()),
         })
@@ -227,10 +144,7 @@ impl BrowserSession {
         if !self.is_alive() {
             return true;
         }
-        let exited = match self.browser.try_lock() {
-            Ok(mut browser) => matches!(browser.try_wait(), Ok(Some(_)) | Err(_)),
-            Err(_) => false,
-        };
+        let exited = self.process.exited();
         if exited {
             self.alive.store(false, Ordering::SeqCst);
         }
@@ -245,9 +159,52 @@ impl BrowserSession {
         }
     }
 
+    /// Resolves when its page has crashed (looked at every `DEATH_POLL`), with why: an action
+    /// races it as it races `died`.
+    pub async fn crash_noticed(&self) -> String {
+        loop {
+            if let Some(why) = self.crashed() {
+                return why;
+            }
+            tokio::time::sleep(DEATH_POLL).await;
+        }
+    }
+
+    /// Runs `work` (an action on the page) within `timeout`, ending it early when Chromium dies
+    /// (`SessionEnded`) or the page crashes (`PageCrashed`); the session counts as used.
+    pub async fn within<T>(
+        &self,
+        timeout: Duration,
+        work: impl std::future::Future<Output = Result<T, BrowserError>>,
+    ) -> Result<T, BrowserError> {
+        let result = tokio::select! {
+            done = tokio::time::timeout(timeout, work) => {
+                done.map_err(|_| BrowserError::Timeout(timeout.as_secs()))?
+            }
+            () = self.died() => Err(BrowserError::SessionEnded(self.id.to_string())),
+            why = self.crash_noticed() => Err(self.crash_error(why)),
+        };
+        self.touch();
+        result
+    }
+
+    /// The error telling that its page crashed, and why.
+    pub fn crash_error(&self, why: String) -> BrowserError {
+        BrowserError::PageCrashed {
+            session: self.id.to_string(),
+            why,
+        }
+    }
+
     /// The Chromium process's id (for diagnostics and tests).
     pub fn pid(&self) -> Option<u32> {
-        self.pid
+        Some(self.process.pid())
+    }
+
+    /// Why its page crashed, if it did (its renderer died, or a process passed the memory
+    /// bound): the session is of no more use.
+    pub fn crashed(&self) -> Option<String> {
+        self.crash.reason()
     }
 
     pub fn touch(&self) {
@@ -271,14 +228,62 @@ impl BrowserSession {
         {
             tracing::debug!(session = %self.id, "Chromium did not close in time; killing it");
         }
-        let _ = browser.kill().await;
-        let _ = tokio::time::timeout(CLOSE_TIMEOUT, browser.wait()).await;
-        if let Some(pid) = self.pid {
-            forget(pid);
-        }
+        drop(browser);
+        self.process.kill_within(CLOSE_TIMEOUT).await;
         self.alive.store(false, Ordering::SeqCst);
         remove_profile(&self.profile).await;
     }
+}
+
+/// Readies a new Chromium: downloads denied, its page opened with every request through
+/// `gate`, and a crash of the page recorded in `crash`.
+async fn ready(
+    browser: &Browser,
+    gate: &Gate,
+    refusals: &Refusals,
+    crash: &Crash,
+) -> chromiumoxide::Result<Page> {
+    browser
+        .execute(SetDownloadBehaviorParams::new(
+            SetDownloadBehaviorBehavior::Deny,
+        ))
+        .await?;
+    let page = browser.new_page("about:blank").await?;
+    watch_crashes(browser, &page, crash).await?;
+    gate.intercept(&page, refusals.clone()).await?;
+    Ok(page)
+}
+
+/// Records in `crash` when `page`'s renderer dies: the page's own `Inspector.targetCrashed`,
+/// or the browser's `Target.targetCrashed` naming the page.
+async fn watch_crashes(browser: &Browser, page: &Page, crash: &Crash) -> chromiumoxide::Result<()> {
+    let mut inspected = page
+        .event_listener::<inspector::EventTargetCrashed>()
+        .await?;
+    page.execute(inspector::EnableParams::default()).await?;
+    let mut targets = browser
+        .event_listener::<target::EventTargetCrashed>()
+        .await?;
+    let page_target = page.target_id().clone();
+    let crash = crash.clone();
+    tokio::spawn(async move {
+        let crashed = async {
+            loop {
+                tokio::select! {
+                    event = inspected.next() => return event.is_some(),
+                    event = targets.next() => match event {
+                        Some(event) if event.target_id == page_target => return true,
+                        Some(_) => {}
+                        None => return false,
+                    },
+                }
+            }
+        };
+        if crashed.await {
+            crash.record("the page's renderer crashed (it may have run out of memory)");
+        }
+    });
+    Ok(())
 }
 
 /// Deletes a closed session's profile. Chromium's helper processes may still be writing into

@@ -215,7 +215,9 @@ async fn session_for(
         (None, true) => browsers.open(chat).await,
         (None, false) => Err(BrowserError::NoSession("this action".into())),
         (Some(id), navigate) => match browsers.get(chat, id).await {
-            Err(BrowserError::SessionEnded(_)) if navigate => browsers.open(chat).await,
+            Err(BrowserError::SessionEnded(_) | BrowserError::PageCrashed { .. }) if navigate => {
+                browsers.open(chat).await
+            }
             Err(BrowserError::UnknownSession(_)) if navigate && browsers.ended(chat, id) => {
                 browsers.open(chat).await
             }
@@ -228,24 +230,39 @@ async fn session_for(
 /// end is noticed a moment after a command fails).
 const DEATH_NOTICE: Duration = Duration::from_millis(500);
 
-/// A call's outcome, with a failure that was Chromium dying told as the session's end (and
-/// the session closed, freeing its place under the caps).
+/// A call's outcome, with a failure that was Chromium dying told as the session's end, one
+/// that was its page crashing as the crash, and a navigation that timed out as such; each
+/// closes the session, freeing its place under the caps at once (a page that never answers
+/// would otherwise hold it until the idle timeout).
 async fn finish(
     browsers: &Browsers,
     session: &BrowserSession,
     done: Result<Value, BrowserError>,
+    navigate: bool,
 ) -> Result<Value, BrowserError> {
     let done = match done {
         Err(err @ (BrowserError::Failed(_) | BrowserError::Timeout(_))) => {
             tokio::time::sleep(DEATH_NOTICE).await;
-            match session.is_alive() {
-                true => Err(err),
-                false => Err(BrowserError::SessionEnded(session.id.to_string())),
+            match (session.crashed(), session.is_alive(), err) {
+                (Some(why), _, _) => Err(session.crash_error(why)),
+                (None, false, _) => Err(BrowserError::SessionEnded(session.id.to_string())),
+                (None, true, BrowserError::Timeout(secs)) if navigate => {
+                    Err(BrowserError::NavigationTimeout {
+                        secs,
+                        session: session.id.to_string(),
+                    })
+                }
+                (None, true, err) => Err(err),
             }
         }
         other => other,
     };
-    if let Err(BrowserError::SessionEnded(_)) = &done {
+    if let Err(
+        BrowserError::SessionEnded(_)
+        | BrowserError::PageCrashed { .. }
+        | BrowserError::NavigationTimeout { .. },
+    ) = &done
+    {
         browsers.close(&session.id).await;
     }
     done
@@ -281,7 +298,7 @@ impl Tool for BrowserAction {
             let action = arguments.action(browsers.config().max_wait_ms)?;
             let session = session_for(&browsers, &chat, id.as_deref(), navigate).await?;
             let done = perform(&browsers, &chat, &session, action).await;
-            Ok(finish(&browsers, &session, done).await?)
+            Ok(finish(&browsers, &session, done, navigate).await?)
         })
     }
 
@@ -336,7 +353,7 @@ impl Tool for AnalyzePage {
             let session = browsers.get(&chat, &arguments.session_id).await?;
             let timeout = Duration::from_secs(browsers.config().action_timeout_secs);
             let done = super::analyze::analyze(&session, timeout).await;
-            Ok(finish(&browsers, &session, done).await?)
+            Ok(finish(&browsers, &session, done, false).await?)
         })
     }
 }

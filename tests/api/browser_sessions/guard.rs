@@ -116,3 +116,45 @@ async fn a_page_gets_nothing_from_a_private_address_and_navigations_there_are_re
         private.hits.lock().unwrap()
     );
 }
+
+#[actix_web::test]
+async fn no_request_of_a_page_goes_round_the_interception() {
+    let site = Site::start(None).await;
+    let app = app_for(&site, |_| {}).await;
+    let chat = app.new_chat().await;
+    let (act, _) = tools(&app, &chat);
+
+    let opened = call(
+        &act,
+        json!({"action": "navigate", "url": site.url("/everything")}),
+    )
+    .await;
+    let session = session_of(&opened);
+    // Time for the frame, the popup, the workers and the prefetch to make their requests.
+    let waited = call(
+        &act,
+        json!({"sessionId": session, "action": "wait", "ms": 3000}),
+    )
+    .await;
+    assert!(waited["error"].is_null(), "{waited}");
+    // The page, its frame and its worker did load, through the interception.
+    assert_eq!(site.hits("/own.png"), 1);
+    assert_eq!(site.hits("/framed.png"), 1);
+    assert_eq!(site.hits("/from-worker"), 1);
+    // A link to a new window opens in the page, through the interception.
+    let away = call(
+        &act,
+        json!({"sessionId": session, "action": "click", "selector": "#away"}),
+    )
+    .await;
+    assert_eq!(away["title"], "Popup", "{away}");
+    assert_eq!(site.hits("/popup.png"), 1);
+    // Nothing reached Chromium's own network (its proxy, the session's sink): not the pages'
+    // requests, and not what Chromium asks of its vendor by itself (sent nowhere).
+    let bypassed = app.state.launcher.browsers.bypassed();
+    assert!(
+        bypassed.is_empty(),
+        "requests went round the interception: {bypassed:#?} (site hits: {:?})",
+        site.hits.lock().unwrap()
+    );
+}

@@ -6,11 +6,14 @@
 //! served pages and the helpers; beside: `pages` (forms, analyze_page), `actions` (each
 //! action's variants, timeouts), `guard` (the SSRF guard, downloads), `screenshots` (storage,
 //! the model's context, the UI's card), `lifecycle` (caps, ownership, idle close, a dead
-//! Chromium, no Chromium).
+//! Chromium, no Chromium), `limits` (a page past the memory bound, a navigation that never
+//! ends), `orphans` (Chromium dies with a server killed with `kill -9`).
 
 mod actions;
 mod guard;
 mod lifecycle;
+mod limits;
+mod orphans;
 mod pages;
 mod screenshots;
 mod teardown;
@@ -172,6 +175,50 @@ async fn serve(
                 "<!doctype html><title>Cookie</title><p id=cookie>{cookie}</p>"
             ))
         }
+        // Never answered (within the hour a test may last).
+        "/hang" => {
+            actix_web::rt::time::sleep(Duration::from_secs(3600)).await;
+            html("too late".into())
+        }
+        // Its script allocates JavaScript arrays (V8's heap) without end.
+        "/hog" => html(
+            r#"<!doctype html><title>Hog</title><script>
+            const hoard = []; for (;;) { hoard.push(new Array(1 << 20).fill(Math.random())); }
+            </script>"#
+                .into(),
+        ),
+        // Its script allocates typed arrays (memory outside V8's heap) without end.
+        "/hog-buffers" => html(
+            r#"<!doctype html><title>Buffers</title><script>
+            const hoard = []; for (;;) { hoard.push(new Uint8Array(16 << 20).fill(7)); }
+            </script>"#
+                .into(),
+        ),
+        // A page that reaches out every way a page can: a frame, a popup, a service worker, a
+        // dedicated worker, a prefetch, a preconnect, a DNS prefetch, a beacon, images; and a
+        // link to a new window (`#away`).
+        "/everything" => html(format!(
+            r#"<!doctype html><title>Everything</title>
+            <link rel="prefetch" href="/prefetched"><link rel="preconnect" href="http://{host}">
+            <link rel="dns-prefetch" href="http://colloquy-test.invalid">
+            <img src="/own.png"><iframe src="/framed"></iframe>
+            <a id=away href="/popup" target="_blank">away</a>
+            <script>
+              if (navigator.serviceWorker) {{ navigator.serviceWorker.register("/sw.js").catch(() => {{}}); }}
+              window.open("/popup");
+              new Worker("/worker.js");
+              navigator.sendBeacon("/beacon", "x");
+            </script>"#,
+            host = req.connection_info().host()
+        )),
+        "/framed" => html(r#"<!doctype html><title>Framed</title><img src="/framed.png">"#.into()),
+        "/popup" => html(r#"<!doctype html><title>Popup</title><img src="/popup.png">"#.into()),
+        "/worker.js" => HttpResponse::Ok()
+            .content_type("application/javascript")
+            .body(r#"fetch("/from-worker");"#),
+        "/sw.js" => HttpResponse::Ok()
+            .content_type("application/javascript")
+            .body(r#"self.addEventListener("install", (e) => e.waitUntil(fetch("/from-sw")));"#),
         "/own.png" => HttpResponse::Ok()
             .content_type("image/png")
             .body(Vec::<u8>::new()),
