@@ -180,6 +180,7 @@ fn prepare(
             document_id: document_id.clone(),
             filename: format!("file-{f}.txt"),
             text: chunk.text,
+            headings: Default::default(),
             vector,
         })
         .collect()
@@ -387,6 +388,7 @@ fn main() {
             document_id: DocumentId::from_string(format!("d{}", i / 120)),
             filename: String::new(),
             text: String::new(),
+            headings: Default::default(),
             vector: embedder.embed_text(&queries[i % queries.len()]),
         })
         .collect();

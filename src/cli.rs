@@ -1,5 +1,5 @@
-//! The command line: `serve` (the default), `migrate`, `create-user`, `create-api-key` and
-//! `eval-retrieval`.
+//! The command line: `serve` (the default), `migrate`, `create-user`, `create-api-key`,
+//! `eval-retrieval` and `eval-duplicates`.
 //! Each subcommand is a small function over the same configuration the server uses.
 
 use std::io::BufRead;
@@ -71,6 +71,32 @@ pub enum Command {
         /// The cosine's share of the fused score, in [0, 1], instead of the embedder's own.
         #[arg(long, value_name = "W")]
         vector_weight: Option<f32>,
+        /// How words are read: a language (`english`, …) or `none`; by default the
+        /// configured documents.stemming.
+        #[arg(long, value_name = "LANGUAGE")]
+        stemming: Option<String>,
+        /// How much a word in a title or heading counts against one in the text.
+        #[arg(long, value_name = "B", default_value_t = crate::retrieval::index::HEADINGS_BOOST)]
+        headings_boost: f32,
+    },
+    /// Measure save_memory's near-duplicate check on labelled pairs (a JSON Lines file of
+    /// `existing`, `new`, `duplicate`): prints precision and recall by threshold, the lowest
+    /// threshold with precision 0.95, and the embedder's own.
+    EvalDuplicates {
+        /// The pairs file (tests/data/memory-duplicates/pairs.jsonl).
+        pairs: PathBuf,
+        /// `hash`, or `minilm` (with --minilm-dir or the configured memory.minilm_dir).
+        #[arg(long, default_value = "hash")]
+        embedder: String,
+        /// A MiniLM model directory (model.safetensors, tokenizer.json).
+        #[arg(long, value_name = "DIR")]
+        minilm_dir: Option<PathBuf>,
+        /// List the pairs judged wrongly at this threshold instead of the embedder's own.
+        #[arg(long, value_name = "T")]
+        threshold: Option<f32>,
+        /// … and this synonym similarity.
+        #[arg(long, value_name = "S")]
+        synonyms: Option<f32>,
     },
 }
 
@@ -128,35 +154,77 @@ pub async fn run(command: Option<Command>, config: Config) -> anyhow::Result<()>
             documents,
             queries,
             vector_weight,
+            stemming,
+            headings_boost,
         } => {
             let minilm_dir = minilm_dir.or(config.memory.minilm_dir.clone());
             let slice = (documents, queries);
-            eval_retrieval(&dir, &embedder, minilm_dir, slice, vector_weight).await
+            let stemming = match stemming {
+                Some(name) => {
+                    crate::retrieval::Stemming::parse(&name).map_err(anyhow::Error::msg)?
+                }
+                None => config.documents.stemming,
+            };
+            let embedder = eval_embedder(&embedder, minilm_dir)?;
+            let tuning = (vector_weight, stemming, headings_boost);
+            eval_retrieval(&dir, embedder.as_ref(), slice, tuning).await
+        }
+        Command::EvalDuplicates {
+            pairs,
+            embedder,
+            minilm_dir,
+            threshold,
+            synonyms,
+        } => {
+            use crate::retrieval::eval::duplicates;
+            let minilm_dir = minilm_dir.or(config.memory.minilm_dir.clone());
+            let embedder = eval_embedder(&embedder, minilm_dir)?;
+            let pairs = duplicates::load_pairs(&pairs)?;
+            let mut check = embedder.duplicate_check();
+            check.threshold = threshold.unwrap_or(check.threshold);
+            check.synonyms = synonyms.unwrap_or(check.synonyms);
+            let report = duplicates::evaluate_duplicates(&pairs, embedder.as_ref(), check).await?;
+            print!("{report}");
+            Ok(())
         }
     }
 }
 
-async fn eval_retrieval(
-    dir: &std::path::Path,
-    embedder: &str,
+/// The embedder an evaluation names: `hash`, or `minilm` from a model directory.
+fn eval_embedder(
+    name: &str,
     minilm_dir: Option<PathBuf>,
-    (documents, queries): (Option<usize>, Option<usize>),
-    vector_weight: Option<f32>,
-) -> anyhow::Result<()> {
-    use crate::retrieval::embed::{Embedder, hash::HashEmbedder, minilm::MiniLm};
-    use crate::retrieval::eval::{Collection, evaluate};
-    let embedder: Box<dyn Embedder> = match embedder {
+) -> anyhow::Result<Box<dyn crate::retrieval::embed::Embedder>> {
+    use crate::retrieval::embed::{hash::HashEmbedder, minilm::MiniLm};
+    Ok(match name {
         "hash" => Box::new(HashEmbedder::default()),
         "minilm" => {
             let dir = minilm_dir.context("--embedder minilm needs --minilm-dir")?;
             Box::new(MiniLm::load(&dir)?)
         }
         other => anyhow::bail!("unknown embedder {other:?}: use hash or minilm"),
-    };
+    })
+}
+
+async fn eval_retrieval(
+    dir: &std::path::Path,
+    embedder: &dyn crate::retrieval::embed::Embedder,
+    (documents, queries): (Option<usize>, Option<usize>),
+    (vector_weight, stemming, headings_boost): (Option<f32>, crate::retrieval::Stemming, f32),
+) -> anyhow::Result<()> {
+    use crate::retrieval::eval::{Collection, evaluate_tuned};
     let collection = Collection::load(dir, documents, queries)?;
     let index_dir =
         std::env::temp_dir().join(format!("colloquy-eval-{}", uuid::Uuid::new_v4().simple()));
-    let report = evaluate(&collection, embedder.as_ref(), &index_dir, vector_weight).await;
+    let report = evaluate_tuned(
+        &collection,
+        embedder,
+        &index_dir,
+        vector_weight,
+        stemming,
+        headings_boost,
+    )
+    .await;
     if let Err(err) = std::fs::remove_dir_all(&index_dir) {
         tracing::warn!(dir = %index_dir.display(), %err, "could not remove the evaluation index");
     }

@@ -26,6 +26,10 @@ pub struct Model {
     pub embedding: Option<Vec<u8>>,
     /// Which embedder produced `embedding`.
     pub embedder: Option<String>,
+    /// The title and headings the chunk is under or holds, as JSON (`ChunkHeadings`); null
+    /// when its document has none, or for chunks made before headings were kept.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub headings: Option<String>,
     pub created_at: ChronoDateTimeUtc,
 }
 

@@ -41,6 +41,7 @@ mod m20261129_000036_create_leases_tables;
 mod m20261129_000037_add_user_time_zone;
 mod m20261130_000038_add_agent_chat_tools_enabled;
 mod m20261130_000039_email_sends_by_user;
+mod m20261201_000040_add_chunk_headings;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 24] = [
@@ -114,6 +115,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000037_add_user_time_zone::Migration),
             Box::new(m20261130_000038_add_agent_chat_tools_enabled::Migration),
             Box::new(m20261130_000039_email_sends_by_user::Migration),
+            Box::new(m20261201_000040_add_chunk_headings::Migration),
         ]
     }
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::retrieval::Stemming;
+
 /// What automatic injection of memories and document passages shares.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -49,8 +51,10 @@ pub struct MemoryConfig {
     pub embedder: Option<EmbedderKind>,
     /// Directory holding all-MiniLM-L6-v2's `model.safetensors` and `tokenizer.json`.
     pub minilm_dir: Option<PathBuf>,
-    /// Cosine similarity at or above which a new memory counts as a duplicate.
-    pub duplicate_threshold: f32,
+    /// Cosine similarity at or above which a new memory counts as a duplicate; unset: the
+    /// embedder's own (`Embedder::duplicate_threshold`, measured on
+    /// `tests/data/memory-duplicates/` by `colloquy eval-duplicates`).
+    pub duplicate_threshold: Option<f32>,
     /// Least similarity for a memory to be injected into the model's context; unset:
     /// `retrieval.injection_threshold` (`Config::memory_injection_threshold`).
     pub injection_threshold: Option<f32>,
@@ -64,12 +68,27 @@ pub struct MemoryConfig {
     pub recall_limit: usize,
 }
 
+impl MemoryConfig {
+    /// How save_memory finds near-duplicates with `embedder`: its own check, with the
+    /// configured threshold when one is set.
+    pub fn duplicate_check(
+        &self,
+        embedder: &dyn crate::retrieval::embed::Embedder,
+    ) -> crate::retrieval::embed::DuplicateCheck {
+        let mut check = embedder.duplicate_check();
+        if let Some(threshold) = self.duplicate_threshold {
+            check.threshold = threshold;
+        }
+        check
+    }
+}
+
 impl Default for MemoryConfig {
     fn default() -> Self {
         Self {
             embedder: None,
             minilm_dir: None,
-            duplicate_threshold: 0.92,
+            duplicate_threshold: None,
             injection_threshold: None,
             max_injected: 5,
             max_per_chat: 1_000,
@@ -112,6 +131,13 @@ pub struct DocumentsConfig {
     /// Seconds extracting one document's text may take; a file that needs longer (a hostile
     /// HTML or PDF structure) is marked `error` instead of holding a processing slot.
     pub extraction_budget_secs: u64,
+    /// The language document words are read in: its stop words are dropped and its stems
+    /// indexed beside the exact words, so "runs" finds "running" (`english`, the default, or
+    /// `arabic`, `danish`, `dutch`, `finnish`, `french`, `german`, `greek`, `hungarian`,
+    /// `italian`, `norwegian`, `portuguese`, `romanian`, `russian`, `spanish`, `swedish`,
+    /// `tamil`, `turkish`); `none` indexes exact words only. Changing it rebuilds each chat's
+    /// index when the chat next searches.
+    pub stemming: Stemming,
 }
 
 impl Default for DocumentsConfig {
@@ -129,6 +155,7 @@ impl Default for DocumentsConfig {
             max_injected_chunks: 3,
             processing_concurrency: 2,
             extraction_budget_secs: 120,
+            stemming: Stemming::default(),
         }
     }
 }

@@ -57,6 +57,12 @@ pub enum DocumentsError {
     Failed(String),
 }
 
+impl From<std::io::Error> for DocumentsError {
+    fn from(err: std::io::Error) -> Self {
+        Self::Failed(format!("the index's files: {err}"))
+    }
+}
+
 impl From<tokio::task::JoinError> for DocumentsError {
     fn from(err: tokio::task::JoinError) -> Self {
         Self::Failed(format!("a background task failed: {err}"))
@@ -191,6 +197,7 @@ mod tests {
                 document_id: DocumentId::from_string(document),
                 filename: format!("{document}.txt"),
                 text: text.to_string(),
+                headings: Default::default(),
                 vector: HashEmbedder::default().embed_text(text),
             })
             .collect()

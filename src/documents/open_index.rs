@@ -17,6 +17,7 @@ use tokio::sync::Mutex;
 
 use crate::retrieval::embed;
 use crate::retrieval::index::{ChatIndex, IndexedChunk};
+use crate::retrieval::outline::ChunkHeadings;
 
 use super::{DocumentsError, Workspace};
 
@@ -196,9 +197,15 @@ impl Workspace {
     ) -> Result<Arc<OpenIndex>, DocumentsError> {
         let (chunks, stale) = self.stored_chunks(chat_id).await?;
         let dir = self.index_dir(chat_id);
+        let stemming = self.inner.limits.stemming;
         let index = tokio::task::spawn_blocking(move || {
-            let mut index = ChatIndex::open(&dir)?;
-            if !index.needs_rebuild(chunks.len()) {
+            let mut index = ChatIndex::open_with(&dir, stemming)?;
+            if index.is_outdated() && index.needs_rebuild(chunks.len()) {
+                // It has to be rebuilt now anyway: in today's layout.
+                tracing::warn!(dir = %dir.display(), "document index outdated and incomplete; rebuilding it");
+                drop(index);
+                index = build_fresh(&dir, stemming, chunks)?;
+            } else if !index.needs_rebuild(chunks.len()) {
                 index.load_vectors(chunks);
             } else {
                 tracing::warn!(dir = %dir.display(), indexed = index.indexed_len(), stored = chunks.len(),
@@ -208,11 +215,80 @@ impl Workspace {
             Ok::<_, DocumentsError>(index)
         })
         .await??;
+        let outdated = index.is_outdated();
         for document_id in stale {
             tracing::info!(%document_id, "re-embedding a document made with another embedder");
             self.enqueue(document_id);
         }
-        Ok(Arc::new(OpenIndex::new(index)))
+        let open = Arc::new(OpenIndex::new(index));
+        if outdated {
+            let this = self.clone();
+            let (chat_id, open) = (chat_id.clone(), open.clone());
+            tokio::spawn(async move {
+                if let Err(err) = this.upgrade(&chat_id, &open).await {
+                    tracing::warn!(%chat_id, error = %err,
+                        "could not rebuild an outdated document index; it stays in use as it is");
+                }
+            });
+        }
+        Ok(open)
+    }
+
+    /// Rebuilds an index made before exact words, stems and headings had fields of their own
+    /// (after an upgrade) in today's layout, while the old one goes on answering searches and
+    /// taking documents: the new one is built from the database beside it, then swapped in
+    /// under the index's lock, with any document indexed meanwhile brought in.
+    async fn upgrade(&self, chat_id: &ChatId, open: &OpenIndex) -> Result<(), DocumentsError> {
+        let started = std::time::Instant::now();
+        let dir = self.index_dir(chat_id);
+        let next = sibling(&dir, "upgrade");
+        let stemming = self.inner.limits.stemming;
+        let (chunks, _) = self.stored_chunks(chat_id).await?;
+        let built: std::collections::HashSet<String> =
+            chunks.iter().map(|c| c.chunk_id.to_string()).collect();
+        let count = chunks.len();
+        let staging = next.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut fresh = build_fresh(&staging, stemming, chunks)?;
+            fresh.settle()?;
+            Ok::<_, DocumentsError>(())
+        })
+        .await??;
+        let mut guard = open.index.clone().lock_owned().await;
+        let (now, _) = self.stored_chunks(chat_id).await?;
+        if !self.inner.indexes.contains_key(chat_id) {
+            // The chat was deleted (or its index closed) meanwhile: nothing to swap into.
+            let _ = tokio::fs::remove_dir_all(&next).await;
+            return Ok(());
+        }
+        let changed =
+            now.len() != built.len() || now.iter().any(|c| !built.contains(c.chunk_id.as_str()));
+        tokio::task::spawn_blocking(move || {
+            guard.settle()?;
+            let old = sibling(&dir, "old");
+            if old.exists() {
+                std::fs::remove_dir_all(&old)?;
+            }
+            std::fs::rename(&dir, &old)?;
+            if let Err(err) = std::fs::rename(&next, &dir) {
+                // Put the old one back: it is still the index in use.
+                std::fs::rename(&old, &dir)?;
+                return Err(err.into());
+            }
+            let mut index = ChatIndex::open_with(&dir, stemming)?;
+            if changed || index.needs_rebuild(now.len()) {
+                index.rebuild(now)?;
+            } else {
+                index.load_vectors(now);
+            }
+            *guard = index;
+            std::fs::remove_dir_all(&old)?;
+            Ok::<_, DocumentsError>(())
+        })
+        .await??;
+        tracing::info!(%chat_id, chunks = count, elapsed_ms = started.elapsed().as_millis() as u64,
+            "rebuilt an outdated document index in today's layout");
+        Ok(())
     }
 
     /// A chat's stored chunks of live documents with vectors from the current embedder, and
@@ -252,6 +328,7 @@ impl Workspace {
                         document_id: doc.id.clone(),
                         filename: doc.filename.clone(),
                         text: chunk.text,
+                        headings: ChunkHeadings::from_json(chunk.headings.as_deref()),
                         vector,
                     }),
                     None if !stale.contains(&doc.id) => stale.push(doc.id.clone()),
@@ -261,4 +338,26 @@ impl Workspace {
         }
         Ok((out, stale))
     }
+}
+
+/// A directory beside `dir`, named after it with a suffix.
+fn sibling(dir: &std::path::Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = dir.as_os_str().to_owned();
+    name.push(".");
+    name.push(suffix);
+    std::path::PathBuf::from(name)
+}
+
+/// An index in `dir` made afresh from `chunks`, whatever was there before.
+fn build_fresh(
+    dir: &std::path::Path,
+    stemming: crate::retrieval::Stemming,
+    chunks: Vec<IndexedChunk>,
+) -> Result<ChatIndex, DocumentsError> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    let mut index = ChatIndex::open_with(dir, stemming)?;
+    index.rebuild(chunks)?;
+    Ok(index)
 }

@@ -13,6 +13,7 @@ use crate::config::MAX_CUT_OFF_ATTEMPTS;
 use crate::retrieval::embed;
 use crate::retrieval::extract::{self, DocKind};
 use crate::retrieval::index::IndexedChunk;
+use crate::retrieval::outline::ChunkHeadings;
 use crate::retrieval::text::Deadline;
 
 use super::{DocumentsError, Workspace};
@@ -184,11 +185,21 @@ impl Workspace {
         }
         let embedder_id = self.inner.embedder.id().to_string();
         let now = Utc::now();
+        let headings: Vec<ChunkHeadings> = chunks
+            .iter()
+            .map(|chunk| {
+                extraction
+                    .outline
+                    .for_chunk(chunk.start, chunk.start + chunk.text.len())
+            })
+            .collect();
         let rows: Vec<document_chunks::ActiveModel> = chunks
             .iter()
             .zip(&vectors)
-            .map(|(chunk, vector)| document_chunks::ActiveModel {
+            .zip(&headings)
+            .map(|((chunk, vector), headings)| document_chunks::ActiveModel {
                 id: Set(ChunkId::generate()),
+                headings: Set(headings.to_json()),
                 document_id: Set(doc.id.clone()),
                 chat_id: Set(doc.chat_id.clone()),
                 chunk_index: Set(chunk.index as i32),
@@ -203,11 +214,13 @@ impl Workspace {
             .iter()
             .zip(chunks)
             .zip(vectors)
-            .map(|((row, chunk), vector)| IndexedChunk {
+            .zip(headings)
+            .map(|(((row, chunk), vector), headings)| IndexedChunk {
                 chunk_id: row.id.clone().unwrap(),
                 document_id: doc.id.clone(),
                 filename: doc.filename.clone(),
                 text: chunk.text,
+                headings,
                 vector,
             })
             .collect();

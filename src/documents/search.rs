@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::retrieval::embed;
 use crate::retrieval::index::{
-    Legs, SearchHit, SearchOptions, SearchTimings, WordStatistics, fuse_across,
+    SearchHit, SearchOptions, SearchTimings, WordStatistics, fuse_across,
 };
 
 use super::{DocumentsError, Workspace};
@@ -103,10 +103,7 @@ impl Workspace {
         let guard = index.index.clone().lock_owned().await;
         stages.lock_wait = at.elapsed();
         let query = query.to_string();
-        let options = SearchOptions {
-            legs: Legs::Both,
-            vector_weight: self.inner.embedder.vector_weight(),
-        };
+        let options = SearchOptions::fused(self.inner.embedder.vector_weight());
         let (hits, timings) =
             tokio::task::spawn_blocking(move || guard.search_with(&query, &vector, limit, options))
                 .await??;
@@ -132,10 +129,7 @@ impl Workspace {
         let vector =
             std::sync::Arc::new(embed::embed_one(self.inner.embedder.as_ref(), query).await?);
         stages.query_embedding = started.elapsed();
-        let options = SearchOptions {
-            legs: Legs::Both,
-            vector_weight: self.inner.embedder.vector_weight(),
-        };
+        let options = SearchOptions::fused(self.inner.embedder.vector_weight());
         let mut indexes = Vec::with_capacity(chats.len());
         let mut shared = WordStatistics::default();
         for chat_id in chats {

@@ -24,6 +24,8 @@ pub struct Chunk {
     /// The window's text. A character split between two tokens at either edge is left out
     /// (the neighbouring chunk, which overlaps, holds it whole).
     pub text: String,
+    /// Where `text` starts in the document's text, in bytes (what its headings are read by).
+    pub start: usize,
     /// Tokens in the window: `chunk_tokens` except in the last chunk.
     pub token_count: usize,
 }
@@ -66,9 +68,11 @@ impl Chunker {
         while start < ends.len() {
             let end = (start + self.chunk_tokens).min(ends.len());
             let from = if start == 0 { 0 } else { ends[start - 1] };
+            let (begins, window) = whole_characters(text, from, ends[end - 1]);
             chunks.push(Chunk {
                 index: chunks.len(),
-                text: whole_characters(text, from, ends[end - 1]).to_string(),
+                text: window.to_string(),
+                start: begins,
                 token_count: end - start,
             });
             if end == ends.len() {
@@ -85,9 +89,9 @@ impl Chunker {
     }
 }
 
-/// The characters wholly inside `text[from..to]`: a token may end inside a character that
-/// takes several tokens.
-fn whole_characters(text: &str, mut from: usize, mut to: usize) -> &str {
+/// The characters wholly inside `text[from..to]`, and where they start: a token may end inside
+/// a character that takes several tokens.
+fn whole_characters(text: &str, mut from: usize, mut to: usize) -> (usize, &str) {
     while from < to && !text.is_char_boundary(from) {
         from += 1;
     }
@@ -96,9 +100,9 @@ fn whole_characters(text: &str, mut from: usize, mut to: usize) -> &str {
     }
     if !text.is_char_boundary(from) {
         // The whole window lies inside one character (found by the property test below).
-        return "";
+        return (from, "");
     }
-    &text[from..to]
+    (from, &text[from..to])
 }
 
 #[cfg(test)]

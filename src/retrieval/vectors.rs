@@ -318,6 +318,7 @@ mod tests {
             document_id: DocumentId::from_string(document),
             filename: String::new(),
             text: String::new(),
+            headings: Default::default(),
             vector: vector.to_vec(),
         }
     }

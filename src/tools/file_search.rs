@@ -227,7 +227,7 @@ impl TypedTool for FileSearchTool {
             let results: Vec<Value> = hits
                 .into_iter()
                 .map(|(_, hit)| {
-                    json!({
+                    let mut result = json!({
                         "filename": hit.filename,
                         "chunk_text": hit.text,
                         "relevance_score": (hit.relevance_score * 1000.0).round() / 1000.0,
@@ -235,7 +235,13 @@ impl TypedTool for FileSearchTool {
                             .get(&hit.document_id)
                             .map(ArtifactId::as_str)
                             .unwrap_or_default(),
-                    })
+                    });
+                    // Where in its document the passage is ("Guide › Install"), when the
+                    // document has a title or headings.
+                    if let Some(path) = hit.heading_path {
+                        result["heading_path"] = json!(path);
+                    }
+                    result
                 })
                 .collect();
             let mut completed = ids;

@@ -13,7 +13,7 @@ use super::chat_context::{ChatContext, session_gone};
 use super::schema::set_keyword;
 use super::{ProgressKind, ToolError, ToolFuture, TypedTool, typed};
 use crate::chat::memory::{
-    self, CATEGORIES, Embedded, MemoryError, RecallMemories, SaveMemory, Saved,
+    self, CATEGORIES, Embedded, MemoryError, RecallMemories, SaveMemory, Saved, distinct_lookalikes,
 };
 use crate::llm::wire::ToolDefinition;
 use crate::retrieval::embed;
@@ -127,13 +127,18 @@ impl TypedTool for SaveMemoryTool {
             let category = category_for(&content, args.category.as_deref())
                 .map_err(ToolError::invalid_arguments)?;
             let embedded = embed_text(&ctx, &content).await.map_err(embed_failed)?;
-            let saved = ctx
-                .session()?
+            let session = ctx.session()?;
+            let check = limits.duplicate_check(ctx.embedder.as_ref());
+            let distinct =
+                distinct_lookalikes(session, ctx.embedder.as_ref(), &content, &embedded, check)
+                    .await;
+            let saved = session
                 .send(SaveMemory {
                     content,
                     category,
                     embedded,
-                    duplicate_threshold: limits.duplicate_threshold,
+                    duplicate_threshold: check.threshold,
+                    distinct,
                     max_per_chat: limits.max_per_chat,
                 })
                 .await

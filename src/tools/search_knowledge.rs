@@ -231,6 +231,9 @@ impl TypedTool for SearchKnowledgeTool {
                             .map(ArtifactId::as_str)
                             .unwrap_or_default(),
                     });
+                    if let Some(path) = hit.heading_path {
+                        result["heading_path"] = json!(path);
+                    }
                     if let Some((_, source)) = searched.iter().find(|(c, _)| *c == chat_id) {
                         source.describe(&mut result);
                     }

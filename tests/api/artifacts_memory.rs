@@ -757,3 +757,54 @@ async fn an_html_or_svg_preview_is_served_inline_in_a_sandbox_and_anything_else_
         .await;
     assert_eq!(missing.status(), 404);
 }
+
+#[actix_web::test]
+async fn a_lookalike_memory_with_another_number_or_person_is_saved_not_merged() {
+    let app = spawn_app().await;
+    let chat = app.new_chat().await;
+    let status = |response: Value| response["status"].as_str().unwrap().to_string();
+    let first = save(&app, &chat, "The thesis is due May 20, 2027.", None).await;
+    assert_eq!(first.status(), 201);
+    // As close as words get (cosine alone took it for a duplicate), but another year.
+    let next_year = save(&app, &chat, "The thesis is due May 20, 2028.", None).await;
+    assert_eq!(next_year.status(), 201);
+    let reworded: Value = save(&app, &chat, "Note: the thesis is due May 20, 2027", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status(reworded.clone()), "duplicate", "{reworded}");
+    assert_eq!(
+        reworded["memory"]["content"],
+        "The thesis is due May 20, 2027."
+    );
+    assert_eq!(
+        save(&app, &chat, "User's son has a peanut allergy.", None)
+            .await
+            .status(),
+        201
+    );
+    assert_eq!(
+        save(&app, &chat, "User's nephew has a peanut allergy.", None)
+            .await
+            .status(),
+        201
+    );
+    assert_eq!(
+        save(
+            &app,
+            &chat,
+            "User's son does not have a peanut allergy.",
+            None
+        )
+        .await
+        .status(),
+        201
+    );
+    let memories: Value = app.chat_api().memories(&chat).read_json().await;
+    assert_eq!(
+        memories["memories"].as_array().unwrap().len(),
+        5,
+        "{memories}"
+    );
+}

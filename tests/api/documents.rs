@@ -1055,3 +1055,144 @@ async fn expired_uploads_are_swept_with_their_partial_files() {
         .unwrap();
     assert_eq!(after.status(), 404);
 }
+
+/// A Markdown handbook with a title and sections.
+const HANDBOOK: &str = "# Staff handbook\n\nWelcome to the company.\n\n## Leave\n\n\
+    Holidays are requested two weeks ahead through the portal.\n\n## Expenses\n\n\
+    Receipts are scanned and filed within a month.\n";
+
+#[actix_web::test]
+async fn search_results_name_the_heading_path_of_their_passage() {
+    let app = spawn_app().await;
+    let chat = app.new_chat().await;
+    upload(&app, &chat, "handbook.md", HANDBOOK.as_bytes().to_vec()).await;
+    upload(
+        &app,
+        &chat,
+        "notes.txt",
+        b"Leave the keys at the desk.".to_vec(),
+    )
+    .await;
+    settled(&app, &chat).await;
+    let hits = app
+        .state
+        .workspace()
+        .search(&ChatId::from_string(chat.clone()), "requesting holidays", 5)
+        .await
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].filename, "handbook.md");
+    // One chunk holds the whole file: known by its title and first heading.
+    assert_eq!(
+        hits[0].heading_path.as_deref(),
+        Some("Staff handbook › Leave")
+    );
+    let notes = hits.iter().find(|h| h.filename == "notes.txt");
+    assert!(notes.is_none_or(|h| h.heading_path.is_none()), "{hits:?}");
+    // A title word finds the handbook through its headings field.
+    let hits = app
+        .state
+        .workspace()
+        .search(&ChatId::from_string(chat.clone()), "expenses", 5)
+        .await
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].filename, "handbook.md");
+
+    app.upstream.script([
+        Reply::tool_call("fs1", "file_search", json!({"query": "holiday requests"})),
+        Reply::text("Two weeks ahead."),
+    ]);
+    app.send_text(&chat, "How do I ask for holidays?").await;
+    let received = app.upstream.received();
+    let last = received.last().unwrap();
+    let result: Value = serde_json::from_str(
+        last.body["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let first = &result["results"][0];
+    assert_eq!(first["filename"], "handbook.md", "{result}");
+    assert_eq!(first["heading_path"], "Staff handbook › Leave", "{result}");
+}
+
+#[actix_web::test]
+async fn an_index_from_before_stems_and_headings_is_searchable_while_it_is_rebuilt() {
+    use sea_orm::{ColumnTrait, QueryFilter};
+    let app = spawn_app().await;
+    let chat = app.new_chat().await;
+    upload(&app, &chat, "handbook.md", HANDBOOK.as_bytes().to_vec()).await;
+    let list = settled(&app, &chat).await;
+    assert_eq!(list["documents"][0]["status"], "processed", "{list}");
+    let rows = entities::document_chunks::Entity::find()
+        .filter(entities::document_chunks::Column::ChatId.eq(chat.as_str()))
+        .all(&app.db)
+        .await
+        .unwrap();
+    assert!(
+        rows[0].headings.is_some(),
+        "the chunk's headings are stored"
+    );
+    let chunks: Vec<colloquy::retrieval::index::IndexedChunk> = rows
+        .iter()
+        .map(|row| colloquy::retrieval::index::IndexedChunk {
+            chunk_id: row.id.clone(),
+            document_id: row.document_id.clone(),
+            filename: "handbook.md".into(),
+            text: row.text.clone(),
+            headings: Default::default(),
+            vector: Vec::new(),
+        })
+        .collect();
+
+    // As an upgrade finds it: the index on disk in the old layout.
+    let data = app.data_dir.path().to_path_buf();
+    let app = app.restart().await;
+    let index_dir = data.join("indexes").join(&chat);
+    std::fs::remove_dir_all(&index_dir).unwrap();
+    colloquy::retrieval::index::write_legacy_index(&index_dir, &chunks).unwrap();
+
+    let search = |query: &'static str| {
+        let app = &app;
+        let chat = ChatId::from_string(chat.clone());
+        async move {
+            app.state
+                .workspace()
+                .search(&chat, query, 5)
+                .await
+                .unwrap()
+                .hits
+        }
+    };
+    // Searchable at once, whether the rebuild has finished or not.
+    let hits = search("requested holidays").await;
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].text.contains("two weeks ahead"));
+    // Rebuilt in today's layout in the background: the heading path comes back.
+    let upgraded = eventually("the index rebuilt", Duration::from_secs(30), || async {
+        let hits = search("requested holidays").await;
+        hits.first()
+            .and_then(|hit| hit.heading_path.clone())
+            .map(|path| (path, hits.len()))
+    })
+    .await;
+    assert_eq!(upgraded, ("Staff handbook › Leave".to_string(), 1));
+    let mut siblings: Vec<String> = std::fs::read_dir(data.join("indexes"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(chat.as_str()))
+        .collect();
+    siblings.sort();
+    assert_eq!(siblings, [chat.clone()], "no staging directory is left");
+    // A document added after the upgrade is searchable with the rest.
+    upload(
+        &app,
+        &chat,
+        "rota.txt",
+        b"The rota is posted on Mondays.".to_vec(),
+    )
+    .await;
+    settled(&app, &chat).await;
+    assert_eq!(search("rota posted").await[0].filename, "rota.txt");
+}

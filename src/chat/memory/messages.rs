@@ -28,6 +28,9 @@ pub struct SaveMemory {
     pub category: String,
     pub embedded: Embedded,
     pub duplicate_threshold: f32,
+    /// Memories at least that similar that the caller read as other facts
+    /// (`distinct_lookalikes`); any other at or above the threshold is a duplicate.
+    pub distinct: Vec<MemoryId>,
     pub max_per_chat: usize,
 }
 
@@ -69,8 +72,13 @@ impl Handler<SaveMemory> for ChatSession {
         if msg.embedded.embedder != self.memories.embedder() {
             return AtomicResponse::new(Box::pin(fut::ready(Err(MemoryError::StaleVector))));
         }
-        if let Some((existing, similarity)) = self.memories.ranked(&msg.embedded.vector).first()
-            && *similarity >= msg.duplicate_threshold
+        if let Some((existing, similarity)) = self
+            .memories
+            .ranked(&msg.embedded.vector)
+            .into_iter()
+            .take_while(|(_, similarity)| *similarity >= msg.duplicate_threshold)
+            .find(|(memory, _)| !msg.distinct.contains(&memory.id))
+            .as_ref()
         {
             let duplicate = Saved::Duplicate(existing.clone(), *similarity);
             return AtomicResponse::new(Box::pin(fut::ready(Ok(duplicate))));

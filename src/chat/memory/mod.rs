@@ -97,6 +97,46 @@ impl From<&memories::Model> for Memory {
     }
 }
 
+/// The memories of a chat that a new one looks like (cosine similarity at least
+/// `check.threshold`, the five closest) but that say another fact when read word by word
+/// (`retrieval::same_fact`): `SaveMemory` does not take them for duplicates. A lookalike whose
+/// words cannot be embedded counts as distinct: a duplicate saved only takes a place, while a
+/// fact refused is lost.
+pub async fn distinct_lookalikes(
+    session: &actix::Addr<crate::chat::session::ChatSession>,
+    embedder: &dyn crate::retrieval::embed::Embedder,
+    content: &str,
+    embedded: &Embedded,
+    check: crate::retrieval::embed::DuplicateCheck,
+) -> Vec<MemoryId> {
+    const LOOKALIKES: usize = 5;
+    let lookalikes = match session
+        .send(RecallMemories {
+            query: embedded.clone(),
+            limit: LOOKALIKES,
+            min_relevance: check.threshold,
+        })
+        .await
+    {
+        Ok(lookalikes) => lookalikes,
+        // SaveMemory will find the session gone too, and say so.
+        Err(_) => return Vec::new(),
+    };
+    let mut distinct = Vec::new();
+    for (memory, _) in lookalikes {
+        match crate::retrieval::same_fact::evidence(embedder, &memory.content, content).await {
+            Ok(evidence) if evidence.same(check.synonyms) => {}
+            Ok(_) => distinct.push(memory.id),
+            Err(err) => {
+                tracing::warn!(error = %err, memory_id = %memory.id,
+                    "could not compare a memory word by word; taking it for a distinct fact");
+                distinct.push(memory.id);
+            }
+        }
+    }
+    distinct
+}
+
 /// A vector and the embedder that made it.
 #[derive(Debug, Clone)]
 pub struct Embedded {

@@ -7,7 +7,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::memory::{DeleteMemory, Embedded, ListMemories, SaveMemory, Saved, UpdateMemory};
+use crate::chat::memory::{
+    DeleteMemory, Embedded, ListMemories, SaveMemory, Saved, UpdateMemory, distinct_lookalikes,
+};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 use crate::tools::memory::{category_for, checked_content};
@@ -75,15 +77,18 @@ async fn create(
     let category =
         category_for(&content, body.category.as_deref()).map_err(AppError::InvalidRequest)?;
     let embedded = embed(&state, &content).await?;
-    let saved = state
-        .sessions()
-        .session(&chat.id)
-        .await?
+    let session = state.sessions().session(&chat.id).await?;
+    let embedder = state.embedder();
+    let check = limits.duplicate_check(embedder.as_ref());
+    let distinct =
+        distinct_lookalikes(&session, embedder.as_ref(), &content, &embedded, check).await;
+    let saved = session
         .send(SaveMemory {
             content,
             category,
             embedded,
-            duplicate_threshold: limits.duplicate_threshold,
+            duplicate_threshold: check.threshold,
+            distinct,
             max_per_chat: limits.max_per_chat,
         })
         .await??;

@@ -413,13 +413,17 @@ async fn search(
                     .map(ToString::to_string)
                     .unwrap_or_else(|| d.artifact_id.to_string())
             });
-            json!({
+            let mut result = json!({
                 "file_id": file_id,
                 "filename": hit.filename,
                 "score": hit.relevance_score,
                 "attributes": {},
                 "content": [{"type": "text", "text": hit.text}],
-            })
+            });
+            if let Some(path) = hit.heading_path {
+                result["x_heading_path"] = json!(path);
+            }
+            result
         })
         .collect();
     Ok(HttpResponse::Ok().json(json!({

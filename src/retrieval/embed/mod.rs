@@ -46,6 +46,30 @@ pub trait Embedder: Send + Sync + 'static {
     fn vector_weight(&self) -> f32 {
         crate::retrieval::index::DEFAULT_VECTOR_WEIGHT
     }
+    /// How `save_memory` finds that a new memory repeats an existing one with this embedder
+    /// (`memory.duplicate_threshold` overrides the threshold). Each embedder's scale differs,
+    /// so each has its own, measured on labelled pairs (`eval::duplicates`).
+    fn duplicate_check(&self) -> DuplicateCheck {
+        DuplicateCheck::DEFAULT
+    }
+}
+
+/// When a new memory counts as a near-duplicate of an existing one: its cosine similarity
+/// reaches `threshold` and, read word by word (`same_fact`), it brings nothing new, reworded
+/// words counting when they are `synonyms` alike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DuplicateCheck {
+    pub threshold: f32,
+    pub synonyms: f32,
+}
+
+impl DuplicateCheck {
+    /// For an embedder not measured here (an upstream's model): cautious, so that a distinct
+    /// fact is seldom refused.
+    pub const DEFAULT: Self = Self {
+        threshold: 0.9,
+        synonyms: 0.9,
+    };
 }
 
 pub type SharedEmbedder = Arc<dyn Embedder>;

@@ -33,6 +33,20 @@ impl CorpusDocument {
     }
 }
 
+impl CorpusDocument {
+    /// The file as a Markdown upload: the title as its heading, then the text (without the
+    /// title again when the text opens with it, as Cranfield's does). No title: the text.
+    pub fn markdown(&self) -> String {
+        let title = self.title.split_whitespace().collect::<Vec<_>>().join(" ");
+        if title.is_empty() {
+            return self.text.clone();
+        }
+        let text = self.text.trim_start();
+        let rest = text.strip_prefix(self.title.trim()).unwrap_or(text);
+        format!("# {title}\n\n{}", rest.trim_start())
+    }
+}
+
 /// One question of a collection.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Query {

@@ -7,6 +7,7 @@
 //! Plain retrieval: no database and no HTTP (`cli` runs it as `colloquy eval-retrieval`).
 
 mod collection;
+pub mod duplicates;
 mod metrics;
 
 #[cfg(test)]
@@ -20,10 +21,13 @@ use std::time::{Duration, Instant};
 use entities::ids::{ChunkId, DocumentId};
 use futures_util::StreamExt;
 
+use super::analyzer::Stemming;
 use super::chunk::Chunker;
 use super::embed::{EmbedError, Embedder};
 use super::extract::{self, DocKind};
-use super::index::{ChatIndex, IndexError, IndexedChunk, Legs, SearchOptions};
+use super::index::{
+    ChatIndex, Fusion, HEADINGS_BOOST, IndexError, IndexedChunk, Legs, RRF_K, SearchOptions,
+};
 use super::text::Deadline;
 
 pub use collection::{Collection, CorpusDocument, Query};
@@ -88,9 +92,18 @@ pub struct Report {
     pub queries: usize,
     /// Wall-clock time spent extracting, chunking and embedding the documents.
     pub ingestion: Duration,
+    /// How words were read (`documents.stemming`).
+    pub stemming: Stemming,
+    /// A word in the headings against one in the text.
+    pub headings_boost: f32,
     pub words: Scores,
     pub vectors: Scores,
+    /// Fused as searches fuse: normalised scores.
     pub fused: Scores,
+    /// Fused by reciprocal rank (k = `RRF_K`), for comparison.
+    pub reciprocal_rank: Scores,
+    /// Fused by scores each divided by the search's best, for comparison.
+    pub relative: Scores,
 }
 
 impl Report {
@@ -104,8 +117,14 @@ impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "embedder {} (vector weight {}): {} documents, {} chunks, {} queries",
-            self.embedder, self.vector_weight, self.documents, self.chunks, self.queries
+            "embedder {} (vector weight {}, stemming {}, headings boost {}): {} documents, {} chunks, {} queries",
+            self.embedder,
+            self.vector_weight,
+            self.stemming.name(),
+            self.headings_boost,
+            self.documents,
+            self.chunks,
+            self.queries
         )?;
         writeln!(
             f,
@@ -120,6 +139,8 @@ impl fmt::Display for Report {
             ("BM25", self.words),
             ("vectors", self.vectors),
             ("fused", self.fused),
+            ("fused by rank (RRF)", self.reciprocal_rank),
+            ("fused, cosine relative", self.relative),
         ] {
             writeln!(
                 f,
@@ -132,12 +153,51 @@ impl fmt::Display for Report {
 }
 
 /// Runs `collection` through a fresh index in `index_dir` (which should not exist yet)
-/// with `embedder`, fusing with its own `vector_weight` unless one is given.
+/// with `embedder` and English stemming, fusing with its own `vector_weight` unless one is
+/// given.
 pub async fn evaluate(
     collection: &Collection,
     embedder: &dyn Embedder,
     index_dir: &Path,
     vector_weight: Option<f32>,
+) -> Result<Report, EvalError> {
+    evaluate_with(
+        collection,
+        embedder,
+        index_dir,
+        vector_weight,
+        Stemming::default(),
+    )
+    .await
+}
+
+/// `evaluate`, reading words with `stemming`.
+pub async fn evaluate_with(
+    collection: &Collection,
+    embedder: &dyn Embedder,
+    index_dir: &Path,
+    vector_weight: Option<f32>,
+    stemming: Stemming,
+) -> Result<Report, EvalError> {
+    evaluate_tuned(
+        collection,
+        embedder,
+        index_dir,
+        vector_weight,
+        stemming,
+        HEADINGS_BOOST,
+    )
+    .await
+}
+
+/// `evaluate_with`, weighing headings `headings_boost` times the text.
+pub async fn evaluate_tuned(
+    collection: &Collection,
+    embedder: &dyn Embedder,
+    index_dir: &Path,
+    vector_weight: Option<f32>,
+    stemming: Stemming,
+    headings_boost: f32,
 ) -> Result<Report, EvalError> {
     let vector_weight = vector_weight.unwrap_or_else(|| embedder.vector_weight());
     let chunker = Chunker::default();
@@ -152,7 +212,7 @@ pub async fn evaluate(
     let mut prepared = prepared.into_iter().collect::<Result<Vec<_>, _>>()?;
     let chunks = prepared.iter().map(|(_, chunks)| chunks.len()).sum();
 
-    let mut index = ChatIndex::open(index_dir)?;
+    let mut index = ChatIndex::open_with(index_dir, stemming)?;
     while !prepared.is_empty() {
         let rest = prepared.split_off(prepared.len().min(INDEX_BATCH));
         let rejected = index.replace_documents(std::mem::replace(&mut prepared, rest))?;
@@ -163,20 +223,25 @@ pub async fn evaluate(
 
     let texts: Vec<String> = collection.queries.iter().map(|q| q.text.clone()).collect();
     let query_vectors = embedder.embed(texts).await?;
-    let mut totals = [Scores::default(); 3];
+    let mut totals = [Scores::default(); 5];
     let no_judgements = HashMap::new();
     for (query, vector) in collection.queries.iter().zip(&query_vectors) {
         let relevant = collection
             .judgements
             .get(&query.id)
             .unwrap_or(&no_judgements);
-        for (total, legs) in totals
-            .iter_mut()
-            .zip([Legs::Words, Legs::Vectors, Legs::Both])
-        {
+        let runs = [
+            (Legs::Words, Fusion::Scores),
+            (Legs::Vectors, Fusion::Scores),
+            (Legs::Both, Fusion::Scores),
+            (Legs::Both, Fusion::ReciprocalRank(RRF_K)),
+            (Legs::Both, Fusion::RelativeScores),
+        ];
+        for (total, (legs, fusion)) in totals.iter_mut().zip(runs) {
             let options = SearchOptions {
-                legs,
-                vector_weight,
+                fusion,
+                headings_boost,
+                ..SearchOptions::legs(legs, vector_weight)
             };
             let top = ranked_files(&index, &query.text, vector, TOOL_RESULTS, options)?;
             let deep = ranked_files(&index, &query.text, vector, DEEP_RESULTS, options)?;
@@ -186,7 +251,7 @@ pub async fn evaluate(
         }
     }
     let count = collection.queries.len().max(1) as f64;
-    let [words, vectors, fused] = totals.map(|total| Scores {
+    let [words, vectors, fused, reciprocal_rank, relative] = totals.map(|total| Scores {
         ndcg_at_10: total.ndcg_at_10 / count,
         recall_at_10: total.recall_at_10 / count,
         recall_at_100: total.recall_at_100 / count,
@@ -198,9 +263,13 @@ pub async fn evaluate(
         chunks,
         queries: collection.queries.len(),
         ingestion,
+        stemming,
+        headings_boost,
         words,
         vectors,
         fused,
+        reciprocal_rank,
+        relative,
     })
 }
 
@@ -214,7 +283,7 @@ async fn prepare(
     let document_id = DocumentId::from_string(format!("doc-{}", document.id));
     let deadline = Deadline::after(Duration::from_secs(120));
     let extraction = extract::extract(
-        document.body().as_bytes(),
+        document.markdown().as_bytes(),
         DocKind::Text,
         MAX_TEXT_CHARS,
         &deadline,
@@ -223,6 +292,7 @@ async fn prepare(
         return Ok((document_id, Vec::new()));
     };
     let chunks = chunker.chunk(&text);
+    let outline = extraction.outline;
     let texts = chunks.iter().map(|chunk| chunk.text.clone()).collect();
     let vectors = embedder.embed(texts).await?;
     let indexed = chunks
@@ -232,6 +302,7 @@ async fn prepare(
             chunk_id: ChunkId::generate(),
             document_id: document_id.clone(),
             filename: document.id.clone(),
+            headings: outline.for_chunk(chunk.start, chunk.start + chunk.text.len()),
             text: chunk.text,
             vector,
         })

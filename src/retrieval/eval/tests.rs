@@ -69,3 +69,28 @@ async fn the_slice_is_ranked_sensibly_by_each_leg_and_fused() {
     );
     assert!(report.fused.recall_at_100 >= report.words.recall_at_100 - 1e-9);
 }
+
+#[tokio::test]
+async fn the_hash_embedders_duplicate_check_is_precise_on_the_committed_pairs() {
+    use crate::retrieval::embed::Embedder;
+    use crate::retrieval::eval::duplicates::{TARGET_PRECISION, evaluate_duplicates, load_pairs};
+    let pairs = load_pairs(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/memory-duplicates/pairs.jsonl"),
+    )
+    .unwrap();
+    assert!(pairs.len() >= 200, "{}", pairs.len());
+    let embedder = HashEmbedder::default();
+    let report = evaluate_duplicates(&pairs, &embedder, embedder.duplicate_check())
+        .await
+        .unwrap();
+    println!("{report}");
+    assert!(report.default.precision >= TARGET_PRECISION, "{report}");
+    assert!(report.default.recall > 0.3, "{report}");
+    // Cosine alone cannot be both precise and useful: the word-by-word reading is what holds.
+    let alone = report
+        .cosine_only
+        .iter()
+        .find(|at| (at.threshold - report.default.threshold).abs() < 1e-6)
+        .unwrap();
+    assert!(alone.precision < 0.6, "{report}");
+}

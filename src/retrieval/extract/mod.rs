@@ -15,8 +15,9 @@ mod tests;
 
 use url::Url;
 
-use super::html::html_to_text;
-use super::pdf::pdf_to_text;
+use super::html::read_page;
+use super::outline::Outline;
+use super::pdf::read_pdf;
 use super::text::{Deadline, decode};
 
 pub use filename::{FALLBACK_FILENAME, MAX_FILENAME_BYTES, sanitize_filename};
@@ -58,6 +59,9 @@ pub struct Extraction {
     /// prefix of the file was (a text file past `max_chars` is decoded only that far, an HTML
     /// file only up to `MAX_HTML_BYTES`).
     pub original_chars: Option<usize>,
+    /// Its title and headings, where they start in `text`: Markdown headings of a text file,
+    /// an HTML page's `<title>` and `<h1>`…`<h6>`, a PDF's title and bookmarks.
+    pub outline: Outline,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,21 +86,27 @@ pub fn extract(
     let mut cut_short = false;
     // Whether the whole file was read (its text's length is then known exactly).
     let mut whole = true;
+    // Headings an extractor named, to be found in its text, and its title.
+    let mut named: Option<(Option<String>, Vec<(u8, String)>)> = None;
     let text = match kind {
         DocKind::Binary => None,
-        DocKind::Pdf => Some(pdf_to_text(bytes, deadline).map_err(|err| {
-            ExtractError::Pdf(
-                err.to_string()
-                    .trim_start_matches("could not read the PDF: ")
-                    .to_string(),
-            )
-        })?),
+        DocKind::Pdf => {
+            let pdf = read_pdf(bytes, deadline).map_err(|err| {
+                ExtractError::Pdf(
+                    err.to_string()
+                        .trim_start_matches("could not read the PDF: ")
+                        .to_string(),
+                )
+            })?;
+            named = Some((pdf.title, pdf.headings));
+            Some(pdf.text)
+        }
         DocKind::Html => {
             cut_short = bytes.len() > MAX_HTML_BYTES;
-            Some(html_text(
-                &bytes[..bytes.len().min(MAX_HTML_BYTES)],
-                deadline,
-            )?)
+            let (text, title, headings) =
+                html_text(&bytes[..bytes.len().min(MAX_HTML_BYTES)], deadline)?;
+            named = Some((title, headings));
+            Some(text)
         }
         DocKind::Text | DocKind::Code => {
             // A character takes at most 4 bytes in UTF-8 and UTF-16, so this prefix holds more
@@ -113,6 +123,7 @@ pub fn extract(
             truncated: false,
             char_count: 0,
             original_chars: Some(0),
+            outline: Outline::default(),
         });
     };
     let whole = whole && !cut_short;
@@ -127,20 +138,29 @@ pub fn extract(
             (cut_short, count, whole.then_some(count))
         }
     };
+    let outline = match (named, kind) {
+        (Some((title, headings)), _) => Outline::locate(&text, title.as_deref(), &headings),
+        (None, DocKind::Text) => Outline::markdown(&text),
+        (None, _) => Outline::default(),
+    };
     Ok(Extraction {
         text: Some(text),
         truncated,
         char_count,
         original_chars,
+        outline,
     })
 }
 
-/// The visible text of an HTML file (a byte order mark, else UTF-8).
-fn html_text(bytes: &[u8], deadline: &Deadline) -> Result<String, ExtractError> {
+/// The visible text of an HTML file (a byte order mark, else UTF-8), its title and headings.
+fn html_text(
+    bytes: &[u8],
+    deadline: &Deadline,
+) -> Result<(String, Option<String>, Vec<(u8, String)>), ExtractError> {
     // Links are resolved against it and then ignored.
     let base =
         Url::parse("http://localhost/").map_err(|err| ExtractError::Html(err.to_string()))?;
-    html_to_text(&decode(bytes, None), &base, deadline)
-        .map(|(text, _)| text)
+    read_page(&decode(bytes, None), &base, deadline)
+        .map(|page| (page.text, page.title, page.headings))
         .map_err(|err| ExtractError::Html(err.to_string()))
 }

@@ -160,3 +160,36 @@ fn a_pdf_becomes_its_text_and_a_broken_one_an_error() {
         "{err}"
     );
 }
+
+#[test]
+fn markdown_and_html_give_their_outline_where_the_text_has_it() {
+    let markdown = "# Handbook\n\nWelcome.\n\n## Leave\n\nTake it.\n";
+    let extraction = extract(markdown.as_bytes(), DocKind::Text, 1_000, &generous()).unwrap();
+    let text = extraction.text.unwrap();
+    assert_eq!(extraction.outline.title.as_deref(), Some("Handbook"));
+    let leave = &extraction.outline.headings[1];
+    assert_eq!((leave.level, leave.text.as_str()), (2, "Leave"));
+    assert!(text[leave.offset..].starts_with("## Leave"));
+
+    let html = "<html><head><title>Staff  handbook</title></head><body>\
+        <h1>Handbook</h1><p>Welcome.</p><h2>Leave <em>policy</em></h2><p>Take it.</p></body></html>";
+    let extraction = extract(html.as_bytes(), DocKind::Html, 1_000, &generous()).unwrap();
+    let text = extraction.text.unwrap();
+    let outline = extraction.outline;
+    assert_eq!(outline.title.as_deref(), Some("Staff handbook"));
+    let found: Vec<(u8, &str)> = outline
+        .headings
+        .iter()
+        .map(|h| (h.level, h.text.as_str()))
+        .collect();
+    assert_eq!(found, [(1, "Handbook"), (2, "Leave policy")]);
+    assert!(text[outline.headings[1].offset..].starts_with("Leave policy"));
+    let chunk = outline.for_chunk(text.find("Take it").unwrap(), text.len());
+    assert_eq!(chunk.path, ["Staff handbook", "Handbook", "Leave policy"]);
+
+    // Code has no outline; a cut text keeps only the headings it still holds.
+    let code = extract(b"# not a heading\nx = 1\n", DocKind::Code, 100, &generous()).unwrap();
+    assert!(code.outline.is_empty());
+    let cut = extract(markdown.as_bytes(), DocKind::Text, 12, &generous()).unwrap();
+    assert_eq!(cut.outline.headings.len(), 1);
+}

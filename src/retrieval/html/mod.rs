@@ -41,11 +41,39 @@ pub fn html_to_text(
     page: &Url,
     deadline: &Deadline,
 ) -> Result<(String, Vec<Link>), ExtractionError> {
+    let page = read_page(html, page, deadline)?;
+    Ok((page.text, page.links))
+}
+
+/// What `read_page` found in a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    pub text: String,
+    pub links: Vec<Link>,
+    /// Its `<title>`, whitespace collapsed, when it has one.
+    pub title: Option<String>,
+    /// Its `<h1>`…`<h6>` in order: level and text (as written in `text`).
+    pub headings: Vec<(u8, String)>,
+}
+
+/// `html_to_text`, with the page's title and headings.
+pub fn read_page(html: &str, page: &Url, deadline: &Deadline) -> Result<Page, ExtractionError> {
     let document = parse(html, deadline)?;
     let mut writer = TextWriter::default();
     writer.write(document.root_element(), deadline)?;
     deadline.check()?;
-    Ok((tidy_lines(&writer.out), links(&document, page)))
+    let title = scraper::Selector::parse("head > title, title")
+        .ok()
+        .and_then(|selector| document.select(&selector).next())
+        .map(|title| title.text().collect::<Vec<_>>().join(" "))
+        .map(|title| title.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|title| !title.is_empty());
+    Ok(Page {
+        text: tidy_lines(&writer.out),
+        links: links(&document, page),
+        title,
+        headings: writer.headings,
+    })
 }
 
 /// Parses a document, giving up between slices once `deadline` has passed.

@@ -54,6 +54,8 @@ const BLOCKS: &[&str] = &[
     "tfoot",
     "body",
 ];
+/// Headings remembered per page.
+const MAX_HEADINGS: usize = 2_000;
 /// DOM nodes written between deadline checks.
 const NODES_PER_DEADLINE_CHECK: usize = 4096;
 /// Nested lists indent by two spaces a level up to this depth; deeper ones stay there, so a
@@ -67,6 +69,8 @@ struct Open {
 }
 
 enum Closing {
+    /// A heading of this level, its text written from this offset of `out` on.
+    Heading(u8, usize),
     Pre,
     List,
     Row,
@@ -89,6 +93,8 @@ pub(super) struct TextWriter {
     lists: Vec<Option<usize>>,
     /// Open table rows: whether the next cell is the row's first.
     rows: Vec<bool>,
+    /// The page's headings (`<h1>`…`<h6>`) in order: level and text.
+    pub(super) headings: Vec<(u8, String)>,
 }
 
 impl TextWriter {
@@ -195,6 +201,10 @@ impl TextWriter {
                 self.rows.push(true);
                 Closing::Row
             }
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                let level = name.as_bytes()[1] - b'0';
+                Closing::Heading(level, self.out.len())
+            }
             _ => Closing::Plain,
         };
         Some(Open { breaks, name_kind })
@@ -208,6 +218,12 @@ impl TextWriter {
             }
             Closing::Row => {
                 self.rows.pop();
+            }
+            Closing::Heading(level, from) => {
+                let text = self.out.get(from..).unwrap_or_default().trim();
+                if !text.is_empty() && self.headings.len() < MAX_HEADINGS {
+                    self.headings.push((level, text.to_string()));
+                }
             }
             Closing::Plain => {}
         }

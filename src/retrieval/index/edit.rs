@@ -85,7 +85,7 @@ impl ChatIndex {
         if let Some(bad) = chunks.iter().find(|c| Some(c.vector.len()) != dim) {
             return Err(IndexError::Invalid(wrong_dimension(bad, dim)));
         }
-        let fields = self.fields;
+        let fields = &self.fields;
         let vectors = &self.vectors;
         self.writer.edit(|writer| {
             for document_id in removed {
@@ -122,7 +122,7 @@ impl ChatIndex {
 
     /// Replaces everything, words and vectors, with these chunks.
     pub fn rebuild(&mut self, chunks: Vec<IndexedChunk>) -> Result<(), IndexError> {
-        let fields = self.fields;
+        let fields = &self.fields;
         self.writer.edit(|writer| {
             writer.delete_all_documents()?;
             for chunk in &chunks {

@@ -37,7 +37,22 @@ pub(super) struct Fused {
 /// `vector_weight` in [0, 1] is the cosine's share; a search with no vectors at all ranks by
 /// words alone, and one with no word match by cosine alone.
 pub(super) fn fuse(candidates: &[Candidate], vector_weight: f32) -> Vec<Fused> {
+    fuse_scaled(candidates, vector_weight, false)
+}
+
+/// `fuse`, with each cosine divided by the best of the search too (`relative_cosine`), as
+/// BM25 is: both legs then span [0, 1] whatever the embedder's scale.
+pub(super) fn fuse_scaled(
+    candidates: &[Candidate],
+    vector_weight: f32,
+    relative_cosine: bool,
+) -> Vec<Fused> {
     let best_bm25 = candidates.iter().map(|c| c.bm25).fold(0.0f32, f32::max);
+    let best_cosine = candidates
+        .iter()
+        .filter_map(|c| c.cosine)
+        .fold(0.0f32, f32::max)
+        .clamp(0.0, 1.0);
     let has_vectors = candidates.iter().any(|c| c.cosine.is_some());
     let vector_weight = match (best_bm25 > 0.0, has_vectors) {
         (true, true) => vector_weight.clamp(0.0, 1.0),
@@ -52,12 +67,50 @@ pub(super) fn fuse(candidates: &[Candidate], vector_weight: f32) -> Vec<Fused> {
             } else {
                 0.0
             };
-            let cosine = c.cosine.unwrap_or(0.0).clamp(0.0, 1.0);
+            let mut cosine = c.cosine.unwrap_or(0.0).clamp(0.0, 1.0);
+            if relative_cosine && best_cosine > 0.0 {
+                cosine /= best_cosine;
+            }
             Fused {
                 key: c.key,
                 score: ((1.0 - vector_weight) * words + vector_weight * cosine).clamp(0.0, 1.0),
                 bm25: c.bm25,
             }
+        })
+        .collect();
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+    fused
+}
+
+/// Reciprocal rank fusion (Cormack et al., 2009), kept to be measured against `fuse`: each
+/// candidate scores 1 / (k + rank) in each ranking that has it (words by BM25, vectors by
+/// cosine), the sum scaled so a candidate first in both scores 1. `eval` reports both; `fuse`
+/// is what searches use (see the module's comment and README's measurements).
+pub(super) fn fuse_ranks(candidates: &[Candidate], k: f32) -> Vec<Fused> {
+    let mut by_words: Vec<&Candidate> = candidates.iter().filter(|c| c.bm25 > 0.0).collect();
+    by_words.sort_by(|a, b| b.bm25.total_cmp(&a.bm25).then(a.key.cmp(&b.key)));
+    let mut by_vectors: Vec<&Candidate> =
+        candidates.iter().filter(|c| c.cosine.is_some()).collect();
+    by_vectors.sort_by(|a, b| {
+        b.cosine
+            .unwrap_or(0.0)
+            .total_cmp(&a.cosine.unwrap_or(0.0))
+            .then(a.key.cmp(&b.key))
+    });
+    let legs = f32::from(u8::from(!by_words.is_empty()) + u8::from(!by_vectors.is_empty()));
+    let mut scores: std::collections::HashMap<u64, f32> = std::collections::HashMap::new();
+    for ranking in [&by_words, &by_vectors] {
+        for (rank, candidate) in ranking.iter().enumerate() {
+            *scores.entry(candidate.key).or_default() += 1.0 / (k + rank as f32 + 1.0);
+        }
+    }
+    let best = legs / (k + 1.0);
+    let mut fused: Vec<Fused> = candidates
+        .iter()
+        .map(|c| Fused {
+            key: c.key,
+            score: scores.get(&c.key).map_or(0.0, |s| s / best),
+            bm25: c.bm25,
         })
         .collect();
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
@@ -150,6 +203,25 @@ mod tests {
     }
 
     #[test]
+    fn reciprocal_ranks_ignore_how_far_apart_the_scores_are() {
+        // 1 leads the words by far and is last by cosine; 2 is second in both.
+        let candidates = [
+            candidate(1, 100.0, 0.1),
+            candidate(2, 2.0, 0.5),
+            candidate(3, 1.0, 0.9),
+        ];
+        let fused = fuse_ranks(&candidates, 60.0);
+        let order: Vec<u64> = fused.iter().map(|f| f.key).collect();
+        // 1: 1/61 + 1/63 = 3: 1/63 + 1/61 > 2: 1/62 + 1/62, ties by key: 1's lead in words
+        // counts no more than 3's in cosine.
+        assert_eq!(order, [1, 3, 2]);
+        assert!((fused[0].score - fused[1].score).abs() < 1e-6);
+        assert!(fused[1].score - fused[2].score < 1e-3);
+        let alone = fuse_ranks(&[candidate(7, 3.0, 0.9)], 60.0);
+        assert!((alone[0].score - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
     fn negative_cosines_count_as_zero() {
         let fused = fuse(&[candidate(1, 0.0, -0.5)], 0.5);
         assert_eq!(fused[0].score, 0.0);
@@ -167,6 +239,7 @@ mod across_tests {
             document_id: DocumentId::from_string(name),
             filename: format!("{name}.txt"),
             text: name.into(),
+            heading_path: None,
             relevance_score: local_score,
             similarity: cosine,
             bm25,

@@ -26,14 +26,18 @@ use std::path::{Path, PathBuf};
 
 use entities::ids::{ChunkId, DocumentId};
 use tantivy::IndexReader;
-use tantivy::tokenizer::TextAnalyzer;
 
+use super::analyzer::Stemming;
+use super::outline::ChunkHeadings;
 use super::vectors::Vectors;
 use super::writer::IdleWriter;
-use schema::{Fields, create, open_existing, schema};
+use schema::{Fields, Layout, create, open_existing, schema};
 
 pub use fusion::fuse_across;
-pub use search::{DEFAULT_VECTOR_WEIGHT, Legs, SearchOptions, SearchTimings};
+pub use schema::write_legacy_index;
+pub use search::{
+    DEFAULT_VECTOR_WEIGHT, Fusion, HEADINGS_BOOST, Legs, RRF_K, SearchOptions, SearchTimings,
+};
 pub use statistics::WordStatistics;
 
 /// Why an index operation failed.
@@ -77,6 +81,8 @@ pub struct IndexedChunk {
     pub document_id: DocumentId,
     pub filename: String,
     pub text: String,
+    /// The title and headings it is under or holds.
+    pub headings: ChunkHeadings,
     pub vector: Vec<f32>,
 }
 
@@ -87,6 +93,8 @@ pub struct SearchHit {
     pub document_id: DocumentId,
     pub filename: String,
     pub text: String,
+    /// The title and headings it is under ("Guide › Install"), when its document has any.
+    pub heading_path: Option<String>,
     /// The fused score in [0, 1] that orders the hits: a weighted mean of the chunk's BM25
     /// score relative to the best of the search and its cosine similarity (`fusion`).
     pub relevance_score: f32,
@@ -104,47 +112,62 @@ pub struct SearchHit {
 pub struct ChatIndex {
     dir: PathBuf,
     reader: IndexReader,
-    /// Analyses queries as the text field's words were analysed.
-    analyzer: TextAnalyzer,
+    /// The fields, and the analyzers queries are read with for each.
     fields: Fields,
+    layout: Layout,
     vectors: Vectors,
     writer: IdleWriter,
     recreated: bool,
 }
 
 impl ChatIndex {
-    /// Opens the index in `dir`, which it owns: a missing directory is created, and one that
-    /// is corrupt or from another schema is wiped and created empty (`was_recreated`); the
-    /// caller then rebuilds it from the database. Vectors start empty (`load_vectors`).
+    /// Opens the index in `dir` with English stemming (`open_with`).
     pub fn open(dir: &Path) -> Result<Self, IndexError> {
-        let (schema, fields) = schema();
-        let (index, reader, recreated) = match open_existing(dir, &schema) {
-            Ok(Some((index, reader))) => (index, reader, false),
+        Self::open_with(dir, Stemming::default())
+    }
+
+    /// Opens the index in `dir`, which it owns, reading words with `stemming`: a missing
+    /// directory is created, and one that is corrupt or from another schema is wiped and
+    /// created empty (`was_recreated`); the caller then rebuilds it from the database. One
+    /// made before stems and headings had fields of their own opens as it is
+    /// (`is_outdated`): searchable until the caller rebuilds it (`documents` does so in the
+    /// background). Vectors start empty (`load_vectors`).
+    pub fn open_with(dir: &Path, stemming: Stemming) -> Result<Self, IndexError> {
+        let (schema, current) = schema(stemming);
+        let (index, reader, fields, layout, recreated) = match open_existing(dir, &schema, &current)
+        {
+            Ok(Some((index, reader, fields, layout))) => (index, reader, fields, layout, false),
             Ok(None) => {
-                let (index, reader) = create(dir, &schema)?;
-                (index, reader, true)
+                let (index, reader) = create(dir, &schema, &current)?;
+                (index, reader, current, Layout::Current, true)
             }
             Err(err) => {
                 tracing::warn!(dir = %dir.display(), error = %format!("{err:#}"),
-                    "document index unreadable; recreating it empty");
+                        "document index unreadable; recreating it empty");
                 if dir.exists() {
                     fs::remove_dir_all(dir).map_err(|err| {
                         IndexError::during(format!("could not wipe {}", dir.display()), err)
                     })?;
                 }
-                let (index, reader) = create(dir, &schema)?;
-                (index, reader, true)
+                let (index, reader) = create(dir, &schema, &current)?;
+                (index, reader, current, Layout::Current, true)
             }
         };
         Ok(Self {
             dir: dir.to_path_buf(),
-            analyzer: crate::retrieval::analyzer::english(),
             writer: IdleWriter::new(index, reader.clone(), dir),
             reader,
             fields,
+            layout,
             vectors: Vectors::default(),
             recreated,
         })
+    }
+
+    /// Whether the index on disk was made before stems and headings had fields of their own:
+    /// it searches as it always did, and should be rebuilt.
+    pub fn is_outdated(&self) -> bool {
+        self.layout == Layout::Old
     }
 
     /// Whether `open` found no usable index and created an empty one.

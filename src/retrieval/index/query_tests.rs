@@ -10,6 +10,7 @@ fn chunk(id: &str, text: &str) -> IndexedChunk {
         document_id: DocumentId::from_string(format!("doc-{id}")),
         filename: format!("{id}.txt"),
         text: text.into(),
+        headings: Default::default(),
         vector: HashEmbedder::default().embed_text(text),
     }
 }

@@ -15,7 +15,8 @@ use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
-use super::fusion::{Candidate, fuse};
+use super::fusion::{Candidate, fuse, fuse_ranks, fuse_scaled};
+use super::schema::WordField;
 use super::statistics::WordStatistics;
 use super::{ChatIndex, IndexError, SearchHit};
 use crate::retrieval::vectors::top_rows;
@@ -52,20 +53,59 @@ impl Legs {
     }
 }
 
+/// How the two rankings become one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// A weighted mean of normalised scores (`fusion::fuse`): what searches use.
+    Scores,
+    /// Reciprocal rank fusion with this `k` (`fusion::fuse_ranks`), for measuring.
+    ReciprocalRank(f32),
+    /// A weighted mean of scores each divided by the best of the search
+    /// (`fusion::fuse_scaled`), for measuring.
+    RelativeScores,
+}
+
+/// The `k` reciprocal rank fusion is usually run with (Cormack et al.).
+pub const RRF_K: f32 = 60.0;
+
+/// How much a query word found in a chunk's title or headings counts against the same word
+/// found in its text (exact and stemmed together). A title or heading names what its section
+/// is about, so a word there says more than one in the running text; twice as much is the
+/// weight commonly given to a title field (Lucene-based systems boost titles 2–3×), kept as
+/// it is rather than fitted to a collection (README gives what it measures).
+pub const HEADINGS_BOOST: f32 = 2.0;
+
 /// How to search.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchOptions {
     pub legs: Legs,
     /// The cosine's share of the fused score, in [0, 1] (`Embedder::vector_weight`).
     pub vector_weight: f32,
+    pub fusion: Fusion,
+    /// A word in the headings against one in the text (`HEADINGS_BOOST`).
+    pub headings_boost: f32,
+}
+
+impl SearchOptions {
+    /// Both rankings fused by scores with `vector_weight`.
+    pub const fn fused(vector_weight: f32) -> Self {
+        Self::legs(Legs::Both, vector_weight)
+    }
+
+    /// One ranking (or both) with `vector_weight`, fused by scores.
+    pub const fn legs(legs: Legs, vector_weight: f32) -> Self {
+        Self {
+            legs,
+            vector_weight,
+            fusion: Fusion::Scores,
+            headings_boost: HEADINGS_BOOST,
+        }
+    }
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        Self {
-            legs: Legs::Both,
-            vector_weight: DEFAULT_VECTOR_WEIGHT,
-        }
+        Self::fused(DEFAULT_VECTOR_WEIGHT)
     }
 }
 
@@ -116,13 +156,18 @@ impl ChatIndex {
         let searcher = self.reader.searcher();
         let mut stats = WordStatistics {
             chunks: searcher.total_num_docs()?,
-            tokens: searcher.total_num_tokens(self.fields.text)?,
             ..WordStatistics::default()
         };
-        for (word, _) in query_words(self.analyzer.clone(), query) {
-            let term = Term::from_field_text(self.fields.text, &word);
-            let count = searcher.doc_freq(&term)?;
-            stats.chunks_with.insert(word, count);
+        for searched in &self.fields.searched {
+            let tokens = searcher.total_num_tokens(searched.field)?;
+            stats.tokens.insert(searched.name.to_string(), tokens);
+            for (word, _) in query_words(searched.analyzer.clone(), query) {
+                let term = Term::from_field_text(searched.field, &word);
+                let count = searcher.doc_freq(&term)?;
+                stats
+                    .chunks_with
+                    .insert((searched.name.to_string(), word), count);
+            }
         }
         Ok(stats)
     }
@@ -157,7 +202,7 @@ impl ChatIndex {
         let searcher = self.reader.searcher();
 
         let started = Instant::now();
-        let lexical = match word_query(self.analyzer.clone(), self.fields.text, query) {
+        let lexical = match word_query(&self.fields.searched, query, options.headings_boost) {
             Some(words) if options.legs.words() => {
                 let depth = WORD_CANDIDATES.max(k);
                 let collector = TopDocs::with_limit(depth).order_by_score();
@@ -165,7 +210,7 @@ impl ChatIndex {
                     Some(stats) => searcher.search_with_statistics_provider(
                         &words,
                         &collector,
-                        &stats.provider(self.fields.text),
+                        &stats.provider(&self.fields.searched),
                     )?,
                     None => searcher.search(&words, &collector)?,
                 }
@@ -220,7 +265,11 @@ impl ChatIndex {
             Legs::Vectors => 1.0,
             Legs::Both => options.vector_weight,
         };
-        let ranked = fuse(&candidates, vector_weight);
+        let ranked = match options.fusion {
+            Fusion::Scores => fuse(&candidates, vector_weight),
+            Fusion::ReciprocalRank(k) => fuse_ranks(&candidates, k),
+            Fusion::RelativeScores => fuse_scaled(&candidates, vector_weight, true),
+        };
         timings.fusion = started.elapsed();
 
         let started = Instant::now();
@@ -245,6 +294,11 @@ impl ChatIndex {
                 document_id: DocumentId::from_string(field(self.fields.document_id)),
                 filename: field(self.fields.filename),
                 text: field(self.fields.text),
+                heading_path: self
+                    .fields
+                    .heading_path
+                    .and_then(|path| text_of(&doc, path))
+                    .map(str::to_string),
                 relevance_score: fused.score,
                 similarity: cosine(fused.key).unwrap_or(0.0).clamp(0.0, 1.0),
                 bm25: fused.bm25,
@@ -283,28 +337,41 @@ fn query_words(mut analyzer: TextAnalyzer, text: &str) -> Vec<(String, u16)> {
     words
 }
 
-/// The BM25 query for a text: any of its analysed words, a word that appears n times weighing
-/// n times; `None` when no word is left.
-pub(super) fn word_query(analyzer: TextAnalyzer, field: Field, text: &str) -> Option<impl Query> {
-    let words = query_words(analyzer, text);
-    if words.is_empty() {
-        return None;
-    }
-    let clauses: Vec<(Occur, Box<dyn Query>)> = words
-        .into_iter()
-        .map(|(word, count)| {
+/// The BM25 query for a text over the searched fields: any of its words as each field's
+/// analyzer reads them, a word that appears n times weighing n times. A chunk scores the sum
+/// over fields, so a word that matches exactly (in `text` and `stems`) counts for more than
+/// one that shares only its stem, and one in the headings `headings_boost` times what it
+/// counts in the text. `None` when no word is left.
+pub(super) fn word_query(
+    fields: &[WordField],
+    text: &str,
+    headings_boost: f32,
+) -> Option<impl Query> {
+    let text_fields = fields.iter().filter(|f| !f.headings).count().max(1);
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for searched in fields {
+        let weight = if searched.headings {
+            headings_boost * text_fields as f32
+        } else {
+            1.0
+        };
+        for (word, count) in query_words(searched.analyzer.clone(), text) {
             let term = TermQuery::new(
-                Term::from_field_text(field, &word),
+                Term::from_field_text(searched.field, &word),
                 IndexRecordOption::WithFreqs,
             );
-            let clause: Box<dyn Query> = if count == 1 {
+            let boost = f32::from(count) * weight;
+            let clause: Box<dyn Query> = if boost == 1.0 {
                 Box::new(term)
             } else {
-                Box::new(BoostQuery::new(Box::new(term), f32::from(count)))
+                Box::new(BoostQuery::new(Box::new(term), boost))
             };
-            (Occur::Should, clause)
-        })
-        .collect();
+            clauses.push((Occur::Should, clause));
+        }
+    }
+    if clauses.is_empty() {
+        return None;
+    }
     Some(BooleanQuery::new(clauses))
 }
 

@@ -10,48 +10,66 @@ use tantivy::Term;
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::Field;
 
-/// The chunk count, the text field's token count and each query word's chunk count of one or
-/// more indexes, for one query.
+use super::schema::WordField;
+
+/// The chunk count, each searched field's token count and each query word's chunk count per
+/// field, of one or more indexes, for one query. Fields are known by name, so indexes whose
+/// schemas number them differently still add up.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WordStatistics {
     /// Chunks (tantivy counts deleted ones not yet merged away in both this and `chunks_with`).
     pub(super) chunks: u64,
-    /// Tokens in the text field, over every chunk.
-    pub(super) tokens: u64,
-    /// Chunks holding each analysed query word.
-    pub(super) chunks_with: HashMap<String, u64>,
+    /// Tokens in each searched field, over every chunk.
+    pub(super) tokens: HashMap<String, u64>,
+    /// Chunks holding each analysed query word, by field and word.
+    pub(super) chunks_with: HashMap<(String, String), u64>,
 }
 
 impl WordStatistics {
     /// Adds another index's statistics for the same query.
     pub fn add(&mut self, other: &WordStatistics) {
         self.chunks += other.chunks;
-        self.tokens += other.tokens;
-        for (word, count) in &other.chunks_with {
-            *self.chunks_with.entry(word.clone()).or_default() += count;
+        for (field, tokens) in &other.tokens {
+            *self.tokens.entry(field.clone()).or_default() += tokens;
+        }
+        for (key, count) in &other.chunks_with {
+            *self.chunks_with.entry(key.clone()).or_default() += count;
         }
     }
 
-    /// These statistics as tantivy reads them while scoring the text field.
-    pub(super) fn provider(&self, text: Field) -> Provider<'_> {
-        Provider { stats: self, text }
+    /// These statistics as tantivy reads them while scoring the searched fields.
+    pub(super) fn provider<'a>(&'a self, searched: &'a [WordField]) -> Provider<'a> {
+        Provider {
+            stats: self,
+            searched,
+        }
     }
 }
 
 /// `WordStatistics` answering tantivy's questions.
 pub(super) struct Provider<'a> {
     stats: &'a WordStatistics,
-    text: Field,
+    searched: &'a [WordField],
+}
+
+impl Provider<'_> {
+    fn name(&self, field: Field) -> tantivy::Result<&str> {
+        self.searched
+            .iter()
+            .find(|searched| searched.field == field)
+            .map(|searched| searched.name)
+            .ok_or_else(|| {
+                tantivy::TantivyError::InvalidArgument(
+                    "shared statistics cover the searched fields only".into(),
+                )
+            })
+    }
 }
 
 impl Bm25StatisticsProvider for Provider<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        if field != self.text {
-            return Err(tantivy::TantivyError::InvalidArgument(
-                "shared statistics cover the text field only".into(),
-            ));
-        }
-        Ok(self.stats.tokens)
+        let name = self.name(field)?;
+        Ok(self.stats.tokens.get(name).copied().unwrap_or(0))
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
@@ -59,11 +77,16 @@ impl Bm25StatisticsProvider for Provider<'_> {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let name = self.name(term.field())?;
         // A word the query analysis did not produce is in no chunk, as far as this search goes.
         Ok(term
             .value()
             .as_str()
-            .and_then(|word| self.stats.chunks_with.get(word))
+            .and_then(|word| {
+                self.stats
+                    .chunks_with
+                    .get(&(name.to_string(), word.to_string()))
+            })
             .copied()
             .unwrap_or(0))
     }
@@ -83,6 +106,7 @@ mod tests {
                 document_id: DocumentId::from_string(*id),
                 filename: format!("{id}.txt"),
                 text: text.to_string(),
+                headings: Default::default(),
                 vector: vec![0.0; 8],
             })
             .collect();
@@ -90,10 +114,7 @@ mod tests {
         index
     }
 
-    const WORDS: SearchOptions = SearchOptions {
-        legs: Legs::Words,
-        vector_weight: 0.0,
-    };
+    const WORDS: SearchOptions = SearchOptions::legs(Legs::Words, 0.0);
 
     #[test]
     fn indexes_scored_with_shared_statistics_agree_with_one_index_holding_everything() {

@@ -12,6 +12,7 @@ fn chunk(id: &str, document: &str, text: &str) -> IndexedChunk {
         document_id: DocumentId::from_string(document),
         filename: format!("{document}.txt"),
         text: text.into(),
+        headings: Default::default(),
         vector: HashEmbedder::default().embed_text(text),
     }
 }
@@ -302,4 +303,111 @@ fn vector_only_matches_are_found_with_their_text() {
         "Database sharding uses hash based partitioning."
     );
     assert!(search(&index, "anything", 0).is_empty());
+}
+
+fn words(index: &ChatIndex, query: &str) -> Vec<SearchHit> {
+    index
+        .search_with(query, &[0.0; 384], 5, SearchOptions::legs(Legs::Words, 0.0))
+        .unwrap()
+        .0
+}
+
+#[test]
+fn an_exact_match_outranks_a_match_by_stem_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    index
+        .add(vec![
+            chunk("stem", "d1", "The runner keeps running every morning."),
+            chunk("exact", "d2", "The service runs every morning."),
+        ])
+        .unwrap();
+    // Both hold a form of "run"; only one holds "runs" as written.
+    let hits = words(&index, "runs");
+    assert_eq!(ids(&hits), ["exact", "stem"]);
+    assert!(hits[0].bm25 > hits[1].bm25 * 1.2, "{hits:?}");
+}
+
+#[test]
+fn stemming_can_be_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open_with(dir.path(), Stemming::parse("none").unwrap()).unwrap();
+    index.add(sample()).unwrap();
+    assert!(words(&index, "running").is_empty());
+    assert_eq!(ids(&words(&index, "runs")), ["c1"]);
+    // "the" is a word like any other without a language.
+    assert_eq!(ids(&words(&index, "the office")), ["c4", "c1"]);
+    drop(index);
+    // Reopened in English, the index is from another schema: recreated, to be rebuilt.
+    let index = ChatIndex::open(dir.path()).unwrap();
+    assert!(index.was_recreated());
+    assert_eq!(index.indexed_len(), 0);
+}
+
+#[test]
+fn headings_count_for_more_than_text_and_come_back_as_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    let mut under_heading = chunk("install", "guide", "Download the archive and unpack it.");
+    under_heading.headings = crate::retrieval::outline::ChunkHeadings {
+        path: vec!["Guide".into(), "Installation".into()],
+        within: vec!["Upgrading".into()],
+    };
+    index
+        .add(vec![
+            under_heading,
+            chunk(
+                "mention",
+                "notes",
+                "Installation notes: ask the installation team first.",
+            ),
+        ])
+        .unwrap();
+    let hits = words(&index, "installation");
+    assert_eq!(ids(&hits), ["install", "mention"]);
+    assert_eq!(
+        hits[0].heading_path.as_deref(),
+        Some("Guide › Installation")
+    );
+    assert_eq!(hits[1].heading_path, None);
+    // A heading inside the chunk is searchable too, but not part of its path.
+    assert_eq!(ids(&words(&index, "upgrade")), ["install"]);
+}
+
+#[test]
+fn an_index_from_before_stems_had_a_field_is_searched_as_it_is_until_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    write_legacy_index(dir.path(), &sample()).unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    assert!(index.is_outdated());
+    assert!(!index.was_recreated());
+    assert_eq!(index.indexed_len(), 4);
+    index.load_vectors(sample());
+    // Its stems still find other forms, and documents can still be added.
+    assert_eq!(ids(&words(&index, "running")), ["c1"]);
+    index
+        .add(vec![chunk("c5", "d3", "Backups are verified weekly.")])
+        .unwrap();
+    assert_eq!(ids(&words(&index, "verify")), ["c5"]);
+    let hits = search(&index, "nightly backups", 2);
+    assert_eq!(hits[0].chunk_id.as_str(), "c1");
+    // Shared statistics work across an old index and a new one.
+    let other_dir = tempfile::tempdir().unwrap();
+    let mut other = ChatIndex::open(other_dir.path()).unwrap();
+    other
+        .add(vec![chunk("n1", "d9", "Shard backups run at night.")])
+        .unwrap();
+    let mut shared = index.word_statistics("backups").unwrap();
+    shared.add(&other.word_statistics("backups").unwrap());
+    let (found, _) = other
+        .search_shared(
+            "backups",
+            &[0.0; 384],
+            3,
+            SearchOptions::legs(Legs::Words, 0.0),
+            &shared,
+        )
+        .unwrap();
+    assert_eq!(ids(&found), ["n1"]);
+    assert!(found[0].bm25 > 0.0);
 }

@@ -5,9 +5,11 @@
 //! errors, it runs on a thread with a roomy stack, and the deadline is checked as text comes.
 //!
 //! Here: the limits, `pdf_to_text` and reading a file. Beside it: `structure` (the iterative
-//! checks of the object graph: `Parent` chains, the page tree, form XObjects) and `output`
-//! (`TimedOutput`, the text output that checks the deadline).
+//! checks of the object graph: `Parent` chains, the page tree, form XObjects), `outline` (the
+//! title and bookmarks, walked iteratively) and `output` (`TimedOutput`, the text output that
+//! checks the deadline).
 
+mod outline;
 mod output;
 mod structure;
 
@@ -34,6 +36,21 @@ const EXTRACTION_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// The readable text of a PDF, one line per text line, blank lines between blocks.
 pub fn pdf_to_text(body: &[u8], deadline: &Deadline) -> Result<String, ExtractionError> {
+    read_pdf(body, deadline).map(|pdf| pdf.text)
+}
+
+/// What `read_pdf` found in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pdf {
+    pub text: String,
+    /// The document information's `Title`, when it has one.
+    pub title: Option<String>,
+    /// Its outline (bookmarks) in order: level (1 at the top) and title.
+    pub headings: Vec<(u8, String)>,
+}
+
+/// `pdf_to_text`, with the file's title and outline.
+pub fn read_pdf(body: &[u8], deadline: &Deadline) -> Result<Pdf, ExtractionError> {
     let outcome = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("pdf-extract".into())
@@ -54,7 +71,7 @@ fn unreadable(reason: &str) -> ExtractionError {
     ExtractionError(format!("could not read the PDF: {reason}"))
 }
 
-fn read(body: &[u8], deadline: &Deadline) -> Result<String, ExtractionError> {
+fn read(body: &[u8], deadline: &Deadline) -> Result<Pdf, ExtractionError> {
     let mut doc = Document::load_mem(body).map_err(|err| unreadable(&err.to_string()))?;
     if doc.is_encrypted() {
         // Files "encrypted" with an empty user password open in every reader; others cannot
@@ -65,6 +82,8 @@ fn read(body: &[u8], deadline: &Deadline) -> Result<String, ExtractionError> {
     deadline.check()?;
     check_structure(&doc).map_err(|reason| unreadable(&reason))?;
     deadline.check()?;
+    let title = outline::title(&doc);
+    let headings = outline::headings(&doc);
     let mut text = String::new();
     {
         let mut output = TimedOutput {
@@ -76,5 +95,9 @@ fn read(body: &[u8], deadline: &Deadline) -> Result<String, ExtractionError> {
             return Err(unreadable(&err.to_string()));
         }
     }
-    Ok(tidy_lines(&text))
+    Ok(Pdf {
+        text: tidy_lines(&text),
+        title,
+        headings,
+    })
 }

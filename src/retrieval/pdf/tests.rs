@@ -125,3 +125,114 @@ proptest::proptest! {
         let _ = pdf_to_text(&pdf, &Deadline::after(Duration::from_secs(10)));
     }
 }
+
+/// A one-page PDF with a document title and bookmarks "Introduction" > "Method", then
+/// "Results"; `looping` makes the last bookmark's `Next` point back to the first.
+fn outlined_pdf(looping: bool) -> Vec<u8> {
+    use pdf_extract::{Dictionary, Object, Stream, StringFormat};
+    let mut doc = Document::with_version("1.5");
+    let text = |s: &str| Object::String(s.as_bytes().to_vec(), StringFormat::Literal);
+    let name = |s: &str| Object::Name(s.as_bytes().to_vec());
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(Dictionary::from_iter([
+        ("Type", name("Font")),
+        ("Subtype", name("Type1")),
+        ("BaseFont", name("Helvetica")),
+    ]));
+    let content = b"BT /F1 12 Tf 72 720 Td (Introduction) Tj 0 -20 Td (We measured it.) Tj \
+        0 -20 Td (Method) Tj 0 -20 Td (Carefully.) Tj 0 -20 Td (Results) Tj 0 -20 Td (It works.) Tj ET"
+        .to_vec();
+    let content_id = doc.add_object(Stream::new(Dictionary::new(), content));
+    let resources = Dictionary::from_iter([(
+        "Font",
+        Object::Dictionary(Dictionary::from_iter([("F1", Object::Reference(font_id))])),
+    )]);
+    let page_id = doc.add_object(Dictionary::from_iter([
+        ("Type", name("Page")),
+        ("Parent", Object::Reference(pages_id)),
+        ("Contents", Object::Reference(content_id)),
+        ("Resources", Object::Dictionary(resources)),
+        (
+            "MediaBox",
+            Object::Array(vec![0.into(), 0.into(), 612.into(), 792.into()]),
+        ),
+    ]));
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(Dictionary::from_iter([
+            ("Type", name("Pages")),
+            ("Kids", Object::Array(vec![Object::Reference(page_id)])),
+            ("Count", 1.into()),
+        ])),
+    );
+    let outlines_id = doc.new_object_id();
+    let [intro, method, results] = [(); 3].map(|_| doc.new_object_id());
+    let item = |title: &str, extra: Vec<(&str, Object)>| {
+        let mut dict = Dictionary::from_iter([
+            ("Title", text(title)),
+            ("Parent", Object::Reference(outlines_id)),
+            (
+                "Dest",
+                Object::Array(vec![Object::Reference(page_id), name("Fit")]),
+            ),
+        ]);
+        for (key, value) in extra {
+            dict.set(key, value);
+        }
+        Object::Dictionary(dict)
+    };
+    doc.objects.insert(
+        intro,
+        item(
+            "Introduction",
+            vec![
+                ("First", Object::Reference(method)),
+                ("Next", Object::Reference(results)),
+            ],
+        ),
+    );
+    doc.objects.insert(method, item("Method", vec![]));
+    let results_extra = if looping {
+        vec![("Next", Object::Reference(intro))]
+    } else {
+        vec![]
+    };
+    doc.objects.insert(results, item("Results", results_extra));
+    doc.objects.insert(
+        outlines_id,
+        Object::Dictionary(Dictionary::from_iter([
+            ("Type", name("Outlines")),
+            ("First", Object::Reference(intro)),
+            ("Last", Object::Reference(results)),
+        ])),
+    );
+    let catalog_id = doc.add_object(Dictionary::from_iter([
+        ("Type", name("Catalog")),
+        ("Pages", Object::Reference(pages_id)),
+        ("Outlines", Object::Reference(outlines_id)),
+    ]));
+    let info_id = doc.add_object(Dictionary::from_iter([("Title", text("  A  Study "))]));
+    doc.trailer.set("Root", Object::Reference(catalog_id));
+    doc.trailer.set("Info", Object::Reference(info_id));
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    bytes
+}
+
+#[test]
+fn a_pdf_gives_its_title_and_bookmarks_in_order_and_a_looping_outline_ends() {
+    for looping in [false, true] {
+        let pdf = read_pdf(&outlined_pdf(looping), &generous()).unwrap();
+        assert!(pdf.text.contains("We measured it."), "{:?}", pdf.text);
+        assert_eq!(pdf.title.as_deref(), Some("A Study"));
+        assert_eq!(
+            pdf.headings,
+            [
+                (1, "Introduction".to_string()),
+                (2, "Method".to_string()),
+                (1, "Results".to_string())
+            ],
+            "looping: {looping}"
+        );
+    }
+}
