@@ -389,6 +389,7 @@ async fn seed_and_check_cascades(db: &DatabaseConnection, suffix: &str) -> Resul
         token_count: Set(2),
         embedding: Set(Some(embedding.clone())),
         embedder: Set(Some("test-embedder".to_owned())),
+        headings: Set(Some(r#"{"path":["Notes"]}"#.to_owned())),
         created_at: Set(now),
     }
     .insert(db)

@@ -182,7 +182,7 @@ fn read(text: &str) -> Reading {
             numbers.insert(number);
             continue;
         }
-        for piece in raw.split(|c: char| matches!(c, '.' | ',' | ':')) {
+        for piece in raw.split(['.', ',', ':']) {
             let piece = piece.strip_suffix("'s").unwrap_or(piece);
             let (word, negation) = match piece.strip_suffix("n't") {
                 Some(stem) => (stem, true),

@@ -199,7 +199,7 @@ impl fmt::Display for DuplicateReport {
         writeln!(f, "|---|---|---|---|---|")?;
         for (at, alone) in self.sweep.iter().zip(&self.cosine_only).filter(|(at, _)| {
             let hundredths = (at.threshold * 100.0).round() as u32;
-            hundredths % 5 == 0 || Some(**at) == self.chosen
+            hundredths.is_multiple_of(5) || Some(**at) == self.chosen
         }) {
             writeln!(
                 f,

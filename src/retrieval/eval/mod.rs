@@ -104,6 +104,8 @@ pub struct Report {
     pub reciprocal_rank: Scores,
     /// Fused by scores each divided by the search's best, for comparison.
     pub relative: Scores,
+    /// Fused by scores each scaled from the candidates' lowest to their best, for comparison.
+    pub min_max: Scores,
 }
 
 impl Report {
@@ -141,6 +143,7 @@ impl fmt::Display for Report {
             ("fused", self.fused),
             ("fused by rank (RRF)", self.reciprocal_rank),
             ("fused, cosine relative", self.relative),
+            ("fused, min-max", self.min_max),
         ] {
             writeln!(
                 f,
@@ -223,7 +226,7 @@ pub async fn evaluate_tuned(
 
     let texts: Vec<String> = collection.queries.iter().map(|q| q.text.clone()).collect();
     let query_vectors = embedder.embed(texts).await?;
-    let mut totals = [Scores::default(); 5];
+    let mut totals = [Scores::default(); 6];
     let no_judgements = HashMap::new();
     for (query, vector) in collection.queries.iter().zip(&query_vectors) {
         let relevant = collection
@@ -236,6 +239,7 @@ pub async fn evaluate_tuned(
             (Legs::Both, Fusion::Scores),
             (Legs::Both, Fusion::ReciprocalRank(RRF_K)),
             (Legs::Both, Fusion::RelativeScores),
+            (Legs::Both, Fusion::MinMaxScores),
         ];
         for (total, (legs, fusion)) in totals.iter_mut().zip(runs) {
             let options = SearchOptions {
@@ -251,7 +255,7 @@ pub async fn evaluate_tuned(
         }
     }
     let count = collection.queries.len().max(1) as f64;
-    let [words, vectors, fused, reciprocal_rank, relative] = totals.map(|total| Scores {
+    let [words, vectors, fused, reciprocal_rank, relative, min_max] = totals.map(|total| Scores {
         ndcg_at_10: total.ndcg_at_10 / count,
         recall_at_10: total.recall_at_10 / count,
         recall_at_100: total.recall_at_100 / count,
@@ -270,6 +274,7 @@ pub async fn evaluate_tuned(
         fused,
         reciprocal_rank,
         relative,
+        min_max,
     })
 }
 

@@ -86,8 +86,8 @@ pub fn extract(
     let mut cut_short = false;
     // Whether the whole file was read (its text's length is then known exactly).
     let mut whole = true;
-    // Headings an extractor named, to be found in its text, and its title.
-    let mut named: Option<(Option<String>, Vec<(u8, String)>)> = None;
+    // The outline an extractor found (HTML, PDF); Markdown's is read once the text is final.
+    let mut found: Option<Outline> = None;
     let text = match kind {
         DocKind::Binary => None,
         DocKind::Pdf => {
@@ -98,14 +98,17 @@ pub fn extract(
                         .to_string(),
                 )
             })?;
-            named = Some((pdf.title, pdf.headings));
+            found = Some(Outline::locate(
+                &pdf.text,
+                pdf.title.as_deref(),
+                &pdf.headings,
+            ));
             Some(pdf.text)
         }
         DocKind::Html => {
             cut_short = bytes.len() > MAX_HTML_BYTES;
-            let (text, title, headings) =
-                html_text(&bytes[..bytes.len().min(MAX_HTML_BYTES)], deadline)?;
-            named = Some((title, headings));
+            let (text, outline) = html_text(&bytes[..bytes.len().min(MAX_HTML_BYTES)], deadline)?;
+            found = Some(outline);
             Some(text)
         }
         DocKind::Text | DocKind::Code => {
@@ -138,8 +141,12 @@ pub fn extract(
             (cut_short, count, whole.then_some(count))
         }
     };
-    let outline = match (named, kind) {
-        (Some((title, headings)), _) => Outline::locate(&text, title.as_deref(), &headings),
+    let outline = match (found, kind) {
+        (Some(mut outline), _) => {
+            // Headings past a cut are not in the text.
+            outline.headings.retain(|h| h.offset < text.len());
+            outline
+        }
         (None, DocKind::Text) => Outline::markdown(&text),
         (None, _) => Outline::default(),
     };
@@ -152,15 +159,13 @@ pub fn extract(
     })
 }
 
-/// The visible text of an HTML file (a byte order mark, else UTF-8), its title and headings.
-fn html_text(
-    bytes: &[u8],
-    deadline: &Deadline,
-) -> Result<(String, Option<String>, Vec<(u8, String)>), ExtractError> {
+/// The visible text of an HTML file (a byte order mark, else UTF-8) and its outline.
+fn html_text(bytes: &[u8], deadline: &Deadline) -> Result<(String, Outline), ExtractError> {
     // Links are resolved against it and then ignored.
     let base =
         Url::parse("http://localhost/").map_err(|err| ExtractError::Html(err.to_string()))?;
-    read_page(&decode(bytes, None), &base, deadline)
-        .map(|page| (page.text, page.title, page.headings))
-        .map_err(|err| ExtractError::Html(err.to_string()))
+    let page = read_page(&decode(bytes, None), &base, deadline)
+        .map_err(|err| ExtractError::Html(err.to_string()))?;
+    let outline = Outline::locate(&page.text, page.title.as_deref(), &page.headings);
+    Ok((page.text, outline))
 }

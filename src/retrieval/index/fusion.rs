@@ -37,22 +37,40 @@ pub(super) struct Fused {
 /// `vector_weight` in [0, 1] is the cosine's share; a search with no vectors at all ranks by
 /// words alone, and one with no word match by cosine alone.
 pub(super) fn fuse(candidates: &[Candidate], vector_weight: f32) -> Vec<Fused> {
-    fuse_scaled(candidates, vector_weight, false)
+    fuse_scaled(candidates, vector_weight, Scale::Absolute)
 }
 
-/// `fuse`, with each cosine divided by the best of the search too (`relative_cosine`), as
-/// BM25 is: both legs then span [0, 1] whatever the embedder's scale.
+/// How a leg's scores are brought to [0, 1] before they are weighed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scale {
+    /// BM25 divided by the search's best; the cosine as it is (clamped to [0, 1]).
+    Absolute,
+    /// Both divided by the search's best.
+    Relative,
+    /// Both from the candidates' lowest (0) to their best (1).
+    MinMax,
+}
+
+/// `fuse`, with the legs' scores brought to [0, 1] by `scale`.
 pub(super) fn fuse_scaled(
     candidates: &[Candidate],
     vector_weight: f32,
-    relative_cosine: bool,
+    scale: Scale,
 ) -> Vec<Fused> {
     let best_bm25 = candidates.iter().map(|c| c.bm25).fold(0.0f32, f32::max);
-    let best_cosine = candidates
+    let least_bm25 = candidates
         .iter()
-        .filter_map(|c| c.cosine)
-        .fold(0.0f32, f32::max)
-        .clamp(0.0, 1.0);
+        .map(|c| c.bm25)
+        .filter(|b| *b > 0.0)
+        .fold(f32::INFINITY, f32::min);
+    let cosines = || {
+        candidates
+            .iter()
+            .filter_map(|c| c.cosine)
+            .map(|c| c.clamp(0.0, 1.0))
+    };
+    let best_cosine = cosines().fold(0.0f32, f32::max);
+    let least_cosine = cosines().fold(f32::INFINITY, f32::min);
     let has_vectors = candidates.iter().any(|c| c.cosine.is_some());
     let vector_weight = match (best_bm25 > 0.0, has_vectors) {
         (true, true) => vector_weight.clamp(0.0, 1.0),
@@ -62,14 +80,24 @@ pub(super) fn fuse_scaled(
     let mut fused: Vec<Fused> = candidates
         .iter()
         .map(|c| {
-            let words = if best_bm25 > 0.0 {
+            let mut words = if best_bm25 > 0.0 {
                 c.bm25 / best_bm25
             } else {
                 0.0
             };
             let mut cosine = c.cosine.unwrap_or(0.0).clamp(0.0, 1.0);
-            if relative_cosine && best_cosine > 0.0 {
-                cosine /= best_cosine;
+            match scale {
+                Scale::Absolute => {}
+                Scale::Relative if best_cosine > 0.0 => cosine /= best_cosine,
+                Scale::Relative => {}
+                Scale::MinMax => {
+                    if c.bm25 > 0.0 && best_bm25 > least_bm25 {
+                        words = (c.bm25 - least_bm25) / (best_bm25 - least_bm25);
+                    }
+                    if best_cosine > least_cosine {
+                        cosine = (cosine - least_cosine) / (best_cosine - least_cosine);
+                    }
+                }
             }
             Fused {
                 key: c.key,

@@ -15,7 +15,7 @@ use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
-use super::fusion::{Candidate, fuse, fuse_ranks, fuse_scaled};
+use super::fusion::{Candidate, Scale, fuse, fuse_ranks, fuse_scaled};
 use super::schema::WordField;
 use super::statistics::WordStatistics;
 use super::{ChatIndex, IndexError, SearchHit};
@@ -63,6 +63,9 @@ pub enum Fusion {
     /// A weighted mean of scores each divided by the best of the search
     /// (`fusion::fuse_scaled`), for measuring.
     RelativeScores,
+    /// A weighted mean of scores each scaled from the candidates' lowest to their best, for
+    /// measuring.
+    MinMaxScores,
 }
 
 /// The `k` reciprocal rank fusion is usually run with (Cormack et al.).
@@ -268,7 +271,8 @@ impl ChatIndex {
         let ranked = match options.fusion {
             Fusion::Scores => fuse(&candidates, vector_weight),
             Fusion::ReciprocalRank(k) => fuse_ranks(&candidates, k),
-            Fusion::RelativeScores => fuse_scaled(&candidates, vector_weight, true),
+            Fusion::RelativeScores => fuse_scaled(&candidates, vector_weight, Scale::Relative),
+            Fusion::MinMaxScores => fuse_scaled(&candidates, vector_weight, Scale::MinMax),
         };
         timings.fusion = started.elapsed();
 
