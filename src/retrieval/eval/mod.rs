@@ -102,8 +102,8 @@ pub struct Report {
     pub fused: Scores,
     /// Fused by reciprocal rank (k = `RRF_K`), for comparison.
     pub reciprocal_rank: Scores,
-    /// Fused by scores each divided by the search's best, for comparison.
-    pub relative: Scores,
+    /// Fused with the cosine as it is (how searches fused before), for comparison.
+    pub absolute: Scores,
     /// Fused by scores each scaled from the candidates' lowest to their best, for comparison.
     pub min_max: Scores,
 }
@@ -142,7 +142,7 @@ impl fmt::Display for Report {
             ("vectors", self.vectors),
             ("fused", self.fused),
             ("fused by rank (RRF)", self.reciprocal_rank),
-            ("fused, cosine relative", self.relative),
+            ("fused, cosine as it is", self.absolute),
             ("fused, min-max", self.min_max),
         ] {
             writeln!(
@@ -238,7 +238,7 @@ pub async fn evaluate_tuned(
             (Legs::Vectors, Fusion::Scores),
             (Legs::Both, Fusion::Scores),
             (Legs::Both, Fusion::ReciprocalRank(RRF_K)),
-            (Legs::Both, Fusion::RelativeScores),
+            (Legs::Both, Fusion::AbsoluteScores),
             (Legs::Both, Fusion::MinMaxScores),
         ];
         for (total, (legs, fusion)) in totals.iter_mut().zip(runs) {
@@ -255,7 +255,7 @@ pub async fn evaluate_tuned(
         }
     }
     let count = collection.queries.len().max(1) as f64;
-    let [words, vectors, fused, reciprocal_rank, relative, min_max] = totals.map(|total| Scores {
+    let [words, vectors, fused, reciprocal_rank, absolute, min_max] = totals.map(|total| Scores {
         ndcg_at_10: total.ndcg_at_10 / count,
         recall_at_10: total.recall_at_10 / count,
         recall_at_100: total.recall_at_100 / count,
@@ -273,7 +273,7 @@ pub async fn evaluate_tuned(
         vectors,
         fused,
         reciprocal_rank,
-        relative,
+        absolute,
         min_max,
     })
 }

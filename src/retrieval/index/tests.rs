@@ -345,26 +345,33 @@ fn stemming_can_be_turned_off() {
 }
 
 #[test]
-fn headings_count_for_more_than_text_and_come_back_as_a_path() {
+fn headings_add_to_the_text_and_come_back_as_a_path() {
     let dir = tempfile::tempdir().unwrap();
     let mut index = ChatIndex::open(dir.path()).unwrap();
-    let mut under_heading = chunk("install", "guide", "Download the archive and unpack it.");
+    let mut under_heading = chunk(
+        "install",
+        "guide",
+        "Installation takes a minute: download the archive and unpack it.",
+    );
     under_heading.headings = crate::retrieval::outline::ChunkHeadings {
         path: vec!["Guide".into(), "Installation".into()],
         within: vec!["Upgrading".into()],
     };
     index
         .add(vec![
-            under_heading,
             chunk(
                 "mention",
                 "notes",
-                "Installation notes: ask the installation team first.",
+                "Installation takes a minute: ask the facilities team first.",
             ),
+            under_heading,
+            chunk("other", "misc", "The archive is unpacked nightly."),
         ])
         .unwrap();
+    // Both texts say "installation" once; the one under an Installation heading ranks first.
     let hits = words(&index, "installation");
     assert_eq!(ids(&hits), ["install", "mention"]);
+    assert!(hits[0].bm25 > hits[1].bm25 * 1.2, "{hits:?}");
     assert_eq!(
         hits[0].heading_path.as_deref(),
         Some("Guide › Installation")
@@ -372,6 +379,24 @@ fn headings_count_for_more_than_text_and_come_back_as_a_path() {
     assert_eq!(hits[1].heading_path, None);
     // A heading inside the chunk is searchable too, but not part of its path.
     assert_eq!(ids(&words(&index, "upgrade")), ["install"]);
+    // Without the headings field's weight, only the texts' lengths tell them apart.
+    let lead = hits[0].bm25 / hits[1].bm25;
+    let (flat, _) = index
+        .search_with(
+            "installation",
+            &[0.0; 384],
+            5,
+            SearchOptions {
+                headings_boost: 0.0,
+                ..SearchOptions::legs(Legs::Words, 0.0)
+            },
+        )
+        .unwrap();
+    let flat_lead = flat[0].bm25.max(flat[1].bm25) / flat[0].bm25.min(flat[1].bm25);
+    assert!(
+        flat_lead < 1.1 && lead > flat_lead * 1.15,
+        "{flat:?} {hits:?}"
+    );
 }
 
 #[test]
