@@ -163,7 +163,7 @@ pub async fn run(command: Option<Command>, config: Config) -> anyhow::Result<()>
                 Some(name) => {
                     crate::retrieval::Stemming::parse(&name).map_err(anyhow::Error::msg)?
                 }
-                None => config.documents.stemming,
+                None => config.documents.stemming.into(),
             };
             let embedder = eval_embedder(&embedder, minilm_dir)?;
             let tuning = (vector_weight, stemming, headings_boost);

@@ -54,7 +54,9 @@ pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
 pub use providers::{LLM_SECTION_PROVIDER, MAX_PROVIDERS, ProviderConfig};
-pub use retrieval::{DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig};
+pub use retrieval::{
+    DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig, StemmingLanguage,
+};
 pub use schedules::SchedulesConfig;
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use sql::{MAX_SQL_DATABASE_ID_CHARS, MAX_SQL_ROWS, SqlConfig, SqlDatabaseConfig, SqlTarget};

@@ -6,8 +6,6 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::retrieval::Stemming;
-
 /// What automatic injection of memories and document passages shares.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -68,21 +66,6 @@ pub struct MemoryConfig {
     pub recall_limit: usize,
 }
 
-impl MemoryConfig {
-    /// How save_memory finds near-duplicates with `embedder`: its own check, with the
-    /// configured threshold when one is set.
-    pub fn duplicate_check(
-        &self,
-        embedder: &dyn crate::retrieval::embed::Embedder,
-    ) -> crate::retrieval::embed::DuplicateCheck {
-        let mut check = embedder.duplicate_check();
-        if let Some(threshold) = self.duplicate_threshold {
-            check.threshold = threshold;
-        }
-        check
-    }
-}
-
 impl Default for MemoryConfig {
     fn default() -> Self {
         Self {
@@ -137,7 +120,35 @@ pub struct DocumentsConfig {
     /// `italian`, `norwegian`, `portuguese`, `romanian`, `russian`, `spanish`, `swedish`,
     /// `tamil`, `turkish`); `none` indexes exact words only. Changing it rebuilds each chat's
     /// index when the chat next searches.
-    pub stemming: Stemming,
+    pub stemming: StemmingLanguage,
+}
+
+/// The languages document words can be read in (`documents.stemming`), or none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StemmingLanguage {
+    /// Exact words only, no stop words dropped.
+    #[serde(alias = "off")]
+    None,
+    Arabic,
+    Danish,
+    Dutch,
+    #[default]
+    English,
+    Finnish,
+    French,
+    German,
+    Greek,
+    Hungarian,
+    Italian,
+    Norwegian,
+    Portuguese,
+    Romanian,
+    Russian,
+    Spanish,
+    Swedish,
+    Tamil,
+    Turkish,
 }
 
 impl Default for DocumentsConfig {
@@ -155,7 +166,7 @@ impl Default for DocumentsConfig {
             max_injected_chunks: 3,
             processing_concurrency: 2,
             extraction_budget_secs: 120,
-            stemming: Stemming::default(),
+            stemming: StemmingLanguage::default(),
         }
     }
 }

@@ -220,3 +220,21 @@ fn memories_and_documents_share_one_injection_threshold_unless_set_apart() {
     let err = Config::from_toml_str("[documents]\ninjection_threshold = 1.5\n").unwrap_err();
     assert!(err.to_string().contains("between 0 and 1"), "{err}");
 }
+
+#[test]
+fn documents_stemming_names_a_language_or_none() {
+    assert_eq!(
+        Config::default().documents.stemming,
+        super::StemmingLanguage::English
+    );
+    for (name, language) in [
+        ("german", super::StemmingLanguage::German),
+        ("none", super::StemmingLanguage::None),
+        ("off", super::StemmingLanguage::None),
+    ] {
+        let config =
+            Config::from_toml_str(&format!("[documents]\nstemming = \"{name}\"\n")).unwrap();
+        assert_eq!(config.documents.stemming, language, "{name}");
+    }
+    assert!(Config::from_toml_str("[documents]\nstemming = \"klingon\"\n").is_err());
+}

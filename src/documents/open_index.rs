@@ -197,7 +197,7 @@ impl Workspace {
     ) -> Result<Arc<OpenIndex>, DocumentsError> {
         let (chunks, stale) = self.stored_chunks(chat_id).await?;
         let dir = self.index_dir(chat_id);
-        let stemming = self.inner.limits.stemming;
+        let stemming = crate::retrieval::Stemming::from(self.inner.limits.stemming);
         let index = tokio::task::spawn_blocking(move || {
             let mut index = ChatIndex::open_with(&dir, stemming)?;
             if index.is_outdated() && index.needs_rebuild(chunks.len()) {
@@ -242,7 +242,7 @@ impl Workspace {
         let started = std::time::Instant::now();
         let dir = self.index_dir(chat_id);
         let next = sibling(&dir, "upgrade");
-        let stemming = self.inner.limits.stemming;
+        let stemming = crate::retrieval::Stemming::from(self.inner.limits.stemming);
         let (chunks, _) = self.stored_chunks(chat_id).await?;
         let built: std::collections::HashSet<String> =
             chunks.iter().map(|c| c.chunk_id.to_string()).collect();

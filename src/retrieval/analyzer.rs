@@ -8,13 +8,13 @@
 use std::collections::HashMap;
 use std::sync::{LazyLock, PoisonError, RwLock};
 
-use serde::Deserialize;
 use tantivy::tokenizer::{
     Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
     TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
 
 use super::tokens::FastHash;
+use crate::config::StemmingLanguage;
 
 /// Longer "words" (hashes, base64) are dropped from the word index: nobody searches for them
 /// by typing them, and they bloat the term dictionary.
@@ -128,10 +128,30 @@ impl Stemming {
     }
 }
 
-impl<'de> Deserialize<'de> for Stemming {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        Self::parse(&name).map_err(serde::de::Error::custom)
+impl From<StemmingLanguage> for Stemming {
+    fn from(language: StemmingLanguage) -> Self {
+        use StemmingLanguage as L;
+        Self(match language {
+            L::None => None,
+            L::Arabic => Some(Language::Arabic),
+            L::Danish => Some(Language::Danish),
+            L::Dutch => Some(Language::Dutch),
+            L::English => Some(Language::English),
+            L::Finnish => Some(Language::Finnish),
+            L::French => Some(Language::French),
+            L::German => Some(Language::German),
+            L::Greek => Some(Language::Greek),
+            L::Hungarian => Some(Language::Hungarian),
+            L::Italian => Some(Language::Italian),
+            L::Norwegian => Some(Language::Norwegian),
+            L::Portuguese => Some(Language::Portuguese),
+            L::Romanian => Some(Language::Romanian),
+            L::Russian => Some(Language::Russian),
+            L::Spanish => Some(Language::Spanish),
+            L::Swedish => Some(Language::Swedish),
+            L::Tamil => Some(Language::Tamil),
+            L::Turkish => Some(Language::Turkish),
+        })
     }
 }
 
@@ -333,5 +353,11 @@ mod tests {
         assert_eq!(none.stems_tokenizer(), None);
         assert_eq!(english.words_tokenizer(), "words_english");
         assert!(Stemming::parse("klingon").unwrap_err().contains("english"));
+        assert_eq!(Stemming::from(StemmingLanguage::default()), english);
+        assert_eq!(
+            Stemming::from(StemmingLanguage::German),
+            Stemming::parse("german").unwrap()
+        );
+        assert_eq!(Stemming::from(StemmingLanguage::None).name(), "none");
     }
 }

@@ -13,7 +13,8 @@ use super::chat_context::{ChatContext, session_gone};
 use super::schema::set_keyword;
 use super::{ProgressKind, ToolError, ToolFuture, TypedTool, typed};
 use crate::chat::memory::{
-    self, CATEGORIES, Embedded, MemoryError, RecallMemories, SaveMemory, Saved, distinct_lookalikes,
+    self, CATEGORIES, Embedded, MemoryError, RecallMemories, SaveMemory, Saved,
+    distinct_lookalikes, duplicate_check,
 };
 use crate::llm::wire::ToolDefinition;
 use crate::retrieval::embed;
@@ -128,7 +129,7 @@ impl TypedTool for SaveMemoryTool {
                 .map_err(ToolError::invalid_arguments)?;
             let embedded = embed_text(&ctx, &content).await.map_err(embed_failed)?;
             let session = ctx.session()?;
-            let check = limits.duplicate_check(ctx.embedder.as_ref());
+            let check = duplicate_check(limits, ctx.embedder.as_ref());
             let distinct =
                 distinct_lookalikes(session, ctx.embedder.as_ref(), &content, &embedded, check)
                     .await;

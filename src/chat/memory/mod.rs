@@ -137,6 +137,19 @@ pub async fn distinct_lookalikes(
     distinct
 }
 
+/// How save_memory finds near-duplicates with `embedder`: its own check, with the configured
+/// `memory.duplicate_threshold` when one is set.
+pub fn duplicate_check(
+    config: &crate::config::MemoryConfig,
+    embedder: &dyn crate::retrieval::embed::Embedder,
+) -> crate::retrieval::embed::DuplicateCheck {
+    let mut check = embedder.duplicate_check();
+    if let Some(threshold) = config.duplicate_threshold {
+        check.threshold = threshold;
+    }
+    check
+}
+
 /// A vector and the embedder that made it.
 #[derive(Debug, Clone)]
 pub struct Embedded {

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::auth::Principal;
 use crate::chat::memory::{
     DeleteMemory, Embedded, ListMemories, SaveMemory, Saved, UpdateMemory, distinct_lookalikes,
+    duplicate_check,
 };
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
@@ -79,7 +80,7 @@ async fn create(
     let embedded = embed(&state, &content).await?;
     let session = state.sessions().session(&chat.id).await?;
     let embedder = state.embedder();
-    let check = limits.duplicate_check(embedder.as_ref());
+    let check = duplicate_check(limits, embedder.as_ref());
     let distinct =
         distinct_lookalikes(&session, embedder.as_ref(), &content, &embedded, check).await;
     let saved = session
