@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use entities::ids::{ChunkId, DocumentId};
+use entities::ids::DocumentId;
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 
 use super::embed::normalize;
@@ -129,7 +129,6 @@ impl UnitMatrix {
 
 /// What a row belongs to.
 pub(crate) struct Row {
-    pub(crate) chunk_id: ChunkId,
     pub(crate) key: u64,
     pub(crate) document_id: DocumentId,
 }
@@ -155,11 +154,6 @@ impl Vectors {
 
     pub(crate) fn contains(&self, key: u64) -> bool {
         self.row_of.contains_key(&key)
-    }
-
-    /// The row of a chunk key.
-    pub(crate) fn row(&self, key: u64) -> Option<&Row> {
-        self.row_of.get(&key).map(|&row| &self.rows[row])
     }
 
     /// The row number of a chunk key.
@@ -201,7 +195,6 @@ impl Vectors {
             flat.extend_from_slice(&vector);
             self.row_of.insert(key, self.rows.len());
             self.rows.push(Row {
-                chunk_id: chunk.chunk_id,
                 key,
                 document_id: chunk.document_id,
             });
@@ -310,6 +303,8 @@ pub(crate) fn chunk_key(chunk_id: &str) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use entities::ids::ChunkId;
+
     use super::*;
 
     fn chunk(id: &str, document: &str, vector: &[f32]) -> IndexedChunk {
@@ -337,7 +332,8 @@ mod tests {
         assert_eq!(scores, [0.8, 1.0, 0.0]);
         vectors.remove_document(&DocumentId::from_string("d1"));
         assert_eq!(vectors.len(), 1);
-        assert_eq!(vectors.row(chunk_key("b")).unwrap().chunk_id, "b");
+        assert_eq!(vectors.row_index(chunk_key("b")), Some(0));
+        assert_eq!(vectors.key(0), chunk_key("b"));
         assert_eq!(vectors.similarities(&[0.0, 1.0]).unwrap().unwrap(), [1.0]);
         assert!(vectors.similarities(&[0.0, 0.0]).unwrap().is_none());
         assert!(vectors.similarities(&[1.0]).is_err());

@@ -10,6 +10,7 @@
 //! `fusion` (their fused score, also across indexes) and `statistics` (word statistics shared
 //! by indexes searched together, so their BM25 scores compare).
 
+mod addresses;
 mod edit;
 mod fusion;
 mod schema;
@@ -118,6 +119,8 @@ pub struct ChatIndex {
     vectors: Vectors,
     writer: IdleWriter,
     recreated: bool,
+    /// Chunk addresses by key, for the latest generation searched.
+    addresses: addresses::AddressCache,
 }
 
 impl ChatIndex {
@@ -161,6 +164,7 @@ impl ChatIndex {
             layout,
             vectors: Vectors::default(),
             recreated,
+            addresses: addresses::AddressCache::default(),
         })
     }
 

@@ -5,15 +5,19 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use entities::ids::{ChunkId, DocumentId};
-use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::collector::{Collector, TopDocs};
 use tantivy::columnar::Column;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{
+    BooleanWeight, BoostWeight, EnableScoring, Explanation, Occur, Query, Scorer, SumCombiner,
+    TermQuery, Weight,
+};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, DocId, DocSet, Searcher, SegmentReader, TantivyDocument, Term};
 
 use super::fusion::{Candidate, SEARCH_SCALE, Scale, fuse, fuse_ranks, fuse_scaled};
 use super::schema::WordField;
@@ -21,13 +25,14 @@ use super::statistics::WordStatistics;
 use super::{ChatIndex, IndexError, SearchHit};
 use crate::retrieval::vectors::top_rows;
 
-/// How deep the vector ranking goes before fusion (every chunk's cosine is known anyway,
-/// so this only picks which chunks without a word match may compete).
-const CANDIDATES_PER_RANKING: usize = 100;
-/// How deep the word ranking goes: ten times deeper, so that a chunk the vectors rank well
-/// also has its real BM25 score in the fusion (a chunk past this depth counts as no match),
-/// while a heap of this size over the postings stays cheap.
-const WORD_CANDIDATES: usize = 1_000;
+/// How deep each ranking goes before fusion. Every candidate is fused with both of its
+/// scores: its cosine is known for every chunk, and a chunk only the vectors found is scored
+/// by BM25 on its own (`score_by_words`), so a chunk either ranking puts this high competes
+/// with its real scores, while BM25's top-k stays small enough to skip most postings.
+pub(super) const CANDIDATES_PER_RANKING: usize = 100;
+/// From how many vectors the two rankings are computed on two threads at once: below this,
+/// both together take less than starting a thread.
+pub(super) const SIDE_BY_SIDE_FROM: usize = 2_000;
 /// The vector leg's share of the fused score when a caller names none: an embedder that
 /// understands meaning as well as BM25 matches words.
 pub const DEFAULT_VECTOR_WEIGHT: f32 = 0.5;
@@ -113,7 +118,8 @@ impl Default for SearchOptions {
     }
 }
 
-/// Where a search's time went, stage by stage.
+/// Where a search's time went, stage by stage. The two rankings run side by side on a large
+/// index, so `words` and `vectors` may overlap.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SearchTimings {
     /// Analysing the query and ranking chunks by BM25.
@@ -206,34 +212,54 @@ impl ChatIndex {
         let searcher = self.reader.searcher();
 
         let started = Instant::now();
-        let lexical = match word_query(&self.fields.searched, query, options.headings_boost) {
-            Some(words) if options.legs.words() => {
-                let depth = WORD_CANDIDATES.max(k);
-                let collector = TopDocs::with_limit(depth).order_by_score();
-                match shared {
-                    Some(stats) => searcher.search_with_statistics_provider(
-                        &words,
-                        &collector,
-                        &stats.provider(&self.fields.searched),
-                    )?,
-                    None => searcher.search(&words, &collector)?,
-                }
-            }
-            _ => Vec::new(),
+        let provider = shared.map(|stats| stats.provider(&self.fields.searched));
+        let scoring = match &provider {
+            Some(provider) => EnableScoring::enabled_from_statistics_provider(provider, &searcher),
+            None => EnableScoring::enabled_from_searcher(&searcher),
         };
-        timings.words = started.elapsed();
-
-        let started = Instant::now();
-        let similarities = if options.legs.vectors() {
-            self.vectors.similarities(query_vector)?
+        let weights = match WordQuery::new(&self.fields.searched, query, options.headings_boost) {
+            Some(words) if options.legs.words() => Some(words.weights(scoring)?),
+            _ => None,
+        };
+        let best_words = || match &weights {
+            Some(weights) => best_by_words(&searcher, &weights.any, depth),
+            None => Ok(Vec::new()),
+        };
+        let best_vectors = || {
+            let started = Instant::now();
+            let similarities = if options.legs.vectors() {
+                self.vectors.similarities(query_vector)?
+            } else {
+                None
+            };
+            let semantic = similarities
+                .as_deref()
+                .map(|scores| top_rows(scores, depth))
+                .unwrap_or_default();
+            Ok::<_, IndexError>((similarities, semantic, started.elapsed()))
+        };
+        // Each leg takes about a millisecond at a few thousand chunks: side by side they cost
+        // the slower one, not the sum.
+        let side_by_side =
+            weights.is_some() && options.legs.vectors() && self.vectors.len() >= SIDE_BY_SIDE_FROM;
+        let (lexical, vectors) = if side_by_side {
+            std::thread::scope(|scope| {
+                let vectors = scope.spawn(best_vectors);
+                let lexical = best_words();
+                timings.words = started.elapsed();
+                let vectors = vectors
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (lexical, vectors)
+            })
         } else {
-            None
+            let lexical = best_words();
+            timings.words = started.elapsed();
+            (lexical, best_vectors())
         };
-        let semantic = similarities
-            .as_deref()
-            .map(|scores| top_rows(scores, depth))
-            .unwrap_or_default();
-        timings.vectors = started.elapsed();
+        let lexical = lexical?;
+        let (similarities, semantic, vectors_took) = vectors?;
+        timings.vectors = vectors_took;
 
         let started = Instant::now();
         let cosine = |key: u64| -> Option<f32> {
@@ -254,16 +280,33 @@ impl ChatIndex {
                 });
             }
         }
-        for row in semantic {
-            let key = self.vectors.key(row);
-            if !addresses.contains_key(&key) {
-                candidates.push(Candidate {
-                    key,
-                    bm25: 0.0,
-                    cosine: cosine(key),
-                });
+        // The vectors' candidates the words did not rank: scored by BM25 where they are.
+        let mut unscored = Vec::new();
+        if !semantic.is_empty() {
+            let all = self.addresses.of(&searcher)?;
+            for row in semantic {
+                let key = self.vectors.key(row);
+                if let Entry::Vacant(entry) = addresses.entry(key) {
+                    if let Some(address) = all.get(key) {
+                        entry.insert(address);
+                        unscored.push((address, candidates.len()));
+                    }
+                    candidates.push(Candidate {
+                        key,
+                        bm25: 0.0,
+                        cosine: cosine(key),
+                    });
+                }
             }
         }
+        timings.fusion = started.elapsed();
+        if let Some(weights) = &weights {
+            let started = Instant::now();
+            score_by_words(&searcher, weights, &mut unscored, &mut candidates)?;
+            timings.words += started.elapsed();
+        }
+
+        let started = Instant::now();
         let vector_weight = match options.legs {
             Legs::Words => 0.0,
             Legs::Vectors => 1.0,
@@ -275,7 +318,7 @@ impl ChatIndex {
             Fusion::ReciprocalRank(k) => fuse_ranks(&candidates, k),
             Fusion::MinMaxScores => fuse_scaled(&candidates, vector_weight, Scale::MinMax),
         };
-        timings.fusion = started.elapsed();
+        timings.fusion += started.elapsed();
 
         let started = Instant::now();
         let mut hits = Vec::with_capacity(k);
@@ -283,14 +326,9 @@ impl ChatIndex {
             if hits.len() == k {
                 break;
             }
-            let address = match addresses
-                .get(&fused.key)
-                .copied()
-                .or_else(|| self.find(&searcher, fused.key))
-            {
-                Some(address) => address,
+            let Some(&address) = addresses.get(&fused.key) else {
                 // A vector whose words are not on disk: the halves disagree until a rebuild.
-                None => continue,
+                continue;
             };
             let doc: TantivyDocument = searcher.doc(address)?;
             let field = |field| text_of(&doc, field).unwrap_or_default().to_string();
@@ -313,20 +351,47 @@ impl ChatIndex {
         timings.texts = started.elapsed();
         Ok((hits, timings))
     }
+}
 
-    /// Looks up in the word index a chunk found by its vector.
-    fn find(&self, searcher: &Searcher, key: u64) -> Option<DocAddress> {
-        let row = self.vectors.row(key)?;
-        let term = Term::from_field_text(self.fields.chunk_id, row.chunk_id.as_str());
-        let query = TermQuery::new(term, IndexRecordOption::Basic);
-        match searcher.search(&query, &DocSetCollector) {
-            Ok(found) => found.into_iter().next(),
-            Err(err) => {
-                tracing::warn!(error = %err, "looking a chunk up by id");
-                None
+/// The `depth` best chunks by BM25 (`weight`), best first.
+fn best_by_words(
+    searcher: &Searcher,
+    weight: &dyn Weight,
+    depth: usize,
+) -> Result<Vec<(f32, DocAddress)>, IndexError> {
+    let collector = TopDocs::with_limit(depth).order_by_score();
+    let mut per_segment = Vec::with_capacity(searcher.segment_readers().len());
+    for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+        per_segment.push(collector.collect_segment(weight, ord as u32, segment)?);
+    }
+    Ok(collector.merge_fruits(per_segment)?)
+}
+
+/// Gives each chunk of `unscored` (its address, and its candidate's place in `candidates`)
+/// its BM25 score: the sum of its words' scores, 0 where it has none. Each word's postings
+/// in a segment are read forward once, skipping from one chunk to the next.
+fn score_by_words(
+    searcher: &Searcher,
+    weights: &WordWeights,
+    unscored: &mut [(DocAddress, usize)],
+    candidates: &mut [Candidate],
+) -> Result<(), IndexError> {
+    unscored.sort_unstable_by_key(|(address, _)| *address);
+    for segment in unscored.chunk_by(|a, b| a.0.segment_ord == b.0.segment_ord) {
+        let reader = searcher.segment_reader(segment[0].0.segment_ord);
+        for (weight, boost) in &weights.terms {
+            let mut scorer = weight.scorer(reader, *boost)?;
+            for &(address, candidate) in segment {
+                if scorer.doc() < address.doc_id {
+                    scorer.seek(address.doc_id);
+                }
+                if scorer.doc() == address.doc_id {
+                    candidates[candidate].bm25 += scorer.score();
+                }
             }
         }
     }
+    Ok(())
 }
 
 /// A text's analysed words (stemmed, stop words dropped), each with how often it appears.
@@ -346,38 +411,77 @@ fn query_words(mut analyzer: TextAnalyzer, text: &str) -> Vec<(String, u16)> {
 /// analyzer reads them, a word that appears n times weighing n times. A chunk scores the sum
 /// over fields, so a word that matches exactly (in `text` and `stems`) counts for more than
 /// one that shares only its stem, and one in the headings `headings_boost` times what it
-/// counts in the text. `None` when no word is left.
-pub(super) fn word_query(
-    fields: &[WordField],
-    text: &str,
-    headings_boost: f32,
-) -> Option<impl Query> {
-    let text_fields = fields.iter().filter(|f| !f.headings).count().max(1);
-    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    for searched in fields {
-        let weight = if searched.headings {
-            headings_boost * text_fields as f32
-        } else {
-            1.0
-        };
-        for (word, count) in query_words(searched.analyzer.clone(), text) {
-            let term = TermQuery::new(
-                Term::from_field_text(searched.field, &word),
-                IndexRecordOption::WithFreqs,
-            );
-            let boost = f32::from(count) * weight;
-            let clause: Box<dyn Query> = if boost == 1.0 {
-                Box::new(term)
+/// counts in the text.
+struct WordQuery {
+    /// Each field's word, with its weight.
+    terms: Vec<(Term, f32)>,
+}
+
+impl WordQuery {
+    /// `None` when no word is left.
+    fn new(fields: &[WordField], text: &str, headings_boost: f32) -> Option<Self> {
+        let text_fields = fields.iter().filter(|f| !f.headings).count().max(1);
+        let mut terms = Vec::new();
+        for searched in fields {
+            let weight = if searched.headings {
+                headings_boost * text_fields as f32
             } else {
-                Box::new(BoostQuery::new(Box::new(term), boost))
+                1.0
+            };
+            for (word, count) in query_words(searched.analyzer.clone(), text) {
+                let term = Term::from_field_text(searched.field, &word);
+                terms.push((term, f32::from(count) * weight));
+            }
+        }
+        (!terms.is_empty()).then_some(Self { terms })
+    }
+
+    /// The query's weights for one search, each term's BM25 statistics read once.
+    fn weights(&self, scoring: EnableScoring<'_>) -> Result<WordWeights, IndexError> {
+        let mut terms = Vec::with_capacity(self.terms.len());
+        let mut clauses: Vec<(Occur, Box<dyn Weight>)> = Vec::with_capacity(self.terms.len());
+        for (term, boost) in &self.terms {
+            let query = TermQuery::new(term.clone(), IndexRecordOption::WithFreqs);
+            let weight: Arc<dyn Weight> = Arc::from(query.weight(scoring)?);
+            let shared: Box<dyn Weight> = Box::new(SharedWeight(Arc::clone(&weight)));
+            let clause: Box<dyn Weight> = if *boost == 1.0 {
+                shared
+            } else {
+                Box::new(BoostWeight::new(shared, *boost))
             };
             clauses.push((Occur::Should, clause));
+            terms.push((weight, *boost));
         }
+        let any = BooleanWeight::with_minimum_number_should_match(
+            clauses,
+            1,
+            true,
+            Box::new(SumCombiner::default),
+        );
+        Ok(WordWeights { terms, any })
     }
-    if clauses.is_empty() {
-        return None;
+}
+
+/// A `WordQuery`'s weights: all its words as one (any of them matching) for ranking, and each
+/// on its own for scoring single chunks.
+struct WordWeights {
+    terms: Vec<(Arc<dyn Weight>, f32)>,
+    any: BooleanWeight<SumCombiner>,
+}
+
+/// A term's weight, shared between the query that ranks and the scoring of single chunks.
+/// Its scorer is the term's own, so tantivy still prunes a union of terms by their blocks'
+/// best scores (block-max WAND).
+struct SharedWeight(Arc<dyn Weight>);
+
+impl Weight for SharedWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: f32) -> tantivy::Result<Box<dyn Scorer>> {
+        self.0.scorer(reader, boost)
     }
-    Some(BooleanQuery::new(clauses))
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        self.0.explain(reader, doc)
+    }
 }
 
 /// The chunk keys of word-search hits, reading each segment's column once.

@@ -1,6 +1,7 @@
 //! Unit tests of `ChatIndex`: stemming, fusion and relevance, edits, reopening, recreating a
 //! corrupt or missing directory, rebuilding.
 
+use super::search::{CANDIDATES_PER_RANKING, SIDE_BY_SIDE_FROM};
 use super::*;
 use crate::retrieval::embed::cosine;
 use crate::retrieval::embed::hash::HashEmbedder;
@@ -303,6 +304,74 @@ fn vector_only_matches_are_found_with_their_text() {
         "Database sharding uses hash based partitioning."
     );
     assert!(search(&index, "anything", 0).is_empty());
+}
+
+#[test]
+fn a_chunk_the_vectors_find_is_fused_with_its_own_bm25_however_low_the_words_rank_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = ChatIndex::open(dir.path()).unwrap();
+    let mut e0 = vec![0.0; 384];
+    e0[0] = 1.0;
+    // Three commits, so the candidates lie in different segments; enough chunks that the
+    // rankings run side by side (`SIDE_BY_SIDE_FROM`).
+    for batch in 0..3 {
+        let mut chunks: Vec<IndexedChunk> = (0..700)
+            .map(|i| {
+                chunk(
+                    &format!("w{batch}-{i}"),
+                    "d",
+                    &format!("alpha alpha alpha beta{i}"),
+                )
+            })
+            .collect();
+        // One mention of the word in a long text: far below the others by BM25.
+        let filler = ["gamma"; 80].join(" ");
+        let mut weak = chunk(&format!("x{batch}"), "d", &format!("alpha {filler}"));
+        weak.vector.clone_from(&e0);
+        // No query word at all.
+        let mut unrelated = chunk(&format!("y{batch}"), "d", "delta epsilon");
+        unrelated.vector.clone_from(&e0);
+        chunks.extend([weak, unrelated]);
+        index.add(chunks).unwrap();
+    }
+    let deep = index
+        .search_with(
+            "alpha",
+            &[0.0; 384],
+            3000,
+            SearchOptions::legs(Legs::Words, 0.0),
+        )
+        .unwrap()
+        .0;
+    let weak_rank = deep.iter().position(|h| h.chunk_id == "x1").unwrap();
+    assert!(weak_rank >= CANDIDATES_PER_RANKING, "ranked {weak_rank}");
+    assert!(index.vectors.len() >= SIDE_BY_SIDE_FROM);
+    let bm25_of = |id: &str| deep.iter().find(|h| h.chunk_id == id).unwrap().bm25;
+
+    let (hits, _) = index
+        .search_with("alpha", &e0, 6, SearchOptions::fused(0.5))
+        .unwrap();
+    for batch in 0..3 {
+        let weak = hits
+            .iter()
+            .find(|h| h.chunk_id == format!("x{batch}").as_str());
+        let weak = weak.unwrap_or_else(|| panic!("x{batch} not in {:?}", ids(&hits)));
+        assert!(weak.bm25 > 0.0);
+        assert!((weak.bm25 - bm25_of(weak.chunk_id.as_str())).abs() < 1e-5);
+        assert_eq!(weak.text, format!("alpha {}", ["gamma"; 80].join(" ")));
+        let unrelated = hits
+            .iter()
+            .find(|h| h.chunk_id == format!("y{batch}").as_str());
+        assert_eq!(unrelated.map(|h| h.bm25), Some(0.0));
+    }
+    // Word and vector matches together: the weak chunks outrank the ones with no word.
+    let first_unrelated = hits
+        .iter()
+        .position(|h| h.chunk_id.as_str().starts_with('y'));
+    let last_weak = hits
+        .iter()
+        .rposition(|h| h.chunk_id.as_str().starts_with('x'));
+    assert!(last_weak < first_unrelated, "{:?}", ids(&hits));
 }
 
 fn words(index: &ChatIndex, query: &str) -> Vec<SearchHit> {
