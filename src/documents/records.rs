@@ -10,7 +10,7 @@ use chrono::Utc;
 use entities::{artifacts, document_chunks, documents};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    Set, TransactionTrait,
+    QuerySelect, Set, TransactionTrait,
 };
 use tokio::sync::Mutex;
 
@@ -198,15 +198,19 @@ impl Workspace {
         remembered.insert(document_id.clone(), artifact_id.clone());
     }
 
-    /// Whether a chat has documents the model can search.
+    /// Whether a chat has documents the model can search: the first one found answers, so a
+    /// chat of thousands costs what a chat of one does.
     pub async fn has_searchable(&self, chat_id: &ChatId) -> Result<bool, DbErr> {
-        let count = documents::Entity::find()
+        let first = documents::Entity::find()
+            .select_only()
+            .column(documents::Column::Id)
             .filter(documents::Column::ChatId.eq(chat_id))
             .filter(documents::Column::DeletedAt.is_null())
             .filter(documents::Column::Searchable.eq(true))
-            .count(&self.inner.db)
+            .into_tuple::<DocumentId>()
+            .one(&self.inner.db)
             .await?;
-        Ok(count > 0)
+        Ok(first.is_some())
     }
 
     /// Creates a document and its artifact record, in `status`.
