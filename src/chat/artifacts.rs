@@ -201,6 +201,31 @@ pub fn part(head: &ArtifactHead, content: &str) -> serde_json::Value {
     })
 }
 
+/// The key of an `x_artifact.*` event that carries the artifact itself (`part`): on `/v1`
+/// streams, where it is the deliverable a client receives; the chat API's stream leaves it out
+/// (the UI reads artifacts from the chat), and so does `x_metadata` (the deliverable is in the
+/// answer, not repeated among the progress).
+pub const DELIVERABLE_KEY: &str = "artifact";
+
+/// An `x_artifact.created` / `.updated` event's payload: `fields` and the artifact as it now
+/// is.
+pub fn event_payload(
+    mut fields: serde_json::Value,
+    head: &ArtifactHead,
+    content: &str,
+) -> serde_json::Value {
+    fields[DELIVERABLE_KEY] = part(head, content);
+    fields
+}
+
+/// The artifact an `x_artifact.*` event carries, as a `/v1` answer's part: the stored part
+/// with type `x_artifact`.
+pub fn deliverable_of(payload: &serde_json::Value) -> Option<serde_json::Value> {
+    let mut part = payload.get(DELIVERABLE_KEY)?.clone();
+    part["type"] = serde_json::json!("x_artifact");
+    Some(part)
+}
+
 /// Creates artifact version 1.
 #[derive(Message)]
 #[rtype(result = "Result<ArtifactHead, ArtifactError>")]

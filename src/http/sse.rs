@@ -169,6 +169,10 @@ pub fn payloads(
             let mut value = json!({"type": event_type});
             if let (Some(target), Some(fields)) = (value.as_object_mut(), payload.as_object()) {
                 for (key, field) in fields {
+                    // An artifact's content is for `/v1` clients, whose answer it is.
+                    if chat_api && key == crate::chat::artifacts::DELIVERABLE_KEY {
+                        continue;
+                    }
                     target.insert(key.clone(), field.clone());
                 }
             }
@@ -302,7 +306,11 @@ pub fn accumulate_metadata(
     let dialect = Dialect::OpenAi {
         include_usage: true,
     };
-    for (_, payload) in payloads(dialect, log, event) {
+    for (_, mut payload) in payloads(dialect, log, event) {
+        // A deliverable is in the answer (`x_artifacts`, an output part), not its progress.
+        if let Some(fields) = payload.as_object_mut() {
+            fields.remove(crate::chat::artifacts::DELIVERABLE_KEY);
+        }
         let Some(kind) = payload["type"].as_str().and_then(|t| t.split('.').next()) else {
             continue;
         };

@@ -182,7 +182,12 @@ impl TypedTool for CreateArtifactTool {
                 .map_err(tool_error)?;
             ctx.emit(
                 "x_artifact.created",
-                json!({"identifier": head.identifier, "title": head.title, "version": head.version}),
+                artifacts::event_payload(
+                    json!({"identifier": head.identifier, "title": head.title,
+                           "version": head.version}),
+                    &head,
+                    &content,
+                ),
             );
             ctx.parts.upsert(artifacts::part(&head, &content));
             Ok(json!({
@@ -268,7 +273,11 @@ impl TypedTool for UpdateArtifactTool {
                 .map_err(tool_error)?;
             ctx.emit(
                 "x_artifact.updated",
-                json!({"identifier": head.identifier, "version": head.version}),
+                artifacts::event_payload(
+                    json!({"identifier": head.identifier, "version": head.version}),
+                    &head,
+                    &content,
+                ),
             );
             ctx.parts.upsert(artifacts::part(&head, &content));
             Ok(json!({

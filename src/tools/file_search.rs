@@ -36,8 +36,18 @@ pub const MAX_RESULTS: usize = 20;
 /// Longest query in characters.
 pub const MAX_QUERY_CHARS: usize = 2_000;
 
+/// What a Responses request's `file_search` tool asks of every call: at most
+/// `max_num_results` passages (the default when the model names no number, and the cap when it
+/// names more), none scoring under `score_threshold` (`ranking_options.score_threshold`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FileSearchLimits {
+    pub max_num_results: Option<usize>,
+    pub score_threshold: Option<f32>,
+}
+
 pub struct FileSearchTool {
     log: Arc<RunLog>,
+    limits: FileSearchLimits,
     config: Arc<Config>,
     workspace: Workspace,
     /// The chats whose documents are searched: the run's own chat, or the vector stores a
@@ -67,11 +77,17 @@ impl FileSearchTool {
     ) -> Self {
         Self {
             log,
+            limits: FileSearchLimits::default(),
             config,
             workspace,
             stores,
             calls: AtomicUsize::new(0),
         }
+    }
+
+    /// This search with a request's limits on every call.
+    pub fn limited(self, limits: FileSearchLimits) -> Self {
+        Self { limits, ..self }
     }
 
     fn emit(log: &RunLog, event_type: &str, payload: Value) {
@@ -176,6 +192,7 @@ impl TypedTool for FileSearchTool {
         let stores = self.stores.clone();
         let workspace = self.workspace.clone();
         let output_index = self.calls.fetch_add(1, Ordering::Relaxed);
+        let limits = self.limits;
         Box::pin(async move {
             let query = args.query.trim().to_string();
             if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
@@ -184,8 +201,12 @@ impl TypedTool for FileSearchTool {
                 )));
             }
             let limit = match args.max_results {
-                None => workspace.limits().default_search_results,
-                Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
+                None => limits
+                    .max_num_results
+                    .unwrap_or(workspace.limits().default_search_results),
+                Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => {
+                    (n as usize).min(limits.max_num_results.unwrap_or(MAX_RESULTS))
+                }
                 Some(n) => {
                     return Err(ToolError::invalid_arguments(format!(
                         "max_results must be 1-{MAX_RESULTS} (got {n})"
@@ -224,8 +245,10 @@ impl TypedTool for FileSearchTool {
             let at = std::time::Instant::now();
             let artifact_ids = workspace.artifact_ids_of_hits(&hits).await;
             let artifact_lookup = at.elapsed();
+            let threshold = limits.score_threshold.unwrap_or(0.0);
             let results: Vec<Value> = hits
                 .into_iter()
+                .filter(|(_, hit)| hit.relevance_score >= threshold)
                 .map(|(_, hit)| {
                     let mut result = json!({
                         "filename": hit.filename,

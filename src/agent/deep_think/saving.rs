@@ -66,8 +66,12 @@ pub(super) async fn save_artifact(
             Ok(Ok(head)) => {
                 run.log.push(RunEvent::Extension {
                     event_type: "x_artifact.created".into(),
-                    payload: json!({"identifier": head.identifier, "title": head.title,
-                                    "version": head.version}),
+                    payload: artifacts::event_payload(
+                        json!({"identifier": head.identifier, "title": head.title,
+                               "version": head.version}),
+                        &head,
+                        content,
+                    ),
                 });
                 run.parts.upsert(artifacts::part(&head, content));
                 return Some(head.identifier);

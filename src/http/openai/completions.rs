@@ -211,11 +211,28 @@ async fn collect(
     let mut thinking = String::new();
     let mut metadata: Map<String, Value> = Map::new();
     let mut tool_calls: Option<Value> = None;
+    // The artifacts the run made, each as it ended up (`message.x_artifacts`).
+    let mut artifacts: Vec<Value> = Vec::new();
     while let Some((_, event)) = events.next().await {
         match event.as_ref() {
             RunEvent::TextDelta { content: text } => content.push_str(text),
             RunEvent::ReasoningDelta { content: text, .. } => thinking.push_str(text),
             RunEvent::ClientToolCalls { calls } => tool_calls = Some(json!(calls)),
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type.starts_with("x_artifact.") => {
+                accumulate_metadata(&mut metadata, &log, event.as_ref());
+                if let Some(part) = crate::chat::artifacts::deliverable_of(payload) {
+                    match artifacts
+                        .iter_mut()
+                        .find(|a| a["identifier"] == part["identifier"])
+                    {
+                        Some(kept) => *kept = part,
+                        None => artifacts.push(part),
+                    }
+                }
+            }
             RunEvent::Finished {
                 stop_reason,
                 usage,
@@ -247,6 +264,9 @@ async fn collect(
                 });
                 if !thinking.is_empty() {
                     body["x_metadata"]["thinking"] = json!(thinking);
+                }
+                if !artifacts.is_empty() {
+                    body["choices"][0]["message"]["x_artifacts"] = json!(artifacts);
                 }
                 if let Some(chat_id) = &chat_id {
                     body["x_chat_id"] = json!(chat_id);

@@ -34,6 +34,7 @@ use crate::supervisor::launch::check_message_lengths;
 use crate::supervisor::launch::images::{read_message, read_messages};
 use crate::supervisor::turn::{TurnRequest, TurnTarget};
 
+mod citations;
 mod encode;
 mod items;
 mod request;
@@ -44,7 +45,7 @@ use super::shared::ListQuery;
 use encode::Frame;
 pub use items::messages_of;
 use items::with_ids;
-use request::ResponsesRequest;
+use request::{Includes, ResponsesRequest};
 use target::{Target, resolve_references, stores_of, target};
 
 pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
@@ -84,7 +85,8 @@ async fn create(
         .as_ref()
         .map(|t| t.model.clone())
         .unwrap_or_default();
-    let include_results = request.include_results();
+    options.file_search_limits = request.file_search_limits()?;
+    let includes = request.includes();
     let mut echo = request.echo(&model);
     // Before anything is stored: every message and the instructions within the length limit.
     let mut all = messages_of(&items)?;
@@ -154,10 +156,10 @@ async fn create(
             },
         )
         .await?;
-        keep_when_finished(&state, log.clone(), &frame, include_results, id);
+        keep_when_finished(&state, log.clone(), &frame, includes, id);
     }
     if request.stream {
-        let mut response = stream::stream(log, frame, include_results, request.x_events);
+        let mut response = stream::stream(log, frame, includes, request.x_events);
         if let Some(chat_id) = chat_id
             && let Ok(value) = chat_id.as_str().parse()
         {
@@ -168,7 +170,7 @@ async fn create(
         }
         return Ok(response);
     }
-    let (body, failure) = stream::collect(log, &frame, include_results)
+    let (body, failure) = stream::collect(log, &frame, includes)
         .await
         .ok_or_else(|| AppError::internal(anyhow::anyhow!("run ended without finishing")))?;
     if let Some(error) = failure {
@@ -182,7 +184,7 @@ fn keep_when_finished(
     state: &AppState,
     log: Arc<RunLog>,
     frame: &Frame,
-    include_results: bool,
+    includes: Includes,
     id: ResponseId,
 ) {
     let db = state.db().clone();
@@ -192,7 +194,7 @@ fn keep_when_finished(
         chat_id: frame.chat_id.clone(),
     };
     actix_web::rt::spawn(async move {
-        if let Some((body, _)) = stream::collect(log, &frame, include_results).await
+        if let Some((body, _)) = stream::collect(log, &frame, includes).await
             && let Err(err) = stored::finish(&db, &id, body).await
         {
             tracing::warn!(%err, response = %id, "could not store the finished response");

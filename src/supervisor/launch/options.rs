@@ -43,6 +43,9 @@ pub struct RunOptions {
     /// The vector stores (each a chat's documents, owned by the caller) a Responses
     /// `file_search` tool named: file_search searches exactly these.
     pub file_search: Option<Vec<ChatId>>,
+    /// A Responses `file_search` tool's `max_num_results` and `score_threshold`, for every
+    /// file_search call of the run (over the named stores or the chat's own documents).
+    pub file_search_limits: crate::tools::file_search::FileSearchLimits,
 }
 
 /// Refuses a message longer than `http.max_message_chars`: the one limit on a message however

@@ -109,15 +109,27 @@ pub(in crate::supervisor) fn plan(
         session.clone().map(|session| (session, parts.clone())),
     );
     let mut tools = super::tools::for_request(&setting, options, documents);
-    if let Some(stores) = &options.file_search {
-        // The stores the request named replace the chat's own documents.
+    // The stores the request named replace the chat's own documents; a request's limits
+    // make a copy of the chat's own search that keeps them.
+    let limited = options.file_search_limits != Default::default();
+    let stores = match (&options.file_search, &log.chat_id) {
+        (Some(stores), _) => Some(stores.clone()),
+        (None, Some(chat)) if limited && tools.iter().any(|t| t.name() == "file_search") => {
+            Some(vec![chat.clone()])
+        }
+        _ => None,
+    };
+    if let Some(stores) = stores {
         tools.retain(|t| t.name() != "file_search");
-        tools.push(Arc::new(FileSearchTool::over_stores(
-            log.clone(),
-            launcher.config.clone(),
-            launcher.workspace.clone(),
-            stores.clone(),
-        )));
+        tools.push(Arc::new(
+            FileSearchTool::over_stores(
+                log.clone(),
+                launcher.config.clone(),
+                launcher.workspace.clone(),
+                stores,
+            )
+            .limited(options.file_search_limits),
+        ));
     }
     let tools = sized(tools, options);
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();

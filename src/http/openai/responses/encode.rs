@@ -1,10 +1,17 @@
 //! The Responses encoder: a run's events as output items (`Output`), the lifecycle events
 //! that build them one step at a time (what a stream sends, and what OpenAI's SDKs replay into
 //! the same items), and the response object. The model's reasoning is a `reasoning` item (its
-//! text one `summary_text` part) before the message it led to.
+//! text one `summary_text` part) before the message it led to. Server-side tools show as
+//! OpenAI shows its own: `file_search_call` and `web_search_call` items with their events, on
+//! every stream; a call of the client's `local_shell` is a `local_shell_call` item. The answer's
+//! text carries `url_citation` annotations for the pages the run found that it links, and the
+//! artifacts the run made are `x_artifact` parts of its last message (deliverables are parts,
+//! docs/spec.md#metadata-and-parts).
 
 use serde_json::{Value, json};
 
+use super::citations::{Source, url_citations};
+use super::request::{Includes, LOCAL_SHELL};
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
 use crate::tools::file_search;
@@ -17,11 +24,29 @@ enum Item {
         text: String,
         open: bool,
     },
-    /// Assistant text; `open` until another item (or the end) follows it.
+    /// Assistant text; `open` until another item (or the end) follows it. `annotations`: its
+    /// `url_citation`s, found when it closes; `deliverables`: parts after the text (artifacts).
     Message {
         id: String,
         text: String,
         open: bool,
+        annotations: Vec<Value>,
+        deliverables: Vec<Value>,
+    },
+    /// A call of the server's `web_search`: `in_progress`, `searching`, then `completed` or
+    /// `failed`; `sources` once its results are in.
+    WebSearch {
+        id: String,
+        call_id: String,
+        query: Value,
+        status: &'static str,
+        sources: Vec<Value>,
+    },
+    /// A call of the client's `local_shell` (run by the client, never here).
+    LocalShell {
+        id: String,
+        call_id: String,
+        action: Value,
     },
     FileSearch {
         id: String,
@@ -42,9 +67,24 @@ enum Item {
 /// The type of the event that ends a file_search call, which carries the finished item.
 const FILE_SEARCH_COMPLETED: &str = "response.file_search_call.completed";
 
+/// The type of the event that ends a web_search call.
+const WEB_SEARCH_COMPLETED: &str = "response.web_search_call.completed";
+/// The server-side tool whose calls are `web_search_call` items.
+const WEB_SEARCH: &str = "web_search";
+
+/// The item id of a web_search call.
+fn web_search_item_id(call_id: &str) -> String {
+    format!("ws_{call_id}")
+}
+
+/// The item id of a local_shell call.
+pub fn local_shell_item_id(call_id: &str) -> String {
+    format!("lsh_{call_id}")
+}
+
 /// The response's output items, in the order the run made them.
 pub struct Output {
-    include_results: bool,
+    includes: Includes,
     run_id: String,
     items: Vec<Item>,
     messages: usize,
@@ -52,6 +92,10 @@ pub struct Output {
     /// The `.completed` events of file_search calls whose results have not arrived yet (the
     /// tool says it is done just before its result is in), by item id.
     searches_done: Vec<(String, Value)>,
+    /// The pages the run's searches and fetches found, which its text may cite.
+    sources: Vec<Source>,
+    /// The artifacts the run made or changed (their latest version each), for the answer.
+    deliverables: Vec<Value>,
     pub text: String,
     /// Every reasoning item's text, accumulated (`x_metadata.thinking`).
     pub thinking: String,
@@ -67,14 +111,16 @@ fn event(kind: &str, mut payload: Value) -> Lifecycle {
 
 impl Output {
     /// `seed` names the items (`msg_<seed>`, ...): the response's id without its prefix.
-    pub fn new(seed: &str, include_results: bool) -> Self {
+    pub fn new(seed: &str, includes: Includes) -> Self {
         Self {
-            include_results,
+            includes,
             run_id: seed.to_string(),
             items: Vec::new(),
             messages: 0,
             reasonings: 0,
             searches_done: Vec::new(),
+            sources: Vec::new(),
+            deliverables: Vec::new(),
             text: String::new(),
             thinking: String::new(),
         }
@@ -132,7 +178,7 @@ impl Output {
                 result,
                 ..
             } if name == "file_search" => {
-                let include_results = self.include_results;
+                let include_results = self.includes.file_search_results;
                 let found = self.items.iter_mut().position(|item| {
                     matches!(item, Item::FileSearch { call_id, .. } if call_id == tool_call_id)
                 });
@@ -173,9 +219,119 @@ impl Output {
                     None => out.push(self::event(FILE_SEARCH_COMPLETED, payload.clone())),
                 }
             }
+            RunEvent::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } if name == WEB_SEARCH => {
+                self.close_open(&mut out);
+                let item_id = web_search_item_id(id);
+                self.items.push(Item::WebSearch {
+                    id: item_id.clone(),
+                    call_id: id.clone(),
+                    query: arguments["query"].clone(),
+                    status: "in_progress",
+                    sources: Vec::new(),
+                });
+                let index = self.items.len() - 1;
+                out.push(self.added(index));
+                let payload = json!({"item_id": item_id, "output_index": index});
+                out.push(self::event(
+                    "response.web_search_call.in_progress",
+                    payload.clone(),
+                ));
+                if let Some(Item::WebSearch { status, .. }) = self.items.last_mut() {
+                    *status = "searching";
+                }
+                out.push(self::event("response.web_search_call.searching", payload));
+            }
+            RunEvent::ToolResult {
+                tool_call_id,
+                name,
+                success,
+                result,
+                ..
+            } if name == WEB_SEARCH => {
+                let found = self.items.iter_mut().position(|item| {
+                    matches!(item, Item::WebSearch { call_id, .. } if call_id == tool_call_id)
+                });
+                let hits: Vec<Source> = result["results"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Source::of_hit)
+                    .collect();
+                if let Some(index) = found {
+                    let mut item_id = String::new();
+                    if let Item::WebSearch {
+                        id,
+                        status,
+                        sources,
+                        ..
+                    } = &mut self.items[index]
+                    {
+                        *status = if *success { "completed" } else { "failed" };
+                        *sources = hits
+                            .iter()
+                            .map(|hit| json!({"type": "url", "url": hit.url}))
+                            .collect();
+                        item_id.clone_from(id);
+                    }
+                    out.push(self::event(
+                        WEB_SEARCH_COMPLETED,
+                        json!({"item_id": item_id, "output_index": index}),
+                    ));
+                    out.push(self.done(index));
+                }
+                self.add_sources(hits);
+            }
+            RunEvent::ToolResult {
+                name,
+                success: true,
+                result,
+                ..
+            } if name == "fetch_url" => {
+                let pages: Vec<Source> = result["pages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|page| page["error"] != true)
+                    .filter_map(Source::of_hit)
+                    .collect();
+                self.add_sources(pages);
+            }
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type.starts_with("x_artifact.") => {
+                if let Some(part) = crate::chat::artifacts::deliverable_of(payload) {
+                    match self
+                        .deliverables
+                        .iter_mut()
+                        .find(|d| d["identifier"] == part["identifier"])
+                    {
+                        Some(kept) => *kept = part,
+                        None => self.deliverables.push(part),
+                    }
+                }
+            }
             RunEvent::ClientToolCalls { calls } => {
                 self.close_open(&mut out);
                 for call in calls {
+                    if call.function.name == LOCAL_SHELL {
+                        self.items.push(Item::LocalShell {
+                            id: local_shell_item_id(&call.id),
+                            call_id: call.id.clone(),
+                            action: shell_action(&call.function.arguments),
+                        });
+                        let index = self.items.len() - 1;
+                        let mut added = self.added(index);
+                        added.1["item"]["status"] = json!("in_progress");
+                        out.push(added);
+                        out.push(self.done(index));
+                        continue;
+                    }
                     self.items.push(Item::FunctionCall {
                         id: format!("fc_{}", call.id),
                         call_id: call.id.clone(),
@@ -203,8 +359,13 @@ impl Output {
             }
             RunEvent::Finished { .. } => {
                 // Every response says something: an empty message when the run made no item.
-                if self.items.is_empty() {
+                // The artifacts the run made are parts of its last message, after its text.
+                let ends_open = matches!(self.items.last(), Some(Item::Message { open: true, .. }));
+                if self.items.is_empty() || (!self.deliverables.is_empty() && !ends_open) {
                     self.open_message(&mut out);
+                }
+                if let Some(Item::Message { deliverables, .. }) = self.items.last_mut() {
+                    *deliverables = std::mem::take(&mut self.deliverables);
                 }
                 self.close_open(&mut out);
             }
@@ -284,6 +445,8 @@ impl Output {
             id: id.clone(),
             text: String::new(),
             open: true,
+            annotations: Vec::new(),
+            deliverables: Vec::new(),
         });
         let index = self.items.len() - 1;
         let mut added = self.added(index);
@@ -300,14 +463,34 @@ impl Output {
 
     fn close_message(&mut self, out: &mut Vec<Lifecycle>) {
         let index = self.items.len().saturating_sub(1);
-        let Some(Item::Message { id, text, open }) = self.items.last_mut() else {
+        let Some(Item::Message {
+            id,
+            text,
+            open,
+            annotations,
+            deliverables,
+        }) = self.items.last_mut()
+        else {
             return;
         };
         if !*open {
             return;
         }
         *open = false;
-        let (id, text) = (id.clone(), text.clone());
+        *annotations = url_citations(text, &self.sources);
+        let (id, text, annotations, deliverables) = (
+            id.clone(),
+            text.clone(),
+            annotations.clone(),
+            deliverables.clone(),
+        );
+        for (at, annotation) in annotations.iter().enumerate() {
+            out.push(event(
+                "response.output_text.annotation.added",
+                json!({"item_id": id, "output_index": index, "content_index": 0,
+                       "annotation_index": at, "annotation": annotation}),
+            ));
+        }
         out.push(event(
             "response.output_text.done",
             json!({"item_id": id, "output_index": index, "content_index": 0, "text": text,
@@ -316,9 +499,27 @@ impl Output {
         out.push(event(
             "response.content_part.done",
             json!({"item_id": id, "output_index": index, "content_index": 0,
-                   "part": {"type": "output_text", "text": text, "annotations": [], "logprobs": []}}),
+                   "part": text_part(&text, &annotations)}),
         ));
+        for (at, part) in deliverables.iter().enumerate() {
+            for kind in ["response.content_part.added", "response.content_part.done"] {
+                out.push(event(
+                    kind,
+                    json!({"item_id": id, "output_index": index, "content_index": at + 1,
+                           "part": part}),
+                ));
+            }
+        }
         out.push(self.done(index));
+    }
+
+    /// Keeps pages the text may cite, each once.
+    fn add_sources(&mut self, found: Vec<Source>) {
+        for source in found {
+            if !self.sources.iter().any(|known| known.url == source.url) {
+                self.sources.push(source);
+            }
+        }
     }
 
     fn added(&self, index: usize) -> Lifecycle {
@@ -349,12 +550,48 @@ impl Output {
                 "id": id,
                 "summary": [{"type": "summary_text", "text": text}],
             }),
-            Item::Message { id, text, open } => json!({
-                "type": "message",
+            Item::Message {
+                id,
+                text,
+                open,
+                annotations,
+                deliverables,
+            } => {
+                let mut content = vec![text_part(text, annotations)];
+                if !*open {
+                    content.extend(deliverables.iter().cloned());
+                }
+                json!({
+                    "type": "message",
+                    "id": id,
+                    "status": if *open { "in_progress" } else { "completed" },
+                    "role": "assistant",
+                    "content": content,
+                })
+            }
+            Item::WebSearch {
+                id,
+                query,
+                status,
+                sources,
+                ..
+            } => {
+                let mut action = json!({"type": "search", "query": query});
+                if self.includes.web_search_sources {
+                    action["sources"] = json!(sources);
+                }
+                json!({"type": "web_search_call", "id": id, "status": status, "action": action})
+            }
+            Item::LocalShell {
+                id,
+                call_id,
+                action,
+            } => json!({
+                "type": "local_shell_call",
                 "id": id,
-                "status": if *open { "in_progress" } else { "completed" },
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+                "call_id": call_id,
+                "status": "completed",
+                "action": action,
             }),
             Item::FileSearch {
                 id,
@@ -388,6 +625,30 @@ impl Output {
     pub fn to_json(&self) -> Value {
         Value::Array((0..self.items.len()).map(|i| self.item_json(i)).collect())
     }
+}
+
+/// An `output_text` part.
+fn text_part(text: &str, annotations: &[Value]) -> Value {
+    json!({"type": "output_text", "text": text, "annotations": annotations, "logprobs": []})
+}
+
+/// A `local_shell_call`'s `action` from the arguments the model gave the `local_shell`
+/// function: OpenAI's `exec` action, with its fields present (null when not given).
+fn shell_action(arguments: &str) -> Value {
+    let given: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    let command = match &given["command"] {
+        Value::Array(words) => json!(words),
+        Value::String(line) => json!([line]),
+        _ => json!([]),
+    };
+    json!({
+        "type": "exec",
+        "command": command,
+        "env": if given["env"].is_object() { given["env"].clone() } else { json!({}) },
+        "timeout_ms": given["timeout_ms"],
+        "user": given["user"],
+        "working_directory": given["working_directory"],
+    })
 }
 
 /// A file_search result's passages, without their text unless asked for.

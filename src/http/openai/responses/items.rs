@@ -6,6 +6,7 @@
 use entities::ids::ResponseId;
 use serde_json::{Value, json};
 
+use super::request::LOCAL_SHELL;
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, FunctionCall, MessageContent, Role, ToolCall};
 
@@ -98,21 +99,17 @@ pub fn messages_of(items: &[Value]) -> AppResult<Vec<ChatMessage>> {
                     name: None,
                 });
             }
-            "function_call" => {
-                let (Some(call_id), Some(name)) = (item["call_id"].as_str(), item["name"].as_str())
-                else {
-                    return Err(AppError::invalid(format!(
-                        "input[{index}]: a function_call needs call_id and name"
-                    )));
-                };
-                let call = ToolCall {
-                    id: call_id.to_string(),
-                    kind: "function".into(),
-                    function: FunctionCall {
-                        name: name.to_string(),
-                        arguments: item["arguments"].as_str().unwrap_or("{}").to_string(),
-                    },
-                };
+            "function_call" | "local_shell_call" => {
+                let call = call_of(item).ok_or_else(|| {
+                    AppError::invalid(format!(
+                        "input[{index}]: a {kind} needs call_id and {}",
+                        if kind == "function_call" {
+                            "name"
+                        } else {
+                            "action"
+                        }
+                    ))
+                })?;
                 match messages.last_mut() {
                     Some(last) if last.role == Role::Assistant && last.tool_calls.is_some() => {
                         if let Some(calls) = last.tool_calls.as_mut() {
@@ -125,10 +122,10 @@ pub fn messages_of(items: &[Value]) -> AppResult<Vec<ChatMessage>> {
                     )),
                 }
             }
-            "function_call_output" => {
-                let Some(call_id) = item["call_id"].as_str() else {
+            "function_call_output" | "local_shell_call_output" => {
+                let Some(call_id) = output_call_id(item) else {
                     return Err(AppError::invalid(format!(
-                        "input[{index}]: a function_call_output needs call_id"
+                        "input[{index}]: a {kind} needs call_id"
                     )));
                 };
                 messages.push(ChatMessage::tool_result(
@@ -145,6 +142,45 @@ pub fn messages_of(items: &[Value]) -> AppResult<Vec<ChatMessage>> {
         }
     }
     Ok(messages)
+}
+
+/// The tool call a `function_call` or `local_shell_call` item records (a local shell call is
+/// the `local_shell` function, its `action` the arguments).
+fn call_of(item: &Value) -> Option<ToolCall> {
+    let call_id = item["call_id"].as_str()?;
+    let (name, arguments) = if item["type"] == "local_shell_call" {
+        let action = item["action"].as_object()?;
+        let mut arguments = action.clone();
+        arguments.remove("type");
+        arguments.retain(|_, value| !value.is_null());
+        (
+            LOCAL_SHELL.to_string(),
+            Value::Object(arguments).to_string(),
+        )
+    } else {
+        (
+            item["name"].as_str()?.to_string(),
+            item["arguments"].as_str().unwrap_or("{}").to_string(),
+        )
+    };
+    Some(ToolCall {
+        id: call_id.to_string(),
+        kind: "function".into(),
+        function: FunctionCall { name, arguments },
+    })
+}
+
+/// The call an output item answers: its `call_id`; a `local_shell_call_output` may name the
+/// call by `id` instead, as OpenAI's reference does (the call's id, or its item's `lsh_` id).
+fn output_call_id(item: &Value) -> Option<&str> {
+    if let Some(call_id) = item["call_id"].as_str() {
+        return Some(call_id);
+    }
+    if item["type"] != "local_shell_call_output" {
+        return None;
+    }
+    let id = item["id"].as_str()?;
+    Some(id.strip_prefix("lsh_").unwrap_or(id))
 }
 
 /// A `function_call_output`'s output: a string, or its text parts joined.
@@ -166,9 +202,14 @@ pub fn trailing_outputs(items: &[Value]) -> Vec<FunctionOutput> {
     let mut outputs: Vec<FunctionOutput> = items
         .iter()
         .rev()
-        .take_while(|item| item["type"] == "function_call_output")
+        .take_while(|item| {
+            matches!(
+                item["type"].as_str(),
+                Some("function_call_output" | "local_shell_call_output")
+            )
+        })
         .map(|item| FunctionOutput {
-            call_id: item["call_id"].as_str().unwrap_or_default().to_string(),
+            call_id: output_call_id(item).unwrap_or_default().to_string(),
             output: output_text(&item["output"]),
         })
         .collect();
@@ -258,6 +299,31 @@ mod tests {
         assert!(
             messages_of(&[json!({"role": "user", "content": [{"type": "input_file"}]})]).is_err()
         );
+    }
+
+    #[test]
+    fn a_local_shell_call_and_its_output_are_a_call_of_the_local_shell_function_and_its_result() {
+        let items = [
+            json!({"type": "local_shell_call", "id": "lsh_c1", "call_id": "c1",
+                   "status": "completed", "action": {"type": "exec", "command": ["ls", "-l"],
+                   "env": {}, "timeout_ms": null, "user": null, "working_directory": "/tmp"}}),
+            json!({"type": "local_shell_call_output", "id": "lsh_c1", "output": "total 0"}),
+        ];
+        let messages = messages_of(&items).unwrap();
+        let call = &messages[0].tool_calls.as_ref().unwrap()[0];
+        assert_eq!(call.id, "c1");
+        assert_eq!(call.function.name, "local_shell");
+        let arguments: Value = serde_json::from_str(&call.function.arguments).unwrap();
+        assert_eq!(
+            arguments,
+            json!({"command": ["ls", "-l"], "env": {}, "working_directory": "/tmp"})
+        );
+        assert_eq!(messages[1].tool_call_id.as_deref(), Some("c1"));
+        assert_eq!(messages[1].text(), "total 0");
+        let outputs = trailing_outputs(&items);
+        assert_eq!(outputs.len(), 1);
+        assert_eq!(outputs[0].call_id, "c1", "named by its item's id");
+        assert!(messages_of(&[json!({"type": "local_shell_call_output", "output": "x"})]).is_err());
     }
 
     #[test]

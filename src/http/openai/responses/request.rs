@@ -10,6 +10,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::openai::shared::check_metadata;
 use crate::llm::wire::{ChatRequest, ToolDefinition};
 use crate::supervisor::launch::{RunOptions, WebSearchOptions};
+use crate::tools::file_search::FileSearchLimits;
 
 /// Most input items one request may carry.
 const MAX_INPUT_ITEMS: usize = 2_000;
@@ -31,6 +32,40 @@ pub const INCLUDE_VALUES: [&str; 8] = [
     "reasoning.encrypted_content",
     "message.output_text.logprobs",
 ];
+
+/// The client-executed shell tool: offered to the model as a function of this name, its
+/// calls returned as `local_shell_call` items (Colloquy never runs them).
+pub const LOCAL_SHELL: &str = "local_shell";
+
+/// What `local_shell` asks of the model, as a function's parameters (OpenAI's `exec` action).
+fn local_shell_definition() -> ToolDefinition {
+    ToolDefinition::function(
+        LOCAL_SHELL,
+        "Run a command in the user's local shell; the user's machine runs it and returns its \
+         output.",
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "array", "items": {"type": "string"},
+                            "description": "The program and its arguments."},
+                "env": {"type": "object", "additionalProperties": {"type": "string"},
+                        "description": "Environment variables to set."},
+                "timeout_ms": {"type": "integer", "minimum": 1},
+                "working_directory": {"type": "string"}
+            },
+            "required": ["command"]
+        }),
+    )
+}
+
+/// What `include` asks the output items to carry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Includes {
+    /// `file_search_call.results`: the passages' text.
+    pub file_search_results: bool,
+    /// `web_search_call.action.sources`: the pages a search found.
+    pub web_search_sources: bool,
+}
 
 /// A conversation, as `conversation` names it: its id, or `{"id": …}`.
 #[derive(Deserialize)]
@@ -154,10 +189,19 @@ impl ResponsesRequest {
     }
 
     /// The client's functions, as chat tool definitions: at most `MAX_FUNCTIONS`, each named
-    /// once with 1-64 letters, digits, `_` or `-`.
+    /// once with 1-64 letters, digits, `_` or `-`; `local_shell` is one of them.
     pub fn functions(&self) -> AppResult<Vec<ToolDefinition>> {
         let mut functions: Vec<ToolDefinition> = Vec::new();
         for (index, tool) in self.tools.iter().enumerate() {
+            if tool["type"] == LOCAL_SHELL {
+                if functions.iter().any(|f| f.function.name == LOCAL_SHELL) {
+                    return Err(AppError::invalid(format!(
+                        "tools[{index}]: local_shell is named twice"
+                    )));
+                }
+                functions.push(local_shell_definition());
+                continue;
+            }
             if tool["type"] != "function" {
                 continue;
             }
@@ -217,8 +261,47 @@ impl ResponsesRequest {
             .map(Some)
     }
 
-    pub fn include_results(&self) -> bool {
-        self.include.iter().any(|v| v == "file_search_call.results")
+    /// What `include` asks of the output items.
+    pub fn includes(&self) -> Includes {
+        let asks = |value: &str| self.include.iter().any(|v| v == value);
+        Includes {
+            file_search_results: asks("file_search_call.results"),
+            web_search_sources: asks("web_search_call.action.sources"),
+        }
+    }
+
+    /// The `file_search` tool's `max_num_results` (1-50) and
+    /// `ranking_options.score_threshold` (0-1), refused outside those ranges.
+    pub fn file_search_limits(&self) -> AppResult<FileSearchLimits> {
+        let Some(tool) = self.tools.iter().find(|t| t["type"] == "file_search") else {
+            return Ok(FileSearchLimits::default());
+        };
+        let max_num_results = match &tool["max_num_results"] {
+            Value::Null => None,
+            value => match value.as_u64() {
+                Some(n @ 1..=50) => Some(n as usize),
+                _ => {
+                    return Err(AppError::invalid(
+                        "file_search.max_num_results must be an integer from 1 to 50",
+                    ));
+                }
+            },
+        };
+        let score_threshold = match &tool["ranking_options"]["score_threshold"] {
+            Value::Null => None,
+            value => match value.as_f64() {
+                Some(t) if (0.0..=1.0).contains(&t) => Some(t as f32),
+                _ => {
+                    return Err(AppError::invalid(
+                        "file_search.ranking_options.score_threshold must be a number from 0 to 1",
+                    ));
+                }
+            },
+        };
+        Ok(FileSearchLimits {
+            max_num_results,
+            score_threshold,
+        })
     }
 
     /// What the run is asked: tools, sampling, the output format.
@@ -235,11 +318,12 @@ impl ResponsesRequest {
                         )?,
                     );
                 }
-                Some("file_search" | "function") => {}
+                Some("file_search" | "function" | LOCAL_SHELL) => {}
                 other => {
                     return Err(AppError::invalid(format!(
                         "tools[{index}]: type {} is not supported; Colloquy offers \
-                         web_search_preview (its server-side tools), file_search and function",
+                         web_search_preview (its server-side tools), file_search, local_shell \
+                         and function",
                         other.unwrap_or("(missing)")
                     )));
                 }

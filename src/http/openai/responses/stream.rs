@@ -13,6 +13,7 @@ use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
 use super::encode::{Frame, Output, terminal_event};
+use super::request::Includes;
 use crate::http::chat_api::runs::KEEP_ALIVE;
 use crate::http::sse::{Dialect, accumulate_metadata, payloads};
 use crate::run::events::RunEvent;
@@ -119,14 +120,9 @@ fn step(
 }
 
 /// The run as a Responses stream; `x_events`: with Colloquy's own progress events.
-pub fn stream(
-    log: Arc<RunLog>,
-    frame: Frame,
-    include_results: bool,
-    x_events: bool,
-) -> HttpResponse {
+pub fn stream(log: Arc<RunLog>, frame: Frame, includes: Includes, x_events: bool) -> HttpResponse {
     let source = Arc::clone(&log);
-    let output = Output::new(frame.seed(), include_results);
+    let output = Output::new(frame.seed(), includes);
     let frames = log
         .subscribe(0)
         .scan(
@@ -154,10 +150,10 @@ pub fn stream(
 pub async fn collect(
     log: Arc<RunLog>,
     frame: &Frame,
-    include_results: bool,
+    includes: Includes,
 ) -> Option<(Value, Option<crate::run::events::RunError>)> {
     let mut events = Box::pin(log.subscribe(0));
-    let mut output = Output::new(frame.seed(), include_results);
+    let mut output = Output::new(frame.seed(), includes);
     let mut metadata: Map<String, Value> = Map::new();
     while let Some((_, event)) = events.next().await {
         output.observe(event.as_ref());

@@ -9,6 +9,7 @@ use entities::ids::{ChatId, RunId, UserId};
 use serde_json::{Value, json};
 
 use super::encode::{Frame, Output};
+use super::request::Includes;
 use super::stream::stream;
 use crate::llm::wire::Usage;
 use crate::run::events::{RunError, RunErrorKind, RunEvent, StopReason};
@@ -21,6 +22,14 @@ fn log() -> Arc<RunLog> {
         UserId::from_string("u1"),
         "m".into(),
     ))
+}
+
+/// What `include` asks when it asks for file_search's passages or not.
+fn results(file_search_results: bool) -> Includes {
+    Includes {
+        file_search_results,
+        ..Includes::default()
+    }
 }
 
 fn text(content: &str) -> RunEvent {
@@ -69,7 +78,7 @@ fn finished(stop_reason: StopReason, error: Option<RunError>) -> RunEvent {
 }
 
 fn output_of(events: &[RunEvent], include_results: bool) -> Value {
-    let mut output = Output::new("r1", include_results);
+    let mut output = Output::new("r1", results(include_results));
     for event in events {
         output.observe(event);
     }
@@ -144,7 +153,7 @@ fn a_run_that_made_nothing_still_answers_with_an_empty_message() {
 #[test]
 fn every_stop_reason_has_its_response_status() {
     let log = log();
-    let output = Output::new("r1", false);
+    let output = Output::new("r1", Includes::default());
     let usage = Usage::default();
     let status = |reason| frame().finished(&log, &output, reason, &usage, None);
     for reason in [
@@ -193,7 +202,7 @@ fn every_stop_reason_has_its_response_status() {
 
 /// The stream of a finished run, as (event name, payload) pairs.
 async fn streamed(log: Arc<RunLog>, include_results: bool, x_events: bool) -> Vec<(String, Value)> {
-    let response = stream(log, frame(), include_results, x_events);
+    let response = stream(log, frame(), results(include_results), x_events);
     let body = actix_web::body::to_bytes(response.into_body())
         .await
         .unwrap();
@@ -488,7 +497,9 @@ async fn reasoning_streams_as_a_reasoning_item_before_each_message_it_led_to() {
         completed["output"],
         "what an SDK builds from the events is the final response's output"
     );
-    let (body, _) = super::stream::collect(log, &frame(), false).await.unwrap();
+    let (body, _) = super::stream::collect(log, &frame(), Includes::default())
+        .await
+        .unwrap();
     assert_eq!(body["output"], completed["output"]);
     assert_eq!(body["x_metadata"]["thinking"], "Thinking.Again.");
 }
@@ -535,4 +546,184 @@ async fn colloquys_own_events_are_streamed_only_when_the_request_asks_for_them()
     ] {
         assert!(opted_in.iter().any(|name| name == kind), "{opted_in:?}");
     }
+}
+
+fn web_search_call(id: &str, query: &str) -> RunEvent {
+    RunEvent::ToolCall {
+        id: id.into(),
+        name: "web_search".into(),
+        arguments: json!({"query": query}),
+        progress: Some(crate::run::events::ProgressKind::Searching),
+        message: None,
+    }
+}
+
+fn web_search_result(id: &str) -> RunEvent {
+    RunEvent::ToolResult {
+        tool_call_id: id.into(),
+        name: "web_search".into(),
+        success: true,
+        result: json!({"answer": "", "abstract": "", "fetched_pages": [],
+            "results": [
+                {"title": "Gold price", "url": "https://gold.example/price", "snippet": "s"},
+                {"title": "FX", "url": "https://fx.example/", "snippet": "s"}]}),
+        preview: String::new(),
+        error: None,
+        research: true,
+    }
+}
+
+#[actix_web::test]
+async fn a_web_search_is_a_web_search_call_item_with_openais_events_on_a_default_stream() {
+    let log = log();
+    log.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    log.push(web_search_call("w1", "gold price"));
+    log.push(web_search_result("w1"));
+    let answer =
+        "Gold is dear ([price](https://gold.example/price)); see https://nowhere.example/.";
+    log.push(text(answer));
+    log.push(finished(StopReason::Completed, None));
+    // Without x_events: OpenAI's own events only.
+    let events = streamed(log, false, false).await;
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names[..7],
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.web_search_call.in_progress",
+            "response.web_search_call.searching",
+            "response.web_search_call.completed",
+            "response.output_item.done",
+        ]
+    );
+    assert!(
+        !names.iter().any(|n| n.starts_with("x_")),
+        "no progress of Colloquy's own: {names:?}"
+    );
+    for (name, payload) in &events[3..6] {
+        assert_eq!(payload["item_id"], "ws_w1", "{name}");
+        assert_eq!(payload["output_index"], 0, "{name}");
+    }
+    let added = &events[2].1["item"];
+    assert_eq!(added["type"], "web_search_call");
+    assert_eq!(added["status"], "in_progress");
+    let done = &events[6].1["item"];
+    assert_eq!(done["status"], "completed");
+    assert_eq!(
+        done["action"],
+        json!({"type": "search", "query": "gold price"}),
+        "no sources unless include asks"
+    );
+    // The text's link to a page the search found is a url_citation; the other URL is not.
+    let annotation_added = events
+        .iter()
+        .find(|(name, _)| name == "response.output_text.annotation.added")
+        .expect("an annotation event");
+    let annotation = &annotation_added.1["annotation"];
+    assert_eq!(annotation["type"], "url_citation");
+    assert_eq!(annotation["url"], "https://gold.example/price");
+    assert_eq!(annotation["title"], "Gold price");
+    let chars: Vec<char> = answer.chars().collect();
+    let cited: String = chars[annotation["start_index"].as_u64().unwrap() as usize
+        ..annotation["end_index"].as_u64().unwrap() as usize]
+        .iter()
+        .collect();
+    assert_eq!(cited, "[price](https://gold.example/price)");
+    let (_, completed) = events.last().unwrap();
+    let output = completed["response"]["output"].clone();
+    assert_eq!(output[1]["content"][0]["annotations"], json!([annotation]));
+    assert_eq!(replay(&events), output.as_array().unwrap().clone());
+}
+
+#[test]
+fn a_web_search_call_lists_its_sources_when_include_asks() {
+    let mut output = Output::new(
+        "r1",
+        Includes {
+            web_search_sources: true,
+            ..Includes::default()
+        },
+    );
+    for event in [
+        web_search_call("w1", "gold"),
+        web_search_result("w1"),
+        finished(StopReason::Completed, None),
+    ] {
+        output.observe(&event);
+    }
+    assert_eq!(
+        output.to_json()[0]["action"]["sources"],
+        json!([{"type": "url", "url": "https://gold.example/price"},
+               {"type": "url", "url": "https://fx.example/"}])
+    );
+}
+
+#[actix_web::test]
+async fn a_local_shell_call_is_a_local_shell_call_item() {
+    let log = log();
+    log.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    log.push(RunEvent::ClientToolCalls {
+        calls: vec![crate::llm::wire::ToolCall {
+            id: "call_sh".into(),
+            kind: "function".into(),
+            function: crate::llm::wire::FunctionCall {
+                name: "local_shell".into(),
+                arguments: json!({"command": ["ls", "-la"], "timeout_ms": 5000}).to_string(),
+            },
+        }],
+    });
+    log.push(finished(StopReason::ToolCalls, None));
+    let events = streamed(log, false, false).await;
+    let (_, completed) = events.last().unwrap();
+    let item = &completed["response"]["output"][0];
+    assert_eq!(
+        *item,
+        json!({"type": "local_shell_call", "id": "lsh_call_sh", "call_id": "call_sh",
+               "status": "completed", "action": {"type": "exec", "command": ["ls", "-la"],
+               "env": {}, "timeout_ms": 5000, "user": null, "working_directory": null}})
+    );
+    assert_eq!(replay(&events), vec![item.clone()]);
+}
+
+#[actix_web::test]
+async fn an_artifact_the_run_made_is_a_part_of_its_answer_in_its_latest_version() {
+    let log = log();
+    log.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    let artifact = |version: u32, content: &str| RunEvent::Extension {
+        event_type: if version == 1 {
+            "x_artifact.created"
+        } else {
+            "x_artifact.updated"
+        }
+        .into(),
+        payload: json!({"identifier": "fib.py", "version": version,
+            "artifact": {"type": "artifact", "artifact_id": "art_1", "identifier": "fib.py",
+                "title": "Fib", "mime_type": "text/x-python", "language": "python",
+                "version": version, "content": content}}),
+    };
+    log.push(artifact(1, "v1"));
+    log.push(artifact(2, "v2"));
+    log.push(text("Here it is."));
+    log.push(finished(StopReason::Completed, None));
+    let events = streamed(log, false, false).await;
+    let (_, completed) = events.last().unwrap();
+    let content = &completed["response"]["output"][0]["content"];
+    assert_eq!(content[0]["text"], "Here it is.");
+    assert_eq!(content.as_array().unwrap().len(), 2, "{content}");
+    assert_eq!(content[1]["type"], "x_artifact");
+    assert_eq!(content[1]["version"], 2);
+    assert_eq!(content[1]["content"], "v2");
+    assert_eq!(content[1]["identifier"], "fib.py");
+    assert_eq!(
+        replay(&events),
+        completed["response"]["output"].as_array().unwrap().clone()
+    );
 }
