@@ -51,6 +51,7 @@ mod refused_requests;
 mod research;
 mod responses_sdk;
 mod responses_state;
+mod responses_tools;
 mod run_errors;
 mod schedule_changes;
 mod schedule_claims;

@@ -20,8 +20,8 @@ const BRAVE_KEY: &str = "BSA-test-key";
 /// Fake search engines on one server — SearXNG (`/search`), DuckDuckGo's Instant Answer API
 /// (`/`) and HTML endpoint (`/html/`), Brave (`/res/v1/web/search`) — and the pages their
 /// results point at (`/gold`, `/fx`).
-struct FakeWeb {
-    base: String,
+pub(crate) struct FakeWeb {
+    pub(crate) base: String,
     /// Each engine request: `METHOD path?query`, then the form body or Brave's token.
     searches: Arc<Mutex<Vec<String>>>,
 }
@@ -32,7 +32,7 @@ impl FakeWeb {
     }
 
     /// Where this server's address goes in the SSRF allow-list.
-    fn site(&self) -> String {
+    pub(crate) fn site(&self) -> String {
         self.base.trim_start_matches("http://").to_string()
     }
 }
@@ -192,7 +192,7 @@ async fn brave(req: HttpRequest, seen: web::Data<Seen>) -> HttpResponse {
     }))
 }
 
-async fn start_fake_web() -> FakeWeb {
+pub(crate) async fn start_fake_web() -> FakeWeb {
     let searches: Seen = Arc::new(Mutex::new(Vec::new()));
     let seen = web::Data::new(searches.clone());
     let server = HttpServer::new(move || {
