@@ -99,16 +99,19 @@ fn sized(
     tools: Vec<crate::tools::SharedTool>,
     options: &RunOptions,
 ) -> Vec<crate::tools::SharedTool> {
-    let Some(size) = options
-        .web_search
-        .as_ref()
-        .and_then(|w| w.search_context_size)
-    else {
+    let Some(web_search) = options.web_search.as_ref() else {
         return tools;
     };
     tools
         .into_iter()
-        .map(|tool| tool.sized(size).unwrap_or(tool))
+        .map(|tool| match web_search.search_context_size {
+            Some(size) => tool.sized(size).unwrap_or(tool),
+            None => tool,
+        })
+        .map(|tool| match &web_search.user_location {
+            Some(location) => tool.located(location).unwrap_or(tool),
+            None => tool,
+        })
         .collect()
 }
 

@@ -37,6 +37,7 @@ pub mod schema;
 pub mod search_knowledge;
 pub mod sql;
 pub mod typed;
+pub mod user_location;
 pub mod web_search;
 
 use std::sync::Arc;
@@ -49,6 +50,7 @@ use crate::llm::wire::ToolDefinition;
 pub use crate::run::events::ProgressKind;
 pub use context_size::SearchContextSize;
 pub use typed::TypedTool;
+pub use user_location::UserLocation;
 
 /// The code of a call whose arguments do not match its tool's parameters.
 pub const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";
@@ -137,6 +139,12 @@ pub trait Tool: Send + Sync + 'static {
     /// text); `None` for tools the size does not change.
     fn sized(&self, size: SearchContextSize) -> Option<SharedTool> {
         let _ = size;
+        None
+    }
+    /// This tool for a user near `location` (web_search: told to the engines that take it);
+    /// `None` for tools a location does not change.
+    fn located(&self, location: &UserLocation) -> Option<SharedTool> {
+        let _ = location;
         None
     }
     /// The `search_context_size` this copy was `sized` to, so a paused run that resumes gets

@@ -13,7 +13,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::schema::parameters_for;
-use super::{ProgressKind, SearchContextSize, SharedTool, Tool, ToolFuture, parse_arguments};
+use super::{
+    ProgressKind, SearchContextSize, SharedTool, Tool, ToolFuture, UserLocation, parse_arguments,
+};
 use crate::llm::wire::ToolDefinition;
 
 /// A server-side tool with typed arguments; each method means what `Tool`'s of the same name
@@ -65,6 +67,11 @@ pub trait TypedTool: Send + Sync + 'static {
     /// `Tool::sized`.
     fn sized(&self, size: SearchContextSize) -> Option<SharedTool> {
         let _ = size;
+        None
+    }
+    /// `Tool::located`.
+    fn located(&self, location: &UserLocation) -> Option<SharedTool> {
+        let _ = location;
         None
     }
     /// `Tool::context_size`.
@@ -140,6 +147,10 @@ impl<T: TypedTool> Tool for T {
 
     fn sized(&self, size: SearchContextSize) -> Option<SharedTool> {
         TypedTool::sized(self, size)
+    }
+
+    fn located(&self, location: &UserLocation) -> Option<SharedTool> {
+        TypedTool::located(self, location)
     }
 
     fn context_size(&self) -> Option<SearchContextSize> {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::fake_upstream::Reply;
 use crate::helpers::{run_client, spawn_app};
 
-const FILES: [&str; 9] = [
+const FILES: [&str; 10] = [
     "package.json",
     "package-lock.json",
     "openai_client.mjs",
@@ -21,6 +21,7 @@ const FILES: [&str; 9] = [
     "reasoning_client.mjs",
     "quickstart_loops.mjs",
     "images_client.mjs",
+    "responses_tools.mjs",
 ];
 
 /// `target/node-clients/`, with the pinned clients installed and the current script.

@@ -160,7 +160,14 @@ async fn brave(req: HttpRequest, seen: web::Data<Seen>) -> HttpResponse {
         .and_then(|t| t.to_str().ok())
         .unwrap_or_default()
         .to_string();
-    record(&seen, &req, &format!("token={token} accept={accept}"));
+    // A user's city, when a request told it (`user_location`).
+    let city = req
+        .headers()
+        .get("x-loc-city")
+        .and_then(|t| t.to_str().ok())
+        .map(|city| format!(" city={city}"))
+        .unwrap_or_default();
+    record(&seen, &req, &format!("token={token} accept={accept}{city}"));
     if token != BRAVE_KEY {
         return HttpResponse::UnprocessableEntity().json(json!({
             "type": "ErrorResponse",
@@ -579,6 +586,60 @@ async fn brave_search_is_asked_with_its_key_and_its_results_reach_the_model_as_p
         [format!(
             "GET /res/v1/web/search?q=gold+price&count=10 token={BRAVE_KEY} accept=application/json"
         )]
+    );
+}
+
+#[actix_web::test]
+async fn a_responses_user_location_is_told_to_brave_and_a_bad_one_is_refused() {
+    let web = start_fake_web().await;
+    let (base, site) = (web.base.clone(), web.site());
+    let app = spawn_app_with(move |config| {
+        config.tools.web_search_provider = Some(colloquy::config::WebSearchProvider::Brave);
+        config.tools.brave_api_url = base;
+        config.tools.brave_api_key = Some(secrecy::SecretString::from(BRAVE_KEY));
+        config.tools.ssrf_allow_list = vec![site];
+    })
+    .await;
+    app.upstream.script([
+        Reply::tool_call("call_1", "web_search", json!({"query": "weather"})),
+        Reply::text("Rainy."),
+    ]);
+    let tool = |location: Value| {
+        json!({"model": "fake-model", "input": "Weather here?", "tools": [
+            {"type": "web_search_preview", "x_tools": ["web_search"], "user_location": location}]})
+    };
+    let response = app
+        .openai()
+        .create_response()
+        .json(&tool(
+            json!({"type": "approximate", "country": "gb", "city": "London"}),
+        ))
+        .call()
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["output"][0]["type"], "web_search_call");
+    assert_eq!(
+        web.searches(),
+        [format!(
+            "GET /res/v1/web/search?q=weather&count=10&country=GB token={BRAVE_KEY} \
+             accept=application/json city=London"
+        )]
+    );
+    let refused = app
+        .openai()
+        .create_response()
+        .json(&tool(json!({"type": "approximate", "country": "Britain"})))
+        .call()
+        .await;
+    assert_eq!(refused.status(), 400);
+    let error: Value = refused.json().await.unwrap();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("two-letter"),
+        "{error}"
     );
 }
 

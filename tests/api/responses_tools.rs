@@ -1,5 +1,5 @@
-//! Seed 003's server-side tools on the Responses API with the official OpenAI Python SDK
-//! (`tests/python/responses_tools.py`) against the real server, a fake search engine and the
+//! Seed 003's server-side tools on the Responses API with the official OpenAI Python and Node
+//! SDKs (`tests/python/responses_tools.py`, `tests/clients/node/responses_tools.mjs`) against the real server, a fake search engine and the
 //! fake upstream: a web search seen on a default stream as OpenAI shows its own, a local_shell
 //! round trip the client runs, and artifacts delivered in the answer on both APIs.
 
@@ -9,9 +9,10 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::fake_upstream::Reply;
-use crate::helpers::{run_client, spawn_app_with};
+use crate::helpers::{TestApp, run_client, spawn_app_with};
+use crate::openai_node::node_clients;
 use crate::openai_python::python_with_openai;
-use crate::research::start_fake_web;
+use crate::research::{FakeWeb, start_fake_web};
 
 fn artifact_call(id: &str) -> Reply {
     Reply::tool_call(
@@ -22,12 +23,8 @@ fn artifact_call(id: &str) -> Reply {
     )
 }
 
-#[actix_web::test]
-async fn the_python_sdk_sees_web_search_calls_local_shell_calls_and_artifacts_as_openai_shows_them()
-{
-    let python = tokio::task::spawn_blocking(python_with_openai)
-        .await
-        .unwrap();
+/// A server searching the fake web, and an upstream scripted for the clients' flows.
+async fn start() -> (TestApp, FakeWeb, String) {
     let web = start_fake_web().await;
     let (search_url, site) = (web.base.clone(), web.site());
     let app = spawn_app_with(move |config| {
@@ -59,11 +56,36 @@ async fn the_python_sdk_sees_web_search_calls_local_shell_calls_and_artifacts_as
         artifact_call("art_3"),
         Reply::text("And streamed."),
     ]);
+    (app, web, answer)
+}
+
+#[actix_web::test]
+async fn the_python_sdk_sees_web_search_calls_local_shell_calls_and_artifacts_as_openai_shows_them()
+{
+    let python = tokio::task::spawn_blocking(python_with_openai)
+        .await
+        .unwrap();
+    let (app, web, answer) = start().await;
     let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/responses_tools.py");
     let mut command = Command::new(python);
     command.arg(client);
     let seen = run_client(&app, command).await;
+    check(&app, &web, &answer, &seen);
+}
 
+#[actix_web::test]
+async fn the_node_sdk_sees_web_search_calls_local_shell_calls_and_artifacts_as_openai_shows_them() {
+    let dir = tokio::task::spawn_blocking(node_clients).await.unwrap();
+    let (app, web, answer) = start().await;
+    let mut command = Command::new("node");
+    command.arg("responses_tools.mjs").current_dir(dir);
+    let seen = run_client(&app, command).await;
+    check(&app, &web, &answer, &seen);
+}
+
+/// What either client saw, and what the model was sent.
+fn check(app: &TestApp, web: &FakeWeb, answer: &str, seen: &Value) {
+    let gold = format!("{}/gold", web.base);
     // 1. OpenAI's web search events on a stream that did not ask for Colloquy's own.
     let kinds: Vec<&str> = seen["web_kinds"]
         .as_array()

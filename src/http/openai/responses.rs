@@ -12,10 +12,15 @@
 //!   response is a row of `responses` (`chat::responses`), written when its run ends by a task
 //!   that follows the run's log, whatever the client does.
 //!
+//! - `local_shell` is offered to the model as a client function; its call is a
+//!   `local_shell_call` item and a `local_shell_call_output` continues the run.
+//!
 //! Beside it: `request` (the request and its tools), `items` (input items into chat messages),
-//! `target` (where it runs, `item_reference`s), `encode` (a run's events as output items and
-//! their lifecycle events, one state machine, so a stream an SDK replays equals the stored
-//! object) and `stream` (those events numbered into the SSE stream).
+//! `target` (where it runs, `item_reference`s), `encode` (a run's events as output items —
+//! messages with their artifacts as parts, web and file searches, function and shell calls —
+//! and their lifecycle events, one state machine, so a stream an SDK replays equals the stored
+//! object), `citations` (the answer's `url_citation`s of pages the run found) and `stream`
+//! (those events numbered into the SSE stream).
 
 use std::sync::Arc;
 

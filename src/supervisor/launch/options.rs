@@ -18,6 +18,9 @@ pub struct WebSearchOptions {
     /// is refused with the request.
     pub search_context_size: Option<crate::tools::SearchContextSize>,
     pub x_deep_think: Option<bool>,
+    /// Where the user roughly is: told to the search engines that take it (Brave), advisory
+    /// for the others.
+    pub user_location: Option<crate::tools::UserLocation>,
 }
 
 /// What a request asks of its run.

@@ -13,7 +13,7 @@ use super::{
     MAX_RESULTS, ProviderError, SearchHit, SearchProvider, SearchResponse, fragment_text,
     is_web_url, rate_limited, read_capped, search_failed,
 };
-use crate::tools::ToolError;
+use crate::tools::{ToolError, UserLocation};
 
 /// The header Brave reads the subscription token from.
 const TOKEN_HEADER: &str = "X-Subscription-Token";
@@ -41,18 +41,30 @@ impl Brave {
 }
 
 impl SearchProvider for Brave {
-    fn search<'a>(&'a self, query: &'a str) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
+    /// A location is Brave's `country` parameter and its `X-Loc-*` headers.
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        location: Option<&'a UserLocation>,
+    ) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
         Box::pin(async move {
             let mut url = url::Url::parse(&format!("{}/res/v1/web/search", self.base_url))
                 .map_err(|err| search_failed(format!("bad Brave Search API URL: {err}")))?;
             url.query_pairs_mut()
                 .append_pair("q", query)
                 .append_pair("count", &MAX_RESULTS.to_string());
-            let response = self
+            if let Some(country) = location.and_then(|l| l.country.as_deref()) {
+                url.query_pairs_mut().append_pair("country", country);
+            }
+            let mut request = self
                 .http
                 .get(url)
                 .header(ACCEPT, "application/json")
-                .header(TOKEN_HEADER, self.token.clone())
+                .header(TOKEN_HEADER, self.token.clone());
+            for (header, value) in location.map(location_headers).unwrap_or_default() {
+                request = request.header(header, value);
+            }
+            let response = request
                 .send()
                 .await
                 .map_err(|err| search_failed(format!("Brave Search is unreachable: {err}")))?;
@@ -68,6 +80,20 @@ impl SearchProvider for Brave {
                 .map_err(|err| search_failed(format!("unreadable Brave Search results: {err}")))
         })
     }
+}
+
+/// Brave's location headers for what `location` says (values that are not valid header text
+/// are left out).
+fn location_headers(location: &UserLocation) -> Vec<(&'static str, HeaderValue)> {
+    [
+        ("X-Loc-Country", &location.country),
+        ("X-Loc-State-Name", &location.region),
+        ("X-Loc-City", &location.city),
+        ("X-Loc-Timezone", &location.timezone),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| Some((name, HeaderValue::from_str(value.as_deref()?).ok()?)))
+    .collect()
 }
 
 /// The error for a response that is not a success. Brave answers a bad token with 401 or 403,

@@ -18,7 +18,7 @@ use super::{
     MAX_RESULTS, SearchHit, SearchProvider, SearchResponse, collapse_whitespace, fragment_text,
     is_web_url, rate_limited, read_capped, search_failed,
 };
-use crate::tools::ToolError;
+use crate::tools::{ToolError, UserLocation};
 
 /// What the requests say they are: DuckDuckGo's HTML endpoint serves its challenge to clients
 /// that look like no browser at all more often.
@@ -134,7 +134,12 @@ fn challenged(status: u16) -> ToolError {
 }
 
 impl SearchProvider for DuckDuckGo {
-    fn search<'a>(&'a self, query: &'a str) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
+    /// A location is advisory here: the engine has no parameter for it.
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        _location: Option<&'a UserLocation>,
+    ) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
         Box::pin(async move {
             let (answer, page) = tokio::join!(self.instant_answer(query), self.results(query));
             combine(answer, page)

@@ -25,7 +25,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fetch::Fetcher;
-use super::{ProgressKind, SearchContextSize, SharedTool, ToolError, ToolFuture, TypedTool};
+use super::{
+    ProgressKind, SearchContextSize, SharedTool, ToolError, ToolFuture, TypedTool, UserLocation,
+};
 use crate::config::{ToolsConfig, WebSearchProvider};
 
 pub use brave::Brave;
@@ -58,7 +60,12 @@ pub struct SearchResponse {
 
 /// A web search engine.
 pub trait SearchProvider: Send + Sync + 'static {
-    fn search<'a>(&'a self, query: &'a str) -> BoxFuture<'a, Result<SearchResponse, ToolError>>;
+    /// Searches for `query`, near `location` where the engine can be told.
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        location: Option<&'a UserLocation>,
+    ) -> BoxFuture<'a, Result<SearchResponse, ToolError>>;
 }
 
 /// The provider `config` names, built with its endpoints and a client whose requests time out
@@ -109,7 +116,11 @@ pub enum ProviderError {
 pub struct Unavailable;
 
 impl SearchProvider for Unavailable {
-    fn search<'a>(&'a self, _query: &'a str) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
+    fn search<'a>(
+        &'a self,
+        _query: &'a str,
+        _location: Option<&'a UserLocation>,
+    ) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
         Box::pin(async {
             Err(ToolError::new(
                 "search_unavailable",
@@ -189,6 +200,10 @@ pub struct WebSearch {
     configured_budget: usize,
     /// The request's `search_context_size`, which scales the budget.
     size: SearchContextSize,
+    /// The request's `user_location`.
+    location: Option<Arc<UserLocation>>,
+    /// What sets this copy's results apart in the cache: its size and location.
+    scope: String,
 }
 
 impl WebSearch {
@@ -203,7 +218,26 @@ impl WebSearch {
             auto_fetch: config.web_search_auto_fetch,
             configured_budget: config.web_search_fetch_budget_chars,
             size: SearchContextSize::Medium,
+            location: None,
+            scope: SearchContextSize::Medium.as_str().to_string(),
         }
+    }
+
+    /// A copy searching at `size`, near `location`.
+    fn copy(&self, size: SearchContextSize, location: Option<Arc<UserLocation>>) -> SharedTool {
+        let scope = match &location {
+            Some(location) => format!("{}|{}", size.as_str(), location.key()),
+            None => size.as_str().to_string(),
+        };
+        Arc::new(Self {
+            provider: self.provider.clone(),
+            fetcher: self.fetcher.clone(),
+            auto_fetch: self.auto_fetch,
+            configured_budget: self.configured_budget,
+            size,
+            location,
+            scope,
+        })
     }
 
     /// The characters of page text one search brings back, shared by its fetched pages.
@@ -251,13 +285,12 @@ impl TypedTool for WebSearch {
 
     /// A copy whose fetched pages share the budget `size` asks for.
     fn sized(&self, size: SearchContextSize) -> Option<SharedTool> {
-        Some(Arc::new(Self {
-            provider: self.provider.clone(),
-            fetcher: self.fetcher.clone(),
-            auto_fetch: self.auto_fetch,
-            configured_budget: self.configured_budget,
-            size,
-        }))
+        Some(self.copy(size, self.location.clone()))
+    }
+
+    /// A copy whose searches say where the user is.
+    fn located(&self, location: &UserLocation) -> Option<SharedTool> {
+        Some(self.copy(self.size, Some(Arc::new(location.clone()))))
     }
 
     fn context_size(&self) -> Option<SearchContextSize> {
@@ -265,7 +298,7 @@ impl TypedTool for WebSearch {
     }
 
     fn cache_scope(&self) -> &str {
-        self.size.as_str()
+        &self.scope
     }
 
     /// The pages' budget, a tenth more for JSON's escapes of their text, and the results list:
@@ -280,6 +313,7 @@ impl TypedTool for WebSearch {
         let fetcher = self.fetcher.clone();
         let auto_fetch = self.auto_fetch;
         let budget = self.budget_chars();
+        let location = self.location.clone();
         Box::pin(async move {
             let query = query.trim().to_string();
             if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
@@ -287,7 +321,7 @@ impl TypedTool for WebSearch {
                     "query must be 1-{MAX_QUERY_CHARS} characters"
                 )));
             }
-            let mut response = provider.search(&query).await?;
+            let mut response = provider.search(&query, location.as_deref()).await?;
             response.hits.truncate(MAX_RESULTS);
             let fetches = response
                 .hits

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{SearchHit, SearchProvider, SearchResponse, is_web_url, rate_limited, search_failed};
-use crate::tools::ToolError;
+use crate::tools::{ToolError, UserLocation};
 
 /// A SearXNG instance.
 pub struct Searxng {
@@ -49,7 +49,12 @@ struct SearxngResult {
 }
 
 impl SearchProvider for Searxng {
-    fn search<'a>(&'a self, query: &'a str) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
+    /// A location is advisory here: the engine has no parameter for it.
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        _location: Option<&'a UserLocation>,
+    ) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
         Box::pin(async move {
             let mut url = url::Url::parse(&format!("{}/search", self.base_url))
                 .map_err(|err| search_failed(format!("bad search engine URL: {err}")))?;

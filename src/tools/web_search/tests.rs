@@ -351,7 +351,7 @@ fn fragment_text_drops_marks_and_decodes_entities() {
 
 #[tokio::test]
 async fn a_server_without_search_answers_with_a_clear_error() {
-    let err = Unavailable.search("anything").await.unwrap_err();
+    let err = Unavailable.search("anything", None).await.unwrap_err();
     assert_eq!(err.code, "search_unavailable");
     assert_eq!(err.message, "web search is not configured on this server");
     assert!(err.suggestion.contains("fetch_url"));
