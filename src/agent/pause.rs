@@ -38,6 +38,9 @@ pub struct Checkpoint {
     /// (`None` in checkpoints made before it was kept: the configured size).
     #[serde(default)]
     pub search_context_size: Option<crate::tools::SearchContextSize>,
+    /// The request's `user_location`, which the re-selected tools are located near again.
+    #[serde(default)]
+    pub user_location: Option<crate::tools::UserLocation>,
 }
 
 /// Stores what the run waits for and its checkpoint, tells the client, and ends the stream: a
@@ -103,6 +106,7 @@ pub(super) async fn pause_run(
         project: Some(spec.project.clone()),
         client_tools: spec.client_tools.clone(),
         search_context_size: spec.tools.iter().find_map(|t| t.context_size()),
+        user_location: spec.tools.iter().find_map(|t| t.location().cloned()),
     };
     let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
     let expires_at = chrono::Utc::now()

@@ -22,6 +22,7 @@ mod attachments;
 mod browser;
 mod cluster;
 mod email;
+mod images;
 mod lenient;
 mod llm;
 mod load;
@@ -50,6 +51,7 @@ pub use attachments::AttachmentsConfig;
 pub use browser::BrowserConfig;
 pub use cluster::ClusterConfig;
 pub use email::{EmailConfig, RecipientPattern, is_one_mailbox};
+pub use images::ImagesConfig;
 pub use llm::LlmConfig;
 pub use load::{CONFIG_PATH_VAR, ConfigError};
 pub use mcp::{MAX_SERVER_ID_CHARS, McpConfig, McpServerConfig, McpTransportKind};
@@ -110,6 +112,8 @@ pub struct Config {
     pub sql: SqlConfig,
     /// `[email]`: send_email's SMTP server; `None` (no section): no send_email.
     pub email: Option<EmailConfig>,
+    /// `[images]`: the server `/v1/images/generations` goes to; `None` (no section): none.
+    pub images: Option<ImagesConfig>,
     /// `[browser]`: the Chromium `browser_action` and `analyze_page` drive.
     pub browser: BrowserConfig,
     /// `[schedules]`: workflows' and schedules' limits and timing.
@@ -144,6 +148,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             sql: SqlConfig::default(),
             email: None,
+            images: None,
             browser: BrowserConfig::default(),
             schedules: SchedulesConfig::default(),
             cluster: ClusterConfig::default(),

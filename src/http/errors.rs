@@ -182,6 +182,33 @@ impl From<ChatStoreError> for AppError {
     }
 }
 
+impl From<crate::llm::images::ImagesError> for AppError {
+    fn from(err: crate::llm::images::ImagesError) -> Self {
+        use crate::llm::images::ImagesError;
+        let upstream = |status, code| AppError::Upstream {
+            status,
+            code,
+            cause: err.to_string(),
+            message: err.to_string(),
+        };
+        match &err {
+            ImagesError::NotConfigured => AppError::Refused {
+                code: "images_not_configured",
+                message: err.to_string(),
+            },
+            ImagesError::Invalid(message) => AppError::InvalidRequest(message.clone()),
+            ImagesError::PromptTooLong(_) => AppError::TooLarge {
+                code: "prompt_too_long",
+                message: err.to_string(),
+            },
+            ImagesError::Timeout => upstream(StatusCode::GATEWAY_TIMEOUT, "upstream_timeout"),
+            ImagesError::Unreachable => upstream(StatusCode::BAD_GATEWAY, "upstream_unreachable"),
+            ImagesError::Rejected(_) => upstream(StatusCode::BAD_REQUEST, "upstream_rejected"),
+            ImagesError::Failed(_) => upstream(StatusCode::BAD_GATEWAY, "upstream_error"),
+        }
+    }
+}
+
 impl From<AttachmentError> for AppError {
     fn from(err: AttachmentError) -> Self {
         match err {

@@ -6,10 +6,12 @@
 //! By concern: `router` (`LlmClient`: the model servers, a request routed by its model), `client`
 //! (`Upstream`, one server: sending, retries, context windows), `wire` (the wire
 //! types), `stream` (SSE decoding, tool-call fragments, `TurnAccumulator`), `reasoning`
-//! (`ThinkSplitter`), `window` (what each model's context window is) and `error` (`LlmError`).
+//! (`ThinkSplitter`), `window` (what each model's context window is), `error` (`LlmError`) and
+//! `images` (the image server of `[images]`).
 
 mod client;
 mod error;
+pub mod images;
 mod reasoning;
 mod router;
 mod stream;

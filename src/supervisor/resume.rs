@@ -286,6 +286,10 @@ pub async fn resume_answered(
         super::launch::tools::after_pause(&setting, &checkpoint.tools, documents)
             .into_iter()
             .map(|t| size.and_then(|size| t.sized(size)).unwrap_or(t))
+            .map(|t| match &checkpoint.user_location {
+                Some(location) => t.located(location).unwrap_or(t),
+                None => t,
+            })
             .collect();
     let context_strategy = launcher
         .chats

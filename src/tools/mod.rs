@@ -147,6 +147,11 @@ pub trait Tool: Send + Sync + 'static {
         let _ = location;
         None
     }
+    /// The location this copy was `located` near, so a paused run that resumes gets the same
+    /// copy back; `None` for tools a location does not change.
+    fn location(&self) -> Option<&UserLocation> {
+        None
+    }
     /// The `search_context_size` this copy was `sized` to, so a paused run that resumes gets
     /// the same copy back; `None` for tools the size does not change.
     fn context_size(&self) -> Option<SearchContextSize> {

@@ -74,6 +74,10 @@ pub trait TypedTool: Send + Sync + 'static {
         let _ = location;
         None
     }
+    /// `Tool::location`.
+    fn location(&self) -> Option<&UserLocation> {
+        None
+    }
     /// `Tool::context_size`.
     fn context_size(&self) -> Option<SearchContextSize> {
         None
@@ -151,6 +155,10 @@ impl<T: TypedTool> Tool for T {
 
     fn located(&self, location: &UserLocation) -> Option<SharedTool> {
         TypedTool::located(self, location)
+    }
+
+    fn location(&self) -> Option<&UserLocation> {
+        TypedTool::location(self)
     }
 
     fn context_size(&self) -> Option<SearchContextSize> {

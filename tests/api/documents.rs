@@ -357,6 +357,104 @@ async fn file_search_is_offered_with_documents_and_emits_its_events() {
     assert!(kinds[0]["item_id"].as_str().unwrap().starts_with("fs_"));
 }
 
+/// The passages' scores of one Responses file_search whose tool is `tool`, the model asking for
+/// `asked` results.
+async fn scores_of(app: &TestApp, chat: &str, tool: Value, asked: Option<u32>) -> Vec<f64> {
+    let mut arguments = json!({"query": "aurora borealis northern lights"});
+    if let Some(asked) = asked {
+        arguments["max_results"] = json!(asked);
+    }
+    app.upstream.script([
+        Reply::tool_call("fs_l", "file_search", arguments),
+        Reply::text("Found."),
+    ]);
+    let response = app
+        .openai()
+        .create_response()
+        .json(&json!({"input": "Tell me about auroras", "x_chat_id": chat, "tools": [tool]}))
+        .call()
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["output"][0]["type"], "file_search_call", "{body}");
+    body["output"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["relevance_score"].as_f64().unwrap())
+        .collect()
+}
+
+#[actix_web::test]
+async fn file_search_keeps_a_requests_max_num_results_and_score_threshold() {
+    let app = spawn_app().await;
+    let chat = app.new_chat().await;
+    let texts = [
+        (
+            "aurora.md",
+            "The aurora borealis, the northern lights, glows over the arctic sky.",
+        ),
+        (
+            "lights.md",
+            "Northern towns string lights along their streets in winter.",
+        ),
+        ("sky.md", "The arctic sky is dark for months in winter."),
+        (
+            "bread.md",
+            "Sourdough bread needs a starter, flour, water and salt.",
+        ),
+    ];
+    for (name, text) in texts {
+        upload(&app, &chat, name, text.as_bytes().to_vec()).await;
+    }
+    settled(&app, &chat).await;
+
+    let all = scores_of(&app, &chat, json!({"type": "file_search"}), Some(10)).await;
+    assert!(all.len() >= 3, "{all:?}");
+    // max_num_results is the default when the model names none, and caps what it names.
+    let one = scores_of(
+        &app,
+        &chat,
+        json!({"type": "file_search", "max_num_results": 1}),
+        None,
+    )
+    .await;
+    assert_eq!(one, all[..1]);
+    let two = scores_of(
+        &app,
+        &chat,
+        json!({"type": "file_search", "max_num_results": 2}),
+        Some(10),
+    )
+    .await;
+    assert_eq!(two, all[..2]);
+    // score_threshold keeps the passages scoring at least that much.
+    assert!(all[0] > all[1], "{all:?}");
+    let threshold = (all[0] + all[1]) / 2.0;
+    let above = scores_of(
+        &app,
+        &chat,
+        json!({"type": "file_search", "ranking_options": {"score_threshold": threshold}}),
+        Some(10),
+    )
+    .await;
+    assert_eq!(above, all[..1], "threshold {threshold}");
+
+    for bad in [
+        json!({"type": "file_search", "max_num_results": 0}),
+        json!({"type": "file_search", "max_num_results": 51}),
+        json!({"type": "file_search", "ranking_options": {"score_threshold": 1.5}}),
+    ] {
+        let refused = app
+            .openai()
+            .create_response()
+            .json(&json!({"input": "hi", "x_chat_id": chat, "tools": [bad]}))
+            .call()
+            .await;
+        assert_eq!(refused.status(), 400, "{bad}");
+    }
+}
+
 #[actix_web::test]
 async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     let app = spawn_app().await;

@@ -31,6 +31,7 @@ mod fetch_url;
 mod hardening;
 mod health;
 mod helpers;
+mod image_generation;
 mod images;
 mod knowledge_bases;
 mod lifecycle;

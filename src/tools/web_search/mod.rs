@@ -293,6 +293,10 @@ impl TypedTool for WebSearch {
         Some(self.copy(self.size, Some(Arc::new(location.clone()))))
     }
 
+    fn location(&self) -> Option<&UserLocation> {
+        self.location.as_deref()
+    }
+
     fn context_size(&self) -> Option<SearchContextSize> {
         Some(self.size)
     }

@@ -389,3 +389,24 @@ fn a_sized_copy_brings_back_the_text_its_size_asks_for_under_its_own_cache_scope
     assert!(limit(&search) > 12_000 && limit(&search) < limit(high.as_ref()));
     assert!(limit(low.as_ref()) > 4_000 && limit(low.as_ref()) < limit(&search));
 }
+
+#[test]
+fn a_located_copy_keeps_its_location_through_sizing_under_its_own_cache_scope() {
+    let config = ToolsConfig::default();
+    let fetcher = Arc::new(Fetcher::new(&config, Duration::from_secs(60)).unwrap());
+    let search = WebSearch::new(Arc::new(Unavailable), fetcher, &config);
+    assert_eq!(Tool::location(&search), None);
+    let oslo = UserLocation {
+        country: Some("NO".into()),
+        city: Some("Oslo".into()),
+        ..UserLocation::default()
+    };
+    let located = Tool::located(&search, &oslo).unwrap();
+    assert_eq!(located.location(), Some(&oslo));
+    assert_eq!(located.cache_scope(), "medium|NO||Oslo|");
+    // Sized after it was located (a resumed run's order is sized, then located): both kept.
+    let high = located.sized(SearchContextSize::High).unwrap();
+    assert_eq!(high.location(), Some(&oslo));
+    assert_eq!(high.context_size(), Some(SearchContextSize::High));
+    assert_ne!(high.cache_scope(), located.cache_scope());
+}

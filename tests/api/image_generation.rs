@@ -1,0 +1,185 @@
+//! `/v1/images/generations` passed through to a fake image server that answers in OpenAI's
+//! shapes (JSON, and server-sent events with partial images): the official Python SDK reads
+//! both; the provider gets the configured key and model, never the caller's key; a caller
+//! without a key, a prompt past the limit and a server without `[images]` are refused before
+//! anything is sent; a provider's failure keeps an `upstream_*` code.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, run_client, spawn_app, spawn_app_with};
+use crate::openai_python::python_with_openai;
+
+/// What the fake image server was sent: the Authorization header and the body.
+type Seen = Arc<Mutex<Vec<(String, Value)>>>;
+
+/// A tiny picture's base64, as a provider sends it.
+const PICTURE: &str = "iVBORw0KGgo=";
+
+async fn generations(
+    req: HttpRequest,
+    body: web::Json<Value>,
+    seen: web::Data<Seen>,
+) -> HttpResponse {
+    let auth = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    seen.lock().unwrap().push((auth, body.0.clone()));
+    if body["prompt"] == "fail" {
+        return HttpResponse::BadRequest().json(json!({"error": {"message":
+            "Your request was rejected by the safety system.", "type": "image_generation_user_error",
+            "code": "moderation_blocked"}}));
+    }
+    if body["stream"] == true {
+        let partials = body["partial_images"].as_u64().unwrap_or(0);
+        let mut text = String::new();
+        for index in 0..partials {
+            let event = json!({"type": "image_generation.partial_image", "b64_json": format!("partial{index}"),
+                "created_at": 1_760_000_000, "size": "256x256", "quality": "low", "background": "opaque",
+                "output_format": "png", "partial_image_index": index});
+            text.push_str(&format!(
+                "event: image_generation.partial_image\ndata: {event}\n\n"
+            ));
+        }
+        let done = json!({"type": "image_generation.completed", "b64_json": PICTURE,
+            "created_at": 1_760_000_000, "size": "256x256", "quality": "low", "background": "opaque",
+            "output_format": "png", "usage": {"input_tokens": 5, "output_tokens": 10, "total_tokens": 15,
+            "input_tokens_details": {"text_tokens": 5, "image_tokens": 0}}});
+        text.push_str(&format!(
+            "event: image_generation.completed\ndata: {done}\n\n"
+        ));
+        return HttpResponse::Ok()
+            .content_type("text/event-stream")
+            .body(text);
+    }
+    HttpResponse::Ok().json(
+        json!({"created": 1_760_000_000, "data": [{"b64_json": PICTURE,
+        "revised_prompt": "A lighthouse at dusk, oil painting"}], "size": "256x256",
+        "quality": "low", "output_format": "png"}),
+    )
+}
+
+async fn start_image_server() -> (String, Seen) {
+    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
+    let data = web::Data::new(seen.clone());
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/v1/images/generations", web::post().to(generations))
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let address = server.addrs()[0];
+    actix_web::rt::spawn(server.run());
+    (format!("http://{address}/v1"), seen)
+}
+
+async fn app_with_images(base_url: String) -> TestApp {
+    spawn_app_with(move |config| {
+        config.images = Some(colloquy::config::ImagesConfig {
+            base_url,
+            api_key: Some(secrecy::SecretString::from("image-secret")),
+            model: "sd-turbo".into(),
+            timeout_secs: 10,
+            max_prompt_chars: 200,
+            max_images: 2,
+            max_response_bytes: 1024 * 1024,
+        });
+    })
+    .await
+}
+
+#[actix_web::test]
+async fn the_python_sdk_generates_an_image_plain_and_streamed_through_colloquy() {
+    let python = tokio::task::spawn_blocking(python_with_openai)
+        .await
+        .unwrap();
+    let (base, seen) = start_image_server().await;
+    let app = app_with_images(base).await;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/image_generation.py");
+    let mut command = Command::new(python);
+    command.arg(script);
+    let saw = run_client(&app, command).await;
+    assert_eq!(saw["b64"], PICTURE);
+    assert_eq!(saw["revised_prompt"], "A lighthouse at dusk, oil painting");
+    assert_eq!(
+        saw["stream"],
+        json!([
+            ["image_generation.partial_image", 0, "partial0"],
+            ["image_generation.partial_image", 1, "partial1"],
+            ["image_generation.completed", null, PICTURE]
+        ])
+    );
+    let sent = seen.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2);
+    for (auth, body) in &sent {
+        assert_eq!(
+            auth, "Bearer image-secret",
+            "the provider's key, not the caller's"
+        );
+        assert_eq!(body["model"], "sd-turbo");
+        assert_eq!(body["prompt"], "a lighthouse at dusk");
+        assert_eq!(body["size"], "256x256");
+        assert_eq!(body["n"], 1);
+    }
+    assert_eq!(sent[1].1["partial_images"], 2);
+}
+
+#[actix_web::test]
+async fn image_requests_are_refused_before_anything_is_sent_and_failures_keep_their_codes() {
+    let (base, seen) = start_image_server().await;
+    let app = app_with_images(base).await;
+    let post = |body: Value| {
+        app.request(Method::POST, "/v1/images/generations")
+            .json(&body)
+            .send()
+    };
+    let anonymous = app
+        .anonymous(Method::POST, "/v1/images/generations")
+        .json(&json!({"prompt": "a cat"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let long = post(json!({"prompt": "x".repeat(201)})).await.unwrap();
+    assert_eq!(long.status(), 413);
+    let body: Value = long.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "prompt_too_long");
+    let many = post(json!({"prompt": "a cat", "n": 3})).await.unwrap();
+    assert_eq!(many.status(), 400);
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing reached the provider"
+    );
+    let rejected = post(json!({"prompt": "fail"})).await.unwrap();
+    assert_eq!(rejected.status(), 400);
+    let body: Value = rejected.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "upstream_rejected");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("safety system"),
+        "{body}"
+    );
+
+    let without = spawn_app().await;
+    let refused = without
+        .request(Method::POST, "/v1/images/generations")
+        .json(&json!({"prompt": "a cat"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "images_not_configured");
+}
