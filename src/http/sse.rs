@@ -310,6 +310,7 @@ pub fn accumulate_metadata(
         // A deliverable is in the answer (`x_artifacts`, an output part), not its progress.
         if let Some(fields) = payload.as_object_mut() {
             fields.remove(crate::chat::artifacts::DELIVERABLE_KEY);
+            fields.remove(crate::tools::image_generation::DELIVERABLE_KEY);
         }
         let Some(kind) = payload["type"].as_str().and_then(|t| t.split('.').next()) else {
             continue;

@@ -29,6 +29,7 @@ pub mod fetch;
 pub mod fetch_url;
 pub mod file_search;
 pub mod gitlab_code_search;
+pub mod image_generation;
 pub mod images;
 pub mod mcp;
 pub mod memory;

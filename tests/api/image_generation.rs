@@ -2,7 +2,8 @@
 //! shapes (JSON, and server-sent events with partial images): the official Python SDK reads
 //! both; the provider gets the configured key and model, never the caller's key; a caller
 //! without a key, a prompt past the limit and a server without `[images]` are refused before
-//! anything is sent; a provider's failure keeps an `upstream_*` code.
+//! anything is sent; a provider's failure keeps an `upstream_*` code. The Responses API's
+//! `image_generation` tool makes `image_generation_call` items with partial images.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,6 +13,7 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, run_client, spawn_app, spawn_app_with};
 use crate::openai_python::python_with_openai;
 
@@ -99,7 +101,7 @@ async fn app_with_images(base_url: String) -> TestApp {
 }
 
 #[actix_web::test]
-async fn the_python_sdk_generates_an_image_plain_and_streamed_through_colloquy() {
+async fn the_python_sdk_generates_images_plain_streamed_and_with_the_responses_tool() {
     let python = tokio::task::spawn_blocking(python_with_openai)
         .await
         .unwrap();
@@ -108,6 +110,14 @@ async fn the_python_sdk_generates_an_image_plain_and_streamed_through_colloquy()
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/image_generation.py");
     let mut command = Command::new(python);
     command.arg(script);
+    app.upstream.script([
+        Reply::tool_call(
+            "img_1",
+            "generate_image",
+            json!({"prompt": "a lighthouse at dusk"}),
+        ),
+        Reply::text("Here is your lighthouse."),
+    ]);
     let saw = run_client(&app, command).await;
     assert_eq!(saw["b64"], PICTURE);
     assert_eq!(saw["revised_prompt"], "A lighthouse at dusk, oil painting");
@@ -119,8 +129,63 @@ async fn the_python_sdk_generates_an_image_plain_and_streamed_through_colloquy()
             ["image_generation.completed", null, PICTURE]
         ])
     );
+    // The Responses tool: OpenAI's events in order, partial images by output index, the
+    // finished picture in the item, the text after it.
+    let kinds: Vec<&str> = saw["responses_kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let image_events: Vec<&str> = kinds
+        .iter()
+        .copied()
+        .filter(|k| k.starts_with("response.image_generation_call."))
+        .collect();
+    assert_eq!(
+        image_events,
+        [
+            "response.image_generation_call.in_progress",
+            "response.image_generation_call.generating",
+            "response.image_generation_call.partial_image",
+            "response.image_generation_call.partial_image",
+            "response.image_generation_call.completed",
+        ]
+    );
+    assert_eq!(
+        saw["responses_partials"],
+        json!([[0, 0, "partial0"], [0, 1, "partial1"]])
+    );
+    let item = &saw["responses_item"];
+    assert_eq!(item["type"], "image_generation_call");
+    assert_eq!(item["id"], "ig_img_1");
+    assert_eq!(item["status"], "completed");
+    assert_eq!(item["result"], PICTURE);
+    assert_eq!(item["size"], "256x256");
+    assert_eq!(item["output_format"], "png");
+    assert_eq!(saw["responses_text"], "Here is your lighthouse.");
+    // The model read what was made, not the picture.
+    let after = app
+        .upstream
+        .received()
+        .into_iter()
+        .map(|r| r.body)
+        .find(|body| body.to_string().contains("\"tool_call_id\":\"img_1\""))
+        .expect("the call's result reached the model");
+    let result = after["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "img_1")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.contains("completed"), "{result}");
+    assert!(!result.contains(PICTURE), "{result}");
+
     let sent = seen.lock().unwrap().clone();
-    assert_eq!(sent.len(), 2);
+    assert_eq!(sent.len(), 3);
     for (auth, body) in &sent {
         assert_eq!(
             auth, "Bearer image-secret",
@@ -132,6 +197,8 @@ async fn the_python_sdk_generates_an_image_plain_and_streamed_through_colloquy()
         assert_eq!(body["n"], 1);
     }
     assert_eq!(sent[1].1["partial_images"], 2);
+    assert_eq!(sent[2].1["partial_images"], 2);
+    assert_eq!(sent[2].1["stream"], true);
 }
 
 #[actix_web::test]
@@ -182,4 +249,20 @@ async fn image_requests_are_refused_before_anything_is_sent_and_failures_keep_th
     assert_eq!(refused.status(), 400);
     let body: Value = refused.json().await.unwrap();
     assert_eq!(body["error"]["code"], "images_not_configured");
+    let tool_refused = without
+        .request(Method::POST, "/v1/responses")
+        .json(&json!({"input": "a cat", "tools": [{"type": "image_generation"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tool_refused.status(), 400);
+    let body: Value = tool_refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "images_not_configured");
+    let too_many_partials = app
+        .request(Method::POST, "/v1/responses")
+        .json(&json!({"input": "a cat", "tools": [{"type": "image_generation", "partial_images": 4}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(too_many_partials.status(), 400);
 }

@@ -91,6 +91,9 @@ async fn create(
         .map(|t| t.model.clone())
         .unwrap_or_default();
     options.file_search_limits = request.file_search_limits()?;
+    if options.image_generation.is_some() && state.config().images.is_none() {
+        return Err(crate::llm::images::ImagesError::NotConfigured.into());
+    }
     let includes = request.includes();
     let mut echo = request.echo(&model);
     // Before anything is stored: every message and the instructions within the length limit.

@@ -49,6 +49,9 @@ pub struct RunOptions {
     /// A Responses `file_search` tool's `max_num_results` and `score_threshold`, for every
     /// file_search call of the run (over the named stores or the chat's own documents).
     pub file_search_limits: crate::tools::file_search::FileSearchLimits,
+    /// A Responses `image_generation` tool's fields (`size`, `quality`, `output_format`,
+    /// `background`, `partial_images`, `model`): the run gets `generate_image` with them.
+    pub image_generation: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Refuses a message longer than `http.max_message_chars`: the one limit on a message however

@@ -131,6 +131,17 @@ pub(in crate::supervisor) fn plan(
             .limited(options.file_search_limits),
         ));
     }
+    // A Responses image_generation tool: generate_image with its fields, on a server with
+    // an image server (the request was refused before otherwise).
+    if let (Some(fields), Some(images)) = (&options.image_generation, &launcher.config.images) {
+        use crate::tools::image_generation::{GENERATE_IMAGE, ImageGenerationTool};
+        tools.retain(|t| t.name() != GENERATE_IMAGE);
+        tools.push(Arc::new(ImageGenerationTool::new(
+            log.clone(),
+            images.clone(),
+            fields.clone(),
+        )));
+    }
     let tools = sized(tools, options);
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     for tool in &options.client_tools {

@@ -15,6 +15,7 @@ use super::request::{Includes, LOCAL_SHELL};
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
 use crate::tools::file_search;
+use crate::tools::image_generation::{self, GENERATE_IMAGE};
 
 /// One output item, as the run's events have built it so far.
 enum Item {
@@ -42,6 +43,14 @@ enum Item {
         status: &'static str,
         sources: Vec<Value>,
     },
+    /// A call of `generate_image`: `in_progress` until its picture (`picture`: the
+    /// `.completed` event's deliverable) is in, `failed` if none came.
+    ImageGeneration {
+        id: String,
+        call_id: String,
+        status: &'static str,
+        picture: Option<Value>,
+    },
     /// A call of the client's `local_shell` (run by the client, never here).
     LocalShell {
         id: String,
@@ -66,6 +75,9 @@ enum Item {
 
 /// The type of the event that ends a file_search call, which carries the finished item.
 const FILE_SEARCH_COMPLETED: &str = "response.file_search_call.completed";
+
+/// The type of the event that ends an image generation call, which carries the picture.
+const IMAGE_COMPLETED: &str = "response.image_generation_call.completed";
 
 /// The type of the event that ends a web_search call.
 const WEB_SEARCH_COMPLETED: &str = "response.web_search_call.completed";
@@ -285,6 +297,54 @@ impl Output {
                     out.push(self.done(index));
                 }
                 self.add_sources(hits);
+            }
+            RunEvent::ToolCall { id, name, .. } if name == GENERATE_IMAGE => {
+                self.close_open(&mut out);
+                self.items.push(Item::ImageGeneration {
+                    id: image_generation::item_id(id),
+                    call_id: id.clone(),
+                    status: "in_progress",
+                    picture: None,
+                });
+                let index = self.items.len() - 1;
+                out.push(self.added(index));
+            }
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type == IMAGE_COMPLETED => {
+                let found = payload["item_id"].as_str().and_then(|id| self.index_of(id));
+                if let Some(index) = found {
+                    if let Item::ImageGeneration {
+                        status, picture, ..
+                    } = &mut self.items[index]
+                    {
+                        *status = "completed";
+                        *picture = payload.get(image_generation::DELIVERABLE_KEY).cloned();
+                    }
+                    out.push(self::event(
+                        IMAGE_COMPLETED,
+                        json!({"item_id": payload["item_id"], "output_index": index}),
+                    ));
+                    out.push(self.done(index));
+                }
+            }
+            RunEvent::ToolResult {
+                tool_call_id,
+                name,
+                success: false,
+                ..
+            } if name == GENERATE_IMAGE => {
+                let found = self.items.iter().position(|item| {
+                    matches!(item, Item::ImageGeneration { call_id, status: "in_progress", .. }
+                        if call_id == tool_call_id)
+                });
+                if let Some(index) = found {
+                    if let Item::ImageGeneration { status, .. } = &mut self.items[index] {
+                        *status = "failed";
+                    }
+                    out.push(self.done(index));
+                }
             }
             RunEvent::ToolResult {
                 name,
@@ -536,11 +596,13 @@ impl Output {
         )
     }
 
-    /// The output index of the file_search item `item_id`.
+    /// The output index of the file_search or image_generation item `item_id` (the items
+    /// whose tools send events of their own).
     pub fn index_of(&self, item_id: &str) -> Option<usize> {
-        self.items
-            .iter()
-            .position(|item| matches!(item, Item::FileSearch { id, .. } if id == item_id))
+        self.items.iter().position(|item| {
+            matches!(item, Item::FileSearch { id, .. } | Item::ImageGeneration { id, .. }
+                if id == item_id)
+        })
     }
 
     fn item_json(&self, index: usize) -> Value {
@@ -581,6 +643,22 @@ impl Output {
                     action["sources"] = json!(sources);
                 }
                 json!({"type": "web_search_call", "id": id, "status": status, "action": action})
+            }
+            Item::ImageGeneration {
+                id,
+                status,
+                picture,
+                ..
+            } => {
+                let mut item = json!({"type": "image_generation_call", "id": id,
+                    "status": status, "result": null});
+                if let (Some(target), Some(Value::Object(fields))) = (item.as_object_mut(), picture)
+                {
+                    for (key, value) in fields.iter().filter(|(_, v)| !v.is_null()) {
+                        target.insert(key.clone(), value.clone());
+                    }
+                }
+                item
             }
             Item::LocalShell {
                 id,

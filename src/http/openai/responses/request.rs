@@ -307,8 +307,18 @@ impl ResponsesRequest {
     /// What the run is asked: tools, sampling, the output format.
     pub fn options(&self, default_model: &str) -> AppResult<RunOptions> {
         let mut web_search = None;
+        let mut image_generation = None;
         for (index, tool) in self.tools.iter().enumerate() {
             match tool["type"].as_str() {
+                Some("image_generation") => {
+                    let partials = &tool["partial_images"];
+                    if !partials.is_null() && !partials.as_u64().is_some_and(|n| n <= 3) {
+                        return Err(AppError::invalid(
+                            "image_generation.partial_images must be an integer from 0 to 3",
+                        ));
+                    }
+                    image_generation = tool.as_object().cloned();
+                }
                 Some("web_search_preview" | "web_search") => {
                     web_search = Some(
                         serde_json::from_value::<WebSearchOptions>(tool.clone()).map_err(
@@ -322,8 +332,8 @@ impl ResponsesRequest {
                 other => {
                     return Err(AppError::invalid(format!(
                         "tools[{index}]: type {} is not supported; Colloquy offers \
-                         web_search_preview (its server-side tools), file_search, local_shell \
-                         and function",
+                         web_search_preview (its server-side tools), file_search, \
+                         image_generation, local_shell and function",
                         other.unwrap_or("(missing)")
                     )));
                 }
@@ -358,6 +368,7 @@ impl ResponsesRequest {
             template: Some(template),
             client_tools: self.functions()?,
             instructions: self.instructions.clone().filter(|i| !i.trim().is_empty()),
+            image_generation,
             ..RunOptions::default()
         })
     }

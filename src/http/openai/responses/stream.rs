@@ -102,7 +102,9 @@ fn step(
                     continue;
                 }
                 // `Output` sends it, with the finished item, when the call's result is in.
-                if kind == "response.file_search_call.completed" {
+                if kind == "response.file_search_call.completed"
+                    || kind == "response.image_generation_call.completed"
+                {
                     continue;
                 }
                 // A search's events carry its place among this response's items.

@@ -727,3 +727,88 @@ async fn an_artifact_the_run_made_is_a_part_of_its_answer_in_its_latest_version(
         completed["response"]["output"].as_array().unwrap().clone()
     );
 }
+
+#[actix_web::test]
+async fn an_image_generation_call_streams_its_partial_images_and_ends_with_the_picture() {
+    let log = log();
+    log.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    log.push(RunEvent::ToolCall {
+        id: "g1".into(),
+        name: "generate_image".into(),
+        arguments: json!({"prompt": "a cat"}),
+        progress: None,
+        message: None,
+    });
+    let tool_event = |kind: &str, extra: Value| {
+        let mut payload = json!({"item_id": "ig_g1", "output_index": 99});
+        if let (Some(target), Value::Object(fields)) = (payload.as_object_mut(), extra) {
+            target.extend(fields);
+        }
+        RunEvent::Extension {
+            event_type: kind.into(),
+            payload,
+        }
+    };
+    log.push(tool_event(
+        "response.image_generation_call.in_progress",
+        json!({}),
+    ));
+    log.push(tool_event(
+        "response.image_generation_call.generating",
+        json!({}),
+    ));
+    log.push(tool_event(
+        "response.image_generation_call.partial_image",
+        json!({"partial_image_index": 0, "partial_image_b64": "p0"}),
+    ));
+    log.push(tool_event(
+        "response.image_generation_call.completed",
+        json!({"x_image": {"result": "PIC", "revised_prompt": null, "size": "256x256",
+            "quality": "low", "output_format": "png", "background": null}}),
+    ));
+    log.push(RunEvent::ToolResult {
+        tool_call_id: "g1".into(),
+        name: "generate_image".into(),
+        success: true,
+        result: json!({"status": "completed"}),
+        preview: String::new(),
+        error: None,
+        research: false,
+    });
+    log.push(text("A cat."));
+    log.push(finished(StopReason::Completed, None));
+    let events = streamed(log, false, false).await;
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names[2..8],
+        [
+            "response.output_item.added",
+            "response.image_generation_call.in_progress",
+            "response.image_generation_call.generating",
+            "response.image_generation_call.partial_image",
+            "response.image_generation_call.completed",
+            "response.output_item.done",
+        ]
+    );
+    for (name, payload) in &events[3..7] {
+        assert_eq!(
+            payload["output_index"], 0,
+            "{name}: its place among the items"
+        );
+        assert!(payload.get("x_image").is_none(), "{name}");
+    }
+    assert_eq!(events[5].1["partial_image_b64"], "p0");
+    let (_, completed) = events.last().unwrap();
+    let item = &completed["response"]["output"][0];
+    assert_eq!(
+        *item,
+        json!({"type": "image_generation_call", "id": "ig_g1", "status": "completed",
+               "result": "PIC", "size": "256x256", "quality": "low", "output_format": "png"})
+    );
+    assert_eq!(
+        replay(&events),
+        completed["response"]["output"].as_array().unwrap().clone()
+    );
+}
