@@ -1,5 +1,6 @@
 //! `generate_image`: a picture from a prompt, made by the image server of `[images]`
-//! (`llm::images`). On the Responses API it is the `image_generation` tool: each call is an
+//! (`llm::images`). An agent whose `enabled_tools` names it has it in its chats; on the
+//! Responses API it is the `image_generation` tool: each call is an
 //! `image_generation_call` item (`ig_<call id>`), announced by
 //! `response.image_generation_call.in_progress` and `.generating`, with
 //! `.partial_image` events (`partial_image_index`, `partial_image_b64`) while a streaming image
@@ -23,6 +24,9 @@ use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 
 pub const GENERATE_IMAGE: &str = "generate_image";
+
+/// What a server needs to offer it (said when an agent names it on a server without).
+pub const NEEDS: &str = "an [images] section: base_url and model";
 
 /// The key of the `.completed` event's payload that carries the finished picture (`result`,
 /// `revised_prompt`, `size`, `quality`, `output_format`, `background`): read by the Responses

@@ -28,6 +28,7 @@ pub enum Kind {
     ExecuteSql,
     Browser,
     SendEmail,
+    GenerateImage,
 }
 
 /// Where a tool comes from (the catalog's `origin`).
@@ -39,7 +40,7 @@ pub enum Origin {
     /// Every chat's own tools: artifacts, memory, ask_user, file_search.
     Chat,
     /// What a server's configuration or an agent adds: `browse_url`, `search_knowledge`,
-    /// `execute_sql`, `send_email`, the browser.
+    /// `execute_sql`, `send_email`, `generate_image`, the browser.
     Platform,
     /// The workflow and schedule tools.
     Automation,
@@ -238,6 +239,14 @@ pub const FAMILIES: &[Family] = &[
     )
     .needs(super::email::NEEDS)
     .pausing(),
+    family(
+        Kind::GenerateImage,
+        &["generate_image"],
+        Platform,
+        Scope::Agent,
+        Named,
+    )
+    .needs(super::image_generation::NEEDS),
 ];
 
 /// The family `name` belongs to, if it is a built-in tool's.

@@ -13,6 +13,7 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, run_client, spawn_app, spawn_app_with};
 use crate::openai_python::python_with_openai;
@@ -265,4 +266,67 @@ async fn image_requests_are_refused_before_anything_is_sent_and_failures_keep_th
         .await
         .unwrap();
     assert_eq!(too_many_partials.status(), 400);
+}
+
+#[actix_web::test]
+async fn an_agent_that_names_generate_image_makes_pictures_in_its_chats_where_a_server_has_them() {
+    let (base, seen) = start_image_server().await;
+    let app = app_with_images(base).await;
+    let agent: Value = app
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Painter", "enabled_tools": ["generate_image"]}))
+        .read_json()
+        .await;
+    let chat: Value = app
+        .chat_api()
+        .create_chat()
+        .json(&json!({"title": "Pictures", "agent_id": agent["id"]}))
+        .read_json()
+        .await;
+    let chat = chat["id"].as_str().unwrap().to_string();
+    app.upstream.script([
+        Reply::tool_call(
+            "img_a",
+            "generate_image",
+            json!({"prompt": "a red kite", "size": "256x256"}),
+        ),
+        Reply::text("A red kite."),
+    ]);
+    let frames = app.send_text(&chat, "Draw a kite").await;
+    let offered = app.upstream.received()[0].body["tools"].to_string();
+    assert!(offered.contains("generate_image"), "{offered}");
+    let result = frames
+        .iter()
+        .map(crate::sse::Frame::json)
+        .find(|f| f["type"] == "tool_result" && f["name"] == "generate_image")
+        .expect("the call's result");
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(
+        result["result"]["revised_prompt"],
+        "A lighthouse at dusk, oil painting"
+    );
+    let sent = seen.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1["prompt"], "a red kite");
+    assert_eq!(sent[0].1["size"], "256x256");
+
+    // A server without an image server says what the tool needs.
+    let without = spawn_app().await;
+    let refused = without
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Painter", "enabled_tools": ["generate_image"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let body: Value = refused.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("generate_image is not configured on this server (it needs an [images]"),
+        "{body}"
+    );
 }

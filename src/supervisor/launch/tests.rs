@@ -421,13 +421,14 @@ async fn every_tool_a_run_can_be_given_is_in_the_table_once() {
             "{name} twice"
         );
     }
-    // This fixture has no code search tokens, database, email or Chromium.
+    // This fixture has no code search tokens, database, email, Chromium or image server.
     let unconfigured = [
         Kind::CodeSearch,
         Kind::GitlabCodeSearch,
         Kind::ExecuteSql,
         Kind::SendEmail,
         Kind::Browser,
+        Kind::GenerateImage,
     ];
     for family in FAMILIES.iter().filter(|f| !unconfigured.contains(&f.kind)) {
         for name in family.names {

@@ -367,6 +367,19 @@ fn build(setting: &Setting, kind: Kind) -> Vec<SharedTool> {
             }
             _ => Vec::new(),
         },
+        Kind::GenerateImage => launcher
+            .config
+            .images
+            .as_ref()
+            .map(|images| {
+                Arc::new(tools::image_generation::ImageGenerationTool::new(
+                    setting.log.clone(),
+                    images.clone(),
+                    serde_json::Map::new(),
+                )) as SharedTool
+            })
+            .into_iter()
+            .collect(),
     }
 }
 
