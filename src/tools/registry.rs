@@ -293,7 +293,7 @@ mod tests {
             assert_eq!(entry(family.kind).kind, family.kind);
         }
         assert_eq!(
-            Kind::SendEmail as usize + 1,
+            Kind::GenerateImage as usize + 1,
             FAMILIES.len(),
             "the last kind is last"
         );
