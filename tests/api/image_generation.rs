@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, run_client, spawn_app, spawn_app_with};
+use crate::openai_node::node_clients;
 use crate::openai_python::python_with_openai;
 
 /// What the fake image server was sent: the Authorization header and the body.
@@ -111,15 +112,37 @@ async fn the_python_sdk_generates_images_plain_streamed_and_with_the_responses_t
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/image_generation.py");
     let mut command = Command::new(python);
     command.arg(script);
-    app.upstream.script([
+    app.upstream.script(tool_script());
+    let saw = run_client(&app, command).await;
+    check(&app, &seen, &saw);
+}
+
+#[actix_web::test]
+async fn the_node_sdk_generates_images_plain_streamed_and_with_the_responses_tool() {
+    let dir = tokio::task::spawn_blocking(node_clients).await.unwrap();
+    let (base, seen) = start_image_server().await;
+    let app = app_with_images(base).await;
+    let mut command = Command::new("node");
+    command.arg("image_generation.mjs").current_dir(dir);
+    app.upstream.script(tool_script());
+    let saw = run_client(&app, command).await;
+    check(&app, &seen, &saw);
+}
+
+/// The model's part of the clients' Responses flow.
+fn tool_script() -> Vec<Reply> {
+    vec![
         Reply::tool_call(
             "img_1",
             "generate_image",
             json!({"prompt": "a lighthouse at dusk"}),
         ),
         Reply::text("Here is your lighthouse."),
-    ]);
-    let saw = run_client(&app, command).await;
+    ]
+}
+
+/// What either client saw, and what the image server and the model were sent.
+fn check(app: &TestApp, seen: &Seen, saw: &Value) {
     assert_eq!(saw["b64"], PICTURE);
     assert_eq!(saw["revised_prompt"], "A lighthouse at dusk, oil painting");
     assert_eq!(
