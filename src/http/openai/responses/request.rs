@@ -312,7 +312,7 @@ impl ResponsesRequest {
             match tool["type"].as_str() {
                 Some("image_generation") => {
                     let partials = &tool["partial_images"];
-                    if !partials.is_null() && !partials.as_u64().is_some_and(|n| n <= 3) {
+                    if !partials.is_null() && partials.as_u64().is_none_or(|n| n > 3) {
                         return Err(AppError::invalid(
                             "image_generation.partial_images must be an integer from 0 to 3",
                         ));
