@@ -86,6 +86,15 @@ impl RunLog {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Appends a feature's typed event (`RunEvent::Extension`: `x_artifact.created`,
+    /// `response.file_search_call.searching`, …).
+    pub fn emit(&self, event_type: &str, payload: serde_json::Value) {
+        self.push(RunEvent::Extension {
+            event_type: event_type.into(),
+            payload,
+        });
+    }
+
     /// Appends an event and wakes subscribers. Returns its sequence number (from 1).
     /// Events after `Finished` are ignored.
     pub fn push(&self, event: RunEvent) -> usize {

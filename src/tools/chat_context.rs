@@ -10,7 +10,6 @@ use serde_json::Value;
 use crate::chat::session::ChatSession;
 use crate::config::Config;
 use crate::retrieval::embed::SharedEmbedder;
-use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 
 /// The parts of the assistant message a run is producing (deliverables are parts:
@@ -101,10 +100,7 @@ impl ChatContext {
 
     /// Reports a feature event (`x_artifact.created`, …) to the run's subscribers.
     pub fn emit(&self, event_type: &str, payload: Value) {
-        self.log.push(RunEvent::Extension {
-            event_type: event_type.into(),
-            payload,
-        });
+        self.log.emit(event_type, payload);
     }
 }
 

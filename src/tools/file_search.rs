@@ -22,7 +22,6 @@ use crate::config::Config;
 use crate::documents::{DocumentsError, SearchStages, Workspace};
 use crate::llm::wire::ToolDefinition;
 use crate::retrieval::index::SearchHit;
-use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 use entities::ids::ChatId;
 
@@ -88,13 +87,6 @@ impl FileSearchTool {
     /// This search with a request's limits on every call.
     pub fn limited(self, limits: FileSearchLimits) -> Self {
         Self { limits, ..self }
-    }
-
-    fn emit(log: &RunLog, event_type: &str, payload: Value) {
-        log.push(RunEvent::Extension {
-            event_type: event_type.into(),
-            payload,
-        });
     }
 }
 
@@ -214,8 +206,8 @@ impl TypedTool for FileSearchTool {
                 }
             };
             let ids = json!({"item_id": item_id, "output_index": output_index});
-            Self::emit(&log, "response.file_search_call.in_progress", ids.clone());
-            Self::emit(&log, "response.file_search_call.searching", ids.clone());
+            log.emit("response.file_search_call.in_progress", ids.clone());
+            log.emit("response.file_search_call.searching", ids.clone());
             let started = std::time::Instant::now();
             // Offered before any document (named in x_tools), it says so instead of opening
             // an empty index; a store whose count cannot be read is searched anyway.
@@ -229,7 +221,7 @@ impl TypedTool for FileSearchTool {
                 let mut completed = ids;
                 completed["results_count"] = json!(0);
                 completed["x_timings_ms"] = json!({"total": started.elapsed().as_secs_f64() * 1e3});
-                Self::emit(&log, "response.file_search_call.completed", completed);
+                log.emit("response.file_search_call.completed", completed);
                 return Ok(json!({"results": [], "note": NO_DOCUMENTS}));
             }
             let stores = stores_with_documents;
@@ -275,7 +267,7 @@ impl TypedTool for FileSearchTool {
             timings["artifact_ids"] = json!(ms(artifact_lookup));
             timings["total"] = json!(ms(started.elapsed()));
             completed["x_timings_ms"] = timings;
-            Self::emit(&log, "response.file_search_call.completed", completed);
+            log.emit("response.file_search_call.completed", completed);
             Ok(json!({ "results": results }))
         })
     }

@@ -20,7 +20,6 @@ use serde_json::{Map, Value, json};
 use super::{ProgressKind, ToolError, ToolFuture, TypedTool};
 use crate::config::ImagesConfig;
 use crate::llm::images::{self, ImageRequest};
-use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 
 pub const GENERATE_IMAGE: &str = "generate_image";
@@ -59,13 +58,6 @@ impl ImageGenerationTool {
             options,
             calls: AtomicUsize::new(0),
         }
-    }
-
-    fn emit(log: &RunLog, event_type: &str, payload: Value) {
-        log.push(RunEvent::Extension {
-            event_type: event_type.into(),
-            payload,
-        });
     }
 }
 
@@ -199,16 +191,8 @@ impl TypedTool for ImageGenerationTool {
                 rest.remove("partial_images");
             }
             let ids = json!({"item_id": item_id, "output_index": output_index});
-            Self::emit(
-                &log,
-                "response.image_generation_call.in_progress",
-                ids.clone(),
-            );
-            Self::emit(
-                &log,
-                "response.image_generation_call.generating",
-                ids.clone(),
-            );
+            log.emit("response.image_generation_call.in_progress", ids.clone());
+            log.emit("response.image_generation_call.generating", ids.clone());
             let body = images::provider_body(
                 &images,
                 ImageRequest {
@@ -232,11 +216,7 @@ impl TypedTool for ImageGenerationTool {
                     let mut payload = ids.clone();
                     payload["partial_image_index"] = event["partial_image_index"].clone();
                     payload["partial_image_b64"] = event["b64_json"].clone();
-                    Self::emit(
-                        &log,
-                        "response.image_generation_call.partial_image",
-                        payload,
-                    );
+                    log.emit("response.image_generation_call.partial_image", payload);
                 })
                 .await?;
                 let mut picture = Map::new();
@@ -269,7 +249,7 @@ impl TypedTool for ImageGenerationTool {
             let size = picture["size"].clone();
             let mut completed = ids;
             completed[DELIVERABLE_KEY] = Value::Object(picture);
-            Self::emit(&log, "response.image_generation_call.completed", completed);
+            log.emit("response.image_generation_call.completed", completed);
             Ok(json!({
                 "status": "completed",
                 "revised_prompt": revised_prompt,
