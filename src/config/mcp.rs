@@ -19,6 +19,12 @@ pub struct McpConfig {
     /// Longest wait between reconnections: a server that stays down costs one attempt per
     /// interval, not a busy loop.
     pub reconnect_max_ms: u64,
+    /// The hosts a Responses request's `{"type": "mcp", "server_url": …}` may reach, besides
+    /// the `url`s of `servers`: `HOST` (any port), `HOST:PORT`, or `*` (any host). Empty (the
+    /// default): only the configured servers. Every connection still goes through the SSRF
+    /// guard (`tools.ssrf_allow_list` is what exempts a private address), so `*` opens public
+    /// hosts only.
+    pub remote_hosts: Vec<String>,
 }
 
 impl Default for McpConfig {
@@ -27,6 +33,7 @@ impl Default for McpConfig {
             servers: Vec::new(),
             reconnect_initial_ms: 1_000,
             reconnect_max_ms: 30_000,
+            remote_hosts: Vec::new(),
         }
     }
 }
@@ -102,6 +109,11 @@ impl McpConfig {
                     .into(),
             );
         }
+        if let Some(entry) = self.remote_hosts.iter().find(|entry| !remote_host_entry(entry)) {
+            return Some(format!(
+                "mcp.remote_hosts entry {entry:?} must be *, HOST or HOST:PORT (no scheme, no path)"
+            ));
+        }
         let mut seen = std::collections::BTreeSet::new();
         for server in &self.servers {
             let id = &server.id;
@@ -167,4 +179,19 @@ impl McpConfig {
         }
         None
     }
+}
+
+/// Whether `entry` is a `remote_hosts` entry: `*`, or a host with an optional port, as a URL
+/// would carry them (`example.org`, `127.0.0.1:8931`, `[::1]:8931`).
+pub fn remote_host_entry(entry: &str) -> bool {
+    if entry == "*" {
+        return true;
+    }
+    url::Url::parse(&format!("http://{entry}/")).is_ok_and(|url| {
+        url.has_host()
+            && url.path() == "/"
+            && url.username().is_empty()
+            && url.query().is_none()
+            && !entry.contains(['/', '@', '?', '#'])
+    })
 }

@@ -209,6 +209,29 @@ impl From<crate::llm::images::ImagesError> for AppError {
     }
 }
 
+impl From<crate::tools::mcp::remote::RemoteError> for AppError {
+    fn from(err: crate::tools::mcp::remote::RemoteError) -> Self {
+        use crate::tools::mcp::remote::RemoteError;
+        match &err {
+            RemoteError::NotAllowed { .. } => AppError::Refused {
+                code: "mcp_server_not_allowed",
+                message: err.to_string(),
+            },
+            RemoteError::Refused { .. } => AppError::Refused {
+                code: "mcp_server_refused",
+                message: err.to_string(),
+            },
+            // OpenAI's status for a server whose tools cannot be listed: 424.
+            RemoteError::Unreachable { .. } => AppError::Upstream {
+                status: StatusCode::FAILED_DEPENDENCY,
+                code: "mcp_list_tools_failed",
+                cause: err.to_string(),
+                message: err.to_string(),
+            },
+        }
+    }
+}
+
 impl From<AttachmentError> for AppError {
     fn from(err: AttachmentError) -> Self {
         match err {

@@ -75,6 +75,8 @@ pub struct Launcher {
     /// The SSRF-guarded fetcher (shared with the research tools): image URLs of `/v1`
     /// requests are fetched through it.
     pub fetcher: Arc<crate::tools::fetch::Fetcher>,
+    /// The gate and connector of the remote MCP servers Responses requests name.
+    pub remote_mcp: Arc<crate::tools::mcp::remote::RemoteMcp>,
 }
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this
@@ -384,6 +386,7 @@ pub(in crate::supervisor) async fn begin(
     log.push(crate::run::events::RunEvent::Started {
         user_message_id: Some(started.user_message_id.clone()),
     });
+    plan.announce();
     for correlation_id in &started.cancelled_asks {
         log.push(crate::run::events::RunEvent::Extension {
             event_type: "x_ask_user.cancelled".into(),
@@ -482,6 +485,7 @@ pub(in crate::supervisor) async fn launch_ephemeral(
     log.push(crate::run::events::RunEvent::Started {
         user_message_id: None,
     });
+    plan.announce();
     let context_strategy = launcher.config.agent.context_strategy;
     let spec = launcher.assemble(plan.into_run(messages, None, context_strategy));
     launcher.start_requested(spec, &options);

@@ -170,7 +170,7 @@ async fn resume_unfinished_answers(launcher: &Launcher) {
             tracing::error!(%correlation_id, %err, "cannot record a resumption; not resuming");
             continue;
         }
-        match super::resume::resume_answered(launcher, ask, answer, None).await {
+        match super::resume::resume_answered(launcher, ask, answer, None, Vec::new()).await {
             Ok(log) => {
                 tracing::info!(%correlation_id, run_id = %log.run_id, "resumed an answered question")
             }

@@ -16,6 +16,9 @@ use crate::tools::chat_context::Parts;
 use super::launch::{Launcher, RunPlan, check_message_length};
 
 mod email;
+mod mcp;
+
+use crate::tools::mcp::remote::{self, RemoteSession};
 
 /// Answers a pending question and resumes its run. `chat_id` is checked when the request names
 /// one. Answering twice is a conflict; an expired question is gone; someone else's is not found.
@@ -25,6 +28,7 @@ pub async fn launch_resume(
     chat_id: Option<&ChatId>,
     correlation_id: &entities::ids::AskCorrelationId,
     answer: serde_json::Value,
+    mcp_sessions: Vec<Arc<RemoteSession>>,
 ) -> AppResult<Arc<RunLog>> {
     use crate::chat::asks;
     let ask = asks::find(&launcher.db, correlation_id)
@@ -67,7 +71,7 @@ pub async fn launch_resume(
             "this question was already answered".into(),
         ));
     }
-    resume_answered(launcher, ask, answer, None).await
+    resume_answered(launcher, ask, answer, None, mcp_sessions).await
 }
 
 /// One result of a client tool: the `role: "tool"` message a client sends for a call.
@@ -86,6 +90,7 @@ pub(in crate::supervisor) async fn launch_tool_results(
     chat_id: &ChatId,
     results: Vec<ToolResult>,
     client_tools: Vec<crate::llm::wire::ToolDefinition>,
+    mcp_sessions: Vec<Arc<RemoteSession>>,
 ) -> AppResult<Arc<RunLog>> {
     use crate::chat::asks;
     let chat = launcher
@@ -173,7 +178,7 @@ pub(in crate::supervisor) async fn launch_tool_results(
         ));
     }
     let client_tools = (!client_tools.is_empty()).then_some(client_tools);
-    resume_answered(launcher, ask, answer, client_tools).await
+    resume_answered(launcher, ask, answer, client_tools, mcp_sessions).await
 }
 
 /// The texts a user wrote in an answer: the answer itself, its chosen items or its form's
@@ -190,12 +195,15 @@ fn answer_texts(answer: &serde_json::Value) -> Vec<&str> {
 
 /// Resumes the run of an ask whose answer is stored: after a reply, or at start-up for replies
 /// a dead process claimed but never finished. A run that waited for client tools offers
-/// `client_tools` from then on, if given, else the ones it had.
+/// `client_tools` from then on, if given, else the ones it had. `mcp_sessions`: the MCP servers the
+/// answering request named, whose tools the run has from then on (and by which an approved
+/// MCP call is made).
 pub async fn resume_answered(
     launcher: &Launcher,
     ask: entities::pending_asks::Model,
     answer: serde_json::Value,
     client_tools: Option<Vec<crate::llm::wire::ToolDefinition>>,
+    mcp_sessions: Vec<Arc<RemoteSession>>,
 ) -> AppResult<Arc<RunLog>> {
     use crate::agent::pause::Checkpoint;
     use crate::chat::asks::AskKind;
@@ -226,8 +234,10 @@ pub async fn resume_answered(
         user_message_id: Some(checkpoint.user_message_id.clone()),
     });
     let mut messages = checkpoint.messages;
-    // A send_email confirmation's answer is not the call's result: the send's outcome is.
+    // A send_email confirmation's answer is not the call's result: the send's outcome is; nor
+    // is an MCP approval's: the call's is.
     let mut confirmation = None;
+    let mut approval = None;
     match ask.kind {
         AskKind::AskUser => {
             log.push(crate::run::events::RunEvent::Extension {
@@ -236,7 +246,8 @@ pub async fn resume_answered(
             });
             confirmation =
                 crate::tools::email::confirm::Confirmation::of(&ask.question, &ask.user_id);
-            if confirmation.is_none() {
+            approval = remote::PendingCall::of(&ask.question);
+            if confirmation.is_none() && approval.is_none() {
                 messages.push(ChatMessage::tool_result(
                     checkpoint.tool_call_id.clone(),
                     serde_json::json!({"answer": answer}).to_string(),
@@ -282,7 +293,7 @@ pub async fn resume_answered(
             parts.clone(),
         )),
     );
-    let tools: Vec<tools::SharedTool> =
+    let mut tools: Vec<tools::SharedTool> =
         super::launch::tools::after_pause(&setting, &checkpoint.tools, documents)
             .into_iter()
             .map(|t| size.and_then(|size| t.sized(size)).unwrap_or(t))
@@ -291,6 +302,17 @@ pub async fn resume_answered(
                 None => t,
             })
             .collect();
+    let client_tools = client_tools.unwrap_or(checkpoint.client_tools);
+    let taken: Vec<String> = tools
+        .iter()
+        .map(|t| t.name().to_string())
+        .chain(client_tools.iter().map(|t| t.function.name.clone()))
+        .collect();
+    let (remote_tools, made, listings) = remote::tools_of(&mcp_sessions, &taken);
+    for listing in listings {
+        log.emit(remote::LIST_TOOLS_EVENT, listing);
+    }
+    tools.extend(remote_tools);
     let context_strategy = launcher
         .chats
         .get_owned(&ask.user_id, &ask.chat_id)
@@ -317,10 +339,10 @@ pub async fn resume_answered(
         project,
         parts,
         context_strategy,
-        client_tools: client_tools.unwrap_or(checkpoint.client_tools),
+        client_tools,
     });
-    match confirmation {
-        Some(confirmation) => email::send_then_start(
+    match (confirmation, approval) {
+        (Some(confirmation), _) => email::send_then_start(
             launcher,
             spec,
             confirmation,
@@ -328,7 +350,15 @@ pub async fn resume_answered(
             ask.correlation_id,
             checkpoint.tool_call_id,
         ),
-        None => launcher.start(spec),
+        (None, Some(approval)) => mcp::call_then_start(
+            launcher,
+            spec,
+            approval,
+            answer,
+            made,
+            checkpoint.tool_call_id,
+        ),
+        (None, None) => launcher.start(spec),
     }
     Ok(log)
 }

@@ -10,14 +10,15 @@
 
 use std::sync::Arc;
 
-use entities::ids::{ChatId, MessageId};
+use entities::ids::{AskCorrelationId, ChatId, MessageId};
 use entities::messages::MessageRole;
 use serde_json::Value;
 
 use super::automations::launch_workflow_turn;
 use super::launch::images::{PendingMessage, store_turn};
 use super::launch::{Launcher, RunOptions, begin, launch_chat_turn, launch_ephemeral, prepare};
-use super::resume::{ToolResult, launch_tool_results};
+use super::resume::{ToolResult, launch_resume, launch_tool_results};
+use crate::tools::mcp::remote::{RemoteServer, RemoteSession};
 use crate::auth::Principal;
 use crate::chat::automations::WorkflowView;
 use crate::chat::session::{ImportHistory, Turn};
@@ -45,6 +46,13 @@ pub enum TurnTarget {
         parent: Option<MessageId>,
         history: Vec<(MessageRole, PendingMessage)>,
         last: PendingMessage,
+    },
+    /// The answer to a question the chat's paused run waits on (an MCP call's approval), which
+    /// continues it.
+    Answer {
+        chat_id: ChatId,
+        correlation_id: AskCorrelationId,
+        answer: Value,
     },
     /// The results of the chat's waiting client tool calls, which continue its paused run.
     ToolResults {
@@ -146,6 +154,11 @@ impl Launcher {
             options,
         } = request;
         let principal = &principal;
+        let mut options = options;
+        if !options.remote_mcp.is_empty() {
+            let servers = std::mem::take(&mut options.remote_mcp);
+            options.mcp_sessions = self.connect_remote(servers).await?;
+        }
         let started = match target {
             TurnTarget::Chat { chat_id, turn } => {
                 let log = launch_chat_turn(self, principal, &chat_id, turn, options).await?;
@@ -163,13 +176,39 @@ impl Launcher {
                 self.open_import(principal, chat, parent, history, last, options)
                     .await?
             }
+            TurnTarget::Answer {
+                chat_id,
+                correlation_id,
+                answer,
+            } => {
+                let log = launch_resume(
+                    self,
+                    principal,
+                    Some(&chat_id),
+                    &correlation_id,
+                    answer,
+                    options.mcp_sessions,
+                )
+                .await?;
+                Started {
+                    log,
+                    chat_id: Some(chat_id),
+                }
+            }
             TurnTarget::ToolResults {
                 chat_id,
                 results,
                 client_tools,
             } => {
-                let log =
-                    launch_tool_results(self, principal, &chat_id, results, client_tools).await?;
+                let log = launch_tool_results(
+                    self,
+                    principal,
+                    &chat_id,
+                    results,
+                    client_tools,
+                    options.mcp_sessions,
+                )
+                .await?;
                 Started {
                     log,
                     chat_id: Some(chat_id),
@@ -186,6 +225,25 @@ impl Launcher {
             } => self.open_workflow(principal, chat, workflow, input).await?,
         };
         Ok(started)
+    }
+
+    /// Connects a request's remote MCP servers for its run, each checked (allow-list, SSRF
+    /// guard) before any is connected to; nothing is written either way.
+    async fn connect_remote(
+        &self,
+        servers: Vec<RemoteServer>,
+    ) -> AppResult<Vec<Arc<RemoteSession>>> {
+        for server in &servers {
+            self.remote_mcp.check(server)?;
+        }
+        let opened = futures_util::future::join_all(
+            servers.into_iter().map(|server| self.remote_mcp.open(server)),
+        )
+        .await;
+        opened
+            .into_iter()
+            .map(|opened| opened.map_err(AppError::from))
+            .collect()
     }
 
     /// A `/v1` turn: planned against the chat (a draft, when new) before the chat is made, the

@@ -50,6 +50,7 @@ mod real_server;
 mod reasoning;
 mod refused_requests;
 mod research;
+mod responses_mcp;
 mod responses_sdk;
 mod responses_state;
 mod responses_tools;

@@ -47,6 +47,7 @@ async fn answer(
         Some(&chat.id),
         &correlation_id,
         body.into_inner().answer,
+        Vec::new(),
     )
     .await?;
     Ok(stream_run(log, 0, Dialect::ChatApi))

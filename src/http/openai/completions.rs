@@ -60,6 +60,7 @@ async fn create(
             None,
             &reply.correlation_id,
             reply.answer,
+            Vec::new(),
         )
         .await?;
         let chat_id = log.chat_id.clone();

@@ -124,6 +124,15 @@ async fn create(
                 last: read_message(limits, &last)?,
             }
         }
+        Target::Approval { chat_id, answer } => TurnTarget::Answer {
+            chat_id,
+            correlation_id: answer.correlation_id,
+            answer: json!(if answer.approve {
+                crate::tools::mcp::remote::APPROVE
+            } else {
+                crate::tools::mcp::remote::DECLINE
+            }),
+        },
         Target::ToolResults { chat_id, results } => TurnTarget::ToolResults {
             chat_id,
             results,

@@ -103,7 +103,13 @@ impl Launcher {
         if let Some(why) = browsers.unavailable() {
             tracing::info!(%why, "the browser tools are not offered");
         }
+        let remote_mcp = Arc::new(crate::tools::mcp::remote::RemoteMcp::new(
+            &config.mcp,
+            fetcher.clone(),
+            Duration::from_secs(config.agent.tool_timeout_secs.clamp(1, 30)),
+        ));
         Ok(Launcher {
+            remote_mcp,
             attachments,
             agents: crate::chat::agents::Agents::new(db.clone())
                 .with_max_per_user(config.agent.max_agents_per_user),

@@ -52,6 +52,11 @@ pub struct RunOptions {
     /// A Responses `image_generation` tool's fields (`size`, `quality`, `output_format`,
     /// `background`, `partial_images`, `model`): the run gets `generate_image` with them.
     pub image_generation: Option<serde_json::Map<String, serde_json::Value>>,
+    /// A Responses request's remote MCP servers (`{"type": "mcp"}`), connected by the door
+    /// (`Launcher::open`) before anything is written, into `mcp_sessions`.
+    pub remote_mcp: Vec<crate::tools::mcp::remote::RemoteServer>,
+    /// Those servers, connected for this run: their tools are the run's.
+    pub mcp_sessions: Vec<std::sync::Arc<crate::tools::mcp::remote::RemoteSession>>,
 }
 
 /// Refuses a message longer than `http.max_message_chars`: the one limit on a message however

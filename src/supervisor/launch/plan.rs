@@ -12,6 +12,7 @@ use crate::config::ContextStrategy;
 use crate::llm::wire::{ChatMessage, ChatRequest, ToolDefinition};
 use crate::run::log::RunLog;
 use crate::tools;
+use crate::tools::Tool;
 use crate::tools::chat_context::{Parts, SessionSlot};
 use crate::tools::file_search::FileSearchTool;
 
@@ -34,6 +35,11 @@ pub enum Refusal {
     RequiredWithoutTools,
     #[error("tool_choice names {0}, which is not among this request's tools")]
     ToolChoiceNotOffered(String),
+    #[error(
+        "the MCP tool {0} waits for approval, which needs a stored response: leave store on, \
+         or set require_approval to \"never\" for it"
+    )]
+    ApprovalNeedsStore(String),
 }
 
 /// A request's run, checked and ready to begin: what the launcher needs beyond the messages,
@@ -47,9 +53,19 @@ pub(in crate::supervisor) struct Plan {
     pub(in crate::supervisor) project: String,
     pub(in crate::supervisor) parts: Parts,
     pub(in crate::supervisor) client_tools: Vec<ToolDefinition>,
+    /// The remote MCP servers' tool listings, told at the start of the run.
+    pub(in crate::supervisor) listings: Vec<serde_json::Value>,
 }
 
 impl Plan {
+    /// Tells the run's log what the remote MCP servers listed (after its `Started`).
+    pub(in crate::supervisor) fn announce(&self) {
+        for listing in &self.listings {
+            self.log
+                .emit(tools::mcp::remote::LIST_TOOLS_EVENT, listing.clone());
+        }
+    }
+
     /// The run, once its turn is begun: the model's messages and (in a chat) the user message
     /// it answers.
     pub(super) fn into_run(
@@ -142,7 +158,20 @@ pub(in crate::supervisor) fn plan(
             fields.clone(),
         )));
     }
-    let tools = sized(tools, options);
+    let mut tools = sized(tools, options);
+    // The remote MCP servers' tools, named clear of every other tool and client function.
+    let taken: Vec<String> = tools
+        .iter()
+        .map(|t| t.name().to_string())
+        .chain(options.client_tools.iter().map(|t| t.function.name.clone()))
+        .collect();
+    let (remote, made, listings) = tools::mcp::remote::tools_of(&options.mcp_sessions, &taken);
+    if log.chat_id.is_none()
+        && let Some(waits) = made.iter().find(|tool| tool.pauses())
+    {
+        return Err(Refusal::ApprovalNeedsStore(waits.tool_name().to_string()));
+    }
+    tools.extend(remote);
     let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     for tool in &options.client_tools {
         let name = tool.function.name.as_str();
@@ -161,6 +190,7 @@ pub(in crate::supervisor) fn plan(
         project: project.to_string(),
         parts,
         client_tools: options.client_tools.clone(),
+        listings,
     })
 }
 

@@ -62,7 +62,16 @@ async fn fixture() -> Fixture {
         .collect();
     let browsers = crate::tools::browser::Browsers::new(&config).unwrap();
     let config_tools = config.tools.clone();
+    let fetcher = Arc::new(
+        crate::tools::fetch::Fetcher::new(&config_tools, Duration::from_secs(60)).unwrap(),
+    );
+    let remote_mcp = Arc::new(crate::tools::mcp::remote::RemoteMcp::new(
+        &config.mcp,
+        fetcher.clone(),
+        Duration::from_secs(5),
+    ));
     let launcher = Launcher {
+        remote_mcp,
         llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
         workspace: crate::documents::Workspace::new(db.clone(), &config, embedder.clone()),
         attachments: crate::chat::attachments::Attachments::new(
@@ -89,9 +98,7 @@ async fn fixture() -> Fixture {
         sql: crate::tools::sql::SqlDatabases::default(),
         email: None,
         browsers,
-        fetcher: Arc::new(
-            crate::tools::fetch::Fetcher::new(&config_tools, Duration::from_secs(60)).unwrap(),
-        ),
+        fetcher,
     };
     Fixture {
         _dir: dir,

@@ -105,6 +105,7 @@ pub enum BuildError {
 pub struct Fetcher {
     client: reqwest::Client,
     guard: Arc<Guard>,
+    resolver: Arc<dyn HostResolver>,
     cache: Cache<String, Page>,
     max_response_bytes: usize,
     timeout: Duration,
@@ -131,7 +132,7 @@ impl Fetcher {
             .timeout(timeout)
             .user_agent(USER_AGENT)
             .dns_resolver(Arc::new(CheckedResolver {
-                inner: resolver,
+                inner: Arc::clone(&resolver),
                 guard: Arc::clone(&guard),
             }))
             .build()?;
@@ -143,11 +144,33 @@ impl Fetcher {
         Ok(Self {
             client,
             guard,
+            resolver,
             cache,
             max_response_bytes: config.fetch_max_response_bytes,
             timeout,
             extraction_budget: Duration::from_secs(config.fetch_extraction_budget_secs),
         })
+    }
+
+    /// Checks `url` against the SSRF rules, as a fetch does before its request.
+    pub fn check_url(&self, url: &Url) -> Result<(), crate::ssrf::Refusal> {
+        self.guard.check_url(url)
+    }
+
+    /// A client for another protocol spoken over HTTP (a remote MCP server's), whose every
+    /// connection goes to a checked address as the fetcher's do: no proxy, no redirects,
+    /// `connect_timeout`; no overall timeout (its callers bound each exchange).
+    pub fn guarded_client(&self, connect_timeout: Duration) -> Result<reqwest::Client, BuildError> {
+        Ok(reqwest::Client::builder()
+            .redirect(Policy::none())
+            .no_proxy()
+            .connect_timeout(connect_timeout)
+            .user_agent(USER_AGENT)
+            .dns_resolver(Arc::new(CheckedResolver {
+                inner: Arc::clone(&self.resolver),
+                guard: Arc::clone(&self.guard),
+            }))
+            .build()?)
     }
 
     /// The cached page for `url`, if one was fetched within the cache's lifetime.

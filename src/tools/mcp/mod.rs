@@ -9,7 +9,10 @@
 //! built-ins a request selects from; a down server's answer `mcp_unavailable`),
 //! `tool(server_id, tool_name)` (an agent's custom tool entry) and `health()` (for
 //! `GET /api/mcp/servers`).
+//!
+//! `remote`: the servers a Responses request names by URL, connected for its run only.
 
+pub mod remote;
 mod supervise;
 mod tool;
 

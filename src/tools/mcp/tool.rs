@@ -6,7 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::ServiceError;
+use rmcp::service::Peer;
+use rmcp::{RoleClient, ServiceError};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
@@ -128,45 +129,69 @@ async fn call(server: &Server, tool_name: String, arguments: Value) -> Result<Va
     let Some(connection) = server.status().connection.clone() else {
         return Err(unavailable(&id, "it is not connected"));
     };
-    let Value::Object(arguments) = arguments else {
-        return Err(ToolError::invalid_arguments(
-            "the arguments must be a JSON object",
-        ));
-    };
-    let params = CallToolRequestParams::new(tool_name).with_arguments(arguments);
     let timeout = Duration::from_secs(server.config.timeout_secs);
-    let result = match tokio::time::timeout(timeout, connection.peer.call_tool(params)).await {
-        Ok(result) => result,
-        Err(_) => {
-            return Err(ToolError::new(
-                "timeout",
-                format!(
-                    "the MCP server {id} did not answer within {} seconds",
-                    timeout.as_secs()
-                ),
-                "Try a simpler request, or answer with what you have.",
-            ));
-        }
-    };
-    match result {
-        Ok(result) => read_result(result),
-        Err(err @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
+    match call_on(&connection.peer, &id, tool_name, arguments, timeout).await {
+        Ok(value) => Ok(value),
+        Err(CallFailure::Broken(err)) => {
             // The connection is gone: the supervisor reconnects at once rather than waiting to
             // notice.
             connection.closer.cancel();
             tracing::warn!(mcp_server = %id, %err, "an MCP call found the connection broken");
             Err(unavailable(&id, &format!("the connection failed ({err})")))
         }
-        Err(ServiceError::McpError(err)) => Err(ToolError::new(
+        Err(CallFailure::Tool(err)) => Err(err),
+    }
+}
+
+/// Why a call on a connection failed: the connection broke (`ServiceError` text), or the call
+/// itself did (its tool error).
+pub(super) enum CallFailure {
+    Broken(String),
+    Tool(ToolError),
+}
+
+/// One `tools/call` of `tool_name` on `peer` (server `id`), within `timeout`.
+pub(super) async fn call_on(
+    peer: &Peer<RoleClient>,
+    id: &str,
+    tool_name: String,
+    arguments: Value,
+    timeout: Duration,
+) -> Result<Value, CallFailure> {
+    let Value::Object(arguments) = arguments else {
+        return Err(CallFailure::Tool(ToolError::invalid_arguments(
+            "the arguments must be a JSON object",
+        )));
+    };
+    let params = CallToolRequestParams::new(tool_name).with_arguments(arguments);
+    let result = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+        Ok(result) => result,
+        Err(_) => {
+            return Err(CallFailure::Tool(ToolError::new(
+                "timeout",
+                format!(
+                    "the MCP server {id} did not answer within {} seconds",
+                    timeout.as_secs()
+                ),
+                "Try a simpler request, or answer with what you have.",
+            )));
+        }
+    };
+    match result {
+        Ok(result) => read_result(result).map_err(CallFailure::Tool),
+        Err(err @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
+            Err(CallFailure::Broken(err.to_string()))
+        }
+        Err(ServiceError::McpError(err)) => Err(CallFailure::Tool(ToolError::new(
             "mcp_error",
             format!("the MCP server {id} refused the call: {}", err.message),
             "Check the arguments against the tool's schema, or answer with what you have.",
-        )),
-        Err(err) => Err(ToolError::new(
+        ))),
+        Err(err) => Err(CallFailure::Tool(ToolError::new(
             "mcp_error",
             format!("the call to the MCP server {id} failed: {err}"),
             "Answer with what you have, or try again later.",
-        )),
+        ))),
     }
 }
 

@@ -11,11 +11,13 @@
 use serde_json::{Value, json};
 
 use super::citations::{Source, url_citations};
+use super::items::APPROVAL_ID_PREFIX;
 use super::request::{Includes, LOCAL_SHELL};
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
 use crate::tools::file_search;
 use crate::tools::image_generation::{self, GENERATE_IMAGE};
+use crate::tools::mcp::remote::LIST_TOOLS_EVENT;
 
 /// One output item, as the run's events have built it so far.
 enum Item {
@@ -64,6 +66,32 @@ enum Item {
         status: &'static str,
         results: Option<Value>,
     },
+    /// The tools a remote MCP server listed for the run.
+    McpListTools {
+        id: String,
+        server_label: String,
+        tools: Value,
+    },
+    /// A call of a remote MCP server's tool: `in_progress`, then `completed` with its `output`
+    /// or `failed` with its `error`; `approval_request_id` when it waited for approval.
+    McpCall {
+        id: String,
+        call_id: String,
+        server_label: String,
+        name: String,
+        arguments: String,
+        status: &'static str,
+        output: Option<String>,
+        error: Option<String>,
+        approval_request_id: Option<String>,
+    },
+    /// A call of a remote MCP server's tool that waits for the client's approval.
+    McpApprovalRequest {
+        id: String,
+        server_label: String,
+        name: String,
+        arguments: String,
+    },
     /// A call of one of the client's functions.
     FunctionCall {
         id: String,
@@ -108,10 +136,30 @@ pub struct Output {
     sources: Vec<Source>,
     /// The artifacts the run made or changed (their latest version each), for the answer.
     deliverables: Vec<Value>,
+    /// The remote MCP tools the run has, by the name the model calls them.
+    mcp_tools: Vec<McpName>,
+    /// Calls of MCP tools that wait for approval, until their question or result comes:
+    /// (call id, model-facing name, arguments).
+    mcp_waiting: Vec<(String, String, String)>,
+    /// The question this run was resumed by an answer to (`x_ask_user.answered`).
+    answered: Option<String>,
     pub text: String,
     /// Every reasoning item's text, accumulated (`x_metadata.thinking`).
     pub thinking: String,
 }
+
+/// A remote MCP tool as the run's `x_mcp.list_tools` events named it.
+struct McpName {
+    model: String,
+    server_label: String,
+    own: String,
+    approval: bool,
+}
+
+/// The event that answers a paused run's question, with its correlation id.
+const ASK_ANSWERED: &str = "x_ask_user.answered";
+/// The event that pauses a run on a question (an MCP approval's carries `mcp`).
+const ASK_QUESTION: &str = "x_ask_user.question";
 
 /// A lifecycle event: its type and payload (without `sequence_number`).
 pub type Lifecycle = (String, Value);
@@ -133,6 +181,9 @@ impl Output {
             searches_done: Vec::new(),
             sources: Vec::new(),
             deliverables: Vec::new(),
+            mcp_tools: Vec::new(),
+            mcp_waiting: Vec::new(),
+            answered: None,
             text: String::new(),
             thinking: String::new(),
         }
@@ -376,6 +427,106 @@ impl Output {
                     }
                 }
             }
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type == LIST_TOOLS_EVENT => self.list_mcp_tools(payload, &mut out),
+            RunEvent::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } if self.mcp_tool(name).is_some() => {
+                let arguments = arguments.to_string();
+                if self.mcp_tool(name).is_some_and(|tool| tool.approval) {
+                    self.mcp_waiting.push((id.clone(), name.clone(), arguments));
+                } else {
+                    self.open_mcp_call(id, name, arguments, None, &mut out);
+                }
+            }
+            RunEvent::ToolResult {
+                tool_call_id,
+                name,
+                success,
+                result,
+                error,
+                ..
+            } if self.mcp_tool(name).is_some() => {
+                let mut found = self.items.iter().position(
+                    |item| matches!(item, Item::McpCall { call_id, .. } if call_id == tool_call_id),
+                );
+                if found.is_none()
+                    && let Some(at) = self.mcp_waiting.iter().position(|(id, ..)| id == tool_call_id)
+                {
+                    // An approved call, made by the continuation.
+                    let (id, name, arguments) = self.mcp_waiting.remove(at);
+                    let approval = self
+                        .answered
+                        .as_ref()
+                        .map(|cid| format!("{APPROVAL_ID_PREFIX}{cid}"));
+                    found = Some(self.open_mcp_call(&id, &name, arguments, approval, &mut out));
+                }
+                if let Some(index) = found {
+                    let mut item_id = String::new();
+                    if let Item::McpCall {
+                        id,
+                        status,
+                        output,
+                        error: failure,
+                        ..
+                    } = &mut self.items[index]
+                    {
+                        *status = if *success { "completed" } else { "failed" };
+                        if *success {
+                            *output = Some(match &result["content"] {
+                                Value::String(text) => text.clone(),
+                                Value::Null => result.to_string(),
+                                other => other.to_string(),
+                            });
+                        } else {
+                            *failure = Some(error.clone().unwrap_or_else(|| result.to_string()));
+                        }
+                        item_id.clone_from(id);
+                    }
+                    let kind = if *success {
+                        "response.mcp_call.completed"
+                    } else {
+                        "response.mcp_call.failed"
+                    };
+                    out.push(self::event(
+                        kind,
+                        json!({"item_id": item_id, "output_index": index}),
+                    ));
+                    out.push(self.done(index));
+                }
+            }
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type == ASK_QUESTION && payload.get("mcp").is_some() => {
+                self.close_open(&mut out);
+                let mcp = &payload["mcp"];
+                let model = mcp["model_name"].as_str().unwrap_or_default();
+                self.mcp_waiting.retain(|(_, name, _)| name != model);
+                self.items.push(Item::McpApprovalRequest {
+                    id: format!(
+                        "{APPROVAL_ID_PREFIX}{}",
+                        payload["correlation_id"].as_str().unwrap_or_default()
+                    ),
+                    server_label: mcp["server_label"].as_str().unwrap_or_default().to_string(),
+                    name: mcp["name"].as_str().unwrap_or_default().to_string(),
+                    arguments: mcp["arguments"].as_str().unwrap_or("{}").to_string(),
+                });
+                let index = self.items.len() - 1;
+                out.push(self.added(index));
+                out.push(self.done(index));
+            }
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type == ASK_ANSWERED => {
+                self.answered = payload["correlation_id"].as_str().map(str::to_string);
+            }
             RunEvent::ClientToolCalls { calls } => {
                 self.close_open(&mut out);
                 for call in calls {
@@ -432,6 +583,86 @@ impl Output {
             _ => {}
         }
         out
+    }
+
+    /// The remote MCP tool the model calls `name`, if it is one.
+    fn mcp_tool(&self, name: &str) -> Option<&McpName> {
+        self.mcp_tools.iter().find(|tool| tool.model == name)
+    }
+
+    /// An `mcp_list_tools` item for a server's listing (`x_mcp.list_tools`), its tools'
+    /// model-facing names kept.
+    fn list_mcp_tools(&mut self, payload: &Value, out: &mut Vec<Lifecycle>) {
+        self.close_open(out);
+        let server_label = payload["server_label"].as_str().unwrap_or_default().to_string();
+        let approval: Vec<&str> = payload["approval"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if let Some(names) = payload["names"].as_object() {
+            for (model, own) in names {
+                self.mcp_tools.push(McpName {
+                    model: model.clone(),
+                    server_label: server_label.clone(),
+                    own: own.as_str().unwrap_or(model).to_string(),
+                    approval: approval.contains(&model.as_str()),
+                });
+            }
+        }
+        let id = format!("mcpl_{}_{}", self.run_id, server_label);
+        self.items.push(Item::McpListTools {
+            id: id.clone(),
+            server_label,
+            tools: payload["tools"].clone(),
+        });
+        let index = self.items.len() - 1;
+        out.push(self.added(index));
+        let ids = json!({"item_id": id, "output_index": index});
+        out.push(event("response.mcp_list_tools.in_progress", ids.clone()));
+        out.push(event("response.mcp_list_tools.completed", ids));
+        out.push(self.done(index));
+    }
+
+    /// Opens an `mcp_call` item for call `call_id` of the MCP tool the model calls `name`;
+    /// returns its place.
+    fn open_mcp_call(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        arguments: String,
+        approval_request_id: Option<String>,
+        out: &mut Vec<Lifecycle>,
+    ) -> usize {
+        self.close_open(out);
+        let (server_label, own) = self
+            .mcp_tool(name)
+            .map(|tool| (tool.server_label.clone(), tool.own.clone()))
+            .unwrap_or_default();
+        let id = format!("mcp_{call_id}");
+        self.items.push(Item::McpCall {
+            id: id.clone(),
+            call_id: call_id.to_string(),
+            server_label,
+            name: own,
+            arguments: arguments.clone(),
+            status: "in_progress",
+            output: None,
+            error: None,
+            approval_request_id,
+        });
+        let index = self.items.len() - 1;
+        out.push(self.added(index));
+        let ids = json!({"item_id": id, "output_index": index});
+        out.push(event("response.mcp_call.in_progress", ids.clone()));
+        let mut delta = ids.clone();
+        delta["delta"] = json!(arguments);
+        out.push(event("response.mcp_call_arguments.delta", delta));
+        let mut done = ids;
+        done["arguments"] = json!(arguments);
+        out.push(event("response.mcp_call_arguments.done", done));
+        index
     }
 
     /// The place of the open reasoning item, closing an open message and opening one when
@@ -683,6 +914,50 @@ impl Output {
                 "status": status,
                 "queries": [query],
                 "results": results,
+            }),
+            Item::McpListTools {
+                id,
+                server_label,
+                tools,
+            } => json!({
+                "type": "mcp_list_tools",
+                "id": id,
+                "server_label": server_label,
+                "tools": tools,
+                "error": null,
+            }),
+            Item::McpCall {
+                id,
+                server_label,
+                name,
+                arguments,
+                status,
+                output,
+                error,
+                approval_request_id,
+                ..
+            } => json!({
+                "type": "mcp_call",
+                "id": id,
+                "server_label": server_label,
+                "name": name,
+                "arguments": arguments,
+                "status": status,
+                "output": output,
+                "error": error,
+                "approval_request_id": approval_request_id,
+            }),
+            Item::McpApprovalRequest {
+                id,
+                server_label,
+                name,
+                arguments,
+            } => json!({
+                "type": "mcp_approval_request",
+                "id": id,
+                "server_label": server_label,
+                "name": name,
+                "arguments": arguments,
             }),
             Item::FunctionCall {
                 id,

@@ -3,7 +3,7 @@
 //! `function_call_output` as tool messages), the trailing function outputs that continue a
 //! waiting run, and the items as `input_items` lists them.
 
-use entities::ids::ResponseId;
+use entities::ids::{AskCorrelationId, ResponseId};
 use serde_json::{Value, json};
 
 use super::request::LOCAL_SHELL;
@@ -133,7 +133,10 @@ pub fn messages_of(items: &[Value]) -> AppResult<Vec<ChatMessage>> {
                     output_text(&item["output"]),
                 ));
             }
-            "file_search_call" | "web_search_call" | "reasoning" => {}
+            // Output items carrying nothing for the model, and the approvals a target reads.
+            "file_search_call" | "web_search_call" | "reasoning" | "image_generation_call"
+            | "mcp_list_tools" | "mcp_call" | "mcp_approval_request" | "mcp_approval_response" => {
+            }
             other => {
                 return Err(AppError::invalid(format!(
                     "input[{index}]: item type {other:?} is not supported"
@@ -215,6 +218,43 @@ pub fn trailing_outputs(items: &[Value]) -> Vec<FunctionOutput> {
         .collect();
     outputs.reverse();
     outputs
+}
+
+/// The prefix of an `mcp_approval_request` item's id, before the question's correlation id.
+pub const APPROVAL_ID_PREFIX: &str = "mcpr_";
+
+/// An `mcp_approval_response` input item: the question it answers, and whether it approves.
+pub struct ApprovalAnswer {
+    pub correlation_id: AskCorrelationId,
+    pub approve: bool,
+}
+
+/// The `mcp_approval_response` items of `items`, checked.
+pub fn approvals_of(items: &[Value]) -> AppResult<Vec<ApprovalAnswer>> {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| item["type"] == "mcp_approval_response")
+        .map(|(index, item)| {
+            let correlation_id = item["approval_request_id"]
+                .as_str()
+                .and_then(|id| id.strip_prefix(APPROVAL_ID_PREFIX))
+                .filter(|id| !id.is_empty())
+                .ok_or_else(|| {
+                    AppError::invalid(format!(
+                        "input[{index}]: approval_request_id must be the id of an \
+                         mcp_approval_request item ({APPROVAL_ID_PREFIX}…)"
+                    ))
+                })?;
+            let approve = item["approve"].as_bool().ok_or_else(|| {
+                AppError::invalid(format!("input[{index}]: approve must be true or false"))
+            })?;
+            Ok(ApprovalAnswer {
+                correlation_id: AskCorrelationId::from_string(correlation_id),
+                approve,
+            })
+        })
+        .collect()
 }
 
 /// The input items with the ids OpenAI's `input_items` list shows (`msg_…` for messages that

@@ -11,6 +11,7 @@ use crate::http::openai::shared::check_metadata;
 use crate::llm::wire::{ChatRequest, ToolDefinition};
 use crate::supervisor::launch::{RunOptions, WebSearchOptions};
 use crate::tools::file_search::FileSearchLimits;
+use crate::tools::mcp::remote::{MAX_REMOTE_SERVERS, RemoteServer};
 
 /// Most input items one request may carry.
 const MAX_INPUT_ITEMS: usize = 2_000;
@@ -308,8 +309,29 @@ impl ResponsesRequest {
     pub fn options(&self, default_model: &str) -> AppResult<RunOptions> {
         let mut web_search = None;
         let mut image_generation = None;
+        let mut remote_mcp: Vec<RemoteServer> = Vec::new();
         for (index, tool) in self.tools.iter().enumerate() {
             match tool["type"].as_str() {
+                Some("mcp") => {
+                    let server = tool
+                        .as_object()
+                        .ok_or_else(|| AppError::invalid(format!("tools[{index}] must be an object")))
+                        .and_then(|tool| {
+                            RemoteServer::parse(index, tool).map_err(AppError::InvalidRequest)
+                        })?;
+                    if remote_mcp.iter().any(|known| known.label == server.label) {
+                        return Err(AppError::invalid(format!(
+                            "tools[{index}]: server_label {} is used twice",
+                            server.label
+                        )));
+                    }
+                    if remote_mcp.len() == MAX_REMOTE_SERVERS {
+                        return Err(AppError::invalid(format!(
+                            "a request may name at most {MAX_REMOTE_SERVERS} MCP servers"
+                        )));
+                    }
+                    remote_mcp.push(server);
+                }
                 Some("image_generation") => {
                     let partials = &tool["partial_images"];
                     if !partials.is_null() && partials.as_u64().is_none_or(|n| n > 3) {
@@ -333,7 +355,7 @@ impl ResponsesRequest {
                     return Err(AppError::invalid(format!(
                         "tools[{index}]: type {} is not supported; Colloquy offers \
                          web_search_preview (its server-side tools), file_search, \
-                         image_generation, local_shell and function",
+                         image_generation, mcp, local_shell and function",
                         other.unwrap_or("(missing)")
                     )));
                 }
@@ -369,6 +391,7 @@ impl ResponsesRequest {
             client_tools: self.functions()?,
             instructions: self.instructions.clone().filter(|i| !i.trim().is_empty()),
             image_generation,
+            remote_mcp,
             ..RunOptions::default()
         })
     }
@@ -381,7 +404,7 @@ impl ResponsesRequest {
             "max_output_tokens": self.max_output_tokens,
             "temperature": self.temperature.unwrap_or(1.0),
             "top_p": self.top_p.unwrap_or(1.0),
-            "tools": self.tools,
+            "tools": echoed_tools(&self.tools),
             "tool_choice": self.tool_choice.clone().unwrap_or(json!("auto")),
             "parallel_tool_calls": self.parallel_tool_calls.unwrap_or(true),
             "text": self.text.clone().unwrap_or(json!({"format": {"type": "text"}})),
@@ -451,4 +474,23 @@ mod tests {
         let many: Map<String, Value> = (0..17).map(|i| (format!("k{i}"), json!("v"))).collect();
         assert!(check_metadata(&many).is_err());
     }
+}
+
+/// The request's tools as the response echoes them: an `mcp` tool's header values redacted
+/// (they are credentials, never stored or shown).
+fn echoed_tools(tools: &[Value]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|tool| {
+            let mut tool = tool.clone();
+            if tool["type"] == "mcp"
+                && let Some(headers) = tool.get_mut("headers").and_then(Value::as_object_mut)
+            {
+                for value in headers.values_mut() {
+                    *value = json!("<redacted>");
+                }
+            }
+            tool
+        })
+        .collect()
 }

@@ -6,7 +6,7 @@ use entities::ids::{ChatId, MessageId};
 use entities::messages::MessageRole;
 use serde_json::Value;
 
-use super::items::{messages_of, trailing_outputs};
+use super::items::{ApprovalAnswer, approvals_of, messages_of, trailing_outputs};
 use super::request::ResponsesRequest;
 use crate::auth::Principal;
 use crate::chat::persistence::ChatStoreError;
@@ -29,6 +29,11 @@ pub enum Target {
         history: Vec<(MessageRole, ChatMessage)>,
         /// The new user message (its text and image parts).
         last: ChatMessage,
+    },
+    /// The answer to the MCP approval the chat's paused run waits on.
+    Approval {
+        chat_id: ChatId,
+        answer: ApprovalAnswer,
     },
     /// The results of the chat's waiting function calls.
     ToolResults {
@@ -129,6 +134,39 @@ pub async fn target(
             .collect::<Vec<_>>()
     };
     let messages = messages_of(items)?;
+    let mut approvals = approvals_of(items)?;
+    if !approvals.is_empty() {
+        if approvals.len() > 1 || items.len() > 1 {
+            return Err(AppError::invalid(
+                "an mcp_approval_response is sent alone: a run waits on one approval at a time, \
+                 and goes on once it is answered",
+            ));
+        }
+        let chat_id = match (
+            &request.previous_response_id,
+            &request.conversation,
+            &request.x_chat_id,
+        ) {
+            (Some(previous), _, _) => {
+                stored::get_owned(state.db(), principal.user_id(), previous)
+                    .await?
+                    .ok_or(AppError::NotFound("response"))?
+                    .chat_id
+            }
+            (None, Some(conversation), _) => ChatId::from_string(conversation.id()),
+            (None, None, Some(chat_id)) => chat_id.clone(),
+            (None, None, None) => {
+                return Err(AppError::invalid(
+                    "an mcp_approval_response continues the response that asked for it: send \
+                     its previous_response_id",
+                ));
+            }
+        };
+        return Ok(Target::Approval {
+            chat_id,
+            answer: approvals.remove(0),
+        });
+    }
     if let Some(previous) = &request.previous_response_id {
         if request.store == Some(false) {
             return Err(AppError::invalid(

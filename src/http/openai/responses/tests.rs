@@ -812,3 +812,126 @@ async fn an_image_generation_call_streams_its_partial_images_and_ends_with_the_p
         completed["response"]["output"].as_array().unwrap().clone()
     );
 }
+
+fn mcp_listing() -> RunEvent {
+    RunEvent::Extension {
+        event_type: crate::tools::mcp::remote::LIST_TOOLS_EVENT.into(),
+        payload: json!({"server_label": "docs",
+            "tools": [{"name": "echo", "description": "Echoes.", "input_schema": {"type": "object"},
+                       "annotations": null},
+                      {"name": "add", "description": "Adds.", "input_schema": {"type": "object"},
+                       "annotations": null}],
+            "names": {"echo": "echo", "docs__add": "add"},
+            "approval": ["docs__add"]}),
+    }
+}
+
+fn mcp_call(id: &str, name: &str, arguments: Value) -> RunEvent {
+    RunEvent::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments,
+        progress: None,
+        message: None,
+    }
+}
+
+fn mcp_result(id: &str, name: &str, success: bool) -> RunEvent {
+    RunEvent::ToolResult {
+        tool_call_id: id.into(),
+        name: name.into(),
+        success,
+        result: if success {
+            json!({"content": "echoed: hi"})
+        } else {
+            json!({"error": "it broke", "code": "mcp_error", "suggestion": ""})
+        },
+        preview: String::new(),
+        error: (!success).then(|| "it broke".to_string()),
+        research: true,
+    }
+}
+
+#[actix_web::test]
+async fn remote_mcp_tools_are_listed_called_and_asked_for_as_openai_shows_them() {
+    let log = log();
+    log.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    log.push(mcp_listing());
+    log.push(mcp_call("c1", "echo", json!({"text": "hi"})));
+    log.push(mcp_result("c1", "echo", true));
+    log.push(mcp_call("c2", "echo", json!({"text": "again"})));
+    log.push(mcp_result("c2", "echo", false));
+    // A call that waits for approval: no mcp_call item, an approval request instead.
+    log.push(mcp_call("c3", "docs__add", json!({"a": 1})));
+    log.push(RunEvent::Extension {
+        event_type: "x_ask_user.question".into(),
+        payload: json!({"question": "Allow?", "correlation_id": "ask_1",
+            "mcp": {"server_label": "docs", "server_url": "http://h/mcp", "name": "add",
+                    "model_name": "docs__add", "arguments": "{\"a\":1}"}}),
+    });
+    log.push(finished(StopReason::Paused, None));
+    let events = streamed(log, false, false).await;
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names[2..12],
+        [
+            "response.output_item.added",
+            "response.mcp_list_tools.in_progress",
+            "response.mcp_list_tools.completed",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.mcp_call.in_progress",
+            "response.mcp_call_arguments.delta",
+            "response.mcp_call_arguments.done",
+            "response.mcp_call.completed",
+            "response.output_item.done",
+        ]
+    );
+    assert!(names.contains(&"response.mcp_call.failed"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("x_")), "{names:?}");
+    let (_, completed) = events.last().unwrap();
+    let output = completed["response"]["output"].clone();
+    assert_eq!(Value::Array(replay(&events)), output, "a replay equals the object");
+    assert_eq!(output[0]["type"], "mcp_list_tools");
+    assert_eq!(output[0]["server_label"], "docs");
+    assert_eq!(output[0]["tools"][1]["name"], "add");
+    assert_eq!(
+        output[1],
+        json!({"type": "mcp_call", "id": "mcp_c1", "server_label": "docs", "name": "echo",
+               "arguments": "{\"text\":\"hi\"}", "status": "completed", "output": "echoed: hi",
+               "error": null, "approval_request_id": null})
+    );
+    assert_eq!(output[2]["status"], "failed");
+    assert_eq!(output[2]["error"], "it broke");
+    assert_eq!(
+        output[3],
+        json!({"type": "mcp_approval_request", "id": "mcpr_ask_1", "server_label": "docs",
+               "name": "add", "arguments": "{\"a\":1}"})
+    );
+    assert_eq!(output.as_array().unwrap().len(), 4);
+
+    // The continuation after a yes: the call, with the approval it waited for.
+    let resumed = self::log();
+    resumed.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    resumed.push(mcp_listing());
+    resumed.push(RunEvent::Extension {
+        event_type: "x_ask_user.answered".into(),
+        payload: json!({"correlation_id": "ask_1", "answer": "Yes"}),
+    });
+    resumed.push(mcp_call("c3", "docs__add", json!({"a": 1})));
+    resumed.push(mcp_result("c3", "docs__add", true));
+    resumed.push(text("Done."));
+    resumed.push(finished(StopReason::Completed, None));
+    let events = streamed(resumed, false, false).await;
+    let (_, completed) = events.last().unwrap();
+    let output = &completed["response"]["output"];
+    assert_eq!(output[1]["type"], "mcp_call");
+    assert_eq!(output[1]["name"], "add");
+    assert_eq!(output[1]["approval_request_id"], "mcpr_ask_1");
+    assert_eq!(output[1]["status"], "completed");
+    assert_eq!(output[2]["type"], "message");
+}
