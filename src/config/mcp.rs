@@ -109,7 +109,11 @@ impl McpConfig {
                     .into(),
             );
         }
-        if let Some(entry) = self.remote_hosts.iter().find(|entry| !remote_host_entry(entry)) {
+        if let Some(entry) = self
+            .remote_hosts
+            .iter()
+            .find(|entry| !remote_host_entry(entry))
+        {
             return Some(format!(
                 "mcp.remote_hosts entry {entry:?} must be *, HOST or HOST:PORT (no scheme, no path)"
             ));

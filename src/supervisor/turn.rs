@@ -18,13 +18,13 @@ use super::automations::launch_workflow_turn;
 use super::launch::images::{PendingMessage, store_turn};
 use super::launch::{Launcher, RunOptions, begin, launch_chat_turn, launch_ephemeral, prepare};
 use super::resume::{ToolResult, launch_resume, launch_tool_results};
-use crate::tools::mcp::remote::{RemoteServer, RemoteSession};
 use crate::auth::Principal;
 use crate::chat::automations::WorkflowView;
 use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, Role, ToolDefinition};
 use crate::run::log::RunLog;
+use crate::tools::mcp::remote::{RemoteServer, RemoteSession};
 
 /// A turn someone asks for.
 pub struct TurnRequest {
@@ -237,7 +237,9 @@ impl Launcher {
             self.remote_mcp.check(server)?;
         }
         let opened = futures_util::future::join_all(
-            servers.into_iter().map(|server| self.remote_mcp.open(server)),
+            servers
+                .into_iter()
+                .map(|server| self.remote_mcp.open(server)),
         )
         .await;
         opened

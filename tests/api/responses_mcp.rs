@@ -60,12 +60,16 @@ async fn mcp_server() -> McpServer {
         .spawn()
         .expect("the MCP server starts");
     let server = McpServer { child, port };
-    eventually("the MCP server listening", Duration::from_secs(60), || async {
-        tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .ok()
-            .map(|_| ())
-    })
+    eventually(
+        "the MCP server listening",
+        Duration::from_secs(60),
+        || async {
+            tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .ok()
+                .map(|_| ())
+        },
+    )
     .await;
     server
 }
@@ -157,7 +161,10 @@ async fn lists_calls_and_approves_once_across_a_restart(client: Client) {
     assert!(at("response.mcp_call.in_progress") < at("response.mcp_call_arguments.done"));
     assert!(at("response.mcp_call_arguments.done") < at("response.mcp_call.completed"));
     assert!(at("response.mcp_call.completed") < at("response.output_text.delta"));
-    assert_eq!(seen["types"], json!(["mcp_list_tools", "mcp_call", "message"]));
+    assert_eq!(
+        seen["types"],
+        json!(["mcp_list_tools", "mcp_call", "message"])
+    );
     assert_eq!(seen["listed"]["server_label"], "tests");
     assert_eq!(
         seen["listed"]["tools"],
@@ -186,7 +193,10 @@ async fn lists_calls_and_approves_once_across_a_restart(client: Client) {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"echo") && names.contains(&"add"), "{names:?}");
+    assert!(
+        names.contains(&"echo") && names.contains(&"add"),
+        "{names:?}"
+    );
     assert!(!names.contains(&"crash"), "{names:?}");
     assert!(
         tool_message(&app, "e1").unwrap().contains("echoed: hi"),
@@ -211,9 +221,15 @@ async fn lists_calls_and_approves_once_across_a_restart(client: Client) {
     let response_id = seen["response_id"].as_str().unwrap().to_string();
     // The headers (credentials) are stored nowhere: not with the question, not with the
     // response.
-    let asks = entities::pending_asks::Entity::find().all(&app.db).await.unwrap();
+    let asks = entities::pending_asks::Entity::find()
+        .all(&app.db)
+        .await
+        .unwrap();
     assert!(!asks.is_empty());
-    let responses = entities::responses::Entity::find().all(&app.db).await.unwrap();
+    let responses = entities::responses::Entity::find()
+        .all(&app.db)
+        .await
+        .unwrap();
     for stored in asks
         .iter()
         .map(|a| format!("{} {}", a.question, a.checkpoint))
@@ -239,7 +255,10 @@ async fn lists_calls_and_approves_once_across_a_restart(client: Client) {
     );
     assert_eq!(approved["text"], "2 + 40 = 42.");
     assert_eq!(approved["again"], 409, "an approval is used once");
-    assert_eq!(tool_message(&app, "a1").as_deref(), Some("{\"content\":\"42\"}"));
+    assert_eq!(
+        tool_message(&app, "a1").as_deref(),
+        Some("{\"content\":\"42\"}")
+    );
     let calls = app
         .upstream
         .received()
@@ -309,8 +328,20 @@ async fn a_private_or_loopback_mcp_url_is_refused_before_any_connection() {
         error["message"].as_str().unwrap().contains("loopback"),
         "{error}"
     );
-    refused(&app, &format!("http://localhost:{port}/mcp"), "mcp_server_refused", 400).await;
-    refused(&app, "http://169.254.169.254/mcp", "mcp_server_refused", 400).await;
+    refused(
+        &app,
+        &format!("http://localhost:{port}/mcp"),
+        "mcp_server_refused",
+        400,
+    )
+    .await;
+    refused(
+        &app,
+        "http://169.254.169.254/mcp",
+        "mcp_server_refused",
+        400,
+    )
+    .await;
     refused(&app, "http://[::1]:9/mcp", "mcp_server_refused", 400).await;
     assert_eq!(accepted.load(Ordering::SeqCst), 0, "no connection was made");
 
@@ -352,10 +383,7 @@ async fn a_remote_mcp_tool_is_checked_with_the_request() {
             .await;
         assert_eq!(response.status(), 400, "{tool}");
         let error = error_body(response).await;
-        assert!(
-            error["message"].as_str().unwrap().contains(says),
-            "{error}"
-        );
+        assert!(error["message"].as_str().unwrap().contains(says), "{error}");
     }
     let twice = json!({"type": "mcp", "server_label": "x", "server_url": "http://h/"});
     let response = app
@@ -368,10 +396,49 @@ async fn a_remote_mcp_tool_is_checked_with_the_request() {
     let unknown = app
         .openai()
         .create_response()
-        .json(&json!({"model": "fake-model", "previous_response_id": "resp_nothing",
+        .json(
+            &json!({"model": "fake-model", "previous_response_id": "resp_nothing",
             "input": [{"type": "mcp_approval_response", "approval_request_id": "mcpr_ask_x",
-                       "approve": true}]}))
+                       "approve": true}]}),
+        )
         .call()
         .await;
     assert_eq!(unknown.status(), 404);
+}
+
+#[actix_web::test]
+async fn the_browser_shows_an_mcp_approval_as_a_confirm_card_and_yes_makes_the_call() {
+    let server = mcp_server().await;
+    let socket = format!("127.0.0.1:{}", server.port);
+    let app = crate::browser::browser_app(|config| {
+        config.mcp.remote_hosts = vec![socket.clone()];
+        config.tools.ssrf_allow_list = vec![socket.clone()];
+    })
+    .await;
+    let chat = app.new_chat().await;
+    app.upstream.script([
+        Reply::tool_call("a1", "add", json!({"a": 2, "b": 40})),
+        Reply::text("2 + 40 = 42."),
+    ]);
+    let asked: Value = app
+        .openai()
+        .create_response()
+        .json(
+            &json!({"model": "fake-model", "input": "Add 2 and 40.", "x_chat_id": chat,
+            "tools": [{"type": "mcp", "server_label": "tests", "server_url": server.url(),
+                       "headers": {"X-Test": "secret-value"}, "require_approval": "always"}]}),
+        )
+        .read_json()
+        .await;
+    assert_eq!(
+        asked["output"][1]["type"], "mcp_approval_request",
+        "{asked}"
+    );
+    crate::browser::run_scenario(&app, "mcp_approval", &[("CHAT_ID", chat)]).await;
+    // Approved in the app, without the request's headers: the server was reached again by the
+    // URL the question remembers.
+    assert_eq!(
+        tool_message(&app, "a1").as_deref(),
+        Some("{\"content\":\"42\"}")
+    );
 }

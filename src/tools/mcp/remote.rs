@@ -191,7 +191,9 @@ impl RemoteServer {
             Some(Value::String(word)) if word == "always" => Approval::Always,
             Some(Value::String(word)) if word == "never" => Approval::Never,
             Some(Value::Object(lists)) => {
-                if let Some(key) = lists.keys().find(|k| !matches!(k.as_str(), "always" | "never"))
+                if let Some(key) = lists
+                    .keys()
+                    .find(|k| !matches!(k.as_str(), "always" | "never"))
                 {
                     return Err(format!(
                         "{} is not a field of require_approval (always, never)",
@@ -292,7 +294,11 @@ pub struct RemoteMcp {
 
 impl RemoteMcp {
     /// `timeout`: connecting and listing, and each call.
-    pub fn new(config: &crate::config::McpConfig, fetcher: Arc<Fetcher>, timeout: Duration) -> Self {
+    pub fn new(
+        config: &crate::config::McpConfig,
+        fetcher: Arc<Fetcher>,
+        timeout: Duration,
+    ) -> Self {
         Self {
             hosts: config
                 .remote_hosts
@@ -320,9 +326,10 @@ impl RemoteMcp {
             .trim_end_matches('.')
             .to_ascii_lowercase();
         let port = url.port_or_known_default().unwrap_or(0);
-        let listed = self.hosts.iter().any(|entry| {
-            entry == "*" || *entry == host || *entry == format!("{host}:{port}")
-        });
+        let listed = self
+            .hosts
+            .iter()
+            .any(|entry| entry == "*" || *entry == host || *entry == format!("{host}:{port}"));
         let configured = self.configured.iter().any(|known| known == url);
         if !listed && !configured {
             return Err(RemoteError::NotAllowed {
@@ -567,7 +574,12 @@ impl Tool for RemoteTool {
 
     fn run(&self, arguments: Value) -> ToolFuture {
         if self.approval {
-            let question = approval_question(&self.session.server, &self.tool_name, &self.name, &arguments);
+            let question = approval_question(
+                &self.session.server,
+                &self.tool_name,
+                &self.name,
+                &arguments,
+            );
             return Box::pin(async move { Ok(question) });
         }
         self.call(arguments)
@@ -583,10 +595,7 @@ pub fn approval_question(
     arguments: &Value,
 ) -> Value {
     json!({
-        "question": format!(
-            "Allow the MCP server {} to run {tool_name} with {}?",
-            server.label, arguments
-        ),
+        "question": format!("Allow the MCP server {} to run {tool_name}?", server.label),
         "options": [APPROVE, DECLINE],
         "allow_free_text": false,
         "multi_select": false,
@@ -644,7 +653,10 @@ pub fn tools_of(
         listings.push(session.listing(&made));
         all.extend(made);
     }
-    let shared = all.iter().map(|tool| Arc::clone(tool) as SharedTool).collect();
+    let shared = all
+        .iter()
+        .map(|tool| Arc::clone(tool) as SharedTool)
+        .collect();
     (shared, all, listings)
 }
 
@@ -665,30 +677,62 @@ mod tests {
         assert_eq!(server.label, "docs");
         assert_eq!(server.allowed_tools, Some(vec!["search".to_string()]));
         assert_eq!(server.approval, Approval::Never);
-        assert!(!format!("{server:?}").contains("Bearer"), "headers never print");
-        let filtered = parse(json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
+        assert!(
+            !format!("{server:?}").contains("Bearer"),
+            "headers never print"
+        );
+        let filtered = parse(
+            json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
             "allowed_tools": {"tool_names": ["a"]},
-            "require_approval": {"never": {"tool_names": ["a"]}}}))
+            "require_approval": {"never": {"tool_names": ["a"]}}}),
+        )
         .unwrap();
         assert_eq!(filtered.allowed_tools, Some(vec!["a".to_string()]));
         assert!(!filtered.approval.needed("a") && filtered.approval.needed("b"));
         let default = parse(json!({"type": "mcp", "server_label": "d", "server_url": "http://h/"}));
         assert_eq!(default.unwrap().approval, Approval::Always);
         for (bad, says) in [
-            (json!({"type": "mcp", "server_url": "http://h/"}), "server_label"),
-            (json!({"type": "mcp", "server_label": "a b", "server_url": "http://h/"}), "server_label"),
-            (json!({"type": "mcp", "server_label": "d", "server_url": "file:///etc"}), "server_url"),
-            (json!({"type": "mcp", "server_label": "d", "server_url": "http://u:p@h/"}), "server_url"),
-            (json!({"type": "mcp", "server_label": "d", "connector_id": "x"}), "connector"),
-            (json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
-                "headers": {"X": "a\nb"}}), "headers"),
-            (json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
-                "require_approval": "sometimes"}), "require_approval"),
-            (json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
+            (
+                json!({"type": "mcp", "server_url": "http://h/"}),
+                "server_label",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "a b", "server_url": "http://h/"}),
+                "server_label",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "d", "server_url": "file:///etc"}),
+                "server_url",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "d", "server_url": "http://u:p@h/"}),
+                "server_url",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "d", "connector_id": "x"}),
+                "connector",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
+                "headers": {"X": "a\nb"}}),
+                "headers",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
+                "require_approval": "sometimes"}),
+                "require_approval",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
                 "require_approval": {"always": {"tool_names": ["a"]},
-                    "never": {"tool_names": ["a"]}}}), "both"),
-            (json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
-                "allowed_tools": "all"}), "allowed_tools"),
+                    "never": {"tool_names": ["a"]}}}),
+                "both",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "d", "server_url": "http://h/",
+                "allowed_tools": "all"}),
+                "allowed_tools",
+            ),
         ] {
             let err = parse(bad.clone()).unwrap_err();
             assert!(err.contains(says), "{bad}: {err}");
@@ -704,10 +748,18 @@ mod tests {
         .unwrap();
         let question = approval_question(&server, "echo", "docs__echo", &json!({"text": "hi"}));
         assert_eq!(question["style"], "confirm");
-        assert!(!question.to_string().contains("secret"), "headers are never stored");
+        assert!(
+            !question.to_string().contains("secret"),
+            "headers are never stored"
+        );
         let call = PendingCall::of(&question).unwrap();
         assert_eq!(
-            (call.label.as_str(), call.url.as_str(), call.tool_name.as_str(), call.model_name.as_str()),
+            (
+                call.label.as_str(),
+                call.url.as_str(),
+                call.tool_name.as_str(),
+                call.model_name.as_str()
+            ),
             ("docs", "http://h:9/mcp", "echo", "docs__echo")
         );
         assert!(PendingCall::of(&json!({"question": "?"})).is_none());

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::Peer;
 use rmcp::{RoleClient, ServiceError};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 use super::Server;

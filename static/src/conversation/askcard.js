@@ -1,7 +1,8 @@
 // One ask_user question as a card, in every style (docs/spec.md#ask_user): default (options, single or
 // multi-select, free text when allowed), confirm, rating (1-5) and form. A send_email
 // confirmation is a confirm card that also shows the email (`ask.email`: from, to, subject,
-// body) exactly as it would go. A pending card takes an answer and hands it to `onAnswer`; an
+// body) exactly as it would go; an MCP call that waits for approval is one that shows the call
+// (`ask.mcp`: server_label, name, arguments) exactly as it would be made. A pending card takes an answer and hands it to `onAnswer`; an
 // answered one shows the answer; a cancelled or expired one says so.
 
 import { h } from "../ui/dom.js";
@@ -37,12 +38,17 @@ export function askCard(ask, onAnswer) {
     class: `ask-card ask-${status}`,
     role: "group",
     "aria-labelledby": `${id}-q`,
-    "aria-describedby": ask.email ? `${id}-email` : null,
+    "aria-describedby": ask.email || ask.mcp ? `${id}-details` : null,
   });
-  const label = ask.email ? "The assistant wants to send an email" : "Question from the assistant";
+  const label = ask.email
+    ? "The assistant wants to send an email"
+    : ask.mcp
+      ? "The assistant wants to use a tool of an MCP server"
+      : "Question from the assistant";
   card.append(h("p", { class: "ask-label" }, label));
   card.append(h("p", { class: "ask-question", id: `${id}-q` }, ask.question ?? ""));
   if (ask.email) card.append(emailDetails(ask.email, id));
+  if (ask.mcp) card.append(mcpDetails(ask.mcp, id));
   if (status === "answered" || status === "completed") {
     card.append(h("p", { class: "ask-outcome" }, h("strong", null, "Your answer: "), describeAnswer(ask.answer)));
     return card;
@@ -79,12 +85,27 @@ export function askCard(ask, onAnswer) {
 /// The email a confirmation is about, as it would be sent; its body keeps its line breaks.
 function emailDetails(email, id) {
   const row = (name, value) => [h("dt", null, name), h("dd", null, value ?? "")];
-  return h("dl", { class: "ask-email", id: `${id}-email` },
+  return h("dl", { class: "ask-email", id: `${id}-details` },
     row("From", email.from),
     row("To", email.to),
     row("Subject", email.subject),
     h("dt", null, "Message"),
     h("dd", null, h("pre", { class: "ask-email-body" }, email.body ?? "")));
+}
+
+/// The MCP call an approval is about: the server, the tool and its arguments, as they would go.
+function mcpDetails(mcp, id) {
+  let args = mcp.arguments ?? "";
+  try {
+    args = JSON.stringify(JSON.parse(args), null, 2);
+  } catch {
+    // Shown as the model sent them.
+  }
+  return h("dl", { class: "ask-email", id: `${id}-details` },
+    h("dt", null, "Server"), h("dd", null, mcp.server_label ?? ""),
+    h("dt", null, "Tool"), h("dd", null, mcp.name ?? ""),
+    h("dt", null, "Arguments"),
+    h("dd", null, h("pre", { class: "ask-email-body" }, args)));
 }
 
 function confirmBody(ask, submit) {

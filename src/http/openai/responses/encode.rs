@@ -456,7 +456,10 @@ impl Output {
                     |item| matches!(item, Item::McpCall { call_id, .. } if call_id == tool_call_id),
                 );
                 if found.is_none()
-                    && let Some(at) = self.mcp_waiting.iter().position(|(id, ..)| id == tool_call_id)
+                    && let Some(at) = self
+                        .mcp_waiting
+                        .iter()
+                        .position(|(id, ..)| id == tool_call_id)
                 {
                     // An approved call, made by the continuation.
                     let (id, name, arguments) = self.mcp_waiting.remove(at);
@@ -594,7 +597,10 @@ impl Output {
     /// model-facing names kept.
     fn list_mcp_tools(&mut self, payload: &Value, out: &mut Vec<Lifecycle>) {
         self.close_open(out);
-        let server_label = payload["server_label"].as_str().unwrap_or_default().to_string();
+        let server_label = payload["server_label"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let approval: Vec<&str> = payload["approval"]
             .as_array()
             .into_iter()

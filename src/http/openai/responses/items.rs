@@ -134,9 +134,14 @@ pub fn messages_of(items: &[Value]) -> AppResult<Vec<ChatMessage>> {
                 ));
             }
             // Output items carrying nothing for the model, and the approvals a target reads.
-            "file_search_call" | "web_search_call" | "reasoning" | "image_generation_call"
-            | "mcp_list_tools" | "mcp_call" | "mcp_approval_request" | "mcp_approval_response" => {
-            }
+            "file_search_call"
+            | "web_search_call"
+            | "reasoning"
+            | "image_generation_call"
+            | "mcp_list_tools"
+            | "mcp_call"
+            | "mcp_approval_request"
+            | "mcp_approval_response" => {}
             other => {
                 return Err(AppError::invalid(format!(
                     "input[{index}]: item type {other:?} is not supported"

@@ -315,7 +315,9 @@ impl ResponsesRequest {
                 Some("mcp") => {
                     let server = tool
                         .as_object()
-                        .ok_or_else(|| AppError::invalid(format!("tools[{index}] must be an object")))
+                        .ok_or_else(|| {
+                            AppError::invalid(format!("tools[{index}] must be an object"))
+                        })
                         .and_then(|tool| {
                             RemoteServer::parse(index, tool).map_err(AppError::InvalidRequest)
                         })?;
@@ -443,6 +445,25 @@ fn response_format(format: &Value) -> Option<Value> {
     }
 }
 
+/// The request's tools as the response echoes them: an `mcp` tool's header values redacted
+/// (they are credentials, never stored or shown).
+fn echoed_tools(tools: &[Value]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|tool| {
+            let mut tool = tool.clone();
+            if tool["type"] == "mcp"
+                && let Some(headers) = tool.get_mut("headers").and_then(Value::as_object_mut)
+            {
+                for value in headers.values_mut() {
+                    *value = json!("<redacted>");
+                }
+            }
+            tool
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,23 +495,4 @@ mod tests {
         let many: Map<String, Value> = (0..17).map(|i| (format!("k{i}"), json!("v"))).collect();
         assert!(check_metadata(&many).is_err());
     }
-}
-
-/// The request's tools as the response echoes them: an `mcp` tool's header values redacted
-/// (they are credentials, never stored or shown).
-fn echoed_tools(tools: &[Value]) -> Vec<Value> {
-    tools
-        .iter()
-        .map(|tool| {
-            let mut tool = tool.clone();
-            if tool["type"] == "mcp"
-                && let Some(headers) = tool.get_mut("headers").and_then(Value::as_object_mut)
-            {
-                for value in headers.values_mut() {
-                    *value = json!("<redacted>");
-                }
-            }
-            tool
-        })
-        .collect()
 }

@@ -893,7 +893,11 @@ async fn remote_mcp_tools_are_listed_called_and_asked_for_as_openai_shows_them()
     assert!(!names.iter().any(|n| n.starts_with("x_")), "{names:?}");
     let (_, completed) = events.last().unwrap();
     let output = completed["response"]["output"].clone();
-    assert_eq!(Value::Array(replay(&events)), output, "a replay equals the object");
+    assert_eq!(
+        Value::Array(replay(&events)),
+        output,
+        "a replay equals the object"
+    );
     assert_eq!(output[0]["type"], "mcp_list_tools");
     assert_eq!(output[0]["server_label"], "docs");
     assert_eq!(output[0]["tools"][1]["name"], "add");
