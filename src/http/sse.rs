@@ -303,24 +303,98 @@ pub fn accumulate_metadata(
     log: &RunLog,
     event: &RunEvent,
 ) {
+    for payload in progress_payloads(log, event) {
+        let Some(kind) = payload["type"]
+            .as_str()
+            .and_then(|t| t.split('.').next())
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        push_to(metadata, &kind, payload);
+    }
+}
+
+/// An event's progress payloads, without the deliverables they carry (those are in the answer:
+/// `x_artifacts`, an output part), not its progress.
+fn progress_payloads(log: &RunLog, event: &RunEvent) -> Vec<Value> {
     let dialect = Dialect::OpenAi {
         include_usage: true,
     };
-    for (_, mut payload) in payloads(dialect, log, event) {
-        // A deliverable is in the answer (`x_artifacts`, an output part), not its progress.
-        if let Some(fields) = payload.as_object_mut() {
-            fields.remove(crate::chat::artifacts::DELIVERABLE_KEY);
-            fields.remove(crate::tools::image_generation::DELIVERABLE_KEY);
+    payloads(dialect, log, event)
+        .into_iter()
+        .map(|(_, mut payload)| {
+            if let Some(fields) = payload.as_object_mut() {
+                fields.remove(crate::chat::artifacts::DELIVERABLE_KEY);
+                fields.remove(crate::tools::image_generation::DELIVERABLE_KEY);
+            }
+            payload
+        })
+        .collect()
+}
+
+fn push_to(metadata: &mut serde_json::Map<String, Value>, key: &str, payload: Value) {
+    if let Some(list) = metadata
+        .entry(key.to_string())
+        .or_insert_with(|| json!([]))
+        .as_array_mut()
+    {
+        list.push(payload);
+    }
+}
+
+/// The Responses API's `x_metadata`, keyed by tool as seed 003 keys it: each progress payload
+/// under the tool it belongs to (`web_search`, `fetch_url`, … by the research events' `name`;
+/// `file_search`, `image_generation`, `mcp` — a remote MCP server's listing, calls and
+/// approvals —, `local_shell`, `ask_user`, `artifacts`), and what belongs to no tool under
+/// its family (`x_research` for the research summary, `x_chat`, …).
+#[derive(Default)]
+pub struct ToolMetadata {
+    pub lists: serde_json::Map<String, Value>,
+    /// The model-facing names of the remote MCP servers' tools.
+    mcp_tools: Vec<String>,
+}
+
+impl ToolMetadata {
+    pub fn add(&mut self, log: &RunLog, event: &RunEvent) {
+        if let RunEvent::ClientToolCalls { calls } = event {
+            for call in calls.iter().filter(|c| c.function.name == "local_shell") {
+                push_to(
+                    &mut self.lists,
+                    "local_shell",
+                    json!({"type": "local_shell_call", "call_id": call.id,
+                           "arguments": call.function.arguments}),
+                );
+            }
         }
-        let Some(kind) = payload["type"].as_str().and_then(|t| t.split('.').next()) else {
-            continue;
-        };
-        if let Some(list) = metadata
-            .entry(kind.to_string())
-            .or_insert_with(|| json!([]))
-            .as_array_mut()
-        {
-            list.push(payload);
+        for payload in progress_payloads(log, event) {
+            let kind = payload["type"].as_str().unwrap_or_default().to_string();
+            if kind == crate::tools::mcp::remote::LIST_TOOLS_EVENT
+                && let Some(names) = payload["names"].as_object()
+            {
+                self.mcp_tools.extend(names.keys().cloned());
+            }
+            let family = kind.split('.').next().unwrap_or_default();
+            let named = payload["name"].as_str().map(str::to_string);
+            let key = match family {
+                "x_research" => match named {
+                    Some(name) if self.mcp_tools.contains(&name) => "mcp".to_string(),
+                    Some(name) => name,
+                    None => family.to_string(),
+                },
+                "x_mcp" => "mcp".into(),
+                "x_ask_user" if payload.get("mcp").is_some() => "mcp".into(),
+                "x_ask_user" => "ask_user".into(),
+                "x_artifact" => "artifacts".into(),
+                _ if kind.starts_with("response.file_search_call.") => "file_search".into(),
+                _ if kind.starts_with("response.image_generation_call.") => {
+                    "image_generation".into()
+                }
+                _ => family.to_string(),
+            };
+            if !key.is_empty() {
+                push_to(&mut self.lists, &key, payload);
+            }
         }
     }
 }

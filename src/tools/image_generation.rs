@@ -18,9 +18,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{ProgressKind, ToolError, ToolFuture, TypedTool};
+use crate::chat::attachments::{Attachments, ImagePart};
 use crate::config::ImagesConfig;
 use crate::llm::images::{self, ImageRequest};
 use crate::run::log::RunLog;
+use crate::tools::chat_context::Parts;
 
 pub const GENERATE_IMAGE: &str = "generate_image";
 
@@ -43,6 +45,9 @@ const MAX_PROMPT_CHARS: usize = 4_000;
 pub struct ImageGenerationTool {
     log: Arc<RunLog>,
     images: ImagesConfig,
+    /// In a stored chat: where the picture is kept (an attachment of the chat, a part of the
+    /// answer), so the app shows it with the answer and it stays with the chat.
+    keep: Option<(Attachments, Parts)>,
     /// The request's `image_generation` tool fields (`size`, `quality`, `output_format`,
     /// `background`, `partial_images`, `model`), sent with every picture.
     options: Map<String, Value>,
@@ -55,8 +60,53 @@ impl ImageGenerationTool {
         Self {
             log,
             images,
+            keep: None,
             options,
             calls: AtomicUsize::new(0),
+        }
+    }
+
+    /// This tool in a stored chat: each picture is kept as an attachment of the log's chat and
+    /// added to `parts` (the answer's), linked to the answer when it is stored.
+    pub fn keeping(mut self, attachments: Attachments, parts: Parts) -> Self {
+        if self.log.chat_id.is_some() {
+            self.keep = Some((attachments, parts));
+        }
+        self
+    }
+}
+
+/// Keeps the picture (base64 `result`) as an attachment of the run's chat and a part of its
+/// answer; returns the attachment's id. A picture that cannot be kept (not an image the chat
+/// takes, too large) is still the call's result, and the log says why.
+async fn keep_picture(
+    log: &RunLog,
+    attachments: &Attachments,
+    parts: &Parts,
+    result: &str,
+) -> Option<String> {
+    use base64::Engine;
+    let chat_id = log.chat_id.as_ref()?;
+    let bytes = match base64::engine::general_purpose::STANDARD.decode(result.trim()) {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            tracing::warn!(run_id = %log.run_id, %err, "a generated picture is not base64; not kept");
+            return None;
+        }
+    };
+    match attachments.store(chat_id, &log.owner_id, bytes).await {
+        Ok(row) => {
+            let part = ImagePart {
+                attachment_id: row.id.clone(),
+                mime_type: row.mime_type.clone(),
+                detail: None,
+            };
+            parts.upsert(part.to_part());
+            Some(row.id.to_string())
+        }
+        Err(err) => {
+            tracing::warn!(run_id = %log.run_id, %err, "a generated picture could not be kept in the chat");
+            None
         }
     }
 }
@@ -166,6 +216,7 @@ impl TypedTool for ImageGenerationTool {
         let item_id = item_id(call_id);
         let log = Arc::clone(&self.log);
         let images = self.images.clone();
+        let keep = self.keep.clone();
         let mut rest = self.options.clone();
         let output_index = self.calls.fetch_add(1, Ordering::Relaxed);
         Box::pin(async move {
@@ -247,6 +298,16 @@ impl TypedTool for ImageGenerationTool {
             }
             let revised_prompt = picture["revised_prompt"].clone();
             let size = picture["size"].clone();
+            let kept = match (&keep, picture["result"].as_str()) {
+                (Some((attachments, parts)), Some(result)) => {
+                    keep_picture(&log, attachments, parts, result).await
+                }
+                _ => None,
+            };
+            let mut picture = picture;
+            if let Some(id) = &kept {
+                picture.insert("x_attachment_id".into(), json!(id));
+            }
             let mut completed = ids;
             completed[DELIVERABLE_KEY] = Value::Object(picture);
             log.emit("response.image_generation_call.completed", completed);

@@ -22,8 +22,9 @@ use crate::openai_python::python_with_openai;
 /// What the fake image server was sent: the Authorization header and the body.
 type Seen = Arc<Mutex<Vec<(String, Value)>>>;
 
-/// A tiny picture's base64, as a provider sends it.
-const PICTURE: &str = "iVBORw0KGgo=";
+/// A tiny picture's base64 (a 1×1 PNG a browser draws), as a provider sends it.
+const PICTURE: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGMAAQAABQABDQottAAAAABJRU5ErkJggg==";
 
 async fn generations(
     req: HttpRequest,
@@ -88,18 +89,19 @@ async fn start_image_server() -> (String, Seen) {
 }
 
 async fn app_with_images(base_url: String) -> TestApp {
-    spawn_app_with(move |config| {
-        config.images = Some(colloquy::config::ImagesConfig {
-            base_url,
-            api_key: Some(secrecy::SecretString::from("image-secret")),
-            model: "sd-turbo".into(),
-            timeout_secs: 10,
-            max_prompt_chars: 200,
-            max_images: 2,
-            max_response_bytes: 1024 * 1024,
-        });
-    })
-    .await
+    spawn_app_with(move |config| config.images = Some(images_config(base_url))).await
+}
+
+fn images_config(base_url: String) -> colloquy::config::ImagesConfig {
+    colloquy::config::ImagesConfig {
+        base_url,
+        api_key: Some(secrecy::SecretString::from("image-secret")),
+        model: "sd-turbo".into(),
+        timeout_secs: 10,
+        max_prompt_chars: 200,
+        max_images: 2,
+        max_response_bytes: 1024 * 1024,
+    }
 }
 
 #[actix_web::test]
@@ -352,4 +354,73 @@ async fn an_agent_that_names_generate_image_makes_pictures_in_its_chats_where_a_
             .contains("generate_image is not configured on this server (it needs an [images]"),
         "{body}"
     );
+}
+
+#[actix_web::test]
+async fn a_picture_made_in_a_chat_is_kept_with_the_answer_and_shown_in_the_app() {
+    use base64::Engine;
+    use sea_orm::EntityTrait;
+    let (base, _) = start_image_server().await;
+    let app = crate::browser::browser_app(|config| config.images = Some(images_config(base))).await;
+    let chat = app.new_chat().await;
+    app.upstream.script(tool_script());
+    let made: Value = app
+        .openai()
+        .create_response()
+        .json(
+            &json!({"model": "fake-model", "input": "Draw a lighthouse.", "x_chat_id": chat,
+            "tools": [{"type": "image_generation"}]}),
+        )
+        .read_json()
+        .await;
+    let item = &made["output"][0];
+    assert_eq!(item["type"], "image_generation_call", "{made}");
+    assert_eq!(item["result"], PICTURE);
+    let attachment = item["x_attachment_id"]
+        .as_str()
+        .expect("the picture is kept in the chat")
+        .to_string();
+    // A part of the stored answer, served as the chat's attachment.
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
+    let answer = messages["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "assistant")
+        .expect("the answer is stored")
+        .clone();
+    let parts = answer["parts"].as_array().expect("the answer's parts");
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["type"] == "image" && p["attachment_id"] == attachment.as_str()),
+        "{answer}"
+    );
+    let served = app
+        .request(
+            Method::GET,
+            &format!("/chat/api/{chat}/attachments/{attachment}"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status(), 200);
+    let bytes = served.bytes().await.unwrap();
+    let picture = base64::engine::general_purpose::STANDARD
+        .decode(PICTURE)
+        .unwrap();
+    assert_eq!(bytes.as_ref(), picture.as_slice());
+    // Linked to the answer, it is not swept as an image never sent.
+    let linked = entities::attachments::Entity::find_by_id(
+        entities::ids::AttachmentId::from_string(&attachment),
+    )
+    .one(&app.db)
+    .await
+    .unwrap()
+    .expect("the attachment row");
+    assert_eq!(
+        linked.message_id.as_ref().map(ToString::to_string),
+        answer["id"].as_str().map(str::to_string)
+    );
+    crate::browser::run_scenario(&app, "generated_image", &[("CHAT_ID", chat)]).await;
 }

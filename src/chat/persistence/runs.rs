@@ -248,6 +248,8 @@ pub async fn complete_turn(
     for node in nodes {
         if let Some(parts) = &node.parts {
             crate::chat::artifacts::link_parts(&txn, parts, &node.id).await?;
+            // A picture the run made (generate_image) is kept with its answer.
+            crate::chat::attachments::link_parts(&txn, chat_id, parts, &node.id).await?;
         }
     }
     finish_run(&txn, run).await?;

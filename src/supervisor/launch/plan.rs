@@ -152,11 +152,10 @@ pub(in crate::supervisor) fn plan(
     if let (Some(fields), Some(images)) = (&options.image_generation, &launcher.config.images) {
         use crate::tools::image_generation::{GENERATE_IMAGE, ImageGenerationTool};
         tools.retain(|t| t.name() != GENERATE_IMAGE);
-        tools.push(Arc::new(ImageGenerationTool::new(
-            log.clone(),
-            images.clone(),
-            fields.clone(),
-        )));
+        tools.push(Arc::new(
+            ImageGenerationTool::new(log.clone(), images.clone(), fields.clone())
+                .keeping(launcher.attachments.clone(), parts.clone()),
+        ));
     }
     let mut tools = sized(tools, options);
     // The remote MCP servers' tools, named clear of every other tool and client function.

@@ -372,11 +372,16 @@ fn build(setting: &Setting, kind: Kind) -> Vec<SharedTool> {
             .images
             .as_ref()
             .map(|images| {
-                Arc::new(tools::image_generation::ImageGenerationTool::new(
+                let tool = tools::image_generation::ImageGenerationTool::new(
                     setting.log.clone(),
                     images.clone(),
                     serde_json::Map::new(),
-                )) as SharedTool
+                );
+                let tool = match &setting.chat {
+                    Some(chat) => tool.keeping(launcher.attachments.clone(), chat.parts.clone()),
+                    None => tool,
+                };
+                Arc::new(tool) as SharedTool
             })
             .into_iter()
             .collect(),

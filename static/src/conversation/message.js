@@ -117,13 +117,14 @@ function copyButton(text) {
   return button;
 }
 
-/// A user message's images as thumbnails, each opening the full image.
-function thumbnails(node, imageUrl) {
+/// A message's images as thumbnails, each opening the full image: a user's attachments, or the
+/// pictures an answer made (`label` says which).
+function thumbnails(node, imageUrl, label = "Attached image") {
   const parts = imageParts(node);
   if (parts.length === 0 || !imageUrl) return null;
   return h("div", { class: "message-images" }, parts.map((part, index) => {
     const src = imageUrl(part);
-    const alt = `Attached image ${index + 1} of ${parts.length}`;
+    const alt = `${label} ${index + 1} of ${parts.length}`;
     return h("a", { href: src, target: "_blank", rel: "noopener" }, h("img", { src, alt, loading: "lazy" }));
   }));
 }
@@ -154,6 +155,7 @@ export function messageView(node, ctx) {
     workflowSteps(ctx.workflows),
     toolList(ctx.tools),
     markdownOf(node.id, node.content ?? ""),
+    thumbnails(node, ctx.imageUrl, "Generated image"),
     artifactList(artifacts, ctx.onOpenArtifact),
     trimLine(ctx.trimmed),
     stopLine(node.stop_reason),

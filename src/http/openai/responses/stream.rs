@@ -10,12 +10,12 @@ use std::sync::Arc;
 use actix_web::HttpResponse;
 use actix_web_lab::sse::{Data, Event, Sse};
 use futures_util::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::encode::{Frame, Output, terminal_event};
 use super::request::Includes;
 use crate::http::chat_api::runs::KEEP_ALIVE;
-use crate::http::sse::{Dialect, accumulate_metadata, payloads};
+use crate::http::sse::{Dialect, ToolMetadata, payloads};
 use crate::run::events::RunEvent;
 use crate::run::log::RunLog;
 
@@ -147,8 +147,8 @@ pub fn stream(log: Arc<RunLog>, frame: Frame, includes: Includes, x_events: bool
 }
 
 /// Waits for the run and returns its response object, the progress events accumulated in
-/// `x_metadata` (as the Chat Completions answer has them), and the run's error if it failed
-/// before saying anything.
+/// `x_metadata` keyed by tool (`http::sse::ToolMetadata`, seed 003's shape), and the run's
+/// error if it failed before saying anything.
 pub async fn collect(
     log: Arc<RunLog>,
     frame: &Frame,
@@ -156,7 +156,7 @@ pub async fn collect(
 ) -> Option<(Value, Option<crate::run::events::RunError>)> {
     let mut events = Box::pin(log.subscribe(0));
     let mut output = Output::new(frame.seed(), includes);
-    let mut metadata: Map<String, Value> = Map::new();
+    let mut metadata = ToolMetadata::default();
     while let Some((_, event)) = events.next().await {
         output.observe(event.as_ref());
         match event.as_ref() {
@@ -167,6 +167,7 @@ pub async fn collect(
                 ..
             } => {
                 let mut body = frame.finished(&log, &output, *stop_reason, usage, error.as_ref());
+                let mut metadata = std::mem::take(&mut metadata.lists);
                 if !output.thinking.is_empty() {
                     metadata.insert("thinking".into(), json!(output.thinking));
                 }
@@ -175,7 +176,7 @@ pub async fn collect(
                 return Some((body, silent_failure));
             }
             RunEvent::TextDelta { .. } | RunEvent::ReasoningDelta { .. } => {}
-            other => accumulate_metadata(&mut metadata, &log, other),
+            other => metadata.add(&log, other),
         }
     }
     None

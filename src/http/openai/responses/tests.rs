@@ -939,3 +939,38 @@ async fn remote_mcp_tools_are_listed_called_and_asked_for_as_openai_shows_them()
     assert_eq!(output[1]["status"], "completed");
     assert_eq!(output[2]["type"], "message");
 }
+
+#[actix_web::test]
+async fn x_metadata_is_keyed_by_tool_as_seed_003_keys_it() {
+    let log = log();
+    log.push(RunEvent::Started {
+        user_message_id: None,
+    });
+    log.push(mcp_listing());
+    log.push(mcp_call("c1", "echo", json!({"text": "hi"})));
+    log.push(mcp_result("c1", "echo", true));
+    log.push(web_search_call("w1", "gold price"));
+    log.push(web_search_result("w1"));
+    log.push(text("Done."));
+    log.push(finished(StopReason::Completed, None));
+    let (body, _) = super::stream::collect(log, &frame(), results(false))
+        .await
+        .unwrap();
+    let metadata = body["x_metadata"].as_object().unwrap();
+    let mut keys: Vec<&str> = metadata.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["mcp", "web_search"], "{metadata:?}");
+    let types = |key: &str| -> Vec<String> {
+        metadata[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(types("mcp"), ["x_mcp.list_tools", "x_research.result"]);
+    assert_eq!(
+        types("web_search"),
+        ["x_research.searching", "x_research.result"]
+    );
+}
