@@ -1,4 +1,5 @@
-//! The image server (`[images]`): OpenAI's `/v1/images/generations` on LocalAI, a
+//! The image server (`[images]`): OpenAI's `/v1/images/generations` and `/v1/images/edits`
+//! (a form with the pictures to change) on LocalAI, a
 //! stable-diffusion server with an OpenAI front, or OpenAI. A request is checked against the
 //! configured limits and sent with the configured key and (when it names none) model; the
 //! answer is the provider's response, JSON or its server-sent events, for the caller to read.
@@ -91,18 +92,58 @@ pub async fn generate(
     images: &ImagesConfig,
     body: &Value,
 ) -> Result<reqwest::Response, ImagesError> {
-    let url = format!(
-        "{}/images/generations",
-        images.base_url.trim_end_matches('/')
-    );
+    send(images, "generations", |request| request.json(body)).await
+}
+
+/// One file of an edit: its form field (`image`, `image[]` or `mask`), name, type and bytes.
+pub struct ImageFile {
+    pub field: String,
+    pub filename: String,
+    pub mime_type: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Sends an edit (`/images/edits`) to the image server, as OpenAI's form: `body`'s fields
+/// (from `provider_body`) as text, then the files; its successful response, to be read or
+/// streamed on.
+pub async fn edit(
+    images: &ImagesConfig,
+    body: &Value,
+    files: Vec<ImageFile>,
+) -> Result<reqwest::Response, ImagesError> {
+    let mut form = reqwest::multipart::Form::new();
+    for (name, value) in body.as_object().into_iter().flatten() {
+        let text = match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        form = form.text(name.clone(), text);
+    }
+    for file in files {
+        let part = reqwest::multipart::Part::bytes(file.bytes)
+            .file_name(file.filename)
+            .mime_str(&file.mime_type)
+            .map_err(|err| ImagesError::Invalid(format!("a file's type: {err}")))?;
+        form = form.part(file.field, part);
+    }
+    send(images, "edits", move |request| request.multipart(form)).await
+}
+
+/// Posts to the image server's `images/{path}` with the configured key and timeout, the body
+/// set by `with_body`; its successful response, or why not.
+async fn send(
+    images: &ImagesConfig,
+    path: &str,
+    with_body: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, ImagesError> {
+    let url = format!("{}/images/{path}", images.base_url.trim_end_matches('/'));
     let mut request = client()
         .post(url)
-        .timeout(Duration::from_secs(images.timeout_secs))
-        .json(body);
+        .timeout(Duration::from_secs(images.timeout_secs));
     if let Some(key) = &images.api_key {
         request = request.bearer_auth(secrecy::ExposeSecret::expose_secret(key));
     }
-    let response = request.send().await.map_err(|err| {
+    let response = with_body(request).send().await.map_err(|err| {
         if err.is_timeout() {
             ImagesError::Timeout
         } else {

@@ -72,6 +72,39 @@ async fn generations(
     )
 }
 
+/// An edit as the fake image server reads OpenAI's form: the text fields, and each file as
+/// `{field, filename, type, bytes}` under `files`; recorded with the Authorization header.
+async fn edits(req: HttpRequest, mut form: actix_multipart::Multipart, seen: web::Data<Seen>) -> HttpResponse {
+    use futures_util::StreamExt;
+    let auth = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let mut body = json!({"files": []});
+    while let Some(Ok(mut field)) = form.next().await {
+        let name = field.name().unwrap_or_default().to_string();
+        let filename = field
+            .content_disposition()
+            .and_then(|cd| cd.get_filename())
+            .map(str::to_string);
+        let kind = field.content_type().map(ToString::to_string);
+        let mut bytes = Vec::new();
+        while let Some(Ok(chunk)) = field.next().await {
+            bytes.extend_from_slice(&chunk);
+        }
+        match filename {
+            Some(filename) => body["files"].as_array_mut().unwrap().push(json!({
+                "field": name, "filename": filename, "type": kind, "bytes": bytes.len()})),
+            None => body[name] = json!(String::from_utf8_lossy(&bytes)),
+        }
+    }
+    seen.lock().unwrap().push((auth, body));
+    HttpResponse::Ok().json(json!({"created": 1_760_000_000, "data": [{"b64_json": PICTURE,
+        "revised_prompt": "A lighthouse with a boat"}]}))
+}
+
 async fn start_image_server() -> (String, Seen) {
     let seen: Seen = Arc::new(Mutex::new(Vec::new()));
     let data = web::Data::new(seen.clone());
@@ -79,6 +112,7 @@ async fn start_image_server() -> (String, Seen) {
         App::new()
             .app_data(data.clone())
             .route("/v1/images/generations", web::post().to(generations))
+            .route("/v1/images/edits", web::post().to(edits))
     })
     .workers(1)
     .bind("127.0.0.1:0")
@@ -423,4 +457,72 @@ async fn a_picture_made_in_a_chat_is_kept_with_the_answer_and_shown_in_the_app()
         answer["id"].as_str().map(str::to_string)
     );
     crate::browser::run_scenario(&app, "generated_image", &[("CHAT_ID", chat)]).await;
+}
+
+#[actix_web::test]
+async fn the_python_sdk_edits_a_picture_through_the_image_server() {
+    use base64::Engine;
+    let python = tokio::task::spawn_blocking(python_with_openai)
+        .await
+        .unwrap();
+    let (base, seen) = start_image_server().await;
+    let app = app_with_images(base).await;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/image_edits.py");
+    let mut command = Command::new(python);
+    command.arg(script).env("PICTURE", PICTURE);
+    let saw = run_client(&app, command).await;
+    assert_eq!(saw["b64"], PICTURE);
+    assert_eq!(saw["revised_prompt"], "A lighthouse with a boat");
+    assert_eq!(
+        saw["not_a_picture"],
+        json!({"status": 415, "code": "unsupported_image_type"}),
+        "refused before anything is sent"
+    );
+    let sent = seen.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let (auth, form) = &sent[0];
+    assert_eq!(auth, "Bearer image-secret", "the configured key, never the caller's");
+    assert_eq!(form["prompt"], "Add a boat");
+    assert_eq!(form["model"], "sd-turbo");
+    assert_eq!(form["size"], "256x256");
+    let picture = base64::engine::general_purpose::STANDARD
+        .decode(PICTURE)
+        .unwrap();
+    assert_eq!(
+        form["files"],
+        json!([{"field": "image", "filename": "lighthouse.png", "type": "image/png",
+                "bytes": picture.len()}])
+    );
+
+    // No picture, a field OpenAI does not define, and a server without [images]: refused.
+    let form = reqwest::multipart::Form::new().text("prompt", "Add a boat");
+    let response = app
+        .request(Method::POST, "/v1/images/edits")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let form = reqwest::multipart::Form::new()
+        .text("prompt", "Add a boat")
+        .text("webhook", "http://example.org/");
+    let response = app
+        .request(Method::POST, "/v1/images/edits")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(seen.lock().unwrap().len(), 1, "nothing more was sent");
+    let without = spawn_app().await;
+    let form = reqwest::multipart::Form::new().text("prompt", "Add a boat");
+    let response = without
+        .request(Method::POST, "/v1/images/edits")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "images_not_configured");
 }
