@@ -116,7 +116,23 @@ pub fn assemble(system_prompt: Option<&str>, path: &[MessageNode]) -> Vec<ChatMe
                     }),
                 }
             }
-            MessageRole::Assistant => messages.push(ChatMessage::assistant(content)),
+            MessageRole::Assistant => {
+                // The pictures an answer made (generate_image), by the image_id that changes
+                // one in a later turn.
+                let pictures: Vec<String> = ImagePart::of_parts(node.parts.as_ref())
+                    .into_iter()
+                    .map(|image| image.attachment_id.to_string())
+                    .collect();
+                let content = if pictures.is_empty() {
+                    content
+                } else {
+                    format!(
+                        "{content}\n\n[Pictures shown with this answer, by image_id: {}]",
+                        pictures.join(", ")
+                    )
+                };
+                messages.push(ChatMessage::assistant(content));
+            }
             MessageRole::System => messages.push(ChatMessage::system(content)),
             // Tool exchanges are run-internal; a stored one without its call is meaningless.
             MessageRole::Tool => {}

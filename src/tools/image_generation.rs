@@ -20,9 +20,10 @@ use serde_json::{Map, Value, json};
 use super::{ProgressKind, ToolError, ToolFuture, TypedTool};
 use crate::chat::attachments::{Attachments, ImagePart};
 use crate::config::ImagesConfig;
-use crate::llm::images::{self, ImageRequest};
+use crate::llm::images::{self, ImageFile, ImageRequest};
 use crate::run::log::RunLog;
 use crate::tools::chat_context::Parts;
+use entities::ids::AttachmentId;
 
 pub const GENERATE_IMAGE: &str = "generate_image";
 
@@ -76,6 +77,46 @@ impl ImageGenerationTool {
     }
 }
 
+/// The chat's picture `image_id` (an attachment of the run's chat, its owner's), as the file
+/// an edit sends.
+async fn picture_to_change(
+    log: &RunLog,
+    keep: Option<&(Attachments, Parts)>,
+    image_id: &str,
+) -> Result<ImageFile, ToolError> {
+    let unknown = || {
+        ToolError::invalid_arguments(format!(
+            "image_id {image_id:?} is no picture of this chat: give the image_id of a picture \
+             made here, or leave it out to make a new one"
+        ))
+    };
+    let (Some((attachments, _)), Some(chat_id)) = (keep, log.chat_id.as_ref()) else {
+        return Err(ToolError::invalid_arguments(
+            "only a picture of a stored chat can be changed; leave image_id out to make a new one",
+        ));
+    };
+    let id = AttachmentId::parse(image_id).ok_or_else(unknown)?;
+    let row = attachments
+        .get_owned(&log.owner_id, chat_id, &id)
+        .await
+        .map_err(|err| failed(format!("the chat's pictures could not be read: {err}")))?
+        .ok_or_else(unknown)?;
+    let bytes = attachments
+        .read(chat_id, &row.id)
+        .await
+        .map_err(|err| failed(format!("the picture could not be read: {err}")))?;
+    Ok(ImageFile {
+        field: "image".into(),
+        filename: format!(
+            "{}.{}",
+            row.id,
+            row.mime_type.rsplit('/').next().unwrap_or("png")
+        ),
+        mime_type: row.mime_type,
+        bytes,
+    })
+}
+
 /// Keeps the picture (base64 `result`) as an attachment of the run's chat and a part of its
 /// answer; returns the attachment's id. A picture that cannot be kept (not an image the chat
 /// takes, too large) is still the call's result, and the log says why.
@@ -119,6 +160,10 @@ pub struct Args {
     prompt: String,
     /// Width x height in pixels, such as 1024x1024, or auto.
     size: Option<String>,
+    /// To change a picture made earlier in this chat instead of making a new one: its
+    /// image_id (given with the picture).
+    #[schemars(length(max = 64))]
+    image_id: Option<String>,
 }
 
 fn failed(message: String) -> ToolError {
@@ -254,9 +299,14 @@ impl TypedTool for ImageGenerationTool {
                 },
             )
             .map_err(|err| ToolError::invalid_arguments(err.to_string()))?;
-            let response = images::generate(&images, &body)
-                .await
-                .map_err(|err| failed(err.to_string()))?;
+            let response = match &args.image_id {
+                None => images::generate(&images, &body).await,
+                Some(image_id) => {
+                    let file = picture_to_change(&log, keep.as_ref(), image_id).await?;
+                    images::edit(&images, &body, vec![file]).await
+                }
+            }
+            .map_err(|err| failed(err.to_string()))?;
             let streamed = response
                 .headers()
                 .get(reqwest::header::CONTENT_TYPE)
@@ -311,12 +361,16 @@ impl TypedTool for ImageGenerationTool {
             let mut completed = ids;
             completed[DELIVERABLE_KEY] = Value::Object(picture);
             log.emit("response.image_generation_call.completed", completed);
-            Ok(json!({
+            let mut result = json!({
                 "status": "completed",
                 "revised_prompt": revised_prompt,
                 "size": size,
                 "note": "The picture was made and is shown to the user with your answer.",
-            }))
+            });
+            if let Some(id) = kept {
+                result["image_id"] = json!(id);
+            }
+            Ok(result)
         })
     }
 }

@@ -74,7 +74,11 @@ async fn generations(
 
 /// An edit as the fake image server reads OpenAI's form: the text fields, and each file as
 /// `{field, filename, type, bytes}` under `files`; recorded with the Authorization header.
-async fn edits(req: HttpRequest, mut form: actix_multipart::Multipart, seen: web::Data<Seen>) -> HttpResponse {
+async fn edits(
+    req: HttpRequest,
+    mut form: actix_multipart::Multipart,
+    seen: web::Data<Seen>,
+) -> HttpResponse {
     use futures_util::StreamExt;
     let auth = req
         .headers()
@@ -101,8 +105,10 @@ async fn edits(req: HttpRequest, mut form: actix_multipart::Multipart, seen: web
         }
     }
     seen.lock().unwrap().push((auth, body));
-    HttpResponse::Ok().json(json!({"created": 1_760_000_000, "data": [{"b64_json": PICTURE,
-        "revised_prompt": "A lighthouse with a boat"}]}))
+    HttpResponse::Ok().json(
+        json!({"created": 1_760_000_000, "data": [{"b64_json": PICTURE,
+        "revised_prompt": "A lighthouse with a boat"}]}),
+    )
 }
 
 async fn start_image_server() -> (String, Seen) {
@@ -481,7 +487,10 @@ async fn the_python_sdk_edits_a_picture_through_the_image_server() {
     let sent = seen.lock().unwrap().clone();
     assert_eq!(sent.len(), 1, "{sent:?}");
     let (auth, form) = &sent[0];
-    assert_eq!(auth, "Bearer image-secret", "the configured key, never the caller's");
+    assert_eq!(
+        auth, "Bearer image-secret",
+        "the configured key, never the caller's"
+    );
     assert_eq!(form["prompt"], "Add a boat");
     assert_eq!(form["model"], "sd-turbo");
     assert_eq!(form["size"], "256x256");
@@ -525,4 +534,69 @@ async fn the_python_sdk_edits_a_picture_through_the_image_server() {
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "images_not_configured");
+}
+
+#[actix_web::test]
+async fn a_later_turn_changes_a_picture_made_earlier_by_its_image_id() {
+    let (base, seen) = start_image_server().await;
+    let app = app_with_images(base).await;
+    let chat = app.new_chat().await;
+    app.upstream.script(tool_script());
+    let ask = |input: &str| {
+        json!({"model": "fake-model", "input": input, "x_chat_id": chat,
+               "tools": [{"type": "image_generation"}]})
+    };
+    let made: Value = app
+        .openai()
+        .create_response()
+        .json(&ask("Draw a lighthouse."))
+        .read_json()
+        .await;
+    let first = made["output"][0]["x_attachment_id"]
+        .as_str()
+        .expect("kept")
+        .to_string();
+
+    app.upstream.script([
+        Reply::tool_call(
+            "img_2",
+            "generate_image",
+            json!({"prompt": "add a boat", "image_id": first}),
+        ),
+        Reply::tool_call(
+            "img_3",
+            "generate_image",
+            json!({"prompt": "add a boat", "image_id": "att_0123456789abcdef0123456789abcdef"}),
+        ),
+        Reply::text("Now with a boat."),
+    ]);
+    let changed: Value = app
+        .openai()
+        .create_response()
+        .json(&ask("Add a boat to it."))
+        .read_json()
+        .await;
+    // The model saw the earlier picture's id with the earlier answer.
+    let received = app.upstream.received();
+    let context = received[received.len() - 3].body["messages"].to_string();
+    assert!(
+        context.contains(&format!("by image_id: {first}")),
+        "{context}"
+    );
+    // The edit went to the image server with the earlier picture; an unknown id is the model's
+    // error, and the run goes on.
+    let sent = seen.lock().unwrap().clone();
+    let (_, edit) = sent.last().unwrap();
+    assert_eq!(edit["prompt"], "add a boat");
+    assert_eq!(edit["files"][0]["field"], "image");
+    assert_eq!(edit["files"][0]["type"], "image/png");
+    assert_eq!(sent.len(), 2, "the unknown id sent nothing: {sent:?}");
+    let second = &changed["output"][0];
+    assert_eq!(second["type"], "image_generation_call");
+    assert_eq!(second["status"], "completed");
+    assert_ne!(second["x_attachment_id"], json!(first));
+    assert_eq!(changed["output"][1]["status"], "failed");
+    let told = received.last().unwrap().body["messages"].to_string();
+    assert!(told.contains("is no picture of this chat"), "{told}");
+    assert_eq!(changed["output_text"], "Now with a boat.");
 }

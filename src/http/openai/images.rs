@@ -130,7 +130,9 @@ async fn edit(
             field.map_err(|err| AppError::invalid(format!("bad multipart body: {err}")))?;
         count += 1;
         if count > MAX_EDIT_IMAGES + 1 + EDIT_FIELDS.len() {
-            return Err(AppError::invalid("the form has too many fields for an image edit"));
+            return Err(AppError::invalid(
+                "the form has too many fields for an image edit",
+            ));
         }
         let name = field.name().unwrap_or_default().to_string();
         let is_file = matches!(name.as_str(), "image" | "image[]" | "mask");
@@ -174,7 +176,9 @@ async fn edit(
             if name == "mask" && files.iter().any(|f| f.field == "mask") {
                 return Err(AppError::invalid("an edit takes one mask"));
             }
-            if name != "mask" && files.iter().filter(|f| f.field != "mask").count() == MAX_EDIT_IMAGES {
+            if name != "mask"
+                && files.iter().filter(|f| f.field != "mask").count() == MAX_EDIT_IMAGES
+            {
                 return Err(AppError::invalid(format!(
                     "an edit takes at most {MAX_EDIT_IMAGES} images"
                 )));
