@@ -346,8 +346,8 @@ fn push_to(metadata: &mut serde_json::Map<String, Value>, key: &str, payload: Va
 /// The Responses API's `x_metadata`, keyed by tool as seed 003 keys it: each progress payload
 /// under the tool it belongs to (`web_search`, `fetch_url`, … by the research events' `name`;
 /// `file_search`, `image_generation`, `mcp` — a remote MCP server's listing, calls and
-/// approvals —, `local_shell`, `ask_user`, `artifacts`), and what belongs to no tool under
-/// its family (`x_research` for the research summary, `x_chat`, …).
+/// approvals —, `local_shell`, `ask_user`, `artifacts`), and also in its family's list
+/// (`x_research`, `x_ask_user`, `response`, …) as seed 000's clients read it.
 #[derive(Default)]
 pub struct ToolMetadata {
     pub lists: serde_json::Map<String, Value>,
@@ -392,6 +392,10 @@ impl ToolMetadata {
                 }
                 _ => family.to_string(),
             };
+            // Seed 000's family list too, as Colloquy's clients read it.
+            if !family.is_empty() && family != key {
+                push_to(&mut self.lists, family, payload.clone());
+            }
             if !key.is_empty() {
                 push_to(&mut self.lists, &key, payload);
             }

@@ -442,3 +442,49 @@ async fn the_browser_shows_an_mcp_approval_as_a_confirm_card_and_yes_makes_the_c
         Some("{\"content\":\"42\"}")
     );
 }
+
+#[actix_web::test]
+async fn a_declined_mcp_call_is_not_made_and_the_model_is_told() {
+    let server = mcp_server().await;
+    let socket = format!("127.0.0.1:{}", server.port);
+    let app = spawn_app_with(|config| {
+        config.mcp.remote_hosts = vec![socket.clone()];
+        config.tools.ssrf_allow_list = vec![socket.clone()];
+    })
+    .await;
+    app.upstream.script([
+        Reply::tool_call("a1", "add", json!({"a": 2, "b": 40})),
+        Reply::text("I did not add them."),
+    ]);
+    let tool = json!({"type": "mcp", "server_label": "tests", "server_url": server.url(),
+        "require_approval": {"never": {"tool_names": ["echo"]}}});
+    let asked: Value = app
+        .openai()
+        .create_response()
+        .json(&json!({"model": "fake-model", "input": "Add 2 and 40.", "tools": [tool]}))
+        .read_json()
+        .await;
+    let request = &asked["output"][1];
+    assert_eq!(request["type"], "mcp_approval_request", "{asked}");
+    let declined: Value = app
+        .openai()
+        .create_response()
+        .json(
+            &json!({"model": "fake-model", "previous_response_id": asked["id"],
+            "tools": [tool],
+            "input": [{"type": "mcp_approval_response", "approval_request_id": request["id"],
+                       "approve": false}]}),
+        )
+        .read_json()
+        .await;
+    let types: Vec<&str> = declined["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["mcp_list_tools", "message"], "no call was made");
+    assert_eq!(declined["output_text"], "I did not add them.");
+    let told = tool_message(&app, "a1").expect("the model was told");
+    assert!(told.contains("declined"), "{told}");
+}

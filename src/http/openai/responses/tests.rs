@@ -959,7 +959,11 @@ async fn x_metadata_is_keyed_by_tool_as_seed_003_keys_it() {
     let metadata = body["x_metadata"].as_object().unwrap();
     let mut keys: Vec<&str> = metadata.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["mcp", "web_search"], "{metadata:?}");
+    assert_eq!(
+        keys,
+        ["mcp", "web_search", "x_mcp", "x_research"],
+        "by tool, and by family as before: {metadata:?}"
+    );
     let types = |key: &str| -> Vec<String> {
         metadata[key]
             .as_array()
