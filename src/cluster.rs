@@ -301,6 +301,21 @@ impl Cluster {
             .transpose()
     }
 
+    /// Whether the process reached at `address` still holds its own lease (it renews it while
+    /// it runs; a stalled or dead one lets it lapse).
+    pub async fn address_alive(&self, address: &str) -> Result<bool, DbErr> {
+        let row = self
+            .inner
+            .db
+            .query_one_raw(self.statement(
+                "SELECT 1 AS alive FROM leases WHERE address = $1 AND key LIKE $2 \
+                 AND expires_at > now()",
+                vec![address.into(), format!("{}%", process_key("")).into()],
+            ))
+            .await?;
+        Ok(row.is_some())
+    }
+
     /// Stops renewing `key` (its chat passivated, or was deleted): the lease lapses after the
     /// lease time, and until then requests for the chat still come here, where it is taken
     /// again. Not deleting the row leaves no moment in which two processes could both take it.

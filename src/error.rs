@@ -72,6 +72,13 @@ pub enum AppError {
     /// there as it was (the HTTP layer forwards it whenever it can); retry, and it will be.
     #[error("this chat is served by another process of this server; retry in 1 second")]
     OwnedElsewhere { address: String },
+    /// The process that owns the chat did not answer a forwarded request, and its lease has
+    /// lapsed (it stalled or died): another takes the chat over; retry.
+    #[error(
+        "the process serving this chat does not answer; retry in 1 second (another process takes \
+         the chat over once its lease has ended)"
+    )]
+    OwnerUnresponsive,
     /// Too many requests; retry after the given number of seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
@@ -140,6 +147,7 @@ impl AppError {
             Self::RateLimited { .. } => "rate_limited",
             Self::Overloaded { .. } => "overloaded",
             Self::OwnedElsewhere { .. } => "chat_owned_elsewhere",
+            Self::OwnerUnresponsive => "chat_owner_unresponsive",
             Self::Upstream { code, .. } | Self::RunFailed { code, .. } => code,
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",

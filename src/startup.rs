@@ -157,6 +157,7 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let forwarding = crate::http::forward::Forwarding::new(
         state.sessions().cluster().cloned(),
         Duration::from_secs(config.cluster.forward_connect_timeout_secs),
+        config.cluster.forward_timeout(),
         max_v1_body_bytes.max(max_json_body_bytes),
     )
     .context("cannot build the client that forwards requests to a chat's owner")?;

@@ -18,6 +18,22 @@ pub struct ClusterConfig {
     /// Seconds a forwarded request may take to connect to its owner before the client is told
     /// to retry (a 503 with `Retry-After`).
     pub forward_connect_timeout_secs: u64,
+    /// Seconds a forwarded request waits for its owner to start answering (the headers; a
+    /// stream then runs as long as it runs) before it asks whether the owner is still alive: if
+    /// its process lease has lapsed (stalled or dead), the client gets 503
+    /// `chat_owner_unresponsive` with `Retry-After`; a live owner is waited for again (a long
+    /// non-streamed answer is not cut off). Default: `lease_secs` + 5.
+    pub forward_timeout_secs: Option<u64>,
+}
+
+impl ClusterConfig {
+    /// `forward_timeout_secs`, or its default.
+    pub fn forward_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(
+            self.forward_timeout_secs
+                .unwrap_or(self.lease_secs.saturating_add(5)),
+        )
+    }
 }
 
 impl Default for ClusterConfig {
@@ -26,6 +42,7 @@ impl Default for ClusterConfig {
             advertise_url: None,
             lease_secs: 10,
             forward_connect_timeout_secs: 2,
+            forward_timeout_secs: None,
         }
     }
 }

@@ -89,6 +89,9 @@ impl Config {
         if self.cluster.lease_secs < 3 || self.cluster.lease_secs > 600 {
             return invalid("cluster.lease_secs must be between 3 and 600");
         }
+        if self.cluster.forward_timeout_secs == Some(0) {
+            return invalid("cluster.forward_timeout_secs must be at least 1");
+        }
         if self.cluster.forward_connect_timeout_secs == 0 {
             return invalid("cluster.forward_connect_timeout_secs must be at least 1");
         }

@@ -77,7 +77,8 @@ impl ResponseError for AppError {
             Self::Unavailable(_)
             | Self::EmbedderFailed(_)
             | Self::Overloaded { .. }
-            | Self::OwnedElsewhere { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            | Self::OwnedElsewhere { .. }
+            | Self::OwnerUnresponsive => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -93,7 +94,9 @@ impl ResponseError for AppError {
                 message.clone()
             }
             // Not a failure: the limit the operator set, logged where it refuses.
-            Self::Overloaded { .. } | Self::OwnedElsewhere { .. } => self.to_string(),
+            Self::Overloaded { .. } | Self::OwnedElsewhere { .. } | Self::OwnerUnresponsive => {
+                self.to_string()
+            }
             _ if status.is_server_error() => {
                 tracing::error!(error = ?anyhow_chain(self), code = self.code(), "request failed");
                 "internal error".to_string()
@@ -111,7 +114,7 @@ impl ResponseError for AppError {
             Self::RateLimited { retry_after_secs } | Self::Overloaded { retry_after_secs } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
             }
-            Self::OwnedElsewhere { .. } => {
+            Self::OwnedElsewhere { .. } | Self::OwnerUnresponsive => {
                 response.insert_header((header::RETRY_AFTER, "1"));
             }
             _ => {}

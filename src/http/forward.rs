@@ -15,7 +15,11 @@
 //! A forwarded request carries `x-colloquy-forwarded-by` and is never forwarded again (a lease
 //! that moved meanwhile is a 503 with `Retry-After`, and the client's retry finds the new
 //! owner). An owner that cannot be reached (it died; its leases have not expired yet) is the
-//! same 503. Every response says which process served it (`x-colloquy-process`).
+//! same 503. An owner that accepts the request but does not start answering within
+//! `cluster.forward_timeout_secs` is asked after: if its process lease has lapsed (it stalled),
+//! the client gets 503 `chat_owner_unresponsive` with `Retry-After`; a live owner is waited for
+//! again, so a long answer is never cut off. Every response says which process served it
+//! (`x-colloquy-process`).
 
 use std::future::{Ready, ready};
 use std::rc::Rc;
@@ -47,6 +51,8 @@ pub struct Forwarding {
 struct Router {
     cluster: Cluster,
     client: reqwest::Client,
+    /// How long the owner may take to start answering before its liveness is checked.
+    response_timeout: Duration,
     max_kept_body: usize,
 }
 
@@ -54,6 +60,7 @@ impl Forwarding {
     pub fn new(
         cluster: Option<Cluster>,
         connect_timeout: Duration,
+        response_timeout: Duration,
         max_kept_body: usize,
     ) -> anyhow::Result<Self> {
         let router = match cluster {
@@ -66,6 +73,7 @@ impl Forwarding {
                     .no_proxy()
                     .pool_idle_timeout(Duration::from_secs(30))
                     .build()?,
+                response_timeout,
                 max_kept_body,
             })),
         };
@@ -225,7 +233,27 @@ impl Router {
         if let Some(peer) = request.peer_addr() {
             outgoing = outgoing.header("x-forwarded-for", peer.ip().to_string());
         }
-        match outgoing.send().await {
+        // The owner's headers, waited for in rounds: after each, an owner whose process lease
+        // has lapsed (stalled, or dead with its leases not expired) is given up on; a live one
+        // is waited for again. Dropping the request drops its connection, never reused.
+        let mut pending = std::pin::pin!(outgoing.send());
+        let sent = loop {
+            match tokio::time::timeout(self.response_timeout, &mut pending).await {
+                Ok(sent) => break sent,
+                Err(_) => match self.cluster.address_alive(address).await {
+                    Ok(true) => continue,
+                    Ok(false) => {
+                        tracing::warn!(%address, "a chat's owner stopped answering; the client is told to retry");
+                        return self.stamped(AppError::OwnerUnresponsive.error_response());
+                    }
+                    Err(err) => {
+                        tracing::warn!(%err, %address, "cannot tell whether a chat's owner is alive");
+                        return self.stamped(AppError::OwnerUnresponsive.error_response());
+                    }
+                },
+            }
+        };
+        match sent {
             Ok(answer) => {
                 let mut response = HttpResponse::build(
                     actix_web::http::StatusCode::from_u16(answer.status().as_u16())
@@ -243,18 +271,24 @@ impl Router {
             }
             Err(err) => {
                 tracing::warn!(%err, %address, "cannot reach a chat's owner; the client is told to retry");
-                let mut response = AppError::OwnedElsewhere {
-                    address: address.to_string(),
-                }
-                .error_response();
-                if let Ok(value) = HeaderValue::from_str(self.cluster.process_id()) {
-                    response
-                        .headers_mut()
-                        .insert(HeaderName::from_static(SERVED_BY), value);
-                }
-                response
+                self.stamped(
+                    AppError::OwnedElsewhere {
+                        address: address.to_string(),
+                    }
+                    .error_response(),
+                )
             }
         }
+    }
+
+    /// `response`, saying this process answered it.
+    fn stamped(&self, mut response: HttpResponse) -> HttpResponse {
+        if let Ok(value) = HeaderValue::from_str(self.cluster.process_id()) {
+            response
+                .headers_mut()
+                .insert(HeaderName::from_static(SERVED_BY), value);
+        }
+        response
     }
 
     fn served(&self, mut response: ServiceResponse<BoxBody>) -> ServiceResponse<BoxBody> {

@@ -825,3 +825,62 @@ async fn an_idle_chat_lets_its_lease_lapse_and_another_process_takes_it() {
     db.close().await.unwrap();
     database.drop().await;
 }
+
+#[actix_web::test]
+async fn a_request_forwarded_to_a_stalled_owner_is_answered_503_once_its_lease_lapses() {
+    let Some(database) = OwnDatabase::create("colloquy_stall").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let upstream = FakeUpstream::start().await;
+    upstream.script([Reply::text("Answered by the model.")]);
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let timeout = [("COLLOQUY_CLUSTER__FORWARD_TIMEOUT_SECS", "4")];
+    let owner = start_node_with(dirs[0].path(), &url, &upstream.base_url, &timeout).await;
+    let other = start_node_with(dirs[1].path(), &url, &upstream.base_url, &timeout).await;
+    let http = reqwest::Client::new();
+    let chat = as_admin(&http, &owner.base).new_chat_with(&json!({})).await;
+    let (served, _) = send(&http, &owner, &chat, "hello").await;
+    assert_eq!(served, owner.id);
+    // Forwarded to a live owner: answered by it.
+    let read = http
+        .get(format!("{}/chat/api/chats/{chat}", other.base))
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 200);
+    assert_eq!(read.headers()[SERVED_BY], owner.id.as_str());
+
+    let pid = owner.process.as_ref().unwrap().pid().to_string();
+    let signal = |name: &str| {
+        let status = Command::new("kill")
+            .args([name, &pid])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {name}");
+    };
+    signal("-STOP");
+    let stalled = Instant::now();
+    let read = http
+        .get(format!("{}/chat/api/chats/{chat}", other.base))
+        .bearer_auth(ADMIN_KEY)
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await;
+    let waited = stalled.elapsed();
+    signal("-CONT");
+    let read = read.expect("answered, not hung");
+    assert_eq!(read.status(), 503, "after {waited:?}");
+    assert_eq!(read.headers()["retry-after"], "1");
+    assert_eq!(read.headers()[SERVED_BY], other.id.as_str());
+    let body: Value = read.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "chat_owner_unresponsive");
+    assert!(
+        waited >= Duration::from_secs(4) && waited < Duration::from_secs(4 + LEASE_SECS + 4),
+        "answered after the forward timeout and the lease: {waited:?}"
+    );
+
+    drop((owner, other));
+    database.drop().await;
+}
