@@ -884,3 +884,75 @@ async fn a_request_forwarded_to_a_stalled_owner_is_answered_503_once_its_lease_l
     drop((owner, other));
     database.drop().await;
 }
+
+/// Re-attaching to a run whose owner was killed, through another process, polled every 250 ms:
+/// a 503 with `Retry-After` while the dead owner's lease lasts, then the run's end
+/// (`interrupted`) — never a 404, and without waiting for the recovery sweep.
+#[actix_web::test]
+async fn reattaching_after_the_owner_is_killed_is_never_a_404() {
+    let Some(database) = OwnDatabase::create("colloquy_reattach").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let upstream = FakeUpstream::start().await;
+    upstream.script([Reply::text(&"word ".repeat(200)).event_gap(Duration::from_millis(100))]);
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut owner = start_node(dirs[0].path(), &url, &upstream.base_url).await;
+    let other = start_node(dirs[1].path(), &url, &upstream.base_url).await;
+    let http = reqwest::Client::new();
+    let chat = as_admin(&http, &owner.base).new_chat_with(&json!({})).await;
+    let stream = as_admin(&http, &owner.base)
+        .chat_api()
+        .send_message(&chat)
+        .json(&json!({"content": "a long answer"}))
+        .send()
+        .await
+        .unwrap();
+    let run_id = stream.headers()["x-run-id"].to_str().unwrap().to_string();
+    let mut chunks = stream.bytes_stream();
+    let mut buffer = String::new();
+    let mut last_seen = 0;
+    while last_seen < 5 {
+        let bytes = chunks.next().await.expect("the stream goes on").unwrap();
+        buffer.push_str(&String::from_utf8_lossy(&bytes));
+        for frame in drain_frames(&mut buffer) {
+            last_seen = frame.id.unwrap_or(last_seen);
+        }
+    }
+    drop(owner.process.take()); // SIGKILL
+    let killed = Instant::now();
+    let finished = loop {
+        assert!(
+            killed.elapsed() < Duration::from_secs(LEASE_SECS + 10),
+            "the run's end never came"
+        );
+        let response = as_admin(&http, &other.base)
+            .chat_api()
+            .run_events(&chat, &run_id)
+            .header("last-event-id", last_seen.to_string())
+            .send()
+            .await
+            .unwrap();
+        match response.status().as_u16() {
+            200 => {
+                let frames = drain_frames(&mut response.text().await.unwrap());
+                break frames
+                    .iter()
+                    .map(|f| f.json())
+                    .find(|j| j["type"] == "run.finished")
+                    .expect("how the run ended");
+            }
+            503 => assert!(response.headers().contains_key("retry-after")),
+            other => panic!(
+                "re-attaching {:?} after the kill: {other} {}",
+                killed.elapsed(),
+                response.text().await.unwrap()
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(finished["stop_reason"], "interrupted");
+
+    drop(other);
+    database.drop().await;
+}

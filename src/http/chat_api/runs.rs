@@ -82,12 +82,20 @@ async fn stored_run(
     run_id: &RunId,
     resuming: Option<usize>,
 ) -> AppResult<Arc<RunLog>> {
-    let (run, answer) = recovery::find_run(state.db(), principal.user_id(), chat_id, run_id)
-        .await?
-        .ok_or(AppError::NotFound("run"))?;
+    let found = || recovery::find_run(state.db(), principal.user_id(), chat_id, run_id);
+    let (mut run, mut answer) = found().await?.ok_or(AppError::NotFound("run"))?;
+    if run.stop_reason.is_none() && state.sessions().cluster().is_some() {
+        // Still marked running, and no process serving the chat took the request (the path
+        // forwards to a live owner): its owner died. Taking the chat (as a turn does) recovers
+        // what it left running, so the client is told the run was interrupted, never a 404;
+        // while a live owner still holds the chat this is a 503 with `Retry-After`.
+        state.sessions().claim(chat_id).await?;
+        (run, answer) = found().await?.ok_or(AppError::NotFound("run"))?;
+    }
     let stop_reason = run
         .stop_reason
-        // A run still marked running belongs to a live process (another replica).
+        // Still running: a run this process continues from a checkpoint (start-up), whose log
+        // is not registered yet.
         .ok_or(AppError::NotFound("run"))?;
     let log = RunLog::new(
         run.id.clone(),
