@@ -362,3 +362,25 @@ pub async fn resume_answered(
     }
     Ok(log)
 }
+
+/// The model's call `call_id` among a paused run's messages (its last assistant turn), as the
+/// model made it; a bare call of `name` if it cannot be found. What a continuation that makes
+/// the call itself (a confirmed email, an approved MCP call) reports the call as.
+fn the_call(messages: &[ChatMessage], call_id: &str, name: &str) -> crate::llm::wire::ToolCall {
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| m.tool_calls.as_ref())
+        .flatten()
+        .find(|call| call.id == call_id)
+        .cloned()
+        .unwrap_or_else(|| crate::llm::wire::ToolCall {
+            id: call_id.to_string(),
+            kind: "function".into(),
+            function: crate::llm::wire::FunctionCall {
+                name: name.into(),
+                arguments: "{}".into(),
+            },
+        })
+}

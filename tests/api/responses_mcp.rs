@@ -40,6 +40,14 @@ impl McpServer {
     }
 }
 
+/// A configuration that lets requests name `server`: on the allow-list, exempt from the SSRF
+/// rules (it is on loopback).
+fn reaching(config: &mut colloquy::config::Config, server: &McpServer) {
+    let socket = format!("127.0.0.1:{}", server.port);
+    config.mcp.remote_hosts = vec![socket.clone()];
+    config.tools.ssrf_allow_list = vec![socket];
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -129,12 +137,7 @@ async fn the_node_sdk_lists_and_calls_a_remote_mcp_servers_tools_and_approves_a_
 
 async fn lists_calls_and_approves_once_across_a_restart(client: Client) {
     let server = mcp_server().await;
-    let socket = format!("127.0.0.1:{}", server.port);
-    let app = spawn_app_with(|config| {
-        config.mcp.remote_hosts = vec![socket.clone()];
-        config.tools.ssrf_allow_list = vec![socket.clone()];
-    })
-    .await;
+    let app = spawn_app_with(|config| reaching(config, &server)).await;
     app.upstream.script([
         Reply::tool_call("e1", "echo", json!({"text": "hi"})),
         Reply::text("It echoed hi."),
@@ -409,12 +412,7 @@ async fn a_remote_mcp_tool_is_checked_with_the_request() {
 #[actix_web::test]
 async fn the_browser_shows_an_mcp_approval_as_a_confirm_card_and_yes_makes_the_call() {
     let server = mcp_server().await;
-    let socket = format!("127.0.0.1:{}", server.port);
-    let app = crate::browser::browser_app(|config| {
-        config.mcp.remote_hosts = vec![socket.clone()];
-        config.tools.ssrf_allow_list = vec![socket.clone()];
-    })
-    .await;
+    let app = crate::browser::browser_app(|config| reaching(config, &server)).await;
     let chat = app.new_chat().await;
     app.upstream.script([
         Reply::tool_call("a1", "add", json!({"a": 2, "b": 40})),
@@ -446,12 +444,7 @@ async fn the_browser_shows_an_mcp_approval_as_a_confirm_card_and_yes_makes_the_c
 #[actix_web::test]
 async fn a_declined_mcp_call_is_not_made_and_the_model_is_told() {
     let server = mcp_server().await;
-    let socket = format!("127.0.0.1:{}", server.port);
-    let app = spawn_app_with(|config| {
-        config.mcp.remote_hosts = vec![socket.clone()];
-        config.tools.ssrf_allow_list = vec![socket.clone()];
-    })
-    .await;
+    let app = spawn_app_with(|config| reaching(config, &server)).await;
     app.upstream.script([
         Reply::tool_call("a1", "add", json!({"a": 2, "b": 40})),
         Reply::text("I did not add them."),

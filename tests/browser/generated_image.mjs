@@ -18,4 +18,13 @@ await scenario(async ({ page }) => {
   assert(/\/chat\/api\/[^/]+\/attachments\//.test(link), `the picture opens in full: ${link}`);
   await axe(page, "generated image");
   await screenshot(page, "generated-image");
+  // On a phone, in the dark theme.
+  await page.setViewportSize({ width: 375, height: 812 });
+  await page.emulateMedia({ colorScheme: "dark" });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert(wide <= 375, `nothing scrolls sideways on a phone (${wide} px)`);
+  await axe(page, "generated-image (phone, dark)");
+  await screenshot(page, "generated-image-phone-dark");
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.emulateMedia({ colorScheme: "light" });
 });

@@ -17,6 +17,15 @@ await scenario(async ({ page }) => {
   assert(args.a === 2 && args.b === 40, `the card shows the arguments: ${JSON.stringify(args)}`);
   await axe(page, "MCP approval");
   await screenshot(page, "mcp-approval-card");
+  // On a phone, in the dark theme.
+  await page.setViewportSize({ width: 375, height: 812 });
+  await page.emulateMedia({ colorScheme: "dark" });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert(wide <= 375, `nothing scrolls sideways on a phone (${wide} px)`);
+  await axe(page, "mcp-approval-card (phone, dark)");
+  await screenshot(page, "mcp-approval-card-phone-dark");
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.emulateMedia({ colorScheme: "light" });
   await card.getByRole("button", { name: "Yes" }).click();
   await waitForAnswer(page, "2 + 40 = 42.");
   await page.getByRole("group", { name: /Allow the MCP server tests to run add/ }).getByText("Your answer: Yes").waitFor();

@@ -9,12 +9,13 @@ use serde_json::Value;
 
 use crate::agent::kernel::RunSpec;
 use crate::agent::tool_round::report_result;
-use crate::llm::wire::{ChatMessage, FunctionCall, Role, ToolCall};
+use crate::llm::wire::ChatMessage;
 use crate::tools::ToolError;
 use crate::tools::email::SEND_EMAIL;
 use crate::tools::email::confirm::{Confirmation, deliver};
 
 use super::super::launch::Launcher;
+use super::the_call;
 
 /// Sends the confirmed email (or records the no), feeds its result to `spec`'s run as the
 /// answer to call `call_id`, then starts the run.
@@ -31,7 +32,7 @@ pub(super) fn send_then_start(
     launcher.runs.insert(spec.log.clone());
     let launcher = launcher.clone();
     tokio::spawn(async move {
-        let call = the_call(&spec.messages, &call_id);
+        let call = the_call(&spec.messages, &call_id, SEND_EMAIL);
         let started = Instant::now();
         let result = deliver(
             launcher.email.as_ref(),
@@ -45,25 +46,4 @@ pub(super) fn send_then_start(
         spec.messages.push(ChatMessage::tool_result(call_id, text));
         launcher.start(spec);
     });
-}
-
-/// The model's call `call_id` among the paused run's messages (its last assistant turn), as
-/// the model made it; a bare send_email call if it cannot be found.
-fn the_call(messages: &[ChatMessage], call_id: &str) -> ToolCall {
-    messages
-        .iter()
-        .rev()
-        .filter(|m| m.role == Role::Assistant)
-        .filter_map(|m| m.tool_calls.as_ref())
-        .flatten()
-        .find(|call| call.id == call_id)
-        .cloned()
-        .unwrap_or_else(|| ToolCall {
-            id: call_id.to_string(),
-            kind: "function".into(),
-            function: FunctionCall {
-                name: SEND_EMAIL.into(),
-                arguments: "{}".into(),
-            },
-        })
 }

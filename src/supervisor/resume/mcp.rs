@@ -12,12 +12,13 @@ use serde_json::{Value, json};
 
 use crate::agent::kernel::RunSpec;
 use crate::agent::tool_round::report_result;
-use crate::llm::wire::{ChatMessage, FunctionCall, Role, ToolCall};
+use crate::llm::wire::ChatMessage;
 use crate::run::events::RunEvent;
 use crate::tools::ToolError;
 use crate::tools::mcp::remote::{self, PendingCall, RemoteServer, RemoteTool};
 
 use super::super::launch::Launcher;
+use super::the_call;
 
 /// Makes the approved call (or records the no), feeds its result to `spec`'s run as the answer
 /// to call `call_id`, then starts the run. `tools`: the answering request's remote tools.
@@ -105,25 +106,4 @@ async fn reconnect(
     made.into_iter()
         .find(|tool| tool.tool_name() == pending.tool_name)
         .ok_or_else(|| unavailable("it no longer lists the tool".into()))
-}
-
-/// The model's call `call_id` among the paused run's messages (its last assistant turn), as
-/// the model made it; a bare call of `name` if it cannot be found.
-fn the_call(messages: &[ChatMessage], call_id: &str, name: &str) -> ToolCall {
-    messages
-        .iter()
-        .rev()
-        .filter(|m| m.role == Role::Assistant)
-        .filter_map(|m| m.tool_calls.as_ref())
-        .flatten()
-        .find(|call| call.id == call_id)
-        .cloned()
-        .unwrap_or_else(|| ToolCall {
-            id: call_id.to_string(),
-            kind: "function".into(),
-            function: FunctionCall {
-                name: name.into(),
-                arguments: "{}".into(),
-            },
-        })
 }
