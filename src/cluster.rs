@@ -10,6 +10,13 @@
 //! cannot renew for a whole lease time stops all of its chats (`holds` turns false) before
 //! another may take them. Every change of owner is recorded in `lease_handovers`.
 //!
+//! Each lease carries an epoch, raised whenever the key changes owner. A chat's writes are
+//! fenced by it (`fence`, used through `chat::ChatWriter`): each runs in a transaction that
+//! first locks the chat's lease row in share mode and checks that this process still holds it,
+//! unexpired, at the epoch its session started with. A process that stalled past its lease
+//! and wakes after another took the chat fails that check (`Fenced`) and keeps nothing; a
+//! takeover waits for a write that passed it to commit, so the new owner reads it.
+//!
 //! All times are the database's (`now()`), so the processes' clocks need not agree; a process
 //! judges its own leases by its monotonic clock from the moment it sent the renewal, which is
 //! never later than the database's. SQLite is one process: no `Cluster` is made for it.
@@ -19,7 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use dashmap::DashSet;
+use dashmap::DashMap;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement, TransactionTrait};
 
 /// What a process gets when it asks for a key.
@@ -38,6 +45,9 @@ pub enum Claim {
     Elsewhere { owner: String, address: String },
 }
 
+/// How long a lease row is kept after it lapsed before `prune` deletes it.
+pub const LAPSED_ROWS_KEPT: Duration = Duration::from_secs(3600);
+
 /// Margin kept between a lease's expiry and the moment its holder stops trusting it.
 const SAFETY_MARGIN: Duration = Duration::from_secs(1);
 
@@ -52,7 +62,8 @@ struct Inner {
     process: String,
     address: String,
     lease: Duration,
-    held: DashSet<String>,
+    /// The keys this process holds, with the epoch each was taken at.
+    held: DashMap<String, i64>,
     /// The monotonic clock's origin for `valid_until_ms`.
     base: Instant,
     /// Until when (milliseconds after `base`) the held leases are surely this process's.
@@ -86,7 +97,7 @@ impl Cluster {
                 process,
                 address,
                 lease,
-                held: DashSet::new(),
+                held: DashMap::new(),
                 base: Instant::now(),
                 valid_until_ms: AtomicU64::new(millis(lease.saturating_sub(SAFETY_MARGIN))),
                 forwarded: AtomicU64::new(0),
@@ -118,7 +129,40 @@ impl Cluster {
 
     /// Whether this process holds `key` and can still trust it.
     pub fn holds(&self, key: &str) -> bool {
-        self.inner.held.contains(key) && self.valid()
+        self.inner.held.contains_key(key) && self.valid()
+    }
+
+    /// The epoch this process took `key` at, while it holds it.
+    pub fn epoch(&self, key: &str) -> Option<i64> {
+        self.inner.held.get(key).map(|epoch| *epoch)
+    }
+
+    /// Checks, inside `txn`, that this process still holds `key` at `epoch` and that its lease
+    /// has not expired by the database's clock; the lease row stays share-locked until `txn`
+    /// ends, so no other process takes the key before what `txn` writes is committed. A check
+    /// that fails is `Fenced`, and this process stops holding `key` (at that epoch).
+    pub async fn fence(
+        &self,
+        txn: &impl ConnectionTrait,
+        key: &str,
+        epoch: i64,
+    ) -> Result<(), DbErr> {
+        let row = txn
+            .query_one_raw(self.statement(
+                "SELECT 1 AS held FROM leases WHERE key = $1 AND owner = $2 AND epoch = $3 \
+                 AND expires_at > now() FOR SHARE",
+                vec![key.into(), self.inner.process.clone().into(), epoch.into()],
+            ))
+            .await?;
+        if row.is_some() {
+            return Ok(());
+        }
+        self.inner.held.remove_if(key, |_, held| *held == epoch);
+        Err(Fenced {
+            key: key.to_string(),
+            epoch,
+        }
+        .into())
     }
 
     /// Takes `key` if it is free, expired or already this process's; else names its owner.
@@ -133,11 +177,14 @@ impl Cluster {
         let sent = Instant::now();
         // Twice at most: a row inserted by another process between our look and our insert is
         // seen, locked, on the second look.
+        // A key's first epoch is this process's clock in milliseconds, not 1: a row pruned
+        // after it lapsed (`prune`) is not taken again by its last owner at an epoch it had.
+        let first_epoch = chrono::Utc::now().timestamp_millis();
         for _ in 0..2 {
             let txn = self.inner.db.begin().await?;
             let current = txn
                 .query_one_raw(self.statement(
-                    "SELECT owner, address, expires_at, expires_at <= now() AS expired \
+                    "SELECT owner, address, epoch, expires_at, expires_at <= now() AS expired \
                      FROM leases WHERE key = $1 FOR UPDATE",
                     vec![key.into()],
                 ))
@@ -146,14 +193,16 @@ impl Cluster {
                 None => {
                     let inserted = txn
                         .execute_raw(self.statement(
-                            "INSERT INTO leases (key, owner, address, acquired_at, expires_at) \
-                             VALUES ($1, $2, $3, now(), now() + $4 * interval '1 millisecond') \
+                            "INSERT INTO leases (key, owner, address, epoch, acquired_at, expires_at) \
+                             VALUES ($1, $2, $3, $5, now(), \
+                             now() + $4 * interval '1 millisecond') \
                              ON CONFLICT (key) DO NOTHING",
                             vec![
                                 key.into(),
                                 self.inner.process.clone().into(),
                                 self.inner.address.clone().into(),
                                 self.lease_ms().into(),
+                                first_epoch.into(),
                             ],
                         ))
                         .await?;
@@ -162,23 +211,29 @@ impl Cluster {
                         continue;
                     }
                     self.record_handover(&txn, key, None, None).await?;
-                    Claim::Mine {
-                        was_ours: false,
-                        taken_from: None,
-                        owner_died: false,
-                    }
+                    (
+                        Claim::Mine {
+                            was_ours: false,
+                            taken_from: None,
+                            owner_died: false,
+                        },
+                        first_epoch,
+                    )
                 }
                 Some(row) => {
                     let owner: String = row.try_get("", "owner")?;
                     let expired: bool = row.try_get("", "expired")?;
+                    let epoch: i64 = row.try_get("", "epoch")?;
                     let mine = owner == self.inner.process;
+                    // A change of owner fences out whatever the previous one still writes.
+                    let epoch = if mine { epoch } else { epoch + 1 };
                     if !mine && !expired {
                         let address: String = row.try_get("", "address")?;
                         txn.rollback().await?;
                         return Ok(Claim::Elsewhere { owner, address });
                     }
                     txn.execute_raw(self.statement(
-                        "UPDATE leases SET owner = $2, address = $3, \
+                        "UPDATE leases SET owner = $2, address = $3, epoch = $5, \
                          acquired_at = CASE WHEN owner = $2 THEN acquired_at ELSE now() END, \
                          expires_at = now() + $4 * interval '1 millisecond' WHERE key = $1",
                         vec![
@@ -186,10 +241,11 @@ impl Cluster {
                             self.inner.process.clone().into(),
                             self.inner.address.clone().into(),
                             self.lease_ms().into(),
+                            epoch.into(),
                         ],
                     ))
                     .await?;
-                    if mine {
+                    let claim = if mine {
                         Claim::Mine {
                             was_ours: true,
                             taken_from: None,
@@ -209,11 +265,13 @@ impl Cluster {
                             taken_from: Some(owner),
                             owner_died,
                         }
-                    }
+                    };
+                    (claim, epoch)
                 }
             };
+            let (claim, epoch) = claim;
             txn.commit().await?;
-            self.inner.held.insert(key.to_string());
+            self.inner.held.insert(key.to_string(), epoch);
             self.extend_validity(sent);
             return Ok(claim);
         }
@@ -357,7 +415,7 @@ impl Cluster {
     /// process after they expired), which it no longer holds.
     pub async fn renew(&self) -> Result<Vec<String>, DbErr> {
         let sent = Instant::now();
-        let held: Vec<String> = self.inner.held.iter().map(|k| k.clone()).collect();
+        let held: Vec<String> = self.inner.held.iter().map(|k| k.key().clone()).collect();
         if held.is_empty() {
             self.extend_validity(sent);
             return Ok(Vec::new());
@@ -382,7 +440,7 @@ impl Cluster {
             .collect::<Result<_, _>>()?;
         let lost: Vec<String> = held
             .into_iter()
-            .filter(|key| !kept.contains(key) && self.inner.held.contains(key))
+            .filter(|key| !kept.contains(key) && self.inner.held.contains_key(key))
             .collect();
         for key in &lost {
             self.inner.held.remove(key);
@@ -393,7 +451,7 @@ impl Cluster {
 
     /// Every lease is given up: this process stops trusting them (renewal failed too long).
     fn drop_all(&self) -> Vec<String> {
-        let all: Vec<String> = self.inner.held.iter().map(|k| k.clone()).collect();
+        let all: Vec<String> = self.inner.held.iter().map(|k| k.key().clone()).collect();
         self.inner.held.clear();
         all
     }
@@ -442,6 +500,32 @@ impl Cluster {
         });
     }
 
+    /// Deletes the record of changes of owner older than `handovers_for`, and lease rows that
+    /// lapsed more than `LAPSED_ROWS_KEPT` ago (chats gone idle, processes that stopped): the
+    /// bookkeeping stays as large as the live cluster, not its history. Returns both counts.
+    pub async fn prune(&self, handovers_for: Duration) -> Result<(u64, u64), DbErr> {
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let handovers = self
+            .inner
+            .db
+            .execute_raw(self.statement(
+                "DELETE FROM lease_handovers WHERE at < now() - $1 * interval '1 millisecond'",
+                vec![ms(handovers_for).into()],
+            ))
+            .await?
+            .rows_affected();
+        let leases = self
+            .inner
+            .db
+            .execute_raw(self.statement(
+                "DELETE FROM leases WHERE expires_at < now() - $1 * interval '1 millisecond'",
+                vec![ms(LAPSED_ROWS_KEPT).into()],
+            ))
+            .await?
+            .rows_affected();
+        Ok((handovers, leases))
+    }
+
     /// Counts a request forwarded to another process.
     pub fn note_forwarded(&self) {
         self.inner.forwarded.fetch_add(1, Ordering::Relaxed);
@@ -449,7 +533,7 @@ impl Cluster {
 
     /// What `/health/ready` and `/metrics` show.
     pub fn stats(&self) -> ClusterStats {
-        let held: Vec<String> = self.inner.held.iter().map(|k| k.clone()).collect();
+        let held: Vec<String> = self.inner.held.iter().map(|k| k.key().clone()).collect();
         ClusterStats {
             chat_leases: held.iter().filter(|k| k.starts_with("chat:")).count() as u64,
             job_leases: held.iter().filter(|k| k.starts_with("job:")).count() as u64,
@@ -484,6 +568,43 @@ pub async fn is_mine(cluster: Option<&Cluster>, job: &str) -> bool {
             tracing::warn!(%err, job, "cannot tell which process does a job; not doing it now");
             false
         }
+    }
+}
+
+/// A write refused because this process no longer holds its chat's lease at the epoch the
+/// write was made under: another process took the chat (or the lease expired) meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fenced: this process no longer holds {key} (epoch {epoch})")]
+pub struct Fenced {
+    pub key: String,
+    pub epoch: i64,
+}
+
+/// The prefix a `Fenced` error carries inside a `DbErr`.
+const FENCED: &str = "fenced: ";
+
+impl From<Fenced> for DbErr {
+    fn from(fenced: Fenced) -> Self {
+        DbErr::Custom(format!("{FENCED}{}\n{}", fenced.key, fenced.epoch))
+    }
+}
+
+impl Fenced {
+    /// Whether a database error is a write refused by the fence.
+    pub fn is(err: &DbErr) -> bool {
+        Self::parse(err).is_some()
+    }
+
+    /// The refusal a database error carries, if it is one.
+    pub fn parse(err: &DbErr) -> Option<Self> {
+        let DbErr::Custom(message) = err else {
+            return None;
+        };
+        let (key, epoch) = message.strip_prefix(FENCED)?.split_once('\n')?;
+        Some(Self {
+            key: key.to_string(),
+            epoch: epoch.parse().ok()?,
+        })
     }
 }
 

@@ -147,3 +147,20 @@ pub async fn database_bytes(db: &DatabaseConnection) -> Option<u64> {
         .ok()
         .map(|b| b.max(0) as u64)
 }
+
+/// The time by the database's clock: on PostgreSQL, which several processes share, its
+/// `now()`, so decisions they take in turn (a schedule's due time, a claim's age) agree
+/// whatever their own clocks say; SQLite's one process uses its own.
+pub async fn now(db: &impl ConnectionTrait) -> Result<chrono::DateTime<chrono::Utc>, DbErr> {
+    if db.get_database_backend() != DbBackend::Postgres {
+        return Ok(chrono::Utc::now());
+    }
+    let row = db
+        .query_one_raw(Statement::from_string(
+            DbBackend::Postgres,
+            "SELECT clock_timestamp() AS now",
+        ))
+        .await?
+        .ok_or_else(|| DbErr::Custom("the database did not tell its time".into()))?;
+    row.try_get("", "now")
+}

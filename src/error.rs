@@ -79,6 +79,10 @@ pub enum AppError {
          the chat over once its lease has ended)"
     )]
     OwnerUnresponsive,
+    /// This process lost the chat to another while the request was under way (it had stalled
+    /// past its lease): nothing was written; retry, and the request goes to the new owner.
+    #[error("another process of this server took this chat over; retry in 1 second")]
+    OwnershipLost,
     /// Too many requests; retry after the given number of seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
@@ -103,7 +107,7 @@ pub enum AppError {
     },
     /// The database failed.
     #[error("database error")]
-    Database(#[from] sea_orm::DbErr),
+    Database(sea_orm::DbErr),
     /// The server is shutting down or not ready.
     #[error("{0}")]
     Unavailable(String),
@@ -114,6 +118,17 @@ pub enum AppError {
     /// Anything else that is our fault.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
+}
+
+impl From<sea_orm::DbErr> for AppError {
+    /// A write the cluster's fence refused is the chat changing owner, not a failure.
+    fn from(err: sea_orm::DbErr) -> Self {
+        if crate::cluster::Fenced::is(&err) {
+            Self::OwnershipLost
+        } else {
+            Self::Database(err)
+        }
+    }
 }
 
 impl AppError {
@@ -148,6 +163,7 @@ impl AppError {
             Self::Overloaded { .. } => "overloaded",
             Self::OwnedElsewhere { .. } => "chat_owned_elsewhere",
             Self::OwnerUnresponsive => "chat_owner_unresponsive",
+            Self::OwnershipLost => "chat_ownership_lost",
             Self::Upstream { code, .. } | Self::RunFailed { code, .. } => code,
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",

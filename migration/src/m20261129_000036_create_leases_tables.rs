@@ -77,7 +77,7 @@ impl MigrationTrait for Migration {
 }
 
 #[derive(DeriveIden)]
-enum Leases {
+pub enum Leases {
     Table,
     Key,
     Owner,
@@ -87,7 +87,7 @@ enum Leases {
 }
 
 #[derive(DeriveIden)]
-enum LeaseHandovers {
+pub enum LeaseHandovers {
     Table,
     Id,
     Key,

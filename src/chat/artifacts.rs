@@ -265,12 +265,13 @@ impl Handler<CreateArtifact> for ChatSession {
             language: new.language.clone(),
             version: 1,
         };
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let stored = head.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                let txn = db.begin().await?;
+                let write = writer.begin().await?;
+                let txn = write.db().begin().await?;
                 let now = Utc::now();
                 artifacts::ActiveModel {
                     id: Set(stored.id.clone()),
@@ -289,7 +290,8 @@ impl Handler<CreateArtifact> for ChatSession {
                 .insert(&txn)
                 .await?;
                 insert_version(&txn, &stored.id, 1, new.content).await?;
-                txn.commit().await
+                txn.commit().await?;
+                write.commit().await
             }
             .into_actor(self)
             .map(move |result, act: &mut Self, _| {
@@ -313,12 +315,13 @@ impl Handler<UpdateArtifact> for ChatSession {
         };
         let mut head = current.clone();
         head.version += 1;
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let (id, version) = (head.id.clone(), head.version);
         AtomicResponse::new(Box::pin(
             async move {
                 use sea_orm::sea_query::Expr;
-                let txn = db.begin().await?;
+                let write = writer.begin().await?;
+                let txn = write.db().begin().await?;
                 insert_version(&txn, &id, version, msg.content).await?;
                 artifacts::Entity::update_many()
                     .col_expr(artifacts::Column::LatestVersion, Expr::value(version))
@@ -326,7 +329,8 @@ impl Handler<UpdateArtifact> for ChatSession {
                     .filter(artifacts::Column::Id.eq(id))
                     .exec(&txn)
                     .await?;
-                txn.commit().await
+                txn.commit().await?;
+                write.commit().await
             }
             .into_actor(self)
             .map(move |result, act: &mut Self, _| {
@@ -351,13 +355,15 @@ impl Handler<DeleteArtifact> for ChatSession {
         else {
             return AtomicResponse::new(Box::pin(fut::ready(Ok(false))));
         };
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
             async move {
+                let write = writer.begin().await?;
                 // Versions go with it (ON DELETE CASCADE).
                 artifacts::Entity::delete_by_id(msg.artifact_id)
-                    .exec(&db)
-                    .await
+                    .exec(write.db())
+                    .await?;
+                write.commit().await
             }
             .into_actor(self)
             .map(move |result, act: &mut Self, _| {

@@ -66,8 +66,8 @@ pub async fn find(
 
 /// Claims a pending, unexpired ask for `answer`. `false` if someone else got there first or it
 /// is no longer pending.
-pub async fn claim(
-    db: &DatabaseConnection,
+pub async fn claim<C: ConnectionTrait>(
+    db: &C,
     correlation_id: &AskCorrelationId,
     answer: &Value,
 ) -> Result<bool, DbErr> {

@@ -10,7 +10,8 @@
 //! knowledge bases each searches), `knowledge_bases` (a user's named document collections),
 //! `responses` (stored Responses API responses: rows, an ended run's outcome, `item_reference`
 //! lookups), `export` (a chat's JSON and Markdown, an account's archive, an export imported back),
-//! `recovery` (drafts, and runs a dead process left running) and `automations` (workflows and
+//! `recovery` (drafts, and runs a dead process left running), `writer` (`ChatWriter`: a chat's
+//! writes, fenced by its lease's epoch with several processes) and `automations` (workflows and
 //! schedules as stored data, and claiming a schedule's due time).
 
 pub mod agents;
@@ -26,6 +27,7 @@ pub mod registry;
 pub mod responses;
 pub mod session;
 pub mod tree;
+pub mod writer;
 
 pub use persistence::Chats;
 pub use registry::SessionError;

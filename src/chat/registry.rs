@@ -156,6 +156,12 @@ impl ChatRegistry {
         self.session(chat_id).await.map(|_| ())
     }
 
+    /// Writes for `chat_id` outside its session (an answer claimed for a paused run), fenced at
+    /// the epoch this process holds the chat at now; claim it first.
+    pub fn writer(&self, chat_id: &ChatId) -> super::writer::ChatWriter {
+        super::writer::ChatWriter::new(self, self.db.clone(), chat_id)
+    }
+
     /// With a cluster, takes the chat's lease (as `claim`) for work outside its session that
     /// must not be repaired under a live process (an upload being committed); without one,
     /// nothing: a single process needs no lease, and no session is started for it.
@@ -221,6 +227,20 @@ impl ChatRegistry {
         self.stop_local(chat_id);
         if let Some(cluster) = self.cluster.get() {
             cluster.let_lapse(&chat_key(chat_id.as_str()));
+        }
+    }
+
+    /// A write of this process's session of `chat_id`, fenced at `epoch`, was refused: another
+    /// process took the chat. The session stops at once, unless it is already a newer one
+    /// (this process took the chat again, at a later epoch).
+    pub(super) fn fenced(&self, chat_id: &ChatId, epoch: i64) {
+        let newer = self
+            .cluster
+            .get()
+            .and_then(|cluster| cluster.epoch(&chat_key(chat_id.as_str())))
+            .is_some_and(|held| held != epoch);
+        if !newer {
+            self.stop_local(chat_id);
         }
     }
 

@@ -24,6 +24,9 @@ pub struct ClusterConfig {
     /// `chat_owner_unresponsive` with `Retry-After`; a live owner is waited for again (a long
     /// non-streamed answer is not cut off). Default: `lease_secs` + 5.
     pub forward_timeout_secs: Option<u64>,
+    /// Days the record of each change of a lease's owner (`lease_handovers`) is kept before the
+    /// hourly prune deletes it (lease rows themselves go an hour after they lapse).
+    pub handover_retention_days: u64,
 }
 
 impl ClusterConfig {
@@ -43,6 +46,7 @@ impl Default for ClusterConfig {
             lease_secs: 10,
             forward_connect_timeout_secs: 2,
             forward_timeout_secs: None,
+            handover_retention_days: 7,
         }
     }
 }

@@ -78,7 +78,8 @@ impl ResponseError for AppError {
             | Self::EmbedderFailed(_)
             | Self::Overloaded { .. }
             | Self::OwnedElsewhere { .. }
-            | Self::OwnerUnresponsive => StatusCode::SERVICE_UNAVAILABLE,
+            | Self::OwnerUnresponsive
+            | Self::OwnershipLost => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -94,9 +95,10 @@ impl ResponseError for AppError {
                 message.clone()
             }
             // Not a failure: the limit the operator set, logged where it refuses.
-            Self::Overloaded { .. } | Self::OwnedElsewhere { .. } | Self::OwnerUnresponsive => {
-                self.to_string()
-            }
+            Self::Overloaded { .. }
+            | Self::OwnedElsewhere { .. }
+            | Self::OwnerUnresponsive
+            | Self::OwnershipLost => self.to_string(),
             _ if status.is_server_error() => {
                 tracing::error!(error = ?anyhow_chain(self), code = self.code(), "request failed");
                 "internal error".to_string()
@@ -114,7 +116,7 @@ impl ResponseError for AppError {
             Self::RateLimited { retry_after_secs } | Self::Overloaded { retry_after_secs } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
             }
-            Self::OwnedElsewhere { .. } | Self::OwnerUnresponsive => {
+            Self::OwnedElsewhere { .. } | Self::OwnerUnresponsive | Self::OwnershipLost => {
                 response.insert_header((header::RETRY_AFTER, "1"));
             }
             _ => {}
@@ -286,6 +288,7 @@ impl From<ChatError> for AppError {
             ChatError::Tree(other) => AppError::InvalidRequest(other.to_string()),
             ChatError::EmptyContent => AppError::InvalidRequest(err.to_string()),
             ChatError::Database(db) => AppError::Database(db),
+            ChatError::Fenced(_) => AppError::OwnershipLost,
         }
     }
 }

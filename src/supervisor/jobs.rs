@@ -8,7 +8,8 @@
 //! (`ATTACHMENT_SWEEP`), idle chats' open indexes (`INDEX_SWEEP`), idle browser sessions
 //! (`tools::browser::Browsers`' own period, from `browser.idle_timeout_secs`), the heap
 //! passivated chats freed (`os_limits`), the scheduler, and with several processes the recovery
-//! of what dead processes left (`ORPHAN_RECOVERY`, every lease time).
+//! of what dead processes left (`ORPHAN_RECOVERY`, every lease time) and the pruning of lease
+//! records (`LEASE_PRUNE`: handovers past `cluster.handover_retention_days`, lapsed rows).
 
 use std::future::Future;
 use std::time::Duration;
@@ -22,6 +23,8 @@ pub const UPLOAD_SWEEP: Duration = Duration::from_secs(600);
 pub const API_CHAT_SWEEP: Duration = Duration::from_secs(3600);
 /// How often image attachments nobody sent are removed.
 pub const ATTACHMENT_SWEEP: Duration = Duration::from_secs(3600);
+/// How often lapsed lease rows and old records of changes of owner are pruned (a cluster).
+pub const LEASE_PRUNE: Duration = Duration::from_secs(3600);
 /// How often the open document indexes of idle chats are closed.
 pub const INDEX_SWEEP: Duration = Duration::from_secs(60);
 
@@ -134,6 +137,7 @@ pub fn start(launcher: &Launcher, accounts: &crate::auth::Accounts) {
     crate::os_limits::start_heap_trimmer();
     super::automations::scheduler::start(launcher.clone(), accounts.clone());
     if let Some(cluster) = launcher.sessions.cluster().cloned() {
+        let pruned = cluster.clone();
         let this = launcher.clone();
         every(
             launcher,
@@ -144,5 +148,19 @@ pub fn start(launcher: &Launcher, accounts: &crate::auth::Accounts) {
                 async move { super::recovery::recover_orphans(&launcher, &cluster).await }
             },
         );
+        let retention =
+            Duration::from_secs(launcher.config.cluster.handover_retention_days * 86_400);
+        every(launcher, LEASE_PRUNE, Runs::Once("retention"), move || {
+            let cluster = pruned.clone();
+            async move {
+                match cluster.prune(retention).await {
+                    Ok((0, 0)) => {}
+                    Ok((handovers, leases)) => {
+                        tracing::info!(handovers, leases, "pruned the cluster's lease records")
+                    }
+                    Err(err) => tracing::warn!(%err, "could not prune the cluster's lease records"),
+                }
+            }
+        });
     }
 }

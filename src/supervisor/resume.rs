@@ -66,7 +66,7 @@ pub async fn launch_resume(
     // Owned here before the answer is claimed: a request forwarded to the chat's owner
     // claims it there, once.
     launcher.sessions.claim(&ask.chat_id).await?;
-    if !asks::claim(&launcher.db, correlation_id, &answer).await? {
+    if !claim_ask(launcher, &ask.chat_id, correlation_id, &answer).await? {
         return Err(AppError::Conflict(
             "this question was already answered".into(),
         ));
@@ -172,13 +172,28 @@ pub(in crate::supervisor) async fn launch_tool_results(
     }
     let answer = serde_json::json!({"results": ordered});
     launcher.sessions.claim(&ask.chat_id).await?;
-    if !asks::claim(&launcher.db, &ask.correlation_id, &answer).await? {
+    if !claim_ask(launcher, &ask.chat_id, &ask.correlation_id, &answer).await? {
         return Err(AppError::Conflict(
             "these tool results were already sent".into(),
         ));
     }
     let client_tools = (!client_tools.is_empty()).then_some(client_tools);
     resume_answered(launcher, ask, answer, client_tools, mcp_sessions).await
+}
+
+/// Claims a pending ask for `answer`, fenced as the chat's writes are (this process took the
+/// chat just before); `false` if it was answered already.
+async fn claim_ask(
+    launcher: &Launcher,
+    chat_id: &ChatId,
+    correlation_id: &entities::ids::AskCorrelationId,
+    answer: &serde_json::Value,
+) -> Result<bool, sea_orm::DbErr> {
+    let writer = launcher.sessions.writer(chat_id);
+    let write = writer.begin().await?;
+    let claimed = crate::chat::asks::claim(write.db(), correlation_id, answer).await?;
+    write.commit().await?;
+    Ok(claimed)
 }
 
 /// The texts a user wrote in an answer: the answer itself, its chosen items or its form's

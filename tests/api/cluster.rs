@@ -956,3 +956,163 @@ async fn reattaching_after_the_owner_is_killed_is_never_a_404() {
     drop(other);
     database.drop().await;
 }
+
+/// The stall probe of issue 45, 20 times: an owner streaming in a chat is `SIGSTOP`ped past its
+/// lease, another process takes the chat and answers a newer turn, and the owner is woken. Its
+/// stale run must write nothing (the fence): the newer turn is kept and stays the chat's active
+/// leaf, the stale run stays `interrupted`, and no two messages share a `seq`.
+#[actix_web::test]
+async fn an_owner_woken_after_a_takeover_writes_nothing_the_newer_turn_is_kept() {
+    const ROUNDS: usize = 2;
+    const CHATS_PER_ROUND: usize = 10;
+    let Some(database) = OwnDatabase::create("colloquy_fence").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let upstream = FakeUpstream::start().await;
+    // Anything unrouted (a title) is answered plainly.
+    upstream.script((0..200).map(|_| Reply::text("A title")));
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let stalled = start_node(dirs[0].path(), &url, &upstream.base_url).await;
+    let other = start_node(dirs[1].path(), &url, &upstream.base_url).await;
+    let db = Database::connect(&url).await.unwrap();
+    let http = reqwest::Client::new();
+    let pid = stalled.process.as_ref().unwrap().pid().to_string();
+    let signal = |name: &str| {
+        let status = Command::new("kill")
+            .args([name, &pid])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {name}");
+    };
+
+    for round in 0..ROUNDS {
+        let mut probes = Vec::new();
+        for i in 0..CHATS_PER_ROUND {
+            let stale = format!("<stale {round}.{i}>");
+            let newer = format!("<newer {round}.{i}>");
+            // Streaming when the owner stops, and all sent by the time it wakes: its run then
+            // ends at once, racing the renewal that would tell it the chat was taken.
+            upstream.script_for(
+                &stale,
+                [Reply::text(&"stale ".repeat(20)).event_gap(Duration::from_millis(100))],
+            );
+            upstream.script_for(&newer, [Reply::text("The newer answer.")]);
+            let chat = as_admin(&http, &stalled.base)
+                .new_chat_with(&json!({}))
+                .await;
+            let response = as_admin(&http, &stalled.base)
+                .chat_api()
+                .send_message(&chat)
+                .json(&json!({"content": stale}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200);
+            assert_eq!(response.headers()[SERVED_BY], stalled.id.as_str());
+            let run = response.headers()["x-run-id"].to_str().unwrap().to_string();
+            probes.push((chat, run, newer, response.bytes_stream()));
+        }
+        // Each stale run is streaming its answer.
+        for (_, _, _, stream) in &mut probes {
+            let mut buffer = String::new();
+            while buffer.matches("stale ").count() < 3 {
+                let bytes = stream.next().await.expect("the stream goes on").unwrap();
+                buffer.push_str(&String::from_utf8_lossy(&bytes));
+            }
+        }
+
+        signal("-STOP");
+        let stopped = Instant::now();
+        for (chat, ..) in &probes {
+            while owner_of(&db, chat).await.is_some() {
+                assert!(stopped.elapsed() < Duration::from_secs(LEASE_SECS + 5));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        // The other process takes each chat and answers a newer turn.
+        let mut newer_runs = Vec::new();
+        for (chat, _, newer, _) in &probes {
+            let response = as_admin(&http, &other.base)
+                .chat_api()
+                .send_message(chat)
+                .json(&json!({"content": newer}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200, "{:?}", response.text().await);
+            assert_eq!(response.headers()[SERVED_BY], other.id.as_str());
+            let run = response.headers()["x-run-id"].to_str().unwrap().to_string();
+            let frames = drain_frames(&mut response.text().await.unwrap());
+            assert_eq!(content(&frames), "The newer answer.");
+            newer_runs.push(run);
+        }
+        signal("-CONT");
+
+        // The woken owner's streams end, however they end.
+        for (chat, _, _, stream) in &mut probes {
+            let ended = tokio::time::timeout(Duration::from_secs(30), async {
+                while let Some(Ok(_)) = stream.next().await {}
+            })
+            .await;
+            assert!(ended.is_ok(), "the woken owner's stream in {chat} never ended");
+        }
+        // Give anything the woken process still had in flight time to try its writes.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+
+        for ((chat, stale_run, newer, _), newer_run) in probes.iter().zip(&newer_runs) {
+            let status = query_strings(
+                &db,
+                "SELECT status FROM runs WHERE id = $1",
+                vec![stale_run.clone().into()],
+            )
+            .await;
+            assert_eq!(
+                status,
+                vec![vec![Some("interrupted".to_string())]],
+                "round {round}: the stale run in {chat} changed status"
+            );
+            let shared_seq = query_strings(
+                &db,
+                "SELECT CAST(seq AS TEXT) FROM messages WHERE chat_id = $1 \
+                 GROUP BY seq HAVING COUNT(*) > 1",
+                vec![chat.clone().into()],
+            )
+            .await;
+            assert!(
+                shared_seq.is_empty(),
+                "round {round}: answers in {chat} share a seq: {shared_seq:?}"
+            );
+            let leaf = query_strings(
+                &db,
+                "SELECT CAST(c.active_leaf_id AS TEXT), m.run_id FROM chats c \
+                 JOIN messages m ON m.id = c.active_leaf_id WHERE c.id = $1",
+                vec![chat.clone().into()],
+            )
+            .await;
+            assert_eq!(
+                leaf.first().and_then(|row| row[1].clone()).as_deref(),
+                Some(newer_run.as_str()),
+                "round {round}: the active leaf of {chat} is not the newer answer: {leaf:?}"
+            );
+            // Read through the woken process too: the newer turn is there.
+            let messages: Value = as_admin(&http, &stalled.base)
+                .chat_api()
+                .messages(chat)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let text = messages.to_string();
+            assert!(
+                text.contains(newer.as_str()) && text.contains("The newer answer."),
+                "round {round}: the newer turn is missing from {chat}: {text}"
+            );
+        }
+    }
+
+    drop((stalled, other));
+    database.drop().await;
+}

@@ -90,8 +90,8 @@ pub async fn claim(
     let Some(first) = schedule.next_due_at else {
         return Ok(None);
     };
-    let now = Utc::now();
     let txn = db.begin().await?;
+    let now = crate::db::now(&txn).await?;
     let moved = schedules::Entity::update_many()
         .col_expr(schedules::Column::NextDueAt, Expr::value(decision.next))
         .col_expr(
@@ -150,7 +150,7 @@ pub async fn take_over_stale(
     older_than: Duration,
     process: &str,
 ) -> Result<Vec<Claim>, DbErr> {
-    let cutoff = Utc::now() - older_than;
+    let cutoff = crate::db::now(db).await? - older_than;
     let stale = schedule_firings::Entity::find()
         .filter(schedule_firings::Column::Status.eq(FiringStatus::Claimed))
         .filter(schedule_firings::Column::ClaimedAt.lt(cutoff))
@@ -159,7 +159,7 @@ pub async fn take_over_stale(
         .await?;
     let mut claims = Vec::new();
     for firing in stale {
-        let now = Utc::now();
+        let now = crate::db::now(db).await?;
         let taken = schedule_firings::Entity::update_many()
             .col_expr(schedule_firings::Column::ClaimedBy, Expr::value(process))
             .col_expr(schedule_firings::Column::ClaimedAt, Expr::value(now))

@@ -105,10 +105,16 @@ impl Handler<SaveMemory> for ChatSession {
             created_at: Set(now),
             updated_at: Set(now),
         };
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let vector = msg.embedded.vector;
         AtomicResponse::new(Box::pin(
-            async move { row.insert(&db).await }.into_actor(self).map(
+            async move {
+                let write = writer.begin().await?;
+                row.insert(write.db()).await?;
+                write.commit().await
+            }
+            .into_actor(self)
+            .map(
                 move |result, act: &mut Self, _| {
                     result?;
                     act.memories.put(memory.clone(), Some(vector));
@@ -185,9 +191,15 @@ impl Handler<UpdateMemory> for ChatSession {
             }
             None => old_vector,
         };
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
-            async move { row.update(&db).await }.into_actor(self).map(
+            async move {
+                let write = writer.begin().await?;
+                row.update(write.db()).await?;
+                write.commit().await
+            }
+            .into_actor(self)
+            .map(
                 move |result, act: &mut Self, _| {
                     result?;
                     act.memories.put(memory.clone(), vector);
@@ -206,16 +218,18 @@ impl Handler<DeleteMemory> for ChatSession {
         if self.memories.position(&msg.id).is_none() {
             return AtomicResponse::new(Box::pin(fut::ready(Ok(false))));
         }
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let id = msg.id.clone();
         AtomicResponse::new(Box::pin(
             async move {
+                let write = writer.begin().await?;
                 memories::Entity::delete_many()
                     .filter(memories::Column::Id.eq(id))
                     .filter(memories::Column::ChatId.eq(chat_id))
-                    .exec(&db)
-                    .await
+                    .exec(write.db())
+                    .await?;
+                write.commit().await
             }
             .into_actor(self)
             .map(move |result, act: &mut Self, _| {

@@ -25,13 +25,20 @@ impl Handler<Reembedded> for ChatSession {
         if msg.embedder != self.memories.embedder() {
             return AtomicResponse::new(Box::pin(fut::ready(())));
         }
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let embedder = msg.embedder.clone();
         let rows: Vec<(MemoryId, String, Vec<f32>)> = msg.vectors;
         let stored = rows.clone();
         AtomicResponse::new(Box::pin(
             async move {
                 use sea_orm::sea_query::Expr;
+                let write = match writer.begin().await {
+                    Ok(write) => write,
+                    Err(err) => {
+                        tracing::warn!(%err, "could not store re-embedded memories");
+                        return Vec::new();
+                    }
+                };
                 let mut done = Vec::new();
                 for (id, content, vector) in stored {
                     // Only if the content is still what was embedded (an update may have won).
@@ -43,7 +50,7 @@ impl Handler<Reembedded> for ChatSession {
                         .col_expr(memories::Column::Embedder, Expr::value(embedder.clone()))
                         .filter(memories::Column::Id.eq(id.clone()))
                         .filter(memories::Column::Content.eq(content))
-                        .exec(&db)
+                        .exec(write.db())
                         .await;
                     match updated {
                         Ok(result) if result.rows_affected == 1 => done.push(id),
@@ -51,7 +58,13 @@ impl Handler<Reembedded> for ChatSession {
                         Err(err) => tracing::warn!(%err, "could not store a re-embedded memory"),
                     }
                 }
-                done
+                match write.commit().await {
+                    Ok(()) => done,
+                    Err(err) => {
+                        tracing::warn!(%err, "could not store re-embedded memories");
+                        Vec::new()
+                    }
+                }
             }
             .into_actor(self)
             .map(move |done, act: &mut Self, _| {

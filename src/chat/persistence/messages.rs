@@ -35,8 +35,8 @@ pub async fn history_summary(
 }
 
 /// Keeps `summary` as the chat's history summary, replacing the one before.
-pub async fn store_history_summary(
-    db: &DatabaseConnection,
+pub async fn store_history_summary<C: sea_orm::ConnectionTrait>(
+    db: &C,
     chat_id: &ChatId,
     summary: &HistorySummary,
 ) -> Result<(), DbErr> {
@@ -93,13 +93,12 @@ pub async fn load_messages(
 }
 
 /// Stores new messages and the chat's new active leaf in one transaction.
-pub async fn store_messages(
-    db: &DatabaseConnection,
+pub async fn store_messages<C: sea_orm::ConnectionTrait + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>>(
+    db: &C,
     chat_id: &ChatId,
     nodes: &[crate::chat::tree::MessageNode],
     active_leaf: Option<&MessageId>,
 ) -> Result<(), DbErr> {
-    use sea_orm::TransactionTrait;
     let txn = db.begin().await?;
     insert_nodes(&txn, chat_id, nodes).await?;
     set_active_leaf_in(&txn, chat_id, active_leaf).await?;
@@ -146,13 +145,12 @@ pub async fn insert_nodes<C: sea_orm::ConnectionTrait>(
 }
 
 /// Deletes a message nothing follows, and sets the chat's active leaf, in one transaction.
-pub async fn delete_leaf(
-    db: &DatabaseConnection,
+pub async fn delete_leaf<C: sea_orm::ConnectionTrait + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>>(
+    db: &C,
     chat_id: &ChatId,
     message_id: &MessageId,
     active_leaf: Option<&MessageId>,
 ) -> Result<(), DbErr> {
-    use sea_orm::TransactionTrait;
     let txn = db.begin().await?;
     entities::messages::Entity::delete_many()
         .filter(entities::messages::Column::Id.eq(message_id))
@@ -163,8 +161,8 @@ pub async fn delete_leaf(
     txn.commit().await
 }
 
-pub async fn set_active_leaf(
-    db: &DatabaseConnection,
+pub async fn set_active_leaf<C: sea_orm::ConnectionTrait>(
+    db: &C,
     chat_id: &ChatId,
     active_leaf: Option<&MessageId>,
 ) -> Result<(), DbErr> {

@@ -21,7 +21,7 @@ pub struct NewRun<'a> {
     pub options: Option<serde_json::Value>,
 }
 
-pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), DbErr> {
+pub async fn insert_run<C: sea_orm::ConnectionTrait>(db: &C, run: NewRun<'_>) -> Result<(), DbErr> {
     entities::runs::ActiveModel {
         id: Set(run.id.clone()),
         chat_id: Set(run.chat_id.clone()),
@@ -48,8 +48,8 @@ pub async fn insert_run(db: &DatabaseConnection, run: NewRun<'_>) -> Result<(), 
 
 /// Keeps a running Deep Think run's checkpoint. A run that already finished keeps what it
 /// finished with.
-pub async fn save_deep_think(
-    db: &DatabaseConnection,
+pub async fn save_deep_think<C: sea_orm::ConnectionTrait>(
+    db: &C,
     run_id: &RunId,
     checkpoint: serde_json::Value,
 ) -> Result<(), DbErr> {
@@ -90,8 +90,8 @@ pub struct ToolCallRecord {
 
 /// Adds `calls` to the run's record of tool calls, up to [`MAX_RECORDED_TOOL_CALLS`]. The
 /// caller serialises writes for one run (its chat session handles them one at a time).
-pub async fn append_tool_calls(
-    db: &DatabaseConnection,
+pub async fn append_tool_calls<C: sea_orm::ConnectionTrait>(
+    db: &C,
     run_id: &RunId,
     calls: Vec<ToolCallRecord>,
 ) -> Result<(), DbErr> {
@@ -210,7 +210,7 @@ pub async fn finish_run<C: sea_orm::ConnectionTrait>(
 }
 
 /// Marks a run running again (a paused run resumed).
-pub async fn resume_run(db: &DatabaseConnection, run_id: &RunId) -> Result<(), DbErr> {
+pub async fn resume_run<C: sea_orm::ConnectionTrait>(db: &C, run_id: &RunId) -> Result<(), DbErr> {
     use entities::runs;
     use sea_orm::sea_query::Expr;
     runs::Entity::update_many()
@@ -231,15 +231,14 @@ pub async fn resume_run(db: &DatabaseConnection, run_id: &RunId) -> Result<(), D
 
 /// Everything the end of a turn writes, in one transaction: the answer, the active leaf, the
 /// run's outcome, and the ask it answered (so a resumed answer is delivered exactly once).
-pub async fn complete_turn(
-    db: &DatabaseConnection,
+pub async fn complete_turn<C: sea_orm::ConnectionTrait + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>>(
+    db: &C,
     chat_id: &ChatId,
     nodes: &[crate::chat::tree::MessageNode],
     active_leaf: Option<&MessageId>,
     run: FinishedRun,
     completes_ask: Option<&entities::ids::AskCorrelationId>,
 ) -> Result<(), DbErr> {
-    use sea_orm::TransactionTrait;
     let txn = db.begin().await?;
     insert_nodes(&txn, chat_id, nodes).await?;
     if !nodes.is_empty() {
@@ -260,12 +259,11 @@ pub async fn complete_turn(
 }
 
 /// A paused run: its pending ask and its status, in one transaction.
-pub async fn pause_run(
-    db: &DatabaseConnection,
+pub async fn pause_run<C: sea_orm::ConnectionTrait + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>>(
+    db: &C,
     ask: crate::chat::asks::NewAsk,
     run: FinishedRun,
 ) -> Result<(), DbErr> {
-    use sea_orm::TransactionTrait;
     let txn = db.begin().await?;
     crate::chat::asks::insert(&txn, ask).await?;
     finish_run(&txn, run).await?;

@@ -17,12 +17,16 @@ impl Handler<SwitchBranch> for ChatSession {
             Ok(leaf) => leaf.clone(),
             Err(err) => return AtomicResponse::new(Box::pin(fut::ready(Err(err.into())))),
         };
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let stored_leaf = leaf.clone();
         AtomicResponse::new(Box::pin(
-            async move { persistence::set_active_leaf(&db, &chat_id, Some(&stored_leaf)).await }
-                .into_actor(self)
+            async move {
+                let write = writer.begin().await?;
+                persistence::set_active_leaf(write.db(), &chat_id, Some(&stored_leaf)).await?;
+                write.commit().await
+            }
+            .into_actor(self)
                 .map(move |result, act, _| {
                     result?;
                     act.tree.switch_to(&leaf)?;
@@ -78,13 +82,16 @@ impl Handler<RemoveLeaf> for ChatSession {
         } else {
             self.tree.active_leaf().cloned()
         };
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let (removed, stored_leaf) = (id.clone(), leaf.clone());
         AtomicResponse::new(
             Box::pin(
                 async move {
-                    persistence::delete_leaf(&db, &chat_id, &removed, stored_leaf.as_ref()).await
+                    let write = writer.begin().await?;
+                    persistence::delete_leaf(write.db(), &chat_id, &removed, stored_leaf.as_ref())
+                        .await?;
+                    write.commit().await
                 }
                 .into_actor(self)
                 .map(move |result, act, _| {

@@ -19,6 +19,7 @@ use sea_orm::{DatabaseConnection, DbErr};
 use super::persistence;
 use super::registry::ChatRegistry;
 use super::tree::{BranchTree, MessageNode, TreeError};
+use super::writer::ChatWriter;
 use crate::retrieval::embed::SharedEmbedder;
 
 /// How often an idle check runs.
@@ -40,14 +41,28 @@ pub enum ChatError {
     #[error(transparent)]
     Tree(#[from] TreeError),
     #[error("database error: {0}")]
-    Database(#[from] DbErr),
+    Database(DbErr),
+    /// This process no longer owns the chat (another took it over): nothing was written.
+    #[error(transparent)]
+    Fenced(crate::cluster::Fenced),
     #[error("message content must not be empty")]
     EmptyContent,
+}
+
+impl From<DbErr> for ChatError {
+    fn from(err: DbErr) -> Self {
+        match crate::cluster::Fenced::parse(&err) {
+            Some(fenced) => Self::Fenced(fenced),
+            None => Self::Database(err),
+        }
+    }
 }
 
 pub struct ChatSession {
     pub(super) chat_id: ChatId,
     pub(super) db: DatabaseConnection,
+    /// Every write of the chat goes through it (fenced with a cluster).
+    pub(super) writer: ChatWriter,
     tree: BranchTree,
     /// Model-made artifacts by identifier (see `artifacts`).
     pub(super) artifacts: super::artifacts::Directory,
@@ -69,6 +84,7 @@ impl ChatSession {
         embedder: SharedEmbedder,
     ) -> Self {
         Self {
+            writer: ChatWriter::new(&registry, db.clone(), &chat_id),
             chat_id,
             db,
             tree: BranchTree::new(),
@@ -116,12 +132,15 @@ impl ChatSession {
         nodes: Vec<MessageNode>,
         leaf: Option<MessageId>,
     ) -> impl ActorFuture<Self, Output = Result<(), ChatError>> + use<> {
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let stored = nodes;
         let stored_leaf = leaf.clone();
         async move {
-            persistence::store_messages(&db, &chat_id, &stored, stored_leaf.as_ref()).await?;
+            let write = writer.begin().await?;
+            persistence::store_messages(write.db(), &chat_id, &stored, stored_leaf.as_ref())
+                .await?;
+            write.commit().await?;
             Ok::<_, DbErr>(crate::chat::tree::count_tokens(stored).await)
         }
         .into_actor(self)

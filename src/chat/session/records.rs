@@ -14,12 +14,16 @@ impl Handler<SaveDraft> for ChatSession {
 
     fn handle(&mut self, msg: SaveDraft, _: &mut Self::Context) -> Self::Result {
         self.touch();
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                if let Err(err) =
-                    crate::chat::recovery::save_draft(&db, &msg.run_id, &msg.content).await
-                {
+                let saved = async {
+                    let write = writer.begin().await?;
+                    crate::chat::recovery::save_draft(write.db(), &msg.run_id, &msg.content)
+                        .await?;
+                    write.commit().await
+                };
+                if let Err(err) = saved.await {
                     tracing::warn!(run_id = %msg.run_id, %err, "could not save a run's draft");
                 }
             }
@@ -34,12 +38,15 @@ impl Handler<SaveDeepThink> for ChatSession {
     /// Atomic, so checkpoints are written in the order they were made.
     fn handle(&mut self, msg: SaveDeepThink, _: &mut Self::Context) -> Self::Result {
         self.touch();
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                if let Err(err) =
-                    persistence::save_deep_think(&db, &msg.run_id, msg.checkpoint).await
-                {
+                let saved = async {
+                    let write = writer.begin().await?;
+                    persistence::save_deep_think(write.db(), &msg.run_id, msg.checkpoint).await?;
+                    write.commit().await
+                };
+                if let Err(err) = saved.await {
                     tracing::warn!(run_id = %msg.run_id, %err, "could not save a Deep Think checkpoint");
                 }
             }
@@ -54,11 +61,15 @@ impl Handler<RecordToolCalls> for ChatSession {
     /// Atomic, so two rounds of one run append in order.
     fn handle(&mut self, msg: RecordToolCalls, _: &mut Self::Context) -> Self::Result {
         self.touch();
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                if let Err(err) = persistence::append_tool_calls(&db, &msg.run_id, msg.calls).await
-                {
+                let recorded = async {
+                    let write = writer.begin().await?;
+                    persistence::append_tool_calls(write.db(), &msg.run_id, msg.calls).await?;
+                    write.commit().await
+                };
+                if let Err(err) = recorded.await {
                     tracing::warn!(run_id = %msg.run_id, %err, "could not record a run's tool calls");
                 }
             }
@@ -89,10 +100,15 @@ impl Handler<StoreHistorySummary> for ChatSession {
 
     fn handle(&mut self, msg: StoreHistorySummary, _: &mut Self::Context) -> Self::Result {
         self.touch();
-        let (db, chat_id) = (self.db.clone(), self.chat_id.clone());
+        let (writer, chat_id) = (self.writer.clone(), self.chat_id.clone());
         AtomicResponse::new(Box::pin(
             async move {
-                if let Err(err) = persistence::store_history_summary(&db, &chat_id, &msg.0).await {
+                let kept = async {
+                    let write = writer.begin().await?;
+                    persistence::store_history_summary(write.db(), &chat_id, &msg.0).await?;
+                    write.commit().await
+                };
+                if let Err(err) = kept.await {
                     tracing::warn!(%chat_id, %err, "could not keep the chat's history summary");
                 }
             }

@@ -57,15 +57,16 @@ impl Handler<BeginTurn> for ChatSession {
             Ok(prepared) => prepared,
             Err(err) => return AtomicResponse::new(Box::pin(fut::ready(Err(err)))),
         };
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let run_user_message = user_message_id.clone();
         let history_budget = msg.history_budget;
         let nodes: Vec<MessageNode> = new_node.into_iter().collect();
         let persist = self.persist(nodes, Some(user_message_id.clone()));
         let record_run = async move {
+            let write = writer.begin().await?;
             persistence::insert_run(
-                &db,
+                write.db(),
                 NewRun {
                     id: &msg.run_id,
                     chat_id: &chat_id,
@@ -75,7 +76,9 @@ impl Handler<BeginTurn> for ChatSession {
                 },
             )
             .await?;
-            crate::chat::asks::cancel_pending(&db, &chat_id).await
+            let cancelled = crate::chat::asks::cancel_pending(write.db(), &chat_id).await?;
+            write.commit().await?;
+            Ok::<_, sea_orm::DbErr>(cancelled)
         }
         .into_actor(self);
         AtomicResponse::new(Box::pin(persist.then(move |stored, act, _| {
@@ -167,13 +170,14 @@ impl Handler<CompleteTurn> for ChatSession {
             output_tokens: msg.usage.completion_tokens,
             error: msg.error.clone(),
         };
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let stored_leaf = leaf.clone();
         AtomicResponse::new(Box::pin(
             async move {
+                let write = writer.begin().await?;
                 persistence::complete_turn(
-                    &db,
+                    write.db(),
                     &chat_id,
                     &nodes,
                     stored_leaf.as_ref(),
@@ -181,6 +185,7 @@ impl Handler<CompleteTurn> for ChatSession {
                     msg.completes_ask.as_ref(),
                 )
                 .await?;
+                write.commit().await?;
                 Ok::<_, sea_orm::DbErr>(crate::chat::tree::count_tokens(nodes).await)
             }
             .into_actor(self)
@@ -205,7 +210,7 @@ impl Handler<PauseTurn> for ChatSession {
     fn handle(&mut self, msg: PauseTurn, _: &mut Self::Context) -> Self::Result {
         self.touch();
         self.active_runs = self.active_runs.saturating_sub(1);
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         let run = persistence::FinishedRun {
             id: msg.ask.run_id.clone(),
             status: StopReason::Paused.run_status(),
@@ -217,7 +222,11 @@ impl Handler<PauseTurn> for ChatSession {
             error: None,
         };
         AtomicResponse::new(Box::pin(
-            async move { persistence::pause_run(&db, msg.ask, run).await }
+            async move {
+                let write = writer.begin().await?;
+                persistence::pause_run(write.db(), msg.ask, run).await?;
+                write.commit().await
+            }
                 .into_actor(self)
                 .map(|result, _, _| result.map_err(ChatError::from)),
         ))
@@ -229,9 +238,13 @@ impl Handler<ResumeTurn> for ChatSession {
 
     fn handle(&mut self, msg: ResumeTurn, _: &mut Self::Context) -> Self::Result {
         self.touch();
-        let db = self.db.clone();
+        let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
-            async move { persistence::resume_run(&db, &msg.run_id).await }
+            async move {
+                let write = writer.begin().await?;
+                persistence::resume_run(write.db(), &msg.run_id).await?;
+                write.commit().await
+            }
                 .into_actor(self)
                 .map(|result, act, _| {
                     result?;

@@ -9,7 +9,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use futures_util::StreamExt;
 
 use super::Launcher;
@@ -73,7 +72,8 @@ async fn look(
     process: &str,
 ) -> Result<(), sea_orm::DbErr> {
     let db = &launcher.db;
-    let now = Utc::now();
+    // The database's clock: with several processes, all judge due times by the same one.
+    let now = crate::db::now(db).await?;
     let grace = chrono::Duration::seconds(launcher.config.schedules.missed_grace_secs as i64);
     let schedules = super::schedules(launcher);
     for schedule in firings::due(db, now).await? {

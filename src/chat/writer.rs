@@ -1,0 +1,96 @@
+//! `ChatWriter`: where a chat's writes go. Alone (SQLite, or PostgreSQL without a cluster) it
+//! is the connection itself, unchanged. With several processes it is fenced: each write runs
+//! in a transaction that first checks, by `Cluster::fence`, that this process still holds the
+//! chat's lease at the epoch its session started under, so a process that stalled past its
+//! lease and wakes after another took the chat keeps nothing it writes. A fenced write fails
+//! with `cluster::Fenced` and stops this process's session of the chat at once.
+
+use entities::ids::ChatId;
+use sea_orm::{DatabaseConnection, DatabaseExecutor, DbErr, TransactionTrait};
+
+use super::registry::ChatRegistry;
+use crate::cluster::{Cluster, Fenced, chat_key};
+
+/// A chat's way to the database for writing; cheap to clone.
+#[derive(Clone)]
+pub struct ChatWriter {
+    db: DatabaseConnection,
+    fence: Option<Fence>,
+}
+
+#[derive(Clone)]
+struct Fence {
+    cluster: Cluster,
+    registry: ChatRegistry,
+    chat_id: ChatId,
+    key: String,
+    epoch: i64,
+}
+
+/// One write under way: the connection, or a fenced transaction. Commit it when done; dropped
+/// uncommitted, a fenced write is rolled back.
+pub struct Write<'a>(DatabaseExecutor<'a>);
+
+impl ChatWriter {
+    /// Writes for `chat_id` as `registry`'s process holds it now: fenced at the epoch of its
+    /// lease when the registry is in a cluster (a lease it does not hold fences at 0, which
+    /// no lease has, so every write fails safe).
+    pub fn new(registry: &ChatRegistry, db: DatabaseConnection, chat_id: &ChatId) -> Self {
+        let fence = registry.cluster().map(|cluster| {
+            let key = chat_key(chat_id.as_str());
+            Fence {
+                epoch: cluster.epoch(&key).unwrap_or(0),
+                cluster: cluster.clone(),
+                registry: registry.clone(),
+                chat_id: chat_id.clone(),
+                key,
+            }
+        });
+        Self { db, fence }
+    }
+
+    /// Writes straight to `db`, unfenced (one process).
+    pub fn unfenced(db: DatabaseConnection) -> Self {
+        Self { db, fence: None }
+    }
+
+    /// The epoch writes are fenced at, with a cluster.
+    pub fn epoch(&self) -> Option<i64> {
+        self.fence.as_ref().map(|fence| fence.epoch)
+    }
+
+    /// Starts a write: with a cluster, a transaction in which the fence has been checked.
+    pub async fn begin(&self) -> Result<Write<'_>, DbErr> {
+        let Some(fence) = &self.fence else {
+            return Ok(Write(DatabaseExecutor::Connection(&self.db)));
+        };
+        let txn = self.db.begin().await?;
+        if let Err(err) = fence.cluster.fence(&txn, &fence.key, fence.epoch).await {
+            if Fenced::is(&err) {
+                tracing::warn!(
+                    chat_id = %fence.chat_id,
+                    epoch = fence.epoch,
+                    "another process took this chat: its session here stops, unwritten"
+                );
+                fence.registry.fenced(&fence.chat_id, fence.epoch);
+            }
+            return Err(err);
+        }
+        Ok(Write(DatabaseExecutor::OwnedTransaction(txn)))
+    }
+}
+
+impl Write<'_> {
+    /// Where the write's statements go (a transaction, or the connection).
+    pub fn db(&self) -> &DatabaseExecutor<'_> {
+        &self.0
+    }
+
+    /// Makes the write durable.
+    pub async fn commit(self) -> Result<(), DbErr> {
+        match self.0 {
+            DatabaseExecutor::OwnedTransaction(txn) => txn.commit().await,
+            DatabaseExecutor::Connection(_) | DatabaseExecutor::Transaction(_) => Ok(()),
+        }
+    }
+}
