@@ -1116,3 +1116,85 @@ async fn an_owner_woken_after_a_takeover_writes_nothing_the_newer_turn_is_kept()
     drop((stalled, other));
     database.drop().await;
 }
+
+/// Epochs and fencing at the lease level, against PostgreSQL: a key taken from an expired
+/// holder has a higher epoch; the old holder's fence check fails (typed), the new one's
+/// passes; and the hourly prune deletes old handovers and long-lapsed rows, keeping the live
+/// ones (a pruned key taken again never reuses an epoch).
+#[actix_web::test]
+async fn epochs_grow_with_each_owner_the_old_one_is_fenced_and_old_records_are_pruned() {
+    use colloquy::cluster::{Claim, Cluster, Fenced};
+    use sea_orm::TransactionTrait;
+    let Some(database) = OwnDatabase::create("colloquy_epochs").await else {
+        return;
+    };
+    let db = Database::connect(&database.url).await.unwrap();
+    colloquy::db::migrate(&db).await.unwrap();
+    let lease = Duration::from_millis(1500);
+    let first = Cluster::new(db.clone(), "proc_first".into(), "http://a".into(), lease);
+    let second = Cluster::new(db.clone(), "proc_second".into(), "http://b".into(), lease);
+    let key = "chat:fenced";
+
+    assert!(matches!(first.claim(key).await.unwrap(), Claim::Mine { .. }));
+    let taken_at = first.epoch(key).unwrap();
+    assert!(matches!(
+        second.claim(key).await.unwrap(),
+        Claim::Elsewhere { .. }
+    ));
+    let txn = db.begin().await.unwrap();
+    first.fence(&txn, key, taken_at).await.unwrap();
+    txn.commit().await.unwrap();
+
+    tokio::time::sleep(lease + Duration::from_millis(300)).await;
+    let Claim::Mine { taken_from, .. } = second.claim(key).await.unwrap() else {
+        panic!("an expired lease is taken");
+    };
+    assert_eq!(taken_from.as_deref(), Some("proc_first"));
+    let now_at = second.epoch(key).unwrap();
+    assert_eq!(now_at, taken_at + 1, "a change of owner raises the epoch");
+
+    let txn = db.begin().await.unwrap();
+    let refused = first.fence(&txn, key, taken_at).await.unwrap_err();
+    assert_eq!(
+        Fenced::parse(&refused),
+        Some(Fenced {
+            key: key.into(),
+            epoch: taken_at
+        })
+    );
+    drop(txn);
+    assert_eq!(first.epoch(key), None, "a fenced process stops holding the key");
+    let txn = db.begin().await.unwrap();
+    second.fence(&txn, key, now_at).await.unwrap();
+    // The old epoch is refused even to the new owner.
+    assert!(Fenced::is(&second.fence(&txn, key, taken_at).await.unwrap_err()));
+    drop(txn);
+
+    // Old records: a handover 8 days old and a row that lapsed 2 hours ago.
+    db.execute_unprepared(
+        "INSERT INTO lease_handovers (key, from_owner, from_expires_at, to_owner, at) \
+         VALUES ('chat:old', NULL, NULL, 'proc_gone', now() - interval '8 days'); \
+         INSERT INTO leases (key, owner, address, epoch, acquired_at, expires_at) \
+         VALUES ('chat:lapsed', 'proc_gone', 'http://gone', 41, now() - interval '3 hours', \
+         now() - interval '2 hours')",
+    )
+    .await
+    .unwrap();
+    let (handovers, leases) = second.prune(Duration::from_secs(7 * 86_400)).await.unwrap();
+    assert_eq!((handovers, leases), (1, 1));
+    let kept = query_strings(&db, "SELECT key FROM leases ORDER BY key", vec![]).await;
+    assert_eq!(kept, vec![vec![Some(key.to_string())]]);
+    let recent = query_strings(&db, "SELECT key FROM lease_handovers", vec![]).await;
+    assert_eq!(recent.len(), 2, "this test's own handovers are kept: {recent:?}");
+    assert_eq!(second.prune(Duration::from_secs(7 * 86_400)).await.unwrap(), (0, 0));
+
+    // A pruned key taken again starts past any epoch it had.
+    assert!(matches!(
+        first.claim("chat:lapsed").await.unwrap(),
+        Claim::Mine { .. }
+    ));
+    assert!(first.epoch("chat:lapsed").unwrap() > 41);
+
+    drop(db);
+    database.drop().await;
+}
