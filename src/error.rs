@@ -120,17 +120,6 @@ pub enum AppError {
     Internal(#[source] anyhow::Error),
 }
 
-impl From<sea_orm::DbErr> for AppError {
-    /// A write the cluster's fence refused is the chat changing owner, not a failure.
-    fn from(err: sea_orm::DbErr) -> Self {
-        if crate::cluster::Fenced::is(&err) {
-            Self::OwnershipLost
-        } else {
-            Self::Database(err)
-        }
-    }
-}
-
 impl AppError {
     pub fn internal(err: impl Into<anyhow::Error>) -> Self {
         Self::Internal(err.into())

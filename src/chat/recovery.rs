@@ -16,7 +16,11 @@ use sea_orm::{
 
 /// Saves the answer text a running run has produced so far. A run that already finished
 /// keeps what it finished with.
-pub async fn save_draft<C: sea_orm::ConnectionTrait>(db: &C, run_id: &RunId, draft: &str) -> Result<(), DbErr> {
+pub async fn save_draft<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    run_id: &RunId,
+    draft: &str,
+) -> Result<(), DbErr> {
     runs::Entity::update_many()
         .col_expr(runs::Column::Draft, Expr::value(draft))
         .filter(runs::Column::Id.eq(run_id))

@@ -92,6 +92,10 @@ impl Config {
         if self.cluster.forward_timeout_secs == Some(0) {
             return invalid("cluster.forward_timeout_secs must be at least 1");
         }
+        if self.cluster.handover_retention_days == 0 || self.cluster.handover_retention_days > 3650
+        {
+            return invalid("cluster.handover_retention_days must be between 1 and 3650");
+        }
         if self.cluster.forward_connect_timeout_secs == 0 {
             return invalid("cluster.forward_connect_timeout_secs must be at least 1");
         }

@@ -110,7 +110,7 @@ impl Workspace {
         let head = read_head(target).await.unwrap_or_default();
         let (_, content_type) = crate::retrieval::extract::sniff(&head, &upload.filename);
         let path = target.to_string_lossy().into_owned();
-        let txn = self.inner.db.begin().await?;
+        let txn = self.begin_for(&upload.chat_id).await?;
         let mut update = documents::Entity::update_many()
             .col_expr(documents::Column::StoragePath, Expr::value(path.clone()))
             .col_expr(documents::Column::ContentType, Expr::value(content_type))

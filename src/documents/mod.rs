@@ -17,7 +17,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use dashmap::DashMap;
 use entities::documents::{self, DocumentStatus};
-use sea_orm::DatabaseConnection;
+use sea_orm::{DatabaseConnection, DbErr};
 use serde::Serialize;
 use tokio::sync::{Mutex, Semaphore};
 
@@ -128,6 +128,21 @@ struct Inner {
     /// The artifact of each document a search has returned: it never changes, and looking it
     /// up in the database cost a search more than the search itself.
     artifact_of: DashMap<DocumentId, ArtifactId>,
+    /// With several processes: how a chat's document writes are fenced.
+    fencing: std::sync::OnceLock<Fencing>,
+}
+
+/// Takes a chat's lease as its session would (recovering what a previous owner left); whether
+/// this process holds it now.
+pub type OwnChat = Arc<
+    dyn Fn(ChatId) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>
+        + Send
+        + Sync,
+>;
+
+struct Fencing {
+    cluster: crate::cluster::Cluster,
+    own: OwnChat,
 }
 
 impl Workspace {
@@ -145,8 +160,38 @@ impl Workspace {
                 creating: DashMap::new(),
                 upload_claims: uploads::UploadClaims::default(),
                 artifact_of: DashMap::new(),
+                fencing: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Fences a chat's document writes by its lease (several processes), as a chat's session
+    /// writes are (`chat::ChatWriter`): each runs in a transaction that first checks this
+    /// process holds the chat at the epoch it holds it at, taking it through `own` if it let
+    /// it lapse meanwhile (a long document outlasting an idle chat). A process that stalled
+    /// and lost the chat writes none of its documents. Set once, at start-up.
+    pub fn join(&self, cluster: crate::cluster::Cluster, own: OwnChat) {
+        let _ = self.inner.fencing.set(Fencing { cluster, own });
+    }
+
+    /// A transaction for writing `chat_id`'s documents, fenced with a cluster.
+    pub(crate) async fn begin_for(
+        &self,
+        chat_id: &ChatId,
+    ) -> Result<sea_orm::DatabaseTransaction, DbErr> {
+        use sea_orm::TransactionTrait;
+        let Some(fencing) = self.inner.fencing.get() else {
+            return self.inner.db.begin().await;
+        };
+        let key = crate::cluster::chat_key(chat_id.as_str());
+        if fencing.cluster.epoch(&key).is_none() {
+            (fencing.own)(chat_id.clone()).await;
+        }
+        // Not held (another process owns the chat): no lease has epoch 0, so the check fails.
+        let epoch = fencing.cluster.epoch(&key).unwrap_or(0);
+        let txn = self.inner.db.begin().await?;
+        fencing.cluster.fence(&txn, &key, epoch).await?;
+        Ok(txn)
     }
 
     pub fn limits(&self) -> &DocumentsConfig {

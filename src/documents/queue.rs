@@ -5,9 +5,7 @@ use chrono::Utc;
 use entities::documents::DocumentStatus;
 use entities::ids::{ChatId, ChunkId, DocumentId};
 use entities::{artifacts, document_chunks, documents};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, QueryFilter, Set, TransactionTrait,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, QueryFilter, Set};
 
 use crate::config::MAX_CUT_OFF_ATTEMPTS;
 use crate::retrieval::embed;
@@ -274,7 +272,7 @@ impl Workspace {
         extraction: &extract::Extraction,
         warning: Option<String>,
     ) -> Result<(), DbErr> {
-        let txn = self.inner.db.begin().await?;
+        let txn = self.begin_for(&doc.chat_id).await?;
         document_chunks::Entity::delete_many()
             .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))
             .exec(&txn)

@@ -10,7 +10,7 @@ use chrono::Utc;
 use entities::{artifacts, document_chunks, documents};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set, TransactionTrait,
+    QuerySelect, Set,
 };
 use tokio::sync::Mutex;
 
@@ -260,7 +260,7 @@ impl Workspace {
         }
         let now = Utc::now();
         let artifact_id = ArtifactId::generate_for_document();
-        let txn = self.inner.db.begin().await?;
+        let txn = self.begin_for(chat_id).await?;
         artifacts::ActiveModel {
             id: Set(artifact_id.clone()),
             chat_id: Set(chat_id.clone()),
@@ -320,7 +320,7 @@ impl Workspace {
             return Ok(false);
         };
         let now = Utc::now();
-        let txn = db.begin().await?;
+        let txn = self.begin_for(chat_id).await?;
         documents::Entity::update_many()
             .col_expr(documents::Column::DeletedAt, Expr::value(now))
             .filter(documents::Column::Id.eq(doc.id.clone()))

@@ -280,6 +280,17 @@ impl From<MemoryError> for AppError {
     }
 }
 
+impl From<sea_orm::DbErr> for AppError {
+    /// A write the cluster's fence refused is the chat changing owner, not a failure.
+    fn from(err: sea_orm::DbErr) -> Self {
+        if crate::cluster::Fenced::is(&err) {
+            Self::OwnershipLost
+        } else {
+            Self::Database(err)
+        }
+    }
+}
+
 impl From<ChatError> for AppError {
     fn from(err: ChatError) -> Self {
         use crate::chat::tree::TreeError;

@@ -1055,7 +1055,10 @@ async fn an_owner_woken_after_a_takeover_writes_nothing_the_newer_turn_is_kept()
                 while let Some(Ok(_)) = stream.next().await {}
             })
             .await;
-            assert!(ended.is_ok(), "the woken owner's stream in {chat} never ended");
+            assert!(
+                ended.is_ok(),
+                "the woken owner's stream in {chat} never ended"
+            );
         }
         // Give anything the woken process still had in flight time to try its writes.
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -1135,7 +1138,10 @@ async fn epochs_grow_with_each_owner_the_old_one_is_fenced_and_old_records_are_p
     let second = Cluster::new(db.clone(), "proc_second".into(), "http://b".into(), lease);
     let key = "chat:fenced";
 
-    assert!(matches!(first.claim(key).await.unwrap(), Claim::Mine { .. }));
+    assert!(matches!(
+        first.claim(key).await.unwrap(),
+        Claim::Mine { .. }
+    ));
     let taken_at = first.epoch(key).unwrap();
     assert!(matches!(
         second.claim(key).await.unwrap(),
@@ -1163,11 +1169,17 @@ async fn epochs_grow_with_each_owner_the_old_one_is_fenced_and_old_records_are_p
         })
     );
     drop(txn);
-    assert_eq!(first.epoch(key), None, "a fenced process stops holding the key");
+    assert_eq!(
+        first.epoch(key),
+        None,
+        "a fenced process stops holding the key"
+    );
     let txn = db.begin().await.unwrap();
     second.fence(&txn, key, now_at).await.unwrap();
     // The old epoch is refused even to the new owner.
-    assert!(Fenced::is(&second.fence(&txn, key, taken_at).await.unwrap_err()));
+    assert!(Fenced::is(
+        &second.fence(&txn, key, taken_at).await.unwrap_err()
+    ));
     drop(txn);
 
     // Old records: a handover 8 days old and a row that lapsed 2 hours ago.
@@ -1185,8 +1197,15 @@ async fn epochs_grow_with_each_owner_the_old_one_is_fenced_and_old_records_are_p
     let kept = query_strings(&db, "SELECT key FROM leases ORDER BY key", vec![]).await;
     assert_eq!(kept, vec![vec![Some(key.to_string())]]);
     let recent = query_strings(&db, "SELECT key FROM lease_handovers", vec![]).await;
-    assert_eq!(recent.len(), 2, "this test's own handovers are kept: {recent:?}");
-    assert_eq!(second.prune(Duration::from_secs(7 * 86_400)).await.unwrap(), (0, 0));
+    assert_eq!(
+        recent.len(),
+        2,
+        "this test's own handovers are kept: {recent:?}"
+    );
+    assert_eq!(
+        second.prune(Duration::from_secs(7 * 86_400)).await.unwrap(),
+        (0, 0)
+    );
 
     // A pruned key taken again starts past any epoch it had.
     assert!(matches!(

@@ -114,13 +114,11 @@ impl Handler<SaveMemory> for ChatSession {
                 write.commit().await
             }
             .into_actor(self)
-            .map(
-                move |result, act: &mut Self, _| {
-                    result?;
-                    act.memories.put(memory.clone(), Some(vector));
-                    Ok(Saved::Saved(memory))
-                },
-            ),
+            .map(move |result, act: &mut Self, _| {
+                result?;
+                act.memories.put(memory.clone(), Some(vector));
+                Ok(Saved::Saved(memory))
+            }),
         ))
     }
 }
@@ -199,13 +197,11 @@ impl Handler<UpdateMemory> for ChatSession {
                 write.commit().await
             }
             .into_actor(self)
-            .map(
-                move |result, act: &mut Self, _| {
-                    result?;
-                    act.memories.put(memory.clone(), vector);
-                    Ok(memory)
-                },
-            ),
+            .map(move |result, act: &mut Self, _| {
+                result?;
+                act.memories.put(memory.clone(), vector);
+                Ok(memory)
+            }),
         ))
     }
 }

@@ -93,7 +93,10 @@ pub async fn load_messages(
 }
 
 /// Stores new messages and the chat's new active leaf in one transaction.
-pub async fn store_messages<C: sea_orm::ConnectionTrait + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>>(
+pub async fn store_messages<
+    C: sea_orm::ConnectionTrait
+        + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
+>(
     db: &C,
     chat_id: &ChatId,
     nodes: &[crate::chat::tree::MessageNode],
@@ -145,7 +148,10 @@ pub async fn insert_nodes<C: sea_orm::ConnectionTrait>(
 }
 
 /// Deletes a message nothing follows, and sets the chat's active leaf, in one transaction.
-pub async fn delete_leaf<C: sea_orm::ConnectionTrait + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>>(
+pub async fn delete_leaf<
+    C: sea_orm::ConnectionTrait
+        + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
+>(
     db: &C,
     chat_id: &ChatId,
     message_id: &MessageId,

@@ -231,7 +231,10 @@ pub async fn resume_run<C: sea_orm::ConnectionTrait>(db: &C, run_id: &RunId) -> 
 
 /// Everything the end of a turn writes, in one transaction: the answer, the active leaf, the
 /// run's outcome, and the ask it answered (so a resumed answer is delivered exactly once).
-pub async fn complete_turn<C: sea_orm::ConnectionTrait + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>>(
+pub async fn complete_turn<
+    C: sea_orm::ConnectionTrait
+        + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
+>(
     db: &C,
     chat_id: &ChatId,
     nodes: &[crate::chat::tree::MessageNode],
@@ -259,7 +262,10 @@ pub async fn complete_turn<C: sea_orm::ConnectionTrait + sea_orm::TransactionTra
 }
 
 /// A paused run: its pending ask and its status, in one transaction.
-pub async fn pause_run<C: sea_orm::ConnectionTrait + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>>(
+pub async fn pause_run<
+    C: sea_orm::ConnectionTrait
+        + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
+>(
     db: &C,
     ask: crate::chat::asks::NewAsk,
     run: FinishedRun,

@@ -27,11 +27,11 @@ impl Handler<SwitchBranch> for ChatSession {
                 write.commit().await
             }
             .into_actor(self)
-                .map(move |result, act, _| {
-                    result?;
-                    act.tree.switch_to(&leaf)?;
-                    Ok(leaf)
-                }),
+            .map(move |result, act, _| {
+                result?;
+                act.tree.switch_to(&leaf)?;
+                Ok(leaf)
+            }),
         ))
     }
 }
@@ -85,25 +85,23 @@ impl Handler<RemoveLeaf> for ChatSession {
         let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let (removed, stored_leaf) = (id.clone(), leaf.clone());
-        AtomicResponse::new(
-            Box::pin(
-                async move {
-                    let write = writer.begin().await?;
-                    persistence::delete_leaf(write.db(), &chat_id, &removed, stored_leaf.as_ref())
-                        .await?;
-                    write.commit().await
+        AtomicResponse::new(Box::pin(
+            async move {
+                let write = writer.begin().await?;
+                persistence::delete_leaf(write.db(), &chat_id, &removed, stored_leaf.as_ref())
+                    .await?;
+                write.commit().await
+            }
+            .into_actor(self)
+            .map(move |result, act, _| {
+                result?;
+                act.tree.remove_subtree(&id)?;
+                if let Some(leaf) = leaf {
+                    act.tree.switch_to(&leaf)?;
                 }
-                .into_actor(self)
-                .map(move |result, act, _| {
-                    result?;
-                    act.tree.remove_subtree(&id)?;
-                    if let Some(leaf) = leaf {
-                        act.tree.switch_to(&leaf)?;
-                    }
-                    Ok(())
-                }),
-            ),
-        )
+                Ok(())
+            }),
+        ))
     }
 }
 

@@ -227,8 +227,8 @@ impl Handler<PauseTurn> for ChatSession {
                 persistence::pause_run(write.db(), msg.ask, run).await?;
                 write.commit().await
             }
-                .into_actor(self)
-                .map(|result, _, _| result.map_err(ChatError::from)),
+            .into_actor(self)
+            .map(|result, _, _| result.map_err(ChatError::from)),
         ))
     }
 }
@@ -245,12 +245,12 @@ impl Handler<ResumeTurn> for ChatSession {
                 persistence::resume_run(write.db(), &msg.run_id).await?;
                 write.commit().await
             }
-                .into_actor(self)
-                .map(|result, act, _| {
-                    result?;
-                    act.active_runs += 1;
-                    Ok(())
-                }),
+            .into_actor(self)
+            .map(|result, act, _| {
+                result?;
+                act.active_runs += 1;
+                Ok(())
+            }),
         ))
     }
 }

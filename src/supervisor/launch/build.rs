@@ -82,6 +82,17 @@ impl Launcher {
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
         let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
+        if let Some(cluster) = sessions.cluster() {
+            // A chat's document writes are fenced by its lease, taken as its session takes it.
+            let registry = sessions.clone();
+            workspace.join(
+                cluster.clone(),
+                Arc::new(move |chat| {
+                    let registry = registry.clone();
+                    Box::pin(async move { registry.own(&chat).await.is_ok() })
+                }),
+            );
+        }
         let attachments = crate::chat::attachments::Attachments::new(
             db.clone(),
             &config.data_dir,
