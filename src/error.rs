@@ -83,6 +83,10 @@ pub enum AppError {
     /// past its lease): nothing was written; retry, and the request goes to the new owner.
     #[error("another process of this server took this chat over; retry in 1 second")]
     OwnershipLost,
+    /// The file store (the data directory or an object store) failed to keep an upload:
+    /// nothing of it was kept; upload it again.
+    #[error("the uploaded file could not be stored (the file store failed); upload it again")]
+    StorageFailed,
     /// Too many requests; retry after the given number of seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
@@ -153,6 +157,7 @@ impl AppError {
             Self::OwnedElsewhere { .. } => "chat_owned_elsewhere",
             Self::OwnerUnresponsive => "chat_owner_unresponsive",
             Self::OwnershipLost => "chat_ownership_lost",
+            Self::StorageFailed => "storage_failed",
             Self::Upstream { code, .. } | Self::RunFailed { code, .. } => code,
             Self::Database(_) => "database_error",
             Self::Unavailable(_) => "unavailable",

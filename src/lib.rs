@@ -20,6 +20,7 @@
 //! - `db`         connecting (SQLite WAL or PostgreSQL) and migrating.
 //! - `cluster`    several processes on one PostgreSQL: chat and job leases.
 //! - `ssrf`       which addresses a fetch may reach.
+//! - `storage`    where files live: the data directory or an S3-compatible store.
 //! - `telemetry`  tracing subscriber set-up.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -42,6 +43,7 @@ pub mod run;
 pub mod ssrf;
 pub mod startup;
 pub mod state;
+pub mod storage;
 pub mod supervisor;
 pub mod telemetry;
 pub mod tools;

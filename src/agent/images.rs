@@ -260,7 +260,11 @@ mod tests {
             .await
             .unwrap()
             .id;
-        let attachments = Attachments::new(db, dir.path(), config.attachments.clone());
+        let attachments = Attachments::new(
+            db,
+            crate::storage::Storage::directory(dir.path()),
+            config.attachments.clone(),
+        );
         let row = attachments
             .store(&chat, &user, image::TEST_PNG.to_vec())
             .await

@@ -96,6 +96,9 @@ impl Config {
         {
             return invalid("cluster.handover_retention_days must be between 1 and 3650");
         }
+        if let Some(Err(problem)) = self.storage.bucket_and_prefix() {
+            return Err(ConfigError::Invalid(problem));
+        }
         if self.cluster.forward_connect_timeout_secs == 0 {
             return invalid("cluster.forward_connect_timeout_secs must be at least 1");
         }

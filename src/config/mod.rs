@@ -32,6 +32,7 @@ mod retrieval;
 mod schedules;
 mod server;
 mod sql;
+mod storage;
 mod threads;
 mod tools;
 
@@ -62,6 +63,7 @@ pub use retrieval::{
 pub use schedules::SchedulesConfig;
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use sql::{MAX_SQL_DATABASE_ID_CHARS, MAX_SQL_ROWS, SqlConfig, SqlDatabaseConfig, SqlTarget};
+pub use storage::StorageConfig;
 pub use tools::{ArtifactsConfig, ToolsConfig, WebSearchProvider};
 
 /// Times work resumed at start-up (a document's processing, an answered ask's continuation)
@@ -120,6 +122,8 @@ pub struct Config {
     pub schedules: SchedulesConfig,
     /// `[cluster]`: several processes on one PostgreSQL.
     pub cluster: ClusterConfig,
+    /// `[storage]`: where files live (the data directory, or an S3-compatible store).
+    pub storage: StorageConfig,
 }
 
 impl Default for Config {
@@ -152,6 +156,7 @@ impl Default for Config {
             browser: BrowserConfig::default(),
             schedules: SchedulesConfig::default(),
             cluster: ClusterConfig::default(),
+            storage: StorageConfig::default(),
         }
     }
 }

@@ -69,15 +69,26 @@ impl Workspace {
     /// Moves an upload's bytes to their final place, records them and queues processing.
     /// Safe to call again after any failure or crash; a committed document is left as is.
     pub async fn commit_upload(&self, upload: &Upload) -> Result<documents::Model, CommitError> {
-        let target = self.final_path(&upload.chat_id, &upload.document_id);
-        if let Err(err) = self.place(&upload.source, &target, upload.size).await {
-            let message = format!("the uploaded file could not be stored: {err}; upload it again");
-            tracing::error!(document_id = %upload.document_id, %err, "could not store an upload");
-            let _ = tokio::fs::remove_file(&upload.source).await;
-            self.abandon(&upload.document_id, upload.upload_id.as_ref(), &message)
-                .await?;
-            return Err(CommitError::Store(err));
-        }
+        let placed = if self.in_objects() {
+            self.place_in_objects(upload).await
+        } else {
+            let target = self.final_path(&upload.chat_id, &upload.document_id);
+            self.place(&upload.source, &target, upload.size)
+                .await
+                .map(|()| target.to_string_lossy().into_owned())
+        };
+        let target = match placed {
+            Ok(target) => target,
+            Err(err) => {
+                let message =
+                    format!("the uploaded file could not be stored: {err}; upload it again");
+                tracing::error!(document_id = %upload.document_id, %err, "could not store an upload");
+                let _ = tokio::fs::remove_file(&upload.source).await;
+                self.abandon(&upload.document_id, upload.upload_id.as_ref(), &message)
+                    .await?;
+                return Err(CommitError::Store(err));
+            }
+        };
         let recorded = self.record_committed(upload, &target).await?;
         if recorded {
             self.enqueue(upload.document_id.clone());
@@ -104,12 +115,33 @@ impl Workspace {
         tokio::fs::rename(source, target).await
     }
 
+    /// Step 1 with an object store: the bytes sent as the document's object (in parts; a
+    /// failure leaves no object), then the `.part` removed. Already there (a retry) when
+    /// `source` is gone and the object holds `size` bytes. Returns the reference to record.
+    async fn place_in_objects(&self, upload: &Upload) -> std::io::Result<String> {
+        let key = Self::document_key(&upload.chat_id, &upload.document_id);
+        if !tokio::fs::try_exists(&upload.source).await.unwrap_or(false)
+            && self.object_size(&key).await == Some(upload.size)
+        {
+            return Ok(format!("{}{key}", super::stored::OBJECT_PREFIX));
+        }
+        self.send_to_objects(&key, &upload.source).await
+    }
+
     /// Step 2: path, type, size and `processing` in one transaction, with the tus upload's
     /// completion. `false` when the row was no longer `uploading` (committed already, deleted).
-    async fn record_committed(&self, upload: &Upload, target: &Path) -> Result<bool, DbErr> {
-        let head = read_head(target).await.unwrap_or_default();
+    async fn record_committed(&self, upload: &Upload, target: &str) -> Result<bool, DbErr> {
+        let head = match target.strip_prefix(super::stored::OBJECT_PREFIX) {
+            Some(key) => self
+                .inner
+                .storage
+                .get_head(key, SNIFF_BYTES)
+                .await
+                .unwrap_or_default(),
+            None => read_head(Path::new(target)).await.unwrap_or_default(),
+        };
         let (_, content_type) = crate::retrieval::extract::sniff(&head, &upload.filename);
-        let path = target.to_string_lossy().into_owned();
+        let path = target.to_string();
         let txn = self.begin_for(&upload.chat_id).await?;
         let mut update = documents::Entity::update_many()
             .col_expr(documents::Column::StoragePath, Expr::value(path.clone()))
@@ -208,10 +240,18 @@ impl Workspace {
                 .await?;
             let target = self.final_path(&doc.chat_id, &doc.id);
             let source = PathBuf::from(&doc.storage_path);
-            let placed = tokio::fs::metadata(&target)
-                .await
-                .ok()
-                .filter(|m| m.is_file());
+            let placed = if self.in_objects() {
+                let key = Self::document_key(&doc.chat_id, &doc.id);
+                self.object_size(&key)
+                    .await
+                    .map(|size| (size, format!("{}{key}", super::stored::OBJECT_PREFIX)))
+            } else {
+                tokio::fs::metadata(&target)
+                    .await
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| (m.len(), target.to_string_lossy().into_owned()))
+            };
             let upload = |size: u64, source: PathBuf| Upload {
                 document_id: doc.id.clone(),
                 chat_id: doc.chat_id.clone(),
@@ -221,12 +261,12 @@ impl Workspace {
                 file_id: doc.file_id.clone(),
                 upload_id: tus.as_ref().map(|t| t.id.clone()),
             };
-            if let Some(placed) = placed {
-                // The rename happened; the row was not updated.
+            if let Some((size, reference)) = placed {
+                // The bytes were placed; the row was not updated.
                 if source != target {
                     let _ = tokio::fs::remove_file(&source).await;
                 }
-                self.record_committed(&upload(placed.len(), source), &target)
+                self.record_committed(&upload(size, source), &reference)
                     .await?;
                 recovered.completed += 1;
                 continue;
@@ -242,15 +282,16 @@ impl Workspace {
                     (UploadStatus::Uploading, Some(n)) if n < length => continue,
                     (UploadStatus::Uploading, None) if length > 0 => continue,
                     (UploadStatus::Uploading, Some(n)) if n == length => {
-                        let committed = self
-                            .place(Path::new(&tus.storage_path), &target, length)
-                            .await;
-                        if committed.is_ok() {
-                            self.record_committed(
-                                &upload(length, PathBuf::from(&tus.storage_path)),
-                                &target,
-                            )
-                            .await?;
+                        let whole = upload(length, PathBuf::from(&tus.storage_path));
+                        let committed = if self.in_objects() {
+                            self.place_in_objects(&whole).await
+                        } else {
+                            self.place(&whole.source, &target, length)
+                                .await
+                                .map(|()| target.to_string_lossy().into_owned())
+                        };
+                        if let Ok(reference) = committed {
+                            self.record_committed(&whole, &reference).await?;
                             recovered.completed += 1;
                             continue;
                         }

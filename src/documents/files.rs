@@ -48,13 +48,20 @@ impl Workspace {
         bytes: u64,
         path: &Path,
     ) -> Result<files::Model, DbErr> {
+        let stored = if self.in_objects() {
+            self.send_to_objects(&Self::file_key(user_id, &id), path)
+                .await
+                .map_err(|err| DbErr::Custom(format!("the file could not be stored: {err}")))?
+        } else {
+            path.to_string_lossy().into_owned()
+        };
         files::ActiveModel {
             id: Set(id),
             user_id: Set(user_id.clone()),
             filename: Set(filename.to_string()),
             purpose: Set(purpose.to_string()),
             bytes: Set(bytes as i64),
-            storage_path: Set(path.to_string_lossy().into_owned()),
+            storage_path: Set(stored),
             created_at: Set(Utc::now()),
         }
         .insert(&self.inner.db)
@@ -90,9 +97,7 @@ impl Workspace {
         files::Entity::delete_by_id(file.id)
             .exec(&self.inner.db)
             .await?;
-        if let Err(err) = tokio::fs::remove_file(&file.storage_path).await {
-            tracing::debug!(%err, "stored file already gone");
-        }
+        self.remove_stored(&file.storage_path).await;
         Ok(true)
     }
 
@@ -103,10 +108,9 @@ impl Workspace {
         chat_id: &ChatId,
         file: &files::Model,
     ) -> Result<documents::Model, AddFileError> {
-        let source = PathBuf::from(&file.storage_path);
         self.add_copy(
             chat_id,
-            &source,
+            &file.storage_path,
             &file.filename,
             file.bytes as u64,
             Some(file.id.clone()),
@@ -132,9 +136,9 @@ impl Workspace {
         if source.status == DocumentStatus::Uploading {
             return Err(AddFileError::StillUploading(source.filename));
         }
-        let path = PathBuf::from(&source.storage_path);
         let size = source.size_bytes as u64;
-        self.add_copy(to, &path, &source.filename, size, None).await
+        self.add_copy(to, &source.storage_path, &source.filename, size, None)
+            .await
     }
 
     /// Copies `source` into the uploads directory, records it as a new document of `chat_id`
@@ -142,7 +146,7 @@ impl Workspace {
     async fn add_copy(
         &self,
         chat_id: &ChatId,
-        source: &Path,
+        source: &str,
         filename: &str,
         size: u64,
         file_id: Option<FileId>,
@@ -150,7 +154,7 @@ impl Workspace {
         let dir = self.uploads_dir();
         tokio::fs::create_dir_all(&dir).await?;
         let part = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));
-        if let Err(err) = tokio::fs::copy(source, &part).await {
+        if let Err(err) = self.copy_stored(source, &part).await {
             let _ = tokio::fs::remove_file(&part).await;
             return Err(err.into());
         }

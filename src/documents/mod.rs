@@ -31,6 +31,7 @@ mod open_index;
 mod queue;
 mod records;
 mod search;
+mod stored;
 pub mod uploads;
 
 pub use commit::{CommitError, Recovered, Upload};
@@ -113,6 +114,8 @@ pub struct Workspace {
 
 struct Inner {
     db: DatabaseConnection,
+    /// Where committed documents and Files API files go (see `stored`).
+    storage: crate::storage::Storage,
     limits: DocumentsConfig,
     data_dir: PathBuf,
     embedder: SharedEmbedder,
@@ -146,11 +149,17 @@ struct Fencing {
 }
 
 impl Workspace {
-    pub fn new(db: DatabaseConnection, config: &Config, embedder: SharedEmbedder) -> Self {
+    pub fn new(
+        db: DatabaseConnection,
+        config: &Config,
+        embedder: SharedEmbedder,
+        storage: crate::storage::Storage,
+    ) -> Self {
         let limits = config.documents.clone();
         Self {
             inner: Arc::new(Inner {
                 db,
+                storage,
                 permits: Semaphore::new(limits.processing_concurrency.max(1)),
                 chunker: Chunker::new(limits.chunk_tokens, limits.chunk_overlap_tokens),
                 limits,
@@ -215,6 +224,15 @@ impl Workspace {
     /// Drops a deleted chat's index and stored files (its rows went with the chat).
     pub async fn forget(&self, chat_id: &ChatId) {
         self.inner.indexes.remove(chat_id);
+        if self.in_objects()
+            && let Err(err) = self
+                .inner
+                .storage
+                .delete_all(&format!("documents/{chat_id}"))
+                .await
+        {
+            tracing::warn!(%chat_id, %err, "could not remove a deleted chat's stored documents");
+        }
         for dir in [self.index_dir(chat_id), self.files_dir(chat_id)] {
             if let Err(err) = tokio::fs::remove_dir_all(&dir).await
                 && err.kind() != std::io::ErrorKind::NotFound
@@ -320,7 +338,12 @@ mod tests {
         for _ in 0..chats {
             ids.push(store.create(&user.id, None, false).await.unwrap().id);
         }
-        let workspace = Workspace::new(db, &config, Arc::new(HashEmbedder::default()));
+        let workspace = Workspace::new(
+            db,
+            &config,
+            Arc::new(HashEmbedder::default()),
+            crate::storage::Storage::directory(&config.data_dir),
+        );
         (dir, workspace, ids)
     }
 

@@ -157,7 +157,7 @@ impl Workspace {
             .filter(documents::Column::Id.eq(document_id))
             .exec(db)
             .await?;
-        let bytes = tokio::fs::read(&doc.storage_path).await.map_err(|err| {
+        let bytes = self.read_stored(&doc.storage_path).await.map_err(|err| {
             DocumentsError::Failed(format!("the stored file could not be read: {err}"))
         })?;
         let filename = doc.filename.clone();

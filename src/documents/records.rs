@@ -340,9 +340,7 @@ impl Workspace {
             .await?
             .replace_document(doc.id.clone(), Vec::new())
             .await?;
-        if let Err(err) = tokio::fs::remove_file(&doc.storage_path).await {
-            tracing::debug!(%err, "stored file already gone");
-        }
+        self.remove_stored(&doc.storage_path).await;
         Ok(true)
     }
 }

@@ -79,7 +79,8 @@ impl ResponseError for AppError {
             | Self::Overloaded { .. }
             | Self::OwnedElsewhere { .. }
             | Self::OwnerUnresponsive
-            | Self::OwnershipLost => StatusCode::SERVICE_UNAVAILABLE,
+            | Self::OwnershipLost
+            | Self::StorageFailed => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -99,6 +100,10 @@ impl ResponseError for AppError {
             | Self::OwnedElsewhere { .. }
             | Self::OwnerUnresponsive
             | Self::OwnershipLost => self.to_string(),
+            Self::StorageFailed => {
+                tracing::error!(error = ?anyhow_chain(self), code = self.code(), "the file store failed");
+                self.to_string()
+            }
             _ if status.is_server_error() => {
                 tracing::error!(error = ?anyhow_chain(self), code = self.code(), "request failed");
                 "internal error".to_string()
@@ -308,7 +313,10 @@ impl From<crate::documents::CommitError> for AppError {
     fn from(err: crate::documents::CommitError) -> Self {
         use crate::documents::CommitError;
         match err {
-            CommitError::Store(_) => AppError::internal(err),
+            CommitError::Store(cause) => {
+                tracing::error!(%cause, "an upload could not be stored");
+                AppError::StorageFailed
+            }
             CommitError::Db(err) => err.into(),
         }
     }

@@ -40,6 +40,7 @@ mod logs;
 mod mcp;
 mod message_limit;
 mod metrics;
+mod object_storage;
 mod one_door;
 mod openai_node;
 mod openai_python;

@@ -1,14 +1,12 @@
 //! Images attached to user messages: `Attachments` keeps them (a row of `attachments` per
-//! image, its bytes in `<data_dir>/attachments/<chat>/<id>`, written to a temporary file and
-//! renamed), checks them by their bytes and size before anything is kept (`image`), links
+//! image, its bytes in the files' `Storage` at `attachments/<chat>/<id>`: the data directory,
+//! written to a temporary file and renamed, or an object store), checks them by their bytes and size before anything is kept (`image`), links
 //! them to the message they are sent with, reads them back for a run, and forgets a deleted
 //! chat's. Lookups are scoped to the chat and its owner: someone else's image is not found.
 //! Fetching an image from a URL is not done here (the HTTP layer does it through the
 //! SSRF-guarded fetcher); the loop turns references into bytes (`agent::images`).
 
 pub mod image;
-
-use std::path::PathBuf;
 
 use chrono::Utc;
 use entities::attachments;
@@ -27,6 +25,7 @@ pub use image::{ImagePart, ImageType};
 pub const IMAGE_TOKENS: u64 = 768;
 
 use crate::config::AttachmentsConfig;
+use crate::storage::Storage;
 
 /// Why an image was not kept or not found.
 #[derive(Debug, thiserror::Error)]
@@ -59,20 +58,16 @@ pub enum AttachmentError {
 #[derive(Clone)]
 pub struct Attachments {
     db: DatabaseConnection,
-    /// `<data_dir>/attachments`.
-    root: PathBuf,
+    /// Files at `attachments/<chat>/<id>`.
+    storage: Storage,
     limits: AttachmentsConfig,
 }
 
 impl Attachments {
-    pub fn new(
-        db: DatabaseConnection,
-        data_dir: &std::path::Path,
-        limits: AttachmentsConfig,
-    ) -> Self {
+    pub fn new(db: DatabaseConnection, storage: Storage, limits: AttachmentsConfig) -> Self {
         Self {
             db,
-            root: data_dir.join("attachments"),
+            storage,
             limits,
         }
     }
@@ -81,8 +76,12 @@ impl Attachments {
         &self.limits
     }
 
-    fn chat_dir(&self, chat_id: &ChatId) -> PathBuf {
-        self.root.join(chat_id.as_str())
+    fn chat_prefix(chat_id: &ChatId) -> String {
+        format!("attachments/{chat_id}")
+    }
+
+    fn key(chat_id: &ChatId, id: &AttachmentId) -> String {
+        format!("attachments/{chat_id}/{id}")
     }
 
     /// Refuses more images on one message than allowed.
@@ -126,10 +125,8 @@ impl Attachments {
     ) -> Result<attachments::Model, AttachmentError> {
         let kind = image::check(&bytes, self.limits.max_image_bytes)?;
         let id = AttachmentId::generate();
-        let dir = self.chat_dir(chat_id);
         let size = bytes.len();
-        let target = dir.join(id.as_str());
-        let temporary = dir.join(format!(".{id}.partial"));
+        let key = Self::key(chat_id, &id);
         // Hashing 10 MiB is CPU work: not on the caller's thread.
         let (sha256, bytes) = tokio::task::spawn_blocking(move || {
             let digest: String = Sha256::digest(&bytes)
@@ -140,9 +137,7 @@ impl Attachments {
         })
         .await
         .map_err(|err| std::io::Error::other(err.to_string()))?;
-        tokio::fs::create_dir_all(&dir).await?;
-        tokio::fs::write(&temporary, &bytes).await?;
-        tokio::fs::rename(&temporary, &target).await?;
+        self.storage.put(&key, bytes.into()).await?;
         let row = attachments::ActiveModel {
             id: Set(id),
             chat_id: Set(chat_id.clone()),
@@ -158,7 +153,7 @@ impl Attachments {
         match row {
             Ok(row) => Ok(row),
             Err(err) => {
-                let _ = tokio::fs::remove_file(&target).await;
+                let _ = self.storage.delete(&key).await;
                 Err(err.into())
             }
         }
@@ -230,16 +225,13 @@ impl Attachments {
 
     /// The stored bytes of an image of `chat_id`, read without blocking the caller's thread.
     pub async fn read(&self, chat_id: &ChatId, id: &AttachmentId) -> std::io::Result<Vec<u8>> {
-        tokio::fs::read(self.chat_dir(chat_id).join(id.as_str())).await
+        self.storage.get(&Self::key(chat_id, id)).await
     }
 
     /// Drops a deleted chat's image files (its rows went with the chat).
     pub async fn forget(&self, chat_id: &ChatId) {
-        let dir = self.chat_dir(chat_id);
-        if let Err(err) = tokio::fs::remove_dir_all(&dir).await
-            && err.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(dir = %dir.display(), %err, "could not remove a deleted chat's images");
+        if let Err(err) = self.storage.delete_all(&Self::chat_prefix(chat_id)).await {
+            tracing::warn!(%chat_id, %err, "could not remove a deleted chat's images");
         }
     }
 
@@ -258,11 +250,8 @@ impl Attachments {
                 .filter(attachments::Column::MessageId.is_null())
                 .exec(&self.db)
                 .await?;
-            let path = self.chat_dir(&row.chat_id).join(row.id.as_str());
-            if let Err(err) = tokio::fs::remove_file(&path).await
-                && err.kind() != std::io::ErrorKind::NotFound
-            {
-                tracing::warn!(path = %path.display(), %err, "could not remove an unsent image");
+            if let Err(err) = self.storage.delete(&Self::key(&row.chat_id, &row.id)).await {
+                tracing::warn!(id = %row.id, %err, "could not remove an unsent image");
             }
         }
         Ok(stale.len())

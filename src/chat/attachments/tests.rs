@@ -45,7 +45,11 @@ async fn fixture(limits: AttachmentsConfig) -> Fixture {
         .unwrap()
         .id;
     Fixture {
-        attachments: Attachments::new(db.clone(), dir.path(), limits),
+        attachments: Attachments::new(
+            db.clone(),
+            crate::storage::Storage::directory(dir.path()),
+            limits,
+        ),
         dir,
         db,
         other: users.pop().unwrap(),

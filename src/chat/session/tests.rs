@@ -327,7 +327,7 @@ async fn a_message_may_be_images_alone_and_its_parts_name_them() {
     let fixture = fixture().await;
     let attachments = Attachments::new(
         fixture.db.clone(),
-        fixture._dir.path(),
+        crate::storage::Storage::directory(fixture._dir.path()),
         crate::config::AttachmentsConfig::default(),
     );
     let row = attachments

@@ -190,7 +190,9 @@ async fn content(
     path: web::Path<FileId>,
 ) -> AppResult<HttpResponse> {
     let file = owned(&state, &principal, &path).await?;
-    let bytes = tokio::fs::read(&file.storage_path)
+    let bytes = state
+        .workspace()
+        .read_stored(&file.storage_path)
         .await
         .map_err(AppError::internal)?;
     Ok(HttpResponse::Ok()

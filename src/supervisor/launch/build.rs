@@ -81,7 +81,17 @@ impl Launcher {
         let sql = crate::tools::sql::SqlDatabases::start(&config.sql);
         let config_ask_user = config.ask_user.clone();
         let rate_per_minute = config.tools.rate_limit_per_minute;
-        let workspace = crate::documents::Workspace::new(db.clone(), &config, embedder.clone());
+        let storage = crate::storage::Storage::from_config(&config.storage, &config.data_dir)
+            .context("cannot set up the file storage")?;
+        if !storage.is_directory() {
+            tracing::info!(storage = %storage.describe(), "files are kept in an object store");
+        }
+        let workspace = crate::documents::Workspace::new(
+            db.clone(),
+            &config,
+            embedder.clone(),
+            storage.clone(),
+        );
         if let Some(cluster) = sessions.cluster() {
             // A chat's document writes are fenced by its lease, taken as its session takes it.
             let registry = sessions.clone();
@@ -95,7 +105,7 @@ impl Launcher {
         }
         let attachments = crate::chat::attachments::Attachments::new(
             db.clone(),
-            &config.data_dir,
+            storage.clone(),
             config.attachments.clone(),
         );
         let email = match &config.email {
@@ -109,7 +119,7 @@ impl Launcher {
             )),
             None => None,
         };
-        let browsers = crate::tools::browser::Browsers::new(&config)
+        let browsers = crate::tools::browser::Browsers::new(&config, storage.clone())
             .context("cannot set up the browser tools")?;
         if let Some(why) = browsers.unavailable() {
             tracing::info!(%why, "the browser tools are not offered");

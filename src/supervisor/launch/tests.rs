@@ -60,7 +60,8 @@ async fn fixture() -> Fixture {
         .into_iter()
         .map(|name| FakeTool::new(name, Behaviour::Echo).research().shared().0)
         .collect();
-    let browsers = crate::tools::browser::Browsers::new(&config).unwrap();
+    let storage = crate::storage::Storage::directory(&config.data_dir);
+    let browsers = crate::tools::browser::Browsers::new(&config, storage.clone()).unwrap();
     let config_tools = config.tools.clone();
     let fetcher = Arc::new(
         crate::tools::fetch::Fetcher::new(&config_tools, Duration::from_secs(60)).unwrap(),
@@ -73,10 +74,15 @@ async fn fixture() -> Fixture {
     let launcher = Launcher {
         remote_mcp,
         llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
-        workspace: crate::documents::Workspace::new(db.clone(), &config, embedder.clone()),
+        workspace: crate::documents::Workspace::new(
+            db.clone(),
+            &config,
+            embedder.clone(),
+            storage.clone(),
+        ),
         attachments: crate::chat::attachments::Attachments::new(
             db.clone(),
-            &config.data_dir,
+            storage,
             config.attachments.clone(),
         ),
         tool_cache: crate::agent::tool_cache::new_tool_cache(Duration::from_secs(60)),

@@ -19,6 +19,7 @@ use super::sink::Bypasses;
 use super::{BrowserError, BrowserSessionId};
 use crate::config::{BrowserConfig, Config};
 use crate::ssrf::{AllowList, Guard, HostResolver, SystemResolver};
+use crate::storage::Storage;
 
 /// Names Chromium goes by on `PATH`, looked for in this order.
 const CHROMIUM_NAMES: [&str; 4] = [
@@ -70,14 +71,16 @@ impl Sessions {
 }
 
 impl Browsers {
-    /// The sessions `config` allows, with names resolved by the system.
-    pub fn new(config: &Config) -> Result<Self, BrowserError> {
-        Self::with_resolver(config, Arc::new(SystemResolver))
+    /// The sessions `config` allows, with names resolved by the system; screenshots are kept
+    /// in `storage`.
+    pub fn new(config: &Config, storage: Storage) -> Result<Self, BrowserError> {
+        Self::with_resolver(config, storage, Arc::new(SystemResolver))
     }
 
     /// With names resolved by `resolver` (tests map names to any address).
     pub fn with_resolver(
         config: &Config,
+        storage: Storage,
         resolver: Arc<dyn HostResolver>,
     ) -> Result<Self, BrowserError> {
         let browser = config.browser.clone();
@@ -104,7 +107,7 @@ impl Browsers {
         });
         Ok(Self {
             inner: Arc::new(Inner {
-                screenshots: Screenshots::new(&config.data_dir, browser.max_screenshot_bytes),
+                screenshots: Screenshots::new(storage, browser.max_screenshot_bytes),
                 config: browser,
                 chromium,
                 gate,

@@ -1,16 +1,18 @@
-//! Screenshots: PNGs a browser session took, kept in the chat's storage
-//! (`<data_dir>/screenshots/<chat>/<id>.png`, written to a temporary file and renamed), at most
+//! Screenshots: PNGs a browser session took, kept in the files' `Storage` at
+//! `screenshots/<chat>/<id>.png` (the data directory, or an object store), at most
 //! `browser.max_screenshot_bytes` each, read back for `GET /chat/api/{chat}/screenshots/{id}`
 //! (whose owner check is the chat's) and removed when their chat is gone (the sweep), as the
 //! chat's other files are.
-
-use std::path::PathBuf;
 
 use entities::ids::ChatId;
 use sea_orm::DatabaseConnection;
 
 use super::BrowserError;
 use crate::chat::attachments::ImageType;
+use crate::storage::Storage;
+
+/// The key prefix of every screenshot.
+const ROOT: &str = "screenshots";
 
 /// A screenshot's id: `shot_` and a UUID without hyphens.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
@@ -54,21 +56,18 @@ pub fn referenced(url: &str) -> Option<ScreenshotId> {
 /// The stored screenshots.
 #[derive(Clone)]
 pub struct Screenshots {
-    /// `<data_dir>/screenshots`.
-    root: PathBuf,
+    /// Files at `screenshots/<chat>/<id>.png`.
+    storage: Storage,
     max_bytes: usize,
 }
 
 impl Screenshots {
-    pub fn new(data_dir: &std::path::Path, max_bytes: usize) -> Self {
-        Self {
-            root: data_dir.join("screenshots"),
-            max_bytes,
-        }
+    pub fn new(storage: Storage, max_bytes: usize) -> Self {
+        Self { storage, max_bytes }
     }
 
-    fn path(&self, chat: &ChatId, id: &ScreenshotId) -> PathBuf {
-        self.root.join(chat.as_str()).join(format!("{id}.png"))
+    fn key(chat: &ChatId, id: &ScreenshotId) -> String {
+        format!("{ROOT}/{chat}/{id}.png")
     }
 
     /// The URL the chat API serves a screenshot at.
@@ -90,15 +89,8 @@ impl Screenshots {
             ));
         }
         let id = ScreenshotId::generate();
-        let target = self.path(chat, &id);
-        let dir = self.root.join(chat.as_str());
-        let temporary = dir.join(format!(".{id}.partial"));
-        let write = async {
-            tokio::fs::create_dir_all(&dir).await?;
-            tokio::fs::write(&temporary, &png).await?;
-            tokio::fs::rename(&temporary, &target).await
-        };
-        write
+        self.storage
+            .put(&Self::key(chat, &id), png.into())
             .await
             .map_err(|err| BrowserError::Failed(format!("cannot store the screenshot: {err}")))?;
         Ok(id)
@@ -106,38 +98,32 @@ impl Screenshots {
 
     /// A screenshot's bytes, if `chat` has it.
     pub async fn read(&self, chat: &ChatId, id: &ScreenshotId) -> std::io::Result<Vec<u8>> {
-        tokio::fs::read(self.path(chat, id)).await
+        self.storage.get(&Self::key(chat, id)).await
     }
 
     /// Removes a deleted chat's screenshots.
     pub async fn forget(&self, chat: &ChatId) {
-        let dir = self.root.join(chat.as_str());
-        if let Err(err) = tokio::fs::remove_dir_all(&dir).await
-            && err.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(dir = %dir.display(), %err, "could not remove a deleted chat's screenshots");
+        if let Err(err) = self.storage.delete_all(&format!("{ROOT}/{chat}")).await {
+            tracing::warn!(%chat, %err, "could not remove a deleted chat's screenshots");
         }
     }
 
     /// Removes the screenshots of chats that no longer exist (deleted, or swept past their
     /// retention).
     pub async fn sweep(&self, db: &DatabaseConnection) {
-        let Ok(mut entries) = tokio::fs::read_dir(&self.root).await else {
+        let Ok(names) = self.storage.children(ROOT).await else {
             return;
         };
-        let mut chats = Vec::new();
-        while let Ok(Some(entry)) = entries.next_entry().await {
-            if let Some(name) = entry.file_name().to_str() {
-                chats.push(ChatId::from_string(name));
-            }
-        }
+        let chats: Vec<ChatId> = names
+            .iter()
+            .map(|name| ChatId::from_string(name.as_str()))
+            .collect();
         let Ok(existing) = super::pool::existing_chats(db, chats.clone()).await else {
             return;
         };
         for chat in chats.iter().filter(|c| !existing.contains(c)) {
-            let dir = self.root.join(chat.as_str());
-            if let Err(err) = tokio::fs::remove_dir_all(&dir).await {
-                tracing::warn!(dir = %dir.display(), %err, "could not remove a gone chat's screenshots");
+            if let Err(err) = self.storage.delete_all(&format!("{ROOT}/{chat}")).await {
+                tracing::warn!(%chat, %err, "could not remove a gone chat's screenshots");
             }
         }
     }
