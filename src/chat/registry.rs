@@ -38,6 +38,7 @@ pub struct ChatRegistry {
     /// Runs this process continues from a checkpoint (start-up): not recovered on a takeover.
     continuing: Arc<OnceLock<Vec<entities::ids::RunId>>>,
     takeover: Arc<OnceLock<TakeoverHook>>,
+    taken: Arc<OnceLock<TakeoverHook>>,
 }
 
 /// What the rest of the process does for a chat taken from a dead process (set at start-up):
@@ -72,6 +73,7 @@ impl ChatRegistry {
             cluster: Arc::new(OnceLock::new()),
             continuing: Arc::new(OnceLock::new()),
             takeover: Arc::new(OnceLock::new()),
+            taken: Arc::new(OnceLock::new()),
         }
     }
 
@@ -79,6 +81,13 @@ impl ChatRegistry {
     /// process takes from a process that died. Set once, at start-up.
     pub fn on_takeover(&self, hook: TakeoverHook) {
         let _ = self.takeover.set(hook);
+    }
+
+    /// Called (at once, before the chat's session loads) for each chat this process takes from
+    /// another or takes first, whether that one died or let it lapse: what this process keeps
+    /// of the chat locally (its document index) may be older than the database. Set once.
+    pub fn on_taken(&self, hook: TakeoverHook) {
+        let _ = self.taken.set(hook);
     }
 
     /// Makes chats owned through `cluster`'s leases (several processes on one PostgreSQL).
@@ -138,6 +147,9 @@ impl ChatRegistry {
                         // What a dead or stopped owner left running becomes interrupted,
                         // keeping its draft, before the session loads (as after a restart).
                         self.stop_local(chat_id);
+                        if let Some(hook) = self.taken.get() {
+                            hook(chat_id.clone());
+                        }
                         let continuing = self.continuing.get().map_or(&[][..], Vec::as_slice);
                         super::recovery::recover_chat_runs(&self.db, chat_id, continuing).await?;
                         if owner_died && let Some(hook) = self.takeover.get() {

@@ -133,6 +133,8 @@ struct Inner {
     artifact_of: DashMap<DocumentId, ArtifactId>,
     /// With several processes: how a chat's document writes are fenced.
     fencing: std::sync::OnceLock<Fencing>,
+    /// Chats taken from another process whose index was not open: rebuilt when next opened.
+    rebuild_next: dashmap::DashSet<ChatId>,
 }
 
 /// Takes a chat's lease as its session would (recovering what a previous owner left); whether
@@ -170,6 +172,7 @@ impl Workspace {
                 upload_claims: uploads::UploadClaims::default(),
                 artifact_of: DashMap::new(),
                 fencing: std::sync::OnceLock::new(),
+                rebuild_next: dashmap::DashSet::new(),
             }),
         }
     }
@@ -397,5 +400,92 @@ mod tests {
         let hits = workspace.search(&chats[1], "anything", 3).await.unwrap();
         assert!(hits.hits.is_empty());
         assert_eq!(workspace.open_indexes(), 1);
+    }
+
+    async fn processed(workspace: &Workspace, chat: &ChatId, text: &str) {
+        use sea_orm::EntityTrait;
+        let part = workspace.uploads_dir().join("notes.part");
+        tokio::fs::create_dir_all(workspace.uploads_dir())
+            .await
+            .unwrap();
+        tokio::fs::write(&part, text).await.unwrap();
+        let doc = workspace
+            .create(
+                chat,
+                "notes.md",
+                text.len() as u64,
+                &part,
+                DocumentStatus::Uploading,
+            )
+            .await
+            .unwrap();
+        workspace
+            .commit_upload(&Upload {
+                document_id: doc.id.clone(),
+                chat_id: chat.clone(),
+                filename: "notes.md".into(),
+                source: part,
+                size: text.len() as u64,
+                file_id: None,
+                upload_id: None,
+            })
+            .await
+            .unwrap();
+        for _ in 0..200 {
+            let row = documents::Entity::find_by_id(doc.id.clone())
+                .one(&workspace.inner.db)
+                .await
+                .unwrap()
+                .unwrap();
+            if row.status == DocumentStatus::Processed {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the document was not processed");
+    }
+
+    async fn finds(workspace: &Workspace, chat: &ChatId, query: &str) -> bool {
+        let found = workspace.search(chat, query, 3).await.unwrap();
+        found.hits.iter().any(|hit| hit.text.contains(query))
+    }
+
+    /// Another process owned the chat meanwhile and its chunks changed (same number of them):
+    /// taking the chat rebuilds this process's index from the database, open or not.
+    #[tokio::test]
+    async fn an_index_taken_back_is_rebuilt_from_the_database_even_at_the_same_size() {
+        use sea_orm::ConnectionTrait;
+        let (_dir, workspace, chats) = workspace(1, 5).await;
+        let chat = &chats[0];
+        processed(&workspace, chat, "The alpine meadow blooms in June.").await;
+        assert!(finds(&workspace, chat, "alpine").await);
+        let change = "UPDATE document_chunks SET text = 'Basalt cools into columns.'";
+        workspace.inner.db.execute_unprepared(change).await.unwrap();
+
+        // Closed, then opened again: the same number of chunks, so the stale words stay.
+        assert_eq!(workspace.close_idle_indexes(Duration::ZERO).await, 1);
+        assert!(
+            !finds(&workspace, chat, "Basalt").await,
+            "stale, as expected"
+        );
+        // Taken while closed: the next opening rebuilds it.
+        assert_eq!(workspace.close_idle_indexes(Duration::ZERO).await, 1);
+        workspace.refresh_index(chat);
+        assert!(finds(&workspace, chat, "Basalt").await);
+
+        // Taken while open: rebuilt in place.
+        let change = "UPDATE document_chunks SET text = 'Coral reefs grow slowly.'";
+        workspace.inner.db.execute_unprepared(change).await.unwrap();
+        assert!(!finds(&workspace, chat, "Coral").await);
+        workspace.refresh_index(chat);
+        let mut rebuilt = false;
+        for _ in 0..100 {
+            if finds(&workspace, chat, "Coral").await {
+                rebuilt = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(rebuilt, "the open index was rebuilt");
     }
 }

@@ -149,6 +149,90 @@ impl Workspace {
         Ok(index.clone())
     }
 
+    /// Rebuilds a chat's index from the chunks and vectors in the database: this process has
+    /// just taken the chat (with several processes, an index on this process's disk may be
+    /// older than what another owner stored meanwhile). An open index is rebuilt in place
+    /// under its lock; otherwise the next opening rebuilds it. Best effort: a failure is
+    /// logged, and the next opening compares the index with the database as always.
+    pub fn refresh_index(&self, chat_id: &ChatId) {
+        let open = self
+            .inner
+            .indexes
+            .get(chat_id)
+            .and_then(|cell| cell.get().cloned());
+        let Some(open) = open else {
+            self.inner.rebuild_next.insert(chat_id.clone());
+            return;
+        };
+        let this = self.clone();
+        let chat_id = chat_id.clone();
+        tokio::spawn(async move { this.rebuild_open(&chat_id, open).await });
+    }
+
+    async fn rebuild_open(&self, chat_id: &ChatId, open: Arc<OpenIndex>) {
+        let started = std::time::Instant::now();
+        let rebuilt = async {
+            let (chunks, _) = self.stored_chunks(chat_id).await?;
+            let count = chunks.len();
+            let mut guard = open.index.clone().lock_owned().await;
+            tokio::task::spawn_blocking(move || guard.rebuild(chunks)).await??;
+            Ok::<_, DocumentsError>(count)
+        };
+        match rebuilt.await {
+            Ok(chunks) => tracing::info!(%chat_id, chunks,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "rebuilt a taken chat's document index from the database"),
+            Err(err) => tracing::warn!(%chat_id, error = %err,
+                "could not rebuild a taken chat's document index"),
+        }
+    }
+
+    /// With several processes, a chat this process does not own may still be searched here
+    /// (a knowledge base): its index here is a local copy made from the database, brought up
+    /// to date when the database holds another number of chunks than it does.
+    pub(super) async fn index_of_other(
+        &self,
+        chat_id: &ChatId,
+    ) -> Result<Arc<OpenIndex>, DocumentsError> {
+        let index = self.index(chat_id).await?;
+        let owned_here = self.inner.fencing.get().is_none_or(|fencing| {
+            fencing
+                .cluster
+                .holds(&crate::cluster::chat_key(chat_id.as_str()))
+        });
+        if owned_here {
+            return Ok(index);
+        }
+        let stored = self.stored_chunk_count(chat_id).await?;
+        let indexed = index.index.lock().await.indexed_len();
+        if stored != indexed {
+            self.rebuild_open(chat_id, index.clone()).await;
+        }
+        Ok(index)
+    }
+
+    /// How many chunks of a chat's processed documents the database holds.
+    async fn stored_chunk_count(&self, chat_id: &ChatId) -> Result<usize, DbErr> {
+        use sea_orm::{PaginatorTrait, QuerySelect};
+        let docs: Vec<DocumentId> = documents::Entity::find()
+            .select_only()
+            .column(documents::Column::Id)
+            .filter(documents::Column::ChatId.eq(chat_id))
+            .filter(documents::Column::DeletedAt.is_null())
+            .filter(documents::Column::Status.eq(DocumentStatus::Processed))
+            .into_tuple()
+            .all(&self.inner.db)
+            .await?;
+        if docs.is_empty() {
+            return Ok(0);
+        }
+        let count = document_chunks::Entity::find()
+            .filter(document_chunks::Column::DocumentId.is_in(docs))
+            .count(&self.inner.db)
+            .await?;
+        Ok(usize::try_from(count).unwrap_or(usize::MAX))
+    }
+
     /// How many chats' indexes are open.
     pub fn open_indexes(&self) -> usize {
         self.inner.indexes.len()
@@ -198,9 +282,16 @@ impl Workspace {
         let (chunks, stale) = self.stored_chunks(chat_id).await?;
         let dir = self.index_dir(chat_id);
         let stemming = crate::retrieval::Stemming::from(self.inner.limits.stemming);
+        // Taken from another process: whatever is on this disk is rebuilt from the database.
+        let taken = self.inner.rebuild_next.remove(chat_id).is_some();
+        let started = std::time::Instant::now();
         let index = tokio::task::spawn_blocking(move || {
             let mut index = ChatIndex::open_with(&dir, stemming)?;
-            if index.is_outdated() && index.needs_rebuild(chunks.len()) {
+            if taken && !index.is_outdated() {
+                tracing::info!(dir = %dir.display(), chunks = chunks.len(),
+                    "rebuilding a taken chat's document index from the database");
+                index.rebuild(chunks)?;
+            } else if index.is_outdated() && index.needs_rebuild(chunks.len()) {
                 // It has to be rebuilt now anyway: in today's layout.
                 tracing::warn!(dir = %dir.display(), "document index outdated and incomplete; rebuilding it");
                 drop(index);
@@ -215,6 +306,10 @@ impl Workspace {
             Ok::<_, DocumentsError>(index)
         })
         .await??;
+        if taken {
+            tracing::info!(%chat_id, elapsed_ms = started.elapsed().as_millis() as u64,
+                "opened a taken chat's document index");
+        }
         let outdated = index.is_outdated();
         for document_id in stale {
             tracing::info!(%document_id, "re-embedding a document made with another embedder");

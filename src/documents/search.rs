@@ -134,7 +134,7 @@ impl Workspace {
         let mut shared = WordStatistics::default();
         for chat_id in chats {
             let at = Instant::now();
-            let index = self.index(chat_id).await?;
+            let index = self.index_of_other(chat_id).await?;
             stages.open_index += at.elapsed();
             let at = Instant::now();
             let guard = index.index.clone().lock_owned().await;

@@ -1217,3 +1217,172 @@ async fn epochs_grow_with_each_owner_the_old_one_is_fenced_and_old_records_are_p
     drop(db);
     database.drop().await;
 }
+
+/// Three processes, each with its own data directory, sharing files through a real
+/// S3-compatible store (moto): a vector store's file and a chat's image uploaded through one
+/// are, after that one is `kill -9`ed, searched (its index rebuilt from the database in the
+/// new owner's own directory) and served through the others; nothing of them is in any
+/// process's data directory.
+#[actix_web::test]
+async fn processes_with_their_own_data_directories_share_files_through_the_object_store() {
+    use crate::object_storage::{BUCKET, keys, start_s3};
+    let Some(database) = OwnDatabase::create("colloquy_objects").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let s3 = start_s3().await;
+    let upstream = FakeUpstream::start().await;
+    upstream.script((0..20).map(|_| Reply::text("Answered by the model.")));
+    let storage_url = format!("s3://{BUCKET}/cluster");
+    let settings = [
+        ("COLLOQUY_STORAGE__URL", storage_url.as_str()),
+        ("COLLOQUY_STORAGE__ENDPOINT", s3.url.as_str()),
+        ("COLLOQUY_STORAGE__ACCESS_KEY_ID", "testing"),
+        ("COLLOQUY_STORAGE__SECRET_ACCESS_KEY", "testing"),
+    ];
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut nodes = Vec::new();
+    for dir in &dirs {
+        nodes.push(start_node_with(dir.path(), &url, &upstream.base_url, &settings).await);
+    }
+    let http = reqwest::Client::new();
+    let first = as_admin(&http, &nodes[0].base);
+
+    // Through the first: a file in a vector store, and an image in a chat.
+    let form = reqwest::multipart::Form::new()
+        .text("purpose", "assistants")
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(
+                "Basalt columns form when lava cools slowly and cracks.\n"
+                    .repeat(40)
+                    .into_bytes(),
+            )
+            .file_name("basalt.txt"),
+        );
+    let file: Value = first
+        .openai()
+        .upload_file()
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let store: Value = first
+        .openai()
+        .create_vector_store()
+        .json(&json!({"name": "geology"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let store_id = store["id"].as_str().unwrap().to_string();
+    let added = first
+        .openai()
+        .add_vector_store_file(&store_id)
+        .json(&json!({"file_id": file["id"]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(added.status().is_success(), "{:?}", added.text().await);
+    let served_by = added.headers()[SERVED_BY].to_str().unwrap().to_string();
+    assert_eq!(served_by, nodes[0].id, "the first process owns the store");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let files: Value = first
+            .openai()
+            .vector_store_files(&store_id)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if files["data"][0]["status"] == "completed" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not processed: {files}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let chat = first.new_chat_with(&json!({})).await;
+    send(&http, &nodes[0], &chat, "hello").await;
+    let png = crate::images::PNG.to_vec();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(png.clone())
+            .file_name("picture.png")
+            .mime_str("image/png")
+            .unwrap(),
+    );
+    let uploaded = first
+        .chat_api()
+        .upload_attachment(&chat)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(uploaded.status(), 201);
+    let attachment: Value = uploaded.json().await.unwrap();
+    let attachment_id = attachment["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        keys(&s3.url, &format!("cluster/attachments/{chat}/"))
+            .await
+            .len(),
+        1
+    );
+
+    drop(nodes[0].process.take()); // SIGKILL
+    let killed = Instant::now();
+
+    // The second searches the store: its own index, rebuilt from the database.
+    let found = once_taken_over(killed, LEASE_SECS + 15, || {
+        as_admin(&http, &nodes[1].base)
+            .openai()
+            .search_vector_store(&store_id)
+            .json(&json!({"query": "basalt lava"}))
+    })
+    .await;
+    assert_eq!(found.headers()[SERVED_BY], nodes[1].id.as_str());
+    let found: Value = found.json().await.unwrap();
+    assert_eq!(found["data"][0]["filename"], "basalt.txt", "{found}");
+    // The third serves the image.
+    let image = once_taken_over(killed, LEASE_SECS + 15, || {
+        as_admin(&http, &nodes[2].base)
+            .chat_api()
+            .attachment(&chat, &attachment_id)
+    })
+    .await;
+    assert_eq!(image.bytes().await.unwrap().to_vec(), png);
+    // And the chat goes on.
+    let (_, answer) = send(&http, &nodes[2], &chat, "still there?").await;
+    assert_eq!(answer, "Answered by the model.");
+
+    // No process kept any of these files in its own directory.
+    for dir in &dirs {
+        let mut stack = vec![dir.path().to_path_buf()];
+        while let Some(next) = stack.pop() {
+            for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let shown = path.display().to_string();
+                assert!(
+                    !["/attachments/", "/documents/", "/files/"]
+                        .iter()
+                        .any(|d| shown.contains(d)),
+                    "a file kept locally: {shown}"
+                );
+            }
+        }
+    }
+
+    drop(nodes);
+    database.drop().await;
+}

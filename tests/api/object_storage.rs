@@ -16,16 +16,16 @@ use crate::helpers::{TestApp, eventually, spawn_app_with};
 use crate::openai_python::python_venv;
 use crate::subprocess::{Background, start_within};
 
-const BUCKET: &str = "colloquy-files";
+pub const BUCKET: &str = "colloquy-files";
 const PREFIX: &str = "one";
 
 /// A moto S3 server on a free port of 127.0.0.1, with the bucket made.
-struct S3 {
+pub struct S3 {
     _process: Background,
-    url: String,
+    pub url: String,
 }
 
-async fn start_s3() -> S3 {
+pub async fn start_s3() -> S3 {
     let python = python_venv("target/moto-venv", "tests/python/moto-requirements.txt");
     let port = free_port();
     let mut command = Command::new(python.with_file_name("moto_server"));
@@ -54,7 +54,7 @@ fn free_port() -> u16 {
 }
 
 /// The keys under `prefix` in the bucket, as the store lists them.
-async fn keys(s3_url: &str, prefix: &str) -> Vec<String> {
+pub async fn keys(s3_url: &str, prefix: &str) -> Vec<String> {
     let listing = reqwest::Client::new()
         .get(format!("{s3_url}/{BUCKET}?list-type=2&prefix={prefix}"))
         .send()

@@ -93,6 +93,9 @@ impl Launcher {
             storage.clone(),
         );
         if let Some(cluster) = sessions.cluster() {
+            // A chat taken from another process has its index rebuilt from the database here.
+            let taken = workspace.clone();
+            sessions.on_taken(Box::new(move |chat| taken.refresh_index(&chat)));
             // A chat's document writes are fenced by its lease, taken as its session takes it.
             let registry = sessions.clone();
             workspace.join(
