@@ -16,6 +16,15 @@
 //!   first and the last (bounded by the lease time, `cluster.lease_secs`:
 //!   `BENCH_CLUSTER_LEASE_SECS`, 10 s as by default; 3 s in the smoke run).
 //!
+//! - index rebuild: before the kill, a vector store with a file of `BENCH_CLUSTER_CHUNKS` chunks
+//!   (1,000) is made through the last process; after it, the store is searched through the
+//!   first, which takes the chat and rebuilds its index from the database in its own data
+//!   directory: the first search's time less the next one's, and that per 1,000 chunks.
+//!
+//! Each process has a data directory of its own. With `BENCH_S3_URL` (an S3-compatible
+//! endpoint, e.g. `moto_server -p 9000`), files go to its bucket `colloquy-bench`, made here:
+//! the processes then share nothing but PostgreSQL and the store.
+//!
 //! PostgreSQL comes from `BENCH_POSTGRES_URL` (or `COLLOQUY_TEST_POSTGRES_URL`, as CI sets for
 //! the smoke run); without one the part says so and is skipped.
 
@@ -46,6 +55,8 @@ struct Row {
     cpu_cores: f64,
     /// From the kill to each of the dead process's chats answering again, sorted.
     handover: Vec<Duration>,
+    /// A taken vector store's first search less its second, and its chunks.
+    rebuild: Option<(Duration, usize)>,
 }
 
 pub async fn run(settings: &Settings) {
@@ -76,12 +87,12 @@ pub async fn run(settings: &Settings) {
     println!(
         "| processes | chats | errors | chats/s | turns/s | forwarded | streams | errors | \
          first byte p50 | p99 | streams per process | RSS peak per process | CPU | \
-         hand-over (s) |"
+         hand-over (s) | index rebuild (ms; per 1,000 chunks) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|");
     for row in &rows {
         println!(
-            "| {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |",
+            "| {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {} |",
             row.processes,
             row.chats,
             row.chat_errors,
@@ -112,10 +123,26 @@ pub async fn run(settings: &Settings) {
                 ),
                 _ => "–".into(),
             },
+            match row.rebuild {
+                Some((took, chunks)) if chunks > 0 => format!(
+                    "{} ({chunks} chunks; {:.0})",
+                    took.as_millis(),
+                    took.as_secs_f64() * 1000.0 * 1000.0 / chunks as f64
+                ),
+                _ => "–".into(),
+            },
         );
     }
     println!();
+    if let Some(s3) = &settings.s3_url {
+        println!("Files in the S3-compatible store at {s3} (bucket `{BUCKET}`).");
+    } else {
+        println!("Files in each process's own data directory (no BENCH_S3_URL).");
+    }
+    println!();
 }
+
+const BUCKET: &str = "colloquy-bench";
 
 async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row {
     let admin = Database::connect(admin_url).await.expect("PostgreSQL");
@@ -131,7 +158,7 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
         pieces: settings.stream_seconds.max(1) as usize,
         every: Duration::from_secs(1),
     });
-    let vars = [
+    let mut vars = vec![
         ("COLLOQUY_DATABASE__URL", url.to_string()),
         (
             "COLLOQUY_HTTP__MAX_IN_FLIGHT",
@@ -144,6 +171,18 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
             settings.cluster_lease_secs.to_string(),
         ),
     ];
+    if let Some(s3) = &settings.s3_url {
+        let _ = reqwest::Client::new()
+            .put(format!("{s3}/{BUCKET}"))
+            .send()
+            .await;
+        vars.extend([
+            ("COLLOQUY_STORAGE__URL", format!("s3://{BUCKET}/{name}")),
+            ("COLLOQUY_STORAGE__ENDPOINT", s3.clone()),
+            ("COLLOQUY_STORAGE__ACCESS_KEY_ID", "bench".into()),
+            ("COLLOQUY_STORAGE__SECRET_ACCESS_KEY", "bench".into()),
+        ]);
+    }
     let mut nodes = Vec::new();
     for _ in 0..processes {
         nodes.push(Colloquy::start(upstream.address, &vars).await);
@@ -239,7 +278,9 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
 
     // Hand-over: the last process dies; its chats are asked again through the first.
     let mut handover = Vec::new();
+    let mut rebuild = None;
     if processes > 1 {
+        let store = vector_store(&client, &nodes[processes - 1], settings.cluster_chunks).await;
         let theirs = owned_by(url.as_ref(), &ids[processes - 1], 20).await;
         nodes.pop(); // SIGKILL
         let killed = Instant::now();
@@ -260,6 +301,13 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
         .await;
         handover = answered.into_iter().filter_map(Result::ok).collect();
         handover.sort_unstable();
+        if let Some((store, file)) = store {
+            rebuild = rebuild_time(&client, &nodes[0], &store, killed)
+                .await
+                .map(|took| (took, 0));
+            let chunks = chunks_of(url.as_ref(), &file).await;
+            rebuild = rebuild.map(|(took, _)| (took, chunks));
+        }
     }
     drop(nodes);
     admin
@@ -280,7 +328,136 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
         rss_peak,
         cpu_cores,
         handover,
+        rebuild,
     }
+}
+
+/// A vector store made through `node` with one file of about `chunks` chunks, processed:
+/// its id and the file's.
+async fn vector_store(
+    client: &reqwest::Client,
+    node: &Colloquy,
+    chunks: usize,
+) -> Option<(String, String)> {
+    // About one chunk (1,024 tokens, less the overlap) per 25 lines.
+    let text: String = (0..chunks * 25)
+        .map(|i| {
+            format!(
+                "Line {i} of the survey notes on topic {} records sample {} at depth {}                  metres near station {} with readings {} and {}.
+",
+                i % 97,
+                i * 7,
+                i % 300,
+                i % 41,
+                i * 13,
+                i % 11
+            )
+        })
+        .collect();
+    let form = reqwest::multipart::Form::new()
+        .text("purpose", "assistants")
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(text.into_bytes()).file_name("survey.txt"),
+        );
+    let file: Value = client
+        .post(format!("{}/v1/files", node.url))
+        .bearer_auth(API_KEY)
+        .multipart(form)
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    let file_id = file["id"].as_str()?.to_string();
+    let store: Value = client
+        .post(format!("{}/v1/vector_stores", node.url))
+        .bearer_auth(API_KEY)
+        .json(&json!({"name": "survey"}))
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    let store_id = store["id"].as_str()?.to_string();
+    client
+        .post(format!("{}/v1/vector_stores/{store_id}/files", node.url))
+        .bearer_auth(API_KEY)
+        .json(&json!({"file_id": file_id}))
+        .send()
+        .await
+        .ok()?;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while Instant::now() < deadline {
+        let files: Value = client
+            .get(format!("{}/v1/vector_stores/{store_id}/files", node.url))
+            .bearer_auth(API_KEY)
+            .send()
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        if files["data"][0]["status"] == "completed" {
+            return Some((store_id, file_id));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    None
+}
+
+/// The store searched through `node` once it answers after the kill: the first answer's time
+/// less the second's (the index rebuilt from the database when the chat was taken).
+async fn rebuild_time(
+    client: &reqwest::Client,
+    node: &Colloquy,
+    store: &str,
+    killed: Instant,
+) -> Option<Duration> {
+    let search = || async {
+        let started = Instant::now();
+        let response = client
+            .post(format!("{}/v1/vector_stores/{store}/search", node.url))
+            .bearer_auth(API_KEY)
+            .json(&json!({"query": "survey notes station"}))
+            .send()
+            .await
+            .ok()?;
+        let ok = response.status().is_success();
+        response.bytes().await.ok()?;
+        ok.then(|| started.elapsed())
+    };
+    let first = loop {
+        if let Some(took) = search().await {
+            break took;
+        }
+        if killed.elapsed() > Duration::from_secs(120) {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let second = search().await?;
+    Some(first.saturating_sub(second))
+}
+
+/// How many chunks the document made from `file` has.
+async fn chunks_of(url: &str, file: &str) -> usize {
+    let Ok(db) = Database::connect(url).await else {
+        return 0;
+    };
+    let row = db
+        .query_one_raw(sea_orm::Statement::from_sql_and_values(
+            sea_orm::DbBackend::Postgres,
+            "SELECT COUNT(*) AS n FROM document_chunks c JOIN documents d              ON d.id = c.document_id WHERE d.file_id = $1 AND d.deleted_at IS NULL",
+            [file.into()],
+        ))
+        .await
+        .ok()
+        .flatten();
+    row.and_then(|row| row.try_get::<i64>("", "n").ok())
+        .map_or(0, |n| n as usize)
 }
 
 async fn create(client: &reqwest::Client, node: &Colloquy) -> Result<String, String> {

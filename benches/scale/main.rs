@@ -47,6 +47,10 @@ pub struct Settings {
     pub cluster_chats: usize,
     pub cluster_streams: usize,
     pub cluster_lease_secs: u64,
+    pub cluster_chunks: usize,
+    /// An S3-compatible endpoint (`BENCH_S3_URL`): the processes then keep their files there,
+    /// each with its own data directory.
+    pub s3_url: Option<String>,
 }
 
 impl Settings {
@@ -88,6 +92,8 @@ impl Settings {
             cluster_chats: number("BENCH_CLUSTER_CHATS", 600, 12) as usize,
             cluster_streams: number("BENCH_CLUSTER_STREAMS", 1500, 6) as usize,
             cluster_lease_secs: number("BENCH_CLUSTER_LEASE_SECS", 10, 3),
+            cluster_chunks: number("BENCH_CLUSTER_CHUNKS", 1000, 40) as usize,
+            s3_url: std::env::var("BENCH_S3_URL").ok(),
         }
     }
 
