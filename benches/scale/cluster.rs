@@ -301,12 +301,13 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
         .await;
         handover = answered.into_iter().filter_map(Result::ok).collect();
         handover.sort_unstable();
-        if let Some((store, file)) = store {
-            rebuild = rebuild_time(&client, &nodes[0], &store, killed)
-                .await
-                .map(|took| (took, 0));
-            let chunks = chunks_of(url.as_ref(), &file).await;
-            rebuild = rebuild.map(|(took, _)| (took, chunks));
+        if let Some((store, files)) = store {
+            let took = rebuild_time(&client, &nodes[0], &store, killed).await;
+            let mut chunks = 0;
+            for file in &files {
+                chunks += chunks_of(url.as_ref(), file).await;
+            }
+            rebuild = took.map(|took| (took, chunks));
         }
     }
     drop(nodes);
@@ -332,45 +333,13 @@ async fn one_size(admin_url: &str, processes: usize, settings: &Settings) -> Row
     }
 }
 
-/// A vector store made through `node` with one file of about `chunks` chunks, processed:
-/// its id and the file's.
+/// A vector store made through `node` with files of about `chunks` chunks in all (100 to a
+/// file, under a document's text limit), processed: its id and its files' ids.
 async fn vector_store(
     client: &reqwest::Client,
     node: &Colloquy,
     chunks: usize,
-) -> Option<(String, String)> {
-    // About one chunk (1,024 tokens, less the overlap) per 25 lines.
-    let text: String = (0..chunks * 25)
-        .map(|i| {
-            format!(
-                "Line {i} of the survey notes on topic {} records sample {} at depth {}                  metres near station {} with readings {} and {}.
-",
-                i % 97,
-                i * 7,
-                i % 300,
-                i % 41,
-                i * 13,
-                i % 11
-            )
-        })
-        .collect();
-    let form = reqwest::multipart::Form::new()
-        .text("purpose", "assistants")
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(text.into_bytes()).file_name("survey.txt"),
-        );
-    let file: Value = client
-        .post(format!("{}/v1/files", node.url))
-        .bearer_auth(API_KEY)
-        .multipart(form)
-        .send()
-        .await
-        .ok()?
-        .json()
-        .await
-        .ok()?;
-    let file_id = file["id"].as_str()?.to_string();
+) -> Option<(String, Vec<String>)> {
     let store: Value = client
         .post(format!("{}/v1/vector_stores", node.url))
         .bearer_auth(API_KEY)
@@ -382,17 +351,58 @@ async fn vector_store(
         .await
         .ok()?;
     let store_id = store["id"].as_str()?.to_string();
-    client
-        .post(format!("{}/v1/vector_stores/{store_id}/files", node.url))
-        .bearer_auth(API_KEY)
-        .json(&json!({"file_id": file_id}))
-        .send()
-        .await
-        .ok()?;
+    let mut files = Vec::new();
+    for part in 0..chunks.div_ceil(100) {
+        let in_this = (chunks - part * 100).min(100);
+        // About one chunk (1,024 tokens, less the overlap) per 25 lines.
+        let text: String = (0..in_this * 25)
+            .map(|i| {
+                format!(
+                    "Line {i} of part {part} of the survey notes on topic {} records sample {} \
+                     at depth {} metres near station {} with readings {} and {}.\n",
+                    i % 97,
+                    i * 7,
+                    i % 300,
+                    i % 41,
+                    i * 13,
+                    i % 11
+                )
+            })
+            .collect();
+        let form = reqwest::multipart::Form::new()
+            .text("purpose", "assistants")
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(text.into_bytes())
+                    .file_name(format!("survey-{part}.txt")),
+            );
+        let file: Value = client
+            .post(format!("{}/v1/files", node.url))
+            .bearer_auth(API_KEY)
+            .multipart(form)
+            .send()
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        let file_id = file["id"].as_str()?.to_string();
+        client
+            .post(format!("{}/v1/vector_stores/{store_id}/files", node.url))
+            .bearer_auth(API_KEY)
+            .json(&json!({"file_id": file_id}))
+            .send()
+            .await
+            .ok()?;
+        files.push(file_id);
+    }
     let deadline = Instant::now() + Duration::from_secs(600);
     while Instant::now() < deadline {
-        let files: Value = client
-            .get(format!("{}/v1/vector_stores/{store_id}/files", node.url))
+        let listed: Value = client
+            .get(format!(
+                "{}/v1/vector_stores/{store_id}/files?limit=100",
+                node.url
+            ))
             .bearer_auth(API_KEY)
             .send()
             .await
@@ -400,8 +410,9 @@ async fn vector_store(
             .json()
             .await
             .ok()?;
-        if files["data"][0]["status"] == "completed" {
-            return Some((store_id, file_id));
+        let data = listed["data"].as_array()?;
+        if data.len() == files.len() && data.iter().all(|f| f["status"] == "completed") {
+            return Some((store_id, files));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

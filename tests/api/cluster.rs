@@ -1358,6 +1358,28 @@ async fn processes_with_their_own_data_directories_share_files_through_the_objec
     })
     .await;
     assert_eq!(image.bytes().await.unwrap().to_vec(), png);
+    // A screenshot in the store (as a browser session keeps one) is served by any process.
+    let shot = format!("shot_{}", uuid::Uuid::new_v4().simple());
+    let put = http
+        .put(format!(
+            "{}/{BUCKET}/cluster/screenshots/{chat}/{shot}.png",
+            s3.url
+        ))
+        .body(png.clone())
+        .send()
+        .await
+        .unwrap();
+    assert!(put.status().is_success());
+    for node in &nodes[1..] {
+        let served = as_admin(&http, &node.base)
+            .chat_api()
+            .screenshot(&chat, &shot)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(served.status(), 200, "through {}", node.base);
+        assert_eq!(served.bytes().await.unwrap().to_vec(), png);
+    }
     // And the chat goes on.
     let (_, answer) = send(&http, &nodes[2], &chat, "still there?").await;
     assert_eq!(answer, "Answered by the model.");
@@ -1384,5 +1406,137 @@ async fn processes_with_their_own_data_directories_share_files_through_the_objec
     }
 
     drop(nodes);
+    database.drop().await;
+}
+
+/// A knowledge base owned by one process, searched from a chat another process owns: that
+/// process reads a local copy of its index made from the database (its own data directory),
+/// and a document added through the owner afterwards is found there too.
+#[actix_web::test]
+async fn a_knowledge_base_owned_elsewhere_is_searched_from_a_copy_kept_up_to_date() {
+    let Some(database) = OwnDatabase::create("colloquy_kb_copy").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let upstream = FakeUpstream::start().await;
+    upstream.script((0..20).map(|_| Reply::text("A title")));
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let owner = start_node(dirs[0].path(), &url, &upstream.base_url).await;
+    let searcher = start_node(dirs[1].path(), &url, &upstream.base_url).await;
+    let http = reqwest::Client::new();
+    let through_owner = as_admin(&http, &owner.base);
+
+    let kb: Value = through_owner
+        .api()
+        .create_knowledge_base()
+        .json(&json!({"name": "Runbooks"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let kb_id = kb["id"].as_str().unwrap().to_string();
+    let add = |filename: &'static str, text: &'static str| {
+        let form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(filename),
+        );
+        through_owner.api().add_kb_document(&kb_id).multipart(form)
+    };
+    let kb = kb_id.as_str();
+    let settled = |count: usize| async move {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let list: Value = through_owner
+                .api()
+                .kb_documents(kb)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let documents = list["documents"].as_array().unwrap();
+            if documents.len() == count && documents.iter().all(|d| d["status"] == "processed") {
+                return;
+            }
+            assert!(Instant::now() < deadline, "not processed: {list}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    let added = add(
+        "deploy.md",
+        "Production deployments happen on Tuesdays after the change review.",
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(added.status(), 201, "{:?}", added.text().await);
+    assert_eq!(added.headers()[SERVED_BY], owner.id.as_str());
+    settled(1).await;
+
+    let agent: Value = as_admin(&http, &searcher.base)
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Ops", "knowledge_base_ids": [kb_id]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let chat = as_admin(&http, &searcher.base)
+        .new_chat_with(&json!({"agent_id": agent["id"]}))
+        .await;
+    let ask = |marker: &str, call: &str, query: &str| {
+        upstream.script_for(
+            marker,
+            [
+                Reply::tool_call(call, "search_knowledge", json!({"query": query})),
+                Reply::text("Found it."),
+            ],
+        );
+    };
+    let result_of = |call: &str| -> Value {
+        let message = upstream
+            .received()
+            .iter()
+            .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call)
+            .unwrap_or_else(|| panic!("no tool result for {call}"));
+        serde_json::from_str(message["content"].as_str().unwrap()).unwrap()
+    };
+
+    ask(
+        "<first>",
+        "tc_deploy",
+        "when do production deployments happen",
+    );
+    let (served, _) = send(&http, &searcher, &chat, "<first> deployments?").await;
+    assert_eq!(served, searcher.id, "the chat is the second process's");
+    let deploy = result_of("tc_deploy");
+    assert_eq!(deploy["results"][0]["filename"], "deploy.md", "{deploy}");
+
+    // A document added through the owner is found from the other process's copy.
+    let added = add(
+        "oncall.md",
+        "The on-call engineer answers pages within fifteen minutes.",
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(added.status(), 201);
+    settled(2).await;
+    ask(
+        "<second>",
+        "tc_oncall",
+        "how fast does the on-call engineer answer pages",
+    );
+    send(&http, &searcher, &chat, "<second> on-call?").await;
+    let oncall = result_of("tc_oncall");
+    assert_eq!(oncall["results"][0]["filename"], "oncall.md", "{oncall}");
+
+    drop((owner, searcher));
     database.drop().await;
 }
