@@ -340,16 +340,12 @@ async fn vector_store(
     node: &Colloquy,
     chunks: usize,
 ) -> Option<(String, Vec<String>)> {
-    let store: Value = client
-        .post(format!("{}/v1/vector_stores", node.url))
-        .bearer_auth(API_KEY)
-        .json(&json!({"name": "survey"}))
-        .send()
-        .await
-        .ok()?
-        .json()
-        .await
-        .ok()?;
+    let store = post_json(
+        client,
+        format!("{}/v1/vector_stores", node.url),
+        json!({"name": "survey"}),
+    )
+    .await?;
     let store_id = store["id"].as_str()?.to_string();
     let mut files = Vec::new();
     for part in 0..chunks.div_ceil(100) {
@@ -387,13 +383,12 @@ async fn vector_store(
             .await
             .ok()?;
         let file_id = file["id"].as_str()?.to_string();
-        client
-            .post(format!("{}/v1/vector_stores/{store_id}/files", node.url))
-            .bearer_auth(API_KEY)
-            .json(&json!({"file_id": file_id}))
-            .send()
-            .await
-            .ok()?;
+        post_json(
+            client,
+            format!("{}/v1/vector_stores/{store_id}/files", node.url),
+            json!({"file_id": file_id}),
+        )
+        .await?;
         files.push(file_id);
     }
     let deadline = Instant::now() + Duration::from_secs(600);
@@ -417,6 +412,20 @@ async fn vector_store(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     None
+}
+
+/// A JSON `body` posted to `url` with the bench's key; the JSON answer.
+async fn post_json(client: &reqwest::Client, url: String, body: Value) -> Option<Value> {
+    client
+        .post(url)
+        .bearer_auth(API_KEY)
+        .json(&body)
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()
 }
 
 /// The store searched through `node` once it answers after the kill: the first answer's time

@@ -79,8 +79,8 @@ impl ResponseError for AppError {
             | Self::Overloaded { .. }
             | Self::OwnedElsewhere { .. }
             | Self::OwnerUnresponsive
-            | Self::OwnershipLost
-            | Self::StorageFailed => StatusCode::SERVICE_UNAVAILABLE,
+            | Self::OwnershipLost => StatusCode::SERVICE_UNAVAILABLE,
+            Self::StorageFailed => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 

@@ -103,6 +103,16 @@ async fn start_node_with(
     }
 }
 
+/// Sends `node`'s process the signal `name` (`-STOP`, `-CONT`).
+fn signal(node: &Node, name: &str) {
+    let pid = node.process.as_ref().unwrap().pid().to_string();
+    let status = Command::new("kill")
+        .args([name, &pid])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill {name}");
+}
+
 /// The live owner of a chat's lease, from the database.
 async fn owner_of(db: &DatabaseConnection, chat: &str) -> Option<String> {
     db.query_one_raw(Statement::from_sql_and_values(
@@ -852,15 +862,7 @@ async fn a_request_forwarded_to_a_stalled_owner_is_answered_503_once_its_lease_l
     assert_eq!(read.status(), 200);
     assert_eq!(read.headers()[SERVED_BY], owner.id.as_str());
 
-    let pid = owner.process.as_ref().unwrap().pid().to_string();
-    let signal = |name: &str| {
-        let status = Command::new("kill")
-            .args([name, &pid])
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "kill {name}");
-    };
-    signal("-STOP");
+    signal(&owner, "-STOP");
     let stalled = Instant::now();
     let read = http
         .get(format!("{}/chat/api/chats/{chat}", other.base))
@@ -869,7 +871,7 @@ async fn a_request_forwarded_to_a_stalled_owner_is_answered_503_once_its_lease_l
         .send()
         .await;
     let waited = stalled.elapsed();
-    signal("-CONT");
+    signal(&owner, "-CONT");
     let read = read.expect("answered, not hung");
     assert_eq!(read.status(), 503, "after {waited:?}");
     assert_eq!(read.headers()["retry-after"], "1");
@@ -977,14 +979,6 @@ async fn an_owner_woken_after_a_takeover_writes_nothing_the_newer_turn_is_kept()
     let other = start_node(dirs[1].path(), &url, &upstream.base_url).await;
     let db = Database::connect(&url).await.unwrap();
     let http = reqwest::Client::new();
-    let pid = stalled.process.as_ref().unwrap().pid().to_string();
-    let signal = |name: &str| {
-        let status = Command::new("kill")
-            .args([name, &pid])
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "kill {name}");
-    };
 
     for round in 0..ROUNDS {
         let mut probes = Vec::new();
@@ -1022,7 +1016,7 @@ async fn an_owner_woken_after_a_takeover_writes_nothing_the_newer_turn_is_kept()
             }
         }
 
-        signal("-STOP");
+        signal(&stalled, "-STOP");
         let stopped = Instant::now();
         for (chat, ..) in &probes {
             while owner_of(&db, chat).await.is_some() {
@@ -1047,7 +1041,7 @@ async fn an_owner_woken_after_a_takeover_writes_nothing_the_newer_turn_is_kept()
             assert_eq!(content(&frames), "The newer answer.");
             newer_runs.push(run);
         }
-        signal("-CONT");
+        signal(&stalled, "-CONT");
 
         // The woken owner's streams end, however they end.
         for (chat, _, _, stream) in &mut probes {
@@ -1225,7 +1219,7 @@ async fn epochs_grow_with_each_owner_the_old_one_is_fenced_and_old_records_are_p
 /// process's data directory.
 #[actix_web::test]
 async fn processes_with_their_own_data_directories_share_files_through_the_object_store() {
-    use crate::object_storage::{BUCKET, keys, start_s3};
+    use crate::object_storage::{BUCKET, files_in, keys, start_s3, upload_file};
     let Some(database) = OwnDatabase::create("colloquy_objects").await else {
         return;
     };
@@ -1249,27 +1243,12 @@ async fn processes_with_their_own_data_directories_share_files_through_the_objec
     let first = as_admin(&http, &nodes[0].base);
 
     // Through the first: a file in a vector store, and an image in a chat.
-    let form = reqwest::multipart::Form::new()
-        .text("purpose", "assistants")
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(
-                "Basalt columns form when lava cools slowly and cracks.\n"
-                    .repeat(40)
-                    .into_bytes(),
-            )
-            .file_name("basalt.txt"),
-        );
-    let file: Value = first
-        .openai()
-        .upload_file()
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let file = upload_file(
+        first.openai(),
+        "basalt.txt",
+        &"Basalt columns form when lava cools slowly and cracks.\n".repeat(40),
+    )
+    .await;
     let store: Value = first
         .openai()
         .create_vector_store()
@@ -1386,23 +1365,15 @@ async fn processes_with_their_own_data_directories_share_files_through_the_objec
 
     // No process kept any of these files in its own directory.
     for dir in &dirs {
-        let mut stack = vec![dir.path().to_path_buf()];
-        while let Some(next) = stack.pop() {
-            for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                let shown = path.display().to_string();
-                assert!(
-                    !["/attachments/", "/documents/", "/files/"]
-                        .iter()
-                        .any(|d| shown.contains(d)),
-                    "a file kept locally: {shown}"
-                );
-            }
-        }
+        let local: Vec<String> = files_in(dir.path())
+            .into_iter()
+            .filter(|path| {
+                ["/attachments/", "/documents/", "/files/"]
+                    .iter()
+                    .any(|d| path.contains(d))
+            })
+            .collect();
+        assert!(local.is_empty(), "files kept locally: {local:?}");
     }
 
     drop(nodes);

@@ -82,7 +82,26 @@ async fn app_on(endpoint: &str) -> TestApp {
     .await
 }
 
-fn files_in(dir: &std::path::Path) -> Vec<String> {
+/// A Files API file of `text`, uploaded through `openai`: its object.
+pub async fn upload_file(openai: crate::client::OpenAi<'_>, filename: &str, text: &str) -> Value {
+    let form = reqwest::multipart::Form::new()
+        .text("purpose", "assistants")
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(text.as_bytes().to_vec())
+                .file_name(filename.to_string()),
+        );
+    let response = openai.upload_file().multipart(form).send().await.unwrap();
+    assert!(
+        response.status().is_success(),
+        "{:?}",
+        response.text().await
+    );
+    response.json().await.unwrap()
+}
+
+/// Every file (not directory) under `dir`.
+pub fn files_in(dir: &std::path::Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(next) = stack.pop() {
@@ -145,27 +164,12 @@ async fn attachments_files_and_documents_live_in_the_object_store_and_go_with_th
     assert_eq!(documents.len(), 1, "{documents:?}");
 
     // A Files API file, added to a vector store (a copy made from the object) and searched.
-    let form = reqwest::multipart::Form::new()
-        .text("purpose", "assistants")
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(
-                "Quartz crystals resonate at 32768 hertz in a watch.\n"
-                    .repeat(30)
-                    .into_bytes(),
-            )
-            .file_name("quartz.txt"),
-        );
-    let file: Value = app
-        .openai()
-        .upload_file()
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let file = upload_file(
+        app.openai(),
+        "quartz.txt",
+        &"Quartz crystals resonate at 32768 hertz in a watch.\n".repeat(30),
+    )
+    .await;
     let file_id = file["id"].as_str().unwrap().to_string();
     let user_files = keys(&s3.url, &format!("{PREFIX}/files/")).await;
     assert!(
@@ -307,7 +311,7 @@ async fn a_store_failing_mid_upload_leaves_an_error_and_no_object() {
     let response = upload(&app, &chat, "tides.txt", text.into_bytes()).await;
     assert_eq!(
         response.status(),
-        503,
+        500,
         "an upload the store refused is an error"
     );
     let error = crate::helpers::error_body(response).await;
