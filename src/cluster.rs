@@ -137,6 +137,18 @@ impl Cluster {
         self.inner.held.get(key).map(|epoch| *epoch)
     }
 
+    /// A transaction in which `fence` has checked `key` at `epoch`: where a write of what
+    /// `key` owns goes.
+    pub async fn begin_fenced(
+        &self,
+        key: &str,
+        epoch: i64,
+    ) -> Result<sea_orm::DatabaseTransaction, DbErr> {
+        let txn = self.inner.db.begin().await?;
+        self.fence(&txn, key, epoch).await?;
+        Ok(txn)
+    }
+
     /// Checks, inside `txn`, that this process still holds `key` at `epoch` and that its lease
     /// has not expired by the database's clock; the lease row stays share-locked until `txn`
     /// ends, so no other process takes the key before what `txn` writes is committed. A check

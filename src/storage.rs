@@ -236,9 +236,11 @@ impl Storage {
     /// The size of the bytes at `key`, `None` when there are none.
     pub async fn size(&self, key: &str) -> std::io::Result<Option<u64>> {
         let found = match &*self.backend {
-            Backend::Directory(root) => tokio::fs::metadata(root.join(key))
-                .await
-                .map(|meta| meta.len()),
+            Backend::Directory(root) => match tokio::fs::metadata(root.join(key)).await {
+                Ok(meta) if meta.is_file() => Ok(meta.len()),
+                Ok(_) => Err(std::io::ErrorKind::NotFound.into()),
+                Err(err) => Err(err),
+            },
             Backend::Objects { store, prefix, .. } => store
                 .head(&Self::object(prefix, key)?)
                 .await

@@ -6,7 +6,7 @@
 //! with `cluster::Fenced` and stops this process's session of the chat at once.
 
 use entities::ids::ChatId;
-use sea_orm::{DatabaseConnection, DatabaseExecutor, DbErr, TransactionTrait};
+use sea_orm::{DatabaseConnection, DatabaseExecutor, DbErr};
 
 use super::registry::ChatRegistry;
 use crate::cluster::{Cluster, Fenced, chat_key};
@@ -64,18 +64,20 @@ impl ChatWriter {
         let Some(fence) = &self.fence else {
             return Ok(Write(DatabaseExecutor::Connection(&self.db)));
         };
-        let txn = self.db.begin().await?;
-        if let Err(err) = fence.cluster.fence(&txn, &fence.key, fence.epoch).await {
-            if Fenced::is(&err) {
-                tracing::warn!(
-                    chat_id = %fence.chat_id,
-                    epoch = fence.epoch,
-                    "another process took this chat: its session here stops, unwritten"
-                );
-                fence.registry.fenced(&fence.chat_id, fence.epoch);
+        let txn = match fence.cluster.begin_fenced(&fence.key, fence.epoch).await {
+            Ok(txn) => txn,
+            Err(err) => {
+                if Fenced::is(&err) {
+                    tracing::warn!(
+                        chat_id = %fence.chat_id,
+                        epoch = fence.epoch,
+                        "another process took this chat: its session here stops, unwritten"
+                    );
+                    fence.registry.fenced(&fence.chat_id, fence.epoch);
+                }
+                return Err(err);
             }
-            return Err(err);
-        }
+        };
         Ok(Write(DatabaseExecutor::OwnedTransaction(txn)))
     }
 }

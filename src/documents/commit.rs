@@ -3,8 +3,8 @@
 //! completion and the Files API all call `commit_upload`.
 //!
 //! The steps are ordered so that every state a crash can leave is recognisable:
-//! 1. the bytes are renamed to the final place, `files_dir(chat)/<document id>` — derivable
-//!    from the row alone;
+//! 1. the bytes are kept at the document's key, `documents/<chat>/<document id>` (moved into
+//!    the data directory, or sent to the object store) — derivable from the row alone;
 //! 2. one transaction records path, type, size and `processing` (and marks a tus upload
 //!    complete), only while the row is still `uploading`;
 //! 3. the document is queued.
@@ -61,22 +61,10 @@ pub struct Recovered {
 }
 
 impl Workspace {
-    /// Where a document's bytes live once committed.
-    pub fn final_path(&self, chat_id: &ChatId, document_id: &DocumentId) -> PathBuf {
-        self.files_dir(chat_id).join(document_id.as_str())
-    }
-
     /// Moves an upload's bytes to their final place, records them and queues processing.
     /// Safe to call again after any failure or crash; a committed document is left as is.
     pub async fn commit_upload(&self, upload: &Upload) -> Result<documents::Model, CommitError> {
-        let placed = if self.in_objects() {
-            self.place_in_objects(upload).await
-        } else {
-            let target = self.final_path(&upload.chat_id, &upload.document_id);
-            self.place(&upload.source, &target, upload.size)
-                .await
-                .map(|()| target.to_string_lossy().into_owned())
-        };
+        let placed = self.place(upload).await;
         let target = match placed {
             Ok(target) => target,
             Err(err) => {
@@ -100,32 +88,18 @@ impl Workspace {
             .map_err(CommitError::Db)
     }
 
-    /// Step 1: the bytes at `target`. Already there (a retry, or a crash after the rename)
-    /// when `source` is gone and `target` holds `size` bytes.
-    async fn place(&self, source: &Path, target: &Path, size: u64) -> std::io::Result<()> {
-        let moved = tokio::fs::metadata(target)
-            .await
-            .is_ok_and(|m| m.is_file() && m.len() == size);
-        if moved && !tokio::fs::try_exists(source).await.unwrap_or(false) {
-            return Ok(());
-        }
-        if let Some(dir) = target.parent() {
-            tokio::fs::create_dir_all(dir).await?;
-        }
-        tokio::fs::rename(source, target).await
-    }
-
-    /// Step 1 with an object store: the bytes sent as the document's object (in parts; a
-    /// failure leaves no object), then the `.part` removed. Already there (a retry) when
-    /// `source` is gone and the object holds `size` bytes. Returns the reference to record.
-    async fn place_in_objects(&self, upload: &Upload) -> std::io::Result<String> {
+    /// Step 1: the bytes kept at the document's key (moved into the data directory, or sent
+    /// to the object store in parts, a failure leaving nothing there); the reference to
+    /// record. Already there (a retry, or a crash after the move) when `source` is gone and
+    /// the key holds `size` bytes.
+    async fn place(&self, upload: &Upload) -> std::io::Result<String> {
         let key = Self::document_key(&upload.chat_id, &upload.document_id);
         if !tokio::fs::try_exists(&upload.source).await.unwrap_or(false)
-            && self.object_size(&key).await == Some(upload.size)
+            && self.stored_size(&key).await == Some(upload.size)
         {
-            return Ok(format!("{}{key}", super::stored::OBJECT_PREFIX));
+            return Ok(self.reference(&key));
         }
-        self.send_to_objects(&key, &upload.source).await
+        self.keep_file(&key, &upload.source).await
     }
 
     /// Step 2: path, type, size and `processing` in one transaction, with the tus upload's
@@ -238,20 +212,10 @@ impl Workspace {
                 .filter(uploads::Column::DocumentId.eq(doc.id.clone()))
                 .one(&self.inner.db)
                 .await?;
-            let target = self.final_path(&doc.chat_id, &doc.id);
+            let key = Self::document_key(&doc.chat_id, &doc.id);
+            let target = self.reference(&key);
             let source = PathBuf::from(&doc.storage_path);
-            let placed = if self.in_objects() {
-                let key = Self::document_key(&doc.chat_id, &doc.id);
-                self.object_size(&key)
-                    .await
-                    .map(|size| (size, format!("{}{key}", super::stored::OBJECT_PREFIX)))
-            } else {
-                tokio::fs::metadata(&target)
-                    .await
-                    .ok()
-                    .filter(|m| m.is_file())
-                    .map(|m| (m.len(), target.to_string_lossy().into_owned()))
-            };
+            let placed = self.stored_size(&key).await;
             let upload = |size: u64, source: PathBuf| Upload {
                 document_id: doc.id.clone(),
                 chat_id: doc.chat_id.clone(),
@@ -261,12 +225,12 @@ impl Workspace {
                 file_id: doc.file_id.clone(),
                 upload_id: tus.as_ref().map(|t| t.id.clone()),
             };
-            if let Some((size, reference)) = placed {
+            if let Some(size) = placed {
                 // The bytes were placed; the row was not updated.
-                if source != target {
+                if doc.storage_path != target {
                     let _ = tokio::fs::remove_file(&source).await;
                 }
-                self.record_committed(&upload(size, source), &reference)
+                self.record_committed(&upload(size, source), &target)
                     .await?;
                 recovered.completed += 1;
                 continue;
@@ -283,14 +247,7 @@ impl Workspace {
                     (UploadStatus::Uploading, None) if length > 0 => continue,
                     (UploadStatus::Uploading, Some(n)) if n == length => {
                         let whole = upload(length, PathBuf::from(&tus.storage_path));
-                        let committed = if self.in_objects() {
-                            self.place_in_objects(&whole).await
-                        } else {
-                            self.place(&whole.source, &target, length)
-                                .await
-                                .map(|()| target.to_string_lossy().into_owned())
-                        };
-                        if let Ok(reference) = committed {
+                        if let Ok(reference) = self.place(&whole).await {
                             self.record_committed(&whole, &reference).await?;
                             recovered.completed += 1;
                             continue;

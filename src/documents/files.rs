@@ -48,13 +48,10 @@ impl Workspace {
         bytes: u64,
         path: &Path,
     ) -> Result<files::Model, DbErr> {
-        let stored = if self.in_objects() {
-            self.send_to_objects(&Self::file_key(user_id, &id), path)
-                .await
-                .map_err(|err| DbErr::Custom(format!("the file could not be stored: {err}")))?
-        } else {
-            path.to_string_lossy().into_owned()
-        };
+        let stored = self
+            .keep_file(&Self::file_key(user_id, &id), path)
+            .await
+            .map_err(|err| DbErr::Custom(format!("the file could not be stored: {err}")))?;
         files::ActiveModel {
             id: Set(id),
             user_id: Set(user_id.clone()),

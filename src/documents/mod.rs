@@ -201,9 +201,7 @@ impl Workspace {
         }
         // Not held (another process owns the chat): no lease has epoch 0, so the check fails.
         let epoch = fencing.cluster.epoch(&key).unwrap_or(0);
-        let txn = self.inner.db.begin().await?;
-        fencing.cluster.fence(&txn, &key, epoch).await?;
-        Ok(txn)
+        fencing.cluster.begin_fenced(&key, epoch).await
     }
 
     pub fn limits(&self) -> &DocumentsConfig {

@@ -18,6 +18,15 @@ impl Workspace {
         !self.inner.storage.is_directory()
     }
 
+    /// What a row records as the place of `key`: its path in the data directory (as rows
+    /// always have), or `object:<key>`.
+    pub(super) fn reference(&self, key: &str) -> String {
+        match self.inner.storage.local_path(key) {
+            Some(path) => path.to_string_lossy().into_owned(),
+            None => format!("{OBJECT_PREFIX}{key}"),
+        }
+    }
+
     /// The object key of a committed document's bytes.
     pub(super) fn document_key(chat_id: &ChatId, document_id: &DocumentId) -> String {
         format!("documents/{chat_id}/{document_id}")
@@ -28,22 +37,22 @@ impl Workspace {
         format!("files/{user_id}/{file_id}")
     }
 
-    /// Sends the complete file at `source` to the object store as `key` and removes it; the
-    /// reference to record. Nothing is left at `key` if it fails.
-    pub(super) async fn send_to_objects(
-        &self,
-        key: &str,
-        source: &Path,
-    ) -> std::io::Result<String> {
+    /// Keeps the complete file at `source` as `key` (moved into the data directory, or sent
+    /// to the object store and then removed); the reference to record. Nothing is left at
+    /// `key` if it fails.
+    pub(super) async fn keep_file(&self, key: &str, source: &Path) -> std::io::Result<String> {
         self.inner.storage.put_file(key, source).await?;
-        if let Err(err) = tokio::fs::remove_file(source).await {
-            tracing::debug!(%err, "a sent file was already gone");
+        if self.inner.storage.local_path(key).as_deref() != Some(source)
+            && let Err(err) = tokio::fs::remove_file(source).await
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::debug!(%err, "could not remove a file once kept");
         }
-        Ok(format!("{OBJECT_PREFIX}{key}"))
+        Ok(self.reference(key))
     }
 
-    /// The size of the object `key`, if it is in the store.
-    pub(super) async fn object_size(&self, key: &str) -> Option<u64> {
+    /// The size of what is kept at `key`, if anything is.
+    pub(super) async fn stored_size(&self, key: &str) -> Option<u64> {
         self.inner.storage.size(key).await.ok().flatten()
     }
 

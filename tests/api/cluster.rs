@@ -1291,20 +1291,8 @@ async fn processes_with_their_own_data_directories_share_files_through_the_objec
     let chat = first.new_chat_with(&json!({})).await;
     send(&http, &nodes[0], &chat, "hello").await;
     let png = crate::images::PNG.to_vec();
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(png.clone())
-            .file_name("picture.png")
-            .mime_str("image/png")
-            .unwrap(),
-    );
-    let uploaded = first
-        .chat_api()
-        .upload_attachment(&chat)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let uploaded =
+        crate::images::upload_image(first.chat_api(), &chat, png.clone(), "picture.png").await;
     assert_eq!(uploaded.status(), 201);
     let attachment: Value = uploaded.json().await.unwrap();
     let attachment_id = attachment["id"].as_str().unwrap().to_string();

@@ -41,12 +41,21 @@ async fn upload_as(
     bytes: Vec<u8>,
     filename: &str,
 ) -> reqwest::Response {
+    upload_image(app.as_key(key).chat_api(), chat, bytes, filename).await
+}
+
+/// Uploads `bytes` as an image of `chat` through `chat_api`.
+pub async fn upload_image(
+    chat_api: crate::client::ChatApi<'_>,
+    chat: &str,
+    bytes: Vec<u8>,
+    filename: &str,
+) -> reqwest::Response {
     let form = reqwest::multipart::Form::new().part(
         "file",
         reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
     );
-    app.as_key(key)
-        .chat_api()
+    chat_api
         .upload_attachment(chat)
         .multipart(form)
         .send()

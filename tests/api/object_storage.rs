@@ -125,20 +125,8 @@ async fn attachments_files_and_documents_live_in_the_object_store_and_go_with_th
     // An image attachment: kept as an object, served back from it.
     let chat = app.new_chat().await;
     let png = crate::images::PNG.to_vec();
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(png.clone())
-            .file_name("picture.png")
-            .mime_str("image/png")
-            .unwrap(),
-    );
-    let uploaded = app
-        .chat_api()
-        .upload_attachment(&chat)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let uploaded =
+        crate::images::upload_image(app.chat_api(), &chat, png.clone(), "picture.png").await;
     assert_eq!(uploaded.status(), 201, "{:?}", uploaded.text().await);
     let attachment: Value = uploaded.json().await.unwrap();
     let id = attachment["id"].as_str().unwrap();
