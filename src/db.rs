@@ -42,6 +42,22 @@ pub async fn connect(config: &Config) -> Result<DatabaseConnection, DbErr> {
     Database::connect(options).await
 }
 
+/// Counts every statement run on `db` into `counter` — on every clone made after, and inside
+/// transactions, too (sea-orm's metric callback) — and logs each at trace level under the
+/// `colloquy::sql` target (`RUST_LOG=colloquy::sql=trace` lists what a request costs). Call it
+/// before `db` is cloned.
+pub fn count_statements(db: &mut DatabaseConnection, counter: prometheus::IntCounter) {
+    db.set_metric_callback(move |info| {
+        counter.inc();
+        tracing::trace!(
+            target: "colloquy::sql",
+            micros = u64::try_from(info.elapsed.as_micros()).unwrap_or(u64::MAX),
+            failed = info.failed,
+            sql = %info.statement.sql,
+        );
+    });
+}
+
 /// Brings the schema up to date. On PostgreSQL, processes started at once take turns (an
 /// advisory lock held on a connection of its own), so that only one applies each migration.
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {

@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
 };
 
 /// The registry and every metric Colloquy records.
@@ -24,6 +25,7 @@ pub struct Metrics {
     tool_result_tokens: IntCounterVec,
     active_chats: IntGauge,
     heap_in_use: IntGauge,
+    db_statements: IntCounter,
 }
 
 /// How one tool call ended, for `Metrics::tool_call`.
@@ -65,7 +67,16 @@ impl Metrics {
                 .unwrap_or_else(|err| unreachable!("metric {name}: {err}"));
             metric
         };
+        let db_statements = IntCounter::new(
+            "colloquy_db_statements_total",
+            "SQL statements run on the database (migrations, requests, background jobs).",
+        )
+        .unwrap_or_else(|err| unreachable!("metric colloquy_db_statements_total: {err}"));
+        registry
+            .register(Box::new(db_statements.clone()))
+            .unwrap_or_else(|err| unreachable!("metric colloquy_db_statements_total: {err}"));
         Self {
+            db_statements,
             active_chats: gauge(
                 "colloquy_active_chats",
                 "Chats loaded in memory now (an actor each; idle ones passivate).",
@@ -119,6 +130,16 @@ impl Metrics {
             ),
             registry,
         }
+    }
+
+    /// The counter `db::count_statements` adds to.
+    pub fn db_statements_counter(&self) -> IntCounter {
+        self.db_statements.clone()
+    }
+
+    /// SQL statements run so far.
+    pub fn db_statements(&self) -> u64 {
+        self.db_statements.get()
     }
 
     pub fn http_request(&self, method: &str, route: &str, status: u16) {

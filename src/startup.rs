@@ -45,9 +45,12 @@ impl Application {
         let listener = crate::os_limits::listen(&config.bind, config.http.listen_backlog)
             .with_context(|| format!("cannot listen on {}", config.bind))?;
         let address = listener.local_addr()?;
-        let db = crate::db::connect(&config)
+        let mut db = crate::db::connect(&config)
             .await
             .context("cannot open the database")?;
+        // Before any clone: every statement of this process is counted (`/metrics`).
+        let metrics = Arc::new(crate::metrics::Metrics::new());
+        crate::db::count_statements(&mut db, metrics.db_statements_counter());
         crate::db::migrate(&db)
             .await
             .context("cannot migrate the database")?;
@@ -79,7 +82,14 @@ impl Application {
             .await
             .context("cannot create the first admin")?;
         let login_throttle = Arc::new(LoginThrottle::new(&config.auth));
-        let launcher = Launcher::build(config, db, cluster.as_ref(), continuing, extra_tools)?;
+        let launcher = Launcher::build(
+            config,
+            db,
+            metrics,
+            cluster.as_ref(),
+            continuing,
+            extra_tools,
+        )?;
         let state = AppState {
             launcher,
             accounts,

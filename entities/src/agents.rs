@@ -61,4 +61,11 @@ impl Related<super::chats::Entity> for Entity {
     }
 }
 
+/// An agent's knowledge bases, read beside it in one query.
+impl Related<super::agent_knowledge_bases::Entity> for Entity {
+    fn to() -> RelationDef {
+        super::agent_knowledge_bases::Relation::Agents.def().rev()
+    }
+}
+
 impl ActiveModelBehavior for ActiveModel {}

@@ -271,13 +271,11 @@ impl Agents {
 
     /// The user's default agent, made on first need.
     pub async fn default_for(&self, user: &UserId) -> Result<Agent, DbErr> {
-        if let Some(row) = agents::Entity::find()
+        let default = agents::Entity::find()
             .filter(agents::Column::UserId.eq(user))
-            .filter(agents::Column::IsDefault.eq(true))
-            .one(&self.db)
-            .await?
-        {
-            return self.with_knowledge_bases(row.into()).await;
+            .filter(agents::Column::IsDefault.eq(true));
+        if let Some(agent) = self.one_with_knowledge_bases(default).await? {
+            return Ok(agent);
         }
         let now = Utc::now();
         let made = agents::ActiveModel {
@@ -329,13 +327,10 @@ impl Agents {
 
     /// The agent if `user` owns it; `NotFound` for anyone else's.
     pub async fn get_owned(&self, user: &UserId, id: &AgentId) -> Result<Agent, AgentError> {
-        let agent = agents::Entity::find_by_id(id.clone())
-            .filter(agents::Column::UserId.eq(user))
-            .one(&self.db)
+        let owned = agents::Entity::find_by_id(id.clone()).filter(agents::Column::UserId.eq(user));
+        self.one_with_knowledge_bases(owned)
             .await?
-            .map(Agent::from)
-            .ok_or(AgentError::NotFound)?;
-        Ok(self.with_knowledge_bases(agent).await?)
+            .ok_or(AgentError::NotFound)
     }
 
     pub async fn create(&self, user: &UserId, fields: AgentFields) -> Result<Agent, AgentError> {

@@ -45,6 +45,13 @@ pub struct ChatRegistry {
 /// the chat module knows runs, not documents.
 pub type TakeoverHook = Box<dyn Fn(ChatId) + Send + Sync>;
 
+/// How a session starts: from what is stored, or empty (a chat just made).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loading {
+    Stored,
+    New,
+}
+
 /// Why a chat's session is not here.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -119,6 +126,20 @@ impl ChatRegistry {
     /// process holds the chat's lease (taken here if no live process holds it). The caller has
     /// checked ownership.
     pub async fn session(&self, chat_id: &ChatId) -> Result<Addr<ChatSession>, SessionError> {
+        self.session_as(chat_id, Loading::Stored).await
+    }
+
+    /// The session of a chat the caller has just made, with nothing in it yet but its row
+    /// (a `/v1` request's new chat): it starts empty instead of reading the chat back.
+    pub async fn new_session(&self, chat_id: &ChatId) -> Result<Addr<ChatSession>, SessionError> {
+        self.session_as(chat_id, Loading::New).await
+    }
+
+    async fn session_as(
+        &self,
+        chat_id: &ChatId,
+        loading: Loading,
+    ) -> Result<Addr<ChatSession>, SessionError> {
         if let Some(cluster) = self.cluster.get() {
             let key = chat_key(chat_id.as_str());
             if !cluster.holds(&key) {
@@ -146,7 +167,11 @@ impl ChatRegistry {
                         }
                         // What a dead or stopped owner left running becomes interrupted,
                         // keeping its draft, before the session loads (as after a restart).
+                        // A chat just made has nothing to repair.
                         self.stop_local(chat_id);
+                        if loading == Loading::New {
+                            return Ok(self.local_session(chat_id, loading));
+                        }
                         if let Some(hook) = self.taken.get() {
                             hook(chat_id.clone());
                         }
@@ -159,7 +184,7 @@ impl ChatRegistry {
                 }
             }
         }
-        Ok(self.local_session(chat_id))
+        Ok(self.local_session(chat_id, loading))
     }
 
     /// Whether this process may serve `chat_id` now: it holds the chat's lease, or no live
@@ -187,10 +212,10 @@ impl ChatRegistry {
     /// The session without a cluster's lease (unit tests have no cluster).
     #[cfg(test)]
     pub(crate) fn session_unclustered(&self, chat_id: &ChatId) -> Addr<ChatSession> {
-        self.local_session(chat_id)
+        self.local_session(chat_id, Loading::Stored)
     }
 
-    fn local_session(&self, chat_id: &ChatId) -> Addr<ChatSession> {
+    fn local_session(&self, chat_id: &ChatId, loading: Loading) -> Addr<ChatSession> {
         if let Some(addr) = self.sessions.get(chat_id)
             && addr.connected()
         {
@@ -202,9 +227,9 @@ impl ChatRegistry {
         let mut entry = self
             .sessions
             .entry(chat_id.clone())
-            .or_insert_with(|| Self::start(&registry, &arbiter, chat.clone()));
+            .or_insert_with(|| Self::start(&registry, &arbiter, chat.clone(), loading));
         if !entry.connected() {
-            *entry = Self::start(&registry, &arbiter, chat);
+            *entry = Self::start(&registry, &arbiter, chat, loading);
         }
         entry.clone()
     }
@@ -213,13 +238,18 @@ impl ChatRegistry {
         registry: &ChatRegistry,
         arbiter: &ArbiterHandle,
         chat_id: ChatId,
+        loading: Loading,
     ) -> Addr<ChatSession> {
         let db = registry.db.clone();
         let idle_after = registry.idle_after;
         let embedder = registry.embedder.clone();
         let registry = registry.clone();
         ChatSession::start_in_arbiter(arbiter, move |_| {
-            ChatSession::new(chat_id, db, registry, idle_after, embedder)
+            let session = ChatSession::new(chat_id, db, registry, idle_after, embedder);
+            match loading {
+                Loading::Stored => session,
+                Loading::New => session.new_chat(),
+            }
         })
     }
 

@@ -29,7 +29,7 @@ pub(super) mod tools;
 pub(super) use agent::agent_of;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use catalog::{CatalogTool, tool_catalog};
-use chat::{document_context, relevant_memories};
+use chat::{document_context, has_searchable, recent_documents, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
 use plan::plan;
@@ -268,6 +268,8 @@ pub(in crate::supervisor) struct Prepared {
     plan: plan::Plan,
     /// The chat's session, filled when the turn begins (a new chat has none before).
     slot: SessionSlot,
+    /// The chat's most recent documents, read as the turn was planned.
+    documents: Vec<entities::documents::Model>,
     searchable: bool,
     context_strategy: ContextStrategy,
     history_budget: Option<u64>,
@@ -313,14 +315,8 @@ pub(in crate::supervisor) async fn prepare(
         )
         .owned_by_admin(principal.is_admin()),
     );
-    let searchable = !fresh
-        && match launcher.workspace.has_searchable(&chat.id).await {
-            Ok(searchable) => searchable,
-            Err(err) => {
-                tracing::warn!(%err, "could not tell whether the chat has searchable documents");
-                false
-            }
-        };
+    let documents = recent_documents(launcher, &chat.id, fresh).await;
+    let searchable = has_searchable(launcher, &chat.id, &documents).await;
     // Everything is checked before the turn begins: a refused request stores nothing.
     let plan = plan(
         launcher,
@@ -345,6 +341,7 @@ pub(in crate::supervisor) async fn prepare(
         log,
         plan,
         slot,
+        documents,
         searchable,
         context_strategy,
         history_budget,
@@ -366,6 +363,7 @@ pub(in crate::supervisor) async fn begin(
         log,
         plan,
         slot,
+        documents,
         searchable,
         context_strategy,
         history_budget,
@@ -400,7 +398,8 @@ pub(in crate::supervisor) async fn begin(
         .and_then(|node| node.content.clone())
         .unwrap_or_default();
     let memories = relevant_memories(launcher, &session, &user_text).await;
-    let (files, passages) = document_context(launcher, &chat.id, &user_text, searchable).await;
+    let (files, passages) =
+        document_context(launcher, &chat.id, documents, &user_text, searchable).await;
     let agent_prompt = options
         .agent
         .as_ref()

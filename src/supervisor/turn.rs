@@ -257,7 +257,7 @@ impl Launcher {
         parent: Option<MessageId>,
         history: Vec<(MessageRole, PendingMessage)>,
         last: PendingMessage,
-        options: RunOptions,
+        mut options: RunOptions,
     ) -> AppResult<Started> {
         for (role, message) in &history {
             let role = match role {
@@ -277,11 +277,25 @@ impl Launcher {
                 (chat, false)
             }
             ChatSlot::New { title, ephemeral } => {
-                let agent = options.agent.as_ref().map(|a| a.id.clone());
-                let draft = self
+                // The agent read for the draft is the turn's: it is not read again. The chat
+                // starts with the model the request names.
+                let requested = options
+                    .template
+                    .as_ref()
+                    .map(|t| t.model.clone())
+                    .filter(|m| !m.is_empty());
+                let (draft, agent) = self
                     .chats
-                    .draft(principal.user_id(), title, ephemeral, None, agent)
+                    .draft_for(
+                        principal.user_id(),
+                        title,
+                        ephemeral,
+                        None,
+                        options.agent.take(),
+                        requested,
+                    )
                     .await?;
+                options.agent = Some(agent);
                 (draft, true)
             }
         };
@@ -301,7 +315,11 @@ impl Launcher {
         let chat_id = prepared.chat_id().clone();
         let begun = async {
             let stored = store_turn(self, principal, &chat_id, history, last).await?;
-            let session = self.sessions.session(&chat_id).await?;
+            let session = if fresh {
+                self.sessions.new_session(&chat_id).await?
+            } else {
+                self.sessions.session(&chat_id).await?
+            };
             if !stored.history.is_empty() {
                 session
                     .send(ImportHistory {

@@ -68,6 +68,7 @@ mod sql_guard;
 mod sql_memory;
 mod sse;
 mod startup_recovery;
+mod statements;
 mod subprocess;
 mod test_tools;
 mod tool_schemas;

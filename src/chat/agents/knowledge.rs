@@ -14,6 +14,28 @@ use super::{Agent, AgentError, AgentFields, Agents};
 use crate::chat::knowledge_bases::{KnowledgeBaseId, KnowledgeBases};
 
 impl Agents {
+    /// The first agent `select` finds, with the knowledge bases it searches, in one query (a
+    /// left join): each turn reads its agent this way.
+    pub(super) async fn one_with_knowledge_bases(
+        &self,
+        select: sea_orm::Select<entities::agents::Entity>,
+    ) -> Result<Option<Agent>, DbErr> {
+        let found = select
+            .find_with_related(links::Entity)
+            .order_by_asc(entities::agents::Column::Id)
+            .order_by_asc(links::Column::Position)
+            .all(&self.db)
+            .await?;
+        Ok(found.into_iter().next().map(|(row, bases)| {
+            let mut agent = Agent::from(row);
+            agent.knowledge_base_ids = bases
+                .iter()
+                .map(|row| KnowledgeBaseId::of(&row.chat_id))
+                .collect();
+            agent
+        }))
+    }
+
     /// The agent with the knowledge bases it searches.
     pub(super) async fn with_knowledge_bases(&self, mut agent: Agent) -> Result<Agent, DbErr> {
         agent.knowledge_base_ids = self

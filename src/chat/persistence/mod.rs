@@ -25,7 +25,8 @@ pub use messages::{
 };
 pub use runs::{
     FinishedRun, MAX_RECORDED_TOOL_CALLS, NewRun, RunRecord, ToolCallRecord, append_tool_calls,
-    complete_turn, finish_run, insert_run, pause_run, resume_run, run_records, save_deep_think,
+    begin_turn, complete_turn, finish_run, insert_run, pause_run, resume_run, run_records,
+    save_deep_think,
 };
 
 /// Longest chat title in characters.
@@ -100,17 +101,46 @@ impl Chats {
         context_strategy: Option<ContextStrategy>,
         agent: Option<entities::ids::AgentId>,
     ) -> Result<chats::Model, DbErr> {
-        let registry = super::agents::Agents::new(self.db.clone());
         let agent = match agent {
-            Some(agent) => entities::agents::Entity::find_by_id(agent.clone())
-                .one(&self.db)
-                .await?
-                .map(super::agents::Agent::from)
-                .ok_or_else(|| DbErr::RecordNotFound(format!("agent {agent}")))?,
-            None => registry.default_for(owner).await?,
+            Some(agent) => Some(
+                entities::agents::Entity::find_by_id(agent.clone())
+                    .one(&self.db)
+                    .await?
+                    .map(super::agents::Agent::from)
+                    .ok_or_else(|| DbErr::RecordNotFound(format!("agent {agent}")))?,
+            ),
+            None => None,
         };
-        // A new chat starts with its agent's model, else its owner's chosen default.
-        let model = match agent.model.clone() {
+        let (draft, _) = self
+            .draft_for(owner, title, ephemeral, context_strategy, agent, None)
+            .await?;
+        Ok(draft)
+    }
+
+    /// `draft` with the agent already read (the owner's default agent when `None`), which is
+    /// returned beside the chat: a turn planned against the draft needs it, and reads it once.
+    /// `model`: the model the turn that makes the chat asked for, which the chat then starts
+    /// with.
+    pub async fn draft_for(
+        &self,
+        owner: &UserId,
+        title: Option<String>,
+        ephemeral: bool,
+        context_strategy: Option<ContextStrategy>,
+        agent: Option<super::agents::Agent>,
+        model: Option<String>,
+    ) -> Result<(chats::Model, super::agents::Agent), DbErr> {
+        let agent = match agent {
+            Some(agent) => agent,
+            None => {
+                super::agents::Agents::new(self.db.clone())
+                    .default_for(owner)
+                    .await?
+            }
+        };
+        // A new chat starts with the model its turn asked for, else its agent's, else its
+        // owner's chosen default.
+        let model = match model.or_else(|| agent.model.clone()) {
             Some(model) => Some(model),
             None => entities::users::Entity::find_by_id(owner.clone())
                 .one(&self.db)
@@ -118,10 +148,10 @@ impl Chats {
                 .and_then(|user| user.default_model),
         };
         let now = Utc::now();
-        Ok(chats::Model {
+        let chat = chats::Model {
             id: ChatId::generate(),
             user_id: owner.clone(),
-            agent_id: Some(agent.id),
+            agent_id: Some(agent.id.clone()),
             title: title.unwrap_or_else(|| DEFAULT_TITLE.to_string()),
             active_leaf_id: None,
             ephemeral,
@@ -133,7 +163,8 @@ impl Chats {
             model,
             created_at: now,
             updated_at: now,
-        })
+        };
+        Ok((chat, agent))
     }
 
     /// Stores a chat `draft` made.

@@ -73,6 +73,11 @@ pub struct ChatSession {
     active_runs: usize,
     last_activity: Instant,
     idle_after: Duration,
+    /// Whether `started` reads the chat back (false for a chat just made, which holds nothing).
+    load: bool,
+    /// Whether a question may be pending in the chat (a turn then cancels it): not in a chat
+    /// just made, nor after a turn cancelled them, until a run pauses on one.
+    pub(super) may_have_asks: bool,
 }
 
 impl ChatSession {
@@ -95,6 +100,18 @@ impl ChatSession {
             active_runs: 0,
             last_activity: Instant::now(),
             idle_after,
+            load: true,
+            may_have_asks: true,
+        }
+    }
+
+    /// The session of a chat just made, which holds no message, artifact or memory yet: it
+    /// starts empty, without reading them back.
+    pub fn new_chat(self) -> Self {
+        Self {
+            load: false,
+            may_have_asks: false,
+            ..self
         }
     }
 
@@ -160,6 +177,25 @@ impl Actor for ChatSession {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        if self.load {
+            self.load(ctx);
+        }
+        ctx.run_interval(IDLE_CHECK_EVERY.min(self.idle_after), |act, ctx| {
+            if act.active_runs == 0 && act.last_activity.elapsed() >= act.idle_after {
+                tracing::debug!(chat_id = %act.chat_id, "passivating idle chat");
+                ctx.stop();
+            }
+        });
+    }
+
+    fn stopped(&mut self, ctx: &mut Self::Context) {
+        self.registry.remove(&self.chat_id, &ctx.address());
+    }
+}
+
+impl ChatSession {
+    /// Reads the chat's messages, artifacts and memories before any other message is handled.
+    fn load(&mut self, ctx: &mut Context<Self>) {
         let db = self.db.clone();
         let chat_id = self.chat_id.clone();
         // `wait` holds every other message until the chat is loaded.
@@ -195,16 +231,6 @@ impl Actor for ChatSession {
                 }
             }),
         );
-        ctx.run_interval(IDLE_CHECK_EVERY.min(self.idle_after), |act, ctx| {
-            if act.active_runs == 0 && act.last_activity.elapsed() >= act.idle_after {
-                tracing::debug!(chat_id = %act.chat_id, "passivating idle chat");
-                ctx.stop();
-            }
-        });
-    }
-
-    fn stopped(&mut self, ctx: &mut Self::Context) {
-        self.registry.remove(&self.chat_id, &ctx.address());
     }
 }
 

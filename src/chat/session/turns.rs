@@ -59,41 +59,46 @@ impl Handler<BeginTurn> for ChatSession {
         };
         let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
-        let run_user_message = user_message_id.clone();
         let history_budget = msg.history_budget;
         let nodes: Vec<MessageNode> = new_node.into_iter().collect();
-        let persist = self.persist(nodes, Some(user_message_id.clone()));
-        let record_run = async move {
+        let leaf = user_message_id.clone();
+        let cancel_asks = self.may_have_asks;
+        // One transaction: the message, the leaf, the run and the questions it cancels.
+        let stored = async move {
             let write = writer.begin().await?;
-            persistence::insert_run(
+            let cancelled = persistence::begin_turn(
                 write.db(),
+                &nodes,
+                &leaf,
+                cancel_asks,
                 NewRun {
                     id: &msg.run_id,
                     chat_id: &chat_id,
                     user_id: &msg.user_id,
-                    user_message_id: Some(&run_user_message),
+                    user_message_id: Some(&leaf),
                     options: msg.options,
                 },
             )
             .await?;
-            let cancelled = crate::chat::asks::cancel_pending(write.db(), &chat_id).await?;
             write.commit().await?;
-            Ok::<_, sea_orm::DbErr>(cancelled)
-        }
-        .into_actor(self);
-        AtomicResponse::new(Box::pin(persist.then(move |stored, act, _| {
-            let context = stored.and_then(|()| {
+            Ok::<_, sea_orm::DbErr>((crate::chat::tree::count_tokens(nodes).await, cancelled))
+        };
+        AtomicResponse::new(Box::pin(stored.into_actor(self).map(
+            move |stored, act, _| {
+                let (nodes, cancelled_asks) = stored?;
+                // Every question pending in the chat was cancelled with the turn.
+                act.may_have_asks = false;
+                for node in nodes {
+                    act.tree.insert(node)?;
+                }
+                act.tree.switch_to(&user_message_id)?;
                 let (path, left_out) = act.tree.context_path(
                     &user_message_id,
                     history_budget,
                     MessageNode::history_tokens,
                 )?;
                 let left_out = left_out.iter().map(|node| node.role).collect();
-                Ok((path.into_iter().cloned().collect::<Vec<_>>(), left_out))
-            });
-            record_run.map(move |recorded, act: &mut Self, _| {
-                let (context, left_out) = context?;
-                let cancelled_asks = recorded?;
+                let context = path.into_iter().cloned().collect::<Vec<_>>();
                 act.active_runs += 1;
                 Ok(TurnStarted {
                     user_message_id,
@@ -101,8 +106,8 @@ impl Handler<BeginTurn> for ChatSession {
                     left_out,
                     cancelled_asks,
                 })
-            })
-        })))
+            },
+        )))
     }
 }
 
@@ -210,6 +215,7 @@ impl Handler<PauseTurn> for ChatSession {
     fn handle(&mut self, msg: PauseTurn, _: &mut Self::Context) -> Self::Result {
         self.touch();
         self.active_runs = self.active_runs.saturating_sub(1);
+        self.may_have_asks = true;
         let writer = self.writer.clone();
         let run = persistence::FinishedRun {
             id: msg.ask.run_id.clone(),

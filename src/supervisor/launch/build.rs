@@ -31,11 +31,12 @@ use crate::tools::mcp::McpRegistry;
 use crate::tools::web_search::{self, WebSearch};
 
 impl Launcher {
-    /// Builds every handle runs share. `continuing`: the Deep Think runs recovery continues
+    /// Builds every handle runs share (`metrics` already counts `db`'s statements). `continuing`: the Deep Think runs recovery continues
     /// (their chats' leases are taken for them). Call inside the actix system.
     pub fn build(
         config: Config,
         db: DatabaseConnection,
+        metrics: Arc<crate::metrics::Metrics>,
         cluster: Option<&Cluster>,
         continuing: Vec<RunId>,
         extra_tools: Vec<SharedTool>,
@@ -137,7 +138,7 @@ impl Launcher {
             attachments,
             agents: crate::chat::agents::Agents::new(db.clone())
                 .with_max_per_user(config.agent.max_agents_per_user),
-            metrics: Arc::new(crate::metrics::Metrics::new()),
+            metrics,
             tool_cache: new_tool_cache(Duration::from_secs(config.agent.tool_cache_ttl_secs)),
             config: Arc::new(config),
             chats: Chats::new(db.clone()),

@@ -12,24 +12,65 @@ use crate::agent::prompt;
 /// work of each turn) whatever the chat holds.
 pub const MAX_LISTED_FILES: u64 = 50;
 
-/// What the model is told about the chat's documents: at most `MAX_LISTED_FILES` of them by
-/// name (and how many more there are), and, when some are `searchable`, the passages most
-/// relevant to the user's message (docs/spec.md#automatic-context-injection).
+/// The chat's most recent documents, at most `MAX_LISTED_FILES` + 1 (so that the listing
+/// knows there are more), read once per turn: they are listed to the model and tell whether
+/// the chat has searchable ones. A chat just made has none, and is not asked.
+pub(super) async fn recent_documents(
+    launcher: &Launcher,
+    chat_id: &ChatId,
+    fresh: bool,
+) -> Vec<entities::documents::Model> {
+    if fresh {
+        return Vec::new();
+    }
+    match launcher
+        .workspace
+        .list_recent(chat_id, MAX_LISTED_FILES + 1)
+        .await
+    {
+        Ok(rows) => rows,
+        Err(err) => {
+            tracing::warn!(%err, "could not list the chat's documents");
+            Vec::new()
+        }
+    }
+}
+
+/// Whether the chat has a searchable document: one of `recent` is, or (only when there are
+/// more than those) the database finds one among the older ones.
+pub(super) async fn has_searchable(
+    launcher: &Launcher,
+    chat_id: &ChatId,
+    recent: &[entities::documents::Model],
+) -> bool {
+    if recent.iter().any(|document| document.searchable) {
+        return true;
+    }
+    if (recent.len() as u64) <= MAX_LISTED_FILES {
+        return false;
+    }
+    match launcher.workspace.has_searchable(chat_id).await {
+        Ok(searchable) => searchable,
+        Err(err) => {
+            tracing::warn!(%err, "could not tell whether the chat has searchable documents");
+            false
+        }
+    }
+}
+
+/// What the model is told about the chat's documents (`listed`, from `recent_documents`): at
+/// most `MAX_LISTED_FILES` of them by name (and how many more there are), and, when some are
+/// `searchable`, the passages most relevant to the user's message
+/// (docs/spec.md#automatic-context-injection).
 pub(super) async fn document_context(
     launcher: &Launcher,
     chat_id: &ChatId,
+    listed: Vec<entities::documents::Model>,
     message: &str,
     searchable: bool,
 ) -> (prompt::FileList, Vec<prompt::Passage>) {
     let workspace = &launcher.workspace;
-    let listed = workspace.list_recent(chat_id, MAX_LISTED_FILES + 1).await;
-    let mut listed = match listed {
-        Ok(rows) => rows,
-        Err(err) => {
-            tracing::warn!(%err, "could not list the chat's documents");
-            return (prompt::FileList::default(), Vec::new());
-        }
-    };
+    let mut listed = listed;
     let mut files = prompt::FileList::default();
     if listed.len() as u64 > MAX_LISTED_FILES {
         listed.truncate(MAX_LISTED_FILES as usize);
