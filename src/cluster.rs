@@ -292,6 +292,46 @@ impl Cluster {
         )))
     }
 
+    /// Takes the lease of a key no process can have held yet (a chat just made): the lease
+    /// and the record of its first owner in one statement. A key that exists after all is
+    /// claimed as `claim` does.
+    pub async fn claim_new(&self, key: &str) -> Result<Claim, DbErr> {
+        if self.holds(key) {
+            return self.claim(key).await;
+        }
+        let sent = Instant::now();
+        let first_epoch = chrono::Utc::now().timestamp_millis();
+        let inserted = self
+            .inner
+            .db
+            .execute_raw(self.statement(
+                "WITH taken AS (INSERT INTO leases \
+                 (key, owner, address, epoch, acquired_at, expires_at) \
+                 VALUES ($1, $2, $3, $5, now(), now() + $4 * interval '1 millisecond') \
+                 ON CONFLICT (key) DO NOTHING RETURNING key) \
+                 INSERT INTO lease_handovers (key, from_owner, from_expires_at, to_owner, at) \
+                 SELECT key, NULL, NULL, $2, now() FROM taken",
+                vec![
+                    key.into(),
+                    self.inner.process.clone().into(),
+                    self.inner.address.clone().into(),
+                    self.lease_ms().into(),
+                    first_epoch.into(),
+                ],
+            ))
+            .await?;
+        if inserted.rows_affected() == 0 {
+            return self.claim(key).await;
+        }
+        self.inner.held.insert(key.to_string(), first_epoch);
+        self.extend_validity(sent);
+        Ok(Claim::Mine {
+            was_ours: false,
+            taken_from: None,
+            owner_died: false,
+        })
+    }
+
     /// Whether `process` still renews its own process lease.
     async fn is_alive(&self, db: &impl ConnectionTrait, process: &str) -> Result<bool, DbErr> {
         let row = db

@@ -143,7 +143,11 @@ impl ChatRegistry {
         if let Some(cluster) = self.cluster.get() {
             let key = chat_key(chat_id.as_str());
             if !cluster.holds(&key) {
-                match cluster.claim(&key).await? {
+                let claimed = match loading {
+                    Loading::New => cluster.claim_new(&key).await?,
+                    Loading::Stored => cluster.claim(&key).await?,
+                };
+                match claimed {
                     Claim::Elsewhere { address, .. } => {
                         // Another process has it: a session left here must not go on.
                         self.stop_local(chat_id);

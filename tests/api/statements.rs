@@ -111,9 +111,9 @@ async fn a_stored_turn_costs_a_few_statements_not_two_dozen() {
     );
 }
 
-/// On PostgreSQL a process owns its chats by lease: taking a new chat's lease costs three
-/// statements (the row read for update, the lease written, the change of owner recorded), and
-/// each of a turn's two transactions checks the lease (the fence) once. Measured: 13 and 11.
+/// On PostgreSQL a process owns its chats by lease: taking a new chat's lease is one statement
+/// (the lease and the record of its first owner together, `Cluster::claim_new`), and each of a
+/// turn's two transactions checks the lease (the fence) once.
 #[actix_web::test]
 async fn on_postgresql_a_turn_adds_only_its_lease_and_fences() {
     let Some(database) = OwnDatabase::create("colloquy_statements").await else {
@@ -130,8 +130,8 @@ async fn on_postgresql_a_turn_adds_only_its_lease_and_fences() {
     let (first, following) = turn_costs(&app).await;
     eprintln!("PostgreSQL statements: first turn {first}, following turn {following}");
     assert!(
-        first <= FIRST_TURN_MAX + 5,
-        "a new chat's first turn ran {first} statements (at most {FIRST_TURN_MAX} + 5)"
+        first <= FIRST_TURN_MAX + 3,
+        "a new chat's first turn ran {first} statements (at most {FIRST_TURN_MAX} + 3)"
     );
     assert!(
         following <= FOLLOWING_TURN_MAX + 2,
