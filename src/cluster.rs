@@ -209,13 +209,7 @@ impl Cluster {
                              VALUES ($1, $2, $3, $5, now(), \
                              now() + $4 * interval '1 millisecond') \
                              ON CONFLICT (key) DO NOTHING",
-                            vec![
-                                key.into(),
-                                self.inner.process.clone().into(),
-                                self.inner.address.clone().into(),
-                                self.lease_ms().into(),
-                                first_epoch.into(),
-                            ],
+                            self.lease_values(key, first_epoch),
                         ))
                         .await?;
                     if inserted.rows_affected() == 0 {
@@ -248,13 +242,7 @@ impl Cluster {
                         "UPDATE leases SET owner = $2, address = $3, epoch = $5, \
                          acquired_at = CASE WHEN owner = $2 THEN acquired_at ELSE now() END, \
                          expires_at = now() + $4 * interval '1 millisecond' WHERE key = $1",
-                        vec![
-                            key.into(),
-                            self.inner.process.clone().into(),
-                            self.inner.address.clone().into(),
-                            self.lease_ms().into(),
-                            epoch.into(),
-                        ],
+                        self.lease_values(key, epoch),
                     ))
                     .await?;
                     let claim = if mine {
@@ -311,13 +299,7 @@ impl Cluster {
                  ON CONFLICT (key) DO NOTHING RETURNING key) \
                  INSERT INTO lease_handovers (key, from_owner, from_expires_at, to_owner, at) \
                  SELECT key, NULL, NULL, $2, now() FROM taken",
-                vec![
-                    key.into(),
-                    self.inner.process.clone().into(),
-                    self.inner.address.clone().into(),
-                    self.lease_ms().into(),
-                    first_epoch.into(),
-                ],
+                self.lease_values(key, first_epoch),
             ))
             .await?;
         if inserted.rows_affected() == 0 {
@@ -596,6 +578,18 @@ impl Cluster {
 
     fn lease_ms(&self) -> i64 {
         i64::try_from(self.inner.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// The values of a lease row this process takes at `epoch`: `$1` the key, `$2` this
+    /// process, `$3` its address, `$4` the lease in ms, `$5` the epoch.
+    fn lease_values(&self, key: &str, epoch: i64) -> Vec<sea_orm::Value> {
+        vec![
+            key.into(),
+            self.inner.process.clone().into(),
+            self.inner.address.clone().into(),
+            self.lease_ms().into(),
+            epoch.into(),
+        ]
     }
 
     fn statement(&self, sql: &str, values: Vec<sea_orm::Value>) -> Statement {
