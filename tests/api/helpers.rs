@@ -34,6 +34,15 @@ pub struct TestApp {
     handle: actix_web::dev::ServerHandle,
 }
 
+/// A port free on 127.0.0.1 now, for a server a test starts itself.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 pub async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
 }

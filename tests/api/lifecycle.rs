@@ -10,6 +10,7 @@ use sea_orm::{ActiveModelTrait, EntityTrait, Set};
 use serde_json::Value;
 
 use crate::client::Call;
+use crate::helpers::free_port;
 use crate::helpers::spawn_app;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_colloquy");
@@ -227,14 +228,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
+use crate::helpers::free_port;
 use crate::helpers::{TestApp, eventually, spawn_app_with};
 use crate::sse::{content, finished};
 
@@ -146,14 +147,6 @@ impl Drop for HttpServer {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[actix_web::test]

@@ -4,7 +4,6 @@
 //! directory; they are read back, processed, searched and removed with their chat from there.
 //! A store that fails in the middle of an upload leaves the upload an error and no object.
 
-use std::net::TcpListener;
 use std::process::Command;
 use std::time::Duration;
 
@@ -12,6 +11,7 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use serde_json::{Value, json};
 
 use crate::documents::{settled, upload};
+use crate::helpers::free_port;
 use crate::helpers::{TestApp, eventually, spawn_app_with};
 use crate::openai_python::python_venv;
 use crate::subprocess::{Background, start_within};
@@ -45,14 +45,6 @@ pub async fn start_s3() -> S3 {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The keys under `prefix` in the bucket, as the store lists them.
 pub async fn keys(s3_url: &str, prefix: &str) -> Vec<String> {
     let listing = reqwest::Client::new()
@@ -68,6 +60,32 @@ pub async fn keys(s3_url: &str, prefix: &str) -> Vec<String> {
         .skip(1)
         .filter_map(|rest| rest.split_once("</Key>").map(|(key, _)| key.to_string()))
         .collect()
+}
+
+/// A new vector store named `name` holding the uploaded file `file_id`; its id.
+pub async fn vector_store_with(
+    openai: crate::client::OpenAi<'_>,
+    name: &str,
+    file_id: &str,
+) -> String {
+    let store: Value = openai
+        .create_vector_store()
+        .json(&json!({"name": name}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let store_id = store["id"].as_str().unwrap().to_string();
+    let added = openai
+        .add_vector_store_file(&store_id)
+        .json(&json!({"file_id": file_id}))
+        .send()
+        .await
+        .unwrap();
+    assert!(added.status().is_success(), "{:?}", added.text().await);
+    store_id
 }
 
 /// An app whose files go to the store at `endpoint`.
@@ -170,25 +188,7 @@ async fn attachments_files_and_documents_live_in_the_object_store_and_go_with_th
             .unwrap()
             .starts_with("Quartz crystals")
     );
-    let store: Value = app
-        .openai()
-        .create_vector_store()
-        .json(&json!({"name": "watches"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let store_id = store["id"].as_str().unwrap().to_string();
-    let added = app
-        .openai()
-        .add_vector_store_file(&store_id)
-        .json(&json!({"file_id": file_id}))
-        .send()
-        .await
-        .unwrap();
-    assert!(added.status().is_success(), "{:?}", added.text().await);
+    let store_id = vector_store_with(app.openai(), "watches", &file_id).await;
     let hits = eventually("the file searchable", Duration::from_secs(60), || async {
         let found: Value = app
             .openai()

@@ -11,13 +11,13 @@
 //! real Colloquy at it and asserts on wire behaviour only — events, persistence, usage present,
 //! error codes — never on what the model says. Without the variables each test returns at once.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::client::Call;
+use crate::helpers::free_port;
 use crate::helpers::{TestApp, spawn_app_with};
 use crate::sse::{Frame, finished, read_all};
 
@@ -37,14 +37,6 @@ impl Drop for RealServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Starts the configured server and waits until it serves `/v1/models`; `None` when the

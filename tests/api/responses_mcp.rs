@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
+use crate::helpers::free_port;
 use crate::helpers::{TestApp, error_body, eventually, run_client, spawn_app_with};
 use crate::openai_node::node_clients;
 use crate::openai_python::python_with_openai;
@@ -46,14 +47,6 @@ fn reaching(config: &mut colloquy::config::Config, server: &McpServer) {
     let socket = format!("127.0.0.1:{}", server.port);
     config.mcp.remote_hosts = vec![socket.clone()];
     config.tools.ssrf_allow_list = vec![socket];
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `tests/mcp/server.py http PORT`, once it accepts connections.

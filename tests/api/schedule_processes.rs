@@ -6,7 +6,6 @@
 //! restart under `run_once`, and not at all under `skip`.
 
 use std::collections::BTreeSet;
-use std::net::TcpListener;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -19,19 +18,12 @@ use serde_json::{Value, json};
 
 use crate::client::{Api, Call, Client};
 use crate::helpers::ADMIN_KEY;
+use crate::helpers::free_port;
 use crate::subprocess::{Background, start_within};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_colloquy");
 /// How long one server process may live in these tests.
 const PROCESS_LIMIT: Duration = Duration::from_secs(240);
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A `colloquy serve` on its own port, over `database` (a URL; `None`: SQLite in `dir`).
 struct Server {
