@@ -41,6 +41,10 @@ pub struct Checkpoint {
     /// The request's `user_location`, which the re-selected tools are located near again.
     #[serde(default)]
     pub user_location: Option<crate::tools::UserLocation>,
+    /// What the request asked of its tools (file_search's stores and limits, image_generation's
+    /// fields), built again so on resume.
+    #[serde(default)]
+    pub requested: Vec<crate::tools::Requested>,
 }
 
 /// Stores what the run waits for and its checkpoint, tells the client, and ends the stream: a
@@ -107,6 +111,7 @@ pub(super) async fn pause_run(
         client_tools: spec.client_tools.clone(),
         search_context_size: spec.tools.iter().find_map(|t| t.context_size()),
         user_location: spec.tools.iter().find_map(|t| t.location().cloned()),
+        requested: spec.tools.iter().filter_map(|t| t.requested()).collect(),
     };
     let checkpoint = serde_json::to_value(&checkpoint).map_err(|e| failed(e.to_string()))?;
     let expires_at = chrono::Utc::now()

@@ -32,6 +32,7 @@ pub use catalog::{CatalogTool, tool_catalog};
 use chat::{document_context, has_searchable, recent_documents, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
+pub(super) use plan::with_requested;
 use plan::plan;
 pub use sql::check_sql_database;
 

@@ -317,6 +317,7 @@ pub async fn resume_answered(
                 None => t,
             })
             .collect();
+    super::launch::with_requested(launcher, &log, &parts, &mut tools, &checkpoint.requested);
     let client_tools = client_tools.unwrap_or(checkpoint.client_tools);
     let taken: Vec<String> = tools
         .iter()

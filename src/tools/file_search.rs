@@ -38,7 +38,7 @@ pub const MAX_QUERY_CHARS: usize = 2_000;
 /// What a Responses request's `file_search` tool asks of every call: at most
 /// `max_num_results` passages (the default when the model names no number, and the cap when it
 /// names more), none scoring under `score_threshold` (`ranking_options.score_threshold`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FileSearchLimits {
     pub max_num_results: Option<usize>,
     pub score_threshold: Option<f32>,
@@ -168,6 +168,16 @@ impl TypedTool for FileSearchTool {
     }
 
     /// `response.file_search_call.*`.
+    fn requested(&self) -> Option<crate::tools::Requested> {
+        // The chat's own documents without limits are the server's own copy.
+        let own = self.log.chat_id.as_slice() == self.stores.as_slice()
+            && self.limits == FileSearchLimits::default();
+        (!own).then(|| crate::tools::Requested::FileSearch {
+            stores: self.stores.clone(),
+            limits: self.limits,
+        })
+    }
+
     fn own_events(&self) -> bool {
         true
     }

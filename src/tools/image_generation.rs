@@ -248,6 +248,12 @@ impl TypedTool for ImageGenerationTool {
     }
 
     /// `response.image_generation_call.*`.
+    fn requested(&self) -> Option<crate::tools::Requested> {
+        (!self.options.is_empty()).then(|| crate::tools::Requested::ImageGeneration {
+            fields: self.options.clone(),
+        })
+    }
+
     fn own_events(&self) -> bool {
         true
     }

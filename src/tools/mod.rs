@@ -34,6 +34,7 @@ pub mod images;
 pub mod mcp;
 pub mod memory;
 pub mod registry;
+pub mod requested;
 pub mod schema;
 pub mod search_knowledge;
 pub mod sql;
@@ -50,6 +51,7 @@ use crate::llm::wire::ToolDefinition;
 
 pub use crate::run::events::ProgressKind;
 pub use context_size::SearchContextSize;
+pub use requested::Requested;
 pub use typed::TypedTool;
 pub use user_location::UserLocation;
 
@@ -156,6 +158,12 @@ pub trait Tool: Send + Sync + 'static {
     /// The `search_context_size` this copy was `sized` to, so a paused run that resumes gets
     /// the same copy back; `None` for tools the size does not change.
     fn context_size(&self) -> Option<SearchContextSize> {
+        None
+    }
+    /// What a request asked of this copy (a Responses file_search's stores and limits, an
+    /// image_generation tool's fields), so a paused run that resumes gets the same copy back;
+    /// `None` for the server's own copy.
+    fn requested(&self) -> Option<Requested> {
         None
     }
     /// What a result depends on besides the arguments (a sized copy's size): part of the

@@ -82,6 +82,10 @@ pub trait TypedTool: Send + Sync + 'static {
     fn context_size(&self) -> Option<SearchContextSize> {
         None
     }
+    /// `Tool::requested`.
+    fn requested(&self) -> Option<super::Requested> {
+        None
+    }
     /// `Tool::cache_scope`.
     fn cache_scope(&self) -> &str {
         ""
@@ -163,6 +167,10 @@ impl<T: TypedTool> Tool for T {
 
     fn context_size(&self) -> Option<SearchContextSize> {
         TypedTool::context_size(self)
+    }
+
+    fn requested(&self) -> Option<super::Requested> {
+        TypedTool::requested(self)
     }
 
     fn cache_scope(&self) -> &str {

@@ -1,9 +1,11 @@
 //! `user_location` of a Responses `web_search_preview` tool (`{"type": "approximate",
 //! "country", ...}`) and of Chat Completions' `web_search_options` (the same fields under
 //! `approximate`): where the user roughly is, which narrows a search where the engine
-//! can be told (Brave: its `country` parameter and `X-Loc-*` headers); elsewhere (SearXNG,
-//! DuckDuckGo) it is accepted and advisory. Checked as it arrives: a country is two letters,
-//! the other fields are short and printable.
+//! can be told (Brave: its `country` parameter and `X-Loc-*` headers; SearXNG: a `language`
+//! locale of the country; DuckDuckGo: its `kl` region, `web_search::locale`); what an engine
+//! cannot be told (a city for SearXNG, a country none of its tables has) is accepted and
+//! advisory. Checked as it arrives: a country is two letters, the other fields are short and
+//! printable.
 
 use serde::{Deserialize, Deserializer, Serialize};
 

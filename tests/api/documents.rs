@@ -455,6 +455,103 @@ async fn file_search_keeps_a_requests_max_num_results_and_score_threshold() {
     }
 }
 
+/// A run that pauses for the client's function and goes on keeps its file_search as the
+/// request asked for it: the named store, within its `max_num_results`.
+#[actix_web::test]
+async fn a_paused_run_keeps_its_file_search_stores_and_limits_when_it_goes_on() {
+    let app = spawn_app().await;
+    let chat = app.new_chat().await;
+    let mut file_ids = Vec::new();
+    for (name, text) in [
+        (
+            "aurora.md",
+            "The aurora borealis, the northern lights, glows over the arctic sky.",
+        ),
+        (
+            "lights.md",
+            "Northern towns string lights along their streets in winter.",
+        ),
+        ("sky.md", "The arctic sky is dark for months in winter."),
+    ] {
+        let file = crate::object_storage::upload_file(app.openai(), name, text).await;
+        file_ids.push(file["id"].as_str().unwrap().to_string());
+    }
+    let store: Value = app
+        .openai()
+        .create_vector_store()
+        .json(&json!({"name": "Sky", "file_ids": file_ids}))
+        .read_json()
+        .await;
+    let store = store["id"].as_str().unwrap().to_string();
+    eventually(
+        "the store's files processed",
+        Duration::from_secs(60),
+        || {
+            let (app, store) = (&app, &store);
+            async move {
+                let files: Value = app
+                    .openai()
+                    .vector_store_files(store)
+                    .call()
+                    .await
+                    .json()
+                    .await
+                    .ok()?;
+                let files = files["data"].as_array()?;
+                (files.len() == 3 && files.iter().all(|f| f["status"] == "completed")).then_some(())
+            }
+        },
+    )
+    .await;
+    app.upstream.script([
+        Reply::tool_call("call_w", "weather", json!({"city": "Tromsø"})),
+        Reply::tool_call(
+            "fs_1",
+            "file_search",
+            json!({"query": "aurora borealis northern lights", "max_results": 10}),
+        ),
+        Reply::text("Found."),
+    ]);
+    let tools = json!([
+        {"type": "file_search", "vector_store_ids": [store], "max_num_results": 1},
+        {"type": "function", "name": "weather", "parameters": {"type": "object",
+         "properties": {"city": {"type": "string"}}}}
+    ]);
+    let paused = app
+        .openai()
+        .create_response()
+        .json(&json!({"input": "Auroras tonight?", "x_chat_id": chat, "tools": tools}))
+        .call()
+        .await;
+    assert_eq!(paused.status(), 200);
+    let paused: Value = paused.json().await.unwrap();
+    assert_eq!(paused["output"][0]["type"], "function_call", "{paused}");
+    let resumed = app
+        .openai()
+        .create_response()
+        .json(
+            &json!({"previous_response_id": paused["id"], "tools": tools,
+                      "input": [{"type": "function_call_output", "call_id": "call_w",
+                                 "output": "clear skies"}]}),
+        )
+        .call()
+        .await;
+    assert_eq!(resumed.status(), 200);
+    let resumed: Value = resumed.json().await.unwrap();
+    let call = resumed["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "file_search_call")
+        .unwrap_or_else(|| panic!("no file_search_call: {resumed}"));
+    let results = call["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "max_num_results 1 kept: {call}");
+    assert_eq!(
+        results[0]["filename"], "aurora.md",
+        "the named store searched: {call}"
+    );
+}
+
 #[actix_web::test]
 async fn the_responses_api_searches_a_chats_documents_with_file_search() {
     let app = spawn_app().await;

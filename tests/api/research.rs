@@ -2,7 +2,8 @@
 //! and a scripted model: one that chains web_search → fetch_url → calculator, checked against the
 //! spec's example stream (docs/spec.md#research-events), and one web_search call per provider
 //! (DuckDuckGo, the default; SearXNG; Brave; none), each engine answering in its real response
-//! shape.
+//! shape, and told a request's `user_location` as it can be (Brave's country and headers,
+//! SearXNG's `language` locale, DuckDuckGo's `kl` region).
 
 use std::sync::{Arc, Mutex};
 
@@ -431,6 +432,11 @@ async fn code_search_tools_are_offered_only_where_configured() {
 /// Runs one `/v1` turn in which the model calls web_search for `query`; returns the tool
 /// result the model was sent in its next request.
 async fn web_search_result(app: &TestApp, query: &str) -> Value {
+    web_search_result_with(app, query, json!({"x_tools": ["web_search"]})).await
+}
+
+/// `web_search_result` with the request's `web_search_options` given.
+async fn web_search_result_with(app: &TestApp, query: &str, options: Value) -> Value {
     app.upstream.script([
         Reply::tool_call("call_1", "web_search", json!({"query": query})),
         Reply::text("Done."),
@@ -441,7 +447,7 @@ async fn web_search_result(app: &TestApp, query: &str) -> Value {
         .chat_completions()
         .json(&json!({"model": "fake-model",
                     "messages": [{"role": "user", "content": "Search, please."}],
-                    "web_search_options": {"x_tools": ["web_search"]}}))
+                    "web_search_options": options}))
         .call()
         .await;
     assert_eq!(response.status(), 200, "{:?}", response.text().await);
@@ -640,6 +646,99 @@ async fn a_responses_user_location_is_told_to_brave_and_a_bad_one_is_refused() {
             .unwrap()
             .contains("two-letter"),
         "{error}"
+    );
+}
+
+#[actix_web::test]
+async fn a_responses_user_location_is_searxng_language_locale_of_its_country() {
+    let web = start_fake_web().await;
+    let (base, site) = (web.base.clone(), web.site());
+    let app = spawn_app_with(move |config| {
+        config.tools.web_search_url = Some(base);
+        config.tools.ssrf_allow_list = vec![site];
+    })
+    .await;
+    let search = |location: Option<Value>| {
+        let mut tool = json!({"type": "web_search_preview", "x_tools": ["web_search"]});
+        if let Some(location) = location {
+            tool["user_location"] = location;
+        }
+        app.upstream.script([
+            Reply::tool_call("call_1", "web_search", json!({"query": "weather"})),
+            Reply::text("Rainy."),
+        ]);
+        app.openai()
+            .create_response()
+            .json(&json!({"model": "fake-model", "input": "Weather here?", "tools": [tool]}))
+            .call()
+    };
+    for location in [
+        Some(
+            json!({"type": "approximate", "country": "GB", "city": "London",
+                    "region": "England", "timezone": "Europe/London"}),
+        ),
+        Some(json!({"type": "approximate", "country": "ch"})),
+        // A country the table does not know, and a location without a country: advisory.
+        Some(json!({"type": "approximate", "country": "ZZ"})),
+        Some(json!({"type": "approximate", "city": "Paris"})),
+        None,
+    ] {
+        let response = search(location.clone()).await;
+        assert_eq!(response.status(), 200, "{location:?}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["output"][0]["type"], "web_search_call", "{body}");
+    }
+    assert_eq!(
+        web.searches(),
+        [
+            "GET /search?q=weather&format=json&language=en-GB ",
+            "GET /search?q=weather&format=json&language=de-CH ",
+            "GET /search?q=weather&format=json ",
+            "GET /search?q=weather&format=json ",
+            "GET /search?q=weather&format=json ",
+        ],
+        "city, region and time zone are not SearXNG parameters"
+    );
+}
+
+#[actix_web::test]
+async fn a_chat_user_location_is_duckduckgo_kl_region_of_its_country() {
+    let web = start_fake_web().await;
+    let app = duckduckgo_app(&web).await;
+    let options = |location: Value| json!({"x_tools": ["web_search"], "user_location": location});
+    for (location, region) in [
+        // Chat Completions' nested form, and the flat one.
+        (
+            json!({"type": "approximate", "approximate": {"country": "GB", "city": "London"}}),
+            "&kl=uk-en",
+        ),
+        (json!({"type": "approximate", "country": "CH"}), "&kl=ch-de"),
+        (json!({"type": "approximate", "country": "JP"}), "&kl=jp-jp"),
+        // Iceland is in the table, not on DuckDuckGo's list of regions; ZZ is nowhere.
+        (json!({"type": "approximate", "country": "IS"}), ""),
+        (json!({"type": "approximate", "country": "ZZ"}), ""),
+    ] {
+        let before = web.searches().len();
+        let result =
+            web_search_result_with(&app, "gold price per ounce", options(location.clone())).await;
+        assert_eq!(results_of(&result).len(), 3, "{location}: {result}");
+        let mut searches = web.searches()[before..].to_vec();
+        searches.sort();
+        assert_eq!(
+            searches,
+            [
+                "GET /?q=gold+price+per+ounce&format=json&no_html=1&skip_disambig=1 ".to_string(),
+                format!("POST /html/? q=gold+price+per+ounce{region}"),
+            ],
+            "{location}: the region goes to the results page"
+        );
+    }
+    let before = web.searches().len();
+    web_search_result(&app, "gold price per ounce").await;
+    assert!(
+        web.searches()[before..].contains(&"POST /html/? q=gold+price+per+ounce".to_string()),
+        "no location, no kl: {:?}",
+        web.searches()
     );
 }
 

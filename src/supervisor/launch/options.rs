@@ -18,8 +18,8 @@ pub struct WebSearchOptions {
     /// is refused with the request.
     pub search_context_size: Option<crate::tools::SearchContextSize>,
     pub x_deep_think: Option<bool>,
-    /// Where the user roughly is: told to the search engines that take it (Brave), advisory
-    /// for the others.
+    /// Where the user roughly is: told to the search engines as each takes it (Brave's
+    /// location, SearXNG's locale, DuckDuckGo's region), advisory where one cannot be told.
     pub user_location: Option<crate::tools::UserLocation>,
 }
 

@@ -135,28 +135,20 @@ pub(in crate::supervisor) fn plan(
         }
         _ => None,
     };
-    if let Some(stores) = stores {
-        tools.retain(|t| t.name() != "file_search");
-        tools.push(Arc::new(
-            FileSearchTool::over_stores(
-                log.clone(),
-                launcher.config.clone(),
-                launcher.workspace.clone(),
-                stores,
-            )
-            .limited(options.file_search_limits),
-        ));
-    }
-    // A Responses image_generation tool: generate_image with its fields, on a server with
-    // an image server (the request was refused before otherwise).
-    if let (Some(fields), Some(images)) = (&options.image_generation, &launcher.config.images) {
-        use crate::tools::image_generation::{GENERATE_IMAGE, ImageGenerationTool};
-        tools.retain(|t| t.name() != GENERATE_IMAGE);
-        tools.push(Arc::new(
-            ImageGenerationTool::new(log.clone(), images.clone(), fields.clone())
-                .keeping(launcher.attachments.clone(), parts.clone()),
-        ));
-    }
+    let requested: Vec<tools::Requested> = stores
+        .map(|stores| tools::Requested::FileSearch {
+            stores,
+            limits: options.file_search_limits,
+        })
+        .into_iter()
+        .chain(
+            options
+                .image_generation
+                .clone()
+                .map(|fields| tools::Requested::ImageGeneration { fields }),
+        )
+        .collect();
+    with_requested(launcher, &log, &parts, &mut tools, &requested);
     let mut tools = sized(tools, options);
     // The remote MCP servers' tools, named clear of every other tool and client function.
     let taken: Vec<String> = tools
@@ -217,4 +209,44 @@ fn check_tool_choice(choice: Option<&serde_json::Value>, tools: &[&str]) -> Resu
         return Err(Refusal::ToolChoiceNotOffered(name.to_string()));
     }
     Ok(())
+}
+
+/// Puts in `tools` the copies `requested` asks for in place of the server's own: file_search
+/// over the named stores within their limits, generate_image with an `image_generation`
+/// tool's fields (on a server with an image server; the request was refused before
+/// otherwise). For a new run's request and a paused run's checkpoint alike.
+pub(in crate::supervisor) fn with_requested(
+    launcher: &Launcher,
+    log: &Arc<RunLog>,
+    parts: &Parts,
+    tools: &mut Vec<tools::SharedTool>,
+    requested: &[tools::Requested],
+) {
+    use crate::tools::image_generation::{GENERATE_IMAGE, ImageGenerationTool};
+    for wanted in requested {
+        match wanted {
+            tools::Requested::FileSearch { stores, limits } => {
+                tools.retain(|t| t.name() != "file_search");
+                tools.push(Arc::new(
+                    FileSearchTool::over_stores(
+                        log.clone(),
+                        launcher.config.clone(),
+                        launcher.workspace.clone(),
+                        stores.clone(),
+                    )
+                    .limited(*limits),
+                ));
+            }
+            tools::Requested::ImageGeneration { fields } => {
+                let Some(images) = &launcher.config.images else {
+                    continue;
+                };
+                tools.retain(|t| t.name() != GENERATE_IMAGE);
+                tools.push(Arc::new(
+                    ImageGenerationTool::new(log.clone(), images.clone(), fields.clone())
+                        .keeping(launcher.attachments.clone(), parts.clone()),
+                ));
+            }
+        }
+    }
 }

@@ -1,9 +1,10 @@
 //! DuckDuckGo, which needs no key and no server of one's own. Two endpoints asked at once: the
-//! HTML results page (`POST {html}/html/`) gives the results, the Instant Answer API
-//! (`GET {api}/?q=…&format=json`) the answer and abstract — and its related topics stand in for
-//! results when the page fails. Result links are DuckDuckGo redirects (`/l/?uddg=<target>`),
-//! decoded here; ads are skipped. The anti-bot challenge (HTTP 202, or a page with no results
-//! and the anomaly form) is a `rate_limited` error, never an empty result list.
+//! HTML results page (`POST {html}/html/`, with the `kl` region for a user's country) gives
+//! the results, the Instant Answer API (`GET {api}/?q=…&format=json`) the answer and abstract
+//! — and its related topics stand in for results when the page fails. Result links are
+//! DuckDuckGo redirects (`/l/?uddg=<target>`), decoded here; ads are skipped. The anti-bot
+//! challenge (HTTP 202, or a page with no results and the anomaly form) is a `rate_limited`
+//! error, never an empty result list.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use scraper::{ElementRef, Html, Selector};
 use serde_json::Value;
 use url::Url;
 
+use super::locale::duckduckgo_region;
 use super::{
     MAX_RESULTS, SearchHit, SearchProvider, SearchResponse, collapse_whitespace, fragment_text,
     is_web_url, rate_limited, read_capped, search_failed,
@@ -98,10 +100,20 @@ impl DuckDuckGo {
             .map_err(|err| search_failed(format!("unreadable DuckDuckGo instant answer: {err}")))
     }
 
-    async fn results(&self, query: &str) -> Result<Vec<SearchHit>, ToolError> {
-        let form: String = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("q", query)
-            .finish();
+    /// The results page for `query`, in DuckDuckGo's `region` (`kl`) when there is one.
+    async fn results(
+        &self,
+        query: &str,
+        region: Option<&str>,
+    ) -> Result<Vec<SearchHit>, ToolError> {
+        let form: String = {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            form.append_pair("q", query);
+            if let Some(region) = region {
+                form.append_pair("kl", region);
+            }
+            form.finish()
+        };
         let response = self
             .http
             .post(format!("{}/html/", self.html_base))
@@ -134,14 +146,17 @@ fn challenged(status: u16) -> ToolError {
 }
 
 impl SearchProvider for DuckDuckGo {
-    /// A location is advisory here: the engine has no parameter for it.
+    /// A location's country is the results page's `kl` region (`uk-en` for GB); the rest of a
+    /// location, and a country without a DuckDuckGo region, are advisory.
     fn search<'a>(
         &'a self,
         query: &'a str,
-        _location: Option<&'a UserLocation>,
+        location: Option<&'a UserLocation>,
     ) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
         Box::pin(async move {
-            let (answer, page) = tokio::join!(self.instant_answer(query), self.results(query));
+            let region = duckduckgo_region(location);
+            let (answer, page) =
+                tokio::join!(self.instant_answer(query), self.results(query, region));
             combine(answer, page)
         })
     }

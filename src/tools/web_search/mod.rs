@@ -9,6 +9,7 @@
 
 mod brave;
 mod duckduckgo;
+mod locale;
 mod searxng;
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! SearXNG's JSON API (`GET {base}/search?q=…&format=json`): results, its first answer and the
-//! first infobox's content as the abstract. The instance is the operator's own server.
+//! SearXNG's JSON API (`GET {base}/search?q=…&format=json`, with `language=<locale>` for a
+//! user's country): results, its first answer and the first infobox's content as the abstract.
+//! The instance is the operator's own server.
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::locale::searxng_language;
 use super::{SearchHit, SearchProvider, SearchResponse, is_web_url, rate_limited, search_failed};
 use crate::tools::{ToolError, UserLocation};
 
@@ -49,11 +51,13 @@ struct SearxngResult {
 }
 
 impl SearchProvider for Searxng {
-    /// A location is advisory here: the engine has no parameter for it.
+    /// A location's country is SearXNG's `language` locale (`en-GB`: its principal language
+    /// there), which SearXNG passes on as a region to the engines that take one; the rest of
+    /// a location, and a country the table does not know, are advisory.
     fn search<'a>(
         &'a self,
         query: &'a str,
-        _location: Option<&'a UserLocation>,
+        location: Option<&'a UserLocation>,
     ) -> BoxFuture<'a, Result<SearchResponse, ToolError>> {
         Box::pin(async move {
             let mut url = url::Url::parse(&format!("{}/search", self.base_url))
@@ -61,6 +65,9 @@ impl SearchProvider for Searxng {
             url.query_pairs_mut()
                 .append_pair("q", query)
                 .append_pair("format", "json");
+            if let Some(language) = searxng_language(location) {
+                url.query_pairs_mut().append_pair("language", &language);
+            }
             let response =
                 self.http.get(url).send().await.map_err(|err| {
                     search_failed(format!("the search engine is unreachable: {err}"))
