@@ -343,11 +343,13 @@ fn push_to(metadata: &mut serde_json::Map<String, Value>, key: &str, payload: Va
     }
 }
 
-/// The Responses API's `x_metadata`, keyed by tool as seed 003 keys it: each progress payload
-/// under the tool it belongs to (`web_search`, `fetch_url`, … by the research events' `name`;
-/// `file_search`, `image_generation`, `mcp` — a remote MCP server's listing, calls and
-/// approvals —, `local_shell`, `ask_user`, `artifacts`), and also in its family's list
-/// (`x_research`, `x_ask_user`, `response`, …) as seed 000's clients read it.
+/// The Responses API's `x_metadata`, keyed by tool as seed 003 keys it, and only so: each
+/// progress payload under the tool it belongs to (`web_search`, `fetch_url`, … by the research
+/// events' `name`; `file_search`, `image_generation`, `mcp` — a remote MCP server's listing,
+/// calls and approvals —, `local_shell`, `ask_user`, `artifacts`), each list in the order its
+/// events came. A web search's list also holds OpenAI's `response.web_search_call.*` events
+/// (`add_openai`), as a stream carries them. (Chat Completions keeps seed 000's lists per
+/// event family: `accumulate_metadata`.)
 #[derive(Default)]
 pub struct ToolMetadata {
     pub lists: serde_json::Map<String, Value>,
@@ -392,13 +394,17 @@ impl ToolMetadata {
                 }
                 _ => family.to_string(),
             };
-            // Seed 000's family list too, as Colloquy's clients read it.
-            if !family.is_empty() && family != key {
-                push_to(&mut self.lists, family, payload.clone());
-            }
             if !key.is_empty() {
                 push_to(&mut self.lists, &key, payload);
             }
+        }
+    }
+
+    /// One of OpenAI's events a Responses stream carries (`Output`'s lifecycle): a web
+    /// search's `response.web_search_call.*` joins the `web_search` list.
+    pub fn add_openai(&mut self, kind: &str, payload: &Value) {
+        if kind.starts_with("response.web_search_call.") {
+            push_to(&mut self.lists, "web_search", payload.clone());
         }
     }
 }

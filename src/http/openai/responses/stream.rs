@@ -158,7 +158,9 @@ pub async fn collect(
     let mut output = Output::new(frame.seed(), includes);
     let mut metadata = ToolMetadata::default();
     while let Some((_, event)) = events.next().await {
-        output.observe(event.as_ref());
+        for (kind, payload) in output.observe(event.as_ref()) {
+            metadata.add_openai(&kind, &payload);
+        }
         match event.as_ref() {
             RunEvent::Finished {
                 stop_reason,
