@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 use super::{ProgressKind, SharedTool, Tool, ToolFuture};
 use crate::llm::wire::ToolDefinition;
 
+/// fetch_url's single-URL mode under its own name.
+pub const BROWSE_URL: &str = "browse_url";
+
 /// A tool under another name, with its own description and parameters, whose arguments are
 /// passed to the tool it stands for unchanged (the parameters are a subset of that tool's).
 pub struct Alias {
@@ -21,7 +24,7 @@ impl Alias {
     /// `browse_url` over `fetch_url`.
     pub fn browse_url(fetch_url: SharedTool) -> Self {
         Self {
-            name: "browse_url",
+            name: BROWSE_URL,
             description: "Fetch and read content from a URL. Returns the page's text.",
             parameters: json!({
                 "type": "object",
@@ -35,7 +38,7 @@ impl Alias {
     }
 
     /// The names of the aliases, for checking an agent's `enabled_tools`.
-    pub const NAMES: [&'static str; 1] = ["browse_url"];
+    pub const NAMES: [&'static str; 1] = [BROWSE_URL];
 }
 
 impl Tool for Alias {

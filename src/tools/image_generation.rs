@@ -328,8 +328,9 @@ impl TypedTool for ImageGenerationTool {
                 .await?;
                 let mut picture = Map::new();
                 picture.insert("result".into(), completed["b64_json"].clone());
-                picture.insert("revised_prompt".into(), Value::Null);
-                for key in ["size", "quality", "output_format", "background"] {
+                // OpenAI's completed event has no revised prompt; a server that sends one
+                // is passed on.
+                for key in ["revised_prompt", "size", "quality", "output_format", "background"] {
                     picture.insert(key.into(), completed[key].clone());
                 }
                 picture

@@ -1,7 +1,9 @@
 //! Seed 003's server-side tools on the Responses API with the official OpenAI Python and Node
 //! SDKs (`tests/python/responses_tools.py`, `tests/clients/node/responses_tools.mjs`) against the real server, a fake search engine and the
 //! fake upstream: a web search seen on a default stream as OpenAI shows its own, a local_shell
-//! round trip the client runs, and artifacts delivered in the answer on both APIs.
+//! round trip the client runs, artifacts delivered in the answer on both APIs, and web searches
+//! streamed as a new user asks (`tools: [{"type": "web_search_preview"}]` or `"web_search"`, with
+//! `stream: true` and nothing of Colloquy's).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -55,6 +57,11 @@ async fn start() -> (TestApp, FakeWeb, String) {
         Reply::text("Here it is again."),
         artifact_call("art_3"),
         Reply::text("And streamed."),
+        // 5. a new user's streams: web_search_preview, then web_search
+        Reply::tool_call("ws_3", "web_search", json!({"query": "silver price"})),
+        Reply::text("Silver costs about $30 an ounce."),
+        Reply::tool_call("ws_4", "web_search", json!({"query": "platinum price"})),
+        Reply::text("Platinum costs about $1,000 an ounce."),
     ]);
     (app, web, answer)
 }
@@ -195,4 +202,57 @@ fn check(app: &TestApp, web: &FakeWeb, answer: &str, seen: &Value) {
     let streamed: &Value = &seen["streamed_artifact"];
     assert_eq!(streamed["content"], "def fib(n):\n    return n\n");
     assert_eq!(streamed["version"], 1);
+
+    // 5. A new user's plain stream, OpenAI's tool type alone: the same events and item.
+    new_user_saw(
+        &seen["new_user_preview"],
+        "ws_ws_3",
+        "silver price",
+        "Silver costs about $30 an ounce.",
+    );
+    new_user_saw(
+        &seen["new_user_web_search"],
+        "ws_ws_4",
+        "platinum price",
+        "Platinum costs about $1,000 an ounce.",
+    );
+}
+
+/// A stream made with only `tools: [{"type": ...}]` and `stream: true`: OpenAI's three web
+/// search events in order inside the response's lifecycle, one completed `web_search_call` with
+/// the model's query (the same in `response.output_item.done` and `response.completed`), the
+/// answer after it, and none of Colloquy's `x_` events.
+fn new_user_saw(seen: &Value, id: &str, query: &str, answer: &str) {
+    let kinds: Vec<&str> = seen["kinds"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no events recorded: {seen}"))
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let at = |kind: &str| {
+        let found: Vec<usize> = (0..kinds.len()).filter(|&i| kinds[i] == kind).collect();
+        assert_eq!(found.len(), 1, "{kind} once in {kinds:?}");
+        found[0]
+    };
+    assert_eq!(kinds.first(), Some(&"response.created"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"response.completed"), "{kinds:?}");
+    let in_progress = at("response.web_search_call.in_progress");
+    let searching = at("response.web_search_call.searching");
+    let completed = at("response.web_search_call.completed");
+    assert!(
+        at("response.created") < in_progress
+            && in_progress < searching
+            && searching < completed
+            && completed < at("response.completed"),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.iter().any(|k| k.starts_with("x_")),
+        "no x_ events: {kinds:?}"
+    );
+    assert_eq!(seen["x_kinds"], json!([]));
+    let call = json!({"id": id, "status": "completed", "action_type": "search", "query": query});
+    assert_eq!(seen["done_calls"], json!([call]), "{seen}");
+    assert_eq!(seen["completed_calls"], json!([call]), "{seen}");
+    assert_eq!(seen["text"], answer);
 }

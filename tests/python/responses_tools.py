@@ -1,7 +1,8 @@
 """Seed 003's server-side tools as an official OpenAI Python client sees them on Colloquy's
 Responses API: a web search on a default stream (web_search_call items and events, sources,
 url_citation annotations), a local_shell call the client runs itself, and an artifact the model
-made as a part of the answer; then the artifact on Chat Completions, plain and streamed.
+made as a part of the answer; then the artifact on Chat Completions, plain and streamed; last,
+web searches streamed exactly as a new user asks for them (OpenAI's tool type, nothing else).
 
 Run by tests/api/responses_tools.rs with COLLOQUY_URL and COLLOQUY_KEY set, against
 a fake upstream scripted for exactly this order of calls; prints one JSON line of what it saw.
@@ -92,5 +93,42 @@ for chunk in streamed:
     if extra.get("type") == "x_artifact.created":
         created = extra
 seen["streamed_artifact"] = created.get("artifact") if created else None
+
+# 5. A web search streamed as a new user asks for one: OpenAI's tool alone (its preview name, then
+# its newer one), `stream=True`, nothing of Colloquy's (no extra_body, no x_* field).
+def searched(item):
+    action = item.action
+    return {
+        "id": item.id,
+        "status": item.status,
+        "action_type": getattr(action, "type", None),
+        "query": getattr(action, "query", None),
+    }
+
+
+def new_user_stream(tool_type, question):
+    kinds, done, completed, text = [], [], None, None
+    for event in client.responses.create(
+        model="fake-model", input=question, tools=[{"type": tool_type}], stream=True
+    ):
+        kinds.append(event.type)
+        if event.type == "response.output_item.done" and event.item.type == "web_search_call":
+            done.append(searched(event.item))
+        if event.type == "response.completed":
+            output = event.response.output
+            completed = [searched(item) for item in output if item.type == "web_search_call"]
+            text = "".join(part.text for item in output if item.type == "message"
+                           for part in item.content if part.type == "output_text")
+    return {
+        "kinds": kinds,
+        "x_kinds": [kind for kind in kinds if kind.startswith("x_")],
+        "done_calls": done,
+        "completed_calls": completed,
+        "text": text,
+    }
+
+
+seen["new_user_preview"] = new_user_stream("web_search_preview", "What does silver cost?")
+seen["new_user_web_search"] = new_user_stream("web_search", "What does platinum cost?")
 
 print(json.dumps(seen, default=str))

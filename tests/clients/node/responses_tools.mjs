@@ -1,7 +1,8 @@
 // Seed 003's server-side tools as the official OpenAI Node client sees them on Colloquy's
 // Responses API: a web search on a default stream (web_search_call items and events, sources,
 // url_citation annotations), a local_shell call the client runs itself, and an artifact the model
-// made as a part of the answer; then the artifact on Chat Completions, plain and streamed.
+// made as a part of the answer; then the artifact on Chat Completions, plain and streamed; last,
+// web searches streamed exactly as a new user asks for them (OpenAI's tool type, nothing else).
 // Run by tests/api/responses_tools.rs with COLLOQUY_URL and COLLOQUY_KEY set, against a fake
 // upstream scripted for exactly this order of calls; prints one JSON line of what it saw (the same
 // keys as tests/python/responses_tools.py).
@@ -81,5 +82,51 @@ for await (const chunk of streamed) {
   if (chunk.type === "x_artifact.created") created = chunk;
 }
 seen.streamed_artifact = created?.artifact ?? null;
+
+// 5. A web search streamed as a new user asks for one: OpenAI's tool alone (its preview name, then
+// its newer one), `stream: true`, nothing of Colloquy's (no x_* field).
+const searched = (item) => ({
+  id: item.id,
+  status: item.status,
+  action_type: item.action?.type ?? null,
+  query: item.action?.query ?? null,
+});
+async function newUserStream(type, question) {
+  const kinds = [];
+  const done = [];
+  let completed = null;
+  let text = null;
+  const events = await client.responses.create({
+    model: "fake-model",
+    input: question,
+    tools: [{ type }],
+    stream: true,
+  });
+  for await (const event of events) {
+    kinds.push(event.type);
+    if (event.type === "response.output_item.done" && event.item.type === "web_search_call") {
+      done.push(searched(event.item));
+    }
+    if (event.type === "response.completed") {
+      const output = event.response.output;
+      completed = output.filter((item) => item.type === "web_search_call").map(searched);
+      text = output
+        .filter((item) => item.type === "message")
+        .flatMap((item) => item.content)
+        .filter((part) => part.type === "output_text")
+        .map((part) => part.text)
+        .join("");
+    }
+  }
+  return {
+    kinds,
+    x_kinds: kinds.filter((kind) => kind.startsWith("x_")),
+    done_calls: done,
+    completed_calls: completed,
+    text,
+  };
+}
+seen.new_user_preview = await newUserStream("web_search_preview", "What does silver cost?");
+seen.new_user_web_search = await newUserStream("web_search", "What does platinum cost?");
 
 console.log(JSON.stringify(seen));

@@ -117,6 +117,12 @@ fn web_search_item_id(call_id: &str) -> String {
     format!("ws_{call_id}")
 }
 
+/// Whether `name` reads pages (fetch_url, or its single-page alias browse_url), whose pages
+/// the answer may cite.
+fn is_fetch(name: &str) -> bool {
+    name == "fetch_url" || name == crate::tools::alias::BROWSE_URL
+}
+
 /// The item id of a local_shell call.
 pub fn local_shell_item_id(call_id: &str) -> String {
     format!("lsh_{call_id}")
@@ -134,6 +140,9 @@ pub struct Output {
     searches_done: Vec<(String, Value)>,
     /// The pages the run's searches and fetches found, which its text may cite.
     sources: Vec<Source>,
+    /// Single-page fetches under way (fetch_url's `url`, browse_url), whose result is the
+    /// page's text alone: (call id, the URL).
+    fetching: Vec<(String, String)>,
     /// The artifacts the run made or changed (their latest version each), for the answer.
     deliverables: Vec<Value>,
     /// The remote MCP tools the run has, by the name the model calls them.
@@ -180,6 +189,7 @@ impl Output {
             reasonings: 0,
             searches_done: Vec::new(),
             sources: Vec::new(),
+            fetching: Vec::new(),
             deliverables: Vec::new(),
             mcp_tools: Vec::new(),
             mcp_waiting: Vec::new(),
@@ -397,12 +407,34 @@ impl Output {
                     out.push(self.done(index));
                 }
             }
-            RunEvent::ToolResult {
+            RunEvent::ToolCall {
+                id,
                 name,
-                success: true,
+                arguments,
+                ..
+            } if is_fetch(name) => {
+                if let Some(url) = arguments["url"].as_str() {
+                    self.fetching.push((id.clone(), url.to_string()));
+                }
+            }
+            RunEvent::ToolResult {
+                tool_call_id,
+                name,
+                success,
                 result,
                 ..
-            } if name == "fetch_url" => {
+            } if is_fetch(name) => {
+                let single = self.fetching.iter().position(|(id, _)| id == tool_call_id);
+                let single = single.map(|at| self.fetching.remove(at).1);
+                if !success {
+                    return out;
+                }
+                if let Some(url) = single.filter(|_| result.is_string()) {
+                    self.add_sources(vec![Source {
+                        title: url.clone(),
+                        url,
+                    }]);
+                }
                 let pages: Vec<Source> = result["pages"]
                     .as_array()
                     .into_iter()

@@ -639,6 +639,55 @@ async fn a_web_search_is_a_web_search_call_item_with_openais_events_on_a_default
     assert_eq!(replay(&events), output.as_array().unwrap().clone());
 }
 
+/// A page read alone (fetch_url's `url`, browse_url: the result is its text) is a page the
+/// answer may cite; one whose fetch failed is not.
+#[test]
+fn a_page_read_alone_can_be_cited() {
+    let fetch = |id: &str, name: &str, url: &str| RunEvent::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: json!({"url": url}),
+        progress: Some(crate::run::events::ProgressKind::Reading),
+        message: None,
+    };
+    let fetched = |id: &str, name: &str, success: bool| RunEvent::ToolResult {
+        tool_call_id: id.into(),
+        name: name.into(),
+        success,
+        result: if success { json!("The page's text.") } else { json!(null) },
+        preview: String::new(),
+        error: None,
+        research: true,
+    };
+    let answer = "See https://one.example/a, https://two.example/b and https://three.example/c.";
+    let output = output_of(
+        &[
+            fetch("f1", "fetch_url", "https://one.example/a"),
+            fetched("f1", "fetch_url", true),
+            fetch("f2", "browse_url", "https://two.example/b"),
+            fetched("f2", "browse_url", true),
+            fetch("f3", "fetch_url", "https://three.example/c"),
+            fetched("f3", "fetch_url", false),
+            text(answer),
+            finished(StopReason::Completed, None),
+        ],
+        false,
+    );
+    let message = output
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "message")
+        .unwrap();
+    let cited: Vec<&str> = message["content"][0]["annotations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(cited, ["https://one.example/a", "https://two.example/b"]);
+}
+
 #[test]
 fn a_web_search_call_lists_its_sources_when_include_asks() {
     let mut output = Output::new(
