@@ -54,8 +54,11 @@ impl Guard {
                     listed.join(", ")
                 )))
             }
-            None if name.eq_ignore_ascii_case("localhost")
-                || name.to_ascii_lowercase().ends_with(".localhost") =>
+            // A fully qualified name (`localhost.`) is the same name.
+            None if {
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
+                name == "localhost" || name.ends_with(".localhost")
+            } =>
             {
                 Err(Refusal(format!("{name} is a loopback name")))
             }

@@ -158,6 +158,8 @@ fn urls_naming_internal_addresses_are_refused_in_any_spelling() {
         "http://[fc00::1]/",
         "http://[fe80::1]/",
         "http://localhost:8080/",
+        "http://localhost.:8080/",
+        "http://api.localhost./",
     ] {
         let parsed = Url::parse(url).unwrap();
         let refusal = guard.check_url(&parsed).unwrap_err();

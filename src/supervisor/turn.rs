@@ -233,8 +233,9 @@ impl Launcher {
         &self,
         servers: Vec<RemoteServer>,
     ) -> AppResult<Vec<Arc<RemoteSession>>> {
+        // Every server checked, its name resolved too, before any is connected to.
         for server in &servers {
-            self.remote_mcp.check(server)?;
+            self.remote_mcp.check_resolved(server).await?;
         }
         let opened = futures_util::future::join_all(
             servers

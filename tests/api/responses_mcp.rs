@@ -5,6 +5,7 @@
 //! And a URL the allow-list or the SSRF guard refuses is refused before any connection, with
 //! nothing stored.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
@@ -350,6 +351,59 @@ async fn a_private_or_loopback_mcp_url_is_refused_before_any_connection() {
     .await;
     refused(&app, &url, "mcp_list_tools_failed", 424).await;
     assert!(accepted.load(Ordering::SeqCst) > 0, "this one was tried");
+}
+
+/// A name other than `localhost`'s that this machine resolves to loopback addresses only,
+/// without the network: one /etc/hosts gives a loopback address (the machine's own name,
+/// `ip6-localhost`, `localhost.localdomain`, …), IPv4 first.
+async fn a_loopback_name() -> Option<String> {
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    let mut listed: Vec<(IpAddr, String)> = hosts
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split('#').next()?.split_whitespace();
+            let ip: IpAddr = fields.next()?.parse().ok()?;
+            ip.is_loopback().then(|| {
+                fields
+                    .map(|name| (ip, name.trim_end_matches('.').to_ascii_lowercase()))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .flatten()
+        .filter(|(_, name)| name != "localhost" && !name.ends_with(".localhost"))
+        .collect();
+    listed.sort_by_key(|(ip, _)| ip.is_ipv6());
+    for (_, name) in listed {
+        let Ok(resolved) = tokio::net::lookup_host((name.as_str(), 0)).await else {
+            continue;
+        };
+        let ips: Vec<IpAddr> = resolved.map(|socket| socket.ip()).collect();
+        if !ips.is_empty() && ips.iter().all(IpAddr::is_loopback) {
+            return Some(name);
+        }
+    }
+    None
+}
+
+#[actix_web::test]
+async fn an_allowed_name_resolving_to_loopback_is_refused_before_any_connection() {
+    let Some(name) = a_loopback_name().await else {
+        eprintln!("skipped: /etc/hosts gives no name but localhost a loopback address");
+        return;
+    };
+    let (port, accepted) = counting_listener().await;
+    // Any host allowed: the name passes the allow-list and the guard's check of names, and
+    // is refused for what it resolves to, as an address URL is (not the 424 of a failed
+    // connection).
+    let app = spawn_app_with(|config| config.mcp.remote_hosts = vec!["*".into()]).await;
+    let url = format!("http://{name}:{port}/mcp");
+    let error = refused(&app, &url, "mcp_server_refused", 400).await;
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("{name} resolves to")) && message.contains("loopback"),
+        "{error}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 0, "no connection was made");
 }
 
 #[actix_web::test]

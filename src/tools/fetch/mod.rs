@@ -157,6 +157,27 @@ impl Fetcher {
         self.guard.check_url(url)
     }
 
+    /// Checks `url` as `check_url` does, then resolves a host name as this fetcher's
+    /// connections would and refuses it when ANY address it resolves to is off limits (an
+    /// allow-listed name excepted), for callers that must refuse a private name before
+    /// connecting. Connections stay guarded all the same (the name may resolve differently
+    /// then). A name that does not resolve passes: connecting reports that.
+    pub async fn check_resolved(&self, url: &Url) -> Result<(), Refusal> {
+        self.guard.check_url(url)?;
+        let name = match url.host() {
+            Some(url::Host::Domain(name)) if crate::ssrf::parse_host_ip(name).is_none() => name,
+            // An address, judged by `check_url`.
+            _ => return Ok(()),
+        };
+        let Ok(ips) = self.resolver.resolve(name).await else {
+            return Ok(());
+        };
+        for ip in ips {
+            self.guard.filter_resolved(name, vec![ip])?;
+        }
+        Ok(())
+    }
+
     /// A client for another protocol spoken over HTTP (a remote MCP server's), whose every
     /// connection goes to a checked address as the fetcher's do: no proxy, no redirects,
     /// `connect_timeout`; no overall timeout (its callers bound each exchange).

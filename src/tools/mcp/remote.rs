@@ -5,7 +5,8 @@
 //! - `RemoteServer`: the tool as the request gives it, checked (`RemoteServer::parse`).
 //! - `RemoteMcp`: the gate and the connector. A URL is reached only if its host is on
 //!   `mcp.remote_hosts` or it is a configured server's URL (`NotAllowed` otherwise), and only
-//!   through the SSRF guard every fetch goes through (`Refused`): both before any connection.
+//!   through the SSRF guard every fetch goes through (`Refused`): both before any connection,
+//!   the guard judging the addresses a host name resolves to as well (`check_resolved`).
 //!   `open` connects and lists the tools (`Unreachable` when it cannot, within the timeout).
 //! - `RemoteSession`: one open connection with the tools it listed (cut to `allowed_tools`),
 //!   dropped (and closed) with the run's tools; its `listing` is the `x_mcp.list_tools` event the
@@ -345,9 +346,32 @@ impl RemoteMcp {
             })
     }
 
-    /// Checks, connects and lists `server`'s tools.
+    /// `check`, then the addresses `server`'s host name resolves to, as a connection would
+    /// resolve it: refused (`Refused`) when any is private, loopback or otherwise off limits
+    /// and `tools.ssrf_allow_list` does not exempt the name, still before any connection. The
+    /// connection is guarded all the same (the name may resolve differently by then). A name
+    /// that does not resolve in time is `Unreachable`.
+    pub async fn check_resolved(&self, server: &RemoteServer) -> Result<(), RemoteError> {
+        self.check(server)?;
+        match tokio::time::timeout(self.timeout, self.fetcher.check_resolved(&server.url)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(refusal)) => Err(RemoteError::Refused {
+                label: server.label.clone(),
+                reason: refusal.to_string(),
+            }),
+            Err(_) => Err(RemoteError::Unreachable {
+                label: server.label.clone(),
+                reason: format!(
+                    "its name did not resolve within {} seconds",
+                    self.timeout.as_secs()
+                ),
+            }),
+        }
+    }
+
+    /// Checks (`check_resolved`), connects and lists `server`'s tools.
     pub async fn open(&self, server: RemoteServer) -> Result<Arc<RemoteSession>, RemoteError> {
-        self.check(&server)?;
+        self.check_resolved(&server).await?;
         let unreachable = |reason: String| RemoteError::Unreachable {
             label: server.label.clone(),
             reason,
@@ -662,7 +686,106 @@ pub fn tools_of(
 
 #[cfg(test)]
 mod tests {
+    use std::net::IpAddr;
+
+    use futures_util::future::BoxFuture;
+
     use super::*;
+    use crate::ssrf::HostResolver;
+
+    /// Resolves names from a fixed table, as a DNS server under the test's control would.
+    struct MapResolver(HashMap<String, Vec<IpAddr>>);
+
+    impl HostResolver for MapResolver {
+        fn resolve(&self, host: &str) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+            let found = self.0.get(host).cloned();
+            Box::pin(async move { found.ok_or_else(|| std::io::ErrorKind::NotFound.into()) })
+        }
+    }
+
+    /// Any host allowed (`*`), `exempt.example:80` exempt from the SSRF rules, names resolved
+    /// from `names`.
+    fn any_host(names: &[(&str, &[&str])]) -> RemoteMcp {
+        let table = names
+            .iter()
+            .map(|(name, ips)| {
+                let ips = ips.iter().map(|ip| ip.parse().unwrap()).collect();
+                (name.to_string(), ips)
+            })
+            .collect();
+        let tools = crate::config::ToolsConfig {
+            ssrf_allow_list: vec!["exempt.example:80".into()],
+            ..Default::default()
+        };
+        let fetcher = Fetcher::with_resolver(
+            &tools,
+            Duration::from_secs(60),
+            Arc::new(MapResolver(table)),
+        )
+        .unwrap();
+        let config = crate::config::McpConfig {
+            remote_hosts: vec!["*".into()],
+            ..Default::default()
+        };
+        RemoteMcp::new(&config, Arc::new(fetcher), Duration::from_secs(5))
+    }
+
+    fn server_at(url: &str) -> RemoteServer {
+        parse(json!({"type": "mcp", "server_label": "inner", "server_url": url})).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_name_resolving_to_any_private_address_is_refused_before_connecting() {
+        let mcp = any_host(&[
+            ("internal.example", &["10.0.0.5"]),
+            ("mixed.example", &["93.184.216.34", "127.0.0.1"]),
+            ("public.example", &["93.184.216.34"]),
+            ("exempt.example", &["10.0.0.6"]),
+        ]);
+        for (url, says) in [
+            (
+                "http://internal.example/mcp",
+                "internal.example resolves to 10.0.0.5, which is a private address",
+            ),
+            (
+                "https://mixed.example:8443/mcp",
+                "mixed.example resolves to 127.0.0.1, which is a loopback address",
+            ),
+        ] {
+            let server = server_at(url);
+            assert!(mcp.check(&server).is_ok(), "the name alone passes: {url}");
+            let err = mcp.check_resolved(&server).await.unwrap_err();
+            assert!(
+                matches!(&err, RemoteError::Refused { label, reason }
+                    if label == "inner" && reason.contains(says)),
+                "{url}: {err}"
+            );
+            // `open` checks the same way before connecting: refused, not unreachable.
+            let opened = mcp.open(server).await.map(|_| ()).unwrap_err();
+            assert!(matches!(opened, RemoteError::Refused { .. }), "{opened}");
+        }
+        for url in [
+            "http://public.example/mcp",
+            // Exempt by name, as a connection is.
+            "http://exempt.example/mcp",
+            // Unresolvable: connecting reports it.
+            "http://unknown.example/mcp",
+        ] {
+            let checked = mcp.check_resolved(&server_at(url)).await;
+            assert!(checked.is_ok(), "{url}: {checked:?}");
+        }
+        // Exempt on its port only.
+        let err = mcp
+            .check_resolved(&server_at("http://exempt.example:81/mcp"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RemoteError::Refused { .. }), "{err}");
+        let err = mcp
+            .check_resolved(&server_at("http://127.0.0.1:9/mcp"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RemoteError::Refused { .. }), "{err}");
+    }
 
     fn parse(tool: Value) -> Result<RemoteServer, String> {
         RemoteServer::parse(0, tool.as_object().unwrap())
