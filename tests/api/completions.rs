@@ -370,10 +370,19 @@ async fn the_responses_api_takes_x_tools_from_web_search_preview() {
     assert_eq!(body["status"], "completed");
     assert_eq!(body["output"][0]["content"][0]["type"], "output_text");
     assert_eq!(body["output_text"], "42.");
+    // Keyed by tool (seed 003, issue 47): the calculator's events under its name, and
+    // `x_research` holding only the research summary, which is no one tool's.
     assert_eq!(
-        body["x_metadata"]["x_research"][0]["type"],
+        body["x_metadata"]["calculator"][0]["type"],
         "x_research.calculating"
     );
+    let summary: Vec<&str> = body["x_metadata"]["x_research"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(summary, ["x_research.complete"]);
     assert_eq!(
         body["metadata"],
         json!({}),
