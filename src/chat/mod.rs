@@ -19,6 +19,7 @@ pub mod artifacts;
 pub mod attachments;
 pub mod automations;
 pub mod export;
+pub mod group_commit;
 pub mod knowledge_bases;
 pub mod memory;
 pub mod persistence;

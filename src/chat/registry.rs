@@ -35,6 +35,8 @@ pub struct ChatRegistry {
     idle_after: Duration,
     embedder: SharedEmbedder,
     cluster: Arc<OnceLock<Cluster>>,
+    /// The writer the chats' turns share on SQLite (`group_commit`); `None` on PostgreSQL.
+    group_commit: Option<super::group_commit::GroupCommit>,
     /// Runs this process continues from a checkpoint (start-up): not recovered on a takeover.
     continuing: Arc<OnceLock<Vec<entities::ids::RunId>>>,
     takeover: Arc<OnceLock<TakeoverHook>>,
@@ -70,11 +72,24 @@ impl ChatRegistry {
         idle_after: Duration,
         embedder: SharedEmbedder,
     ) -> Self {
+        let group_commit = match db.get_database_backend() {
+            sea_orm::DbBackend::Sqlite => {
+                match super::group_commit::GroupCommit::start(db.clone()) {
+                    Ok(writer) => Some(writer),
+                    Err(err) => {
+                        tracing::warn!(%err, "no group commit: turns write on their own");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         Self {
             sessions: Arc::new(DashMap::new()),
             arbiters: Arc::new(arbiters),
             next: Arc::new(AtomicUsize::new(0)),
             db,
+            group_commit,
             idle_after,
             embedder,
             cluster: Arc::new(OnceLock::new()),
@@ -114,6 +129,11 @@ impl ChatRegistry {
 
     pub fn cluster(&self) -> Option<&Cluster> {
         self.cluster.get()
+    }
+
+    /// The writer the chats' turns share, on SQLite.
+    pub fn group_commit(&self) -> Option<&super::group_commit::GroupCommit> {
+        self.group_commit.as_ref()
     }
 
     /// The next arbiter of the pool, in turn.

@@ -6,8 +6,10 @@
 //! with `cluster::Fenced` and stops this process's session of the chat at once.
 
 use entities::ids::ChatId;
-use sea_orm::{DatabaseConnection, DatabaseExecutor, DbErr};
+use futures_util::future::BoxFuture;
+use sea_orm::{DatabaseConnection, DatabaseExecutor, DatabaseTransaction, DbErr, TransactionTrait};
 
+use super::group_commit::GroupCommit;
 use super::registry::ChatRegistry;
 use crate::cluster::{Cluster, Fenced, chat_key};
 
@@ -16,6 +18,8 @@ use crate::cluster::{Cluster, Fenced, chat_key};
 pub struct ChatWriter {
     db: DatabaseConnection,
     fence: Option<Fence>,
+    /// Unfenced on SQLite: the turns' writes join a group commit (`transact`).
+    group: Option<GroupCommit>,
 }
 
 #[derive(Clone)]
@@ -46,12 +50,20 @@ impl ChatWriter {
                 key,
             }
         });
-        Self { db, fence }
+        Self {
+            db,
+            fence,
+            group: registry.group_commit().cloned(),
+        }
     }
 
     /// Writes straight to `db`, unfenced (one process).
     pub fn unfenced(db: DatabaseConnection) -> Self {
-        Self { db, fence: None }
+        Self {
+            db,
+            fence: None,
+            group: None,
+        }
     }
 
     /// The epoch writes are fenced at, with a cluster.
@@ -79,6 +91,32 @@ impl ChatWriter {
             }
         };
         Ok(Write(DatabaseExecutor::OwnedTransaction(txn)))
+    }
+}
+
+impl ChatWriter {
+    /// Runs `work` as one transaction and gives what it made once that is committed: fenced
+    /// with a cluster; on SQLite in the next group commit, with the writes of other chats
+    /// that came at the same time.
+    pub async fn transact<T, F>(&self, work: F) -> Result<T, DbErr>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>>
+            + Send
+            + 'static,
+    {
+        if let (None, Some(group)) = (&self.fence, &self.group) {
+            return group.write(work).await;
+        }
+        let txn = match self.begin().await?.0 {
+            DatabaseExecutor::OwnedTransaction(txn) => txn,
+            DatabaseExecutor::Connection(_) | DatabaseExecutor::Transaction(_) => {
+                self.db.begin().await?
+            }
+        };
+        let made = work(&txn).await?;
+        txn.commit().await?;
+        Ok(made)
     }
 }
 

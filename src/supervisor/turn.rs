@@ -311,7 +311,7 @@ impl Launcher {
         .await?;
         // Planned: from here on the turn is written.
         if fresh {
-            self.chats.insert(chat).await?;
+            self.insert_chat(chat).await?;
         }
         let chat_id = prepared.chat_id().clone();
         let begun = async {
@@ -386,6 +386,24 @@ impl Launcher {
                 }
                 Err(err)
             }
+        }
+    }
+
+    /// Stores a new chat's row: on SQLite with the turns' writes (the group commit), so that
+    /// it neither waits on their transaction nor holds it up.
+    async fn insert_chat(&self, chat: entities::chats::Model) -> Result<(), sea_orm::DbErr> {
+        match self.sessions.group_commit() {
+            Some(group) => {
+                group
+                    .write(move |txn| {
+                        Box::pin(async move {
+                            crate::chat::Chats::insert_on(txn, chat).await?;
+                            Ok(())
+                        })
+                    })
+                    .await
+            }
+            None => self.chats.insert(chat).await.map(drop),
         }
     }
 

@@ -250,12 +250,10 @@ pub async fn resume_run<C: sea_orm::ConnectionTrait>(db: &C, run_id: &RunId) -> 
     Ok(())
 }
 
-/// Everything the end of a turn writes, in one transaction: the answer, the active leaf, the
-/// run's outcome, and the ask it answered (so a resumed answer is delivered exactly once).
-pub async fn complete_turn<
-    C: sea_orm::ConnectionTrait
-        + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
->(
+/// Everything the end of a turn writes, on `db` (a transaction the caller holds, so they
+/// are kept together): the answer, the active leaf, the run's outcome, and the ask it
+/// answered (so a resumed answer is delivered exactly once).
+pub async fn complete_turn<C: sea_orm::ConnectionTrait>(
     db: &C,
     chat_id: &ChatId,
     nodes: &[crate::chat::tree::MessageNode],
@@ -263,38 +261,32 @@ pub async fn complete_turn<
     run: FinishedRun,
     completes_ask: Option<&entities::ids::AskCorrelationId>,
 ) -> Result<(), DbErr> {
-    let txn = db.begin().await?;
-    insert_nodes(&txn, chat_id, nodes).await?;
+    insert_nodes(db, chat_id, nodes).await?;
     if !nodes.is_empty() {
-        set_active_leaf_in(&txn, chat_id, active_leaf).await?;
+        set_active_leaf_in(db, chat_id, active_leaf).await?;
     }
     for node in nodes {
         if let Some(parts) = &node.parts {
-            crate::chat::artifacts::link_parts(&txn, parts, &node.id).await?;
+            crate::chat::artifacts::link_parts(db, parts, &node.id).await?;
             // A picture the run made (generate_image) is kept with its answer.
-            crate::chat::attachments::link_parts(&txn, chat_id, parts, &node.id).await?;
+            crate::chat::attachments::link_parts(db, chat_id, parts, &node.id).await?;
         }
     }
-    finish_run(&txn, run).await?;
+    finish_run(db, run).await?;
     if let Some(correlation_id) = completes_ask {
-        crate::chat::asks::complete(&txn, correlation_id).await?;
+        crate::chat::asks::complete(db, correlation_id).await?;
     }
-    txn.commit().await
+    Ok(())
 }
 
-/// A paused run: its pending ask and its status, in one transaction.
-pub async fn pause_run<
-    C: sea_orm::ConnectionTrait
-        + sea_orm::TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
->(
+/// A paused run: its pending ask and its status, on `db` (a transaction the caller holds).
+pub async fn pause_run<C: sea_orm::ConnectionTrait>(
     db: &C,
     ask: crate::chat::asks::NewAsk,
     run: FinishedRun,
 ) -> Result<(), DbErr> {
-    let txn = db.begin().await?;
-    crate::chat::asks::insert(&txn, ask).await?;
-    finish_run(&txn, run).await?;
-    txn.commit().await
+    crate::chat::asks::insert(db, ask).await?;
+    finish_run(db, run).await
 }
 
 #[cfg(test)]

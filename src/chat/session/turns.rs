@@ -64,23 +64,29 @@ impl Handler<BeginTurn> for ChatSession {
         let leaf = user_message_id.clone();
         let cancel_asks = self.may_have_asks;
         // One transaction: the message, the leaf, the run and the questions it cancels.
+        let (run_id, user_id, options) = (msg.run_id, msg.user_id, msg.options);
         let stored = async move {
-            let write = writer.begin().await?;
-            let cancelled = persistence::begin_turn(
-                write.db(),
-                &nodes,
-                &leaf,
-                cancel_asks,
-                NewRun {
-                    id: &msg.run_id,
-                    chat_id: &chat_id,
-                    user_id: &msg.user_id,
-                    user_message_id: Some(&leaf),
-                    options: msg.options,
-                },
-            )
-            .await?;
-            write.commit().await?;
+            let (nodes, cancelled) = writer
+                .transact(move |txn| {
+                    Box::pin(async move {
+                        let cancelled = persistence::begin_turn(
+                            txn,
+                            &nodes,
+                            &leaf,
+                            cancel_asks,
+                            NewRun {
+                                id: &run_id,
+                                chat_id: &chat_id,
+                                user_id: &user_id,
+                                user_message_id: Some(&leaf),
+                                options,
+                            },
+                        )
+                        .await?;
+                        Ok((nodes, cancelled))
+                    })
+                })
+                .await?;
             Ok::<_, sea_orm::DbErr>((crate::chat::tree::count_tokens(nodes).await, cancelled))
         };
         AtomicResponse::new(Box::pin(stored.into_actor(self).map(
@@ -180,17 +186,23 @@ impl Handler<CompleteTurn> for ChatSession {
         let stored_leaf = leaf.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                let write = writer.begin().await?;
-                persistence::complete_turn(
-                    write.db(),
-                    &chat_id,
-                    &nodes,
-                    stored_leaf.as_ref(),
-                    run,
-                    msg.completes_ask.as_ref(),
-                )
-                .await?;
-                write.commit().await?;
+                let completes_ask = msg.completes_ask;
+                let nodes = writer
+                    .transact(move |txn| {
+                        Box::pin(async move {
+                            persistence::complete_turn(
+                                txn,
+                                &chat_id,
+                                &nodes,
+                                stored_leaf.as_ref(),
+                                run,
+                                completes_ask.as_ref(),
+                            )
+                            .await?;
+                            Ok(nodes)
+                        })
+                    })
+                    .await?;
                 Ok::<_, sea_orm::DbErr>(crate::chat::tree::count_tokens(nodes).await)
             }
             .into_actor(self)
@@ -229,9 +241,10 @@ impl Handler<PauseTurn> for ChatSession {
         };
         AtomicResponse::new(Box::pin(
             async move {
-                let write = writer.begin().await?;
-                persistence::pause_run(write.db(), msg.ask, run).await?;
-                write.commit().await
+                let ask = msg.ask;
+                writer
+                    .transact(move |txn| Box::pin(persistence::pause_run(txn, ask, run)))
+                    .await
             }
             .into_actor(self)
             .map(|result, _, _| result.map_err(ChatError::from)),
