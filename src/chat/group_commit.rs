@@ -16,7 +16,18 @@ use tokio::sync::{mpsc, oneshot};
 /// The most writes one transaction takes.
 const MAX_BATCH: usize = 512;
 
-/// A write: statements run on the transaction it is given.
+/// What a caller writes: statements run on the transaction it is given, making a `T`.
+pub trait Transaction<T>:
+    for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static
+{
+}
+
+impl<T, F> Transaction<T> for F where
+    F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static
+{
+}
+
+/// A write as the writer runs it: statements run on the transaction it is given.
 pub type Work =
     Box<dyn for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<(), DbErr>> + Send>;
 
@@ -46,13 +57,7 @@ impl GroupCommit {
 
     /// Runs `work` in the next batch and gives what it made once the batch is committed: an
     /// error if `work` failed (nothing of it is kept) or the commit did.
-    pub async fn write<T, F>(&self, work: F) -> Result<T, DbErr>
-    where
-        T: Send + 'static,
-        F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>>
-            + Send
-            + 'static,
-    {
+    pub async fn write<T: Send + 'static>(&self, work: impl Transaction<T>) -> Result<T, DbErr> {
         let (made, value) = oneshot::channel();
         let (done, outcome) = oneshot::channel();
         let work: Work = Box::new(move |txn| {
@@ -61,9 +66,7 @@ impl GroupCommit {
                 Ok(())
             })
         });
-        self.jobs
-            .send(Job { work, done })
-            .map_err(|_| stopped())?;
+        self.jobs.send(Job { work, done }).map_err(|_| stopped())?;
         outcome.await.map_err(|_| stopped())??;
         value.await.map_err(|_| stopped())
     }
@@ -169,9 +172,10 @@ mod tests {
         (dir, db)
     }
 
-    fn insert(n: i64) -> impl for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<i64, DbErr>>
-    + Send
-    + 'static {
+    fn insert(
+        n: i64,
+    ) -> impl for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<i64, DbErr>> + Send + 'static
+    {
         move |txn| {
             Box::pin(async move {
                 txn.execute_raw(Statement::from_sql_and_values(

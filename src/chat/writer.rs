@@ -6,8 +6,7 @@
 //! with `cluster::Fenced` and stops this process's session of the chat at once.
 
 use entities::ids::ChatId;
-use futures_util::future::BoxFuture;
-use sea_orm::{DatabaseConnection, DatabaseExecutor, DatabaseTransaction, DbErr, TransactionTrait};
+use sea_orm::{DatabaseConnection, DatabaseExecutor, DbErr, TransactionTrait};
 
 use super::group_commit::GroupCommit;
 use super::registry::ChatRegistry;
@@ -98,13 +97,10 @@ impl ChatWriter {
     /// Runs `work` as one transaction and gives what it made once that is committed: fenced
     /// with a cluster; on SQLite in the next group commit, with the writes of other chats
     /// that came at the same time.
-    pub async fn transact<T, F>(&self, work: F) -> Result<T, DbErr>
-    where
-        T: Send + 'static,
-        F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>>
-            + Send
-            + 'static,
-    {
+    pub async fn transact<T: Send + 'static>(
+        &self,
+        work: impl super::group_commit::Transaction<T>,
+    ) -> Result<T, DbErr> {
         if let (None, Some(group)) = (&self.fence, &self.group) {
             return group.write(work).await;
         }

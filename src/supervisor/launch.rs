@@ -32,8 +32,8 @@ pub use catalog::{CatalogTool, tool_catalog};
 use chat::{document_context, has_searchable, recent_documents, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
-pub(super) use plan::with_requested;
 use plan::plan;
+pub(super) use plan::with_requested;
 pub use sql::check_sql_database;
 
 /// What launching and resuming runs needs, and no more: built once at start-up beside

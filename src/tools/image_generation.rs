@@ -330,7 +330,13 @@ impl TypedTool for ImageGenerationTool {
                 picture.insert("result".into(), completed["b64_json"].clone());
                 // OpenAI's completed event has no revised prompt; a server that sends one
                 // is passed on.
-                for key in ["revised_prompt", "size", "quality", "output_format", "background"] {
+                for key in [
+                    "revised_prompt",
+                    "size",
+                    "quality",
+                    "output_format",
+                    "background",
+                ] {
                     picture.insert(key.into(), completed[key].clone());
                 }
                 picture

@@ -654,7 +654,11 @@ fn a_page_read_alone_can_be_cited() {
         tool_call_id: id.into(),
         name: name.into(),
         success,
-        result: if success { json!("The page's text.") } else { json!(null) },
+        result: if success {
+            json!("The page's text.")
+        } else {
+            json!(null)
+        },
         preview: String::new(),
         error: None,
         research: true,
