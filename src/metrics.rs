@@ -26,6 +26,8 @@ pub struct Metrics {
     active_chats: IntGauge,
     heap_in_use: IntGauge,
     db_statements: IntCounter,
+    sandboxes: IntGauge,
+    sandbox_limits: IntCounterVec,
 }
 
 /// How one tool call ended, for `Metrics::tool_call`.
@@ -77,6 +79,16 @@ impl Metrics {
             .unwrap_or_else(|err| unreachable!("metric colloquy_db_statements_total: {err}"));
         Self {
             db_statements,
+            sandboxes: gauge(
+                "colloquy_code_interpreter_sandboxes",
+                "Code interpreter sandboxes running in this process.",
+            ),
+            sandbox_limits: counter(
+                "colloquy_code_interpreter_limits_total",
+                "Code interpreter calls that reached a limit, by limit (time, memory, \
+                 file_size, container_size, processes, open_files, output, ended).",
+                &["limit"],
+            ),
             active_chats: gauge(
                 "colloquy_active_chats",
                 "Chats loaded in memory now (an actor each; idle ones passivate).",
@@ -179,6 +191,21 @@ impl Metrics {
         self.tool_result_tokens
             .with_label_values(&[call.tool])
             .inc_by(call.result_tokens);
+    }
+
+    /// A code interpreter sandbox started.
+    pub fn sandbox_started(&self) {
+        self.sandboxes.inc();
+    }
+
+    /// A code interpreter sandbox stopped.
+    pub fn sandbox_stopped(&self) {
+        self.sandboxes.dec();
+    }
+
+    /// A code interpreter call reached `limit`.
+    pub fn sandbox_limit(&self, limit: &str) {
+        self.sandbox_limits.with_label_values(&[limit]).inc();
     }
 
     /// Everything, in Prometheus' text format; `active_chats` is read at the scrape.

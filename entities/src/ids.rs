@@ -273,3 +273,35 @@ id_type!(
     /// One firing of a schedule (`schedule_firings.id`).
     ScheduleFiringId
 );
+id_type!(
+    /// A code interpreter container (`containers.id`): `cntr_` and a UUID without hyphens.
+    ContainerId,
+    simple "cntr_"
+);
+id_type!(
+    /// A file in a code interpreter container (`container_files.id`): `cfile_` and a UUID
+    /// without hyphens.
+    ContainerFileId,
+    simple "cfile_"
+);
+
+/// Whether `raw` is `prefix` and 32 lower-case hex digits, the shape `generate` makes.
+fn is_simple(raw: &str, prefix: &str) -> bool {
+    raw.strip_prefix(prefix).is_some_and(|hex| {
+        hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+impl ContainerId {
+    /// Accepts only the shape `generate` makes, so a malformed id is a 404 without a query.
+    pub fn parse(raw: &str) -> Option<Self> {
+        is_simple(raw, "cntr_").then(|| Self(raw.to_string()))
+    }
+}
+
+impl ContainerFileId {
+    /// Accepts only the shape `generate` makes, so a malformed id is a 404 without a query.
+    pub fn parse(raw: &str) -> Option<Self> {
+        is_simple(raw, "cfile_").then(|| Self(raw.to_string()))
+    }
+}

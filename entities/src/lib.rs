@@ -12,6 +12,8 @@ pub mod artifact_versions;
 pub mod artifacts;
 pub mod attachments;
 pub mod chats;
+pub mod container_files;
+pub mod containers;
 pub mod document_chunks;
 pub mod documents;
 pub mod email_sends;

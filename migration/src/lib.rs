@@ -43,6 +43,7 @@ mod m20261130_000038_add_agent_chat_tools_enabled;
 mod m20261130_000039_email_sends_by_user;
 mod m20261201_000040_add_chunk_headings;
 mod m20261202_000041_add_lease_epoch;
+mod m20261203_000042_create_containers;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 24] = [
@@ -118,6 +119,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000039_email_sends_by_user::Migration),
             Box::new(m20261201_000040_add_chunk_headings::Migration),
             Box::new(m20261202_000041_add_lease_epoch::Migration),
+            Box::new(m20261203_000042_create_containers::Migration),
         ]
     }
 }

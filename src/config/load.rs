@@ -151,6 +151,9 @@ impl Config {
                  and max_sessions at least max_sessions_per_chat",
             );
         }
+        if let Some(problem) = self.code_interpreter.problem() {
+            return invalid(problem);
+        }
         if self.http.max_in_flight == 0 {
             return invalid("http.max_in_flight must be at least 1");
         }

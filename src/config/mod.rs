@@ -20,6 +20,7 @@
 mod agent;
 mod attachments;
 mod browser;
+mod code_interpreter;
 mod cluster;
 mod email;
 mod images;
@@ -50,6 +51,7 @@ pub use threads::single_threaded_kernels;
 pub use agent::{AgentConfig, AskUserConfig, ContextStrategy, DeepThinkConfig};
 pub use attachments::AttachmentsConfig;
 pub use browser::BrowserConfig;
+pub use code_interpreter::CodeInterpreterConfig;
 pub use cluster::ClusterConfig;
 pub use email::{EmailConfig, RecipientPattern, is_one_mailbox};
 pub use images::ImagesConfig;
@@ -118,6 +120,8 @@ pub struct Config {
     pub images: Option<ImagesConfig>,
     /// `[browser]`: the Chromium `browser_action` and `analyze_page` drive.
     pub browser: BrowserConfig,
+    /// `[code_interpreter]`: the sandbox `code_interpreter` runs Python in.
+    pub code_interpreter: CodeInterpreterConfig,
     /// `[schedules]`: workflows' and schedules' limits and timing.
     pub schedules: SchedulesConfig,
     /// `[cluster]`: several processes on one PostgreSQL.
@@ -154,6 +158,7 @@ impl Default for Config {
             email: None,
             images: None,
             browser: BrowserConfig::default(),
+            code_interpreter: CodeInterpreterConfig::default(),
             schedules: SchedulesConfig::default(),
             cluster: ClusterConfig::default(),
             storage: StorageConfig::default(),

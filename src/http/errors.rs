@@ -219,6 +219,30 @@ impl From<crate::llm::images::ImagesError> for AppError {
     }
 }
 
+impl From<crate::tools::code_interpreter::ContainerError> for AppError {
+    fn from(err: crate::tools::code_interpreter::ContainerError) -> Self {
+        use crate::tools::code_interpreter::ContainerError;
+        match err {
+            ContainerError::Unavailable(_) => AppError::Refused {
+                code: "code_interpreter_unavailable",
+                message: err.to_string(),
+            },
+            ContainerError::NotFound => AppError::NotFound("container"),
+            ContainerError::FileNotFound => AppError::NotFound("container file"),
+            ContainerError::Limit(message) => AppError::LimitReached {
+                code: "container_limit_reached",
+                message,
+            },
+            ContainerError::Invalid(message) => AppError::InvalidRequest(message),
+            ContainerError::Busy => AppError::Overloaded {
+                retry_after_secs: 1,
+            },
+            ContainerError::Db(err) => err.into(),
+            other => AppError::internal(other),
+        }
+    }
+}
+
 impl From<crate::tools::mcp::remote::RemoteError> for AppError {
     fn from(err: crate::tools::mcp::remote::RemoteError) -> Self {
         use crate::tools::mcp::remote::RemoteError;

@@ -134,6 +134,16 @@ pub fn start(launcher: &Launcher, accounts: &crate::auth::Accounts) {
             }
         },
     );
+    let containers = launcher.containers.clone();
+    every(
+        launcher,
+        containers.sweep_period(),
+        Runs::EveryProcess,
+        move || {
+            let containers = containers.clone();
+            async move { containers.sweep().await }
+        },
+    );
     crate::os_limits::start_heap_trimmer();
     super::automations::scheduler::start(launcher.clone(), accounts.clone());
     if let Some(cluster) = launcher.sessions.cluster().cloned() {

@@ -73,6 +73,9 @@ pub struct Launcher {
     /// The browser sessions of `browser_action` and `analyze_page` (offered when Chromium is
     /// there: `Browsers::unavailable`).
     pub browsers: crate::tools::browser::Browsers,
+    /// The code interpreter's containers (offered when bubblewrap and Python are there:
+    /// `Containers::unavailable`).
+    pub containers: crate::tools::code_interpreter::Containers,
     /// The SSRF-guarded fetcher (shared with the research tools): image URLs of `/v1`
     /// requests are fetched through it.
     pub fetcher: Arc<crate::tools::fetch::Fetcher>,

@@ -71,6 +71,8 @@ impl Launcher {
     }
 
     async fn forget(&self, chat_id: &ChatId) -> Result<(), DbErr> {
+        // Its containers' ids before the row takes their rows with it.
+        let containers = self.containers.ids_of_chat(chat_id).await?;
         // The row first: if the database fails, nothing else is let go.
         self.chats.delete_row(chat_id).await?;
         for log in self.runs.live_in_chat(chat_id) {
@@ -80,6 +82,7 @@ impl Launcher {
         self.workspace.forget(chat_id).await;
         self.attachments.forget(chat_id).await;
         self.browsers.forget(chat_id).await;
+        self.containers.forget(&containers).await;
         Ok(())
     }
 }

@@ -21,6 +21,7 @@ pub mod browser;
 pub mod calculator;
 mod calculator_parser;
 pub mod chat_context;
+pub mod code_interpreter;
 mod code_host;
 pub mod code_search;
 pub mod context_size;
@@ -209,10 +210,11 @@ pub const RESEARCH_TOOLS: [(&str, &str); 5] = [
 /// The chat tools `x_tools` may name (docs/spec.md#x_tools: file_search): a request naming one has
 /// it offered in its chat even before it has documents; the browser tools, offered in a stored
 /// chat on a server with Chromium.
-pub const X_TOOLS_CHAT_TOOLS: [&str; 3] = [
+pub const X_TOOLS_CHAT_TOOLS: [&str; 4] = [
     "file_search",
     browser::BROWSER_ACTION,
     browser::ANALYZE_PAGE,
+    code_interpreter::CODE_INTERPRETER,
 ];
 
 /// Chooses a request's tools from those available (docs/spec.md#x_tools): omitted,

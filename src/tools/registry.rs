@@ -29,6 +29,7 @@ pub enum Kind {
     Browser,
     SendEmail,
     GenerateImage,
+    CodeInterpreter,
 }
 
 /// Where a tool comes from (the catalog's `origin`).
@@ -247,6 +248,14 @@ pub const FAMILIES: &[Family] = &[
         Named,
     )
     .needs(super::image_generation::NEEDS),
+    family(
+        Kind::CodeInterpreter,
+        &[super::code_interpreter::CODE_INTERPRETER],
+        Platform,
+        Scope::Chat,
+        NamedTogether,
+    )
+    .needs(super::code_interpreter::NEEDS),
 ];
 
 /// The family `name` belongs to, if it is a built-in tool's.

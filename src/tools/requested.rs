@@ -21,4 +21,6 @@ pub enum Requested {
     },
     /// generate_image with a Responses `image_generation` tool's fields.
     ImageGeneration { fields: Map<String, Value> },
+    /// code_interpreter in a Responses tool's `container` (an id, or `auto` with files).
+    CodeInterpreter { container: Value },
 }

@@ -4,6 +4,7 @@
 //! imports another for it.
 
 pub(in crate::http) mod completions;
+pub(in crate::http) mod containers;
 pub(in crate::http) mod conversations;
 pub(in crate::http) mod files;
 pub(in crate::http) mod images;
@@ -21,6 +22,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
         .configure(|cfg| responses::configure(cfg, max_body_bytes))
         .configure(conversations::configure)
         .configure(files::configure)
+        .configure(containers::configure)
         .configure(|cfg| images::configure(cfg, max_body_bytes))
         .configure(vector_stores::configure);
 }

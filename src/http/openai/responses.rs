@@ -94,6 +94,19 @@ async fn create(
     if options.image_generation.is_some() && state.config().images.is_none() {
         return Err(crate::llm::images::ImagesError::NotConfigured.into());
     }
+    if let Some(choice) = &options.code_interpreter {
+        let containers = &state.launcher.containers;
+        if let Some(why) = containers.unavailable() {
+            return Err(AppError::invalid(format!(
+                "code_interpreter is not available on this server: {why}"
+            )));
+        }
+        if let crate::tools::code_interpreter::Choice::Named(id) = choice
+            && containers.get_owned(principal.user_id(), id).await.is_err()
+        {
+            return Err(AppError::invalid(format!("no container {id}")));
+        }
+    }
     let includes = request.includes();
     let mut echo = request.echo(&model);
     // Before anything is stored: every message and the instructions within the length limit.

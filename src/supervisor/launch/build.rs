@@ -128,6 +128,16 @@ impl Launcher {
         if let Some(why) = browsers.unavailable() {
             tracing::info!(%why, "the browser tools are not offered");
         }
+        let containers = crate::tools::code_interpreter::Containers::new(
+            &config.code_interpreter,
+            db.clone(),
+            storage.clone(),
+            workspace.clone(),
+            metrics.clone(),
+        );
+        if let Some(why) = containers.unavailable() {
+            tracing::info!(%why, "the code interpreter is not offered");
+        }
         let remote_mcp = Arc::new(crate::tools::mcp::remote::RemoteMcp::new(
             &config.mcp,
             fetcher.clone(),
@@ -156,6 +166,7 @@ impl Launcher {
             sql,
             email,
             browsers,
+            containers,
             fetcher,
         })
     }

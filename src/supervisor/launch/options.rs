@@ -52,6 +52,8 @@ pub struct RunOptions {
     /// A Responses `image_generation` tool's fields (`size`, `quality`, `output_format`,
     /// `background`, `partial_images`, `model`): the run gets `generate_image` with them.
     pub image_generation: Option<serde_json::Map<String, serde_json::Value>>,
+    /// A Responses `code_interpreter` tool's `container`: the run gets `code_interpreter` in it.
+    pub code_interpreter: Option<crate::tools::code_interpreter::Choice>,
     /// A Responses request's remote MCP servers (`{"type": "mcp"}`), connected by the door
     /// (`Launcher::open`) before anything is written, into `mcp_sessions`.
     pub remote_mcp: Vec<crate::tools::mcp::remote::RemoteServer>,

@@ -147,6 +147,14 @@ pub(in crate::supervisor) fn plan(
                 .clone()
                 .map(|fields| tools::Requested::ImageGeneration { fields }),
         )
+        .chain(
+            options
+                .code_interpreter
+                .as_ref()
+                .map(|choice| tools::Requested::CodeInterpreter {
+                    container: choice.to_value(),
+                }),
+        )
         .collect();
     with_requested(launcher, &log, &parts, &mut tools, &requested);
     let mut tools = sized(tools, options);
@@ -244,6 +252,19 @@ pub(in crate::supervisor) fn with_requested(
                 tools.retain(|t| t.name() != GENERATE_IMAGE);
                 tools.push(Arc::new(
                     ImageGenerationTool::new(log.clone(), images.clone(), fields.clone())
+                        .keeping(launcher.attachments.clone(), parts.clone()),
+                ));
+            }
+            tools::Requested::CodeInterpreter { container } => {
+                use crate::tools::code_interpreter::{CODE_INTERPRETER, Choice, CodeInterpreterTool};
+                let (Ok(choice), None) = (Choice::parse(container), launcher.containers.unavailable())
+                else {
+                    continue;
+                };
+                tools.retain(|t| t.name() != CODE_INTERPRETER);
+                tools.push(Arc::new(
+                    CodeInterpreterTool::new(launcher.containers.clone(), log.clone(), choice)
+                        .requested_by_request()
                         .keeping(launcher.attachments.clone(), parts.clone()),
                 ));
             }

@@ -385,6 +385,21 @@ fn build(setting: &Setting, kind: Kind) -> Vec<SharedTool> {
             })
             .into_iter()
             .collect(),
+        Kind::CodeInterpreter => match &setting.chat {
+            Some(chat) if launcher.containers.unavailable().is_none() => {
+                use crate::tools::code_interpreter::{Choice, CodeInterpreterTool};
+                let tool = CodeInterpreterTool::new(
+                    launcher.containers.clone(),
+                    setting.log.clone(),
+                    Choice::Auto {
+                        file_ids: Vec::new(),
+                    },
+                )
+                .keeping(launcher.attachments.clone(), chat.parts.clone());
+                vec![Arc::new(tool) as SharedTool]
+            }
+            _ => Vec::new(),
+        },
     }
 }
 

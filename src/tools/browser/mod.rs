@@ -30,6 +30,7 @@ mod sink;
 pub mod tool;
 
 pub use pool::Browsers;
+pub(crate) use process::die_with_parent;
 pub use screenshots::{ScreenshotId, Screenshots};
 pub use tool::{AnalyzePage, BrowserAction};
 

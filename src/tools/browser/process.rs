@@ -165,7 +165,7 @@ impl Drop for ChromiumProcess {
 
 /// Set in the child between fork and exec: SIGKILL when the thread that spawned it ends;
 /// and if the parent is already gone (it died before this ran), fail the exec.
-fn die_with_parent(parent: u32) -> std::io::Result<()> {
+pub(crate) fn die_with_parent(parent: u32) -> std::io::Result<()> {
     // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and has no memory effects.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
         return Err(std::io::Error::last_os_error());

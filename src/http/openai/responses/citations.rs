@@ -88,6 +88,69 @@ pub fn url_citations(text: &str, sources: &[Source]) -> Vec<Value> {
         .collect()
 }
 
+/// A file a code interpreter call wrote, which the answer's text may cite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerFile {
+    pub container_id: String,
+    pub file_id: String,
+    /// Its path in the sandbox (`/mnt/data/…`).
+    pub path: String,
+}
+
+impl ContainerFile {
+    fn filename(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+}
+
+/// The `container_file_citation` annotations of `text` for `files`: each Markdown link to a
+/// file's path (`[label](sandbox:/mnt/data/x.png)`) whole, each bare mention of its path as
+/// itself; a file the text never mentions is cited at the text's end (an empty span), so a
+/// client finds every file the answer produced.
+pub fn container_file_citations(text: &str, files: &[ContainerFile]) -> Vec<Value> {
+    let mut annotations = Vec::new();
+    let chars = |at: usize| text[..at].chars().count();
+    for file in files {
+        let mut found = false;
+        for (start, _) in text.match_indices(&file.path) {
+            let end = start + file.path.len();
+            let start = if text[..start].ends_with("sandbox:") {
+                start - "sandbox:".len()
+            } else {
+                start
+            };
+            let (start, end) = match (text[..start].strip_suffix("]("), text[end..].starts_with(')')) {
+                (Some(before), true) => match before.rfind('[') {
+                    Some(open) if !before[open..].contains(['\n', ']']) => (open, end + 1),
+                    _ => (start, end),
+                },
+                _ => (start, end),
+            };
+            found = true;
+            annotations.push(json!({
+                "type": "container_file_citation",
+                "container_id": file.container_id,
+                "file_id": file.file_id,
+                "filename": file.filename(),
+                "start_index": chars(start),
+                "end_index": chars(end),
+            }));
+        }
+        if !found {
+            let end = text.chars().count();
+            annotations.push(json!({
+                "type": "container_file_citation",
+                "container_id": file.container_id,
+                "file_id": file.file_id,
+                "filename": file.filename(),
+                "start_index": end,
+                "end_index": end,
+            }));
+        }
+    }
+    annotations
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +186,34 @@ mod tests {
         assert_eq!(annotations[0]["title"], "Gold price");
         assert_eq!(cited(&annotations[1]), "https://fx.example/");
         assert_eq!(annotations[1]["url"], "https://fx.example/");
+    }
+
+    #[test]
+    fn a_file_link_is_cited_whole_and_an_unmentioned_file_at_the_end() {
+        let file = |id: &str, path: &str| ContainerFile {
+            container_id: "cntr_1".into(),
+            file_id: id.into(),
+            path: path.into(),
+        };
+        let text = "Mean is 2. See [the chart](sandbox:/mnt/data/chart.png).";
+        let cited = container_file_citations(
+            text,
+            &[file("cfile_a", "/mnt/data/chart.png"), file("cfile_b", "/mnt/data/out.csv")],
+        );
+        assert_eq!(cited.len(), 2, "{cited:?}");
+        let chars: Vec<char> = text.chars().collect();
+        let (start, end) = (
+            cited[0]["start_index"].as_u64().unwrap() as usize,
+            cited[0]["end_index"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(
+            chars[start..end].iter().collect::<String>(),
+            "[the chart](sandbox:/mnt/data/chart.png)"
+        );
+        assert_eq!(cited[0]["filename"], "chart.png");
+        assert_eq!(cited[0]["file_id"], "cfile_a");
+        assert_eq!(cited[1]["start_index"], chars.len());
+        assert_eq!(cited[1]["end_index"], chars.len());
     }
 
     #[test]

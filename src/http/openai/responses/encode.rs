@@ -10,11 +10,12 @@
 
 use serde_json::{Value, json};
 
-use super::citations::{Source, url_citations};
+use super::citations::{ContainerFile, Source, container_file_citations, url_citations};
 use super::items::APPROVAL_ID_PREFIX;
 use super::request::{Includes, LOCAL_SHELL};
 use crate::run::events::{RunError, RunEvent, StopReason};
 use crate::run::log::RunLog;
+use crate::tools::code_interpreter::{self, CODE_INTERPRETER};
 use crate::tools::file_search;
 use crate::tools::image_generation::{self, GENERATE_IMAGE};
 use crate::tools::mcp::remote::LIST_TOOLS_EVENT;
@@ -52,6 +53,18 @@ enum Item {
         call_id: String,
         status: &'static str,
         picture: Option<Value>,
+    },
+    /// A call of `code_interpreter`: `in_progress`, `interpreting` while it runs, then
+    /// `completed` with its container and outputs (logs, figures), or `failed`.
+    CodeInterpreter {
+        id: String,
+        call_id: String,
+        code: String,
+        /// Whether the code was sent (`.code.done`): the item shows it from then on.
+        code_sent: bool,
+        container_id: Option<String>,
+        status: &'static str,
+        outputs: Vec<Value>,
     },
     /// A call of the client's `local_shell` (run by the client, never here).
     LocalShell {
@@ -143,6 +156,8 @@ pub struct Output {
     /// Single-page fetches under way (fetch_url's `url`, browse_url), whose result is the
     /// page's text alone: (call id, the URL).
     fetching: Vec<(String, String)>,
+    /// The files the run's code interpreter calls wrote, which the answer's text may cite.
+    container_files: Vec<ContainerFile>,
     /// The artifacts the run made or changed (their latest version each), for the answer.
     deliverables: Vec<Value>,
     /// The remote MCP tools the run has, by the name the model calls them.
@@ -190,6 +205,7 @@ impl Output {
             searches_done: Vec::new(),
             sources: Vec::new(),
             fetching: Vec::new(),
+            container_files: Vec::new(),
             deliverables: Vec::new(),
             mcp_tools: Vec::new(),
             mcp_waiting: Vec::new(),
@@ -358,6 +374,130 @@ impl Output {
                     out.push(self.done(index));
                 }
                 self.add_sources(hits);
+            }
+            RunEvent::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } if name == CODE_INTERPRETER => {
+                self.close_open(&mut out);
+                let item_id = code_interpreter::item_id(id);
+                let code = arguments["code"].as_str().unwrap_or_default().to_string();
+                self.items.push(Item::CodeInterpreter {
+                    id: item_id.clone(),
+                    call_id: id.clone(),
+                    code: code.clone(),
+                    code_sent: false,
+                    container_id: None,
+                    status: "in_progress",
+                    outputs: Vec::new(),
+                });
+                let index = self.items.len() - 1;
+                out.push(self.added(index));
+                let ids = json!({"item_id": item_id, "output_index": index});
+                out.push(self::event(
+                    "response.code_interpreter_call.in_progress",
+                    ids.clone(),
+                ));
+                for delta in code_deltas(&code) {
+                    let mut payload = ids.clone();
+                    payload["delta"] = json!(delta);
+                    out.push(self::event(
+                        "response.code_interpreter_call_code.delta",
+                        payload,
+                    ));
+                }
+                let mut payload = ids.clone();
+                payload["code"] = json!(code);
+                out.push(self::event(
+                    "response.code_interpreter_call_code.done",
+                    payload,
+                ));
+                if let Some(Item::CodeInterpreter {
+                    code_sent, status, ..
+                }) = self.items.last_mut()
+                {
+                    *code_sent = true;
+                    *status = "interpreting";
+                }
+                out.push(self::event(
+                    "response.code_interpreter_call.interpreting",
+                    ids,
+                ));
+            }
+            RunEvent::Extension {
+                event_type,
+                payload,
+            } if event_type == code_interpreter::OUTPUT_EVENT => {
+                let include = self.includes.code_interpreter_outputs;
+                let found = payload["call_id"].as_str().and_then(|call| {
+                    self.items.iter().position(|item| {
+                        matches!(item, Item::CodeInterpreter { call_id, .. } if call_id == call)
+                    })
+                });
+                let container = payload["container_id"].as_str().unwrap_or_default();
+                for file in payload["files"].as_array().into_iter().flatten() {
+                    if let (Some(file_id), Some(path)) =
+                        (file["file_id"].as_str(), file["path"].as_str())
+                    {
+                        self.container_files.retain(|known| known.path != path);
+                        self.container_files.push(ContainerFile {
+                            container_id: container.to_string(),
+                            file_id: file_id.to_string(),
+                            path: path.to_string(),
+                        });
+                    }
+                }
+                if let Some(index) = found {
+                    let mut item_id = String::new();
+                    if let Item::CodeInterpreter {
+                        id,
+                        container_id,
+                        status,
+                        outputs,
+                        ..
+                    } = &mut self.items[index]
+                    {
+                        *container_id = Some(container.to_string());
+                        *status = "completed";
+                        if include {
+                            *outputs = call_outputs(payload);
+                        }
+                        item_id.clone_from(id);
+                    }
+                    out.push(self::event(
+                        "response.code_interpreter_call.completed",
+                        json!({"item_id": item_id, "output_index": index}),
+                    ));
+                    out.push(self.done(index));
+                }
+            }
+            RunEvent::ToolResult {
+                tool_call_id,
+                name,
+                success: false,
+                result,
+                ..
+            } if name == CODE_INTERPRETER => {
+                let found = self.items.iter().position(|item| {
+                    matches!(item, Item::CodeInterpreter { call_id, status, .. }
+                        if call_id == tool_call_id && *status != "completed")
+                });
+                if let Some(index) = found {
+                    let include = self.includes.code_interpreter_outputs;
+                    if let Item::CodeInterpreter {
+                        status, outputs, ..
+                    } = &mut self.items[index]
+                    {
+                        *status = "failed";
+                        if include {
+                            let error = result["error"].as_str().unwrap_or("the call failed");
+                            *outputs = vec![json!({"type": "logs", "logs": error})];
+                        }
+                    }
+                    out.push(self.done(index));
+                }
             }
             RunEvent::ToolCall { id, name, .. } if name == GENERATE_IMAGE => {
                 self.close_open(&mut out);
@@ -806,7 +946,10 @@ impl Output {
             return;
         }
         *open = false;
-        *annotations = url_citations(text, &self.sources);
+        let mut cited = url_citations(text, &self.sources);
+        cited.extend(container_file_citations(text, &self.container_files));
+        cited.sort_by_key(|a| a["start_index"].as_u64());
+        *annotations = cited;
         let (id, text, annotations, deliverables) = (
             id.clone(),
             text.clone(),
@@ -929,6 +1072,22 @@ impl Output {
                 }
                 item
             }
+            Item::CodeInterpreter {
+                id,
+                code,
+                code_sent,
+                container_id,
+                status,
+                outputs,
+                ..
+            } => json!({
+                "type": "code_interpreter_call",
+                "id": id,
+                "status": status,
+                "code": if *code_sent { code.as_str() } else { "" },
+                "container_id": container_id,
+                "outputs": if outputs.is_empty() { Value::Null } else { json!(outputs) },
+            }),
             Item::LocalShell {
                 id,
                 call_id,
@@ -1019,6 +1178,38 @@ impl Output {
 }
 
 /// An `output_text` part.
+/// The code as the deltas a stream sends: a line each (long lines in pieces).
+fn code_deltas(code: &str) -> Vec<String> {
+    let mut deltas = Vec::new();
+    for line in code.split_inclusive('\n') {
+        let chars: Vec<char> = line.chars().collect();
+        for piece in chars.chunks(200) {
+            deltas.push(piece.iter().collect());
+        }
+    }
+    deltas
+}
+
+/// A call's `outputs` as OpenAI gives them: its logs, then each figure as an image.
+fn call_outputs(payload: &Value) -> Vec<Value> {
+    let mut logs = payload["logs"].as_str().unwrap_or_default().to_string();
+    if let Some(error) = payload["error"].as_str() {
+        if !logs.is_empty() && !logs.ends_with('\n') {
+            logs.push('\n');
+        }
+        logs.push_str(error);
+    }
+    let mut outputs = vec![json!({"type": "logs", "logs": logs})];
+    for url in payload[code_interpreter::IMAGES_KEY]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        outputs.push(json!({"type": "image", "url": url}));
+    }
+    outputs
+}
+
 fn text_part(text: &str, annotations: &[Value]) -> Value {
     json!({"type": "output_text", "text": text, "annotations": annotations, "logprobs": []})
 }

@@ -66,6 +66,8 @@ pub struct Includes {
     pub file_search_results: bool,
     /// `web_search_call.action.sources`: the pages a search found.
     pub web_search_sources: bool,
+    /// `code_interpreter_call.outputs`: a call's logs and figures.
+    pub code_interpreter_outputs: bool,
 }
 
 /// A conversation, as `conversation` names it: its id, or `{"id": …}`.
@@ -268,6 +270,7 @@ impl ResponsesRequest {
         Includes {
             file_search_results: asks("file_search_call.results"),
             web_search_sources: asks("web_search_call.action.sources"),
+            code_interpreter_outputs: asks("code_interpreter_call.outputs"),
         }
     }
 
@@ -309,6 +312,7 @@ impl ResponsesRequest {
     pub fn options(&self, default_model: &str) -> AppResult<RunOptions> {
         let mut web_search = None;
         let mut image_generation = None;
+        let mut code_interpreter = None;
         let mut remote_mcp: Vec<RemoteServer> = Vec::new();
         for (index, tool) in self.tools.iter().enumerate() {
             match tool["type"].as_str() {
@@ -343,6 +347,12 @@ impl ResponsesRequest {
                     }
                     image_generation = tool.as_object().cloned();
                 }
+                Some("code_interpreter") => {
+                    code_interpreter = Some(
+                        crate::tools::code_interpreter::Choice::parse(&tool["container"])
+                            .map_err(AppError::InvalidRequest)?,
+                    );
+                }
                 Some("web_search_preview" | "web_search") => {
                     web_search = Some(
                         serde_json::from_value::<WebSearchOptions>(tool.clone()).map_err(
@@ -357,7 +367,7 @@ impl ResponsesRequest {
                     return Err(AppError::invalid(format!(
                         "tools[{index}]: type {} is not supported; Colloquy offers \
                          web_search_preview (its server-side tools), file_search, \
-                         image_generation, mcp, local_shell and function",
+                         image_generation, code_interpreter, mcp, local_shell and function",
                         other.unwrap_or("(missing)")
                     )));
                 }
@@ -393,6 +403,7 @@ impl ResponsesRequest {
             client_tools: self.functions()?,
             instructions: self.instructions.clone().filter(|i| !i.trim().is_empty()),
             image_generation,
+            code_interpreter,
             remote_mcp,
             ..RunOptions::default()
         })
