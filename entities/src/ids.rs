@@ -288,7 +288,10 @@ id_type!(
 /// Whether `raw` is `prefix` and 32 lower-case hex digits, the shape `generate` makes.
 fn is_simple(raw: &str, prefix: &str) -> bool {
     raw.strip_prefix(prefix).is_some_and(|hex| {
-        hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        hex.len() == 32
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
 }
 

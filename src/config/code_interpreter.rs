@@ -58,7 +58,7 @@ impl Default for CodeInterpreterConfig {
             max_processes: 64,
             max_open_files: 256,
             container_mb: 500,
-            max_output_chars: 20_000,
+            max_output_chars: 8_000,
             idle_minutes: 20,
             retention_days: 30,
             max_containers: 16,

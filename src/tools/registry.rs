@@ -302,7 +302,7 @@ mod tests {
             assert_eq!(entry(family.kind).kind, family.kind);
         }
         assert_eq!(
-            Kind::GenerateImage as usize + 1,
+            Kind::CodeInterpreter as usize + 1,
             FAMILIES.len(),
             "the last kind is last"
         );

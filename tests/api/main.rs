@@ -16,6 +16,7 @@ mod chat_engine;
 mod chats;
 mod client;
 mod cluster;
+mod code_interpreter;
 mod code_search;
 mod completions;
 mod cross_site;

@@ -153,19 +153,22 @@ async fn tools(
                    "parameters": definition.function.parameters})
     })
     .collect();
-    // Tools Colloquy has that this server cannot offer now, and why (issue 34: the browser).
-    let unavailable: Vec<_> = state
-        .launcher
-        .browsers
-        .unavailable()
-        .map(|why| {
-            let browser = crate::tools::registry::entry(crate::tools::registry::Kind::Browser);
-            browser
-                .names
-                .iter()
-                .map(|name| json!({"name": name, "reason": why}))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
+    // Tools Colloquy has that this server cannot offer now, and why (issue 34: the browser;
+    // issue 46: the code interpreter).
+    use crate::tools::registry::{Kind, entry};
+    let launcher = &state.launcher;
+    let unavailable: Vec<_> = [
+        (Kind::Browser, launcher.browsers.unavailable()),
+        (Kind::CodeInterpreter, launcher.containers.unavailable()),
+    ]
+    .into_iter()
+    .filter_map(|(kind, why)| why.map(|why| (entry(kind), why)))
+    .flat_map(|(family, why)| {
+        family
+            .names
+            .iter()
+            .map(move |name| json!({"name": name, "reason": why}))
+    })
+    .collect();
     Ok(HttpResponse::Ok().json(json!({"tools": tools, "unavailable": unavailable})))
 }

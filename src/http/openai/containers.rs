@@ -27,7 +27,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/v1/containers/{id}/files", web::post().to(add_file))
         .route("/v1/containers/{id}/files", web::get().to(files))
         .route("/v1/containers/{id}/files/{file}", web::get().to(file))
-        .route("/v1/containers/{id}/files/{file}", web::delete().to(remove_file))
+        .route(
+            "/v1/containers/{id}/files/{file}",
+            web::delete().to(remove_file),
+        )
         .route(
             "/v1/containers/{id}/files/{file}/content",
             web::get().to(content),
@@ -114,10 +117,7 @@ async fn create(
 
 async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
     let all = containers(&state).list(principal.user_id()).await?;
-    let items = all
-        .iter()
-        .map(|c| object(containers(&state), c))
-        .collect();
+    let items = all.iter().map(|c| object(containers(&state), c)).collect();
     Ok(HttpResponse::Ok().json(list_object(items, false)))
 }
 
@@ -155,8 +155,8 @@ async fn add_file(
         .is_some_and(|t| t.starts_with("application/json"));
     let made = if is_json {
         let body = read_small(payload, 4096).await?;
-        let body: Value = serde_json::from_slice(&body)
-            .map_err(|err| AppError::InvalidJson(err.to_string()))?;
+        let body: Value =
+            serde_json::from_slice(&body).map_err(|err| AppError::InvalidJson(err.to_string()))?;
         let id = body["file_id"]
             .as_str()
             .ok_or_else(|| AppError::invalid("send {\"file_id\": …} or a multipart \"file\""))?;
@@ -268,7 +268,8 @@ async fn remove_file(
     let container = owned(&state, &principal, &path.0).await?;
     let id = ContainerFileId::parse(&path.1).ok_or(AppError::NotFound("container file"))?;
     containers(&state).delete_file(&container, &id).await?;
-    Ok(HttpResponse::Ok().json(json!({"id": id, "object": "container.file.deleted", "deleted": true})))
+    Ok(HttpResponse::Ok()
+        .json(json!({"id": id, "object": "container.file.deleted", "deleted": true})))
 }
 
 async fn content(
@@ -283,7 +284,10 @@ async fn content(
         .content_type(content_type(name))
         .insert_header((
             "Content-Disposition",
-            format!("attachment; filename=\"{}\"", name.replace(['"', '\\'], "_")),
+            format!(
+                "attachment; filename=\"{}\"",
+                name.replace(['"', '\\'], "_")
+            ),
         ))
         .body(bytes))
 }

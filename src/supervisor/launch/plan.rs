@@ -135,27 +135,25 @@ pub(in crate::supervisor) fn plan(
         }
         _ => None,
     };
-    let requested: Vec<tools::Requested> = stores
-        .map(|stores| tools::Requested::FileSearch {
-            stores,
-            limits: options.file_search_limits,
-        })
-        .into_iter()
-        .chain(
-            options
-                .image_generation
-                .clone()
-                .map(|fields| tools::Requested::ImageGeneration { fields }),
-        )
-        .chain(
-            options
-                .code_interpreter
-                .as_ref()
-                .map(|choice| tools::Requested::CodeInterpreter {
+    let requested: Vec<tools::Requested> =
+        stores
+            .map(|stores| tools::Requested::FileSearch {
+                stores,
+                limits: options.file_search_limits,
+            })
+            .into_iter()
+            .chain(
+                options
+                    .image_generation
+                    .clone()
+                    .map(|fields| tools::Requested::ImageGeneration { fields }),
+            )
+            .chain(options.code_interpreter.as_ref().map(|choice| {
+                tools::Requested::CodeInterpreter {
                     container: choice.to_value(),
-                }),
-        )
-        .collect();
+                }
+            }))
+            .collect();
     with_requested(launcher, &log, &parts, &mut tools, &requested);
     let mut tools = sized(tools, options);
     // The remote MCP servers' tools, named clear of every other tool and client function.
@@ -256,8 +254,11 @@ pub(in crate::supervisor) fn with_requested(
                 ));
             }
             tools::Requested::CodeInterpreter { container } => {
-                use crate::tools::code_interpreter::{CODE_INTERPRETER, Choice, CodeInterpreterTool};
-                let (Ok(choice), None) = (Choice::parse(container), launcher.containers.unavailable())
+                use crate::tools::code_interpreter::{
+                    CODE_INTERPRETER, Choice, CodeInterpreterTool,
+                };
+                let (Ok(choice), None) =
+                    (Choice::parse(container), launcher.containers.unavailable())
                 else {
                     continue;
                 };

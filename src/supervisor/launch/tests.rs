@@ -71,15 +71,20 @@ async fn fixture() -> Fixture {
         fetcher.clone(),
         Duration::from_secs(5),
     ));
+    let workspace =
+        crate::documents::Workspace::new(db.clone(), &config, embedder.clone(), storage.clone());
+    let metrics = Arc::new(crate::metrics::Metrics::new());
+    let containers = crate::tools::code_interpreter::Containers::new(
+        &config.code_interpreter,
+        db.clone(),
+        storage.clone(),
+        workspace.clone(),
+        metrics.clone(),
+    );
     let launcher = Launcher {
         remote_mcp,
         llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
-        workspace: crate::documents::Workspace::new(
-            db.clone(),
-            &config,
-            embedder.clone(),
-            storage.clone(),
-        ),
+        workspace,
         attachments: crate::chat::attachments::Attachments::new(
             db.clone(),
             storage,
@@ -93,7 +98,7 @@ async fn fixture() -> Fixture {
         config: Arc::new(config),
         chats,
         agents: crate::chat::agents::Agents::new(db.clone()),
-        metrics: Arc::new(crate::metrics::Metrics::new()),
+        metrics,
         db,
         embedder,
         sessions: supervisor.registry(),
@@ -104,6 +109,7 @@ async fn fixture() -> Fixture {
         sql: crate::tools::sql::SqlDatabases::default(),
         email: None,
         browsers,
+        containers,
         fetcher,
     };
     Fixture {

@@ -479,7 +479,11 @@ impl Containers {
                     json!(file.path)
                 );
                 let _ = sandbox
-                    .request(&json!({"op": "exec", "code": code, "max_output": 100}), self.call_timeout(), 1 << 20)
+                    .request(
+                        &json!({"op": "exec", "code": code, "max_output": 100}),
+                        self.call_timeout(),
+                        1 << 20,
+                    )
                     .await;
             }
         }
@@ -506,14 +510,17 @@ impl Containers {
             )));
         }
         let path = format!("{DATA}/{name}");
-        let row = self.keep(container, &path, "user", Bytes::from(bytes.clone())).await?;
+        let row = self
+            .keep(container, &path, "user", Bytes::from(bytes.clone()))
+            .await?;
         if let Some(slot) = self.slot_of(&container.id) {
             let mut slot = slot.lock().await;
             if let Some(sandbox) = slot.sandbox.as_mut() {
                 let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
                 let put = json!({"op": "put", "path": name, "b64": b64});
                 sandbox.request(&put, self.call_timeout(), 4096).await?;
-                slot.known.insert(path, (row.id.clone(), row.bytes as u64, 0));
+                slot.known
+                    .insert(path, (row.id.clone(), row.bytes as u64, 0));
             }
         }
         Ok(row)
@@ -615,7 +622,11 @@ impl Containers {
     }
 
     /// Starts the slot's sandbox, with the container's files put back in it.
-    async fn start(&self, container: &containers::Model, slot: &mut Slot) -> Result<(), ContainerError> {
+    async fn start(
+        &self,
+        container: &containers::Model,
+        slot: &mut Slot,
+    ) -> Result<(), ContainerError> {
         let spec = self.available()?.clone();
         if slot.uid.is_none() {
             slot.uid = self
@@ -643,10 +654,13 @@ impl Containers {
             let put = json!({"op": "put", "path": name, "b64": b64});
             match sandbox.request(&put, self.call_timeout(), 4096).await {
                 Ok(answer) if answer["ok"] == true => {}
-                Ok(answer) => tracing::warn!(file = %file.id, %answer, "a container file was not put back"),
+                Ok(answer) => {
+                    tracing::warn!(file = %file.id, %answer, "a container file was not put back")
+                }
                 Err(err) => return Err(err.into()),
             }
-            slot.known.insert(file.path.clone(), (file.id.clone(), file.bytes as u64, 0));
+            slot.known
+                .insert(file.path.clone(), (file.id.clone(), file.bytes as u64, 0));
         }
         // What the sandbox reports of the files put back is their state now.
         if let Ok(listing) = sandbox
@@ -698,7 +712,10 @@ impl Containers {
         let max_answer = (config.container_mb as usize) * 1024 * 1024 * 2;
         let request = json!({"op": "exec", "code": code, "max_output": config.max_output_chars});
         let sandbox = slot.sandbox.as_mut().ok_or(ContainerError::Busy)?;
-        let answer = match sandbox.request(&request, self.call_timeout(), max_answer).await {
+        let answer = match sandbox
+            .request(&request, self.call_timeout(), max_answer)
+            .await
+        {
             Ok(answer) => answer,
             Err(err) => {
                 let limit = match &err {
@@ -715,7 +732,9 @@ impl Containers {
         if let Some(limit) = execution.limit {
             self.inner.metrics.sandbox_limit(limit);
         }
-        execution.files = self.keep_changed(container, &mut slot, &answer["files"]).await;
+        execution.files = self
+            .keep_changed(container, &mut slot, &answer["files"])
+            .await;
         Ok(execution)
     }
 
@@ -814,7 +833,10 @@ impl Containers {
             else {
                 continue;
             };
-            match self.keep(container, path, "assistant", Bytes::from(bytes)).await {
+            match self
+                .keep(container, path, "assistant", Bytes::from(bytes))
+                .await
+            {
                 Ok(row) => {
                     slot.known
                         .insert(path.to_string(), (row.id.clone(), size, mtime));
@@ -841,7 +863,8 @@ impl Containers {
         for id in stale {
             self.stop(&id).await;
         }
-        let before = Utc::now() - chrono::Duration::days(i64::from(self.inner.config.retention_days));
+        let before =
+            Utc::now() - chrono::Duration::days(i64::from(self.inner.config.retention_days));
         let old = containers::Entity::find()
             .filter(containers::Column::LastActiveAt.lt(before))
             .all(&self.inner.db)
@@ -871,7 +894,10 @@ mod tests {
 
     #[test]
     fn an_exception_names_the_limit_it_means() {
-        assert_eq!(limit_of(&json!({"ename": "MemoryError", "evalue": ""})), Some("memory"));
+        assert_eq!(
+            limit_of(&json!({"ename": "MemoryError", "evalue": ""})),
+            Some("memory")
+        );
         assert_eq!(
             limit_of(&json!({"ename": "OSError", "evalue": "[Errno 27] File too large"})),
             Some("file_size")
@@ -880,7 +906,10 @@ mod tests {
             limit_of(&json!({"ename": "OSError", "evalue": "[Errno 28] No space left on device"})),
             Some("container_size")
         );
-        assert_eq!(limit_of(&json!({"ename": "ValueError", "evalue": "x"})), None);
+        assert_eq!(
+            limit_of(&json!({"ename": "ValueError", "evalue": "x"})),
+            None
+        );
         assert_eq!(limit_of(&Value::Null), None);
     }
 

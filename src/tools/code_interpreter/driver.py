@@ -72,7 +72,12 @@ sys.stderr = _stderr
 _globals = {"__name__": "__main__", "__builtins__": __builtins__}
 
 
+_PID = os.getpid()
+
+
 def _answer(value):
+    if os.getpid() != _PID:  # a process the code forked, back in this loop: it ends here
+        os._exit(0)
     _proto_out.write(json.dumps(value) + "\n")
     _proto_out.flush()
 
@@ -148,7 +153,10 @@ def _exec(request):
         error = {
             "ename": type(raised).__name__,
             "evalue": str(raised)[:2000],
-            "traceback": "".join(traceback.format_exception(raised))[-8000:],
+            # Without this driver's own frame: the code's frames only.
+            "traceback": "".join(
+                traceback.format_exception(type(raised), raised, raised.__traceback__.tb_next)
+            )[-8000:],
         }
     try:
         sys.stdout.flush()

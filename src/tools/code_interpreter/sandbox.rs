@@ -180,7 +180,11 @@ fn limit(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Result<()>
 impl Sandbox {
     /// Starts a sandbox as the user `uid` (when the server is root; `None`: as the server's
     /// own user) and waits for its driver to say it is ready, within `timeout`.
-    pub async fn start(spec: &Spec, uid: Option<u32>, timeout: Duration) -> Result<Self, SandboxError> {
+    pub async fn start(
+        spec: &Spec,
+        uid: Option<u32>,
+        timeout: Duration,
+    ) -> Result<Self, SandboxError> {
         let mut command = Command::new(&spec.bwrap);
         command
             .args(arguments(spec))
@@ -196,21 +200,21 @@ impl Sandbox {
         // setgroups, setgid, setuid).
         unsafe {
             command.pre_exec(move || {
-                crate::tools::browser::die_with_parent(parent)?;
                 let mb = 1024 * 1024;
                 limit(libc::RLIMIT_AS, limits.memory_mb * mb)?;
                 limit(libc::RLIMIT_NPROC, limits.max_processes)?;
                 limit(libc::RLIMIT_NOFILE, limits.max_open_files)?;
                 limit(libc::RLIMIT_FSIZE, limits.container_mb * mb)?;
                 limit(libc::RLIMIT_CORE, 0)?;
-                if let Some(uid) = uid {
-                    if libc::setgroups(0, std::ptr::null()) != 0
+                if let Some(uid) = uid
+                    && (libc::setgroups(0, std::ptr::null()) != 0
                         || libc::setgid(uid) != 0
-                        || libc::setuid(uid) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                        || libc::setuid(uid) != 0)
+                {
+                    return Err(std::io::Error::last_os_error());
                 }
+                // After the change of user, which clears the parent-death signal.
+                crate::tools::browser::die_with_parent(parent)?;
                 Ok(())
             });
         }
@@ -255,7 +259,8 @@ impl Sandbox {
         max_bytes: usize,
     ) -> Result<Value, SandboxError> {
         let exchange = async {
-            let mut line = serde_json::to_vec(request).map_err(|e| SandboxError::Garbled(e.to_string()))?;
+            let mut line =
+                serde_json::to_vec(request).map_err(|e| SandboxError::Garbled(e.to_string()))?;
             line.push(b'\n');
             self.stdin
                 .write_all(&line)

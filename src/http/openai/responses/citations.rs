@@ -119,7 +119,10 @@ pub fn container_file_citations(text: &str, files: &[ContainerFile]) -> Vec<Valu
             } else {
                 start
             };
-            let (start, end) = match (text[..start].strip_suffix("]("), text[end..].starts_with(')')) {
+            let (start, end) = match (
+                text[..start].strip_suffix("]("),
+                text[end..].starts_with(')'),
+            ) {
                 (Some(before), true) => match before.rfind('[') {
                     Some(open) if !before[open..].contains(['\n', ']']) => (open, end + 1),
                     _ => (start, end),
@@ -198,7 +201,10 @@ mod tests {
         let text = "Mean is 2. See [the chart](sandbox:/mnt/data/chart.png).";
         let cited = container_file_citations(
             text,
-            &[file("cfile_a", "/mnt/data/chart.png"), file("cfile_b", "/mnt/data/out.csv")],
+            &[
+                file("cfile_a", "/mnt/data/chart.png"),
+                file("cfile_b", "/mnt/data/out.csv"),
+            ],
         );
         assert_eq!(cited.len(), 2, "{cited:?}");
         let chars: Vec<char> = text.chars().collect();

@@ -1,0 +1,593 @@
+//! The code interpreter (issue 46): Python in a bubblewrap sandbox, containers with state and
+//! files. Through the official Python SDK on the Responses API (a CSV from `/v1/files`, pandas,
+//! a chart cited and read back, the container reused), through the chat API (`x_tools`, the
+//! figure kept with the answer, state across turns), a suite of hostile code that must end in
+//! error results with nothing escaping, `/v1/containers`, and a server without bubblewrap.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::client::Call;
+use crate::fake_upstream::Reply;
+use crate::helpers::{TestApp, run_client, spawn_app_with};
+use crate::openai_python::python_with_openai;
+
+/// A server whose calls may run `timeout` seconds, in containers of `container_mb`.
+async fn app_with(timeout: u64, container_mb: u64) -> TestApp {
+    spawn_app_with(|config| {
+        config.code_interpreter.timeout_secs = timeout;
+        config.code_interpreter.container_mb = container_mb;
+    })
+    .await
+}
+
+/// The tool message the model was sent for `call_id`, as JSON.
+fn tool_result(app: &TestApp, call_id: &str) -> Value {
+    let received = app.upstream.received();
+    let message = received
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no tool result for {call_id}"));
+    let content = message["content"].as_str().unwrap();
+    serde_json::from_str(content).unwrap_or_else(|err| panic!("{err}: {content}"))
+}
+
+const PANDAS: &str = "import pandas as pd\nimport matplotlib.pyplot as plt\n\
+df = pd.read_csv('/mnt/data/scores.csv')\nmean = df['score'].mean()\nprint(f'mean={mean}')\n\
+df.plot(x='name', y='score')\nplt.savefig('/mnt/data/chart.png')\n";
+
+#[actix_web::test]
+async fn the_python_sdk_runs_pandas_on_an_uploaded_csv_cites_the_chart_and_reuses_the_container() {
+    let python = tokio::task::spawn_blocking(python_with_openai)
+        .await
+        .unwrap();
+    let app = app_with(30, 64).await;
+    app.upstream.script([
+        Reply::tool_call("ci_1", "code_interpreter", json!({"code": PANDAS})),
+        Reply::text("The mean score is 5.0. See [the chart](sandbox:/mnt/data/chart.png)."),
+        Reply::tool_call(
+            "ci_2",
+            "code_interpreter",
+            json!({"code": "print('again', mean)"}),
+        ),
+        Reply::text("Still 5.0."),
+    ]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/code_interpreter.py");
+    let mut command = Command::new(python);
+    command.arg(script);
+    let saw = run_client(&app, command).await;
+
+    // The call's events in OpenAI's order, the code streamed whole.
+    let kinds: Vec<&str> = saw["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .filter(|k| k.starts_with("response.code_interpreter_call"))
+        .collect();
+    let deltas = kinds
+        .iter()
+        .filter(|k| **k == "response.code_interpreter_call_code.delta")
+        .count();
+    assert!(deltas >= 2, "{kinds:?}");
+    let mut expected = vec!["response.code_interpreter_call.in_progress"];
+    expected.extend(std::iter::repeat_n(
+        "response.code_interpreter_call_code.delta",
+        deltas,
+    ));
+    expected.extend([
+        "response.code_interpreter_call_code.done",
+        "response.code_interpreter_call.interpreting",
+        "response.code_interpreter_call.completed",
+    ]);
+    assert_eq!(kinds, expected);
+    assert_eq!(saw["code_from_deltas"], PANDAS);
+
+    let call = &saw["call"];
+    assert_eq!(call["type"], "code_interpreter_call");
+    assert_eq!(call["id"], "ci_ci_1");
+    assert_eq!(call["status"], "completed");
+    assert_eq!(call["code"], PANDAS);
+    let container = call["container_id"].as_str().unwrap().to_string();
+    assert!(container.starts_with("cntr_"), "{call}");
+    let outputs = call["outputs"]
+        .as_array()
+        .expect("outputs, as include asked");
+    assert_eq!(outputs[0]["type"], "logs");
+    assert!(
+        outputs[0]["logs"].as_str().unwrap().contains("mean=5.0"),
+        "{outputs:?}"
+    );
+    assert!(
+        outputs.iter().any(|o| o["type"] == "image"
+            && o["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("data:image/png;base64,"))),
+        "the figure matplotlib held: {outputs:?}"
+    );
+
+    // The answer cites the chart over its link; the bytes are a PNG.
+    let text = saw["text"].as_str().unwrap();
+    let chart = saw["annotations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["type"] == "container_file_citation" && a["filename"] == "chart.png")
+        .expect("the chart is cited")
+        .clone();
+    assert_eq!(chart["container_id"], container.as_str());
+    let chars: Vec<char> = text.chars().collect();
+    let cited: String = chars[chart["start_index"].as_u64().unwrap() as usize
+        ..chart["end_index"].as_u64().unwrap() as usize]
+        .iter()
+        .collect();
+    assert_eq!(cited, "[the chart](sandbox:/mnt/data/chart.png)");
+    assert_eq!(saw["png_head"], "iVBORw0KGgo=", "a PNG signature");
+    assert!(saw["png_bytes"].as_u64().unwrap() > 1000, "{saw}");
+    assert_eq!(
+        saw["files"],
+        json!(["/mnt/data/chart.png", "/mnt/data/scores.csv"])
+    );
+    assert_eq!(saw["container"]["status"], "running");
+    assert_eq!(
+        saw["container"]["expires_after"],
+        json!({"anchor": "last_active_at", "minutes": 20})
+    );
+
+    // The second request ran in the same container and read the first one's variable.
+    let second = &saw["second"];
+    assert_eq!(second["container_id"], container.as_str());
+    assert!(
+        second["outputs"][0]["logs"]
+            .as_str()
+            .unwrap()
+            .contains("again 5.0"),
+        "{second}"
+    );
+    // The model read the logs and the files' names, never the figure's bytes.
+    let first = tool_result(&app, "ci_1");
+    assert!(first["logs"].as_str().unwrap().contains("mean=5.0"));
+    assert!(!first.to_string().contains("base64"), "{first}");
+    assert_eq!(saw["made"]["object"], "container");
+    assert_eq!(saw["made"]["name"], "scratch");
+}
+
+#[actix_web::test]
+async fn a_chat_runs_code_it_names_in_x_tools_keeps_the_figure_and_its_state_across_turns() {
+    let app = app_with(30, 64).await;
+    let chat = app.new_chat().await;
+    app.upstream.script([
+        Reply::tool_call(
+            "c1",
+            "code_interpreter",
+            json!({"code": "import matplotlib.pyplot as plt\nx = 21\nplt.plot([1, 2, 3])\nprint('set')"}),
+        ),
+        Reply::text("Drawn."),
+        Reply::tool_call(
+            "c2",
+            "code_interpreter",
+            json!({"code": "print(x * 2)"}),
+        ),
+        Reply::text("42."),
+    ]);
+    let frames = app
+        .send(
+            &chat,
+            json!({"content": "draw", "web_search_options": {"x_tools": ["code_interpreter"]}}),
+        )
+        .await;
+    let output = frames
+        .iter()
+        .map(|f| f.json())
+        .find(|data| data["type"] == "x_code_interpreter.output")
+        .expect("the call's output streams");
+    assert_eq!(output["call_id"], "c1");
+    assert!(output["logs"].as_str().unwrap().contains("set"));
+    assert_eq!(output["x_images"].as_array().unwrap().len(), 1);
+    // The figure is a part of the stored answer.
+    let messages: Value = app.chat_api().messages(&chat).read_json().await;
+    let answer = messages["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "assistant")
+        .unwrap()
+        .clone();
+    assert!(
+        answer["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["type"] == "image"),
+        "{answer}"
+    );
+    // The next turn uses the same container: x is still there.
+    app.send(
+        &chat,
+        json!({"content": "double", "web_search_options": {"x_tools": ["code_interpreter"]}}),
+    )
+    .await;
+    assert!(
+        tool_result(&app, "c2")["logs"]
+            .as_str()
+            .unwrap()
+            .contains("42"),
+        "{}",
+        tool_result(&app, "c2")
+    );
+    assert_eq!(
+        tool_result(&app, "c1")["container_id"],
+        tool_result(&app, "c2")["container_id"]
+    );
+    // Deleting the chat removes its container.
+    let container = tool_result(&app, "c1")["container_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let deleted = app
+        .request(Method::DELETE, &format!("/chat/api/chats/{chat}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{deleted:?}");
+    let gone = app
+        .request(Method::GET, &format!("/v1/containers/{container}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    assert!(
+        !app.state
+            .launcher
+            .containers
+            .is_running(&entities::ids::ContainerId::from_string(container))
+    );
+}
+
+/// Runs `code` as the model's call `id` in the Responses container `container`; returns the
+/// result the model was sent and how long the request took.
+async fn run_code(app: &TestApp, container: &str, id: &str, code: &str) -> (Value, Duration) {
+    app.upstream.script_for(
+        id,
+        [
+            Reply::tool_call(id, "code_interpreter", json!({"code": code})),
+            Reply::text("done"),
+        ],
+    );
+    let started = Instant::now();
+    let answer: Value = app
+        .openai()
+        .create_response()
+        .json(&json!({"model": "fake-model", "input": id,
+            "tools": [{"type": "code_interpreter", "container": container}]}))
+        .read_json()
+        .await;
+    assert_eq!(answer["status"], "completed", "{answer}");
+    let result = tool_result(app, id);
+    eprintln!(
+        "{id}: {}",
+        result.to_string().chars().take(300).collect::<String>()
+    );
+    (result, started.elapsed())
+}
+
+/// The user ids of every process on the host, read from `/proc`.
+fn process_uids() -> Vec<u32> {
+    let mut uids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(status) = std::fs::read_to_string(entry.path().join("status"))
+            && let Some(line) = status.lines().find(|l| l.starts_with("Uid:"))
+            && let Some(uid) = line.split_whitespace().nth(1)
+        {
+            uids.push(uid.parse().unwrap_or(0));
+        }
+    }
+    uids
+}
+
+#[actix_web::test]
+async fn hostile_code_ends_in_error_results_and_nothing_escapes() {
+    let app = app_with(4, 64).await;
+    let port = app.address.rsplit(':').next().unwrap().to_string();
+    let data_dir = app.data_dir.path().display().to_string();
+    let make = |name: &'static str| {
+        let app = &app;
+        async move {
+            let made: Value = app
+                .request(Method::POST, "/v1/containers")
+                .json(&json!({"name": name}))
+                .read_json()
+                .await;
+            made["id"].as_str().unwrap().to_string()
+        }
+    };
+    let (mine, other) = (make("mine").await, make("other").await);
+    // Another container's secret, which none of the code below may read.
+    let (secret, _) = run_code(
+        &app,
+        &other,
+        "h_secret",
+        "open('/mnt/data/secret.txt', 'w').write('s3cret')\nprint('kept')",
+    )
+    .await;
+    assert!(
+        secret["logs"].as_str().unwrap().contains("kept"),
+        "{secret}"
+    );
+
+    let net = format!(
+        "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('connected')"
+    );
+    let (result, _) = run_code(&app, &mine, "h_net", &net).await;
+    assert!(result["error"].is_string(), "{result}");
+    assert!(!result["logs"].as_str().unwrap().contains("connected"));
+
+    let (result, _) = run_code(&app, &mine, "h_shadow", "print(open('/etc/shadow').read())").await;
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("FileNotFoundError"),
+        "{result}"
+    );
+    let (result, _) = run_code(
+        &app,
+        &mine,
+        "h_data",
+        &format!("import os\nprint(os.listdir({data_dir:?}))"),
+    )
+    .await;
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("FileNotFoundError"),
+        "{result}"
+    );
+    let (result, _) = run_code(
+        &app,
+        &mine,
+        "h_other",
+        "import glob\nfound = [p for root in ('/mnt', '/tmp', '/dev', '/home', '/root', '/var')\n\
+         for p in glob.glob(root + '/**/*', recursive=True)]\n\
+         found += glob.glob('/proc/*/root/mnt/data/*')\nprint('looked', 'secret.txt' in str(found))",
+    )
+    .await;
+    assert_eq!(result["logs"], "looked False\n", "{result}");
+
+    let (result, _) = run_code(&app, &mine, "h_memory", "x = bytearray(8 * 1024 ** 3)").await;
+    assert_eq!(result["limit"], "memory", "{result}");
+
+    let (result, _) = run_code(
+        &app,
+        &mine,
+        "h_file",
+        "with open('/mnt/data/big', 'wb') as f:\n    for _ in range(2048):\n        f.write(b'x' * 1024 * 1024)",
+    )
+    .await;
+    assert!(
+        result["limit"] == "file_size" || result["limit"] == "container_size",
+        "{result}"
+    );
+
+    let (result, _) = run_code(&app, &mine, "h_print", "print('y' * 100_000_000)").await;
+    let logs = result["logs"].as_str().unwrap();
+    assert!(
+        logs.contains("[output truncated"),
+        "{}",
+        &logs[logs.len() - 200..]
+    );
+    assert!(logs.len() < 100_000, "{}", logs.len());
+
+    let (result, _) = run_code(
+        &app,
+        &mine,
+        "h_fork",
+        "import os, time\nwhile True:\n    os.fork()",
+    )
+    .await;
+    assert!(
+        result["limit"] == "processes" || result["code"] == "code_interpreter_timeout",
+        "{result}"
+    );
+
+    // A call that spins forever is stopped at the limit, while another chat answers at once.
+    let spinning = run_code(&app, &mine, "h_spin", "while True:\n    pass");
+    let other_chat = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let chat = app.new_chat().await;
+        app.upstream.script_for("meanwhile", [Reply::text("here")]);
+        let started = Instant::now();
+        app.send_text(&chat, "meanwhile").await;
+        started.elapsed()
+    };
+    let ((result, took), meanwhile) = tokio::join!(spinning, other_chat);
+    assert_eq!(result["code"], "code_interpreter_timeout", "{result}");
+    assert!(took >= Duration::from_secs(4), "{took:?}");
+    assert!(meanwhile < Duration::from_secs(3), "{meanwhile:?}");
+
+    let (result, _) = run_code(
+        &app,
+        &mine,
+        "h_kill",
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nos.kill(1, signal.SIGKILL)\nos.kill(os.getpid(), signal.SIGKILL)",
+    )
+    .await;
+    assert_eq!(result["code"], "code_interpreter_ended", "{result}");
+
+    // The container still works (a new interpreter, its files kept), and so does the server.
+    let (result, _) = run_code(
+        &app,
+        &other,
+        "h_after",
+        "print(open('/mnt/data/secret.txt').read())",
+    )
+    .await;
+    assert!(
+        result["logs"].as_str().unwrap().contains("s3cret"),
+        "{result}"
+    );
+    let health = app.request(Method::GET, "/health").send().await.unwrap();
+    assert!(health.status().is_success());
+
+    // Nothing of theirs outlives the containers.
+    for id in [&mine, &other] {
+        let deleted = app
+            .request(Method::DELETE, &format!("/v1/containers/{id}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(deleted.status(), 200);
+    }
+    let first = app.state.launcher.containers.config().first_uid;
+    let range = first..first + 64;
+    crate::helpers::eventually(
+        "the sandboxes' processes to end",
+        Duration::from_secs(10),
+        || async { (!process_uids().iter().any(|uid| range.contains(uid))).then_some(()) },
+    )
+    .await;
+}
+
+#[actix_web::test]
+async fn containers_and_their_files_are_their_makers_alone() {
+    let app = app_with(30, 64).await;
+    let made: Value = app
+        .request(Method::POST, "/v1/containers")
+        .json(&json!({"name": "box"}))
+        .read_json()
+        .await;
+    let id = made["id"].as_str().unwrap();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(b"hello".to_vec()).file_name("note.txt"),
+    );
+    let file: Value = app
+        .request(Method::POST, &format!("/v1/containers/{id}/files"))
+        .multipart(form)
+        .read_json()
+        .await;
+    assert_eq!(file["object"], "container.file");
+    assert_eq!(file["path"], "/mnt/data/note.txt");
+    assert_eq!(file["source"], "user");
+    let content = app
+        .request(
+            Method::GET,
+            &format!(
+                "/v1/containers/{id}/files/{}/content",
+                file["id"].as_str().unwrap()
+            ),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(content.bytes().await.unwrap().as_ref(), b"hello");
+    // Another user sees none of it.
+    let stranger = app.create_user_with_key("stranger").await;
+    let as_stranger = |method: Method, path: &str| {
+        app.http
+            .request(method, app.url(path))
+            .bearer_auth(&stranger)
+    };
+    for path in [
+        format!("/v1/containers/{id}"),
+        format!("/v1/containers/{id}/files"),
+        format!(
+            "/v1/containers/{id}/files/{}/content",
+            file["id"].as_str().unwrap()
+        ),
+    ] {
+        let seen = as_stranger(Method::GET, &path).send().await.unwrap();
+        assert_eq!(seen.status(), 404, "{path}");
+    }
+    let listed: Value = as_stranger(Method::GET, "/v1/containers").read_json().await;
+    assert_eq!(listed["data"], json!([]));
+    let malformed = app
+        .request(Method::GET, "/v1/containers/not-an-id")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(malformed.status(), 404);
+    let removed: Value = app
+        .request(
+            Method::DELETE,
+            &format!("/v1/containers/{id}/files/{}", file["id"].as_str().unwrap()),
+        )
+        .read_json()
+        .await;
+    assert_eq!(removed["deleted"], true);
+    let files: Value = app
+        .request(Method::GET, &format!("/v1/containers/{id}/files"))
+        .read_json()
+        .await;
+    assert_eq!(files["data"], json!([]));
+}
+
+#[actix_web::test]
+async fn without_bubblewrap_the_tool_is_not_offered_and_the_listing_says_why() {
+    let app = spawn_app_with(|config| {
+        config.code_interpreter.bwrap_path = PathBuf::from("/nonexistent/bwrap");
+    })
+    .await;
+    let refused = app
+        .openai()
+        .create_response()
+        .json(&json!({"model": "fake-model", "input": "hi",
+            "tools": [{"type": "code_interpreter", "container": {"type": "auto"}}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let body: Value = refused.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bubblewrap"),
+        "{body}"
+    );
+    let agent: Value = app
+        .api()
+        .create_agent()
+        .json(&json!({"name": "Coder", "system_prompt": "Code.", "enabled_tools": ["calculator"]}))
+        .read_json()
+        .await;
+    let tools: Value = app
+        .api()
+        .agent_tools(agent["id"].as_str().unwrap())
+        .read_json()
+        .await;
+    let reason = tools["unavailable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "code_interpreter")
+        .expect("the listing names the code interpreter")["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.contains("bubblewrap"), "{reason}");
+    // A chat that asks for it in x_tools is not offered it.
+    let chat = app.new_chat().await;
+    app.upstream.script([Reply::text("No code here.")]);
+    app.send(
+        &chat,
+        json!({"content": "run", "web_search_options": {"x_tools": ["code_interpreter"]}}),
+    )
+    .await;
+    let offered: Vec<String> = app.upstream.received()[0].body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        !offered.contains(&"code_interpreter".to_string()),
+        "{offered:?}"
+    );
+}
