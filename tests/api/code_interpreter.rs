@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::client::Call;
 use crate::fake_upstream::Reply;
 use crate::helpers::{TestApp, run_client, spawn_app_with};
+use crate::openai_node::node_clients;
 use crate::openai_python::python_with_openai;
 
 /// A server whose calls may run `timeout` seconds, in containers of `container_mb`.
@@ -41,13 +42,10 @@ const PANDAS: &str = "import pandas as pd\nimport matplotlib.pyplot as plt\n\
 df = pd.read_csv('/mnt/data/scores.csv')\nmean = df['score'].mean()\nprint(f'mean={mean}')\n\
 df.plot(x='name', y='score')\nplt.savefig('/mnt/data/chart.png')\n";
 
-#[actix_web::test]
-async fn the_python_sdk_runs_pandas_on_an_uploaded_csv_cites_the_chart_and_reuses_the_container() {
-    let python = tokio::task::spawn_blocking(python_with_openai)
-        .await
-        .unwrap();
-    let app = app_with(30, 64).await;
-    app.upstream.script([
+/// The model's part of the clients' flow: pandas on the CSV, an answer citing the chart, then
+/// the second request's call reading the first one's variable.
+fn sdk_script() -> Vec<Reply> {
+    vec![
         Reply::tool_call("ci_1", "code_interpreter", json!({"code": PANDAS})),
         Reply::text("The mean score is 5.0. See [the chart](sandbox:/mnt/data/chart.png)."),
         Reply::tool_call(
@@ -56,12 +54,36 @@ async fn the_python_sdk_runs_pandas_on_an_uploaded_csv_cites_the_chart_and_reuse
             json!({"code": "print('again', mean)"}),
         ),
         Reply::text("Still 5.0."),
-    ]);
+    ]
+}
+
+#[actix_web::test]
+async fn the_python_sdk_runs_pandas_on_an_uploaded_csv_cites_the_chart_and_reuses_the_container() {
+    let python = tokio::task::spawn_blocking(python_with_openai)
+        .await
+        .unwrap();
+    let app = app_with(30, 64).await;
+    app.upstream.script(sdk_script());
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/code_interpreter.py");
     let mut command = Command::new(python);
     command.arg(script);
     let saw = run_client(&app, command).await;
+    check_sdk(&app, &saw);
+}
 
+#[actix_web::test]
+async fn the_node_sdk_runs_pandas_on_an_uploaded_csv_cites_the_chart_and_reuses_the_container() {
+    let dir = tokio::task::spawn_blocking(node_clients).await.unwrap();
+    let app = app_with(30, 64).await;
+    app.upstream.script(sdk_script());
+    let mut command = Command::new("node");
+    command.arg("code_interpreter.mjs").current_dir(dir);
+    let saw = run_client(&app, command).await;
+    check_sdk(&app, &saw);
+}
+
+/// What either SDK saw, and what the model was sent.
+fn check_sdk(app: &TestApp, saw: &Value) {
     // The call's events in OpenAI's order, the code streamed whole.
     let kinds: Vec<&str> = saw["kinds"]
         .as_array()
@@ -150,7 +172,7 @@ async fn the_python_sdk_runs_pandas_on_an_uploaded_csv_cites_the_chart_and_reuse
         "{second}"
     );
     // The model read the logs and the files' names, never the figure's bytes.
-    let first = tool_result(&app, "ci_1");
+    let first = tool_result(app, "ci_1");
     assert!(first["logs"].as_str().unwrap().contains("mean=5.0"));
     assert!(!first.to_string().contains("base64"), "{first}");
     assert_eq!(saw["made"]["object"], "container");

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::fake_upstream::Reply;
 use crate::helpers::{run_client, spawn_app};
 
-const FILES: [&str; 12] = [
+const FILES: [&str; 13] = [
     "package.json",
     "package-lock.json",
     "openai_client.mjs",
@@ -24,6 +24,7 @@ const FILES: [&str; 12] = [
     "responses_tools.mjs",
     "image_generation.mjs",
     "responses_mcp.mjs",
+    "code_interpreter.mjs",
 ];
 
 /// `target/node-clients/`, with the pinned clients installed and the current script.
