@@ -205,8 +205,18 @@ impl Launcher {
         if !deep_think(options) {
             return self.start(spec);
         }
-        // The research tools only: the report is saved by Deep Think itself.
+        // The research tools, and the named tools a Deep Think run may have (the code
+        // interpreter): the report is saved by Deep Think itself.
+        let kept: Vec<_> = spec
+            .tools
+            .iter()
+            .filter(|t| {
+                crate::tools::registry::family_of(t.name()).is_some_and(|f| f.in_deep_think)
+            })
+            .cloned()
+            .collect();
         spec.tools = sized(research_tools(self), options);
+        spec.tools.extend(kept);
         let question = spec
             .messages
             .iter()

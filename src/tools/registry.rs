@@ -93,6 +93,9 @@ pub struct Family {
     pub offer: Offer,
     /// Whether a call may pause its run until the user replies.
     pub pauses: bool,
+    /// Whether a Deep Think run has it when the request or the agent names it (its sub-tasks
+    /// may then use it); the other named families are left out of Deep Think.
+    pub in_deep_think: bool,
 }
 
 const fn family(
@@ -110,6 +113,7 @@ const fn family(
         needs: None,
         offer,
         pauses: false,
+        in_deep_think: false,
     }
 }
 
@@ -121,6 +125,11 @@ impl Family {
 
     const fn pausing(mut self) -> Self {
         self.pauses = true;
+        self
+    }
+
+    const fn in_deep_think(mut self) -> Self {
+        self.in_deep_think = true;
         self
     }
 
@@ -255,7 +264,8 @@ pub const FAMILIES: &[Family] = &[
         Scope::Chat,
         NamedTogether,
     )
-    .needs(super::code_interpreter::NEEDS),
+    .needs(super::code_interpreter::NEEDS)
+    .in_deep_think(),
 ];
 
 /// The family `name` belongs to, if it is a built-in tool's.

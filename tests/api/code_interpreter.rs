@@ -613,3 +613,71 @@ async fn without_bubblewrap_the_tool_is_not_offered_and_the_listing_says_why() {
         "{offered:?}"
     );
 }
+
+#[actix_web::test]
+async fn a_deep_think_sub_task_may_run_code_when_the_request_enables_it() {
+    let web = crate::deep_think::start_web().await;
+    let site = web.trim_start_matches("http://").to_string();
+    let app = spawn_app_with(move |config| {
+        config.tools.web_search_url = Some(web);
+        config.tools.ssrf_allow_list = vec![site];
+    })
+    .await;
+    let plan = json!({"title": "Numbers", "subtasks": [
+        {"id": "1", "query": "compute the mean", "tools": ["code_interpreter"]},
+        {"id": "2", "query": "find the context", "tools": ["web_search"]},
+        {"id": "3", "query": "check the sum", "tools": ["calculator"]},
+    ]});
+    app.upstream.script([
+        Reply::text(&plan.to_string()),
+        Reply::text("# Numbers\n\nThe mean is 4.5."),
+    ]);
+    app.upstream.script_for(
+        "Your part: compute the mean",
+        [
+            Reply::tool_call(
+                "dt_code",
+                "code_interpreter",
+                json!({"code": "print(sum([3, 6]) / 2)"}),
+            ),
+            Reply::text("- The mean is 4.5."),
+        ],
+    );
+    app.upstream.script_for(
+        "Your part: find the context",
+        [Reply::text("- No context.")],
+    );
+    app.upstream
+        .script_for("Your part: check the sum", [Reply::text("- 3 + 6 = 9.")]);
+    let chat = app.new_chat().await;
+    app.send(
+        &chat,
+        json!({"content": "What is the mean of 3 and 6?", "enableTools": true,
+               "web_search_options": {"x_deep_think": true,
+                                      "x_tools": ["web_search", "code_interpreter"]}}),
+    )
+    .await;
+    let result = tool_result(&app, "dt_code");
+    assert_eq!(result["logs"], "4.5\n", "{result}");
+    // The planner may assign it, and the sub-task it was assigned to is offered it.
+    let offered = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let planner = app.upstream.received()[0].body.clone();
+    assert!(
+        planner.to_string().contains("code_interpreter"),
+        "the planner may assign it: {planner}"
+    );
+    let sub_task = app
+        .upstream
+        .received()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("Your part: compute the mean"))
+        .unwrap();
+    assert!(offered(&sub_task.body).contains(&"code_interpreter".to_string()));
+}

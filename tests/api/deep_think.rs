@@ -15,7 +15,7 @@ use crate::sse::{Frame, content, read_all, read_until};
 
 /// A fake SearXNG (`/search`), pages it lists (`/a`, `/b`, `/c`), and a small site (`/site`
 /// linking to `/site/one`, `/site/two`, `/site/three`).
-async fn start_web() -> String {
+pub async fn start_web() -> String {
     let page = |title: &'static str, body: &'static str| {
         move || async move {
             HttpResponse::Ok().content_type("text/html").body(format!(

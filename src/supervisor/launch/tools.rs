@@ -198,7 +198,7 @@ fn offered(setting: &Setting, ask: &Ask, family: &Family) -> bool {
         Offer::WithDocuments => {
             in_chat && ask.documents && (chat_tools_on || names_any(setting.named()))
         }
-        _ if ask.deep_think => false,
+        _ if ask.deep_think && !family.in_deep_think => false,
         Offer::Named => names_any(setting.named()),
         Offer::NamedTogether => names_any(setting.named()) || names_any(ask.x_tools),
         Offer::Knowledge => setting.agent.is_some_and(offers_knowledge),
