@@ -43,7 +43,8 @@ pub struct CodeInterpreterConfig {
     /// Containers one user may have.
     pub max_containers_per_user: usize,
     /// When the server runs as root: the first of the user ids its sandboxes run as (one per
-    /// running sandbox, so the process limit counts each sandbox's processes alone).
+    /// running sandbox, so the process limit counts each sandbox's processes alone; taken from
+    /// the 65,536 from here on, never two at once on one host).
     pub first_uid: u32,
 }
 

@@ -17,6 +17,7 @@ mod chats;
 mod client;
 mod cluster;
 mod code_interpreter;
+mod code_interpreter_browser;
 mod code_search;
 mod completions;
 mod cross_site;

@@ -341,7 +341,14 @@ async fn tree(
                             let content = fields.remove("content");
                             // A browser call's card shows its page and screenshot (issue 34).
                             let name = fields.get("name").and_then(|n| n.as_str());
-                            if let Some(page) = crate::tools::browser::page_of(name, content) {
+                            if name == Some(crate::tools::code_interpreter::CODE_INTERPRETER) {
+                                // Its card shows its output and files (issue 46): the result
+                                // is bounded by the tool's output cap.
+                                if let Some(content) = content {
+                                    fields.insert("content".into(), content);
+                                }
+                            } else if let Some(page) = crate::tools::browser::page_of(name, content)
+                            {
                                 fields.insert("page".into(), page);
                             }
                         }

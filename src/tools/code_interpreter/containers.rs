@@ -83,7 +83,7 @@ pub struct Execution {
 /// A container's sandbox in this process, and what is known of its files.
 struct Slot {
     sandbox: Option<Sandbox>,
-    uid: Option<u32>,
+    uid: Option<super::uids::UidLease>,
     /// The files of `/mnt/data` as last stored: path → (id, size, modification time).
     known: HashMap<String, (ContainerFileId, u64, i64)>,
 }
@@ -103,8 +103,8 @@ struct Inner {
     workspace: Workspace,
     metrics: Arc<Metrics>,
     live: Mutex<HashMap<ContainerId, Live>>,
-    /// User ids free for new sandboxes (when the server is root).
-    free_uids: Mutex<Vec<u32>>,
+    /// Whether sandboxes run as users of their own (the server is root).
+    own_users: bool,
 }
 
 /// The code interpreter's containers; cheap to clone.
@@ -176,15 +176,7 @@ impl Containers {
             },
         });
         // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        let free_uids = if root {
-            (0..config.max_containers as u32)
-                .map(|n| config.first_uid + n)
-                .rev()
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let own_users = unsafe { libc::geteuid() } == 0;
         Self {
             inner: Arc::new(Inner {
                 config: config.clone(),
@@ -195,7 +187,7 @@ impl Containers {
                 workspace,
                 metrics,
                 live: Mutex::new(HashMap::new()),
-                free_uids: Mutex::new(free_uids),
+                own_users,
             }),
         }
     }
@@ -406,13 +398,8 @@ impl Containers {
             sandbox.kill().await;
             self.inner.metrics.sandbox_stopped();
         }
-        if let Some(uid) = slot.uid.take() {
-            self.inner
-                .free_uids
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(uid);
-        }
+        // Its user is let go once the sandbox is dead.
+        slot.uid = None;
     }
 
     /// The slot's sandbox is gone (killed on a timeout, or broken).
@@ -628,16 +615,13 @@ impl Containers {
         slot: &mut Slot,
     ) -> Result<(), ContainerError> {
         let spec = self.available()?.clone();
-        if slot.uid.is_none() {
-            slot.uid = self
-                .inner
-                .free_uids
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .pop();
+        if self.inner.own_users && slot.uid.is_none() {
+            slot.uid =
+                Some(super::uids::take(self.inner.config.first_uid).ok_or(ContainerError::Busy)?);
         }
         self.lost(slot);
-        let mut sandbox = Sandbox::start(&spec, slot.uid, START_TIMEOUT).await?;
+        let mut sandbox =
+            Sandbox::start(&spec, slot.uid.as_ref().map(|l| l.uid), START_TIMEOUT).await?;
         slot.known.clear();
         for file in self.files(container).await? {
             let Some(name) = file.path.strip_prefix(&format!("{DATA}/")) else {

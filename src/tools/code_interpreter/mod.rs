@@ -12,6 +12,7 @@
 
 pub mod containers;
 pub mod sandbox;
+mod uids;
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -317,6 +317,11 @@ impl Sandbox {
         }
     }
 
+    /// bubblewrap's process id (the sandbox's processes are its descendants).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Whether the sandbox is still running.
     pub fn is_alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

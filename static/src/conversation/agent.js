@@ -21,6 +21,19 @@ export function researchChoices(tools, allowed) {
   return tools.map(([name, label]) => ({ name, label, allowed: allowed === null || allowed.includes(name) }));
 }
 
+/// Tools a chat has only when a message names them in `x_tools` (so the agent's listing, what
+/// its chats have without asking, leaves them out): the code interpreter.
+const REQUESTED_ONLY = ["code_interpreter"];
+
+/// Of those, the ones `agent` lets a message ask for: it names no tools of its own ("every tool
+/// a chat turns on"), its tools are on, and the server has them (`unavailable` names them
+/// otherwise). `tools`, `unavailable`: the agent's listing (`/api/agents/{id}/chat/tools`).
+export function requestable(agent, tools, unavailable = []) {
+  if (!agent?.tools_enabled || Array.isArray(agent.enabled_tools) || tools.length === 0) return [];
+  const listed = (name) => tools.some((t) => t.name === name) || unavailable.some((t) => t.name === name);
+  return REQUESTED_ONLY.filter((name) => !listed(name));
+}
+
 /// The agent field and the allowed-tools line. `onChange(agent, allowed)` runs when the chat's
 /// agent is known or changes (`allowed`: tool names, null until loaded) and when its tools load.
 export function agentPicker(chatId, { onChange }) {
@@ -57,8 +70,11 @@ export function agentPicker(chatId, { onChange }) {
     try {
       const { tools, unavailable = [] } = await api("GET", `/api/agents/${encodeURIComponent(agent.id)}/chat/tools`);
       if (mine !== generation) return;
-      allowed = tools.map((t) => t.name);
+      const asked = requestable(agent, tools, unavailable);
+      allowed = [...tools.map((t) => t.name), ...asked];
       names.replaceChildren(...tools.map((t) => h("li", { title: t.description ?? "" }, t.name)),
+        // Tools a chat has when chosen in its settings (the code interpreter).
+        ...asked.map((name) => h("li", { title: "when chosen in the chat's settings" }, name)),
         // Tools this server cannot offer now, and why (the browser without Chromium).
         ...unavailable.map((t) => h("li", { class: "muted" }, `${t.name}: not available (${t.reason})`)));
       names.hidden = tools.length === 0;

@@ -11,6 +11,7 @@ import { openLabel } from "./artifactview.js";
 import { h } from "../ui/dom.js";
 import { imageParts } from "./images.js";
 import { browserPage, browserCard } from "./browser.js";
+import { CODE_INTERPRETER, codeCard, codeOutput } from "./codeinterpreter.js";
 
 /// Markdown rendered once per message content; a long chat re-renders nothing it has shown.
 const rendered = new Map();
@@ -41,7 +42,8 @@ export function siblingSwitcher(siblings, current, onSwitch) {
 }
 
 /// The tool calls an answer's run recorded on the server (`/tree`'s `tools`), in the shape the
-/// live run keeps them.
+/// live run keeps them. A code_interpreter call's record carries its result (`content`), from
+/// which its card is drawn.
 export function storedTools(records) {
   if (!Array.isArray(records)) return null;
   return records.map((r) => ({
@@ -52,19 +54,29 @@ export function storedTools(records) {
     preview: r.preview ?? null,
     error: r.error ?? null,
     page: r.success ? browserPage(r.name, r.page ?? r.content) : null,
+    interpreter: r.success && r.name === CODE_INTERPRETER ? codeOutput(r.content ?? null) : null,
   }));
 }
 
 /// The stored record, then what this page saw live that the record does not have yet (a run
-/// that paused before a reload and resumed after it has both halves).
+/// that paused before a reload and resumed after it has both halves). A code_interpreter call
+/// seen live keeps what the live run knew: its whole code and its figures.
 export function mergeTools(stored, live) {
   if (!live || live.length === 0) return stored;
   if (!stored || stored.length === 0) return live;
+  const seen = new Map(live.map((t) => [t.id, t]));
   const known = new Set(stored.map((t) => t.id));
-  return [...stored, ...live.filter((t) => !known.has(t.id))];
+  const kept = stored.map((t) => {
+    const mine = t.name === CODE_INTERPRETER ? seen.get(t.id) : null;
+    if (!mine) return t;
+    return { ...t, arguments: mine.arguments ?? t.arguments, interpreter: mine.interpreter ?? t.interpreter };
+  });
+  return [...kept, ...live.filter((t) => !known.has(t.id))];
 }
 
-export function toolList(tools) {
+/// `figuresShown`: the answer shows the pictures its calls drew (its image parts), so a
+/// code_interpreter card leaves them out.
+export function toolList(tools, { figuresShown = false } = {}) {
   if (!tools || tools.length === 0) return null;
   const failed = tools.filter((t) => t.status === "failed").length;
   const summary = `${tools.length} tool call${tools.length === 1 ? "" : "s"}${failed ? `, ${failed} failed` : ""}`;
@@ -73,13 +85,17 @@ export function toolList(tools) {
     h("ol", null, tools.map((tool) => {
       const args = typeof tool.arguments === "string" ? tool.arguments : JSON.stringify(tool.arguments ?? {});
       const state = { running: "running", done: "done", failed: "failed" }[tool.status] ?? "";
+      // A code_interpreter call's card shows its code and output in place of the arguments
+      // and the one-line preview.
+      const card = codeCard(tool, h, { figures: !figuresShown });
       return h("li", { class: `tool tool-${state}` },
         h("div", { class: "tool-head" },
           h("span", { class: "tool-name" }, tool.name),
           h("span", { class: "tool-state" }, state)),
-        h("code", { class: "tool-args" }, args.length > 300 ? `${args.slice(0, 300)}…` : args),
+        card ? null : h("code", { class: "tool-args" }, args.length > 300 ? `${args.slice(0, 300)}…` : args),
         tool.error ? h("p", { class: "tool-error" }, `Error: ${typeof tool.error === "string" ? tool.error : tool.error.message ?? JSON.stringify(tool.error)}`) : null,
-        tool.preview && !tool.error ? h("pre", { class: "tool-preview" }, String(tool.preview).slice(0, 1000)) : null,
+        tool.preview && !tool.error && !card ? h("pre", { class: "tool-preview" }, String(tool.preview).slice(0, 1000)) : null,
+        card,
         browserCard(tool.page, h));
     })));
 }
@@ -153,7 +169,7 @@ export function messageView(node, ctx) {
     deep ? finishedDeepThinkPanel(deep) : null,
     storedReasoning(node.reasoning),
     workflowSteps(ctx.workflows),
-    toolList(ctx.tools),
+    toolList(ctx.tools, { figuresShown: imageParts(node).length > 0 }),
     markdownOf(node.id, node.content ?? ""),
     thumbnails(node, ctx.imageUrl, "Generated image"),
     artifactList(artifacts, ctx.onOpenArtifact),

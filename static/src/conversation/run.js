@@ -3,9 +3,11 @@
 // event's sequence number as `id`; a re-attach asks for what came after `lastSeq`. A Deep
 // Think run also folds its phases and sub-tasks into `run.deepThink`; every step is safe to
 // apply twice, and phases only move forward. A workflow's steps (`x_workflow.*`) fold into
-// `run.workflows` (workflow.js).
+// `run.workflows` (workflow.js). A code_interpreter call's output (`x_code_interpreter.output`)
+// folds into its tool as `interpreter` (codeinterpreter.js).
 
 import { browserPage } from "./browser.js";
+import { CODE_INTERPRETER, codeOutput } from "./codeinterpreter.js";
 import { applyWorkflow } from "./workflow.js";
 
 export function newRun(runId = null) {
@@ -113,8 +115,11 @@ export function applyFrame(run, frame) {
       run.userMessageId = event.user_message_id ?? null;
       return ["started"];
     case "tool_call": {
-      if (!run.tools.some((t) => t.id === event.id)) {
+      const known = run.tools.find((t) => t.id === event.id);
+      if (!known) {
         run.tools.push({ id: event.id, name: event.name, arguments: event.arguments, status: "running" });
+      } else {
+        known.arguments ??= event.arguments;
       }
       // The model stopped reasoning to call a tool.
       const stopped = run.reasoningActive;
@@ -131,6 +136,18 @@ export function applyFrame(run, frame) {
       tool.preview = event.resultPreview ?? null;
       tool.error = event.error ?? null;
       tool.page = event.success ? browserPage(tool.name ?? event.name, event.result) : null;
+      // The code interpreter's own event came first, with the figures: the result is the fallback.
+      if ((tool.name ?? event.name) === CODE_INTERPRETER && event.success) tool.interpreter ??= codeOutput(event.result);
+      return ["tools"];
+    }
+    case "x_code_interpreter.output": {
+      // What a code_interpreter call printed, drew and wrote (codeinterpreter.js).
+      let tool = run.tools.find((t) => t.id === event.call_id);
+      if (!tool) {
+        tool = { id: event.call_id, name: CODE_INTERPRETER, arguments: null, status: "running" };
+        run.tools.push(tool);
+      }
+      tool.interpreter = codeOutput(event);
       return ["tools"];
     }
     case "x_research.searching":

@@ -23,6 +23,7 @@ const RESEARCH_TOOLS = [
   ["code_search", "GitHub code search"],
   ["gitlab_code_search", "GitLab code search"],
   ["calculator", "Calculator"],
+  ["code_interpreter", "Code interpreter (Python)"],
 ];
 
 export function settingsPanel(chatId) {

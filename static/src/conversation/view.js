@@ -354,7 +354,7 @@ export function conversationView({ chatId, onMenu }) {
     const flow = h("div", { class: "live-workflow" });
     const cards = h("div", { class: "live-asks" });
     const body = h("div", { class: "markdown" });
-    const typing = h("span", { class: "typing", "aria-label": "The assistant is answering" }, h("span"), h("span"), h("span"));
+    const typing = h("span", { class: "typing", role: "img", "aria-label": "The assistant is answering" }, h("span"), h("span"), h("span"));
     const footer = h("div", { class: "live-footer" });
     const trim = h("div", { class: "live-trim" });
     const el = h("article", { class: "message assistant live", "aria-label": "Assistant", "aria-busy": "true" }, deep, thought, progress, cards, flow, tools, body, typing, trim, footer);
@@ -392,7 +392,11 @@ export function conversationView({ chatId, onMenu }) {
       scrollToEnd();
     }
     if (changes.includes("tools")) {
-      view.tools.replaceChildren(toolList(run.tools) ?? "");
+      // A list the reader opened stays open as calls come in.
+      const open = view.tools.querySelector("details.tools")?.open ?? false;
+      const list = toolList(run.tools);
+      if (list) list.open = open;
+      view.tools.replaceChildren(list ?? "");
       memory?.noticeTools(run.tools);
     }
     if (changes.includes("asks")) {
