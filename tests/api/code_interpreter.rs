@@ -687,3 +687,38 @@ async fn a_deep_think_sub_task_may_run_code_when_the_request_enables_it() {
         .unwrap();
     assert!(offered(&sub_task.body).contains(&"code_interpreter".to_string()));
 }
+
+#[actix_web::test]
+async fn an_idle_container_loses_its_state_and_keeps_its_files() {
+    let app = app_with(30, 64).await;
+    let made: Value = app
+        .request(Method::POST, "/v1/containers")
+        .json(&json!({"name": "idle"}))
+        .read_json()
+        .await;
+    let id = made["id"].as_str().unwrap();
+    let (first, _) = run_code(
+        &app,
+        id,
+        "idle_1",
+        "x = 1\nopen('/mnt/data/kept.txt', 'w').write('still here')\nprint('set')",
+    )
+    .await;
+    assert_eq!(first["logs"], "set\n", "{first}");
+    let containers = &app.state.launcher.containers;
+    let key = entities::ids::ContainerId::from_string(id);
+    assert!(containers.is_running(&key));
+    // A sandbox used a moment ago is left alone; one past the idle time is stopped.
+    containers.stop_idle(Duration::from_secs(3600)).await;
+    assert!(containers.is_running(&key));
+    containers.stop_idle(Duration::ZERO).await;
+    assert!(!containers.is_running(&key));
+    let (after, _) = run_code(
+        &app,
+        id,
+        "idle_2",
+        "print('x' in globals(), open('/mnt/data/kept.txt').read())",
+    )
+    .await;
+    assert_eq!(after["logs"], "False still here\n", "{after}");
+}

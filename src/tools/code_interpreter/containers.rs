@@ -837,16 +837,10 @@ impl Containers {
     /// Stops the sandboxes idle past `idle_minutes`, and deletes the containers unused for
     /// `retention_days`.
     pub async fn sweep(&self) {
-        let idle = Duration::from_secs(u64::from(self.inner.config.idle_minutes) * 60);
-        let stale: Vec<ContainerId> = self
-            .lock_live()
-            .iter()
-            .filter(|(_, live)| live.last_used.elapsed() >= idle)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in stale {
-            self.stop(&id).await;
-        }
+        self.stop_idle(Duration::from_secs(
+            u64::from(self.inner.config.idle_minutes) * 60,
+        ))
+        .await;
         let before =
             Utc::now() - chrono::Duration::days(i64::from(self.inner.config.retention_days));
         let old = containers::Entity::find()
@@ -855,6 +849,19 @@ impl Containers {
             .await;
         for container in old.into_iter().flatten() {
             let _ = self.delete(&container.user_id, &container.id).await;
+        }
+    }
+
+    /// Stops the sandboxes unused for `idle` (their Python state is gone; their files stay).
+    pub async fn stop_idle(&self, idle: Duration) {
+        let stale: Vec<ContainerId> = self
+            .lock_live()
+            .iter()
+            .filter(|(_, live)| live.last_used.elapsed() >= idle)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in stale {
+            self.stop(&id).await;
         }
     }
 
