@@ -71,7 +71,10 @@ pub(super) async fn run_tools(
                     tool,
                     arguments,
                     key,
-                } => execute_call(&tool, &call.id, arguments, key, &cache, timeout).await,
+                } => {
+                    let timeout = tool.time_limit().map_or(timeout, |own| own.max(timeout));
+                    execute_call(&tool, &call.id, arguments, key, &cache, timeout).await
+                }
             };
             (tool, call, result, started.elapsed())
         }

@@ -178,6 +178,12 @@ pub trait Tool: Send + Sync + 'static {
     fn result_limit(&self) -> Option<usize> {
         None
     }
+    /// How long a call may take when the tool bounds its calls itself (the code interpreter:
+    /// its own time limit, and a sandbox's start): the loop waits that long when it is longer
+    /// than `agent.tool_timeout_secs`, so the tool's own limit is the one that ends a call.
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        None
+    }
     /// The images a result of this tool refers to (`result`: its text as the model reads it),
     /// which a model that reads images is shown after the round's results; each is read by the
     /// `images::ImageSource` of its scheme. None for most tools.

@@ -94,6 +94,10 @@ pub trait TypedTool: Send + Sync + 'static {
     fn result_limit(&self) -> Option<usize> {
         None
     }
+    /// `Tool::time_limit`.
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// The definition of a tool taking `A`, its derived parameters passed through `parameters`:
@@ -179,6 +183,10 @@ impl<T: TypedTool> Tool for T {
 
     fn result_limit(&self) -> Option<usize> {
         TypedTool::result_limit(self)
+    }
+
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        TypedTool::time_limit(self)
     }
 }
 

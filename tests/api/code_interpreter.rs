@@ -183,18 +183,25 @@ fn check_sdk(app: &TestApp, saw: &Value) {
 async fn a_chat_runs_code_it_names_in_x_tools_keeps_the_figure_and_its_state_across_turns() {
     let app = app_with(30, 64).await;
     let chat = app.new_chat().await;
+    // A document uploaded to the chat is in its container.
+    let uploaded = crate::documents::upload(
+        &app,
+        &chat,
+        "prices.csv",
+        b"item,price\na,19\nb,23\n".to_vec(),
+    )
+    .await;
+    assert!(uploaded.status().is_success(), "{uploaded:?}");
     app.upstream.script([
         Reply::tool_call(
             "c1",
             "code_interpreter",
-            json!({"code": "import matplotlib.pyplot as plt\nx = 21\nplt.plot([1, 2, 3])\nprint('set')"}),
+            json!({"code": "import matplotlib.pyplot as plt\nimport pandas as pd\n\
+                x = 21\nplt.plot([1, 2, 3])\n\
+                print('set', pd.read_csv('/mnt/data/prices.csv')['price'].sum())"}),
         ),
         Reply::text("Drawn."),
-        Reply::tool_call(
-            "c2",
-            "code_interpreter",
-            json!({"code": "print(x * 2)"}),
-        ),
+        Reply::tool_call("c2", "code_interpreter", json!({"code": "print(x * 2)"})),
         Reply::text("42."),
     ]);
     let frames = app
@@ -209,7 +216,7 @@ async fn a_chat_runs_code_it_names_in_x_tools_keeps_the_figure_and_its_state_acr
         .find(|data| data["type"] == "x_code_interpreter.output")
         .expect("the call's output streams");
     assert_eq!(output["call_id"], "c1");
-    assert!(output["logs"].as_str().unwrap().contains("set"));
+    assert_eq!(output["logs"], "set 42\n", "{output}");
     assert_eq!(output["x_images"].as_array().unwrap().len(), 1);
     // The figure is a part of the stored answer.
     let messages: Value = app.chat_api().messages(&chat).read_json().await;
@@ -387,6 +394,43 @@ async fn hostile_code_ends_in_error_results_and_nothing_escapes() {
     )
     .await;
     assert_eq!(result["logs"], "looked False\n", "{result}");
+
+    // Nothing is writable but /mnt/data and /tmp, and no namespace can be made inside.
+    let (result, _) = run_code(&app, &mine, "h_root", "open('/escape', 'w').write('x')").await;
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("Read-only file system"),
+        "{result}"
+    );
+    let (result, _) = run_code(
+        &app,
+        &mine,
+        "h_userns",
+        "import subprocess\nprint(subprocess.run(['unshare', '-Ur', 'id'], capture_output=True).returncode)",
+    )
+    .await;
+    assert_ne!(result["logs"], "0\n", "{result}");
+    // What a call leaves running in the background ends with it.
+    run_code(
+        &app,
+        &mine,
+        "h_background",
+        "import subprocess\nsubprocess.Popen(['sleep', '300'])",
+    )
+    .await;
+    let (result, _) = run_code(
+        &app,
+        &mine,
+        "h_after_background",
+        "import os\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))",
+    )
+    .await;
+    assert_eq!(
+        result["logs"], "[1, 2]\n",
+        "only init and the interpreter: {result}"
+    );
 
     let (result, _) = run_code(&app, &mine, "h_memory", "x = bytearray(8 * 1024 ** 3)").await;
     assert_eq!(result["limit"], "memory", "{result}");

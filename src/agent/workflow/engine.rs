@@ -238,6 +238,7 @@ async fn run_step(
                     key,
                 } => {
                     let timeout = Duration::from_secs(spec.handles.limits.tool_timeout_secs);
+                    let timeout = tool.time_limit().map_or(timeout, |own| own.max(timeout));
                     execute_call(
                         &tool,
                         &call.id,

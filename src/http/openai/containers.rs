@@ -68,8 +68,9 @@ fn file_object(file: &entities::container_files::Model) -> Value {
     })
 }
 
+/// OpenAI's create body; `memory_limit` and the fields this server does not use are accepted
+/// (its limits are the server's, `[code_interpreter]`).
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct CreateContainer {
     name: String,
     #[serde(default)]
@@ -280,15 +281,26 @@ async fn content(
     let file = owned_file(&state, &principal, &path).await?;
     let bytes = containers(&state).content(&file).await?;
     let name = file.path.rsplit('/').next().unwrap_or("file");
+    let shown: String = name
+        .chars()
+        .map(|c| {
+            if c.is_control() || c == '"' || c == '\\' {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    // What code wrote is never run as a page of this origin: a download, sniffing off, and a
+    // sandbox for whatever opens it anyway.
     Ok(HttpResponse::Ok()
         .content_type(content_type(name))
         .insert_header((
             "Content-Disposition",
-            format!(
-                "attachment; filename=\"{}\"",
-                name.replace(['"', '\\'], "_")
-            ),
+            format!("attachment; filename=\"{shown}\""),
         ))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .insert_header(("Content-Security-Policy", "sandbox"))
         .body(bytes))
 }
 

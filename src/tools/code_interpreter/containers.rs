@@ -37,6 +37,13 @@ use crate::storage::Storage;
 /// Where a container's files and their bytes live: the mount point in the sandbox.
 pub const DATA: &str = "/mnt/data";
 
+/// The largest file read back out of a sandbox and kept (a larger one stays in the sandbox
+/// only, and the log says so): what one answer line carries is bounded by it.
+const MAX_KEPT_FILE: u64 = 64 * 1024 * 1024;
+
+/// The most one call's answer may be: its output, eight figures and the list of its files.
+const MAX_EXEC_ANSWER: usize = 48 * 1024 * 1024;
+
 /// How long a new sandbox may take to be ready.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -86,6 +93,8 @@ struct Slot {
     uid: Option<super::uids::UidLease>,
     /// The files of `/mnt/data` as last stored: path → (id, size, modification time).
     known: HashMap<String, (ContainerFileId, u64, i64)>,
+    /// Taken out of the list (stopped, evicted): a call that waited for it finds a new one.
+    evicted: bool,
 }
 
 struct Live {
@@ -275,6 +284,47 @@ impl Containers {
         Ok(container)
     }
 
+    /// Places in the container the chat's uploaded documents (its 50 most recent) that it does
+    /// not hold yet, each as `/mnt/data/<its file name>`: "load this CSV" finds the CSV.
+    pub async fn place_chat_documents(
+        &self,
+        container: &containers::Model,
+        chat: &ChatId,
+    ) -> Result<(), ContainerError> {
+        let held: Vec<String> = self
+            .files(container)
+            .await?
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        let limit = self.inner.config.container_mb * 1024 * 1024;
+        for document in self.inner.workspace.list_recent(chat, 50).await? {
+            let path = format!("{DATA}/{}", document.filename);
+            if document.status == entities::documents::DocumentStatus::Uploading
+                || document.size_bytes as u64 > limit
+                || held.contains(&path)
+            {
+                continue;
+            }
+            match self
+                .inner
+                .workspace
+                .read_stored(&document.storage_path)
+                .await
+            {
+                Ok(bytes) => {
+                    if let Err(err) = self.add_file(container, &document.filename, bytes).await {
+                        tracing::warn!(container = %container.id, %err, "a chat's document was not placed in its container");
+                    }
+                }
+                Err(err) => {
+                    tracing::warn!(container = %container.id, %err, "a chat's document could not be read")
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Places the user's `/v1/files` file `id` in the container.
     pub async fn add_user_file(
         &self,
@@ -389,6 +439,7 @@ impl Containers {
         let live = self.lock_live().remove(id);
         if let Some(live) = live {
             let mut slot = live.slot.lock().await;
+            slot.evicted = true;
             self.release(&mut slot).await;
         }
     }
@@ -584,6 +635,7 @@ impl Containers {
                         sandbox: None,
                         uid: None,
                         known: HashMap::new(),
+                        evicted: false,
                     }));
                     live.insert(
                         container.id.clone(),
@@ -677,13 +729,24 @@ impl Containers {
         code: &str,
     ) -> Result<Execution, ContainerError> {
         let config = &self.inner.config;
-        let slot = self.slot(container).await?;
-        let mut slot = slot.lock().await;
+        let mut slot = loop {
+            let slot = self.slot(container).await?;
+            let slot = slot.lock_owned().await;
+            if !slot.evicted {
+                break slot;
+            }
+        };
         if let Some(live) = self.lock_live().get_mut(&container.id) {
             live.last_used = Instant::now();
         }
-        if slot.sandbox.as_mut().is_none_or(|s| !s.is_alive()) {
-            self.start(container, &mut slot).await?;
+        if slot.sandbox.as_mut().is_none_or(|s| !s.is_alive())
+            && let Err(err) = self.start(container, &mut slot).await
+        {
+            // Not running: out of the list, its place free.
+            slot.evicted = true;
+            self.lock_live().remove(&container.id);
+            self.release(&mut slot).await;
+            return Err(err);
         }
         let _ = containers::Entity::update_many()
             .col_expr(
@@ -693,7 +756,7 @@ impl Containers {
             .filter(containers::Column::Id.eq(container.id.clone()))
             .exec(&self.inner.db)
             .await;
-        let max_answer = (config.container_mb as usize) * 1024 * 1024 * 2;
+        let max_answer = MAX_EXEC_ANSWER;
         let request = json!({"op": "exec", "code": code, "max_output": config.max_output_chars});
         let sandbox = slot.sandbox.as_mut().ok_or(ContainerError::Busy)?;
         let answer = match sandbox
@@ -775,7 +838,7 @@ impl Containers {
         slot: &mut Slot,
         listing: &Value,
     ) -> Vec<container_files::Model> {
-        let limit = self.inner.config.container_mb * 1024 * 1024;
+        let limit = (self.inner.config.container_mb * 1024 * 1024).min(MAX_KEPT_FILE);
         let mut kept = Vec::new();
         for file in listing.as_array().into_iter().flatten().take(1000) {
             let (Some(path), Some(size), Some(mtime)) = (
@@ -785,7 +848,11 @@ impl Containers {
             ) else {
                 continue;
             };
-            if !path.starts_with(&format!("{DATA}/")) || path.len() > 1024 || size > limit {
+            if !path.starts_with(&format!("{DATA}/")) || path.len() > 1024 {
+                continue;
+            }
+            if size > limit {
+                tracing::warn!(container = %container.id, path, size, "a file larger than what is kept stays in its sandbox only");
                 continue;
             }
             if slot
@@ -801,7 +868,7 @@ impl Containers {
             let name = &path[DATA.len() + 1..];
             let get = json!({"op": "get", "path": name, "max_bytes": limit});
             let answer = match sandbox
-                .request(&get, self.call_timeout(), (limit as usize) * 2 + 4096)
+                .request(&get, self.call_timeout(), (limit as usize) / 3 * 4 + 8192)
                 .await
             {
                 Ok(answer) => answer,

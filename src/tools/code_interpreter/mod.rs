@@ -213,6 +213,7 @@ impl CodeInterpreterTool {
                     (Choice::Named(id), _) => Ok(containers.get_owned(user, id).await?),
                     (Choice::Auto { file_ids }, Some(chat)) => {
                         let container = containers.of_chat(user, chat).await?;
+                        containers.place_chat_documents(&container, chat).await?;
                         for id in file_ids {
                             containers.add_user_file(&container, user, id).await?;
                         }
@@ -274,6 +275,14 @@ impl TypedTool for CodeInterpreterTool {
         "Running code".into()
     }
 
+    /// Its own time limit, a sandbox's start and the files read back: the loop leaves the
+    /// ending of a call to the sandbox's limit.
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_secs(
+            self.containers.config().timeout_secs * 2 + 30,
+        ))
+    }
+
     fn requested(&self) -> Option<crate::tools::Requested> {
         self.requested
             .then(|| crate::tools::Requested::CodeInterpreter {
@@ -303,7 +312,21 @@ impl TypedTool for CodeInterpreterTool {
                 )));
             }
             let container = this.container().await?;
-            let execution = this.containers.exec(&container, &args.code).await?;
+            // In a task of its own: a call the run gives up on (cancelled) still ends its
+            // exchange with the sandbox, by its answer or by the sandbox's time limit, so the
+            // container's next call never reads this one's answer.
+            let containers = this.containers.clone();
+            let running = container.clone();
+            let code = args.code;
+            let execution = tokio::spawn(async move { containers.exec(&running, &code).await })
+                .await
+                .map_err(|err| {
+                    ToolError::new(
+                        "code_interpreter_failed",
+                        format!("the call stopped: {err}"),
+                        "Try again.",
+                    )
+                })??;
             let images: Vec<String> = execution
                 .images
                 .iter()

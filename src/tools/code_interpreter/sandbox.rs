@@ -84,12 +84,19 @@ pub struct Sandbox {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    /// An exchange was begun and not finished (its caller gave up on it): the pipe may still
+    /// hold its answer, so the sandbox answers nothing more.
+    in_exchange: bool,
 }
 
 /// What `bubblewrap` is given: the sandbox's root and namespaces, then the driver.
 fn arguments(spec: &Spec) -> Vec<String> {
     let mut args: Vec<String> = [
         "--unshare-all",
+        // A user namespace of its own in which no other can be made (the kernel's surface
+        // for nested namespaces stays shut).
+        "--unshare-user",
+        "--disable-userns",
         "--die-with-parent",
         "--new-session",
         "--cap-drop",
@@ -129,6 +136,10 @@ fn arguments(spec: &Spec) -> Vec<String> {
         "--dev".into(),
         "/dev".into(),
         "--size".into(),
+        mb(16),
+        "--tmpfs".into(),
+        "/dev/shm".into(),
+        "--size".into(),
         mb(spec.limits.tmp_mb),
         "--tmpfs".into(),
         "/tmp".into(),
@@ -136,6 +147,11 @@ fn arguments(spec: &Spec) -> Vec<String> {
         mb(spec.limits.container_mb),
         "--tmpfs".into(),
         "/mnt/data".into(),
+        // Everything else read-only: bubblewrap's root and /dev are tmpfs without a bound.
+        "--remount-ro".into(),
+        "/dev".into(),
+        "--remount-ro".into(),
+        "/".into(),
         "--chdir".into(),
         "/mnt/data".into(),
     ]);
@@ -228,6 +244,7 @@ impl Sandbox {
             child,
             stdin,
             stdout: BufReader::new(stdout),
+            in_exchange: false,
         };
         let ready = tokio::time::timeout(timeout, sandbox.read(4096)).await;
         match ready {
@@ -258,6 +275,13 @@ impl Sandbox {
         timeout: Duration,
         max_bytes: usize,
     ) -> Result<Value, SandboxError> {
+        if self.in_exchange {
+            self.kill().await;
+            return Err(SandboxError::Ended(
+                "an earlier call was cut off before its answer".into(),
+            ));
+        }
+        self.in_exchange = true;
         let exchange = async {
             let mut line =
                 serde_json::to_vec(request).map_err(|e| SandboxError::Garbled(e.to_string()))?;
@@ -278,6 +302,8 @@ impl Sandbox {
         };
         if answer.is_err() {
             self.kill().await;
+        } else {
+            self.in_exchange = false;
         }
         answer
     }
@@ -322,9 +348,9 @@ impl Sandbox {
         self.child.id()
     }
 
-    /// Whether the sandbox is still running.
+    /// Whether the sandbox is still running and can answer (no exchange was cut off).
     pub fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        !self.in_exchange && matches!(self.child.try_wait(), Ok(None))
     }
 
     /// Kills the sandbox (bubblewrap; its PID namespace ends with it) and reaps it.

@@ -2,7 +2,9 @@
 //! process limit (`RLIMIT_NPROC`, counted per user) bounds each sandbox alone, and no sandbox
 //! shares a user with another, of this process or of another server on the same host. A uid is
 //! taken by an exclusive `flock` on its file under the system's temporary folder, held while the
-//! sandbox runs and let go by the kernel if the process dies.
+//! sandbox runs and let go by the kernel if the process dies. The folder is `/run`'s (only root
+//! writes there), made private, and used only if it is a real folder of this user's that no one
+//! else may write to; its files are opened without following links.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -18,15 +20,26 @@ pub struct UidLease {
     _lock: File,
 }
 
-fn folder() -> PathBuf {
-    std::env::temp_dir().join("colloquy-sandbox-uids")
+fn folder() -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let base = if std::path::Path::new("/run").is_dir() {
+        PathBuf::from("/run")
+    } else {
+        std::env::temp_dir()
+    };
+    let folder = base.join("colloquy-sandbox-uids");
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&folder);
+    let meta = std::fs::symlink_metadata(&folder).ok()?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    (meta.is_dir() && meta.uid() == me && meta.mode() & 0o022 == 0).then_some(folder)
 }
 
 /// Takes a free uid from `first` on, or `None` when every one is held (or the folder cannot be
 /// made).
 pub fn take(first: u32) -> Option<UidLease> {
-    let folder = folder();
-    std::fs::create_dir_all(&folder).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let folder = folder()?;
     let start = std::process::id() % RANGE;
     for n in 0..RANGE {
         let uid = first.checked_add((start + n) % RANGE)?;
@@ -34,6 +47,7 @@ pub fn take(first: u32) -> Option<UidLease> {
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(folder.join(uid.to_string()))
         else {
             continue;

@@ -1085,7 +1085,8 @@ impl Output {
                 "id": id,
                 "status": status,
                 "code": if *code_sent { code.as_str() } else { "" },
-                "container_id": container_id,
+                // A string, as OpenAI's schema has it: empty until the call found its container.
+                "container_id": container_id.clone().unwrap_or_default(),
                 "outputs": if outputs.is_empty() { Value::Null } else { json!(outputs) },
             }),
             Item::LocalShell {

@@ -138,6 +138,7 @@ pub fn messages_of(items: &[Value]) -> AppResult<Vec<ChatMessage>> {
             | "web_search_call"
             | "reasoning"
             | "image_generation_call"
+            | "code_interpreter_call"
             | "mcp_list_tools"
             | "mcp_call"
             | "mcp_approval_request"
