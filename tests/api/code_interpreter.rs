@@ -434,6 +434,17 @@ async fn hostile_code_ends_in_error_results_and_nothing_escapes() {
 
     let (result, _) = run_code(&app, &mine, "h_memory", "x = bytearray(8 * 1024 ** 3)").await;
     assert_eq!(result["limit"], "memory", "{result}");
+    // Many processes, each within its own bound, are stopped together past the sandbox's.
+    let (result, _) = run_code(
+        &app,
+        &mine,
+        "h_memory_many",
+        "import subprocess, time\n\
+         hogs = [subprocess.Popen(['python3', '-c', \"x = b'x' * (400 * 2 ** 20)\\nimport time\\ntime.sleep(30)\"]) for _ in range(4)]\n\
+         time.sleep(20)",
+    )
+    .await;
+    assert_eq!(result["code"], "code_interpreter_memory_limit", "{result}");
 
     let (result, _) = run_code(
         &app,

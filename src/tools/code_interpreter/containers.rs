@@ -767,6 +767,7 @@ impl Containers {
             Err(err) => {
                 let limit = match &err {
                     SandboxError::Timeout(_) => "time",
+                    SandboxError::Memory(_) => "memory",
                     SandboxError::TooLarge(_) => "output",
                     _ => "ended",
                 };

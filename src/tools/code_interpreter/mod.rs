@@ -171,6 +171,15 @@ impl From<ContainerError> for ToolError {
                 ),
                 "Make the code faster, or split the work into smaller calls.",
             ),
+            ContainerError::Sandbox(SandboxError::Memory(mb)) => failed(
+                "code_interpreter_memory_limit",
+                format!(
+                    "the code's processes together used more than {mb} MB of memory and were \
+                     stopped; the interpreter restarts on the next call (variables are gone, \
+                     files in /mnt/data are kept)"
+                ),
+                "Use less memory: work on the data in parts.",
+            ),
             ContainerError::Sandbox(SandboxError::TooLarge(bytes)) => failed(
                 "code_interpreter_output_limit",
                 format!(

@@ -69,6 +69,9 @@ pub enum SandboxError {
     Start(String),
     #[error("the call ran past its time limit of {0} s")]
     Timeout(u64),
+    /// Its processes together held more memory than the sandbox may (`memory_mb`).
+    #[error("the sandbox's processes together used more than {0} MB of memory")]
+    Memory(u64),
     /// The driver is gone: the code ended it (killed its own interpreter, ran out of memory
     /// past what Python can report) or it broke its pipe.
     #[error("the interpreter ended: {0}")]
@@ -87,6 +90,47 @@ pub struct Sandbox {
     /// An exchange was begun and not finished (its caller gave up on it): the pipe may still
     /// hold its answer, so the sandbox answers nothing more.
     in_exchange: bool,
+    /// The resident memory all its processes together may hold, in MB (each one's address
+    /// space is bounded too, by `RLIMIT_AS`).
+    memory_mb: u64,
+}
+
+/// How often a call's memory is looked at.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// The resident memory, in bytes, of `pid` and every process below it (its children, theirs…).
+fn tree_rss(pid: u32) -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let mut total = 0;
+    let mut queue = vec![pid];
+    let mut seen = 0;
+    while let Some(pid) = queue.pop() {
+        seen += 1;
+        if seen > 4096 {
+            break;
+        }
+        if let Ok(statm) = std::fs::read_to_string(format!("/proc/{pid}/statm")) {
+            total += statm
+                .split_whitespace()
+                .nth(1)
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+                * page;
+        }
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
+                    queue.extend(
+                        children
+                            .split_whitespace()
+                            .filter_map(|c| c.parse::<u32>().ok()),
+                    );
+                }
+            }
+        }
+    }
+    total
 }
 
 /// What `bubblewrap` is given: the sandbox's root and namespaces, then the driver.
@@ -245,6 +289,7 @@ impl Sandbox {
             stdin,
             stdout: BufReader::new(stdout),
             in_exchange: false,
+            memory_mb: spec.limits.memory_mb,
         };
         let ready = tokio::time::timeout(timeout, sandbox.read(4096)).await;
         match ready {
@@ -282,6 +327,8 @@ impl Sandbox {
             ));
         }
         self.in_exchange = true;
+        let pid = self.child.id();
+        let memory_mb = self.memory_mb;
         let exchange = async {
             let mut line =
                 serde_json::to_vec(request).map_err(|e| SandboxError::Garbled(e.to_string()))?;
@@ -296,9 +343,21 @@ impl Sandbox {
                 .map_err(|err| SandboxError::Ended(err.to_string()))?;
             self.read(max_bytes).await
         };
-        let answer = match tokio::time::timeout(timeout, exchange).await {
-            Ok(answer) => answer,
-            Err(_) => Err(SandboxError::Timeout(timeout.as_secs())),
+        let watch = async move {
+            let limit = memory_mb * 1024 * 1024;
+            loop {
+                tokio::time::sleep(WATCH_EVERY).await;
+                if pid.is_some_and(|pid| tree_rss(pid) > limit) {
+                    return SandboxError::Memory(memory_mb);
+                }
+            }
+        };
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(timeout, exchange) => match answer {
+                Ok(answer) => answer,
+                Err(_) => Err(SandboxError::Timeout(timeout.as_secs())),
+            },
+            over = watch => Err(over),
         };
         if answer.is_err() {
             self.kill().await;
