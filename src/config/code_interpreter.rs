@@ -40,7 +40,8 @@ pub struct CodeInterpreterConfig {
     pub max_containers: usize,
     /// Containers one chat may have.
     pub max_containers_per_chat: usize,
-    /// Containers one user may have.
+    /// Containers one user may have (each new Responses conversation makes one; unused ones
+    /// go after `retention_days`, a chat's with the chat).
     pub max_containers_per_user: usize,
     /// When the server runs as root: the first of the user ids its sandboxes run as (one per
     /// running sandbox, so the process limit counts each sandbox's processes alone; taken from
@@ -64,7 +65,7 @@ impl Default for CodeInterpreterConfig {
             retention_days: 30,
             max_containers: 16,
             max_containers_per_chat: 4,
-            max_containers_per_user: 50,
+            max_containers_per_user: 1_000,
             first_uid: 300_000,
         }
     }

@@ -558,6 +558,26 @@ async fn containers_and_their_files_are_their_makers_alone() {
     assert_eq!(file["object"], "container.file");
     assert_eq!(file["path"], "/mnt/data/note.txt");
     assert_eq!(file["source"], "user");
+    // A file id that is no file of the user's is refused.
+    let unknown = app
+        .request(Method::POST, &format!("/v1/containers/{id}/files"))
+        .json(&json!({"file_id": "file-00000000000000000000000000000000"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 400);
+    // Listed a page at a time.
+    let page: Value = app
+        .request(Method::GET, &format!("/v1/containers/{id}/files?limit=1"))
+        .read_json()
+        .await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 1);
+    assert_eq!(page["has_more"], false);
+    let listed: Value = app
+        .request(Method::GET, "/v1/containers?limit=1&order=asc")
+        .read_json()
+        .await;
+    assert_eq!(listed["data"][0]["id"], id);
     let content = app
         .request(
             Method::GET,

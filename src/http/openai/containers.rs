@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::shared::list_object;
+use super::shared::ListQuery;
 use crate::auth::Principal;
 use crate::error::{AppError, AppResult};
 use crate::http::chat_api::documents::{check_multipart, too_large};
@@ -116,10 +116,19 @@ async fn create(
     Ok(HttpResponse::Ok().json(object(containers(&state), &made)))
 }
 
-async fn list(principal: Principal, state: web::Data<AppState>) -> AppResult<HttpResponse> {
+async fn list(
+    principal: Principal,
+    state: web::Data<AppState>,
+    query: web::Query<ListQuery>,
+) -> AppResult<HttpResponse> {
     let all = containers(&state).list(principal.user_id()).await?;
-    let items = all.iter().map(|c| object(containers(&state), c)).collect();
-    Ok(HttpResponse::Ok().json(list_object(items, false)))
+    // Oldest first, as `page` takes them.
+    let items = all
+        .iter()
+        .rev()
+        .map(|c| object(containers(&state), c))
+        .collect();
+    Ok(HttpResponse::Ok().json(query.page(items)?))
 }
 
 async fn retrieve(
@@ -230,6 +239,7 @@ async fn files(
     principal: Principal,
     state: web::Data<AppState>,
     path: web::Path<String>,
+    query: web::Query<ListQuery>,
 ) -> AppResult<HttpResponse> {
     let container = owned(&state, &principal, &path).await?;
     let items = containers(&state)
@@ -238,7 +248,7 @@ async fn files(
         .iter()
         .map(file_object)
         .collect();
-    Ok(HttpResponse::Ok().json(list_object(items, false)))
+    Ok(HttpResponse::Ok().json(query.page(items)?))
 }
 
 /// The container file the path names, if the container is the user's.

@@ -167,7 +167,7 @@ impl From<ContainerError> for ToolError {
                 format!(
                     "the code ran past the time limit of {secs} s and was stopped with \
                      everything it started; the interpreter restarts on the next call \
-                     (variables are gone, files in /mnt/data are kept)"
+                     (variables are gone; the files kept from earlier calls are put back)"
                 ),
                 "Make the code faster, or split the work into smaller calls.",
             ),
