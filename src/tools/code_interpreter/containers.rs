@@ -100,7 +100,6 @@ struct Slot {
 struct Live {
     slot: Arc<tokio::sync::Mutex<Slot>>,
     last_used: Instant,
-    chat_id: Option<ChatId>,
 }
 
 struct Inner {
@@ -642,7 +641,6 @@ impl Containers {
                         Live {
                             slot: Arc::clone(&slot),
                             last_used: Instant::now(),
-                            chat_id: container.chat_id.clone(),
                         },
                     );
                     return Ok(slot);
@@ -936,14 +934,6 @@ impl Containers {
     /// How often `sweep` runs.
     pub fn sweep_period(&self) -> Duration {
         Duration::from_secs(60)
-    }
-
-    /// The chats whose containers run here (for tests and the metrics).
-    pub fn running(&self) -> Vec<(ContainerId, Option<ChatId>)> {
-        self.lock_live()
-            .iter()
-            .map(|(id, live)| (id.clone(), live.chat_id.clone()))
-            .collect()
     }
 }
 

@@ -154,15 +154,11 @@ pub struct Args {
     code: String,
 }
 
-fn failed(code: &str, message: String, suggestion: &str) -> ToolError {
-    ToolError::new(code, message, suggestion)
-}
-
 impl From<ContainerError> for ToolError {
     fn from(err: ContainerError) -> Self {
         use sandbox::SandboxError;
         match err {
-            ContainerError::Sandbox(SandboxError::Timeout(secs)) => failed(
+            ContainerError::Sandbox(SandboxError::Timeout(secs)) => ToolError::new(
                 "code_interpreter_timeout",
                 format!(
                     "the code ran past the time limit of {secs} s and was stopped with \
@@ -171,7 +167,7 @@ impl From<ContainerError> for ToolError {
                 ),
                 "Make the code faster, or split the work into smaller calls.",
             ),
-            ContainerError::Sandbox(SandboxError::Memory(mb)) => failed(
+            ContainerError::Sandbox(SandboxError::Memory(mb)) => ToolError::new(
                 "code_interpreter_memory_limit",
                 format!(
                     "the code's processes together used more than {mb} MB of memory and were \
@@ -180,7 +176,7 @@ impl From<ContainerError> for ToolError {
                 ),
                 "Use less memory: work on the data in parts.",
             ),
-            ContainerError::Sandbox(SandboxError::TooLarge(bytes)) => failed(
+            ContainerError::Sandbox(SandboxError::TooLarge(bytes)) => ToolError::new(
                 "code_interpreter_output_limit",
                 format!(
                     "the call's answer (output, figures and files) was larger than {bytes} \
@@ -188,7 +184,7 @@ impl From<ContainerError> for ToolError {
                 ),
                 "Print less, and write large results to files.",
             ),
-            ContainerError::Sandbox(SandboxError::Ended(why)) => failed(
+            ContainerError::Sandbox(SandboxError::Ended(why)) => ToolError::new(
                 "code_interpreter_ended",
                 format!(
                     "the interpreter ended during the call ({why}): it may have run out of \
@@ -196,12 +192,12 @@ impl From<ContainerError> for ToolError {
                 ),
                 "Use less memory, and do not end the interpreter's own process.",
             ),
-            ContainerError::Busy => failed(
+            ContainerError::Busy => ToolError::new(
                 "code_interpreter_busy",
                 err.to_string(),
                 "Try again in a moment.",
             ),
-            other => failed(
+            other => ToolError::new(
                 "code_interpreter_failed",
                 other.to_string(),
                 "Tell the user the code could not be run.",
