@@ -13,6 +13,10 @@ pub enum AppError {
     /// Authenticated, but the action needs rights this user does not have.
     #[error("{0}")]
     Forbidden(String),
+    /// Like `Forbidden`, with a code of its own clients can match on (a disabled account's
+    /// login link: `account_disabled`).
+    #[error("{message}")]
+    ForbiddenWithCode { code: &'static str, message: String },
     /// A browser-session request that changes data from a page that is not Colloquy's own
     /// (`auth::CrossSiteError`, converted where it is defined).
     #[error("{0}")]
@@ -145,6 +149,7 @@ impl AppError {
             Self::PayloadTooLarge { .. } => "payload_too_large",
             Self::TooLarge { code, .. }
             | Self::InvalidWithCode { code, .. }
+            | Self::ForbiddenWithCode { code, .. }
             | Self::LimitReached { code, .. }
             | Self::PreconditionFailed { code, .. }
             | Self::UnsupportedType { code, .. }

@@ -94,8 +94,9 @@ impl RootSpanBuilder for RequestSpan {
 /// `path?key=REDACTED&…`: which parameters a request had, never their values. A "key" that
 /// does not look like a parameter name (a bare secret as the whole query) is redacted too.
 pub fn redacted_target(path: &str, query: &str) -> String {
+    let path = redacted_path(path);
     if query.is_empty() {
-        return path.to_string();
+        return path;
     }
     let keys: Vec<String> = query
         .split('&')
@@ -113,9 +114,31 @@ pub fn redacted_target(path: &str, query: &str) -> String {
     format!("{path}?{}", keys.join("&"))
 }
 
+/// The path, with a shared link's token (`/s/{token}`, `/shared/{token}/…`: a bearer secret
+/// in the path itself) redacted.
+fn redacted_path(path: &str) -> String {
+    for prefix in ["/s/", "/shared/"] {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            let tail = rest.find('/').map_or("", |at| &rest[at..]);
+            return format!("{prefix}{REDACTED}{tail}");
+        }
+    }
+    path.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_links_token_is_redacted_from_the_path() {
+        assert_eq!(redacted_target("/s/cqshr_secret", ""), "/s/REDACTED");
+        assert_eq!(
+            redacted_target("/shared/cqshr_secret/attachments/att_1", "x=1"),
+            "/shared/REDACTED/attachments/att_1?x=REDACTED"
+        );
+        assert_eq!(redacted_target("/settings", ""), "/settings");
+    }
 
     #[test]
     fn query_values_are_redacted_and_keys_kept() {

@@ -2,7 +2,7 @@
 
 use sea_orm::entity::prelude::*;
 
-use crate::ids::{AgentId, ChatId, MessageId, UserId};
+use crate::ids::{AgentId, ChatFolderId, ChatId, MessageId, UserId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel, Eq, Serialize, Deserialize)]
@@ -35,6 +35,13 @@ pub struct Model {
     /// The model its next turn asks for (the model picker's choice); `NULL`: the agent's,
     /// else the server's default.
     pub model: Option<String>,
+    /// When its owner pinned it (pinned chats list first, latest pin first); `NULL`: not pinned.
+    pub pinned_at: Option<ChronoDateTimeUtc>,
+    /// When its owner archived it (out of the chat list, still searchable); `NULL`: not archived.
+    pub archived_at: Option<ChronoDateTimeUtc>,
+    /// The owner's folder it is in (`chat_folders.id`; not a foreign key, see migration 000043).
+    #[sea_orm(column_type = "Text", nullable)]
+    pub folder_id: Option<ChatFolderId>,
     pub created_at: ChronoDateTimeUtc,
     pub updated_at: ChronoDateTimeUtc,
 }

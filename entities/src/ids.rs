@@ -163,6 +163,11 @@ id_type!(
     /// A one-time sign-in link's token record (`login_tokens.id`).
     LoginTokenId
 );
+id_type!(
+    /// A user's folder of chats (`chat_folders.id`): `fld_` and a UUID without hyphens.
+    ChatFolderId,
+    simple "fld_"
+);
 
 impl ChatId {
     /// Accepts only a UUID, so a malformed id is a 404 without touching the database.
@@ -285,6 +290,13 @@ id_type!(
     simple "cfile_"
 );
 
+id_type!(
+    /// A read-only link to a chat (`chat_shares.id`): `shr_` and a UUID without hyphens. Not
+    /// the link's token, which only its creator ever sees.
+    ChatShareId,
+    simple "shr_"
+);
+
 /// Whether `raw` is `prefix` and 32 lower-case hex digits, the shape `generate` makes.
 fn is_simple(raw: &str, prefix: &str) -> bool {
     raw.strip_prefix(prefix).is_some_and(|hex| {
@@ -306,5 +318,12 @@ impl ContainerFileId {
     /// Accepts only the shape `generate` makes, so a malformed id is a 404 without a query.
     pub fn parse(raw: &str) -> Option<Self> {
         is_simple(raw, "cfile_").then(|| Self(raw.to_string()))
+    }
+}
+
+impl ChatShareId {
+    /// Accepts only the shape `generate` makes, so a malformed id is a 404 without a query.
+    pub fn parse(raw: &str) -> Option<Self> {
+        is_simple(raw, "shr_").then(|| Self(raw.to_string()))
     }
 }

@@ -11,6 +11,8 @@ pub mod api_keys;
 pub mod artifact_versions;
 pub mod artifacts;
 pub mod attachments;
+pub mod chat_folders;
+pub mod chat_shares;
 pub mod chats;
 pub mod container_files;
 pub mod containers;

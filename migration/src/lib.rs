@@ -44,9 +44,11 @@ mod m20261130_000039_email_sends_by_user;
 mod m20261201_000040_add_chunk_headings;
 mod m20261202_000041_add_lease_epoch;
 mod m20261203_000042_create_containers;
+mod m20261204_000043_create_chat_folders;
+mod m20261205_000044_create_chat_shares;
 
 /// Names of every table the migrations create, in creation order.
-pub const TABLES: [&str; 24] = [
+pub const TABLES: [&str; 26] = [
     "users",
     "api_keys",
     "login_sessions",
@@ -71,6 +73,8 @@ pub const TABLES: [&str; 24] = [
     "schedule_firings",
     "leases",
     "lease_handovers",
+    "chat_folders",
+    "chat_shares",
 ];
 
 /// Applies (or rolls back) Colloquy's schema; `down` drops tables in reverse order.
@@ -120,6 +124,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000040_add_chunk_headings::Migration),
             Box::new(m20261202_000041_add_lease_epoch::Migration),
             Box::new(m20261203_000042_create_containers::Migration),
+            Box::new(m20261204_000043_create_chat_folders::Migration),
+            Box::new(m20261205_000044_create_chat_shares::Migration),
         ]
     }
 }

@@ -40,6 +40,9 @@ pub enum AuthError {
     NoSuchUser(String),
     #[error("this login link was already used or has expired")]
     LinkSpent,
+    /// A valid login link for an account an admin has disabled.
+    #[error("this account is disabled; ask an admin to enable it")]
+    AccountDisabled,
     #[error("the current password is not right")]
     WrongPassword,
     #[error(
@@ -451,10 +454,14 @@ impl Accounts {
             .one(&self.db)
             .await?
             .ok_or(AuthError::LinkSpent)?;
-        self.user_by_id(&link.user_id)
+        let user = self
+            .user_by_id(&link.user_id)
             .await?
-            .filter(|user| !user.disabled)
-            .ok_or(AuthError::LinkSpent)
+            .ok_or(AuthError::LinkSpent)?;
+        if user.disabled {
+            return Err(AuthError::AccountDisabled);
+        }
+        Ok(user)
     }
 }
 

@@ -12,7 +12,9 @@
 //! lookups), `export` (a chat's JSON and Markdown, an account's archive, an export imported back),
 //! `recovery` (drafts, and runs a dead process left running), `writer` (`ChatWriter`: a chat's
 //! writes, fenced by its lease's epoch with several processes) and `automations` (workflows and
-//! schedules as stored data, and claiming a schedule's due time).
+//! schedules as stored data, and claiming a schedule's due time) and `shares` (read-only links
+//! to a chat, stored as their tokens' hashes); `search` (`ChatSearch`: every user's messages in
+//! a tantivy index of their own, searched across their chats).
 
 pub mod agents;
 pub mod artifacts;
@@ -26,7 +28,9 @@ pub mod persistence;
 pub mod recovery;
 pub mod registry;
 pub mod responses;
+pub mod search;
 pub mod session;
+pub mod shares;
 pub mod tree;
 pub mod writer;
 

@@ -148,6 +148,8 @@ pub async fn recover_run(db: &DatabaseConnection, run: &runs::Model) -> Result<(
         .await?;
         chats::Entity::update_many()
             .col_expr(chats::Column::ActiveLeafId, Expr::value(id.clone()))
+            // A message was stored: the chat search's catch-up looks at chats by this.
+            .col_expr(chats::Column::UpdatedAt, Expr::value(Utc::now()))
             .filter(chats::Column::Id.eq(run.chat_id.clone()))
             .filter(chats::Column::ActiveLeafId.eq(question.clone()))
             .exec(&txn)

@@ -41,6 +41,8 @@ pub struct ChatRegistry {
     continuing: Arc<OnceLock<Vec<entities::ids::RunId>>>,
     takeover: Arc<OnceLock<TakeoverHook>>,
     taken: Arc<OnceLock<TakeoverHook>>,
+    /// The chat search index the chats' writers report stored and removed messages to.
+    search: Arc<OnceLock<super::search::ChatSearch>>,
 }
 
 /// What the rest of the process does for a chat taken from a dead process (set at start-up):
@@ -96,7 +98,18 @@ impl ChatRegistry {
             continuing: Arc::new(OnceLock::new()),
             takeover: Arc::new(OnceLock::new()),
             taken: Arc::new(OnceLock::new()),
+            search: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Reports the chats' stored and removed messages to `search`. Set once, at start-up.
+    pub fn index_messages_in(&self, search: super::search::ChatSearch) {
+        let _ = self.search.set(search);
+    }
+
+    /// The chat search index, once set.
+    pub fn search(&self) -> Option<&super::search::ChatSearch> {
+        self.search.get()
     }
 
     /// Called (once per takeover, after the chat's runs are recovered) for each chat this

@@ -19,6 +19,8 @@ pub struct ChatWriter {
     fence: Option<Fence>,
     /// Unfenced on SQLite: the turns' writes join a group commit (`transact`).
     group: Option<GroupCommit>,
+    /// Where `messages_changed` reports to: the search index and this writer's chat.
+    search: Option<(super::search::ChatSearch, ChatId)>,
 }
 
 #[derive(Clone)]
@@ -53,6 +55,9 @@ impl ChatWriter {
             db,
             fence,
             group: registry.group_commit().cloned(),
+            search: registry
+                .search()
+                .map(|search| (search.clone(), chat_id.clone())),
         }
     }
 
@@ -62,6 +67,15 @@ impl ChatWriter {
             db,
             fence: None,
             group: None,
+            search: None,
+        }
+    }
+
+    /// Tells the chat search index that this chat's messages changed (stored or removed);
+    /// call once the write is committed. The index catches up off this path.
+    pub fn messages_changed(&self) {
+        if let Some((search, chat_id)) = &self.search {
+            search.chat_changed(chat_id);
         }
     }
 

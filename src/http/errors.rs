@@ -57,7 +57,9 @@ impl ResponseError for AppError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) | Self::CrossSite(_) => StatusCode::FORBIDDEN,
+            Self::Forbidden(_) | Self::ForbiddenWithCode { .. } | Self::CrossSite(_) => {
+                StatusCode::FORBIDDEN
+            }
             Self::NotFound(_) | Self::NotFoundWithHelp(_) => StatusCode::NOT_FOUND,
             Self::InvalidRequest(_)
             | Self::InvalidWithCode { .. }
@@ -395,6 +397,10 @@ impl From<AuthError> for AppError {
             AuthError::UsernameTaken(_) => AppError::Conflict(err.to_string()),
             AuthError::NoSuchUser(_) => AppError::NotFound("user"),
             AuthError::LinkSpent => AppError::Gone(err.to_string()),
+            AuthError::AccountDisabled => AppError::ForbiddenWithCode {
+                code: "account_disabled",
+                message: err.to_string(),
+            },
             AuthError::WrongPassword => AppError::InvalidWithCode {
                 code: "wrong_password",
                 message: err.to_string(),

@@ -10,6 +10,8 @@
 //! other). Beside the resources: `principal` (the extractor), `sse` (a run's events in each
 //! stream dialect), `run_usage` (`x_chat.metadata`'s usage), `run_failure` (the one place a
 //! failed run becomes an HTTP error), `page` (how a per-user list is paged) and `ui`.
+//! `shared` serves read-only links (`/s/{token}`, `/shared/{token}/…`) outside every
+//! authenticated API: a link's token is never a `Principal`.
 //! `api::knowledge_bases` serves the same stores as `openai::vector_stores`, as knowledge bases,
 //! through `chat_api::documents`' and `chat_api::uploads`' handlers.
 
@@ -23,6 +25,7 @@ mod principal;
 mod run_failure;
 mod run_usage;
 pub mod sse;
+mod shared;
 pub mod ui;
 
 mod admin;
@@ -59,6 +62,7 @@ pub fn configure(
     .configure(chat_api::configure)
     .configure(|cfg| openai::configure(cfg, max_v1_body_bytes))
     .configure(api::configure)
+    .configure(shared::configure)
     .configure(ui::configure)
     .default_service(web::to(not_found));
 }

@@ -28,7 +28,7 @@ pub(super) mod tools;
 
 pub(super) use agent::agent_of;
 pub use agent::{agent_tool_definitions, check_enabled_tools};
-pub use catalog::{CatalogTool, tool_catalog};
+pub use catalog::{CatalogTool, tool_catalog, unavailable_tools};
 use chat::{document_context, has_searchable, recent_documents, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;

@@ -3,7 +3,8 @@
 //! retention sweep (`sweep_api_chats`), a refused request's fresh chat): its live runs are cancelled, its session
 //! stopped (its lease let go), the row deleted (messages, runs, artifacts, memories, asks and
 //! document records go with it through foreign keys), and what lives beside the database let go:
-//! the document index and files, the attachments, the browser sessions and their screenshots. A
+//! the document index and files, the attachments, the browser sessions and their screenshots, its
+//! messages in the chat search index (an account's whole index with its last chat). A
 //! new per-chat resource is added here, once. And an account switched off: `stop_runs_of`
 //! cancels every live run it owns, whatever started it (a request, a workflow, a schedule).
 
@@ -35,6 +36,9 @@ impl Launcher {
         let chats = self.chats.ids_of(user).await?;
         for chat_id in &chats {
             self.forget(chat_id).await?;
+        }
+        if let Some(search) = self.sessions.search() {
+            search.user_deleted(user);
         }
         Ok(chats.len())
     }
@@ -73,8 +77,16 @@ impl Launcher {
     async fn forget(&self, chat_id: &ChatId) -> Result<(), DbErr> {
         // Its containers' ids before the row takes their rows with it.
         let containers = self.containers.ids_of_chat(chat_id).await?;
+        let search = self.sessions.search();
+        let owner = match search {
+            Some(search) => search.owner_of(chat_id).await?,
+            None => None,
+        };
         // The row first: if the database fails, nothing else is let go.
         self.chats.delete_row(chat_id).await?;
+        if let (Some(search), Some(owner)) = (search, owner) {
+            search.chat_deleted(&owner, chat_id);
+        }
         for log in self.runs.live_in_chat(chat_id) {
             log.cancel.cancel();
         }

@@ -90,6 +90,12 @@ pub struct Family {
     /// The setting a server needs to offer it (`None`: always offered), said when an agent
     /// names it on a server without.
     pub needs: Option<&'static str>,
+    /// What it does, in a few words a person reads (the agent form, a chat's opt-in tools);
+    /// the model reads its definition's description instead.
+    pub summary: &'static str,
+    /// What a server must have for it, in a person's words ("Chromium", "a database"), shown
+    /// beside the tool; `None`: nothing beyond Colloquy.
+    pub requires: Option<&'static str>,
     pub offer: Offer,
     /// Whether a call may pause its run until the user replies.
     pub pauses: bool,
@@ -104,6 +110,7 @@ const fn family(
     origin: Origin,
     scope: Scope,
     offer: Offer,
+    summary: &'static str,
 ) -> Family {
     Family {
         kind,
@@ -111,6 +118,8 @@ const fn family(
         origin,
         scope,
         needs: None,
+        summary,
+        requires: None,
         offer,
         pauses: false,
         in_deep_think: false,
@@ -120,6 +129,11 @@ const fn family(
 impl Family {
     const fn needs(mut self, setting: &'static str) -> Self {
         self.needs = Some(setting);
+        self
+    }
+
+    const fn requires(mut self, what: &'static str) -> Self {
+        self.requires = Some(what);
         self
     }
 
@@ -137,6 +151,16 @@ impl Family {
     pub fn has(&self, name: &str) -> bool {
         self.names.contains(&name)
     }
+
+    /// The name a chat's settings turn this family on by (a request's `x_tools` naming it), if
+    /// a chat may: a research tool, or a family offered when a request names any of it (its
+    /// first name stands for all of it).
+    pub fn opt_in_name(&self) -> Option<&'static str> {
+        match self.offer {
+            Offer::Requested | Offer::NamedTogether => self.names.first().copied(),
+            Offer::InChat | Offer::WithDocuments | Offer::Named | Offer::Knowledge => None,
+        }
+    }
 }
 
 use Offer::*;
@@ -150,13 +174,16 @@ pub const FAMILIES: &[Family] = &[
         Research,
         Scope::Server,
         Requested,
-    ),
+        "Searches the web and reads the top results.",
+    )
+    .requires("a search engine"),
     family(
         Kind::FetchUrl,
         &["fetch_url"],
         Research,
         Scope::Server,
         Requested,
+        "Reads a web page's text.",
     ),
     family(
         Kind::Calculator,
@@ -164,6 +191,7 @@ pub const FAMILIES: &[Family] = &[
         Research,
         Scope::Server,
         Requested,
+        "Does exact arithmetic.",
     ),
     family(
         Kind::CodeSearch,
@@ -171,7 +199,9 @@ pub const FAMILIES: &[Family] = &[
         Research,
         Scope::Server,
         Requested,
+        "Searches code on GitHub.",
     )
+    .requires("a GitHub token")
     .needs("tools.github_token"),
     family(
         Kind::GitlabCodeSearch,
@@ -179,7 +209,9 @@ pub const FAMILIES: &[Family] = &[
         Research,
         Scope::Server,
         Requested,
+        "Searches code on a GitLab server.",
     )
+    .requires("a GitLab server")
     .needs("tools.gitlab_api_url"),
     family(
         Kind::Artifacts,
@@ -187,6 +219,7 @@ pub const FAMILIES: &[Family] = &[
         Chat,
         Scope::Chat,
         InChat,
+        "Creates and updates documents, code and diagrams beside the chat.",
     ),
     family(
         Kind::Memory,
@@ -194,14 +227,24 @@ pub const FAMILIES: &[Family] = &[
         Chat,
         Scope::Chat,
         InChat,
+        "Remembers facts about you across chats.",
     ),
-    family(Kind::AskUser, &["ask_user"], Chat, Scope::Chat, InChat).pausing(),
+    family(
+        Kind::AskUser,
+        &["ask_user"],
+        Chat,
+        Scope::Chat,
+        InChat,
+        "Asks you a question and waits for the answer.",
+    )
+    .pausing(),
     family(
         Kind::FileSearch,
         &["file_search"],
         Chat,
         Scope::Chat,
         WithDocuments,
+        "Searches the chat's documents.",
     ),
     family(
         Kind::Automation,
@@ -209,6 +252,7 @@ pub const FAMILIES: &[Family] = &[
         Automation,
         Scope::Chat,
         Named,
+        "Runs workflows and sets up schedules.",
     ),
     family(
         Kind::BrowseUrl,
@@ -216,6 +260,7 @@ pub const FAMILIES: &[Family] = &[
         Platform,
         Scope::Server,
         Named,
+        "Reads a web page's text (fetch_url by another name).",
     ),
     family(
         Kind::SearchKnowledge,
@@ -223,6 +268,7 @@ pub const FAMILIES: &[Family] = &[
         Platform,
         Scope::Agent,
         Knowledge,
+        "Searches the agent's knowledge bases.",
     ),
     family(
         Kind::ExecuteSql,
@@ -230,7 +276,9 @@ pub const FAMILIES: &[Family] = &[
         Platform,
         Scope::Agent,
         Named,
+        "Runs read-only SQL queries on a database.",
     )
+    .requires("a database")
     .needs(super::sql::EXECUTE_SQL_NEEDS),
     family(
         Kind::Browser,
@@ -238,7 +286,9 @@ pub const FAMILIES: &[Family] = &[
         Platform,
         Scope::Chat,
         NamedTogether,
+        "Drives a real browser: opens pages, clicks, types and takes screenshots.",
     )
+    .requires("Chromium")
     .needs(super::browser::NEEDS),
     family(
         Kind::SendEmail,
@@ -246,7 +296,9 @@ pub const FAMILIES: &[Family] = &[
         Platform,
         Scope::Agent,
         Named,
+        "Sends email to the recipients this server allows.",
     )
+    .requires("SMTP")
     .needs(super::email::NEEDS)
     .pausing(),
     family(
@@ -255,7 +307,9 @@ pub const FAMILIES: &[Family] = &[
         Platform,
         Scope::Agent,
         Named,
+        "Draws images from a description.",
     )
+    .requires("an image model")
     .needs(super::image_generation::NEEDS),
     family(
         Kind::CodeInterpreter,
@@ -263,7 +317,9 @@ pub const FAMILIES: &[Family] = &[
         Platform,
         Scope::Chat,
         NamedTogether,
+        "Runs Python in a sandbox: computes, draws charts, makes files.",
     )
+    .requires("a sandbox (bubblewrap and Python)")
     .needs(super::code_interpreter::NEEDS)
     .in_deep_think(),
 ];
@@ -333,5 +389,19 @@ mod tests {
         }
         assert!(family_of("ask_user").unwrap().pauses);
         assert!(!family_of("calculator").unwrap().pauses);
+    }
+
+    #[test]
+    fn every_family_says_what_it_does_and_one_a_server_must_configure_what_it_requires() {
+        for family in FAMILIES {
+            assert!(family.summary.ends_with('.'), "{:?}", family.kind);
+            if family.needs.is_some() {
+                assert!(family.requires.is_some(), "{:?}", family.kind);
+            }
+        }
+        assert_eq!(entry(Kind::Browser).requires, Some("Chromium"));
+        assert_eq!(entry(Kind::Browser).opt_in_name(), Some("browser_action"));
+        assert_eq!(entry(Kind::WebSearch).opt_in_name(), Some("web_search"));
+        assert_eq!(entry(Kind::ExecuteSql).opt_in_name(), None);
     }
 }

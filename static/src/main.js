@@ -14,6 +14,7 @@ import { accountView } from "./settings/page.js";
 import { agentsView } from "./agents/page.js";
 import { automationsView } from "./automations/page.js";
 import { adminView } from "./admin/page.js";
+import { sharedView } from "./shared/page.js";
 
 const root = document.getElementById("app");
 let shell = null;
@@ -23,6 +24,12 @@ async function boot() {
     if (store.get().me) showSignIn(true);
   });
   startRouter();
+  // A shared link's page is public: no "who am I", no sign-in, no chat list.
+  const { name, token } = store.get().route;
+  if (name === "shared") {
+    root.replaceChildren(sharedView({ token }).el);
+    return;
+  }
   try {
     const me = await api("GET", "/auth/me", undefined, { quiet401: true });
     store.set({ me });

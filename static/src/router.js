@@ -1,9 +1,12 @@
 // URLs: `/` (a new chat), `/c/{chatId}`, the knowledge bases page `/knowledge` (one
 // opened: `/knowledge/{kbId}`), the account page `/settings`, the agents page `/agents`,
-// `/automations` (workflows and schedules) and `/admin`. Reload, back and deep links all go through here.
+// `/automations` (workflows and schedules), `/admin`, and a shared link's page `/s/{token}`. Reload, back and deep links all go through here.
 import { store } from "./store.js";
 
 export function parse(pathname) {
+  // A read-only link's page (shared/page.js): no sign-in, nothing else of the app.
+  const shared = /^\/s\/([^/]+)\/?$/.exec(pathname);
+  if (shared) return { name: "shared", chatId: null, kbId: null, token: decodeURIComponent(shared[1]) };
   const chat = /^\/c\/([^/]+)\/?$/.exec(pathname);
   if (chat) return { name: "chat", chatId: decodeURIComponent(chat[1]), kbId: null };
   if (/^\/admin\/?$/.test(pathname)) return { name: "admin", chatId: null, kbId: null };

@@ -67,9 +67,9 @@ test("a run folds the output event into its call, and a replay changes nothing",
 test("the settings' checkbox is allowed when the agent lets a chat choose its tools and the server has it", () => {
   const listed = [{ name: "calculator" }, { name: "web_search" }];
   const every = { tools_enabled: true, enabled_tools: null };
-  assert.deepEqual(requestable(every, listed), ["code_interpreter"]);
-  assert.deepEqual(requestable(every, listed, [{ name: "code_interpreter", reason: "no bubblewrap" }]), [], "not on a server without it");
+  assert.deepEqual(requestable(every, listed), ["code_interpreter", "browser_action"]);
+  assert.deepEqual(requestable(every, listed, [{ name: "code_interpreter", reason: "no bubblewrap" }]), ["browser_action"], "not on a server without it");
   assert.deepEqual(requestable({ tools_enabled: true, enabled_tools: ["calculator"] }, listed), [], "an agent naming its tools lists it if it names it");
-  assert.deepEqual(requestable(every, [...listed, { name: "code_interpreter" }]), [], "already listed");
+  assert.deepEqual(requestable(every, [...listed, { name: "code_interpreter" }]), ["browser_action"], "already listed");
   assert.deepEqual(requestable({ tools_enabled: false, enabled_tools: null }, []), [], "tools off");
 });

@@ -102,6 +102,62 @@ async fn an_admin_makes_a_user_whose_link_signs_them_in_once() {
 }
 
 #[actix_web::test]
+async fn a_disabled_users_login_link_says_the_account_is_disabled_not_that_it_expired() {
+    let app = spawn_app().await;
+    let made: Value = app
+        .admin()
+        .create_user()
+        .json(&json!({"username": "dora"}))
+        .call()
+        .await
+        .json()
+        .await
+        .unwrap();
+    let dora = made["user"]["id"].as_str().unwrap().to_string();
+    let link_path = |made: &Value| {
+        let link = made["login_url"].as_str().unwrap();
+        link[link.find("/login?").unwrap()..].to_string()
+    };
+    let first = link_path(&made);
+    let second: Value = app.admin().login_link(&dora).read_json().await;
+    let second = link_path(&second);
+    let disabled = app
+        .admin()
+        .update_user(&dora)
+        .json(&json!({"disabled": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(disabled.status(), 200);
+
+    let refused = app.anonymous(Method::GET, &first).send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    assert!(
+        session_cookie(&refused).is_none(),
+        "no session for a disabled account"
+    );
+    let error = error_body(refused).await;
+    assert_eq!(error["code"], "account_disabled");
+    assert!(
+        error["message"].as_str().unwrap().contains("disabled"),
+        "{error}"
+    );
+
+    // A browser following the link lands on the sign-in page, which words the reason.
+    let in_browser = app
+        .anonymous(Method::GET, &second)
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_browser.status(), 303);
+    assert_eq!(
+        in_browser.headers()["location"],
+        "/?signin=account_disabled"
+    );
+}
+
+#[actix_web::test]
 async fn a_disabled_user_is_shut_out_until_enabled_and_deletion_takes_the_typed_name() {
     let app = spawn_app().await;
     let bob_key = app.create_user_with_key("bob").await;

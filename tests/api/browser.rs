@@ -158,7 +158,26 @@ async fn people_sign_in_with_the_link_or_a_password_and_an_expired_session_keeps
         .call()
         .await;
     assert_eq!(created.status(), 201);
-    run_scenario(&app, "sign_in", &[]).await;
+    // A link for an account disabled after the link was made.
+    let made: Value = app
+        .admin()
+        .create_user()
+        .json(&json!({"username": "eve"}))
+        .call()
+        .await
+        .json()
+        .await
+        .unwrap();
+    let disabled = app
+        .admin()
+        .update_user(made["user"]["id"].as_str().unwrap())
+        .json(&json!({"disabled": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(disabled.status(), 200);
+    let disabled_link = made["login_url"].as_str().unwrap().to_string();
+    run_scenario(&app, "sign_in", &[("DISABLED_LINK", disabled_link)]).await;
 }
 
 #[actix_web::test]

@@ -132,7 +132,10 @@ async fn a_chat_exported_as_json_imports_back_as_a_new_chat_with_the_same_tree()
     let imported: Value = imported.json().await.unwrap();
     let copy = imported["id"].as_str().unwrap();
     assert_ne!(copy, chat);
-    assert_eq!(imported["title"], "Trip plans");
+    assert_eq!(
+        imported["title"], "Trip plans (imported)",
+        "titled apart from the original, so the chat list does not show two of one title"
+    );
     assert_eq!(export["chat"]["model"], "fake-model");
     assert_eq!(
         imported["model"], "fake-model",
@@ -217,6 +220,51 @@ async fn all_of_an_accounts_chats_export_as_one_zip_that_imports_back() {
     assert_eq!(export["chat"]["title"], "First");
     let imported = app.chat_api().import().json(&export).call().await;
     assert_eq!(imported.status(), 201);
+}
+
+#[actix_web::test]
+async fn each_import_of_a_chat_gets_a_title_of_its_own() {
+    let app = spawn_app().await;
+    let original = app.create_chat("Weekly notes").await;
+    let export: Value = app
+        .chat_api()
+        .export(original["id"].as_str().unwrap())
+        .with_query("format=json")
+        .read_json()
+        .await;
+    let mut titles = Vec::new();
+    for _ in 0..3 {
+        let imported = app.chat_api().import().json(&export).call().await;
+        assert_eq!(imported.status(), 201);
+        let imported: Value = imported.json().await.unwrap();
+        titles.push(imported["title"].as_str().unwrap().to_string());
+    }
+    assert_eq!(
+        titles,
+        [
+            "Weekly notes (imported)",
+            "Weekly notes (imported 2)",
+            "Weekly notes (imported 3)"
+        ]
+    );
+    let listed: Value = app.chat_api().list_chats().read_json().await;
+    let mut listed: Vec<&str> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|chat| chat["title"].as_str().unwrap())
+        .collect();
+    listed.sort_unstable();
+    let before = listed.len();
+    listed.dedup();
+    assert_eq!(listed.len(), before, "no two chats share a title: {listed:?}");
+
+    // Another user's chat of the same title does not count: theirs is not in the importer's list.
+    let eve = app.create_user_with_key("eve").await;
+    let theirs = app.as_key(&eve).chat_api().import().json(&export).call().await;
+    assert_eq!(theirs.status(), 201);
+    let theirs: Value = theirs.json().await.unwrap();
+    assert_eq!(theirs["title"], "Weekly notes");
 }
 
 #[actix_web::test]

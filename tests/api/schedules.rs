@@ -403,3 +403,196 @@ async fn creates_racing_for_the_last_schedules_stop_at_the_cap_and_the_list_page
     let chats: Value = app.chat_api().list_chats().read_json().await;
     assert_eq!(chats["data"].as_array().unwrap().len(), 1, "{chats}");
 }
+
+/// `POST /api/schedules/preview` with `body`.
+async fn preview(app: &TestApp, body: Value) -> reqwest::Response {
+    app.request(reqwest::Method::POST, "/api/schedules/preview")
+        .json(&body)
+        .call()
+        .await
+}
+
+#[actix_web::test]
+async fn a_preview_words_the_expression_and_gives_the_next_five_firings_in_its_zone() {
+    let app = spawn_app().await;
+    let response = preview(
+        &app,
+        json!({"cron": "30 8 * * 1-5", "time_zone": "Asia/Tokyo"}),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    let shown: Value = response.json().await.unwrap();
+    assert_eq!(shown["description"], "At 08:30 on weekdays");
+    assert_eq!(shown["time_zone"], "Asia/Tokyo");
+    let next: Vec<chrono::DateTime<chrono::Utc>> = shown["next"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|at| at.as_str().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(next.len(), 5, "{shown}");
+    let tokyo: chrono_tz::Tz = "Asia/Tokyo".parse().unwrap();
+    let now = chrono::Utc::now();
+    for (at, later) in next.iter().zip(next.iter().skip(1)) {
+        assert!(at < later, "in order: {shown}");
+    }
+    for at in &next {
+        assert!(*at > now, "{shown}");
+        let local = at.with_timezone(&tokyo);
+        assert_eq!(local.format("%H:%M:%S").to_string(), "08:30:00", "{shown}");
+        let weekday = chrono::Datelike::weekday(&local);
+        assert!(
+            !matches!(weekday, chrono::Weekday::Sat | chrono::Weekday::Sun),
+            "{shown}"
+        );
+    }
+
+    // A preview agrees with the schedule the same timing makes.
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "w", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "1 + 1"}}]}),
+    )
+    .await;
+    let created = create_schedule(
+        &app,
+        json!({"name": "Tokyo mornings", "cron": "30 8 * * 1-5", "time_zone": "Asia/Tokyo", "workflow_id": workflow["id"]}),
+    )
+    .await;
+    assert_eq!(created["description"], "At 08:30 on weekdays");
+    assert_eq!(created["next_firings"], shown["next"]);
+
+    // Without a zone, the account's.
+    let changed = app
+        .auth()
+        .update_account()
+        .json(&json!({"time_zone": "Europe/Paris"}))
+        .call()
+        .await;
+    assert_eq!(changed.status(), 200);
+    let shown: Value = preview(&app, json!({"cron": "0 8 * * *"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(shown["description"], "At 08:00 every day");
+    assert_eq!(shown["time_zone"], "Europe/Paris");
+    let paris: chrono_tz::Tz = "Europe/Paris".parse().unwrap();
+    let first: chrono::DateTime<chrono::Utc> = shown["next"][0].as_str().unwrap().parse().unwrap();
+    assert_eq!(
+        first.with_timezone(&paris).format("%H:%M").to_string(),
+        "08:00"
+    );
+    // Any other form reads field by field.
+    let shown: Value = preview(&app, json!({"cron": "5-10 8 * 1 *", "timeZone": "UTC"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        shown["description"],
+        "Minutes 5 to 10; hour 8; every day of the month; month 1; every day of the week"
+    );
+}
+
+#[actix_web::test]
+async fn a_bad_expression_or_zone_has_no_preview_and_a_preview_needs_a_signed_in_user() {
+    let app = spawn_app().await;
+    for (body, says) in [
+        (
+            json!({"cron": "61 * * * *", "time_zone": "UTC"}),
+            "not a valid cron expression",
+        ),
+        (json!({"cron": "0 9 * *"}), "five-field"),
+        (json!({"cron": "* * * * * *"}), "five-field"),
+        (json!({"cron": "@daily"}), "five-field"),
+        (json!({"cron": ""}), "five-field"),
+        (
+            json!({"cron": "0 9 * * *", "time_zone": "Mars/Olympus"}),
+            "IANA time zone",
+        ),
+        (json!({"cron": "x".repeat(201)}), "at most 200 characters"),
+    ] {
+        let response = preview(&app, body.clone()).await;
+        assert_eq!(response.status(), 400, "{body}");
+        let error = error_body(response).await;
+        assert_eq!(error["code"], "invalid_schedule", "{body}");
+        assert!(
+            error["message"].as_str().unwrap().contains(says),
+            "{body}: {error}"
+        );
+    }
+    // Not a timing at all: the body's shape is refused too.
+    for body in [json!({}), json!({"cron": "0 9 * * *", "zone": "UTC"})] {
+        let response = preview(&app, body.clone()).await;
+        assert_eq!(response.status(), 400, "{body}");
+    }
+    let anonymous = app
+        .anonymous(reqwest::Method::POST, "/api/schedules/preview")
+        .json(&json!({"cron": "0 9 * * *"}))
+        .call()
+        .await;
+    assert_eq!(anonymous.status(), 401);
+}
+
+#[actix_web::test]
+async fn the_seconds_field_previews_only_under_the_test_only_switch() {
+    let app = per_second_app(3).await;
+    let shown: Value = preview(&app, json!({"cron": "*/5 * * * * *", "time_zone": "UTC"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(shown["description"], "Every 5 seconds");
+    let next: Vec<chrono::DateTime<chrono::Utc>> = shown["next"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|at| at.as_str().unwrap().parse().unwrap())
+        .collect();
+    for pair in next.windows(2) {
+        assert_eq!((pair[1] - pair[0]).num_seconds(), 5, "{shown}");
+    }
+}
+
+#[actix_web::test]
+async fn the_workflow_tools_are_those_a_step_may_call_each_with_its_schema() {
+    let app = spawn_app().await;
+    let listed: Value = app
+        .request(reqwest::Method::GET, "/api/workflow-tools")
+        .read_json()
+        .await;
+    let tools = listed["tools"].as_array().unwrap();
+    let calculator = tools
+        .iter()
+        .find(|t| t["name"] == "calculator")
+        .expect("the calculator");
+    assert!(!calculator["description"].as_str().unwrap().is_empty());
+    assert_eq!(calculator["parameters"]["type"], "object");
+    assert_eq!(
+        calculator["parameters"]["properties"]["expression"]["type"],
+        "string"
+    );
+    assert_eq!(calculator["parameters"]["required"], json!(["expression"]));
+    assert!(
+        !tools.iter().any(|t| t["name"] == "create_artifact"),
+        "a chat tool is not a step's: {listed}"
+    );
+    // Every one listed is one a workflow step may call.
+    let steps: Vec<Value> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"id": format!("s{i}"), "tool": t["name"], "arguments": {}}))
+        .collect();
+    let made = app
+        .api()
+        .create_workflow()
+        .json(&json!({"name": "All tools", "steps": steps}))
+        .call()
+        .await;
+    assert_eq!(made.status(), 201, "{:?}", made.text().await);
+    let anonymous = app
+        .anonymous(reqwest::Method::GET, "/api/workflow-tools")
+        .call()
+        .await;
+    assert_eq!(anonymous.status(), 401);
+}

@@ -15,15 +15,14 @@ await scenario(async ({ page }) => {
   await axe(page, "account page, desktop");
   await screenshot(page, "account");
 
+  // One Save for the profile: the display name and the time zone schedules take when made
+  // without one (the Rust side checks it was stored).
+  assert(await page.getByRole("region", { name: "Profile" }).getByRole("button", { name: /^Save/ }).count() === 1, "one Save for the profile");
   await page.getByLabel("Display name").fill("Ada Admin");
-  await page.getByRole("button", { name: "Save name" }).click();
-  await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
-  await page.getByRole("navigation", { name: "Chats" }).getByText("Ada Admin").waitFor();
-
-  // The time zone schedules take when made without one (the Rust side checks it was stored).
   await page.getByLabel("Time zone").fill("Europe/Paris");
-  await page.getByRole("button", { name: "Save time zone" }).click();
-  await page.getByRole("status").filter({ hasText: "Saved: Europe/Paris." }).waitFor();
+  await page.getByRole("button", { name: "Save profile" }).click();
+  await page.getByRole("status").filter({ hasText: "Saved. Schedules default to Europe/Paris." }).waitFor();
+  await page.getByRole("navigation", { name: "Chats" }).getByText("Ada Admin").waitFor();
 
   await page.getByLabel("Key name").fill("my script");
   await page.getByRole("button", { name: "Create key" }).click();

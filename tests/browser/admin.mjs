@@ -58,7 +58,7 @@ await scenario(async ({ page, browser }) => {
   assert(spent === 410, `the link works once: ${spent}`);
 
   // Made an admin, Carol sees the Admin link.
-  await page.getByRole("button", { name: "Make carol admin" }).click();
+  await page.getByRole("button", { name: "Make admin: carol" }).click();
   await page.getByRole("row", { name: /carol/ }).getByRole("cell", { name: "Admin", exact: true }).waitFor();
   await carol.reload();
   await carol.getByRole("link", { name: "Admin" }).click();

@@ -19,7 +19,7 @@ await scenario(async ({ page }) => {
   await waitForAnswer(page, "Hello from the default agent.");
   await waitIdle(page);
 
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   const agent = page.getByRole("combobox", { name: "Agent" });
   await until("the chat's agent, the default one", async () => (await shown(agent)).endsWith("(default)"));
   await until("the default agent's tools", async () => {
@@ -44,7 +44,7 @@ await scenario(async ({ page }) => {
   // The agent is the chat's, kept by the server: still shown after a reload.
   await page.reload();
   await waitForAnswer(page, "Hello from the default agent.");
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   await until("the Calculator agent after a reload", async () => (await shown(agent)) === "Calculator");
   await until("only the calculator and the chat's tools after a reload", async () => JSON.stringify(await allowed(page)) === JSON.stringify(CALCULATOR_AGENT));
 

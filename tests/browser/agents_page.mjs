@@ -56,7 +56,7 @@ await scenario(async ({ page }) => {
 
   await page.getByRole("button", { name: "Start a chat with Researcher" }).click();
   await page.getByRole("textbox", { name: "Message" }).waitFor();
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   const agent = page.getByRole("combobox", { name: "Agent" });
   await agent.getByRole("option", { name: "Researcher", selected: true }).waitFor({ state: "attached" });
   // Its two tools, and every chat's own beside them.

@@ -50,7 +50,7 @@ async function checkCard(page, answer) {
 await scenario(async ({ page }) => {
   await signIn(page);
   await page.goto(`/c/${process.env.CHAT_ID}`);
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   // The agent's tools have loaded (a tool it does not allow could not be chosen): the default
   // agent lets a chat choose the code interpreter.
   await page.getByRole("list", { name: "Tools this agent allows:" }).getByText("code_interpreter", { exact: true }).waitFor();
@@ -60,7 +60,7 @@ await scenario(async ({ page }) => {
   await box.check();
   await axe(page, "settings with the code interpreter");
   await screenshot(page, "settings");
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
 
   await send(page, "Plot 1, 2, 3 and tell me the mean.");
   // While the model writes its answer, the card shows the code, its output and its chart.
@@ -110,9 +110,9 @@ await scenario(async ({ page }) => {
   await unfold(stored);
   assert((await checkCard(page, stored)) === href, "the same file after the reload");
   assert((await stored.getByRole("img", { name: /drawn by the code/ }).count()) === 0, "the chart is shown once, with the answer");
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   assert(await page.getByRole("checkbox", { name: "Code interpreter (Python)" }).isChecked(), "the choice is the chat's, kept");
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   await axe(page, "code interpreter card after a reload");
   await screenshot(page, "card-after-reload");
 

@@ -15,7 +15,7 @@ async function states(list) {
 
 await scenario(async ({ page }) => {
   await signIn(page);
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   const deep = page.getByRole("switch", { name: "Deep Think" });
   assert(!(await deep.isChecked()), "Deep Think is off by default");
   await deep.check();
@@ -73,7 +73,7 @@ await scenario(async ({ page }) => {
   await page.getByRole("dialog").getByRole("heading", { name: "Rust web servers", level: 1 }).waitFor();
   await page.keyboard.press("Escape");
   await page.getByRole("dialog").waitFor({ state: "detached" });
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   assert(await page.getByRole("switch", { name: "Deep Think" }).isChecked(), "the switch is remembered");
 
   // Narrow screens: nothing scrolls sideways.

@@ -11,7 +11,7 @@ await scenario(async ({ page }) => {
   await until("the chat's messages", async () => (await messages(page)).some((t) => t.includes("Porto, for the wine.")));
   const shown = await messages(page);
 
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   await page.getByRole("link", { name: "Export as Markdown" }).waitFor();
   await axe(page, "the chat settings panel with its export links");
   const [markdown] = await Promise.all([

@@ -55,7 +55,7 @@ await scenario(async ({ page }) => {
   // Back in the chat: its settings give the chat's agent the knowledge base.
   await page.getByRole("list", { name: "Chats" }).getByRole("link").first().click();
   await waitForAnswer(page, "Ask me about the handbook.");
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   const choices = page.getByRole("group", { name: /Knowledge bases this agent searches/ });
   await choices.getByRole("checkbox", { name: "Handbook" }).check();
   await choices.getByRole("status").filter({ hasText: "Saved." }).waitFor();
@@ -63,7 +63,7 @@ await scenario(async ({ page }) => {
     (await page.getByRole("list", { name: "Tools this agent allows:" }).getByRole("listitem").allInnerTexts()).includes("search_knowledge"));
   await axe(page, "chat settings with a knowledge base");
   await screenshot(page, "attached");
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
 
   await send(page, "How many days of holiday do we get?");
   await waitForAnswer(page, "You get 25 days of paid holiday.");

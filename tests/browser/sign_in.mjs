@@ -14,6 +14,11 @@ await scenario(async ({ page, context }) => {
   await page.goto(LOGIN_URL);
   await page.getByText("already used or has expired").waitFor();
   await screenshot(page, "spent-link");
+  // A disabled account's link says the account is disabled, not that the link expired.
+  await page.goto(process.env.DISABLED_LINK);
+  await page.getByRole("alert").filter({ hasText: "belongs to an account that is disabled" }).waitFor();
+  assert(await page.getByText("already used or has expired").count() === 0, "not worded as a spent link");
+  await screenshot(page, "disabled-account-link");
 
   // A wrong password is refused with a clear message.
   await page.getByLabel("Username").fill("ada");

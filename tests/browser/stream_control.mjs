@@ -39,7 +39,7 @@ await scenario(async ({ page }) => {
   // The reader scrolls up with the mouse wheel (only the reader's own scrolling unpins it).
   await scroller.hover();
   await page.mouse.wheel(0, -200);
-  await page.getByRole("button", { name: "↓ Latest" }).waitFor();
+  await page.getByRole("button", { name: "Latest", exact: true }).waitFor();
   const before = await scroller.evaluate((el) => el.scrollTop);
   await until("more words", async () => (await words()).includes("w30 "));
   const after = await scroller.evaluate((el) => el.scrollTop);

@@ -5,7 +5,7 @@ import { scenario, signIn, send, screenshot, assert, until, waitForAnswer, waitI
 
 await scenario(async ({ page }) => {
   await signIn(page);
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   const tools = page.getByRole("switch", { name: "Tools" });
   assert(!(await tools.isChecked()), "tools are off by default");
   assert(await page.getByRole("checkbox", { name: "Calculator" }).isDisabled(), "choices wait for the switch");
@@ -31,7 +31,7 @@ await scenario(async ({ page }) => {
 
   // Settings are the chat's: still there after a reload.
   await page.reload();
-  await page.getByRole("button", { name: "⚙ Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   assert(await page.getByRole("switch", { name: "Tools" }).isChecked(), "the switch is remembered");
   assert((await page.getByRole("spinbutton", { name: "Tool rounds per answer (1–8)" }).inputValue()) === "3", "the limit is remembered");
   // The answer's tool calls are recorded on the server: the list is back after the reload.

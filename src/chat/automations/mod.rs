@@ -1,12 +1,14 @@
 //! Workflows and schedules as stored data: `workflows` (`Workflows`: versioned recipes and the
 //! record of their runs), `steps` (what a step is and the checks before a save), `template`
 //! (`{{input.*}}`, `{{steps.<id>.result}}`), `cron` (five-field expressions in a time zone),
+//! `cron_description` (an expression in words),
 //! `schedules` (`Schedules`: CRUD, pause and resume) and `firings` (claiming a due time
 //! through the database, so it fires once across processes, and recording its outcome).
 //! Nothing here runs a step or starts a run: that is `agent::workflow` and
 //! `supervisor::automations`.
 
 pub mod cron;
+pub mod cron_description;
 pub mod firings;
 pub mod schedules;
 pub mod steps;

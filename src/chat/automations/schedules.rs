@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::AutomationError;
 use super::cron::CronTiming;
+use super::cron_description::describe;
 use super::steps::MAX_PROMPT_CHARS;
 use crate::db::Page;
 
@@ -51,12 +52,23 @@ pub struct FiringView {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
+/// A timing as a schedule would have it, before one is saved: the expression in words, the
+/// zone it is read in and its next due times.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimingPreview {
+    pub description: String,
+    pub time_zone: String,
+    pub next: Vec<DateTime<Utc>>,
+}
+
 /// A schedule as the API shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ScheduleView {
     pub id: ScheduleId,
     pub name: String,
     pub cron: String,
+    /// The cron expression in words ("At 08:00 every day").
+    pub description: String,
     pub time_zone: String,
     pub chat_id: ChatId,
     pub workflow_id: Option<WorkflowId>,
@@ -157,6 +169,26 @@ impl Schedules {
             .one(&self.db)
             .await?;
         Ok(zone.flatten().unwrap_or_else(|| "UTC".to_string()))
+    }
+
+    /// How `cron` in `time_zone` (the owner's when `None`) would fire: checked by the same
+    /// parser the scheduler uses, so the preview and the firings agree.
+    pub async fn preview(
+        &self,
+        owner: &UserId,
+        cron: &str,
+        time_zone: Option<&str>,
+    ) -> Result<TimingPreview, AutomationError> {
+        let time_zone = match time_zone {
+            Some(zone) => zone.to_string(),
+            None => self.owner_zone(owner).await?,
+        };
+        let timing = CronTiming::parse(cron, &time_zone, self.seconds)?;
+        Ok(TimingPreview {
+            description: describe(cron),
+            time_zone,
+            next: timing.upcoming(Utc::now(), SHOWN_NEXT),
+        })
     }
 
     /// Checks what a create would (timing, target), storing nothing.
@@ -298,6 +330,7 @@ impl Schedules {
         Ok(ScheduleView {
             id: row.id,
             name: row.name,
+            description: describe(&row.cron),
             cron: row.cron,
             time_zone: row.time_zone,
             chat_id: row.chat_id,

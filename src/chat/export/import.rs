@@ -3,17 +3,22 @@
 //! message, parents that exist and come first, artifacts numbered 1, 2, …), then the chat, its
 //! messages, artifacts and memories are written in one transaction with new ids. No session of
 //! the new chat can exist before it commits. Images and documents are files the export does not
-//! carry: their parts are left out and counted; runs are not brought back.
+//! carry: their parts are left out and counted; runs are not brought back. A copy whose title
+//! one of the importer's chats already has is titled apart ("Trip (imported)", "… 2)"), so the
+//! chat list never shows two identical entries.
 
 use chrono::Utc;
 use entities::ids::{AgentId, ArtifactVersionId, ChatId, MemoryId, UserId};
 use entities::{artifact_versions, artifacts, chats, memories};
-use sea_orm::{ActiveModelTrait, DatabaseConnection, DbErr, Set, TransactionTrait};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
+    QuerySelect, Set,
+};
 
 use super::ChatExport;
 use super::plan::{NewArtifact, plan};
 use crate::chat::artifacts::KIND_ARTIFACT;
-use crate::chat::persistence::insert_nodes;
+use crate::chat::persistence::{MAX_TITLE_CHARS, insert_nodes};
 use crate::config::Config;
 
 /// Largest export accepted, in bytes: a long chat with many artifact versions fits.
@@ -81,12 +86,14 @@ pub async fn import_chat(
     let plan = plan(export, limits)?;
     let chat_id = ChatId::generate();
     let now = Utc::now();
-    let txn = db.begin().await?;
+    // Under the owner's lock, so two imports of one export at once are titled apart too.
+    let txn = crate::db::lock_user(db, owner).await?;
+    let taken = titles_like(&txn, owner, &plan.title).await?;
     let chat = chats::ActiveModel {
         id: Set(chat_id.clone()),
         user_id: Set(owner.clone()),
         agent_id: Set(Some(agent)),
-        title: Set(plan.title),
+        title: Set(distinct_title(&plan.title, &taken)),
         active_leaf_id: Set(plan.active_leaf),
         ephemeral: Set(false),
         embedder: Set(None),
@@ -95,6 +102,9 @@ pub async fn import_chat(
         history_summary: Set(None),
         metadata: Set(plan.metadata),
         is_vector_store: Set(false),
+        pinned_at: Set(None),
+        archived_at: Set(None),
+        folder_id: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -126,6 +136,51 @@ pub async fn import_chat(
         memories: plan.memories.len(),
         images_left_out: plan.images_left_out,
     })
+}
+
+/// The titles of `owner`'s chats that begin as `title` does (and perhaps a few more: the
+/// `LIKE` prefix stops before the first character it would have to escape).
+async fn titles_like<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    owner: &UserId,
+    title: &str,
+) -> Result<Vec<String>, DbErr> {
+    let prefix: String = title
+        .chars()
+        .take_while(|c| !matches!(c, '%' | '_' | '\\'))
+        .collect();
+    chats::Entity::find()
+        .select_only()
+        .column(chats::Column::Title)
+        .filter(chats::Column::UserId.eq(owner))
+        .filter(chats::Column::Title.like(format!("{prefix}%")))
+        .into_tuple()
+        .all(db)
+        .await
+}
+
+/// `title`, or when one of `taken` is already that, `title (imported)`, else the first free
+/// `title (imported N)` (N from 2). The suffix always fits: `title` is shortened for it.
+fn distinct_title(title: &str, taken: &[String]) -> String {
+    let is_free = |candidate: &str| !taken.iter().any(|t| t == candidate);
+    if is_free(title) {
+        return title.to_string();
+    }
+    (1..=taken.len() + 1)
+        .map(|n| {
+            let suffix = if n == 1 {
+                " (imported)".to_string()
+            } else {
+                format!(" (imported {n})")
+            };
+            let room = MAX_TITLE_CHARS - suffix.chars().count();
+            let base: String = title.chars().take(room).collect();
+            format!("{}{suffix}", base.trim_end())
+        })
+        .find(|candidate| is_free(candidate))
+        // unwrap: `taken` holds `title`, which is none of these `taken.len() + 1` distinct
+        // candidates, so at most `taken.len() - 1` of them are taken.
+        .unwrap()
 }
 
 impl NewArtifact {
@@ -164,5 +219,33 @@ impl NewArtifact {
             .await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_nobody_has_is_kept() {
+        assert_eq!(distinct_title("Trip", &["Trips".to_string()]), "Trip");
+    }
+
+    #[test]
+    fn a_title_already_taken_is_marked_imported_then_numbered() {
+        let mut taken = vec!["Trip".to_string()];
+        assert_eq!(distinct_title("Trip", &taken), "Trip (imported)");
+        taken.push("Trip (imported)".to_string());
+        assert_eq!(distinct_title("Trip", &taken), "Trip (imported 2)");
+        taken.push("Trip (imported 2)".to_string());
+        assert_eq!(distinct_title("Trip", &taken), "Trip (imported 3)");
+    }
+
+    #[test]
+    fn the_suffix_fits_in_a_title_of_the_longest_length() {
+        let long = "x".repeat(MAX_TITLE_CHARS);
+        let title = distinct_title(&long, std::slice::from_ref(&long));
+        assert_eq!(title.chars().count(), MAX_TITLE_CHARS);
+        assert!(title.ends_with(" (imported)"), "{title}");
     }
 }

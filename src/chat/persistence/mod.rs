@@ -3,22 +3,28 @@
 //! here hands out another user's row), a chat's messages and its history summary
 //! (`messages`; also deleting a branch's last message, a conversation item), its runs (`runs`:
 //! recorded, ended, paused, resumed), and what OpenAI's stateful APIs keep on a chat (`openai`:
-//! a conversation's or vector store's `metadata`, chats made as vector stores).
+//! a conversation's or vector store's `metadata`, chats made as vector stores), and how the
+//! owner organises them (`folders`; a chat's pin, archive and folder are set by `organize`).
 
+mod folders;
 mod messages;
 mod openai;
 mod runs;
 
 use chrono::Utc;
 use entities::chats;
-use entities::ids::{ChatId, UserId};
+use entities::ids::{ChatFolderId, ChatId, UserId};
+use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, Order, QueryFilter,
+    QueryOrder, QuerySelect, Set,
 };
 
 use crate::config::ContextStrategy;
 
+pub use folders::{
+    ChatFolders, FolderError, MAX_FOLDER_NAME_CHARS, MAX_FOLDERS_PER_USER, parse_folder_name,
+};
 pub use messages::{
     HistorySummary, delete_leaf, history_summary, insert_nodes, load_messages, set_active_leaf,
     store_history_summary, store_messages,
@@ -44,6 +50,31 @@ pub enum ChatStoreError {
     InvalidTitle,
     #[error(transparent)]
     Database(#[from] DbErr),
+}
+
+/// Which of the owner's chats a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatListView {
+    /// The chats not archived: pinned first (latest pin first), then most recently updated.
+    Active,
+    /// Only the archived ones, most recently archived first.
+    Archived,
+}
+
+/// How `Chats::organize` changes a chat's place in its owner's list; what is `None` stays.
+#[derive(Debug, Clone, Default)]
+pub struct Placement {
+    pub pinned: Option<bool>,
+    pub archived: Option<bool>,
+    /// `Some(None)`: out of any folder; `Some(Some(id))`: into that folder, which the caller
+    /// checked is the owner's.
+    pub folder: Option<Option<ChatFolderId>>,
+}
+
+impl Placement {
+    pub fn is_empty(&self) -> bool {
+        self.pinned.is_none() && self.archived.is_none() && self.folder.is_none()
+    }
 }
 
 /// Checks and trims a title.
@@ -161,6 +192,9 @@ impl Chats {
             metadata: None,
             is_vector_store: false,
             model,
+            pinned_at: None,
+            archived_at: None,
+            folder_id: None,
             created_at: now,
             updated_at: now,
         };
@@ -190,6 +224,9 @@ impl Chats {
             metadata: Set(draft.metadata),
             is_vector_store: Set(draft.is_vector_store),
             model: Set(draft.model),
+            pinned_at: Set(draft.pinned_at),
+            archived_at: Set(draft.archived_at),
+            folder_id: Set(draft.folder_id),
             created_at: Set(draft.created_at),
             updated_at: Set(draft.updated_at),
         }
@@ -210,16 +247,62 @@ impl Chats {
             .ok_or(ChatStoreError::NotFound)
     }
 
-    /// The owner's chats, most recently updated first.
-    pub async fn list(&self, owner: &UserId, limit: u64) -> Result<Vec<chats::Model>, DbErr> {
-        chats::Entity::find()
+    /// The owner's chats `view` shows, in its order, at most `limit` of them.
+    pub async fn list(
+        &self,
+        owner: &UserId,
+        view: ChatListView,
+        limit: u64,
+    ) -> Result<Vec<chats::Model>, DbErr> {
+        let query = chats::Entity::find()
             .filter(chats::Column::UserId.eq(owner))
             .filter(chats::Column::Ephemeral.eq(false))
-            .filter(chats::Column::IsVectorStore.eq(false))
+            .filter(chats::Column::IsVectorStore.eq(false));
+        let query = match view {
+            // `IS NULL` first, not `NULLS LAST`: SQLite and PostgreSQL sort NULLs differently.
+            ChatListView::Active => query
+                .filter(chats::Column::ArchivedAt.is_null())
+                .order_by(Expr::col(chats::Column::PinnedAt).is_null(), Order::Asc)
+                .order_by_desc(chats::Column::PinnedAt),
+            ChatListView::Archived => query
+                .filter(chats::Column::ArchivedAt.is_not_null())
+                .order_by_desc(chats::Column::ArchivedAt),
+        };
+        query
             .order_by_desc(chats::Column::UpdatedAt)
+            .order_by_desc(chats::Column::Id)
             .limit(limit)
             .all(&self.db)
             .await
+    }
+
+    /// Pins or unpins, archives or restores, and files a chat the owner owns; a chat already
+    /// pinned (or archived) keeps the time it was. Its `updated_at` is left alone: organising
+    /// a chat is not news in it.
+    pub async fn organize(
+        &self,
+        owner: &UserId,
+        id: &ChatId,
+        placement: Placement,
+    ) -> Result<chats::Model, ChatStoreError> {
+        let chat = self.get_owned(owner, id).await?;
+        let now = Utc::now();
+        let pinned_at = match placement.pinned {
+            Some(true) => chat.pinned_at.or(Some(now)),
+            Some(false) => None,
+            None => chat.pinned_at,
+        };
+        let archived_at = match placement.archived {
+            Some(true) => chat.archived_at.or(Some(now)),
+            Some(false) => None,
+            None => chat.archived_at,
+        };
+        let folder_id = placement.folder.unwrap_or_else(|| chat.folder_id.clone());
+        let mut active: chats::ActiveModel = chat.into();
+        active.pinned_at = Set(pinned_at);
+        active.archived_at = Set(archived_at);
+        active.folder_id = Set(folder_id);
+        Ok(active.update(&self.db).await?)
     }
 
     /// Renames the chat and/or sets its context strategy; what is `None` stays as it is.

@@ -90,7 +90,9 @@ impl Handler<RemoveLeaf> for ChatSession {
                 let write = writer.begin().await?;
                 persistence::delete_leaf(write.db(), &chat_id, &removed, stored_leaf.as_ref())
                     .await?;
-                write.commit().await
+                write.commit().await?;
+                writer.messages_changed();
+                Ok::<_, sea_orm::DbErr>(())
             }
             .into_actor(self)
             .map(move |result, act, _| {

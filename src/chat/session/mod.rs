@@ -158,6 +158,7 @@ impl ChatSession {
             persistence::store_messages(write.db(), &chat_id, &stored, stored_leaf.as_ref())
                 .await?;
             write.commit().await?;
+            writer.messages_changed();
             Ok::<_, DbErr>(crate::chat::tree::count_tokens(stored).await)
         }
         .into_actor(self)

@@ -87,6 +87,7 @@ impl Handler<BeginTurn> for ChatSession {
                     })
                 })
                 .await?;
+            writer.messages_changed();
             Ok::<_, sea_orm::DbErr>((crate::chat::tree::count_tokens(nodes).await, cancelled))
         };
         AtomicResponse::new(Box::pin(stored.into_actor(self).map(
@@ -203,6 +204,9 @@ impl Handler<CompleteTurn> for ChatSession {
                         })
                     })
                     .await?;
+                if !nodes.is_empty() {
+                    writer.messages_changed();
+                }
                 Ok::<_, sea_orm::DbErr>(crate::chat::tree::count_tokens(nodes).await)
             }
             .into_actor(self)

@@ -6,6 +6,7 @@ pub(in crate::http) mod knowledge_bases;
 pub(in crate::http) mod mcp;
 pub(in crate::http) mod schedules;
 pub(in crate::http) mod tools;
+pub(in crate::http) mod workflow_tools;
 pub(in crate::http) mod workflows;
 
 use actix_web::web;
@@ -16,6 +17,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(mcp::configure)
         .configure(tools::configure)
         .configure(knowledge_bases::configure)
+        .configure(workflow_tools::configure)
         .configure(workflows::configure)
         .configure(schedules::configure);
 }

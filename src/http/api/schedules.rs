@@ -1,6 +1,7 @@
 //! `/api/schedules`: a user's schedules — create (in a chat of its own unless one of the
 //! caller's is named), list, read (next firings, last runs), change, delete — and
-//! `POST …/pause` and `…/resume`.
+//! `POST …/pause` and `…/resume`; `POST /api/schedules/preview` words a cron expression and
+//! gives its next due times, by the scheduler's own parser, before anything is saved.
 
 use actix_web::{HttpResponse, web};
 use entities::ids::{ChatId, ScheduleId, WorkflowId};
@@ -16,7 +17,9 @@ use crate::state::AppState;
 use crate::supervisor::automations::{schedules, tools::schedule_chat};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/api/schedules", web::get().to(list))
+    // Before `{schedule_id}`, which would otherwise take "preview" for an id.
+    cfg.route("/api/schedules/preview", web::post().to(preview))
+        .route("/api/schedules", web::get().to(list))
         .route("/api/schedules", web::post().to(create))
         .route("/api/schedules/{schedule_id}", web::get().to(get))
         .route("/api/schedules/{schedule_id}", web::patch().to(update))
@@ -64,6 +67,33 @@ impl ScheduleBody {
             self.chat_id,
         )
     }
+}
+
+/// A timing to preview: the cron expression and, optionally, its zone (the caller's when
+/// absent).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PreviewBody {
+    cron: String,
+    #[serde(default, alias = "timeZone")]
+    time_zone: Option<String>,
+}
+
+async fn preview(
+    principal: Principal,
+    state: web::Data<AppState>,
+    body: web::Json<PreviewBody>,
+) -> AppResult<HttpResponse> {
+    let body = body.into_inner();
+    let zone = body
+        .time_zone
+        .as_deref()
+        .map(str::trim)
+        .filter(|z| !z.is_empty());
+    let preview = schedules(&state.launcher)
+        .preview(principal.user_id(), body.cron.trim(), zone)
+        .await?;
+    Ok(HttpResponse::Ok().json(preview))
 }
 
 async fn list(

@@ -56,6 +56,7 @@ async fn redeem_link(
         Err(err) if wants_html(&req) => {
             let reason = match err {
                 AuthError::LinkSpent => "link_spent",
+                AuthError::AccountDisabled => "account_disabled",
                 _ => "link_failed",
             };
             return Ok(HttpResponse::SeeOther()

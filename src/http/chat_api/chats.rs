@@ -1,14 +1,15 @@
-//! `/chat/api/chats`: create, list, get, rename, set the model of, and delete the caller's
-//! chats.
+//! `/chat/api/chats`: create, list, get, rename, set the model of, pin, archive, file in a
+//! folder (`folders`), and delete the caller's chats. The list shows pinned chats first and
+//! leaves archived ones out unless asked for them alone (`?archived=true`).
 
 use actix_web::{HttpResponse, web};
 use entities::chats;
-use entities::ids::ChatId;
+use entities::ids::{ChatFolderId, ChatId};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::persistence::{context_strategy_of, parse_title};
+use crate::chat::persistence::{ChatListView, Placement, context_strategy_of, parse_title};
 use crate::config::ContextStrategy;
 use crate::error::AppResult;
 use crate::state::AppState;
@@ -38,6 +39,13 @@ struct ChatView {
     agent_id: Option<entities::ids::AgentId>,
     /// The model its next turn asks for; `None`: the agent's, else the server's default.
     model: Option<String>,
+    pinned: bool,
+    pinned_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Archived: out of the default list (`?archived=true` lists these), still searchable.
+    archived: bool,
+    archived_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The caller's folder it is in (`/chat/api/folders`), or `None`.
+    folder_id: Option<ChatFolderId>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -50,6 +58,11 @@ impl ChatView {
             title: chat.title,
             agent_id: chat.agent_id,
             model: chat.model,
+            pinned: chat.pinned_at.is_some(),
+            pinned_at: chat.pinned_at,
+            archived: chat.archived_at.is_some(),
+            archived_at: chat.archived_at,
+            folder_id: chat.folder_id,
             created_at: chat.created_at,
             updated_at: chat.updated_at,
         }
@@ -106,6 +119,9 @@ async fn create(
 #[derive(Deserialize)]
 struct ListQuery {
     limit: Option<u64>,
+    /// `true`: only the archived chats; otherwise only those not archived.
+    #[serde(default)]
+    archived: bool,
 }
 
 async fn list(
@@ -117,7 +133,12 @@ async fn list(
         .limit
         .unwrap_or(DEFAULT_LIST_LIMIT)
         .clamp(1, MAX_LIST_LIMIT);
-    let chats = state.chats().list(principal.user_id(), limit).await?;
+    let view = if query.archived {
+        ChatListView::Archived
+    } else {
+        ChatListView::Active
+    };
+    let chats = state.chats().list(principal.user_id(), view, limit).await?;
     let data: Vec<ChatView> = chats
         .into_iter()
         .map(|chat| ChatView::new(&state, chat))
@@ -160,6 +181,20 @@ struct UpdateChat {
     agent_id: Option<entities::ids::AgentId>,
     /// The model the chat's next turns ask for: one a configured server serves.
     model: Option<String>,
+    pinned: Option<bool>,
+    archived: Option<bool>,
+    /// One of the caller's folders, or `null` to take the chat out of its folder.
+    #[serde(default, deserialize_with = "present")]
+    folder_id: Option<Option<ChatFolderId>>,
+}
+
+/// A field that is present, `null` included (`Some(None)`), as opposed to left out (`None`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 /// One of the caller's agents, by id: another user's is not found.
@@ -176,7 +211,8 @@ async fn owned_agent(
         .id)
 }
 
-/// Renames a chat, sets its context strategy, and/or moves it to another agent.
+/// Renames a chat, sets its context strategy, moves it to another agent, and/or pins,
+/// archives or files it. Everything is checked before anything is changed.
 async fn update(
     principal: Principal,
     state: web::Data<AppState>,
@@ -184,23 +220,39 @@ async fn update(
     body: web::Json<UpdateChat>,
 ) -> AppResult<HttpResponse> {
     let body = body.into_inner();
+    let placement = Placement {
+        pinned: body.pinned,
+        archived: body.archived,
+        folder: body.folder_id,
+    };
     if body.title.is_none()
         && body.context_strategy.is_none()
         && body.agent_id.is_none()
         && body.model.is_none()
+        && placement.is_empty()
     {
         return Err(crate::error::AppError::invalid(
-            "give a title, a context_strategy, an agent_id or a model to change",
+            "give a title, a context_strategy, an agent_id, a model, pinned, archived or a \
+             folder_id to change",
         ));
     }
     if let Some(model) = &body.model {
         super::model_picker::check_model(&state, &principal, model).await?;
     }
     let title = body.title.as_deref().map(parse_title).transpose()?;
+    if let Some(Some(folder)) = &placement.folder {
+        super::folders::owned_folder(&state, &principal, folder).await?;
+    }
     let mut chat = state
         .chats()
         .update(principal.user_id(), &path, title, body.context_strategy)
         .await?;
+    if !placement.is_empty() {
+        chat = state
+            .chats()
+            .organize(principal.user_id(), &path, placement)
+            .await?;
+    }
     if let Some(agent) = &body.agent_id {
         let agent = owned_agent(&state, &principal, agent).await?;
         chat = state

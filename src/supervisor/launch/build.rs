@@ -60,6 +60,14 @@ impl Launcher {
                 "clustered on PostgreSQL: this process owns chats through leases"
             );
         }
+        // Every user's messages, searchable across their chats: the chats' writers report to it.
+        let search = crate::chat::search::ChatSearch::start(
+            db.clone(),
+            &config.data_dir,
+            config.documents.stemming.into(),
+        )
+        .context("cannot start the chat search indexer")?;
+        sessions.index_messages_in(search);
         let runs = supervisor.runs();
         // One fetcher for the research tools and the image URLs of `/v1` requests, so every
         // outbound fetch is SSRF-guarded alike.

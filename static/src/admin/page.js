@@ -3,16 +3,17 @@
 // (shown once, with Copy), disable or enable, make or unmake admin, a new login link, delete
 // with everything they own after the username is typed back — then the model servers' and
 // MCP servers' health, the version and the storage used (status.js). Every action is one
-// `/admin/api` request.
+// `/admin/api` request. The users table becomes a list of cards on narrow screens (app.css).
 import { api } from "../api.js";
 import { store } from "../store.js";
 import { h, when } from "../ui/dom.js";
+import { menuButton } from "../ui/header.js";
 import { typedConfirmDialog } from "./confirm.js";
 import { statusSections } from "./status.js";
 
 export function adminView({ onMenu }) {
   const header = (text) => h("header", { class: "chat-header" },
-    h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
+    menuButton(onMenu),
     h("h1", { id: "admin-heading", class: "chat-heading" }, text));
   if (!store.get().me?.is_admin) {
     document.title = "Page not found · Colloquy";
@@ -39,7 +40,7 @@ export function adminView({ onMenu }) {
       h("section", { class: "admin-section", "aria-labelledby": "admin-users" },
         h("h2", { id: "admin-users" }, "Users"),
         form, outcome,
-        h("div", { class: "table-scroll" }, users)),
+        users),
       statusArea));
   document.title = "Administration · Colloquy";
 
@@ -80,10 +81,16 @@ export function adminView({ onMenu }) {
   function row(user) {
     const self = user.id === store.get().me?.id;
     const name = user.username;
-    const toggleDisabled = h("button", { type: "button", disabled: self }, user.disabled ? `Enable ${name}` : `Disable ${name}`);
-    const toggleAdmin = h("button", { type: "button", disabled: self }, user.is_admin ? `Remove admin from ${name}` : `Make ${name} admin`);
-    const link = h("button", { type: "button" }, `New login link for ${name}`);
-    const remove = h("button", { type: "button", class: "danger", disabled: self }, `Delete ${name}`);
+    // Short words on the buttons; the username in each one's name, for screen readers.
+    const action = (label, named, props) => h("button", { type: "button", "aria-label": named, ...props }, label);
+    const toggleDisabled = user.disabled
+      ? action("Enable", `Enable ${name}`, { disabled: self })
+      : action("Disable", `Disable ${name}`, { disabled: self });
+    const toggleAdmin = user.is_admin
+      ? action("Remove admin", `Remove admin from ${name}`, { disabled: self })
+      : action("Make admin", `Make admin: ${name}`, { disabled: self });
+    const link = action("New login link", `New login link for ${name}`);
+    const remove = action("Delete", `Delete ${name}`, { class: "danger", disabled: self });
     toggleDisabled.addEventListener("click", () => act("Not changed", () =>
       api("PATCH", `/admin/api/users/${encodeURIComponent(user.id)}`, { disabled: !user.disabled })));
     toggleAdmin.addEventListener("click", () => act("Not changed", () =>
@@ -110,9 +117,9 @@ export function adminView({ onMenu }) {
     });
     return h("tr", null,
       h("th", { scope: "row" }, name, self ? h("span", { class: "muted" }, " (you)") : null),
-      h("td", null, user.is_admin ? "Admin" : "User"),
-      h("td", null, user.disabled ? "Disabled" : "Active"),
-      h("td", null, when(user.created_at)),
+      h("td", { "data-label": "Role" }, user.is_admin ? "Admin" : "User"),
+      h("td", { "data-label": "Status" }, user.disabled ? "Disabled" : "Active"),
+      h("td", { "data-label": "Created" }, when(user.created_at)),
       h("td", { class: "admin-actions" }, toggleDisabled, toggleAdmin, link, remove));
   }
 

@@ -1,9 +1,12 @@
-// The agent editor: name, instructions, model (the server's models offered), the Tools switch,
-// which tools (every one a chat turns on, or only those chosen here from the server's catalog,
-// `GET /api/tools`, each with its description; MCP servers' tools grouped by server), and the
-// knowledge bases it searches. `onSaved(agent)` runs after a create or an update is stored.
+// The agent editor: name, instructions, model (chosen from the model servers' list, as the
+// chat header's picker lists it: conversation/modelpicker.js), the Tools switch, which tools
+// (every one a chat turns on, or only those chosen here from the server's catalog, `GET
+// /api/tools`, each with its description and what it needs; those this server lacks shown
+// disabled with why; MCP servers' tools grouped by server), and the knowledge bases it
+// searches. `onSaved(agent)` runs after a create or an update is stored.
 import { api } from "../api.js";
 import { h } from "../ui/dom.js";
+import { modelLabel } from "../conversation/modelpicker.js";
 
 const GROUPS = [
   ["research", "Research tools"],
@@ -12,7 +15,7 @@ const GROUPS = [
   ["automation", "Workflow and schedule tools"],
 ];
 
-/// The fields a save sends, from the form's values.
+/// The fields a save sends, from the form's values (`model`: "" for the default).
 export function agentBody({ name, instructions, model, toolsOn, onlyChosen, chosen, chatToolsKept = true, knowledgeBases }) {
   return {
     name: name.trim(),
@@ -23,6 +26,26 @@ export function agentBody({ name, instructions, model, toolsOn, onlyChosen, chos
     chat_tools_enabled: chatToolsKept,
     knowledge_base_ids: knowledgeBases,
   };
+}
+
+/// The model select's options: the default, then every model the servers offer (a down
+/// server's disabled), and the agent's own model when no server lists it now (so an edit keeps
+/// it). Each `{value, label, disabled}`.
+export function modelOptions(models, agentModel) {
+  const options = [{ value: "", label: "Default model", disabled: false }];
+  for (const model of models) options.push({ value: model.id, label: modelLabel(model), disabled: !model.available && model.id !== agentModel });
+  if (agentModel && !models.some((m) => m.id === agentModel)) {
+    options.push({ value: agentModel, label: `${agentModel} (not offered now)`, disabled: false });
+  }
+  return options;
+}
+
+/// A tool's line in the form: what it does, what it needs, and why it is not available here.
+export function toolAbout(tool) {
+  const what = tool.summary || firstSentence(tool.description);
+  const needs = tool.needs ? ` Needs ${tool.needs}.` : "";
+  const missing = tool.available === false ? ` Not available here: ${tool.reason ?? "not configured"}.` : "";
+  return `${what}${needs}${missing}`;
 }
 
 /// Tools grouped for the form: the built-in groups, then one per MCP server.
@@ -40,23 +63,26 @@ export function agentForm({ agent, catalog, models, knowledgeBases, onSaved, onC
   const name = h("input", { id: "agent-name", maxlength: 100, required: true, autocomplete: "off", value: agent?.name ?? "" });
   const instructions = h("textarea", { id: "agent-instructions", rows: 5, maxlength: 20000 });
   instructions.value = agent?.system_prompt ?? "";
-  const model = h("input", { id: "agent-model", list: "agent-models", maxlength: 200, autocomplete: "off", value: agent?.model ?? "", "aria-describedby": "agent-model-hint" });
-  const modelList = h("datalist", { id: "agent-models" }, models.map((m) => h("option", { value: m })));
+  const model = h("select", { id: "agent-model", "aria-describedby": "agent-model-hint" },
+    modelOptions(models, agent?.model ?? null).map((o) => h("option", { value: o.value, disabled: o.disabled }, o.label)));
+  model.value = agent?.model ?? "";
   const toolsOn = h("input", { type: "checkbox", role: "switch", id: "agent-tools-switch", checked: agent ? agent.tools_enabled : true });
   const every = h("input", { type: "radio", name: "agent-tool-choice", id: "agent-tools-every", value: "every", checked: !agent?.enabled_tools });
   const only = h("input", { type: "radio", name: "agent-tool-choice", id: "agent-tools-only", value: "only", checked: Boolean(agent?.enabled_tools) });
   const keepChat = h("input", { type: "checkbox", id: "agent-keep-chat-tools", checked: agent ? agent.chat_tools_enabled !== false : true });
   const named = new Set(agent?.enabled_tools ?? []);
   const boxes = [];
-  const groups = groupTools(catalog).map((group) => h("fieldset", { class: "tool-group" },
+  // The tools this server lacks are listed too (with why), but cannot be named here.
+  const lacks = new Set(catalog.unavailable.map((t) => t.name));
+  const groups = groupTools([...catalog.tools, ...catalog.unavailable]).map((group) => h("fieldset", { class: "tool-group" },
     h("legend", null, group.label),
     group.tools.map((tool) => {
       const id = `agent-tool-${tool.name}`;
-      const box = h("input", { type: "checkbox", id, value: tool.name, checked: named.has(tool.name), "aria-describedby": `${id}-about` });
+      const box = h("input", { type: "checkbox", id, value: tool.name, checked: named.has(tool.name) && !lacks.has(tool.name), "aria-describedby": `${id}-about` });
       boxes.push(box);
       return h("div", { class: "check tool-choice" }, box,
-        h("label", { for: id }, tool.name),
-        h("span", { class: "muted tool-about", id: `${id}-about` }, firstSentence(tool.description)));
+        h("label", { for: id, title: tool.description ?? "" }, tool.name),
+        h("span", { class: "muted tool-about", id: `${id}-about` }, toolAbout(tool)));
     })));
   const toolList = h("div", { class: "tool-catalog" }, groups);
   const kbBoxes = knowledgeBases.map((kb) => h("input", { type: "checkbox", id: `agent-kb-${kb.id}`, value: kb.id, checked: (agent?.knowledge_base_ids ?? []).includes(kb.id) }));
@@ -67,8 +93,8 @@ export function agentForm({ agent, catalog, models, knowledgeBases, onSaved, onC
     h("h2", { id: "agent-form-heading" }, title),
     h("div", { class: "field" }, h("label", { for: "agent-name" }, "Name"), name),
     h("div", { class: "field" }, h("label", { for: "agent-instructions" }, "Instructions"), instructions),
-    h("div", { class: "field" }, h("label", { for: "agent-model" }, "Model"), model, modelList,
-      h("span", { class: "muted", id: "agent-model-hint" }, "Empty: the server's default model.")),
+    h("div", { class: "field" }, h("label", { for: "agent-model" }, "Model"), model,
+      h("span", { class: "muted", id: "agent-model-hint" }, "Its chats use it unless one picks another in its header; the default is the server's.")),
     h("div", { class: "check switch" }, toolsOn, h("label", { for: "agent-tools-switch" }, "Tools"),
       h("span", { class: "muted" }, " — the agent may call tools")),
     h("fieldset", { class: "tool-mode" }, h("legend", null, "Which tools"),
@@ -87,7 +113,7 @@ export function agentForm({ agent, catalog, models, knowledgeBases, onSaved, onC
     const chooseOnly = toolsOn.checked && only.checked;
     every.disabled = only.disabled = !toolsOn.checked;
     keepChat.disabled = !chooseOnly;
-    for (const box of boxes) box.disabled = !chooseOnly;
+    for (const box of boxes) box.disabled = !chooseOnly || lacks.has(box.value);
     toolList.classList.toggle("inactive", !chooseOnly);
   };
   for (const control of [toolsOn, every, only]) control.addEventListener("change", sync);

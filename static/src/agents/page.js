@@ -8,11 +8,13 @@ import { navigate } from "../router.js";
 import { settings } from "../store.js";
 import { h } from "../ui/dom.js";
 import { confirmDialog } from "../ui/dialog.js";
+import { menuButton } from "../ui/header.js";
+import { listModels } from "../conversation/modelpicker.js";
 import { agentForm } from "./form.js";
 
 export function agentsView({ onMenu }) {
   let agents = [];
-  let catalog = [];
+  let catalog = { tools: [], unavailable: [] };
   let models = [];
   let knowledgeBases = [];
   let destroyed = false;
@@ -23,7 +25,7 @@ export function agentsView({ onMenu }) {
   const newButton = h("button", { type: "button", class: "primary" }, "New agent");
   const el = h("main", { class: "agents-page", "aria-labelledby": "agents-heading" },
     h("header", { class: "chat-header" },
-      h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
+      menuButton(onMenu),
       h("h1", { id: "agents-heading", class: "chat-heading" }, "Agents")),
     h("div", { class: "agents-body" },
       h("section", { class: "agent-index", "aria-label": "All agents" },
@@ -90,13 +92,13 @@ export function agentsView({ onMenu }) {
       const [listed, tools, served, bases] = await Promise.all([
         api("GET", "/api/agents"),
         api("GET", "/api/tools"),
-        api("GET", "/v1/models").catch(() => ({ data: [] })),
+        listModels().catch(() => ({ data: [] })),
         api("GET", "/api/knowledge-bases").catch(() => ({ knowledge_bases: [] })),
       ]);
       if (destroyed) return;
       agents = listed.agents ?? [];
-      catalog = tools.tools ?? [];
-      models = (served.data ?? []).map((m) => m.id);
+      catalog = { tools: tools.tools ?? [], unavailable: tools.unavailable ?? [] };
+      models = served.data ?? [];
       knowledgeBases = bases.knowledge_bases ?? [];
       list.replaceChildren(...agents.map(item));
     } catch (err) {

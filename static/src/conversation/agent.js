@@ -1,10 +1,13 @@
 // The chat's agent in the settings panel: a select of the reader's agents showing the chat's
 // (saved with PATCH; for a chat not created yet, kept in its settings and sent when it is
-// created) and the tools that agent allows (`/api/agents/{id}/chat/tools`). It does not hold
-// the run settings (store.js does) and does not edit agents.
+// created), the tools that agent allows (`/api/agents/{id}/chat/tools`), and the badge naming
+// it in the chat's header (a link to the agents page). It does not hold the run settings
+// (store.js does) and does not edit agents.
 import { api } from "../api.js";
+import { navigate } from "../router.js";
 import { settings } from "../store.js";
 import { h } from "../ui/dom.js";
+import { icon } from "../ui/icons.js";
 
 /// The select's label for an agent.
 export const agentLabel = (agent) => (agent.is_default ? `${agent.name} (default)` : agent.name);
@@ -22,8 +25,29 @@ export function researchChoices(tools, allowed) {
 }
 
 /// Tools a chat has only when a message names them in `x_tools` (so the agent's listing, what
-/// its chats have without asking, leaves them out): the code interpreter.
-const REQUESTED_ONLY = ["code_interpreter"];
+/// its chats have without asking, leaves them out): the code interpreter and the browser (its
+/// first tool standing for both).
+const REQUESTED_ONLY = ["code_interpreter", "browser_action"];
+
+/// The header's badge naming the chat's agent, a link to the agents page; `show(agent)` names
+/// it (hidden while the agent is not known).
+export function agentBadge() {
+  const name = h("span", { class: "agent-badge-name" });
+  const el = h("a", { href: "/agents", class: "agent-badge", hidden: true, onclick: (event) => {
+    event.preventDefault();
+    navigate("/agents");
+  } }, icon("user"), name);
+  return {
+    el,
+    show(agent) {
+      el.hidden = !agent;
+      if (!agent) return;
+      name.textContent = agent.name;
+      el.setAttribute("aria-label", `Agent: ${agent.name}`);
+      el.title = `Agent: ${agentLabel(agent)}`;
+    },
+  };
+}
 
 /// Of those, the ones `agent` lets a message ask for: it names no tools of its own ("every tool
 /// a chat turns on"), its tools are on, and the server has them (`unavailable` names them
@@ -50,9 +74,11 @@ export function agentPicker(chatId, { onChange }) {
   const none = h("span", { class: "muted", hidden: true }, "none: this agent's tools are off");
   const list = h("div", { class: "agent-tools" },
     h("span", { id: "agent-tools-heading" }, "Tools this agent allows:"), " ", names, none);
+  const badge = agentBadge();
 
   function show() {
     current = agentOf(agents, chosenId);
+    badge.show(current);
     select.replaceChildren(...agents.map((a) => h("option", { value: a.id }, agentLabel(a))));
     select.disabled = agents.length === 0;
     if (current) select.value = current.id;
@@ -131,6 +157,8 @@ export function agentPicker(chatId, { onChange }) {
   return {
     field,
     list,
+    /// The header's badge naming the chat's agent.
+    badge: badge.el,
     /// The agent shown (null until known).
     agent: () => current,
     /// Takes an agent saved elsewhere (its knowledge bases changed) and shows its tools again.

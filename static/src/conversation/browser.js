@@ -1,6 +1,8 @@
-// A browser tool call's page in its tool card (issue 34): the URL the session was at after the
-// call, and the screenshot it took as a thumbnail that opens the full image. Read from a live
+// A browser tool call's page (issue 34): the URL the session was at after the call, and the
+// screenshot it took as a thumbnail that opens the full image. Read from a live
 // `tool_result`'s `result`, or from a stored call's `content` (the JSON the model was given).
+// The answer shows its calls' latest page above their folded list (`headlinePage`): the page is
+// the point of a browser call, so it is seen without unfolding.
 
 /// The tools whose results name a page.
 const BROWSER_TOOLS = new Set(["browser_action", "analyze_page"]);
@@ -33,4 +35,11 @@ export function browserCard(page, h) {
       ? h("a", { href: page.screenshotUrl, target: "_blank", rel: "noopener", class: "tool-screenshot", "aria-label": `Open the full screenshot of ${page.url}` },
           h("img", { src: page.screenshotUrl, alt: `Screenshot of ${page.url}`, loading: "lazy" }))
       : null);
+}
+
+/// The page an answer's tool calls headline: the last one that took a screenshot, else the
+/// last page any browser call was at; null when no call names a page.
+export function headlinePage(tools) {
+  const pages = (tools ?? []).map((t) => t.page).filter(Boolean);
+  return pages.findLast((page) => page.screenshotUrl) ?? pages.at(-1) ?? null;
 }

@@ -6,6 +6,7 @@
 // images). Only ids and image URLs of the expected shapes are used: a result is the model's
 // to shape.
 import { formatSize } from "../documents/format.js";
+import { icon } from "../ui/icons.js";
 
 export const CODE_INTERPRETER = "code_interpreter";
 
@@ -107,7 +108,7 @@ export function codeCard(tool, h, { figures = true } = {}) {
           h("pre", { class: "ci-logs" }, out.logs || "(nothing printed)"))
       : null,
     out?.error
-      ? h("figure", { class: "ci-part ci-error" }, h("figcaption", null, h("span", { "aria-hidden": "true" }, "⚠ "), "Error"), h("pre", null, out.error))
+      ? h("figure", { class: "ci-part ci-error" }, h("figcaption", null, icon("warning"), " Error"), h("pre", null, out.error))
       : null,
     out?.limit ? h("p", { class: "ci-limit" }, `Stopped at a limit: ${out.limit}`) : null,
     count > 0
@@ -117,6 +118,6 @@ export function codeCard(tool, h, { figures = true } = {}) {
     out?.files.length > 0
       ? h("ul", { class: "ci-files", "aria-label": "Files the code wrote" }, out.files.map((file) =>
           h("li", null, h("a", { href: file.url, download: file.name, "aria-label": `Download ${file.name}${file.size ? ` (${file.size})` : ""}` },
-            h("span", { "aria-hidden": "true" }, "⬇ "), file.name, file.size ? h("span", { class: "muted" }, ` (${file.size})`) : null))))
+            icon("download"), " ", file.name, file.size ? h("span", { class: "muted" }, ` (${file.size})`) : null))))
       : null);
 }

@@ -9,8 +9,9 @@ import { storedReasoning } from "./reasoning.js";
 import { workflowSteps } from "./workflow.js";
 import { openLabel } from "./artifactview.js";
 import { h } from "../ui/dom.js";
+import { icon } from "../ui/icons.js";
 import { imageParts } from "./images.js";
-import { browserPage, browserCard } from "./browser.js";
+import { browserPage, browserCard, headlinePage } from "./browser.js";
 import { CODE_INTERPRETER, codeCard, codeOutput } from "./codeinterpreter.js";
 
 /// Markdown rendered once per message content; a long chat re-renders nothing it has shown.
@@ -75,12 +76,14 @@ export function mergeTools(stored, live) {
 }
 
 /// `figuresShown`: the answer shows the pictures its calls drew (its image parts), so a
-/// code_interpreter card leaves them out.
-export function toolList(tools, { figuresShown = false } = {}) {
+/// code_interpreter card leaves them out. `open`: the list starts unfolded. The latest page a
+/// browser call visited is shown above the folded list (browser.js), not inside it.
+export function toolList(tools, { figuresShown = false, open = false } = {}) {
   if (!tools || tools.length === 0) return null;
   const failed = tools.filter((t) => t.status === "failed").length;
   const summary = `${tools.length} tool call${tools.length === 1 ? "" : "s"}${failed ? `, ${failed} failed` : ""}`;
-  return h("details", { class: "tools" },
+  const headline = headlinePage(tools);
+  const list = h("details", { class: "tools", open },
     h("summary", null, summary),
     h("ol", null, tools.map((tool) => {
       const args = typeof tool.arguments === "string" ? tool.arguments : JSON.stringify(tool.arguments ?? {});
@@ -96,15 +99,16 @@ export function toolList(tools, { figuresShown = false } = {}) {
         tool.error ? h("p", { class: "tool-error" }, `Error: ${typeof tool.error === "string" ? tool.error : tool.error.message ?? JSON.stringify(tool.error)}`) : null,
         tool.preview && !tool.error && !card ? h("pre", { class: "tool-preview" }, String(tool.preview).slice(0, 1000)) : null,
         card,
-        browserCard(tool.page, h));
+        tool.page === headline ? null : browserCard(tool.page, h));
     })));
+  return headline ? h("div", { class: "tool-calls" }, browserCard(headline, h), list) : list;
 }
 
 /// The answer's artifacts; `onOpen(artifact)`, when given, adds a button opening each.
 export function artifactList(artifacts, onOpen) {
   if (!artifacts || artifacts.length === 0) return null;
   return h("ul", { class: "artifacts", "aria-label": "Artifacts" },
-    artifacts.map((a) => h("li", null, "📄 ", h("strong", null, a.title || a.identifier),
+    artifacts.map((a) => h("li", null, icon("artifact"), " ", h("strong", null, a.title || a.identifier),
       a.version ? ` (${a.identifier}, version ${a.version}) ` : ` (${a.identifier}) `,
       onOpen ? h("button", { type: "button", class: "action open-artifact", onclick: () => onOpen(a) }, openLabel(a)) : null)));
 }
@@ -146,7 +150,8 @@ function thumbnails(node, imageUrl, label = "Attached image") {
 }
 
 /// `ctx`: {siblings, busy, onSwitch, onEdit, onRegenerate, onOpenArtifact, imageUrl(part), tools,
-/// cards, trimmed, workflows (the steps of the workflows its run ran), deepThink (the run's Deep Think state, when this page followed it)}
+/// cards, trimmed, workflows (the steps of the workflows its run ran), deepThink (the run's Deep Think state, when this page followed it),
+/// readOnly (a shared link's page: no Edit, Regenerate or version switcher)}
 export function messageView(node, ctx) {
   if (node.role === "user") {
     const body = node.content || imageParts(node).length === 0 ? h("div", { class: "user-text" }, node.content ?? "") : null;
@@ -154,7 +159,7 @@ export function messageView(node, ctx) {
     const el = h("article", { class: "message user", "aria-label": "You", dataset: { id: node.id } },
       thumbnails(node, ctx.imageUrl),
       body,
-      h("div", { class: "message-actions" }, siblingSwitcher(ctx.siblings, node, ctx.onSwitch), edit));
+      ctx.readOnly ? null : h("div", { class: "message-actions" }, siblingSwitcher(ctx.siblings, node, ctx.onSwitch), edit));
     edit.addEventListener("click", () => ctx.onEdit(node, el));
     return el;
   }
@@ -178,7 +183,7 @@ export function messageView(node, ctx) {
     node.model ? h("p", { class: "answer-model muted" }, `Answered by ${node.model}`) : null,
     node.error ? h("p", { class: "run-error" }, `Error: ${node.error}`) : null,
     h("div", { class: "message-actions" },
-      siblingSwitcher(ctx.siblings, node, ctx.onSwitch),
+      ctx.readOnly ? null : siblingSwitcher(ctx.siblings, node, ctx.onSwitch),
       node.content ? copyButton(node.content) : null,
-      h("button", { type: "button", class: "action", disabled: ctx.busy, onclick: () => ctx.onRegenerate(node) }, "Regenerate")));
+      ctx.readOnly ? null : h("button", { type: "button", class: "action", disabled: ctx.busy, onclick: () => ctx.onRegenerate(node) }, "Regenerate")));
 }

@@ -9,6 +9,13 @@ import { h } from "../ui/dom.js";
 /// Past this many models, the list opens with a search field.
 const SEARCH_FROM = 8;
 
+/// The models the model servers offer (`data`: `{id, available}` each, a down server's marked
+/// unavailable) and the reader's default: what the picker lists, and the agent form too.
+export const listModels = () => api("GET", "/chat/api/models");
+
+/// How a model is named in a list: a down server's model says so.
+export const modelLabel = (model) => (model.available ? model.id : `${model.id} (server unavailable)`);
+
 /// `chatId`: the chat, or null for a new one; `onChange(model)` when a new chat's choice is
 /// made (it is sent when the chat is created).
 export function modelPicker(chatId, { onChange } = {}) {
@@ -67,7 +74,7 @@ export function modelPicker(chatId, { onChange } = {}) {
 
   async function load(chatModel) {
     try {
-      const answer = await api("GET", "/chat/api/models");
+      const answer = await listModels();
       models = answer.data;
       userDefault = answer.default;
       current = chatModel ?? current ?? answer.default;

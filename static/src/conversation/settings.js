@@ -1,14 +1,16 @@
 // The chat's settings: the Tools switch (`enableTools`), the Deep Think switch (multi-phase
-// research, `x_deep_think`), which research tools to allow (`x_tools`) and the tool-iteration
-// limit, kept per chat in this browser and sent with every send, edit and regenerate; and what
+// research, `x_deep_think`), which opt-in tools to turn on (`x_tools`: the research tools, the
+// browser, the code interpreter; optin.js says which can be) and the tool-iteration limit,
+// kept per chat in this browser and sent with every send, edit and regenerate; and what
 // happens to history that outgrows the model's context, and the chat's agent (agent.js),
 // which are the chat's own (kept by the server), with the knowledge bases that agent searches
-// (knowledge/attach.js, saved on the agent). What the agent allows bounds the Tools switch
-// and the research tools: those it does not allow cannot be chosen.
+// (knowledge/attach.js, saved on the agent). What the agent allows and what the server has
+// bound the Tools switch and the opt-in tools: those it cannot have cannot be chosen.
 import { api } from "../api.js";
 import { settings } from "../store.js";
 import { h } from "../ui/dom.js";
-import { agentPicker, researchChoices } from "./agent.js";
+import { agentPicker } from "./agent.js";
+import { optInChoices } from "./optin.js";
 import { agentKnowledge } from "../knowledge/attach.js";
 import { chatExportLinks } from "../settings/transfer.js";
 
@@ -17,28 +19,49 @@ const CONTEXT_STRATEGIES = [
   ["summarize", "Summarise the oldest messages"],
 ];
 
-const RESEARCH_TOOLS = [
-  ["web_search", "Web search"],
-  ["fetch_url", "Read web pages"],
-  ["code_search", "GitHub code search"],
-  ["gitlab_code_search", "GitLab code search"],
-  ["calculator", "Calculator"],
-  ["code_interpreter", "Code interpreter (Python)"],
-];
-
 export function settingsPanel(chatId) {
   const value = settings.get(chatId);
   const toggle = h("input", { type: "checkbox", id: "tools-switch", role: "switch", checked: settings.toolsOn(value), "aria-describedby": "tools-hint" });
   const deep = h("input", { type: "checkbox", id: "deep-think-switch", role: "switch", checked: value.deepThink, "aria-describedby": "deep-think-hint" });
-  const boxes = RESEARCH_TOOLS.map(([name, label]) => {
+  // One row per opt-in tool: drawn at once from the known names, then described (and
+  // disabled with why) once the catalog and the agent's tools are known.
+  let catalog = null;
+  let allowed = null;
+  const boxes = [];
+  const choiceList = h("div", { class: "opt-in-tools" });
+  function row(name, label) {
+    let b = boxes.find((x) => x.name === name);
+    if (b) return b;
     const box = h("input", { type: "checkbox", id: `tool-${name}`, value: name, checked: value.tools.includes(name) });
-    const note = h("span", { class: "muted", id: `tool-${name}-note`, hidden: true }, "(this agent does not allow it)");
-    return { name, box, note, row: h("div", { class: "check" }, box, h("label", { for: `tool-${name}` }, label), note) };
-  });
+    const about = h("span", { class: "muted tool-about", id: `tool-${name}-about` });
+    const note = h("span", { class: "muted tool-about", id: `tool-${name}-note`, hidden: true });
+    b = { name, box, about, note, row: h("div", { class: "check tool-choice" }, box, h("label", { for: `tool-${name}` }, label), about, note) };
+    box.addEventListener("change", save);
+    boxes.push(b);
+    choiceList.append(b.row);
+    return b;
+  }
+  function drawChoices() {
+    const choices = optInChoices(catalog, allowed);
+    for (const b of boxes) b.row.hidden = !choices.some((c) => c.name === b.name);
+    for (const choice of choices) {
+      const b = row(choice.name, choice.label);
+      const why = !choice.available ? `Not available here: ${choice.reason}.` : choice.allowed ? "" : "(this agent does not allow it)";
+      b.box.disabled = Boolean(why);
+      b.box.checked = !why && settings.get(chatId).tools.includes(choice.name);
+      b.about.textContent = choice.about;
+      b.about.hidden = !choice.about;
+      b.note.textContent = why;
+      b.note.hidden = !why;
+      const describedBy = [choice.about ? b.about.id : null, why ? b.note.id : null].filter(Boolean).join(" ");
+      if (describedBy) b.box.setAttribute("aria-describedby", describedBy);
+      else b.box.removeAttribute("aria-describedby");
+    }
+  }
   const iterations = h("input", { type: "number", id: "max-iterations", min: 1, max: 8, step: 1, value: String(value.maxIterations) });
   const toolFields = h("fieldset", { class: "tool-choices", disabled: !toggle.checked },
-    h("legend", null, "Research tools to allow"),
-    boxes.map((b) => b.row),
+    h("legend", null, "Opt-in tools"),
+    choiceList,
     h("div", { class: "field inline" }, h("label", { for: "max-iterations" }, "Tool rounds per answer (1–8)"), iterations));
   const save = () => {
     const stored = settings.get(chatId);
@@ -47,32 +70,34 @@ export function settingsPanel(chatId) {
       ...stored,
       enableTools: toggle.checked,
       deepThink: deep.checked,
-      // A tool this agent does not allow shows unchecked but stays chosen for other agents.
+      // A tool this agent or server does not allow shows unchecked but stays chosen (for other
+      // agents, or once the server has it).
       tools: boxes.filter((b) => (b.box.disabled ? stored.tools.includes(b.name) : b.box.checked)).map((b) => b.name),
       maxIterations: rounds,
     };
     toolFields.disabled = !next.enableTools;
     settings.set(chatId, next);
   };
-  for (const control of [toggle, deep, iterations, ...boxes.map((b) => b.box)]) control.addEventListener("change", save);
+  for (const control of [toggle, deep, iterations]) control.addEventListener("change", save);
+  drawChoices();
+  api("GET", "/api/tools").then((listed) => {
+    catalog = listed;
+    drawChoices();
+  }).catch(() => {
+    // Not described: the known tools stay, as the server still decides what a run gets.
+  });
   // The agent's knowledge bases, saved on the agent; its tools change with them.
   const knowledge = agentKnowledge({ onSaved: (saved) => agent.replaceAgent(saved) });
-  // The agent's tools: the switch shows its default until the reader sets it, and a research
+  // The agent's tools: the switch shows its default until the reader sets it, and an opt-in
   // tool it does not allow is disabled, with a note saying why.
   const agent = agentPicker(chatId, {
-    onChange: (chosen, allowed) => {
+    onChange: (chosen, names) => {
       knowledge.setAgent(chosen);
+      allowed = names;
       toggle.checked = settings.toolsOn(settings.get(chatId), chosen);
-      toggle.disabled = allowed !== null && allowed.length === 0;
+      toggle.disabled = names !== null && names.length === 0;
       toolFields.disabled = !toggle.checked || toggle.disabled;
-      for (const choice of researchChoices(RESEARCH_TOOLS, allowed)) {
-        const b = boxes.find((x) => x.name === choice.name);
-        b.box.disabled = !choice.allowed;
-        b.box.checked = choice.allowed && settings.get(chatId).tools.includes(choice.name);
-        b.note.hidden = choice.allowed;
-        if (choice.allowed) b.box.removeAttribute("aria-describedby");
-        else b.box.setAttribute("aria-describedby", b.note.id);
-      }
+      drawChoices();
     },
   });
   const strategy = h("select", { id: "context-strategy" },
@@ -114,6 +139,8 @@ export function settingsPanel(chatId) {
     focus: () => (toggle.disabled ? agent.field.querySelector("select") : toggle).focus(),
     /// The chat's agent, once known: what a send's tool fields depend on.
     agent: () => agent.agent(),
+    /// The header's badge naming it (agent.js).
+    badge: agent.badge,
     /// Shows the stored chat's own settings.
     setChat: (chat) => {
       if (chat?.context_strategy) strategy.value = chat.context_strategy;

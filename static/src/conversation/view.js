@@ -13,6 +13,9 @@ import { readFrames } from "../sse.js";
 import { navigate } from "../router.js";
 import { store, drafts, settings } from "../store.js";
 import { h, throttle } from "../ui/dom.js";
+import { chatHeader } from "../ui/header.js";
+import { shareButton } from "../shared/dialog.js";
+import { icon } from "../ui/icons.js";
 import { StreamingMarkdown } from "../markdown/render.js";
 import { newRun, newDeepThink, applyFrame } from "./run.js";
 import { messageView, toolList, artifactList, adoptRendering, storedTools, mergeTools, trimLine } from "./message.js";
@@ -34,6 +37,8 @@ const ROOT = "\u0000root";
 const AUTOSEND_IMAGES = "colloquy.autosend.images";
 const TOUCH = window.matchMedia?.("(pointer: coarse)").matches ?? false;
 const REATTACH_TRIES = 6;
+const SHORT_PLACEHOLDER = "Message Colloquy";
+const LONG_PLACEHOLDER = "Message Colloquy (Enter to send, Shift+Enter for a new line)";
 /// How long after a schedule's due time the page looks for its run: a firing is claimed within
 /// the scheduler's poll (under a second by default), then starts.
 const FIRING_LOOK_DELAY_MS = 1500;
@@ -57,19 +62,20 @@ export function conversationView({ chatId, onMenu }) {
   const title = h("h1", { class: "chat-heading" }, chatId ? "" : "New chat");
   const banner = h("div", { class: "banner", role: "alert", hidden: true });
   const list = h("div", { class: "messages", role: "log", "aria-label": "Conversation", "aria-live": "off" });
-  const jump = h("button", { type: "button", class: "jump", hidden: true, onclick: () => scrollToEnd(true) }, "↓ Latest");
+  // Below the conversation, not over it: shown, it takes a line of its own, so it never covers text.
+  const jump = h("button", { type: "button", class: "jump", hidden: true, onclick: () => scrollToEnd(true) }, icon("arrowDown"), "Latest");
   // Focusable, so a keyboard can scroll the conversation (the settings panel may leave it short).
   const scroller = h("div", { class: "scroller", tabindex: "0" }, list);
   const input = h("textarea", {
     id: "composer",
     rows: 1,
-    placeholder: TOUCH ? "Message Colloquy" : "Message Colloquy (Enter to send, Shift+Enter for a new line)",
+    placeholder: SHORT_PLACEHOLDER,
     "aria-label": "Message",
   });
   input.value = drafts.get(chatId);
   const sendButton = h("button", { type: "submit", class: "primary send" }, "Send");
   const stopButton = h("button", { type: "button", class: "danger stop", hidden: true }, "Stop");
-  const settingsButton = h("button", { type: "button", class: "icon-text", "aria-expanded": "false", "aria-controls": "chat-settings" }, "⚙ Settings");
+  const settingsButton = h("button", { type: "button", class: "icon-text", "aria-expanded": "false", "aria-controls": "chat-settings" }, "Settings");
   const panel = settingsPanel(chatId);
   panel.el.hidden = true;
   // A new chat's model, when one was picked before it existed: sent with its creation.
@@ -92,15 +98,26 @@ export function conversationView({ chatId, onMenu }) {
     h("div", { class: "composer-row" }, images.button, images.picker, input, sendButton, stopButton),
     images.refusal,
     h("p", { class: "composer-status", role: "status" }));
-  const header = h("header", { class: "chat-header" },
-    h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
+  // One row at every width: `tools` stay in it, `actions` fold into "More actions" on phones
+  // (ui/header.js; static/README.md says how to add one).
+  const header = chatHeader({
+    onMenu,
     title,
-    picker.el,
-    artifacts?.button,
-    ...sidePanels.map((p) => p.button),
-    settingsButton);
+    tools: [panel.badge, picker.el],
+    actions: [
+      { button: artifacts?.button, icon: "artifact" },
+      { button: documents?.button, icon: "documents" },
+      { button: memory?.button, icon: "memory" },
+      { button: settingsButton, icon: "settings" },
+      { button: chatId ? shareButton(chatId) : null, icon: "share" },
+    ],
+  });
+  // The thread and the composer on the left; the side panels beside them on wide screens and
+  // over the thread (never the header or the composer) on narrow ones (app.css).
+  const thread = h("div", { class: "conversation-thread" }, panel.el, banner, scroller, jump);
   const el = h("main", { class: "conversation", "aria-labelledby": "chat-heading-text" },
-    header, panel.el, banner, scroller, jump, composer, artifacts?.el, ...sidePanels.map((p) => p.el));
+    header.el,
+    h("div", { class: "conversation-body" }, thread, composer, artifacts?.el, ...sidePanels.map((p) => p.el)));
   title.id = "chat-heading-text";
 
   settingsButton.addEventListener("click", () => {
@@ -167,6 +184,20 @@ export function conversationView({ chatId, onMenu }) {
     input.style.height = "auto";
     input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
   }
+  // The keyboard hint goes in the placeholder only where it fits the empty box's one line
+  // (a side panel or a phone leaves the box narrow), so the placeholder is never cut off.
+  const measure = document.createElement("canvas").getContext("2d");
+  const fitPlaceholder = new ResizeObserver(() => {
+    const style = getComputedStyle(input);
+    const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (measure) measure.font = style.font;
+    const fits = !TOUCH && measure && measure.measureText(LONG_PLACEHOLDER).width <= room;
+    const wanted = fits ? LONG_PLACEHOLDER : SHORT_PLACEHOLDER;
+    if (input.placeholder === wanted) return;
+    input.placeholder = wanted;
+    if (!input.value) requestAnimationFrame(autosize);
+  });
+  fitPlaceholder.observe(input);
 
   function showBanner(text, kind = "error") {
     banner.replaceChildren(h("span", null, text), h("button", { type: "button", class: "icon", "aria-label": "Dismiss", onclick: () => (banner.hidden = true) }, "×"));
@@ -324,7 +355,7 @@ export function conversationView({ chatId, onMenu }) {
     if (views.length === 0 && !live && looseCards.length === 0) {
       views.push(h("div", { class: "empty" },
         h("h2", null, "How can I help?"),
-        h("p", { class: "muted" }, "Ask anything. Turn on tools in ⚙ Settings to let the assistant search the web, read pages and calculate.")));
+        h("p", { class: "muted" }, "Ask anything. Turn on tools in Settings to let the assistant search the web, read pages and calculate.")));
     }
     const top = scroller.scrollTop;
     list.replaceChildren(...views, ...looseCards, ...(live ? [live.el] : []));
@@ -394,8 +425,7 @@ export function conversationView({ chatId, onMenu }) {
     if (changes.includes("tools")) {
       // A list the reader opened stays open as calls come in.
       const open = view.tools.querySelector("details.tools")?.open ?? false;
-      const list = toolList(run.tools);
-      if (list) list.open = open;
+      const list = toolList(run.tools, { open });
       view.tools.replaceChildren(list ?? "");
       memory?.noticeTools(run.tools);
     }
@@ -704,10 +734,12 @@ export function conversationView({ chatId, onMenu }) {
       destroyed = true;
       clearTimeout(wake);
       grows.disconnect();
+      fitPlaceholder.disconnect();
       document.removeEventListener("keydown", keyScrolls);
       live?.controller.abort();
       artifacts?.destroy();
       picker.destroy();
+      header.destroy();
       unsubscribe();
       for (const side of sidePanels) side.destroy();
     },

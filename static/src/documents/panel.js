@@ -103,7 +103,7 @@ export function documentsPanel(chatId, { onToggle = () => {}, base = chatPath(ch
     } catch {
       limits = { maxSize: null };
     }
-    limitsLine.textContent = limits.maxSize ? `Up to ${formatSize(limits.maxSize)} per file.` : "";
+    limitsLine.textContent = limits.maxSize ? `Up to ${limitText(limits.maxSize)} per file.` : "";
     return limits;
   }
 
@@ -317,4 +317,13 @@ export function documentsPanel(chatId, { onToggle = () => {}, base = chatPath(ch
       for (const entry of uploads) entry.tus.cancel();
     },
   };
+}
+
+/// The upload limit in the units it is configured and documented in: the default, 200,000,000
+/// bytes (docs/spec.md's "200 MB", tus's `Tus-Max-Size`), is a whole number of decimal
+/// megabytes, which `formatSize`'s binary units would call "191 MB"; a limit set in binary
+/// units (6 MiB) keeps `formatSize`'s words.
+function limitText(bytes) {
+  const megabytes = bytes / 1_000_000;
+  return Number.isInteger(megabytes) ? `${megabytes} MB` : formatSize(bytes);
 }

@@ -7,6 +7,7 @@
 import { api } from "../api.js";
 import { store } from "../store.js";
 import { h } from "../ui/dom.js";
+import { menuButton } from "../ui/header.js";
 import { sessionsSection } from "./sessions.js";
 import { keysSection } from "./keys.js";
 import { transferSection } from "./transfer.js";
@@ -18,65 +19,48 @@ export function accountView({ onMenu }) {
   const parts = [profileSection(), defaultModelSection(), passwordSection({ onChanged: () => sessions.refresh() }), sessions, keysSection(), transferSection()];
   const el = h("main", { class: "account-page", "aria-labelledby": "account-heading" },
     h("header", { class: "chat-header" },
-      h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
+      menuButton(onMenu),
       h("h1", { id: "account-heading", class: "chat-heading" }, "Account settings")),
     h("div", { class: "account-body" }, parts.map((p) => p.el)));
   document.title = "Account settings · Colloquy";
   return { el, destroy: () => parts.forEach((p) => p.destroy?.()) };
 }
 
+/// The profile is one form with one Save: the display name and the time zone a schedule made
+/// without one fires in (an IANA name; empty: UTC; the server checks the name, the list offers
+/// the browser's own zones), sent together in one PATCH.
 function profileSection() {
   const me = store.get().me ?? {};
   const name = h("input", { id: "display-name", maxlength: 100, autocomplete: "name", value: me.display_name ?? "", "aria-describedby": "display-name-hint" });
-  const status = h("p", { class: "muted", role: "status" });
-  const form = h("form", { class: "account-form" },
-    h("p", { class: "muted" }, "Signed in as ", h("strong", null, me.username ?? "")),
-    h("div", { class: "field" }, h("label", { for: "display-name" }, "Display name"), name,
-      h("span", { class: "muted", id: "display-name-hint" }, "Shown in the app instead of your username; leave empty to show the username.")),
-    h("button", { type: "submit", class: "primary" }, "Save name"), status);
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    status.textContent = "Saving…";
-    try {
-      const saved = await api("PATCH", "/auth/account", { display_name: name.value.trim() || null });
-      name.value = saved.display_name ?? "";
-      store.set({ me: { ...store.get().me, display_name: saved.display_name } });
-      status.textContent = "Saved.";
-    } catch (err) {
-      status.textContent = `Not saved: ${err.message}`;
-    }
-  });
-  return { el: section("profile-heading", "Profile", form, zoneForm()) };
-}
-
-/// The time zone a schedule made without one fires in (an IANA name; empty: UTC). The server
-/// checks the name; the list offers the browser's own zones.
-function zoneForm() {
   const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
   const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const zone = h("input", { id: "time-zone", list: "time-zones", maxlength: 100, autocomplete: "off", placeholder: "UTC", "aria-describedby": "time-zone-hint" });
   const status = h("p", { class: "muted", role: "status" });
   const form = h("form", { class: "account-form" },
+    h("p", { class: "muted" }, "Signed in as ", h("strong", null, me.username ?? "")),
+    h("div", { class: "field" }, h("label", { for: "display-name" }, "Display name"), name,
+      h("span", { class: "muted", id: "display-name-hint" }, "Shown in the app instead of your username; leave empty to show the username.")),
     h("div", { class: "field" }, h("label", { for: "time-zone" }, "Time zone"), zone,
       h("datalist", { id: "time-zones" }, zones.map((z) => h("option", { value: z }))),
       h("span", { class: "muted", id: "time-zone-hint" },
         `Schedules you create without a time zone fire in this one; empty means UTC.${here ? ` This browser is in ${here}.` : ""}`)),
-    h("button", { type: "submit", class: "primary" }, "Save time zone"), status);
-  api("GET", "/auth/account").then((account) => {
-    zone.value = account.time_zone === "UTC" ? "" : account.time_zone ?? "";
-  }).catch(() => {});
+    h("button", { type: "submit", class: "primary" }, "Save profile"), status);
+  const showZone = (saved) => (zone.value = saved === "UTC" ? "" : saved ?? "");
+  api("GET", "/auth/account").then((account) => showZone(account.time_zone)).catch(() => {});
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     status.textContent = "Saving…";
     try {
-      const saved = await api("PATCH", "/auth/account", { time_zone: zone.value.trim() || null });
-      zone.value = saved.time_zone === "UTC" ? "" : saved.time_zone;
-      status.textContent = `Saved: ${saved.time_zone}.`;
+      const saved = await api("PATCH", "/auth/account", { display_name: name.value.trim() || null, time_zone: zone.value.trim() || null });
+      name.value = saved.display_name ?? "";
+      showZone(saved.time_zone);
+      store.set({ me: { ...store.get().me, display_name: saved.display_name } });
+      status.textContent = `Saved. Schedules default to ${saved.time_zone}.`;
     } catch (err) {
       status.textContent = `Not saved: ${err.message}`;
     }
   });
-  return form;
+  return { el: section("profile-heading", "Profile", form) };
 }
 
 function passwordSection({ onChanged }) {

@@ -1,9 +1,11 @@
-// The sign-in screen: a password form, and a word about the one-time link Colloquy prints.
+// The sign-in screen: a password form, what a spent or refused sign-in link means, and where
+// accounts come from (an admin's /admin page; on a new server, the link Colloquy printed).
 import { api, ApiError } from "../api.js";
 import { h } from "../ui/dom.js";
 
 const LINK_ERRORS = {
   link_spent: "That sign-in link was already used or has expired. Ask for a new one, or sign in with a password.",
+  account_disabled: "That sign-in link belongs to an account that is disabled. Ask an admin to enable it.",
   link_failed: "That sign-in link did not work. Sign in with a password, or ask for a new link.",
 };
 
@@ -41,11 +43,11 @@ export function signInView({ onSignedIn, expired }) {
       expired ? h("p", { class: "notice", role: "status" }, "Your session ended. Sign in again: what you were typing is kept.") : null,
       form,
       h("p", { class: "hint" },
-        "First time here? Open the one-time link Colloquy printed when it started ",
+        "No account yet? Ask an admin: they create one, with a one-time sign-in link, on the ",
+        h("a", { href: "/admin" }, "Administration page"),
+        " (/admin). Starting a new server? Open the link Colloquy printed when it first started (",
         h("code", null, "/login?token=…"),
-        "; an admin can create more with ",
-        h("code", null, "colloquy create-user"),
-        ".")));
+        ").")));
 }
 
 function messageFor(err) {

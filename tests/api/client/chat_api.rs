@@ -42,6 +42,28 @@ impl ChatApi<'_> {
             .request(Method::DELETE, &format!("/chat/api/chats/{chat}"))
     }
 
+    /// `GET /chat/api/folders`: the caller's folders of chats.
+    pub fn folders(&self) -> RequestBuilder {
+        self.0.request(Method::GET, "/chat/api/folders")
+    }
+
+    /// `POST /chat/api/folders`: creates a folder.
+    pub fn create_folder(&self) -> RequestBuilder {
+        self.0.request(Method::POST, "/chat/api/folders")
+    }
+
+    /// `PATCH /chat/api/folders/{folder}`: renames a folder.
+    pub fn rename_folder(&self, folder: impl Display) -> RequestBuilder {
+        self.0
+            .request(Method::PATCH, &format!("/chat/api/folders/{folder}"))
+    }
+
+    /// `DELETE /chat/api/folders/{folder}`: deletes a folder (its chats stay).
+    pub fn delete_folder(&self, folder: impl Display) -> RequestBuilder {
+        self.0
+            .request(Method::DELETE, &format!("/chat/api/folders/{folder}"))
+    }
+
     /// `GET /chat/api/export`: exports every chat of the caller.
     pub fn export_all(&self) -> RequestBuilder {
         self.0.request(Method::GET, "/chat/api/export")

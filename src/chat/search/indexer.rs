@@ -1,0 +1,385 @@
+//! The indexer: the one writer of the chat search indexes, a task on a thread of its own (off
+//! the turns' path). It takes the changes the chats' writers report, waits `BATCH_WINDOW` for
+//! more, and applies them together: one commit per user touched.
+//!
+//! A changed chat is reconciled, not patched: its messages in the database are compared with
+//! those in the index, what is missing is added and what is gone removed. So the same report
+//! twice, or a report for a change already indexed, does no harm.
+//!
+//! It also catches up from the database, at start and every `CATCH_UP_EVERY`: every chat whose
+//! `updated_at` (set by every write of its messages) is at or after the high-water mark, less
+//! `LOOKBACK`, is reconciled, and the mark moves to the newest seen. The mark is kept in
+//! `chat_search/position`; without it (a lost index) every chat is reconciled. This is how an
+//! index finds what it was never told: messages written before a crash, or by another process
+//! on the same PostgreSQL. A user's index made afresh (its directory lost) reconciles all of
+//! that user's chats.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use entities::ids::{ChatId, MessageId, UserId};
+use entities::messages::MessageRole;
+use entities::{chats, messages};
+use sea_orm::{ColumnTrait, Condition, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use tokio::sync::mpsc;
+
+use super::index::{IndexedMessage, MessageIndex, MessageIndexError};
+use super::{Change, Shared};
+
+/// How long the indexer waits, after a change, for the others of the same moment: a turn
+/// writes its question and answer a few hundred milliseconds apart at best, and a search
+/// should not lag by more than this.
+const BATCH_WINDOW: Duration = Duration::from_millis(50);
+/// Changes one batch takes at most.
+const MAX_BATCH: usize = 1_000;
+/// How often the indexer looks in the database for chats changed that it was not told of
+/// (another process's): the lag of a search there.
+const CATCH_UP_EVERY: Duration = Duration::from_secs(2);
+/// How far before the high-water mark a catch-up looks again: writes commit out of order (a
+/// transaction that began first may commit last) and processes' clocks differ a little.
+const LOOKBACK: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
+/// Chats one catch-up query reads.
+const PAGE: u64 = 200;
+/// Message ids in one `IN (…)` list: well under SQLite's and PostgreSQL's bind limits.
+const IDS_PER_QUERY: usize = 500;
+
+/// Why a batch or a catch-up failed (logged; the next catch-up tries again).
+#[derive(Debug, thiserror::Error)]
+enum IndexerError {
+    #[error(transparent)]
+    Index(#[from] MessageIndexError),
+    #[error(transparent)]
+    Database(#[from] DbErr),
+}
+
+/// What one user's index is to do in one commit.
+#[derive(Default)]
+struct UserWork {
+    reconcile: BTreeSet<ChatId>,
+    remove_chats: Vec<ChatId>,
+    remove_messages: Vec<MessageId>,
+}
+
+/// The indexer serving each index directory in this OS process, by the turn it started in: an
+/// application started again in the same process (as tests restart one) retires the indexer
+/// of the one before, so a directory never has two writers.
+static SERVING: LazyLock<Mutex<HashMap<PathBuf, u64>>> = LazyLock::new(Mutex::default);
+static STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// Whether the indexer started as `turn` still serves `root`.
+fn serves(root: &Path, turn: u64) -> bool {
+    let serving = SERVING.lock().unwrap_or_else(PoisonError::into_inner);
+    serving.get(root) == Some(&turn)
+}
+
+/// Starts the indexer on a thread of its own, with a runtime of its own.
+pub(super) fn start(shared: Arc<Shared>, queue: mpsc::Receiver<Change>) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let turn = STARTED.fetch_add(1, Ordering::Relaxed);
+    SERVING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(shared.root.clone(), turn);
+    std::thread::Builder::new()
+        .name("colloquy-chat-search".into())
+        .spawn(move || runtime.block_on(run(Indexer::new(shared), queue, turn)))?;
+    Ok(())
+}
+
+/// Batches of changes, and the catch-up between them, until every handle is gone.
+async fn run(mut indexer: Indexer, mut queue: mpsc::Receiver<Change>, turn: u64) {
+    let mut catch_up = tokio::time::interval(CATCH_UP_EVERY);
+    catch_up.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        if !serves(&indexer.shared.root, turn) {
+            return;
+        }
+        tokio::select! {
+            change = queue.recv() => {
+                let Some(first) = change else { return };
+                tokio::time::sleep(BATCH_WINDOW).await;
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match queue.try_recv() {
+                        Ok(change) => batch.push(change),
+                        Err(_) => break,
+                    }
+                }
+                if let Err(err) = indexer.apply(batch).await {
+                    tracing::warn!(%err, "chat search: a batch was not indexed (the catch-up retries)");
+                }
+            }
+            _ = catch_up.tick() => {
+                if let Err(err) = indexer.catch_up().await {
+                    tracing::warn!(%err, "chat search: catching up failed");
+                }
+            }
+        }
+    }
+}
+
+struct Indexer {
+    shared: Arc<Shared>,
+    /// The newest `updated_at` caught up with; `None`: nothing yet (a fresh index).
+    mark: Option<DateTime<Utc>>,
+    /// Chats reconciled by catch-ups within `LOOKBACK` of the mark, at the `updated_at` they
+    /// had: not reconciled again while it is the same.
+    recent: HashMap<ChatId, DateTime<Utc>>,
+}
+
+impl Indexer {
+    fn new(shared: Arc<Shared>) -> Self {
+        let mark = std::fs::read_to_string(shared.root.join("position"))
+            .ok()
+            .and_then(|text| DateTime::parse_from_rfc3339(text.trim()).ok())
+            .map(|at| at.with_timezone(&Utc));
+        Self {
+            shared,
+            mark,
+            recent: HashMap::new(),
+        }
+    }
+
+    /// Applies a batch of reported changes.
+    async fn apply(&mut self, batch: Vec<Change>) -> Result<(), IndexerError> {
+        let mut work: BTreeMap<UserId, UserWork> = BTreeMap::new();
+        let mut changed = BTreeSet::new();
+        let mut deleted_users = BTreeSet::new();
+        for change in batch {
+            match change {
+                Change::Chat(chat_id) => {
+                    changed.insert(chat_id);
+                }
+                Change::ChatDeleted { owner, chat_id } => {
+                    work.entry(owner).or_default().remove_chats.push(chat_id);
+                }
+                Change::UserDeleted(user) => {
+                    deleted_users.insert(user);
+                }
+                Change::Stale { owner, messages } => {
+                    work.entry(owner)
+                        .or_default()
+                        .remove_messages
+                        .extend(messages);
+                }
+            }
+        }
+        let changed: Vec<ChatId> = changed.into_iter().collect();
+        for ids in changed.chunks(IDS_PER_QUERY) {
+            let owners: Vec<(ChatId, UserId)> = chats::Entity::find()
+                .select_only()
+                .column(chats::Column::Id)
+                .column(chats::Column::UserId)
+                .filter(chats::Column::Id.is_in(ids.iter().cloned()))
+                .into_tuple()
+                .all(&self.shared.db)
+                .await?;
+            for (chat_id, owner) in owners {
+                work.entry(owner).or_default().reconcile.insert(chat_id);
+            }
+        }
+        for user in &deleted_users {
+            work.remove(user);
+            self.forget_user(user);
+        }
+        for (user, work) in work {
+            self.write(&user, work).await?;
+        }
+        Ok(())
+    }
+
+    /// Drops `user`'s index, open and on disk.
+    fn forget_user(&self, user: &UserId) {
+        self.shared.open.remove(user);
+        let dir = self.shared.user_dir(user);
+        if let Err(err) = std::fs::remove_dir_all(&dir)
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(%err, dir = %dir.display(), "chat search: a deleted user's index stays");
+        }
+    }
+
+    /// Opens (or makes) `user`'s index and applies `work` in one commit.
+    async fn write(&self, user: &UserId, mut work: UserWork) -> Result<(), IndexerError> {
+        let index = match self.shared.open.get(user).map(|index| index.clone()) {
+            Some(index) => index,
+            None => {
+                let (index, created) = MessageIndex::open_or_create(
+                    &self.shared.user_dir(user),
+                    self.shared.stemming,
+                )?;
+                if created {
+                    // A new index, or one lost: everything of the user's is to be indexed.
+                    work.reconcile
+                        .extend(chat_ids_of(&self.shared.db, user).await?);
+                }
+                let index = Arc::new(index);
+                self.shared.open.insert(user.clone(), index.clone());
+                index
+            }
+        };
+        let mut writer = index.writer()?;
+        for chat_id in &work.remove_chats {
+            index.remove_chat(&writer, chat_id);
+        }
+        for message_id in &work.remove_messages {
+            index.remove_message(&writer, message_id);
+        }
+        for chat_id in &work.reconcile {
+            self.reconcile(&index, &writer, chat_id).await?;
+        }
+        writer.commit().map_err(MessageIndexError::from)?;
+        // Merges of the small segments commits make finish here, so segments stay few.
+        writer
+            .wait_merging_threads()
+            .map_err(MessageIndexError::from)?;
+        index.reload()?;
+        Ok(())
+    }
+
+    /// Adds to `writer` the searchable messages of `chat_id` the index lacks, and removes
+    /// those the database no longer has.
+    async fn reconcile(
+        &self,
+        index: &MessageIndex,
+        writer: &tantivy::IndexWriter,
+        chat_id: &ChatId,
+    ) -> Result<(), IndexerError> {
+        let stored: BTreeSet<MessageId> = searchable(messages::Entity::find())
+            .select_only()
+            .column(messages::Column::Id)
+            .filter(messages::Column::ChatId.eq(chat_id.clone()))
+            .into_tuple()
+            .all(&self.shared.db)
+            .await?
+            .into_iter()
+            .collect();
+        let indexed = index.messages_of_chat(chat_id)?;
+        for gone in indexed.iter().filter(|id| !stored.contains(*id)) {
+            index.remove_message(writer, gone);
+        }
+        let missing: Vec<MessageId> = stored
+            .into_iter()
+            .filter(|id| !indexed.contains(id))
+            .collect();
+        for ids in missing.chunks(IDS_PER_QUERY) {
+            let rows = messages::Entity::find()
+                .filter(messages::Column::Id.is_in(ids.iter().cloned()))
+                .all(&self.shared.db)
+                .await?;
+            for row in rows {
+                let Some(text) = row.content.filter(|text| !text.trim().is_empty()) else {
+                    continue;
+                };
+                index.add(
+                    writer,
+                    &IndexedMessage {
+                        id: row.id,
+                        chat_id: row.chat_id,
+                        role: row.role,
+                        text,
+                        created_at: row.created_at,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reconciles every chat changed since the mark (less `LOOKBACK`), then keeps the mark.
+    async fn catch_up(&mut self) -> Result<(), IndexerError> {
+        let from = self.mark.map(|mark| mark - LOOKBACK);
+        let mut cursor: Option<(DateTime<Utc>, ChatId)> = None;
+        let mut newest = self.mark;
+        loop {
+            let mut page = chats::Entity::find()
+                .select_only()
+                .column(chats::Column::Id)
+                .column(chats::Column::UserId)
+                .column(chats::Column::UpdatedAt)
+                .order_by_asc(chats::Column::UpdatedAt)
+                .order_by_asc(chats::Column::Id)
+                .limit(PAGE);
+            if let Some(from) = from {
+                page = page.filter(chats::Column::UpdatedAt.gte(from));
+            }
+            if let Some((at, id)) = &cursor {
+                page = page.filter(
+                    Condition::any().add(chats::Column::UpdatedAt.gt(*at)).add(
+                        Condition::all()
+                            .add(chats::Column::UpdatedAt.eq(*at))
+                            .add(chats::Column::Id.gt(id.clone())),
+                    ),
+                );
+            }
+            let rows: Vec<(ChatId, UserId, DateTime<Utc>)> =
+                page.into_tuple().all(&self.shared.db).await?;
+            let full = rows.len() as u64 == PAGE;
+            let mut work: BTreeMap<UserId, UserWork> = BTreeMap::new();
+            for (chat_id, owner, updated_at) in &rows {
+                newest = newest.max(Some(*updated_at));
+                if self.recent.get(chat_id) != Some(updated_at) {
+                    work.entry(owner.clone())
+                        .or_default()
+                        .reconcile
+                        .insert(chat_id.clone());
+                }
+            }
+            for (user, work) in work {
+                self.write(&user, work).await?;
+            }
+            for (chat_id, _, updated_at) in &rows {
+                self.recent.insert(chat_id.clone(), *updated_at);
+            }
+            cursor = rows.last().map(|(id, _, at)| (*at, id.clone()));
+            if !full {
+                break;
+            }
+        }
+        if newest != self.mark {
+            self.mark = newest;
+            self.keep_mark();
+        }
+        if let Some(mark) = self.mark {
+            self.recent.retain(|_, at| *at >= mark - LOOKBACK);
+        }
+        Ok(())
+    }
+
+    fn keep_mark(&self) {
+        let Some(mark) = self.mark else { return };
+        let kept = std::fs::create_dir_all(&self.shared.root)
+            .and_then(|()| std::fs::write(self.shared.root.join("position"), mark.to_rfc3339()));
+        if let Err(err) = kept {
+            tracing::warn!(%err, "chat search: the high-water mark was not kept");
+        }
+    }
+}
+
+/// The messages a search can find: people's and the answers', with text.
+fn searchable(select: sea_orm::Select<messages::Entity>) -> sea_orm::Select<messages::Entity> {
+    select
+        .filter(messages::Column::Role.is_in([MessageRole::User, MessageRole::Assistant]))
+        .filter(messages::Column::Content.is_not_null())
+        .filter(messages::Column::Content.ne(""))
+}
+
+/// Every chat of `user`.
+async fn chat_ids_of(
+    db: &sea_orm::DatabaseConnection,
+    user: &UserId,
+) -> Result<Vec<ChatId>, DbErr> {
+    chats::Entity::find()
+        .select_only()
+        .column(chats::Column::Id)
+        .filter(chats::Column::UserId.eq(user.clone()))
+        .into_tuple()
+        .all(db)
+        .await
+}
