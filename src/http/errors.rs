@@ -3,7 +3,7 @@
 //! errors alike) and every conversion from a module's own error into an `AppError` (the model
 //! server's, the chat store's, images', memories', a refused request's, accounts', agents',
 //! chat exports' and imports', knowledge bases', the cross-site check's, a stopped chat
-//! session's). A 5xx never shows its cause to the client; the cause chain goes to the log. A
+//! session's, shared links'). A 5xx never shows its cause to the client; the cause chain goes to the log. A
 //! failed run's kind becomes an error in `run_failure`.
 
 use actix_web::http::StatusCode;
@@ -22,6 +22,7 @@ use crate::chat::knowledge_bases::KnowledgeBaseError;
 use crate::chat::memory::MemoryError;
 use crate::chat::persistence::ChatStoreError;
 use crate::chat::session::ChatError;
+use crate::chat::shares::ShareError;
 use crate::documents::DocumentsError;
 use crate::error::AppError;
 use crate::llm::LlmError;
@@ -561,6 +562,24 @@ impl From<DocumentsError> for AppError {
             DocumentsError::Index(_) | DocumentsError::Extract(_) | DocumentsError::Failed(_) => {
                 AppError::internal(err)
             }
+        }
+    }
+}
+
+impl From<ShareError> for AppError {
+    /// A chat's read-only links (`chat::shares`).
+    fn from(err: ShareError) -> Self {
+        match err {
+            ShareError::NotFound => AppError::NotFound("share"),
+            ShareError::TooMany { .. } => AppError::LimitReached {
+                code: "too_many_shares",
+                message: err.to_string(),
+            },
+            ShareError::InvalidExpiry(message) => AppError::InvalidWithCode {
+                code: "invalid_expiry",
+                message,
+            },
+            ShareError::Db(db) => AppError::Database(db),
         }
     }
 }

@@ -104,10 +104,7 @@ async fn a_word_from_an_old_message_is_found_in_every_chat_with_its_title_and_ma
     );
     for hit in &hits {
         assert_eq!(marked(hit), ["pier"], "{hit}");
-        assert!(
-            hit["message_id"].as_str().unwrap().starts_with("msg"),
-            "{hit}"
-        );
+        assert!(hit["message_id"].is_string(), "{hit}");
         assert!(hit["created_at"].is_string(), "{hit}");
     }
     let answer = hits
@@ -115,9 +112,10 @@ async fn a_word_from_an_old_message_is_found_in_every_chat_with_its_title_and_ma
         .find(|hit| hit["role"] == "assistant")
         .expect("the model's answer is found too");
     assert_eq!(answer["chat_title"], "Trip planning");
-    assert_eq!(
-        answer["snippet"]["text"],
-        "Noted — the pier by the fish market."
+    let snippet = answer["snippet"]["text"].as_str().unwrap();
+    assert!(
+        snippet.starts_with("Noted — the pier by the fish market"),
+        "{snippet}"
     );
     // The message's id is the one the chat lists.
     let messages: Value = app.chat_api().messages(&trip).read_json().await;

@@ -28,6 +28,12 @@ async function check(page, name) {
   await page.emulateMedia({ colorScheme: "light" });
   await axe(page, `${name} (light)`);
   await screenshot(page, `${name}-375-light`);
+  // Nothing of the page reaches past the narrowest phone's edge.
+  await page.setViewportSize({ width: 320, height: 700 });
+  const past = await page.getByRole("main").evaluate((main) => [...main.querySelectorAll("*")]
+    .filter((e) => e.getClientRects().length > 0 && e.getBoundingClientRect().right > window.innerWidth + 0.5)
+    .map((e) => `${e.tagName.toLowerCase()} ${e.textContent.slice(0, 40)}`));
+  assert(past.length === 0, `${name}: wider than 320 px: ${past.join(" | ")}`);
   await page.setViewportSize(DESKTOP);
   await screenshot(page, `${name}-1280-light`);
 }

@@ -194,5 +194,28 @@ await scenario(async ({ page, browser }) => {
     }
   }
   await outside.close();
+
+  // On a phone the header's "More actions" menu works from the keyboard: Enter opens it on its
+  // first item, the arrows walk it, Escape closes it back to its button, and a panel opened
+  // from it gives focus back to that button when it closes.
+  await page.setViewportSize({ width: 375, height: 812 });
+  await page.goto(setup.chat);
+  await waitForAnswer(page, ANSWER_END);
+  const more = page.getByRole("button", { name: "More actions" });
+  const focused = () => page.evaluate(() => document.activeElement?.getAttribute("aria-label") || document.activeElement?.textContent.trim());
+  await more.focus();
+  await page.keyboard.press("Enter");
+  assert(await more.getAttribute("aria-expanded") === "true", "Enter opens the menu");
+  assert(/^Artifacts/.test(await focused()), `the menu opens on its first item (${await focused()})`);
+  await page.keyboard.press("ArrowDown");
+  assert(/^Documents/.test(await focused()), `ArrowDown walks the menu (${await focused()})`);
+  await page.keyboard.press("Escape");
+  assert(await more.getAttribute("aria-expanded") === "false", "Escape closes the menu");
+  assert(await focused() === "More actions", `Escape gives focus back to the menu's button (${await focused()})`);
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  await page.getByRole("button", { name: "Close documents" }).click();
+  assert(await focused() === "More actions", `a closed panel gives focus back to the menu (${await focused()})`);
   assert(found.length === 0, `the layout does not hold:\n${found.join("\n")}`);
 });

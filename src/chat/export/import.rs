@@ -166,21 +166,23 @@ fn distinct_title(title: &str, taken: &[String]) -> String {
     if is_free(title) {
         return title.to_string();
     }
-    (1..=taken.len() + 1)
-        .map(|n| {
-            let suffix = if n == 1 {
-                " (imported)".to_string()
-            } else {
-                format!(" (imported {n})")
-            };
-            let room = MAX_TITLE_CHARS - suffix.chars().count();
-            let base: String = title.chars().take(room).collect();
-            format!("{}{suffix}", base.trim_end())
-        })
-        .find(|candidate| is_free(candidate))
-        // unwrap: `taken` holds `title`, which is none of these `taken.len() + 1` distinct
-        // candidates, so at most `taken.len() - 1` of them are taken.
-        .unwrap()
+    // Ends within `taken.len()` rounds: `taken` holds `title`, which is none of these
+    // distinct candidates, so at most `taken.len() - 1` of them are taken.
+    let mut n = 1;
+    loop {
+        let suffix = if n == 1 {
+            " (imported)".to_string()
+        } else {
+            format!(" (imported {n})")
+        };
+        let room = MAX_TITLE_CHARS - suffix.chars().count();
+        let base: String = title.chars().take(room).collect();
+        let candidate = format!("{}{suffix}", base.trim_end());
+        if is_free(&candidate) {
+            return candidate;
+        }
+        n += 1;
+    }
 }
 
 impl NewArtifact {

@@ -97,12 +97,12 @@ async fn run(mut indexer: Indexer, mut queue: mpsc::Receiver<Change>, turn: u64)
     let mut catch_up = tokio::time::interval(CATCH_UP_EVERY);
     catch_up.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        if !serves(&indexer.shared.root, turn) {
-            return;
-        }
         tokio::select! {
             change = queue.recv() => {
                 let Some(first) = change else { return };
+                if !serves(&indexer.shared.root, turn) {
+                    return;
+                }
                 tokio::time::sleep(BATCH_WINDOW).await;
                 let mut batch = vec![first];
                 while batch.len() < MAX_BATCH {
@@ -116,6 +116,9 @@ async fn run(mut indexer: Indexer, mut queue: mpsc::Receiver<Change>, turn: u64)
                 }
             }
             _ = catch_up.tick() => {
+                if !serves(&indexer.shared.root, turn) {
+                    return;
+                }
                 if let Err(err) = indexer.catch_up().await {
                     tracing::warn!(%err, "chat search: catching up failed");
                 }

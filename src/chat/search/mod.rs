@@ -255,12 +255,13 @@ impl ChatSearch {
             .collect();
         let mut found = Vec::with_capacity(query.limit);
         let mut stale = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for hit in hits {
             let Some((chat_id, title)) = stored.get(&hit.message_id) else {
                 stale.push(hit.message_id);
                 continue;
             };
-            if found.len() < query.limit {
+            if found.len() < query.limit && seen.insert(hit.message_id.clone()) {
                 found.push(FoundMessage {
                     chat_id: chat_id.clone(),
                     chat_title: title.clone(),

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::shares::{self, ShareError};
+use crate::chat::shares;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
@@ -21,23 +21,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             "/chat/api/chats/{chat_id}/shares/{share_id}",
             web::delete().to(revoke),
         );
-}
-
-impl From<ShareError> for AppError {
-    fn from(err: ShareError) -> Self {
-        match err {
-            ShareError::NotFound => AppError::NotFound("share"),
-            ShareError::TooMany { .. } => AppError::LimitReached {
-                code: "too_many_shares",
-                message: err.to_string(),
-            },
-            ShareError::InvalidExpiry(message) => AppError::InvalidWithCode {
-                code: "invalid_expiry",
-                message,
-            },
-            ShareError::Db(db) => AppError::Database(db),
-        }
-    }
 }
 
 #[derive(Serialize)]

@@ -166,6 +166,7 @@ export function scheduleForm({ schedule, workflows, chats, accountZone, onSaved,
     } catch (err) {
       status.textContent = "";
       refusal.textContent = `Not saved: ${err.message}`;
+      refusal.scrollIntoView({ block: "nearest" });
     } finally {
       save.disabled = false;
     }

@@ -131,6 +131,7 @@ export function workflowForm({ workflow, tools, onSaved, onCancel }) {
     } catch (err) {
       status.textContent = "";
       refusal.textContent = `Not saved: ${err.message}`;
+      refusal.scrollIntoView({ block: "nearest" });
     } finally {
       save.disabled = false;
     }

@@ -11,6 +11,7 @@ import { confirmDialog } from "../ui/dialog.js";
 import { icon } from "../ui/icons.js";
 import { menuButton } from "./menu.js";
 import { askName } from "./namedialog.js";
+import { messageSearch } from "./search.js";
 
 /// The drag data type of a chat row: its id.
 const CHAT_DRAG_TYPE = "application/x-colloquy-chat";
@@ -70,6 +71,7 @@ export function sidebarView({ onSignOut, onNavigate }) {
     search,
     sections,
     empty,
+    messageSearch(search, go),
     h("div", { class: "archived-section" }, archivedToggle, archivedList),
     h("div", { class: "sidebar-bottom" },
       who,
@@ -310,7 +312,7 @@ export function sidebarView({ onSignOut, onNavigate }) {
   /// The Archived toggle and, when open, the archived chats, each with Restore.
   function drawArchived() {
     archivedToggle.setAttribute("aria-expanded", String(archivedOpen));
-    archivedToggle.replaceChildren(icon(archivedOpen ? "folderOpen" : "archive"), h("span", {}, "Archived"));
+    archivedToggle.replaceChildren(icon("archive"), h("span", {}, "Archived"));
     archivedList.hidden = !archivedOpen;
     if (!archivedOpen) return;
     if (archived.length === 0) {

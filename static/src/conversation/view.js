@@ -31,6 +31,7 @@ import { modelPicker } from "./modelpicker.js";
 import { documentsPanel } from "../documents/panel.js";
 import { memoryPanel } from "../memory/panel.js";
 import { refreshChats } from "../chats/sidebar.js";
+import { revealLinkedMessage } from "./linked.js";
 
 const ROOT = "\u0000root";
 /// Where a new chat's first images wait for its own view to send them.
@@ -151,6 +152,11 @@ export function conversationView({ chatId, onMenu }) {
     if (stick) scrollToEnd();
   });
   grows.observe(list);
+  // A message the address names (`#m-{id}`, a search result): shown instead of the latest.
+  function revealLinked() {
+    if (revealLinkedMessage(list, location.hash)) stick = false;
+  }
+  window.addEventListener("hashchange", revealLinked);
   function scrollToEnd(force = false) {
     if (force) stick = true;
     if (stick) {
@@ -239,6 +245,7 @@ export function conversationView({ chatId, onMenu }) {
       }
       draw();
       scrollToEnd(true);
+      revealLinked();
       artifacts.refresh();
       const running = chat.running_runs ?? [];
       if (running.length > 0 && !live) reattach(running[running.length - 1].id);
@@ -736,6 +743,7 @@ export function conversationView({ chatId, onMenu }) {
       grows.disconnect();
       fitPlaceholder.disconnect();
       document.removeEventListener("keydown", keyScrolls);
+      window.removeEventListener("hashchange", revealLinked);
       live?.controller.abort();
       artifacts?.destroy();
       picker.destroy();

@@ -7,6 +7,7 @@
 import { api } from "../api.js";
 import { navigate } from "../router.js";
 import { h } from "../ui/dom.js";
+import { menuButton } from "../ui/header.js";
 import { confirmDialog } from "../ui/dialog.js";
 import { documentsPanel } from "../documents/panel.js";
 import { documentCount, limitsLine } from "./format.js";
@@ -29,7 +30,7 @@ export function knowledgeView({ kbId, onMenu }) {
   const detail = h("section", { class: "kb-detail", "aria-labelledby": "kb-title" });
   const el = h("main", { class: "knowledge", "aria-labelledby": "knowledge-heading" },
     h("header", { class: "chat-header" },
-      h("button", { type: "button", class: "icon menu", "aria-label": "Show chats", onclick: onMenu }, "☰"),
+      menuButton(onMenu),
       h("h1", { id: "knowledge-heading", class: "chat-heading" }, "Knowledge bases")),
     h("div", { class: "knowledge-body" },
       h("section", { class: "kb-index", "aria-label": "All knowledge bases" },

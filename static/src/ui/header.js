@@ -82,6 +82,10 @@ export function chatHeader({ onMenu, title, tools = [], actions = [] }) {
     if (!button.title && label.textContent.trim()) button.title = label.textContent.trim();
     button.prepend(...(name ? [icon(name)] : []), label);
     button.classList.add("header-action");
+    // A panel closing sends focus back to its button; folded away in the closed menu, the
+    // button cannot take it, so the menu's button does.
+    const focusButton = button.focus.bind(button);
+    button.focus = (options) => (folded() && !isOpen() ? more.focus(options) : focusButton(options));
     list.append(button);
   }
   for (const action of actions) if (action?.button) addAction(action);
