@@ -1,6 +1,7 @@
 //! The browser UI: the files `build.rs` bundled from `static/`, embedded in the binary. `/` and
 //! the UI's own routes (`/c/{chatId}`, `/knowledge`, `/knowledge/{kbId}`, `/settings`, `/agents`,
-//! `/automations`, `/admin`) get `index.html`;
+//! `/automations`, `/admin`) get `index.html` (and a shared link's `/s/{token}`, through
+//! `http::shared`, which calls `shell`);
 //! `/assets/*` are content-hashed and cached for good, sent precompressed (brotli or gzip)
 //! when the browser takes it. Every page carries a Content-Security-Policy that allows only
 //! Colloquy's own scripts, styles and fonts.

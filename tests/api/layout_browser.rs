@@ -1,7 +1,8 @@
 //! The layout of every page in a real browser (issue 50 point 1): `tests/browser/layout.mjs`
 //! walks each page at 320, 375, 768, 1280 and 1920 px and fails on sideways scrolling,
 //! covered controls, text cut off in buttons, a header of more than one row and serious axe
-//! findings. The walk runs once per theme, each signed in with a login link of its own.
+//! findings. The walk runs for each theme in two groups of widths, each run signed in with a
+//! login link of its own.
 
 use serde_json::{Value, json};
 
@@ -36,8 +37,8 @@ async fn admin_login_link(app: &TestApp) -> String {
 #[actix_web::test]
 async fn every_page_holds_its_layout_at_every_width_in_both_themes() {
     let app = browser_app(|_| {}).await;
-    app.upstream
-        .script([Reply::text(ANSWER), Reply::text(ANSWER)]);
+    // Each of the four runs (two themes, two groups of widths) starts a chat of its own.
+    app.upstream.script([ANSWER; 4].map(Reply::text));
     // The admin page lists several users, one with a long name and one disabled.
     for (username, is_admin) in [
         ("carol", true),
@@ -70,15 +71,19 @@ async fn every_page_holds_its_layout_at_every_width_in_both_themes() {
         .unwrap();
     assert_eq!(disabled.status(), 200);
 
-    run_scenario(&app, "layout", &[("LAYOUT_THEME", "light".to_string())]).await;
-    let link = admin_login_link(&app).await;
-    run_scenario(
-        &app,
-        "layout",
-        &[
-            ("LAYOUT_THEME", "dark".to_string()),
-            ("COLLOQUY_LOGIN_URL", link),
-        ],
-    )
-    .await;
+    for theme in ["light", "dark"] {
+        for widths in ["320,375,768", "1280,1920"] {
+            let link = admin_login_link(&app).await;
+            run_scenario(
+                &app,
+                "layout",
+                &[
+                    ("LAYOUT_THEME", theme.to_string()),
+                    ("LAYOUT_WIDTHS", widths.to_string()),
+                    ("COLLOQUY_LOGIN_URL", link),
+                ],
+            )
+            .await;
+        }
+    }
 }

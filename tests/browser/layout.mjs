@@ -1,5 +1,6 @@
-// Issue 50 point 1, a layout that holds: every page, at 320, 375, 768, 1280 and 1920 px wide,
-// in the theme `LAYOUT_THEME` (the Rust side runs the walk once per theme). On each it fails on
+// Issue 50 point 1, a layout that holds: every page, at 320, 375, 768, 1280 and 1920 px wide
+// (`LAYOUT_WIDTHS`), in the theme `LAYOUT_THEME` (the Rust side runs the walk for each theme).
+// On each it fails on
 //   - the page scrolling sideways (the document wider than the window),
 //   - an interactive element covered by something else (the centre of each visible button,
 //     link and field is hit-tested: it must land on that element, or inside it),
@@ -11,7 +12,9 @@
 import { scenario, signIn, screenshot, assert, axe, send, waitForAnswer, waitIdle, BASE } from "./lib.mjs";
 
 const THEME = process.env.LAYOUT_THEME ?? "light";
-const WIDTHS = [320, 375, 768, 1280, 1920];
+/// The widths this run walks (the Rust side splits the five, 320 to 1920 px, over two runs per
+/// theme, each within a scenario's time limit).
+const WIDTHS = (process.env.LAYOUT_WIDTHS ?? "320,375,768,1280,1920").split(",").map(Number);
 const SHOT_WIDTHS = new Set([375, 1280]);
 /// The answer the Rust side scripted (its last words), so a conversation page is ready.
 const ANSWER_END = "That is the whole plan.";
@@ -194,6 +197,8 @@ await scenario(async ({ page, browser }) => {
     }
   }
   await outside.close();
+  assert(found.length === 0, `the layout does not hold:\n${found.join("\n")}`);
+  if (!WIDTHS.includes(375)) return;
 
   // On a phone the header's "More actions" menu works from the keyboard: Enter opens it on its
   // first item, the arrows walk it, Escape closes it back to its button, and a panel opened
@@ -217,5 +222,4 @@ await scenario(async ({ page, browser }) => {
   await page.keyboard.press("Enter");
   await page.getByRole("button", { name: "Close documents" }).click();
   assert(await focused() === "More actions", `a closed panel gives focus back to the menu (${await focused()})`);
-  assert(found.length === 0, `the layout does not hold:\n${found.join("\n")}`);
 });

@@ -76,6 +76,20 @@ fn serves(root: &Path, turn: u64) -> bool {
     serving.get(root) == Some(&turn)
 }
 
+/// What one commit changes in a user's index, worked out before a writer is opened.
+#[derive(Default)]
+struct Plan {
+    remove_chats: Vec<ChatId>,
+    remove_messages: Vec<MessageId>,
+    add: Vec<IndexedMessage>,
+}
+
+impl Plan {
+    fn is_empty(&self) -> bool {
+        self.remove_chats.is_empty() && self.remove_messages.is_empty() && self.add.is_empty()
+    }
+}
+
 /// Starts the indexer on a thread of its own, with a runtime of its own.
 pub(super) fn start(shared: Arc<Shared>, queue: mpsc::Receiver<Change>) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -208,34 +222,63 @@ impl Indexer {
         }
     }
 
-    /// Opens (or makes) `user`'s index and applies `work` in one commit.
-    async fn write(&self, user: &UserId, mut work: UserWork) -> Result<(), IndexerError> {
-        let index = match self.shared.open.get(user).map(|index| index.clone()) {
+    /// `user`'s index, opened; made only when there is something of theirs to index (then
+    /// all their chats are to be reconciled). `None`: none, and nothing to index.
+    async fn index_of(
+        &self,
+        user: &UserId,
+        work: &mut UserWork,
+    ) -> Result<Option<Arc<MessageIndex>>, IndexerError> {
+        if let Some(index) = self.shared.open.get(user) {
+            return Ok(Some(index.clone()));
+        }
+        let dir = self.shared.user_dir(user);
+        let index = match MessageIndex::open_existing(&dir, self.shared.stemming)? {
             Some(index) => index,
             None => {
-                let (index, created) = MessageIndex::open_or_create(
-                    &self.shared.user_dir(user),
-                    self.shared.stemming,
-                )?;
-                if created {
-                    // A new index, or one lost: everything of the user's is to be indexed.
-                    work.reconcile
-                        .extend(chat_ids_of(&self.shared.db, user).await?);
+                if !has_searchable_messages(&self.shared.db, user).await? {
+                    return Ok(None);
                 }
-                let index = Arc::new(index);
-                self.shared.open.insert(user.clone(), index.clone());
+                let (index, _) = MessageIndex::open_or_create(&dir, self.shared.stemming)?;
+                // A new index, or one lost: everything of the user's is to be indexed.
+                work.reconcile
+                    .extend(chat_ids_of(&self.shared.db, user).await?);
                 index
             }
         };
+        let index = Arc::new(index);
+        self.shared.open.insert(user.clone(), index.clone());
+        Ok(Some(index))
+    }
+
+    /// Applies `work` to `user`'s index in one commit; whether anything changed. Nothing is
+    /// written (no writer opened) when nothing is to change.
+    async fn write(&self, user: &UserId, mut work: UserWork) -> Result<bool, IndexerError> {
+        let Some(index) = self.index_of(user, &mut work).await? else {
+            return Ok(false);
+        };
+        let mut plan = Plan::default();
+        for chat_id in work.remove_chats {
+            if !index.messages_of_chat(&chat_id)?.is_empty() {
+                plan.remove_chats.push(chat_id);
+            }
+        }
+        plan.remove_messages = work.remove_messages;
+        for chat_id in &work.reconcile {
+            self.reconcile(&index, chat_id, &mut plan).await?;
+        }
+        if plan.is_empty() {
+            return Ok(false);
+        }
         let mut writer = index.writer()?;
-        for chat_id in &work.remove_chats {
+        for chat_id in &plan.remove_chats {
             index.remove_chat(&writer, chat_id);
         }
-        for message_id in &work.remove_messages {
+        for message_id in &plan.remove_messages {
             index.remove_message(&writer, message_id);
         }
-        for chat_id in &work.reconcile {
-            self.reconcile(&index, &writer, chat_id).await?;
+        for message in &plan.add {
+            index.add(&writer, message)?;
         }
         writer.commit().map_err(MessageIndexError::from)?;
         // Merges of the small segments commits make finish here, so segments stay few.
@@ -243,16 +286,16 @@ impl Indexer {
             .wait_merging_threads()
             .map_err(MessageIndexError::from)?;
         index.reload()?;
-        Ok(())
+        Ok(true)
     }
 
-    /// Adds to `writer` the searchable messages of `chat_id` the index lacks, and removes
-    /// those the database no longer has.
+    /// Plans adding the searchable messages of `chat_id` the index lacks, and removing those
+    /// the database no longer has.
     async fn reconcile(
         &self,
         index: &MessageIndex,
-        writer: &tantivy::IndexWriter,
         chat_id: &ChatId,
+        plan: &mut Plan,
     ) -> Result<(), IndexerError> {
         let stored: BTreeSet<MessageId> = searchable(messages::Entity::find())
             .select_only()
@@ -264,9 +307,8 @@ impl Indexer {
             .into_iter()
             .collect();
         let indexed = index.messages_of_chat(chat_id)?;
-        for gone in indexed.iter().filter(|id| !stored.contains(*id)) {
-            index.remove_message(writer, gone);
-        }
+        plan.remove_messages
+            .extend(indexed.iter().filter(|id| !stored.contains(*id)).cloned());
         let missing: Vec<MessageId> = stored
             .into_iter()
             .filter(|id| !indexed.contains(id))
@@ -280,16 +322,13 @@ impl Indexer {
                 let Some(text) = row.content.filter(|text| !text.trim().is_empty()) else {
                     continue;
                 };
-                index.add(
-                    writer,
-                    &IndexedMessage {
-                        id: row.id,
-                        chat_id: row.chat_id,
-                        role: row.role,
-                        text,
-                        created_at: row.created_at,
-                    },
-                )?;
+                plan.add.push(IndexedMessage {
+                    id: row.id,
+                    chat_id: row.chat_id,
+                    role: row.role,
+                    text,
+                    created_at: row.created_at,
+                });
             }
         }
         Ok(())
@@ -300,6 +339,7 @@ impl Indexer {
         let from = self.mark.map(|mark| mark - LOOKBACK);
         let mut cursor: Option<(DateTime<Utc>, ChatId)> = None;
         let mut newest = self.mark;
+        let mut wrote = false;
         loop {
             let mut page = chats::Entity::find()
                 .select_only()
@@ -335,7 +375,7 @@ impl Indexer {
                 }
             }
             for (user, work) in work {
-                self.write(&user, work).await?;
+                wrote |= self.write(&user, work).await?;
             }
             for (chat_id, _, updated_at) in &rows {
                 self.recent.insert(chat_id.clone(), *updated_at);
@@ -345,8 +385,10 @@ impl Indexer {
                 break;
             }
         }
-        if newest != self.mark {
-            self.mark = newest;
+        self.mark = newest;
+        // Kept with what was written: a catch-up that wrote nothing writes no file either (an
+        // older mark only means more chats compared at the next start).
+        if wrote {
             self.keep_mark();
         }
         if let Some(mark) = self.mark {
@@ -371,6 +413,22 @@ fn searchable(select: sea_orm::Select<messages::Entity>) -> sea_orm::Select<mess
         .filter(messages::Column::Role.is_in([MessageRole::User, MessageRole::Assistant]))
         .filter(messages::Column::Content.is_not_null())
         .filter(messages::Column::Content.ne(""))
+}
+
+/// Whether `user` has any message a search could find.
+async fn has_searchable_messages(
+    db: &sea_orm::DatabaseConnection,
+    user: &UserId,
+) -> Result<bool, DbErr> {
+    let found: Option<MessageId> = searchable(messages::Entity::find())
+        .select_only()
+        .column(messages::Column::Id)
+        .inner_join(chats::Entity)
+        .filter(chats::Column::UserId.eq(user.clone()))
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(found.is_some())
 }
 
 /// Every chat of `user`.
