@@ -20,7 +20,7 @@ use crate::chat::automations::AutomationError;
 use crate::chat::export::{ArchiveError, ImportError};
 use crate::chat::knowledge_bases::KnowledgeBaseError;
 use crate::chat::memory::MemoryError;
-use crate::chat::persistence::ChatStoreError;
+use crate::chat::persistence::{ChatStoreError, FolderError};
 use crate::chat::session::ChatError;
 use crate::chat::shares::ShareError;
 use crate::documents::DocumentsError;
@@ -580,6 +580,28 @@ impl From<ShareError> for AppError {
                 message,
             },
             ShareError::Db(db) => AppError::Database(db),
+        }
+    }
+}
+
+impl From<FolderError> for AppError {
+    /// A user's folders of chats (`chat::persistence::folders`).
+    fn from(err: FolderError) -> Self {
+        match err {
+            FolderError::NotFound => AppError::NotFound("folder"),
+            FolderError::InvalidName => AppError::InvalidWithCode {
+                code: "invalid_folder_name",
+                message: err.to_string(),
+            },
+            FolderError::NameTaken(_) => AppError::InvalidWithCode {
+                code: "folder_name_taken",
+                message: err.to_string(),
+            },
+            FolderError::TooMany => AppError::LimitReached {
+                code: "too_many_folders",
+                message: err.to_string(),
+            },
+            FolderError::Database(db) => db.into(),
         }
     }
 }

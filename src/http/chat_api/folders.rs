@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::auth::Principal;
-use crate::chat::persistence::{ChatFolders, FolderError, parse_folder_name};
-use crate::error::{AppError, AppResult};
+use crate::chat::persistence::{ChatFolders, parse_folder_name};
+use crate::error::AppResult;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -21,27 +21,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/{folder_id}", web::patch().to(rename))
             .route("/{folder_id}", web::delete().to(delete)),
     );
-}
-
-impl From<FolderError> for AppError {
-    fn from(err: FolderError) -> Self {
-        match err {
-            FolderError::NotFound => AppError::NotFound("folder"),
-            FolderError::InvalidName => AppError::InvalidWithCode {
-                code: "invalid_folder_name",
-                message: err.to_string(),
-            },
-            FolderError::NameTaken(_) => AppError::InvalidWithCode {
-                code: "folder_name_taken",
-                message: err.to_string(),
-            },
-            FolderError::TooMany => AppError::LimitReached {
-                code: "too_many_folders",
-                message: err.to_string(),
-            },
-            FolderError::Database(db) => db.into(),
-        }
-    }
 }
 
 #[derive(Serialize)]
