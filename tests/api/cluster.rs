@@ -1499,3 +1499,50 @@ async fn a_knowledge_base_owned_elsewhere_is_searched_from_a_copy_kept_up_to_dat
     drop((owner, searcher));
     database.drop().await;
 }
+
+#[actix_web::test]
+async fn a_shared_link_opened_on_another_process_is_answered_by_the_chats_owner() {
+    let Some(database) = OwnDatabase::create("colloquy_cluster").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let upstream = FakeUpstream::start().await;
+    upstream.script([Reply::text("Shared across processes.")]);
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let first = start_node(dirs[0].path(), &url, &upstream.base_url).await;
+    let second = start_node(dirs[1].path(), &url, &upstream.base_url).await;
+    let http = reqwest::Client::new();
+    let chat = as_admin(&http, &first.base).new_chat_with(&json!({})).await;
+    let (served, _) = send(&http, &first, &chat, "a question to share").await;
+    assert_eq!(served, first.id);
+
+    let share: Value = http
+        .post(format!("{}/chat/api/chats/{chat}/shares", second.base))
+        .bearer_auth(ADMIN_KEY)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = share["token"].as_str().expect("a new link's token").to_string();
+
+    // The second process does not own the chat: it hands the read to the owner.
+    let response = http
+        .get(format!("{}/shared/{token}", second.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()[SERVED_BY].to_str().unwrap(), first.id);
+    let body: Value = response.json().await.unwrap();
+    let text = body["messages"].to_string();
+    assert!(
+        text.contains("a question to share") && text.contains("Shared across processes."),
+        "{body}"
+    );
+
+    drop((first, second));
+    database.drop().await;
+}

@@ -70,8 +70,13 @@ struct UserWork {
 static SERVING: LazyLock<Mutex<HashMap<PathBuf, u64>>> = LazyLock::new(Mutex::default);
 static STARTED: AtomicU64 = AtomicU64::new(0);
 
-/// Whether the indexer started as `turn` still serves `root`.
+/// Whether the indexer started as `turn` still serves `root`: no newer one does, and the data
+/// directory is still there (an application's temporary one, once it is gone, has nothing to
+/// serve).
 fn serves(root: &Path, turn: u64) -> bool {
+    if root.parent().is_some_and(|data_dir| !data_dir.exists()) {
+        return false;
+    }
     let serving = SERVING.lock().unwrap_or_else(PoisonError::into_inner);
     serving.get(root) == Some(&turn)
 }
