@@ -24,8 +24,8 @@ mod page;
 mod principal;
 mod run_failure;
 mod run_usage;
-pub mod sse;
 mod shared;
+pub mod sse;
 pub mod ui;
 
 mod admin;

@@ -49,7 +49,10 @@ fn find(path: &str) -> Option<&'static Asset> {
 }
 
 /// `index.html`, never cached, so a new build's assets are picked up on the next load.
-pub(in crate::http) async fn shell(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+pub(in crate::http) async fn shell(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
     if let Some(dir) = &state.config().static_dir {
         return from_dir(&req, dir, "/index.html", "no-cache").await;
     }

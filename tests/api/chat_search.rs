@@ -239,6 +239,32 @@ async fn another_user_never_sees_my_messages() {
         .await
         .unwrap();
     assert_eq!(anonymous.status(), 401);
+
+    // Bea's account deleted: her index goes with it; mine stays.
+    let users: Value = app.admin().users().read_json().await;
+    let bea_id = users["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|user| user["username"] == "bea")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bea_dir = app.data_dir.path().join("chat_search/users").join(&bea_id);
+    assert!(bea_dir.exists());
+    let deleted = app
+        .admin()
+        .delete_user(&bea_id)
+        .json(&json!({"confirm": "bea"}))
+        .call()
+        .await;
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    eventually("Bea's index removed", INDEXED_WITHIN, || async {
+        (!bea_dir.exists()).then_some(())
+    })
+    .await;
+    assert_eq!(search(&app, "quokka").await.len(), 1);
 }
 
 #[actix_web::test]

@@ -1526,7 +1526,10 @@ async fn a_shared_link_opened_on_another_process_is_answered_by_the_chats_owner(
         .json()
         .await
         .unwrap();
-    let token = share["token"].as_str().expect("a new link's token").to_string();
+    let token = share["token"]
+        .as_str()
+        .expect("a new link's token")
+        .to_string();
 
     // The second process does not own the chat: it hands the read to the owner.
     let response = http

@@ -257,11 +257,21 @@ async fn each_import_of_a_chat_gets_a_title_of_its_own() {
     listed.sort_unstable();
     let before = listed.len();
     listed.dedup();
-    assert_eq!(listed.len(), before, "no two chats share a title: {listed:?}");
+    assert_eq!(
+        listed.len(),
+        before,
+        "no two chats share a title: {listed:?}"
+    );
 
     // Another user's chat of the same title does not count: theirs is not in the importer's list.
     let eve = app.create_user_with_key("eve").await;
-    let theirs = app.as_key(&eve).chat_api().import().json(&export).call().await;
+    let theirs = app
+        .as_key(&eve)
+        .chat_api()
+        .import()
+        .json(&export)
+        .call()
+        .await;
     assert_eq!(theirs.status(), 201);
     let theirs: Value = theirs.json().await.unwrap();
     assert_eq!(theirs["title"], "Weekly notes");

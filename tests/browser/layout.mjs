@@ -73,6 +73,11 @@ const PAGES = [
       await page.getByRole("button", { name: "Add memory" }).waitFor();
     },
   },
+  {
+    // The read-only page a shared link opens, seen signed out.
+    name: "shared", signedOut: true, path: ({ shared }) => shared,
+    ready: (page) => page.getByText(ANSWER_END).waitFor(),
+  },
   { name: "knowledge", path: "/knowledge", ready: (page) => page.getByRole("heading", { name: "Knowledge bases", level: 1 }).waitFor() },
   { name: "settings", path: "/settings", ready: (page) => page.getByRole("heading", { name: "Sessions" }).waitFor() },
   { name: "agents", path: "/agents", ready: (page) => page.getByRole("heading", { name: "Agents", level: 1 }).waitFor() },
@@ -170,6 +175,17 @@ await scenario(async ({ page, browser }) => {
   await waitIdle(page);
   const setup = { chat: new URL(page.url()).pathname };
   assert(setup.chat.startsWith("/c/"), `the chat has its page: ${setup.chat}`);
+  // A read-only link to it, made as the owner would (the Share dialog has its own test).
+  const made = await page.evaluate(async (chat) => {
+    const response = await fetch(`/chat/api/chats/${chat}/shares`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    return { status: response.status, body: await response.json() };
+  }, setup.chat.slice("/c/".length));
+  assert(made.status === 201 && made.body.token, `a shared link is made: ${JSON.stringify(made)}`);
+  setup.shared = `/s/${made.body.token}`;
 
   const outside = await browser.newContext({ baseURL: BASE, colorScheme: THEME });
   const signedOut = await outside.newPage();

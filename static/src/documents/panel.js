@@ -7,6 +7,7 @@
 // `/api/knowledge-bases/{id}`, which answers as a chat's `…/documents` and `…/uploads` do).
 import { api, chatPath, ApiError } from "../api.js";
 import { h } from "../ui/dom.js";
+import { icon } from "../ui/icons.js";
 import { confirmDialog } from "../ui/dialog.js";
 import { formatSize, typeLabel, documentState, newestFirst, stillProcessing } from "./format.js";
 import { TusUpload, uploadOptions } from "./tus.js";
@@ -158,7 +159,7 @@ export function documentsPanel(chatId, { onToggle = () => {}, base = chatPath(ch
     } else if (state.busy) {
       mark = h("span", { class: "doc-mark spinner", role: "img", "aria-label": state.label });
     } else {
-      mark = h("span", { class: "doc-mark mark-searchable", role: "img", "aria-label": state.label }, "✓");
+      mark = h("span", { class: "doc-mark mark-searchable", role: "img", "aria-label": state.label }, icon("check"));
     }
     const remove = h("button", { type: "button", class: "doc-delete", "aria-label": `Delete ${doc.filename}` }, "Delete");
     remove.addEventListener("click", () => removeDocument(doc));
@@ -167,7 +168,7 @@ export function documentsPanel(chatId, { onToggle = () => {}, base = chatPath(ch
       h("div", { class: "doc-main" },
         h("span", { class: "doc-name" }, doc.filename),
         h("span", { class: "doc-meta muted" }, `${formatSize(doc.size)} · ${typeLabel(doc.type)}${state.busy ? ` · ${state.label.toLowerCase()}…` : ""}`),
-        state.warning ? h("p", { class: "doc-warning" }, h("span", { "aria-hidden": "true" }, "⚠ "), `Truncated: ${state.warning}`) : null),
+        state.warning ? h("p", { class: "doc-warning" }, icon("warning"), ` Truncated: ${state.warning}`) : null),
       remove);
   }
 
