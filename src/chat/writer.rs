@@ -5,7 +5,7 @@
 //! lease and wakes after another took the chat keeps nothing it writes. A fenced write fails
 //! with `cluster::Fenced` and stops this process's session of the chat at once.
 
-use entities::ids::ChatId;
+use entities::ids::{ChatId, UserId};
 use sea_orm::{DatabaseConnection, DatabaseExecutor, DbErr, TransactionTrait};
 
 use super::group_commit::GroupCommit;
@@ -76,6 +76,14 @@ impl ChatWriter {
     pub fn messages_changed(&self) {
         if let Some((search, chat_id)) = &self.search {
             search.chat_changed(chat_id);
+        }
+    }
+
+    /// Hands the chat search index the messages a turn just committed (of `owner`, the run's
+    /// user, when known), to index as they are: no read back.
+    pub fn messages_stored(&self, owner: Option<&UserId>, nodes: &[super::tree::MessageNode]) {
+        if let Some((search, chat_id)) = &self.search {
+            search.messages_stored(chat_id, owner, nodes);
         }
     }
 

@@ -31,6 +31,7 @@ mod mcp;
 mod providers;
 mod retrieval;
 mod schedules;
+mod search;
 mod server;
 mod sql;
 mod storage;
@@ -63,6 +64,7 @@ pub use retrieval::{
     DocumentsConfig, EmbedderKind, MemoryConfig, RetrievalConfig, StemmingLanguage,
 };
 pub use schedules::SchedulesConfig;
+pub use search::SearchConfig;
 pub use server::{AuthConfig, DatabaseConfig, HttpConfig, LogConfig, LogFormat};
 pub use sql::{MAX_SQL_DATABASE_ID_CHARS, MAX_SQL_ROWS, SqlConfig, SqlDatabaseConfig, SqlTarget};
 pub use storage::StorageConfig;
@@ -124,6 +126,8 @@ pub struct Config {
     pub code_interpreter: CodeInterpreterConfig,
     /// `[schedules]`: workflows' and schedules' limits and timing.
     pub schedules: SchedulesConfig,
+    /// `[search]`: search inside chats.
+    pub search: SearchConfig,
     /// `[cluster]`: several processes on one PostgreSQL.
     pub cluster: ClusterConfig,
     /// `[storage]`: where files live (the data directory, or an S3-compatible store).
@@ -160,6 +164,7 @@ impl Default for Config {
             browser: BrowserConfig::default(),
             code_interpreter: CodeInterpreterConfig::default(),
             schedules: SchedulesConfig::default(),
+            search: SearchConfig::default(),
             cluster: ClusterConfig::default(),
             storage: StorageConfig::default(),
         }

@@ -97,8 +97,13 @@ async fn turn_costs(app: &TestApp) -> (u64, u64) {
 
 #[actix_web::test]
 async fn a_stored_turn_costs_a_few_statements_not_two_dozen() {
-    // Nothing else runs meanwhile: the scheduler's polls would be counted too.
-    let app = spawn_app_with(|config| config.schedules.poll_interval_ms = 3_600_000).await;
+    // Nothing else runs meanwhile: the scheduler's polls and the chat search's catch-ups
+    // with the database would be counted too.
+    let app = spawn_app_with(|config| {
+        config.schedules.poll_interval_ms = 3_600_000;
+        config.search.catch_up_interval_ms = 3_600_000;
+    })
+    .await;
     let (first, following) = turn_costs(&app).await;
     eprintln!("SQLite statements: first turn {first}, following turn {following}");
     assert!(
@@ -123,6 +128,7 @@ async fn on_postgresql_a_turn_adds_only_its_lease_and_fences() {
     let app = spawn_app_with(move |config| {
         config.database.url = Some(url);
         config.schedules.poll_interval_ms = 3_600_000;
+        config.search.catch_up_interval_ms = 3_600_000;
         // Renewals every lease / 3: none while turns are measured.
         config.cluster.lease_secs = 600;
     })

@@ -6,7 +6,7 @@
 //! those in the index, what is missing is added and what is gone removed. So the same report
 //! twice, or a report for a change already indexed, does no harm.
 //!
-//! It also catches up from the database, at start and every `CATCH_UP_EVERY`: every chat whose
+//! It also catches up from the database, at start and every `[search] catch_up_interval_ms`: every chat whose
 //! `updated_at` (set by every write of its messages) is at or after the high-water mark, less
 //! `LOOKBACK`, is reconciled, and the mark moves to the newest seen. The mark is kept in
 //! `chat_search/position`; without it (a lost index) every chat is reconciled. This is how an
@@ -36,9 +36,9 @@ use super::{Change, Shared};
 const BATCH_WINDOW: Duration = Duration::from_millis(50);
 /// Changes one batch takes at most.
 const MAX_BATCH: usize = 1_000;
-/// How often the indexer looks in the database for chats changed that it was not told of
-/// (another process's): the lag of a search there.
-const CATCH_UP_EVERY: Duration = Duration::from_secs(2);
+/// Chats whose owner the indexer remembers (a chat's owner never changes), so a turn's
+/// messages are indexed without a read; past it the memory starts again.
+const MAX_KNOWN_OWNERS: usize = 100_000;
 /// How far before the high-water mark a catch-up looks again: writes commit out of order (a
 /// transaction that began first may commit last) and processes' clocks differ a little.
 const LOOKBACK: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
@@ -60,6 +60,8 @@ enum IndexerError {
 #[derive(Default)]
 struct UserWork {
     reconcile: BTreeSet<ChatId>,
+    /// Messages a turn stored, added as they are (unless their chat is reconciled anyway).
+    add: Vec<IndexedMessage>,
     remove_chats: Vec<ChatId>,
     remove_messages: Vec<MessageId>,
 }
@@ -113,7 +115,7 @@ pub(super) fn start(shared: Arc<Shared>, queue: mpsc::Receiver<Change>) -> std::
 
 /// Batches of changes, and the catch-up between them, until every handle is gone.
 async fn run(mut indexer: Indexer, mut queue: mpsc::Receiver<Change>, turn: u64) {
-    let mut catch_up = tokio::time::interval(CATCH_UP_EVERY);
+    let mut catch_up = tokio::time::interval(indexer.shared.catch_up_every);
     catch_up.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -153,6 +155,8 @@ struct Indexer {
     /// Chats reconciled by catch-ups within `LOOKBACK` of the mark, at the `updated_at` they
     /// had: not reconciled again while it is the same.
     recent: HashMap<ChatId, DateTime<Utc>>,
+    /// Each chat's owner, as turns reported it or the database said.
+    owners: HashMap<ChatId, UserId>,
 }
 
 impl Indexer {
@@ -165,6 +169,7 @@ impl Indexer {
             shared,
             mark,
             recent: HashMap::new(),
+            owners: HashMap::new(),
         }
     }
 
@@ -173,10 +178,21 @@ impl Indexer {
         let mut work: BTreeMap<UserId, UserWork> = BTreeMap::new();
         let mut changed = BTreeSet::new();
         let mut deleted_users = BTreeSet::new();
+        let mut stored: Vec<(ChatId, Vec<IndexedMessage>)> = Vec::new();
         for change in batch {
             match change {
                 Change::Chat(chat_id) => {
                     changed.insert(chat_id);
+                }
+                Change::Stored {
+                    chat_id,
+                    owner,
+                    messages,
+                } => {
+                    if let Some(owner) = owner {
+                        self.remember_owner(&chat_id, owner);
+                    }
+                    stored.push((chat_id, messages));
                 }
                 Change::ChatDeleted { owner, chat_id } => {
                     work.entry(owner).or_default().remove_chats.push(chat_id);
@@ -192,18 +208,40 @@ impl Indexer {
                 }
             }
         }
+        // A turn's messages go in as they are when the chat's owner is known; otherwise (a
+        // turn completed after a restart) the chat is reconciled.
+        for (chat_id, messages) in stored {
+            if changed.contains(&chat_id) {
+                continue;
+            }
+            match self.owners.get(&chat_id) {
+                Some(owner) => work.entry(owner.clone()).or_default().add.extend(messages),
+                None => {
+                    changed.insert(chat_id);
+                }
+            }
+        }
         let changed: Vec<ChatId> = changed.into_iter().collect();
+        // Each chat's `updated_at`, read before its messages are: once reconciled, the next
+        // catch-up need not look at it again unless it changed since.
+        let mut seen = Vec::new();
         for ids in changed.chunks(IDS_PER_QUERY) {
-            let owners: Vec<(ChatId, UserId)> = chats::Entity::find()
+            let owners: Vec<(ChatId, UserId, DateTime<Utc>)> = chats::Entity::find()
                 .select_only()
                 .column(chats::Column::Id)
                 .column(chats::Column::UserId)
+                .column(chats::Column::UpdatedAt)
                 .filter(chats::Column::Id.is_in(ids.iter().cloned()))
                 .into_tuple()
                 .all(&self.shared.db)
                 .await?;
-            for (chat_id, owner) in owners {
-                work.entry(owner).or_default().reconcile.insert(chat_id);
+            for (chat_id, owner, updated_at) in owners {
+                self.remember_owner(&chat_id, owner.clone());
+                work.entry(owner.clone())
+                    .or_default()
+                    .reconcile
+                    .insert(chat_id.clone());
+                seen.push((owner, chat_id, updated_at));
             }
         }
         for user in &deleted_users {
@@ -212,8 +250,18 @@ impl Indexer {
         }
         for (user, work) in work {
             self.write(&user, work).await?;
+            for (_, chat_id, updated_at) in seen.iter().filter(|(owner, ..)| *owner == user) {
+                self.recent.insert(chat_id.clone(), *updated_at);
+            }
         }
         Ok(())
+    }
+
+    fn remember_owner(&mut self, chat_id: &ChatId, owner: UserId) {
+        if self.owners.len() >= MAX_KNOWN_OWNERS && !self.owners.contains_key(chat_id) {
+            self.owners.clear();
+        }
+        self.owners.insert(chat_id.clone(), owner);
     }
 
     /// Drops `user`'s index, open and on disk.
@@ -271,6 +319,15 @@ impl Indexer {
         plan.remove_messages = work.remove_messages;
         for chat_id in &work.reconcile {
             self.reconcile(&index, chat_id, &mut plan).await?;
+        }
+        for message in work.add {
+            let reconciled = work.reconcile.contains(&message.chat_id);
+            if !reconciled && !plan.remove_chats.contains(&message.chat_id) {
+                // Removed first, so a message reported twice (or caught up meanwhile) is
+                // indexed once: a delete applies to what was added before it.
+                plan.remove_messages.push(message.id.clone());
+                plan.add.push(message);
+            }
         }
         if plan.is_empty() {
             return Ok(false);

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use entities::ids::{ChatId, MessageId, UserId};
+use entities::messages::MessageRole;
 use entities::{chats, messages};
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect};
 use tokio::sync::mpsc;
@@ -46,6 +47,12 @@ const MAX_PENDING_CHANGES: usize = 10_000;
 enum Change {
     /// Messages of the chat were stored or removed: index what it lacks, drop what is gone.
     Chat(ChatId),
+    /// A turn stored these messages: added as they are (the owner, when known, saves a read).
+    Stored {
+        chat_id: ChatId,
+        owner: Option<UserId>,
+        messages: Vec<index::IndexedMessage>,
+    },
     /// The chat was deleted: drop its messages from its owner's index.
     ChatDeleted { owner: UserId, chat_id: ChatId },
     /// The account was deleted: drop its index.
@@ -133,6 +140,8 @@ pub enum ChatSearchError {
 struct Shared {
     root: PathBuf,
     stemming: Stemming,
+    /// Between two catch-ups with the database (`[search] catch_up_interval_ms`).
+    catch_up_every: std::time::Duration,
     db: DatabaseConnection,
     open: DashMap<UserId, Arc<MessageIndex>>,
 }
@@ -174,10 +183,12 @@ impl ChatSearch {
         db: DatabaseConnection,
         data_dir: &std::path::Path,
         stemming: Stemming,
+        config: &crate::config::SearchConfig,
     ) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             root: data_dir.join("chat_search"),
             stemming,
+            catch_up_every: std::time::Duration::from_millis(config.catch_up_interval_ms.max(100)),
             db,
             open: DashMap::new(),
         });
@@ -196,6 +207,38 @@ impl ChatSearch {
     /// Messages of `chat_id` were stored or removed (a turn, an edit, a pruned branch).
     pub fn chat_changed(&self, chat_id: &ChatId) {
         self.tell(Change::Chat(chat_id.clone()));
+    }
+
+    /// A turn stored these messages in `chat_id` (of `owner`, when the writer knows it): they
+    /// are indexed as they are, without reading them back.
+    pub fn messages_stored(
+        &self,
+        chat_id: &ChatId,
+        owner: Option<&UserId>,
+        nodes: &[crate::chat::tree::MessageNode],
+    ) {
+        let messages: Vec<index::IndexedMessage> = nodes
+            .iter()
+            .filter(|node| matches!(node.role, MessageRole::User | MessageRole::Assistant))
+            .filter_map(|node| {
+                let text = node.content.as_ref().filter(|text| !text.trim().is_empty())?;
+                Some(index::IndexedMessage {
+                    id: node.id.clone(),
+                    chat_id: chat_id.clone(),
+                    role: node.role.clone(),
+                    text: text.clone(),
+                    created_at: node.created_at,
+                })
+            })
+            .collect();
+        if messages.is_empty() {
+            return;
+        }
+        self.tell(Change::Stored {
+            chat_id: chat_id.clone(),
+            owner: owner.cloned(),
+            messages,
+        });
     }
 
     /// `owner`'s chat `chat_id` was deleted.

@@ -65,6 +65,8 @@ impl Handler<BeginTurn> for ChatSession {
         let cancel_asks = self.may_have_asks;
         // One transaction: the message, the leaf, the run and the questions it cancels.
         let (run_id, user_id, options) = (msg.run_id, msg.user_id, msg.options);
+        // The run's user owns the chat: its messages go to that user's search index.
+        let owner = user_id.clone();
         let stored = async move {
             let (nodes, cancelled) = writer
                 .transact(move |txn| {
@@ -87,7 +89,7 @@ impl Handler<BeginTurn> for ChatSession {
                     })
                 })
                 .await?;
-            writer.messages_changed();
+            writer.messages_stored(Some(&owner), &nodes);
             Ok::<_, sea_orm::DbErr>((crate::chat::tree::count_tokens(nodes).await, cancelled))
         };
         AtomicResponse::new(Box::pin(stored.into_actor(self).map(
@@ -204,9 +206,7 @@ impl Handler<CompleteTurn> for ChatSession {
                         })
                     })
                     .await?;
-                if !nodes.is_empty() {
-                    writer.messages_changed();
-                }
+                writer.messages_stored(None, &nodes);
                 Ok::<_, sea_orm::DbErr>(crate::chat::tree::count_tokens(nodes).await)
             }
             .into_actor(self)

@@ -65,6 +65,7 @@ impl Launcher {
             db.clone(),
             &config.data_dir,
             config.documents.stemming.into(),
+            &config.search,
         )
         .context("cannot start the chat search indexer")?;
         sessions.index_messages_in(search);
