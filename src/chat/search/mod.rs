@@ -221,7 +221,10 @@ impl ChatSearch {
             .iter()
             .filter(|node| matches!(node.role, MessageRole::User | MessageRole::Assistant))
             .filter_map(|node| {
-                let text = node.content.as_ref().filter(|text| !text.trim().is_empty())?;
+                let text = node
+                    .content
+                    .as_ref()
+                    .filter(|text| !text.trim().is_empty())?;
                 Some(index::IndexedMessage {
                     id: node.id.clone(),
                     chat_id: chat_id.clone(),
