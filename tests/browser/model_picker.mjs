@@ -55,8 +55,9 @@ await scenario(async ({ page }) => {
   const choice = page.getByRole("combobox", { name: "Default model for new chats" });
   await choice.getByRole("option", { name: "beta", exact: true }).waitFor({ state: "attached" });
   await choice.selectOption({ label: "beta" });
-  await page.getByRole("button", { name: "Save default model" }).click();
-  await page.getByRole("status").filter({ hasText: "Saved: new chats start with beta." }).waitFor();
+  // One Save for the profile form, the default model included.
+  await page.getByRole("button", { name: "Save profile" }).click();
+  await page.getByRole("status").filter({ hasText: "New chats start with beta." }).waitFor();
   await page.reload();
   await until("the saved default to be chosen", async () =>
     (await page.getByRole("combobox", { name: "Default model for new chats" }).inputValue()) === "beta");

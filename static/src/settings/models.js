@@ -3,7 +3,6 @@
 // the same REST as the picker's "Make default for new chats" (`PUT /chat/api/models/default`).
 import { api } from "../api.js";
 import { h } from "../ui/dom.js";
-import { section } from "./section.js";
 
 /// The select's value for "the server's default" (`model: null`).
 const SERVER_DEFAULT = "";
@@ -16,14 +15,13 @@ export function modelOptions({ data, server_default: serverDefault }) {
   ];
 }
 
-export function defaultModelSection() {
+/// The default model's field, part of the profile form (one form, one Save): `save()` sends it
+/// when it changed since it was loaded, and answers the model new chats now start with (or
+/// `null` when nothing was sent).
+export function defaultModelField() {
   const select = h("select", { id: "default-model", "aria-describedby": "default-model-hint" });
-  const button = h("button", { type: "submit", class: "primary" }, "Save default model");
-  const status = h("p", { class: "muted", role: "status" });
-  const form = h("form", { class: "account-form" },
-    h("div", { class: "field" }, h("label", { for: "default-model" }, "Default model for new chats"), select,
-      h("span", { class: "muted", id: "default-model-hint" }, "An agent's own model still comes first; a chat's model can be changed in its header.")),
-    button, status);
+  const hint = h("span", { class: "muted", id: "default-model-hint" }, "An agent's own model still comes first; a chat's model can be changed in its header.");
+  let loaded = null;
 
   async function load() {
     try {
@@ -31,24 +29,22 @@ export function defaultModelSection() {
       select.replaceChildren(...modelOptions(answer).map((o) => h("option", { value: o.value }, o.label)));
       const mine = answer.default === answer.server_default ? SERVER_DEFAULT : answer.default;
       select.value = [...select.options].some((o) => o.value === mine) ? mine : SERVER_DEFAULT;
+      loaded = select.value;
     } catch (err) {
-      status.textContent = `Models could not be listed: ${err.message}`;
+      hint.textContent = `Models could not be listed: ${err.message}`;
     }
   }
 
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    button.disabled = true;
-    status.textContent = "Saving…";
-    try {
-      const saved = await api("PUT", "/chat/api/models/default", { model: select.value || null });
-      status.textContent = `Saved: new chats start with ${saved.default}.`;
-    } catch (err) {
-      status.textContent = `Not saved: ${err.message}`;
-    } finally {
-      button.disabled = false;
-    }
-  });
+  async function save() {
+    if (loaded === null || select.value === loaded) return null;
+    const saved = await api("PUT", "/chat/api/models/default", { model: select.value || null });
+    loaded = select.value;
+    return saved.default;
+  }
+
   load();
-  return { el: section("default-model-heading", "Default model", form) };
+  return {
+    el: h("div", { class: "field" }, h("label", { for: "default-model" }, "Default model for new chats"), select, hint),
+    save,
+  };
 }

@@ -11,12 +11,12 @@ import { menuButton } from "../ui/header.js";
 import { sessionsSection } from "./sessions.js";
 import { keysSection } from "./keys.js";
 import { transferSection } from "./transfer.js";
-import { defaultModelSection } from "./models.js";
+import { defaultModelField } from "./models.js";
 import { section } from "./section.js";
 
 export function accountView({ onMenu }) {
   const sessions = sessionsSection();
-  const parts = [profileSection(), defaultModelSection(), passwordSection({ onChanged: () => sessions.refresh() }), sessions, keysSection(), transferSection()];
+  const parts = [profileSection(), passwordSection({ onChanged: () => sessions.refresh() }), sessions, keysSection(), transferSection()];
   const el = h("main", { class: "account-page", "aria-labelledby": "account-heading" },
     h("header", { class: "chat-header" },
       menuButton(onMenu),
@@ -28,7 +28,8 @@ export function accountView({ onMenu }) {
 
 /// The profile is one form with one Save: the display name and the time zone a schedule made
 /// without one fires in (an IANA name; empty: UTC; the server checks the name, the list offers
-/// the browser's own zones), sent together in one PATCH.
+/// the browser's own zones), sent together in one PATCH, and the default model for new chats
+/// (`models.js`), sent when it changed.
 function profileSection() {
   const me = store.get().me ?? {};
   const name = h("input", { id: "display-name", maxlength: 100, autocomplete: "name", value: me.display_name ?? "", "aria-describedby": "display-name-hint" });
@@ -36,6 +37,7 @@ function profileSection() {
   const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const zone = h("input", { id: "time-zone", list: "time-zones", maxlength: 100, autocomplete: "off", placeholder: "UTC", "aria-describedby": "time-zone-hint" });
   const status = h("p", { class: "muted", role: "status" });
+  const model = defaultModelField();
   const form = h("form", { class: "account-form" },
     h("p", { class: "muted" }, "Signed in as ", h("strong", null, me.username ?? "")),
     h("div", { class: "field" }, h("label", { for: "display-name" }, "Display name"), name,
@@ -44,6 +46,7 @@ function profileSection() {
       h("datalist", { id: "time-zones" }, zones.map((z) => h("option", { value: z }))),
       h("span", { class: "muted", id: "time-zone-hint" },
         `Schedules you create without a time zone fire in this one; empty means UTC.${here ? ` This browser is in ${here}.` : ""}`)),
+    model.el,
     h("button", { type: "submit", class: "primary" }, "Save profile"), status);
   const showZone = (saved) => (zone.value = saved === "UTC" ? "" : saved ?? "");
   api("GET", "/auth/account").then((account) => showZone(account.time_zone)).catch(() => {});
@@ -55,7 +58,8 @@ function profileSection() {
       name.value = saved.display_name ?? "";
       showZone(saved.time_zone);
       store.set({ me: { ...store.get().me, display_name: saved.display_name } });
-      status.textContent = `Saved. Schedules default to ${saved.time_zone}.`;
+      const defaultModel = await model.save();
+      status.textContent = `Saved. Schedules default to ${saved.time_zone}.${defaultModel ? ` New chats start with ${defaultModel}.` : ""}`;
     } catch (err) {
       status.textContent = `Not saved: ${err.message}`;
     }
