@@ -228,7 +228,7 @@ impl ChatSearch {
                 Some(index::IndexedMessage {
                     id: node.id.clone(),
                     chat_id: chat_id.clone(),
-                    role: node.role.clone(),
+                    role: node.role,
                     text: text.clone(),
                     created_at: node.created_at,
                 })
