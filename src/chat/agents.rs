@@ -277,6 +277,8 @@ impl Agents {
         if let Some(agent) = self.one_with_knowledge_bases(default).await? {
             return Ok(agent);
         }
+        // Made now. What turns keep (`chat::turn_cache`) stays current: none of it can have
+        // been read without it.
         let now = Utc::now();
         let made = agents::ActiveModel {
             id: Set(Self::default_id(user)),
@@ -334,6 +336,8 @@ impl Agents {
     }
 
     pub async fn create(&self, user: &UserId, fields: AgentFields) -> Result<Agent, AgentError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         fields.check()?;
         let Some(name) = fields.name.as_deref().map(str::trim) else {
             return Err(invalid("name is required"));
@@ -385,6 +389,8 @@ impl Agents {
         id: &AgentId,
         fields: AgentFields,
     ) -> Result<Agent, AgentError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         fields.check()?;
         let row = agents::Entity::find_by_id(id.clone())
             .filter(agents::Column::UserId.eq(user))
@@ -430,6 +436,8 @@ impl Agents {
     /// Deletes an agent; its chats move to the user's default agent. The default agent itself
     /// cannot be deleted.
     pub async fn delete(&self, user: &UserId, id: &AgentId) -> Result<(), AgentError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let agent = self.get_owned(user, id).await?;
         if agent.is_default {
             return Err(AgentError::Conflict(

@@ -32,6 +32,7 @@ pub mod search;
 pub mod session;
 pub mod shares;
 pub mod tree;
+pub mod turn_cache;
 pub mod writer;
 
 pub use persistence::Chats;

@@ -105,6 +105,8 @@ impl Workspace {
     /// Step 2: path, type, size and `processing` in one transaction, with the tus upload's
     /// completion. `false` when the row was no longer `uploading` (committed already, deleted).
     async fn record_committed(&self, upload: &Upload, target: &str) -> Result<bool, DbErr> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let head = match target.strip_prefix(super::stored::OBJECT_PREFIX) {
             Some(key) => self
                 .inner
@@ -160,6 +162,8 @@ impl Workspace {
         upload_id: Option<&UploadId>,
         message: &str,
     ) -> Result<(), DbErr> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let txn = self.inner.db.begin().await?;
         documents::Entity::update_many()
             .col_expr(

@@ -32,6 +32,8 @@ impl Workspace {
     /// Marks an uploaded document `processing` and queues it.
     pub async fn submit(&self, document_id: &DocumentId, size: u64) -> Result<(), DbErr> {
         use sea_orm::sea_query::Expr;
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         documents::Entity::update_many()
             .col_expr(
                 documents::Column::Status,
@@ -111,6 +113,8 @@ impl Workspace {
 
     pub(super) async fn fail(&self, document_id: &DocumentId, message: &str) {
         use sea_orm::sea_query::Expr;
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let result = documents::Entity::update_many()
             .col_expr(
                 documents::Column::Status,
@@ -134,6 +138,8 @@ impl Workspace {
         document_id: &DocumentId,
         permit: tokio::sync::SemaphorePermit<'_>,
     ) -> Result<(), DocumentsError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let db = &self.inner.db;
         let Some(doc) = documents::Entity::find_by_id(document_id.clone())
             .one(db)
@@ -272,6 +278,8 @@ impl Workspace {
         extraction: &extract::Extraction,
         warning: Option<String>,
     ) -> Result<(), DbErr> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let txn = self.begin_for(&doc.chat_id).await?;
         document_chunks::Entity::delete_many()
             .filter(document_chunks::Column::DocumentId.eq(doc.id.clone()))

@@ -254,6 +254,8 @@ impl Workspace {
         storage_path: &std::path::Path,
         status: DocumentStatus,
     ) -> Result<documents::Model, CreateError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let limit = self.document_limit(chat_id).await?;
         if self.count(chat_id).await? >= limit.max() as u64 {
             return Err(CreateError::TooMany { limit });
@@ -309,6 +311,8 @@ impl Workspace {
         artifact_id: &ArtifactId,
     ) -> Result<bool, DocumentsError> {
         use sea_orm::sea_query::Expr;
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let db = &self.inner.db;
         let Some(doc) = documents::Entity::find()
             .filter(documents::Column::ChatId.eq(chat_id))

@@ -209,6 +209,8 @@ impl Workspace {
     /// Ends an unfinished upload: stops and waits out a PATCH writing it, then marks it
     /// terminated and deletes its document in one transaction, then removes its partial file.
     pub async fn terminate_upload(&self, upload_id: &UploadId) -> Result<Termination, DbErr> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let Some(_claim) = self
             .inner
             .upload_claims

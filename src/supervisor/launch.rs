@@ -26,10 +26,10 @@ mod plan;
 mod sql;
 pub(super) mod tools;
 
-pub(super) use agent::agent_of;
+pub(super) use agent::{agent_of, chat_for_turn, default_agent};
 pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use catalog::{CatalogTool, tool_catalog, unavailable_tools};
-use chat::{document_context, has_searchable, recent_documents, relevant_memories};
+use chat::{document_context, documents_for_turn, relevant_memories};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
 use plan::plan;
@@ -81,6 +81,9 @@ pub struct Launcher {
     pub fetcher: Arc<crate::tools::fetch::Fetcher>,
     /// The gate and connector of the remote MCP servers Responses requests name.
     pub remote_mcp: Arc<crate::tools::mcp::remote::RemoteMcp>,
+    /// What turns read before they begin, kept between them (a process alone on its
+    /// database).
+    pub turn_cache: crate::chat::turn_cache::TurnCache,
 }
 
 /// The research tools (those that report progress: docs/spec.md#research-events) this
@@ -329,8 +332,7 @@ pub(in crate::supervisor) async fn prepare(
         )
         .owned_by_admin(principal.is_admin()),
     );
-    let documents = recent_documents(launcher, &chat.id, fresh).await;
-    let searchable = has_searchable(launcher, &chat.id, &documents).await;
+    let (documents, searchable) = documents_for_turn(launcher, &chat, fresh).await;
     // Everything is checked before the turn begins: a refused request stores nothing.
     let plan = plan(
         launcher,
@@ -443,10 +445,7 @@ pub(in crate::supervisor) async fn launch_chat_turn(
     turn: Turn,
     options: RunOptions,
 ) -> AppResult<Arc<RunLog>> {
-    let chat = launcher
-        .chats
-        .get_owned(principal.user_id(), chat_id)
-        .await?;
+    let chat = chat_for_turn(launcher, principal.user_id(), chat_id).await?;
     let message = match &turn {
         Turn::Send {
             content, images, ..

@@ -75,6 +75,8 @@ impl Launcher {
     }
 
     async fn forget(&self, chat_id: &ChatId) -> Result<(), DbErr> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         // Its containers' ids before the row takes their rows with it.
         let containers = self.containers.ids_of_chat(chat_id).await?;
         let search = self.sessions.search();
@@ -84,6 +86,7 @@ impl Launcher {
         };
         // The row first: if the database fails, nothing else is let go.
         self.chats.delete_row(chat_id).await?;
+        self.turn_cache.forget(chat_id);
         if let (Some(search), Some(owner)) = (search, owner) {
             search.chat_deleted(&owner, chat_id);
         }

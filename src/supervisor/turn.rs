@@ -16,7 +16,10 @@ use serde_json::Value;
 
 use super::automations::launch_workflow_turn;
 use super::launch::images::{PendingMessage, store_turn};
-use super::launch::{Launcher, RunOptions, begin, launch_chat_turn, launch_ephemeral, prepare};
+use super::launch::{
+    Launcher, RunOptions, begin, chat_for_turn, default_agent, launch_chat_turn, launch_ephemeral,
+    prepare,
+};
 use super::resume::{ToolResult, launch_resume, launch_tool_results};
 use crate::auth::Principal;
 use crate::chat::automations::WorkflowView;
@@ -269,9 +272,13 @@ impl Launcher {
             };
             super::launch::check_message_length(&self.config, role, &message.text)?;
         }
+        // What this turn reads, it reads at this generation (`chat::turn_cache`).
+        let at = crate::chat::turn_cache::generation();
+        // The agent a new chat starts with, when read here (not given by the request).
+        let mut new_agent = None;
         let (chat, fresh) = match chat {
             ChatSlot::Existing(chat_id) => {
-                let chat = self.chats.get_owned(principal.user_id(), &chat_id).await?;
+                let chat = chat_for_turn(self, principal.user_id(), &chat_id).await?;
                 // Owned here before anything is stored (a request forwarded to the owner
                 // stores once).
                 self.sessions.claim(&chat.id).await?;
@@ -285,6 +292,14 @@ impl Launcher {
                     .as_ref()
                     .map(|t| t.model.clone())
                     .filter(|m| !m.is_empty());
+                let agent = match options.agent.take() {
+                    Some(agent) => agent,
+                    None => {
+                        let agent = default_agent(self, principal.user_id()).await?;
+                        new_agent = Some(agent.clone());
+                        agent
+                    }
+                };
                 let (draft, agent) = self
                     .chats
                     .draft_for(
@@ -292,7 +307,7 @@ impl Launcher {
                         title,
                         ephemeral,
                         None,
-                        options.agent.take(),
+                        Some(agent),
                         requested,
                     )
                     .await?;
@@ -311,7 +326,17 @@ impl Launcher {
         .await?;
         // Planned: from here on the turn is written.
         if fresh {
-            self.insert_chat(chat).await?;
+            // What the chat's next turn reads is what was just written: the chat, its agent
+            // and no documents (nobody knows its id yet), unless something kept changed since
+            // this turn began reading.
+            let chat_id = chat.id.clone();
+            self.insert_chat(chat.clone()).await?;
+            self.turn_cache.keep_chat(at, chat);
+            if let Some(agent) = new_agent {
+                self.turn_cache.keep_agent(at, &chat_id, agent);
+            }
+            self.turn_cache
+                .keep_documents(at, &chat_id, Vec::new(), false);
         }
         let chat_id = prepared.chat_id().clone();
         let begun = async {

@@ -81,5 +81,6 @@ mod statements;
 mod subprocess;
 mod test_tools;
 mod tool_schemas;
+mod turn_cache;
 mod tus_races;
 mod workflows;

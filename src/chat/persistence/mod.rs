@@ -285,6 +285,8 @@ impl Chats {
         id: &ChatId,
         placement: Placement,
     ) -> Result<chats::Model, ChatStoreError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let chat = self.get_owned(owner, id).await?;
         let now = Utc::now();
         let pinned_at = match placement.pinned {
@@ -313,6 +315,8 @@ impl Chats {
         title: Option<String>,
         context_strategy: Option<ContextStrategy>,
     ) -> Result<chats::Model, ChatStoreError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let chat = self.get_owned(owner, id).await?;
         let mut active: chats::ActiveModel = chat.into();
         if let Some(title) = title {
@@ -332,6 +336,8 @@ impl Chats {
         id: &ChatId,
         agent: entities::ids::AgentId,
     ) -> Result<chats::Model, ChatStoreError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let chat = self.get_owned(owner, id).await?;
         let mut active: chats::ActiveModel = chat.into();
         active.agent_id = Set(Some(agent));
@@ -345,6 +351,8 @@ impl Chats {
         id: &ChatId,
         model: String,
     ) -> Result<chats::Model, ChatStoreError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let chat = self.get_owned(owner, id).await?;
         let mut active: chats::ActiveModel = chat.into();
         active.model = Set(Some(model));
@@ -354,6 +362,8 @@ impl Chats {
     /// Keeps a chat made by a `/v1` request (someone opened it in the UI): it joins the chat
     /// list and is no longer swept.
     pub async fn keep(&self, chat: chats::Model) -> Result<chats::Model, DbErr> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         if !chat.ephemeral {
             return Ok(chat);
         }

@@ -36,6 +36,8 @@ impl Chats {
         name: Option<String>,
         metadata: Option<Value>,
     ) -> Result<chats::Model, ChatStoreError> {
+        // What turns keep of it is stale once this returns (`chat::turn_cache`).
+        let _changed = crate::chat::turn_cache::Changed;
         let chat = self.get_owned(owner, id).await?;
         let mut active: chats::ActiveModel = chat.into();
         if let Some(name) = name {

@@ -34,8 +34,13 @@ use super::{Change, Shared};
 /// writes its question and answer a few hundred milliseconds apart at best, and a search
 /// should not lag by more than this.
 const BATCH_WINDOW: Duration = Duration::from_millis(50);
+/// The least time from one batch's start to the next's while changes keep coming: each commit
+/// opens a writer, makes a segment and merges it, so a busy server (hundreds of turns a
+/// second) commits a few times a second, not twenty. The first change after a quiet spell is
+/// still indexed `BATCH_WINDOW` after it.
+const BUSY_GAP: Duration = Duration::from_millis(500);
 /// Changes one batch takes at most.
-const MAX_BATCH: usize = 1_000;
+const MAX_BATCH: usize = 10_000;
 /// Chats whose owner the indexer remembers (a chat's owner never changes), so a turn's
 /// messages are indexed without a read; past it the memory starts again.
 const MAX_KNOWN_OWNERS: usize = 100_000;
@@ -117,6 +122,7 @@ pub(super) fn start(shared: Arc<Shared>, queue: mpsc::Receiver<Change>) -> std::
 async fn run(mut indexer: Indexer, mut queue: mpsc::Receiver<Change>, turn: u64) {
     let mut catch_up = tokio::time::interval(indexer.shared.catch_up_every);
     catch_up.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_batch: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             change = queue.recv() => {
@@ -124,7 +130,10 @@ async fn run(mut indexer: Indexer, mut queue: mpsc::Receiver<Change>, turn: u64)
                 if !serves(&indexer.shared.root, turn) {
                     return;
                 }
-                tokio::time::sleep(BATCH_WINDOW).await;
+                let now = tokio::time::Instant::now();
+                let paced = last_batch.map_or(now, |at| at + BUSY_GAP);
+                tokio::time::sleep_until(paced.max(now + BATCH_WINDOW)).await;
+                last_batch = Some(tokio::time::Instant::now());
                 let mut batch = vec![first];
                 while batch.len() < MAX_BATCH {
                     match queue.try_recv() {

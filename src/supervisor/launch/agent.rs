@@ -3,6 +3,7 @@
 //! chat's agent.
 
 use super::Launcher;
+use crate::chat::turn_cache;
 use crate::error::{AppError, AppResult};
 use crate::tools::registry;
 
@@ -74,15 +75,59 @@ pub fn check_enabled_tools(launcher: &Launcher, named: &[String]) -> AppResult<(
     })
 }
 
-/// The chat's agent (its owner's default when it has none, or its agent is gone).
+/// The chat's agent (its owner's default when it has none, or its agent is gone): kept from
+/// the chat's last turn while nothing kept changed (`chat::turn_cache`).
 pub(in crate::supervisor) async fn agent_of(
     launcher: &Launcher,
     chat: &entities::chats::Model,
 ) -> AppResult<crate::chat::agents::Agent> {
-    if let Some(id) = &chat.agent_id
-        && let Ok(agent) = launcher.agents.get_owned(&chat.user_id, id).await
+    let cache = &launcher.turn_cache;
+    if let Some(agent) = cache
+        .chat(&chat.user_id, &chat.id)
+        .and_then(|entry| entry.agent)
     {
         return Ok(agent);
     }
-    Ok(launcher.agents.default_for(&chat.user_id).await?)
+    let at = turn_cache::generation();
+    let agent = match &chat.agent_id {
+        Some(id) => match launcher.agents.get_owned(&chat.user_id, id).await {
+            Ok(agent) => agent,
+            Err(_) => default_agent(launcher, &chat.user_id).await?,
+        },
+        None => default_agent(launcher, &chat.user_id).await?,
+    };
+    cache.keep_agent(at, &chat.id, agent.clone());
+    Ok(agent)
+}
+
+/// `user`'s default agent (made on first need), kept while nothing kept changed.
+pub(in crate::supervisor) async fn default_agent(
+    launcher: &Launcher,
+    user: &entities::ids::UserId,
+) -> AppResult<crate::chat::agents::Agent> {
+    let cache = &launcher.turn_cache;
+    if let Some(agent) = cache.default_agent(user) {
+        return Ok(agent);
+    }
+    let at = turn_cache::generation();
+    let agent = launcher.agents.default_for(user).await?;
+    cache.keep_default_agent(at, user, agent.clone());
+    Ok(agent)
+}
+
+/// `owner`'s chat `chat_id` as a turn reads it (its owner, agent, model and context
+/// strategy): kept from its last turn while nothing kept changed.
+pub(in crate::supervisor) async fn chat_for_turn(
+    launcher: &Launcher,
+    owner: &entities::ids::UserId,
+    chat_id: &entities::ids::ChatId,
+) -> AppResult<entities::chats::Model> {
+    let cache = &launcher.turn_cache;
+    if let Some(entry) = cache.chat(owner, chat_id) {
+        return Ok(entry.chat);
+    }
+    let at = turn_cache::generation();
+    let chat = launcher.chats.get_owned(owner, chat_id).await?;
+    cache.keep_chat(at, chat.clone());
+    Ok(chat)
 }

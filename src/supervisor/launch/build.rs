@@ -152,7 +152,13 @@ impl Launcher {
             fetcher.clone(),
             Duration::from_secs(config.agent.tool_timeout_secs.clamp(1, 30)),
         ));
+        // With several processes on the database, another may change what a turn reads.
+        let turn_cache = match sessions.cluster() {
+            Some(_) => crate::chat::turn_cache::TurnCache::disabled(),
+            None => crate::chat::turn_cache::TurnCache::new(),
+        };
         Ok(Launcher {
+            turn_cache,
             remote_mcp,
             attachments,
             agents: crate::chat::agents::Agents::new(db.clone())

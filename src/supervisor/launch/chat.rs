@@ -13,47 +13,45 @@ use crate::agent::prompt;
 pub const MAX_LISTED_FILES: u64 = 50;
 
 /// The chat's most recent documents, at most `MAX_LISTED_FILES` + 1 (so that the listing
-/// knows there are more), read once per turn: they are listed to the model and tell whether
-/// the chat has searchable ones. A chat just made has none, and is not asked.
-pub(super) async fn recent_documents(
+/// knows there are more), and whether it has searchable ones: one of those is, or (only when
+/// there are more) the database finds one among the older ones. Read once per turn, and kept
+/// from the chat's last turn while nothing kept changed (`chat::turn_cache`; a document
+/// written makes them stale). A chat just made has none, and is not asked. A failed read
+/// means none (and is not kept).
+pub(super) async fn documents_for_turn(
     launcher: &Launcher,
-    chat_id: &ChatId,
+    chat: &entities::chats::Model,
     fresh: bool,
-) -> Vec<entities::documents::Model> {
+) -> (Vec<entities::documents::Model>, bool) {
     if fresh {
-        return Vec::new();
+        return (Vec::new(), false);
     }
-    match launcher
-        .workspace
-        .list_recent(chat_id, MAX_LISTED_FILES + 1)
-        .await
+    let cache = &launcher.turn_cache;
+    if let Some(kept) = cache
+        .chat(&chat.user_id, &chat.id)
+        .and_then(|entry| entry.documents)
     {
-        Ok(rows) => rows,
-        Err(err) => {
-            tracing::warn!(%err, "could not list the chat's documents");
-            Vec::new()
+        return kept;
+    }
+    let at = crate::chat::turn_cache::generation();
+    let read = async {
+        let recent = launcher
+            .workspace
+            .list_recent(&chat.id, MAX_LISTED_FILES + 1)
+            .await?;
+        let searchable = recent.iter().any(|document| document.searchable)
+            || (recent.len() as u64 > MAX_LISTED_FILES
+                && launcher.workspace.has_searchable(&chat.id).await?);
+        Ok::<_, sea_orm::DbErr>((recent, searchable))
+    };
+    match read.await {
+        Ok((recent, searchable)) => {
+            cache.keep_documents(at, &chat.id, recent.clone(), searchable);
+            (recent, searchable)
         }
-    }
-}
-
-/// Whether the chat has a searchable document: one of `recent` is, or (only when there are
-/// more than those) the database finds one among the older ones.
-pub(super) async fn has_searchable(
-    launcher: &Launcher,
-    chat_id: &ChatId,
-    recent: &[entities::documents::Model],
-) -> bool {
-    if recent.iter().any(|document| document.searchable) {
-        return true;
-    }
-    if (recent.len() as u64) <= MAX_LISTED_FILES {
-        return false;
-    }
-    match launcher.workspace.has_searchable(chat_id).await {
-        Ok(searchable) => searchable,
         Err(err) => {
-            tracing::warn!(%err, "could not tell whether the chat has searchable documents");
-            false
+            tracing::warn!(%err, "could not read the chat's documents");
+            (Vec::new(), false)
         }
     }
 }

@@ -82,6 +82,7 @@ async fn fixture() -> Fixture {
         metrics.clone(),
     );
     let launcher = Launcher {
+        turn_cache: crate::chat::turn_cache::TurnCache::new(),
         remote_mcp,
         llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
         workspace,
