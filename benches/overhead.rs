@@ -36,7 +36,9 @@
 //! - `BENCH_SECONDS`: measured seconds per scenario and rate (default 5);
 //! - `BENCH_WARMUP_SECONDS`: discarded seconds sent first at the same rate (default 0.5);
 //! - `BENCH_WORKERS`: Colloquy's HTTP workers (default 2);
-//! - `BENCH_DB_CONNECTIONS`: Colloquy's `database.max_connections` (default: its default).
+//! - `BENCH_DB_CONNECTIONS`: Colloquy's `database.max_connections` (default: its default);
+//! - `BENCH_POSTGRES_URL`: a PostgreSQL that may create databases; Colloquy then stores on a
+//!   database of its own there (made for the run, dropped after it) instead of SQLite.
 //!
 //! Everything shares the machine's cores (client, upstream and Colloquy), so the numbers are a
 //! bound on what one host sees, not on what Colloquy alone costs; the core count is printed.
@@ -161,11 +163,19 @@ async fn serve(
     config.llm.model = MODEL.into();
     config.auth.bootstrap_api_key = Some(SecretString::from(API_KEY));
     config.log.filter = "error".into();
+    let postgres = match std::env::var("BENCH_POSTGRES_URL") {
+        Ok(admin_url) => {
+            let database = BenchDatabase::create(&admin_url).await;
+            config.database.url = Some(database.url.clone());
+            Some(database)
+        }
+        Err(_) => None,
+    };
     if let Some(connections) = std::env::var("BENCH_DB_CONNECTIONS")
         .ok()
         .and_then(|text| text.parse().ok())
     {
-        config.database.max_connections = connections;
+        config.database.max_connections = Some(connections);
     }
     colloquy::telemetry::init(&config.log);
     let app = Application::build(config).await.expect("Colloquy starts");
@@ -178,7 +188,50 @@ async fn serve(
     let _ = stop.await;
     colloquy_handle.stop(false).await;
     upstream_handle.stop(false).await;
+    if let Some(database) = postgres {
+        database.drop().await;
+    }
     drop(data_dir);
+}
+
+/// A PostgreSQL database made for the run.
+struct BenchDatabase {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl BenchDatabase {
+    async fn create(admin_url: &str) -> Self {
+        use sea_orm::ConnectionTrait;
+        let admin = sea_orm::Database::connect(admin_url)
+            .await
+            .expect("BENCH_POSTGRES_URL connects");
+        let name = format!("colloquy_overhead_{}", uuid::Uuid::new_v4().simple());
+        admin
+            .execute_unprepared(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("a database of the bench's own");
+        let mut url = url::Url::parse(admin_url).expect("a PostgreSQL URL");
+        url.set_path(&name);
+        Self {
+            admin_url: admin_url.to_string(),
+            name,
+            url: url.to_string(),
+        }
+    }
+
+    async fn drop(self) {
+        use sea_orm::ConnectionTrait;
+        if let Ok(admin) = sea_orm::Database::connect(&self.admin_url).await {
+            let _ = admin
+                .execute_unprepared(&format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.name
+                ))
+                .await;
+        }
+    }
 }
 
 /// The fake upstream's canned answers, encoded once.
@@ -356,9 +409,15 @@ async fn run(settings: &Settings, addresses: &Addresses) {
     );
     println!("# Colloquy overhead on /v1/chat/completions");
     println!();
+    let database = if std::env::var("BENCH_POSTGRES_URL").is_ok() {
+        "PostgreSQL (BENCH_POSTGRES_URL)"
+    } else {
+        "SQLite"
+    };
     println!(
         "cores: {cores}; load average before the run: {load}; Colloquy workers: {}; \
-         {} s measured per row after {} s warm-up; open-loop load; latencies in ms",
+         database: {database}; {} s measured per row after {} s warm-up; open-loop load; \
+         latencies in ms",
         settings.workers, settings.seconds, settings.warmup_seconds
     );
     println!();

@@ -26,9 +26,10 @@ pub async fn connect(config: &Config) -> Result<DatabaseConnection, DbErr> {
         })?;
     }
     let busy_timeout = Duration::from_millis(config.database.busy_timeout_ms);
+    let pool_size = config.database.pool_size(url.starts_with("postgres"));
     let mut options = ConnectOptions::new(url);
     options
-        .max_connections(config.database.max_connections)
+        .max_connections(pool_size)
         .min_connections(1)
         .acquire_timeout(Duration::from_secs(10))
         .sqlx_logging(false)

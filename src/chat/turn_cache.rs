@@ -78,7 +78,7 @@ pub struct TurnCache {
 
 impl TurnCache {
     /// A cache that keeps entries (a process alone on its database).
-    pub fn new() -> Self {
+    pub fn enabled() -> Self {
         Self {
             entries: Some(Arc::default()),
         }
@@ -218,8 +218,8 @@ mod tests {
     fn chat(id: &str, owner: &str) -> entities::chats::Model {
         let now = chrono::Utc::now();
         entities::chats::Model {
-            id: ChatId::from_string(id.into()),
-            user_id: UserId::from_string(owner.into()),
+            id: ChatId::from_string(id),
+            user_id: UserId::from_string(owner),
             agent_id: None,
             title: "t".into(),
             active_leaf_id: None,
@@ -240,9 +240,9 @@ mod tests {
 
     #[test]
     fn a_kept_chat_is_served_to_its_owner_until_anything_kept_changes() {
-        let cache = TurnCache::new();
-        let owner = UserId::from_string("usr_a".into());
-        let id = ChatId::from_string("chat_kept".into());
+        let cache = TurnCache::enabled();
+        let owner = UserId::from_string("usr_a");
+        let id = ChatId::from_string("chat_kept");
         // Other tests of this process write too: tried until no write came between.
         let mut served = false;
         for _ in 0..1_000 {
@@ -255,26 +255,22 @@ mod tests {
         }
         assert!(served, "kept at the current generation, yet not served");
         // Not to anyone else.
-        assert!(
-            cache
-                .chat(&UserId::from_string("usr_b".into()), &id)
-                .is_none()
-        );
+        assert!(cache.chat(&UserId::from_string("usr_b"), &id).is_none());
         drop(Changed);
         assert!(cache.chat(&owner, &id).is_none(), "a write made it stale");
     }
 
     #[test]
     fn what_was_read_before_a_write_is_not_kept() {
-        let cache = TurnCache::new();
-        let owner = UserId::from_string("usr_a".into());
+        let cache = TurnCache::enabled();
+        let owner = UserId::from_string("usr_a");
         let before = generation();
         // A write lands between the read of the generation and the keeping.
         drop(Changed);
         cache.keep_chat(before, chat("chat_raced", "usr_a"));
         assert!(
             cache
-                .chat(&owner, &ChatId::from_string("chat_raced".into()))
+                .chat(&owner, &ChatId::from_string("chat_raced"))
                 .is_none()
         );
     }
@@ -286,8 +282,8 @@ mod tests {
         assert!(
             cache
                 .chat(
-                    &UserId::from_string("usr_a".into()),
-                    &ChatId::from_string("chat_off".into())
+                    &UserId::from_string("usr_a"),
+                    &ChatId::from_string("chat_off")
                 )
                 .is_none()
         );

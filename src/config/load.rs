@@ -157,7 +157,7 @@ impl Config {
         if self.http.max_in_flight == 0 {
             return invalid("http.max_in_flight must be at least 1");
         }
-        if self.database.max_connections == 0 {
+        if self.database.max_connections == Some(0) {
             return invalid("database.max_connections must be at least 1");
         }
         if url::Url::parse(&self.llm.base_url).is_err() {

@@ -39,8 +39,10 @@ impl Default for LogConfig {
 pub struct DatabaseConfig {
     /// `sqlite://...` or `postgres://...`; `None` means `colloquy.db` in the data directory.
     pub url: Option<String>,
-    /// Pool size. SQLite in WAL mode lets these readers run beside the one writer.
-    pub max_connections: u32,
+    /// Pool size; unset: `SQLITE_POOL` on SQLite (in WAL mode these readers run beside the one
+    /// writer) and `POSTGRES_POOL` on PostgreSQL, where every connection is a writer and a
+    /// turn's transactions hold one each.
+    pub max_connections: Option<u32>,
     /// How long a SQLite writer waits for the lock before failing, in milliseconds.
     pub busy_timeout_ms: u64,
 }
@@ -49,9 +51,26 @@ impl Default for DatabaseConfig {
     fn default() -> Self {
         Self {
             url: None,
-            max_connections: 8,
+            max_connections: None,
             busy_timeout_ms: 5_000,
         }
+    }
+}
+
+impl DatabaseConfig {
+    /// The pool's size when `max_connections` is unset, on SQLite.
+    pub const SQLITE_POOL: u32 = 8;
+    /// The pool's size when `max_connections` is unset, on PostgreSQL: room for the turns of
+    /// many chats at once, and a few processes within PostgreSQL's default 100 connections.
+    pub const POSTGRES_POOL: u32 = 16;
+
+    /// The pool's size on SQLite, or on PostgreSQL (`postgres`).
+    pub fn pool_size(&self, postgres: bool) -> u32 {
+        self.max_connections.unwrap_or(if postgres {
+            Self::POSTGRES_POOL
+        } else {
+            Self::SQLITE_POOL
+        })
     }
 }
 

@@ -290,11 +290,19 @@ pub(in crate::supervisor) struct Prepared {
     searchable: bool,
     context_strategy: ContextStrategy,
     history_budget: Option<u64>,
+    /// A new chat the turn's first transaction stores (`store_chat_with_turn`).
+    store_chat: Option<entities::chats::Model>,
 }
 
 impl Prepared {
     pub(in crate::supervisor) fn chat_id(&self) -> &ChatId {
         &self.chat.id
+    }
+
+    /// Has the turn's first transaction store `chat` (a new chat, not stored yet) before its
+    /// message: one commit for both.
+    pub(in crate::supervisor) fn store_chat_with_turn(&mut self, chat: entities::chats::Model) {
+        self.store_chat = Some(chat);
     }
 }
 
@@ -361,6 +369,7 @@ pub(in crate::supervisor) async fn prepare(
         searchable,
         context_strategy,
         history_budget,
+        store_chat: None,
     })
 }
 
@@ -383,6 +392,7 @@ pub(in crate::supervisor) async fn begin(
         searchable,
         context_strategy,
         history_budget,
+        store_chat,
     } = prepared;
     slot.bind(session.clone());
     let started = session
@@ -395,6 +405,7 @@ pub(in crate::supervisor) async fn begin(
                 .as_ref()
                 .and_then(|w| serde_json::to_value(w).ok()),
             history_budget,
+            new_chat: store_chat,
         })
         .await??;
     log.push(crate::run::events::RunEvent::Started {

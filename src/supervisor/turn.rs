@@ -315,7 +315,7 @@ impl Launcher {
                 (draft, true)
             }
         };
-        let prepared = prepare(
+        let mut prepared = prepare(
             self,
             principal,
             chat.clone(),
@@ -324,19 +324,17 @@ impl Launcher {
             options,
         )
         .await?;
-        // Planned: from here on the turn is written.
-        if fresh {
-            // What the chat's next turn reads is what was just written: the chat, its agent
-            // and no documents (nobody knows its id yet), unless something kept changed since
-            // this turn began reading.
-            let chat_id = chat.id.clone();
+        // Planned: from here on the turn is written. A new chat whose turn brings only text is
+        // stored by the turn's own transaction, on SQLite (one commit, not two; with several
+        // processes its lease is taken first, which needs its row).
+        let with_turn = fresh
+            && history.is_empty()
+            && last.images.is_empty()
+            && self.sessions.group_commit().is_some();
+        if with_turn {
+            prepared.store_chat_with_turn(chat.clone());
+        } else if fresh {
             self.insert_chat(chat.clone()).await?;
-            self.turn_cache.keep_chat(at, chat);
-            if let Some(agent) = new_agent {
-                self.turn_cache.keep_agent(at, &chat_id, agent);
-            }
-            self.turn_cache
-                .keep_documents(at, &chat_id, Vec::new(), false);
         }
         let chat_id = prepared.chat_id().clone();
         let begun = async {
@@ -362,12 +360,30 @@ impl Launcher {
         }
         .await;
         match begun {
-            Ok(log) => Ok(Started {
-                log,
-                chat_id: Some(chat_id),
-            }),
-            Err(err) => {
+            Ok(log) => {
                 if fresh {
+                    // What the chat's next turn reads is what was just written: the chat, its
+                    // agent and no documents (nobody knew its id), unless something kept
+                    // changed since this turn began reading.
+                    self.turn_cache.keep_chat(at, chat);
+                    if let Some(agent) = new_agent {
+                        self.turn_cache.keep_agent(at, &chat_id, agent);
+                    }
+                    self.turn_cache
+                        .keep_documents(at, &chat_id, Vec::new(), false);
+                }
+                Ok(Started {
+                    log,
+                    chat_id: Some(chat_id),
+                })
+            }
+            Err(err) => {
+                if with_turn {
+                    // Its row went with the turn's transaction; its session goes too.
+                    if let Err(err) = self.forget_any_chat(&chat_id).await {
+                        tracing::warn!(%chat_id, %err, "could not let go of the chat of a turn that failed");
+                    }
+                } else if fresh {
                     self.discard(principal, &chat_id).await;
                 }
                 Err(err)

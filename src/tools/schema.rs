@@ -16,8 +16,30 @@ use super::ToolError;
 
 /// The parameters schema of argument type `T`, in the shape OpenAI-compatible servers accept:
 /// subschemas inline, no `$schema` or title, optional properties typed as their value (not
-/// `[type, "null"]`) and without the width formats schemars gives Rust integers.
-pub fn parameters_for<T: JsonSchema>() -> Value {
+/// `[type, "null"]`) and without the width formats schemars gives Rust integers. Derived once
+/// per type: every run builds its tools' definitions, and deriving is most of their cost.
+pub fn parameters_for<T: JsonSchema + 'static>() -> Value {
+    static DERIVED: LazyLock<Mutex<HashMap<std::any::TypeId, Value>>> =
+        LazyLock::new(Mutex::default);
+    let key = std::any::TypeId::of::<T>();
+    let known = DERIVED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+        .cloned();
+    if let Some(parameters) = known {
+        return parameters;
+    }
+    let parameters = derive_parameters::<T>();
+    DERIVED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(key, parameters.clone());
+    parameters
+}
+
+/// `parameters_for`, derived afresh.
+fn derive_parameters<T: JsonSchema>() -> Value {
     let settings = SchemaSettings::draft2020_12().with(|settings| {
         settings.inline_subschemas = true;
         settings.meta_schema = None;

@@ -103,7 +103,7 @@ pub trait TypedTool: Send + Sync + 'static {
 /// The definition of a tool taking `A`, its derived parameters passed through `parameters`:
 /// what the blanket `Tool::definition` sends, for `describe` functions that list a tool without
 /// an instance.
-pub fn definition<A: JsonSchema>(
+pub fn definition<A: JsonSchema + 'static>(
     name: &str,
     description: &str,
     parameters: impl FnOnce(Value) -> Value,

@@ -60,6 +60,9 @@ pub struct BeginTurn {
     /// chat's turn then costs what the window holds, not what the chat holds. `None`: the
     /// whole path.
     pub history_budget: Option<u64>,
+    /// The chat itself, when it is new and not stored yet: stored first, in the turn's
+    /// transaction.
+    pub new_chat: Option<entities::chats::Model>,
 }
 
 /// Ends a turn: stores the assistant's answer (if any) and the run's outcome.

@@ -77,6 +77,7 @@ async fn begin(
             user_id: fixture.user.clone(),
             options: None,
             history_budget: None,
+            new_chat: None,
         })
         .await
         .unwrap()?;

@@ -65,12 +65,16 @@ impl Handler<BeginTurn> for ChatSession {
         let cancel_asks = self.may_have_asks;
         // One transaction: the message, the leaf, the run and the questions it cancels.
         let (run_id, user_id, options) = (msg.run_id, msg.user_id, msg.options);
+        let new_chat = msg.new_chat;
         // The run's user owns the chat: its messages go to that user's search index.
         let owner = user_id.clone();
         let stored = async move {
             let (nodes, cancelled) = writer
                 .transact(move |txn| {
                     Box::pin(async move {
+                        if let Some(chat) = new_chat {
+                            crate::chat::Chats::insert_on(txn, chat).await?;
+                        }
                         let cancelled = persistence::begin_turn(
                             txn,
                             &nodes,

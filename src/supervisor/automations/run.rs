@@ -138,6 +138,7 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
             user_id: principal.user_id().clone(),
             options: None,
             history_budget: None,
+            new_chat: None,
         })
         .await??;
     log.push(RunEvent::Started {

@@ -155,7 +155,7 @@ impl Launcher {
         // With several processes on the database, another may change what a turn reads.
         let turn_cache = match sessions.cluster() {
             Some(_) => crate::chat::turn_cache::TurnCache::disabled(),
-            None => crate::chat::turn_cache::TurnCache::new(),
+            None => crate::chat::turn_cache::TurnCache::enabled(),
         };
         Ok(Launcher {
             turn_cache,

@@ -82,7 +82,7 @@ async fn fixture() -> Fixture {
         metrics.clone(),
     );
     let launcher = Launcher {
-        turn_cache: crate::chat::turn_cache::TurnCache::new(),
+        turn_cache: crate::chat::turn_cache::TurnCache::enabled(),
         remote_mcp,
         llm: crate::llm::LlmClient::new(&config.llm).unwrap(),
         workspace,
