@@ -4,10 +4,7 @@
 use chrono::Utc;
 use entities::chats;
 use entities::ids::{ChatId, MessageId};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    Set,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, Set};
 
 /// A rolling summary of the oldest messages of a chat's history (`agent::summary`): its text,
 /// how many of the left-out messages (those with text, oldest first) it covers, and a digest
@@ -116,7 +113,8 @@ pub async fn insert_nodes<C: sea_orm::ConnectionTrait>(
 ) -> Result<(), DbErr> {
     use entities::messages;
     for node in nodes {
-        messages::ActiveModel {
+        // Not read back (no `RETURNING`): the node is what was written.
+        let row = messages::ActiveModel {
             id: Set(node.id.clone()),
             chat_id: Set(chat_id.clone()),
             parent_id: Set(node.parent_id.clone()),
@@ -135,9 +133,10 @@ pub async fn insert_nodes<C: sea_orm::ConnectionTrait>(
             model: Set(node.model.clone()),
             seq: Set(node.seq),
             created_at: Set(node.created_at),
-        }
-        .insert(db)
-        .await?;
+        };
+        messages::Entity::insert(row)
+            .exec_without_returning(db)
+            .await?;
         if node.role == entities::messages::MessageRole::User
             && let Some(parts) = &node.parts
         {

@@ -211,27 +211,30 @@ impl Chats {
         db: &impl sea_orm::ConnectionTrait,
         draft: chats::Model,
     ) -> Result<chats::Model, DbErr> {
-        chats::ActiveModel {
-            id: Set(draft.id),
-            user_id: Set(draft.user_id),
-            agent_id: Set(draft.agent_id),
-            title: Set(draft.title),
-            active_leaf_id: Set(draft.active_leaf_id),
+        // Every column is the draft's: it is what was stored, not read back (no `RETURNING`).
+        let row = chats::ActiveModel {
+            id: Set(draft.id.clone()),
+            user_id: Set(draft.user_id.clone()),
+            agent_id: Set(draft.agent_id.clone()),
+            title: Set(draft.title.clone()),
+            active_leaf_id: Set(draft.active_leaf_id.clone()),
             ephemeral: Set(draft.ephemeral),
-            embedder: Set(draft.embedder),
-            context_strategy: Set(draft.context_strategy),
-            history_summary: Set(draft.history_summary),
-            metadata: Set(draft.metadata),
+            embedder: Set(draft.embedder.clone()),
+            context_strategy: Set(draft.context_strategy.clone()),
+            history_summary: Set(draft.history_summary.clone()),
+            metadata: Set(draft.metadata.clone()),
             is_vector_store: Set(draft.is_vector_store),
-            model: Set(draft.model),
+            model: Set(draft.model.clone()),
             pinned_at: Set(draft.pinned_at),
             archived_at: Set(draft.archived_at),
-            folder_id: Set(draft.folder_id),
+            folder_id: Set(draft.folder_id.clone()),
             created_at: Set(draft.created_at),
             updated_at: Set(draft.updated_at),
-        }
-        .insert(db)
-        .await
+        };
+        chats::Entity::insert(row)
+            .exec_without_returning(db)
+            .await?;
+        Ok(draft)
     }
 
     /// The chat if `owner` owns it; `NotFound` otherwise (also for someone else's chat).

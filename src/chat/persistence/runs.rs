@@ -5,10 +5,7 @@
 use chrono::Utc;
 use entities::ids::{ChatId, MessageId, RunId, UserId};
 use entities::runs::RunStatus;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    QuerySelect, Set,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, Set};
 
 use super::messages::{insert_nodes, set_active_leaf_in};
 
@@ -22,7 +19,8 @@ pub struct NewRun<'a> {
 }
 
 pub async fn insert_run<C: sea_orm::ConnectionTrait>(db: &C, run: NewRun<'_>) -> Result<(), DbErr> {
-    entities::runs::ActiveModel {
+    // Not read back (no `RETURNING`): nothing of it is needed.
+    let row = entities::runs::ActiveModel {
         id: Set(run.id.clone()),
         chat_id: Set(run.chat_id.clone()),
         user_id: Set(run.user_id.clone()),
@@ -40,9 +38,10 @@ pub async fn insert_run<C: sea_orm::ConnectionTrait>(db: &C, run: NewRun<'_>) ->
         draft: Set(None),
         tool_calls: Set(None),
         deep_think: Set(None),
-    }
-    .insert(db)
-    .await?;
+    };
+    entities::runs::Entity::insert(row)
+        .exec_without_returning(db)
+        .await?;
     Ok(())
 }
 
