@@ -97,13 +97,24 @@ impl TurnCache {
 
     /// `owner`'s chat `chat_id` as kept, if it still is current.
     pub fn chat(&self, owner: &UserId, chat_id: &ChatId) -> Option<ChatEntry> {
+        self.read(owner, chat_id, |entry| Some(entry.clone()))
+    }
+
+    /// What `pick` takes of `owner`'s kept chat `chat_id`, if it still is current (without
+    /// copying the rest of the entry).
+    pub fn read<R>(
+        &self,
+        owner: &UserId,
+        chat_id: &ChatId,
+        pick: impl FnOnce(&ChatEntry) -> Option<R>,
+    ) -> Option<R> {
         let now = generation();
         self.with(|entries| {
             entries
                 .chats
                 .get(chat_id)
                 .filter(|kept| kept.generation == now && &kept.value.chat.user_id == owner)
-                .map(|kept| kept.value.clone())
+                .and_then(|kept| pick(&kept.value))
         })
         .flatten()
     }
@@ -111,8 +122,8 @@ impl TurnCache {
     /// Keeps `chat` as read at `generation` (taken before it was read).
     pub fn keep_chat(&self, generation: u64, chat: entities::chats::Model) {
         self.update_chat(generation, chat.id.clone(), |entry| match entry {
-            Some(entry) if entry.chat.id == chat.id => entry.chat = chat,
-            entry => {
+            Some(entry) => entry.chat = chat,
+            None => {
                 *entry = Some(ChatEntry {
                     chat,
                     agent: None,

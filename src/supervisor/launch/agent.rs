@@ -82,10 +82,7 @@ pub(in crate::supervisor) async fn agent_of(
     chat: &entities::chats::Model,
 ) -> AppResult<crate::chat::agents::Agent> {
     let cache = &launcher.turn_cache;
-    if let Some(agent) = cache
-        .chat(&chat.user_id, &chat.id)
-        .and_then(|entry| entry.agent)
-    {
+    if let Some(agent) = cache.read(&chat.user_id, &chat.id, |entry| entry.agent.clone()) {
         return Ok(agent);
     }
     let at = turn_cache::generation();
@@ -123,8 +120,8 @@ pub(in crate::supervisor) async fn chat_for_turn(
     chat_id: &entities::ids::ChatId,
 ) -> AppResult<entities::chats::Model> {
     let cache = &launcher.turn_cache;
-    if let Some(entry) = cache.chat(owner, chat_id) {
-        return Ok(entry.chat);
+    if let Some(chat) = cache.read(owner, chat_id, |entry| Some(entry.chat.clone())) {
+        return Ok(chat);
     }
     let at = turn_cache::generation();
     let chat = launcher.chats.get_owned(owner, chat_id).await?;

@@ -27,10 +27,7 @@ pub(super) async fn documents_for_turn(
         return (Vec::new(), false);
     }
     let cache = &launcher.turn_cache;
-    if let Some(kept) = cache
-        .chat(&chat.user_id, &chat.id)
-        .and_then(|entry| entry.documents)
-    {
+    if let Some(kept) = cache.read(&chat.user_id, &chat.id, |entry| entry.documents.clone()) {
         return kept;
     }
     let at = crate::chat::turn_cache::generation();
