@@ -262,21 +262,52 @@ fn forget(pid: u32) {
 /// Kills every process whose command line names a profile under `folder` (a profiles folder
 /// whose server is gone): what an earlier run left, if Chromium outlived it. Only processes
 /// whose command line carries the folder are touched, never a pid that was merely reused.
-pub fn kill_leftovers(folder: &Path) {
+/// Says whether none is left running there (waiting briefly for the killed ones to go): a
+/// folder is removed only then, and otherwise swept again at the next start.
+pub fn kill_leftovers(folder: &Path) -> bool {
     let needle = format!("--user-data-dir={}/", folder.display());
-    for pid in processes() {
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
+    for _ in 0..20 {
+        let Some(running) = running_on(&needle) else {
+            return false;
         };
-        let carries = cmdline
-            .split(|b| *b == 0)
-            .any(|arg| arg.starts_with(needle.as_bytes()));
-        if carries && let Ok(pid) = libc::pid_t::try_from(pid) {
+        if running.is_empty() {
+            return true;
+        }
+        for pid in running {
             tracing::warn!(pid, folder = %folder.display(), "killing a Chromium left by an earlier run");
             // SAFETY: kill has no memory effects; the process is a Chromium of a dead server.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    false
+}
+
+/// The processes whose command line has an argument starting with `needle`; `None` when
+/// `/proc` cannot be read. A killed process waiting to be reaped has no command line left.
+fn running_on(needle: &str) -> Option<Vec<libc::pid_t>> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    let mut running = Vec::new();
+    for entry in entries {
+        let entry = entry.ok()?;
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let cmdline = match std::fs::read(format!("/proc/{pid}/cmdline")) {
+            Ok(cmdline) => cmdline,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            // The process may have ended between the listing and the read.
+            Err(err) if err.raw_os_error() == Some(libc::ESRCH) => continue,
+            Err(_) => return None,
+        };
+        if cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg.starts_with(needle.as_bytes()))
+        {
+            running.push(pid);
+        }
+    }
+    Some(running)
 }
 
 /// Every process id in `/proc`.

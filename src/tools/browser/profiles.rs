@@ -77,10 +77,11 @@ fn remove_stale(root: &Path, own: &Path) {
                 Err(_) => false,
             }
         };
-        if stale {
-            super::process::kill_leftovers(&path);
-        }
-        if stale && let Err(err) = std::fs::remove_dir_all(&path) {
+        // Removed only once no Chromium runs on it any more; otherwise at a later start.
+        if stale
+            && super::process::kill_leftovers(&path)
+            && let Err(err) = std::fs::remove_dir_all(&path)
+        {
             tracing::warn!(folder = %path.display(), %err, "could not remove stale browser profiles");
         }
     }
@@ -135,7 +136,7 @@ mod tests {
     /// A stand-in for a Chromium left running: a shell whose command line names `data_dir`.
     fn left_running(data_dir: &Path) -> std::process::Child {
         std::process::Command::new("sh")
-            .args(["-c", "sleep 30; true", "chromium"])
+            .args(["-c", "sleep 120; true", "chromium"])
             .arg(format!("--user-data-dir={}", data_dir.display()))
             .spawn()
             .unwrap()
