@@ -138,6 +138,10 @@ mod tests {
         std::process::Command::new("sh")
             .args(["-c", "sleep 120; true", "chromium"])
             .arg(format!("--user-data-dir={}", data_dir.display()))
+            // Its `sleep` outlives a kill of the shell: it must not hold the tests' output open.
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap()
     }
