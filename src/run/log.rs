@@ -122,6 +122,12 @@ impl RunLog {
         }
     }
 
+    /// Whether anything was logged yet: a turn answered once its chat took it logs nothing
+    /// until its write is durable (`RunEvent::Started`).
+    pub fn has_begun(&self) -> bool {
+        !self.lock().events.is_empty()
+    }
+
     pub fn is_finished(&self) -> bool {
         self.lock().finished_at.is_some()
     }

@@ -381,6 +381,7 @@ pub(in crate::supervisor) async fn begin(
     prepared: Prepared,
     session: actix::Addr<crate::chat::session::ChatSession>,
     turn: Turn,
+    early: Option<super::turn::EarlyAnswer>,
 ) -> AppResult<Arc<RunLog>> {
     let Prepared {
         chat,
@@ -395,6 +396,7 @@ pub(in crate::supervisor) async fn begin(
         store_chat,
     } = prepared;
     slot.bind(session.clone());
+    let on_accepted = early.map(|early| early.on_accepted(&log, &chat.id));
     let started = session
         .send(BeginTurn {
             turn,
@@ -406,6 +408,7 @@ pub(in crate::supervisor) async fn begin(
                 .and_then(|w| serde_json::to_value(w).ok()),
             history_budget,
             new_chat: store_chat,
+            on_accepted,
         })
         .await??;
     log.push(crate::run::events::RunEvent::Started {
@@ -455,6 +458,7 @@ pub(in crate::supervisor) async fn launch_chat_turn(
     chat_id: &ChatId,
     turn: Turn,
     options: RunOptions,
+    early: Option<super::turn::EarlyAnswer>,
 ) -> AppResult<Arc<RunLog>> {
     let chat = chat_for_turn(launcher, principal.user_id(), chat_id).await?;
     let message = match &turn {
@@ -472,7 +476,7 @@ pub(in crate::supervisor) async fn launch_chat_turn(
         .get()
         .cloned()
         .ok_or_else(|| crate::error::AppError::internal(anyhow::anyhow!("no session")))?;
-    begin(launcher, principal, prepared, session, turn).await
+    begin(launcher, principal, prepared, session, turn, early).await
 }
 
 /// Starts a run over messages given whole, in no stored chat (OpenAI API without a chat).

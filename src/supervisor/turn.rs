@@ -34,6 +34,44 @@ pub struct TurnRequest {
     pub principal: Principal,
     pub target: TurnTarget,
     pub options: RunOptions,
+    /// When the door answers.
+    pub answer: Answer,
+}
+
+/// When the door answers a turn's caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Answer {
+    /// Once the turn is stored and its run started: every failure is the door's error.
+    #[default]
+    WhenDurable,
+    /// Once its chat's session has taken the turn (it is planned and fits the chat's
+    /// branches), before it is written, so that a stream's first bytes never wait on other
+    /// chats' writes: for a caller that streams its run's log, where the run's `Started` comes
+    /// only once the turn is durable, and a write that fails after the answer ends the log
+    /// with `persistence_failed`. Only for a chat's turns (the chat API's and a `/v1` turn's)
+    /// and only without a cluster, whose writes a fence may refuse for another process to
+    /// take: other turns are answered when durable.
+    WhenAccepted,
+}
+
+/// The caller of a turn answered once its chat takes it (`Answer::WhenAccepted`).
+pub(super) struct EarlyAnswer(tokio::sync::oneshot::Sender<Started>);
+
+impl EarlyAnswer {
+    /// What the session calls once it has taken the turn of `log`'s run in `chat_id`.
+    pub(super) fn on_accepted(
+        self,
+        log: &Arc<RunLog>,
+        chat_id: &ChatId,
+    ) -> crate::chat::session::Accepted {
+        let started = Started {
+            log: Arc::clone(log),
+            chat_id: Some(chat_id.clone()),
+        };
+        Box::new(move || {
+            let _ = self.0.send(started);
+        })
+    }
 }
 
 /// Where a turn goes.
@@ -150,11 +188,59 @@ impl LaunchError {
 
 impl Launcher {
     /// Begins the turn `request` asks for, or says why not; a refused turn writes nothing.
+    /// Answered when `request.answer` says (see `Answer`).
     pub async fn open(&self, request: TurnRequest) -> Result<Started, LaunchError> {
+        if request.answer == Answer::WhenDurable || self.sessions.cluster().is_some() {
+            return self.open_turn(request, None).await;
+        }
+        let (early, accepted) = tokio::sync::oneshot::channel();
+        let door = self.clone();
+        // The turn goes on whether or not its caller is still there.
+        let opening =
+            tokio::spawn(async move { door.open_turn(request, Some(EarlyAnswer(early))).await });
+        let Ok(started) = accepted.await else {
+            // Never taken by a session: refused, or a kind of turn answered when durable.
+            return opening.await.unwrap_or_else(|err| {
+                Err(LaunchError::Database(AppError::internal(anyhow::anyhow!(
+                    "a turn's opening ended: {err}"
+                ))))
+            });
+        };
+        let log = Arc::clone(&started.log);
+        tokio::spawn(async move {
+            let failed = match opening.await {
+                Ok(Ok(_)) => return,
+                Ok(Err(err)) => err.to_string(),
+                Err(err) => err.to_string(),
+            };
+            // Taken but not stored: its stream, already answered, is told so and ends.
+            tracing::error!(run_id = %log.run_id, err = %failed, "a turn taken by its chat could not be stored");
+            log.push(crate::run::events::RunEvent::Finished {
+                stop_reason: entities::stop_reason::StopReason::Interrupted,
+                assistant_message_id: None,
+                usage: Default::default(),
+                research_usage: None,
+                iterations: 0,
+                error: Some(crate::run::events::RunError::new(
+                    crate::run::events::RunErrorKind::PersistenceFailed,
+                    "the message could not be saved",
+                )),
+            });
+        });
+        Ok(started)
+    }
+
+    /// `open`, answering `early` (if given) once a chat's session takes the turn.
+    async fn open_turn(
+        &self,
+        request: TurnRequest,
+        early: Option<EarlyAnswer>,
+    ) -> Result<Started, LaunchError> {
         let TurnRequest {
             principal,
             target,
             options,
+            answer: _,
         } = request;
         let principal = &principal;
         let mut options = options;
@@ -164,7 +250,7 @@ impl Launcher {
         }
         let started = match target {
             TurnTarget::Chat { chat_id, turn } => {
-                let log = launch_chat_turn(self, principal, &chat_id, turn, options).await?;
+                let log = launch_chat_turn(self, principal, &chat_id, turn, options, early).await?;
                 Started {
                     log,
                     chat_id: Some(chat_id),
@@ -176,7 +262,7 @@ impl Launcher {
                 history,
                 last,
             } => {
-                self.open_import(principal, chat, parent, history, last, options)
+                self.open_import(principal, chat, parent, history, last, options, early)
                     .await?
             }
             TurnTarget::Answer {
@@ -262,6 +348,7 @@ impl Launcher {
         history: Vec<(MessageRole, PendingMessage)>,
         last: PendingMessage,
         mut options: RunOptions,
+        early: Option<EarlyAnswer>,
     ) -> AppResult<Started> {
         for (role, message) in &history {
             let role = match role {
@@ -356,7 +443,7 @@ impl Launcher {
                 content: stored.content,
                 images: stored.images,
             };
-            begin(self, principal, prepared, session, turn).await
+            begin(self, principal, prepared, session, turn, early).await
         }
         .await;
         match begun {

@@ -31,6 +31,7 @@ mod deep_think;
 mod disabled_owner;
 mod documents;
 mod documents_commit;
+mod early_answer;
 mod email;
 mod errors;
 mod export;

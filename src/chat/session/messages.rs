@@ -63,7 +63,13 @@ pub struct BeginTurn {
     /// The chat itself, when it is new and not stored yet: stored first, in the turn's
     /// transaction.
     pub new_chat: Option<entities::chats::Model>,
+    /// Told once the session has taken the turn (it fits the chat's branches), before it is
+    /// written: a caller that answers then does not wait for the write (`turn::Answer`).
+    pub on_accepted: Option<Accepted>,
 }
+
+/// What a `BeginTurn` calls once its turn is taken, before the write.
+pub type Accepted = Box<dyn FnOnce() + Send>;
 
 /// Ends a turn: stores the assistant's answer (if any) and the run's outcome.
 #[derive(Message)]

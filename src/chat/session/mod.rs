@@ -29,7 +29,7 @@ mod records;
 mod turns;
 
 pub use messages::{
-    BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, ImportedMessage,
+    Accepted, BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, ImportedMessage,
     LoadHistorySummary, PauseTurn, RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink,
     SaveDraft, StoreHistorySummary, SwitchBranch, Turn, TurnStarted,
 };

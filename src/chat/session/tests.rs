@@ -78,6 +78,7 @@ async fn begin(
             options: None,
             history_budget: None,
             new_chat: None,
+            on_accepted: None,
         })
         .await
         .unwrap()?;

@@ -57,6 +57,10 @@ impl Handler<BeginTurn> for ChatSession {
             Ok(prepared) => prepared,
             Err(err) => return AtomicResponse::new(Box::pin(fut::ready(Err(err)))),
         };
+        // Taken: nothing but the write can refuse it now.
+        if let Some(accepted) = msg.on_accepted {
+            accepted();
+        }
         let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let history_budget = msg.history_budget;

@@ -17,7 +17,7 @@ use crate::http::sse::Dialect;
 use crate::state::AppState;
 use crate::supervisor::automations::{step_tool_names, workflows_of};
 use crate::supervisor::launch::RunOptions;
-use crate::supervisor::turn::{ChatSlot, TurnRequest, TurnTarget};
+use crate::supervisor::turn::{Answer, ChatSlot, TurnRequest, TurnTarget};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/api/workflows", web::get().to(list))
@@ -213,6 +213,7 @@ async fn run(
             input,
         },
         options: RunOptions::default(),
+        answer: Answer::WhenDurable,
     };
     let log = launcher.open(request).await?.log;
     Ok(stream_run(log, 0, Dialect::ChatApi))

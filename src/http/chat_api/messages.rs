@@ -19,7 +19,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::sse::Dialect;
 use crate::state::AppState;
 use crate::supervisor::launch::{RunOptions, WebSearchOptions};
-use crate::supervisor::turn::{Started, TurnRequest, TurnTarget};
+use crate::supervisor::turn::{Answer, Started, TurnRequest, TurnTarget};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Plain routes, not a scope: a `/chat/api/{chat_id}` scope would swallow every other
@@ -290,6 +290,7 @@ async fn open_turn(
         principal,
         target: TurnTarget::Chat { chat_id, turn },
         options,
+        answer: Answer::WhenAccepted,
     };
     Ok(state.launcher.open(request).await?)
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_web_lab::sse::Sse;
+use actix_web_lab::sse::{Event, Sse};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
@@ -39,9 +39,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// client goes away, only this subscription ends.
 pub fn stream_run(log: Arc<RunLog>, after: usize, dialect: Dialect) -> HttpResponse {
     let source = Arc::clone(&log);
-    let frames = log.subscribe(after).flat_map(move |(seq, event)| {
-        futures_util::stream::iter(encode(dialect, &source, seq, &event))
-    });
+    // A turn answered once its chat took it, before its write is durable, has logged nothing
+    // yet: its stream opens with a comment, and `run.started` follows once it is stored.
+    let accepted = (after == 0 && !log.has_begun()).then(|| Event::Comment("accepted".into()));
+    let frames = futures_util::stream::iter(accepted).chain(log.subscribe(after).flat_map(
+        move |(seq, event)| futures_util::stream::iter(encode(dialect, &source, seq, &event)),
+    ));
     let body = Sse::from_infallible_stream(frames).with_keep_alive(KEEP_ALIVE);
     HttpResponse::Ok()
         .content_type("text/event-stream")

@@ -28,7 +28,7 @@ use crate::state::AppState;
 use crate::supervisor::launch::check_message_lengths;
 use crate::supervisor::launch::images::{PendingMessage, read_message, read_messages};
 use crate::supervisor::resume::{ToolResult, launch_resume};
-use crate::supervisor::turn::{ChatSlot, TurnRequest, TurnTarget};
+use crate::supervisor::turn::{Answer, ChatSlot, TurnRequest, TurnTarget};
 
 /// `max_body_bytes`: this route's own JSON limit, larger than the rest's (inline images).
 pub fn configure(cfg: &mut web::ServiceConfig, max_body_bytes: usize) {
@@ -149,6 +149,12 @@ async fn create(
             principal,
             target,
             options,
+            // A stream is answered once its chat takes the turn; a whole answer, when stored.
+            answer: if request.stream {
+                Answer::WhenAccepted
+            } else {
+                Answer::WhenDurable
+            },
         })
         .await?;
     let (log, chat_id) = (started.log, started.chat_id);

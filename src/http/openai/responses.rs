@@ -37,7 +37,7 @@ use crate::run::log::RunLog;
 use crate::state::AppState;
 use crate::supervisor::launch::check_message_lengths;
 use crate::supervisor::launch::images::{read_message, read_messages};
-use crate::supervisor::turn::{TurnRequest, TurnTarget};
+use crate::supervisor::turn::{Answer, TurnRequest, TurnTarget};
 
 mod citations;
 mod encode;
@@ -162,6 +162,7 @@ async fn create(
             principal: principal.clone(),
             target,
             options,
+            answer: Answer::WhenDurable,
         })
         .await?;
     let (log, chat_id): (Arc<RunLog>, Option<ChatId>) = (started.log, started.chat_id);

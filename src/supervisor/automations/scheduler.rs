@@ -18,7 +18,7 @@ use crate::chat::session::Turn;
 use crate::run::events::{RunEvent, StopReason};
 use crate::run::log::RunLog;
 use crate::supervisor::launch::RunOptions;
-use crate::supervisor::turn::{ChatSlot, TurnRequest, TurnTarget};
+use crate::supervisor::turn::{Answer, ChatSlot, TurnRequest, TurnTarget};
 
 /// A firing claimed this long ago that still has no run lost its process between the claim
 /// and the start (which takes milliseconds): another process takes it over.
@@ -205,6 +205,7 @@ async fn start_run(
         principal,
         target,
         options: RunOptions::default(),
+        answer: Answer::WhenDurable,
     };
     let started = launcher.open(request).await.map(|started| started.log);
     started.map_err(|err| err.to_string())
