@@ -138,7 +138,8 @@ pub enum RunErrorKind {
     ContextLengthExceeded,
     /// The model cannot read the message's images.
     ModelCannotReadImages,
-    /// The answer could not be saved.
+    /// The answer could not be saved, or a turn already answered (`turn::Answer`) could not
+    /// be stored.
     PersistenceFailed,
     /// A question (or client tool calls) could not be saved for the run to pause on.
     PauseFailed,

@@ -32,6 +32,9 @@ pub struct RunLog {
     /// numbers its events past any the old process could have sent, so a client re-attaching
     /// with the last id it saw gets the continuation from its start.
     first_after: usize,
+    /// The user message a turn answered before it was stored answers (`Started` says it once
+    /// the turn is stored).
+    accepted_for: std::sync::OnceLock<MessageId>,
     inner: Mutex<Inner>,
     version: watch::Sender<usize>,
 }
@@ -52,6 +55,7 @@ impl RunLog {
             created: chrono::Utc::now().timestamp(),
             cancel: CancellationToken::new(),
             first_after: 0,
+            accepted_for: std::sync::OnceLock::new(),
             inner: Mutex::new(Inner {
                 events: Vec::new(),
                 finished_at: None,
@@ -114,12 +118,19 @@ impl RunLog {
         seq
     }
 
-    /// The user message the run answers, from its `Started` event.
+    /// The user message the run answers, from its `Started` event, or, before it, from its
+    /// turn's acceptance (`accepted_for`).
     pub fn user_message_id(&self) -> Option<MessageId> {
         match self.lock().events.first().map(|event| event.as_ref()) {
             Some(RunEvent::Started { user_message_id }) => user_message_id.clone(),
-            _ => None,
+            _ => self.accepted_for.get().cloned(),
         }
+    }
+
+    /// Records that the run's turn, answering `user_message_id`, was taken by its chat and
+    /// awaits its write.
+    pub fn accepted_for(&self, user_message_id: &MessageId) {
+        let _ = self.accepted_for.set(user_message_id.clone());
     }
 
     /// Whether anything was logged yet: a turn answered once its chat took it logs nothing

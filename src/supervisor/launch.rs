@@ -396,7 +396,7 @@ pub(in crate::supervisor) async fn begin(
         store_chat,
     } = prepared;
     slot.bind(session.clone());
-    let on_accepted = early.map(|early| early.on_accepted(&log, &chat.id));
+    let on_accepted = early.map(|early| early.on_accepted(&log, &chat.id, launcher.runs.clone()));
     let started = session
         .send(BeginTurn {
             turn,

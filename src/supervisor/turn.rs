@@ -26,7 +26,7 @@ use crate::chat::automations::WorkflowView;
 use crate::chat::session::{ImportHistory, Turn};
 use crate::error::{AppError, AppResult};
 use crate::llm::wire::{ChatMessage, Role, ToolDefinition};
-use crate::run::log::RunLog;
+use crate::run::log::{RunLog, RunRegistry};
 use crate::tools::mcp::remote::{RemoteServer, RemoteSession};
 
 /// A turn someone asks for.
@@ -58,17 +58,22 @@ pub enum Answer {
 pub(super) struct EarlyAnswer(tokio::sync::oneshot::Sender<Started>);
 
 impl EarlyAnswer {
-    /// What the session calls once it has taken the turn of `log`'s run in `chat_id`.
+    /// What the session calls once it has taken the turn of `log`'s run in `chat_id`: the
+    /// run is listed among `runs` from then on (a reloaded page re-attaches to it, a cancel
+    /// reaches it), and the caller answered.
     pub(super) fn on_accepted(
         self,
         log: &Arc<RunLog>,
         chat_id: &ChatId,
+        runs: RunRegistry,
     ) -> crate::chat::session::Accepted {
         let started = Started {
             log: Arc::clone(log),
             chat_id: Some(chat_id.clone()),
         };
-        Box::new(move || {
+        Box::new(move |user_message_id| {
+            started.log.accepted_for(user_message_id);
+            runs.insert(Arc::clone(&started.log));
             let _ = self.0.send(started);
         })
     }
@@ -210,7 +215,7 @@ impl Launcher {
         tokio::spawn(async move {
             let failed = match opening.await {
                 Ok(Ok(_)) => return,
-                Ok(Err(err)) => err.to_string(),
+                Ok(Err(err)) => format!("{err:?}"),
                 Err(err) => err.to_string(),
             };
             // Taken but not stored: its stream, already answered, is told so and ends.

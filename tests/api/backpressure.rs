@@ -37,6 +37,15 @@ async fn a_request_past_the_in_flight_limit_is_refused_with_retry_after_and_stor
         app.openai().chat_completions().json(&second_body).call()
     );
     assert_eq!((one.status().as_u16(), two.status().as_u16()), (200, 200));
+    // A stream is answered before its turn is stored: its first chunk comes once it is.
+    let (mut one, mut two) = (one.bytes_stream(), two.bytes_stream());
+    for stream in [&mut one, &mut two] {
+        let mut seen = String::new();
+        while !seen.contains("data:") {
+            let chunk = stream.next().await.expect("a first chunk").unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
 
     let messages_before = entities::messages::Entity::find()
         .filter(entities::messages::Column::ChatId.eq(ChatId::from_string(first.clone())))
@@ -73,8 +82,7 @@ async fn a_request_past_the_in_flight_limit_is_refused_with_retry_after_and_stor
     );
 
     // Reading both streams to their end gives their places back.
-    for response in [one, two] {
-        let mut body = response.bytes_stream();
+    for mut body in [one, two] {
         while let Some(chunk) = body.next().await {
             chunk.unwrap();
         }

@@ -75,7 +75,7 @@ async fn a_stream_is_answered_while_its_turn_waits_to_be_written_and_told_starte
     .await
     .expect("the stream is answered while the write waits");
     assert_eq!(response.status(), 200);
-    assert!(response.headers().contains_key("x-run-id"));
+    let run_id = response.headers()["x-run-id"].clone();
     let mut body = response.bytes_stream();
     let first = tokio::time::timeout(Duration::from_secs(3), body.next())
         .await
@@ -91,12 +91,21 @@ async fn a_stream_is_answered_while_its_turn_waits_to_be_written_and_told_starte
         buffer.push_str(&String::from_utf8_lossy(&bytes.unwrap()));
     }
     let told = drain_frames(&mut buffer);
-    assert!(told.is_empty(), "nothing is told before the turn is written: {told:?}");
+    assert!(
+        told.is_empty(),
+        "nothing is told before the turn is written: {told:?}"
+    );
     assert!(app.upstream.received().is_empty());
     assert_eq!(
         count(&app, "messages", "content = 'written later'").await,
         0
     );
+    // Its run is listed already, so a page reloaded now re-attaches to it.
+    let run_id = run_id.to_str().unwrap().to_string();
+    let view: Value = app.chat_api().chat(&chat).read_json().await;
+    assert_eq!(view["running_runs"][0]["id"], run_id.as_str(), "{view}");
+    let waiting_for = view["running_runs"][0]["user_message_id"].clone();
+    assert!(waiting_for.is_string(), "{view}");
 
     holder.rollback().await.unwrap();
     let frames = rest(body, buffer).await;
@@ -112,6 +121,7 @@ async fn a_stream_is_answered_while_its_turn_waits_to_be_written_and_told_starte
     // What `run.started` named was stored before it was told.
     let started = frames[0].json();
     let user_message = started["user_message_id"].as_str().unwrap();
+    assert_eq!(started["user_message_id"], waiting_for);
     assert_eq!(
         count(
             &app,

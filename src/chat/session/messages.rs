@@ -68,8 +68,9 @@ pub struct BeginTurn {
     pub on_accepted: Option<Accepted>,
 }
 
-/// What a `BeginTurn` calls once its turn is taken, before the write.
-pub type Accepted = Box<dyn FnOnce() + Send>;
+/// What a `BeginTurn` calls once its turn is taken, before the write, with the user message
+/// the turn answers.
+pub type Accepted = Box<dyn FnOnce(&MessageId) + Send>;
 
 /// Ends a turn: stores the assistant's answer (if any) and the run's outcome.
 #[derive(Message)]

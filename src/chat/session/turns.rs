@@ -59,7 +59,7 @@ impl Handler<BeginTurn> for ChatSession {
         };
         // Taken: nothing but the write can refuse it now.
         if let Some(accepted) = msg.on_accepted {
-            accepted();
+            accepted(&user_message_id);
         }
         let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();

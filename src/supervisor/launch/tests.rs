@@ -362,6 +362,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
         &fixture.chat,
         send("hi".into()),
         RunOptions::default(),
+        None,
     )
     .await;
     assert!(matches!(foreign, Err(AppError::NotFound("chat"))));
@@ -373,6 +374,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
         &fixture.chat,
         send(too_long),
         RunOptions::default(),
+        None,
     )
     .await;
     assert!(matches!(
@@ -391,6 +393,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
         &fixture.chat,
         send("hello".into()),
         RunOptions::default(),
+        None,
     )
     .await
     .unwrap();
