@@ -192,10 +192,23 @@ impl Launcher {
 
     /// The one spawn path: registers the run's log (so clients can subscribe at once), counts
     /// the run and spawns it, for every kind of run alike.
+    ///
+    /// A run in no chat (`store: false`) writes nothing and has no session to keep apart from:
+    /// it runs on the arbiter its request arrived on (an HTTP worker), where its events are
+    /// read, with no hop to the supervisor and on to a run arbiter and back. Its tools' CPU
+    /// work leaves the arbiter as every tool's does (the blocking pool).
     pub(in crate::supervisor) fn spawn(&self, spawn: Spawn) {
+        use actix::Actor;
         self.metrics.run_started(spawn.kind());
         self.runs.insert(spawn.log().clone());
-        self.supervisor.do_send(spawn);
+        match spawn {
+            Spawn::Run(spec)
+                if spec.log.chat_id.is_none() && actix::Arbiter::try_current().is_some() =>
+            {
+                crate::agent::loop_actor::AgentRun::new(*spec).start();
+            }
+            spawn => self.supervisor.do_send(spawn),
+        }
     }
 
     /// Spawns one run of the agentic loop.

@@ -195,7 +195,13 @@ impl Launcher {
     /// Begins the turn `request` asks for, or says why not; a refused turn writes nothing.
     /// Answered when `request.answer` says (see `Answer`).
     pub async fn open(&self, request: TurnRequest) -> Result<Started, LaunchError> {
-        if request.answer == Answer::WhenDurable || self.sessions.cluster().is_some() {
+        // Only a chat's turn is taken by a session before it is written.
+        let in_a_chat = matches!(
+            request.target,
+            TurnTarget::Chat { .. } | TurnTarget::Import { .. }
+        );
+        if request.answer == Answer::WhenDurable || !in_a_chat || self.sessions.cluster().is_some()
+        {
             return self.open_turn(request, None).await;
         }
         let (early, accepted) = tokio::sync::oneshot::channel();
