@@ -43,7 +43,13 @@ pub struct ChatRegistry {
     taken: Arc<OnceLock<TakeoverHook>>,
     /// The chat search index the chats' writers report stored and removed messages to.
     search: Arc<OnceLock<super::search::ChatSearch>>,
+    /// Chats this process made that no session has started for yet (`made_empty`): nothing
+    /// but their row is stored, so their first session starts empty instead of reading.
+    never_loaded: Arc<dashmap::DashSet<ChatId>>,
 }
+
+/// Most chats `never_loaded` remembers: past it, a new chat's first session reads as any does.
+const MAX_NEVER_LOADED: usize = 10_000;
 
 /// What the rest of the process does for a chat taken from a dead process (set at start-up):
 /// the chat module knows runs, not documents.
@@ -99,6 +105,18 @@ impl ChatRegistry {
             takeover: Arc::new(OnceLock::new()),
             taken: Arc::new(OnceLock::new()),
             search: Arc::new(OnceLock::new()),
+            never_loaded: Arc::new(dashmap::DashSet::new()),
+        }
+    }
+
+    /// Remembers that `chat_id`, just made here, has nothing stored but its row, so its first
+    /// session starts empty (as `new_session`'s) whenever it comes. Only for a process alone on
+    /// its database: nothing writes an idle chat's messages, artifacts or memories but its
+    /// session, and nothing has yet. Without a session, the chat's first turn saves its three
+    /// reads.
+    pub fn made_empty(&self, chat_id: &ChatId) {
+        if self.cluster.get().is_none() && self.never_loaded.len() < MAX_NEVER_LOADED {
+            self.never_loaded.insert(chat_id.clone());
         }
     }
 
@@ -261,11 +279,16 @@ impl ChatRegistry {
         let registry = self.clone();
         let arbiter = self.arbiter();
         let chat = chat_id.clone();
-        let mut entry = self
-            .sessions
-            .entry(chat_id.clone())
-            .or_insert_with(|| Self::start(&registry, &arbiter, chat.clone(), loading));
+        // A chat made here and never loaded has only its row: it starts empty.
+        let first_loading = |chat_id: &ChatId| match self.never_loaded.remove(chat_id) {
+            Some(_) => Loading::New,
+            None => loading,
+        };
+        let mut entry = self.sessions.entry(chat_id.clone()).or_insert_with(|| {
+            Self::start(&registry, &arbiter, chat.clone(), first_loading(&chat))
+        });
         if !entry.connected() {
+            let loading = first_loading(&chat);
             *entry = Self::start(&registry, &arbiter, chat, loading);
         }
         entry.clone()
@@ -303,6 +326,7 @@ impl ChatRegistry {
 
     /// Stops a chat's session (the chat was deleted); its lease lapses.
     pub fn deactivate(&self, chat_id: &ChatId) {
+        self.never_loaded.remove(chat_id);
         self.stop_local(chat_id);
         if let Some(cluster) = self.cluster.get() {
             cluster.let_lapse(&chat_key(chat_id.as_str()));

@@ -546,6 +546,32 @@ impl Launcher {
         }
     }
 
+    /// Makes a chat for `owner` (the chat API's `POST /chats`) with `agent` (else the owner's
+    /// default) and `model` (else its agent's, else the owner's default). What its first turn
+    /// would read back is kept as it was just written — the chat, its agent and no documents
+    /// (`chat::turn_cache`) — and its session will start empty (`ChatRegistry::made_empty`).
+    pub async fn create_chat(
+        &self,
+        owner: &entities::ids::UserId,
+        title: Option<String>,
+        context_strategy: Option<crate::config::ContextStrategy>,
+        agent: Option<crate::chat::agents::Agent>,
+        model: Option<String>,
+    ) -> Result<entities::chats::Model, sea_orm::DbErr> {
+        let at = crate::chat::turn_cache::generation();
+        let (draft, agent) = self
+            .chats
+            .draft_for(owner, title, false, context_strategy, agent, model)
+            .await?;
+        let chat = self.chats.insert(draft).await?;
+        self.sessions.made_empty(&chat.id);
+        self.turn_cache.keep_chat(at, chat.clone());
+        self.turn_cache.keep_agent(at, &chat.id, agent);
+        self.turn_cache
+            .keep_documents(at, &chat.id, Vec::new(), false);
+        Ok(chat)
+    }
+
     /// Deletes a chat made for a turn that then failed.
     async fn discard(&self, principal: &Principal, chat_id: &ChatId) {
         if let Err(err) = self.forget_chat(principal.user_id(), chat_id).await {

@@ -219,3 +219,55 @@ async fn a_new_chats_default_agent_edited_between_turns_is_read_again() {
     assert_eq!(second.status(), 200);
     assert!(last_system_prompt(&app).starts_with("Be brief."));
 }
+
+/// A chat the chat API just made keeps what its first turn would read back (its row, its
+/// agent, no documents) and starts its session empty: a document uploaded and its agent
+/// edited before that first turn still show in it, and so does everything the turn stored.
+#[actix_web::test]
+async fn a_chat_just_made_sees_what_changed_before_its_first_turn() {
+    let app = spawn_app().await;
+    let agent = patch(
+        app.api()
+            .create_agent()
+            .json(&json!({"name": "Early", "system_prompt": "Before the edit."}))
+            .call()
+            .await,
+    )
+    .await;
+    let agent_id = agent["id"].as_str().unwrap().to_string();
+    let chat = patch(
+        app.chat_api()
+            .create_chat()
+            .json(&json!({"title": "Just made", "agent_id": agent_id}))
+            .call()
+            .await,
+    )
+    .await;
+    let chat = chat["id"].as_str().unwrap().to_string();
+    patch(
+        app.api()
+            .update_agent(&agent_id)
+            .json(&json!({"system_prompt": "After the edit."}))
+            .call()
+            .await,
+    )
+    .await;
+    let uploaded = upload(&app, &chat, "early-notes.txt", b"Notes.".to_vec()).await;
+    assert!(uploaded.status().is_success(), "{}", uploaded.status());
+    settled(&app, &chat).await;
+
+    turn(&app, &chat, "first").await;
+    let prompt = last_system_prompt(&app);
+    assert!(prompt.contains("After the edit."), "{prompt}");
+    assert!(prompt.contains("early-notes.txt"), "{prompt}");
+
+    turn(&app, &chat, "second").await;
+    let said: Vec<String> = last_completion(&app)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(said, ["first", "Answered.", "second"]);
+}

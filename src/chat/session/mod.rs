@@ -108,9 +108,12 @@ impl ChatSession {
     /// The session of a chat just made, which holds no message, artifact or memory yet: it
     /// starts empty, without reading them back.
     pub fn new_chat(self) -> Self {
+        // Its memories are those of the embedder it runs with, as a loaded store's are.
+        let (memories, _) = super::memory::MemoryStore::load(Vec::new(), self.embedder.id());
         Self {
             load: false,
             may_have_asks: false,
+            memories,
             ..self
         }
     }

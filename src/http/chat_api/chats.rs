@@ -91,28 +91,28 @@ async fn create(
         None => None,
     };
     let agent = match &body.agent_id {
-        Some(id) => Some(owned_agent(&state, &principal, id).await?),
+        Some(id) => Some(
+            state
+                .launcher
+                .agents
+                .get_owned(principal.user_id(), id)
+                .await?,
+        ),
         None => None,
     };
     if let Some(model) = &body.model {
         super::model_picker::check_model(&state, &principal, model).await?;
     }
-    let mut chat = state
-        .chats()
-        .create_with(
+    let chat = state
+        .launcher
+        .create_chat(
             principal.user_id(),
             title,
-            false,
             body.context_strategy,
             agent,
+            body.model,
         )
         .await?;
-    if let Some(model) = body.model {
-        chat = state
-            .chats()
-            .set_model(principal.user_id(), &chat.id, model)
-            .await?;
-    }
     Ok(HttpResponse::Created().json(ChatView::new(&state, chat)))
 }
 
