@@ -251,6 +251,8 @@ impl ChatRegistry {
     /// Writes for `chat_id` outside its session (an answer claimed for a paused run), fenced at
     /// the epoch this process holds the chat at now; claim it first.
     pub fn writer(&self, chat_id: &ChatId) -> super::writer::ChatWriter {
+        // Written outside its session: its first session, if still to come, reads.
+        self.never_loaded.remove(chat_id);
         super::writer::ChatWriter::new(self, self.db.clone(), chat_id)
     }
 
