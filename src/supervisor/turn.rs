@@ -54,6 +54,14 @@ pub enum Answer {
     WhenAccepted,
 }
 
+/// A `/v1` turn's parts (`TurnTarget::Import`).
+struct Import {
+    chat: ChatSlot,
+    parent: Option<MessageId>,
+    history: Vec<(MessageRole, PendingMessage)>,
+    last: PendingMessage,
+}
+
 /// The caller of a turn answered once its chat takes it (`Answer::WhenAccepted`).
 pub(super) struct EarlyAnswer(tokio::sync::oneshot::Sender<Started>);
 
@@ -273,8 +281,13 @@ impl Launcher {
                 history,
                 last,
             } => {
-                self.open_import(principal, chat, parent, history, last, options, early)
-                    .await?
+                let import = Import {
+                    chat,
+                    parent,
+                    history,
+                    last,
+                };
+                self.open_import(principal, import, options, early).await?
             }
             TurnTarget::Answer {
                 chat_id,
@@ -354,13 +367,16 @@ impl Launcher {
     async fn open_import(
         &self,
         principal: &Principal,
-        chat: ChatSlot,
-        parent: Option<MessageId>,
-        history: Vec<(MessageRole, PendingMessage)>,
-        last: PendingMessage,
+        import: Import,
         mut options: RunOptions,
         early: Option<EarlyAnswer>,
     ) -> AppResult<Started> {
+        let Import {
+            chat,
+            parent,
+            history,
+            last,
+        } = import;
         for (role, message) in &history {
             let role = match role {
                 MessageRole::User => Role::User,
