@@ -133,6 +133,23 @@ impl TurnCache {
         });
     }
 
+    /// Keeps a chat just made as it was written at `generation` (taken before anything of it
+    /// was read): its row, no documents (nobody knew its id) and, when given, its agent.
+    pub fn keep_new_chat(
+        &self,
+        generation: u64,
+        chat: entities::chats::Model,
+        agent: Option<Agent>,
+    ) {
+        self.update_chat(generation, chat.id.clone(), |entry| {
+            *entry = Some(ChatEntry {
+                chat,
+                agent,
+                documents: Some((Vec::new(), false)),
+            })
+        });
+    }
+
     /// Keeps `agent` as the agent of the kept chat `chat_id`, read at `generation`.
     pub fn keep_agent(&self, generation: u64, chat_id: &ChatId, agent: Agent) {
         self.update_chat(generation, chat_id.clone(), |entry| {

@@ -479,12 +479,7 @@ impl Launcher {
                     // What the chat's next turn reads is what was just written: the chat, its
                     // agent and no documents (nobody knew its id), unless something kept
                     // changed since this turn began reading.
-                    self.turn_cache.keep_chat(at, chat);
-                    if let Some(agent) = new_agent {
-                        self.turn_cache.keep_agent(at, &chat_id, agent);
-                    }
-                    self.turn_cache
-                        .keep_documents(at, &chat_id, Vec::new(), false);
+                    self.turn_cache.keep_new_chat(at, chat, new_agent);
                 }
                 Ok(Started {
                     log,
@@ -581,10 +576,7 @@ impl Launcher {
             .await?;
         let chat = self.chats.insert(draft).await?;
         self.sessions.made_empty(&chat.id);
-        self.turn_cache.keep_chat(at, chat.clone());
-        self.turn_cache.keep_agent(at, &chat.id, agent);
-        self.turn_cache
-            .keep_documents(at, &chat.id, Vec::new(), false);
+        self.turn_cache.keep_new_chat(at, chat.clone(), Some(agent));
         Ok(chat)
     }
 
