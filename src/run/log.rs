@@ -32,8 +32,8 @@ pub struct RunLog {
     /// numbers its events past any the old process could have sent, so a client re-attaching
     /// with the last id it saw gets the continuation from its start.
     first_after: usize,
-    /// The user message a turn answered before it was stored answers (`Started` says it once
-    /// the turn is stored).
+    /// The user message the run answers, known once its chat took the turn and before the
+    /// turn is stored (then `Started` says it).
     accepted_for: std::sync::OnceLock<MessageId>,
     inner: Mutex<Inner>,
     version: watch::Sender<usize>,
