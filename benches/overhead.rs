@@ -37,6 +37,9 @@
 //! - `BENCH_WARMUP_SECONDS`: discarded seconds sent first at the same rate (default 0.5);
 //! - `BENCH_WORKERS`: Colloquy's HTTP workers (default 2);
 //! - `BENCH_DB_CONNECTIONS`: Colloquy's `database.max_connections` (default: its default);
+//! - `BENCH_SCENARIOS`: which scenarios run, comma-separated among `direct`, `stateless`,
+//!   `stored`, `direct-stream` and `stream` (default all; the overhead table needs all five:
+//!   a subset is for profiling one path, e.g. `perf record` over `stored` alone);
 //! - `BENCH_POSTGRES_URL`: a PostgreSQL that may create databases; Colloquy then stores on a
 //!   database of its own there (made for the run, dropped after it) instead of SQLite.
 //!
@@ -95,6 +98,7 @@ struct Settings {
     seconds: f64,
     warmup_seconds: f64,
     workers: usize,
+    scenarios: Vec<Scenario>,
     /// Run by `cargo test`: small, and any error fails it.
     smoke: bool,
 }
@@ -127,6 +131,17 @@ impl Settings {
             seconds: var("BENCH_SECONDS", if smoke { 1.0 } else { 5.0 }),
             warmup_seconds: var("BENCH_WARMUP_SECONDS", if smoke { 0.2 } else { 0.5 }),
             workers: var("BENCH_WORKERS", 2),
+            scenarios: match std::env::var("BENCH_SCENARIOS") {
+                Ok(names) => names
+                    .split(',')
+                    .map(|name| {
+                        Scenario::named(name.trim()).unwrap_or_else(|| {
+                            panic!("BENCH_SCENARIOS: no scenario is called {name:?}")
+                        })
+                    })
+                    .collect(),
+                Err(_) => Scenario::ALL.to_vec(),
+            },
             smoke,
         };
         assert!(settings.seconds > 0.0, "BENCH_SECONDS must be positive");
@@ -336,6 +351,17 @@ impl Scenario {
         Scenario::ColloquyStream,
     ];
 
+    fn named(name: &str) -> Option<Self> {
+        Some(match name {
+            "direct" => Scenario::DirectPlain,
+            "stateless" => Scenario::ColloquyStateless,
+            "stored" => Scenario::ColloquyPlain,
+            "direct-stream" => Scenario::DirectStream,
+            "stream" => Scenario::ColloquyStream,
+            _ => return None,
+        })
+    }
+
     fn streams(self) -> bool {
         matches!(self, Scenario::DirectStream | Scenario::ColloquyStream)
     }
@@ -424,7 +450,7 @@ async fn run(settings: &Settings, addresses: &Addresses) {
 
     let mut results: BTreeMap<(u32, Scenario), Outcome> = BTreeMap::new();
     for &rate in &settings.rates {
-        for scenario in Scenario::ALL {
+        for &scenario in &settings.scenarios {
             let outcome = offer_load(&target, scenario, rate, settings).await;
             results.insert((rate, scenario), outcome);
         }

@@ -11,8 +11,8 @@ use entities::{pending_asks, runs};
 use sea_orm::QuerySelect;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, QueryOrder, Set, TransactionTrait,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Set, TransactionTrait,
 };
 use serde_json::Value;
 
@@ -32,7 +32,7 @@ pub struct NewAsk {
 }
 
 pub async fn insert<C: ConnectionTrait>(db: &C, ask: NewAsk) -> Result<(), DbErr> {
-    pending_asks::ActiveModel {
+    let row = pending_asks::ActiveModel {
         id: Set(AskId::generate()),
         correlation_id: Set(ask.correlation_id),
         chat_id: Set(ask.chat_id),
@@ -48,9 +48,11 @@ pub async fn insert<C: ConnectionTrait>(db: &C, ask: NewAsk) -> Result<(), DbErr
         answered_at: Set(None),
         resume_attempts: Set(0),
         kind: Set(ask.kind),
-    }
-    .insert(db)
-    .await?;
+    };
+    // Not read back (no `RETURNING`): nothing of it is needed.
+    pending_asks::Entity::insert(row)
+        .exec_without_returning(db)
+        .await?;
     Ok(())
 }
 
@@ -119,24 +121,33 @@ pub async fn complete<C: ConnectionTrait>(
     Ok(())
 }
 
-/// Cancels a chat's pending asks (the conversation moved on) and their paused runs; returns
-/// the correlation ids of the questions among them (client tool calls are not announced).
-pub async fn cancel_pending<C: ConnectionTrait>(
+/// A chat's pending asks (which a new turn cancels, `cancel`).
+pub async fn pending_in<C: ConnectionTrait>(
     db: &C,
     chat_id: &ChatId,
-) -> Result<Vec<AskCorrelationId>, DbErr> {
-    let pending = pending_asks::Entity::find()
+) -> Result<Vec<pending_asks::Model>, DbErr> {
+    pending_asks::Entity::find()
         .filter(pending_asks::Column::ChatId.eq(chat_id))
         .filter(pending_asks::Column::Status.eq(AskStatus::Pending))
         .all(db)
-        .await?;
-    for ask in &pending {
+        .await
+}
+
+/// Cancels `pending` (the chat's pending asks, `pending_in`: the conversation moved on) and
+/// their paused runs, each only while it is still pending or paused; returns the correlation
+/// ids of the questions among them (client tool calls are not announced).
+pub async fn cancel<C: ConnectionTrait>(
+    db: &C,
+    pending: &[pending_asks::Model],
+) -> Result<Vec<AskCorrelationId>, DbErr> {
+    for ask in pending {
         pending_asks::Entity::update_many()
             .col_expr(
                 pending_asks::Column::Status,
                 Expr::value(AskStatus::Cancelled),
             )
             .filter(pending_asks::Column::Id.eq(ask.id.clone()))
+            .filter(pending_asks::Column::Status.eq(AskStatus::Pending))
             .exec(db)
             .await?;
         runs::Entity::update_many()
@@ -149,9 +160,9 @@ pub async fn cancel_pending<C: ConnectionTrait>(
             .await?;
     }
     Ok(pending
-        .into_iter()
+        .iter()
         .filter(|ask| ask.kind == AskKind::AskUser)
-        .map(|a| a.correlation_id)
+        .map(|a| a.correlation_id.clone())
         .collect())
 }
 

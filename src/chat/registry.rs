@@ -74,24 +74,14 @@ pub enum SessionError {
 
 impl ChatRegistry {
     /// A registry placing sessions on `arbiters`, which must not be empty.
+    /// `group_commit`: the writer the chats' turns write through on SQLite, if any.
     pub fn new(
         arbiters: Vec<ArbiterHandle>,
         db: DatabaseConnection,
+        group_commit: Option<super::group_commit::GroupCommit>,
         idle_after: Duration,
         embedder: SharedEmbedder,
     ) -> Self {
-        let group_commit = match db.get_database_backend() {
-            sea_orm::DbBackend::Sqlite => {
-                match super::group_commit::GroupCommit::start(db.clone()) {
-                    Ok(writer) => Some(writer),
-                    Err(err) => {
-                        tracing::warn!(%err, "no group commit: turns write on their own");
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
         Self {
             sessions: Arc::new(DashMap::new()),
             arbiters: Arc::new(arbiters),

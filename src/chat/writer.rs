@@ -6,7 +6,7 @@
 //! with `cluster::Fenced` and stops this process's session of the chat at once.
 
 use entities::ids::{ChatId, UserId};
-use sea_orm::{DatabaseConnection, DatabaseExecutor, DbErr, TransactionTrait};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseExecutor, DbErr, TransactionTrait};
 
 use super::group_commit::GroupCommit;
 use super::registry::ChatRegistry;
@@ -126,13 +126,17 @@ impl ChatWriter {
         if let (None, Some(group)) = (&self.fence, &self.group) {
             return group.write(work).await;
         }
+        let (made, statements) =
+            super::group_commit::record(self.db.get_database_backend(), work).await?;
         let txn = match self.begin().await?.0 {
             DatabaseExecutor::OwnedTransaction(txn) => txn,
             DatabaseExecutor::Connection(_) | DatabaseExecutor::Transaction(_) => {
                 self.db.begin().await?
             }
         };
-        let made = work(&txn).await?;
+        for statement in statements {
+            txn.execute_raw(statement).await?;
+        }
         txn.commit().await?;
         Ok(made)
     }

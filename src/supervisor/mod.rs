@@ -86,6 +86,7 @@ impl ChatSupervisor {
     /// Creates the arbiter pool and the registries. Call inside an actix `System`.
     pub fn new(
         db: DatabaseConnection,
+        group_commit: Option<crate::chat::group_commit::GroupCommit>,
         idle_after: Duration,
         run_retention: Duration,
         embedder: SharedEmbedder,
@@ -94,7 +95,7 @@ impl ChatSupervisor {
         let arbiters: Vec<Arbiter> = (0..threads).map(|_| Arbiter::new()).collect();
         let handles = arbiters.iter().map(Arbiter::handle).collect();
         Self {
-            registry: ChatRegistry::new(handles, db, idle_after, embedder),
+            registry: ChatRegistry::new(handles, db, group_commit, idle_after, embedder),
             runs: RunRegistry::default(),
             run_retention,
             _arbiters: arbiters,

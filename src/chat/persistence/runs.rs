@@ -46,24 +46,21 @@ pub async fn insert_run<C: sea_orm::ConnectionTrait>(db: &C, run: NewRun<'_>) ->
 }
 
 /// Everything the start of a turn writes, in the caller's transaction: the user's message
-/// (none for a regeneration), the active leaf, the run, and, with `cancel_asks` (the chat may
-/// hold some), the chat's pending questions cancelled: the conversation moved on. Returns the
-/// cancelled questions' correlation ids.
+/// (none for a regeneration), the active leaf, the run, and the chat's `pending` asks (read
+/// before, `asks::pending_in`) cancelled: the conversation moved on. Returns the cancelled
+/// questions' correlation ids.
 pub async fn begin_turn<C: sea_orm::ConnectionTrait>(
     db: &C,
     nodes: &[crate::chat::tree::MessageNode],
     active_leaf: &MessageId,
-    cancel_asks: bool,
+    pending: &[entities::pending_asks::Model],
     run: NewRun<'_>,
 ) -> Result<Vec<entities::ids::AskCorrelationId>, DbErr> {
     let chat_id = run.chat_id;
     super::insert_nodes(db, chat_id, nodes).await?;
     super::messages::set_active_leaf_in(db, chat_id, Some(active_leaf)).await?;
     insert_run(db, run).await?;
-    if !cancel_asks {
-        return Ok(Vec::new());
-    }
-    crate::chat::asks::cancel_pending(db, chat_id).await
+    crate::chat::asks::cancel(db, pending).await
 }
 
 /// Keeps a running Deep Think run's checkpoint. A run that already finished keeps what it

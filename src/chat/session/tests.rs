@@ -58,6 +58,8 @@ fn start(fixture: &Fixture) -> Addr<ChatSession> {
     let registry = ChatRegistry::new(
         vec![Arbiter::current()],
         fixture.db.clone(),
+        crate::chat::group_commit::GroupCommit::start(&fixture.db, Duration::from_secs(5), None)
+            .unwrap(),
         Duration::from_secs(600),
         Arc::new(HashEmbedder::default()),
     );

@@ -72,7 +72,14 @@ impl Handler<BeginTurn> for ChatSession {
         let new_chat = msg.new_chat;
         // The run's user owns the chat: its messages go to that user's search index.
         let owner = user_id.clone();
+        let db = self.db.clone();
         let stored = async move {
+            // What the write cancels is read before it (a recorded write reads nothing).
+            let pending = if cancel_asks {
+                crate::chat::asks::pending_in(&db, &chat_id).await?
+            } else {
+                Vec::new()
+            };
             let (nodes, cancelled) = writer
                 .transact(move |txn| {
                     Box::pin(async move {
@@ -83,7 +90,7 @@ impl Handler<BeginTurn> for ChatSession {
                             txn,
                             &nodes,
                             &leaf,
-                            cancel_asks,
+                            &pending,
                             NewRun {
                                 id: &run_id,
                                 chat_id: &chat_id,

@@ -45,8 +45,21 @@ impl Launcher {
         warn_of_unserved_role_models(&llm, &config.deep_think);
         let embedder = crate::retrieval::embed::from_config(&config, &llm)
             .context("cannot set up the embedder")?;
+        // On SQLite, the turns' writes share commits on a connection of the writer's own.
+        let group_commit = match crate::chat::group_commit::GroupCommit::start(
+            &db,
+            Duration::from_millis(config.database.busy_timeout_ms),
+            Some(metrics.db_statements_counter()),
+        ) {
+            Ok(writer) => writer,
+            Err(err) => {
+                tracing::warn!(%err, "no group commit: turns write on their own");
+                None
+            }
+        };
         let supervisor = ChatSupervisor::new(
             db.clone(),
+            group_commit,
             Duration::from_secs(config.agent.chat_idle_secs),
             Duration::from_secs(config.agent.run_log_retention_secs),
             embedder.clone(),

@@ -52,6 +52,7 @@ async fn fixture() -> Fixture {
         Arc::new(crate::retrieval::embed::hash::HashEmbedder::default());
     let supervisor = ChatSupervisor::new(
         db.clone(),
+        crate::chat::group_commit::GroupCommit::start(&db, Duration::from_secs(5), None).unwrap(),
         Duration::from_secs(600),
         Duration::from_secs(600),
         embedder.clone(),

@@ -1,0 +1,349 @@
+//! The group commit's own SQLite connection. The writer runs every statement of a batch on its
+//! thread, straight through SQLite's C API, instead of handing each one to a driver thread and
+//! waiting to be woken with its result (sqlx's SQLite connections work that way, two thread
+//! switches a statement). A turn's writes are a handful of short statements, so those switches,
+//! not SQLite, were most of what a stored turn cost.
+//!
+//! A write comes as its statements (recorded, `super::record`); the writer runs each write in
+//! a savepoint of the batch's transaction (`BEGIN IMMEDIATE` … `COMMIT`). Values are bound as
+//! sqlx binds them on SQLite, so what this connection writes the pool reads alike. All of the
+//! group commit's unsafe code is here.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, CString, c_char, c_int};
+use std::path::Path;
+use std::ptr::NonNull;
+use std::time::Duration;
+
+use libsqlite3_sys as ffi;
+use sea_orm::sea_query::{OptionEnum, Value};
+use sea_orm::{DbErr, RuntimeErr, Statement};
+
+/// Prepared statements kept for reuse. A turn's writes are a few dozen distinct texts (an
+/// `IN (…)` list makes one per length); past this the cache starts over rather than grow.
+const MAX_CACHED_STATEMENTS: usize = 256;
+
+/// A SQLite connection the writer thread alone uses; see the module's doc.
+pub struct DirectConnection {
+    handle: Handle,
+    /// Where each statement is counted, as the pool's are (`colloquy_db_statements_total`).
+    statements: Option<prometheus::IntCounter>,
+}
+
+struct Handle {
+    db: NonNull<ffi::sqlite3>,
+    cache: HashMap<String, NonNull<ffi::sqlite3_stmt>>,
+}
+
+// SAFETY: the handle moves to the writer's thread once and is used there alone (through
+// `&mut`); it is opened with SQLite's own mutexes off (`SQLITE_OPEN_NOMUTEX`), which asks for
+// exactly that. No statement or pointer from it is shared.
+unsafe impl Send for Handle {}
+
+impl DirectConnection {
+    /// Opens the database file at `path` (it must exist: the migrations made it) in WAL mode
+    /// with the pool's settings: `synchronous = NORMAL`, foreign keys on, and `busy_timeout`
+    /// to wait for another connection's write.
+    pub fn open(
+        path: &Path,
+        busy_timeout: Duration,
+        statements: Option<prometheus::IntCounter>,
+    ) -> Result<Self, DbErr> {
+        let name = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| DbErr::Custom(format!("a NUL in the path {}", path.display())))?;
+        let mut db = std::ptr::null_mut();
+        let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX;
+        // SAFETY: `name` is NUL-terminated and lives through the call; `db` receives a handle
+        // (even on failure, when it must still be closed: `Handle`'s drop does).
+        let code = unsafe { ffi::sqlite3_open_v2(name.as_ptr(), &mut db, flags, std::ptr::null()) };
+        let Some(db) = NonNull::new(db) else {
+            return Err(DbErr::Custom(
+                "SQLite could not allocate a connection".into(),
+            ));
+        };
+        let handle = Handle {
+            db,
+            cache: HashMap::new(),
+        };
+        if code != ffi::SQLITE_OK {
+            return Err(handle.error(code));
+        }
+        let timeout = c_int::try_from(busy_timeout.as_millis()).unwrap_or(c_int::MAX);
+        // SAFETY: a live handle, held alone.
+        unsafe { ffi::sqlite3_busy_timeout(db.as_ptr(), timeout) };
+        handle.exec(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
+        )?;
+        Ok(Self { handle, statements })
+    }
+
+    /// Starts a batch's transaction, taking the write lock now (waiting up to the busy
+    /// timeout).
+    pub fn begin_batch(&self) -> Result<(), DbErr> {
+        self.handle.exec("BEGIN IMMEDIATE")
+    }
+
+    /// Commits the batch: once this returns `Ok`, every write in it is durable as SQLite's
+    /// WAL makes it. On failure the transaction is rolled back.
+    pub fn commit_batch(&self) -> Result<(), DbErr> {
+        let committed = self.handle.exec("COMMIT");
+        if committed.is_err() && !self.handle.autocommit() {
+            let _ = self.handle.exec("ROLLBACK");
+        }
+        committed
+    }
+
+    /// Whether the batch's transaction is still open: SQLite rolls a whole transaction back
+    /// on some failures (a full disk, for one), and what runs after that must not commit alone.
+    pub fn in_batch(&self) -> bool {
+        !self.handle.autocommit()
+    }
+
+    /// Runs one write, `statements` in order, in a savepoint of the batch: kept if every one
+    /// succeeds, rolled back whole at the first that fails.
+    pub fn write(&mut self, statements: &[Statement]) -> Result<(), DbErr> {
+        self.handle.exec("SAVEPOINT write")?;
+        let outcome = statements.iter().try_for_each(|statement| {
+            if let Some(counter) = &self.statements {
+                counter.inc();
+            }
+            tracing::trace!(target: "colloquy::sql", sql = %statement.sql, "on the writer");
+            self.handle.run(statement)
+        });
+        match outcome {
+            Ok(()) => self.handle.exec("RELEASE write"),
+            Err(err) => {
+                if self.in_batch() {
+                    let _ = self.handle.exec("ROLLBACK TO write; RELEASE write");
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
+impl Handle {
+    /// Runs `sql` (one or more statements, no parameters, no rows).
+    fn exec(&self, sql: &str) -> Result<(), DbErr> {
+        let text = CString::new(sql).map_err(|_| DbErr::Custom("a NUL in SQL".into()))?;
+        // SAFETY: a live handle held alone; `text` is NUL-terminated and outlives the call;
+        // no callback and no error buffer are passed.
+        let code = unsafe {
+            ffi::sqlite3_exec(
+                self.db.as_ptr(),
+                text.as_ptr(),
+                None,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        if code == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(self.error(code))
+        }
+    }
+
+    fn autocommit(&self) -> bool {
+        // SAFETY: a live handle held alone.
+        unsafe { ffi::sqlite3_get_autocommit(self.db.as_ptr()) != 0 }
+    }
+
+    /// The connection's last error, as sea-orm reports an execution error.
+    fn error(&self, code: c_int) -> DbErr {
+        // SAFETY: a live handle; SQLite's message is NUL-terminated and valid until the next
+        // call on the handle, and is copied here before it.
+        let message = unsafe { CStr::from_ptr(ffi::sqlite3_errmsg(self.db.as_ptr())) }
+            .to_string_lossy()
+            .into_owned();
+        DbErr::Exec(RuntimeErr::Internal(format!(
+            "SQLite error {code}: {message}"
+        )))
+    }
+
+    /// The prepared statement for `sql`, from the cache or prepared now.
+    fn prepare(&mut self, sql: &str) -> Result<NonNull<ffi::sqlite3_stmt>, DbErr> {
+        if let Some(statement) = self.cache.get(sql) {
+            return Ok(*statement);
+        }
+        if self.cache.len() >= MAX_CACHED_STATEMENTS {
+            for (_, statement) in self.cache.drain() {
+                // SAFETY: a statement of this handle, not in use (the lock is held), and
+                // forgotten here with the cache entry.
+                unsafe { ffi::sqlite3_finalize(statement.as_ptr()) };
+            }
+        }
+        let length = c_int::try_from(sql.len())
+            .map_err(|_| DbErr::Custom("a statement too long for SQLite".into()))?;
+        let mut statement = std::ptr::null_mut();
+        // SAFETY: `sql` is valid for `length` bytes through the call (SQLite copies what it
+        // keeps); `statement` receives the prepared statement or null.
+        let code = unsafe {
+            ffi::sqlite3_prepare_v3(
+                self.db.as_ptr(),
+                sql.as_ptr().cast::<c_char>(),
+                length,
+                ffi::SQLITE_PREPARE_PERSISTENT as _,
+                &mut statement,
+                std::ptr::null_mut(),
+            )
+        };
+        if code != ffi::SQLITE_OK {
+            return Err(self.error(code));
+        }
+        let statement = NonNull::new(statement)
+            .ok_or_else(|| DbErr::Custom(format!("no statement in {sql:?}")))?;
+        self.cache.insert(sql.to_string(), statement);
+        Ok(statement)
+    }
+
+    /// Runs `statement` to its end; rows it gives are passed over.
+    fn run(&mut self, statement: &Statement) -> Result<(), DbErr> {
+        let prepared = self.prepare(&statement.sql)?;
+        let stmt = prepared.as_ptr();
+        let values = statement.values.as_ref().map_or(&[][..], |v| &v.0[..]);
+        let outcome = self.bind(stmt, values).and_then(|()| {
+            loop {
+                // SAFETY: a prepared statement of this live handle, bound above.
+                match unsafe { ffi::sqlite3_step(stmt) } {
+                    ffi::SQLITE_ROW => {}
+                    ffi::SQLITE_DONE => return Ok(()),
+                    code => return Err(self.error(code)),
+                }
+            }
+        });
+        // SAFETY: the statement is ours; reset for its next use and its bindings (copies,
+        // `SQLITE_TRANSIENT`) cleared.
+        unsafe {
+            ffi::sqlite3_reset(stmt);
+            ffi::sqlite3_clear_bindings(stmt);
+        }
+        outcome
+    }
+
+    /// Binds `values` to `stmt`'s parameters 1…n, each as sqlx binds it on SQLite.
+    fn bind(&self, stmt: *mut ffi::sqlite3_stmt, values: &[Value]) -> Result<(), DbErr> {
+        for (index, value) in values.iter().enumerate() {
+            let index = c_int::try_from(index + 1)
+                .map_err(|_| DbErr::Custom("too many parameters".into()))?;
+            let code = match Bound::of(value)? {
+                // SAFETY (each arm): `stmt` is a statement of this live handle, `index` one of
+                // its parameters (SQLite checks the range); text and blobs are copied by SQLite
+                // (`SQLITE_TRANSIENT`) before the call returns.
+                Bound::Null => unsafe { ffi::sqlite3_bind_null(stmt, index) },
+                Bound::Integer(n) => unsafe { ffi::sqlite3_bind_int64(stmt, index, n) },
+                Bound::Real(x) => unsafe { ffi::sqlite3_bind_double(stmt, index, x) },
+                Bound::Text(text) => unsafe {
+                    ffi::sqlite3_bind_text64(
+                        stmt,
+                        index,
+                        text.as_ptr().cast::<c_char>(),
+                        text.len() as u64,
+                        ffi::SQLITE_TRANSIENT(),
+                        ffi::SQLITE_UTF8 as _,
+                    )
+                },
+                Bound::Blob(bytes) => unsafe {
+                    ffi::sqlite3_bind_blob64(
+                        stmt,
+                        index,
+                        bytes.as_ptr().cast(),
+                        bytes.len() as u64,
+                        ffi::SQLITE_TRANSIENT(),
+                    )
+                },
+            };
+            if code != ffi::SQLITE_OK {
+                return Err(self.error(code));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: the statements and the handle are this connection's and used by nobody
+        // else any more; each is finalized once, then the handle closed.
+        unsafe {
+            for (_, statement) in self.cache.drain() {
+                ffi::sqlite3_finalize(statement.as_ptr());
+            }
+            ffi::sqlite3_close(self.db.as_ptr());
+        }
+    }
+}
+
+/// A value as SQLite stores it.
+enum Bound<'a> {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(std::borrow::Cow<'a, str>),
+    Blob(&'a [u8]),
+}
+
+impl<'a> Bound<'a> {
+    /// `value` as sqlx's SQLite driver binds it (`sea-query-sqlx`): booleans and integers as
+    /// integers, floats as reals, JSON as its text, dates and times as text in sqlx's formats.
+    fn of(value: &'a Value) -> Result<Self, DbErr> {
+        use chrono::SecondsFormat;
+        use std::borrow::Cow;
+        let integer = |n: Option<i64>| n.map_or(Bound::Null, Bound::Integer);
+        let text = |s: Option<String>| s.map_or(Bound::Null, |s| Bound::Text(Cow::Owned(s)));
+        Ok(match value {
+            Value::Bool(b) => integer(b.map(i64::from)),
+            Value::TinyInt(n) => integer(n.map(i64::from)),
+            Value::SmallInt(n) => integer(n.map(i64::from)),
+            Value::Int(n) => integer(n.map(i64::from)),
+            Value::BigInt(n) => integer(*n),
+            Value::TinyUnsigned(n) => integer(n.map(i64::from)),
+            Value::SmallUnsigned(n) => integer(n.map(i64::from)),
+            Value::Unsigned(n) => integer(n.map(i64::from)),
+            Value::BigUnsigned(n) => match n {
+                Some(n) => Bound::Integer(
+                    i64::try_from(*n)
+                        .map_err(|_| DbErr::Custom(format!("{n} is past SQLite's integers")))?,
+                ),
+                None => Bound::Null,
+            },
+            Value::Float(x) => x.map_or(Bound::Null, |x| Bound::Real(f64::from(x))),
+            Value::Double(x) => x.map_or(Bound::Null, Bound::Real),
+            Value::String(s) => s
+                .as_deref()
+                .map_or(Bound::Null, |s| Bound::Text(Cow::Borrowed(s))),
+            Value::Enum(e) => match e {
+                OptionEnum::Some(v) => Bound::Text(Cow::Borrowed(v.value.as_ref())),
+                OptionEnum::None(_) => Bound::Null,
+            },
+            Value::Char(c) => text(c.map(String::from)),
+            Value::Bytes(b) => b.as_deref().map_or(Bound::Null, Bound::Blob),
+            Value::Json(j) => match j {
+                Some(j) => Bound::Text(Cow::Owned(
+                    serde_json::to_string(j).map_err(|err| DbErr::Json(err.to_string()))?,
+                )),
+                None => Bound::Null,
+            },
+            Value::ChronoDate(d) => text(d.map(|d| d.format("%F").to_string())),
+            Value::ChronoTime(t) => text(t.map(|t| t.format("%T%.f").to_string())),
+            Value::ChronoDateTime(t) => text(t.map(|t| t.format("%F %T%.f").to_string())),
+            Value::ChronoDateTimeUtc(t) => {
+                text(t.map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, false)))
+            }
+            Value::ChronoDateTimeLocal(t) => {
+                text(t.map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, false)))
+            }
+            Value::ChronoDateTimeWithTimeZone(t) => {
+                text(t.map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, false)))
+            }
+            Value::Uuid(u) => u
+                .as_ref()
+                .map_or(Bound::Null, |u| Bound::Blob(u.as_bytes())),
+            other => {
+                return Err(DbErr::Custom(format!(
+                    "the writer cannot bind {other:?} on SQLite"
+                )));
+            }
+        })
+    }
+}

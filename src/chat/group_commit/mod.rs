@@ -1,0 +1,422 @@
+//! Group commit for SQLite: the chats' writes that arrive together share one transaction. One
+//! writer, on a thread of its own with a SQLite connection of its own (`connection`), takes
+//! every write queued while its previous batch was committing, runs each in a savepoint of one
+//! transaction (a write that fails is rolled back alone), commits once, and only then tells
+//! each caller how its own write went. So under load a thousand turns cost a few commits
+//! instead of thousands, writers never wait on SQLite's busy handler for each other, and nobody
+//! is told a write is done before it is. Alone, a write is its own batch: it waits for nothing.
+//!
+//! A write is its statements, recorded first (`record`): the caller's sea-orm code runs on a
+//! `Recorder`, which keeps each statement instead of running it. The writer then runs them
+//! on its thread straight through SQLite, with no hand-off per statement to a driver thread.
+//! A recorded write therefore reads nothing and learns nothing back (no rows, no counts):
+//! what it needs to know is read before it.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use sea_orm::sqlx::sqlite::SqliteQueryResult;
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, DbBackend, DbErr, ExecResult, QueryResult, Statement,
+};
+use tokio::sync::{mpsc, oneshot};
+
+mod connection;
+
+use connection::DirectConnection;
+
+/// The most writes one transaction takes.
+const MAX_BATCH: usize = 512;
+
+/// What a caller writes: statements recorded on the `Recorder` it is given, making a `T`.
+pub trait Transaction<T>:
+    for<'t> FnOnce(&'t Recorder) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static
+{
+}
+
+impl<T, F> Transaction<T> for F where
+    F: for<'t> FnOnce(&'t Recorder) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static
+{
+}
+
+/// A connection that runs nothing: it keeps the statements given to it, in order, to run
+/// later as one write. Reading through it is an error; a statement's result is empty.
+pub struct Recorder {
+    backend: DbBackend,
+    statements: Mutex<Vec<Statement>>,
+}
+
+/// Runs `work` on a `Recorder` for `backend`: what it made, and the statements it wrote.
+pub async fn record<T>(
+    backend: DbBackend,
+    work: impl Transaction<T>,
+) -> Result<(T, Vec<Statement>), DbErr> {
+    let recorder = Recorder {
+        backend,
+        statements: Mutex::new(Vec::new()),
+    };
+    let made = work(&recorder).await?;
+    let statements = recorder
+        .statements
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok((made, statements))
+}
+
+impl Recorder {
+    fn keep(&self, statement: Statement) -> Result<ExecResult, DbErr> {
+        self.statements
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(statement);
+        // Nothing ran yet: no row was changed or inserted that this could tell of.
+        Ok(SqliteQueryResult::default().into())
+    }
+}
+
+fn no_reads() -> DbErr {
+    DbErr::Custom("a recorded write cannot read: read what it needs before it".into())
+}
+
+#[async_trait::async_trait]
+impl ConnectionTrait for Recorder {
+    fn get_database_backend(&self) -> DbBackend {
+        self.backend
+    }
+
+    async fn execute_raw(&self, statement: Statement) -> Result<ExecResult, DbErr> {
+        self.keep(statement)
+    }
+
+    async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
+        self.keep(Statement::from_string(self.backend, sql))
+    }
+
+    async fn query_one_raw(&self, _: Statement) -> Result<Option<QueryResult>, DbErr> {
+        Err(no_reads())
+    }
+
+    async fn query_all_raw(&self, _: Statement) -> Result<Vec<QueryResult>, DbErr> {
+        Err(no_reads())
+    }
+
+    /// No `RETURNING`: a recorded insert is not read back.
+    fn support_returning(&self) -> bool {
+        false
+    }
+}
+
+struct Job {
+    statements: Vec<Statement>,
+    done: oneshot::Sender<Result<(), DbErr>>,
+}
+
+/// The queue of the writer; cheap to clone. The writer ends when the last clone is dropped.
+#[derive(Clone)]
+pub struct GroupCommit {
+    jobs: mpsc::UnboundedSender<Job>,
+}
+
+impl GroupCommit {
+    /// Starts the writer on `db`'s SQLite file, on a thread of its own with a connection of
+    /// its own (`connection`): `busy_timeout` is how long it waits for another connection's
+    /// write, and each statement it runs is counted in `statements`. `None` when `db` is not a
+    /// SQLite file (PostgreSQL, or SQLite in memory, which no second connection can share).
+    pub fn start(
+        db: &DatabaseConnection,
+        busy_timeout: Duration,
+        statements: Option<prometheus::IntCounter>,
+    ) -> std::io::Result<Option<Self>> {
+        if db.get_database_backend() != DbBackend::Sqlite {
+            return Ok(None);
+        }
+        let options = db.get_sqlite_connection_pool().connect_options();
+        let path = options.get_filename();
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let connection = DirectConnection::open(path, busy_timeout, statements)
+            .map_err(|err| std::io::Error::other(err.to_string()))?;
+        let (jobs, queue) = mpsc::unbounded_channel();
+        std::thread::Builder::new()
+            .name("colloquy-writer".into())
+            .spawn(move || write_batches(connection, queue))?;
+        Ok(Some(Self { jobs }))
+    }
+
+    /// Records `work`, runs it in the next batch, and gives what it made once the batch is
+    /// committed: an error if `work` or one of its statements failed (nothing of it is kept)
+    /// or the commit did.
+    pub async fn write<T>(&self, work: impl Transaction<T>) -> Result<T, DbErr> {
+        let (made, statements) = record(DbBackend::Sqlite, work).await?;
+        self.write_statements(statements).await?;
+        Ok(made)
+    }
+
+    /// Runs `statements`, in order, as one write of the next batch.
+    pub async fn write_statements(&self, statements: Vec<Statement>) -> Result<(), DbErr> {
+        let (done, outcome) = oneshot::channel();
+        self.jobs
+            .send(Job { statements, done })
+            .map_err(|_| stopped())?;
+        outcome.await.map_err(|_| stopped())?
+    }
+}
+
+fn stopped() -> DbErr {
+    DbErr::Custom("the database writer has stopped".into())
+}
+
+/// The writer: a batch of what is queued, committed, and again, until every sender is gone.
+fn write_batches(mut connection: DirectConnection, mut queue: mpsc::UnboundedReceiver<Job>) {
+    let mut batch = Vec::new();
+    while let Some(first) = queue.blocking_recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        commit(&mut connection, &mut batch);
+    }
+}
+
+/// Runs `batch` in one transaction, each write in a savepoint of it (a write that fails is
+/// rolled back alone), commits it, and answers each write.
+fn commit(connection: &mut DirectConnection, batch: &mut Vec<Job>) {
+    if let Err(err) = connection.begin_batch() {
+        let cause = err.to_string();
+        for job in batch.drain(..) {
+            let _ = job.done.send(Err(DbErr::Custom(cause.clone())));
+        }
+        return;
+    }
+    let mut outcomes = Vec::with_capacity(batch.len());
+    for job in batch.drain(..) {
+        // A failure SQLite answered by rolling the whole transaction back ends the batch: what
+        // would run now would commit on its own, outside it.
+        let outcome = if connection.in_batch() {
+            connection.write(&job.statements)
+        } else {
+            Err(DbErr::Custom(
+                "the batch's transaction was rolled back".into(),
+            ))
+        };
+        outcomes.push((job.done, outcome));
+    }
+    match connection.commit_batch() {
+        Ok(()) => {
+            for (done, outcome) in outcomes {
+                let _ = done.send(outcome);
+            }
+        }
+        Err(err) => {
+            let cause = format!("the commit failed: {err}");
+            for (done, _) in outcomes {
+                let _ = done.send(Err(DbErr::Custom(cause.clone())));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sea_orm::{ConnectionTrait, Statement};
+
+    async fn database() -> (tempfile::TempDir, DatabaseConnection) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
+        let db = sea_orm::Database::connect(url).await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (n INTEGER PRIMARY KEY)")
+            .await
+            .unwrap();
+        (dir, db)
+    }
+
+    fn writer(db: &DatabaseConnection) -> GroupCommit {
+        GroupCommit::start(db, Duration::from_secs(5), None)
+            .unwrap()
+            .expect("a SQLite file has a group commit")
+    }
+
+    fn insert(
+        n: i64,
+    ) -> impl for<'t> FnOnce(&'t Recorder) -> BoxFuture<'t, Result<i64, DbErr>> + Send + 'static
+    {
+        move |txn| {
+            Box::pin(async move {
+                txn.execute_raw(Statement::from_sql_and_values(
+                    txn.get_database_backend(),
+                    "INSERT INTO t (n) VALUES (?)",
+                    [n.into()],
+                ))
+                .await?;
+                Ok(n)
+            })
+        }
+    }
+
+    async fn stored(db: &DatabaseConnection) -> Vec<i64> {
+        db.query_all_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT n FROM t ORDER BY n",
+        ))
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.try_get::<i64>("", "n").unwrap())
+        .collect()
+    }
+
+    #[tokio::test]
+    async fn writes_sent_together_are_kept_and_a_failing_one_alone_is_not() {
+        let (_dir, db) = database().await;
+        let writer = writer(&db);
+        // 1 twice: the second fails (its key is taken) and only it is rolled back.
+        let writes = [1, 2, 1, 3].map(|n| writer.write(insert(n)));
+        let outcomes = futures_util::future::join_all(writes).await;
+        let made: Vec<Option<i64>> = outcomes.into_iter().map(Result::ok).collect();
+        assert_eq!(made.iter().filter(|m| m.is_none()).count(), 1, "{made:?}");
+        assert_eq!(stored(&db).await, [1, 2, 3]);
+        // Alone, a failing write fails and leaves nothing.
+        assert!(writer.write(insert(2)).await.is_err());
+        assert_eq!(writer.write(insert(4)).await.unwrap(), 4);
+        assert_eq!(stored(&db).await, [1, 2, 3, 4]);
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_second_statement_fails_keeps_nothing_and_the_writer_goes_on() {
+        let (_dir, db) = database().await;
+        let writer = writer(&db);
+        let failing = writer.write(|txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
+            Box::pin(async move {
+                insert(5)(txn).await?;
+                txn.execute_unprepared("INSERT INTO no_such_table VALUES (1)")
+                    .await?;
+                Ok(())
+            })
+        });
+        let err = failing.await.unwrap_err();
+        assert!(err.to_string().contains("no_such_table"), "{err}");
+        assert_eq!(writer.write(insert(7)).await.unwrap(), 7);
+        assert_eq!(stored(&db).await, [7]);
+    }
+
+    #[tokio::test]
+    async fn a_recorded_write_cannot_read_and_nothing_of_it_runs() {
+        let (_dir, db) = database().await;
+        let writer = writer(&db);
+        let reading = writer.write(|txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
+            Box::pin(async move {
+                insert(1)(txn).await?;
+                txn.query_all_raw(Statement::from_string(
+                    txn.get_database_backend(),
+                    "SELECT n FROM t",
+                ))
+                .await?;
+                Ok(())
+            })
+        });
+        let err = reading.await.unwrap_err();
+        assert!(err.to_string().contains("cannot read"), "{err}");
+        assert!(stored(&db).await.is_empty());
+    }
+
+    /// What the writer's connection binds reads back through the pool (sqlx) as the pool would
+    /// have written it: each kind of value a turn writes.
+    #[tokio::test]
+    async fn values_written_by_the_writer_read_back_as_sqlx_writes_them() {
+        use chrono::{TimeZone, Utc};
+        use sea_orm::Value;
+        let (_dir, db) = database().await;
+        db.execute_unprepared(
+            "CREATE TABLE v (k TEXT PRIMARY KEY, at TEXT, doc TEXT, flag BOOLEAN, count BIGINT, \
+             small INTEGER, ratio REAL, raw BLOB, gone TEXT)",
+        )
+        .await
+        .unwrap();
+        let at = Utc.with_ymd_and_hms(2026, 11, 29, 21, 30, 5).unwrap()
+            + chrono::Duration::nanoseconds(123_456_789);
+        let doc = serde_json::json!({"a": [1, "two", null], "é": true});
+        let values = |key: &str| -> Vec<Value> {
+            vec![
+                key.into(),
+                at.into(),
+                doc.clone().into(),
+                true.into(),
+                (i64::MAX - 1).into(),
+                (-7i32).into(),
+                0.25f64.into(),
+                vec![0u8, 255, 1].into(),
+                Option::<String>::None.into(),
+            ]
+        };
+        let sql = "INSERT INTO v VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        let direct = values("direct");
+        writer(&db)
+            .write(move |txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
+                Box::pin(async move {
+                    txn.execute_raw(Statement::from_sql_and_values(
+                        DbBackend::Sqlite,
+                        sql,
+                        direct,
+                    ))
+                    .await?;
+                    Ok(())
+                })
+            })
+            .await
+            .unwrap();
+        db.execute_raw(Statement::from_sql_and_values(
+            DbBackend::Sqlite,
+            sql,
+            values("pool"),
+        ))
+        .await
+        .unwrap();
+        let rows = db
+            .query_all_raw(Statement::from_string(
+                DbBackend::Sqlite,
+                "SELECT k, at, doc, flag, count, small, ratio, raw, gone, \
+                 typeof(at) || typeof(doc) || typeof(flag) || typeof(raw) || typeof(gone) AS kinds \
+                 FROM v ORDER BY k",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        let read = |row: &sea_orm::QueryResult| {
+            (
+                row.try_get::<chrono::DateTime<Utc>>("", "at").unwrap(),
+                row.try_get::<serde_json::Value>("", "doc").unwrap(),
+                row.try_get::<bool>("", "flag").unwrap(),
+                row.try_get::<i64>("", "count").unwrap(),
+                row.try_get::<i32>("", "small").unwrap(),
+                row.try_get::<f64>("", "ratio").unwrap(),
+                row.try_get::<Vec<u8>>("", "raw").unwrap(),
+                row.try_get::<Option<String>>("", "gone").unwrap(),
+                row.try_get::<String>("", "kinds").unwrap(),
+            )
+        };
+        let (direct, pool) = (read(&rows[0]), read(&rows[1]));
+        assert_eq!(direct, pool);
+        assert_eq!(direct.0, at);
+        assert_eq!(direct.1, doc);
+        assert_eq!(direct.8, "texttextintegerblobnull");
+        // Byte for byte the same text: a date sorts and compares alike, whoever wrote it.
+        let texts = db
+            .query_all_raw(Statement::from_string(
+                DbBackend::Sqlite,
+                "SELECT at || doc AS text FROM v ORDER BY k",
+            ))
+            .await
+            .unwrap();
+        let texts: Vec<String> = texts
+            .iter()
+            .map(|r| r.try_get("", "text").unwrap())
+            .collect();
+        assert_eq!(texts[0], texts[1]);
+    }
+}
