@@ -138,10 +138,11 @@ impl GroupCommit {
         }
         let connection = DirectConnection::open(path, busy_timeout, statements)
             .map_err(|err| std::io::Error::other(err.to_string()))?;
+        let pool = db.get_sqlite_connection_pool().clone();
         let (jobs, queue) = mpsc::unbounded_channel();
         std::thread::Builder::new()
             .name("colloquy-writer".into())
-            .spawn(move || write_batches(connection, queue))?;
+            .spawn(move || write_batches(connection, &pool, queue))?;
         Ok(Some(Self { jobs }))
     }
 
@@ -169,7 +170,13 @@ fn stopped() -> DbErr {
 }
 
 /// The writer: a batch of what is queued, committed, and again, until every sender is gone.
-fn write_batches(mut connection: DirectConnection, mut queue: mpsc::UnboundedReceiver<Job>) {
+/// It writes while the application's database (`pool`) is open: once that is closed (the
+/// process stopping, or its database gone), every write is refused, as the pool refuses them.
+fn write_batches(
+    mut connection: DirectConnection,
+    pool: &sea_orm::sqlx::SqlitePool,
+    mut queue: mpsc::UnboundedReceiver<Job>,
+) {
     let mut batch = Vec::new();
     while let Some(first) = queue.blocking_recv() {
         batch.push(first);
@@ -179,8 +186,18 @@ fn write_batches(mut connection: DirectConnection, mut queue: mpsc::UnboundedRec
                 Err(_) => break,
             }
         }
+        if pool.is_closed() {
+            for job in batch.drain(..) {
+                let _ = job.done.send(Err(closed()));
+            }
+            continue;
+        }
         commit(&mut connection, &mut batch);
     }
+}
+
+fn closed() -> DbErr {
+    DbErr::Custom("the database is closed".into())
 }
 
 /// Runs `batch` in one transaction, each write in a savepoint of it (a write that fails is
@@ -303,6 +320,16 @@ mod tests {
         assert!(err.to_string().contains("no_such_table"), "{err}");
         assert_eq!(writer.write(insert(7)).await.unwrap(), 7);
         assert_eq!(stored(&db).await, [7]);
+    }
+
+    #[tokio::test]
+    async fn once_the_database_is_closed_the_writer_refuses_every_write() {
+        let (_dir, db) = database().await;
+        let writer = writer(&db);
+        assert_eq!(writer.write(insert(1)).await.unwrap(), 1);
+        db.get_sqlite_connection_pool().close().await;
+        let err = writer.write(insert(2)).await.unwrap_err();
+        assert!(err.to_string().contains("closed"), "{err}");
     }
 
     #[tokio::test]
