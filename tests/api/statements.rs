@@ -22,6 +22,9 @@ const FIRST_TURN_MAX: u64 = 7;
 /// At most this many for a following turn of the same chat: the two transactions of three. The
 /// chat, its agent and its recent documents are kept from its last turn. (Before issue 48: 12.)
 const FOLLOWING_TURN_MAX: u64 = 6;
+/// The writes a following turn cannot do without (the user's message, the leaf and the run;
+/// the answer, the leaf and the run's end): fewer counted means statements went uncounted.
+const FOLLOWING_TURN_MIN: u64 = 6;
 /// On PostgreSQL, where other processes may change what a turn reads, nothing is kept: a new
 /// chat's first turn reads its owner's default agent, a following turn the chat, its agent and
 /// its documents; and taking a new chat's lease is one statement (the lease and the record of
@@ -129,6 +132,12 @@ async fn a_stored_turn_costs_a_few_statements_not_two_dozen() {
     .await;
     let (first, following) = least_turn_costs(&app).await;
     eprintln!("SQLite statements: first turn {first}, following turn {following}");
+    // Counted, the group commit's writer included: a turn's writes are six statements at least
+    // (its two transactions of three), and a new chat's first adds the chat.
+    assert!(
+        first > FOLLOWING_TURN_MIN && following >= FOLLOWING_TURN_MIN,
+        "too few statements counted ({first}, {following}): some went uncounted"
+    );
     assert!(
         first <= FIRST_TURN_MAX,
         "a new chat's first turn ran {first} statements (at most {FIRST_TURN_MAX})"

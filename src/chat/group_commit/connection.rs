@@ -103,22 +103,21 @@ impl DirectConnection {
     /// succeeds, rolled back whole at the first that fails.
     pub fn write(&mut self, statements: &[Statement]) -> Result<(), DbErr> {
         self.handle.exec("SAVEPOINT write")?;
-        let outcome = statements.iter().try_for_each(|statement| {
-            if let Some(counter) = &self.statements {
-                counter.inc();
-            }
-            tracing::trace!(target: "colloquy::sql", sql = %statement.sql, "on the writer");
-            self.handle.run(statement)
-        });
-        match outcome {
-            Ok(()) => self.handle.exec("RELEASE write"),
-            Err(err) => {
-                if self.in_batch() {
-                    let _ = self.handle.exec("ROLLBACK TO write; RELEASE write");
+        let outcome = statements
+            .iter()
+            .try_for_each(|statement| {
+                if let Some(counter) = &self.statements {
+                    counter.inc();
                 }
-                Err(err)
-            }
+                tracing::trace!(target: "colloquy::sql", sql = %statement.sql, "on the writer");
+                self.handle.run(statement)
+            })
+            .and_then(|()| self.handle.exec("RELEASE write"));
+        // Failed (even at its release): nothing of it may reach the batch's commit.
+        if outcome.is_err() && self.in_batch() {
+            let _ = self.handle.exec("ROLLBACK TO write; RELEASE write");
         }
+        outcome
     }
 }
 
