@@ -43,10 +43,12 @@ unsafe impl Send for Handle {}
 impl DirectConnection {
     /// Opens the database file at `path` (it must exist: the migrations made it) in WAL mode
     /// with the pool's settings: `synchronous = NORMAL`, foreign keys on, and `busy_timeout`
-    /// to wait for another connection's write.
+    /// to wait for another connection's write. Without `checkpoints`, its commits leave the
+    /// WAL's checkpoints to another connection (`checkpoint`).
     pub fn open(
         path: &Path,
         busy_timeout: Duration,
+        checkpoints: bool,
         statements: Option<prometheus::IntCounter>,
     ) -> Result<Self, DbErr> {
         let name = CString::new(path.as_os_str().as_encoded_bytes())
@@ -74,7 +76,16 @@ impl DirectConnection {
         handle.exec(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
         )?;
+        if !checkpoints {
+            handle.exec("PRAGMA wal_autocheckpoint = 0")?;
+        }
         Ok(Self { handle, statements })
+    }
+
+    /// A passive checkpoint: copies what the WAL holds into the database file as far as no
+    /// reader still needs it, waiting for nobody.
+    pub fn checkpoint(&self) -> Result<(), DbErr> {
+        self.handle.exec("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
     /// Starts a batch's transaction, taking the write lock now (waiting up to the busy

@@ -136,13 +136,25 @@ impl GroupCommit {
         if !path.is_file() {
             return Ok(None);
         }
-        let connection = DirectConnection::open(path, busy_timeout, statements)
-            .map_err(|err| std::io::Error::other(err.to_string()))?;
+        let open = |checkpoints: bool, counted: Option<prometheus::IntCounter>| {
+            DirectConnection::open(path, busy_timeout, checkpoints, counted)
+                .map_err(|err| std::io::Error::other(err.to_string()))
+        };
+        let connection = open(false, statements)?;
+        let checkpointer = open(true, None)?;
         let pool = db.get_sqlite_connection_pool().clone();
         let (jobs, queue) = mpsc::unbounded_channel();
+        // The checkpointer runs while the writer does: it stops when the writer drops `alive`.
+        let (alive, writing) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("colloquy-writer".into())
-            .spawn(move || write_batches(connection, &pool, queue))?;
+            .spawn(move || {
+                write_batches(connection, &pool, queue);
+                drop(alive);
+            })?;
+        std::thread::Builder::new()
+            .name("colloquy-checkpoint".into())
+            .spawn(move || checkpoint_while(&checkpointer, &writing))?;
         Ok(Some(Self { jobs }))
     }
 
@@ -193,6 +205,23 @@ fn write_batches(
             continue;
         }
         commit(&mut connection, &mut batch);
+    }
+}
+
+/// How often the WAL's committed pages are copied back into the database file: often enough
+/// that the WAL stays a few megabytes under a steady load of turns.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// Copies the WAL back into the database (a passive checkpoint: it waits for no reader and no
+/// writer) every `CHECKPOINT_EVERY`, until `writing` says the writer has stopped. The writer
+/// does not checkpoint itself, so a commit never waits for the copy and its `fsync`s.
+fn checkpoint_while(connection: &DirectConnection, writing: &std::sync::mpsc::Receiver<()>) {
+    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+        writing.recv_timeout(CHECKPOINT_EVERY)
+    {
+        if let Err(err) = connection.checkpoint() {
+            tracing::warn!(%err, "the WAL checkpoint failed; the next one retries");
+        }
     }
 }
 
@@ -330,6 +359,49 @@ mod tests {
         db.get_sqlite_connection_pool().close().await;
         let err = writer.write(insert(2)).await.unwrap_err();
         assert!(err.to_string().contains("closed"), "{err}");
+    }
+
+    /// The writer leaves checkpoints to its checkpointer, which copies the WAL into the
+    /// database file: what the writer committed reaches the file without a commit waiting.
+    #[tokio::test]
+    async fn what_the_writer_commits_is_checkpointed_into_the_database_file() {
+        let (dir, db) = database().await;
+        let writer = writer(&db);
+        let file = dir.path().join("t.db");
+        let before = std::fs::metadata(&file).unwrap().len();
+        db.execute_unprepared("CREATE TABLE big (body TEXT)")
+            .await
+            .unwrap();
+        let body = "x".repeat(1024);
+        for _ in 0..20 {
+            let body = body.clone();
+            writer
+                .write(move |txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
+                    Box::pin(async move {
+                        for _ in 0..100 {
+                            txn.execute_raw(Statement::from_sql_and_values(
+                                DbBackend::Sqlite,
+                                "INSERT INTO big (body) VALUES (?)",
+                                [body.clone().into()],
+                            ))
+                            .await?;
+                        }
+                        Ok(())
+                    })
+                })
+                .await
+                .unwrap();
+        }
+        // 2,000 rows of 1 KiB: about 2 MiB, in the WAL until a checkpoint copies them.
+        let mut size = before;
+        for _ in 0..50 {
+            size = std::fs::metadata(&file).unwrap().len();
+            if size > before + 1_500_000 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the database file stayed at {size} bytes (from {before}): no checkpoint");
     }
 
     #[tokio::test]
