@@ -163,17 +163,12 @@ impl GroupCommit {
     /// or the commit did.
     pub async fn write<T>(&self, work: impl Transaction<T>) -> Result<T, DbErr> {
         let (made, statements) = record(DbBackend::Sqlite, work).await?;
-        self.write_statements(statements).await?;
-        Ok(made)
-    }
-
-    /// Runs `statements`, in order, as one write of the next batch.
-    pub async fn write_statements(&self, statements: Vec<Statement>) -> Result<(), DbErr> {
         let (done, outcome) = oneshot::channel();
         self.jobs
             .send(Job { statements, done })
             .map_err(|_| stopped())?;
-        outcome.await.map_err(|_| stopped())?
+        outcome.await.map_err(|_| stopped())??;
+        Ok(made)
     }
 }
 
