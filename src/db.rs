@@ -38,6 +38,9 @@ pub async fn connect(config: &Config) -> Result<DatabaseConnection, DbErr> {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(busy_timeout)
                 .foreign_keys(true)
+                // Statement and savepoint journals in memory, not in a file made and deleted
+                // by each transaction.
+                .pragma("temp_store", "memory")
                 .create_if_missing(true)
         });
     Database::connect(options).await

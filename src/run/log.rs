@@ -36,7 +36,11 @@ pub struct RunLog {
     /// turn is stored (then `Started` says it).
     accepted_for: std::sync::OnceLock<MessageId>,
     inner: Mutex<Inner>,
+    /// Bumped by every event: what live subscribers wait on.
     version: watch::Sender<usize>,
+    /// Set once, by `Finished`: what readers of the whole log wait on (`whole`), so that a
+    /// run's many events wake them once, not once each.
+    finished: watch::Sender<bool>,
 }
 
 struct Inner {
@@ -61,6 +65,7 @@ impl RunLog {
                 finished_at: None,
             }),
             version: watch::channel(0).0,
+            finished: watch::channel(false).0,
         }
     }
 
@@ -115,6 +120,9 @@ impl RunLog {
         let seq = self.first_after + inner.events.len();
         drop(inner);
         self.version.send_replace(seq);
+        if finished {
+            self.finished.send_replace(true);
+        }
         seq
     }
 
@@ -151,6 +159,27 @@ impl RunLog {
 
     fn finished_before(&self, cutoff: Instant) -> bool {
         self.lock().finished_at.is_some_and(|at| at < cutoff)
+    }
+
+    /// Every event of the run, numbered as `subscribe(0)` numbers them, once it has finished:
+    /// for a reader that answers only at the end (a non-streamed answer, a schedule's outcome).
+    /// It is woken once, by `Finished`, where a subscriber is woken by every event, each wake
+    /// a hop between threads.
+    pub fn whole(self: &Arc<Self>) -> impl Stream<Item = (usize, Arc<RunEvent>)> + Send + 'static {
+        let log = Arc::clone(self);
+        let mut finished = self.finished.subscribe();
+        futures_util::StreamExt::flatten(futures_util::stream::once(async move {
+            // Never `Err`: the sender is the log's own, and `log` holds the log.
+            let _ = finished.wait_for(|done| *done).await;
+            let events = log.lock().events.clone();
+            let first_after = log.first_after;
+            futures_util::stream::iter(
+                events
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(at, event)| (first_after + at + 1, event)),
+            )
+        }))
     }
 
     /// The events after sequence number `after`, then live ones until the run finishes.
@@ -313,6 +342,36 @@ mod tests {
         assert_eq!(rest, [4, 5]);
         let all: Vec<usize> = log.subscribe(0).map(|(seq, _)| seq).collect().await;
         assert_eq!(all, [1, 2, 3, 4, 5]);
+    }
+
+    #[tokio::test]
+    async fn the_whole_log_comes_at_the_end_numbered_as_subscribers_see_it() {
+        let log = Arc::new(
+            RunLog::new(
+                RunId::from_string("r"),
+                None,
+                UserId::from_string("u"),
+                "m".into(),
+            )
+            .continued(1),
+        );
+        let whole = tokio::spawn(log.whole().collect::<Vec<_>>());
+        for i in 0..3 {
+            log.push(RunEvent::TextDelta {
+                content: i.to_string(),
+            });
+            tokio::task::yield_now().await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!whole.is_finished(), "nothing is read before the run ends");
+        log.push(finished());
+        let whole = whole.await.unwrap();
+        let subscribed: Vec<(usize, Arc<RunEvent>)> = log.subscribe(0).collect().await;
+        assert_eq!(whole.len(), 4);
+        assert_eq!(whole, subscribed);
+        assert!(matches!(*whole[3].1, RunEvent::Finished { .. }));
+        // A reader that comes after the end gets it at once.
+        assert_eq!(log.whole().collect::<Vec<_>>().await, subscribed);
     }
 
     #[tokio::test]

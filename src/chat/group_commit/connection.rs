@@ -42,8 +42,10 @@ unsafe impl Send for Handle {}
 
 impl DirectConnection {
     /// Opens the database file at `path` (it must exist: the migrations made it) in WAL mode
-    /// with the pool's settings: `synchronous = NORMAL`, foreign keys on, and `busy_timeout`
-    /// to wait for another connection's write. Without `checkpoints`, its commits leave the
+    /// with the pool's settings: `synchronous = NORMAL`, foreign keys on, `busy_timeout` to
+    /// wait for another connection's write, and `temp_store = MEMORY`. The last matters most
+    /// here: a batch's savepoints journal the pages they change, and past 64 KiB SQLite spills
+    /// that journal to a temporary file, made and deleted by every batch. Without `checkpoints`, its commits leave the
     /// WAL's checkpoints to another connection (`checkpoint`).
     pub fn open(
         path: &Path,
@@ -74,7 +76,8 @@ impl DirectConnection {
         // SAFETY: a live handle, held alone.
         unsafe { ffi::sqlite3_busy_timeout(db.as_ptr(), timeout) };
         handle.exec(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
+             PRAGMA temp_store = MEMORY",
         )?;
         if !checkpoints {
             handle.exec("PRAGMA wal_autocheckpoint = 0")?;

@@ -326,9 +326,7 @@ impl Indexer {
             }
         }
         plan.remove_messages = work.remove_messages;
-        for chat_id in &work.reconcile {
-            self.reconcile(&index, chat_id, &mut plan).await?;
-        }
+        self.reconcile(&index, &work.reconcile, &mut plan).await?;
         for message in work.add {
             let reconciled = work.reconcile.contains(&message.chat_id);
             if !reconciled && !plan.remove_chats.contains(&message.chat_id) {
@@ -360,30 +358,38 @@ impl Indexer {
         Ok(true)
     }
 
-    /// Plans adding the searchable messages of `chat_id` the index lacks, and removing those
-    /// the database no longer has.
+    /// Plans adding the searchable messages of `chats` the index lacks, and removing those
+    /// the database no longer has. The database is read a few hundred chats a query, not a
+    /// query a chat: a busy server's catch-up reconciles thousands of chats.
     async fn reconcile(
         &self,
         index: &MessageIndex,
-        chat_id: &ChatId,
+        chats: &BTreeSet<ChatId>,
         plan: &mut Plan,
     ) -> Result<(), IndexerError> {
-        let stored: BTreeSet<MessageId> = searchable(messages::Entity::find())
-            .select_only()
-            .column(messages::Column::Id)
-            .filter(messages::Column::ChatId.eq(chat_id.clone()))
-            .into_tuple()
-            .all(&self.shared.db)
-            .await?
-            .into_iter()
-            .collect();
-        let indexed = index.messages_of_chat(chat_id)?;
-        plan.remove_messages
-            .extend(indexed.iter().filter(|id| !stored.contains(*id)).cloned());
-        let missing: Vec<MessageId> = stored
-            .into_iter()
-            .filter(|id| !indexed.contains(id))
-            .collect();
+        let chats: Vec<ChatId> = chats.iter().cloned().collect();
+        let mut stored: HashMap<ChatId, BTreeSet<MessageId>> = HashMap::new();
+        for ids in chats.chunks(IDS_PER_QUERY) {
+            let rows: Vec<(MessageId, ChatId)> = searchable(messages::Entity::find())
+                .select_only()
+                .column(messages::Column::Id)
+                .column(messages::Column::ChatId)
+                .filter(messages::Column::ChatId.is_in(ids.iter().cloned()))
+                .into_tuple()
+                .all(&self.shared.db)
+                .await?;
+            for (message_id, chat_id) in rows {
+                stored.entry(chat_id).or_default().insert(message_id);
+            }
+        }
+        let mut missing: Vec<MessageId> = Vec::new();
+        for chat_id in &chats {
+            let stored = stored.remove(chat_id).unwrap_or_default();
+            let indexed = index.messages_of_chat(chat_id)?;
+            plan.remove_messages
+                .extend(indexed.iter().filter(|id| !stored.contains(*id)).cloned());
+            missing.extend(stored.into_iter().filter(|id| !indexed.contains(id)));
+        }
         for ids in missing.chunks(IDS_PER_QUERY) {
             let rows = messages::Entity::find()
                 .filter(messages::Column::Id.is_in(ids.iter().cloned()))

@@ -95,9 +95,25 @@ impl MessageNode {
     }
 }
 
+/// Text counted on the caller's thread: tokenizing a kilobyte costs less than the hop to the
+/// blocking pool and back (two thread wake-ups), and blocks the session's arbiter for no more
+/// than a wake-up would.
+const COUNT_INLINE_BYTES: usize = 1024;
+
 /// Counts the tokens of `nodes` (see [`MessageNode::history_tokens`]) on the blocking pool,
-/// never on the session's arbiter; gives them back counted.
+/// never on the session's arbiter, unless their text is a kilobyte at most (a turn's question
+/// and answer, most often); gives them back counted.
 pub async fn count_tokens(nodes: Vec<MessageNode>) -> Vec<MessageNode> {
+    let text: usize = nodes
+        .iter()
+        .map(|node| node.content.as_ref().map_or(0, String::len))
+        .sum();
+    if text <= COUNT_INLINE_BYTES {
+        for node in &nodes {
+            node.history_tokens();
+        }
+        return nodes;
+    }
     let counted = tokio::task::spawn_blocking(move || {
         for node in &nodes {
             node.history_tokens();

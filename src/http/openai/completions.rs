@@ -213,7 +213,7 @@ async fn collect(
     log: std::sync::Arc<crate::run::log::RunLog>,
     chat_id: Option<ChatId>,
 ) -> AppResult<HttpResponse> {
-    let mut events = Box::pin(log.subscribe(0));
+    let mut events = Box::pin(log.whole());
     let mut content = String::new();
     let mut thinking = String::new();
     let mut metadata: Map<String, Value> = Map::new();

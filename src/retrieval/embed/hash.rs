@@ -117,6 +117,9 @@ impl HashEmbedder {
 }
 
 /// FNV-1a, seeded so words and trigrams land in independent buckets.
+/// Text hashed on the caller's thread (see `embed`).
+const EMBED_INLINE_BYTES: usize = 2048;
+
 fn fnv1a(seed: u8, bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325 ^ u64::from(seed);
     for &b in bytes {
@@ -134,8 +137,13 @@ impl Embedder for HashEmbedder {
 
     /// Hashing is CPU work that grows with the texts (up to megabytes from `/v1/embeddings`
     /// or an upload's chunks): on the blocking pool, as the trait asks, never the caller's
-    /// thread.
+    /// thread — except a few kilobytes (a question to recall memories by), hashed in less
+    /// time than the hop to the pool and back takes.
     fn embed(&self, texts: Vec<String>) -> EmbedFuture {
+        if texts.iter().map(String::len).sum::<usize>() <= EMBED_INLINE_BYTES {
+            let vectors = texts.iter().map(|t| self.embed_text(t)).collect();
+            return Box::pin(std::future::ready(Ok(vectors)));
+        }
         let embedder = Self {
             dim: self.dim,
             id: self.id.clone(),

@@ -215,7 +215,7 @@ async fn start_run(
 /// workflow that stopped at a step ends its run with one naming the step — or a stop other
 /// than completion). Only the run's last event, `Finished`, is read.
 async fn outcome(log: &Arc<RunLog>) -> Option<String> {
-    let mut events = Box::pin(log.subscribe(0));
+    let mut events = Box::pin(log.whole());
     while let Some((_, event)) = events.next().await {
         if let RunEvent::Finished {
             stop_reason, error, ..

@@ -154,7 +154,7 @@ pub async fn collect(
     frame: &Frame,
     includes: Includes,
 ) -> Option<(Value, Option<crate::run::events::RunError>)> {
-    let mut events = Box::pin(log.subscribe(0));
+    let mut events = Box::pin(log.whole());
     let mut output = Output::new(frame.seed(), includes);
     let mut metadata = ToolMetadata::default();
     while let Some((_, event)) = events.next().await {
