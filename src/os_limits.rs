@@ -62,15 +62,42 @@ pub fn raise_open_files() -> Option<u64> {
 }
 
 /// Raises the open-file limit and logs a warning when it cannot hold `max_in_flight`
-/// requests.
-pub fn check_open_files(max_in_flight: usize) {
-    match raise_open_files() {
+/// requests; returns the limit now in force (`None` where the platform does not say).
+pub fn check_open_files(max_in_flight: usize) -> Option<u64> {
+    let limit = raise_open_files();
+    match limit {
         Some(limit) => match open_files_warning(limit, max_in_flight) {
             Some(warning) => tracing::warn!(limit, max_in_flight, "{warning}"),
             None => tracing::info!(limit, max_in_flight, "open-file limit"),
         },
         None => tracing::warn!("could not read the open-file limit"),
     }
+    limit
+}
+
+/// Connections each of `workers` HTTP workers accepts: `wanted`, unless the open-file limit
+/// cannot hold that many beside what the requests they carry open. Every connection is a file,
+/// and so is each admitted request's call to the model server; a process out of files fails at
+/// whatever opens one next: an accept, the model call, SQLite opening its database. Held
+/// within the limit, a connection past it waits in the listen backlog instead, unaccepted.
+///
+/// The files left beside the base are shared so that both kinds fit: either all but the
+/// `max_in_flight` model calls go to connections, or (a limit too low for that) half do. Over
+/// HTTP/1.1 a connection carries one request at a time, so connections and calls are never
+/// more than twice the connections; over HTTP/2 a few connections carry many requests.
+pub fn connections_per_worker(
+    open_files: Option<u64>,
+    max_in_flight: usize,
+    workers: usize,
+    wanted: usize,
+) -> usize {
+    let Some(limit) = open_files else {
+        return wanted;
+    };
+    let budget = limit.saturating_sub(BASE_OPEN_FILES);
+    let for_connections = budget.saturating_sub(max_in_flight as u64).max(budget / 2);
+    let per_worker = for_connections / (workers.max(1) as u64);
+    wanted.min(usize::try_from(per_worker).unwrap_or(usize::MAX).max(1))
 }
 
 /// Binds `bind` (the first of its addresses that can be bound) with a listen backlog of
@@ -211,6 +238,45 @@ mod tests {
         // A name resolves as `TcpListener::bind` resolves it; a bad one is an error.
         assert!(listen("localhost:0", 16).is_ok());
         assert!(listen("no-such-host.invalid:0", 16).is_err());
+    }
+
+    #[test]
+    fn connections_are_held_within_the_open_file_limit() {
+        // A limit that holds everything: each worker takes what it wants.
+        assert_eq!(
+            connections_per_worker(Some(1_048_576), 10_000, 2, 11_024),
+            11_024
+        );
+        // Unknown: as wanted.
+        assert_eq!(connections_per_worker(None, 10_000, 2, 11_024), 11_024);
+        // This machine's 20,000: half of the 19,744 beside the base is more than what the
+        // 10,000 model calls leave, so half it is, shared by the workers.
+        assert_eq!(
+            connections_per_worker(Some(20_000), 10_000, 2, 11_024),
+            4_936
+        );
+        // A larger limit: all that the model calls leave.
+        assert_eq!(
+            connections_per_worker(Some(40_256), 10_000, 4, 11_024),
+            7_500
+        );
+        // A low one (1,024): half of what the base leaves.
+        assert_eq!(connections_per_worker(Some(1_024), 10_000, 2, 11_024), 192);
+        // Never none.
+        assert_eq!(connections_per_worker(Some(100), 10_000, 2, 11_024), 1);
+        // Whatever the numbers: a worker's connections and their model calls fit.
+        for (limit, in_flight, workers) in [
+            (20_000u64, 10_000usize, 2usize),
+            (1_024, 64, 8),
+            (65_536, 100, 3),
+        ] {
+            let per_worker = connections_per_worker(Some(limit), in_flight, workers, usize::MAX);
+            let connections = (per_worker * workers) as u64;
+            assert!(
+                connections + connections.min(in_flight as u64) + BASE_OPEN_FILES <= limit,
+                "{limit} {in_flight} {workers}: {per_worker}"
+            );
+        }
     }
 
     #[test]

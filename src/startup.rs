@@ -154,16 +154,30 @@ fn serve(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let max_json_body_bytes = config.http.max_json_body_bytes;
     let max_v1_body_bytes = config.http.max_v1_body_bytes;
     let metrics = state.launcher.metrics.clone();
-    crate::os_limits::check_open_files(config.http.max_in_flight);
+    let open_files = crate::os_limits::check_open_files(config.http.max_in_flight);
     crate::os_limits::check_backlog(config.http.listen_backlog);
     // One count for the whole process, shared by every worker.
     let admission = Admission::new(config.http.max_in_flight, config.http.retry_after_secs);
     // Each worker accepts up to every request the process admits, and a few more, so that one
-    // past `max_in_flight` is answered 503 by admission instead of waiting unaccepted.
-    let max_connections = config
-        .http
-        .max_in_flight
-        .saturating_add(MAX_CONNECTIONS_MARGIN);
+    // past `max_in_flight` is answered 503 by admission instead of waiting unaccepted; but no
+    // more than the open-file limit holds (then the rest wait unaccepted in the backlog).
+    let workers = config.workers.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+    });
+    let max_connections = crate::os_limits::connections_per_worker(
+        open_files,
+        config.http.max_in_flight,
+        workers,
+        config
+            .http
+            .max_in_flight
+            .saturating_add(MAX_CONNECTIONS_MARGIN),
+    );
+    tracing::info!(
+        workers,
+        max_connections,
+        "connections each HTTP worker accepts"
+    );
     let forwarding = crate::http::forward::Forwarding::new(
         state.sessions().cluster().cloned(),
         Duration::from_secs(config.cluster.forward_connect_timeout_secs),

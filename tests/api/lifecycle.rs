@@ -265,3 +265,104 @@ fn the_binary_bootstraps_on_defaults_prints_a_login_link_and_stops_on_sigterm() 
     let status = server.terminate();
     assert!(status.success(), "graceful exit, got {status:?}");
 }
+
+/// More clients than the process has open files for: the server accepts only as many
+/// connections as its limit holds beside their model calls (the rest wait in the backlog), so
+/// it never runs out: no accept fails with "too many open files", and once the crowd goes, a
+/// request that reads the database is answered.
+#[test]
+fn more_clients_than_open_files_wait_unaccepted_and_the_server_keeps_its_files() {
+    use std::os::unix::process::CommandExt;
+    const LIMIT: u64 = 400;
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let log = dir.path().join("server.log");
+    let mut command = colloquy(
+        dir.path(),
+        &[
+            ("COLLOQUY_BIND", &bind),
+            ("COLLOQUY_WORKERS", "1"),
+            ("COLLOQUY_HTTP__MAX_IN_FLIGHT", "100"),
+            ("COLLOQUY_HTTP__LISTEN_BACKLOG", "1024"),
+            ("COLLOQUY_AUTH__BOOTSTRAP_API_KEY", "k"),
+        ],
+    );
+    command
+        .arg("serve")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    // SAFETY: `setrlimit` is async-signal-safe and touches only the child being started.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: LIMIT,
+                rlim_max: LIMIT,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn().unwrap();
+    let mut server = Server {
+        child,
+        url: format!("http://{bind}"),
+        stdout: Vec::new(),
+    };
+    let client = reqwest::blocking::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while client.get(format!("{}/health", server.url)).send().is_err() {
+        assert!(Instant::now() < deadline, "server did not come up");
+        assert!(
+            server.child.try_wait().unwrap().is_none(),
+            "server exited early: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let files = || {
+        std::fs::read_dir(format!("/proc/{}/fd", server.child.id()))
+            .map(|entries| entries.count() as u64)
+            .unwrap_or(0)
+    };
+    // Half again as many clients as the process has files, each connected (the kernel
+    // completes a connection into the backlog before the server accepts it).
+    let crowd: Vec<std::net::TcpStream> = (0..LIMIT * 3 / 2)
+        .map(|_| std::net::TcpStream::connect(&bind).unwrap())
+        .collect();
+    let mut most = 0;
+    for _ in 0..20 {
+        most = most.max(files());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(most < LIMIT, "{most} open files against a limit of {LIMIT}");
+    drop(crowd);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let me = loop {
+        match client
+            .get(format!("{}/auth/me", server.url))
+            .bearer_auth("k")
+            .timeout(Duration::from_secs(5))
+            .send()
+        {
+            Ok(response) => break response,
+            Err(err) => assert!(
+                Instant::now() < deadline,
+                "no answer after the crowd: {err}"
+            ),
+        }
+    };
+    assert_eq!(me.status(), 200);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !logged.contains("os error 24"),
+        "the server ran out of files:\n{logged}"
+    );
+    assert!(
+        logged.contains("connections each HTTP worker accepts"),
+        "{logged}"
+    );
+    server.stdout.clear();
+}
