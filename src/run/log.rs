@@ -273,6 +273,15 @@ mod tests {
     use crate::run::events::StopReason;
     use futures_util::StreamExt;
 
+    fn a_log() -> RunLog {
+        RunLog::new(
+            RunId::from_string("r"),
+            None,
+            UserId::from_string("u"),
+            "m".into(),
+        )
+    }
+
     fn finished() -> RunEvent {
         RunEvent::Finished {
             stop_reason: StopReason::Completed,
@@ -286,12 +295,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_run_past_the_event_bound_still_logs_its_end_and_subscribers_see_it() {
-        let log = Arc::new(RunLog::new(
-            RunId::from_string("r"),
-            None,
-            UserId::from_string("u"),
-            "m".into(),
-        ));
+        let log = Arc::new(a_log());
         for _ in 0..=MAX_EVENTS_PER_RUN {
             log.push(RunEvent::TextDelta {
                 content: "x".into(),
@@ -307,12 +311,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_late_subscriber_replays_what_it_missed_then_follows_live() {
-        let log = Arc::new(RunLog::new(
-            RunId::from_string("r"),
-            None,
-            UserId::from_string("u"),
-            "m".into(),
-        ));
+        let log = Arc::new(a_log());
         for i in 0..3 {
             log.push(RunEvent::TextDelta {
                 content: i.to_string(),
@@ -346,15 +345,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_whole_log_comes_at_the_end_numbered_as_subscribers_see_it() {
-        let log = Arc::new(
-            RunLog::new(
-                RunId::from_string("r"),
-                None,
-                UserId::from_string("u"),
-                "m".into(),
-            )
-            .continued(1),
-        );
+        let log = Arc::new(a_log().continued(1));
         let whole = tokio::spawn(log.whole().collect::<Vec<_>>());
         for i in 0..3 {
             log.push(RunEvent::TextDelta {
@@ -378,15 +369,7 @@ mod tests {
     async fn a_log_told_again_is_numbered_past_the_clients_cursor_whatever_its_numbering() {
         let base = MAX_EVENTS_PER_RUN + 1;
         for cursor in [1, 57, base - 1, base, base + 3, 2 * base + 9] {
-            let log = Arc::new(
-                RunLog::new(
-                    RunId::from_string("r"),
-                    None,
-                    UserId::from_string("u"),
-                    "m".into(),
-                )
-                .told_again_past(cursor),
-            );
+            let log = Arc::new(a_log().told_again_past(cursor));
             let seq = log.push(finished());
             assert!(seq > cursor, "{seq} after {cursor}");
             let told: Vec<usize> = log.subscribe(cursor).map(|(seq, _)| seq).collect().await;
@@ -396,15 +379,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_continued_log_numbers_past_the_old_one_and_an_old_cursor_replays_it_all() {
-        let log = Arc::new(
-            RunLog::new(
-                RunId::from_string("r"),
-                None,
-                UserId::from_string("u"),
-                "m".into(),
-            )
-            .continued(1),
-        );
+        let log = Arc::new(a_log().continued(1));
         let base = MAX_EVENTS_PER_RUN + 1;
         assert_eq!(
             log.push(RunEvent::TextDelta {
