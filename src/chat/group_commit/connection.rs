@@ -93,14 +93,14 @@ impl DirectConnection {
 
     /// Starts a batch's transaction, taking the write lock now (waiting up to the busy
     /// timeout).
-    pub fn begin_batch(&self) -> Result<(), DbErr> {
-        self.handle.exec("BEGIN IMMEDIATE")
+    pub fn begin_batch(&mut self) -> Result<(), DbErr> {
+        self.handle.run_sql("BEGIN IMMEDIATE")
     }
 
     /// Commits the batch: once this returns `Ok`, every write in it is durable as SQLite's
     /// WAL makes it. On failure the transaction is rolled back.
-    pub fn commit_batch(&self) -> Result<(), DbErr> {
-        let committed = self.handle.exec("COMMIT");
+    pub fn commit_batch(&mut self) -> Result<(), DbErr> {
+        let committed = self.handle.run_sql("COMMIT");
         if committed.is_err() && !self.handle.autocommit() {
             let _ = self.handle.exec("ROLLBACK");
         }
@@ -116,7 +116,7 @@ impl DirectConnection {
     /// Runs one write, `statements` in order, in a savepoint of the batch: kept if every one
     /// succeeds, rolled back whole at the first that fails.
     pub fn write(&mut self, statements: &[Statement]) -> Result<(), DbErr> {
-        self.handle.exec("SAVEPOINT write")?;
+        self.handle.run_sql("SAVEPOINT write")?;
         let outcome = statements
             .iter()
             .try_for_each(|statement| {
@@ -126,7 +126,7 @@ impl DirectConnection {
                 tracing::trace!(target: "colloquy::sql", sql = %statement.sql, "on the writer");
                 self.handle.run(statement)
             })
-            .and_then(|()| self.handle.exec("RELEASE write"));
+            .and_then(|()| self.handle.run_sql("RELEASE write"));
         // Failed (even at its release): nothing of it may reach the batch's commit.
         if outcome.is_err() && self.in_batch() {
             let _ = self.handle.exec("ROLLBACK TO write; RELEASE write");
@@ -212,9 +212,20 @@ impl Handle {
 
     /// Runs `statement` to its end; rows it gives are passed over.
     fn run(&mut self, statement: &Statement) -> Result<(), DbErr> {
-        let prepared = self.prepare(&statement.sql)?;
-        let stmt = prepared.as_ptr();
         let values = statement.values.as_ref().map_or(&[][..], |v| &v.0[..]);
+        self.run_bound(&statement.sql, values)
+    }
+
+    /// Runs `sql`, one statement without parameters, prepared once (a batch's `BEGIN`, its
+    /// savepoints, its `COMMIT`: parsed once, not once per batch and write).
+    fn run_sql(&mut self, sql: &str) -> Result<(), DbErr> {
+        self.run_bound(sql, &[])
+    }
+
+    /// Runs `sql` with `values` bound, to its end; rows it gives are passed over.
+    fn run_bound(&mut self, sql: &str, values: &[Value]) -> Result<(), DbErr> {
+        let prepared = self.prepare(sql)?;
+        let stmt = prepared.as_ptr();
         let outcome = self.bind(stmt, values).and_then(|()| {
             loop {
                 // SAFETY: a prepared statement of this live handle, bound above.
