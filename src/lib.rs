@@ -22,10 +22,12 @@
 //! - `ssrf`       which addresses a fetch may reach.
 //! - `storage`    where files live: the data directory or an S3-compatible store.
 //! - `telemetry`  tracing subscriber set-up.
+//! - `allocator`  the process's allocator (jemalloc), its heap figures, giving memory back.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod agent;
+pub mod allocator;
 pub mod auth;
 pub mod chat;
 pub mod cli;

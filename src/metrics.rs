@@ -95,8 +95,8 @@ impl Metrics {
             ),
             heap_in_use: gauge(
                 "colloquy_heap_in_use_bytes",
-                "Heap bytes allocated and not freed, as the C allocator counts them (glibc only; \
-                 RSS also holds what it keeps after frees).",
+                "Heap bytes allocated and not freed, as the allocator (jemalloc) counts them \
+                 (RSS also holds what it keeps after frees).",
             ),
             http_requests: counter(
                 "colloquy_http_requests_total",
@@ -216,7 +216,7 @@ impl Metrics {
     ) -> String {
         self.active_chats
             .set(i64::try_from(active_chats).unwrap_or(i64::MAX));
-        if let Some(bytes) = heap_in_use() {
+        if let Some(bytes) = crate::allocator::heap_in_use() {
             self.heap_in_use
                 .set(i64::try_from(bytes).unwrap_or(i64::MAX));
         }
@@ -266,20 +266,6 @@ fn cluster_lines(stats: &crate::cluster::ClusterStats) -> String {
             format!("# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n")
         })
         .collect()
-}
-
-/// Heap bytes in use, summed over glibc's arenas (`mallinfo2`): small blocks in use plus
-/// blocks mapped on their own.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn heap_in_use() -> Option<u64> {
-    // SAFETY: `mallinfo2` takes no arguments and returns a plain struct by value.
-    let info = unsafe { libc::mallinfo2() };
-    u64::try_from(info.uordblks + info.hblkhd).ok()
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn heap_in_use() -> Option<u64> {
-    None
 }
 
 impl Default for Metrics {

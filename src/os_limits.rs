@@ -3,8 +3,7 @@
 //! answers, the model server's; a limit lower than the configured number of requests in flight
 //! fails with "too many open files" under load, so start-up raises the soft limit to the hard
 //! one and warns when even that is too low. The listener is bound with the configured backlog,
-//! and start-up warns when the kernel's cap (`net.core.somaxconn`) cuts it. And memory: the
-//! heap that passivated chats freed is given back to the system, not kept resident.
+//! and start-up warns when the kernel's cap (`net.core.somaxconn`) cuts it.
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 
@@ -153,69 +152,9 @@ pub fn check_backlog(backlog: u32) {
     }
 }
 
-/// Free heap the allocator may keep before it is asked to give it back: a process that loaded
-/// many chats and passivated them would otherwise keep their memory resident (glibc returns
-/// little of a fragmented heap by itself).
-pub const KEPT_FREE_HEAP_BYTES: u64 = 64 * 1024 * 1024;
-
-/// How often the free heap is looked at.
-pub const FREE_HEAP_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Gives freed heap memory back to the operating system when the allocator holds more than
-/// `KEPT_FREE_HEAP_BYTES` of it (glibc: `malloc_trim`, which also returns the free pages
-/// inside its arenas). Blocking for a few milliseconds on a large heap: called on the blocking
-/// pool. Returns whether it trimmed.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn give_back_free_heap() -> bool {
-    // SAFETY: `mallinfo2` takes no arguments and returns a plain struct by value.
-    let free = unsafe { libc::mallinfo2() }.fordblks as u64;
-    if free <= KEPT_FREE_HEAP_BYTES {
-        return false;
-    }
-    // SAFETY: `malloc_trim` only releases memory the allocator holds free; any pad is valid.
-    unsafe { libc::malloc_trim(0) };
-    true
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn give_back_free_heap() -> bool {
-    false
-}
-
-/// Every `FREE_HEAP_CHECK`, gives freed heap back (see `give_back_free_heap`).
-pub fn start_heap_trimmer() {
-    tokio::spawn(async {
-        let mut ticks = tokio::time::interval(FREE_HEAP_CHECK);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            ticks.tick().await;
-            match tokio::task::spawn_blocking(give_back_free_heap).await {
-                Ok(true) => tracing::debug!("gave freed heap memory back to the system"),
-                Ok(false) => {}
-                Err(err) => tracing::warn!(%err, "could not give freed heap memory back"),
-            }
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    #[test]
-    fn heap_freed_in_pieces_is_given_back_once_more_than_the_kept_amount_is_free() {
-        // 256 MiB in 8 KiB blocks (below glibc's mmap threshold: they live in the heap), one
-        // in a hundred kept so the freed ones cannot simply shrink the heap's top.
-        let blocks: Vec<Vec<u8>> = (0..32_768).map(|i| vec![i as u8; 8 * 1024]).collect();
-        let kept: Vec<Vec<u8>> = blocks
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, block)| (i % 100 == 0).then_some(block))
-            .collect();
-        assert!(give_back_free_heap(), "about 250 MiB were free");
-        assert_eq!(kept.len(), 328);
-    }
 
     #[test]
     fn the_backlog_warning_comes_only_when_the_kernel_cuts_it() {

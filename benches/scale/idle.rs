@@ -8,8 +8,8 @@
 //! (`loaded`, with `colloquy_active_chats` from `/metrics` confirming the count). The chats are
 //! then left alone until they passivate (`agent.chat_idle_secs`) and the gauge reads zero
 //! (`passivated`, read after the process's heap trimmer had a round to give freed memory
-//! back). Two memory figures: RSS from `/proc`, and the heap in use as glibc's
-//! `mallinfo2` counts it (`colloquy_heap_in_use_bytes`), which excludes memory the allocator
+//! back). Two memory figures: RSS from `/proc`, and the heap in use as jemalloc
+//! counts it (`stats.allocated`: `colloquy_heap_in_use_bytes`), which excludes memory the allocator
 //! keeps after a free. Then a sample of passivated chats is read once (wake: load from the
 //! database and start the actor) and again (already loaded).
 
@@ -131,7 +131,7 @@ async fn one_count(count: usize, smoke: bool) -> Row {
     wait_until_passivated(&colloquy, &client, idle_secs).await;
     // The heap the chats freed is given back on the trimmer's next round.
     if !smoke {
-        tokio::time::sleep(colloquy::os_limits::FREE_HEAP_CHECK + Duration::from_secs(2)).await;
+        tokio::time::sleep(colloquy::allocator::FREE_HEAP_CHECK + Duration::from_secs(2)).await;
     }
     let passivated = (colloquy.settled_rss().await, heap(&colloquy, &client).await);
 

@@ -190,7 +190,7 @@ pub fn fit(
             return Err(TooLarge {
                 needed_tokens: prompt_tokens,
                 tool_tokens: tools,
-                tools: request.tools.as_ref().map_or(0, Vec::len),
+                tools: request.tools.as_ref().map_or(0, |tools| tools.len()),
                 prompt_budget: if request.max_tokens.is_some() {
                     budget
                 } else {

@@ -36,7 +36,7 @@ pub(super) struct Answer {
 /// Makes one run's model calls, keeping what the run learns from them.
 pub(super) struct ModelCaller {
     /// The run's tools, the server's and the client's, as the model is offered them.
-    definitions: Vec<ToolDefinition>,
+    definitions: std::sync::Arc<[ToolDefinition]>,
     /// The latest turn (the user's message, and this run's exchanges after it) is never
     /// dropped to fit the context.
     latest_turn: usize,
@@ -58,7 +58,7 @@ impl ModelCaller {
         let mut definitions: Vec<_> = spec.tools.iter().map(|t| t.definition()).collect();
         definitions.extend(spec.client_tools.iter().cloned());
         Self {
-            definitions,
+            definitions: definitions.into(),
             latest_turn: messages
                 .iter()
                 .rposition(|m| m.role == Role::User)

@@ -144,7 +144,7 @@ pub fn start(launcher: &Launcher, accounts: &crate::auth::Accounts) {
             async move { containers.sweep().await }
         },
     );
-    crate::os_limits::start_heap_trimmer();
+    crate::allocator::start_heap_trimmer();
     super::automations::scheduler::start(launcher.clone(), accounts.clone());
     if let Some(cluster) = launcher.sessions.cluster().cloned() {
         let pruned = cluster.clone();

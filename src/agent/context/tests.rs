@@ -180,8 +180,8 @@ fn a_refusal_caused_by_tool_definitions_says_so() {
             json!({"type": "object", "properties": {}}),
         )
     };
-    let mut request =
-        ChatRequest::new("m", vec![ChatMessage::user("hi")]).with_tools((0..8).map(tool).collect());
+    let mut request = ChatRequest::new("m", vec![ChatMessage::user("hi")])
+        .with_tools((0..8).map(tool).collect::<Vec<_>>());
     let err = fit(&mut request, 0, 2_048, 0).unwrap_err();
     assert_eq!(err.tools, 8);
     assert!(err.tool_tokens * 2 > err.needed_tokens);

@@ -1,6 +1,8 @@
 //! A request to `POST {base}/chat/completions`: the model, messages, tools and sampling
 //! parameters, with anything else a client sent passed on in `extra`.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -16,8 +18,15 @@ pub struct StreamOptions {
 pub struct ChatRequest {
     pub model: String,
     pub messages: Vec<ChatMessage>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<Vec<ToolDefinition>>,
+    /// Shared: a run offers the same tools on every call, and a call's request is cloned to
+    /// be sent (and sent again); the definitions are not.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shared::serialize",
+        deserialize_with = "shared::deserialize"
+    )]
+    pub tools: Option<Arc<[ToolDefinition]>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
     #[serde(default)]
@@ -55,8 +64,31 @@ impl ChatRequest {
         }
     }
 
-    pub fn with_tools(mut self, tools: Vec<ToolDefinition>) -> Self {
+    pub fn with_tools(mut self, tools: impl Into<Arc<[ToolDefinition]>>) -> Self {
+        let tools = tools.into();
         self.tools = (!tools.is_empty()).then_some(tools);
         self
+    }
+}
+
+/// `tools` as the plain list it is on the wire.
+mod shared {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::ToolDefinition;
+
+    pub(super) fn serialize<S: Serializer>(
+        tools: &Option<Arc<[ToolDefinition]>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        tools.as_deref().serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Arc<[ToolDefinition]>>, D::Error> {
+        Ok(Option::<Vec<ToolDefinition>>::deserialize(deserializer)?.map(Into::into))
     }
 }
