@@ -21,8 +21,9 @@ pub const KEPT_FREE_HEAP_BYTES: u64 = 64 * 1024 * 1024;
 /// How often the free memory is looked at.
 pub const FREE_HEAP_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// `MALLCTL_ARENAS_ALL`: the index that names every arena in an `arena.<i>.*` name.
-const ALL_ARENAS: &CStr = c"arena.4096.purge";
+/// Purges every arena: 4096 is `MALLCTL_ARENAS_ALL`, the index that names them all in an
+/// `arena.<i>.*` name.
+const PURGE_ALL_ARENAS: &CStr = c"arena.4096.purge";
 
 /// Reads a `size_t` statistic, as of the last `epoch` advance.
 fn read_size(name: &CStr) -> Option<u64> {
@@ -83,7 +84,7 @@ pub fn give_back_free_heap() -> bool {
     // SAFETY: `arena.<all>.purge` reads and writes nothing (`oldp`, `newp` null, lengths 0).
     let code = unsafe {
         tikv_jemalloc_sys::mallctl(
-            ALL_ARENAS.as_ptr(),
+            PURGE_ALL_ARENAS.as_ptr(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
