@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::agent::kernel::{RunHandles, RunSpec};
 use crate::agent::prompt;
 use crate::auth::Principal;
-use crate::chat::session::{BeginTurn, Turn};
+use crate::chat::session::{BeginTurn, Recall, Turn};
 use crate::config::{Config, ContextStrategy};
 use crate::error::AppResult;
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
@@ -29,7 +29,7 @@ pub(super) mod tools;
 pub(super) use agent::{agent_of, chat_for_turn, default_agent};
 pub use agent::{agent_tool_definitions, check_enabled_tools};
 pub use catalog::{CatalogTool, tool_catalog, unavailable_tools};
-use chat::{document_context, documents_for_turn, relevant_memories};
+use chat::{document_context, documents_for_turn};
 pub use options::{RunOptions, WebSearchOptions, check_message_length, check_message_lengths};
 pub use plan::Refusal;
 use plan::plan;
@@ -193,21 +193,25 @@ impl Launcher {
     /// The one spawn path: registers the run's log (so clients can subscribe at once), counts
     /// the run and spawns it, for every kind of run alike.
     ///
-    /// A run in no chat (`store: false`) writes nothing and has no session to keep apart from:
-    /// it runs on the arbiter its request arrived on (an HTTP worker), where its events are
-    /// read, with no hop to the supervisor and on to a run arbiter and back. Its tools' CPU
-    /// work leaves the arbiter as every tool's does (the blocking pool).
+    /// A run of the agentic loop starts on the arbiter of whoever starts it — an HTTP worker,
+    /// which reads the run's events and answers its client —, with no hop to the supervisor
+    /// and on to a run arbiter and back: a stored turn's run talks to its chat's session (on a
+    /// session arbiter of its own) as it would from anywhere. Its tools' CPU work leaves the
+    /// arbiter as every tool's does (the blocking pool). Started outside any arbiter, and for
+    /// Deep Think and workflows (which spawn more actors), the supervisor places it.
     pub(in crate::supervisor) fn spawn(&self, spawn: Spawn) {
-        use actix::Actor;
         self.metrics.run_started(spawn.kind());
         self.runs.insert(spawn.log().clone());
-        match spawn {
-            Spawn::Run(spec)
-                if spec.log.chat_id.is_none() && actix::Arbiter::try_current().is_some() =>
-            {
-                crate::agent::loop_actor::AgentRun::new(*spec).start();
+        match (spawn, actix::Arbiter::try_current()) {
+            // Through the arbiter's queue, so that it starts inside the arbiter's own task set
+            // even when the caller is a task spawned outside it.
+            (Spawn::Run(spec), Some(here)) => {
+                use actix::Actor;
+                crate::agent::loop_actor::AgentRun::start_in_arbiter(&here, move |_| {
+                    crate::agent::loop_actor::AgentRun::new(*spec)
+                });
             }
-            spawn => self.supervisor.do_send(spawn),
+            (spawn, _) => self.supervisor.do_send(spawn),
         }
     }
 
@@ -421,6 +425,10 @@ pub(in crate::supervisor) async fn begin(
                 .and_then(|w| serde_json::to_value(w).ok()),
             history_budget,
             new_chat: store_chat,
+            recall: (launcher.config.memory.max_injected > 0).then(|| Recall {
+                limit: launcher.config.memory.max_injected,
+                min_relevance: launcher.config.memory_injection_threshold(),
+            }),
             on_accepted,
         })
         .await??;
@@ -440,7 +448,6 @@ pub(in crate::supervisor) async fn begin(
         .last()
         .and_then(|node| node.content.clone())
         .unwrap_or_default();
-    let memories = relevant_memories(launcher, &session, &user_text).await;
     let (files, passages) =
         document_context(launcher, &chat.id, documents, &user_text, searchable).await;
     let agent_prompt = options
@@ -453,8 +460,12 @@ pub(in crate::supervisor) async fn begin(
         (None, Some(extra)) => Some(extra.to_string()),
         (base, None) => base.map(str::to_string),
     };
-    let system =
-        prompt::system_with_context(with_instructions.as_deref(), &memories, &files, &passages);
+    let system = prompt::system_with_context(
+        with_instructions.as_deref(),
+        &started.memories,
+        &files,
+        &passages,
+    );
     let messages = prompt::assemble(system.as_deref(), &started.context);
     let mut spec =
         launcher.assemble(plan.into_run(messages, Some(started.user_message_id), context_strategy));

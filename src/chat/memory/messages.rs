@@ -131,10 +131,10 @@ impl Handler<RecallMemories> for ChatSession {
         if msg.query.embedder != self.memories.embedder() {
             return MessageResult(Vec::new());
         }
-        let mut ranked = self.memories.ranked(&msg.query.vector);
-        ranked.retain(|(_, relevance)| *relevance >= msg.min_relevance);
-        ranked.truncate(msg.limit);
-        MessageResult(ranked)
+        MessageResult(
+            self.memories
+                .recall(&msg.query.vector, msg.limit, msg.min_relevance),
+        )
     }
 }
 

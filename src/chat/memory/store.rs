@@ -78,6 +78,20 @@ impl MemoryStore {
 
     /// Every memory with a current vector, most similar to `query` first, with its cosine
     /// similarity clamped to [0, 1].
+    /// Whether any memory has a vector from the current embedder (one a query could match).
+    pub fn recallable(&self) -> bool {
+        !self.rows.is_empty()
+    }
+
+    /// The memories at least `min_relevance` similar to `query`, the `limit` closest, most
+    /// similar first.
+    pub fn recall(&self, query: &[f32], limit: usize, min_relevance: f32) -> Vec<(Memory, f32)> {
+        let mut ranked = self.ranked(query);
+        ranked.retain(|(_, relevance)| *relevance >= min_relevance);
+        ranked.truncate(limit);
+        ranked
+    }
+
     pub fn ranked(&self, query: &[f32]) -> Vec<(Memory, f32)> {
         // No memories with vectors, a query of another length, or a zero one: nothing ranks.
         let Ok(Some(scores)) = self.matrix.similarities(query) else {

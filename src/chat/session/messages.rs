@@ -44,6 +44,17 @@ pub struct TurnStarted {
     pub left_out: Vec<MessageRole>,
     /// Questions that were pending in this chat and are now cancelled: the conversation moved on.
     pub cancelled_asks: Vec<entities::ids::AskCorrelationId>,
+    /// The chat's memories most like the user's message, as `BeginTurn::recall` asked, most
+    /// similar first.
+    pub memories: Vec<crate::chat::memory::Memory>,
+}
+
+/// Which of its chat's memories a turn is given: those at least `min_relevance` similar to its
+/// user message, the `limit` closest.
+#[derive(Debug, Clone, Copy)]
+pub struct Recall {
+    pub limit: usize,
+    pub min_relevance: f32,
 }
 
 /// Starts a turn: stores the user message (send, edit) and the run row, and moves the active
@@ -63,6 +74,10 @@ pub struct BeginTurn {
     /// The chat itself, when it is new and not stored yet: stored first, in the turn's
     /// transaction.
     pub new_chat: Option<entities::chats::Model>,
+    /// The memories to recall for the turn (`TurnStarted::memories`); `None`: none. A chat
+    /// with no memory spends nothing on it: its user message is embedded only when there is
+    /// something to compare it with.
+    pub recall: Option<Recall>,
     /// Told once the session has taken the turn (it fits the chat's branches), before it is
     /// written: a caller that answers then does not wait for the write (`turn::Answer`).
     pub on_accepted: Option<Accepted>,

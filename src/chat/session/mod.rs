@@ -30,7 +30,7 @@ mod turns;
 
 pub use messages::{
     Accepted, BeginTurn, CompleteTurn, GetActivePath, GetTree, ImportHistory, ImportedMessage,
-    LoadHistorySummary, PauseTurn, RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink,
+    LoadHistorySummary, PauseTurn, Recall, RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink,
     SaveDraft, StoreHistorySummary, SwitchBranch, Turn, TurnStarted,
 };
 

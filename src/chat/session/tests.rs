@@ -71,6 +71,16 @@ async fn begin(
     fixture: &Fixture,
     turn: Turn,
 ) -> Result<(RunId, TurnStarted), ChatError> {
+    begin_recalling(session, fixture, turn, None).await
+}
+
+/// `begin`, recalling the chat's memories as `recall` asks.
+async fn begin_recalling(
+    session: &Addr<ChatSession>,
+    fixture: &Fixture,
+    turn: Turn,
+    recall: Option<Recall>,
+) -> Result<(RunId, TurnStarted), ChatError> {
     let run_id = RunId::generate();
     let started = session
         .send(BeginTurn {
@@ -80,6 +90,7 @@ async fn begin(
             options: None,
             history_budget: None,
             new_chat: None,
+            recall,
             on_accepted: None,
         })
         .await
@@ -398,4 +409,85 @@ async fn an_answers_reasoning_is_stored_beside_it_and_a_new_session_loads_it() {
     let answer = active.last().unwrap();
     assert_eq!(answer.content.as_deref(), Some("Done thinking."));
     assert_eq!(answer.reasoning.as_ref(), Some(&thought));
+}
+
+/// A turn is given its chat's memories like its user message (the message a regenerated answer
+/// replies to) as it asks, from the one `BeginTurn`; a turn that asks for none gets none.
+#[actix::test]
+async fn a_turn_recalls_the_memories_like_its_message_as_it_asks() {
+    use crate::chat::memory::{Embedded, SaveMemory};
+    use crate::retrieval::embed::Embedder;
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let recall = Some(Recall {
+        limit: 5,
+        min_relevance: 0.3,
+    });
+    let question = "What do I like to cook on Sundays?";
+    let (_, before) = begin_recalling(&session, &fixture, send(question), recall)
+        .await
+        .unwrap();
+    assert!(before.memories.is_empty(), "no memory yet");
+    let embedder = HashEmbedder::default();
+    for fact in [
+        "The user likes to cook risotto on Sundays",
+        "The staging database password rotates every Monday",
+    ] {
+        let vector = embedder
+            .embed(vec![fact.to_string()])
+            .await
+            .unwrap()
+            .remove(0);
+        session
+            .send(SaveMemory {
+                content: fact.into(),
+                category: "fact".into(),
+                embedded: Embedded {
+                    vector,
+                    embedder: embedder.id().to_string(),
+                },
+                duplicate_threshold: 0.99,
+                distinct: Vec::new(),
+                max_per_chat: 10,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let contents = |started: &TurnStarted| -> Vec<String> {
+        started.memories.iter().map(|m| m.content.clone()).collect()
+    };
+    let (run, sent) = begin_recalling(&session, &fixture, send(question), recall)
+        .await
+        .unwrap();
+    assert_eq!(
+        contents(&sent),
+        ["The user likes to cook risotto on Sundays"]
+    );
+    let (_, unasked) = begin(&session, &fixture, send(question)).await.unwrap();
+    assert!(unasked.memories.is_empty());
+    let answer_id = answer(&session, run, &sent, "Risotto.").await.unwrap();
+    let (_, regenerated) = begin_recalling(
+        &session,
+        &fixture,
+        Turn::Regenerate {
+            message_id: answer_id,
+        },
+        recall,
+    )
+    .await
+    .unwrap();
+    assert_eq!(contents(&regenerated), contents(&sent));
+    let (_, none_kept) = begin_recalling(
+        &session,
+        &fixture,
+        send(question),
+        Some(Recall {
+            limit: 0,
+            min_relevance: 0.0,
+        }),
+    )
+    .await
+    .unwrap();
+    assert!(none_kept.memories.is_empty());
 }

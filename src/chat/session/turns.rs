@@ -6,7 +6,7 @@ use actix::prelude::*;
 use entities::ids::{MessageId, RunId};
 use entities::messages::MessageRole;
 
-use super::messages::{BeginTurn, CompleteTurn, PauseTurn, ResumeTurn, Turn, TurnStarted};
+use super::messages::{BeginTurn, CompleteTurn, PauseTurn, Recall, ResumeTurn, Turn, TurnStarted};
 use super::{ChatError, ChatSession};
 use crate::chat::attachments::ImagePart;
 use crate::chat::persistence::{self, NewRun};
@@ -61,6 +61,7 @@ impl Handler<BeginTurn> for ChatSession {
         if let Some(accepted) = msg.on_accepted {
             accepted(&user_message_id);
         }
+        let recall = self.recall_for(msg.recall, new_node.as_ref(), &user_message_id);
         let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let history_budget = msg.history_budget;
@@ -73,6 +74,7 @@ impl Handler<BeginTurn> for ChatSession {
         // The run's user owns the chat: its messages go to that user's search index.
         let owner = user_id.clone();
         let db = self.db.clone();
+        let embedder = self.embedder.clone();
         let stored = async move {
             // What the write cancels is read before it (a recorded write reads nothing).
             let pending = if cancel_asks {
@@ -107,9 +109,30 @@ impl Handler<BeginTurn> for ChatSession {
             writer.messages_stored(Some(&owner), &nodes);
             Ok::<_, sea_orm::DbErr>((crate::chat::tree::count_tokens(nodes).await, cancelled))
         };
+        // The user's message is embedded while the turn is written.
+        let query = async move {
+            let (recall, text) = recall?;
+            match crate::retrieval::embed::embed_one(embedder.as_ref(), &text).await {
+                Ok(vector) => Some((recall, vector)),
+                Err(err) => {
+                    tracing::warn!(%err, "could not embed the message for memory injection");
+                    None
+                }
+            }
+        };
+        let stored = futures_util::future::join(stored, query);
         AtomicResponse::new(Box::pin(stored.into_actor(self).map(
-            move |stored, act, _| {
+            move |(stored, query), act, _| {
                 let (nodes, cancelled_asks) = stored?;
+                let memories = query
+                    .map(|(recall, vector)| {
+                        act.memories
+                            .recall(&vector, recall.limit, recall.min_relevance)
+                            .into_iter()
+                            .map(|(memory, _)| memory)
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 // Every question pending in the chat was cancelled with the turn.
                 act.may_have_asks = false;
                 for node in nodes {
@@ -129,6 +152,7 @@ impl Handler<BeginTurn> for ChatSession {
                     context,
                     left_out,
                     cancelled_asks,
+                    memories,
                 })
             },
         )))
@@ -136,6 +160,26 @@ impl Handler<BeginTurn> for ChatSession {
 }
 
 impl ChatSession {
+    /// What a turn recalls its memories by, when it asked to (`recall`) and the chat has a
+    /// memory to recall: the text of its user message (`new_node`, else `user_message_id`,
+    /// the message a regenerated answer replies to).
+    fn recall_for(
+        &self,
+        recall: Option<Recall>,
+        new_node: Option<&MessageNode>,
+        user_message_id: &MessageId,
+    ) -> Option<(Recall, String)> {
+        let recall = recall.filter(|recall| recall.limit > 0)?;
+        if !self.memories.recallable() {
+            return None;
+        }
+        let text = new_node
+            .or_else(|| self.tree.get(user_message_id))?
+            .content
+            .clone()?;
+        (!text.trim().is_empty()).then_some((recall, text))
+    }
+
     /// A new user message under `parent` (text, images, or both); returns it and its id.
     fn user_node(
         &self,

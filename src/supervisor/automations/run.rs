@@ -139,6 +139,7 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
             options: None,
             history_budget: None,
             new_chat: None,
+            recall: None,
             on_accepted: None,
         })
         .await??;
