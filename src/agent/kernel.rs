@@ -85,6 +85,11 @@ pub struct RunSpec {
     /// When the loop must stop; `None`: `limits.run_time_budget_secs` from its start (a Deep
     /// Think run's phases share the run's).
     pub deadline: Option<tokio::time::Instant>,
+    /// Told once the run's turn is durable, when the run started before (`launch::begin`):
+    /// its first model call goes out at once, but nothing of the run is told or stored
+    /// before. Dropped unsent, the turn was never stored and the run ends so, telling only
+    /// that it could not be saved.
+    pub written: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl RunSpec {
@@ -116,6 +121,7 @@ impl RunSpec {
             client_tools: Vec::new(),
             bounds: RunBounds::default(),
             deadline: None,
+            written: None,
         }
     }
 
@@ -194,6 +200,8 @@ pub(super) struct LoopOutcome {
     pub(super) iterations: u32,
     pub(super) error: Option<RunError>,
     pub(super) pause: Option<Pause>,
+    /// The run's turn was never stored (`RunSpec::written` said so): nothing of it is.
+    pub(super) unstored: bool,
 }
 
 /// Where a run in a stored chat stopped to wait, with what it needs to go on.

@@ -45,8 +45,9 @@ impl Actor for AgentRun {
     }
 }
 
-async fn execute(spec: RunSpec) {
-    let mut outcome = run_loop(&spec).await;
+async fn execute(mut spec: RunSpec) {
+    let written = spec.written.take();
+    let mut outcome = run_loop_once_written(&spec, written).await;
     if let Some(pause) = outcome.pause.take() {
         match pause_run(&spec, &outcome, pause).await {
             Ok(()) => return,
@@ -70,6 +71,7 @@ pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
         session,
         user_message: user_message_id,
     }) = &spec.chat
+        && !outcome.unstored
     {
         let stored = session
             .send(CompleteTurn {
@@ -118,6 +120,14 @@ pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
 /// images they returned) fed back; again, until the model answers without tools, the
 /// iterations are spent, a bound or interruption stops it, or it pauses.
 pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
+    run_loop_once_written(spec, None).await
+}
+
+/// `run_loop` for a run that started before its turn was written (`RunSpec::written`).
+async fn run_loop_once_written(
+    spec: &RunSpec,
+    written: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> LoopOutcome {
     let log = &spec.log;
     let limits = &spec.handles.limits;
     let deadline = spec.deadline.unwrap_or_else(|| {
@@ -129,11 +139,15 @@ pub(super) async fn run_loop(spec: &RunSpec) -> LoopOutcome {
     let mut state = LoopState::resumed(resume, spec.bounds.quiet);
     let mut detector = LoopDetector::new(limits.loop_detection_window, limits.max_identical_calls);
     let mut messages = spec.messages.clone();
-    let mut caller = ModelCaller::new(spec, &messages, deadline);
+    let mut caller = ModelCaller::new(spec, &messages, deadline).once_written(written);
     loop {
         let answer = match caller.call(spec, &mut state, &messages, tool_rounds).await {
             Ok(answer) => answer,
-            Err((reason, error)) => return state.stop(log, reason, error),
+            Err((reason, error)) => {
+                let mut outcome = state.stop(log, reason, error);
+                outcome.unstored = caller.unstored();
+                return outcome;
+            }
         };
         let turn = &answer.turn;
         let spent = state.usage.prompt_tokens + state.usage.completion_tokens;

@@ -190,6 +190,7 @@ impl LoopState {
             iterations: self.iterations,
             error,
             pause: None,
+            unstored: false,
         }
     }
 }

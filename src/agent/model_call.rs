@@ -20,6 +20,14 @@ use crate::run::log::RunLog;
 /// Why a model call ended its run: the stop reason, and the error if there is one.
 pub(super) type Stopped = (StopReason, Option<RunError>);
 
+/// The error of a run whose turn could not be saved.
+fn unsaved() -> RunError {
+    RunError::new(
+        crate::run::events::RunErrorKind::PersistenceFailed,
+        "the message could not be saved",
+    )
+}
+
 fn interrupted(interrupt: Interrupt) -> Stopped {
     (interrupt.reason(), None)
 }
@@ -46,6 +54,11 @@ pub(super) struct ModelCaller {
     images_refused: bool,
     inlined: InlinedImages,
     deadline: tokio::time::Instant,
+    /// Told once the run's turn is durable (`RunSpec::written`): awaited by the first call,
+    /// after its request went out and before anything is told.
+    written: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// The run's turn was never stored: the first call told nothing and stopped.
+    unstored: bool,
 }
 
 impl ModelCaller {
@@ -67,7 +80,23 @@ impl ModelCaller {
             images_refused: false,
             inlined: InlinedImages::default(),
             deadline,
+            written: None,
+            unstored: false,
         }
+    }
+
+    /// The caller of a run that waits for `written` (if any) before it tells anything.
+    pub(super) fn once_written(
+        mut self,
+        written: Option<tokio::sync::oneshot::Receiver<()>>,
+    ) -> Self {
+        self.written = written;
+        self
+    }
+
+    /// Whether the run's turn was never stored (its first call then stopped, telling nothing).
+    pub(super) fn unstored(&self) -> bool {
+        self.unstored
     }
 
     /// Whether the images tools return are shown to the run's model now.
@@ -94,18 +123,37 @@ impl ModelCaller {
             let mut request = self.request(spec, messages, final_call, tool_rounds);
             let (window, revocable) = self.prepare(spec, state, &mut request).await?;
             state.iterations += 1;
-            if !spec.bounds.quiet {
-                spec.log.push(RunEvent::Thinking {
-                    iteration: state.iterations,
-                });
+            let thinking = || {
+                if !spec.bounds.quiet {
+                    spec.log.push(RunEvent::Thinking {
+                        iteration: state.iterations,
+                    });
+                }
+            };
+            let written = self.written.take();
+            if written.is_none() {
+                thinking();
             }
             let mut clock = CallClock::start();
-            let opened = guarded(
+            let call = guarded(
                 &spec.log,
                 self.deadline,
                 spec.handles.llm.chat_stream(&request),
-            )
-            .await
+            );
+            let opened = match written {
+                None => call.await,
+                // The request goes out while the turn is written; its answer waits for it.
+                Some(written) => match futures_util::future::join(written, call).await {
+                    (Ok(()), opened) => {
+                        thinking();
+                        opened
+                    }
+                    (Err(_), _) => {
+                        self.unstored = true;
+                        return Err((StopReason::Interrupted, Some(unsaved())));
+                    }
+                },
+            }
             .map_err(interrupted)?;
             let stream = match opened {
                 Ok(stream) => stream,

@@ -414,8 +414,21 @@ pub(in crate::supervisor) async fn begin(
     } = prepared;
     slot.bind(session.clone());
     let on_accepted = early.map(|early| early.on_accepted(&log, &chat.id, launcher.runs.clone()));
-    let started = session
-        .send(BeginTurn {
+    // A caller answered only once the turn is durable waits for its write anyway: the run
+    // starts as soon as the session has taken the turn, its first model call going out while
+    // the turn is written, and it tells nothing until the turn is durable (`RunSpec::written`).
+    // Not for a stream answered early (its log is the caller's already), Deep Think, or a run
+    // that announces remote tools first.
+    let overlap = on_accepted.is_none() && !deep_think(&options) && plan.announces_nothing();
+    let (taken, on_taken) = match overlap {
+        true => {
+            let (taken, on_taken) = tokio::sync::oneshot::channel();
+            (Some(taken), Some(on_taken))
+        }
+        false => (None, None),
+    };
+    let begun = Box::pin(
+        session.send(BeginTurn {
             turn,
             run_id: log.run_id.clone(),
             user_id: principal.user_id().clone(),
@@ -429,19 +442,37 @@ pub(in crate::supervisor) async fn begin(
                 limit: launcher.config.memory.max_injected,
                 min_relevance: launcher.config.memory_injection_threshold(),
             }),
+            taken,
             on_accepted,
-        })
-        .await??;
-    log.push(crate::run::events::RunEvent::Started {
-        user_message_id: Some(started.user_message_id.clone()),
-    });
-    plan.announce();
-    for correlation_id in &started.cancelled_asks {
-        log.push(crate::run::events::RunEvent::Extension {
-            event_type: "x_ask_user.cancelled".into(),
-            payload: serde_json::json!({"correlation_id": correlation_id,
-                "reason": "the conversation moved on before the question was answered"}),
+        }),
+    );
+    use futures_util::future::{Either, select};
+    let (started, writing) = match on_taken {
+        None => (begun.await??, None),
+        Some(on_taken) => match select(on_taken, begun).await {
+            Either::Left((Ok(taken), begun)) => (taken, Some(begun)),
+            // Refused before it was taken, or written before it was seen taken.
+            Either::Left((Err(_), begun)) => (begun.await??, None),
+            Either::Right((written, _)) => (written??, None),
+        },
+    };
+    let told = |started: &crate::chat::session::TurnStarted, plan: Option<&plan::Plan>| {
+        log.push(crate::run::events::RunEvent::Started {
+            user_message_id: Some(started.user_message_id.clone()),
         });
+        if let Some(plan) = plan {
+            plan.announce();
+        }
+        for correlation_id in &started.cancelled_asks {
+            log.push(crate::run::events::RunEvent::Extension {
+                event_type: "x_ask_user.cancelled".into(),
+                payload: serde_json::json!({"correlation_id": correlation_id,
+                    "reason": "the conversation moved on before the question was answered"}),
+            });
+        }
+    };
+    if writing.is_none() {
+        told(&started, Some(&plan));
     }
     let user_text = started
         .context
@@ -467,10 +498,21 @@ pub(in crate::supervisor) async fn begin(
         &passages,
     );
     let messages = prompt::assemble(system.as_deref(), &started.context);
+    let user_message_id = started.user_message_id.clone();
     let mut spec =
-        launcher.assemble(plan.into_run(messages, Some(started.user_message_id), context_strategy));
+        launcher.assemble(plan.into_run(messages, Some(user_message_id), context_strategy));
     spec.history_left_out = prompt::left_out_messages(&started.context, &started.left_out);
+    let Some(writing) = writing else {
+        launcher.start_requested(spec, &options);
+        return Ok(log);
+    };
+    let (written, on_written) = tokio::sync::oneshot::channel();
+    spec.written = Some(on_written);
     launcher.start_requested(spec, &options);
+    // A write that fails drops `written`: the run ends, never stored, and the caller is told.
+    let durable = writing.await??;
+    told(&durable, None);
+    let _ = written.send(());
     Ok(log)
 }
 

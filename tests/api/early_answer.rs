@@ -215,3 +215,122 @@ async fn a_turn_taken_but_not_stored_ends_its_stream_with_persistence_failed_and
     assert!(said.contains(&"a second turn".to_string()), "{said:?}");
     assert!(!said.contains(&"cannot be stored".to_string()), "{said:?}");
 }
+
+/// A whole answer (a `/v1` request without `stream`) is answered once its turn is stored, so
+/// its model call goes out while the turn is written; nothing of the run is stored or told
+/// before the turn is durable, and the answer comes once it is.
+#[actix_web::test]
+async fn a_whole_answers_model_call_goes_out_while_its_turn_is_written() {
+    let app = spawn_app().await;
+    app.upstream.script([
+        Reply::text("a first answer"),
+        Reply::text("asked early, stored after"),
+    ]);
+    // A first request: what a turn reads before it is written is read and kept.
+    let first = app
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
+            "messages": [{"role": "user", "content": "a first question"}]}))
+        .call()
+        .await;
+    assert_eq!(first.status(), 200);
+    // Another connection holds SQLite's write lock: no turn can be written until it lets go.
+    let holder = app.db.begin().await.unwrap();
+    holder
+        .execute_unprepared("CREATE TABLE holds_the_writer (x INTEGER)")
+        .await
+        .unwrap();
+    let openai = app.openai();
+    let request = openai
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
+            "messages": [{"role": "user", "content": "answer me whole"}]}))
+        .call();
+    let answered = tokio::spawn(request);
+    let asked = tokio::time::Instant::now() + Duration::from_secs(5);
+    while app.upstream.received().len() < 2 {
+        assert!(
+            tokio::time::Instant::now() < asked,
+            "the model is asked while the turn waits to be written"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let sent = app.upstream.received()[1].body.clone();
+    assert_eq!(sent["messages"][0]["content"], "answer me whole", "{sent}");
+    // Nothing is stored yet: neither the turn nor the answer.
+    assert_eq!(
+        count(&app, "messages", "content = 'answer me whole'").await,
+        0
+    );
+    assert!(
+        !answered.is_finished(),
+        "answered before the turn was stored"
+    );
+    holder.rollback().await.unwrap();
+    let response = answered.await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        body["choices"][0]["message"]["content"], "asked early, stored after",
+        "{body}"
+    );
+    assert_eq!(
+        count(&app, "messages", "content = 'answer me whole'").await,
+        1
+    );
+    assert_eq!(
+        count(&app, "messages", "content = 'asked early, stored after'").await,
+        1
+    );
+    assert_eq!(count(&app, "runs", "status = 'completed'").await, 2);
+}
+
+/// A whole answer whose turn cannot be written (after its model call went out) is refused as
+/// the database's failure, and leaves nothing: no chat, message or run, nothing of the
+/// model's answer.
+#[actix_web::test]
+async fn a_whole_answer_whose_turn_cannot_be_written_is_refused_and_leaves_nothing() {
+    let app = spawn_app().await;
+    app.upstream
+        .script([Reply::text("never stored"), Reply::text("stored")]);
+    app.db
+        .execute_unprepared(
+            "CREATE TRIGGER refuse_one BEFORE INSERT ON messages \
+             WHEN NEW.content = 'cannot be stored' \
+             BEGIN SELECT RAISE(ABORT, 'the disk said no'); END",
+        )
+        .await
+        .unwrap();
+    let chats_before = count(&app, "chats", "1 = 1").await;
+    let response = app
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
+            "messages": [{"role": "user", "content": "cannot be stored"}]}))
+        .call()
+        .await;
+    assert_eq!(response.status(), 500);
+    let body: Value = response.json().await.unwrap();
+    assert!(body["error"]["message"].is_string(), "{body}");
+    assert_eq!(count(&app, "chats", "1 = 1").await, chats_before);
+    assert_eq!(count(&app, "messages", "1 = 1").await, 0);
+    assert_eq!(count(&app, "runs", "1 = 1").await, 0);
+
+    // The next request goes on as if the refused one had never been asked.
+    let response = app
+        .openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
+            "messages": [{"role": "user", "content": "this one is"}]}))
+        .call()
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    let answer = body["choices"][0]["message"]["content"].as_str().unwrap();
+    assert_eq!(count(&app, "messages", "1 = 1").await, 2);
+    assert_eq!(
+        count(&app, "messages", &format!("content = '{answer}'")).await,
+        1
+    );
+}

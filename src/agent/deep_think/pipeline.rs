@@ -70,6 +70,7 @@ pub(super) fn ended(
         iterations,
         error,
         pause: None,
+        unstored: false,
     }
 }
 
@@ -248,6 +249,7 @@ async fn research(spec: &DeepThinkSpec) -> LoopOutcome {
         iterations,
         error,
         pause: None,
+        unstored: false,
     }
 }
 

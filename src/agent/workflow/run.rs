@@ -85,6 +85,7 @@ async fn execute(spec: WorkflowRunPlan) {
             iterations: outcome.steps.len() as u32,
             error,
             pause: None,
+            unstored: false,
         },
     )
     .await;

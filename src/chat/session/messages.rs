@@ -78,6 +78,10 @@ pub struct BeginTurn {
     /// with no memory spends nothing on it: its user message is embedded only when there is
     /// something to compare it with.
     pub recall: Option<Recall>,
+    /// Given the turn's start as soon as the session has it, before the write (its
+    /// `cancelled_asks` still empty): a caller that overlaps its work with the write. The
+    /// message's answer is still the write's outcome.
+    pub taken: Option<tokio::sync::oneshot::Sender<TurnStarted>>,
     /// Told once the session has taken the turn (it fits the chat's branches), before it is
     /// written: a caller that answers then does not wait for the write (`turn::Answer`).
     pub on_accepted: Option<Accepted>,

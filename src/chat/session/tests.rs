@@ -91,6 +91,7 @@ async fn begin_recalling(
             history_budget: None,
             new_chat: None,
             recall,
+            taken: None,
             on_accepted: None,
         })
         .await
@@ -490,4 +491,65 @@ async fn a_turn_recalls_the_memories_like_its_message_as_it_asks() {
     .await
     .unwrap();
     assert!(none_kept.memories.is_empty());
+}
+
+/// A caller told a turn's start before its write (`taken`) gets what the write then confirms;
+/// a write that fails after the turn was taken takes it back: the branch is as it was, and
+/// nothing of the turn is stored.
+#[actix::test]
+async fn a_turn_taken_before_its_write_is_taken_back_if_the_write_fails() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let contents = |started: &TurnStarted| -> Vec<String> {
+        started
+            .context
+            .iter()
+            .map(|node| node.content.clone().unwrap_or_default())
+            .collect()
+    };
+    let begin_taken = |content: &str, new_chat: Option<entities::chats::Model>| {
+        let (taken, on_taken) = tokio::sync::oneshot::channel();
+        let begun = session.send(BeginTurn {
+            turn: send(content),
+            run_id: RunId::generate(),
+            user_id: fixture.user.clone(),
+            options: None,
+            history_budget: None,
+            new_chat,
+            recall: None,
+            taken: Some(taken),
+            on_accepted: None,
+        });
+        async move { (begun.await.unwrap(), on_taken.await) }
+    };
+    let (written, taken) = begin_taken("first", None).await;
+    let written = written.unwrap();
+    let taken = taken.expect("told before the write");
+    assert_eq!(contents(&taken), ["first"]);
+    assert_eq!(contents(&written), contents(&taken));
+    assert_eq!(written.user_message_id, taken.user_message_id);
+    // The chat's own row again: the write fails on its key, after the turn was taken.
+    let chat = entities::chats::Entity::find_by_id(fixture.chat.clone())
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .unwrap();
+    let (failed, taken) = begin_taken("second", Some(chat)).await;
+    assert!(matches!(failed, Err(ChatError::Database(_))), "{failed:?}");
+    assert_eq!(contents(&taken.unwrap()), ["first", "second"]);
+    assert_eq!(path(&session).await, ["first"]);
+    let (_, next) = begin(&session, &fixture, send("third")).await.unwrap();
+    assert_eq!(contents(&next), ["first", "third"]);
+    let stored: Vec<String> = entities::messages::Entity::find()
+        .all(&fixture.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|message| message.content)
+        .collect();
+    assert!(
+        !stored.iter().any(|content| content == "second"),
+        "{stored:?}"
+    );
+    assert_eq!(stored.len(), 2, "{stored:?}");
 }

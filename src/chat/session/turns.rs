@@ -65,6 +65,7 @@ impl Handler<BeginTurn> for ChatSession {
         let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let history_budget = msg.history_budget;
+        let taken = msg.taken;
         let nodes: Vec<MessageNode> = new_node.into_iter().collect();
         let leaf = user_message_id.clone();
         let cancel_asks = self.may_have_asks;
@@ -74,8 +75,7 @@ impl Handler<BeginTurn> for ChatSession {
         // The run's user owns the chat: its messages go to that user's search index.
         let owner = user_id.clone();
         let db = self.db.clone();
-        let embedder = self.embedder.clone();
-        let stored = async move {
+        let write = move |nodes: Vec<MessageNode>| async move {
             // What the write cancels is read before it (a recorded write reads nothing).
             let pending = if cancel_asks {
                 crate::chat::asks::pending_in(&db, &chat_id).await?
@@ -107,9 +107,10 @@ impl Handler<BeginTurn> for ChatSession {
                 })
                 .await?;
             writer.messages_stored(Some(&owner), &nodes);
-            Ok::<_, sea_orm::DbErr>((crate::chat::tree::count_tokens(nodes).await, cancelled))
+            Ok::<_, sea_orm::DbErr>(cancelled)
         };
-        // The user's message is embedded while the turn is written.
+        // The user's message is embedded while its tokens are counted.
+        let embedder = self.embedder.clone();
         let query = async move {
             let (recall, text) = recall?;
             match crate::retrieval::embed::embed_one(embedder.as_ref(), &text).await {
@@ -120,46 +121,99 @@ impl Handler<BeginTurn> for ChatSession {
                 }
             }
         };
-        let stored = futures_util::future::join(stored, query);
-        AtomicResponse::new(Box::pin(stored.into_actor(self).map(
-            move |(stored, query), act, _| {
-                let (nodes, cancelled_asks) = stored?;
-                let memories = query
-                    .map(|(recall, vector)| {
-                        act.memories
-                            .recall(&vector, recall.limit, recall.min_relevance)
-                            .into_iter()
-                            .map(|(memory, _)| memory)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                // Every question pending in the chat was cancelled with the turn.
-                act.may_have_asks = false;
-                for node in nodes {
-                    act.tree.insert(node)?;
+        let counted = futures_util::future::join(crate::chat::tree::count_tokens(nodes), query);
+        // The turn is applied to the tree before it is written, where nothing else sees it
+        // until the write ends (the response is atomic), and taken back if the write fails:
+        // so `taken` learns the turn's context without waiting for the write.
+        let begun = counted.into_actor(self).map(move |(nodes, query), act, _| {
+            let previous_leaf = act.tree.active_leaf().cloned();
+            let applied = act.apply_turn(&nodes, &user_message_id, history_budget, query);
+            let started = match applied {
+                Ok(started) => started,
+                Err(err) => {
+                    act.take_back_turn(&nodes, previous_leaf);
+                    return Err(err);
                 }
-                act.tree.switch_to(&user_message_id)?;
-                let (path, left_out) = act.tree.context_path(
-                    &user_message_id,
-                    history_budget,
-                    MessageNode::history_tokens,
-                )?;
-                let left_out = left_out.iter().map(|node| node.role).collect();
-                let context = path.into_iter().cloned().collect::<Vec<_>>();
-                act.active_runs += 1;
-                Ok(TurnStarted {
-                    user_message_id,
-                    context,
-                    left_out,
-                    cancelled_asks,
-                    memories,
-                })
-            },
-        )))
+            };
+            if let Some(taken) = taken {
+                let _ = taken.send(started.clone());
+            }
+            Ok((started, nodes, previous_leaf))
+        });
+        AtomicResponse::new(Box::pin(begun.then(move |begun, act, _| {
+            let (started, nodes, previous_leaf) = match begun {
+                Ok(begun) => begun,
+                Err(err) => return Box::pin(fut::ready(Err(err))) as ResponseActFuture<_, _>,
+            };
+            let written = write(nodes.clone()).into_actor(act);
+            Box::pin(written.map(move |written, act, _| match written {
+                Ok(cancelled_asks) => {
+                    // Every question pending in the chat was cancelled with the turn.
+                    act.may_have_asks = false;
+                    act.active_runs += 1;
+                    Ok(TurnStarted {
+                        cancelled_asks,
+                        ..started
+                    })
+                }
+                Err(err) => {
+                    act.take_back_turn(&nodes, previous_leaf);
+                    Err(err.into())
+                }
+            }))
+        })))
     }
 }
 
 impl ChatSession {
+    /// Applies a turn to the tree: its new user message (`nodes`) inserted and the branch
+    /// moved to `user_message_id`; returns its start, with the memories `query` recalls (its
+    /// cancelled questions are the write's to tell).
+    fn apply_turn(
+        &mut self,
+        nodes: &[MessageNode],
+        user_message_id: &MessageId,
+        history_budget: Option<u64>,
+        query: Option<(Recall, Vec<f32>)>,
+    ) -> Result<TurnStarted, ChatError> {
+        for node in nodes {
+            self.tree.insert(node.clone())?;
+        }
+        self.tree.switch_to(user_message_id)?;
+        let (path, left_out) =
+            self.tree
+                .context_path(user_message_id, history_budget, MessageNode::history_tokens)?;
+        let memories = query
+            .map(|(recall, vector)| {
+                self.memories
+                    .recall(&vector, recall.limit, recall.min_relevance)
+                    .into_iter()
+                    .map(|(memory, _)| memory)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(TurnStarted {
+            user_message_id: user_message_id.clone(),
+            context: path.into_iter().cloned().collect(),
+            left_out: left_out.iter().map(|node| node.role).collect(),
+            cancelled_asks: Vec::new(),
+            memories,
+        })
+    }
+
+    /// Takes back a turn `apply_turn` applied and its write refused: its new message leaves
+    /// the tree and the branch goes back to `previous_leaf`.
+    fn take_back_turn(&mut self, nodes: &[MessageNode], previous_leaf: Option<MessageId>) {
+        for node in nodes {
+            if self.tree.get(&node.id).is_some() {
+                let _ = self.tree.remove_subtree(&node.id);
+            }
+        }
+        if let Some(leaf) = previous_leaf {
+            let _ = self.tree.switch_to(&leaf);
+        }
+    }
+
     /// What a turn recalls its memories by, when it asked to (`recall`) and the chat has a
     /// memory to recall: the text of its user message (`new_node`, else `user_message_id`,
     /// the message a regenerated answer replies to).

@@ -140,6 +140,7 @@ pub(in crate::supervisor) async fn launch_workflow_turn(
             history_budget: None,
             new_chat: None,
             recall: None,
+            taken: None,
             on_accepted: None,
         })
         .await??;

@@ -59,6 +59,11 @@ pub(in crate::supervisor) struct Plan {
 
 impl Plan {
     /// Tells the run's log what the remote MCP servers listed (after its `Started`).
+    /// Whether `announce` tells nothing (no remote MCP server's tools to list).
+    pub(in crate::supervisor) fn announces_nothing(&self) -> bool {
+        self.listings.is_empty()
+    }
+
     pub(in crate::supervisor) fn announce(&self) {
         for listing in &self.listings {
             self.log
