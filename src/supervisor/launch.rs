@@ -14,6 +14,7 @@ use crate::error::AppResult;
 use crate::llm::wire::{ChatMessage, ChatRequest, Role};
 use crate::run::log::RunLog;
 use crate::supervisor::Spawn;
+use crate::supervisor::turn::Caller;
 use crate::tools::chat_context::{Parts, SessionSlot};
 
 mod agent;
@@ -124,6 +125,15 @@ fn sized(
         .collect()
 }
 
+/// Where a stored turn's run goes (`Launcher::spawn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// The run arbiters.
+    RunArbiters,
+    /// The arbiter of the caller, which waits there for the run's whole answer.
+    BesideCaller,
+}
+
 /// What differs from one run to the next; `Launcher::assemble` adds what every run shares.
 pub(super) struct RunPlan {
     pub(super) log: Arc<RunLog>,
@@ -193,19 +203,27 @@ impl Launcher {
     /// The one spawn path: registers the run's log (so clients can subscribe at once), counts
     /// the run and spawns it, for every kind of run alike.
     ///
-    /// A run of the agentic loop starts on the arbiter of whoever starts it — an HTTP worker,
-    /// which reads the run's events and answers its client —, with no hop to the supervisor
-    /// and on to a run arbiter and back: a stored turn's run talks to its chat's session (on a
-    /// session arbiter of its own) as it would from anywhere. Its tools' CPU work leaves the
-    /// arbiter as every tool's does (the blocking pool). Started outside any arbiter, and for
-    /// Deep Think and workflows (which spawn more actors), the supervisor places it.
+    /// A run of the agentic loop in no chat (`store: false`) writes nothing and has no session
+    /// to keep apart from: it runs on the arbiter its request arrived on (an HTTP worker),
+    /// where its events are read, with no hop to the supervisor and on to a run arbiter and
+    /// back. So does a stored turn's run whose caller waits there for its whole answer
+    /// (`Placement::BesideCaller`): it reaches its chat's session from there as from anywhere.
+    /// A stream's stored run goes to the run arbiters, so that thousands of streams' runs never
+    /// hold up the workers that answer new requests. Its tools' CPU work leaves the arbiter as
+    /// every tool's does (the blocking pool).
     pub(in crate::supervisor) fn spawn(&self, spawn: Spawn) {
+        self.spawn_placed(spawn, Placement::RunArbiters);
+    }
+
+    fn spawn_placed(&self, spawn: Spawn, placement: Placement) {
         self.metrics.run_started(spawn.kind());
         self.runs.insert(spawn.log().clone());
         match (spawn, actix::Arbiter::try_current()) {
             // Through the arbiter's queue, so that it starts inside the arbiter's own task set
             // even when the caller is a task spawned outside it.
-            (Spawn::Run(spec), Some(here)) => {
+            (Spawn::Run(spec), Some(here))
+                if spec.log.chat_id.is_none() || placement == Placement::BesideCaller =>
+            {
                 use actix::Actor;
                 crate::agent::loop_actor::AgentRun::start_in_arbiter(&here, move |_| {
                     crate::agent::loop_actor::AgentRun::new(*spec)
@@ -220,10 +238,11 @@ impl Launcher {
         self.spawn(Spawn::Run(Box::new(spec)));
     }
 
-    /// Starts `spec` as the request asked: an ordinary run, or Deep Think.
-    fn start_requested(&self, mut spec: RunSpec, options: &RunOptions) {
+    /// Starts `spec` as the request asked: an ordinary run (placed as `placement` says), or
+    /// Deep Think.
+    fn start_requested(&self, mut spec: RunSpec, options: &RunOptions, placement: Placement) {
         if !deep_think(options) {
-            return self.start(spec);
+            return self.spawn_placed(Spawn::Run(Box::new(spec)), placement);
         }
         // The research tools, and the named tools a Deep Think run may have (the code
         // interpreter): the report is saved by Deep Think itself.
@@ -398,7 +417,7 @@ pub(in crate::supervisor) async fn begin(
     prepared: Prepared,
     session: actix::Addr<crate::chat::session::ChatSession>,
     turn: Turn,
-    early: Option<super::turn::EarlyAnswer>,
+    caller: super::turn::Caller,
 ) -> AppResult<Arc<RunLog>> {
     let Prepared {
         chat,
@@ -413,7 +432,14 @@ pub(in crate::supervisor) async fn begin(
         store_chat,
     } = prepared;
     slot.bind(session.clone());
-    let on_accepted = early.map(|early| early.on_accepted(&log, &chat.id, launcher.runs.clone()));
+    let (on_accepted, placement) = match caller {
+        Caller::Early(early) => (
+            Some(early.on_accepted(&log, &chat.id, launcher.runs.clone())),
+            Placement::RunArbiters,
+        ),
+        Caller::WhenDurable => (None, Placement::RunArbiters),
+        Caller::Whole => (None, Placement::BesideCaller),
+    };
     // A caller answered only once the turn is durable waits for its write anyway: the run
     // starts as soon as the session has taken the turn, its first model call going out while
     // the turn is written, and it tells nothing until the turn is durable (`RunSpec::written`).
@@ -503,12 +529,12 @@ pub(in crate::supervisor) async fn begin(
         launcher.assemble(plan.into_run(messages, Some(user_message_id), context_strategy));
     spec.history_left_out = prompt::left_out_messages(&started.context, &started.left_out);
     let Some(writing) = writing else {
-        launcher.start_requested(spec, &options);
+        launcher.start_requested(spec, &options, placement);
         return Ok(log);
     };
     let (written, on_written) = tokio::sync::oneshot::channel();
     spec.written = Some(on_written);
-    launcher.start_requested(spec, &options);
+    launcher.start_requested(spec, &options, placement);
     // A write that fails drops `written`: the run ends, never stored, and the caller is told.
     let durable = writing.await??;
     told(&durable, None);
@@ -524,7 +550,7 @@ pub(in crate::supervisor) async fn launch_chat_turn(
     chat_id: &ChatId,
     turn: Turn,
     options: RunOptions,
-    early: Option<super::turn::EarlyAnswer>,
+    caller: super::turn::Caller,
 ) -> AppResult<Arc<RunLog>> {
     let chat = chat_for_turn(launcher, principal.user_id(), chat_id).await?;
     let message = match &turn {
@@ -542,7 +568,7 @@ pub(in crate::supervisor) async fn launch_chat_turn(
         .get()
         .cloned()
         .ok_or_else(|| crate::error::AppError::internal(anyhow::anyhow!("no session")))?;
-    begin(launcher, principal, prepared, session, turn, early).await
+    begin(launcher, principal, prepared, session, turn, caller).await
 }
 
 /// Starts a run over messages given whole, in no stored chat (OpenAI API without a chat).
@@ -581,7 +607,7 @@ pub(in crate::supervisor) async fn launch_ephemeral(
     plan.announce();
     let context_strategy = launcher.config.agent.context_strategy;
     let spec = launcher.assemble(plan.into_run(messages, None, context_strategy));
-    launcher.start_requested(spec, &options);
+    launcher.start_requested(spec, &options, Placement::RunArbiters);
     Ok(log)
 }
 

@@ -1,9 +1,10 @@
 //! The supervisor and run launching, above both chats and runs. `ChatSupervisor`: one per
 //! process. It owns two pools of arbiters, one for chat sessions (through `ChatRegistry`) and one
-//! for runs (so a busy run never delays a chat's mailbox). It spawns the runs started outside
-//! any arbiter (one started on an arbiter, an HTTP worker's, stays there: `Launcher::spawn`),
-//! Deep Think's `DeepThinkPlanner` and the `DeepThinkSubtask`s it asks for, and workflow runs,
-//! and sweeps finished run logs. `launch` turns a request into a persisted turn and a run.
+//! for runs (so a busy run never delays a chat's mailbox). It spawns one `AgentRun` per stored
+//! turn (a whole answer's and a run in no chat stay on their request's worker instead:
+//! `Launcher::spawn`), Deep Think's `DeepThinkPlanner` and the `DeepThinkSubtask`s it asks
+//! for, and workflow runs, and sweeps finished run logs. `launch` turns a request into a
+//! persisted turn and a run.
 //!
 //! Beside it: `turn` (`Launcher::open`, the one door every surface begins a turn through),
 //! `launch` (`Launcher`, the handles runs need — not `AppState` —, with `plan`: the

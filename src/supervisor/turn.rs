@@ -52,6 +52,20 @@ pub enum Answer {
     /// and only without a cluster, whose writes a fence may refuse for another process to
     /// take: other turns are answered when durable.
     WhenAccepted,
+    /// Once the turn is stored and its run started, to a caller that then waits for the run's
+    /// whole answer where it is (a `/v1/chat/completions` request without `stream`): the run
+    /// runs beside it, on its arbiter (`Launcher::spawn`). Failures as `WhenDurable`.
+    Whole,
+}
+
+/// How `begin` answers the door's caller, and so where the turn's run goes.
+pub(super) enum Caller {
+    /// Once the chat's session takes the turn (`Answer::WhenAccepted`).
+    Early(EarlyAnswer),
+    /// Once the turn is durable (`Answer::WhenDurable`).
+    WhenDurable,
+    /// Once the turn is durable, the caller then waiting beside the run (`Answer::Whole`).
+    Whole,
 }
 
 /// A `/v1` turn's parts (`TurnTarget::Import`).
@@ -208,15 +222,21 @@ impl Launcher {
             request.target,
             TurnTarget::Chat { .. } | TurnTarget::Import { .. }
         );
-        if request.answer == Answer::WhenDurable || !in_a_chat || self.sessions.cluster().is_some()
+        if request.answer != Answer::WhenAccepted || !in_a_chat || self.sessions.cluster().is_some()
         {
-            return self.open_turn(request, None).await;
+            let caller = match request.answer {
+                Answer::Whole => Caller::Whole,
+                Answer::WhenDurable | Answer::WhenAccepted => Caller::WhenDurable,
+            };
+            return self.open_turn(request, caller).await;
         }
         let (early, accepted) = tokio::sync::oneshot::channel();
         let door = self.clone();
         // The turn goes on whether or not its caller is still there.
-        let opening =
-            tokio::spawn(async move { door.open_turn(request, Some(EarlyAnswer(early))).await });
+        let opening = tokio::spawn(async move {
+            door.open_turn(request, Caller::Early(EarlyAnswer(early)))
+                .await
+        });
         let Ok(started) = accepted.await else {
             // Never taken by a session: refused, or a kind of turn answered when durable.
             return opening.await.unwrap_or_else(|err| {
@@ -249,11 +269,11 @@ impl Launcher {
         Ok(started)
     }
 
-    /// `open`, answering `early` (if given) once a chat's session takes the turn.
+    /// `open`, answering `caller` as it says.
     async fn open_turn(
         &self,
         request: TurnRequest,
-        early: Option<EarlyAnswer>,
+        caller: Caller,
     ) -> Result<Started, LaunchError> {
         let TurnRequest {
             principal,
@@ -269,7 +289,8 @@ impl Launcher {
         }
         let started = match target {
             TurnTarget::Chat { chat_id, turn } => {
-                let log = launch_chat_turn(self, principal, &chat_id, turn, options, early).await?;
+                let log =
+                    launch_chat_turn(self, principal, &chat_id, turn, options, caller).await?;
                 Started {
                     log,
                     chat_id: Some(chat_id),
@@ -287,7 +308,7 @@ impl Launcher {
                     history,
                     last,
                 };
-                self.open_import(principal, import, options, early).await?
+                self.open_import(principal, import, options, caller).await?
             }
             TurnTarget::Answer {
                 chat_id,
@@ -369,7 +390,7 @@ impl Launcher {
         principal: &Principal,
         import: Import,
         mut options: RunOptions,
-        early: Option<EarlyAnswer>,
+        caller: Caller,
     ) -> AppResult<Started> {
         let Import {
             chat,
@@ -470,7 +491,7 @@ impl Launcher {
                 content: stored.content,
                 images: stored.images,
             };
-            begin(self, principal, prepared, session, turn, early).await
+            begin(self, principal, prepared, session, turn, caller).await
         }
         .await;
         match begun {

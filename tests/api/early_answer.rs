@@ -216,6 +216,14 @@ async fn a_turn_taken_but_not_stored_ends_its_stream_with_persistence_failed_and
     assert!(!said.contains(&"cannot be stored".to_string()), "{said:?}");
 }
 
+/// A `/v1` request in a new chat, without `stream`, asking `content`.
+fn whole_answer(app: &TestApp, content: &str) -> reqwest::RequestBuilder {
+    app.openai()
+        .chat_completions()
+        .json(&json!({"model": "fake-model",
+        "messages": [{"role": "user", "content": content}]}))
+}
+
 /// A whole answer (a `/v1` request without `stream`) is answered once its turn is stored, so
 /// its model call goes out while the turn is written; nothing of the run is stored or told
 /// before the turn is durable, and the answer comes once it is.
@@ -227,13 +235,7 @@ async fn a_whole_answers_model_call_goes_out_while_its_turn_is_written() {
         Reply::text("asked early, stored after"),
     ]);
     // A first request: what a turn reads before it is written is read and kept.
-    let first = app
-        .openai()
-        .chat_completions()
-        .json(&json!({"model": "fake-model",
-            "messages": [{"role": "user", "content": "a first question"}]}))
-        .call()
-        .await;
+    let first = whole_answer(&app, "a first question").call().await;
     assert_eq!(first.status(), 200);
     // Another connection holds SQLite's write lock: no turn can be written until it lets go.
     let holder = app.db.begin().await.unwrap();
@@ -241,12 +243,7 @@ async fn a_whole_answers_model_call_goes_out_while_its_turn_is_written() {
         .execute_unprepared("CREATE TABLE holds_the_writer (x INTEGER)")
         .await
         .unwrap();
-    let openai = app.openai();
-    let request = openai
-        .chat_completions()
-        .json(&json!({"model": "fake-model",
-            "messages": [{"role": "user", "content": "answer me whole"}]}))
-        .call();
+    let request = whole_answer(&app, "answer me whole").call();
     let answered = tokio::spawn(request);
     let asked = tokio::time::Instant::now() + Duration::from_secs(5);
     while app.upstream.received().len() < 2 {
@@ -303,13 +300,7 @@ async fn a_whole_answer_whose_turn_cannot_be_written_is_refused_and_leaves_nothi
         .await
         .unwrap();
     let chats_before = count(&app, "chats", "1 = 1").await;
-    let response = app
-        .openai()
-        .chat_completions()
-        .json(&json!({"model": "fake-model",
-            "messages": [{"role": "user", "content": "cannot be stored"}]}))
-        .call()
-        .await;
+    let response = whole_answer(&app, "cannot be stored").call().await;
     assert_eq!(response.status(), 500);
     let body: Value = response.json().await.unwrap();
     assert!(body["error"]["message"].is_string(), "{body}");
@@ -318,13 +309,7 @@ async fn a_whole_answer_whose_turn_cannot_be_written_is_refused_and_leaves_nothi
     assert_eq!(count(&app, "runs", "1 = 1").await, 0);
 
     // The next request goes on as if the refused one had never been asked.
-    let response = app
-        .openai()
-        .chat_completions()
-        .json(&json!({"model": "fake-model",
-            "messages": [{"role": "user", "content": "this one is"}]}))
-        .call()
-        .await;
+    let response = whole_answer(&app, "this one is").call().await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     let answer = body["choices"][0]["message"]["content"].as_str().unwrap();

@@ -153,7 +153,7 @@ async fn create(
             answer: if request.stream {
                 Answer::WhenAccepted
             } else {
-                Answer::WhenDurable
+                Answer::Whole
             },
         })
         .await?;
