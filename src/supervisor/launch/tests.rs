@@ -363,7 +363,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
         &fixture.chat,
         send("hi".into()),
         RunOptions::default(),
-        None,
+        crate::supervisor::turn::Caller::WhenDurable,
     )
     .await;
     assert!(matches!(foreign, Err(AppError::NotFound("chat"))));
@@ -375,7 +375,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
         &fixture.chat,
         send(too_long),
         RunOptions::default(),
-        None,
+        crate::supervisor::turn::Caller::WhenDurable,
     )
     .await;
     assert!(matches!(
@@ -394,7 +394,7 @@ async fn a_chat_turn_is_checked_stored_registered_and_ended_even_when_the_model_
         &fixture.chat,
         send("hello".into()),
         RunOptions::default(),
-        None,
+        crate::supervisor::turn::Caller::WhenDurable,
     )
     .await
     .unwrap();
