@@ -443,9 +443,13 @@ pub(in crate::supervisor) async fn begin(
     // A caller answered only once the turn is durable waits for its write anyway: the run
     // starts as soon as the session has taken the turn, its first model call going out while
     // the turn is written, and it tells nothing until the turn is durable (`RunSpec::written`).
-    // Not for a stream answered early (its log is the caller's already), Deep Think, or a run
-    // that announces remote tools first.
-    let overlap = on_accepted.is_none() && !deep_think(&options) && plan.announces_nothing();
+    // Not for a stream answered early (its log is the caller's already), Deep Think, a run
+    // that announces remote tools first, or with a cluster, whose writes a fence may refuse
+    // for another process to take (the model would be asked for nothing).
+    let overlap = on_accepted.is_none()
+        && !deep_think(&options)
+        && plan.announces_nothing()
+        && launcher.sessions.cluster().is_none();
     let (taken, on_taken) = match overlap {
         true => {
             let (taken, on_taken) = tokio::sync::oneshot::channel();
