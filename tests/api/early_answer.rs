@@ -40,6 +40,18 @@ async fn rest(
     drain_frames(&mut buffer)
 }
 
+/// Has the database refuse any message saying "cannot be stored", as a full disk would.
+async fn refuse_cannot_be_stored(app: &TestApp) {
+    app.db
+        .execute_unprepared(
+            "CREATE TRIGGER refuse_one BEFORE INSERT ON messages \
+             WHEN NEW.content = 'cannot be stored' \
+             BEGIN SELECT RAISE(ABORT, 'the disk said no'); END",
+        )
+        .await
+        .unwrap();
+}
+
 fn kinds(frames: &[Frame]) -> Vec<String> {
     frames.iter().map(Frame::kind).collect()
 }
@@ -144,14 +156,7 @@ async fn a_turn_taken_but_not_stored_ends_its_stream_with_persistence_failed_and
     let runs_before = count(&app, "runs", "1 = 1").await;
     let asked_before = app.upstream.received().len();
     // The database refuses this one message, as a full disk would: after the chat took it.
-    app.db
-        .execute_unprepared(
-            "CREATE TRIGGER refuse_one BEFORE INSERT ON messages \
-             WHEN NEW.content = 'cannot be stored' \
-             BEGIN SELECT RAISE(ABORT, 'the disk said no'); END",
-        )
-        .await
-        .unwrap();
+    refuse_cannot_be_stored(&app).await;
 
     // The chat API: answered, then told the turn could not be saved.
     let response = app
@@ -291,14 +296,7 @@ async fn a_whole_answer_whose_turn_cannot_be_written_is_refused_and_leaves_nothi
     let app = spawn_app().await;
     app.upstream
         .script([Reply::text("never stored"), Reply::text("stored")]);
-    app.db
-        .execute_unprepared(
-            "CREATE TRIGGER refuse_one BEFORE INSERT ON messages \
-             WHEN NEW.content = 'cannot be stored' \
-             BEGIN SELECT RAISE(ABORT, 'the disk said no'); END",
-        )
-        .await
-        .unwrap();
+    refuse_cannot_be_stored(&app).await;
     let chats_before = count(&app, "chats", "1 = 1").await;
     let response = whole_answer(&app, "cannot be stored").call().await;
     assert_eq!(response.status(), 500);

@@ -1,6 +1,8 @@
 //! `ChatSession`: the actor that owns one active chat — its branch tree of messages — and is
 //! the single writer for it. Every change is persisted before it is acknowledged (handlers
-//! that write are `AtomicResponse`s, so no other message interleaves). It never waits on a
+//! that write are `AtomicResponse`s, so no other message interleaves; a turn's start may be
+//! handed to its door before its write, `BeginTurn::taken`, but never told as stored, and is
+//! taken back if the write fails). It never waits on a
 //! model or a tool: runs report back with `CompleteTurn`. Idle sessions stop themselves.
 //!
 //! Here: the actor, its loading and idling; its messages are in `messages`, and their
