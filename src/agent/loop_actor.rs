@@ -73,22 +73,24 @@ pub(super) async fn finish(spec: &RunSpec, outcome: LoopOutcome) {
     }) = &spec.chat
         && !outcome.unstored
     {
-        let stored = session
-            .send(CompleteTurn {
-                run_id: spec.log.run_id.clone(),
-                user_message_id: user_message_id.clone(),
-                content: outcome.content.clone(),
-                parts: spec.parts.to_value(),
-                reasoning: outcome.reasoning.clone(),
-                model: Some(spec.log.model.clone()),
-                stop_reason: outcome.stop_reason,
-                usage: outcome.usage,
-                iterations: outcome.iterations,
-                error: outcome.error.as_ref().map(|e| e.message.clone()),
-                completes_ask: spec.completes_ask.clone(),
-            })
-            .await;
-        match stored {
+        // The writer tells the run once the answer is durable; the session takes the answer
+        // into its tree meanwhile, off the run's way.
+        let (told, stored) = tokio::sync::oneshot::channel();
+        session.do_send(CompleteTurn {
+            run_id: spec.log.run_id.clone(),
+            user_message_id: user_message_id.clone(),
+            content: outcome.content.clone(),
+            parts: spec.parts.to_value(),
+            reasoning: outcome.reasoning.clone(),
+            model: Some(spec.log.model.clone()),
+            stop_reason: outcome.stop_reason,
+            usage: outcome.usage,
+            iterations: outcome.iterations,
+            error: outcome.error.as_ref().map(|e| e.message.clone()),
+            completes_ask: spec.completes_ask.clone(),
+            stored: Some(told),
+        });
+        match stored.await {
             Ok(Ok(id)) => assistant_message_id = id,
             Ok(Err(err)) => {
                 tracing::error!(run_id = %spec.log.run_id, %err, "could not persist the run's answer");

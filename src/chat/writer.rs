@@ -8,7 +8,7 @@
 use entities::ids::{ChatId, UserId};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseExecutor, DbErr, TransactionTrait};
 
-use super::group_commit::GroupCommit;
+use super::group_commit::{GroupCommit, OnCommit};
 use super::registry::ChatRegistry;
 use crate::cluster::{Cluster, Fenced, chat_key};
 
@@ -123,9 +123,32 @@ impl ChatWriter {
         &self,
         work: impl super::group_commit::Transaction<T>,
     ) -> Result<T, DbErr> {
+        self.transact_telling(work, None).await
+    }
+
+    /// `transact`, also calling `on_commit` with the outcome as soon as it is known: on
+    /// SQLite's group commit, on the writer's thread right after the commit, before this
+    /// returns; otherwise here, once the transaction is committed or has failed.
+    pub async fn transact_telling<T: Send + 'static>(
+        &self,
+        work: impl super::group_commit::Transaction<T>,
+        on_commit: Option<OnCommit>,
+    ) -> Result<T, DbErr> {
         if let (None, Some(group)) = (&self.fence, &self.group) {
-            return group.write(work).await;
+            return group.write_telling(work, on_commit).await;
         }
+        let outcome = self.transact_here(work).await;
+        if let Some(on_commit) = on_commit {
+            on_commit(outcome.as_ref().map(|_| ()));
+        }
+        outcome
+    }
+
+    /// Records `work` and runs it as one transaction of its own (fenced with a cluster).
+    async fn transact_here<T: Send + 'static>(
+        &self,
+        work: impl super::group_commit::Transaction<T>,
+    ) -> Result<T, DbErr> {
         let (made, statements) =
             super::group_commit::record(self.db.get_database_backend(), work).await?;
         let txn = match self.begin().await?.0 {

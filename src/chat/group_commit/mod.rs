@@ -13,7 +13,7 @@
 //! what it needs to know is read before it.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use sea_orm::sqlx::sqlite::SqliteQueryResult;
@@ -28,14 +28,6 @@ use connection::DirectConnection;
 
 /// The most writes one transaction takes.
 const MAX_BATCH: usize = 512;
-/// How long a busy writer waits for more writes before it commits fewer than `GATHER_BELOW`
-/// (the "a few hundred microseconds at most").
-const GATHER: Duration = Duration::from_micros(200);
-/// Writes in hand at which the writer commits without waiting for more.
-const GATHER_BELOW: usize = 8;
-/// The writer counts as busy when its last commit ended less than this ago: under a steady
-/// load of turns (a write every few hundred microseconds), not when a chat writes now and then.
-const BUSY: Duration = Duration::from_millis(1);
 
 /// What a caller writes: statements recorded on the `Recorder` it is given, making a `T`.
 pub trait Transaction<T>:
@@ -115,9 +107,26 @@ impl ConnectionTrait for Recorder {
     }
 }
 
+/// Called on the writer's thread with a write's outcome the moment it is known (after the
+/// batch's commit, or its failure), before the caller of `write` is woken: a party that only
+/// needs to know the write is durable hears it from the writer itself, without waiting for the
+/// caller to pass it on.
+pub type OnCommit = Box<dyn FnOnce(Result<(), &DbErr>) + Send>;
+
 struct Job {
     statements: Vec<Statement>,
+    on_commit: Option<OnCommit>,
     done: oneshot::Sender<Result<(), DbErr>>,
+}
+
+impl Job {
+    /// Gives the write its outcome: first to its `on_commit`, then to its caller.
+    fn answer(self, outcome: Result<(), DbErr>) {
+        if let Some(on_commit) = self.on_commit {
+            on_commit(outcome.as_ref().map(|_| ()));
+        }
+        let _ = self.done.send(outcome);
+    }
 }
 
 /// The queue of the writer; cheap to clone. The writer ends when the last clone is dropped.
@@ -170,11 +179,35 @@ impl GroupCommit {
     /// committed: an error if `work` or one of its statements failed (nothing of it is kept)
     /// or the commit did.
     pub async fn write<T>(&self, work: impl Transaction<T>) -> Result<T, DbErr> {
-        let (made, statements) = record(DbBackend::Sqlite, work).await?;
+        self.write_telling(work, None).await
+    }
+
+    /// `write`, also calling `on_commit` with the outcome on the writer's thread as soon as it
+    /// is known (also when the write fails before it reaches the writer).
+    pub async fn write_telling<T>(
+        &self,
+        work: impl Transaction<T>,
+        on_commit: Option<OnCommit>,
+    ) -> Result<T, DbErr> {
+        let (made, statements) = match record(DbBackend::Sqlite, work).await {
+            Ok(recorded) => recorded,
+            Err(err) => {
+                if let Some(on_commit) = on_commit {
+                    on_commit(Err(&err));
+                }
+                return Err(err);
+            }
+        };
         let (done, outcome) = oneshot::channel();
-        self.jobs
-            .send(Job { statements, done })
-            .map_err(|_| stopped())?;
+        let job = Job {
+            statements,
+            on_commit,
+            done,
+        };
+        if let Err(mpsc::error::SendError(job)) = self.jobs.send(job) {
+            job.answer(Err(stopped()));
+            return Err(stopped());
+        }
         outcome.await.map_err(|_| stopped())??;
         Ok(made)
     }
@@ -193,26 +226,20 @@ fn write_batches(
     mut queue: mpsc::UnboundedReceiver<Job>,
 ) {
     let mut batch = Vec::new();
-    let mut last_commit: Option<Instant> = None;
     while let Some(first) = queue.blocking_recv() {
         batch.push(first);
+        // No wait for more: the writes that came while the last batch was committing are the
+        // next batch, so the batches grow with the load by themselves. (Waiting 200 µs for
+        // company when busy cost every write that much at 1,000 turns a second, and gained no
+        // throughput: with `synchronous = NORMAL` a commit has no `fsync` to share.)
         take_queued(&mut batch, &mut queue);
-        // Busy (the last commit just ended) and few writes in hand: wait a moment for the
-        // writes of the same moment, so they share this commit. A turn's rows go at the end
-        // of the same tables and indexes as the other turns', so a batch of ten writes about
-        // as many pages as a batch of one. Idle, the first write commits at once.
-        if batch.len() < GATHER_BELOW && last_commit.is_some_and(|at| at.elapsed() < BUSY) {
-            std::thread::sleep(GATHER);
-            take_queued(&mut batch, &mut queue);
-        }
         if pool.is_closed() {
             for job in batch.drain(..) {
-                let _ = job.done.send(Err(closed()));
+                job.answer(Err(closed()));
             }
             continue;
         }
         commit(&mut connection, &mut batch);
-        last_commit = Some(Instant::now());
     }
 }
 
@@ -253,7 +280,7 @@ fn commit(connection: &mut DirectConnection, batch: &mut Vec<Job>) {
     if let Err(err) = connection.begin_batch() {
         let cause = err.to_string();
         for job in batch.drain(..) {
-            let _ = job.done.send(Err(DbErr::Custom(cause.clone())));
+            job.answer(Err(DbErr::Custom(cause.clone())));
         }
         return;
     }
@@ -268,18 +295,18 @@ fn commit(connection: &mut DirectConnection, batch: &mut Vec<Job>) {
                 "the batch's transaction was rolled back".into(),
             ))
         };
-        outcomes.push((job.done, outcome));
+        outcomes.push((job, outcome));
     }
     match connection.commit_batch() {
         Ok(()) => {
-            for (done, outcome) in outcomes {
-                let _ = done.send(outcome);
+            for (job, outcome) in outcomes {
+                job.answer(outcome);
             }
         }
         Err(err) => {
             let cause = format!("the commit failed: {err}");
-            for (done, _) in outcomes {
-                let _ = done.send(Err(DbErr::Custom(cause.clone())));
+            for (job, _) in outcomes {
+                job.answer(Err(DbErr::Custom(cause.clone())));
             }
         }
     }
@@ -367,6 +394,40 @@ mod tests {
         assert!(err.to_string().contains("no_such_table"), "{err}");
         assert_eq!(writer.write(insert(7)).await.unwrap(), 7);
         assert_eq!(stored(&db).await, [7]);
+    }
+
+    /// `on_commit` hears each write's outcome before the write's caller is answered: its
+    /// commit, the failure of its statements, or the failure of its recording.
+    #[tokio::test]
+    async fn on_commit_hears_a_writes_outcome_before_its_caller() {
+        let (_dir, db) = database().await;
+        let writer = writer(&db);
+        let heard = std::sync::Arc::new(Mutex::new(Vec::<String>::new()));
+        let tell = || -> Option<OnCommit> {
+            let heard = heard.clone();
+            Some(Box::new(move |outcome: Result<(), &DbErr>| {
+                let said = outcome.map_or_else(ToString::to_string, |()| "committed".into());
+                heard.lock().unwrap().push(said);
+            }))
+        };
+        let said = |n: usize| heard.lock().unwrap().get(n).cloned();
+        assert_eq!(writer.write_telling(insert(1), tell()).await.unwrap(), 1);
+        assert_eq!(said(0).as_deref(), Some("committed"));
+        assert!(writer.write_telling(insert(1), tell()).await.is_err());
+        assert!(said(1).unwrap().contains("UNIQUE"), "{:?}", said(1));
+        let reading = writer.write_telling(
+            |txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
+                Box::pin(async move {
+                    txn.query_one_raw(Statement::from_string(DbBackend::Sqlite, "SELECT 1"))
+                        .await?;
+                    Ok(())
+                })
+            },
+            tell(),
+        );
+        assert!(reading.await.is_err());
+        assert!(said(2).unwrap().contains("cannot read"), "{:?}", said(2));
+        assert_eq!(stored(&db).await, [1]);
     }
 
     #[tokio::test]

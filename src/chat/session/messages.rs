@@ -110,6 +110,11 @@ pub struct CompleteTurn {
     /// The ask whose answer this run continued from (its correlation id), completed in the
     /// same transaction.
     pub completes_ask: Option<entities::ids::AskCorrelationId>,
+    /// Told the answer's id the moment the answer is durable, by the database writer itself
+    /// (or why it could not be stored): a run that waits only for that hears it without
+    /// waiting for the session to take the answer into its tree. The message's own reply
+    /// comes once the session has.
+    pub stored: Option<tokio::sync::oneshot::Sender<Result<Option<MessageId>, String>>>,
 }
 
 /// Saves the answer text a running run has streamed so far, so a crash does not lose it.

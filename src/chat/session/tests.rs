@@ -106,22 +106,28 @@ async fn answer(
     content: &str,
 ) -> Option<MessageId> {
     session
-        .send(CompleteTurn {
-            run_id,
-            user_message_id: started.user_message_id.clone(),
-            content: content.into(),
-            parts: None,
-            reasoning: None,
-            model: None,
-            stop_reason: StopReason::Completed,
-            usage: Usage::default(),
-            iterations: 1,
-            error: None,
-            completes_ask: None,
-        })
+        .send(completion(run_id, &started.user_message_id, content))
         .await
         .unwrap()
         .unwrap()
+}
+
+/// A run's completed answer `content` to `user_message_id`.
+fn completion(run_id: RunId, user_message_id: &MessageId, content: &str) -> CompleteTurn {
+    CompleteTurn {
+        run_id,
+        user_message_id: user_message_id.clone(),
+        content: content.into(),
+        parts: None,
+        reasoning: None,
+        model: None,
+        stop_reason: StopReason::Completed,
+        usage: Usage::default(),
+        iterations: 1,
+        error: None,
+        completes_ask: None,
+        stored: None,
+    }
 }
 
 fn send(content: &str) -> Turn {
@@ -389,17 +395,8 @@ async fn an_answers_reasoning_is_stored_beside_it_and_a_new_session_loads_it() {
     };
     session
         .send(CompleteTurn {
-            run_id: run,
-            user_message_id: started.user_message_id.clone(),
-            content: "Done thinking.".into(),
-            parts: None,
             reasoning: Some(thought.clone()),
-            model: None,
-            stop_reason: StopReason::Completed,
-            usage: Usage::default(),
-            iterations: 1,
-            error: None,
-            completes_ask: None,
+            ..completion(run, &started.user_message_id, "Done thinking.")
         })
         .await
         .unwrap()
@@ -552,4 +549,49 @@ async fn a_turn_taken_before_its_write_is_taken_back_if_the_write_fails() {
         "{stored:?}"
     );
     assert_eq!(stored.len(), 2, "{stored:?}");
+}
+
+/// A run waiting on `stored` is told by the writer that its answer is durable, with the id the
+/// session then answers with; a write that fails tells it why and leaves the branch alone.
+#[actix::test]
+async fn a_run_is_told_by_the_writer_that_its_answer_is_stored() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let (run, started) = begin(&session, &fixture, send("hello")).await.unwrap();
+    let (told, stored) = tokio::sync::oneshot::channel();
+    let replied = session
+        .send(CompleteTurn {
+            stored: Some(told),
+            ..completion(run.clone(), &started.user_message_id, "hi")
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let id = stored
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("an answer was stored");
+    assert_eq!(replied.as_ref(), Some(&id));
+    let row = entities::messages::Entity::find_by_id(id.clone())
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .expect("durable when told");
+    assert_eq!(row.content.as_deref(), Some("hi"));
+    assert_eq!(path(&session).await, ["hello", "hi"]);
+
+    // An answer to a message that does not exist: its write fails on the parent's key.
+    let (told, stored) = tokio::sync::oneshot::channel();
+    let failed = session
+        .send(CompleteTurn {
+            stored: Some(told),
+            ..completion(run, &MessageId::generate(), "lost")
+        })
+        .await
+        .unwrap();
+    assert!(matches!(failed, Err(ChatError::Database(_))), "{failed:?}");
+    let why = stored.await.unwrap().unwrap_err();
+    assert!(why.contains("FOREIGN KEY"), "{why}");
+    assert_eq!(path(&session).await, ["hello", "hi"]);
 }

@@ -256,7 +256,7 @@ impl ChatSession {
 impl Handler<CompleteTurn> for ChatSession {
     type Result = AtomicResponse<Self, Result<Option<MessageId>, ChatError>>;
 
-    fn handle(&mut self, msg: CompleteTurn, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, mut msg: CompleteTurn, _: &mut Self::Context) -> Self::Result {
         self.touch();
         self.active_runs = self.active_runs.saturating_sub(1);
         // A turn that ended without text is still answered on its branch (its run holds the
@@ -300,24 +300,33 @@ impl Handler<CompleteTurn> for ChatSession {
         let writer = self.writer.clone();
         let chat_id = self.chat_id.clone();
         let stored_leaf = leaf.clone();
+        let on_commit = msg.stored.take().map(|stored| {
+            let answer_id = answer_id.clone();
+            Box::new(move |outcome: Result<(), &sea_orm::DbErr>| {
+                let _ = stored.send(outcome.map(|()| answer_id).map_err(ToString::to_string));
+            }) as crate::chat::group_commit::OnCommit
+        });
         AtomicResponse::new(Box::pin(
             async move {
                 let completes_ask = msg.completes_ask;
                 let nodes = writer
-                    .transact(move |txn| {
-                        Box::pin(async move {
-                            persistence::complete_turn(
-                                txn,
-                                &chat_id,
-                                &nodes,
-                                stored_leaf.as_ref(),
-                                run,
-                                completes_ask.as_ref(),
-                            )
-                            .await?;
-                            Ok(nodes)
-                        })
-                    })
+                    .transact_telling(
+                        move |txn| {
+                            Box::pin(async move {
+                                persistence::complete_turn(
+                                    txn,
+                                    &chat_id,
+                                    &nodes,
+                                    stored_leaf.as_ref(),
+                                    run,
+                                    completes_ask.as_ref(),
+                                )
+                                .await?;
+                                Ok(nodes)
+                            })
+                        },
+                        on_commit,
+                    )
                     .await?;
                 writer.messages_stored(None, &nodes);
                 Ok::<_, sea_orm::DbErr>(crate::chat::tree::count_tokens(nodes).await)
