@@ -797,3 +797,67 @@ async fn an_idle_container_loses_its_state_and_keeps_its_files() {
     .await;
     assert_eq!(after["logs"], "False still here\n", "{after}");
 }
+
+#[actix_web::test]
+async fn files_larger_than_a_part_are_placed_and_put_back_whole() {
+    let app = app_with(30, 64).await;
+    let made: Value = app
+        .request(Method::POST, "/v1/containers")
+        .json(&json!({"name": "parts"}))
+        .read_json()
+        .await;
+    let id = made["id"].as_str().unwrap();
+    // Written by the code: two and a half parts and three bytes, and an empty file.
+    let digest = "import hashlib, os\n\
+        for name in ['big.bin', 'up.bin', 'empty.txt']:\n\
+        \x20   path = '/mnt/data/' + name\n\
+        \x20   if os.path.exists(path):\n\
+        \x20       data = open(path, 'rb').read()\n\
+        \x20       print(name, len(data), hashlib.sha256(data).hexdigest()[:16])";
+    let (written, _) = run_code(
+        &app,
+        id,
+        "parts_1",
+        &format!(
+            "open('/mnt/data/big.bin', 'wb').write(bytes(range(256)) * (10 * 1024) + b'end')\n\
+             open('/mnt/data/empty.txt', 'wb').close()\n{digest}"
+        ),
+    )
+    .await;
+    let before = written["logs"].as_str().unwrap().to_string();
+    assert!(before.contains("big.bin 2621443 "), "{written}");
+    assert!(before.contains("empty.txt 0 "), "{written}");
+
+    // Given by the user while the sandbox runs: a part and a half, placed at once.
+    let uploaded: Vec<u8> = (0..1_572_864u32).map(|i| (i % 251) as u8).collect();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(uploaded.clone()).file_name("up.bin"),
+    );
+    let file: Value = app
+        .request(Method::POST, &format!("/v1/containers/{id}/files"))
+        .multipart(form)
+        .read_json()
+        .await;
+    assert_eq!(file["bytes"], 1_572_864, "{file}");
+    let (placed, _) = run_code(&app, id, "parts_2", digest).await;
+    let placed = placed["logs"].as_str().unwrap().to_string();
+    assert!(
+        placed.starts_with(&before[..before.find("empty.txt").unwrap()]),
+        "{placed}"
+    );
+    let up_line = placed
+        .lines()
+        .find(|l| l.starts_with("up.bin "))
+        .unwrap_or_else(|| panic!("{placed}"))
+        .to_string();
+    assert!(up_line.starts_with("up.bin 1572864 "), "{placed}");
+
+    // A new sandbox has every file back, byte for byte.
+    let containers = &app.state.launcher.containers;
+    let key = entities::ids::ContainerId::from_string(id);
+    containers.stop_idle(Duration::ZERO).await;
+    assert!(!containers.is_running(&key));
+    let (after, _) = run_code(&app, id, "parts_3", digest).await;
+    assert_eq!(after["logs"].as_str().unwrap(), placed, "{after}");
+}

@@ -5,7 +5,9 @@
 //!
 //! - A call (`exec`) starts the container's sandbox if it has none (its files put back in its
 //!   `/mnt/data`), runs the code, and keeps every file the code wrote or changed: read out of
-//!   the sandbox, stored, recorded. One call at a time per container.
+//!   the sandbox, stored, recorded. One call at a time per container. Files are placed part by
+//!   part (`Sandbox::put`), each part under a bound of its own: only the code has the call's
+//!   time limit, and a restart that cannot put the files back is a failure to start.
 //! - Sandboxes are bounded per process (`max_containers`): a new one takes the place of the
 //!   one used longest ago that is idle, or is refused when all are busy.
 //! - `sweep` (a background job) stops the sandboxes idle past `idle_minutes` (the Python state
@@ -553,9 +555,13 @@ impl Containers {
         if let Some(slot) = self.slot_of(&container.id) {
             let mut slot = slot.lock().await;
             if let Some(sandbox) = slot.sandbox.as_mut() {
-                let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
-                let put = json!({"op": "put", "path": name, "b64": b64});
-                sandbox.request(&put, self.call_timeout(), 4096).await?;
+                match sandbox.put(name, &bytes).await {
+                    Ok(()) => {}
+                    Err(SandboxError::Refused(why)) => {
+                        tracing::warn!(file = %row.id, %why, "a container file was not placed")
+                    }
+                    Err(err) => return Err(err.into()),
+                }
                 slot.known
                     .insert(path, (row.id.clone(), row.bytes as u64, 0));
             }
@@ -684,14 +690,18 @@ impl Containers {
                     continue;
                 }
             };
-            let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
-            let put = json!({"op": "put", "path": name, "b64": b64});
-            match sandbox.request(&put, self.call_timeout(), 4096).await {
-                Ok(answer) if answer["ok"] == true => {}
-                Ok(answer) => {
-                    tracing::warn!(file = %file.id, %answer, "a container file was not put back")
+            match sandbox.put(name, &bytes).await {
+                Ok(()) => {}
+                Err(SandboxError::Refused(why)) => {
+                    tracing::warn!(file = %file.id, %why, "a container file was not put back")
                 }
-                Err(err) => return Err(err.into()),
+                // Not the code's fault, whatever the sandbox did: not its time limit either.
+                Err(err) => {
+                    return Err(SandboxError::Start(format!(
+                        "the container's files could not be put back: {err}"
+                    ))
+                    .into());
+                }
             }
             slot.known
                 .insert(file.path.clone(), (file.id.clone(), file.bytes as u64, 0));

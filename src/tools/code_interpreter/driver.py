@@ -3,7 +3,8 @@
 # Colloquy starts it (`python3 -c <this file>`) inside bubblewrap and talks to it over its
 # standard input and output, one JSON object per line each way. Requests:
 #   {"op": "exec", "code": str, "max_output": int}  run code in the container's globals
-#   {"op": "put", "path": str, "b64": str}          place a file under /mnt/data
+#   {"op": "put", "path": str, "b64": str, "append": bool}
+#                                                   place a file (or its next part) under /mnt/data
 #   {"op": "get", "path": str, "max_bytes": int}    read a file of /mnt/data
 #   {"op": "list"}                                  the files of /mnt/data
 # Every answer has "ok"; an exec's has the captured output, the error if the code raised one,
@@ -195,7 +196,7 @@ def _put(request):
     if full is None:
         return {"ok": False, "error": "the path is not under /mnt/data"}
     os.makedirs(os.path.dirname(full), exist_ok=True)
-    with open(full, "wb") as out:
+    with open(full, "ab" if request.get("append") else "wb") as out:
         out.write(base64.b64decode(request["b64"]))
     return {"ok": True, "path": full}
 

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use base64::Engine;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -80,6 +81,9 @@ pub enum SandboxError {
     TooLarge(usize),
     #[error("the sandbox's answer was not understood: {0}")]
     Garbled(String),
+    /// The driver answered, and said no (a file it could not place). The sandbox still runs.
+    #[error("the sandbox refused: {0}")]
+    Refused(String),
 }
 
 /// A running sandbox and its driver's pipes.
@@ -94,6 +98,14 @@ pub struct Sandbox {
     /// space is bounded too, by `RLIMIT_AS`).
     memory_mb: u64,
 }
+
+/// How much of a file one `put` carries: a file is placed part by part, so no one line of the
+/// pipe (nor the driver's copy of it) grows with the file.
+const PUT_PART: usize = 1024 * 1024;
+
+/// How long placing one part of a file may take. It is not the code's time limit: placing
+/// files is the server's work, and a busy machine must not fail it as if the code were slow.
+const PUT_PART_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How often a call's memory is looked at.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
@@ -365,6 +377,30 @@ impl Sandbox {
             self.in_exchange = false;
         }
         answer
+    }
+
+    /// Places `bytes` at `name` under `/mnt/data` (replacing what was there), part by part.
+    /// A part the driver refuses is an error that leaves the sandbox running; one it does not
+    /// answer in time ends the sandbox.
+    pub async fn put(&mut self, name: &str, bytes: &[u8]) -> Result<(), SandboxError> {
+        let mut offset = 0;
+        // An empty file is one empty part.
+        loop {
+            let end = bytes.len().min(offset + PUT_PART);
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes[offset..end]);
+            let request = serde_json::json!({
+                "op": "put", "path": name, "b64": b64, "append": offset > 0,
+            });
+            let answer = self.request(&request, PUT_PART_TIMEOUT, 4096).await?;
+            if answer["ok"] != true {
+                let why = answer["error"].as_str().unwrap_or("no reason given");
+                return Err(SandboxError::Refused(why.chars().take(300).collect()));
+            }
+            offset = end;
+            if offset >= bytes.len() {
+                return Ok(());
+            }
+        }
     }
 
     /// One line of the driver's, at most `max_bytes`, as JSON.
