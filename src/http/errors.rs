@@ -330,6 +330,7 @@ impl From<ChatError> for AppError {
             ChatError::Tree(TreeError::UnknownMessage(_)) => AppError::NotFound("message"),
             ChatError::Tree(other) => AppError::InvalidRequest(other.to_string()),
             ChatError::EmptyContent => AppError::InvalidRequest(err.to_string()),
+            ChatError::NotNew => AppError::Conflict(err.to_string()),
             ChatError::Database(db) => AppError::Database(db),
             ChatError::Fenced(_) => AppError::OwnershipLost,
         }

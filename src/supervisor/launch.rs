@@ -335,6 +335,10 @@ impl Prepared {
         &self.chat.id
     }
 
+    pub(in crate::supervisor) fn run_id(&self) -> &RunId {
+        &self.log.run_id
+    }
+
     /// Has the turn's first transaction store `chat` (a new chat, not stored yet) before its
     /// message: one commit for both.
     pub(in crate::supervisor) fn store_chat_with_turn(&mut self, chat: entities::chats::Model) {
@@ -450,7 +454,16 @@ pub(in crate::supervisor) async fn begin(
         && !deep_think(&options)
         && plan.announces_nothing()
         && launcher.sessions.cluster().is_none();
-    let (taken, on_taken) = match overlap {
+    // A new chat's opening message: its start is known here, so the run need not wait for
+    // the session to take it (a session that had a message would refuse it, failing the write).
+    let opening = match (&turn, overlap) {
+        (Turn::Opening { node }, true) => Some(
+            crate::chat::session::opening_start(node, history_budget)
+                .map_err(crate::error::AppError::from)?,
+        ),
+        _ => None,
+    };
+    let (taken, on_taken) = match overlap && opening.is_none() {
         true => {
             let (taken, on_taken) = tokio::sync::oneshot::channel();
             (Some(taken), Some(on_taken))
@@ -477,9 +490,10 @@ pub(in crate::supervisor) async fn begin(
         }),
     );
     use futures_util::future::{Either, select};
-    let (started, writing) = match on_taken {
-        None => (begun.await??, None),
-        Some(on_taken) => match select(on_taken, begun).await {
+    let (started, writing) = match (opening, on_taken) {
+        (Some(opening), _) => (opening, Some(begun)),
+        (None, None) => (begun.await??, None),
+        (None, Some(on_taken)) => match select(on_taken, begun).await {
             Either::Left((Ok(taken), begun)) => (taken, Some(begun)),
             // Refused before it was taken, or written before it was seen taken.
             Either::Left((Err(_), begun)) => (begun.await??, None),
@@ -565,6 +579,12 @@ pub(in crate::supervisor) async fn launch_chat_turn(
             content, images, ..
         } => Some((content.as_str(), images.len())),
         Turn::Regenerate { .. } => None,
+        // Made only by the turn that makes its chat (`open_import`), never for a stored chat.
+        Turn::Opening { .. } => {
+            return Err(crate::error::AppError::Conflict(
+                "an opening message is given only with the chat it opens".into(),
+            ));
+        }
     };
     let prepared = prepare(launcher, principal, chat, false, message, options).await?;
     let session = prepared

@@ -472,6 +472,7 @@ impl Launcher {
             self.insert_chat(chat.clone()).await?;
         }
         let chat_id = prepared.chat_id().clone();
+        let run_id = prepared.run_id().clone();
         let begun = async {
             let stored = store_turn(self, principal, &chat_id, history, last).await?;
             let session = if fresh {
@@ -479,6 +480,7 @@ impl Launcher {
             } else {
                 self.sessions.session(&chat_id).await?
             };
+            let opening = fresh && parent.is_none() && stored.history.is_empty();
             if !stored.history.is_empty() {
                 session
                     .send(ImportHistory {
@@ -486,10 +488,22 @@ impl Launcher {
                     })
                     .await??;
             }
-            let turn = Turn::Send {
-                parent_id: parent,
-                content: stored.content,
-                images: stored.images,
+            // A new chat's first message is made here: its turn's start is then known without
+            // asking the session (`begin`).
+            let turn = if opening {
+                Turn::Opening {
+                    node: Box::new(crate::chat::session::opening_message(
+                        &stored.content,
+                        &stored.images,
+                        &run_id,
+                    )?),
+                }
+            } else {
+                Turn::Send {
+                    parent_id: parent,
+                    content: stored.content,
+                    images: stored.images,
+                }
             };
             begin(self, principal, prepared, session, turn, caller).await
         }

@@ -31,6 +31,10 @@ pub enum Turn {
     },
     /// A new answer to the user message that assistant message `message_id` answered.
     Regenerate { message_id: MessageId },
+    /// The first message of a chat just made (`opening_message`), made by the caller so that
+    /// it knows the turn's start without asking (`opening_start`): a new chat's session holds
+    /// nothing else. Refused (`ChatError::NotNew`) by a chat that has a message.
+    Opening { node: Box<MessageNode> },
 }
 
 /// A turn's persisted start: the user message the answer will reply to, and the active path

@@ -35,6 +35,7 @@ pub use messages::{
     LoadHistorySummary, PauseTurn, Recall, RecordToolCalls, RemoveLeaf, ResumeTurn, SaveDeepThink,
     SaveDraft, StoreHistorySummary, SwitchBranch, Turn, TurnStarted,
 };
+pub use turns::{opening_message, opening_start};
 
 const IDLE_CHECK_EVERY: Duration = Duration::from_secs(5);
 
@@ -49,6 +50,9 @@ pub enum ChatError {
     Fenced(crate::cluster::Fenced),
     #[error("message content must not be empty")]
     EmptyContent,
+    /// A chat's opening message (`Turn::Opening`) came to a chat that has messages already.
+    #[error("the chat already has messages: its first message was given as if it had none")]
+    NotNew,
 }
 
 impl From<DbErr> for ChatError {
@@ -57,6 +61,31 @@ impl From<DbErr> for ChatError {
             Some(fenced) => Self::Fenced(fenced),
             None => Self::Database(err),
         }
+    }
+}
+
+/// A new message of the tree: a fresh id, `seq`, made now.
+fn new_node(
+    parent_id: Option<MessageId>,
+    role: MessageRole,
+    content: Option<String>,
+    seq: i64,
+) -> MessageNode {
+    MessageNode {
+        id: MessageId::generate(),
+        parent_id,
+        role,
+        content,
+        parts: None,
+        tool_calls: None,
+        tool_call_id: None,
+        run_id: None,
+        stop_reason: None,
+        reasoning: None,
+        model: None,
+        seq,
+        created_at: Utc::now(),
+        tokens: Default::default(),
     }
 }
 
@@ -130,22 +159,7 @@ impl ChatSession {
         role: MessageRole,
         content: Option<String>,
     ) -> MessageNode {
-        MessageNode {
-            id: MessageId::generate(),
-            parent_id,
-            role,
-            content,
-            parts: None,
-            tool_calls: None,
-            tool_call_id: None,
-            run_id: None,
-            stop_reason: None,
-            reasoning: None,
-            model: None,
-            seq: self.tree.next_seq(),
-            created_at: Utc::now(),
-            tokens: Default::default(),
-        }
+        new_node(parent_id, role, content, self.tree.next_seq())
     }
 
     /// Persists `nodes` and the new leaf, then applies them to the tree.

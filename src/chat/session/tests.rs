@@ -595,3 +595,71 @@ async fn a_run_is_told_by_the_writer_that_its_answer_is_stored() {
     assert!(why.contains("FOREIGN KEY"), "{why}");
     assert_eq!(path(&session).await, ["hello", "hi"]);
 }
+
+/// A new chat's opening message, made by its caller, starts the turn the caller foretold from
+/// it alone (`opening_start`): the same message, context and nothing recalled or cancelled. A
+/// chat that has a message refuses one and keeps what it has.
+#[actix::test]
+async fn an_opening_message_starts_the_turn_its_caller_foretold_and_only_in_an_empty_chat() {
+    let fixture = fixture().await;
+    let session = start(&fixture);
+    let run_id = RunId::generate();
+    let node = opening_message("What is 2+2?", &[], &run_id).unwrap();
+    let foretold = opening_start(&node, Some(1_000)).unwrap();
+    let started = session
+        .send(BeginTurn {
+            turn: Turn::Opening {
+                node: Box::new(node.clone()),
+            },
+            run_id: run_id.clone(),
+            user_id: fixture.user.clone(),
+            options: None,
+            history_budget: Some(1_000),
+            new_chat: None,
+            recall: None,
+            taken: None,
+            on_accepted: None,
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let ids = |context: &[MessageNode]| context.iter().map(|n| n.id.clone()).collect::<Vec<_>>();
+    assert_eq!(started.user_message_id, node.id);
+    assert_eq!(foretold.user_message_id, node.id);
+    assert_eq!(ids(&started.context), ids(&foretold.context));
+    assert_eq!(ids(&started.context), std::slice::from_ref(&node.id));
+    assert_eq!(started.left_out, foretold.left_out);
+    assert!(foretold.memories.is_empty() && foretold.cancelled_asks.is_empty());
+    let stored = entities::messages::Entity::find_by_id(node.id.clone())
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .expect("the opening message is stored");
+    assert_eq!(
+        (stored.seq, stored.run_id),
+        (node.seq, Some(run_id.clone()))
+    );
+    answer(&session, run_id, &started, "4").await;
+    assert_eq!(path(&session).await, ["What is 2+2?", "4"]);
+
+    let late = opening_message("Hello?", &[], &RunId::generate()).unwrap();
+    let refused = begin(
+        &session,
+        &fixture,
+        Turn::Opening {
+            node: Box::new(late.clone()),
+        },
+    )
+    .await;
+    assert!(matches!(refused, Err(ChatError::NotNew)), "{refused:?}");
+    let kept = entities::messages::Entity::find_by_id(late.id)
+        .one(&fixture.db)
+        .await
+        .unwrap();
+    assert!(kept.is_none());
+    assert_eq!(path(&session).await, ["What is 2+2?", "4"]);
+    assert!(matches!(
+        opening_message("   ", &[], &RunId::generate()),
+        Err(ChatError::EmptyContent)
+    ));
+}

@@ -10,7 +10,7 @@ use super::messages::{BeginTurn, CompleteTurn, PauseTurn, Recall, ResumeTurn, Tu
 use super::{ChatError, ChatSession};
 use crate::chat::attachments::ImagePart;
 use crate::chat::persistence::{self, NewRun};
-use crate::chat::tree::{MessageNode, TreeError};
+use crate::chat::tree::{BranchTree, MessageNode, TreeError};
 use crate::run::events::StopReason;
 
 impl Handler<BeginTurn> for ChatSession {
@@ -52,6 +52,11 @@ impl Handler<BeginTurn> for ChatSession {
                         .ok_or_else(|| TreeError::NotAnAssistantMessage(message_id.clone()).into())
                 })
                 .map(|parent| (None, parent)),
+            // Its start was told from the message alone: right only while the chat is empty.
+            Turn::Opening { node } if self.tree.is_empty() && node.seq == self.tree.next_seq() => {
+                Ok((Some(node.as_ref().clone()), node.id.clone()))
+            }
+            Turn::Opening { .. } => Err(ChatError::NotNew),
         };
         let (new_node, user_message_id) = match prepared {
             Ok(prepared) => prepared,
@@ -242,15 +247,59 @@ impl ChatSession {
         images: &[ImagePart],
         run_id: &RunId,
     ) -> Result<(Option<MessageNode>, MessageId), ChatError> {
-        if content.trim().is_empty() && images.is_empty() {
-            return Err(ChatError::EmptyContent);
-        }
-        let mut node = self.node(parent, MessageRole::User, Some(content.to_string()));
-        node.parts = ImagePart::parts_of(images);
-        node.run_id = Some(run_id.clone());
+        let node = user_message(parent, self.tree.next_seq(), content, images, run_id)?;
         let id = node.id.clone();
         Ok((Some(node), id))
     }
+}
+
+/// A new user message of run `run_id` under `parent`, numbered `seq`.
+fn user_message(
+    parent: Option<MessageId>,
+    seq: i64,
+    content: &str,
+    images: &[ImagePart],
+    run_id: &RunId,
+) -> Result<MessageNode, ChatError> {
+    if content.trim().is_empty() && images.is_empty() {
+        return Err(ChatError::EmptyContent);
+    }
+    let mut node = super::new_node(parent, MessageRole::User, Some(content.to_string()), seq);
+    node.parts = ImagePart::parts_of(images);
+    node.run_id = Some(run_id.clone());
+    Ok(node)
+}
+
+/// The first message of a chat just made, for `Turn::Opening`: numbered as an empty chat's
+/// first.
+pub fn opening_message(
+    content: &str,
+    images: &[ImagePart],
+    run_id: &RunId,
+) -> Result<MessageNode, ChatError> {
+    user_message(None, BranchTree::new().next_seq(), content, images, run_id)
+}
+
+/// The start of the turn an empty chat takes with `Turn::Opening { node }`, known without
+/// asking it: the one message as its context (within `history_budget` as any turn's is), no
+/// memory to recall (a new chat has none) and no question to cancel. Its counting of tokens is
+/// done here, off the session's thread.
+pub fn opening_start(
+    node: &MessageNode,
+    history_budget: Option<u64>,
+) -> Result<TurnStarted, ChatError> {
+    let mut tree = BranchTree::new();
+    tree.insert(node.clone())?;
+    tree.switch_to(&node.id)?;
+    let (path, left_out) =
+        tree.context_path(&node.id, history_budget, MessageNode::history_tokens)?;
+    Ok(TurnStarted {
+        user_message_id: node.id.clone(),
+        context: path.into_iter().cloned().collect(),
+        left_out: left_out.iter().map(|node| node.role).collect(),
+        cancelled_asks: Vec::new(),
+        memories: Vec::new(),
+    })
 }
 
 impl Handler<CompleteTurn> for ChatSession {
