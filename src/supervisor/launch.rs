@@ -456,12 +456,15 @@ pub(in crate::supervisor) async fn begin(
         && launcher.sessions.cluster().is_none();
     // A new chat's opening message: its start is known here, so the run need not wait for
     // the session to take it (a session that had a message would refuse it, failing the write).
-    let opening = match (&turn, overlap) {
-        (Turn::Opening { node }, true) => Some(
-            crate::chat::session::opening_start(node, history_budget)
-                .map_err(crate::error::AppError::from)?,
-        ),
-        _ => None,
+    let (turn, opening) = match (turn, overlap) {
+        (Turn::Opening { node }, true) => {
+            let (node, started) = crate::chat::session::opening_start(*node, history_budget)
+                .await
+                .map_err(crate::error::AppError::from)?;
+            let node = Box::new(node);
+            (Turn::Opening { node }, Some(started))
+        }
+        (turn, _) => (turn, None),
     };
     let (taken, on_taken) = match overlap && opening.is_none() {
         true => {

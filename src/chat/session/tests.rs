@@ -605,7 +605,10 @@ async fn an_opening_message_starts_the_turn_its_caller_foretold_and_only_in_an_e
     let session = start(&fixture);
     let run_id = RunId::generate();
     let node = opening_message("What is 2+2?", &[], &run_id).unwrap();
-    let foretold = opening_start(&node, Some(1_000)).unwrap();
+    assert!(!node.tokens.is_counted());
+    let (node, foretold) = opening_start(node, Some(1_000)).await.unwrap();
+    // Counted once, by the caller: the session takes the count with the node.
+    assert!(node.tokens.is_counted());
     let started = session
         .send(BeginTurn {
             turn: Turn::Opening {

@@ -282,24 +282,27 @@ pub fn opening_message(
 
 /// The start of the turn an empty chat takes with `Turn::Opening { node }`, known without
 /// asking it: the one message as its context (within `history_budget` as any turn's is), no
-/// memory to recall (a new chat has none) and no question to cancel. Its counting of tokens is
-/// done here, off the session's thread.
-pub fn opening_start(
-    node: &MessageNode,
+/// memory to recall (a new chat has none) and no question to cancel. The message's tokens are
+/// counted here, once, off the session's thread (a long one on the blocking pool, as the session
+/// would): it is given back counted, for the session to take without counting it again.
+pub async fn opening_start(
+    node: MessageNode,
     history_budget: Option<u64>,
-) -> Result<TurnStarted, ChatError> {
+) -> Result<(MessageNode, TurnStarted), ChatError> {
+    let [node] = crate::chat::tree::count_tokens([node]).await;
     let mut tree = BranchTree::new();
     tree.insert(node.clone())?;
     tree.switch_to(&node.id)?;
     let (path, left_out) =
         tree.context_path(&node.id, history_budget, MessageNode::history_tokens)?;
-    Ok(TurnStarted {
+    let started = TurnStarted {
         user_message_id: node.id.clone(),
         context: path.into_iter().cloned().collect(),
         left_out: left_out.iter().map(|node| node.role).collect(),
         cancelled_asks: Vec::new(),
         memories: Vec::new(),
-    })
+    };
+    Ok((node, started))
 }
 
 impl Handler<CompleteTurn> for ChatSession {

@@ -68,6 +68,11 @@ impl TokenCount {
     pub fn get_or(&self, count: impl FnOnce() -> u64) -> u64 {
         *self.0.get_or_init(count)
     }
+
+    /// Whether the count is known already (a node counted before it was cloned keeps it).
+    pub fn is_counted(&self) -> bool {
+        self.0.get().is_some()
+    }
 }
 
 impl MessageNode {
@@ -102,20 +107,25 @@ const COUNT_INLINE_BYTES: usize = 1024;
 
 /// Counts the tokens of `nodes` (see [`MessageNode::history_tokens`]) on the blocking pool,
 /// never on the session's arbiter, unless their text is a kilobyte at most (a turn's question
-/// and answer, most often); gives them back counted.
-pub async fn count_tokens(nodes: Vec<MessageNode>) -> Vec<MessageNode> {
+/// and answer, most often); gives them back counted. Nodes counted already cost nothing.
+pub async fn count_tokens<N>(nodes: N) -> N
+where
+    N: AsRef<[MessageNode]> + Send + 'static,
+{
     let text: usize = nodes
+        .as_ref()
         .iter()
+        .filter(|node| !node.tokens.is_counted())
         .map(|node| node.content.as_ref().map_or(0, String::len))
         .sum();
     if text <= COUNT_INLINE_BYTES {
-        for node in &nodes {
+        for node in nodes.as_ref() {
             node.history_tokens();
         }
         return nodes;
     }
     let counted = tokio::task::spawn_blocking(move || {
-        for node in &nodes {
+        for node in nodes.as_ref() {
             node.history_tokens();
         }
         nodes
