@@ -23,11 +23,19 @@ use sea_orm::{DbErr, RuntimeErr, Statement};
 /// `IN (…)` list makes one per length); past this the cache starts over rather than grow.
 const MAX_CACHED_STATEMENTS: usize = 256;
 
+/// The WAL's size once it starts over, in bytes (`journal_size_limit`); small in unit tests.
+const WAL_SIZE_LIMIT: u64 = if cfg!(test) { 1 << 20 } else { 64 << 20 };
+
+/// The longest the writer waits for readers to leave the WAL so that it can start over.
+const RESTART_PATIENCE: Duration = Duration::from_millis(20);
+
 /// A SQLite connection the writer thread alone uses; see the module's doc.
 pub struct DirectConnection {
     handle: Handle,
     /// Where each statement is counted, as the pool's are (`colloquy_db_statements_total`).
     statements: Option<prometheus::IntCounter>,
+    /// How long a statement waits for another connection's lock, in milliseconds.
+    busy_timeout: c_int,
 }
 
 struct Handle {
@@ -82,13 +90,37 @@ impl DirectConnection {
         if !checkpoints {
             handle.exec("PRAGMA wal_autocheckpoint = 0")?;
         }
-        Ok(Self { handle, statements })
+        // Once the WAL starts over (`restart_wal`), the file is cut back to this: reused, not
+        // grown again from nothing, and never holding more disk than a burst needed.
+        handle.exec(&format!("PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}"))?;
+        Ok(Self {
+            handle,
+            statements,
+            busy_timeout: timeout,
+        })
     }
 
     /// A passive checkpoint: copies what the WAL holds into the database file as far as no
-    /// reader still needs it, waiting for nobody.
-    pub fn checkpoint(&self) -> Result<(), DbErr> {
-        self.handle.exec("PRAGMA wal_checkpoint(PASSIVE)")
+    /// reader still needs it, waiting for nobody. Gives the frames the WAL holds.
+    pub fn checkpoint(&self) -> Result<u64, DbErr> {
+        self.handle.wal_checkpoint(ffi::SQLITE_CHECKPOINT_PASSIVE)
+    }
+
+    /// A checkpoint after which the next write starts the WAL over from its beginning, for
+    /// the writer between two batches: it copies what is left and waits for readers still
+    /// reading the WAL, new writes waiting meanwhile. It waits `RESTART_PATIENCE` at most, not
+    /// the busy timeout: a long read (an export, a catch-up) must not hold every write; it is
+    /// then `Err` (busy), and the WAL starts over at a later try. Passive checkpoints alone
+    /// never let a WAL written without a pause start over: it would grow while the load lasts.
+    pub fn restart_wal(&self) -> Result<(), DbErr> {
+        let db = self.handle.db.as_ptr();
+        let patience = c_int::try_from(RESTART_PATIENCE.as_millis()).unwrap_or(c_int::MAX);
+        // SAFETY: a live handle, held alone.
+        unsafe { ffi::sqlite3_busy_timeout(db, patience) };
+        let restarted = self.handle.wal_checkpoint(ffi::SQLITE_CHECKPOINT_RESTART);
+        // SAFETY: as above.
+        unsafe { ffi::sqlite3_busy_timeout(db, self.busy_timeout) };
+        restarted.map(drop)
     }
 
     /// Starts a batch's transaction, taking the write lock now (waiting up to the busy
@@ -154,6 +186,26 @@ impl Handle {
             Ok(())
         } else {
             Err(self.error(code))
+        }
+    }
+
+    /// A checkpoint of the main database in `mode`; the frames the WAL holds after it.
+    fn wal_checkpoint(&self, mode: c_int) -> Result<u64, DbErr> {
+        let (mut log, mut copied): (c_int, c_int) = (0, 0);
+        // SAFETY: a live handle held alone; a null name means the main database; both out
+        // pointers are to locals that outlive the call.
+        let code = unsafe {
+            ffi::sqlite3_wal_checkpoint_v2(
+                self.db.as_ptr(),
+                std::ptr::null(),
+                mode,
+                &mut log,
+                &mut copied,
+            )
+        };
+        match code {
+            ffi::SQLITE_OK => Ok(u64::try_from(log).unwrap_or(0)),
+            code => Err(self.error(code)),
         }
     }
 

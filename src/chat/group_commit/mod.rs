@@ -12,7 +12,8 @@
 //! A recorded write therefore reads nothing and learns nothing back (no rows, no counts):
 //! what it needs to know is read before it.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -163,15 +164,17 @@ impl GroupCommit {
         let (jobs, queue) = mpsc::unbounded_channel();
         // The checkpointer runs while the writer does: it stops when the writer drops `alive`.
         let (alive, writing) = std::sync::mpsc::channel::<()>();
+        let restart = Arc::new(AtomicBool::new(false));
+        let asked = restart.clone();
         std::thread::Builder::new()
             .name("colloquy-writer".into())
             .spawn(move || {
-                write_batches(connection, &pool, queue);
+                write_batches(connection, &pool, queue, &restart);
                 drop(alive);
             })?;
         std::thread::Builder::new()
             .name("colloquy-checkpoint".into())
-            .spawn(move || checkpoint_while(&checkpointer, &writing))?;
+            .spawn(move || checkpoint_while(&checkpointer, &writing, &asked))?;
         Ok(Some(Self { jobs }))
     }
 
@@ -224,9 +227,17 @@ fn write_batches(
     mut connection: DirectConnection,
     pool: &sea_orm::sqlx::SqlitePool,
     mut queue: mpsc::UnboundedReceiver<Job>,
+    restart: &AtomicBool,
 ) {
     let mut batch = Vec::new();
     while let Some(first) = queue.blocking_recv() {
+        // Between two batches the writer holds no lock: the moment for the WAL to start over,
+        // once the checkpointer has copied nearly all of it (`checkpoint_while`).
+        if restart.swap(false, Ordering::Relaxed)
+            && let Err(err) = connection.restart_wal()
+        {
+            tracing::debug!(%err, "the WAL could not start over yet; the checkpointer asks again");
+        }
         batch.push(first);
         // No wait for more: the writes that came while the last batch was committing are the
         // next batch, so the batches grow with the load by themselves. (Waiting 200 µs for
@@ -254,18 +265,39 @@ fn take_queued(batch: &mut Vec<Job>, queue: &mut mpsc::UnboundedReceiver<Job>) {
 }
 
 /// How often the WAL's committed pages are copied back into the database file: often enough
-/// that the WAL stays a few megabytes under a steady load of turns.
-const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+/// that the WAL stays a few megabytes under a steady load of turns. (Shorter in unit tests,
+/// whose writer writes as fast as it can.)
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(if cfg!(test) { 20 } else { 200 });
+
+/// Frames (pages) past which the checkpointer has the WAL start over (`restart_wal`): about
+/// 32 MiB. A WAL written without a pause is never started over by passive checkpoints, and a
+/// growing one costs every commit (its file extended, block by block) and every read (a
+/// longer WAL index to search).
+/// (Small in unit tests, which write a few megabytes.)
+const RESTART_FRAMES: u64 = if cfg!(test) { 64 } else { 8_192 };
 
 /// Copies the WAL back into the database (a passive checkpoint: it waits for no reader and no
 /// writer) every `CHECKPOINT_EVERY`, until `writing` says the writer has stopped. The writer
-/// does not checkpoint itself, so a commit never waits for the copy and its `fsync`s.
-fn checkpoint_while(connection: &DirectConnection, writing: &std::sync::mpsc::Receiver<()>) {
+/// does not checkpoint itself, so a commit never waits for the copy and its `fsync`s. Once the
+/// WAL holds more than `RESTART_FRAMES` after a passive checkpoint (nearly all of it copied
+/// then), the writer is asked (`restart`) to have it start over before its next batch: from
+/// this thread, the restart's wait for the writer's lock could outlast a writer that never
+/// pauses, and writes wait the moment it takes either way.
+fn checkpoint_while(
+    connection: &DirectConnection,
+    writing: &std::sync::mpsc::Receiver<()>,
+    restart: &AtomicBool,
+) {
     while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
         writing.recv_timeout(CHECKPOINT_EVERY)
     {
-        if let Err(err) = connection.checkpoint() {
-            tracing::warn!(%err, "the WAL checkpoint failed; the next one retries");
+        match connection.checkpoint() {
+            Ok(frames) => {
+                if frames > RESTART_FRAMES {
+                    restart.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(err) => tracing::warn!(%err, "the WAL checkpoint failed; the next one retries"),
         }
     }
 }
@@ -428,6 +460,59 @@ mod tests {
         assert!(reading.await.is_err());
         assert!(said(2).unwrap().contains("cannot read"), "{:?}", said(2));
         assert_eq!(stored(&db).await, [1]);
+    }
+
+    /// Written without a pause, the WAL still starts over: passive checkpoints alone never let
+    /// it, and it grew for as long as the writes went on (half a gigabyte in a few seconds of
+    /// a thousand turns a second).
+    #[tokio::test]
+    async fn a_wal_written_without_a_pause_starts_over_and_stays_bounded() {
+        let (dir, db) = database().await;
+        db.execute_unprepared("CREATE TABLE big (body TEXT)")
+            .await
+            .unwrap();
+        let writer = writer(&db);
+        let wal = dir.path().join("t.db-wal");
+        let body = "x".repeat(2048);
+        let (mut largest, mut written) = (0, 0);
+        // About 48 MiB of rows, each write committed before the next starts.
+        for _ in 0..6_000 {
+            let row = body.clone();
+            writer
+                .write(move |txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
+                    Box::pin(async move {
+                        for _ in 0..4 {
+                            txn.execute_raw(Statement::from_sql_and_values(
+                                DbBackend::Sqlite,
+                                "INSERT INTO big (body) VALUES (?)",
+                                [row.clone().into()],
+                            ))
+                            .await?;
+                        }
+                        Ok(())
+                    })
+                })
+                .await
+                .unwrap();
+            written += 4 * body.len() as u64;
+            largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+        }
+        let count: i64 = db
+            .query_one_raw(Statement::from_string(
+                DbBackend::Sqlite,
+                "SELECT count(*) AS n FROM big",
+            ))
+            .await
+            .unwrap()
+            .unwrap()
+            .try_get("", "n")
+            .unwrap();
+        assert_eq!(count, 24_000);
+        assert!(written > 40 << 20, "{written}");
+        assert!(
+            largest < 16 << 20,
+            "the WAL grew to {largest} bytes for {written} bytes of rows"
+        );
     }
 
     #[tokio::test]
