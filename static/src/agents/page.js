@@ -36,13 +36,17 @@ export function agentsView({ onMenu }) {
 
   newButton.addEventListener("click", () => edit(null));
 
-  function edit(agent) {
+  // The form is made from what the page loaded (the servers' models, the tools): a click
+  // before the load has answered waits for it, or the form would offer the default model only.
+  async function edit(agent) {
+    await loaded;
+    if (destroyed) return;
     const form = agentForm({
       agent, catalog, models, knowledgeBases,
       onSaved: (saved) => {
         status.textContent = `Saved ${saved.name}.`;
         editor.replaceChildren();
-        load();
+        loaded = load();
       },
       onCancel: () => editor.replaceChildren(),
     });
@@ -106,6 +110,6 @@ export function agentsView({ onMenu }) {
     }
   }
 
-  load();
+  let loaded = load();
   return { el, destroy: () => { destroyed = true; } };
 }
