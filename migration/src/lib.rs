@@ -46,6 +46,7 @@ mod m20261202_000041_add_lease_epoch;
 mod m20261203_000042_create_containers;
 mod m20261204_000043_create_chat_folders;
 mod m20261205_000044_create_chat_shares;
+mod m20261206_000045_index_chats_by_update;
 
 /// Names of every table the migrations create, in creation order.
 pub const TABLES: [&str; 26] = [
@@ -126,6 +127,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000042_create_containers::Migration),
             Box::new(m20261204_000043_create_chat_folders::Migration),
             Box::new(m20261205_000044_create_chat_shares::Migration),
+            Box::new(m20261206_000045_index_chats_by_update::Migration),
         ]
     }
 }

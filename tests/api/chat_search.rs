@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::client::Call;
 use crate::fake_upstream::Reply;
-use crate::helpers::{TestApp, error_body, eventually, spawn_app};
+use crate::helpers::{TestApp, error_body, eventually, spawn_app, spawn_app_with};
 
 /// The longest an indexed message may take to be found: the indexer batches within 50 ms and
 /// catches up from the database every 2 s; a loaded test machine stretches both.
@@ -291,7 +291,6 @@ async fn bad_queries_are_refused_with_stable_codes() {
 
 #[actix_web::test]
 async fn a_lost_index_and_a_message_another_process_wrote_are_caught_up_from_the_database() {
-    use sea_orm::{ActiveModelTrait, EntityTrait, Set};
     let app = spawn_app().await;
     let chat = chat_with(&app, "Old", "the capybara from last year", "ok").await;
     found(&app, "capybara", 1).await;
@@ -304,16 +303,33 @@ async fn a_lost_index_and_a_message_another_process_wrote_are_caught_up_from_the
 
     // A message written straight to the database, as another process would (its chat's
     // `updated_at` moves with it), is found without this process being told.
-    let messages: Value = app.chat_api().messages(&chat).read_json().await;
+    written_elsewhere(&app, &chat, "and then an okapi", chrono::Utc::now()).await;
+    let okapi = found(&app, "okapi", 1).await;
+    assert_eq!(okapi[0]["chat_title"], "Old");
+}
+
+/// The catch-up interval of a test that needs several catch-ups.
+const CATCH_UP_MS: u64 = 200;
+
+/// A message written straight to the database with `text`, after the last message of `chat`,
+/// its chat's `updated_at` set to `updated_at`: as another process would write it.
+async fn written_elsewhere(
+    app: &TestApp,
+    chat: &str,
+    text: &str,
+    updated_at: chrono::DateTime<chrono::Utc>,
+) {
+    use sea_orm::{ActiveModelTrait, EntityTrait, Set};
+    let messages: Value = app.chat_api().messages(chat).read_json().await;
     let last = messages["data"].as_array().unwrap().last().unwrap().clone();
     entities::messages::ActiveModel {
         id: Set(entities::ids::MessageId::generate()),
-        chat_id: Set(entities::ids::ChatId::from_string(chat.clone())),
+        chat_id: Set(entities::ids::ChatId::from_string(chat)),
         parent_id: Set(Some(entities::ids::MessageId::from_string(
             last["id"].as_str().unwrap(),
         ))),
         role: Set(entities::messages::MessageRole::User),
-        content: Set(Some("and then an okapi".into())),
+        content: Set(Some(text.into())),
         parts: Set(None),
         tool_calls: Set(None),
         tool_call_id: Set(None),
@@ -329,16 +345,49 @@ async fn a_lost_index_and_a_message_another_process_wrote_are_caught_up_from_the
     .await
     .unwrap();
     let mut stored: entities::chats::ActiveModel =
-        entities::chats::Entity::find_by_id(entities::ids::ChatId::from_string(chat.clone()))
+        entities::chats::Entity::find_by_id(entities::ids::ChatId::from_string(chat))
             .one(&app.db)
             .await
             .unwrap()
             .unwrap()
             .into();
-    stored.updated_at = Set(chrono::Utc::now());
+    stored.updated_at = Set(updated_at);
     stored.update(&app.db).await.unwrap();
-    let okapi = found(&app, "okapi", 1).await;
-    assert_eq!(okapi[0]["chat_title"], "Old");
+}
+
+#[actix_web::test]
+async fn a_message_another_process_committed_late_is_found_once_the_mark_has_passed_it() {
+    let app = spawn_app_with(|config| config.search.catch_up_interval_ms = CATCH_UP_MS).await;
+    let late = chat_with(&app, "Late", "the first words", "ok").await;
+    let ahead = chat_with(&app, "Ahead", "other words", "ok").await;
+    found(&app, "words", 2).await;
+    // A few catch-ups, so the indexer has a mark and reads from just before it, not from the
+    // start as its first catch-ups do.
+    tokio::time::sleep(Duration::from_millis(CATCH_UP_MS * 8)).await;
+
+    // A write whose transaction committed half a minute after the time it stamped: each
+    // catch-up looks back only a little way before the newest change it has seen.
+    let now = chrono::Utc::now();
+    written_elsewhere(
+        &app,
+        &late,
+        "a tardy tapir",
+        now - chrono::TimeDelta::seconds(30),
+    )
+    .await;
+    // Later changes move the newest seen a minute past it (here, a process whose clock runs
+    // ahead): the settling read goes over that stretch of time once more and finds it.
+    written_elsewhere(
+        &app,
+        &ahead,
+        "more words",
+        now + chrono::TimeDelta::seconds(31),
+    )
+    .await;
+    let hits = found(&app, "tapir", 1).await;
+    assert_eq!(hits[0]["chat_title"], "Late");
+    // Nothing was indexed twice on the way.
+    found(&app, "words", 3).await;
 }
 
 #[actix_web::test]

@@ -8,11 +8,15 @@
 //!
 //! It also catches up from the database, at start and every `[search] catch_up_interval_ms`: every chat whose
 //! `updated_at` (set by every write of its messages) is at or after the high-water mark, less
-//! `LOOKBACK`, is reconciled, and the mark moves to the newest seen. The mark is kept in
-//! `chat_search/position`; without it (a lost index) every chat is reconciled. This is how an
-//! index finds what it was never told: messages written before a crash, or by another process
-//! on the same PostgreSQL. A user's index made afresh (its directory lost) reconciles all of
-//! that user's chats.
+//! `NEAR`, is reconciled unless it was at that `updated_at` already, and the mark moves to the
+//! newest seen. Writes can commit later than their `updated_at` says (a transaction that began
+//! first may commit last; processes' clocks differ a little), so each stretch of time is read
+//! once more when the mark is `LOOKBACK` past it (the settling read): a write that committed
+//! later than `NEAR` after its time is found then. At start the catch-up reads from the mark
+//! less `LOOKBACK`. The mark is kept in `chat_search/position`; without it (a lost index) every
+//! chat is reconciled. This is how an index finds what it was never told: messages written
+//! before a crash, or by another process on the same PostgreSQL. A user's index made afresh
+//! (its directory lost) reconciles all of that user's chats.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -44,8 +48,13 @@ const MAX_BATCH: usize = 10_000;
 /// Chats whose owner the indexer remembers (a chat's owner never changes), so a turn's
 /// messages are indexed without a read; past it the memory starts again.
 const MAX_KNOWN_OWNERS: usize = 100_000;
-/// How far before the high-water mark a catch-up looks again: writes commit out of order (a
-/// transaction that began first may commit last) and processes' clocks differ a little.
+/// How far before the high-water mark each catch-up looks again: writes commit out of order (a
+/// transaction that began first may commit last) and processes' clocks differ a little. A busy
+/// server changes a thousand chats a second, so each catch-up reads about `NEAR` of them
+/// beside the new: a few thousand, not the sixty thousand of `LOOKBACK`.
+const NEAR: chrono::TimeDelta = chrono::TimeDelta::seconds(10);
+/// How far before the high-water mark a write may still commit and be found: the settling read
+/// looks at each stretch of time once more when the mark is this far past it.
 const LOOKBACK: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
 /// Chats one catch-up query reads.
 const PAGE: u64 = 200;
@@ -164,6 +173,9 @@ struct Indexer {
     /// Chats reconciled by catch-ups within `LOOKBACK` of the mark, at the `updated_at` they
     /// had: not reconciled again while it is the same.
     recent: HashMap<ChatId, DateTime<Utc>>,
+    /// Where the settling read goes on from: every chat changed before it was read when the
+    /// mark was `LOOKBACK` past its time. `None` until the first catch-up.
+    settled: Option<DateTime<Utc>>,
     /// Each chat's owner, as turns reported it or the database said.
     owners: HashMap<ChatId, UserId>,
 }
@@ -178,6 +190,7 @@ impl Indexer {
             shared,
             mark,
             recent: HashMap::new(),
+            settled: None,
             owners: HashMap::new(),
         }
     }
@@ -411,39 +424,53 @@ impl Indexer {
         Ok(())
     }
 
-    /// Reconciles every chat changed since the mark (less `LOOKBACK`), then keeps the mark.
+    /// Reconciles every chat changed since the mark (less `NEAR`; at the first catch-up, less
+    /// `LOOKBACK`), then the settling read; then keeps the mark.
     async fn catch_up(&mut self) -> Result<(), IndexerError> {
-        let from = self.mark.map(|mark| mark - LOOKBACK);
+        let first = self.settled.is_none();
+        let back = if first { LOOKBACK } else { NEAR };
+        let from = self.mark.map(|mark| mark - back);
+        let mut wrote = self.read_changed(from, None).await?;
+        if let Some(mark) = self.mark {
+            let horizon = mark - LOOKBACK;
+            match self.settled {
+                Some(settled) if settled < horizon => {
+                    wrote |= self.read_changed(Some(settled), Some(horizon)).await?;
+                    self.settled = Some(horizon);
+                }
+                Some(_) => {}
+                // The first catch-up read everything from before the horizon.
+                None => self.settled = Some(horizon),
+            }
+            self.recent.retain(|_, at| *at >= horizon);
+        }
+        // Kept with what was written: a catch-up that wrote nothing writes no file either (an
+        // older mark only means more chats compared at the next start).
+        if wrote {
+            self.keep_mark();
+        }
+        Ok(())
+    }
+
+    /// Reconciles every chat whose `updated_at` is at or after `from` (`None`: every chat) and
+    /// before `until`, unless it was reconciled at that `updated_at`; moves the mark to the
+    /// newest seen. Whether anything was written.
+    async fn read_changed(
+        &mut self,
+        from: Option<DateTime<Utc>>,
+        until: Option<DateTime<Utc>>,
+    ) -> Result<bool, IndexerError> {
         let mut cursor: Option<(DateTime<Utc>, ChatId)> = None;
-        let mut newest = self.mark;
         let mut wrote = false;
         loop {
-            let mut page = chats::Entity::find()
-                .select_only()
-                .column(chats::Column::Id)
-                .column(chats::Column::UserId)
-                .column(chats::Column::UpdatedAt)
-                .order_by_asc(chats::Column::UpdatedAt)
-                .order_by_asc(chats::Column::Id)
-                .limit(PAGE);
-            if let Some(from) = from {
-                page = page.filter(chats::Column::UpdatedAt.gte(from));
-            }
-            if let Some((at, id)) = &cursor {
-                page = page.filter(
-                    Condition::any().add(chats::Column::UpdatedAt.gt(*at)).add(
-                        Condition::all()
-                            .add(chats::Column::UpdatedAt.eq(*at))
-                            .add(chats::Column::Id.gt(id.clone())),
-                    ),
-                );
-            }
-            let rows: Vec<(ChatId, UserId, DateTime<Utc>)> =
-                page.into_tuple().all(&self.shared.db).await?;
+            let rows: Vec<(ChatId, UserId, DateTime<Utc>)> = changed_page(from, until, &cursor)
+                .into_tuple()
+                .all(&self.shared.db)
+                .await?;
             let full = rows.len() as u64 == PAGE;
             let mut work: BTreeMap<UserId, UserWork> = BTreeMap::new();
             for (chat_id, owner, updated_at) in &rows {
-                newest = newest.max(Some(*updated_at));
+                self.mark = self.mark.max(Some(*updated_at));
                 if self.recent.get(chat_id) != Some(updated_at) {
                     work.entry(owner.clone())
                         .or_default()
@@ -459,19 +486,9 @@ impl Indexer {
             }
             cursor = rows.last().map(|(id, _, at)| (*at, id.clone()));
             if !full {
-                break;
+                return Ok(wrote);
             }
         }
-        self.mark = newest;
-        // Kept with what was written: a catch-up that wrote nothing writes no file either (an
-        // older mark only means more chats compared at the next start).
-        if wrote {
-            self.keep_mark();
-        }
-        if let Some(mark) = self.mark {
-            self.recent.retain(|_, at| *at >= mark - LOOKBACK);
-        }
-        Ok(())
     }
 
     fn keep_mark(&self) {
@@ -482,6 +499,39 @@ impl Indexer {
             tracing::warn!(%err, "chat search: the high-water mark was not kept");
         }
     }
+}
+
+/// A page of the chats whose `updated_at` is at or after `from` and before `until`, after
+/// `cursor`, by `updated_at` then id: read in `idx_chats_updated_at_id`'s order, not sorted.
+fn changed_page(
+    from: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+    cursor: &Option<(DateTime<Utc>, ChatId)>,
+) -> sea_orm::Select<chats::Entity> {
+    let mut page = chats::Entity::find()
+        .select_only()
+        .column(chats::Column::Id)
+        .column(chats::Column::UserId)
+        .column(chats::Column::UpdatedAt)
+        .order_by_asc(chats::Column::UpdatedAt)
+        .order_by_asc(chats::Column::Id)
+        .limit(PAGE);
+    if let Some(from) = from {
+        page = page.filter(chats::Column::UpdatedAt.gte(from));
+    }
+    if let Some(until) = until {
+        page = page.filter(chats::Column::UpdatedAt.lt(until));
+    }
+    if let Some((at, id)) = cursor {
+        page = page.filter(
+            Condition::any().add(chats::Column::UpdatedAt.gt(*at)).add(
+                Condition::all()
+                    .add(chats::Column::UpdatedAt.eq(*at))
+                    .add(chats::Column::Id.gt(id.clone())),
+            ),
+        );
+    }
+    page
 }
 
 /// The messages a search can find: people's and the answers', with text.
@@ -520,4 +570,67 @@ async fn chat_ids_of(
         .into_tuple()
         .all(db)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use sea_orm::{ConnectionTrait, QueryTrait, Statement};
+
+    use super::*;
+    use crate::config::Config;
+
+    /// The catch-up's pages are read from an index in their order: before
+    /// `idx_chats_updated_at_id`, each page scanned every chat and sorted the recent ones, so a
+    /// busy server's catch-up read the whole table hundreds of times each time.
+    #[tokio::test]
+    async fn a_catch_up_page_is_read_from_an_index_in_its_order_not_scanned_and_sorted() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        };
+        let db = crate::db::connect(&config).await.unwrap();
+        crate::db::migrate(&db).await.unwrap();
+        // A table of some size: on an empty one SQLite may rightly scan and sort.
+        let backend = db.get_database_backend();
+        for sql in [
+            "INSERT INTO users (id, username, created_at) VALUES ('user_1', 'one', '2026-01-01T00:00:00Z')",
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) \
+             INSERT INTO chats (id, user_id, title, created_at, updated_at) \
+             SELECT 'chat_' || i, 'user_1', 'a chat', '2026-01-01T00:00:00Z', \
+             strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds') FROM n",
+        ] {
+            db.execute_raw(Statement::from_string(backend, sql))
+                .await
+                .unwrap();
+        }
+        let at = Utc::now();
+        let cursor = Some((at, ChatId::from_string("chat_x")));
+        for (from, until, cursor) in [
+            (Some(at), None, &None),
+            (Some(at), None, &cursor),
+            (Some(at), Some(at), &cursor),
+            (None, None, &None),
+        ] {
+            let page = changed_page(from, until, cursor).build(backend);
+            let plan = db
+                .query_all_raw(Statement::from_sql_and_values(
+                    backend,
+                    format!("EXPLAIN QUERY PLAN {}", page.sql),
+                    page.values.map(|values| values.0).unwrap_or_default(),
+                ))
+                .await
+                .unwrap();
+            let plan: Vec<String> = plan
+                .iter()
+                .map(|row| row.try_get_by::<String, _>("detail").unwrap())
+                .collect();
+            let plan = plan.join("; ");
+            assert!(
+                plan.contains("idx_chats_updated_at_id") && !plan.contains("TEMP B-TREE"),
+                "the page {} is planned as: {plan}",
+                page.sql
+            );
+        }
+    }
 }
