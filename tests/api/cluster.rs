@@ -837,6 +837,50 @@ async fn an_idle_chat_lets_its_lease_lapse_and_another_process_takes_it() {
 }
 
 #[actix_web::test]
+async fn a_message_one_process_stored_is_found_by_searching_on_another() {
+    let Some(database) = OwnDatabase::create("colloquy_cluster").await else {
+        return;
+    };
+    let url = database.url.clone();
+    let upstream = FakeUpstream::start().await;
+    upstream.script([Reply::text("Answered by the model.")]);
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let often = [("COLLOQUY_SEARCH__CATCH_UP_INTERVAL_MS", "200")];
+    let first = start_node_with(dirs[0].path(), &url, &upstream.base_url, &often).await;
+    let second = start_node_with(dirs[1].path(), &url, &upstream.base_url, &often).await;
+    let http = reqwest::Client::new();
+    let chat = as_admin(&http, &first.base).new_chat_with(&json!({})).await;
+    let (served, _) = send(&http, &first, &chat, "a quokka on the ferry").await;
+    assert_eq!(served, first.id);
+
+    // The second process was never told: its index catches up from the database (its pages of
+    // chats by `updated_at`, PostgreSQL's way).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let response = http
+            .get(format!("{}/chat/api/search?q=quokka", second.base))
+            .bearer_auth(ADMIN_KEY)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let body: Value = response.json().await.unwrap();
+        if let Some(hit) = body["data"].as_array().and_then(|hits| hits.first()) {
+            assert_eq!(hit["chat_id"], chat.as_str());
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the other process's message was never found: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    drop((first, second));
+    database.drop().await;
+}
+
+#[actix_web::test]
 async fn a_request_forwarded_to_a_stalled_owner_is_answered_503_once_its_lease_lapses() {
     let Some(database) = OwnDatabase::create("colloquy_stall").await else {
         return;

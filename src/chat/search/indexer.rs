@@ -28,7 +28,10 @@ use chrono::{DateTime, Utc};
 use entities::ids::{ChatId, MessageId, UserId};
 use entities::messages::MessageRole;
 use entities::{chats, messages};
-use sea_orm::{ColumnTrait, Condition, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbBackend, DbErr, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, QueryTrait, Statement,
+};
 use tokio::sync::mpsc;
 
 use super::index::{IndexedMessage, MessageIndex, MessageIndexError};
@@ -463,10 +466,15 @@ impl Indexer {
         let mut cursor: Option<(DateTime<Utc>, ChatId)> = None;
         let mut wrote = false;
         loop {
-            let rows: Vec<(ChatId, UserId, DateTime<Utc>)> = changed_page(from, until, &cursor)
-                .into_tuple()
-                .all(&self.shared.db)
-                .await?;
+            let page = changed_page(self.shared.db.get_database_backend(), from, until, &cursor);
+            let rows = self
+                .shared
+                .db
+                .query_all_raw(page)
+                .await?
+                .iter()
+                .map(|row| row.try_get_many_by_index::<(ChatId, UserId, DateTime<Utc>)>())
+                .collect::<Result<Vec<_>, _>>()?;
             let full = rows.len() as u64 == PAGE;
             let mut work: BTreeMap<UserId, UserWork> = BTreeMap::new();
             for (chat_id, owner, updated_at) in &rows {
@@ -501,13 +509,19 @@ impl Indexer {
     }
 }
 
+/// The index a catch-up page is read from (migration 000045).
+const BY_UPDATE: &str = "idx_chats_updated_at_id";
+
 /// A page of the chats whose `updated_at` is at or after `from` and before `until`, after
-/// `cursor`, by `updated_at` then id: read in `idx_chats_updated_at_id`'s order, not sorted.
+/// `cursor`, by `updated_at` then id: read in `BY_UPDATE`'s order, not sorted. SQLite is told
+/// the index (`INDEXED BY`): without statistics its planner may choose to scan the table and
+/// sort it, which costs a page as much as the whole table; PostgreSQL's planner has them.
 fn changed_page(
+    backend: DbBackend,
     from: Option<DateTime<Utc>>,
     until: Option<DateTime<Utc>>,
     cursor: &Option<(DateTime<Utc>, ChatId)>,
-) -> sea_orm::Select<chats::Entity> {
+) -> Statement {
     let mut page = chats::Entity::find()
         .select_only()
         .column(chats::Column::Id)
@@ -531,7 +545,15 @@ fn changed_page(
             ),
         );
     }
-    page
+    let mut statement = page.build(backend);
+    if backend == DbBackend::Sqlite {
+        statement.sql = statement.sql.replacen(
+            r#"FROM "chats""#,
+            &format!(r#"FROM "chats" INDEXED BY "{BY_UPDATE}""#),
+            1,
+        );
+    }
+    statement
 }
 
 /// The messages a search can find: people's and the answers', with text.
@@ -574,8 +596,6 @@ async fn chat_ids_of(
 
 #[cfg(test)]
 mod tests {
-    use sea_orm::{ConnectionTrait, QueryTrait, Statement};
-
     use super::*;
     use crate::config::Config;
 
@@ -612,7 +632,7 @@ mod tests {
             (Some(at), Some(at), &cursor),
             (None, None, &None),
         ] {
-            let page = changed_page(from, until, cursor).build(backend);
+            let page = changed_page(backend, from, until, cursor);
             let plan = db
                 .query_all_raw(Statement::from_sql_and_values(
                     backend,
@@ -627,7 +647,7 @@ mod tests {
                 .collect();
             let plan = plan.join("; ");
             assert!(
-                plan.contains("idx_chats_updated_at_id") && !plan.contains("TEMP B-TREE"),
+                plan.contains(BY_UPDATE) && !plan.contains("TEMP B-TREE"),
                 "the page {} is planned as: {plan}",
                 page.sql
             );
