@@ -4,8 +4,9 @@
 //! switches a statement). A turn's writes are a handful of short statements, so those switches,
 //! not SQLite, were most of what a stored turn cost.
 //!
-//! A write comes as its statements (recorded, `super::record`); the writer runs each write in
-//! a savepoint of the batch's transaction (`BEGIN IMMEDIATE` … `COMMIT`). Values are bound as
+//! A write comes as its statements (recorded, `super::record`); the writer runs a batch's
+//! writes in one transaction (`BEGIN IMMEDIATE` … `COMMIT`), each straight in it or, once one
+//! has failed, each in a savepoint of it. Values are bound as
 //! sqlx binds them on SQLite, so what this connection writes the pool reads alike. All of the
 //! group commit's unsafe code is here.
 
@@ -145,19 +146,32 @@ impl DirectConnection {
         !self.handle.autocommit()
     }
 
+    /// Rolls the batch's transaction back, if SQLite has not already.
+    pub fn roll_back_batch(&mut self) {
+        if self.in_batch() {
+            let _ = self.handle.exec("ROLLBACK");
+        }
+    }
+
+    /// Runs one write, `statements` in order, straight in the batch's transaction: at the
+    /// first that fails, what it wrote so far stays in the transaction, which is then to be
+    /// rolled back whole (`roll_back_batch`).
+    pub fn write_unguarded(&mut self, statements: &[Statement]) -> Result<(), DbErr> {
+        statements.iter().try_for_each(|statement| {
+            if let Some(counter) = &self.statements {
+                counter.inc();
+            }
+            tracing::trace!(target: "colloquy::sql", sql = %statement.sql, "on the writer");
+            self.handle.run(statement)
+        })
+    }
+
     /// Runs one write, `statements` in order, in a savepoint of the batch: kept if every one
     /// succeeds, rolled back whole at the first that fails.
     pub fn write(&mut self, statements: &[Statement]) -> Result<(), DbErr> {
         self.handle.run_sql("SAVEPOINT write")?;
-        let outcome = statements
-            .iter()
-            .try_for_each(|statement| {
-                if let Some(counter) = &self.statements {
-                    counter.inc();
-                }
-                tracing::trace!(target: "colloquy::sql", sql = %statement.sql, "on the writer");
-                self.handle.run(statement)
-            })
+        let outcome = self
+            .write_unguarded(statements)
             .and_then(|()| self.handle.run_sql("RELEASE write"));
         // Failed (even at its release): nothing of it may reach the batch's commit.
         if outcome.is_err() && self.in_batch() {

@@ -306,14 +306,29 @@ fn closed() -> DbErr {
     DbErr::Custom("the database is closed".into())
 }
 
-/// Runs `batch` in one transaction, each write in a savepoint of it (a write that fails is
-/// rolled back alone), commits it, and answers each write.
+/// Runs `batch` in one transaction, commits it, and answers each write. The writes run straight
+/// in the transaction; only when one fails is the batch run again with each write in a
+/// savepoint of its own, so that the failing one is rolled back alone. (A savepoint per write
+/// made SQLite copy every page a write touched into its statement journal first: an eighth of
+/// the writer's time, for failures that almost never happen.)
 fn commit(connection: &mut DirectConnection, batch: &mut Vec<Job>) {
     if let Err(err) = connection.begin_batch() {
-        let cause = err.to_string();
-        for job in batch.drain(..) {
-            job.answer(Err(DbErr::Custom(cause.clone())));
-        }
+        answer_all(batch.drain(..), &err.to_string());
+        return;
+    }
+    let straight = batch
+        .iter()
+        .try_for_each(|job| connection.write_unguarded(&job.statements));
+    if straight.is_ok() {
+        finish(
+            connection,
+            batch.drain(..).map(|job| (job, Ok(()))).collect(),
+        );
+        return;
+    }
+    connection.roll_back_batch();
+    if let Err(err) = connection.begin_batch() {
+        answer_all(batch.drain(..), &err.to_string());
         return;
     }
     let mut outcomes = Vec::with_capacity(batch.len());
@@ -329,18 +344,29 @@ fn commit(connection: &mut DirectConnection, batch: &mut Vec<Job>) {
         };
         outcomes.push((job, outcome));
     }
+    finish(connection, outcomes);
+}
+
+/// Commits the batch's transaction and answers each write: its outcome once committed, else
+/// the commit's failure.
+fn finish(connection: &mut DirectConnection, outcomes: Vec<(Job, Result<(), DbErr>)>) {
     match connection.commit_batch() {
         Ok(()) => {
             for (job, outcome) in outcomes {
                 job.answer(outcome);
             }
         }
-        Err(err) => {
-            let cause = format!("the commit failed: {err}");
-            for (job, _) in outcomes {
-                job.answer(Err(DbErr::Custom(cause.clone())));
-            }
-        }
+        Err(err) => answer_all(
+            outcomes.into_iter().map(|(job, _)| job),
+            &format!("the commit failed: {err}"),
+        ),
+    }
+}
+
+/// Answers every write of `jobs` with the failure `cause`.
+fn answer_all(jobs: impl Iterator<Item = Job>, cause: &str) {
+    for job in jobs {
+        job.answer(Err(DbErr::Custom(cause.to_string())));
     }
 }
 
@@ -408,6 +434,58 @@ mod tests {
         assert!(writer.write(insert(2)).await.is_err());
         assert_eq!(writer.write(insert(4)).await.unwrap(), 4);
         assert_eq!(stored(&db).await, [1, 2, 3, 4]);
+    }
+
+    /// One batch whose second write fails: it runs straight first, is rolled back whole at
+    /// the failure, and runs again write by write, so the others are committed and the failing
+    /// one alone is not (its own first statement included).
+    #[tokio::test]
+    async fn a_batch_with_a_failing_write_keeps_every_other_write() {
+        let (dir, db) = database().await;
+        let mut connection = DirectConnection::open(
+            &dir.path().join("t.db"),
+            Duration::from_secs(5),
+            false,
+            None,
+        )
+        .unwrap();
+        let statement = |sql: &str| Statement::from_string(DbBackend::Sqlite, sql);
+        let job = |sqls: &[&str]| {
+            let (done, answer) = oneshot::channel();
+            let job = Job {
+                statements: sqls.iter().map(|sql| statement(sql)).collect(),
+                on_commit: None,
+                done,
+            };
+            (job, answer)
+        };
+        let writes = [
+            job(&["INSERT INTO t (n) VALUES (1)"]),
+            job(&[
+                "INSERT INTO t (n) VALUES (2)",
+                "INSERT INTO t (n) VALUES (1)",
+            ]),
+            job(&["INSERT INTO t (n) VALUES (3)"]),
+            job(&[
+                "INSERT INTO t (n) VALUES (4)",
+                "INSERT INTO t (n) VALUES (5)",
+            ]),
+        ];
+        let (mut batch, answers): (Vec<Job>, Vec<_>) = writes.into_iter().unzip();
+        commit(&mut connection, &mut batch);
+        assert!(batch.is_empty());
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(answer.await.unwrap().is_ok());
+        }
+        assert_eq!(outcomes, [true, false, true, true]);
+        assert_eq!(stored(&db).await, [1, 3, 4, 5]);
+        // And a batch where nothing fails commits straight.
+        let (write, answer) = job(&["INSERT INTO t (n) VALUES (6)"]);
+        let mut batch = vec![write];
+        commit(&mut connection, &mut batch);
+        assert!(answer.await.unwrap().is_ok());
+        assert_eq!(stored(&db).await, [1, 3, 4, 5, 6]);
     }
 
     #[tokio::test]
