@@ -456,14 +456,16 @@ impl Indexer {
     }
 
     /// Reconciles every chat whose `updated_at` is at or after `from` (`None`: every chat) and
-    /// before `until`, unless it was reconciled at that `updated_at`; moves the mark to the
-    /// newest seen. Whether anything was written.
+    /// before `until`, unless it was reconciled at that `updated_at`; then moves the mark to the
+    /// newest seen (not when a page fails: what it did not reconcile stays ahead of the mark).
+    /// Whether anything was written.
     async fn read_changed(
         &mut self,
         from: Option<DateTime<Utc>>,
         until: Option<DateTime<Utc>>,
     ) -> Result<bool, IndexerError> {
         let mut cursor: Option<(DateTime<Utc>, ChatId)> = None;
+        let mut newest = self.mark;
         let mut wrote = false;
         loop {
             let page = changed_page(self.shared.db.get_database_backend(), from, until, &cursor);
@@ -478,7 +480,7 @@ impl Indexer {
             let full = rows.len() as u64 == PAGE;
             let mut work: BTreeMap<UserId, UserWork> = BTreeMap::new();
             for (chat_id, owner, updated_at) in &rows {
-                self.mark = self.mark.max(Some(*updated_at));
+                newest = newest.max(Some(*updated_at));
                 if self.recent.get(chat_id) != Some(updated_at) {
                     work.entry(owner.clone())
                         .or_default()
@@ -494,6 +496,7 @@ impl Indexer {
             }
             cursor = rows.last().map(|(id, _, at)| (*at, id.clone()));
             if !full {
+                self.mark = newest;
                 return Ok(wrote);
             }
         }
