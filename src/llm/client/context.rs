@@ -56,20 +56,21 @@ impl Upstream {
                 .filter(|r| r.status().is_success())?;
             response.json::<serde_json::Value>().await.ok()
         };
-        if let Some(size) = ask(self.http.get(format!("{root}/props")))
+        if let Some(size) = ask(self.clients.here().get(format!("{root}/props")))
             .await
             .and_then(|props| window::from_props(&props))
         {
             return Some(size);
         }
-        if let Some(size) = ask(self.http.get(self.url("models")))
+        if let Some(size) = ask(self.clients.here().get(self.url("models")))
             .await
             .and_then(|list| window::from_model_list(&list, model))
         {
             return Some(size);
         }
         ask(self
-            .http
+            .clients
+            .here()
             .post(format!("{root}/api/show"))
             .json(&serde_json::json!({ "model": model })))
         .await

@@ -13,6 +13,7 @@
 mod chat;
 mod context;
 mod models;
+mod per_thread;
 mod send;
 
 use std::pin::Pin;
@@ -34,7 +35,8 @@ pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatCompletionChunk, LlmE
 /// One model server.
 #[derive(Clone)]
 pub struct Upstream {
-    http: reqwest::Client,
+    /// One client per calling thread (`per_thread`).
+    clients: per_thread::PerThread,
     base_url: String,
     /// Where `/embeddings` goes: `llm.embedding_base_url`, else `base_url`.
     embedding_base_url: String,
@@ -87,13 +89,10 @@ impl RetryPolicy {
 
 impl Upstream {
     pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(config.connect_timeout_secs))
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build()
+        let clients = per_thread::PerThread::new(Duration::from_secs(config.connect_timeout_secs))
             .map_err(|err| LlmError::Connect(err.to_string()))?;
         Ok(Self {
-            http,
+            clients,
             base_url: config.base_url.trim_end_matches('/').to_string(),
             embedding_base_url: config
                 .embedding_base_url
@@ -130,7 +129,8 @@ impl Upstream {
         let body = serde_json::to_vec(body).unwrap_or_default();
         let first_byte = self.timeouts.first_byte(body.len());
         let request = self
-            .http
+            .clients
+            .here()
             .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);

@@ -8,7 +8,7 @@ use crate::llm::wire::{EmbeddingRequest, EmbeddingResponse, ModelList};
 impl Upstream {
     /// The upstream's model list, as it gives it.
     pub async fn models(&self) -> Result<ModelList, LlmError> {
-        let builder = self.authorize(self.http.get(self.url("models")));
+        let builder = self.authorize(self.clients.here().get(self.url("models")));
         let (response, left) = self.send(&builder, self.timeouts.first_byte).await?;
         self.read_json_within(response, left).await
     }
