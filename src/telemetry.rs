@@ -56,7 +56,7 @@ pub struct RequestSpan;
 
 impl RootSpanBuilder for RequestSpan {
     fn on_request_start(request: &ServiceRequest) -> Span {
-        let route = request.match_pattern().unwrap_or_else(|| "default".into());
+        let route = route_before_routing(request);
         let request_id = request
             .extensions()
             .get::<RequestId>()
@@ -89,6 +89,42 @@ impl RootSpanBuilder for RequestSpan {
     fn on_request_end<B: MessageBody>(span: Span, outcome: &Result<ServiceResponse<B>, Error>) {
         DefaultRootSpanBuilder::on_request_end(span, outcome);
     }
+}
+
+/// Most paths that are a route of their own (no parameter, such as `/v1/chat/completions`)
+/// remembered per thread; past this many, the others are matched each time.
+const MAX_REMEMBERED_ROUTES: usize = 512;
+
+/// The route pattern of a request whose span opens before it is routed. Matching then walks
+/// every route's pattern in turn, so a path that proved to be a route of its own is remembered
+/// (per thread, and per application: tests start many); a path with parameters in it is
+/// matched each time.
+fn route_before_routing(request: &ServiceRequest) -> String {
+    thread_local! {
+        static OWN_ROUTES: std::cell::RefCell<(usize, std::collections::HashSet<String>)> =
+            std::cell::RefCell::default();
+    }
+    let path = request.path();
+    let app = std::ptr::from_ref(request.resource_map()) as usize;
+    let known = OWN_ROUTES.with_borrow(|(of, paths)| *of == app && paths.contains(path));
+    if known {
+        return path.to_string();
+    }
+    let Some(route) = request.match_pattern() else {
+        return "default".into();
+    };
+    if route == path {
+        OWN_ROUTES.with_borrow_mut(|(of, paths)| {
+            if *of != app {
+                *of = app;
+                paths.clear();
+            }
+            if paths.len() < MAX_REMEMBERED_ROUTES {
+                paths.insert(route.clone());
+            }
+        });
+    }
+    route
 }
 
 /// `path?key=REDACTED&…`: which parameters a request had, never their values. A "key" that
@@ -129,6 +165,50 @@ fn redacted_path(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[actix_web::test]
+    async fn a_requests_route_is_named_before_routing_the_same_whether_remembered_or_not() {
+        use actix_web::{App, HttpResponse, test, web};
+        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let record = seen.clone();
+        let app = test::init_service(
+            App::new()
+                .wrap_fn(move |req, service| {
+                    use actix_web::dev::Service;
+                    record.borrow_mut().push(route_before_routing(&req));
+                    service.call(req)
+                })
+                .route("/v1/chat/completions", web::post().to(HttpResponse::Ok))
+                .route("/chat/api/chats/{chat_id}", web::get().to(HttpResponse::Ok)),
+        )
+        .await;
+        for (method, path) in [
+            ("POST", "/v1/chat/completions"),
+            ("POST", "/v1/chat/completions"),
+            ("GET", "/chat/api/chats/chat_1"),
+            ("GET", "/chat/api/chats/chat_2"),
+            ("GET", "/nowhere"),
+            ("GET", "/v1/chat/completions"),
+        ] {
+            let method = actix_web::http::Method::from_bytes(method.as_bytes()).unwrap();
+            let request = test::TestRequest::default()
+                .method(method)
+                .uri(path)
+                .to_request();
+            test::call_service(&app, request).await;
+        }
+        assert_eq!(
+            *seen.borrow(),
+            [
+                "/v1/chat/completions",
+                "/v1/chat/completions",
+                "/chat/api/chats/{chat_id}",
+                "/chat/api/chats/{chat_id}",
+                "default",
+                "/v1/chat/completions",
+            ]
+        );
+    }
 
     #[test]
     fn a_shared_links_token_is_redacted_from_the_path() {

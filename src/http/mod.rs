@@ -55,12 +55,14 @@ pub fn configure(
     )
     .app_data(web::PathConfig::default().error_handler(path_error))
     .app_data(web::QueryConfig::default().error_handler(query_error))
+    // Routing tries each route in turn: the OpenAI-compatible routes, the busiest, go first
+    // (no other route's path starts with `/v1/`).
+    .configure(|cfg| openai::configure(cfg, max_v1_body_bytes))
     .configure(health::configure)
     .configure(metrics::configure)
     .configure(auth::configure)
     .configure(admin::configure)
     .configure(chat_api::configure)
-    .configure(|cfg| openai::configure(cfg, max_v1_body_bytes))
     .configure(api::configure)
     .configure(shared::configure)
     .configure(ui::configure)

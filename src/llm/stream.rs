@@ -101,6 +101,14 @@ struct DecodeState {
 /// Parses one `data:` payload. `Ok(None)` means "not a chunk, skip it" (garbage); an
 /// `{"error": ...}` object becomes `StreamError`.
 fn parse_chunk(data: &str) -> Result<Option<ChatCompletionChunk>, LlmError> {
+    // Nearly every payload is a well-formed chunk: read it straight into its type. An error
+    // object would read as an empty chunk (every field has a default), so a payload naming
+    // `"error"` takes the slow path below, as does one that does not read.
+    if !data.contains("\"error\"")
+        && let Ok(chunk) = serde_json::from_str::<ChatCompletionChunk>(data)
+    {
+        return Ok(Some(chunk));
+    }
     let value: Value = match serde_json::from_str(data) {
         Ok(value) => value,
         Err(err) => {
@@ -426,6 +434,28 @@ mod tests {
             Err(LlmError::StreamError(message)) => assert_eq!(message, "model overloaded"),
             other => panic!("expected a stream error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_payload_reads_the_same_whichever_path_it_takes() {
+        // The direct read and the read through a `Value` agree on chunks, including one whose
+        // text quotes the word "error" and one with fields Colloquy does not know.
+        for data in [
+            r#"{"id":"c1","model":"m","created":7,"choices":[{"index":0,"delta":{"role":"assistant","content":"say \"error\" twice"},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"r"},"logprobs":null}],"system_fingerprint":"x"}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#,
+        ] {
+            let through_value: ChatCompletionChunk =
+                serde_json::from_value(serde_json::from_str(data).unwrap()).unwrap();
+            assert_eq!(parse_chunk(data).unwrap(), Some(through_value), "{data}");
+        }
+        // An error object is an error however it is spaced; garbage is skipped.
+        assert!(matches!(
+            parse_chunk(r#"{ "error" : { "message": "slow down" } }"#),
+            Err(LlmError::StreamError(message)) if message == "slow down"
+        ));
+        assert!(matches!(parse_chunk("{not json"), Ok(None)));
+        assert!(matches!(parse_chunk(r#"{"choices":"many"}"#), Ok(None)));
     }
 
     /// Pieces of upstream SSE: real chunk lines, broken JSON, comments, stray fields and

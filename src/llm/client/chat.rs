@@ -53,7 +53,7 @@ impl Upstream {
         let mut request = request.clone();
         request.stream = false;
         request.stream_options = None;
-        let (builder, first_byte) = self.post(&self.url("chat/completions"), &request);
+        let (builder, first_byte) = self.post_chat(&request);
         let (response, left) = self
             .send(&builder, first_byte)
             .await
@@ -69,7 +69,7 @@ impl Upstream {
         request.stream_options = Some(StreamOptions {
             include_usage: true,
         });
-        let (builder, first_byte) = self.post(&self.url("chat/completions"), &request);
+        let (builder, first_byte) = self.post_chat(&request);
         let started = tokio::time::Instant::now();
         let mut attempt = 0;
         loop {

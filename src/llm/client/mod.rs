@@ -38,6 +38,9 @@ pub struct Upstream {
     /// One client per calling thread (`per_thread`).
     clients: per_thread::PerThread,
     base_url: String,
+    /// `{base_url}/chat/completions`, read once: a URL given as text is parsed again on every
+    /// request. `None` when it does not parse (each request then says why).
+    chat_url: Option<reqwest::Url>,
     /// Where `/embeddings` goes: `llm.embedding_base_url`, else `base_url`.
     embedding_base_url: String,
     api_key: Option<SecretString>,
@@ -91,9 +94,11 @@ impl Upstream {
     pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
         let clients = per_thread::PerThread::new(Duration::from_secs(config.connect_timeout_secs))
             .map_err(|err| LlmError::Connect(err.to_string()))?;
+        let base_url = config.base_url.trim_end_matches('/').to_string();
         Ok(Self {
             clients,
-            base_url: config.base_url.trim_end_matches('/').to_string(),
+            chat_url: reqwest::Url::parse(&format!("{base_url}/chat/completions")).ok(),
+            base_url,
             embedding_base_url: config
                 .embedding_base_url
                 .as_deref()
@@ -124,8 +129,20 @@ impl Upstream {
         format!("{}/{}", self.base_url, path)
     }
 
+    /// A POST of `body` to `chat/completions`.
+    fn post_chat<T: Serialize + ?Sized>(&self, body: &T) -> (RequestBuilder, Duration) {
+        match &self.chat_url {
+            Some(url) => self.post(url.clone(), body),
+            None => self.post(self.url("chat/completions"), body),
+        }
+    }
+
     /// A JSON POST, and the first-byte allowance for its size.
-    fn post<T: Serialize + ?Sized>(&self, url: &str, body: &T) -> (RequestBuilder, Duration) {
+    fn post<T: Serialize + ?Sized>(
+        &self,
+        url: impl reqwest::IntoUrl,
+        body: &T,
+    ) -> (RequestBuilder, Duration) {
         let body = serde_json::to_vec(body).unwrap_or_default();
         let first_byte = self.timeouts.first_byte(body.len());
         let request = self
