@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::path::Path;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use libsqlite3_sys as ffi;
@@ -37,6 +38,24 @@ pub struct DirectConnection {
     statements: Option<prometheus::IntCounter>,
     /// How long a statement waits for another connection's lock, in milliseconds.
     busy_timeout: c_int,
+    /// The frames the WAL held after this connection's last commit, as SQLite's WAL hook tells
+    /// it (without `checkpoints`; else 0). Dropped after `handle`, which calls the hook.
+    wal_frames: Box<AtomicU64>,
+}
+
+/// SQLite's WAL hook: called after each commit with the frames the WAL holds. Installing it
+/// also keeps SQLite from checkpointing on commit, as `wal_autocheckpoint = 0` does.
+unsafe extern "C" fn note_wal_frames(
+    frames_seen: *mut std::ffi::c_void,
+    _db: *mut ffi::sqlite3,
+    _name: *const c_char,
+    frames: c_int,
+) -> c_int {
+    // SAFETY: the argument is the connection's boxed counter, freed only after the handle that
+    // calls this is closed.
+    let frames_seen = unsafe { &*frames_seen.cast::<AtomicU64>() };
+    frames_seen.store(u64::try_from(frames).unwrap_or(0), Ordering::Relaxed);
+    ffi::SQLITE_OK
 }
 
 struct Handle {
@@ -88,8 +107,19 @@ impl DirectConnection {
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
              PRAGMA temp_store = MEMORY",
         )?;
+        let wal_frames = Box::new(AtomicU64::new(0));
         if !checkpoints {
             handle.exec("PRAGMA wal_autocheckpoint = 0")?;
+            // SAFETY: a live handle held alone; the counter outlives it (`wal_frames`).
+            unsafe {
+                ffi::sqlite3_wal_hook(
+                    db.as_ptr(),
+                    Some(note_wal_frames),
+                    std::ptr::from_ref::<AtomicU64>(&wal_frames)
+                        .cast_mut()
+                        .cast(),
+                );
+            }
         }
         // Once the WAL starts over (`restart_wal`), the file is cut back to this: reused, not
         // grown again from nothing, and never holding more disk than a burst needed.
@@ -98,7 +128,13 @@ impl DirectConnection {
             handle,
             statements,
             busy_timeout: timeout,
+            wal_frames,
         })
+    }
+
+    /// The frames the WAL held after this connection's last commit (0 with `checkpoints`).
+    pub fn wal_frames(&self) -> u64 {
+        self.wal_frames.load(Ordering::Relaxed)
     }
 
     /// A passive checkpoint: copies what the WAL holds into the database file as far as no

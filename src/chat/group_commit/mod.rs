@@ -146,6 +146,17 @@ impl GroupCommit {
         busy_timeout: Duration,
         statements: Option<prometheus::IntCounter>,
     ) -> std::io::Result<Option<Self>> {
+        Self::start_checkpointing(db, busy_timeout, statements, true)
+    }
+
+    /// `start`, with or without the checkpointer's thread (without: as if it never got the
+    /// CPU, for tests).
+    fn start_checkpointing(
+        db: &DatabaseConnection,
+        busy_timeout: Duration,
+        statements: Option<prometheus::IntCounter>,
+        checkpointing: bool,
+    ) -> std::io::Result<Option<Self>> {
         if db.get_database_backend() != DbBackend::Sqlite {
             return Ok(None);
         }
@@ -172,9 +183,11 @@ impl GroupCommit {
                 write_batches(connection, &pool, queue, &restart);
                 drop(alive);
             })?;
-        std::thread::Builder::new()
-            .name("colloquy-checkpoint".into())
-            .spawn(move || checkpoint_while(&checkpointer, &writing, &asked))?;
+        if checkpointing {
+            std::thread::Builder::new()
+                .name("colloquy-checkpoint".into())
+                .spawn(move || checkpoint_while(&checkpointer, &writing, &asked))?;
+        }
         Ok(Some(Self { jobs }))
     }
 
@@ -230,13 +243,27 @@ fn write_batches(
     restart: &AtomicBool,
 ) {
     let mut batch = Vec::new();
+    // The WAL's length past which the writer has it start over without being asked.
+    let mut too_long = BEHIND_FRAMES;
     while let Some(first) = queue.blocking_recv() {
         // Between two batches the writer holds no lock: the moment for the WAL to start over,
-        // once the checkpointer has copied nearly all of it (`checkpoint_while`).
-        if restart.swap(false, Ordering::Relaxed)
-            && let Err(err) = connection.restart_wal()
-        {
-            tracing::debug!(%err, "the WAL could not start over yet; the checkpointer asks again");
+        // once the checkpointer has copied nearly all of it (`checkpoint_while`), or when the
+        // checkpointer is so far behind (its thread starved of CPU, or its ask lost to a
+        // restart that found the WAL busy) that the WAL grew to `too_long`. A restart that
+        // fails then is tried again only once the WAL grew by `RESTART_FRAMES` more, so that
+        // a long read holding the WAL does not cost every batch the restart's wait.
+        let frames = connection.wal_frames();
+        let asked = restart.swap(false, Ordering::Relaxed);
+        if asked || frames > too_long {
+            match connection.restart_wal() {
+                Ok(()) => too_long = BEHIND_FRAMES,
+                Err(err) => {
+                    if frames > too_long {
+                        too_long = frames + RESTART_FRAMES;
+                    }
+                    tracing::debug!(%err, "the WAL could not start over yet; it is asked again");
+                }
+            }
         }
         batch.push(first);
         // No wait for more: the writes that came while the last batch was committing are the
@@ -275,6 +302,9 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(if cfg!(test) { 20 } el
 /// longer WAL index to search).
 /// (Small in unit tests, which write a few megabytes.)
 const RESTART_FRAMES: u64 = if cfg!(test) { 64 } else { 8_192 };
+/// Frames past which the writer has the WAL start over itself, unasked: the checkpointer is
+/// then behind (about 128 MiB).
+const BEHIND_FRAMES: u64 = 4 * RESTART_FRAMES;
 
 /// Copies the WAL back into the database (a passive checkpoint: it waits for no reader and no
 /// writer) every `CHECKPOINT_EVERY`, until `writing` says the writer has stopped. The writer
@@ -282,7 +312,8 @@ const RESTART_FRAMES: u64 = if cfg!(test) { 64 } else { 8_192 };
 /// WAL holds more than `RESTART_FRAMES` after a passive checkpoint (nearly all of it copied
 /// then), the writer is asked (`restart`) to have it start over before its next batch: from
 /// this thread, the restart's wait for the writer's lock could outlast a writer that never
-/// pauses, and writes wait the moment it takes either way.
+/// pauses, and writes wait the moment it takes either way. (Should this thread fall behind,
+/// the writer restarts the WAL unasked past `BEHIND_FRAMES`: `write_batches`.)
 fn checkpoint_while(
     connection: &DirectConnection,
     writing: &std::sync::mpsc::Receiver<()>,
@@ -589,6 +620,48 @@ mod tests {
         assert!(written > 40 << 20, "{written}");
         assert!(
             largest < 16 << 20,
+            "the WAL grew to {largest} bytes for {written} bytes of rows"
+        );
+    }
+
+    /// Without its checkpointer (a thread starved of CPU on a loaded machine), the writer
+    /// still has the WAL start over once it is far too long: it does not grow with the writes.
+    #[tokio::test]
+    async fn a_wal_whose_checkpointer_never_runs_still_stays_bounded() {
+        let (dir, db) = database().await;
+        db.execute_unprepared("CREATE TABLE big (body TEXT)")
+            .await
+            .unwrap();
+        let writer = GroupCommit::start_checkpointing(&db, Duration::from_secs(5), None, false)
+            .unwrap()
+            .unwrap();
+        let wal = dir.path().join("t.db-wal");
+        let body = "x".repeat(2048);
+        let (mut largest, mut written) = (0, 0);
+        for _ in 0..3_000 {
+            let row = body.clone();
+            writer
+                .write(move |txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
+                    Box::pin(async move {
+                        for _ in 0..4 {
+                            txn.execute_raw(Statement::from_sql_and_values(
+                                DbBackend::Sqlite,
+                                "INSERT INTO big (body) VALUES (?)",
+                                [row.clone().into()],
+                            ))
+                            .await?;
+                        }
+                        Ok(())
+                    })
+                })
+                .await
+                .unwrap();
+            written += 4 * body.len() as u64;
+            largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+        }
+        assert!(written > 20 << 20, "{written}");
+        assert!(
+            largest < 8 << 20,
             "the WAL grew to {largest} bytes for {written} bytes of rows"
         );
     }
