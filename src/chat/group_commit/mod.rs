@@ -571,21 +571,17 @@ mod tests {
         assert_eq!(stored(&db).await, [1]);
     }
 
-    /// Written without a pause, the WAL still starts over: passive checkpoints alone never let
-    /// it, and it grew for as long as the writes went on (half a gigabyte in a few seconds of
-    /// a thousand turns a second).
-    #[tokio::test]
-    async fn a_wal_written_without_a_pause_starts_over_and_stays_bounded() {
-        let (dir, db) = database().await;
-        db.execute_unprepared("CREATE TABLE big (body TEXT)")
-            .await
-            .unwrap();
-        let writer = writer(&db);
-        let wal = dir.path().join("t.db-wal");
+    /// Writes `writes` writes of four 2 KiB rows into `big`, each committed before the next
+    /// starts; gives the WAL's largest size seen after a write, and the bytes of rows written.
+    async fn write_rows_watching_the_wal(
+        writer: &GroupCommit,
+        dir: &std::path::Path,
+        writes: usize,
+    ) -> (u64, u64) {
+        let wal = dir.join("t.db-wal");
         let body = "x".repeat(2048);
         let (mut largest, mut written) = (0, 0);
-        // About 48 MiB of rows, each write committed before the next starts.
-        for _ in 0..6_000 {
+        for _ in 0..writes {
             let row = body.clone();
             writer
                 .write(move |txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
@@ -606,6 +602,21 @@ mod tests {
             written += 4 * body.len() as u64;
             largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
         }
+        (largest, written)
+    }
+
+    /// Written without a pause, the WAL still starts over: passive checkpoints alone never let
+    /// it, and it grew for as long as the writes went on (half a gigabyte in a few seconds of
+    /// a thousand turns a second).
+    #[tokio::test]
+    async fn a_wal_written_without_a_pause_starts_over_and_stays_bounded() {
+        let (dir, db) = database().await;
+        db.execute_unprepared("CREATE TABLE big (body TEXT)")
+            .await
+            .unwrap();
+        let writer = writer(&db);
+        // About 48 MiB of rows, each write committed before the next starts.
+        let (largest, written) = write_rows_watching_the_wal(&writer, dir.path(), 6_000).await;
         let count: i64 = db
             .query_one_raw(Statement::from_string(
                 DbBackend::Sqlite,
@@ -635,30 +646,7 @@ mod tests {
         let writer = GroupCommit::start_checkpointing(&db, Duration::from_secs(5), None, false)
             .unwrap()
             .unwrap();
-        let wal = dir.path().join("t.db-wal");
-        let body = "x".repeat(2048);
-        let (mut largest, mut written) = (0, 0);
-        for _ in 0..3_000 {
-            let row = body.clone();
-            writer
-                .write(move |txn: &Recorder| -> BoxFuture<'_, Result<(), DbErr>> {
-                    Box::pin(async move {
-                        for _ in 0..4 {
-                            txn.execute_raw(Statement::from_sql_and_values(
-                                DbBackend::Sqlite,
-                                "INSERT INTO big (body) VALUES (?)",
-                                [row.clone().into()],
-                            ))
-                            .await?;
-                        }
-                        Ok(())
-                    })
-                })
-                .await
-                .unwrap();
-            written += 4 * body.len() as u64;
-            largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
-        }
+        let (largest, written) = write_rows_watching_the_wal(&writer, dir.path(), 3_000).await;
         assert!(written > 20 << 20, "{written}");
         assert!(
             largest < 8 << 20,
