@@ -80,10 +80,16 @@ impl ChatWriter {
     }
 
     /// Hands the chat search index the messages a turn just committed (of `owner`, the run's
-    /// user, when known), to index as they are: no read back.
-    pub fn messages_stored(&self, owner: Option<&UserId>, nodes: &[super::tree::MessageNode]) {
+    /// user, when known), to index as they are: no read back. `updated_at`: the chat's
+    /// `updated_at` the write set.
+    pub fn messages_stored(
+        &self,
+        owner: Option<&UserId>,
+        nodes: &[super::tree::MessageNode],
+        updated_at: chrono::DateTime<chrono::Utc>,
+    ) {
         if let Some((search, chat_id)) = &self.search {
-            search.messages_stored(chat_id, owner, nodes);
+            search.messages_stored(chat_id, owner, nodes, updated_at);
         }
     }
 

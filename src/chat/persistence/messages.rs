@@ -179,13 +179,31 @@ pub(super) async fn set_active_leaf_in<C: sea_orm::ConnectionTrait>(
     chat_id: &ChatId,
     active_leaf: Option<&MessageId>,
 ) -> Result<(), DbErr> {
+    set_active_leaf_at(db, chat_id, active_leaf, updated_now()).await
+}
+
+/// The time a write sets as its chat's `updated_at`: now, to the microsecond, so that it reads
+/// back the same from SQLite and PostgreSQL (whose timestamps keep microseconds). The chat
+/// search's indexer compares a turn's reported time with the one it reads.
+pub fn updated_now() -> chrono::DateTime<Utc> {
+    use chrono::SubsecRound;
+    Utc::now().trunc_subsecs(6)
+}
+
+/// `set_active_leaf_in`, with the chat's `updated_at` set to `updated_at`.
+pub(super) async fn set_active_leaf_at<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    chat_id: &ChatId,
+    active_leaf: Option<&MessageId>,
+    updated_at: chrono::DateTime<Utc>,
+) -> Result<(), DbErr> {
     use sea_orm::sea_query::Expr;
     chats::Entity::update_many()
         .col_expr(
             chats::Column::ActiveLeafId,
             Expr::value(active_leaf.map(MessageId::as_str)),
         )
-        .col_expr(chats::Column::UpdatedAt, Expr::value(Utc::now()))
+        .col_expr(chats::Column::UpdatedAt, Expr::value(updated_at))
         .filter(chats::Column::Id.eq(chat_id))
         .exec(db)
         .await?;

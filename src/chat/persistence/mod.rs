@@ -27,7 +27,7 @@ pub use folders::{
 };
 pub use messages::{
     HistorySummary, delete_leaf, history_summary, insert_nodes, load_messages, set_active_leaf,
-    store_history_summary, store_messages,
+    store_history_summary, store_messages, updated_now,
 };
 pub use runs::{
     FinishedRun, MAX_RECORDED_TOOL_CALLS, NewRun, RunRecord, ToolCallRecord, append_tool_calls,

@@ -7,7 +7,7 @@ use entities::ids::{ChatId, MessageId, RunId, UserId};
 use entities::runs::RunStatus;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, Set};
 
-use super::messages::{insert_nodes, set_active_leaf_in};
+use super::messages::{insert_nodes, set_active_leaf_at};
 
 /// A run as first recorded.
 pub struct NewRun<'a> {
@@ -46,19 +46,20 @@ pub async fn insert_run<C: sea_orm::ConnectionTrait>(db: &C, run: NewRun<'_>) ->
 }
 
 /// Everything the start of a turn writes, in the caller's transaction: the user's message
-/// (none for a regeneration), the active leaf, the run, and the chat's `pending` asks (read
-/// before, `asks::pending_in`) cancelled: the conversation moved on. Returns the cancelled
-/// questions' correlation ids.
+/// (none for a regeneration), the active leaf (the chat's `updated_at` set to `updated_at`,
+/// `updated_now`), the run, and the chat's `pending` asks (read before, `asks::pending_in`)
+/// cancelled: the conversation moved on. Returns the cancelled questions' correlation ids.
 pub async fn begin_turn<C: sea_orm::ConnectionTrait>(
     db: &C,
     nodes: &[crate::chat::tree::MessageNode],
     active_leaf: &MessageId,
     pending: &[entities::pending_asks::Model],
     run: NewRun<'_>,
+    updated_at: chrono::DateTime<Utc>,
 ) -> Result<Vec<entities::ids::AskCorrelationId>, DbErr> {
     let chat_id = run.chat_id;
     super::insert_nodes(db, chat_id, nodes).await?;
-    super::messages::set_active_leaf_in(db, chat_id, Some(active_leaf)).await?;
+    set_active_leaf_at(db, chat_id, Some(active_leaf), updated_at).await?;
     insert_run(db, run).await?;
     crate::chat::asks::cancel(db, pending).await
 }
@@ -247,8 +248,9 @@ pub async fn resume_run<C: sea_orm::ConnectionTrait>(db: &C, run_id: &RunId) -> 
 }
 
 /// Everything the end of a turn writes, on `db` (a transaction the caller holds, so they
-/// are kept together): the answer, the active leaf, the run's outcome, and the ask it
-/// answered (so a resumed answer is delivered exactly once).
+/// are kept together): the answer, the active leaf (with an answer: the chat's `updated_at`
+/// set to `updated_at`), the run's outcome, and the ask it answered (so a resumed answer is
+/// delivered exactly once).
 pub async fn complete_turn<C: sea_orm::ConnectionTrait>(
     db: &C,
     chat_id: &ChatId,
@@ -256,10 +258,11 @@ pub async fn complete_turn<C: sea_orm::ConnectionTrait>(
     active_leaf: Option<&MessageId>,
     run: FinishedRun,
     completes_ask: Option<&entities::ids::AskCorrelationId>,
+    updated_at: chrono::DateTime<Utc>,
 ) -> Result<(), DbErr> {
     insert_nodes(db, chat_id, nodes).await?;
     if !nodes.is_empty() {
-        set_active_leaf_in(db, chat_id, active_leaf).await?;
+        set_active_leaf_at(db, chat_id, active_leaf, updated_at).await?;
     }
     for node in nodes {
         if let Some(parts) = &node.parts {

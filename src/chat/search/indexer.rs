@@ -181,6 +181,13 @@ struct Indexer {
     settled: Option<DateTime<Utc>>,
     /// Each chat's owner, as turns reported it or the database said.
     owners: HashMap<ChatId, UserId>,
+    /// Whether a turn's report is taken for all its chat has, so that the catch-up skips the
+    /// chat while its `updated_at` is the one the turn set. Not before the first catch-up (a
+    /// crash may have lost reports), nor from a change not queued until a catch-up begun
+    /// after it is done: a report that came after one lost must not hide it.
+    reports_trusted: bool,
+    /// `Shared::dropped` as last looked at.
+    drops_seen: u64,
 }
 
 impl Indexer {
@@ -195,15 +202,22 @@ impl Indexer {
             recent: HashMap::new(),
             settled: None,
             owners: HashMap::new(),
+            reports_trusted: false,
+            drops_seen: 0,
         }
     }
 
     /// Applies a batch of reported changes.
     async fn apply(&mut self, batch: Vec<Change>) -> Result<(), IndexerError> {
+        let drops = self.shared.dropped.load(Ordering::SeqCst);
+        if drops != self.drops_seen {
+            self.drops_seen = drops;
+            self.reports_trusted = false;
+        }
         let mut work: BTreeMap<UserId, UserWork> = BTreeMap::new();
         let mut changed = BTreeSet::new();
         let mut deleted_users = BTreeSet::new();
-        let mut stored: Vec<(ChatId, Vec<IndexedMessage>)> = Vec::new();
+        let mut stored: Vec<(ChatId, Vec<IndexedMessage>, DateTime<Utc>)> = Vec::new();
         for change in batch {
             match change {
                 Change::Chat(chat_id) => {
@@ -213,11 +227,12 @@ impl Indexer {
                     chat_id,
                     owner,
                     messages,
+                    updated_at,
                 } => {
                     if let Some(owner) = owner {
                         self.remember_owner(&chat_id, owner);
                     }
-                    stored.push((chat_id, messages));
+                    stored.push((chat_id, messages, updated_at));
                 }
                 Change::ChatDeleted { owner, chat_id } => {
                     work.entry(owner).or_default().remove_chats.push(chat_id);
@@ -234,13 +249,21 @@ impl Indexer {
             }
         }
         // A turn's messages go in as they are when the chat's owner is known; otherwise (a
-        // turn completed after a restart) the chat is reconciled.
-        for (chat_id, messages) in stored {
+        // turn completed after a restart) the chat is reconciled. Each chat's `updated_at`, as
+        // its turns set it (the later last): once they are in, the catch-up need not look at
+        // it again unless it changed since.
+        let mut seen = Vec::new();
+        for (chat_id, messages, updated_at) in stored {
             if changed.contains(&chat_id) {
                 continue;
             }
             match self.owners.get(&chat_id) {
-                Some(owner) => work.entry(owner.clone()).or_default().add.extend(messages),
+                Some(owner) => {
+                    work.entry(owner.clone()).or_default().add.extend(messages);
+                    if self.reports_trusted {
+                        seen.push((owner.clone(), chat_id, updated_at));
+                    }
+                }
                 None => {
                     changed.insert(chat_id);
                 }
@@ -249,7 +272,6 @@ impl Indexer {
         let changed: Vec<ChatId> = changed.into_iter().collect();
         // Each chat's `updated_at`, read before its messages are: once reconciled, the next
         // catch-up need not look at it again unless it changed since.
-        let mut seen = Vec::new();
         for ids in changed.chunks(IDS_PER_QUERY) {
             let owners: Vec<(ChatId, UserId, DateTime<Utc>)> = chats::Entity::find()
                 .select_only()
@@ -430,6 +452,7 @@ impl Indexer {
     /// Reconciles every chat changed since the mark (less `NEAR`; at the first catch-up, less
     /// `LOOKBACK`), then the settling read; then keeps the mark.
     async fn catch_up(&mut self) -> Result<(), IndexerError> {
+        let drops = self.shared.dropped.load(Ordering::SeqCst);
         let first = self.settled.is_none();
         let back = if first { LOOKBACK } else { NEAR };
         let from = self.mark.map(|mark| mark - back);
@@ -451,6 +474,11 @@ impl Indexer {
         // older mark only means more chats compared at the next start).
         if wrote {
             self.keep_mark();
+        }
+        // Every change not queued before this catch-up began is found now.
+        if self.shared.dropped.load(Ordering::SeqCst) == drops {
+            self.drops_seen = drops;
+            self.reports_trusted = true;
         }
         Ok(())
     }
@@ -601,6 +629,192 @@ async fn chat_ids_of(
 mod tests {
     use super::*;
     use crate::config::Config;
+
+    /// An indexer over a fresh database with user `user_1` and their chat `chat_1`, driven by
+    /// hand (no thread, no queue).
+    async fn indexer_over_one_chat(dir: &Path) -> Indexer {
+        let config = Config {
+            data_dir: dir.to_path_buf(),
+            ..Config::default()
+        };
+        let db = crate::db::connect(&config).await.unwrap();
+        crate::db::migrate(&db).await.unwrap();
+        for sql in [
+            "INSERT INTO users (id, username, created_at) VALUES ('user_1', 'one', '2026-01-01T00:00:00Z')",
+            "INSERT INTO chats (id, user_id, title, created_at, updated_at) \
+             VALUES ('chat_1', 'user_1', 'a chat', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+        ] {
+            db.execute_raw(Statement::from_string(db.get_database_backend(), sql))
+                .await
+                .unwrap();
+        }
+        Indexer::new(Arc::new(Shared {
+            root: dir.join("chat_search"),
+            stemming: crate::retrieval::Stemming::default(),
+            catch_up_every: Duration::from_secs(3600),
+            db,
+            open: dashmap::DashMap::new(),
+            dropped: AtomicU64::new(0),
+        }))
+    }
+
+    /// Writes a user message saying `text` to `chat_1` (its chat's `updated_at` set to
+    /// `updated_at`, when given, as every write of the app's does), as a turn or another
+    /// process would; the message as a report would carry it.
+    async fn write(
+        indexer: &Indexer,
+        text: &str,
+        updated_at: Option<DateTime<Utc>>,
+    ) -> IndexedMessage {
+        use sea_orm::{ActiveModelTrait, Set};
+        let chat_id = ChatId::from_string("chat_1");
+        let message = messages::ActiveModel {
+            id: Set(MessageId::generate()),
+            chat_id: Set(chat_id.clone()),
+            parent_id: Set(None),
+            role: Set(MessageRole::User),
+            content: Set(Some(text.into())),
+            parts: Set(None),
+            tool_calls: Set(None),
+            tool_call_id: Set(None),
+            run_id: Set(None),
+            stop_reason: Set(None),
+            reasoning: Set(None),
+            reasoning_ms: Set(None),
+            model: Set(None),
+            seq: Set(0),
+            created_at: Set(Utc::now()),
+        }
+        .insert(&indexer.shared.db)
+        .await
+        .unwrap();
+        if let Some(updated_at) = updated_at {
+            chats::Entity::update_many()
+                .col_expr(
+                    chats::Column::UpdatedAt,
+                    sea_orm::sea_query::Expr::value(updated_at),
+                )
+                .filter(chats::Column::Id.eq(chat_id.clone()))
+                .exec(&indexer.shared.db)
+                .await
+                .unwrap();
+        }
+        IndexedMessage {
+            id: message.id,
+            chat_id,
+            role: MessageRole::User,
+            text: text.into(),
+            created_at: message.created_at,
+        }
+    }
+
+    /// What `write` wrote, reported as a turn reports it.
+    fn reported(message: &IndexedMessage, updated_at: DateTime<Utc>) -> Change {
+        Change::Stored {
+            chat_id: message.chat_id.clone(),
+            owner: Some(UserId::from_string("user_1")),
+            messages: vec![message.clone()],
+            updated_at,
+        }
+    }
+
+    /// The messages of `chat_1` in the index.
+    fn indexed(indexer: &Indexer) -> std::collections::HashSet<MessageId> {
+        let index = indexer
+            .shared
+            .open
+            .get(&UserId::from_string("user_1"))
+            .unwrap()
+            .clone();
+        index
+            .messages_of_chat(&ChatId::from_string("chat_1"))
+            .unwrap()
+    }
+
+    /// A chat whose last write a turn reported is not read again by the catch-ups (a busy
+    /// server's catch-up reconciled every chat its turns had just indexed) until its
+    /// `updated_at` moves; then all it lacks is indexed.
+    #[tokio::test]
+    async fn a_reported_turn_spares_the_catch_up_its_chat_until_the_chat_changes_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut indexer = indexer_over_one_chat(dir.path()).await;
+        let first = write(
+            &indexer,
+            "alpha",
+            Some(crate::chat::persistence::updated_now()),
+        )
+        .await;
+        indexer.catch_up().await.unwrap();
+        assert_eq!(indexed(&indexer), [first.id.clone()].into());
+
+        let at = crate::chat::persistence::updated_now();
+        let turn = write(&indexer, "bravo", Some(at)).await;
+        indexer.apply(vec![reported(&turn, at)]).await.unwrap();
+        // Written behind the indexer's back without moving `updated_at` (no write of the
+        // app's does that): the catch-up does not look, so it is not found.
+        let unseen = write(&indexer, "charlie", None).await;
+        indexer.catch_up().await.unwrap();
+        assert_eq!(
+            indexed(&indexer),
+            [first.id.clone(), turn.id.clone()].into()
+        );
+
+        // The chat changes again: the next catch-up reconciles it whole.
+        let later = write(
+            &indexer,
+            "delta",
+            Some(crate::chat::persistence::updated_now()),
+        )
+        .await;
+        indexer.catch_up().await.unwrap();
+        assert_eq!(
+            indexed(&indexer),
+            [first.id, turn.id, unseen.id, later.id].into()
+        );
+    }
+
+    /// A report is not taken for all its chat has before the first catch-up (reports a crash
+    /// lost) nor after a change was not queued, until a catch-up begun after it: a write whose
+    /// report was lost is found though a later one was reported.
+    #[tokio::test]
+    async fn a_report_after_a_lost_one_does_not_hide_the_write_it_lost() {
+        for lost_before_start in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut indexer = indexer_over_one_chat(dir.path()).await;
+            // The user's index is made: by a report, or by the first catch-up.
+            let at = crate::chat::persistence::updated_now();
+            let first = write(&indexer, "alpha", Some(at)).await;
+            if lost_before_start {
+                indexer.apply(vec![reported(&first, at)]).await.unwrap();
+            } else {
+                indexer.catch_up().await.unwrap();
+                assert!(indexer.reports_trusted);
+            }
+            // A turn's write whose report is lost: by a crash before the indexer started, or
+            // not queued.
+            let lost = write(
+                &indexer,
+                "lost",
+                Some(crate::chat::persistence::updated_now()),
+            )
+            .await;
+            if !lost_before_start {
+                indexer.shared.dropped.fetch_add(1, Ordering::SeqCst);
+            }
+            let at = crate::chat::persistence::updated_now();
+            let turn = write(&indexer, "bravo", Some(at)).await;
+            indexer.apply(vec![reported(&turn, at)]).await.unwrap();
+            assert!(!indexed(&indexer).contains(&lost.id));
+            indexer.catch_up().await.unwrap();
+            let indexed = indexed(&indexer);
+            assert!(
+                indexed.contains(&lost.id) && indexed.contains(&turn.id),
+                "lost before start: {lost_before_start}"
+            );
+            // That catch-up found everything: reports are taken again.
+            assert!(indexer.reports_trusted);
+        }
+    }
 
     /// The catch-up's pages are read from an index in their order: before
     /// `idx_chats_updated_at_id`, each page scanned every chat and sorted the recent ones, so a

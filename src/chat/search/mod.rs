@@ -48,10 +48,12 @@ enum Change {
     /// Messages of the chat were stored or removed: index what it lacks, drop what is gone.
     Chat(ChatId),
     /// A turn stored these messages: added as they are (the owner, when known, saves a read).
+    /// `updated_at`: the chat's `updated_at` the turn's write set.
     Stored {
         chat_id: ChatId,
         owner: Option<UserId>,
         messages: Vec<index::IndexedMessage>,
+        updated_at: DateTime<Utc>,
     },
     /// The chat was deleted: drop its messages from its owner's index.
     ChatDeleted { owner: UserId, chat_id: ChatId },
@@ -144,6 +146,9 @@ struct Shared {
     catch_up_every: std::time::Duration,
     db: DatabaseConnection,
     open: DashMap<UserId, Arc<MessageIndex>>,
+    /// Changes not queued (the queue full): until a catch-up after the last of them, the
+    /// indexer does not take a turn's report for all its chat has (`indexer::Indexer::apply`).
+    dropped: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -191,6 +196,7 @@ impl ChatSearch {
             catch_up_every: std::time::Duration::from_millis(config.catch_up_interval_ms.max(100)),
             db,
             open: DashMap::new(),
+            dropped: std::sync::atomic::AtomicU64::new(0),
         });
         let (changes, queue) = mpsc::channel(MAX_PENDING_CHANGES);
         indexer::start(shared.clone(), queue)?;
@@ -200,6 +206,9 @@ impl ChatSearch {
     fn tell(&self, change: Change) {
         if let Err(err) = self.changes.try_send(change) {
             // The catch-up finds stored messages; a search drops deleted ones.
+            self.shared
+                .dropped
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             tracing::debug!(%err, "chat search: change not queued");
         }
     }
@@ -209,13 +218,16 @@ impl ChatSearch {
         self.tell(Change::Chat(chat_id.clone()));
     }
 
-    /// A turn stored these messages in `chat_id` (of `owner`, when the writer knows it): they
-    /// are indexed as they are, without reading them back.
+    /// A turn stored these messages in `chat_id` (of `owner`, when the writer knows it), and
+    /// set the chat's `updated_at` to `updated_at`: they are indexed as they are, without
+    /// reading them back, and the next catch-up need not read the chat while that stays its
+    /// `updated_at`.
     pub fn messages_stored(
         &self,
         chat_id: &ChatId,
         owner: Option<&UserId>,
         nodes: &[crate::chat::tree::MessageNode],
+        updated_at: DateTime<Utc>,
     ) {
         let messages: Vec<index::IndexedMessage> = nodes
             .iter()
@@ -241,6 +253,7 @@ impl ChatSearch {
             chat_id: chat_id.clone(),
             owner: owner.cloned(),
             messages,
+            updated_at,
         });
     }
 

@@ -87,6 +87,7 @@ impl Handler<BeginTurn> for ChatSession {
             } else {
                 Vec::new()
             };
+            let updated_at = persistence::updated_now();
             let (nodes, cancelled) = writer
                 .transact(move |txn| {
                     Box::pin(async move {
@@ -105,13 +106,14 @@ impl Handler<BeginTurn> for ChatSession {
                                 user_message_id: Some(&leaf),
                                 options,
                             },
+                            updated_at,
                         )
                         .await?;
                         Ok((nodes, cancelled))
                     })
                 })
                 .await?;
-            writer.messages_stored(Some(&owner), &nodes);
+            writer.messages_stored(Some(&owner), &nodes, updated_at);
             Ok::<_, sea_orm::DbErr>(cancelled)
         };
         // The user's message is embedded while its tokens are counted.
@@ -361,6 +363,7 @@ impl Handler<CompleteTurn> for ChatSession {
         AtomicResponse::new(Box::pin(
             async move {
                 let completes_ask = msg.completes_ask;
+                let updated_at = persistence::updated_now();
                 let nodes = writer
                     .transact_telling(
                         move |txn| {
@@ -372,6 +375,7 @@ impl Handler<CompleteTurn> for ChatSession {
                                     stored_leaf.as_ref(),
                                     run,
                                     completes_ask.as_ref(),
+                                    updated_at,
                                 )
                                 .await?;
                                 Ok(nodes)
@@ -380,7 +384,7 @@ impl Handler<CompleteTurn> for ChatSession {
                         on_commit,
                     )
                     .await?;
-                writer.messages_stored(None, &nodes);
+                writer.messages_stored(None, &nodes, updated_at);
                 Ok::<_, sea_orm::DbErr>(crate::chat::tree::count_tokens(nodes).await)
             }
             .into_actor(self)
