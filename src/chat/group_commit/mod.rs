@@ -175,7 +175,7 @@ impl GroupCommit {
         let (jobs, queue) = mpsc::unbounded_channel();
         // The checkpointer runs while the writer does: it stops when the writer drops `alive`.
         let (alive, writing) = std::sync::mpsc::channel::<()>();
-        let restart = Arc::new(AtomicBool::new(false));
+        let restart = Arc::new(WalRestart::default());
         let asked = restart.clone();
         std::thread::Builder::new()
             .name("colloquy-writer".into())
@@ -240,7 +240,7 @@ fn write_batches(
     mut connection: DirectConnection,
     pool: &sea_orm::sqlx::SqlitePool,
     mut queue: mpsc::UnboundedReceiver<Job>,
-    restart: &AtomicBool,
+    restart: &WalRestart,
 ) {
     let mut batch = Vec::new();
     // The WAL's length past which the writer has it start over without being asked.
@@ -253,10 +253,17 @@ fn write_batches(
         // fails then is tried again only once the WAL grew by `RESTART_FRAMES` more, so that
         // a long read holding the WAL does not cost every batch the restart's wait.
         let frames = connection.wal_frames();
-        let asked = restart.swap(false, Ordering::Relaxed);
+        let asked = restart.asked.swap(false, Ordering::Relaxed);
         if asked || frames > too_long {
+            // The checkpointer starts no copy of its own until the WAL started over: on a
+            // loaded machine its copies, one after the other, held the lock a restart needs
+            // longer than the restart waits, so every restart failed and the WAL grew.
+            restart.due.store(true, Ordering::SeqCst);
             match connection.restart_wal() {
-                Ok(()) => too_long = BEHIND_FRAMES,
+                Ok(()) => {
+                    restart.due.store(false, Ordering::SeqCst);
+                    too_long = BEHIND_FRAMES;
+                }
                 Err(err) => {
                     if frames > too_long {
                         too_long = frames + RESTART_FRAMES;
@@ -317,20 +324,44 @@ const BEHIND_FRAMES: u64 = 4 * RESTART_FRAMES;
 fn checkpoint_while(
     connection: &DirectConnection,
     writing: &std::sync::mpsc::Receiver<()>,
-    restart: &AtomicBool,
+    restart: &WalRestart,
 ) {
+    let mut stood_down = 0;
     while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
         writing.recv_timeout(CHECKPOINT_EVERY)
     {
+        // While the writer's restart is due, its own copy is left to it; but not for long,
+        // should the writer have gone quiet before it could restart.
+        if restart.due.load(Ordering::SeqCst) && stood_down < MAX_STOOD_DOWN {
+            stood_down += 1;
+            continue;
+        }
+        stood_down = 0;
         match connection.checkpoint() {
             Ok(frames) => {
                 if frames > RESTART_FRAMES {
-                    restart.store(true, Ordering::Relaxed);
+                    restart.asked.store(true, Ordering::Relaxed);
                 }
             }
             Err(err) => tracing::warn!(%err, "the WAL checkpoint failed; the next one retries"),
         }
     }
+}
+
+/// Checkpoints the checkpointer leaves out in a row while the writer's restart is due (10 s
+/// of them): long enough for a writer still writing to find the lock free between two tries,
+/// so that the WAL does not grow while the checkpointer copies it again and again (with a cap
+/// of 10, a unit test writing on a loaded machine still saw its WAL reach 20–48 MB); short
+/// enough that a writer gone quiet before it could restart leaves the WAL copied soon.
+const MAX_STOOD_DOWN: u32 = 50;
+
+/// Between the writer and its checkpointer: the WAL's restart, asked for and due.
+#[derive(Default)]
+struct WalRestart {
+    /// The checkpointer asks the writer to have the WAL start over.
+    asked: AtomicBool,
+    /// The writer is to restart the WAL (it tried, or is trying): the checkpointer waits.
+    due: AtomicBool,
 }
 
 fn closed() -> DbErr {
