@@ -41,6 +41,9 @@
 //! - `BENCH_SCENARIOS`: which scenarios run, comma-separated among `direct`, `stateless`,
 //!   `stored`, `direct-stream` and `stream` (default all; the overhead table needs all five:
 //!   a subset is for profiling one path, e.g. `perf record` over `stored` alone);
+//! - `BENCH_TRACE`: a path; each scenario and rate writes there (suffixed `.<scenario>.<rate>`)
+//!   one line per measured request, `<ms since the first was due> <latency in µs>`, to see
+//!   when the slow ones came (beside a `perf record` timeline, say);
 //! - `BENCH_POSTGRES_URL`: a PostgreSQL that may create databases; Colloquy then stores on a
 //!   database of its own there (made for the run, dropped after it) instead of SQLite.
 //!
@@ -100,6 +103,8 @@ struct Settings {
     warmup_seconds: f64,
     workers: usize,
     scenarios: Vec<Scenario>,
+    /// `BENCH_TRACE`: where each request's latency is written.
+    trace: Option<String>,
     /// Run by `cargo test`: small, and any error fails it.
     smoke: bool,
 }
@@ -132,6 +137,7 @@ impl Settings {
             seconds: var("BENCH_SECONDS", if smoke { 1.0 } else { 5.0 }),
             warmup_seconds: var("BENCH_WARMUP_SECONDS", if smoke { 0.2 } else { 0.5 }),
             workers: var("BENCH_WORKERS", 2),
+            trace: std::env::var("BENCH_TRACE").ok(),
             scenarios: match std::env::var("BENCH_SCENARIOS") {
                 Ok(names) => names
                     .split(',')
@@ -492,15 +498,20 @@ async fn offer_load(
             outcome.worst_lag = outcome.worst_lag.max(lag);
         }
         let target = Arc::clone(target);
-        tasks.spawn(async move { (i >= warmup, one_request(&target, scenario).await) });
+        let due_ms = (due - start).as_secs_f64() * 1e3;
+        tasks.spawn(async move { (i >= warmup, due_ms, one_request(&target, scenario).await) });
     }
+    let mut trace = String::new();
     while let Some(joined) = tasks.join_next().await {
-        let (counted, result) = joined.expect("a request task does not panic");
+        let (counted, due_ms, result) = joined.expect("a request task does not panic");
         if !counted {
             continue;
         }
         match result {
             Ok(sample) => {
+                if settings.trace.is_some() {
+                    trace.push_str(&format!("{due_ms:.1} {}\n", sample.primary));
+                }
                 outcome.primary.push(sample.primary);
                 if let Some(first_content) = sample.first_content {
                     outcome.first_content.push(first_content);
@@ -517,6 +528,10 @@ async fn offer_load(
         }
     }
     let wall = start.elapsed().as_secs_f64();
+    if let Some(path) = &settings.trace {
+        let path = format!("{path}.{}.{rate}", name(scenario).replace(' ', "-"));
+        std::fs::write(&path, trace).unwrap_or_else(|err| panic!("writing {path}: {err}"));
+    }
     if let (Some(before), Some(after)) = (cpu_before, process_cpu_seconds()) {
         outcome.cpu_cores = Some((after - before) / wall);
     }

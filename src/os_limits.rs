@@ -4,6 +4,10 @@
 //! fails with "too many open files" under load, so start-up raises the soft limit to the hard
 //! one and warns when even that is too low. The listener is bound with the configured backlog,
 //! and start-up warns when the kernel's cap (`net.core.somaxconn`) cuts it.
+//!
+//! Background work that comes in bursts (the chat search's indexing and merges) runs on threads
+//! given a lower priority (`lower_thread_priority`), so that on a busy machine a request's
+//! thread takes the core from them at once instead of waiting behind a merge.
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 
@@ -58,6 +62,80 @@ pub fn raise_open_files() -> Option<u64> {
 #[cfg(not(unix))]
 pub fn raise_open_files() -> Option<u64> {
     None
+}
+
+/// How much nicer than the rest of the process background threads run: on a busy machine they
+/// get about a tenth of a core beside a request's threads (the kernel weighs nice 10 against 0
+/// as 110 to 1024), so they still progress, and on an idle one the whole of it.
+pub const BACKGROUND_NICE: i32 = 10;
+
+/// The highest nice value (the lowest priority) there is.
+const MAX_NICE: i32 = 19;
+
+/// Raises the calling thread's nice value by `by` (to 19 at most), for it and for the threads
+/// it starts afterwards (they inherit it). Linux keeps a nice value per thread, so the rest of
+/// the process is untouched. Raising one's own nice value needs no privilege.
+#[cfg(target_os = "linux")]
+pub fn lower_thread_priority(by: i32) -> std::io::Result<()> {
+    // SAFETY: `gettid` takes no argument and cannot fail.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+    let Ok(tid) = libc::id_t::try_from(tid) else {
+        return Err(std::io::Error::other("gettid returned no thread id"));
+    };
+    // SAFETY: `getpriority` reads only its arguments; -1 is a nice value as well as the error
+    // return, so errno is cleared first and read after.
+    let now = unsafe {
+        *libc::__errno_location() = 0;
+        libc::getpriority(libc::PRIO_PROCESS, tid)
+    };
+    if now == -1 && std::io::Error::last_os_error().raw_os_error() != Some(0) {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `setpriority` reads only its arguments.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, (now + by).min(MAX_NICE)) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The nice value of the calling thread; for tests.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn own_nice() -> i32 {
+    nice_in_stat(&std::fs::read_to_string("/proc/thread-self/stat").unwrap())
+}
+
+/// The nice values of this process's threads whose name (as the kernel keeps it: at most 15
+/// bytes) starts with `name`; for tests.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn nice_of_threads(name: &str) -> Vec<i32> {
+    let mut nices = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.trim_end().starts_with(name) {
+            continue;
+        }
+        if let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) {
+            nices.push(nice_in_stat(&stat));
+        }
+    }
+    nices
+}
+
+/// The nice value in a `/proc/…/stat` line: its 19th field, the 17th after the name's `)`.
+#[cfg(all(test, target_os = "linux"))]
+fn nice_in_stat(stat: &str) -> i32 {
+    let (_, after_name) = stat.rsplit_once(')').unwrap();
+    after_name
+        .split_whitespace()
+        .nth(16)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn lower_thread_priority(_by: i32) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// Raises the open-file limit and logs a warning when it cannot hold `max_in_flight`
@@ -155,6 +233,23 @@ pub fn check_backlog(backlog: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_lowered_priority_is_the_threads_own_and_passes_to_the_threads_it_starts() {
+        let before = own_nice();
+        let (lowered, started) = std::thread::spawn(move || {
+            lower_thread_priority(3).unwrap();
+            let started = std::thread::spawn(own_nice).join().unwrap();
+            (own_nice(), started)
+        })
+        .join()
+        .unwrap();
+        let expected = (before + 3).min(MAX_NICE);
+        assert_eq!((lowered, started), (expected, expected));
+        // The thread that asked nothing keeps its priority.
+        assert_eq!(own_nice(), before);
+    }
 
     #[test]
     fn the_backlog_warning_comes_only_when_the_kernel_cuts_it() {

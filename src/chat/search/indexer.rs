@@ -34,6 +34,8 @@ use sea_orm::{
 };
 use tokio::sync::mpsc;
 
+use crate::os_limits::{BACKGROUND_NICE, lower_thread_priority};
+
 use super::index::{IndexedMessage, MessageIndex, MessageIndexError};
 use super::{Change, Shared};
 
@@ -126,7 +128,15 @@ pub(super) fn start(shared: Arc<Shared>, queue: mpsc::Receiver<Change>) -> std::
         .insert(shared.root.clone(), turn);
     std::thread::Builder::new()
         .name("colloquy-chat-search".into())
-        .spawn(move || runtime.block_on(run(Indexer::new(shared), queue, turn)))?;
+        .spawn(move || {
+            // Indexing and tantivy's merges come in bursts of tens of milliseconds of CPU; at
+            // a lower priority (which the writer's threads inherit) they no longer hold a core
+            // a turn's thread is waiting for.
+            if let Err(err) = lower_thread_priority(BACKGROUND_NICE) {
+                tracing::debug!(%err, "chat search: the indexer's priority was not lowered");
+            }
+            runtime.block_on(run(Indexer::new(shared), queue, turn))
+        })?;
     Ok(())
 }
 
@@ -729,6 +739,42 @@ mod tests {
         index
             .messages_of_chat(&ChatId::from_string("chat_1"))
             .unwrap()
+    }
+
+    /// The indexer's thread runs below the turns' priority (and so do the threads its tantivy
+    /// writers start, which inherit it): its bursts of indexing and merging no longer hold a
+    /// core a turn waits for.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_indexer_runs_below_the_turns_priority() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        };
+        let db = crate::db::connect(&config).await.unwrap();
+        crate::db::migrate(&db).await.unwrap();
+        let search = super::super::ChatSearch::start(
+            db,
+            dir.path(),
+            crate::retrieval::Stemming::default(),
+            &config.search,
+        )
+        .unwrap();
+        // Other tests' indexers may have just started: each lowers its priority first thing.
+        let expected = (crate::os_limits::own_nice() + BACKGROUND_NICE).min(19);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let nices = loop {
+            let nices = crate::os_limits::nice_of_threads("colloquy-chat-s");
+            let done = !nices.is_empty() && nices.iter().all(|nice| *nice == expected);
+            if done || std::time::Instant::now() > deadline {
+                break nices;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert!(!nices.is_empty(), "no indexer thread");
+        assert!(nices.iter().all(|nice| *nice == expected), "{nices:?}");
+        drop(search);
     }
 
     /// A chat whose last write a turn reported is not read again by the catch-ups (a busy
