@@ -26,7 +26,11 @@ use sea_orm::{DbErr, RuntimeErr, Statement};
 const MAX_CACHED_STATEMENTS: usize = 256;
 
 /// The WAL's size once it starts over, in bytes (`journal_size_limit`); small in unit tests.
-const WAL_SIZE_LIMIT: u64 = if cfg!(test) { 1 << 20 } else { 64 << 20 };
+/// Above what the WAL reaches before the checkpointer has it start over (`RESTART_FRAMES`,
+/// 128 MiB), so that a busy WAL keeps its file and later writes overwrite blocks it already
+/// has: extending the file made the writer wait (ext4's block allocation) on the checkpointer's
+/// `fsync` of the same file.
+const WAL_SIZE_LIMIT: u64 = if cfg!(test) { 1 << 20 } else { 192 << 20 };
 
 /// The longest the writer waits for readers to leave the WAL so that it can start over.
 const RESTART_PATIENCE: Duration = Duration::from_millis(20);

@@ -304,14 +304,19 @@ fn take_queued(batch: &mut Vec<Job>, queue: &mut mpsc::UnboundedReceiver<Job>) {
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(if cfg!(test) { 20 } else { 200 });
 
 /// Frames (pages) past which the checkpointer has the WAL start over (`restart_wal`): about
-/// 32 MiB. A WAL written without a pause is never started over by passive checkpoints, and a
+/// 128 MiB. A WAL written without a pause is never started over by passive checkpoints, and a
 /// growing one costs every commit (its file extended, block by block) and every read (a
-/// longer WAL index to search).
+/// longer WAL index to search). But each restart holds every write while it copies what the
+/// last passive checkpoint left and `fsync`s the WAL and the database: 2–40 ms on a disk whose
+/// flushes are slow. At 1,000 turns a second the WAL grows by about 100 MB a second (a commit
+/// writes each page it touched, about 13), so at 32 MiB the writer stood still twice a second;
+/// at 128 MiB it does every second or so. A WAL that is not under such load starts over by
+/// itself: once a passive checkpoint has copied all of it, the next write starts it afresh.
 /// (Small in unit tests, which write a few megabytes.)
-const RESTART_FRAMES: u64 = if cfg!(test) { 64 } else { 8_192 };
+const RESTART_FRAMES: u64 = if cfg!(test) { 64 } else { 32_768 };
 /// Frames past which the writer has the WAL start over itself, unasked: the checkpointer is
-/// then behind (about 128 MiB).
-const BEHIND_FRAMES: u64 = 4 * RESTART_FRAMES;
+/// then behind (about 256 MiB).
+const BEHIND_FRAMES: u64 = 2 * RESTART_FRAMES;
 
 /// Copies the WAL back into the database (a passive checkpoint: it waits for no reader and no
 /// writer) every `CHECKPOINT_EVERY`, until `writing` says the writer has stopped. The writer
