@@ -245,6 +245,8 @@ fn write_batches(
     let mut batch = Vec::new();
     // The WAL's length past which the writer has it start over without being asked.
     let mut too_long = BEHIND_FRAMES;
+    // Whether the WAL's file has had its blocks allocated ahead (`reserve_wal`).
+    let mut reserved = false;
     while let Some(first) = queue.blocking_recv() {
         // Between two batches the writer holds no lock: the moment for the WAL to start over,
         // once the checkpointer has copied nearly all of it (`checkpoint_while`), or when the
@@ -285,8 +287,26 @@ fn write_batches(
             continue;
         }
         commit(&mut connection, &mut batch);
+        if !reserved && connection.wal_frames() > RESERVE_FRAMES {
+            reserved = true;
+            let wal = connection.wal_path().to_owned();
+            let reserving = std::thread::Builder::new()
+                .name("colloquy-wal-reserve".into())
+                .spawn(move || {
+                    if let Err(err) = connection::reserve_wal(&wal) {
+                        tracing::debug!(%err, "the WAL's blocks were not allocated ahead");
+                    }
+                });
+            if let Err(err) = reserving {
+                tracing::debug!(%err, "the WAL's blocks were not allocated ahead");
+            }
+        }
     }
 }
+
+/// Frames (about 8 MiB) past which the WAL is busy enough to have its file's blocks allocated
+/// ahead (`reserve_wal`), once for the writer's life.
+const RESERVE_FRAMES: u64 = if cfg!(test) { 16 } else { 2_048 };
 
 /// Adds the writes waiting in `queue` to `batch`, up to `MAX_BATCH`.
 fn take_queued(batch: &mut Vec<Job>, queue: &mut mpsc::UnboundedReceiver<Job>) {
@@ -669,6 +689,55 @@ mod tests {
             largest < 16 << 20,
             "the WAL grew to {largest} bytes for {written} bytes of rows"
         );
+    }
+
+    /// Once busy, the WAL's file has its blocks allocated ahead, up to the size it is kept at,
+    /// without its length changing (SQLite reads nothing new), and what was written reads back.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_busy_wal_has_its_blocks_allocated_ahead_and_reads_as_before() {
+        use std::os::unix::fs::MetadataExt;
+        let (dir, db) = database().await;
+        db.execute_unprepared("CREATE TABLE big (body TEXT)")
+            .await
+            .unwrap();
+        let wal = dir.path().join("t.db-wal");
+        let allocated = || std::fs::metadata(&wal).map_or(0, |m| m.blocks() * 512);
+        assert!(allocated() < connection::WAL_SIZE_LIMIT, "{}", allocated());
+        let writer = writer(&db);
+        write_rows_watching_the_wal(&writer, dir.path(), 20).await;
+        // A thread of its own allocates them, soon after.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while allocated() < connection::WAL_SIZE_LIMIT && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let metadata = std::fs::metadata(&wal).unwrap();
+        assert!(
+            metadata.blocks() * 512 >= connection::WAL_SIZE_LIMIT,
+            "{} bytes allocated",
+            metadata.blocks() * 512
+        );
+        assert!(
+            metadata.len() < connection::WAL_SIZE_LIMIT,
+            "{}",
+            metadata.len()
+        );
+        let count = |db: DatabaseConnection| async move {
+            db.query_one_raw(Statement::from_string(
+                DbBackend::Sqlite,
+                "SELECT count(*) AS n FROM big",
+            ))
+            .await
+            .unwrap()
+            .unwrap()
+            .try_get::<i64>("", "n")
+            .unwrap()
+        };
+        assert_eq!(count(db.clone()).await, 80);
+        // A connection opened afresh reads it all as well.
+        let url = format!("sqlite://{}?mode=rw", dir.path().join("t.db").display());
+        let fresh = sea_orm::Database::connect(url).await.unwrap();
+        assert_eq!(count(fresh).await, 80);
     }
 
     /// Without its checkpointer (a thread starved of CPU on a loaded machine), the writer
