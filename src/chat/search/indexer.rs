@@ -640,15 +640,21 @@ mod tests {
     use super::*;
     use crate::config::Config;
 
-    /// An indexer over a fresh database with user `user_1` and their chat `chat_1`, driven by
-    /// hand (no thread, no queue).
-    async fn indexer_over_one_chat(dir: &Path) -> Indexer {
+    /// A fresh database under `dir`, migrated, and the configuration it was opened with.
+    async fn migrated_database(dir: &Path) -> (Config, sea_orm::DatabaseConnection) {
         let config = Config {
             data_dir: dir.to_path_buf(),
             ..Config::default()
         };
         let db = crate::db::connect(&config).await.unwrap();
         crate::db::migrate(&db).await.unwrap();
+        (config, db)
+    }
+
+    /// An indexer over a fresh database with user `user_1` and their chat `chat_1`, driven by
+    /// hand (no thread, no queue).
+    async fn indexer_over_one_chat(dir: &Path) -> Indexer {
+        let (_, db) = migrated_database(dir).await;
         for sql in [
             "INSERT INTO users (id, username, created_at) VALUES ('user_1', 'one', '2026-01-01T00:00:00Z')",
             "INSERT INTO chats (id, user_id, title, created_at, updated_at) \
@@ -748,12 +754,7 @@ mod tests {
     #[tokio::test]
     async fn the_indexer_runs_below_the_turns_priority() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config {
-            data_dir: dir.path().to_path_buf(),
-            ..Config::default()
-        };
-        let db = crate::db::connect(&config).await.unwrap();
-        crate::db::migrate(&db).await.unwrap();
+        let (config, db) = migrated_database(dir.path()).await;
         let search = super::super::ChatSearch::start(
             db,
             dir.path(),
@@ -868,12 +869,7 @@ mod tests {
     #[tokio::test]
     async fn a_catch_up_page_is_read_from_an_index_in_its_order_not_scanned_and_sorted() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config {
-            data_dir: dir.path().to_path_buf(),
-            ..Config::default()
-        };
-        let db = crate::db::connect(&config).await.unwrap();
-        crate::db::migrate(&db).await.unwrap();
+        let (_, db) = migrated_database(dir.path()).await;
         // A table of some size: on an empty one SQLite may rightly scan and sort.
         let backend = db.get_database_backend();
         for sql in [
