@@ -289,17 +289,7 @@ fn write_batches(
         commit(&mut connection, &mut batch);
         if !reserved && connection.wal_frames() > RESERVE_FRAMES {
             reserved = true;
-            let wal = connection.wal_path().to_owned();
-            let reserving = std::thread::Builder::new()
-                .name("colloquy-wal-reserve".into())
-                .spawn(move || {
-                    if let Err(err) = connection::reserve_wal(&wal) {
-                        tracing::debug!(%err, "the WAL's blocks were not allocated ahead");
-                    }
-                });
-            if let Err(err) = reserving {
-                tracing::debug!(%err, "the WAL's blocks were not allocated ahead");
-            }
+            reserve_wal_aside(connection.wal_path().to_owned());
         }
     }
 }
@@ -307,6 +297,21 @@ fn write_batches(
 /// Frames (about 8 MiB) past which the WAL is busy enough to have its file's blocks allocated
 /// ahead (`reserve_wal`), once for the writer's life.
 const RESERVE_FRAMES: u64 = if cfg!(test) { 16 } else { 2_048 };
+
+/// `connection::reserve_wal` on a thread of its own: allocating a few hundred megabytes can
+/// itself wait on the disk, and the writer must not. A failure only costs the head start.
+fn reserve_wal_aside(wal: std::path::PathBuf) {
+    let spawned = std::thread::Builder::new()
+        .name("colloquy-wal-reserve".into())
+        .spawn(move || {
+            if let Err(err) = connection::reserve_wal(&wal) {
+                tracing::debug!(%err, "the WAL's blocks were not allocated ahead");
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::debug!(%err, "no thread to allocate the WAL's blocks ahead");
+    }
+}
 
 /// Adds the writes waiting in `queue` to `batch`, up to `MAX_BATCH`.
 fn take_queued(batch: &mut Vec<Job>, queue: &mut mpsc::UnboundedReceiver<Job>) {
@@ -627,6 +632,19 @@ mod tests {
         assert_eq!(stored(&db).await, [1]);
     }
 
+    /// The rows in the tests' table `big`, as `db` reads them.
+    async fn rows_in_big(db: &DatabaseConnection) -> i64 {
+        db.query_one_raw(Statement::from_string(
+            DbBackend::Sqlite,
+            "SELECT count(*) AS n FROM big",
+        ))
+        .await
+        .unwrap()
+        .unwrap()
+        .try_get("", "n")
+        .unwrap()
+    }
+
     /// Writes `writes` writes of four 2 KiB rows into `big`, each committed before the next
     /// starts; gives the WAL's largest size seen after a write, and the bytes of rows written.
     async fn write_rows_watching_the_wal(
@@ -673,17 +691,7 @@ mod tests {
         let writer = writer(&db);
         // About 48 MiB of rows, each write committed before the next starts.
         let (largest, written) = write_rows_watching_the_wal(&writer, dir.path(), 6_000).await;
-        let count: i64 = db
-            .query_one_raw(Statement::from_string(
-                DbBackend::Sqlite,
-                "SELECT count(*) AS n FROM big",
-            ))
-            .await
-            .unwrap()
-            .unwrap()
-            .try_get("", "n")
-            .unwrap();
-        assert_eq!(count, 24_000);
+        assert_eq!(rows_in_big(&db).await, 24_000);
         assert!(written > 40 << 20, "{written}");
         assert!(
             largest < 16 << 20,
@@ -722,22 +730,11 @@ mod tests {
             "{}",
             metadata.len()
         );
-        let count = |db: DatabaseConnection| async move {
-            db.query_one_raw(Statement::from_string(
-                DbBackend::Sqlite,
-                "SELECT count(*) AS n FROM big",
-            ))
-            .await
-            .unwrap()
-            .unwrap()
-            .try_get::<i64>("", "n")
-            .unwrap()
-        };
-        assert_eq!(count(db.clone()).await, 80);
+        assert_eq!(rows_in_big(&db).await, 80);
         // A connection opened afresh reads it all as well.
         let url = format!("sqlite://{}?mode=rw", dir.path().join("t.db").display());
         let fresh = sea_orm::Database::connect(url).await.unwrap();
-        assert_eq!(count(fresh).await, 80);
+        assert_eq!(rows_in_big(&fresh).await, 80);
     }
 
     /// Without its checkpointer (a thread starved of CPU on a loaded machine), the writer
