@@ -62,6 +62,15 @@ enum Loading {
     New,
 }
 
+/// Where a session started now is placed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Place {
+    /// The next of the pool's arbiters, in turn.
+    Pool,
+    /// The caller's own arbiter, if it runs on one (else as `Pool`).
+    Here,
+}
+
 /// Why a chat's session is not here.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -163,23 +172,43 @@ impl ChatRegistry {
         self.arbiters[index].clone()
     }
 
+    /// The arbiter a session started now goes to.
+    fn arbiter_for(&self, place: Place) -> ArbiterHandle {
+        match place {
+            Place::Here => actix::Arbiter::try_current().unwrap_or_else(|| self.arbiter()),
+            Place::Pool => self.arbiter(),
+        }
+    }
+
     /// The session for a chat, activating it if needed; with a cluster, only while this
     /// process holds the chat's lease (taken here if no live process holds it). The caller has
     /// checked ownership.
     pub async fn session(&self, chat_id: &ChatId) -> Result<Addr<ChatSession>, SessionError> {
-        self.session_as(chat_id, Loading::Stored).await
+        self.session_as(chat_id, Loading::Stored, Place::Pool).await
     }
 
     /// The session of a chat the caller has just made, with nothing in it yet but its row
     /// (a `/v1` request's new chat): it starts empty instead of reading the chat back.
     pub async fn new_session(&self, chat_id: &ChatId) -> Result<Addr<ChatSession>, SessionError> {
-        self.session_as(chat_id, Loading::New).await
+        self.session_as(chat_id, Loading::New, Place::Pool).await
+    }
+
+    /// `new_session`, the session placed on the caller's own arbiter (an HTTP worker's) when
+    /// it has one: for a turn whose caller waits there beside its run for the whole answer,
+    /// the turn's messages to its session and their answers then stay on one thread instead of
+    /// each waking another. Later turns reach it from wherever they run, as any session.
+    pub async fn new_session_here(
+        &self,
+        chat_id: &ChatId,
+    ) -> Result<Addr<ChatSession>, SessionError> {
+        self.session_as(chat_id, Loading::New, Place::Here).await
     }
 
     async fn session_as(
         &self,
         chat_id: &ChatId,
         loading: Loading,
+        place: Place,
     ) -> Result<Addr<ChatSession>, SessionError> {
         if let Some(cluster) = self.cluster.get() {
             let key = chat_key(chat_id.as_str());
@@ -215,7 +244,7 @@ impl ChatRegistry {
                         // A chat just made has nothing to repair.
                         self.stop_local(chat_id);
                         if loading == Loading::New {
-                            return Ok(self.local_session(chat_id, loading));
+                            return Ok(self.local_session(chat_id, loading, place));
                         }
                         if let Some(hook) = self.taken.get() {
                             hook(chat_id.clone());
@@ -229,7 +258,7 @@ impl ChatRegistry {
                 }
             }
         }
-        Ok(self.local_session(chat_id, loading))
+        Ok(self.local_session(chat_id, loading, place))
     }
 
     /// Whether this process may serve `chat_id` now: it holds the chat's lease, or no live
@@ -259,17 +288,17 @@ impl ChatRegistry {
     /// The session without a cluster's lease (unit tests have no cluster).
     #[cfg(test)]
     pub(crate) fn session_unclustered(&self, chat_id: &ChatId) -> Addr<ChatSession> {
-        self.local_session(chat_id, Loading::Stored)
+        self.local_session(chat_id, Loading::Stored, Place::Pool)
     }
 
-    fn local_session(&self, chat_id: &ChatId, loading: Loading) -> Addr<ChatSession> {
+    fn local_session(&self, chat_id: &ChatId, loading: Loading, place: Place) -> Addr<ChatSession> {
         if let Some(addr) = self.sessions.get(chat_id)
             && addr.connected()
         {
             return addr.clone();
         }
         let registry = self.clone();
-        let arbiter = self.arbiter();
+        let arbiter = self.arbiter_for(place);
         let chat = chat_id.clone();
         // A chat made here and never loaded has only its row: it starts empty.
         let first_loading = |chat_id: &ChatId| match self.never_loaded.remove(chat_id) {
@@ -367,5 +396,51 @@ impl Handler<StopSession> for ChatSession {
 
     fn handle(&mut self, _: StopSession, ctx: &mut Self::Context) {
         ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retrieval::embed::hash::HashEmbedder;
+
+    /// The thread `arbiter` runs its work on.
+    async fn thread_of(arbiter: &ArbiterHandle) -> std::thread::ThreadId {
+        let (tell, told) = tokio::sync::oneshot::channel();
+        assert!(arbiter.spawn_fn(move || {
+            let _ = tell.send(std::thread::current().id());
+        }));
+        told.await.unwrap()
+    }
+
+    #[actix::test]
+    async fn a_session_placed_here_goes_to_the_callers_arbiter_and_others_to_the_pool() {
+        let pool = actix::Arbiter::new();
+        let caller = actix::Arbiter::new();
+        let db = sea_orm::Database::connect("sqlite::memory:").await.unwrap();
+        let registry = ChatRegistry::new(
+            vec![pool.handle()],
+            db,
+            None,
+            Duration::from_secs(600),
+            Arc::new(HashEmbedder::default()),
+        );
+        let (tell, told) = tokio::sync::oneshot::channel();
+        let placing = registry.clone();
+        assert!(caller.spawn(async move {
+            let placed = (
+                placing.arbiter_for(Place::Here),
+                placing.arbiter_for(Place::Pool),
+            );
+            let _ = tell.send(placed);
+        }));
+        let (here, pooled) = told.await.unwrap();
+        let caller_thread = thread_of(&caller.handle()).await;
+        let pool_thread = thread_of(&pool.handle()).await;
+        assert_ne!(caller_thread, pool_thread);
+        assert_eq!(thread_of(&here).await, caller_thread);
+        assert_eq!(thread_of(&pooled).await, pool_thread);
+        pool.stop();
+        caller.stop();
     }
 }

@@ -475,7 +475,9 @@ impl Launcher {
         let run_id = prepared.run_id().clone();
         let begun = async {
             let stored = store_turn(self, principal, &chat_id, history, last).await?;
-            let session = if fresh {
+            let session = if fresh && matches!(caller, Caller::Whole) {
+                self.sessions.new_session_here(&chat_id).await?
+            } else if fresh {
                 self.sessions.new_session(&chat_id).await?
             } else {
                 self.sessions.session(&chat_id).await?
