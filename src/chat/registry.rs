@@ -404,6 +404,21 @@ mod tests {
     use super::*;
     use crate::retrieval::embed::hash::HashEmbedder;
 
+    /// Asks a session which thread it runs on.
+    struct WhichThread;
+
+    impl Message for WhichThread {
+        type Result = std::thread::ThreadId;
+    }
+
+    impl Handler<WhichThread> for ChatSession {
+        type Result = MessageResult<WhichThread>;
+
+        fn handle(&mut self, _: WhichThread, _: &mut Self::Context) -> Self::Result {
+            MessageResult(std::thread::current().id())
+        }
+    }
+
     /// The thread `arbiter` runs its work on.
     async fn thread_of(arbiter: &ArbiterHandle) -> std::thread::ThreadId {
         let (tell, told) = tokio::sync::oneshot::channel();
@@ -414,7 +429,7 @@ mod tests {
     }
 
     #[actix::test]
-    async fn a_session_placed_here_goes_to_the_callers_arbiter_and_others_to_the_pool() {
+    async fn a_new_session_here_runs_on_the_callers_arbiter_and_others_on_the_pool() {
         let pool = actix::Arbiter::new();
         let caller = actix::Arbiter::new();
         let db = sea_orm::Database::connect("sqlite::memory:").await.unwrap();
@@ -425,21 +440,25 @@ mod tests {
             Duration::from_secs(600),
             Arc::new(HashEmbedder::default()),
         );
+        let (here, pooled) = (ChatId::generate(), ChatId::generate());
         let (tell, told) = tokio::sync::oneshot::channel();
-        let placing = registry.clone();
+        let (placing, chats) = (registry.clone(), (here.clone(), pooled.clone()));
         assert!(caller.spawn(async move {
-            let placed = (
-                placing.arbiter_for(Place::Here),
-                placing.arbiter_for(Place::Pool),
+            let sessions = (
+                placing.new_session_here(&chats.0).await.unwrap(),
+                placing.new_session(&chats.1).await.unwrap(),
             );
-            let _ = tell.send(placed);
+            let _ = tell.send(sessions);
         }));
-        let (here, pooled) = told.await.unwrap();
+        let (session_here, session_pooled) = told.await.unwrap();
         let caller_thread = thread_of(&caller.handle()).await;
         let pool_thread = thread_of(&pool.handle()).await;
         assert_ne!(caller_thread, pool_thread);
-        assert_eq!(thread_of(&here).await, caller_thread);
-        assert_eq!(thread_of(&pooled).await, pool_thread);
+        assert_eq!(session_here.send(WhichThread).await.unwrap(), caller_thread);
+        assert_eq!(session_pooled.send(WhichThread).await.unwrap(), pool_thread);
+        // Found again from anywhere, where it is.
+        let again = registry.new_session(&here).await.unwrap();
+        assert_eq!(again.send(WhichThread).await.unwrap(), caller_thread);
         pool.stop();
         caller.stop();
     }
