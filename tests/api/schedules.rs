@@ -373,6 +373,51 @@ async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never
     );
 }
 
+/// A restart does not leave a firing its process claimed just before it stopped waiting for the
+/// stale claim's two minutes: without a cluster, the new process is the only one, and takes it
+/// over at start-up.
+#[actix_web::test]
+async fn a_firing_claimed_just_before_a_restart_is_taken_over_at_start_up() {
+    use sea_orm::EntityTrait;
+    let app = per_second_app(3).await;
+    let workflow = create_workflow(
+        &app,
+        json!({"name": "w", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "6 * 7"}}]}),
+    )
+    .await;
+    let created = create_schedule(
+        &app,
+        json!({"name": "Nightly", "cron": "0 3 * * *", "workflow_id": workflow["id"]}),
+    )
+    .await;
+    let sid = created["id"].as_str().unwrap().to_string();
+    app.api().pause_schedule(&sid).json(&json!({})).call().await;
+    // Claimed a second ago: far from stale for a running process.
+    let cut_off = dead_claim(
+        &app,
+        &sid,
+        chrono::Utc::now() - chrono::Duration::minutes(1),
+        chrono::Duration::seconds(1),
+    )
+    .await;
+    let app = app.restart().await;
+    let taken = eventually(
+        "the firing cut off by the restart to be taken over and run",
+        Duration::from_secs(20),
+        || async {
+            let row = entities::schedule_firings::Entity::find_by_id(cut_off.clone())
+                .one(&app.db)
+                .await
+                .unwrap()
+                .unwrap();
+            (row.status == entities::schedule_firings::FiringStatus::Succeeded).then_some(row)
+        },
+    )
+    .await;
+    assert_ne!(taken.claimed_by, "a-dead-process");
+    assert!(taken.run_id.is_some());
+}
+
 #[actix_web::test]
 async fn creates_racing_for_the_last_schedules_stop_at_the_cap_and_the_list_pages_past_it() {
     let app = spawn_app_with(|config| config.schedules.max_per_user = 5).await;

@@ -21,7 +21,9 @@ use crate::supervisor::launch::RunOptions;
 use crate::supervisor::turn::{Answer, ChatSlot, TurnRequest, TurnTarget};
 
 /// A firing claimed this long ago that still has no run lost its process between the claim
-/// and the start (which takes milliseconds): another process takes it over.
+/// and the start (which takes milliseconds): another process takes it over. Without a cluster
+/// (SQLite: one process) every firing still claimed at start-up was claimed before a restart,
+/// by a process now dead: those are taken over at once (`take_over`, at start-up).
 const STALE_CLAIM: Duration = Duration::from_secs(120);
 
 /// Starts this process's scheduler (call once, at start-up, after recovery); `accounts` says
@@ -36,6 +38,14 @@ pub fn start(launcher: Launcher, accounts: Accounts) {
     }
     let process = uuid::Uuid::now_v7().simple().to_string();
     tokio::spawn(async move {
+        // Before this process claims anything: a firing its predecessor claimed and never
+        // recorded a run for is taken over now (its run, if begun, names it), not minutes
+        // later.
+        if launcher.sessions.cluster().is_none()
+            && let Err(err) = take_over(&launcher, &accounts, &process, Duration::ZERO).await
+        {
+            tracing::warn!(%err, "could not take over the firings a stopped process claimed");
+        }
         let poll = Duration::from_millis(config.poll_interval_ms.max(50));
         let mut every = tokio::time::interval(poll);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -108,13 +118,19 @@ async fn look(
             fire(launcher.clone(), accounts.clone(), claim);
         }
     }
-    for claim in firings::take_over_stale(
-        db,
-        chrono::Duration::from_std(STALE_CLAIM).unwrap_or_default(),
-        process,
-    )
-    .await?
-    {
+    take_over(launcher, accounts, process, STALE_CLAIM).await
+}
+
+/// Takes over and fires the firings claimed more than `older_than` ago that never got a run
+/// (`firings::take_over_stale`).
+async fn take_over(
+    launcher: &Launcher,
+    accounts: &Accounts,
+    process: &str,
+    older_than: Duration,
+) -> Result<(), sea_orm::DbErr> {
+    let older_than = chrono::Duration::from_std(older_than).unwrap_or_default();
+    for claim in firings::take_over_stale(&launcher.db, older_than, process).await? {
         tracing::warn!(schedule_id = %claim.schedule.id, "took over a firing whose process died before starting it");
         fire(launcher.clone(), accounts.clone(), claim);
     }
