@@ -286,35 +286,32 @@ async fn dead_claim(
     id
 }
 
-#[actix_web::test]
-async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never_doubled() {
-    use sea_orm::EntityTrait;
-    let app = per_second_app(3).await;
+/// A workflow schedule due at 03:00, paused: only claims made by hand can fire.
+async fn paused_schedule(app: &TestApp) -> Value {
     let workflow = create_workflow(
-        &app,
+        app,
         json!({"name": "w", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "6 * 7"}}]}),
     )
     .await;
-    // Paused, so only the dead claims can fire.
     let created = create_schedule(
-        &app,
+        app,
         json!({"name": "Nightly", "cron": "0 3 * * *", "workflow_id": workflow["id"]}),
     )
     .await;
-    let sid = created["id"].as_str().unwrap().to_string();
-    app.api().pause_schedule(&sid).json(&json!({})).call().await;
-    let lost = dead_claim(
-        &app,
-        &sid,
-        chrono::Utc::now() - chrono::Duration::days(1),
-        chrono::Duration::minutes(10),
-    )
-    .await;
+    let sid = created["id"].as_str().unwrap();
+    app.api().pause_schedule(sid).json(&json!({})).call().await;
+    created
+}
+
+/// Waits (20 s at most) for a dead process's claimed `firing` to be taken over by another
+/// claimant and run to success, naming its run.
+async fn taken_over_and_run(app: &TestApp, firing: &entities::ids::ScheduleFiringId, what: &str) {
+    use sea_orm::EntityTrait;
     let taken = eventually(
-        "the lost firing to be taken over and run",
+        &format!("{what} to be taken over and run"),
         Duration::from_secs(20),
         || async {
-            let row = entities::schedule_firings::Entity::find_by_id(lost.clone())
+            let row = entities::schedule_firings::Entity::find_by_id(firing.clone())
                 .one(&app.db)
                 .await
                 .unwrap()
@@ -325,6 +322,22 @@ async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never
     .await;
     assert_ne!(taken.claimed_by, "a-dead-process");
     assert!(taken.run_id.is_some());
+}
+
+#[actix_web::test]
+async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never_doubled() {
+    use sea_orm::EntityTrait;
+    let app = per_second_app(3).await;
+    let created = paused_schedule(&app).await;
+    let sid = created["id"].as_str().unwrap().to_string();
+    let lost = dead_claim(
+        &app,
+        &sid,
+        chrono::Utc::now() - chrono::Duration::days(1),
+        chrono::Duration::minutes(10),
+    )
+    .await;
+    taken_over_and_run(&app, &lost, "the lost firing").await;
 
     // A claim whose run had begun (its process died before recording it) is not run again.
     let chat = entities::ids::ChatId::from_string(created["chat_id"].as_str().unwrap());
@@ -378,20 +391,11 @@ async fn a_firing_whose_process_died_before_its_run_is_taken_over_once_and_never
 /// over at start-up.
 #[actix_web::test]
 async fn a_firing_claimed_just_before_a_restart_is_taken_over_at_start_up() {
-    use sea_orm::EntityTrait;
     let app = per_second_app(3).await;
-    let workflow = create_workflow(
-        &app,
-        json!({"name": "w", "steps": [{"id": "a", "tool": "calculator", "arguments": {"expression": "6 * 7"}}]}),
-    )
-    .await;
-    let created = create_schedule(
-        &app,
-        json!({"name": "Nightly", "cron": "0 3 * * *", "workflow_id": workflow["id"]}),
-    )
-    .await;
-    let sid = created["id"].as_str().unwrap().to_string();
-    app.api().pause_schedule(&sid).json(&json!({})).call().await;
+    let sid = paused_schedule(&app).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     // Claimed a second ago: far from stale for a running process.
     let cut_off = dead_claim(
         &app,
@@ -401,21 +405,7 @@ async fn a_firing_claimed_just_before_a_restart_is_taken_over_at_start_up() {
     )
     .await;
     let app = app.restart().await;
-    let taken = eventually(
-        "the firing cut off by the restart to be taken over and run",
-        Duration::from_secs(20),
-        || async {
-            let row = entities::schedule_firings::Entity::find_by_id(cut_off.clone())
-                .one(&app.db)
-                .await
-                .unwrap()
-                .unwrap();
-            (row.status == entities::schedule_firings::FiringStatus::Succeeded).then_some(row)
-        },
-    )
-    .await;
-    assert_ne!(taken.claimed_by, "a-dead-process");
-    assert!(taken.run_id.is_some());
+    taken_over_and_run(&app, &cut_off, "the firing cut off by the restart").await;
 }
 
 #[actix_web::test]
