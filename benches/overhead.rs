@@ -71,6 +71,8 @@ const PIECES: [&str; 3] = ["Hello ", "from the ", "upstream"];
 const MAX_ERROR_KINDS: usize = 5;
 
 fn main() {
+    // As the server's `main` does, while this is the process's one thread.
+    colloquy::os_limits::reserve_file_table();
     let settings = Settings::from_env();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

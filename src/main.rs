@@ -5,6 +5,8 @@ use colloquy::config::Config;
 fn main() -> anyhow::Result<()> {
     // SAFETY: first thing in `main`, before the runtime or anything else starts a thread.
     unsafe { colloquy::config::single_threaded_kernels() };
+    // Still one thread: the table of open files grows without stalling the threads to come.
+    colloquy::os_limits::reserve_file_table();
     actix_web::rt::System::new().block_on(run())
 }
 

@@ -64,6 +64,51 @@ pub fn raise_open_files() -> Option<u64> {
     None
 }
 
+/// File-table slots `reserve_file_table` makes room for: the files of the default
+/// `http.max_in_flight` (10,000 requests, two files each) and then some.
+pub const RESERVED_FILE_SLOTS: u64 = 32_768;
+
+/// Raises the open-file limit (`raise_open_files`) and grows the process's table of open files
+/// at once to `RESERVED_FILE_SLOTS` slots (fewer when the limit is lower), returning them. To
+/// be called first in `main`, before any thread starts.
+///
+/// Why: the kernel grows the table only when a new file needs a slot past its end, doubling it,
+/// and in a process of many threads each growth waits for an RCU grace period
+/// (`expand_fdtable`'s `synchronize_rcu`) while every thread opening a file (an accept, a
+/// model call's socket) waits behind it. On a loaded 2-core VM that stood the whole process
+/// still for 170–680 ms each time the connections crossed a power of two (`cargo bench --bench
+/// overhead`, `store: false` at 5,000 requests a second: every thread in `D` state in
+/// `expand_files`). A process of one thread grows it with no wait, and a table never shrinks;
+/// the room costs 8 bytes a slot (256 KiB).
+#[cfg(unix)]
+pub fn reserve_file_table() -> Option<u64> {
+    grow_file_table(raise_open_files()?.min(RESERVED_FILE_SLOTS))
+}
+
+/// Grows the table of open files to hold `slots` (below the open-file limit); `slots` once
+/// done.
+#[cfg(unix)]
+fn grow_file_table(slots: u64) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let highest = libc::c_int::try_from(slots.checked_sub(1)?).ok()?;
+    let file = std::fs::File::open("/dev/null").ok()?;
+    // SAFETY: `F_DUPFD_CLOEXEC` duplicates an open descriptor this function owns onto the
+    // lowest free slot at or past `highest`, taking no other descriptor; the copy is closed
+    // at once, and the table keeps the size it grew to.
+    let copy = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, highest) };
+    if copy < 0 {
+        return None;
+    }
+    // SAFETY: `copy` is the descriptor just made, owned here and used by nothing else.
+    unsafe { libc::close(copy) };
+    Some(slots)
+}
+
+#[cfg(not(unix))]
+pub fn reserve_file_table() -> Option<u64> {
+    None
+}
+
 /// How much nicer than the rest of the process background threads run: on a busy machine they
 /// get about a tenth of a core beside a request's threads (the kernel weighs nice 10 against 0
 /// as 110 to 1024), so they still progress, and on an idle one the whole of it.
@@ -324,6 +369,43 @@ mod tests {
         assert!(open_files_warning(1_048_576, 10_000).is_none());
         assert!(open_files_warning(20_256, 10_000).is_none());
         assert!(open_files_warning(20_255, 10_000).is_some());
+    }
+
+    /// The size of this process's table of open files (`FDSize` in `/proc/self/status`).
+    #[cfg(target_os = "linux")]
+    fn file_table_size() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("FDSize:"))
+            .and_then(|size| size.trim().parse().ok())
+            .expect("FDSize in /proc/self/status")
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_file_table_is_grown_at_once_to_the_slots_asked_for() {
+        let limit = raise_open_files().unwrap();
+        let before = file_table_size();
+        // Four times what the test process has, within its limit (other tests open files
+        // meanwhile, but not that many).
+        let slots = (before * 4).min(limit);
+        assert!(
+            slots > before,
+            "the open-file limit {limit} leaves no room to grow {before}"
+        );
+        assert_eq!(grow_file_table(slots), Some(slots));
+        let after = file_table_size();
+        assert!(
+            after >= slots,
+            "{after} slots after growing {before} to {slots}"
+        );
+        // The slot used to grow it is free again: the next file takes a low number.
+        let file = std::fs::File::open("/dev/null").unwrap();
+        assert!((std::os::fd::AsRawFd::as_raw_fd(&file) as u64) < slots - 1);
+        // What start-up reserves is the limit, up to `RESERVED_FILE_SLOTS`.
+        assert_eq!(reserve_file_table(), Some(limit.min(RESERVED_FILE_SLOTS)));
+        assert!(file_table_size() >= limit.min(RESERVED_FILE_SLOTS));
     }
 
     #[cfg(unix)]
