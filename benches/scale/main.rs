@@ -103,6 +103,9 @@ impl Settings {
 }
 
 fn main() {
+    // The client and the fake upstream hold a file per stream here too: their table of open
+    // files grows now, while this is the one thread, not in the middle of a measurement.
+    ::colloquy::os_limits::reserve_file_table();
     let settings = Settings::from_env();
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
     println!("# How far one Colloquy process goes");
