@@ -76,7 +76,7 @@ pub const RESERVED_FILE_SLOTS: u64 = 32_768;
 /// and in a process of many threads each growth waits for an RCU grace period
 /// (`expand_fdtable`'s `synchronize_rcu`) while every thread opening a file (an accept, a
 /// model call's socket) waits behind it. On a loaded 2-core VM that stood the whole process
-/// still for 170–680 ms each time the connections crossed a power of two (`cargo bench --bench
+/// still for up to 680 ms each time the connections crossed a power of two (`cargo bench --bench
 /// overhead`, `store: false` at 5,000 requests a second: every thread in `D` state in
 /// `expand_files`). A process of one thread grows it with no wait, and a table never shrinks;
 /// the room costs 8 bytes a slot (256 KiB).
