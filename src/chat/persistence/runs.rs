@@ -45,12 +45,15 @@ pub async fn insert_run<C: sea_orm::ConnectionTrait>(db: &C, run: NewRun<'_>) ->
     Ok(())
 }
 
-/// Everything the start of a turn writes, in the caller's transaction: the user's message
-/// (none for a regeneration), the active leaf (the chat's `updated_at` set to `updated_at`,
-/// `updated_now`), the run, and the chat's `pending` asks (read before, `asks::pending_in`)
-/// cancelled: the conversation moved on. Returns the cancelled questions' correlation ids.
+/// Everything the start of a turn writes, in the caller's transaction: the chat when the turn
+/// makes it (`new_chat`, the chat's draft), the user's message (none for a regeneration), the
+/// active leaf (the chat's `updated_at` set to `updated_at`, `updated_now`), the run, and the
+/// chat's `pending` asks (read before, `asks::pending_in`) cancelled: the conversation moved
+/// on. Returns the cancelled questions' correlation ids. A new chat is inserted with its leaf
+/// and `updated_at` already set, so its first turn has no update of it.
 pub async fn begin_turn<C: sea_orm::ConnectionTrait>(
     db: &C,
+    new_chat: Option<entities::chats::Model>,
     nodes: &[crate::chat::tree::MessageNode],
     active_leaf: &MessageId,
     pending: &[entities::pending_asks::Model],
@@ -58,8 +61,18 @@ pub async fn begin_turn<C: sea_orm::ConnectionTrait>(
     updated_at: chrono::DateTime<Utc>,
 ) -> Result<Vec<entities::ids::AskCorrelationId>, DbErr> {
     let chat_id = run.chat_id;
-    super::insert_nodes(db, chat_id, nodes).await?;
-    set_active_leaf_at(db, chat_id, Some(active_leaf), updated_at).await?;
+    match new_chat {
+        Some(mut chat) => {
+            chat.active_leaf_id = Some(active_leaf.clone());
+            chat.updated_at = updated_at;
+            crate::chat::Chats::insert_on(db, chat).await?;
+            super::insert_nodes(db, chat_id, nodes).await?;
+        }
+        None => {
+            super::insert_nodes(db, chat_id, nodes).await?;
+            set_active_leaf_at(db, chat_id, Some(active_leaf), updated_at).await?;
+        }
+    }
     insert_run(db, run).await?;
     crate::chat::asks::cancel(db, pending).await
 }

@@ -666,3 +666,76 @@ async fn an_opening_message_starts_the_turn_its_caller_foretold_and_only_in_an_e
         Err(ChatError::EmptyContent)
     ));
 }
+
+/// A new chat's first turn stores the chat in the turn's own transaction with its active leaf
+/// (the user's message) and `updated_at` already set: durable as soon as the turn is begun,
+/// with no update of the chat before the answer.
+#[actix::test]
+async fn a_new_chats_first_turn_stores_the_chat_already_on_its_message() {
+    let fixture = fixture().await;
+    let registry = ChatRegistry::new(
+        vec![Arbiter::current()],
+        fixture.db.clone(),
+        crate::chat::group_commit::GroupCommit::start(&fixture.db, Duration::from_secs(5), None)
+            .unwrap(),
+        Duration::from_secs(600),
+        Arc::new(HashEmbedder::default()),
+    );
+    let (draft, _agent) = crate::chat::Chats::new(fixture.db.clone())
+        .draft_for(&fixture.user, None, false, None, None, None)
+        .await
+        .unwrap();
+    assert!(draft.active_leaf_id.is_none());
+    let session = registry.new_session(&draft.id).await.unwrap();
+    let run_id = RunId::generate();
+    let started = session
+        .send(BeginTurn {
+            turn: send("first words"),
+            run_id: run_id.clone(),
+            user_id: fixture.user.clone(),
+            options: None,
+            history_budget: None,
+            new_chat: Some(draft.clone()),
+            recall: None,
+            taken: None,
+            on_accepted: None,
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let stored = entities::chats::Entity::find_by_id(draft.id.clone())
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .expect("the chat is stored with its first turn");
+    assert_eq!(stored.active_leaf_id, Some(started.user_message_id.clone()));
+    assert!(stored.updated_at >= draft.created_at);
+    assert_eq!(
+        (
+            stored.user_id.clone(),
+            stored.title.clone(),
+            stored.agent_id.clone()
+        ),
+        (
+            draft.user_id.clone(),
+            draft.title.clone(),
+            draft.agent_id.clone()
+        )
+    );
+    let run = entities::runs::Entity::find_by_id(run_id.clone())
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .expect("the run is stored with it");
+    assert_eq!(run.user_message_id, Some(started.user_message_id.clone()));
+    let reply = answer(&session, run_id, &started, "hello back")
+        .await
+        .unwrap();
+    let stored = entities::chats::Entity::find_by_id(draft.id.clone())
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.active_leaf_id, Some(reply));
+    assert_eq!(path(&session).await, ["first words", "hello back"]);
+}

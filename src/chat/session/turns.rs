@@ -74,7 +74,8 @@ impl Handler<BeginTurn> for ChatSession {
         let nodes: Vec<MessageNode> = new_node.into_iter().collect();
         let leaf = user_message_id.clone();
         let cancel_asks = self.may_have_asks;
-        // One transaction: the message, the leaf, the run and the questions it cancels.
+        // One transaction: the chat (when the turn makes it), the message, the leaf, the run and
+        // the questions it cancels.
         let (run_id, user_id, options) = (msg.run_id, msg.user_id, msg.options);
         let new_chat = msg.new_chat;
         // The run's user owns the chat: its messages go to that user's search index.
@@ -91,11 +92,9 @@ impl Handler<BeginTurn> for ChatSession {
             let (nodes, cancelled) = writer
                 .transact(move |txn| {
                     Box::pin(async move {
-                        if let Some(chat) = new_chat {
-                            crate::chat::Chats::insert_on(txn, chat).await?;
-                        }
                         let cancelled = persistence::begin_turn(
                             txn,
+                            new_chat,
                             &nodes,
                             &leaf,
                             &pending,
