@@ -33,8 +33,9 @@ const FIRST_TURN_MIN: u64 = 6;
 /// chat's first turn reads its owner's default agent, a following turn the chat, its agent and
 /// its documents; and taking a new chat's lease is one statement (the lease and the record of
 /// its first owner together, `Cluster::claim_new`), and each of a turn's two transactions
-/// checks the lease (the fence) once.
-const POSTGRES_FIRST_TURN_MAX: u64 = FIRST_TURN_MAX + 1 + 3;
+/// checks the lease (the fence) once. The lease needs the chat's row, so a new chat is stored
+/// before its turn there, and the turn sets its active leaf by an update of its own.
+const POSTGRES_FIRST_TURN_MAX: u64 = FIRST_TURN_MAX + 1 + 1 + 3;
 const POSTGRES_FOLLOWING_TURN_MAX: u64 = FOLLOWING_TURN_MAX + 3 + 2;
 
 /// The statement count once nothing has run for a while (background jobs at start-up, writes
