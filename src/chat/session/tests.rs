@@ -54,16 +54,20 @@ async fn fixture() -> Fixture {
     }
 }
 
-fn start(fixture: &Fixture) -> Addr<ChatSession> {
-    let registry = ChatRegistry::new(
+/// A registry of sessions on the fixture's database, on this arbiter.
+fn registry(fixture: &Fixture) -> ChatRegistry {
+    ChatRegistry::new(
         vec![Arbiter::current()],
         fixture.db.clone(),
         crate::chat::group_commit::GroupCommit::start(&fixture.db, Duration::from_secs(5), None)
             .unwrap(),
         Duration::from_secs(600),
         Arc::new(HashEmbedder::default()),
-    );
-    registry.session_unclustered(&fixture.chat)
+    )
+}
+
+fn start(fixture: &Fixture) -> Addr<ChatSession> {
+    registry(fixture).session_unclustered(&fixture.chat)
 }
 
 async fn begin(
@@ -673,14 +677,7 @@ async fn an_opening_message_starts_the_turn_its_caller_foretold_and_only_in_an_e
 #[actix::test]
 async fn a_new_chats_first_turn_stores_the_chat_already_on_its_message() {
     let fixture = fixture().await;
-    let registry = ChatRegistry::new(
-        vec![Arbiter::current()],
-        fixture.db.clone(),
-        crate::chat::group_commit::GroupCommit::start(&fixture.db, Duration::from_secs(5), None)
-            .unwrap(),
-        Duration::from_secs(600),
-        Arc::new(HashEmbedder::default()),
-    );
+    let registry = registry(&fixture);
     let (draft, _agent) = crate::chat::Chats::new(fixture.db.clone())
         .draft_for(&fixture.user, None, false, None, None, None)
         .await
