@@ -78,6 +78,32 @@ async fn begin(
     begin_recalling(session, fixture, turn, None).await
 }
 
+/// `turn` begun by the fixture's user in a new run, with nothing else asked: what a test
+/// asks besides is set over it (`BeginTurn { recall, ..begin_message(…) }`).
+fn begin_message(fixture: &Fixture, turn: Turn) -> BeginTurn {
+    BeginTurn {
+        turn,
+        run_id: RunId::generate(),
+        user_id: fixture.user.clone(),
+        options: None,
+        history_budget: None,
+        new_chat: None,
+        recall: None,
+        taken: None,
+        on_accepted: None,
+    }
+}
+
+/// Sends `message` to `session`: its run and how its turn started.
+async fn begin_sending(
+    session: &Addr<ChatSession>,
+    message: BeginTurn,
+) -> Result<(RunId, TurnStarted), ChatError> {
+    let run_id = message.run_id.clone();
+    let started = session.send(message).await.unwrap()?;
+    Ok((run_id, started))
+}
+
 /// `begin`, recalling the chat's memories as `recall` asks.
 async fn begin_recalling(
     session: &Addr<ChatSession>,
@@ -85,22 +111,11 @@ async fn begin_recalling(
     turn: Turn,
     recall: Option<Recall>,
 ) -> Result<(RunId, TurnStarted), ChatError> {
-    let run_id = RunId::generate();
-    let started = session
-        .send(BeginTurn {
-            turn,
-            run_id: run_id.clone(),
-            user_id: fixture.user.clone(),
-            options: None,
-            history_budget: None,
-            new_chat: None,
-            recall,
-            taken: None,
-            on_accepted: None,
-        })
-        .await
-        .unwrap()?;
-    Ok((run_id, started))
+    let message = BeginTurn {
+        recall,
+        ..begin_message(fixture, turn)
+    };
+    begin_sending(session, message).await
 }
 
 async fn answer(
@@ -511,15 +526,9 @@ async fn a_turn_taken_before_its_write_is_taken_back_if_the_write_fails() {
     let begin_taken = |content: &str, new_chat: Option<entities::chats::Model>| {
         let (taken, on_taken) = tokio::sync::oneshot::channel();
         let begun = session.send(BeginTurn {
-            turn: send(content),
-            run_id: RunId::generate(),
-            user_id: fixture.user.clone(),
-            options: None,
-            history_budget: None,
             new_chat,
-            recall: None,
             taken: Some(taken),
-            on_accepted: None,
+            ..begin_message(&fixture, send(content))
         });
         async move { (begun.await.unwrap(), on_taken.await) }
     };
@@ -613,23 +622,15 @@ async fn an_opening_message_starts_the_turn_its_caller_foretold_and_only_in_an_e
     let (node, foretold) = opening_start(node, Some(1_000)).await.unwrap();
     // Counted once, by the caller: the session takes the count with the node.
     assert!(node.tokens.is_counted());
-    let started = session
-        .send(BeginTurn {
-            turn: Turn::Opening {
-                node: Box::new(node.clone()),
-            },
-            run_id: run_id.clone(),
-            user_id: fixture.user.clone(),
-            options: None,
-            history_budget: Some(1_000),
-            new_chat: None,
-            recall: None,
-            taken: None,
-            on_accepted: None,
-        })
-        .await
-        .unwrap()
-        .unwrap();
+    let opening = Turn::Opening {
+        node: Box::new(node.clone()),
+    };
+    let message = BeginTurn {
+        run_id: run_id.clone(),
+        history_budget: Some(1_000),
+        ..begin_message(&fixture, opening)
+    };
+    let (_, started) = begin_sending(&session, message).await.unwrap();
     let ids = |context: &[MessageNode]| context.iter().map(|n| n.id.clone()).collect::<Vec<_>>();
     assert_eq!(started.user_message_id, node.id);
     assert_eq!(foretold.user_message_id, node.id);
@@ -684,22 +685,11 @@ async fn a_new_chats_first_turn_stores_the_chat_already_on_its_message() {
         .unwrap();
     assert!(draft.active_leaf_id.is_none());
     let session = registry.new_session(&draft.id).await.unwrap();
-    let run_id = RunId::generate();
-    let started = session
-        .send(BeginTurn {
-            turn: send("first words"),
-            run_id: run_id.clone(),
-            user_id: fixture.user.clone(),
-            options: None,
-            history_budget: None,
-            new_chat: Some(draft.clone()),
-            recall: None,
-            taken: None,
-            on_accepted: None,
-        })
-        .await
-        .unwrap()
-        .unwrap();
+    let message = BeginTurn {
+        new_chat: Some(draft.clone()),
+        ..begin_message(&fixture, send("first words"))
+    };
+    let (run_id, started) = begin_sending(&session, message).await.unwrap();
     let stored = entities::chats::Entity::find_by_id(draft.id.clone())
         .one(&fixture.db)
         .await
@@ -708,16 +698,8 @@ async fn a_new_chats_first_turn_stores_the_chat_already_on_its_message() {
     assert_eq!(stored.active_leaf_id, Some(started.user_message_id.clone()));
     assert!(stored.updated_at >= draft.created_at);
     assert_eq!(
-        (
-            stored.user_id.clone(),
-            stored.title.clone(),
-            stored.agent_id.clone()
-        ),
-        (
-            draft.user_id.clone(),
-            draft.title.clone(),
-            draft.agent_id.clone()
-        )
+        (&stored.user_id, &stored.title, &stored.agent_id),
+        (&draft.user_id, &draft.title, &draft.agent_id)
     );
     let run = entities::runs::Entity::find_by_id(run_id.clone())
         .one(&fixture.db)
