@@ -150,6 +150,29 @@ impl ChatWriter {
         outcome
     }
 
+    /// A write that needs no transaction of its own when it runs alone (one statement: a
+    /// run's draft, say). On SQLite it joins the next group commit, as `transact`, so the
+    /// drafts of thousands of streaming runs cost a few commits on the one writer instead of
+    /// a commit each through the pool, fighting that writer for SQLite's lock. Otherwise its
+    /// statements run as `begin` has them: straight on the connection, or in the fenced
+    /// transaction.
+    pub async fn write<T: Send + 'static>(
+        &self,
+        work: impl super::group_commit::Transaction<T>,
+    ) -> Result<T, DbErr> {
+        if let (None, Some(group)) = (&self.fence, &self.group) {
+            return group.write_telling(work, None).await;
+        }
+        let (made, statements) =
+            super::group_commit::record(self.db.get_database_backend(), work).await?;
+        let write = self.begin().await?;
+        for statement in statements {
+            write.db().execute_raw(statement).await?;
+        }
+        write.commit().await?;
+        Ok(made)
+    }
+
     /// Records `work` and runs it as one transaction of its own (fenced with a cluster).
     async fn transact_here<T: Send + 'static>(
         &self,

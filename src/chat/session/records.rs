@@ -17,13 +17,15 @@ impl Handler<SaveDraft> for ChatSession {
         let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                let saved = async {
-                    let write = writer.begin().await?;
-                    crate::chat::recovery::save_draft(write.db(), &msg.run_id, &msg.content)
-                        .await?;
-                    write.commit().await
-                };
-                if let Err(err) = saved.await {
+                let run_id = msg.run_id.clone();
+                let saved = writer
+                    .write(move |txn| {
+                        Box::pin(async move {
+                            crate::chat::recovery::save_draft(txn, &run_id, &msg.content).await
+                        })
+                    })
+                    .await;
+                if let Err(err) = saved {
                     tracing::warn!(run_id = %msg.run_id, %err, "could not save a run's draft");
                 }
             }
@@ -41,12 +43,15 @@ impl Handler<SaveDeepThink> for ChatSession {
         let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                let saved = async {
-                    let write = writer.begin().await?;
-                    persistence::save_deep_think(write.db(), &msg.run_id, msg.checkpoint).await?;
-                    write.commit().await
-                };
-                if let Err(err) = saved.await {
+                let run_id = msg.run_id.clone();
+                let saved = writer
+                    .write(move |txn| {
+                        Box::pin(async move {
+                            persistence::save_deep_think(txn, &run_id, msg.checkpoint).await
+                        })
+                    })
+                    .await;
+                if let Err(err) = saved {
                     tracing::warn!(run_id = %msg.run_id, %err, "could not save a Deep Think checkpoint");
                 }
             }
@@ -103,12 +108,15 @@ impl Handler<StoreHistorySummary> for ChatSession {
         let (writer, chat_id) = (self.writer.clone(), self.chat_id.clone());
         AtomicResponse::new(Box::pin(
             async move {
-                let kept = async {
-                    let write = writer.begin().await?;
-                    persistence::store_history_summary(write.db(), &chat_id, &msg.0).await?;
-                    write.commit().await
-                };
-                if let Err(err) = kept.await {
+                let summary_chat = chat_id.clone();
+                let kept = writer
+                    .write(move |txn| {
+                        Box::pin(async move {
+                            persistence::store_history_summary(txn, &summary_chat, &msg.0).await
+                        })
+                    })
+                    .await;
+                if let Err(err) = kept {
                     tracing::warn!(%chat_id, %err, "could not keep the chat's history summary");
                 }
             }

@@ -56,11 +56,23 @@ async fn fixture() -> Fixture {
 
 /// A registry of sessions on the fixture's database, on this arbiter.
 fn registry(fixture: &Fixture) -> ChatRegistry {
+    registry_counting(fixture, None)
+}
+
+/// `registry`, its group commit's writer counting each statement it runs on `statements`.
+fn registry_counting(
+    fixture: &Fixture,
+    statements: Option<prometheus::IntCounter>,
+) -> ChatRegistry {
     ChatRegistry::new(
         vec![Arbiter::current()],
         fixture.db.clone(),
-        crate::chat::group_commit::GroupCommit::start(&fixture.db, Duration::from_secs(5), None)
-            .unwrap(),
+        crate::chat::group_commit::GroupCommit::start(
+            &fixture.db,
+            Duration::from_secs(5),
+            statements,
+        )
+        .unwrap(),
         Duration::from_secs(600),
         Arc::new(HashEmbedder::default()),
     )
@@ -717,4 +729,67 @@ async fn a_new_chats_first_turn_stores_the_chat_already_on_its_message() {
         .unwrap();
     assert_eq!(stored.active_leaf_id, Some(reply));
     assert_eq!(path(&session).await, ["first words", "hello back"]);
+}
+
+#[actix::test]
+async fn a_runs_draft_and_the_chats_summary_are_written_by_the_group_commits_writer() {
+    let fixture = fixture().await;
+    let on_writer = prometheus::IntCounter::new("statements", "on the writer").unwrap();
+    let session =
+        registry_counting(&fixture, Some(on_writer.clone())).session_unclustered(&fixture.chat);
+    let (run_id, started) = begin(&session, &fixture, send("a long answer, please"))
+        .await
+        .unwrap();
+    let before = on_writer.get();
+
+    // A streaming run's draft (every second, for each of thousands of streams) and the chat's
+    // summary join the writer's batches: one statement each there, none through the pool.
+    session
+        .send(SaveDraft {
+            run_id: run_id.clone(),
+            content: "Half of the answer".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(on_writer.get(), before + 1);
+    let summary = persistence::HistorySummary {
+        from: 0,
+        covers: 1,
+        digest: "d1".into(),
+        text: "The user asked for a long answer.".into(),
+    };
+    session
+        .send(StoreHistorySummary(summary.clone()))
+        .await
+        .unwrap();
+    assert_eq!(on_writer.get(), before + 2);
+
+    let run = entities::runs::Entity::find_by_id(run_id.clone())
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.draft.as_deref(), Some("Half of the answer"));
+    assert_eq!(
+        persistence::history_summary(&fixture.db, &fixture.chat)
+            .await
+            .unwrap(),
+        Some(summary)
+    );
+
+    // The draft of a run that has ended is not written over its answer.
+    answer(&session, run_id.clone(), &started, "The whole answer").await;
+    session
+        .send(SaveDraft {
+            run_id: run_id.clone(),
+            content: "a late draft".into(),
+        })
+        .await
+        .unwrap();
+    let run = entities::runs::Entity::find_by_id(run_id)
+        .one(&fixture.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(run.draft.as_deref(), Some("a late draft"));
 }

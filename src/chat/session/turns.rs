@@ -441,9 +441,11 @@ impl Handler<ResumeTurn> for ChatSession {
         let writer = self.writer.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                let write = writer.begin().await?;
-                persistence::resume_run(write.db(), &msg.run_id).await?;
-                write.commit().await
+                writer
+                    .write(move |txn| {
+                        Box::pin(async move { persistence::resume_run(txn, &msg.run_id).await })
+                    })
+                    .await
             }
             .into_actor(self)
             .map(|result, act, _| {
