@@ -53,6 +53,9 @@
 //! Everything shares the machine's cores (client, upstream and Colloquy), so the numbers are a
 //! bound on what one host sees, not on what Colloquy alone costs; the core count is printed.
 
+#[path = "common/host.rs"]
+mod host;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -410,8 +413,8 @@ struct Outcome {
     /// the load ran, when `/proc/self/stat` tells.
     cpu_cores: Option<f64>,
     /// The share of the machine's CPU time stolen by its hypervisor while the load ran, in
-    /// percent, when `/proc/stat` tells.
-    steal_percent: Option<f64>,
+    /// percent ("–" where `/proc/stat` does not tell).
+    steal: String,
 }
 
 struct Target {
@@ -477,7 +480,7 @@ async fn run(settings: &Settings, addresses: &Addresses) {
     if settings.smoke {
         let errors: usize = results.values().map(|outcome| outcome.errors).sum();
         assert_eq!(errors, 0, "the smoke run saw errors (listed above)");
-        check_host_ticks();
+        host::check();
     }
 }
 
@@ -498,7 +501,7 @@ async fn offer_load(
     };
     let mut tasks = JoinSet::new();
     let cpu_before = process_cpu_seconds();
-    let host_before = host_cpu_ticks();
+    let host_before = host::HostTicks::now();
     let start = tokio::time::Instant::now();
     for i in 0..warmup + measured {
         let due = start + period.mul_f64(i as f64);
@@ -545,9 +548,7 @@ async fn offer_load(
     if let (Some(before), Some(after)) = (cpu_before, process_cpu_seconds()) {
         outcome.cpu_cores = Some((after - before) / wall);
     }
-    if let (Some(before), Some(after)) = (host_before, host_cpu_ticks()) {
-        outcome.steal_percent = after.steal_percent_since(before);
-    }
+    outcome.steal = host::steal_since(host_before);
     outcome.primary.sort_unstable();
     outcome.first_content.sort_unstable();
     outcome
@@ -563,69 +564,6 @@ fn process_cpu_seconds() -> Option<f64> {
     let utime: f64 = fields.nth(11)?.parse().ok()?;
     let stime: f64 = fields.next()?.parse().ok()?;
     Some((utime + stime) / 100.0)
-}
-
-/// The machine's CPU time so far, in ticks, summed over its CPUs: all of it, and what the
-/// hypervisor stole (`/proc/stat`'s first line).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct HostTicks {
-    total: u64,
-    steal: u64,
-}
-
-impl HostTicks {
-    /// Reads `/proc/stat`'s `cpu` line: user, nice, system, idle, iowait, irq, softirq, steal,
-    /// then guest times that user and nice already count. `None` without one (not Linux).
-    fn parse(stat: &str) -> Option<Self> {
-        let line = stat.lines().next()?.strip_prefix("cpu ")?;
-        let ticks: Vec<u64> = line
-            .split_whitespace()
-            .map(str::parse)
-            .collect::<Result<_, _>>()
-            .ok()?;
-        let own = ticks.get(..8)?;
-        Some(Self {
-            total: own.iter().sum(),
-            steal: own[7],
-        })
-    }
-
-    /// The stolen share of the ticks between `before` and now, in percent; `None` when no
-    /// tick passed.
-    fn steal_percent_since(self, before: Self) -> Option<f64> {
-        let total = self.total.checked_sub(before.total).filter(|&t| t > 0)?;
-        let steal = self.steal.saturating_sub(before.steal);
-        Some(100.0 * steal as f64 / total as f64)
-    }
-}
-
-/// The smoke run's check of `HostTicks`: a `/proc/stat` as Linux writes it (its guest
-/// columns not added twice), a line it cannot read, and this machine's own.
-fn check_host_ticks() {
-    let stat = "cpu  100 5 50 800 10 2 3 30 7 0\ncpu0 50 2 25 400 5 1 1 15 3 0\n";
-    let before = HostTicks::parse(stat).expect("a /proc/stat line is read");
-    assert_eq!(
-        before,
-        HostTicks {
-            total: 1000,
-            steal: 30
-        }
-    );
-    let after = HostTicks {
-        total: 1200,
-        steal: 40,
-    };
-    assert_eq!(after.steal_percent_since(before), Some(5.0));
-    assert_eq!(before.steal_percent_since(before), None);
-    assert_eq!(HostTicks::parse("cpu  1 2 3\n"), None);
-    assert_eq!(HostTicks::parse("intr 1 2 3 4 5 6 7 8\n"), None);
-    if cfg!(target_os = "linux") {
-        assert!(host_cpu_ticks().is_some(), "/proc/stat is read on Linux");
-    }
-}
-
-fn host_cpu_ticks() -> Option<HostTicks> {
-    HostTicks::parse(&std::fs::read_to_string("/proc/stat").ok()?)
 }
 
 fn micros(since: Instant) -> u64 {
@@ -795,9 +733,7 @@ fn print_latencies(results: &BTreeMap<(u32, Scenario), Outcome>) {
                 outcome
                     .cpu_cores
                     .map_or_else(|| "–".into(), |cores| format!("{cores:.2}")),
-                outcome
-                    .steal_percent
-                    .map_or_else(|| "–".into(), |steal| format!("{steal:.1}")),
+                outcome.steal,
             );
         }
     }

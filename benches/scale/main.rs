@@ -26,6 +26,8 @@
 mod cluster;
 mod colloquy;
 mod history;
+#[path = "../common/host.rs"]
+mod host;
 mod idle;
 mod load;
 mod streams;
@@ -107,6 +109,9 @@ fn main() {
     // files grows now, while this is the one thread, not in the middle of a measurement.
     ::colloquy::os_limits::reserve_file_table();
     let settings = Settings::from_env();
+    if settings.smoke {
+        host::check();
+    }
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
     println!("# How far one Colloquy process goes");
     println!();

@@ -54,6 +54,8 @@ struct Row {
     rss_before: u64,
     rss_peak: u64,
     cpu_cores: f64,
+    /// The share of the machine's CPU its hypervisor gave to others over the run, in percent.
+    steal: String,
     files_peak: usize,
     wall: Duration,
 }
@@ -67,19 +69,20 @@ pub async fn run(settings: &Settings) {
     println!();
     println!(
         "Each stream lasts about {} s (a piece a second); latencies in ms from the request's \
-         start; RSS in MiB; CPU in cores busy over the run.",
+         start; RSS in MiB; CPU in cores busy over the run; steal: the share of the machine's \
+         CPU its hypervisor gave to others meanwhile, in percent.",
         settings.stream_seconds
     );
     println!();
     println!(
         "| streams | client | errors | most open at once | first byte p50 | p99 | \
-         first content p50 | p99 | answer bytes/s | RSS before | RSS peak | CPU | \
+         first content p50 | p99 | answer bytes/s | RSS before | RSS peak | CPU | steal (%) | \
          open files peak | wall (s) |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in &rows {
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {:.2} | {} | {:.1} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {:.2} | {} | {} | {:.1} |",
             row.count,
             row.transport,
             row.errors,
@@ -92,6 +95,7 @@ pub async fn run(settings: &Settings) {
             mib(row.rss_before),
             mib(row.rss_peak),
             row.cpu_cores,
+            row.steal,
             row.files_peak,
             row.wall.as_secs_f64(),
         );
@@ -143,6 +147,7 @@ async fn one_count(count: usize, stream_seconds: u64) -> Row {
 
     let rss_before = colloquy.settled_rss().await;
     let cpu_before = colloquy.cpu_seconds();
+    let host_before = crate::host::HostTicks::now();
     let expected = PIECE.repeat(stream_seconds.max(1) as usize);
     let bytes = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
@@ -190,6 +195,7 @@ async fn one_count(count: usize, stream_seconds: u64) -> Row {
     }
     row.wall = started.elapsed();
     row.cpu_cores = (colloquy.cpu_seconds() - cpu_before) / row.wall.as_secs_f64();
+    row.steal = crate::host::steal_since(host_before);
     row.bytes_per_sec = bytes.load(Ordering::Relaxed) as f64 / row.wall.as_secs_f64();
     row.most_open = upstream.seen.most_open_streams.load(Ordering::Relaxed);
     row.first_byte.sort_unstable();
