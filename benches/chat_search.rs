@@ -9,6 +9,13 @@
 //! measured here: it is one indexed query of at most 30 ids, whatever the index's size.
 //! Target: p99 under 50 ms.
 //!
+//! Then it measures what the indexer's batches cost while turns keep coming: `TURN_BATCHES`
+//! batches of `TURN_BATCH` messages of new chats (a busy server's half second: the question
+//! and answer of each of 500 turns), each added the way the indexer adds a turn's messages
+//! (its id deleted first, so a message reported twice is indexed once) and committed, on the
+//! index built above. It prints each batch's wall time and the CPU time of the whole process
+//! (tantivy's threads included), p50 and max: the CPU is what a batch takes from the turns.
+//!
 //! Run with `cargo bench --bench chat_search`. `cargo test` runs it as well (the target has
 //! `test = true`), without the `--bench` flag `cargo bench` passes, and then it is a smoke run
 //! (1,000 messages, 5 searches per query): CI checks it works; nothing here asserts a time.
@@ -29,6 +36,10 @@ const SMOKE_MESSAGES: usize = 1_000;
 const CHATS: usize = 500;
 /// Messages per commit: a catch-up's batch.
 const COMMIT_EVERY: usize = 10_000;
+/// Batches of turns' messages measured, and the messages of one.
+const TURN_BATCHES: usize = 40;
+const SMOKE_TURN_BATCHES: usize = 3;
+const TURN_BATCH: usize = 1_000;
 /// Searches per query measured, and before measuring.
 const SEARCHES: usize = 300;
 const SMOKE_SEARCHES: usize = 5;
@@ -95,6 +106,20 @@ fn message_text(rng: &mut Lcg, common: &[&str], syllables: &[&str]) -> String {
     }
     text.push('.');
     text
+}
+
+/// The CPU time this process has used, all its threads together.
+fn process_cpu() -> Duration {
+    // SAFETY: `getrusage` fills the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -181,5 +206,51 @@ fn main() {
         "chat_search: all queries  p50 {:.2} ms  p99 {:.2} ms  (target: p99 under 50 ms)",
         ms(percentile(&all, 0.50)),
         ms(percentile(&all, 0.99)),
+    );
+
+    let batches = if full {
+        TURN_BATCHES
+    } else {
+        SMOKE_TURN_BATCHES
+    };
+    let before = index.len();
+    let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+    for _ in 0..batches {
+        let messages: Vec<IndexedMessage> = (0..TURN_BATCH)
+            .map(|n| IndexedMessage {
+                id: MessageId::generate(),
+                chat_id: ChatId::generate(),
+                role: if n % 2 == 0 {
+                    MessageRole::User
+                } else {
+                    MessageRole::Assistant
+                },
+                text: message_text(&mut rng, &common, &syllables),
+                created_at: Utc::now(),
+            })
+            .collect();
+        let (started, cpu) = (Instant::now(), process_cpu());
+        let mut writer = index.writer().expect("a writer");
+        for message in &messages {
+            index.remove_message(&writer, &message.id);
+            index.add(&writer, message).expect("added");
+        }
+        writer.commit().expect("committed");
+        writer.wait_merging_threads().expect("merged");
+        index.reload().expect("reloaded");
+        walls.push(started.elapsed());
+        cpus.push(process_cpu() - cpu);
+    }
+    assert_eq!(index.len(), before + (batches * TURN_BATCH) as u64);
+    walls.sort();
+    cpus.sort();
+    println!(
+        "chat_search: {batches} batches of {TURN_BATCH} turns' messages: wall p50 {:.1} ms max \
+         {:.1} ms, CPU p50 {:.1} ms max {:.1} ms, total CPU {:.0} ms",
+        ms(percentile(&walls, 0.50)),
+        ms(*walls.last().expect("some batches")),
+        ms(percentile(&cpus, 0.50)),
+        ms(*cpus.last().expect("some batches")),
+        ms(cpus.iter().sum()),
     );
 }
