@@ -108,6 +108,21 @@ fn message_text(rng: &mut Lcg, common: &[&str], syllables: &[&str]) -> String {
     text
 }
 
+/// The `n`th generated message, in `chat_id`: questions and answers in turn.
+fn message(n: usize, chat_id: ChatId, text: String) -> IndexedMessage {
+    IndexedMessage {
+        id: MessageId::generate(),
+        chat_id,
+        role: if n % 2 == 0 {
+            MessageRole::User
+        } else {
+            MessageRole::Assistant
+        },
+        text,
+        created_at: Utc::now(),
+    }
+}
+
 /// The CPU time this process has used, all its threads together.
 fn process_cpu() -> Duration {
     // SAFETY: `getrusage` fills the struct it is given.
@@ -153,17 +168,8 @@ fn main() {
         let mut writer = index.writer().expect("a writer");
         let batch = COMMIT_EVERY.min(messages - written);
         for n in 0..batch {
-            let message = IndexedMessage {
-                id: MessageId::generate(),
-                chat_id: chats[(written + n) % CHATS].clone(),
-                role: if n % 2 == 0 {
-                    MessageRole::User
-                } else {
-                    MessageRole::Assistant
-                },
-                text: message_text(&mut rng, &common, &syllables),
-                created_at: Utc::now(),
-            };
+            let text = message_text(&mut rng, &common, &syllables);
+            let message = message(n, chats[(written + n) % CHATS].clone(), text);
             index.add(&writer, &message).expect("added");
         }
         writer.commit().expect("committed");
@@ -217,16 +223,9 @@ fn main() {
     let (mut walls, mut cpus) = (Vec::new(), Vec::new());
     for _ in 0..batches {
         let messages: Vec<IndexedMessage> = (0..TURN_BATCH)
-            .map(|n| IndexedMessage {
-                id: MessageId::generate(),
-                chat_id: ChatId::generate(),
-                role: if n % 2 == 0 {
-                    MessageRole::User
-                } else {
-                    MessageRole::Assistant
-                },
-                text: message_text(&mut rng, &common, &syllables),
-                created_at: Utc::now(),
+            .map(|n| {
+                let text = message_text(&mut rng, &common, &syllables);
+                message(n, ChatId::generate(), text)
             })
             .collect();
         let (started, cpu) = (Instant::now(), process_cpu());
