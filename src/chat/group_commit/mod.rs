@@ -334,10 +334,10 @@ fn take_queued(batch: &mut Vec<Job>, queue: &mut mpsc::UnboundedReceiver<Job>) {
 
 /// How often the WAL's committed pages are copied back into the database file. Often, so
 /// that each copy is short: at 1,000 turns a second a copy every 200 ms took about 20 ms of
-/// `pread`s, `pwrite`s and `fsync`s, and the turns that came meanwhile (a few hundred ms
-/// apart, in bursts) were the slow ones; every 25 ms, a copy takes 2–3 ms, at the checkpointer's
-/// lower priority, and the stored p99 there went from about 6 ms to 3 ms. (Shorter in unit
-/// tests, whose writer writes as fast as it can.)
+/// `pread`s, `pwrite`s and `fsync`s, and the turns that arrived during those copies were the
+/// slow ones. Every 25 ms, at the checkpointer's lower priority, a copy takes 2.3 ms (p50;
+/// 5 ms p99) and the stored p99 there went from about 6 ms to 3 ms. (Shorter in unit tests,
+/// whose writer writes as fast as it can.)
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(if cfg!(test) { 20 } else { 25 });
 
 /// Frames (pages) past which the checkpointer has the WAL start over (`restart_wal`): about
@@ -391,10 +391,11 @@ fn checkpoint_while(
 }
 
 /// Checkpoints the checkpointer leaves out in a row while the writer's restart is due (10 s
-/// of them; 1 s in unit tests): long enough for a writer still writing to find the lock free between two tries,
-/// so that the WAL does not grow while the checkpointer copies it again and again (with a cap
-/// of 10, a unit test writing on a loaded machine still saw its WAL reach 20–48 MB); short
-/// enough that a writer gone quiet before it could restart leaves the WAL copied soon.
+/// of them; 1 s in unit tests): long enough for a writer still writing to find the lock free
+/// between two tries, so that the WAL does not grow while the checkpointer copies it again and
+/// again (with a cap of 10, a unit test writing on a loaded machine still saw its WAL reach
+/// 20–48 MB); short enough that a writer gone quiet before it could restart leaves the WAL
+/// copied soon.
 const MAX_STOOD_DOWN: u32 = if cfg!(test) { 50 } else { 400 };
 
 /// Between the writer and its checkpointer: the WAL's restart, asked for and due.
