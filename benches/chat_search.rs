@@ -113,7 +113,7 @@ fn message(n: usize, chat_id: ChatId, text: String) -> IndexedMessage {
     IndexedMessage {
         id: MessageId::generate(),
         chat_id,
-        role: if n % 2 == 0 {
+        role: if n.is_multiple_of(2) {
             MessageRole::User
         } else {
             MessageRole::Assistant
